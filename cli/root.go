@@ -1,0 +1,168 @@
+// Package cli is ctxls's command line: the serve command editors start and
+// the sessions subcommands people run. Main is all cmd/ctxls calls.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxls/ctxls/lsp"
+)
+
+// Version is set at build time with -ldflags "-X github.com/ctxls/ctxls/cli.Version=v1.2.3";
+// otherwise it comes from the module's build information.
+var Version = ""
+
+// version reports the running binary's version.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// globals are the flags every subcommand shares.
+type globals struct {
+	dataDir  string
+	logFile  string
+	logLevel string
+	stdio    bool
+	jsonOut  bool
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{}
+	exit := 0
+	root := &cobra.Command{
+		Use:   "ctxls",
+		Short: "Editor-integration daemon for AI chat that remembers what you were working on",
+		Long: `ctxls is a language server that editors start over stdio. It tracks the files
+you open and edit, and keeps chat sessions with their relevant context.
+
+Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exit = serve(cmd.Context(), g, stdin, stdout, stderr)
+			return nil
+		},
+	}
+	root.SetArgs(args)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.dataDir, "data-dir", "", "where sessions are stored (default $CTXLS_DATA_DIR, else $XDG_DATA_HOME/ctxls, else ~/.local/share/ctxls)")
+	pf.StringVar(&g.logFile, "log-file", "", "write logs to this file instead of stderr")
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
+
+	serveCmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Speak LSP on stdin/stdout (the default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exit = serve(cmd.Context(), g, stdin, stdout, stderr)
+			return nil
+		},
+	}
+	serveCmd.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
+	root.AddCommand(serveCmd, versionCmd(), sessionsCmd(g))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+			return 2
+		}
+		return 1
+	}
+	return exit
+}
+
+// usageError marks a mistake in how the command was called (exit code 2).
+type usageError struct{ error }
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "ctxls %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		},
+	}
+}
+
+// dataDir resolves the data directory: flag, CTXLS_DATA_DIR, XDG_DATA_HOME,
+// then ~/.local/share/ctxls.
+func (g *globals) resolveDataDir() (string, error) {
+	if g.dataDir != "" {
+		return filepath.Abs(g.dataDir)
+	}
+	if d := os.Getenv("CTXLS_DATA_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ctxls"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a data directory: %v; pass --data-dir", err)
+	}
+	return filepath.Join(home, ".local", "share", "ctxls"), nil
+}
+
+// logger builds the logger: to the log file if given, else stderr. Nothing
+// ever goes to stdout, which carries protocol frames in serve mode.
+func (g *globals) logger(stderr io.Writer) (*slog.Logger, func(), error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel)}
+	}
+	w, closeFn := stderr, func() {}
+	if g.logFile != "" {
+		f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
+		}
+		w, closeFn = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeFn, nil
+}
+
+func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
+	log, closeLog, err := g.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	dir, err := g.resolveDataDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		return 1
+	}
+	log.Info("serving", "version", version(), "pid", os.Getpid(), "dataDir", dir)
+	return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log})
+}

@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxls/ctxls/session"
+)
+
+// sessionsCmd is "ctxls sessions": the same store the daemon uses.
+func sessionsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show, rename, delete, search and export chat sessions",
+		Args:  cobra.NoArgs,
+	}
+	cmd.PersistentFlags().BoolVar(&g.jsonOut, "json", false, "print JSON instead of a table")
+
+	var listOpt session.ListOptions
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List sessions, most recent activity first",
+		Args:  cobra.NoArgs,
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, _ []string) error {
+			list, next, err := st.List(cmd.Context(), listOpt)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": nonNilSlice(list), "nextCursor": next})
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "No sessions.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTITLE\tUPDATED\tMESSAGES\tFILES")
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.FileCount)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if next != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "More: ctxls sessions list --cursor %s\n", next)
+			}
+			return nil
+		}),
+	}
+	list.Flags().StringVar(&listOpt.Query, "query", "", "only sessions whose title contains this")
+	list.Flags().IntVar(&listOpt.Limit, "limit", 50, "at most this many sessions")
+	list.Flags().StringVar(&listOpt.Cursor, "cursor", "", "continue a previous listing")
+
+	show := &cobra.Command{
+		Use:   "show SESSION_ID",
+		Short: "Show a session and its messages",
+		Args:  exactArgs(1, "a session id"),
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+			s, err := st.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			msgs, err := st.Messages(cmd.Context(), s.ID)
+			if err != nil {
+				return err
+			}
+			sets, err := st.Context(cmd.Context(), s.ID)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s, "context": sets, "messages": nonNilSlice(msgs)})
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s\n", s.Title)
+			fmt.Fprintf(w, "  id:       %s\n  created:  %s\n  updated:  %s\n  folder:   %s\n", s.ID, when(s.CreatedAt), when(s.UpdatedAt), s.Folder)
+			for name, items := range sets {
+				fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(items, ", "))
+			}
+			for _, m := range msgs {
+				status := ""
+				if m.Status != session.StatusComplete {
+					status = " (" + string(m.Status) + ")"
+				}
+				fmt.Fprintf(w, "\n[%s %s%s]\n%s\n", m.Role, m.CreatedAt.Local().Format("2006-01-02 15:04"), status, m.Content)
+			}
+			return nil
+		}),
+	}
+
+	rename := &cobra.Command{
+		Use:   "rename SESSION_ID TITLE...",
+		Short: "Rename a session",
+		Args:  minArgs(2, "a session id and a title"),
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+			s, err := st.Rename(cmd.Context(), args[0], strings.Join(args[1:], " "), session.TitleUser)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Renamed %s to %q\n", s.ID, s.Title)
+			return nil
+		}),
+	}
+
+	del := &cobra.Command{
+		Use:   "delete SESSION_ID...",
+		Short: "Delete sessions with their messages, context and folder",
+		Args:  minArgs(1, "a session id"),
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+			for _, id := range args {
+				if err := st.Delete(cmd.Context(), id); err != nil {
+					return err
+				}
+				if !g.jsonOut {
+					fmt.Fprintf(cmd.OutOrStdout(), "Deleted %s\n", id)
+				}
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"deleted": args})
+			}
+			return nil
+		}),
+	}
+
+	var searchLimit int
+	search := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Full-text search over titles and messages",
+		Args:  minArgs(1, "a query"),
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+			hits, err := st.Search(cmd.Context(), strings.Join(args, " "), searchLimit)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"hits": nonNilSlice(hits)})
+			}
+			if len(hits) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "No matches.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tTITLE\tROLE\tSNIPPET")
+			for _, h := range hits {
+				role := string(h.Role)
+				if h.MessageID == 0 {
+					role = "title"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.SessionID, oneLine(h.Title, 40), role, oneLine(h.Snippet, 80))
+			}
+			return tw.Flush()
+		}),
+	}
+	search.Flags().IntVar(&searchLimit, "limit", 20, "at most this many hits")
+
+	var format string
+	export := &cobra.Command{
+		Use:   "export SESSION_ID",
+		Short: "Export a session as Markdown or JSON into its folder",
+		Args:  exactArgs(1, "a session id"),
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+			path, content, err := st.Export(cmd.Context(), args[0], format)
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"path": path, "content": content})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Exported to %s\n", path)
+			return nil
+		}),
+	}
+	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
+
+	cmd.AddCommand(list, show, rename, del, search, export)
+	return cmd
+}
+
+// withStore opens the store for a subcommand and closes it afterwards.
+func withStore(g *globals, fn func(*cobra.Command, *session.Store, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		dir, err := g.resolveDataDir()
+		if err != nil {
+			return err
+		}
+		st, err := session.Open(dir)
+		if err != nil {
+			return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
+		}
+		defer st.Close()
+		return fn(cmd, st, args)
+	}
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s needs %s (usage: %s)", cmd.CommandPath(), what, cmd.UseLine())}
+		}
+		return nil
+	}
+}
+
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError{fmt.Errorf("%s needs %s (usage: %s)", cmd.CommandPath(), what, cmd.UseLine())}
+		}
+		return nil
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// oneLine flattens s to one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func when(t time.Time) string { return t.Local().Format("2006-01-02 15:04") }

@@ -1,0 +1,348 @@
+// Package command declares ctxls's custom LSP API once: every
+// workspace/executeCommand command and every custom notification, with its
+// argument and result types, a one-line description and an example. The
+// server registers handlers from this table, advertises its IDs in
+// executeCommandProvider.commands, and docs/protocol.md is generated from it
+// (a test fails when the document is stale).
+//
+// Command IDs and JSON field names are public API: editors depend on them.
+// Add fields, never rename or remove them; bump V for incompatible changes.
+package command
+
+import (
+	"time"
+
+	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/session"
+)
+
+// V is the version carried by every command result as "v".
+const V = 1
+
+// Command IDs.
+const (
+	SessionNew     = "ctxls.session.new"
+	SessionResume  = "ctxls.session.resume"
+	SessionList    = "ctxls.session.list"
+	SessionShow    = "ctxls.session.show"
+	SessionRename  = "ctxls.session.rename"
+	SessionDelete  = "ctxls.session.delete"
+	SessionSearch  = "ctxls.session.search"
+	SessionExport  = "ctxls.session.export"
+	ContextSet     = "ctxls.context.set"
+	ContextGet     = "ctxls.context.get"
+	ContextCandids = "ctxls.context.candidates"
+	FilesAdd       = "ctxls.files.add"
+	FilesList      = "ctxls.files.list"
+	FilesRemove    = "ctxls.files.remove"
+	DocumentGet    = "ctxls.document.get"
+)
+
+// Notification methods sent by the server.
+const (
+	ContextChanged = "ctxls/contextChanged"
+	SessionUpdated = "ctxls/sessionUpdated"
+)
+
+// Info describes one command or notification.
+type Info struct {
+	ID     string
+	Doc    string // one line (or a short paragraph) for docs/protocol.md
+	Args   any    // zero value of the argument type (nil for none)
+	Result any    // zero value of the result type
+	// Example argument and result, as JSON. Example arguments must decode
+	// into Args; the test checks it.
+	ExampleArgs   string
+	ExampleResult string
+}
+
+// Commands lists every command, in the order docs/protocol.md shows them.
+var Commands = []Info{
+	{ID: SessionNew, Doc: "Creates a session and makes it the connection's current session. Without a title the session is called \"New session\" until its first message names it.",
+		Args: SessionNewArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"title": "Fix login redirect"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:00:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 0, "fileCount": 0}}`},
+	{ID: SessionResume, Doc: "Makes a stored session current and returns its relevant context, the `files` items that no longer exist, and the reminder the model will be given on the next turn. Also sends `ctxls/contextChanged` with reason \"resume\".",
+		Args: SessionRefArgs{}, Result: ResumeResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Relevant files:\n- /home/ann/app/login.go\n(1 file not found)\nports: 8080\n"}`},
+	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles; pass `nextCursor` back as `cursor` for the next page.",
+		Args: SessionListArgs{}, Result: SessionListResult{},
+		ExampleArgs:   `{"query": "login", "limit": 20}`,
+		ExampleResult: `{"v": 1, "sessions": [{"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "messageCount": 4, "fileCount": 1}], "nextCursor": ""}`},
+	{ID: SessionShow, Doc: "Returns a session and all its messages, oldest first.",
+		Args: SessionIDArgs{}, Result: ShowResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 1, "fileCount": 0}, "messages": [{"id": 7, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "role": "user", "content": "Why does login redirect twice?", "status": "complete", "createdAt": "2026-11-22T14:01:00Z"}]}`},
+	{ID: SessionRename, Doc: "Renames a session (titleSource becomes \"user\"; a model never overrides it) and its folder. Sends `ctxls/sessionUpdated`.",
+		Args: SessionRenameArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:06:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: SessionDelete, Doc: "Deletes a session: its messages, context and folder. If it was current, the connection has no current session afterwards.",
+		Args: SessionRefArgs{}, Result: DeleteResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "deleted": true}`},
+	{ID: SessionSearch, Doc: "Full-text search over session titles and messages. Plain words; the last word matches as a prefix. `messageId` is 0 for a title hit.",
+		Args: SessionSearchArgs{}, Result: SearchResult{},
+		ExampleArgs:   `{"query": "redirect", "limit": 10}`,
+		ExampleResult: `{"v": 1, "hits": [{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "messageId": 7, "role": "user", "snippet": "Why does login «redirect» twice?"}]}`},
+	{ID: SessionExport, Doc: "Writes the session as Markdown or JSON into its folder and returns the path and the content.",
+		Args: SessionExportArgs{}, Result: ExportResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "format": "markdown"}`,
+		ExampleResult: `{"v": 1, "path": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0/export.md", "content": "# Fix login redirect\n..."}`},
+	{ID: ContextSet, Doc: "Sets one named relevant-context set. `mode` \"replace\" (default) or \"merge\" (union, order kept). Known sets: files, applet, endpoints, ports; other names work with a warning. At most 10 items per set and 50 in all. An empty replace deletes the set. `files` items are stored as absolute paths. Sends `ctxls/contextChanged` with reason \"changed\".",
+		Args: ContextSetArgs{}, Result: ContextSetResult{},
+		ExampleArgs:   `{"setName": "files", "items": ["src/login.go", "file:///home/ann/app/README.md"], "mode": "merge"}`,
+		ExampleResult: `{"v": 1, "setName": "files", "items": ["/home/ann/app/src/login.go", "/home/ann/app/README.md"], "warnings": []}`},
+	{ID: ContextGet, Doc: "Returns the relevant-context sets, all of them or the one named. With no session given and none current, returns an empty context.",
+		Args: ContextGetArgs{}, Result: ContextGetResult{},
+		ExampleArgs:   `{"setName": "files"}`,
+		ExampleResult: `{"v": 1, "context": {"files": ["/home/ann/app/src/login.go"]}}`},
+	{ID: ContextCandids, Doc: "Open and recently edited files the user may add to the context, most recent activity first. `dirty` means unsaved changes; `active` is the focused file.",
+		Args: EmptyArgs{}, Result: CandidatesResult{},
+		ExampleArgs:   `{}`,
+		ExampleResult: `{"v": 1, "files": [{"uri": "file:///home/ann/app/src/login.go", "path": "/home/ann/app/src/login.go", "languageId": "go", "open": true, "dirty": true, "active": true, "lastEditedAt": "2026-11-22T14:04:59Z", "size": 5120}]}`},
+	{ID: FilesAdd, Doc: "Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`. At most 25 MB. An existing file of the same name is replaced.",
+		Args: FilesAddArgs{}, Result: FilesAddResult{},
+		ExampleArgs:   `{"path": "docs/spec.pdf"}`,
+		ExampleResult: `{"v": 1, "name": "spec.pdf", "size": 48213}`},
+	{ID: FilesList, Doc: "Lists the files in one of the session folder's subfolders (sources, results, scripts, data; default sources), sorted, hidden files left out.",
+		Args: FilesListArgs{}, Result: FilesListResult{},
+		ExampleArgs:   `{"subdir": "sources"}`,
+		ExampleResult: `{"v": 1, "files": ["data.csv", "spec.pdf"]}`},
+	{ID: FilesRemove, Doc: "Removes a file from the session's sources/ folder (a symbolic link is removed, never its target).",
+		Args: FilesRemoveArgs{}, Result: FilesRemoveResult{},
+		ExampleArgs:   `{"name": "spec.pdf"}`,
+		ExampleResult: `{"v": 1, "name": "spec.pdf", "removed": true}`},
+	{ID: DocumentGet, Doc: "Returns the text ctxls holds for an open document, unsaved edits included: exactly what the model is given for it. For checking that an editor's incremental sync is right.",
+		Args: DocumentGetArgs{}, Result: DocumentGetResult{},
+		ExampleArgs:   `{"uri": "file:///home/ann/app/src/login.go"}`,
+		ExampleResult: `{"v": 1, "uri": "file:///home/ann/app/src/login.go", "version": 42, "text": "package app\n..."}`},
+}
+
+// Notifications lists every notification the server sends.
+var Notifications = []Info{
+	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk.",
+		Result:        ContextChangedParams{},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"files": ["/home/ann/app/src/login.go"]}, "added": ["/home/ann/app/src/login.go"], "removed": [], "missing": []}`},
+	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model).",
+		Result:        SessionUpdatedParams{},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user"}`},
+}
+
+// IDs returns every command ID, for executeCommandProvider.commands.
+func IDs() []string {
+	ids := make([]string, len(Commands))
+	for i, c := range Commands {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// EmptyArgs is the argument of commands that take none: {}.
+type EmptyArgs struct{}
+
+// SessionNewArgs is the argument of ctxls.session.new.
+type SessionNewArgs struct {
+	Title string `json:"title,omitempty"`
+}
+
+// SessionIDArgs names one session; an empty id means the current session.
+type SessionIDArgs struct {
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// SessionRefArgs names one session; the id is required.
+type SessionRefArgs struct {
+	SessionID string `json:"sessionId"`
+}
+
+// SessionResult carries one session.
+type SessionResult struct {
+	V       int              `json:"v"`
+	Session *session.Session `json:"session"`
+}
+
+// ResumeResult is the result of ctxls.session.resume.
+type ResumeResult struct {
+	V            int              `json:"v"`
+	Session      *session.Session `json:"session"`
+	Context      session.Context  `json:"context"`
+	MissingFiles []string         `json:"missingFiles"`
+	Reminder     string           `json:"reminder"`
+}
+
+// SessionListArgs is the argument of ctxls.session.list.
+type SessionListArgs struct {
+	Query  string `json:"query,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// SessionSummary is one row of ctxls.session.list.
+type SessionSummary struct {
+	ID           string              `json:"id"`
+	Title        string              `json:"title"`
+	TitleSource  session.TitleSource `json:"titleSource"`
+	CreatedAt    time.Time           `json:"createdAt"`
+	UpdatedAt    time.Time           `json:"updatedAt"`
+	MessageCount int                 `json:"messageCount"`
+	FileCount    int                 `json:"fileCount"`
+}
+
+// SessionListResult is the result of ctxls.session.list.
+type SessionListResult struct {
+	V          int              `json:"v"`
+	Sessions   []SessionSummary `json:"sessions"`
+	NextCursor string           `json:"nextCursor,omitempty"`
+}
+
+// ShowResult is the result of ctxls.session.show.
+type ShowResult struct {
+	V        int               `json:"v"`
+	Session  *session.Session  `json:"session"`
+	Messages []session.Message `json:"messages"`
+}
+
+// SessionRenameArgs is the argument of ctxls.session.rename.
+type SessionRenameArgs struct {
+	SessionID string `json:"sessionId,omitempty"`
+	Title     string `json:"title"`
+}
+
+// DeleteResult is the result of ctxls.session.delete.
+type DeleteResult struct {
+	V         int    `json:"v"`
+	SessionID string `json:"sessionId"`
+	Deleted   bool   `json:"deleted"`
+}
+
+// SessionSearchArgs is the argument of ctxls.session.search.
+type SessionSearchArgs struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// SearchResult is the result of ctxls.session.search.
+type SearchResult struct {
+	V    int           `json:"v"`
+	Hits []session.Hit `json:"hits"`
+}
+
+// SessionExportArgs is the argument of ctxls.session.export.
+type SessionExportArgs struct {
+	SessionID string `json:"sessionId,omitempty"`
+	Format    string `json:"format,omitempty"` // "markdown" (default) or "json"
+}
+
+// ExportResult is the result of ctxls.session.export.
+type ExportResult struct {
+	V       int    `json:"v"`
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// ContextSetArgs is the argument of ctxls.context.set.
+type ContextSetArgs struct {
+	SessionID string   `json:"sessionId,omitempty"`
+	SetName   string   `json:"setName"`
+	Items     []string `json:"items"`
+	Mode      string   `json:"mode,omitempty"` // "replace" (default) or "merge"
+}
+
+// ContextSetResult is the result of ctxls.context.set.
+type ContextSetResult struct {
+	V        int      `json:"v"`
+	SetName  string   `json:"setName"`
+	Items    []string `json:"items"`
+	Warnings []string `json:"warnings"`
+}
+
+// ContextGetArgs is the argument of ctxls.context.get.
+type ContextGetArgs struct {
+	SessionID string `json:"sessionId,omitempty"`
+	SetName   string `json:"setName,omitempty"`
+}
+
+// ContextGetResult is the result of ctxls.context.get.
+type ContextGetResult struct {
+	V       int             `json:"v"`
+	Context session.Context `json:"context"`
+}
+
+// CandidatesResult is the result of ctxls.context.candidates.
+type CandidatesResult struct {
+	V     int                `json:"v"`
+	Files []buffer.Candidate `json:"files"`
+}
+
+// FilesAddArgs is the argument of ctxls.files.add: either Path, or Name
+// with ContentBase64.
+type FilesAddArgs struct {
+	SessionID     string `json:"sessionId,omitempty"`
+	Path          string `json:"path,omitempty"`
+	Name          string `json:"name,omitempty"`
+	ContentBase64 string `json:"contentBase64,omitempty"`
+}
+
+// FilesAddResult is the result of ctxls.files.add.
+type FilesAddResult struct {
+	V    int    `json:"v"`
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+// FilesListArgs is the argument of ctxls.files.list.
+type FilesListArgs struct {
+	SessionID string `json:"sessionId,omitempty"`
+	Subdir    string `json:"subdir,omitempty"`
+}
+
+// FilesListResult is the result of ctxls.files.list.
+type FilesListResult struct {
+	V     int      `json:"v"`
+	Files []string `json:"files"`
+}
+
+// FilesRemoveArgs is the argument of ctxls.files.remove.
+type FilesRemoveArgs struct {
+	SessionID string `json:"sessionId,omitempty"`
+	Name      string `json:"name"`
+}
+
+// FilesRemoveResult is the result of ctxls.files.remove.
+type FilesRemoveResult struct {
+	V       int    `json:"v"`
+	Name    string `json:"name"`
+	Removed bool   `json:"removed"`
+}
+
+// DocumentGetArgs is the argument of ctxls.document.get.
+type DocumentGetArgs struct {
+	URI string `json:"uri"`
+}
+
+// DocumentGetResult is the result of ctxls.document.get.
+type DocumentGetResult struct {
+	V       int    `json:"v"`
+	URI     string `json:"uri"`
+	Version int32  `json:"version"`
+	Text    string `json:"text"`
+}
+
+// ContextChangedParams are the params of ctxls/contextChanged.
+type ContextChangedParams struct {
+	SessionID string          `json:"sessionId"`
+	Reason    string          `json:"reason"` // "resume" or "changed"
+	Context   session.Context `json:"context"`
+	Added     []string        `json:"added"`
+	Removed   []string        `json:"removed"`
+	Missing   []string        `json:"missing"`
+}
+
+// SessionUpdatedParams are the params of ctxls/sessionUpdated.
+type SessionUpdatedParams struct {
+	SessionID   string              `json:"sessionId"`
+	Title       string              `json:"title"`
+	TitleSource session.TitleSource `json:"titleSource"`
+}

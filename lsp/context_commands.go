@@ -1,0 +1,92 @@
+package lsp
+
+import (
+	"context"
+
+	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+func (s *Server) contextSet(ctx context.Context, a *command.ContextSetArgs) (any, error) {
+	if a.SetName == "" {
+		return nil, invalidParams("%s: setName is required", command.ContextSet)
+	}
+	if a.Items == nil {
+		return nil, invalidParams("%s: items is required (an empty array deletes the set)", command.ContextSet)
+	}
+	mode := session.Mode(a.Mode)
+	switch mode {
+	case "", session.ModeReplace, session.ModeMerge:
+	default:
+		return nil, invalidParams("%s: mode must be \"replace\" or \"merge\", got %q", command.ContextSet, truncate(a.Mode, 40))
+	}
+	items := a.Items
+	if a.SetName == prompts.SetFiles {
+		s.mu.Lock()
+		roots := s.roots
+		s.mu.Unlock()
+		items = make([]string, len(a.Items))
+		for i, it := range a.Items {
+			p, err := session.NormalizeFileItem(it, roots)
+			if err != nil {
+				return nil, err
+			}
+			items[i] = p
+		}
+	}
+	store, id, err := s.sessionFor(ctx, a.SessionID, true)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := store.SetContext(ctx, id, a.SetName, items, mode)
+	if err != nil {
+		return nil, err
+	}
+	s.notifyContext(ctx, id, "changed", ch.Context, ch.Added, ch.Removed, s.missingFiles(ch.Context))
+	return command.ContextSetResult{V: command.V, SetName: ch.SetName, Items: nonNil(ch.Items), Warnings: nonNil(ch.Warnings)}, nil
+}
+
+func (s *Server) contextGet(ctx context.Context, a *command.ContextGetArgs) (any, error) {
+	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	res := command.ContextGetResult{V: command.V, Context: session.Context{}}
+	if id == "" {
+		return res, nil
+	}
+	sets, err := store.Context(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if a.SetName == "" {
+		res.Context = nonNilContext(sets)
+	} else if items, ok := sets[a.SetName]; ok {
+		res.Context[a.SetName] = items
+	}
+	return res, nil
+}
+
+func (s *Server) contextCandidates(ctx context.Context, _ *command.EmptyArgs) (any, error) {
+	return command.CandidatesResult{V: command.V, Files: s.docs.Candidates()}, nil
+}
+
+// notifyContext sends ctxls/contextChanged.
+func (s *Server) notifyContext(ctx context.Context, id, reason string, sets session.Context, added, removed, missing []string) {
+	s.notify(ctx, command.ContextChanged, command.ContextChangedParams{
+		SessionID: id,
+		Reason:    reason,
+		Context:   nonNilContext(sets),
+		Added:     nonNil(added),
+		Removed:   nonNil(removed),
+		Missing:   nonNil(missing),
+	})
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"path/filepath"
+
+	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/session"
+)
+
+// MaxFileBytes is the largest file ctxls.files.add accepts.
+const MaxFileBytes = 25 << 20
+
+func (s *Server) filesAdd(ctx context.Context, a *command.FilesAddArgs) (any, error) {
+	hasPath, hasContent := a.Path != "", a.Name != "" || a.ContentBase64 != ""
+	switch {
+	case hasPath && hasContent:
+		return nil, invalidParams("%s: give either path, or name with contentBase64, not both", command.FilesAdd)
+	case !hasPath && !hasContent:
+		return nil, invalidParams("%s: give path, or name with contentBase64", command.FilesAdd)
+	case hasContent && a.Name == "":
+		return nil, invalidParams("%s: name is required with contentBase64", command.FilesAdd)
+	}
+	if hasContent && base64.StdEncoding.DecodedLen(len(a.ContentBase64)) > MaxFileBytes+3 {
+		return nil, invalidParams("%s: %q is larger than the limit of 25 MB", command.FilesAdd, truncate(a.Name, 100))
+	}
+	store, id, err := s.sessionFor(ctx, a.SessionID, true)
+	if err != nil {
+		return nil, err
+	}
+	var info *session.FileInfo
+	if hasPath {
+		path := a.Path
+		if p, ok := uriPath(path); ok {
+			path = p
+		}
+		if !filepath.IsAbs(path) {
+			s.mu.Lock()
+			roots := s.roots
+			s.mu.Unlock()
+			if len(roots) == 0 {
+				return nil, invalidParams("%s: %q is relative and the editor gave no workspace folder; use an absolute path", command.FilesAdd, truncate(a.Path, 200))
+			}
+			path = filepath.Join(roots[0], path)
+		}
+		info, err = store.AddFileFromPath(ctx, id, path)
+	} else {
+		data, derr := base64.StdEncoding.DecodeString(a.ContentBase64)
+		if derr != nil {
+			return nil, invalidParams("%s: contentBase64 is not valid base64: %v", command.FilesAdd, derr)
+		}
+		info, err = store.AddFile(ctx, id, a.Name, bytes.NewReader(data))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return command.FilesAddResult{V: command.V, Name: info.Name, Size: info.Size}, nil
+}
+
+func (s *Server) filesList(ctx context.Context, a *command.FilesListArgs) (any, error) {
+	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	res := command.FilesListResult{V: command.V, Files: []string{}}
+	if id == "" {
+		return res, nil
+	}
+	names, err := store.ListFiles(ctx, id, a.Subdir)
+	if err != nil {
+		return nil, err
+	}
+	res.Files = nonNil(names)
+	return res, nil
+}
+
+func (s *Server) filesRemove(ctx context.Context, a *command.FilesRemoveArgs) (any, error) {
+	if a.Name == "" {
+		return nil, invalidParams("%s: name is required", command.FilesRemove)
+	}
+	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, invalidParams("%s: no sessionId given and no current session", command.FilesRemove)
+	}
+	if err := store.RemoveFile(ctx, id, a.Name); err != nil {
+		return nil, err
+	}
+	return command.FilesRemoveResult{V: command.V, Name: a.Name, Removed: true}, nil
+}

@@ -1,0 +1,214 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/session"
+)
+
+// initializeParams is the part of InitializeParams ctxls reads. It is decoded
+// leniently: clients send many shapes of the rest.
+type initializeParams struct {
+	RootURI          string            `json:"rootUri"`
+	RootPath         string            `json:"rootPath"`
+	WorkspaceFolders []workspaceFolder `json:"workspaceFolders"`
+	Capabilities     struct {
+		General struct {
+			PositionEncodings []string `json:"positionEncodings"`
+		} `json:"general"`
+	} `json:"capabilities"`
+	InitializationOptions json.RawMessage `json:"initializationOptions"`
+}
+
+type workspaceFolder struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+}
+
+// InitOptions are the initializationOptions ctxls understands.
+type InitOptions struct {
+	// DataDir overrides the data directory for this connection.
+	DataDir string `json:"dataDir,omitempty"`
+	// Session is the id of a session to resume at start.
+	Session string `json:"session,omitempty"`
+	// Provider configures the model (chat turns).
+	Provider json.RawMessage `json:"provider,omitempty"`
+}
+
+func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, invalidParams("initialize: %s", argError(err))
+	}
+	var opts InitOptions
+	if len(raw) > 0 && len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
+		if err := json.Unmarshal(p.InitializationOptions, &opts); err != nil {
+			return nil, invalidParams("initializationOptions: %s", argError(err))
+		}
+	}
+
+	enc := buffer.UTF16
+	for _, e := range p.Capabilities.General.PositionEncodings {
+		if e == string(protocol.PositionEncodingKindUTF8) {
+			enc = buffer.UTF8
+		}
+	}
+
+	dataDir := s.cfg.DataDir
+	if opts.DataDir != "" {
+		dataDir = opts.DataDir
+	}
+	if dataDir == "" {
+		return nil, errors.New("no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
+	}
+	store, err := session.Open(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the session store in %s: %w", dataDir, err)
+	}
+
+	var current string
+	if opts.Session != "" {
+		if _, err := store.Get(ctx, opts.Session); err != nil {
+			s.log.Warn("initializationOptions.session not resumed", "session", opts.Session, "err", err)
+		} else {
+			current = opts.Session
+		}
+	}
+
+	s.mu.Lock()
+	s.enc = enc
+	s.roots = rootsOf(p)
+	s.store = store
+	s.current = current
+	s.resumeAtInit = current
+	s.mu.Unlock()
+	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(s.roots))
+
+	yes, no := true, false
+	incremental := protocol.TextDocumentSyncKindIncremental
+	result := protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			PositionEncoding: protocol.PositionEncodingKind(enc.String()),
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+				OpenClose: &yes,
+				Change:    &incremental,
+				Save:      &protocol.SaveOptions{IncludeText: &no},
+			},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: command.IDs()},
+		},
+		ServerInfo: protocol.ServerInfo{Name: "ctxls", Version: protocol.NewOptional(s.cfg.Version)},
+	}
+	b, err := protocol.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
+}
+
+// rootsOf returns the workspace folders as absolute paths, most specific
+// source first: workspaceFolders, then rootUri, then rootPath.
+func rootsOf(p initializeParams) []string {
+	var roots []string
+	for _, f := range p.WorkspaceFolders {
+		if path, ok := uriPath(f.URI); ok {
+			roots = append(roots, path)
+		}
+	}
+	if len(roots) == 0 {
+		if path, ok := uriPath(p.RootURI); ok {
+			roots = append(roots, path)
+		} else if p.RootPath != "" && filepath.IsAbs(p.RootPath) {
+			roots = append(roots, filepath.Clean(p.RootPath))
+		}
+	}
+	return roots
+}
+
+// uriPath turns a file:// URI into a path.
+func uriPath(u string) (string, bool) {
+	if len(u) < 7 || u[:7] != "file://" {
+		return "", false
+	}
+	path := uri.URI(u).Filename()
+	if path == "" || !filepath.IsAbs(path) {
+		return "", false
+	}
+	return filepath.Clean(path), true
+}
+
+func (s *Server) onInitialized(ctx context.Context) {
+	s.mu.Lock()
+	id := s.resumeAtInit
+	s.resumeAtInit = ""
+	store := s.store
+	s.mu.Unlock()
+	if id == "" || store == nil {
+		return
+	}
+	r, err := s.resumeState(ctx, store, id)
+	if err != nil {
+		s.log.Warn("resume at start failed", "session", id, "err", err)
+		return
+	}
+	s.notifyContext(ctx, id, "resume", r.Context, nil, nil, r.MissingFiles)
+}
+
+func (s *Server) shutdown(context.Context) (any, error) {
+	s.mu.Lock()
+	s.state = shutDown
+	s.mu.Unlock()
+	s.log.Info("shutdown")
+	return json.RawMessage("null"), nil
+}
+
+func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
+	var p struct {
+		Event struct {
+			Added   []workspaceFolder `json:"added"`
+			Removed []workspaceFolder `json:"removed"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	roots := s.roots[:0:0]
+outer:
+	for _, r := range s.roots {
+		for _, f := range p.Event.Removed {
+			if path, ok := uriPath(f.URI); ok && path == r {
+				continue outer
+			}
+		}
+		roots = append(roots, r)
+	}
+	for _, f := range p.Event.Added {
+		if path, ok := uriPath(f.URI); ok {
+			roots = append(roots, path)
+		}
+	}
+	s.roots = roots
+	return nil
+}
+
+// storeOrErr returns the store; requests are admitted only after initialize,
+// but initialize may have failed to open it.
+func (s *Server) storeOrErr() (*session.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.store == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open: initialize did not complete")
+	}
+	return s.store, nil
+}

@@ -1,0 +1,174 @@
+package lsptest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/lsp"
+)
+
+// Server is a running server with its fake editor.
+type Server struct {
+	*Editor
+	// Exit waits for the server to end and returns its exit code.
+	Exit func() int
+	// Stderr returns what the server logged so far (binary mode only).
+	Stderr func() string
+	// Kill ends the server at once (SIGKILL in binary mode).
+	Kill func()
+}
+
+// InProcess runs lsp.Serve on pipes in this process.
+func InProcess(t testing.TB, cfg lsp.Config) *Server {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	code := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		c := lsp.Serve(ctx, inR, outW, cfg)
+		outW.Close()
+		inR.Close()
+		code <- c
+	}()
+	e := New(t, outR, inW)
+	var once sync.Once
+	var exit int
+	wait := func() int {
+		once.Do(func() {
+			select {
+			case exit = <-code:
+			case <-time.After(DefaultTimeout):
+				t.Errorf("server did not exit within %v", DefaultTimeout)
+				exit = -1
+			}
+		})
+		return exit
+	}
+	kill := func() { cancel(); inW.Close() }
+	t.Cleanup(func() {
+		kill()
+		wait()
+	})
+	return &Server{Editor: e, Exit: wait, Stderr: func() string { return "" }, Kill: kill}
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+	buildOut  []byte
+)
+
+// BuildBinary builds cmd/ctxls once per test process and returns its path.
+func BuildBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ctxls-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "ctxls")
+		root := moduleRoot()
+		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/ctxls")
+		cmd.Dir = root
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building ctxls: %v\n%s", buildErr, buildOut)
+	}
+	return buildPath
+}
+
+// moduleRoot finds the repository root from this source file.
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Binary starts the built ctxls binary with args over real stdio.
+func Binary(t testing.TB, env []string, args ...string) *Server {
+	t.Helper()
+	bin := BuildBinary(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e := New(t, stdout, stdin)
+	var once sync.Once
+	exit := -1
+	done := make(chan struct{})
+	go func() {
+		_ = e.WaitOutputClosed(context.Background())
+		err := cmd.Wait()
+		if cmd.ProcessState != nil {
+			exit = cmd.ProcessState.ExitCode()
+		}
+		_ = err
+		close(done)
+	}()
+	wait := func() int {
+		once.Do(func() {
+			select {
+			case <-done:
+			case <-time.After(DefaultTimeout):
+				t.Errorf("ctxls did not exit within %v; stderr:\n%s", DefaultTimeout, stderr.String())
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+		return exit
+	}
+	kill := func() { _ = cmd.Process.Kill() }
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("ctxls stderr:\n%s", stderr.String())
+		}
+	})
+	return &Server{Editor: e, Exit: wait, Stderr: stderr.String, Kill: kill}
+}

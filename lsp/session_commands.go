@@ -1,0 +1,253 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+// sessionFor resolves the session a command works on: the id given, else the
+// connection's current session. With create set, a connection without a
+// current session gets a new one ("created on first need"); without it, ""
+// is returned and the caller answers with an empty result.
+func (s *Server) sessionFor(ctx context.Context, id string, create bool) (*session.Store, string, error) {
+	store, err := s.storeOrErr()
+	if err != nil {
+		return nil, "", err
+	}
+	if id != "" {
+		if _, err := store.Get(ctx, id); err != nil {
+			return nil, "", err
+		}
+		return store, id, nil
+	}
+	s.currentMu.Lock()
+	defer s.currentMu.Unlock()
+	s.mu.Lock()
+	id = s.current
+	s.mu.Unlock()
+	if id != "" {
+		_, err := store.Get(ctx, id)
+		if err == nil {
+			return store, id, nil
+		}
+		if !errors.Is(err, session.ErrNotFound) {
+			return nil, "", err
+		}
+		// Deleted by another process: forget it.
+		s.log.Info("current session no longer exists", "session", id)
+		s.setCurrent("")
+	}
+	if !create {
+		return store, "", nil
+	}
+	sess, err := store.Create(ctx, "")
+	if err != nil {
+		return nil, "", err
+	}
+	s.log.Info("session created on first need", "session", sess.ID)
+	s.setCurrent(sess.ID)
+	return store, sess.ID, nil
+}
+
+func (s *Server) setCurrent(id string) {
+	s.mu.Lock()
+	s.current = id
+	s.mu.Unlock()
+}
+
+func (s *Server) sessionNew(ctx context.Context, a *command.SessionNewArgs) (any, error) {
+	store, err := s.storeOrErr()
+	if err != nil {
+		return nil, err
+	}
+	sess, err := store.Create(ctx, a.Title)
+	if err != nil {
+		return nil, err
+	}
+	s.setCurrent(sess.ID)
+	return command.SessionResult{V: command.V, Session: sess}, nil
+}
+
+// resumeState gathers what resume returns.
+func (s *Server) resumeState(ctx context.Context, store *session.Store, id string) (*command.ResumeResult, error) {
+	sess, err := store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := store.Context(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	missing := s.missingFiles(sets)
+	return &command.ResumeResult{
+		V:            command.V,
+		Session:      sess,
+		Context:      nonNilContext(sets),
+		MissingFiles: missing,
+		Reminder:     prompts.Reminder(sets, missing),
+	}, nil
+}
+
+// missingFiles lists the files items that exist neither on disk nor as an
+// open editor buffer.
+func (s *Server) missingFiles(sets session.Context) []string {
+	missing := []string{}
+	for _, f := range sets[prompts.SetFiles] {
+		if _, ok := s.docs.TextByPath(f); ok {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+		}
+	}
+	return missing
+}
+
+func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (any, error) {
+	if a.SessionID == "" {
+		return nil, invalidParams("%s: sessionId is required", command.SessionResume)
+	}
+	store, err := s.storeOrErr()
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.resumeState(ctx, store, a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	s.setCurrent(a.SessionID)
+	s.notifyContext(ctx, a.SessionID, "resume", r.Context, nil, nil, r.MissingFiles)
+	return r, nil
+}
+
+func (s *Server) sessionList(ctx context.Context, a *command.SessionListArgs) (any, error) {
+	store, err := s.storeOrErr()
+	if err != nil {
+		return nil, err
+	}
+	if a.Limit < 0 {
+		return nil, invalidParams("%s: limit must not be negative", command.SessionList)
+	}
+	list, next, err := store.List(ctx, session.ListOptions{Query: a.Query, Limit: a.Limit, Cursor: a.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	res := command.SessionListResult{V: command.V, Sessions: make([]command.SessionSummary, len(list)), NextCursor: next}
+	for i, ss := range list {
+		res.Sessions[i] = command.SessionSummary{
+			ID: ss.ID, Title: ss.Title, TitleSource: ss.TitleSource,
+			CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
+			MessageCount: ss.MessageCount, FileCount: ss.FileCount,
+		}
+	}
+	return res, nil
+}
+
+func (s *Server) sessionShow(ctx context.Context, a *command.SessionIDArgs) (any, error) {
+	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, invalidParams("%s: no sessionId given and no current session", command.SessionShow)
+	}
+	sess, err := store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := store.Messages(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if msgs == nil {
+		msgs = []session.Message{}
+	}
+	return command.ShowResult{V: command.V, Session: sess, Messages: msgs}, nil
+}
+
+func (s *Server) sessionRename(ctx context.Context, a *command.SessionRenameArgs) (any, error) {
+	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, invalidParams("%s: no sessionId given and no current session", command.SessionRename)
+	}
+	sess, err := store.Rename(ctx, id, a.Title, session.TitleUser)
+	if err != nil {
+		return nil, err
+	}
+	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	return command.SessionResult{V: command.V, Session: sess}, nil
+}
+
+func (s *Server) sessionDelete(ctx context.Context, a *command.SessionRefArgs) (any, error) {
+	if a.SessionID == "" {
+		return nil, invalidParams("%s: sessionId is required", command.SessionDelete)
+	}
+	store, err := s.storeOrErr()
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Delete(ctx, a.SessionID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.current == a.SessionID {
+		s.current = ""
+	}
+	s.mu.Unlock()
+	return command.DeleteResult{V: command.V, SessionID: a.SessionID, Deleted: true}, nil
+}
+
+func (s *Server) sessionSearch(ctx context.Context, a *command.SessionSearchArgs) (any, error) {
+	if a.Query == "" {
+		return nil, invalidParams("%s: query is required", command.SessionSearch)
+	}
+	if a.Limit < 0 {
+		return nil, invalidParams("%s: limit must not be negative", command.SessionSearch)
+	}
+	store, err := s.storeOrErr()
+	if err != nil {
+		return nil, err
+	}
+	hits, err := store.Search(ctx, a.Query, a.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if hits == nil {
+		hits = []session.Hit{}
+	}
+	return command.SearchResult{V: command.V, Hits: hits}, nil
+}
+
+func (s *Server) sessionExport(ctx context.Context, a *command.SessionExportArgs) (any, error) {
+	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, invalidParams("%s: no sessionId given and no current session", command.SessionExport)
+	}
+	format := a.Format
+	if format == "" {
+		format = "markdown"
+	}
+	path, content, err := store.Export(ctx, id, format)
+	if err != nil {
+		return nil, err
+	}
+	return command.ExportResult{V: command.V, Path: path, Content: content}, nil
+}
+
+func nonNilContext(c session.Context) session.Context {
+	if c == nil {
+		return session.Context{}
+	}
+	return c
+}
