@@ -89,6 +89,7 @@ func TestSessionCommands(t *testing.T) {
 	if _, ok := got.Context["fles"]; ok || len(got.Context) != 2 {
 		t.Errorf("context after delete: %v", got.Context)
 	}
+	got = command.ContextGetResult{}
 	s.MustCommand(command.ContextGet, map[string]any{"setName": "ports"}, &got)
 	if len(got.Context) != 1 || !slices.Equal(got.Context["ports"], []string{"8080", "5432"}) {
 		t.Errorf("get ports: %v", got.Context)
@@ -115,6 +116,7 @@ func TestSessionCommands(t *testing.T) {
 	if rpcCode(t, err) != -32602 || !strings.Contains(err.Error(), "50") || !strings.Contains(err.Error(), "51") {
 		t.Errorf("51 in all: %v", err)
 	}
+	got = command.ContextGetResult{}
 	s.MustCommand(command.ContextGet, map[string]any{}, &got)
 	if _, ok := got.Context["endpoints"]; ok {
 		t.Errorf("a refused set must change nothing: %v", got.Context["endpoints"])
@@ -241,6 +243,7 @@ func TestSessionCommands(t *testing.T) {
 	if err := s.Command(command.SessionShow, map[string]any{"sessionId": id}, nil); rpcCode(t, err) != -32602 {
 		t.Errorf("show deleted: %v", err)
 	}
+	got = command.ContextGetResult{}
 	s.MustCommand(command.ContextGet, map[string]any{}, &got)
 	if len(got.Context) != 0 {
 		t.Errorf("no current session after delete: %v", got.Context)

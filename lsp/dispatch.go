@@ -18,7 +18,7 @@ import (
 // message.
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	if !req.IsCall() {
-		s.handleNotification(ctx, req.Method(), req.Params())
+		s.handleNotification(ctx, req.Method(), json.RawMessage(req.Params()))
 		return nil, nil
 	}
 	method := req.Method()
@@ -41,7 +41,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		s.inflightMu.Unlock()
 		cancel()
 	}()
-	params := req.Params()
+	params := json.RawMessage(req.Params())
 	jsonrpc2.Async(ctx)
 
 	var (
@@ -209,6 +209,9 @@ func (s *Server) exit() {
 
 // notify sends a notification to the client, logging failures.
 func (s *Server) notify(ctx context.Context, method string, params any) {
+	if s.conn == nil {
+		return // not connected (tests that call handlers directly)
+	}
 	if err := s.conn.Notify(jsonrpc2.DetachContext(ctx), method, params); err != nil {
 		s.log.Warn("notify failed", "method", method, "err", err)
 	}

@@ -35,7 +35,7 @@ func (c *wireClient) next() map[string]any {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		body, _, err := c.in.ReadFrame(context.Background())
+		body, _, err := c.in.readBody(context.Background())
 		var m map[string]any
 		if err == nil {
 			err = json.Unmarshal(body, &m)

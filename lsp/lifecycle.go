@@ -9,7 +9,6 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/lsp/command"
@@ -135,16 +134,7 @@ func rootsOf(p initializeParams) []string {
 }
 
 // uriPath turns a file:// URI into a path.
-func uriPath(u string) (string, bool) {
-	if len(u) < 7 || u[:7] != "file://" {
-		return "", false
-	}
-	path := uri.URI(u).Filename()
-	if path == "" || !filepath.IsAbs(path) {
-		return "", false
-	}
-	return filepath.Clean(path), true
-}
+func uriPath(u string) (string, bool) { return session.PathFromURI(u) }
 
 func (s *Server) onInitialized(ctx context.Context) {
 	s.mu.Lock()

@@ -63,6 +63,27 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 // until the next call.
 func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	for {
+		body, n, err := s.readBody(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		id, code, msg, ok := checkFrame(body)
+		if ok {
+			return body, n, nil
+		}
+		if code == 0 {
+			s.log.Warn("response without an id dropped", "body", truncate(string(body), 200))
+			continue
+		}
+		s.log.Warn("invalid message", "err", msg)
+		s.replyError(id, code, msg)
+	}
+}
+
+// readBody returns the body of the next frame, answering and skipping
+// frames whose header is broken or whose body is over the limit.
+func (s *stream) readBody(ctx context.Context) ([]byte, int64, error) {
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
@@ -92,11 +113,6 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		body := s.rbuf[:length]
 		if _, err := io.ReadFull(s.in, body); err != nil {
 			return nil, 0, io.ErrUnexpectedEOF
-		}
-		if id, code, msg, ok := checkFrame(body); !ok {
-			s.log.Warn("invalid message", "err", msg)
-			s.replyError(id, code, msg)
-			continue
 		}
 		return body, int64(hdr + length), nil
 	}
@@ -215,8 +231,11 @@ func checkFrame(body []byte) (id json.RawMessage, code jsonrpc2.Code, msg string
 		}
 		return nil, 0, "", true
 	}
-	if len(f.ID) > 0 && (len(f.Result) > 0 || len(f.Error) > 0) {
-		return nil, 0, "", true // a response to one of our calls
+	if len(f.Result) > 0 || len(f.Error) > 0 {
+		if len(f.ID) > 0 {
+			return nil, 0, "", true // a response to one of our calls
+		}
+		return nil, 0, "response without an id", false // code 0: drop, never answer a response
 	}
 	return f.ID, jsonrpc2.InvalidRequest, "invalid JSON-RPC message: no method", false
 }

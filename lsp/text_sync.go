@@ -32,12 +32,7 @@ func (s *Server) didChange(raw json.RawMessage) error {
 		case *protocol.TextDocumentContentChangePartial:
 			r := toRange(c.Range)
 			changes = append(changes, buffer.Change{Range: &r, Text: c.Text})
-		case protocol.TextDocumentContentChangePartial:
-			r := toRange(c.Range)
-			changes = append(changes, buffer.Change{Range: &r, Text: c.Text})
 		case *protocol.TextDocumentContentChangeWholeDocument:
-			changes = append(changes, buffer.Change{Text: c.Text})
-		case protocol.TextDocumentContentChangeWholeDocument:
 			changes = append(changes, buffer.Change{Text: c.Text})
 		}
 	}
@@ -78,7 +73,9 @@ func (s *Server) didFocus(raw json.RawMessage) error {
 	if err := protocol.Unmarshal(raw, &p); err != nil {
 		return err
 	}
-	s.docs.Focus(string(p.TextDocument.URI))
+	u := string(p.TextDocument.URI)
+	path, _ := uriPath(u)
+	s.docs.Focus(u, path)
 	return nil
 }
 

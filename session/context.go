@@ -1,0 +1,276 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.lsp.dev/uri"
+)
+
+// Context is a session's relevant context: set name → items, in order.
+type Context map[string][]string
+
+// Mode is how ctxls.context.set combines items with a set.
+type Mode string
+
+// Modes.
+const (
+	ModeReplace Mode = "replace" // the default
+	ModeMerge   Mode = "merge"   // union without duplicates, order kept
+)
+
+// Limits on relevant context.
+const (
+	MaxItemsPerSet = 10
+	MaxItemsTotal  = 50
+	maxItemBytes   = 4096
+)
+
+// KnownSets are the set names with a meaning; others are accepted with a
+// warning.
+var KnownSets = []string{"files", "applet", "endpoints", "ports"}
+
+// ContextChange is the result of SetContext.
+type ContextChange struct {
+	SetName  string   `json:"setName"`
+	Items    []string `json:"items"`
+	Added    []string `json:"added"`
+	Removed  []string `json:"removed"`
+	Warnings []string `json:"warnings"`
+	Context  Context  `json:"context"`
+}
+
+// Context returns all sets of a session.
+func (s *Store) Context(ctx context.Context, sessionID string) (Context, error) {
+	return loadContext(ctx, s.db, sessionID)
+}
+
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+func loadContext(ctx context.Context, q querier, sessionID string) (Context, error) {
+	var exists int
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", sessionID).Scan(&exists); err != nil {
+		return nil, err
+	}
+	if exists == 0 {
+		return nil, notFound(sessionID)
+	}
+	rows, err := q.QueryContext(ctx, "SELECT set_name, item FROM context_items WHERE session_id = ? ORDER BY set_name, position", sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	c := Context{}
+	for rows.Next() {
+		var name, item string
+		if err := rows.Scan(&name, &item); err != nil {
+			return nil, err
+		}
+		c[name] = append(c[name], item)
+	}
+	return c, rows.Err()
+}
+
+func validSetName(name string) error {
+	if name == "" || len(name) > 64 {
+		return invalid("set name must be 1 to 64 characters, got %d", len(name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return invalid("set name %q may contain only letters, digits, '_', '.' and '-'", truncate(name, 64))
+		}
+	}
+	return nil
+}
+
+// cleanItems trims items, checks them and drops duplicates, keeping order.
+func cleanItems(items []string) ([]string, error) {
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		it = strings.TrimSpace(it)
+		switch {
+		case it == "":
+			return nil, invalid("item %d is empty", i+1)
+		case len(it) > maxItemBytes:
+			return nil, invalid("item %d is %d bytes long; the limit is %d", i+1, len(it), maxItemBytes)
+		case strings.ContainsRune(it, 0):
+			return nil, invalid("item %d contains a NUL character", i+1)
+		}
+		if !slices.Contains(out, it) {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// SetContext changes one set. The limits are checked and the set written in
+// one transaction; a refused change changes nothing.
+func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
+	if err := validSetName(setName); err != nil {
+		return nil, err
+	}
+	if mode == "" {
+		mode = ModeReplace
+	}
+	if mode != ModeReplace && mode != ModeMerge {
+		return nil, invalid("mode must be \"replace\" or \"merge\", got %q", truncate(string(mode), 40))
+	}
+	clean, err := cleanItems(items)
+	if err != nil {
+		return nil, err
+	}
+	ch := &ContextChange{SetName: setName, Warnings: []string{}, Added: []string{}, Removed: []string{}}
+	if !slices.Contains(KnownSets, setName) {
+		w := fmt.Sprintf("unknown set name %q — typo?", setName)
+		if near := nearest(setName); near != "" {
+			w += fmt.Sprintf(" Did you mean %q?", near)
+		}
+		ch.Warnings = append(ch.Warnings, w)
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := loadContext(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		old := cur[setName]
+		next := clean
+		if mode == ModeMerge {
+			next = slices.Clone(old)
+			for _, it := range clean {
+				if !slices.Contains(next, it) {
+					next = append(next, it)
+				}
+			}
+		}
+		if len(next) > MaxItemsPerSet {
+			return invalid("set %q would have %d items; the limit is %d per set", setName, len(next), MaxItemsPerSet)
+		}
+		total := len(next)
+		for name, its := range cur {
+			if name != setName {
+				total += len(its)
+			}
+		}
+		if total > MaxItemsTotal {
+			return invalid("the session would have %d context items; the limit is %d in all", total, MaxItemsTotal)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName); err != nil {
+			return err
+		}
+		for i, it := range next {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO context_items (session_id, set_name, position, item) VALUES (?, ?, ?, ?)", sessionID, setName, i, it); err != nil {
+				return err
+			}
+		}
+		if err := s.touch(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		for _, it := range next {
+			if !slices.Contains(old, it) {
+				ch.Added = append(ch.Added, it)
+			}
+		}
+		for _, it := range old {
+			if !slices.Contains(next, it) {
+				ch.Removed = append(ch.Removed, it)
+			}
+		}
+		ch.Items = slices.Clone(next)
+		if len(next) == 0 {
+			delete(cur, setName)
+		} else {
+			cur[setName] = next
+		}
+		ch.Context = cur
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ch.Items == nil {
+		ch.Items = []string{}
+	}
+	if err := s.writeHistory(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// nearest returns the known set name within edit distance 2, if any.
+func nearest(name string) string {
+	for _, k := range KnownSets {
+		if editDistance(strings.ToLower(name), k) <= 2 {
+			return k
+		}
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// NormalizeFileItem turns an item of the "files" set into an absolute path:
+// a file:// URI is converted, a relative path is joined to the first
+// workspace root.
+func NormalizeFileItem(item string, roots []string) (string, error) {
+	item = strings.TrimSpace(item)
+	switch {
+	case item == "":
+		return "", invalid("file item is empty")
+	case strings.ContainsRune(item, 0):
+		return "", invalid("file item %q contains a NUL character", truncate(item, 80))
+	case strings.HasPrefix(item, "file://"):
+		p, ok := PathFromURI(item)
+		if !ok {
+			return "", invalid("%q is not a usable file URI", truncate(item, 200))
+		}
+		return p, nil
+	case strings.Contains(item, "://"):
+		return "", invalid("%q is not a file: only file:// URIs and paths are accepted in the files set", truncate(item, 200))
+	case filepath.IsAbs(item):
+		return filepath.Clean(item), nil
+	case len(roots) == 0:
+		return "", invalid("%q is relative and the editor gave no workspace folder; use an absolute path", truncate(item, 200))
+	}
+	return filepath.Join(roots[0], item), nil
+}
+
+// PathFromURI converts a file:// URI into a clean absolute path.
+func PathFromURI(s string) (string, bool) {
+	if !strings.HasPrefix(s, "file://") {
+		return "", false
+	}
+	u, err := uri.Parse(s)
+	if err != nil || !u.IsFile() {
+		return "", false
+	}
+	p := u.FsPath()
+	if p == "" || !filepath.IsAbs(p) {
+		return "", false
+	}
+	return filepath.Clean(p), true
+}

@@ -1,0 +1,98 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// markdown renders a session as readable Markdown.
+func markdown(ss *Session, sets Context, msgs []Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", ss.Title)
+	fmt.Fprintf(&b, "- Session: `%s`\n- Created: %s\n- Updated: %s\n", ss.ID,
+		ss.CreatedAt.Format("2006-01-02 15:04:05 UTC"), ss.UpdatedAt.Format("2006-01-02 15:04:05 UTC"))
+	if len(sets) > 0 {
+		b.WriteString("\n## Relevant context\n\n")
+		names := make([]string, 0, len(sets))
+		for name := range sets {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			fmt.Fprintf(&b, "- **%s**: %s\n", name, strings.Join(sets[name], ", "))
+		}
+	}
+	for _, m := range msgs {
+		status := ""
+		if m.Status != StatusComplete {
+			status = " (" + string(m.Status) + ")"
+		}
+		fmt.Fprintf(&b, "\n## %s%s · %s\n\n%s\n", m.Role, status, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
+		if len(m.ToolCalls) > 0 {
+			fmt.Fprintf(&b, "\n```json\n%s\n```\n", m.ToolCalls)
+		}
+	}
+	return b.String()
+}
+
+// writeHistory rewrites a session's history.md.
+func (s *Store) writeHistory(ctx context.Context, id string) error {
+	ss, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	sets, err := s.Context(ctx, id)
+	if err != nil {
+		return err
+	}
+	msgs, err := s.Messages(ctx, id)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(ss.Folder, "history.md"), []byte(markdown(ss, sets, msgs)))
+}
+
+// Export writes the session as "markdown" or "json" into its folder and
+// returns the file's path and content.
+func (s *Store) Export(ctx context.Context, id, format string) (string, string, error) {
+	var name string
+	switch format {
+	case "markdown", "md", "":
+		name = "export.md"
+	case "json":
+		name = "export.json"
+	default:
+		return "", "", invalid("format %q is not supported; use \"markdown\" or \"json\"", truncate(format, 40))
+	}
+	ss, err := s.Get(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	sets, err := s.Context(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	msgs, err := s.Messages(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	var content string
+	if name == "export.md" {
+		content = markdown(ss, sets, msgs)
+	} else {
+		b, err := json.MarshalIndent(map[string]any{"v": 1, "session": ss, "context": sets, "messages": msgs}, "", "  ")
+		if err != nil {
+			return "", "", err
+		}
+		content = string(b) + "\n"
+	}
+	path := filepath.Join(ss.Folder, name)
+	if err := writeFileAtomic(path, []byte(content)); err != nil {
+		return "", "", err
+	}
+	return path, content, nil
+}
