@@ -1,7 +1,6 @@
 package lsp_test
 
 import (
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -34,7 +33,14 @@ func TestCommandArgumentErrors(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(sess.Session.Folder, "sources", "link")); err != nil {
 		t.Fatal(err)
 	}
-	big := base64.StdEncoding.EncodeToString(make([]byte, 25<<20+1))
+	// A sparse file just over 25 MB: the limit is checked without reading it.
+	big := filepath.Join(root, "big.bin")
+	if f, err := os.Create(big); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Truncate(25<<20 + 1)
+		f.Close()
+	}
 
 	specific := map[string][]errorCase{
 		command.SessionNew: {
@@ -95,7 +101,7 @@ func TestCommandArgumentErrors(t *testing.T) {
 			{"NUL", map[string]any{"name": "a\x00b", "contentBase64": "eA=="}, -32602, "NUL"},
 			{"missing file", map[string]any{"path": root + "/nope.txt"}, -32602, "nope.txt"},
 			{"directory", map[string]any{"path": root + "/docs"}, -32602, "docs"},
-			{"too large", map[string]any{"name": "big.bin", "contentBase64": big}, -32602, "25 MB"},
+			{"too large", map[string]any{"path": big}, -32602, "25 MB"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "path": "main.go"}, -32602, unknownID},
 		},
 		command.FilesList: {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/lsp/command"
 )
 
 // wireClient is a minimal client over the same framing, for tests inside the
@@ -191,5 +193,24 @@ func TestMalformedFrames(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":99,"method":"workspace/executeCommand","params":{"command":"ctxls.context.get"}}`)
 	if m := c.next(); m["error"] != nil || m["id"] != float64(99) {
 		t.Fatalf("after malformed frames: %v", m)
+	}
+}
+
+// TestFilesAddBase64TooLarge checks the size limit on inline content before
+// it is decoded (sent through the wire, 35 MB of JSON is slow under -race).
+func TestFilesAddBase64TooLarge(t *testing.T) {
+	s := NewServer(Config{DataDir: t.TempDir()})
+	if _, err := s.initialize(context.Background(), json.RawMessage(`{"capabilities":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	defer s.store.Close()
+	big := strings.Repeat("A", (MaxFileBytes/3+2)*4)
+	_, err := s.filesAdd(context.Background(), &command.FilesAddArgs{Name: "big.bin", ContentBase64: big})
+	if err == nil || !strings.Contains(err.Error(), "25 MB") {
+		t.Fatalf("want a 25 MB error, got %v", err)
+	}
+	exact := strings.Repeat("A", MaxFileBytes/3*4) // decodes to just under 25 MB
+	if _, err := s.filesAdd(context.Background(), &command.FilesAddArgs{Name: "ok.bin", ContentBase64: exact}); err != nil {
+		t.Fatalf("under the limit: %v", err)
 	}
 }

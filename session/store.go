@@ -61,7 +61,15 @@ func Open(dataDir string) (*Store, error) {
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, dir: dataDir, now: time.Now}
-	if err := s.migrate(); err != nil {
+	// Switching a new database to WAL takes an exclusive lock for which
+	// SQLite does not always call the busy handler, so two processes that
+	// create the store at the same moment can see SQLITE_BUSY here: retry.
+	err = s.migrate()
+	for wait := 10 * time.Millisecond; err != nil && isBusy(err) && wait < 5*time.Second; wait *= 2 {
+		time.Sleep(wait)
+		err = s.migrate()
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrating %s: %w", dbPath, err)
 	}
@@ -103,6 +111,11 @@ func (s *Store) migrate() error {
 		return err
 	}
 	return tx.Commit()
+}
+
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // Close closes the database.

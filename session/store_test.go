@@ -1,0 +1,546 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func openTest(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+var ctx = context.Background()
+
+func TestCreateGetReopen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data") // created by Open
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Create(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Title != DefaultTitle || a.TitleSource != TitleAuto || len(a.ID) != 26 {
+		t.Errorf("default session: %+v", a)
+	}
+	b, err := s.Create(ctx, "  Fix: the Login Redirect!  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Title != "Fix: the Login Redirect!" || b.TitleSource != TitleUser {
+		t.Errorf("titled session: %+v", b)
+	}
+	base := filepath.Base(b.Folder)
+	if !strings.HasSuffix(base, "--fix-the-login-redirect--"+b.ID[:6]) || len(base) < 20 {
+		t.Errorf("folder name %q", base)
+	}
+	for _, sub := range append(subdirs, "history.md") {
+		if _, err := os.Stat(filepath.Join(b.Folder, sub)); err != nil {
+			t.Errorf("%s: %v", sub, err)
+		}
+	}
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("data dir mode %v", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "ctxls.db")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("db mode %v", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(b.Folder); fi.Mode().Perm() != 0o700 {
+		t.Errorf("session folder mode %v", fi.Mode().Perm())
+	}
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown id: %v", err)
+	}
+	s.Close()
+	// Reopen: migrations are idempotent and data is there.
+	s2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got, err := s2.Get(ctx, b.ID)
+	if err != nil || got.Title != b.Title || !got.CreatedAt.Equal(b.CreatedAt) {
+		t.Errorf("after reopen: %+v %v", got, err)
+	}
+	if _, err := s.Create(ctx, strings.Repeat("x", 201)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("long title: %v", err)
+	}
+}
+
+func TestListOrderCursorQuery(t *testing.T) {
+	s := openTest(t)
+	var ids []string
+	for i := range 7 {
+		ss, err := s.Create(ctx, fmt.Sprintf("session %d %s", i, []string{"alpha", "beta"}[i%2]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ss.ID)
+	}
+	// Activity on the first makes it the newest.
+	if err := s.AppendMessage(ctx, &Message{SessionID: ids[0], Role: RoleUser, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	cursor := ""
+	for {
+		page, next, err := s.List(ctx, ListOptions{Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page {
+			all = append(all, p.ID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	want := []string{ids[0], ids[6], ids[5], ids[4], ids[3], ids[2], ids[1]}
+	if !slices.Equal(all, want) {
+		t.Errorf("order: %v, want %v", all, want)
+	}
+	page, _, err := s.List(ctx, ListOptions{Query: "BETA"})
+	if err != nil || len(page) != 3 {
+		t.Errorf("query: %d %v", len(page), err)
+	}
+	page, _, _ = s.List(ctx, ListOptions{Query: "%"})
+	if len(page) != 0 {
+		t.Errorf("%% must be literal: %d", len(page))
+	}
+	first, _, _ := s.List(ctx, ListOptions{Limit: 1})
+	if first[0].MessageCount != 1 {
+		t.Errorf("messageCount %d", first[0].MessageCount)
+	}
+	if _, _, err := s.List(ctx, ListOptions{Cursor: "garbage!"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad cursor: %v", err)
+	}
+	if _, _, err := s.List(ctx, ListOptions{Limit: -1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative limit: %v", err)
+	}
+}
+
+func TestRenameMovesFolder(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "")
+	if _, err := s.AddFile(ctx, a.ID, "notes.txt", strings.NewReader("n")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Rename(ctx, a.ID, "Better name", TitleUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Title != "Better name" || !strings.Contains(b.Folder, "--better-name--") {
+		t.Errorf("rename: %+v", b)
+	}
+	if _, err := os.Stat(a.Folder); !os.IsNotExist(err) {
+		t.Errorf("old folder: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(b.Folder, "sources", "notes.txt")); err != nil || string(data) != "n" {
+		t.Errorf("file moved with the folder: %q %v", data, err)
+	}
+	// A model title never overrides a user title.
+	if changed, err := s.SetTitleIfAuto(ctx, a.ID, "Model idea"); err != nil || changed {
+		t.Errorf("SetTitleIfAuto over user title: %v %v", changed, err)
+	}
+	c, _ := s.Create(ctx, "")
+	if changed, err := s.SetAutoTitle(ctx, c.ID, "first line of message"); err != nil || !changed {
+		t.Errorf("SetAutoTitle: %v %v", changed, err)
+	}
+	if changed, err := s.SetTitleIfAuto(ctx, c.ID, "Model idea"); err != nil || !changed {
+		t.Errorf("SetTitleIfAuto: %v %v", changed, err)
+	}
+	got, _ := s.Get(ctx, c.ID)
+	if got.Title != "Model idea" || got.TitleSource != TitleModel {
+		t.Errorf("model title: %+v", got)
+	}
+	// Folder rename fails (target exists as a file): nothing changes.
+	target := filepath.Join(s.dir, "sessions", folderName(got.CreatedAt, "Blocked", got.ID))
+	if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(target+"-dir", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(target)
+	if err := os.Rename(target+"-dir", target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "occupied"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rename(ctx, c.ID, "Blocked", TitleUser); err == nil {
+		t.Error("rename onto an occupied folder succeeded")
+	}
+	after, _ := s.Get(ctx, c.ID)
+	if after.Title != "Model idea" || after.Folder != got.Folder {
+		t.Errorf("failed rename changed state: %+v", after)
+	}
+	for _, bad := range []string{"", "  ", "a\nb", strings.Repeat("x", 201)} {
+		if _, err := s.Rename(ctx, c.ID, bad, TitleUser); !errors.Is(err, ErrInvalid) {
+			t.Errorf("rename %q: %v", bad, err)
+		}
+	}
+}
+
+func TestMessagesHistoryExport(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "Chat")
+	u := &Message{SessionID: a.ID, Role: RoleUser, Content: "How do I parse JSON?"}
+	if err := s.AppendMessage(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	m := &Message{SessionID: a.ID, Role: RoleAssistant, Content: "Use enc", Status: StatusStreaming}
+	if err := s.AppendMessage(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateMessage(ctx, m.ID, "Use encoding/json.", StatusComplete, &Usage{PromptTokens: 10, CompletionTokens: 4}); err != nil {
+		t.Fatal(err)
+	}
+	tc := &Message{SessionID: a.ID, Role: RoleAssistant, ToolCalls: []byte(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)}
+	if err := s.AppendMessage(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Messages(ctx, a.ID)
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("messages: %v %v", msgs, err)
+	}
+	if msgs[1].Content != "Use encoding/json." || msgs[1].Status != StatusComplete || msgs[1].Usage == nil || msgs[1].Usage.CompletionTokens != 4 {
+		t.Errorf("updated message: %+v", msgs[1])
+	}
+	if string(msgs[2].ToolCalls) != string(tc.ToolCalls) {
+		t.Errorf("tool calls: %s", msgs[2].ToolCalls)
+	}
+	hist, _ := os.ReadFile(filepath.Join(a.Folder, "history.md"))
+	if !strings.Contains(string(hist), "Use encoding/json.") || !strings.Contains(string(hist), "How do I parse JSON?") {
+		t.Errorf("history.md not current:\n%s", hist)
+	}
+	if err := s.AppendMessage(ctx, &Message{SessionID: "nope", Role: RoleUser}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("append to unknown: %v", err)
+	}
+	if err := s.AppendMessage(ctx, &Message{SessionID: a.ID, Role: "wizard"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad role: %v", err)
+	}
+	if err := s.UpdateMessage(ctx, 9999, "", StatusComplete, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("update unknown: %v", err)
+	}
+	path, content, err := s.Export(ctx, a.ID, "markdown")
+	if err != nil || !strings.HasSuffix(path, "export.md") || !strings.Contains(content, "# Chat") {
+		t.Errorf("export md: %s %v", path, err)
+	}
+	_, content, err = s.Export(ctx, a.ID, "json")
+	if err != nil || !strings.Contains(content, `"v": 1`) || !strings.Contains(content, "encoding/json") {
+		t.Errorf("export json: %v", err)
+	}
+	if _, _, err := s.Export(ctx, a.ID, "pdf"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("export pdf: %v", err)
+	}
+	if err := s.Delete(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.Folder); !os.IsNotExist(err) {
+		t.Errorf("folder after delete: %v", err)
+	}
+	if _, err := s.Messages(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("messages after delete: %v", err)
+	}
+	if err := s.Delete(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete twice: %v", err)
+	}
+}
+
+func TestContextSets(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "")
+	ch, err := s.SetContext(ctx, a.ID, "ports", []string{" 8080 ", "5432", "8080"}, "")
+	if err != nil || !slices.Equal(ch.Items, []string{"8080", "5432"}) || !slices.Equal(ch.Added, ch.Items) {
+		t.Fatalf("replace: %+v %v", ch, err)
+	}
+	ch, _ = s.SetContext(ctx, a.ID, "ports", []string{"3000", "5432"}, ModeMerge)
+	if !slices.Equal(ch.Items, []string{"8080", "5432", "3000"}) || !slices.Equal(ch.Added, []string{"3000"}) {
+		t.Errorf("merge: %+v", ch)
+	}
+	ch, _ = s.SetContext(ctx, a.ID, "ports", []string{"1"}, ModeReplace)
+	if !slices.Equal(ch.Removed, []string{"8080", "5432", "3000"}) {
+		t.Errorf("removed: %+v", ch)
+	}
+	ch, _ = s.SetContext(ctx, a.ID, "fles", []string{"x"}, "")
+	if len(ch.Warnings) != 1 || !strings.Contains(ch.Warnings[0], `unknown set name "fles" — typo?`) || !strings.Contains(ch.Warnings[0], `"files"`) {
+		t.Errorf("warning: %v", ch.Warnings)
+	}
+	ch, _ = s.SetContext(ctx, a.ID, "fles", nil, "")
+	if _, ok := ch.Context["fles"]; ok {
+		t.Error("empty replace must delete the set")
+	}
+	if _, err := s.SetContext(ctx, a.ID, "ports", []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}, ""); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "11 items; the limit is 10") {
+		t.Errorf("per-set limit: %v", err)
+	}
+	for i := range 4 {
+		items := make([]string, 10)
+		for j := range items {
+			items[j] = fmt.Sprintf("%d-%d", i, j)
+		}
+		if _, err := s.SetContext(ctx, a.ID, fmt.Sprintf("s%d", i), items, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.SetContext(ctx, a.ID, "endpoints", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, ""); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "51 context items; the limit is 50") {
+		t.Errorf("total limit: %v", err)
+	}
+	c, _ := s.Context(ctx, a.ID)
+	if _, ok := c["endpoints"]; ok || len(c["ports"]) != 1 {
+		t.Errorf("refused change changed state: %v", c)
+	}
+	for _, bad := range []string{"", "a b", "a/b", strings.Repeat("x", 65)} {
+		if _, err := s.SetContext(ctx, a.ID, bad, []string{"x"}, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("set name %q: %v", bad, err)
+		}
+	}
+	for _, bad := range [][]string{{""}, {"a\x00"}, {strings.Repeat("x", 5000)}} {
+		if _, err := s.SetContext(ctx, a.ID, "ports", bad, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("items %q: %v", bad, err)
+		}
+	}
+	if _, err := s.SetContext(ctx, "nope", "ports", []string{"1"}, ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+}
+
+func TestNormalizeFileItem(t *testing.T) {
+	roots := []string{"/w/app"}
+	for in, want := range map[string]string{
+		"main.go":                 "/w/app/main.go",
+		"./a/../b.go":             "/w/app/b.go",
+		"file:///w/app/x%20y.go":  "/w/app/x y.go",
+		"/etc/../w/z.go":          "/w/z.go",
+		"  spaced.go ":            "/w/app/spaced.go",
+		"file:///w/app/docs/a.md": "/w/app/docs/a.md",
+		"../outside/of/workspace": "/w/outside/of/workspace",
+	} {
+		got, err := NormalizeFileItem(in, roots)
+		if err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "a\x00", "https://example.com/x"} {
+		if _, err := NormalizeFileItem(bad, roots); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if _, err := NormalizeFileItem("rel.go", nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("relative without roots: %v", err)
+	}
+}
+
+func TestFilesSafety(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "")
+	if _, err := s.AddFile(ctx, a.ID, "data.csv", strings.NewReader("1,2")); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", ".", "..", "../x", "a/b", `a\b`, ".env", "a\x00b", strings.Repeat("x", 256)} {
+		if _, err := s.AddFile(ctx, a.ID, bad, strings.NewReader("x")); !errors.Is(err, ErrInvalid) {
+			t.Errorf("add %q: %v", bad, err)
+		}
+		if err := s.RemoveFile(ctx, a.ID, bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("remove %q: %v", bad, err)
+		}
+	}
+	// Over 25 MB: refused, nothing left behind (a reader, not an allocation).
+	if _, err := s.AddFile(ctx, a.ID, "big.bin", io.LimitReader(zeros{}, MaxFileSize+1)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("too large: %v", err)
+	}
+	names, _ := s.ListFiles(ctx, a.ID, "")
+	if !slices.Equal(names, []string{"data.csv"}) {
+		t.Errorf("after refused add: %v", names)
+	}
+	entries, _ := os.ReadDir(filepath.Join(a.Folder, "sources"))
+	if len(entries) != 1 {
+		t.Errorf("temporary file left behind: %v", entries)
+	}
+	// Exactly 25 MB is fine.
+	if fi, err := s.AddFile(ctx, a.ID, "max.bin", io.LimitReader(zeros{}, MaxFileSize)); err != nil || fi.Size != MaxFileSize {
+		t.Errorf("25 MB: %v", err)
+	}
+	// A symlink in sources/ is replaced, never written through, and removed
+	// as a link.
+	outside := filepath.Join(t.TempDir(), "target.txt")
+	os.WriteFile(outside, []byte("precious"), 0o600)
+	link := filepath.Join(a.Folder, "sources", "link.txt")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddFile(ctx, a.ID, "link.txt", strings.NewReader("new")); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(outside); string(data) != "precious" {
+		t.Errorf("wrote through a symlink: %q", data)
+	}
+	os.Remove(link)
+	os.Symlink(outside, link)
+	if err := s.RemoveFile(ctx, a.ID, "link.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(outside); string(data) != "precious" {
+		t.Error("removed the symlink's target")
+	}
+	if err := s.RemoveFile(ctx, a.ID, "ghost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("remove missing: %v", err)
+	}
+	// sources/ replaced by a symlink to elsewhere: refused.
+	b, _ := s.Create(ctx, "")
+	elsewhere := t.TempDir()
+	os.RemoveAll(filepath.Join(b.Folder, "sources"))
+	os.Symlink(elsewhere, filepath.Join(b.Folder, "sources"))
+	if _, err := s.AddFile(ctx, b.ID, "x.txt", strings.NewReader("x")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("symlinked sources/: %v", err)
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("wrote outside: %v", entries)
+	}
+	// From a path.
+	src := filepath.Join(t.TempDir(), "spec.md")
+	os.WriteFile(src, []byte("spec"), 0o644)
+	if fi, err := s.AddFileFromPath(ctx, a.ID, src); err != nil || fi.Name != "spec.md" || fi.Size != 4 {
+		t.Errorf("from path: %+v %v", fi, err)
+	}
+	if _, err := s.AddFileFromPath(ctx, a.ID, filepath.Dir(src)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("directory: %v", err)
+	}
+	if _, err := s.AddFileFromPath(ctx, a.ID, src+".missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := s.ListFiles(ctx, a.ID, "../.."); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad subdir: %v", err)
+	}
+	got, _ := s.Get(ctx, a.ID)
+	if got.FileCount != 3 {
+		t.Errorf("fileCount %d", got.FileCount)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestSearch(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "Kubernetes ingress")
+	b, _ := s.Create(ctx, "")
+	s.AppendMessage(ctx, &Message{SessionID: b.ID, Role: RoleUser, Content: "Why does the café ingress controller return 502?"})
+	s.AppendMessage(ctx, &Message{SessionID: b.ID, Role: RoleAssistant, Content: "Unrelated text"})
+	hits, err := s.Search(ctx, "ingress", 0)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("hits %+v %v", hits, err)
+	}
+	if hits[0].SessionID != a.ID || hits[0].MessageID != 0 || hits[1].SessionID != b.ID || hits[1].Role != RoleUser || !strings.Contains(hits[1].Snippet, "«ingress»") {
+		t.Errorf("hits %+v", hits)
+	}
+	if hits, _ := s.Search(ctx, "cafe contr", 0); len(hits) != 1 {
+		t.Errorf("diacritics and prefix: %+v", hits)
+	}
+	for _, q := range []string{`"foo`, `a AND`, `*`, `col:x`, `NEAR(a b)`, `-`, `^x`, "😀", `'`, "\x00"} {
+		if _, err := s.Search(ctx, q, 5); err != nil {
+			t.Errorf("query %q: %v", q, err)
+		}
+	}
+	if _, err := s.Search(ctx, "x", -1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("negative limit: %v", err)
+	}
+}
+
+// TestConcurrentProcesses runs writers in separate OS processes on one data
+// directory; every write must land and none may fail with "locked".
+func TestConcurrentProcesses(t *testing.T) {
+	if dir := os.Getenv("CTXLS_TEST_WRITER_DIR"); dir != "" {
+		return // the child part runs in TestWriterChild
+	}
+	dir := t.TempDir()
+	const procs, writes = 3, 60
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	out := make([][]byte, procs)
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestWriterChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "CTXLS_TEST_WRITER_DIR="+dir, fmt.Sprintf("CTXLS_TEST_WRITER_N=%d", writes), fmt.Sprintf("CTXLS_TEST_WRITER_ID=%d", p))
+			out[p], errs[p] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for p := range procs {
+		if errs[p] != nil {
+			t.Fatalf("writer %d: %v\n%s", p, errs[p], out[p])
+		}
+	}
+	st, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, _, err := st.List(ctx, ListOptions{Limit: 500})
+	if err != nil || len(list) != procs {
+		t.Fatalf("sessions: %d %v", len(list), err)
+	}
+	for _, ss := range list {
+		msgs, _ := st.Messages(ctx, ss.ID)
+		c, _ := st.Context(ctx, ss.ID)
+		if len(msgs) != writes || len(c["ports"]) != 10 || ss.FileCount != writes {
+			t.Errorf("session %s: %d messages, %d ports, %d files", ss.Title, len(msgs), len(c["ports"]), ss.FileCount)
+		}
+	}
+}
+
+// TestWriterChild is the child process of TestConcurrentProcesses.
+func TestWriterChild(t *testing.T) {
+	dir := os.Getenv("CTXLS_TEST_WRITER_DIR")
+	if dir == "" {
+		t.Skip("run by TestConcurrentProcesses")
+	}
+	var n int
+	fmt.Sscan(os.Getenv("CTXLS_TEST_WRITER_N"), &n)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ss, err := s.Create(ctx, "writer "+os.Getenv("CTXLS_TEST_WRITER_ID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := s.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: fmt.Sprintf("message %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetContext(ctx, ss.ID, "ports", []string{fmt.Sprint(i % 10)}, ModeMerge); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddFile(ctx, ss.ID, fmt.Sprintf("f%d", i), strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.List(ctx, ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
