@@ -23,8 +23,10 @@ type errorCase struct {
 // fields, unknown fields, non-object and extra arguments; then the
 // command-specific failures. Each must get a clear error, and the daemon must
 // keep serving with its stored state intact.
-func TestCommandArgumentErrors(t *testing.T) {
-	s, root := startWithRoot(t)
+func TestCommandArgumentErrors(t *testing.T) { bothTransports(t, testCommandArgumentErrors) }
+
+func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Server, string)) {
+	s, root := start(t)
 	var sess command.SessionResult
 	s.MustCommand(command.SessionNew, map[string]any{"title": "keep me"}, &sess)
 	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
@@ -193,4 +195,3 @@ func genericCases(c command.Info) []errorCase {
 	return cases
 }
 
-var _ = lsptest.DefaultTimeout

@@ -44,9 +44,27 @@ func startWithRoot(t *testing.T) (*lsptest.Server, string) {
 	return s, root
 }
 
+// startBinaryWithRoot is startWithRoot with the built binary over real stdio.
+func startBinaryWithRoot(t *testing.T) (*lsptest.Server, string) {
+	t.Helper()
+	root, rootURI := workspace(t)
+	s := lsptest.Binary(t, nil, "serve", "--data-dir", t.TempDir())
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI})
+	return s, root
+}
+
+// bothTransports runs a test in process over pipes and against the built
+// binary over real stdio.
+func bothTransports(t *testing.T, test func(t *testing.T, start func(*testing.T) (*lsptest.Server, string))) {
+	t.Run("pipe", func(t *testing.T) { test(t, startWithRoot) })
+	t.Run("stdio", func(t *testing.T) { test(t, startBinaryWithRoot) })
+}
+
 // TestSessionCommands walks every command through its normal use.
-func TestSessionCommands(t *testing.T) {
-	s, root := startWithRoot(t)
+func TestSessionCommands(t *testing.T) { bothTransports(t, testSessionCommands) }
+
+func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, string)) {
+	s, root := start(t)
 
 	var created command.SessionResult
 	s.MustCommand(command.SessionNew, map[string]any{"title": "Fix login redirect"}, &created)
