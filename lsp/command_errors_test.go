@@ -194,4 +194,3 @@ func genericCases(c command.Info) []errorCase {
 	}
 	return cases
 }
-
