@@ -1,0 +1,142 @@
+package prompts
+
+import (
+	_ "embed"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+//go:embed templates/base.md
+var baseInstructions string
+
+// MaxListedSessionFiles is how many session file names the prompt lists.
+const MaxListedSessionFiles = 50
+
+// File is a relevant file's content as the turn sees it.
+type File struct {
+	Path    string // absolute path, as shown to the model
+	Content string
+	Unsaved bool // the editor's buffer, with edits not yet saved
+}
+
+// Input is everything the system prompt is built from. It is gathered
+// fresh before each turn; System is a pure function of it.
+type Input struct {
+	SessionFiles []string            // names in the session's sources/, sorted, hidden ones left out
+	Context      map[string][]string // the relevant-context sets
+	Missing      []string            // files items that do not exist
+	Resumed      bool                // the first turn after ctxls.session.resume
+	Relevant     []File              // the files set and the turn's files, in order
+	Changed      []string            // relevant files whose content changed since they were last sent
+	Withheld     []string            // files withheld because they look like secrets
+	Candidates   []string            // open and recently edited files
+	// FileBudget is the number of tokens the relevant files' contents may
+	// take; Counter counts them.
+	FileBudget int
+	Counter    Counter
+}
+
+// System renders the system prompt: base instructions, the session's
+// files, its context (introduced as a reminder after a resume), the
+// relevant files' contents within the budget, and the editor's candidates.
+func System(in Input) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(baseInstructions, "\n"))
+	b.WriteString("\n")
+	if len(in.SessionFiles) > 0 {
+		b.WriteString("\n## Current Session Files\n\n")
+		b.WriteString("The following files have been uploaded to this session and are available via `read_file` in the `sources/` directory:\n\n")
+		for i, name := range in.SessionFiles {
+			if i == MaxListedSessionFiles {
+				fmt.Fprintf(&b, "...and %d more files\n", len(in.SessionFiles)-MaxListedSessionFiles)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", name)
+		}
+		b.WriteString("\nUse these files when relevant to the user's requests. You can read them with `read_file(\"sources/filename\")`.\n")
+	}
+	if reminder := Reminder(in.Context, in.Missing); reminder != "" {
+		b.WriteString("\n## Session Context\n\n")
+		if in.Resumed {
+			b.WriteString("The user has resumed this session. As a reminder, this is where the work stood:\n\n")
+		}
+		b.WriteString(reminder)
+	}
+	if len(in.Relevant) > 0 || len(in.Withheld) > 0 {
+		b.WriteString("\n## Relevant Files\n")
+		if len(in.Changed) > 0 {
+			names := make([]string, len(in.Changed))
+			for i, c := range in.Changed {
+				names[i] = filepath.Base(c)
+			}
+			fmt.Fprintf(&b, "\nChanged since the last turn: %s\n", strings.Join(names, ", "))
+		}
+		budget := in.FileBudget
+		for _, f := range in.Relevant {
+			content, note := fit(f.Content, budget, in.Counter)
+			budget -= in.Counter.Count(content)
+			label := f.Path
+			if f.Unsaved {
+				label += " (unsaved editor text)"
+			}
+			fence := fenceFor(content)
+			fmt.Fprintf(&b, "\n%s\n%s\n%s", label, fence, content)
+			if !strings.HasSuffix(content, "\n") && content != "" {
+				b.WriteString("\n")
+			}
+			b.WriteString(fence + "\n")
+			if note != "" {
+				b.WriteString(note + "\n")
+			}
+		}
+		for _, w := range in.Withheld {
+			fmt.Fprintf(&b, "\n%s: withheld because it looks like it holds secrets. Ask the user to add it by name if it is needed.\n", w)
+		}
+	}
+	if len(in.Candidates) > 0 {
+		b.WriteString("\n## Open and Recently Edited Files\n\nThe user has these files open or edited them recently; read one with `read_file` if it is relevant:\n\n")
+		for _, c := range in.Candidates {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
+	return b.String()
+}
+
+// fit cuts content to whole lines within budget tokens and returns the
+// note that says so, never cutting silently.
+func fit(content string, budget int, counter Counter) (string, string) {
+	if budget <= 0 {
+		lines := strings.Count(content, "\n") + 1
+		return "", fmt.Sprintf("[truncated: lines 0 of %d shown; the token budget is used up]", lines)
+	}
+	if counter.Count(content) <= budget {
+		return content, ""
+	}
+	lines := strings.SplitAfter(content, "\n")
+	// Binary search the number of whole lines that fit.
+	lo, hi := 0, len(lines)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if counter.Count(strings.Join(lines[:mid], "")) <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return strings.Join(lines[:lo], ""), fmt.Sprintf("[truncated: lines 1–%d of %d shown]", lo, len(lines))
+}
+
+// fenceFor returns a backtick fence longer than any run inside content.
+func fenceFor(content string) string {
+	longest, run := 0, 0
+	for _, r := range content {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}

@@ -1,0 +1,63 @@
+package prompts
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestSystemGolden(t *testing.T) {
+	tk := TokenizerFor("gpt-4o-mini")
+	names := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("file%02d.csv", i))
+		}
+		return out
+	}
+	long := strings.Repeat("line of a long file with some words in it\n", 400)
+	for _, tc := range []struct {
+		name string
+		in   Input
+	}{
+		{"system_empty.golden", Input{Counter: tk, FileBudget: 1000}},
+		{"system_3_files.golden", Input{SessionFiles: []string{"data.csv", "report.pdf", "notes.md"}, Counter: tk, FileBudget: 1000}},
+		{"system_55_files.golden", Input{SessionFiles: names(55), Counter: tk, FileBudget: 1000}},
+		{"system_full.golden", Input{
+			SessionFiles: []string{"data.csv"},
+			Context:      map[string][]string{"files": {"/w/app/main.go", "/w/app/gone.go"}, "ports": {"8080"}},
+			Missing:      []string{"/w/app/gone.go"},
+			Resumed:      true,
+			Relevant: []File{
+				{Path: "/w/app/main.go", Content: "package main\n\nfunc main() { println(\"unsaved\") }\n", Unsaved: true},
+				{Path: "/w/app/doc.md", Content: "```go\nx\n```\n"},
+				{Path: "/w/app/big.txt", Content: long},
+			},
+			Changed:    []string{"/w/app/main.go"},
+			Withheld:   []string{"/w/app/.env"},
+			Candidates: []string{"/w/app/util.go", "/w/app/README.md"},
+			FileBudget: 300,
+			Counter:    tk,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := System(tc.in)
+			golden(t, tc.name, got)
+			if System(tc.in) != got {
+				t.Error("System is not deterministic")
+			}
+		})
+	}
+}
+
+func TestFitTruncatesVisibly(t *testing.T) {
+	tk := TokenizerFor("gpt-4")
+	content := strings.Repeat("alpha beta gamma\n", 100)
+	got, note := fit(content, 50, tk)
+	if tk.Count(got) > 50 || !strings.HasPrefix(note, "[truncated: lines 1–") || !strings.HasSuffix(note, " of 101 shown]") {
+		t.Errorf("fit: %d tokens, note %q", tk.Count(got), note)
+	}
+	if got, note := fit("short\n", 50, tk); got != "short\n" || note != "" {
+		t.Errorf("no cut: %q %q", got, note)
+	}
+}
