@@ -92,6 +92,8 @@ func (s *Server) handleRequest(ctx context.Context, method string, params json.R
 		return s.shutdown(ctx)
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, params)
+	case "ctxls/chat":
+		return s.chatRequest(ctx, params)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
 }
@@ -99,6 +101,10 @@ func (s *Server) handleRequest(ctx context.Context, method string, params json.R
 // handleNotification routes a notification. Errors are logged, never
 // returned: jsonrpc2 would close the connection.
 func (s *Server) handleNotification(ctx context.Context, method string, params json.RawMessage) {
+	// The notification's context is pooled and recycled when the handler
+	// returns, and SQLite watches a context's Done channel from a goroutine
+	// of its own: use the connection's context instead (LIBRARIES.md).
+	ctx = jsonrpc2.DetachContext(ctx)
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("notification handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
@@ -110,6 +116,9 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 		return
 	case "$/cancelRequest":
 		s.cancelRequest(params)
+		return
+	case "window/workDoneProgress/cancel":
+		s.cancelProgress(params)
 		return
 	}
 	s.mu.Lock()
@@ -135,6 +144,8 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 		err = s.didFocus(params)
 	case "workspace/didChangeWorkspaceFolders":
 		err = s.didChangeWorkspaceFolders(params)
+	case "workspace/didChangeConfiguration":
+		err = s.didChangeConfiguration(params)
 	default:
 		// Unknown notifications, $/setTrace, $/progress and friends are
 		// ignored, as the specification asks.

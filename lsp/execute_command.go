@@ -48,6 +48,7 @@ func (s *Server) commandTable() map[string]commandFunc {
 		command.FilesList:      typed(command.FilesList, s.filesList),
 		command.FilesRemove:    typed(command.FilesRemove, s.filesRemove),
 		command.DocumentGet:    typed(command.DocumentGet, s.documentGet),
+		command.Chat:           typed(command.Chat, s.chatCommand),
 	}
 }
 
@@ -77,6 +78,9 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		arg = p.Arguments[0]
 	default:
 		return nil, invalidParams("%s takes exactly one argument, a JSON object; got %d arguments", p.Command, len(p.Arguments))
+	}
+	if len(p.WorkDoneToken) > 0 && string(p.WorkDoneToken) != "null" {
+		ctx = context.WithValue(ctx, tokenKey{}, p.WorkDoneToken)
 	}
 	return fn(ctx, arg)
 }

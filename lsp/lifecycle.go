@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
 )
@@ -25,6 +26,9 @@ type initializeParams struct {
 		General struct {
 			PositionEncodings []string `json:"positionEncodings"`
 		} `json:"general"`
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
 	} `json:"capabilities"`
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
 }
@@ -75,6 +79,11 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		return nil, fmt.Errorf("cannot open the session store in %s: %w", dataDir, err)
 	}
 
+	prov, err := chat.ParseProvider(opts.Provider)
+	if err != nil {
+		store.Close()
+		return nil, invalidParams("initializationOptions.%s", err)
+	}
 	var current string
 	if opts.Session != "" {
 		if _, err := store.Get(ctx, opts.Session); err != nil {
@@ -90,6 +99,12 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.store = store
 	s.current = current
 	s.resumeAtInit = current
+	s.provider = s.cfg.Provider.Merge(prov)
+	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
+	s.engine = &chat.Engine{Store: store, Buffers: s.docs, Log: s.log}
+	if current != "" {
+		s.resumed[current] = true
+	}
 	s.mu.Unlock()
 	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(s.roots))
 

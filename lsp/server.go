@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -22,6 +23,9 @@ type Config struct {
 	Version string
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// Provider is the model configuration from the command line; fields set
+	// here override initializationOptions.provider.
+	Provider chat.Provider
 }
 
 // lifecycle is the server's position in the LSP lifecycle.
@@ -61,13 +65,17 @@ type Server struct {
 
 	// mu guards the fields below. Hold it only to read or swap them, never
 	// across I/O.
-	mu           sync.Mutex
-	state        lifecycle
-	enc          buffer.Encoding
-	roots        []string       // workspace folders as absolute paths
-	store        *session.Store // opened by initialize
-	current      string         // the connection's current session id, "" if none
-	resumeAtInit string         // initializationOptions.session, announced on "initialized"
+	mu             sync.Mutex
+	state          lifecycle
+	enc            buffer.Encoding
+	roots          []string        // workspace folders as absolute paths
+	store          *session.Store  // opened by initialize
+	current        string          // the connection's current session id, "" if none
+	resumeAtInit   string          // initializationOptions.session, announced on "initialized"
+	engine         *chat.Engine    // runs chat turns; created by initialize
+	provider       chat.Provider   // the configured provider, unresolved
+	clientWorkDone bool            // the client supports window/workDoneProgress/create
+	resumed        map[string]bool // sessions resumed since their last turn
 
 	// currentMu serialises "create a session on first need", so two
 	// concurrent commands do not create two sessions. Taken before mu.
@@ -77,6 +85,8 @@ type Server struct {
 	// keyed by request id (see idKey).
 	inflightMu sync.Mutex
 	inflight   map[string]context.CancelFunc
+	tokens     map[string]context.CancelFunc // chat turns by work-done token
+	tokenSeq   int64
 }
 
 // NewServer returns a server for one connection.
@@ -92,6 +102,8 @@ func NewServer(cfg Config) *Server {
 		exitCode: make(chan int, 1),
 		enc:      buffer.UTF16,
 		inflight: make(map[string]context.CancelFunc),
+		tokens:   make(map[string]context.CancelFunc),
+		resumed:  make(map[string]bool),
 	}
 	s.commands = s.commandTable()
 	return s

@@ -121,6 +121,9 @@ func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (
 		return nil, err
 	}
 	s.setCurrent(a.SessionID)
+	s.mu.Lock()
+	s.resumed[a.SessionID] = true
+	s.mu.Unlock()
 	s.notifyContext(ctx, a.SessionID, "resume", r.Context, nil, nil, r.MissingFiles)
 	return r, nil
 }

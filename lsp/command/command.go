@@ -10,6 +10,7 @@
 package command
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ctxls/ctxls/buffer"
@@ -36,6 +37,7 @@ const (
 	FilesList      = "ctxls.files.list"
 	FilesRemove    = "ctxls.files.remove"
 	DocumentGet    = "ctxls.document.get"
+	Chat           = "ctxls.chat"
 )
 
 // Notification methods sent by the server.
@@ -118,6 +120,10 @@ var Commands = []Info{
 		Args: DocumentGetArgs{}, Result: DocumentGetResult{},
 		ExampleArgs:   `{"uri": "file:///home/ann/app/src/login.go"}`,
 		ExampleResult: `{"v": 1, "uri": "file:///home/ann/app/src/login.go", "version": 42, "text": "package app\n..."}`},
+	{ID: Chat, Doc: "Runs a chat turn, exactly like the `ctxls/chat` request (see Chat turns above): the answer streams as `$/progress` reports on the command's workDoneToken (or one the server creates) and the result is the whole answer. `files` are added for this turn only.",
+		Args: ChatArgs{}, Result: ChatResult{},
+		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
 }
 
 // Notifications lists every notification the server sends.
@@ -328,6 +334,30 @@ type DocumentGetResult struct {
 	URI     string `json:"uri"`
 	Version int32  `json:"version"`
 	Text    string `json:"text"`
+}
+
+// ChatArgs are the params of ctxls/chat and the argument of ctxls.chat.
+type ChatArgs struct {
+	SessionID     string          `json:"sessionId,omitempty"`
+	Message       string          `json:"message"`
+	Files         []string        `json:"files,omitempty"`
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+}
+
+// ChatUsage is a turn's token usage.
+type ChatUsage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+}
+
+// ChatResult is the result of a chat turn.
+type ChatResult struct {
+	V            int       `json:"v"`
+	SessionID    string    `json:"sessionId"`
+	MessageID    int64     `json:"messageId"`
+	Text         string    `json:"text"`
+	FinishReason string    `json:"finishReason"`
+	Usage        ChatUsage `json:"usage"`
 }
 
 // ContextChangedParams are the params of ctxls/contextChanged.

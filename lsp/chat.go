@@ -1,0 +1,232 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/session"
+)
+
+// chatParams are the params of ctxls/chat and the argument of ctxls.chat.
+type chatParams = command.ChatArgs
+
+// chatRequest handles the ctxls/chat request.
+func (s *Server) chatRequest(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a chatParams
+	if err := decodeArg(raw, &a); err != nil {
+		return nil, invalidParams("ctxls/chat: %s", err)
+	}
+	return s.runChat(ctx, &a, a.WorkDoneToken)
+}
+
+// chatCommand handles ctxls.chat; its token comes from ExecuteCommandParams.
+func (s *Server) chatCommand(ctx context.Context, a *command.ChatArgs) (any, error) {
+	token := a.WorkDoneToken
+	if len(token) == 0 {
+		token = commandToken(ctx)
+	}
+	return s.runChat(ctx, a, token)
+}
+
+type tokenKey struct{}
+
+// commandToken is the workDoneToken of the executeCommand being served.
+func commandToken(ctx context.Context) json.RawMessage {
+	t, _ := ctx.Value(tokenKey{}).(json.RawMessage)
+	return t
+}
+
+// progress sends $/progress for one turn. Deltas are sent as they come;
+// end is sent exactly once.
+type progress struct {
+	s     *Server
+	ctx   context.Context
+	token json.RawMessage
+	mu    sync.Mutex
+	ended bool
+}
+
+func (p *progress) send(value any) {
+	if len(p.token) == 0 {
+		return
+	}
+	p.s.notify(p.ctx, "$/progress", map[string]any{"token": p.token, "value": value})
+}
+
+func (p *progress) Delta(text string) {
+	p.send(map[string]any{"kind": "report", "delta": text})
+}
+
+func (p *progress) Activity(message string) {
+	p.send(map[string]any{"kind": "report", "message": message})
+}
+
+func (p *progress) TitleChanged(sess *session.Session) {
+	p.s.notify(p.ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+}
+
+func (p *progress) end(message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return
+	}
+	p.ended = true
+	p.send(map[string]any{"kind": "end", "message": message})
+}
+
+func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
+	if a.Message == "" {
+		return nil, invalidParams("ctxls/chat: message is required")
+	}
+	s.mu.Lock()
+	engine, prov, roots, workDone := s.engine, s.provider, s.roots, s.clientWorkDone
+	s.mu.Unlock()
+	if engine == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
+	}
+	var files []string
+	for _, f := range a.Files {
+		p, err := session.NormalizeFileItem(f, roots)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, p)
+	}
+	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
+	if err != nil {
+		s.showMessage(ctx, 1, err.Error())
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
+	}
+	_, id, err := s.sessionFor(ctx, a.SessionID, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(token) == 0 && workDone {
+		t, _ := json.Marshal(fmt.Sprintf("ctxls-chat-%s-%d", id[:6], s.nextToken()))
+		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": json.RawMessage(t)}, nil); err == nil {
+			token = t
+		} else {
+			s.log.Warn("workDoneProgress/create failed", "err", err)
+		}
+	}
+	// window/workDoneProgress/cancel for the token cancels the turn.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if len(token) > 0 {
+		key := string(token)
+		s.inflightMu.Lock()
+		s.tokens[key] = cancel
+		s.inflightMu.Unlock()
+		defer func() {
+			s.inflightMu.Lock()
+			delete(s.tokens, key)
+			s.inflightMu.Unlock()
+		}()
+	}
+	p := &progress{s: s, ctx: ctx, token: token}
+	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
+	resumed := s.takeResumed(id)
+	var candidates []string
+	for _, c := range s.docs.Candidates() {
+		if c.Path != "" {
+			candidates = append(candidates, c.Path)
+		}
+	}
+	res, err := engine.Run(ctx, chat.Turn{
+		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
+		Candidates: candidates, Provider: resolved,
+	}, p)
+	switch {
+	case err == nil:
+		p.end("done")
+	case errors.Is(err, context.Canceled):
+		p.end("cancelled")
+		return nil, jsonrpc2.NewError(RequestCancelled, "chat turn cancelled; the partial answer is kept")
+	default:
+		p.end("error: " + err.Error())
+		if res == nil {
+			return nil, err
+		}
+		s.showMessage(ctx, 1, err.Error())
+	}
+	return command.ChatResult{
+		V: command.V, SessionID: res.SessionID, MessageID: res.MessageID, Text: res.Text,
+		FinishReason: res.FinishReason,
+		Usage:        command.ChatUsage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens},
+	}, nil
+}
+
+// showMessage sends window/showMessage (type 1 error, 2 warning, 3 info).
+func (s *Server) showMessage(ctx context.Context, kind int, msg string) {
+	s.notify(ctx, "window/showMessage", map[string]any{"type": kind, "message": "ctxls: " + msg})
+}
+
+func (s *Server) nextToken() int64 {
+	s.inflightMu.Lock()
+	defer s.inflightMu.Unlock()
+	s.tokenSeq++
+	return s.tokenSeq
+}
+
+// takeResumed reports (once) whether the session was resumed since its last
+// turn.
+func (s *Server) takeResumed(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resumed[id] {
+		delete(s.resumed, id)
+		return true
+	}
+	return false
+}
+
+// cancelProgress handles window/workDoneProgress/cancel.
+func (s *Server) cancelProgress(params json.RawMessage) {
+	var p struct {
+		Token json.RawMessage `json:"token"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || len(p.Token) == 0 {
+		s.log.Warn("malformed window/workDoneProgress/cancel")
+		return
+	}
+	s.inflightMu.Lock()
+	cancel := s.tokens[string(p.Token)]
+	s.inflightMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// didChangeConfiguration takes settings.ctxls.provider.
+func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
+	var p struct {
+		Settings struct {
+			Ctxls struct {
+				Provider json.RawMessage `json:"provider"`
+			} `json:"ctxls"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	if len(p.Settings.Ctxls.Provider) == 0 {
+		return nil
+	}
+	prov, err := chat.ParseProvider(p.Settings.Ctxls.Provider)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.provider = prov.Merge(s.cfg.Provider)
+	s.mu.Unlock()
+	return nil
+}
