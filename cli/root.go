@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp"
 )
 
@@ -43,7 +44,10 @@ type globals struct {
 	logLevel string
 	stdio    bool
 	jsonOut  bool
+	provider chat.Provider // serve's provider flags
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -84,8 +88,9 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 			return nil
 		},
 	}
+	providerFlags(serveCmd, &g.provider)
 	serveCmd.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
-	root.AddCommand(serveCmd, versionCmd(), sessionsCmd(g))
+	root.AddCommand(serveCmd, versionCmd(), sessionsCmd(g), chatCmd(g, stdin), doctorCmd())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -164,5 +169,5 @@ func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.W
 		return 1
 	}
 	log.Info("serving", "version", version(), "pid", os.Getpid(), "dataDir", dir)
-	return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log})
+	return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider})
 }

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+	"github.com/spf13/cobra"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+)
+
+// providerFlags are the provider settings the command line can override.
+func providerFlags(cmd *cobra.Command, p *chat.Provider) {
+	cmd.Flags().StringVar(&p.BaseURL, "base-url", "", "OpenAI-compatible API base URL (default $OPENAI_BASE_URL, else OpenAI or a local Ollama)")
+	cmd.Flags().StringVar(&p.Model, "model", "", "model name (default $CTXLS_MODEL)")
+	cmd.Flags().StringVar(&p.APIKeyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
+}
+
+// noBuffers: the CLI has no editor buffers; files are read from disk.
+type noBuffers struct{}
+
+func (noBuffers) TextByPath(string) (string, bool) { return "", false }
+
+// streamEvents prints a turn to the terminal.
+type streamEvents struct{ out, errOut io.Writer }
+
+func (e streamEvents) Delta(text string)             { fmt.Fprint(e.out, text) }
+func (e streamEvents) Activity(message string)       { fmt.Fprintf(e.errOut, "[%s]\n", message) }
+func (e streamEvents) TitleChanged(*session.Session) {}
+
+func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
+	var (
+		prov      chat.Provider
+		sessionID string
+		files     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "chat [--session ID | --new] [--file PATH]... [MESSAGE]",
+		Short: "Ask the model; the answer streams to stdout (message from stdin if absent)",
+		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+			msg := strings.Join(args, " ")
+			if msg == "" {
+				b, err := io.ReadAll(stdin)
+				if err != nil {
+					return err
+				}
+				msg = strings.TrimSpace(string(b))
+			}
+			if msg == "" {
+				return usageError{errors.New("no message: give it as arguments or on stdin")}
+			}
+			resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if sessionID == "" {
+				s, err := st.Create(ctx, "")
+				if err != nil {
+					return err
+				}
+				sessionID = s.ID
+			} else if _, err := st.Get(ctx, sessionID); err != nil {
+				return err
+			}
+			var abs []string
+			for _, f := range files {
+				p, err := filepath.Abs(f)
+				if err != nil {
+					return err
+				}
+				abs = append(abs, p)
+			}
+			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
+			res, err := engine.Run(ctx, chat.Turn{SessionID: sessionID, Message: msg, Files: abs, Provider: resolved},
+				streamEvents{cmd.OutOrStdout(), cmd.ErrOrStderr()})
+			fmt.Fprintln(cmd.OutOrStdout())
+			fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", sessionID)
+			if errors.Is(err, context.Canceled) {
+				return errors.New("cancelled; the partial answer is kept")
+			}
+			if err != nil {
+				return err
+			}
+			if res.FinishReason == chat.FinishLength {
+				fmt.Fprintln(cmd.ErrOrStderr(), "(the answer was cut at the output token limit)")
+			}
+			return nil
+		}),
+	}
+	providerFlags(cmd, &prov)
+	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (default: a new one)")
+	cmd.Flags().Bool("new", true, "start a new session (the default)")
+	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
+	return cmd
+}
+
+func doctorCmd() *cobra.Command {
+	var prov chat.Provider
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the model provider configuration and reach the provider",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			r, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
+			if err != nil {
+				fmt.Fprintf(w, "✗ configuration: %v\n", err)
+				return errors.New("the provider is not configured")
+			}
+			keyEnv := r.APIKeyEnv
+			if keyEnv == "" {
+				keyEnv = "OPENAI_API_KEY"
+			}
+			key := "not set (fine for local servers)"
+			if r.APIKey() != "" {
+				key = "set in " + keyEnv
+			}
+			fmt.Fprintf(w, "✓ provider: %s\n  model: %s\n  title model: %s\n  API key: %s\n", r.BaseURL, r.Model, r.TitleModel, key)
+			cfg := openai.DefaultConfig(r.APIKey())
+			cfg.BaseURL = r.BaseURL
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)
+			if err != nil {
+				fmt.Fprintf(w, "✗ reaching %s: %v\n", r.BaseURL, err)
+				return errors.New("the provider cannot be reached")
+			}
+			var names []string
+			for _, m := range models.Models {
+				names = append(names, m.ID)
+			}
+			fmt.Fprintf(w, "✓ reached %s: %d models\n", r.BaseURL, len(names))
+			if len(names) > 0 && !slices.Contains(names, r.Model) {
+				fmt.Fprintf(w, "✗ model %q is not among them: %s\n", r.Model, strings.Join(names, ", "))
+				return errors.New("the model is not available")
+			}
+			fmt.Fprintf(w, "✓ model %s is available\n", r.Model)
+			return nil
+		},
+	}
+	providerFlags(cmd, &prov)
+	return cmd
+}
