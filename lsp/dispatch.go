@@ -223,7 +223,9 @@ func (s *Server) notify(ctx context.Context, method string, params any) {
 	if s.conn == nil {
 		return // not connected (tests that call handlers directly)
 	}
-	if err := s.conn.Notify(jsonrpc2.DetachContext(ctx), method, params); err != nil {
+	// Notifications go out even when the request that sends them was just
+	// cancelled (the "cancelled" end of a turn's progress).
+	if err := s.conn.Notify(context.WithoutCancel(jsonrpc2.DetachContext(ctx)), method, params); err != nil {
 		s.log.Warn("notify failed", "method", method, "err", err)
 	}
 }
