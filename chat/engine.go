@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ type Events interface {
 	Delta(text string)
 	Activity(message string)
 	TitleChanged(s *session.Session)
+	ContextChanged(ch *session.ContextChange)
 }
 
 // Engine runs turns. It is safe for concurrent use: turns of different
@@ -48,6 +50,12 @@ type Engine struct {
 	// Stall ends a stream that sends nothing for this long (default 90 s).
 	Stall time.Duration
 
+	// bg tracks background jobs (titles) so Close can stop and wait for them.
+	bg       sync.WaitGroup
+	bgOnce   sync.Once
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+
 	// mu guards running and sent.
 	mu      sync.Mutex
 	running map[string]bool
@@ -61,6 +69,7 @@ type Turn struct {
 	Files      []string // absolute paths added for this turn only
 	Resumed    bool     // the first turn after a resume
 	Candidates []string
+	Roots      []string // workspace folders
 	Provider   Resolved
 }
 
@@ -129,30 +138,83 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming}
-	if err := e.Store.AppendMessage(ctx, answer); err != nil {
+	sess, err := e.Store.Get(ctx, t.SessionID)
+	if err != nil {
 		return nil, err
 	}
-	res := &Result{SessionID: t.SessionID, MessageID: answer.ID}
-	text, finish, usage, streamErr := e.stream(ctx, t.Provider, messages, answer.ID, ev)
-	res.Text, res.Usage = text, usage
-	status := session.StatusComplete
-	switch {
-	case streamErr != nil && ctx.Err() != nil:
-		res.FinishReason, status = FinishCancelled, session.StatusInterrupted
-		streamErr = ctx.Err()
-	case streamErr != nil:
-		res.FinishReason, status = FinishError, session.StatusError
-	case finish == string(openai.FinishReasonLength):
-		res.FinishReason = FinishLength
-	default:
-		res.FinishReason = FinishStop
+	userSet, _ := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
+	tools := &toolEnv{e: e, turn: t, folder: sess.Folder, ev: ev, userSet: map[string]bool{}}
+	for p, by := range userSet {
+		if by == session.AddedByUser {
+			tools.userSet[p] = true
+		}
 	}
-	// Save the final state even when ctx is cancelled.
-	saveCtx := context.WithoutCancel(ctx)
-	if err := e.Store.UpdateMessage(saveCtx, answer.ID, text, status, &usage); err != nil {
-		e.Log.Error("saving the answer failed", "session", t.SessionID, "err", err)
+	for _, p := range t.Files {
+		tools.userSet[p] = true
 	}
+
+	res := &Result{SessionID: t.SessionID}
+	var all strings.Builder
+	var streamErr error
+	for round := 0; ; round++ {
+		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming}
+		if err := e.Store.AppendMessage(ctx, answer); err != nil {
+			return nil, err
+		}
+		res.MessageID = answer.ID
+		withTools := round < MaxToolRounds
+		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, answer.ID, ev, withTools)
+		all.WriteString(text)
+		res.Usage.PromptTokens += usage.PromptTokens
+		res.Usage.CompletionTokens += usage.CompletionTokens
+		status := session.StatusComplete
+		switch {
+		case err != nil && ctx.Err() != nil:
+			res.FinishReason, status = FinishCancelled, session.StatusInterrupted
+			err = ctx.Err()
+		case err != nil:
+			res.FinishReason, status = FinishError, session.StatusError
+		case finish == string(openai.FinishReasonLength):
+			res.FinishReason = FinishLength
+		default:
+			res.FinishReason = FinishStop
+		}
+		// Save the final state even when ctx is cancelled.
+		saveCtx := context.WithoutCancel(ctx)
+		if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, text, status, &usage); uerr != nil {
+			e.Log.Error("saving the answer failed", "session", t.SessionID, "err", uerr)
+		}
+		if err != nil || len(calls) == 0 {
+			streamErr = err
+			break
+		}
+		// Tool round: record the calls, run them, and go on.
+		raw, _ := json.Marshal(calls)
+		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
+			return nil, err
+		}
+		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
+		for _, c := range calls {
+			out := tools.run(ctx, c.Function.Name, c.Function.Arguments)
+			tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
+			if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
+				return nil, err
+			}
+			messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
+		}
+		if round+1 == MaxToolRounds {
+			note := fmt.Sprintf("\n\n[stopped: the model used tools %d times in this turn, the limit; ask again to continue]", MaxToolRounds)
+			ev.Delta(note)
+			all.WriteString(note)
+			nm := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Content: strings.TrimSpace(note)}
+			if err := e.Store.AppendMessage(saveCtx, nm); err == nil {
+				res.MessageID = nm.ID
+			}
+			res.FinishReason = FinishStop
+			break
+		}
+	}
+	res.Text = all.String()
 	if streamErr == nil {
 		e.nameLater(t, ev)
 	}
@@ -205,11 +267,30 @@ func (e *Engine) buildMessages(ctx context.Context, t Turn) ([]openai.ChatComple
 		e.sent[t.SessionID] = last
 	}
 	e.mu.Unlock()
+	addedBy, _ := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
+	sess, err := e.Store.Get(ctx, t.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	guard := &toolEnv{turn: t, folder: sess.Folder, userSet: map[string]bool{}}
+	for p, by := range addedBy {
+		if by == session.AddedByUser {
+			guard.userSet[p] = true
+		}
+	}
+	for _, p := range t.Files {
+		guard.userSet[p] = true
+	}
 	for _, p := range paths {
 		if seen[p] {
 			continue
 		}
 		seen[p] = true
+		if !guard.allowed(p) {
+			// Added by the model and outside the workspace: never sent.
+			in.Withheld = append(in.Withheld, p)
+			continue
+		}
 		f := prompts.File{Path: p}
 		if text, ok := e.Buffers.TextByPath(p); ok {
 			f.Content, f.Unsaved = text, true
@@ -221,6 +302,10 @@ func (e *Engine) buildMessages(ctx context.Context, t Turn) ([]openai.ChatComple
 				continue
 			}
 			f.Content = data
+		}
+		if LooksSecret(p, f.Content) && !guard.userSet[p] {
+			in.Withheld = append(in.Withheld, p)
+			continue
 		}
 		e.mu.Lock()
 		if prev, ok := last[p]; ok && prev != f.Content {
@@ -322,8 +407,9 @@ func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // stream runs the streamed completion with retries before the first token,
 // checkpointing the answer.
-func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, answerID int64, ev Events) (string, string, session.Usage, error) {
+func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, answerID int64, ev Events, withTools bool) (string, string, session.Usage, []openai.ToolCall, error) {
 	var usage session.Usage
+	var calls []openai.ToolCall
 	capture := &retryAfter{}
 	client := e.client(p, capture)
 	req := openai.ChatCompletionRequest{
@@ -331,6 +417,9 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		Messages:      messages,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	if withTools {
+		req.Tools = toolDefs
 	}
 	streamCtx, cancelStream := context.WithCancelCause(ctx)
 	defer cancelStream(nil)
@@ -355,7 +444,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		}
 	}
 	if err != nil {
-		return "", "", usage, describe(err, p)
+		return "", "", usage, nil, describe(err, p)
 	}
 	defer stream.Close()
 
@@ -383,12 +472,12 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		}
 		if err != nil {
 			if cause := context.Cause(streamCtx); cause == errStalled {
-				return text.String(), finish, usage, errStalled
+				return text.String(), finish, usage, nil, errStalled
 			}
 			if ctx.Err() != nil {
-				return text.String(), finish, usage, ctx.Err()
+				return text.String(), finish, usage, nil, ctx.Err()
 			}
-			return text.String(), finish, usage, describe(err, p)
+			return text.String(), finish, usage, nil, describe(err, p)
 		}
 		if resp.Usage != nil {
 			usage = session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}
@@ -397,6 +486,22 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 			if c.Delta.Content != "" {
 				text.WriteString(c.Delta.Content)
 				ev.Delta(c.Delta.Content)
+			}
+			for _, tc := range c.Delta.ToolCalls {
+				i := len(calls)
+				if tc.Index != nil {
+					i = *tc.Index
+				}
+				for len(calls) <= i {
+					calls = append(calls, openai.ToolCall{Type: openai.ToolTypeFunction})
+				}
+				if tc.ID != "" {
+					calls[i].ID = tc.ID
+				}
+				if tc.Function.Name != "" {
+					calls[i].Function.Name += tc.Function.Name
+				}
+				calls[i].Function.Arguments += tc.Function.Arguments
 			}
 			if c.FinishReason != "" {
 				finish = string(c.FinishReason)
@@ -409,7 +514,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 			lastSave, saved = time.Now(), text.Len()
 		}
 	}
-	return text.String(), finish, usage, nil
+	return text.String(), finish, usage, calls, nil
 }
 
 func retryable(err error) bool {
@@ -454,26 +559,41 @@ func describe(err error, p Resolved) error {
 	return fmt.Errorf("the stream from %s broke: %v", p.BaseURL, err)
 }
 
+func (e *Engine) background() context.Context {
+	e.bgOnce.Do(func() { e.bgCtx, e.bgCancel = context.WithCancel(context.Background()) })
+	return e.bgCtx
+}
+
+// Close cancels background jobs and waits for them.
+func (e *Engine) Close() {
+	e.background()
+	e.bgCancel()
+	e.bg.Wait()
+}
+
 // nameLater asks the model for a better title after the first answer,
 // in the background; it replaces only an "auto" title.
 func (e *Engine) nameLater(t Turn, ev Events) {
-	s, err := e.Store.Get(context.Background(), t.SessionID)
+	ctx := e.background()
+	s, err := e.Store.Get(ctx, t.SessionID)
 	if err != nil || s.TitleSource != session.TitleAuto {
 		return
 	}
+	e.bg.Add(1)
 	go func() {
+		defer e.bg.Done()
 		var pc panics.Catcher
 		pc.Try(func() {
-			title, err := e.suggestTitle(context.Background(), t)
+			title, err := e.suggestTitle(ctx, t)
 			if err != nil {
 				e.Log.Info("title suggestion failed; keeping the title", "session", t.SessionID, "err", err)
 				return
 			}
-			changed, err := e.Store.SetTitleIfAuto(context.Background(), t.SessionID, title)
+			changed, err := e.Store.SetTitleIfAuto(ctx, t.SessionID, title)
 			if err != nil || !changed {
 				return
 			}
-			if s, err := e.Store.Get(context.Background(), t.SessionID); err == nil {
+			if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
 				ev.TitleChanged(s)
 			}
 		})

@@ -36,6 +36,9 @@ type streamEvents struct{ out, errOut io.Writer }
 func (e streamEvents) Delta(text string)             { fmt.Fprint(e.out, text) }
 func (e streamEvents) Activity(message string)       { fmt.Fprintf(e.errOut, "[%s]\n", message) }
 func (e streamEvents) TitleChanged(*session.Session) {}
+func (e streamEvents) ContextChanged(ch *session.ContextChange) {
+	fmt.Fprintf(e.errOut, "[context %s: %s]\n", ch.SetName, strings.Join(ch.Items, ", "))
+}
 
 func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 	var (
@@ -81,7 +84,8 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 				abs = append(abs, p)
 			}
 			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
-			res, err := engine.Run(ctx, chat.Turn{SessionID: sessionID, Message: msg, Files: abs, Provider: resolved},
+			wd, _ := os.Getwd()
+			res, err := engine.Run(ctx, chat.Turn{SessionID: sessionID, Message: msg, Files: abs, Roots: []string{wd}, Provider: resolved},
 				streamEvents{cmd.OutOrStdout(), cmd.ErrOrStderr()})
 			fmt.Fprintln(cmd.OutOrStdout())
 			fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", sessionID)

@@ -47,11 +47,12 @@ func commandToken(ctx context.Context) json.RawMessage {
 // progress sends $/progress for one turn. Deltas are sent as they come;
 // end is sent exactly once.
 type progress struct {
-	s     *Server
-	ctx   context.Context
-	token json.RawMessage
-	mu    sync.Mutex
-	ended bool
+	s         *Server
+	ctx       context.Context
+	token     json.RawMessage
+	sessionID string
+	mu        sync.Mutex
+	ended     bool
 }
 
 func (p *progress) send(value any) {
@@ -71,6 +72,10 @@ func (p *progress) Activity(message string) {
 
 func (p *progress) TitleChanged(sess *session.Session) {
 	p.s.notify(p.ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+}
+
+func (p *progress) ContextChanged(ch *session.ContextChange) {
+	p.s.notifyContext(p.ctx, p.sessionID, "changed", ch.Context, ch.Added, ch.Removed, p.s.missingFiles(ch.Context))
 }
 
 func (p *progress) end(message string) {
@@ -132,7 +137,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 			s.inflightMu.Unlock()
 		}()
 	}
-	p := &progress{s: s, ctx: ctx, token: token}
+	p := &progress{s: s, ctx: ctx, token: token, sessionID: id}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
 	resumed := s.takeResumed(id)
 	var candidates []string
@@ -143,7 +148,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	}
 	res, err := engine.Run(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
-		Candidates: candidates, Provider: resolved,
+		Candidates: candidates, Roots: roots, Provider: resolved,
 	}, p)
 	switch {
 	case err == nil:

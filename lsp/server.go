@@ -141,9 +141,12 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
-	store := s.store
+	store, engine := s.store, s.engine
 	s.store = nil
 	s.mu.Unlock()
+	if engine != nil {
+		engine.Close()
+	}
 	if store != nil {
 		if err := store.Close(); err != nil {
 			s.log.Error("closing store", "err", err)

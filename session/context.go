@@ -110,9 +110,40 @@ func cleanItems(items []string) ([]string, error) {
 	return out, nil
 }
 
-// SetContext changes one set. The limits are checked and the set written in
-// one transaction; a refused change changes nothing.
+// Who adds context items.
+const (
+	AddedByUser  = "user"
+	AddedByModel = "model"
+)
+
+// SetContext changes one set on the user's behalf. The limits are checked
+// and the set written in one transaction; a refused change changes nothing.
 func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
+	return s.SetContextBy(ctx, sessionID, setName, items, mode, AddedByUser)
+}
+
+// AddedBy returns who added each item of a set (items kept from before a
+// change keep their origin).
+func (s *Store) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT item, added_by FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var item, by string
+		if err := rows.Scan(&item, &by); err != nil {
+			return nil, err
+		}
+		out[item] = by
+	}
+	return out, rows.Err()
+}
+
+// SetContextBy is SetContext recording who made the change (AddedByUser or
+// AddedByModel) for the items it adds.
+func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
 	if err := validSetName(setName); err != nil {
 		return nil, err
 	}
@@ -161,11 +192,29 @@ func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items
 		if total > MaxItemsTotal {
 			return invalid("the session would have %d context items; the limit is %d in all", total, MaxItemsTotal)
 		}
+		origin := map[string]string{}
+		rows, err := tx.QueryContext(ctx, "SELECT item, added_by FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var item, who string
+			if err := rows.Scan(&item, &who); err != nil {
+				rows.Close()
+				return err
+			}
+			origin[item] = who
+		}
+		rows.Close()
 		if _, err := tx.ExecContext(ctx, "DELETE FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName); err != nil {
 			return err
 		}
 		for i, it := range next {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO context_items (session_id, set_name, position, item) VALUES (?, ?, ?, ?)", sessionID, setName, i, it); err != nil {
+			who, ok := origin[it]
+			if !ok || by == AddedByUser && slices.Contains(clean, it) {
+				who = by // new, or restated by the user: the user's from now on
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES (?, ?, ?, ?, ?)", sessionID, setName, i, it, who); err != nil {
 				return err
 			}
 		}

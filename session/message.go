@@ -148,6 +148,21 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 	return s.writeHistory(ctx, sessionID)
 }
 
+// SetToolCalls records the tool calls an assistant message made.
+func (s *Store) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
+	if !json.Valid(toolCalls) {
+		return invalid("toolCalls is not valid JSON")
+	}
+	res, err := s.db.ExecContext(ctx, "UPDATE messages SET tool_calls = ? WHERE id = ?", string(toolCalls), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
 // Messages returns a session's messages, oldest first.
 func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
 	if _, err := s.folderOf(ctx, sessionID); err != nil {

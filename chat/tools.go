@@ -1,0 +1,200 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+// MaxToolRounds bounds the tool calls of one turn.
+const MaxToolRounds = 8
+
+// maxReadBytes is how much read_file returns.
+const maxReadBytes = 256 << 10
+
+// toolDefs are the functions the model may call.
+var toolDefs = []openai.Tool{
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        "set_relevant_context",
+		Description: "Set or extend one named set of the session's relevant context (files, applet, endpoints, ports, or another name). At most 10 items per set and 50 in all.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"setName":{"type":"string","description":"files, applet, endpoints, ports, or a custom name"},` +
+			`"items":{"type":"array","items":{"type":"string"}},` +
+			`"mode":{"type":"string","enum":["replace","merge"],"description":"replace (default) or merge"}},` +
+			`"required":["setName","items"]}`),
+	}},
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        "get_relevant_context",
+		Description: "Read the session's relevant context: all sets, or the one named.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"setName":{"type":"string"}}}`),
+	}},
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        "read_file",
+		Description: "Read a file: sources/NAME for files uploaded to the session, a path relative to the workspace, or an absolute path inside the workspace or the session folder.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+	}},
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        "list_session_files",
+		Description: "List the files in the session folder: sources (uploaded by the user, the default), results, scripts or data.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"subdir":{"type":"string","enum":["sources","results","scripts","data"]}}}`),
+	}},
+}
+
+// toolEnv is what the tools may touch in one turn.
+type toolEnv struct {
+	e       *Engine
+	turn    Turn
+	folder  string // the session folder
+	userSet map[string]bool
+	ev      Events
+}
+
+var secretName = regexp.MustCompile(`(?i)(^\.env(\..*)?$|\.pem$|\.key$|^id_(rsa|dsa|ecdsa|ed25519)|\.p12$|\.pfx$|^\.netrc$|^credentials(\.json)?$)`)
+
+// LooksSecret reports whether a file looks like it holds secrets, by name
+// or by a private-key header in its content.
+func LooksSecret(path, content string) bool {
+	return secretName.MatchString(filepath.Base(path)) || strings.Contains(content, "PRIVATE KEY-----")
+}
+
+// inside reports whether path is within dir.
+func inside(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// allowed reports whether the model may read path: inside a workspace
+// folder or the session folder (after resolving symbolic links), or a file
+// the user added to the context by name.
+func (t *toolEnv) allowed(path string) bool {
+	if t.userSet[path] {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
+	}
+	for _, dir := range append(slices.Clone(t.turn.Roots), t.folder) {
+		rd, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			rd = dir
+		}
+		if inside(path, dir) && inside(real, rd) {
+			return true
+		}
+	}
+	return false
+}
+
+// run executes one tool call and returns the text given back to the model.
+func (t *toolEnv) run(ctx context.Context, name, args string) string {
+	out, err := t.dispatch(ctx, name, args)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return out
+}
+
+func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, error) {
+	var a struct {
+		SetName string   `json:"setName"`
+		Items   []string `json:"items"`
+		Mode    string   `json:"mode"`
+		Path    string   `json:"path"`
+		Subdir  string   `json:"subdir"`
+	}
+	if strings.TrimSpace(args) != "" {
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			return "", fmt.Errorf("the arguments are not valid JSON: %v", err)
+		}
+	}
+	store := t.e.Store
+	switch name {
+	case "set_relevant_context":
+		t.ev.Activity(fmt.Sprintf("updating the %s context", a.SetName))
+		items := a.Items
+		if a.SetName == prompts.SetFiles {
+			items = make([]string, 0, len(a.Items))
+			for _, it := range a.Items {
+				p, err := session.NormalizeFileItem(it, t.turn.Roots)
+				if err != nil {
+					return "", err
+				}
+				items = append(items, p)
+			}
+		}
+		ch, err := store.SetContextBy(ctx, t.turn.SessionID, a.SetName, items, session.Mode(a.Mode), session.AddedByModel)
+		if err != nil {
+			return "", err
+		}
+		t.ev.ContextChanged(ch)
+		b, _ := json.Marshal(map[string]any{"setName": ch.SetName, "items": ch.Items, "warnings": ch.Warnings})
+		return string(b), nil
+	case "get_relevant_context":
+		sets, err := store.Context(ctx, t.turn.SessionID)
+		if err != nil {
+			return "", err
+		}
+		if a.SetName != "" {
+			sets = session.Context{a.SetName: sets[a.SetName]}
+		}
+		b, _ := json.Marshal(sets)
+		return string(b), nil
+	case "list_session_files":
+		names, err := store.ListFiles(ctx, t.turn.SessionID, a.Subdir)
+		if err != nil {
+			return "", err
+		}
+		b, _ := json.Marshal(names)
+		return string(b), nil
+	case "read_file":
+		return t.readFile(a.Path)
+	}
+	return "", fmt.Errorf("unknown tool %q", name)
+}
+
+func (t *toolEnv) readFile(p string) (string, error) {
+	if p == "" || strings.ContainsRune(p, 0) {
+		return "", errors.New("path is required")
+	}
+	var path string
+	switch {
+	case strings.HasPrefix(p, "sources/") || strings.HasPrefix(p, "results/") || strings.HasPrefix(p, "scripts/") || strings.HasPrefix(p, "data/"):
+		path = filepath.Join(t.folder, filepath.Clean("/" + p)[1:])
+	case filepath.IsAbs(p):
+		path = filepath.Clean(p)
+	case len(t.turn.Roots) > 0:
+		path = filepath.Join(t.turn.Roots[0], p)
+	default:
+		return "", errors.New("relative path with no workspace folder")
+	}
+	if !t.allowed(path) {
+		return "", fmt.Errorf("%s is outside the workspace and the session folder; ask the user to add it", p)
+	}
+	t.ev.Activity("reading " + filepath.Base(path))
+	content, ok := t.e.Buffers.TextByPath(path)
+	if !ok {
+		data, err := readLimited(path, maxReadBytes+1)
+		if err != nil {
+			return "", fmt.Errorf("cannot read %s: %v", p, err)
+		}
+		content = data
+	}
+	if LooksSecret(path, content) && !t.userSet[path] {
+		return "", fmt.Errorf("%s looks like it holds secrets and is withheld; the user can add it by name", p)
+	}
+	if len(content) > maxReadBytes {
+		content = content[:maxReadBytes] + fmt.Sprintf("\n[truncated: first %d bytes shown]", maxReadBytes)
+	}
+	return content, nil
+}
