@@ -123,6 +123,9 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	}
 	defer e.release(t.SessionID)
 
+	if err := e.Store.InterruptStale(ctx, t.SessionID); err != nil {
+		return nil, err
+	}
 	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
 	if err := e.Store.AppendMessage(ctx, user); err != nil {
 		return nil, err

@@ -148,6 +148,14 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 	return s.writeHistory(ctx, sessionID)
 }
 
+// InterruptStale marks a session's messages still "streaming" as
+// "interrupted": called when a new turn starts, they can only be left over
+// from a daemon that died mid-stream.
+func (s *Store) InterruptStale(ctx context.Context, sessionID string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE messages SET status = 'interrupted' WHERE session_id = ? AND status = 'streaming'", sessionID)
+	return err
+}
+
 // SetToolCalls records the tool calls an assistant message made.
 func (s *Store) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
 	if !json.Valid(toolCalls) {
