@@ -606,6 +606,30 @@ func (e *Engine) nameLater(t Turn, ev Events) {
 	}()
 }
 
+// RegenerateTitle asks the model for a title from the session's first user
+// message and sets it (source "model") unless the user named the session.
+func (e *Engine) RegenerateTitle(ctx context.Context, sessionID string, p Resolved) (*session.Session, error) {
+	msgs, err := e.Store.Messages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	first := ""
+	for _, m := range msgs {
+		if m.Role == session.RoleUser {
+			first = m.Content
+			break
+		}
+	}
+	if first == "" {
+		return nil, fmt.Errorf("%w: the session has no message to name it from", session.ErrInvalid)
+	}
+	title, err := e.suggestTitle(ctx, Turn{SessionID: sessionID, Message: first, Provider: p})
+	if err != nil {
+		return nil, fmt.Errorf("the title request failed; the title is unchanged: %w", err)
+	}
+	return e.Store.Rename(ctx, sessionID, title, session.TitleModel)
+}
+
 func (e *Engine) suggestTitle(ctx context.Context, t Turn) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -228,10 +228,34 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	}
 	prov, err := chat.ParseProvider(p.Settings.Ctxls.Provider)
 	if err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
 		return err
 	}
 	s.mu.Lock()
 	s.provider = prov.Merge(s.cfg.Provider)
 	s.mu.Unlock()
 	return nil
+}
+
+func (s *Server) regenerateTitle(ctx context.Context, a *command.SessionIDArgs) (any, error) {
+	_, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, invalidParams("%s: no sessionId given and no current session", command.RegenerateTitle)
+	}
+	s.mu.Lock()
+	engine, prov := s.engine, s.provider
+	s.mu.Unlock()
+	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
+	if err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
+	}
+	sess, err := engine.RegenerateTitle(ctx, id, resolved)
+	if err != nil {
+		return nil, err
+	}
+	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	return command.SessionResult{V: command.V, Session: sess}, nil
 }

@@ -120,6 +120,9 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"missing message", map[string]any{}, -32602, "message is required"},
 			{"bad file item", map[string]any{"message": "hi", "files": []string{"a\x00"}}, -32602, "NUL"},
 		},
+		command.RegenerateTitle: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+		},
 		command.DocumentGet: {
 			{"missing uri", map[string]any{}, -32602, "uri is required"},
 			{"not open", map[string]any{"uri": "file:///not/open.go"}, -32602, "not open"},
