@@ -1,0 +1,184 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/session"
+)
+
+type recorder struct {
+	mu     sync.Mutex
+	deltas strings.Builder
+	titles []string
+}
+
+func (r *recorder) Delta(s string)                        { r.mu.Lock(); r.deltas.WriteString(s); r.mu.Unlock() }
+func (r *recorder) Activity(string)                       {}
+func (r *recorder) ContextChanged(*session.ContextChange) {}
+func (r *recorder) TitleChanged(s *session.Session) {
+	r.mu.Lock()
+	r.titles = append(r.titles, s.Title)
+	r.mu.Unlock()
+}
+
+type buffers map[string]string
+
+func (b buffers) TextByPath(p string) (string, bool) { t, ok := b[p]; return t, ok }
+
+func newEngine(t *testing.T, bufs buffers) (*Engine, *session.Store, *bytes.Buffer) {
+	st, err := session.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	e := &Engine{Store: st, Buffers: bufs, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	t.Cleanup(func() { e.Close(); st.Close() })
+	return e, st, &logs
+}
+
+func provider(t *testing.T, fake *openaitest.Server, window int) Resolved {
+	r, err := Resolve(Provider{BaseURL: fake.URL, Model: "test-model", ContextWindow: window, MaxOutputTokens: 100}, func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "sk-secret-do-not-log"
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestResolve(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	r, err := Resolve(Provider{}, env(map[string]string{"OPENAI_API_KEY": "k"}), nil)
+	if err != nil || r.BaseURL != OpenAIBaseURL || r.Model != DefaultOpenAIModel || r.APIKey() != "k" || r.ContextWindow != DefaultContextWindow {
+		t.Errorf("OpenAI default: %+v %v", r, err)
+	}
+	r, err = Resolve(Provider{}, env(nil), func() bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "no model is configured") {
+		t.Errorf("Ollama without a model: %v", err)
+	}
+	r, err = Resolve(Provider{Model: "llama3.1"}, env(nil), func() bool { return true })
+	if err != nil || r.BaseURL != OllamaBaseURL || r.APIKey() != "" {
+		t.Errorf("Ollama: %+v %v", r, err)
+	}
+	if _, err := Resolve(Provider{}, env(nil), func() bool { return false }); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("nothing configured: %v", err)
+	}
+	if _, err := Resolve(Provider{BaseURL: OpenAIBaseURL, APIKeyEnv: "MY_KEY"}, env(nil), nil); err == nil || !strings.Contains(err.Error(), "MY_KEY") {
+		t.Errorf("missing key names the variable: %v", err)
+	}
+	r, _ = Resolve(Provider{BaseURL: "http://h/v1/", Model: "m"}, env(map[string]string{"OPENAI_API_KEY": "sk-x"}), nil)
+	var b bytes.Buffer
+	slog.New(slog.NewTextHandler(&b, nil)).Info("p", "provider", r)
+	if strings.Contains(b.String(), "sk-x") || !strings.Contains(b.String(), "hasKey=true") || r.BaseURL != "http://h/v1" {
+		t.Errorf("LogValue: %s", b.String())
+	}
+	if _, err := ParseProvider([]byte(`{"modle":"x"}`)); err == nil {
+		t.Error("typo accepted")
+	}
+}
+
+func TestFirstLineTitle(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fix the login\nsecond": "Fix the login",
+		"\n\n  spaced   out  ":  "spaced out",
+		"This is a very long first line that goes on and on well past the sixty character limit": "This is a very long first line that goes on and on well…",
+	} {
+		if got := FirstLineTitle(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStallEndsTheTurn(t *testing.T) {
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"some ", "more"}, Fault: openaitest.FaultStall, FaultAfter: 1})
+	e, st, _ := newEngine(t, nil)
+	e.Stall = 300 * time.Millisecond
+	s, _ := st.Create(context.Background(), "")
+	rec := &recorder{}
+	res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
+	if err == nil || !strings.Contains(err.Error(), "sent nothing for 300ms") || res.Text != "some " || res.FinishReason != FinishError {
+		t.Fatalf("stall: %+v %v", res, err)
+	}
+	msgs, _ := st.Messages(context.Background(), s.ID)
+	if msgs[1].Content != "some " || msgs[1].Status != session.StatusError {
+		t.Errorf("stored %+v", msgs[1])
+	}
+}
+
+func TestHugeAnswerAndDeltasEqualText(t *testing.T) {
+	fake := openaitest.New(t)
+	fake.Enqueue(openaitest.HugeReply(2 << 20))
+	e, st, _ := newEngine(t, nil)
+	s, _ := st.Create(context.Background(), "")
+	rec := &recorder{}
+	res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
+	if err != nil || len(res.Text) != 2<<20 || rec.deltas.String() != res.Text {
+		t.Fatalf("huge: %d bytes, deltas %d, %v", len(res.Text), rec.deltas.Len(), err)
+	}
+}
+
+func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
+	fake := openaitest.New(t)
+	root := t.TempDir()
+	file := filepath.Join(root, "a.go")
+	os.WriteFile(file, []byte("package a\n"), 0o644)
+	bufs := buffers{}
+	e, st, logs := newEngine(t, bufs)
+	ctx := context.Background()
+	s, _ := st.Create(ctx, "named")
+	st.SetContext(ctx, s.ID, "files", []string{file}, "")
+	p := provider(t, fake, 600) // a tiny window: 500 tokens after the output reserve
+	long := strings.Repeat("word ", 120)
+	for i := range 4 {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{long}})
+		if i == 2 {
+			bufs[file] = "package a\n// edited\n"
+		}
+		if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "question " + string(rune('A'+i)), Roots: []string{root}, Provider: p}, &recorder{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := fake.Requests()
+	last := reqs[len(reqs)-1].Parsed.Messages
+	if last[len(last)-1].Content != "question D" {
+		t.Errorf("the new message must always be sent")
+	}
+	if len(last) >= 8 {
+		t.Errorf("history was not trimmed: %d messages", len(last))
+	}
+	if len(last) > 2 && last[1].Content == "question A" {
+		t.Errorf("the oldest message should have been dropped first")
+	}
+	if !strings.Contains(reqs[2].Parsed.Messages[0].Content, "Changed since the last turn: a.go") {
+		t.Errorf("turn 3 should name the changed file")
+	}
+	if strings.Contains(reqs[3].Parsed.Messages[0].Content, "Changed since the last turn") {
+		t.Errorf("turn 4: nothing changed")
+	}
+	if strings.Contains(logs.String(), "sk-secret-do-not-log") {
+		t.Error("the API key reached the log")
+	}
+	files, _ := filepath.Glob(filepath.Join(st.DataDir(), "*"))
+	more, _ := filepath.Glob(filepath.Join(st.DataDir(), "sessions", "*", "*"))
+	for _, f := range append(files, more...) {
+		if data, err := os.ReadFile(f); err == nil && bytes.Contains(data, []byte("sk-secret-do-not-log")) {
+			t.Errorf("the API key was stored in %s", f)
+		}
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer sk-secret-do-not-log" {
+		t.Errorf("the key goes to the provider: %q", got)
+	}
+}
