@@ -132,9 +132,11 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 	var got command.ContextGetResult
 	s.MustCommand(command.ContextGet, map[string]any{}, &got)
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x.txt", "languageId": "text", "version": 1, "text": "x"}})
+	s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file:///x.txt", "version": 2},
+		"contentChanges": []any{map[string]any{"range": map[string]any{"start": map[string]any{"line": 0, "character": 1}, "end": map[string]any{"line": 0, "character": 1}}, "text": "yz"}}})
 	var doc command.DocumentGetResult
 	s.MustCommand(command.DocumentGet, map[string]any{"uri": "file:///x.txt"}, &doc)
-	if time.Since(start) > 2*time.Second || doc.Text != "x" {
+	if time.Since(start) > 2*time.Second || doc.Text != "xyz" {
 		t.Errorf("serving during a turn took %v", time.Since(start))
 	}
 	// A second turn in the same session is refused.
