@@ -238,12 +238,9 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 }
 
 func (s *Server) regenerateTitle(ctx context.Context, a *command.SessionIDArgs) (any, error) {
-	_, id, err := s.sessionFor(ctx, a.SessionID, false)
+	_, id, err := s.existingSession(ctx, a.SessionID, command.RegenerateTitle)
 	if err != nil {
 		return nil, err
-	}
-	if id == "" {
-		return nil, invalidParams("%s: no sessionId given and no current session", command.RegenerateTitle)
 	}
 	s.mu.Lock()
 	engine, prov := s.engine, s.provider

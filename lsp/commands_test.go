@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/command"
@@ -185,6 +186,7 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 
 	// List and search.
 	var other command.SessionResult
+	time.Sleep(5 * time.Millisecond) // activity times are in milliseconds: make "newest" unambiguous
 	s.MustCommand(command.SessionNew, map[string]any{}, &other)
 	var list command.SessionListResult
 	s.MustCommand(command.SessionList, map[string]any{}, &list)

@@ -80,12 +80,9 @@ func (s *Server) filesRemove(ctx context.Context, a *command.FilesRemoveArgs) (a
 	if a.Name == "" {
 		return nil, invalidParams("%s: name is required", command.FilesRemove)
 	}
-	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	store, id, err := s.existingSession(ctx, a.SessionID, command.FilesRemove)
 	if err != nil {
 		return nil, err
-	}
-	if id == "" {
-		return nil, invalidParams("%s: no sessionId given and no current session", command.FilesRemove)
 	}
 	if err := store.RemoveFile(ctx, id, a.Name); err != nil {
 		return nil, err

@@ -54,6 +54,16 @@ func (s *Server) sessionFor(ctx context.Context, id string, create bool) (*sessi
 	return store, sess.ID, nil
 }
 
+// existingSession is sessionFor for commands that need a session and never
+// create one: no id and no current session is an error naming the command.
+func (s *Server) existingSession(ctx context.Context, id, cmd string) (*session.Store, string, error) {
+	store, id, err := s.sessionFor(ctx, id, false)
+	if err == nil && id == "" {
+		err = invalidParams("%s: no sessionId given and no current session", cmd)
+	}
+	return store, id, err
+}
+
 func (s *Server) setCurrent(id string) {
 	s.mu.Lock()
 	s.current = id
@@ -152,12 +162,9 @@ func (s *Server) sessionList(ctx context.Context, a *command.SessionListArgs) (a
 }
 
 func (s *Server) sessionShow(ctx context.Context, a *command.SessionIDArgs) (any, error) {
-	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionShow)
 	if err != nil {
 		return nil, err
-	}
-	if id == "" {
-		return nil, invalidParams("%s: no sessionId given and no current session", command.SessionShow)
 	}
 	sess, err := store.Get(ctx, id)
 	if err != nil {
@@ -174,12 +181,9 @@ func (s *Server) sessionShow(ctx context.Context, a *command.SessionIDArgs) (any
 }
 
 func (s *Server) sessionRename(ctx context.Context, a *command.SessionRenameArgs) (any, error) {
-	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionRename)
 	if err != nil {
 		return nil, err
-	}
-	if id == "" {
-		return nil, invalidParams("%s: no sessionId given and no current session", command.SessionRename)
 	}
 	sess, err := store.Rename(ctx, id, a.Title, session.TitleUser)
 	if err != nil {
@@ -230,12 +234,9 @@ func (s *Server) sessionSearch(ctx context.Context, a *command.SessionSearchArgs
 }
 
 func (s *Server) sessionExport(ctx context.Context, a *command.SessionExportArgs) (any, error) {
-	store, id, err := s.sessionFor(ctx, a.SessionID, false)
+	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionExport)
 	if err != nil {
 		return nil, err
-	}
-	if id == "" {
-		return nil, invalidParams("%s: no sessionId given and no current session", command.SessionExport)
 	}
 	format := a.Format
 	if format == "" {

@@ -41,6 +41,8 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 
 // writeHistory rewrites a session's history.md.
 func (s *Store) writeHistory(ctx context.Context, id string) error {
+	s.folders.RLock()
+	defer s.folders.RUnlock()
 	ss, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -89,6 +91,11 @@ func (s *Store) Export(ctx context.Context, id, format string) (string, string, 
 			return "", "", err
 		}
 		content = string(b) + "\n"
+	}
+	s.folders.RLock()
+	defer s.folders.RUnlock()
+	if ss, err = s.Get(ctx, id); err != nil { // the folder may have moved meanwhile
+		return "", "", err
 	}
 	path := filepath.Join(ss.Folder, name)
 	if err := writeFileAtomic(path, []byte(content)); err != nil {

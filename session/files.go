@@ -75,6 +75,8 @@ func (s *Store) AddFile(ctx context.Context, sessionID, name string, r io.Reader
 	if err := validName(name); err != nil {
 		return nil, err
 	}
+	s.folders.RLock()
+	defer s.folders.RUnlock()
 	dir, err := s.subdir(ctx, sessionID, "sources")
 	if err != nil {
 		return nil, err
@@ -158,6 +160,8 @@ func (s *Store) RemoveFile(ctx context.Context, sessionID, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}
+	s.folders.RLock()
+	defer s.folders.RUnlock()
 	dir, err := s.subdir(ctx, sessionID, "sources")
 	if err != nil {
 		return err

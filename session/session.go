@@ -284,6 +284,8 @@ func (s *Store) renameTx(ctx context.Context, id, title string, source TitleSour
 		return err
 	}
 	newFolder := folderName(fromMillis(created), title, id)
+	s.folders.Lock()
+	defer s.folders.Unlock()
 	if newFolder != folder {
 		if err := os.Rename(s.folderPath(folder), s.folderPath(newFolder)); err != nil {
 			return fmt.Errorf("renaming the session folder: %w", err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -37,6 +38,11 @@ type Store struct {
 	db  *sql.DB
 	dir string
 	now func() time.Time
+
+	// folders is held for writing while a session folder is renamed and
+	// for reading while files are written inside one, so a write never
+	// lands in a folder that is being moved (within this process).
+	folders sync.RWMutex
 }
 
 // Open opens (creating if needed) the store in dataDir.
