@@ -1,0 +1,19 @@
+if vim.g.loaded_ctxls then
+  return
+end
+vim.g.loaded_ctxls = true
+
+local function cmd(name, fn, opts)
+  vim.api.nvim_create_user_command(name, fn, opts or {})
+end
+
+cmd("CtxlsAsk", function(a) require("ctxls").ask(a.args) end, { nargs = "*" })
+cmd("CtxlsNew", function() require("ctxls").new_session() end)
+cmd("CtxlsSessions", function() require("ctxls").sessions() end)
+cmd("CtxlsRename", function(a) require("ctxls").rename(a.args) end, { nargs = "*" })
+cmd("CtxlsDelete", function() require("ctxls").delete() end)
+cmd("CtxlsAdd", function(a) require("ctxls").add(a.args) end, { nargs = "?", complete = "file" })
+cmd("CtxlsDrop", function(a) require("ctxls").drop(a.args) end, { nargs = "?", complete = "file" })
+cmd("CtxlsContext", function() require("ctxls").show_context() end)
+cmd("CtxlsCancel", function() require("ctxls").cancel() end)
+cmd("CtxlsExport", function() require("ctxls").export() end)

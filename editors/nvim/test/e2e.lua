@@ -1,0 +1,94 @@
+-- Headless end-to-end test, run by editors/nvim/nvim_test.go:
+--   nvim --headless --clean -c 'set rtp+=editors/nvim' -c 'luafile editors/nvim/test/e2e.lua'
+-- Environment: CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_TEST_FILE, OPENAI_BASE_URL,
+-- CTXLS_TEST_PHASE ("ask" or "resume"). Exits 0 on success, 1 with a
+-- message on stderr otherwise.
+local messages = {}
+
+local function fail(msg)
+  io.stderr:write("FAIL: " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
+  vim.cmd("cquit 1")
+end
+
+local function wait(what, cond, ms)
+  if not vim.wait(ms or 10000, cond, 20) then
+    fail("timed out waiting for " .. what)
+  end
+end
+
+local ok, err = pcall(function()
+  vim.cmd("runtime plugin/ctxls.lua")
+  local ctxls = require("ctxls")
+  vim.notify = function(msg)
+    table.insert(messages, msg)
+  end
+  ctxls.setup({
+    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
+    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+    debounce = 0,
+  })
+  local file = os.getenv("CTXLS_TEST_FILE")
+  vim.cmd("edit " .. file)
+  wait("the daemon", function()
+    local c = ctxls.client()
+    return c ~= nil and c.initialized
+  end)
+
+  if os.getenv("CTXLS_TEST_PHASE") == "ask" then
+    -- Change the buffer without saving.
+    vim.api.nvim_buf_set_lines(0, 0, 0, false, { "// UNSAVED LINE FROM NEOVIM" })
+    vim.cmd("CtxlsAdd")
+    wait("context changed", function()
+      for _, m in ipairs(messages) do
+        if m:find("context changed", 1, true) and m:find(file, 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
+    vim.cmd("CtxlsAsk what does this file do?")
+    local chat
+    wait("the streamed answer", function()
+      chat = vim.fn.bufnr("ctxls://chat")
+      if chat < 0 then
+        return false
+      end
+      local text = table.concat(vim.api.nvim_buf_get_lines(chat, 0, -1, false), "\n")
+      return text:find("It prints hello.", 1, true) ~= nil
+    end)
+    if vim.api.nvim_buf_get_option(chat, "filetype") ~= "markdown" then
+      fail("chat buffer filetype")
+    end
+    wait("the turn to end", function()
+      return require("ctxls").title() ~= ""
+    end)
+  else
+    -- Resume the session made by the first run, from the picker.
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[1])
+    end
+    vim.cmd("CtxlsSessions")
+    wait("resume notification", function()
+      for _, m in ipairs(messages) do
+        if m:find("resumed context", 1, true) and m:find(file, 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
+    vim.cmd("CtxlsContext")
+    wait("context buffer", function()
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+        if text:find("# ctxls session context", 1, true) then
+          return text:find("  " .. file, 1, true) ~= nil
+        end
+      end
+      return false
+    end)
+  end
+end)
+if not ok then
+  fail(tostring(err))
+end
+vim.cmd("qall!")
