@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/editors/screenshot"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -37,6 +38,16 @@ func TestExtensionProtocol(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "pass 1") {
 		t.Fatalf("the node tests did not run:\n%s", out)
+	}
+	if dir := os.Getenv("CTXLS_SCREENSHOT_DIR"); dir != "" {
+		page, err := os.ReadFile(html)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := screenshot.HTML(string(page), filepath.Join(dir, "vscode-chat.png"), 760, 520); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(html)
 	}
 	sys := fake.WaitRequests(1, 5*time.Second)[0].SystemPrompt()
 	if !strings.Contains(sys, "// UNSAVED FROM VSCODE") {

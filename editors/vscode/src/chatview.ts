@@ -20,7 +20,7 @@ export function markdownToHtml(md: string): string {
       return escape(part)
         .split(/\n{2,}/)
         .filter((p) => p.trim() !== "")
-        .map((p) => `<p>${p.replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\*\*([^*]+)\*\*/g, "<b>$1</b>").replace(/\n/g, "<br>")}</p>`)
+        .map((p) => `<p>${p.replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\*\*([^*]+)\*\*/g, "<b>$1</b>").replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>').replace(/_\(([^)]+)\)_/g, "<i>($1)</i>").replace(/\n/g, "<br>")}</p>`)
         .join("");
     })
     .join("");
@@ -41,6 +41,7 @@ body { font-family: var(--vscode-font-family, system-ui, sans-serif); font-size:
 h1 { font-size: 15px; margin: 0 0 12px; padding-bottom: 8px; border-bottom: 1px solid #444; }
 .context { font-size: 12px; opacity: .85; margin-bottom: 12px; }
 .turn { margin-bottom: 16px; }
+a { color: #4daafc; text-decoration: none; }
 .q { background: #2d3a4a; padding: 8px 10px; border-radius: 6px; white-space: pre-wrap; }
 .a { padding: 4px 10px; }
 pre { background: #111; padding: 8px; border-radius: 4px; overflow-x: auto; }

@@ -3,7 +3,7 @@
 // protocol layer in protocol.ts.
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
-import { renderChat, ChatTurn } from "./chatview";
+import { renderChat, markdownToHtml, ChatTurn } from "./chatview";
 import { CtxlsClient, Context, contextCard } from "./protocol";
 
 let client: LanguageClient | undefined;
@@ -26,13 +26,16 @@ function provider(): Record<string, string> {
 
 function render(): void {
   if (!panel) return;
-  const ctx = contextMd ? `<pre>${contextMd.replace(/&/g, "&amp;").replace(/</g, "&lt;")}</pre>` : "";
+  // Webviews do not open file:// links: route them through vscode.open.
+  const ctx = contextMd
+    ? markdownToHtml(contextMd).replace(/href="(file:[^"]+)"/g, (_m, u: string) => `href="command:vscode.open?${encodeURIComponent(JSON.stringify([u]))}"`)
+    : "";
   panel.webview.html = renderChat(title, turns, ctx);
 }
 
 function showPanel(): void {
   if (!panel) {
-    panel = vscode.window.createWebviewPanel("ctxls.chat", "ctxls", vscode.ViewColumn.Beside, { enableScripts: false });
+    panel = vscode.window.createWebviewPanel("ctxls.chat", "ctxls", vscode.ViewColumn.Beside, { enableScripts: false, enableCommandUris: true });
     panel.onDidDispose(() => (panel = undefined));
   }
   render();

@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { CtxlsClient, contextCard, ContextChanged } from "../src/protocol";
-import { renderChat } from "../src/chatview";
+import { renderChat, markdownToHtml } from "../src/chatview";
 
 test("chat streams through the protocol layer against the real binary", async () => {
   const bin = process.env.CTXLS_BIN;
@@ -60,7 +60,8 @@ test("chat streams through the protocol layer against the real binary", async ()
 
     await assert.rejects(ctxls.command("ctxls.session.resume", {}), /sessionId is required/);
 
-    const html = renderChat(renamed.session.title, [{ question: "What is x?", answer: res.text + "\n\n```ts\nexport const x = 1;\n```" }], contextCard(changes.at(-1)!));
+    const html = renderChat(renamed.session.title, [{ question: "What is x?", answer: res.text + "\n\n```ts\nexport const x = 1;\n```" }], markdownToHtml(contextCard(changes.at(-1)!)));
+    assert.match(html, /<a href="file:\/\/[^"]*app\.ts">app\.ts<\/a>/);
     assert.match(html, /<pre><code>export const x = 1;/);
     if (process.env.CTXLS_CHAT_HTML) fs.writeFileSync(process.env.CTXLS_CHAT_HTML, html);
 
