@@ -164,6 +164,15 @@ function M.attach(buf)
   if not attachable(buf) then
     return
   end
+  if vim.lsp.start then
+    -- 0.8+: starts the client once (same name and root) and attaches buf.
+    local id = vim.lsp.start(lsp_config(), { bufnr = buf })
+    if id then
+      state.client_id = id
+    end
+    return
+  end
+  -- 0.7
   if not M.client() then
     state.client_id = vim.lsp.start_client(lsp_config())
   end
