@@ -137,23 +137,13 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			ev.TitleChanged(s)
 		}
 	}
-	messages, err := e.buildMessages(ctx, t)
+	tools, err := e.toolEnv(ctx, t, ev)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := e.Store.Get(ctx, t.SessionID)
+	messages, err := e.buildMessages(ctx, t, tools)
 	if err != nil {
 		return nil, err
-	}
-	userSet, _ := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
-	tools := &toolEnv{e: e, turn: t, folder: sess.Folder, ev: ev, userSet: map[string]bool{}}
-	for p, by := range userSet {
-		if by == session.AddedByUser {
-			tools.userSet[p] = true
-		}
-	}
-	for _, p := range t.Files {
-		tools.userSet[p] = true
 	}
 
 	res := &Result{SessionID: t.SessionID}
@@ -245,8 +235,31 @@ func FirstLineTitle(msg string) string {
 	return strings.TrimRight(cut, " ,.;:-") + "…"
 }
 
-// buildMessages gathers the session's state and renders the model input.
-func (e *Engine) buildMessages(ctx context.Context, t Turn) ([]openai.ChatCompletionMessage, error) {
+// toolEnv gathers what a turn may read and who added which relevant file.
+func (e *Engine) toolEnv(ctx context.Context, t Turn, ev Events) (*toolEnv, error) {
+	sess, err := e.Store.Get(ctx, t.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	addedBy, err := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
+	if err != nil {
+		return nil, err
+	}
+	env := &toolEnv{e: e, turn: t, folder: sess.Folder, ev: ev, userSet: map[string]bool{}}
+	for p, by := range addedBy {
+		if by == session.AddedByUser {
+			env.userSet[p] = true
+		}
+	}
+	for _, p := range t.Files {
+		env.userSet[p] = true
+	}
+	return env, nil
+}
+
+// buildMessages gathers the session's state and renders the model input;
+// guard decides which relevant files may be read.
+func (e *Engine) buildMessages(ctx context.Context, t Turn, guard *toolEnv) ([]openai.ChatCompletionMessage, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
 		e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
@@ -270,20 +283,6 @@ func (e *Engine) buildMessages(ctx context.Context, t Turn) ([]openai.ChatComple
 		e.sent[t.SessionID] = last
 	}
 	e.mu.Unlock()
-	addedBy, _ := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
-	sess, err := e.Store.Get(ctx, t.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	guard := &toolEnv{turn: t, folder: sess.Folder, userSet: map[string]bool{}}
-	for p, by := range addedBy {
-		if by == session.AddedByUser {
-			guard.userSet[p] = true
-		}
-	}
-	for _, p := range t.Files {
-		guard.userSet[p] = true
-	}
 	for _, p := range paths {
 		if seen[p] {
 			continue
