@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -110,13 +111,43 @@ func (d *Doc) String() string {
 // countBreaks counts line breaks in b, taking a final "\r" as a break (the
 // chunk invariant guarantees no "\n" follows it in the next chunk).
 func countBreaks(b []byte) int {
-	n := 0
-	for i, c := range b {
-		if c == '\n' || c == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
-			n++
-		}
+	n := bytes.Count(b, lf)
+	if bytes.IndexByte(b, '\r') >= 0 {
+		n += bytes.Count(b, cr) - bytes.Count(b, crlf)
 	}
 	return n
+}
+
+var (
+	lf   = []byte("\n")
+	cr   = []byte("\r")
+	crlf = []byte("\r\n")
+)
+
+// nthBreakEnd returns the offset just after the n-th (1-based) line break
+// of b, or -1.
+func nthBreakEnd(b []byte, n int) int {
+	if bytes.IndexByte(b, '\r') < 0 {
+		// Fast path: only "\n" breaks.
+		off := 0
+		for ; n > 0; n-- {
+			i := bytes.IndexByte(b[off:], '\n')
+			if i < 0 {
+				return -1
+			}
+			off += i + 1
+		}
+		return off
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\n' || b[i] == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			n--
+			if n == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
 
 // splitChunks cuts text into chunks at safe points: never inside a UTF-8
@@ -162,17 +193,9 @@ func (d *Doc) offsetOf(p Position, enc Encoding) cursor {
 				continue
 			}
 			// The (line-seen)-th break of this chunk ends the previous line.
-			need := line - seen
-			b := c.text
-			for i := 0; i < len(b); i++ {
-				if b[i] == '\n' || b[i] == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
-					need--
-					if need == 0 {
-						cur = cursor{ci, i + 1}
-						found = true
-						break
-					}
-				}
+			if end := nthBreakEnd(c.text, line-seen); end >= 0 {
+				cur = cursor{ci, end}
+				found = true
 			}
 			break
 		}
