@@ -74,8 +74,8 @@ func System(in Input) string {
 		}
 		budget := in.FileBudget
 		for _, f := range in.Relevant {
-			content, note := fit(f.Content, budget, in.Counter)
-			budget -= in.Counter.Count(content)
+			content, used, note := fit(f.Content, budget, in.Counter)
+			budget -= used
 			label := f.Path
 			if f.Unsaved {
 				label += " (unsaved editor text)"
@@ -103,28 +103,35 @@ func System(in Input) string {
 	return b.String()
 }
 
-// fit cuts content to whole lines within budget tokens and returns the
-// note that says so, never cutting silently.
-func fit(content string, budget int, counter Counter) (string, string) {
-	if budget <= 0 {
-		lines := strings.Count(content, "\n") + 1
-		return "", fmt.Sprintf("[truncated: lines 0 of %d shown; the token budget is used up]", lines)
+// fit cuts content to whole lines within budget tokens and returns the kept
+// text, the tokens it uses, and the note that says it was cut (never cut
+// silently). It counts line by line and stops at the budget, so the cost is
+// bounded by the budget, not by the size of the file.
+func fit(content string, budget int, counter Counter) (string, int, string) {
+	total := strings.Count(content, "\n") + 1
+	if strings.HasSuffix(content, "\n") {
+		total--
 	}
-	if counter.Count(content) <= budget {
-		return content, ""
-	}
-	lines := strings.SplitAfter(content, "\n")
-	// Binary search the number of whole lines that fit.
-	lo, hi := 0, len(lines)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if counter.Count(strings.Join(lines[:mid], "")) <= budget {
-			lo = mid
+	used, kept, off := 0, 0, 0
+	for off < len(content) {
+		end := strings.IndexByte(content[off:], '\n')
+		if end < 0 {
+			end = len(content)
 		} else {
-			hi = mid - 1
+			end += off + 1
 		}
+		n := counter.Count(content[off:end])
+		if used+n > budget {
+			if kept == 0 {
+				return "", 0, fmt.Sprintf("[truncated: none of its %d lines shown; the token budget for files is used up]", total)
+			}
+			return content[:off], used, fmt.Sprintf("[truncated: lines 1–%d of %d shown]", kept, total)
+		}
+		used += n
+		kept++
+		off = end
 	}
-	return strings.Join(lines[:lo], ""), fmt.Sprintf("[truncated: lines 1–%d of %d shown]", lo, len(lines))
+	return content, used, ""
 }
 
 // fenceFor returns a backtick fence longer than any run inside content.

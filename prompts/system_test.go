@@ -53,11 +53,14 @@ func TestSystemGolden(t *testing.T) {
 func TestFitTruncatesVisibly(t *testing.T) {
 	tk := TokenizerFor("gpt-4")
 	content := strings.Repeat("alpha beta gamma\n", 100)
-	got, note := fit(content, 50, tk)
-	if tk.Count(got) > 50 || !strings.HasPrefix(note, "[truncated: lines 1–") || !strings.HasSuffix(note, " of 101 shown]") {
-		t.Errorf("fit: %d tokens, note %q", tk.Count(got), note)
+	got, used, note := fit(content, 50, tk)
+	if tk.Count(got) > 50 || used != tk.Count(got) || !strings.HasPrefix(note, "[truncated: lines 1–") || !strings.HasSuffix(note, " of 100 shown]") {
+		t.Errorf("fit: %d tokens (%d reported), note %q", tk.Count(got), used, note)
 	}
-	if got, note := fit("short\n", 50, tk); got != "short\n" || note != "" {
+	if got, _, note := fit("short\n", 50, tk); got != "short\n" || note != "" {
 		t.Errorf("no cut: %q %q", got, note)
+	}
+	if got, used, note := fit("a\nb\n", 0, tk); got != "" || used != 0 || note != "[truncated: none of its 2 lines shown; the token budget for files is used up]" {
+		t.Errorf("no budget: %q %d %q", got, used, note)
 	}
 }
