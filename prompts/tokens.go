@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"hash/fnv"
 	"strings"
 	"sync"
 
@@ -43,7 +44,18 @@ type Tokenizer struct {
 	once     sync.Once
 	tk       *tiktoken.Tiktoken
 	err      error
+
+	// mu guards cache: token counts of short texts (prompt lines) by a
+	// 64-bit hash, so lines unchanged since the last turn are not
+	// tokenized again. Cleared when it grows past maxCached entries.
+	mu    sync.Mutex
+	cache map[uint64]int
 }
+
+const (
+	maxCached    = 200_000
+	maxCachedLen = 4096 // longer texts are counted directly
+)
 
 var (
 	tokenizersMu sync.Mutex
@@ -74,5 +86,24 @@ func (t *Tokenizer) Count(text string) int {
 	if t.err != nil {
 		return (len(text) + 1) / 2
 	}
-	return len(t.tk.EncodeOrdinary(text))
+	if len(text) > maxCachedLen {
+		return len(t.tk.EncodeOrdinary(text))
+	}
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	key := h.Sum64()
+	t.mu.Lock()
+	n, ok := t.cache[key]
+	t.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = len(t.tk.EncodeOrdinary(text))
+	t.mu.Lock()
+	if t.cache == nil || len(t.cache) >= maxCached {
+		t.cache = make(map[uint64]int)
+	}
+	t.cache[key] = n
+	t.mu.Unlock()
+	return n
 }
