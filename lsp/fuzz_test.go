@@ -1,8 +1,11 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -60,4 +63,28 @@ func normalizeJSON(b []byte) json.RawMessage {
 	}
 	s, _ := json.Marshal(string(b))
 	return s
+}
+
+// FuzzFraming feeds arbitrary bytes to the frame reader: it must never
+// panic, never return a frame checkFrame rejects, and stop at the end of
+// the input.
+func FuzzFraming(f *testing.F) {
+	f.Add([]byte("Content-Length: 2\r\n\r\n{}"))
+	f.Add([]byte("Content-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}   "))
+	f.Add([]byte("Content-Length: 999999999999\r\n\r\n"))
+	f.Add([]byte("Content-Length: -1\r\n\r\nxx\r\n\r\nContent-Length: 3\r\n\r\n[1]"))
+	f.Add([]byte("garbage\r\n\r\nContent-Length: 5\r\n\r\nnull!"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st := newStream(bytes.NewReader(data), io.Discard, nil, slog.New(slog.DiscardHandler))
+		st.limit = 1 << 10
+		for range 1000 {
+			body, _, err := st.ReadFrame(context.Background())
+			if err != nil {
+				return
+			}
+			if _, _, _, ok := checkFrame(body); !ok {
+				t.Fatalf("ReadFrame returned a frame checkFrame rejects: %q", body)
+			}
+		}
+	})
 }
