@@ -62,6 +62,7 @@ type Editor struct {
 	changed   chan struct{}
 	readErr   error
 	handler   ServerRequestHandler
+	onTimeout func() // called before failing on a timeout (binary mode: dump goroutines)
 	readDone  chan struct{}
 	protoErrs []string // bytes on the server's stdout that were not a frame
 }
@@ -270,6 +271,9 @@ func (e *Editor) Send(id any, method string, params any) func() *Message {
 		case m := <-ch:
 			return m
 		case <-time.After(DefaultTimeout):
+			if e.onTimeout != nil {
+				e.onTimeout()
+			}
 			e.t.Fatalf("fake editor: no response to %s (id %s) within %v", method, rawID, DefaultTimeout)
 		case <-e.readDone:
 			select {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,6 +134,12 @@ func Binary(t testing.TB, env []string, args ...string) *Server {
 		t.Fatal(err)
 	}
 	e := New(t, stdout, stdin)
+	e.onTimeout = func() {
+		// The Go runtime prints every goroutine's stack on SIGQUIT: the
+		// stderr shown with the failure then says where the server hangs.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		time.Sleep(300 * time.Millisecond)
+	}
 	var once sync.Once
 	exit := -1
 	done := make(chan struct{})
