@@ -127,15 +127,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if len(token) > 0 {
-		key := string(token)
-		s.inflightMu.Lock()
-		s.tokens[key] = cancel
-		s.inflightMu.Unlock()
-		defer func() {
-			s.inflightMu.Lock()
-			delete(s.tokens, key)
-			s.inflightMu.Unlock()
-		}()
+		defer s.register(s.tokens, string(token), cancel)()
 	}
 	p := &progress{s: s, ctx: ctx, token: token, sessionID: id}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})

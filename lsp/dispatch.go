@@ -30,17 +30,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	// connection's context instead and register the cancel function before
 	// the read loop moves on, so a $/cancelRequest right behind this request
 	// finds it.
-	key := idKey(req.ID())
 	cctx, cancel := context.WithCancel(jsonrpc2.DetachContext(ctx))
-	s.inflightMu.Lock()
-	s.inflight[key] = cancel
-	s.inflightMu.Unlock()
-	defer func() {
-		s.inflightMu.Lock()
-		delete(s.inflight, key)
-		s.inflightMu.Unlock()
-		cancel()
-	}()
+	defer cancel()
+	defer s.register(s.inflight, idKey(req.ID()), cancel)()
 	params := json.RawMessage(req.Params())
 	jsonrpc2.Async(ctx)
 
@@ -153,6 +145,19 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 	}
 	if err != nil {
 		s.log.Warn("notification failed", "method", method, "err", err)
+	}
+}
+
+// register records a cancel function under key in m (s.inflight or
+// s.tokens) and returns the function that removes it.
+func (s *Server) register(m map[string]context.CancelFunc, key string, cancel context.CancelFunc) func() {
+	s.inflightMu.Lock()
+	m[key] = cancel
+	s.inflightMu.Unlock()
+	return func() {
+		s.inflightMu.Lock()
+		delete(m, key)
+		s.inflightMu.Unlock()
 	}
 }
 

@@ -155,41 +155,34 @@ func (s *Server) Requests() []Request {
 // WaitRequests waits until n chat requests have arrived.
 func (s *Server) WaitRequests(n int, timeout time.Duration) []Request {
 	s.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		s.mu.Lock()
-		if len(s.reqs) >= n {
-			s.mu.Unlock()
-			return s.Requests()
-		}
-		ch := s.changed
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			s.t.Fatalf("openaitest: %d requests did not arrive within %v", n, timeout)
-		}
-	}
+	s.wait(timeout, fmt.Sprintf("%d requests did not arrive", n), func() bool { return len(s.reqs) >= n })
+	return s.Requests()
 }
 
 // WaitCancelled waits until the client has gone away from request i
 // (0-based) and returns that request.
 func (s *Server) WaitCancelled(i int, timeout time.Duration) Request {
 	s.t.Helper()
+	s.wait(timeout, fmt.Sprintf("request %d was not cancelled", i), func() bool { return i < len(s.reqs) && s.reqs[i].Cancelled })
+	return s.Requests()[i]
+}
+
+// wait blocks until cond (called with s.mu held) holds, failing the test
+// after timeout.
+func (s *Server) wait(timeout time.Duration, failure string, cond func() bool) {
+	s.t.Helper()
 	deadline := time.After(timeout)
 	for {
 		s.mu.Lock()
-		if i < len(s.reqs) && s.reqs[i].Cancelled {
-			r := *s.reqs[i]
-			s.mu.Unlock()
-			return r
-		}
-		ch := s.changed
+		ok, ch := cond(), s.changed
 		s.mu.Unlock()
+		if ok {
+			return
+		}
 		select {
 		case <-ch:
 		case <-deadline:
-			s.t.Fatalf("openaitest: request %d was not cancelled within %v", i, timeout)
+			s.t.Fatalf("openaitest: %s within %v", failure, timeout)
 		}
 	}
 }
