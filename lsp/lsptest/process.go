@@ -25,6 +25,8 @@ type Server struct {
 	Stderr func() string
 	// Kill ends the server at once (SIGKILL in binary mode).
 	Kill func()
+	// Pid is the server's process id (binary mode; 0 in process).
+	Pid int
 }
 
 // InProcess runs lsp.Serve on pipes in this process.
@@ -177,5 +179,5 @@ func Binary(t testing.TB, env []string, args ...string) *Server {
 			t.Logf("ctxls stderr:\n%s", stderr.String())
 		}
 	})
-	return &Server{Editor: e, Exit: wait, Stderr: stderr.String, Kill: kill}
+	return &Server{Editor: e, Exit: wait, Stderr: stderr.String, Kill: kill, Pid: cmd.Process.Pid}
 }
