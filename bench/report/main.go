@@ -1,0 +1,263 @@
+// Command report turns the raw output of the benchmark suite into
+// docs/benchmarks.md: the machine, the commands, the figures, and issue 5's
+// targets, each marked met or not met from the figures of this run (never
+// from a hand-written status). bench/run calls it.
+//
+//	go run ./bench/report -lsp lsp.txt -go go.txt -lspcmd '...' -gocmd '...' -notes bench/notes.md
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// figure is one measured value.
+type figure struct {
+	value float64
+	unit  string
+	runs  int // how many runs the median was taken over
+}
+
+// figures are keyed by "BenchmarkName unit" (Go benchmarks, the median over
+// -count runs) or by the LSP driver's label.
+type figures map[string]figure
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(.*)$`)
+
+// parseGo reads `go test -bench` output; a benchmark run several times
+// (-count) is reduced to the median of each metric.
+func parseGo(r io.Reader, into figures) []string {
+	samples := map[string][]float64{}
+	var order, lines []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		lines = append(lines, sc.Text())
+		f := strings.Fields(m[3])
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			key := m[1] + " " + f[i+1]
+			if _, ok := samples[key]; !ok {
+				order = append(order, key)
+			}
+			samples[key] = append(samples[key], v)
+		}
+	}
+	for _, k := range order {
+		s := samples[k]
+		slices.Sort(s)
+		into[k] = figure{value: s[len(s)/2], unit: k[strings.IndexByte(k, ' ')+1:], runs: len(s)}
+	}
+	return lines
+}
+
+var driverLine = regexp.MustCompile(`^\s*([^:\[]+?):\s+([0-9.]+)\s*(ms|MB|s|KB)\b`)
+
+// parseDriver reads bench/lspbench output: "label:  12.3 ms [min–max]".
+func parseDriver(text string, into figures) {
+	for _, l := range strings.Split(text, "\n") {
+		if m := driverLine.FindStringSubmatch(l); m != nil {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			into[strings.TrimSpace(m[1])] = figure{value: v, unit: m[3]}
+		}
+	}
+}
+
+// target is one line of issue 5's table.
+type target struct {
+	measure string
+	limit   string
+	// eval returns the figure as shown, whether it meets the target, and
+	// false in found when the run did not produce it.
+	eval func(f figures) (shown string, met, found bool)
+}
+
+// lookup finds a figure by exact key, or the driver label starting with key.
+func lookup(f figures, key string) (figure, bool) {
+	if v, ok := f[key]; ok {
+		return v, true
+	}
+	for k, v := range f {
+		if strings.HasPrefix(k, key) {
+			return v, true
+		}
+	}
+	return figure{}, false
+}
+
+func toMS(v figure) float64 {
+	switch v.unit {
+	case "ns/op":
+		return v.value / 1e6
+	case "s":
+		return v.value * 1000
+	}
+	return v.value
+}
+
+// atMost is a target "key <= limit", in milliseconds or the figure's unit.
+func atMost(key string, limit float64, unit string) func(figures) (string, bool, bool) {
+	return func(f figures) (string, bool, bool) {
+		v, ok := lookup(f, key)
+		if !ok {
+			return "", false, false
+		}
+		x := v.value
+		if unit == "ms" {
+			x = toMS(v)
+		}
+		return fmt.Sprintf("%.3g %s", x, unit), x <= limit, true
+	}
+}
+
+// worstOf is atMost over every Go benchmark whose name starts with prefix
+// (sub-benchmarks), judged by the slowest.
+func worstOf(prefix string, limit float64) func(figures) (string, bool, bool) {
+	return func(f figures) (string, bool, bool) {
+		var parts []string
+		met, found := true, false
+		keys := make([]string, 0, len(f))
+		for k := range f {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !strings.HasPrefix(k, prefix) || !strings.HasSuffix(k, " ns/op") {
+				continue
+			}
+			found = true
+			x := toMS(f[k])
+			met = met && x <= limit
+			name := ""
+			if i := strings.IndexByte(k, '/'); i >= 0 {
+				name = strings.TrimSuffix(k[i+1:], " ns/op")
+			}
+			if name == "" {
+				parts = append(parts, fmt.Sprintf("%.3g ms", x))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s %.3g ms", name, x))
+			}
+		}
+		return strings.Join(parts, ", "), met, found
+	}
+}
+
+var targets = []target{
+	{"spawn → initialize reply (median)", "≤ 10 ms", atMost("spawn → initialize reply", 10, "ms")},
+	{"200 KB open + 1,000 edits + round trip (median)", "≤ 50 ms", atMost("200 KB open + 1,000 edits", 50, "ms")},
+	{"peak resident memory for that run", "≤ 30 MB", atMost("peak resident memory", 30, "MB")},
+	{"1,000 edits: 10 MB vs 100 KB", "≤ 3×", func(f figures) (string, bool, bool) {
+		a, ok1 := f["BenchmarkEdits10MB ns/op"]
+		b, ok2 := f["BenchmarkEdits100KB ns/op"]
+		if !ok1 || !ok2 || b.value == 0 {
+			return "", false, false
+		}
+		r := a.value / b.value
+		return fmt.Sprintf("%.2f× (%.3g ms vs %.3g ms)", r, a.value/1e6, b.value/1e6), r <= 3, true
+	}},
+	{"`ctxls.context.get` while a turn streams (p99)", "≤ 5 ms", atMost("BenchmarkDaemonContextGetDuringTurn p99-ms", 5, "ms")},
+	{"daemon overhead on time to first delta (median)", "≤ 2 ms", atMost("BenchmarkDaemonFirstDeltaOverhead overhead-ms", 2, "ms")},
+	{"model input, 50 × 100 KB relevant files, first turn (cold)", "≤ 20 ms", worstOf("BenchmarkSystemCold", 20)},
+	{"model input, 50 × 100 KB relevant files, later turns", "≤ 20 ms", worstOf("BenchmarkSystem50x100KB", 20)},
+	{"list 10,000 sessions", "≤ 20 ms", worstOf("BenchmarkList10kSessions", 20)},
+	{"search 100,000 messages", "≤ 50 ms", worstOf("BenchmarkSearch100k", 50)},
+	{"resume a 1,000-message session", "≤ 30 ms", worstOf("BenchmarkResume1000Messages", 30)},
+	{"200 open 100 KB files (peak resident)", "≤ 60 MB", atMost("BenchmarkDaemonMemory200Files peak-MB", 60, "MB")},
+}
+
+func main() {
+	lspFile := flag.String("lsp", "", "bench/lspbench output")
+	goFile := flag.String("go", "", "go test -bench output")
+	lspCmd := flag.String("lspcmd", "", "the driver command, as shown")
+	goCmd := flag.String("gocmd", "", "the go test command, as shown")
+	notes := flag.String("notes", "", "markdown appended after the targets (analysis, history)")
+	flag.Parse()
+	lspOut, err := os.ReadFile(*lspFile)
+	check(err)
+	gf, err := os.Open(*goFile)
+	check(err)
+	f := figures{}
+	parseDriver(string(lspOut), f)
+	goLines := parseGo(gf, f)
+	gf.Close()
+
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	fmt.Fprintln(w, "# Benchmarks")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Written by `bench/run` on %s: %s, %s, %s.\n", time.Now().UTC().Format("2006-01-02"), cpu(), memory(), runtime.Version())
+	fmt.Fprintln(w, "The status column is computed from the figures below by `bench/report`. Timed tests are never used for")
+	fmt.Fprintln(w, "these targets; CI runs `bench/run --short` only to show the suite works.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## Targets (issue 5)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| measure | target | this run | status |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- |")
+	for _, t := range targets {
+		shown, met, found := t.eval(f)
+		status := "met"
+		switch {
+		case !found:
+			shown, status = "—", "**not measured in this run**"
+		case !met:
+			status = "**not met**"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.measure, t.limit, shown, status)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "## LSP driver (`%s`)\n\n```\n%s\n```\n\n", *lspCmd, strings.TrimSpace(string(lspOut)))
+	fmt.Fprintf(w, "## Go benchmarks (`%s`)\n\n", *goCmd)
+	fmt.Fprintln(w, "Medians are taken per benchmark over the `-count` runs; custom metrics (p99-ms, overhead-ms, peak-MB) are")
+	fmt.Fprintln(w, "reported by the benchmarks themselves.")
+	fmt.Fprintf(w, "\n```\n%s\n```\n", strings.Join(goLines, "\n"))
+	if *notes != "" {
+		n, err := os.ReadFile(*notes)
+		check(err)
+		fmt.Fprintf(w, "\n%s", n)
+	}
+}
+
+func cpu() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	model := "unknown CPU"
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "model name"); ok {
+			model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+			break
+		}
+	}
+	return fmt.Sprintf("%d cores (%s)", runtime.NumCPU(), model)
+}
+
+func memory() string {
+	b, _ := os.ReadFile("/proc/meminfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "unknown memory"
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/report:", err)
+		os.Exit(1)
+	}
+}

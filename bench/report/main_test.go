@@ -1,0 +1,75 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseGoTakesMedians(t *testing.T) {
+	out := `goos: linux
+BenchmarkEdits100KB-2   	      20	   3000000 ns/op
+BenchmarkEdits100KB-2   	      20	   9000000 ns/op
+BenchmarkEdits100KB-2   	      20	   4000000 ns/op
+BenchmarkEdits10MB-2    	      20	  10000000 ns/op
+BenchmarkDaemonContextGetDuringTurn-2 	 200	 0.9 p50-ms	 6.5 p99-ms	 0 ns/op
+BenchmarkSearch100kMessages/broad-2 	 20	 60000000 ns/op
+BenchmarkSearch100kMessages/narrow-2 	 20	 2000000 ns/op
+PASS`
+	f := figures{}
+	lines := parseGo(strings.NewReader(out), f)
+	if len(lines) != 7 {
+		t.Fatalf("%d benchmark lines", len(lines))
+	}
+	if got := f["BenchmarkEdits100KB ns/op"]; got.value != 4000000 || got.runs != 3 {
+		t.Errorf("median of three runs: %+v", got)
+	}
+	if got := f["BenchmarkDaemonContextGetDuringTurn p99-ms"]; got.value != 6.5 {
+		t.Errorf("custom metric: %+v", got)
+	}
+	want := map[string]string{
+		"1,000 edits: 10 MB vs 100 KB":                   "2.50× (10 ms vs 4 ms) met",
+		"`ctxls.context.get` while a turn streams (p99)": "6.5 ms not met",
+		"search 100,000 messages":                        "broad 60 ms, narrow 2 ms not met",
+		"list 10,000 sessions":                           " missing",
+	}
+	for _, tg := range targets {
+		w, ok := want[tg.measure]
+		if !ok {
+			continue
+		}
+		shown, met, found := tg.eval(f)
+		got := shown
+		switch {
+		case !found:
+			got += " missing"
+		case met:
+			got += " met"
+		default:
+			got += " not met"
+		}
+		if got != w {
+			t.Errorf("%s: %q, want %q", tg.measure, got, w)
+		}
+	}
+}
+
+func TestParseDriver(t *testing.T) {
+	f := figures{}
+	parseDriver(`server: /tmp/ctxls serve (10 runs; median [min–max])
+spawn → initialize reply:              23.6 ms [18.2–41.6]
+200 KB open + 1,000 edits + request:    75.5 ms [65.0–160.7]
+peak resident memory (tree):           17.4 MB [17.1–18.7]`, f)
+	for _, tg := range targets[:3] {
+		shown, met, found := tg.eval(f)
+		if !found {
+			t.Errorf("%s not found", tg.measure)
+		}
+		t.Logf("%s: %s %v", tg.measure, shown, met)
+	}
+	if s, met, _ := targets[2].eval(f); s != "17.4 MB" || !met {
+		t.Errorf("peak memory: %s %v", s, met)
+	}
+	if s, met, _ := targets[0].eval(f); s != "23.6 ms" || met {
+		t.Errorf("start-up: %s %v", s, met)
+	}
+}

@@ -1,0 +1,239 @@
+package lsp_test
+
+// Benchmarks of the daemon as an editor sees it: the built binary over real
+// stdio, the in-repo OpenAI-compatible server as the provider. bench/run
+// runs them (`-bench Daemon`) and copies the custom metrics into
+// docs/benchmarks.md. They are never timed tests: nothing here fails on
+// speed.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// benchDaemon starts the built binary against fake, initialised, with a
+// session.
+func benchDaemon(b *testing.B, fake *openaitest.Server) (*lsptest.Server, string) {
+	b.Helper()
+	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
+	s := lsptest.Binary(b, env, "serve", "--data-dir", b.TempDir())
+	s.Initialize(lsptest.InitOptions{})
+	var created command.SessionResult
+	s.MustCommand(command.SessionNew, map[string]any{"title": "bench"}, &created)
+	return s, created.Session.ID
+}
+
+// percentile returns the p-th percentile (0–100) of d, nearest rank.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkDaemonContextGetDuringTurn measures ctxls.context.get round trips
+// while a chat turn streams deltas (one every 2 ms) in the same session.
+// Metric: p50-ms and p99-ms of the round trips (target p99 <= 5 ms).
+func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
+	chunks := make([]string, 60000)
+	for i := range chunks {
+		chunks[i] = "token "
+	}
+	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: chunks, Delay: 2 * time.Millisecond}))
+	s, id := benchDaemon(b, fake)
+	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "ports", "items": []string{"8080", "5432"}}, nil)
+	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"/w/a.go", "/w/b.go"}}, nil)
+	chatID := s.NextID()
+	wait := s.Send(chatID, "ctxls/chat", map[string]any{"sessionId": id, "message": "stream for a while", "workDoneToken": "bench"})
+	deltas := 0
+	s.WaitFor("the turn streaming", func(m *lsptest.Message) bool {
+		if m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta"`) {
+			deltas++
+		}
+		return deltas >= 10
+	})
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		var got command.ContextGetResult
+		s.MustCommand(command.ContextGet, map[string]any{"sessionId": id}, &got)
+		lat = append(lat, time.Since(start))
+		if len(got.Context["ports"]) != 2 {
+			b.Fatalf("context.get during the turn: %+v", got.Context)
+		}
+	}
+	b.StopTimer()
+	streamed := len(s.Notifications("$/progress"))
+	s.Notify("$/cancelRequest", map[string]any{"id": chatID})
+	wait()
+	if streamed < 20 {
+		b.Fatalf("only %d progress notifications arrived: the turn was not streaming during the measurement", streamed)
+	}
+	b.ReportMetric(ms(percentile(lat, 50)), "p50-ms")
+	b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
+	b.ReportMetric(0, "ns/op") // the per-op time is the p50 above
+}
+
+// firstChunkDirect is the time from sending a streamed request with
+// go-openai to the first content delta, straight to the provider.
+func firstChunkDirect(ctx context.Context, client *openai.Client) (time.Duration, error) {
+	start := time.Now()
+	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
+		Model:    "test-model",
+		Stream:   true,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hello"}},
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer stream.Close()
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the stream ended with no content")
+			}
+			return 0, err
+		}
+		if len(r.Choices) > 0 && r.Choices[0].Delta.Content != "" {
+			return time.Since(start), nil
+		}
+	}
+}
+
+// BenchmarkDaemonFirstDeltaOverhead measures what the daemon adds to the
+// time to first token: ctxls/chat request → first $/progress delta at the
+// editor, minus request → first content chunk for a direct go-openai call
+// to the same provider. Each turn stores the user message, rebuilds the
+// system prompt (two relevant files, an open buffer) and history.
+// Metrics: daemon-ms and direct-ms (medians) and overhead-ms (the
+// difference; target <= 2 ms).
+func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) {
+	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"first", " second", " third"}}))
+	s, id := benchDaemon(b, fake)
+	dir := b.TempDir()
+	var files []string
+	for i := range 2 {
+		p := fmt.Sprintf("%s/f%d.go", dir, i)
+		if err := os.WriteFile(p, []byte(strings.Repeat("package main // some code\n", 400)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": files}, nil)
+	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": "file://" + files[0], "languageId": "go", "version": 1, "text": "package main // unsaved\n"}})
+
+	cfg := openai.DefaultConfig("")
+	cfg.BaseURL = fake.URL
+	client := openai.NewClientWithConfig(cfg)
+	ctx := context.Background()
+
+	turn := func(n int) time.Duration {
+		token := "t" + strconv.Itoa(n)
+		start := time.Now()
+		wait := s.Send(s.NextID(), "ctxls/chat", map[string]any{"sessionId": id, "message": "question " + token, "workDoneToken": token})
+		s.WaitFor("first delta of "+token, func(m *lsptest.Message) bool {
+			return m.Method == "$/progress" && strings.Contains(string(m.Params), `"token":"`+token+`"`) && strings.Contains(string(m.Params), `"delta"`)
+		})
+		d := time.Since(start)
+		if r := wait(); r.Error != nil {
+			b.Fatalf("turn %s: %s", token, r.Error)
+		}
+		return d
+	}
+	// Warm both paths (connections, the tokenizer's first load).
+	turn(-1)
+	if _, err := firstChunkDirect(ctx, client); err != nil {
+		b.Fatal(err)
+	}
+	var daemon, direct []time.Duration
+	n := 0
+	for b.Loop() {
+		daemon = append(daemon, turn(n))
+		d, err := firstChunkDirect(ctx, client)
+		if err != nil {
+			b.Fatal(err)
+		}
+		direct = append(direct, d)
+		n++
+	}
+	b.StopTimer()
+	if reqs := fake.Requests(); !strings.Contains(reqs[len(reqs)-2].SystemPrompt(), "package main // unsaved") {
+		b.Fatal("the daemon's request did not carry the relevant files")
+	}
+	dm, dr := percentile(daemon, 50), percentile(direct, 50)
+	b.ReportMetric(ms(dm), "daemon-ms")
+	b.ReportMetric(ms(dr), "direct-ms")
+	b.ReportMetric(ms(dm-dr), "overhead-ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// procStatusKB reads a VmHWM/VmRSS-style field of /proc/PID/status in KB.
+func procStatusKB(b *testing.B, pid int, field string) int {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// BenchmarkDaemonMemory200Files opens 200 documents of 100 KB each in the
+// built binary, then reads one back. Metrics: rss-MB (resident after the
+// round trip) and peak-MB (VmHWM; target <= 60 MB).
+func BenchmarkDaemonMemory200Files(b *testing.B) {
+	line := "func handler(w http.ResponseWriter, r *http.Request) { log.Printf(\"%d\", n) }\n"
+	var rss, peak []int
+	for b.Loop() {
+		fake := openaitest.New(b)
+		s, _ := benchDaemon(b, fake)
+		for i := range 200 {
+			text := fmt.Sprintf("// file %d\n", i) + strings.Repeat(line, (100<<10)/len(line))
+			s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+				"uri": fmt.Sprintf("file:///w/f%03d.go", i), "languageId": "go", "version": 1, "text": text}})
+		}
+		var doc command.DocumentGetResult
+		s.MustCommand(command.DocumentGet, map[string]any{"uri": "file:///w/f199.go"}, &doc)
+		if !strings.HasPrefix(doc.Text, "// file 199\n") || len(doc.Text) < 100<<10-len(line) {
+			b.Fatalf("document read back: %d bytes", len(doc.Text))
+		}
+		rss = append(rss, procStatusKB(b, s.Pid, "VmRSS"))
+		peak = append(peak, procStatusKB(b, s.Pid, "VmHWM"))
+		s.Shutdown()
+		s.Exit()
+	}
+	slices.Sort(rss)
+	slices.Sort(peak)
+	b.ReportMetric(float64(rss[len(rss)/2])/1024, "rss-MB")
+	b.ReportMetric(float64(peak[len(peak)/2])/1024, "peak-MB")
+}
