@@ -21,6 +21,11 @@ import (
 	"github.com/ctxls/ctxls/session"
 )
 
+// DefaultCheckpoint is how often a streaming answer is saved unless
+// Engine.Checkpoint says otherwise: a daemon killed mid-answer loses at most
+// the text of the last DefaultCheckpoint (plus the time one save takes).
+const DefaultCheckpoint = 500 * time.Millisecond
+
 // ErrBusy: a turn is already running in the session.
 var ErrBusy = errors.New("a turn is already running in this session; wait for it or cancel it")
 
@@ -45,7 +50,8 @@ type Engine struct {
 	Buffers    Buffers
 	Log        *slog.Logger
 	HTTPClient *http.Client
-	// Checkpoint is how often a streaming answer is saved (default 500 ms).
+	// Checkpoint is how often a streaming answer is saved (default
+	// DefaultCheckpoint).
 	Checkpoint time.Duration
 	// Stall ends a stream that sends nothing for this long (default 90 s).
 	Stall time.Duration
@@ -122,6 +128,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, ErrBusy
 	}
 	defer e.release(t.SessionID)
+	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 
 	if err := e.Store.InterruptStale(ctx, t.SessionID); err != nil {
 		return nil, err
@@ -460,7 +467,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 
 	every := e.Checkpoint
 	if every <= 0 {
-		every = 500 * time.Millisecond
+		every = DefaultCheckpoint
 	}
 	var text strings.Builder
 	finish := ""
@@ -533,6 +540,28 @@ func retryable(err error) bool {
 
 // describe turns a provider error into a message a person can act on.
 func describe(err error, p Resolved) error {
+	return redactedError{describeRaw(err, p), p.APIKey()}
+}
+
+// redactedError hides the API key in a provider's error text: some
+// proxies echo the key they were given in their error bodies, and the text
+// goes to the editor, the logs and the stored answer.
+type redactedError struct {
+	err error
+	key string
+}
+
+func (r redactedError) Error() string {
+	msg := r.err.Error()
+	if len(r.key) >= 8 {
+		msg = strings.ReplaceAll(msg, r.key, "[API key]")
+	}
+	return msg
+}
+
+func (r redactedError) Unwrap() error { return r.err }
+
+func describeRaw(err error, p Resolved) error {
 	status := 0
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError

@@ -74,11 +74,15 @@ func inside(path, dir string) bool {
 }
 
 // allowed reports whether the model may read path: inside a workspace
-// folder or the session folder (after resolving symbolic links), or a file
-// the user added to the context by name.
-func (t *toolEnv) allowed(path string) bool {
+// folder or the session folder (after resolving symbolic links) and not a
+// file with several hard links (another name for it may be anywhere on the
+// same filesystem), or a file the user added to the context by name.
+func (t *toolEnv) allowed(path string) bool { return t.refusal(path) == "" }
+
+// refusal says why the model may not read path, or "" when it may.
+func (t *toolEnv) refusal(path string) string {
 	if t.userSet[path] {
-		return true
+		return ""
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -90,10 +94,13 @@ func (t *toolEnv) allowed(path string) bool {
 			rd = dir
 		}
 		if inside(path, dir) && inside(real, rd) {
-			return true
+			if n := hardLinks(real); n > 1 {
+				return fmt.Sprintf("has %d hard links, so it may be a file from outside the workspace; ask the user to add it by name", n)
+			}
+			return ""
 		}
 	}
-	return false
+	return "is outside the workspace and the session folder; ask the user to add it"
 }
 
 // run executes one tool call and returns the text given back to the model.
@@ -178,8 +185,8 @@ func (t *toolEnv) readFile(p string) (string, error) {
 	default:
 		return "", errors.New("relative path with no workspace folder")
 	}
-	if !t.allowed(path) {
-		return "", fmt.Errorf("%s is outside the workspace and the session folder; ask the user to add it", p)
+	if why := t.refusal(path); why != "" {
+		return "", fmt.Errorf("%s %s", p, why)
 	}
 	t.ev.Activity("reading " + filepath.Base(path))
 	content, ok := t.e.Buffers.TextByPath(path)
