@@ -3,13 +3,22 @@ package buffer
 import "testing"
 
 // FuzzApply decodes a list of edits from the input and applies them to a Doc
-// and to the reference model; any difference or panic fails.
+// and to the reference model; any difference or panic fails. A non-zero
+// cut starts from chunks of about cut%16+1 bytes, cut/16+1 to a block, so
+// that short inputs put chunk and block boundaries under the edits.
 func FuzzApply(f *testing.F) {
-	f.Add("héllo\r\nwörld 😀\rx\n", []byte{0, 1, 0, 3, 2, 0, 1, 1, 2, 1, 0, 4})
-	f.Add("", []byte{0, 0, 0, 0, 5, 1})
-	f.Add("a\r\nb", []byte{0, 1, 0, 1, 0, 0})
-	f.Fuzz(func(t *testing.T, text string, ops []byte) {
+	f.Add("héllo\r\nwörld 😀\rx\n", uint8(0), []byte{0, 1, 0, 3, 2, 0, 1, 1, 2, 1, 0, 4})
+	f.Add("héllo\r\nwörld 😀\rx\n", uint8(3), []byte{0, 1, 0, 3, 2, 0, 1, 1, 2, 1, 0, 4})
+	f.Add("", uint8(0), []byte{0, 0, 0, 0, 5, 1})
+	f.Add("a\r\nb", uint8(0), []byte{0, 1, 0, 1, 0, 0})
+	f.Add("a\r\nb", uint8(2), []byte{0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 6})
+	f.Add("ab\ncd\r\nef\rgh", uint8(1), []byte{1, 0, 1, 2, 1, 5, 2, 1, 1, 1, 1, 0})
+	f.Fuzz(func(t *testing.T, text string, cut uint8, ops []byte) {
 		d := NewDoc(text)
+		if cut > 0 {
+			d = newDocCut(text, int(cut%16)+1, int(cut/16)+1)
+		}
+		checkInvariants(t, d)
 		for len(ops) >= 6 {
 			op := ops[:6]
 			ops = ops[6:]
@@ -29,6 +38,10 @@ func FuzzApply(f *testing.F) {
 			if got := d.String(); got != want {
 				t.Fatalf("got %q want %q", got, want)
 			}
+			if d.Len() != len(want) || d.LineCount() != refLines(want) {
+				t.Fatalf("len %d lines %d, want %d %d", d.Len(), d.LineCount(), len(want), refLines(want))
+			}
+			checkInvariants(t, d)
 			text = want
 		}
 	})

@@ -29,6 +29,9 @@ func TestRandomEditsMatchReference(t *testing.T) {
 			// Large enough to span many chunks in some seeds.
 			text := randomText(rng, []int{0, 50, 3000, 40000}[seed-1])
 			d := NewDoc(text)
+			if seed%2 == 0 {
+				d = newDocCut(text, 7, 3) // chunk and block boundaries everywhere
+			}
 			for i := 0; i < 1500; i++ {
 				lines := d.LineCount()
 				r := &Range{Start: randomPos(rng, lines), End: randomPos(rng, lines)}
@@ -67,18 +70,67 @@ func trim(s string) string {
 	return s
 }
 
+// allChunks lists the chunks of d in order.
+func allChunks(d *Doc) []chunk {
+	var out []chunk
+	for _, b := range d.blocks {
+		out = append(out, b.chunks...)
+	}
+	return out
+}
+
 func checkInvariants(t *testing.T, d *Doc) {
 	t.Helper()
-	for i, c := range d.chunks {
-		if i < len(d.chunks)-1 && len(c.text) > 0 && c.text[len(c.text)-1] == '\r' {
-			t.Fatalf("chunk %d of %d ends with \\r", i, len(d.chunks))
+	if len(d.blocks) == 0 {
+		t.Fatal("no blocks")
+	}
+	if len(d.index) != len(d.blocks)+1 {
+		t.Fatalf("index has %d entries for %d blocks", len(d.index), len(d.blocks))
+	}
+	for i, b := range d.blocks {
+		if len(b.chunks) == 0 || len(b.chunks) > maxBlock {
+			t.Fatalf("block %d of %d holds %d chunks", i, len(d.blocks), len(b.chunks))
 		}
-		if len(c.text) > 0 && isContinuation(c.text[0]) {
+		lines := 0
+		for _, c := range b.chunks {
+			lines += c.lines
+		}
+		if b.lines != lines {
+			t.Fatalf("block %d: cached line count %d, chunks hold %d", i, b.lines, lines)
+		}
+		// index[j] covers blocks j-lowbit(j) .. j-1.
+		j := i + 1
+		sum := 0
+		for _, b := range d.blocks[j-j&-j : j] {
+			sum += b.lines
+		}
+		if d.index[j] != sum {
+			t.Fatalf("index[%d] = %d, want %d", j, d.index[j], sum)
+		}
+	}
+	chunks := allChunks(d)
+	lines, size := 0, 0
+	for i, c := range chunks {
+		if len(c.text) == 0 && len(chunks) > 1 {
+			t.Fatalf("chunk %d of %d is empty", i, len(chunks))
+		}
+		if _, lone := breaks(c.text, 0, len(c.text)); lone > 0 && !c.lone {
+			t.Fatalf("chunk %d holds %d lone \\r breaks but is not marked", i, lone)
+		}
+		lines += c.lines
+		size += len(c.text)
+		if i < len(chunks)-1 && len(c.text) > 0 && c.text[len(c.text)-1] == '\r' {
+			t.Fatalf("chunk %d of %d ends with \\r", i, len(chunks))
+		}
+		if i > 0 && len(c.text) > 0 && isContinuation(c.text[0]) {
 			t.Fatalf("chunk %d starts inside a UTF-8 sequence", i)
 		}
 		if c.lines != countBreaks(c.text) {
 			t.Fatalf("chunk %d: cached line count %d, real %d", i, c.lines, countBreaks(c.text))
 		}
+	}
+	if d.lines != lines || d.size != size {
+		t.Fatalf("totals: %d lines, %d bytes; chunks hold %d, %d", d.lines, d.size, lines, size)
 	}
 }
 
