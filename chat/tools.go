@@ -54,7 +54,7 @@ var toolDefs = []openai.Tool{
 type toolEnv struct {
 	e       *Engine
 	turn    Turn
-	folder  string // the session folder
+	folder  string // the session folder when the turn started; see sessionFolder
 	userSet map[string]bool
 	ev      Events
 }
@@ -79,6 +79,15 @@ func inside(path, dir string) bool {
 // same filesystem), or a file the user added to the context by name.
 func (t *toolEnv) allowed(path string) bool { return t.refusal(path) == "" }
 
+// sessionFolder is the session folder now: a rename during the turn (the
+// user's, or the model's title) moves it.
+func (t *toolEnv) sessionFolder() string {
+	if s, err := t.e.Store.Get(context.Background(), t.turn.SessionID); err == nil {
+		return s.Folder
+	}
+	return t.folder
+}
+
 // refusal says why the model may not read path, or "" when it may.
 func (t *toolEnv) refusal(path string) string {
 	if t.userSet[path] {
@@ -88,7 +97,7 @@ func (t *toolEnv) refusal(path string) string {
 	if err != nil {
 		real = path
 	}
-	for _, dir := range append(slices.Clone(t.turn.Roots), t.folder) {
+	for _, dir := range append(slices.Clone(t.turn.Roots), t.sessionFolder()) {
 		rd, err := filepath.EvalSymlinks(dir)
 		if err != nil {
 			rd = dir
@@ -177,7 +186,7 @@ func (t *toolEnv) readFile(p string) (string, error) {
 	var path string
 	switch {
 	case strings.HasPrefix(p, "sources/") || strings.HasPrefix(p, "results/") || strings.HasPrefix(p, "scripts/") || strings.HasPrefix(p, "data/"):
-		path = filepath.Join(t.folder, filepath.Clean("/" + p)[1:])
+		path = filepath.Join(t.sessionFolder(), filepath.Clean("/" + p)[1:])
 	case filepath.IsAbs(p):
 		path = filepath.Clean(p)
 	case len(t.turn.Roots) > 0:

@@ -108,3 +108,35 @@ func TestChatToolRoundLimit(t *testing.T) {
 		t.Errorf("%d provider requests", n)
 	}
 }
+
+// TestReadFileAfterRenameMidTurn: the session is renamed (its folder moves)
+// while the model is answering; its read_file of sources/ still finds the
+// file in the moved folder.
+func TestReadFileAfterRenameMidTurn(t *testing.T) {
+	fake := openaitest.New(t)
+	s, _ := startChat(t, fake)
+	var created command.SessionResult
+	s.MustCommand(command.SessionNew, map[string]any{"title": "before the rename"}, &created)
+	s.MustCommand(command.FilesAdd, map[string]any{"name": "data.csv", "contentBase64": "YSxiCjEsMgo="}, nil)
+	fake.Enqueue(
+		openaitest.Reply{Chunks: []string{"let me look"}, Delay: 400 * time.Millisecond,
+			ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"sources/data.csv"}`}}},
+		openaitest.Reply{Chunks: []string{"read it"}},
+	)
+	wait := s.Send(s.NextID(), "ctxls/chat", map[string]any{"sessionId": created.Session.ID, "message": "read the data"})
+	fake.WaitRequests(1, 5*time.Second)
+	var renamed command.SessionResult
+	s.MustCommand(command.SessionRename, map[string]any{"sessionId": created.Session.ID, "title": "after the rename"}, &renamed)
+	if renamed.Session.Folder == created.Session.Folder {
+		t.Fatalf("the rename did not move the folder: %s", renamed.Session.Folder)
+	}
+	if r := wait(); r.Error != nil {
+		t.Fatalf("turn: %s", r.Error)
+	}
+	reqs := fake.WaitRequests(2, 5*time.Second)
+	for _, m := range reqs[1].Parsed.Messages {
+		if m.Role == "tool" && m.Content != "a,b\n1,2\n" {
+			t.Errorf("read_file after the rename: %q", m.Content)
+		}
+	}
+}
