@@ -469,12 +469,57 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	if every <= 0 {
 		every = DefaultCheckpoint
 	}
+	// Recv runs on its own goroutine so that the checkpoint ticks while the
+	// provider pauses too: saving only when a chunk arrives left the text
+	// before a long pause unsaved until the pause ended (found by the crash
+	// test). Saves stay on this goroutine, so the last checkpoint is always
+	// done before stream returns and the final state is written after it.
+	type received struct {
+		resp openai.ChatCompletionStreamResponse
+		err  error
+	}
+	recv := make(chan received)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			resp, err := stream.Recv()
+			select {
+			case recv <- received{resp, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	var text strings.Builder
 	finish := ""
-	lastSave := time.Now()
 	saved := 0
+	checkpoint := func() {
+		if text.Len() == saved {
+			return
+		}
+		if err := e.Store.UpdateMessage(ctx, answerID, text.String(), session.StatusStreaming, nil); err != nil {
+			e.Log.Warn("checkpoint failed", "err", err)
+		}
+		saved = text.Len()
+		// The next save comes a whole interval after this one ended, so a
+		// slow save (a long answer) never runs back to back with the next.
+		tick.Reset(every)
+	}
 	for {
-		resp, err := stream.Recv()
+		var r received
+		select {
+		case <-tick.C:
+			checkpoint()
+			continue
+		case r = <-recv:
+		}
+		resp, err := r.resp, r.err
 		timer.Reset(stall)
 		if errors.Is(err, io.EOF) {
 			break
@@ -515,12 +560,6 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 			if c.FinishReason != "" {
 				finish = string(c.FinishReason)
 			}
-		}
-		if time.Since(lastSave) >= every && text.Len() != saved {
-			if err := e.Store.UpdateMessage(ctx, answerID, text.String(), session.StatusStreaming, nil); err != nil {
-				e.Log.Warn("checkpoint failed", "err", err)
-			}
-			lastSave, saved = time.Now(), text.Len()
 		}
 	}
 	return text.String(), finish, usage, calls, nil

@@ -182,3 +182,66 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 		t.Errorf("the key goes to the provider: %q", got)
 	}
 }
+
+// TestCheckpointDuringAPause: text streamed just before the provider pauses
+// is saved within a checkpoint interval although no chunk follows, so a
+// daemon killed during the pause keeps it (the crash test's guarantee).
+// Saving only when a chunk arrived left it unsaved until the pause ended.
+func TestCheckpointDuringAPause(t *testing.T) {
+	fake := openaitest.New(t)
+	chunks := []string{"one ", "two ", "three ", "four ", "five "}
+	// Five quick chunks, then nothing until the client goes away.
+	fake.Enqueue(openaitest.Reply{Chunks: chunks, Delay: 5 * time.Millisecond, Fault: openaitest.FaultStall, FaultAfter: len(chunks)})
+	e, st, _ := newEngine(t, nil)
+	e.Checkpoint = 200 * time.Millisecond
+	s, _ := st.Create(context.Background(), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	rec := &recorder{}
+	go func() {
+		_, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
+		done <- err
+	}()
+	want := strings.Join(chunks, "")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec.mu.Lock()
+		got := rec.deltas.String()
+		rec.mu.Unlock()
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deltas %q", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	streamed := time.Now()
+	// Within the interval plus generous slack for a loaded machine, the
+	// pause notwithstanding, the whole text is stored, still "streaming".
+	var stored session.Message
+	for time.Since(streamed) < e.Checkpoint+2*time.Second {
+		msgs, err := st.Messages(context.Background(), s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 2 {
+			stored = msgs[1]
+			if stored.Content == want {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if stored.Content != want || stored.Status != session.StatusStreaming {
+		t.Errorf("during the pause the answer is stored as %q (%s), want %q (streaming)", stored.Content, stored.Status, want)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled turn returned no error")
+	}
+	msgs, _ := st.Messages(context.Background(), s.ID)
+	if msgs[1].Content != want || msgs[1].Status != session.StatusInterrupted {
+		t.Errorf("after the cancel: %+v", msgs[1])
+	}
+}

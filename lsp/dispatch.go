@@ -33,8 +33,12 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	cctx, cancel := context.WithCancel(jsonrpc2.DetachContext(ctx))
 	defer cancel()
 	defer s.register(s.inflight, idKey(req.ID()), cancel)()
-	params := json.RawMessage(req.Params())
 	jsonrpc2.Async(ctx)
+	// Only now: Async copies the params out of the frame buffer, which the
+	// read loop reuses for the next frame (a slice taken before Async was
+	// overwritten under a files.add handler; found by TestCrashRandomKills).
+	params := json.RawMessage(req.Params())
+	method = req.Method() // the method string too (found by TestFourDaemonsOneDataDir)
 
 	var (
 		result any

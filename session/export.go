@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -39,19 +40,28 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 	return b.String()
 }
 
-// writeHistory rewrites a session's history.md.
+// writeHistory rewrites a session's history.md. It runs in a write
+// transaction of its own (see inFolder), so history.md writers take turns
+// and the last one renders the latest state.
 func (s *Store) writeHistory(ctx context.Context, id string) error {
-	s.folders.RLock()
-	defer s.folders.RUnlock()
-	ss, err := s.Get(ctx, id)
+	return s.inTx(ctx, func(tx *sql.Tx) error { return s.writeHistoryTx(ctx, tx, id) })
+}
+
+// writeHistoryTx renders history.md from what tx sees into the folder tx
+// names; tx must be a write transaction.
+func (s *Store) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) error {
+	ss, _, err := s.get(ctx, tx, id)
 	if err != nil {
 		return err
 	}
-	sets, err := s.Context(ctx, id)
+	if err := s.findFolder(ctx, tx, filepath.Base(ss.Folder)); err != nil {
+		return err
+	}
+	sets, err := loadContext(ctx, tx, id)
 	if err != nil {
 		return err
 	}
-	msgs, err := s.Messages(ctx, id)
+	msgs, err := loadMessages(ctx, tx, id)
 	if err != nil {
 		return err
 	}
@@ -92,13 +102,12 @@ func (s *Store) Export(ctx context.Context, id, format string) (string, string, 
 		}
 		content = string(b) + "\n"
 	}
-	s.folders.RLock()
-	defer s.folders.RUnlock()
-	if ss, err = s.Get(ctx, id); err != nil { // the folder may have moved meanwhile
-		return "", "", err
-	}
-	path := filepath.Join(ss.Folder, name)
-	if err := writeFileAtomic(path, []byte(content)); err != nil {
+	var path string
+	err = s.inFolder(ctx, id, func(_ *sql.Tx, folder string) error { // the folder may have moved meanwhile
+		path = filepath.Join(folder, name)
+		return writeFileAtomic(path, []byte(content))
+	})
+	if err != nil {
 		return "", "", err
 	}
 	return path, content, nil

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // FileInfo describes a file copied into a session.
@@ -38,23 +40,31 @@ func validName(name string) error {
 	return nil
 }
 
-// subdir returns a session subfolder, refusing one that is not a real
-// directory inside the session folder (for example replaced by a symlink).
-func (s *Store) subdir(ctx context.Context, sessionID, sub string) (string, error) {
+// checkSubdir validates a subfolder name ("" is sources).
+func checkSubdir(sub string) (string, error) {
 	if sub == "" {
 		sub = "sources"
 	}
 	if !slices.Contains(subdirs, sub) {
 		return "", invalid("subdir %q is not one of %s", truncate(sub, 40), strings.Join(subdirs, ", "))
 	}
-	folder, err := s.folderOf(ctx, sessionID)
-	if err != nil {
-		return "", err
-	}
+	return sub, nil
+}
+
+// subdirIn returns subfolder sub of a session folder, refusing one that is
+// not a real directory (for example replaced by a symlink). A missing
+// subfolder is made; with inTx false (a reader, which holds no lock) the
+// session folder itself is never made: when it is missing it has moved,
+// and the fs.ErrNotExist returned says to look it up again.
+func subdirIn(folder, sub string, inTx bool) (string, error) {
 	dir := filepath.Join(folder, sub)
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		mkdir := os.Mkdir
+		if inTx {
+			mkdir = os.MkdirAll // the folder the database names, made again
+		}
+		if err := mkdir(dir, 0o700); err != nil {
 			return "", err
 		}
 		return dir, nil
@@ -71,38 +81,49 @@ func (s *Store) subdir(ctx context.Context, sessionID, sub string) (string, erro
 // AddFile copies r into the session's sources/ as name, replacing a file of
 // the same name (a symbolic link there is replaced, never written through).
 // Over MaxFileSize it fails with ErrTooLarge and leaves nothing behind.
+// The copy is made in the data directory's tmp/ and moved into the folder
+// inside the write lock (see inFolder).
 func (s *Store) AddFile(ctx context.Context, sessionID, name string, r io.Reader) (*FileInfo, error) {
 	if err := validName(name); err != nil {
 		return nil, err
 	}
-	s.folders.RLock()
-	defer s.folders.RUnlock()
-	dir, err := s.subdir(ctx, sessionID, "sources")
+	if _, err := s.folderOf(ctx, sessionID); err != nil {
+		return nil, err // fail before copying
+	}
+	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), ".upload-*")
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && fi.IsDir() {
-		return nil, invalid("%q is a directory in sources/", name)
-	}
-	tmp, err := os.CreateTemp(dir, ".upload-*")
-	if err != nil {
-		return nil, err
-	}
+	defer os.Remove(tmp.Name()) // once moved, a no-op
 	n, err := io.Copy(tmp, io.LimitReader(r, MaxFileSize+1))
+	if err == nil && n <= MaxFileSize {
+		// On disk before the rename makes it the file: after a power cut
+		// sources/ holds the whole old file or the whole new one.
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && n > MaxFileSize {
 		err = fmt.Errorf("%w: %q is larger than the limit of 25 MB", ErrTooLarge, name)
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
 	if err != nil {
-		os.Remove(tmp.Name())
 		return nil, err
 	}
-	if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.touch(ctx, tx, sessionID) }); err != nil {
+	err = s.inFolder(ctx, sessionID, func(tx *sql.Tx, folder string) error {
+		dir, err := subdirIn(folder, "sources", true)
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil && fi.IsDir() {
+			return invalid("%q is a directory in sources/", name)
+		}
+		if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+		return s.touch(ctx, tx, sessionID)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &FileInfo{Name: name, Size: n}, nil
@@ -137,7 +158,27 @@ func (s *Store) AddFileFromPath(ctx context.Context, sessionID, path string) (*F
 // ListFiles lists a session subfolder (default sources), sorted, hidden
 // files left out.
 func (s *Store) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
-	dir, err := s.subdir(ctx, sessionID, sub)
+	sub, err := checkSubdir(sub)
+	if err != nil {
+		return nil, err
+	}
+	folder, err := s.folderOf(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	names, err := listIn(folder, sub, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The folder moved (a rename in flight): look again where it cannot.
+		err = s.inFolder(ctx, sessionID, func(_ *sql.Tx, folder string) error {
+			names, err = listIn(folder, sub, true)
+			return err
+		})
+	}
+	return names, err
+}
+
+func listIn(folder, sub string, inTx bool) ([]string, error) {
+	dir, err := subdirIn(folder, sub, inTx)
 	if err != nil {
 		return nil, err
 	}
@@ -160,25 +201,174 @@ func (s *Store) RemoveFile(ctx context.Context, sessionID, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}
-	s.folders.RLock()
-	defer s.folders.RUnlock()
-	dir, err := s.subdir(ctx, sessionID, "sources")
+	return s.inFolder(ctx, sessionID, func(tx *sql.Tx, folder string) error {
+		dir, err := subdirIn(folder, "sources", true)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, name)
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("file %q is not in the session's sources: %w", name, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return invalid("%q is a directory", name)
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		return s.touch(ctx, tx, sessionID)
+	})
+}
+
+// A session folder is named "<created>--<slug of the title>--<id[:6]>"
+// (folderName). A process killed while it changes one leaves one of two
+// states behind, which the next writer repairs under the write lock (so no
+// live process is ever between the two steps it repairs):
+//
+//   - half-renamed: Rename moves the folder, then commits the new name;
+//     killed in between, the database names the old folder while the disk
+//     holds the new one. The rename was never acknowledged, so the folder
+//     is moved back to the name the database records (findFolder).
+//   - half-created: Create makes the folder, then commits its row; killed in
+//     between, a folder with nothing but empty subfolders (and history.md)
+//     belongs to no session. It is removed when the store opens
+//     (recoverFolders).
+//
+// Without the repair the session's writes failed (history.md had no folder
+// to go to) or made a second, empty folder under the old name beside the one
+// holding the files. Found by the crash test (lsp/crash_test.go).
+
+// folderPattern matches folderName's output.
+var folderPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}--.+--[a-z2-7]{6}$`)
+
+// staleUpload is how long an upload in tmp/ may go unwritten before it is
+// taken for one a killed process left behind.
+const staleUpload = time.Hour
+
+// findFolder makes sure the session folder the database names (name) is on
+// disk: a folder a killed rename left under another name is moved back. It
+// must run in a write transaction (tx).
+func (s *Store) findFolder(ctx context.Context, tx *sql.Tx, name string) error {
+	path := s.folderPath(name)
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there (or unreadable: the caller's own access reports it)
+	}
+	entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, name)
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("file %q is not in the session's sources: %w", name, ErrNotFound)
+	var found []string
+	for _, e := range entries {
+		if e.IsDir() && sameSession(e.Name(), name) {
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE folder = ?", e.Name()).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				found = append(found, e.Name())
+			}
+		}
 	}
+	if len(found) != 1 {
+		return nil // nothing to move back: the folder is made again on the next write
+	}
+	if err := os.Rename(s.folderPath(found[0]), path); err != nil {
+		return fmt.Errorf("moving the half-renamed session folder %s back to %s: %w", found[0], name, err)
+	}
+	return nil
+}
+
+// sameSession reports whether two folder names can belong to one session:
+// same creation time and id prefix, any title.
+func sameSession(a, b string) bool {
+	return a != b && folderPattern.MatchString(a) && folderPattern.MatchString(b) &&
+		a[:21] == b[:21] && a[len(a)-8:] == b[len(b)-8:]
+}
+
+// recoverFolders repairs what killed processes left in the data directory:
+// half-renamed and half-created session folders (see above) and uploads in
+// tmp/ not written for staleUpload. Open calls it.
+func (s *Store) recoverFolders(ctx context.Context) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, "SELECT folder FROM sessions")
+		if err != nil {
+			return err
+		}
+		named := map[string]bool{}
+		for rows.Next() {
+			var f string
+			if err := rows.Scan(&f); err != nil {
+				rows.Close()
+				return err
+			}
+			named[f] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
+		if err != nil {
+			return err
+		}
+		onDisk := map[string]bool{}
+		for _, e := range entries {
+			onDisk[e.Name()] = true
+		}
+		moved := false
+		for f := range named {
+			if !onDisk[f] {
+				if err := s.findFolder(ctx, tx, f); err != nil {
+					return err
+				}
+				moved = true
+			}
+		}
+		if moved {
+			if entries, err = os.ReadDir(filepath.Join(s.dir, "sessions")); err != nil {
+				return err
+			}
+		}
+		for _, e := range entries {
+			path := s.folderPath(e.Name())
+			if e.IsDir() && !named[e.Name()] && folderPattern.MatchString(e.Name()) && unused(path) {
+				os.RemoveAll(path) // best effort: it is tried again next time
+			}
+		}
+		tmp, err := os.ReadDir(filepath.Join(s.dir, "tmp"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range tmp {
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && s.now().Sub(fi.ModTime()) > staleUpload {
+				os.Remove(filepath.Join(s.dir, "tmp", e.Name()))
+			}
+		}
+		return nil
+	})
+}
+
+// unused reports whether a session folder holds nothing anybody put there:
+// only empty subfolders, history.md and temporary files.
+func unused(path string) bool {
+	entries, err := os.ReadDir(path)
 	if err != nil {
-		return err
+		return false
 	}
-	if fi.IsDir() {
-		return invalid("%q is a directory", name)
+	for _, e := range entries {
+		switch {
+		case e.IsDir() && slices.Contains(subdirs, e.Name()):
+			if sub, err := os.ReadDir(filepath.Join(path, e.Name())); err != nil || len(sub) > 0 {
+				return false
+			}
+		case e.Type().IsRegular() && (e.Name() == "history.md" || strings.HasPrefix(e.Name(), ".tmp-")):
+		default:
+			return false
+		}
 	}
-	if err := os.Remove(path); err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error { return s.touch(ctx, tx, sessionID) })
+	return true
 }

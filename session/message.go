@@ -152,7 +152,7 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 // "interrupted": called when a new turn starts, they can only be left over
 // from a daemon that died mid-stream.
 func (s *Store) InterruptStale(ctx context.Context, sessionID string) error {
-	_, err := s.db.ExecContext(ctx, "UPDATE messages SET status = 'interrupted' WHERE session_id = ? AND status = 'streaming'", sessionID)
+	_, err := s.exec(ctx, "UPDATE messages SET status = 'interrupted' WHERE session_id = ? AND status = 'streaming'", sessionID)
 	return err
 }
 
@@ -161,7 +161,7 @@ func (s *Store) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMe
 	if !json.Valid(toolCalls) {
 		return invalid("toolCalls is not valid JSON")
 	}
-	res, err := s.db.ExecContext(ctx, "UPDATE messages SET tool_calls = ? WHERE id = ?", string(toolCalls), id)
+	res, err := s.exec(ctx, "UPDATE messages SET tool_calls = ? WHERE id = ?", string(toolCalls), id)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,12 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, erro
 	if _, err := s.folderOf(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens
+	return loadMessages(ctx, s.db, sessionID)
+}
+
+// loadMessages reads a session's messages through q, oldest first.
+func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens
 		FROM messages WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, err

@@ -130,65 +130,95 @@ func (s *Store) Create(ctx context.Context, title string) (*Session, error) {
 	now := s.millis()
 	folder := folderName(fromMillis(now), title, id)
 	path := s.folderPath(folder)
-	for _, d := range subdirs {
-		if err := os.MkdirAll(filepath.Join(path, d), 0o700); err != nil {
-			os.RemoveAll(path)
-			return nil, err
+	var ss *Session
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		// Inside the transaction: a folder left by a process killed before
+		// its commit is one no live process is filling (see recoverFolders).
+		for _, d := range subdirs {
+			if err := os.MkdirAll(filepath.Join(path, d), 0o700); err != nil {
+				return err
+			}
 		}
-	}
-	if _, err := s.db.ExecContext(ctx,
-		"INSERT INTO sessions (id, title, title_source, created_at, updated_at, folder) VALUES (?, ?, ?, ?, ?, ?)",
-		id, title, source, now, now, folder); err != nil {
+		if _, err := tx.ExecContext(ctx,
+			"INSERT INTO sessions (id, title, title_source, created_at, updated_at, folder) VALUES (?, ?, ?, ?, ?, ?)",
+			id, title, source, now, now, folder); err != nil {
+			return err
+		}
+		if err := s.writeHistoryTx(ctx, tx, id); err != nil {
+			return err
+		}
+		ss, _, err = s.get(ctx, tx, id)
+		return err
+	})
+	if err != nil {
 		os.RemoveAll(path)
 		return nil, err
 	}
-	if err := s.writeHistory(ctx, id); err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, id)
+	return ss, nil
 }
 
 const sessionColumns = `s.id, s.title, s.title_source, s.created_at, s.updated_at, s.meta, s.folder,
 	(SELECT count(*) FROM messages m WHERE m.session_id = s.id)`
 
-func (s *Store) scanSession(row interface{ Scan(...any) error }) (*Session, error) {
+// scanSession reads a session row; moved is true when its folder was not
+// where the row says (a rename in flight), so FileCount is not to be
+// trusted.
+func (s *Store) scanSession(row interface{ Scan(...any) error }) (ss *Session, moved bool, err error) {
 	var (
-		ss               Session
 		created, updated int64
 		meta             string
 		folder           string
 	)
+	ss = &Session{}
 	if err := row.Scan(&ss.ID, &ss.Title, &ss.TitleSource, &created, &updated, &meta, &folder, &ss.MessageCount); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ss.CreatedAt, ss.UpdatedAt = fromMillis(created), fromMillis(updated)
 	_ = json.Unmarshal([]byte(meta), &ss.Meta)
 	ss.Folder = s.folderPath(folder)
-	ss.FileCount = countFiles(filepath.Join(ss.Folder, "sources"))
-	return &ss, nil
+	n, ok := countFiles(filepath.Join(ss.Folder, "sources"))
+	ss.FileCount = n
+	return ss, !ok, nil
 }
 
-func countFiles(dir string) int {
+// countFiles counts the files in dir, hidden ones left out; ok is false
+// when dir cannot be read.
+func countFiles(dir string) (n int, ok bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return 0
+		return 0, false
 	}
-	n := 0
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".") {
 			n++
 		}
 	}
-	return n
+	return n, true
 }
 
 // Get returns one session.
 func (s *Store) Get(ctx context.Context, id string) (*Session, error) {
-	ss, err := s.scanSession(s.db.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound(id)
+	ss, moved, err := s.get(ctx, s.db, id)
+	if err == nil && moved {
+		// Read again where the folder cannot move (see inFolder).
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
+			ss, _, err = s.get(ctx, tx, id)
+			return err
+		})
 	}
-	return ss, err
+	if err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
+// get reads one session through q (the database or a transaction).
+func (s *Store) get(ctx context.Context, q querier, id string) (*Session, bool, error) {
+	ss, moved, err := s.scanSession(q.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, notFound(id)
+	}
+	return ss, moved, err
 }
 
 type cursor struct {
@@ -225,21 +255,17 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Session, string, e
 		args = append(args, "%"+escaped+"%")
 	}
 	args = append(args, limit+1)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE "+strings.Join(where, " AND ")+
-		" ORDER BY s.updated_at DESC, s.id DESC LIMIT ?", args...)
+	query := "SELECT " + sessionColumns + " FROM sessions s WHERE " + strings.Join(where, " AND ") +
+		" ORDER BY s.updated_at DESC, s.id DESC LIMIT ?"
+	out, moved, err := s.list(ctx, s.db, query, args)
+	if err == nil && moved {
+		// A folder moved while it was read: read again where none can move.
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
+			out, _, err = s.list(ctx, tx, query, args)
+			return err
+		})
+	}
 	if err != nil {
-		return nil, "", err
-	}
-	defer rows.Close()
-	out := []Session{}
-	for rows.Next() {
-		ss, err := s.scanSession(rows)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, *ss)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", err
 	}
 	next := ""
@@ -252,43 +278,78 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Session, string, e
 	return out, next, nil
 }
 
-// Rename sets a session's title and renames its folder with it: if the
-// folder cannot be renamed nothing changes, and if the database update
-// fails the folder is renamed back.
-func (s *Store) Rename(ctx context.Context, id, title string, source TitleSource) (*Session, error) {
-	title, err := validTitle(title)
+func (s *Store) list(ctx context.Context, q querier, query string, args []any) (out []Session, anyMoved bool, err error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := s.renameTx(ctx, id, title, source); err != nil {
-		return nil, err
+	defer rows.Close()
+	out = []Session{}
+	for rows.Next() {
+		ss, moved, err := s.scanSession(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		anyMoved = anyMoved || moved
+		out = append(out, *ss)
 	}
-	if err := s.writeHistory(ctx, id); err != nil {
-		return nil, err
-	}
-	return s.Get(ctx, id)
+	return out, anyMoved, rows.Err()
 }
 
-func (s *Store) renameTx(ctx context.Context, id, title string, source TitleSource) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+// Rename sets a session's title and renames its folder with it: if the
+// folder cannot be renamed nothing changes, and if the database update
+// fails the folder is renamed back. The session returned is as the rename
+// left it.
+func (s *Store) Rename(ctx context.Context, id, title string, source TitleSource) (*Session, error) {
+	ss, _, err := s.renameIf(ctx, id, title, source, nil)
+	return ss, err
+}
+
+// renameIf is Rename, done only if cond (when not nil) accepts the current
+// title and source; the check and the rename are one transaction, so a
+// title set meanwhile by another process is never overridden by mistake.
+func (s *Store) renameIf(ctx context.Context, id, title string, source TitleSource, cond func(title string, source TitleSource) bool) (*Session, bool, error) {
+	title, err := validTitle(title)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	defer tx.Rollback()
-	var folder string
-	var created int64
-	if err := tx.QueryRowContext(ctx, "SELECT folder, created_at FROM sessions WHERE id = ?", id).Scan(&folder, &created); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound(id)
+	ss, changed, restore, err := s.renameTx(ctx, id, title, source, cond)
+	if restore {
+		// The folder went back, but its history.md may show the new title.
+		if herr := s.writeHistory(context.WithoutCancel(ctx), id); herr != nil {
+			err = fmt.Errorf("%w (and history.md could not be restored: %v)", err, herr)
 		}
-		return err
+	}
+	return ss, changed, err
+}
+
+func (s *Store) renameTx(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (ss *Session, changed, restore bool, err error) {
+	tx, end, err := s.begin(ctx)
+	if err != nil {
+		return nil, false, false, err
+	}
+	defer end()
+	var (
+		folder, curTitle string
+		curSource        TitleSource
+		created          int64
+	)
+	if err := tx.QueryRowContext(ctx, "SELECT folder, created_at, title, title_source FROM sessions WHERE id = ?", id).Scan(&folder, &created, &curTitle, &curSource); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, false, notFound(id)
+		}
+		return nil, false, false, err
+	}
+	if cond != nil && !cond(curTitle, curSource) {
+		return nil, false, false, nil
 	}
 	newFolder := folderName(fromMillis(created), title, id)
-	s.folders.Lock()
-	defer s.folders.Unlock()
+	if err := s.findFolder(ctx, tx, folder); err != nil {
+		return nil, false, false, err
+	}
 	if newFolder != folder {
 		if err := os.Rename(s.folderPath(folder), s.folderPath(newFolder)); err != nil {
-			return fmt.Errorf("renaming the session folder: %w", err)
+			return nil, false, false, fmt.Errorf("renaming the session folder: %w", err)
 		}
 	}
 	_, err = tx.ExecContext(ctx, "UPDATE sessions SET title = ?, title_source = ?, folder = ? WHERE id = ?", title, source, newFolder, id)
@@ -296,39 +357,46 @@ func (s *Store) renameTx(ctx context.Context, id, title string, source TitleSour
 		err = s.touch(ctx, tx, id)
 	}
 	if err == nil {
+		err = s.writeHistoryTx(ctx, tx, id)
+	}
+	if err == nil {
+		ss, _, err = s.get(ctx, tx, id)
+	}
+	if err == nil {
 		err = tx.Commit()
 	}
 	if err != nil && newFolder != folder {
-		// Put the folder back: the database still names the old one.
+		// Put the folder back: the database still names the old one. The
+		// write lock is still held, so nothing was written into it meanwhile.
 		if rerr := os.Rename(s.folderPath(newFolder), s.folderPath(folder)); rerr != nil {
-			err = fmt.Errorf("%w (and the folder could not be renamed back: %v)", err, rerr)
+			return nil, false, false, fmt.Errorf("%w (and the folder could not be renamed back: %v)", err, rerr)
 		}
+		return nil, false, true, err
 	}
-	return err
+	if err != nil {
+		return nil, false, false, err
+	}
+	return ss, true, false, nil
 }
 
 // SetTitleIfAuto replaces an "auto" title with one the model suggested.
 // It never overrides a user's or an earlier model title.
 func (s *Store) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
-	var src TitleSource
-	if err := s.db.QueryRowContext(ctx, "SELECT title_source FROM sessions WHERE id = ?", id).Scan(&src); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, notFound(id)
-		}
-		return false, err
-	}
-	if src != TitleAuto {
-		return false, nil
-	}
-	if _, err := s.Rename(ctx, id, title, TitleModel); err != nil {
-		return false, err
-	}
-	return true, nil
+	return s.setTitleIf(ctx, id, title, TitleModel, func(_ string, src TitleSource) bool { return src == TitleAuto })
 }
 
 // SetAutoTitle sets an "auto" title (from the first message) if the title
 // is still the default one.
 func (s *Store) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
+	return s.setTitleIf(ctx, id, title, TitleAuto, func(cur string, src TitleSource) bool {
+		return src == TitleAuto && cur == DefaultTitle
+	})
+}
+
+// setTitleIf renames the session if cond accepts its title and source. A
+// read answers the common "no" without the write lock; the rename checks
+// cond again inside its transaction.
+func (s *Store) setTitleIf(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (bool, error) {
 	var cur string
 	var src TitleSource
 	if err := s.db.QueryRowContext(ctx, "SELECT title, title_source FROM sessions WHERE id = ?", id).Scan(&cur, &src); err != nil {
@@ -337,13 +405,11 @@ func (s *Store) SetAutoTitle(ctx context.Context, id, title string) (bool, error
 		}
 		return false, err
 	}
-	if src != TitleAuto || cur != DefaultTitle {
+	if !cond(cur, src) {
 		return false, nil
 	}
-	if _, err := s.Rename(ctx, id, title, TitleAuto); err != nil {
-		return false, err
-	}
-	return true, nil
+	_, changed, err := s.renameIf(ctx, id, title, source, cond)
+	return changed, err
 }
 
 // Delete removes a session, its messages, context and folder.

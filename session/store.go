@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -34,21 +33,80 @@ var migrations embed.FS
 
 // Store is the session store of one data directory. It is safe for
 // concurrent use, and several processes may open the same directory.
+//
+// Session folders are renamed with their titles, so a write inside a
+// folder (a file, history.md, an export) must not race a rename, in this
+// process or another. Both run inside an immediate write transaction (see
+// inFolder): SQLite lets one such transaction run at a time across every
+// process of the data directory, so the folder the transaction reads from
+// the database is where it is on disk until the transaction ends. Readers
+// take no lock; one that finds a folder missing (moved by a rename that
+// has not committed yet) reads again inside a write transaction.
 type Store struct {
 	db  *sql.DB
 	dir string
 	now func() time.Time
 
-	// folders is held for writing while a session folder is renamed and
-	// for reading while files are written inside one, so a write never
-	// lands in a folder that is being moved (within this process).
-	folders sync.RWMutex
+	writer *writeLock
+}
+
+// writeLock is taken around every write transaction (see begin). SQLite's
+// busy handler polls for the lock with sleeps growing to 100 ms, so under
+// steady writing a process that commits and begins again keeps winning and
+// another can wait past busy_timeout ("database is locked"). Here the
+// process's writers queue on a channel (in order, cancellable), and one at
+// a time waits on an flock of <dataDir>/ctxls.lock, which the kernel hands
+// over the moment it is released.
+type writeLock struct {
+	token chan struct{} // one writer of this process at a time
+	file  *os.File      // nil where flock is missing
+}
+
+// acquire takes the lock, or gives up when ctx is done.
+func (w *writeLock) acquire(ctx context.Context) error {
+	select {
+	case w.token <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if w.file == nil || tryFlock(w.file) {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- flock(w.file, true) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			<-w.token
+			return fmt.Errorf("locking the data directory: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		// The flock is still pending on this process's descriptor: keep the
+		// token until it ends, so no other writer of ours takes it meanwhile.
+		go func() {
+			if <-done == nil {
+				flock(w.file, false)
+			}
+			<-w.token
+		}()
+		return ctx.Err()
+	}
+}
+
+func (w *writeLock) release() {
+	if w.file != nil {
+		flock(w.file, false)
+	}
+	<-w.token
 }
 
 // Open opens (creating if needed) the store in dataDir.
 func Open(dataDir string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(dataDir, "sessions"), 0o700); err != nil {
-		return nil, err
+	for _, d := range []string{"sessions", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dataDir, d), 0o700); err != nil {
+			return nil, err
+		}
 	}
 	dbPath := filepath.Join(dataDir, "ctxls.db")
 	// Create the file 0600 ourselves: SQLite gives its -wal and -shm files
@@ -66,7 +124,12 @@ func Open(dataDir string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &Store{db: db, dir: dataDir, now: time.Now}
+	lock, err := openLockFile(filepath.Join(dataDir, "ctxls.lock"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Store{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}}
 	// Switching a new database to WAL takes an exclusive lock for which
 	// SQLite does not always call the busy handler, so two processes that
 	// create the store at the same moment can see SQLITE_BUSY here: retry.
@@ -76,8 +139,12 @@ func Open(dataDir string) (*Store, error) {
 		err = s.migrate()
 	}
 	if err != nil {
-		db.Close()
+		s.Close()
 		return nil, fmt.Errorf("migrating %s: %w", dbPath, err)
+	}
+	if err := s.recoverFolders(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("repairing the session folders in %s: %w", dataDir, err)
 	}
 	return s, nil
 }
@@ -125,7 +192,12 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.writer.file != nil {
+		s.writer.file.Close()
+	}
+	return s.db.Close()
+}
 
 // DataDir is the store's directory.
 func (s *Store) DataDir() string { return s.dir }
@@ -134,17 +206,61 @@ func (s *Store) millis() int64 { return s.now().UnixMilli() }
 
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
+// begin starts an immediate write transaction; end must be called with it
+// when the transaction is over (committed or not).
+func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
+	if err := s.writer.acquire(ctx); err != nil {
+		return nil, nil, err
+	}
+	tx, err = s.db.BeginTx(ctx, nil)
+	if err != nil {
+		s.writer.release()
+		return nil, nil, err
+	}
+	return tx, func() { tx.Rollback(); s.writer.release() }, nil
+}
+
 // inTx runs fn in an immediate write transaction.
 func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer end()
 	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// exec runs one writing statement in a write transaction (an autocommit
+// write would wait for SQLite's lock outside the writeLock queue).
+func (s *Store) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err = tx.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
+// inFolder runs fn in an immediate write transaction with the absolute
+// path of the session's folder as the transaction sees it. Everything that
+// writes inside a session folder goes through here: no rename can move the
+// folder until the transaction ends, in any process.
+func (s *Store) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, folder string) error) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var folder string
+		if err := tx.QueryRowContext(ctx, "SELECT folder FROM sessions WHERE id = ?", id).Scan(&folder); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return notFound(id)
+			}
+			return err
+		}
+		if err := s.findFolder(ctx, tx, folder); err != nil {
+			return err
+		}
+		return fn(tx, s.folderPath(folder))
+	})
 }
 
 // touch bumps a session's updatedAt inside tx, reporting ErrNotFound.
