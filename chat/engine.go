@@ -157,13 +157,20 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	var all strings.Builder
 	var streamErr error
 	for round := 0; ; round++ {
+		// The answer's row is created while the request goes out: the
+		// insert overlaps the provider's time to first byte instead of
+		// adding to it. Its first delta waits for the row (ready), so
+		// nothing reaches the editor that a checkpoint could not save.
 		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming}
-		if err := e.Store.AppendMessage(ctx, answer); err != nil {
-			return nil, err
+		created := make(chan error, 1)
+		go func() { created <- e.Store.AppendMessage(ctx, answer) }()
+		ready := sync.OnceValue(func() error { return <-created })
+		withTools := round < MaxToolRounds
+		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, answer, ready, ev, withTools)
+		if cerr := ready(); cerr != nil {
+			return nil, cerr
 		}
 		res.MessageID = answer.ID
-		withTools := round < MaxToolRounds
-		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, answer.ID, ev, withTools)
 		all.WriteString(text)
 		res.Usage.PromptTokens += usage.PromptTokens
 		res.Usage.CompletionTokens += usage.CompletionTokens
@@ -416,7 +423,7 @@ func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // stream runs the streamed completion with retries before the first token,
 // checkpointing the answer.
-func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, answerID int64, ev Events, withTools bool) (string, string, session.Usage, []openai.ToolCall, error) {
+func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, answer *session.Message, ready func() error, ev Events, withTools bool) (string, string, session.Usage, []openai.ToolCall, error) {
 	var usage session.Usage
 	var calls []openai.ToolCall
 	capture := &retryAfter{}
@@ -503,7 +510,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		if text.Len() == saved {
 			return
 		}
-		if err := e.Store.UpdateMessage(ctx, answerID, text.String(), session.StatusStreaming, nil); err != nil {
+		if err := e.Store.UpdateMessage(ctx, answer.ID, text.String(), session.StatusStreaming, nil); err != nil {
 			e.Log.Warn("checkpoint failed", "err", err)
 		}
 		saved = text.Len()
@@ -538,6 +545,9 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		}
 		for _, c := range resp.Choices {
 			if c.Delta.Content != "" {
+				if err := ready(); err != nil {
+					return text.String(), finish, usage, nil, err
+				}
 				text.WriteString(c.Delta.Content)
 				ev.Delta(c.Delta.Content)
 			}

@@ -117,7 +117,7 @@ func (s *Store) AppendMessage(ctx context.Context, m *Message) error {
 		return err
 	}
 	m.CreatedAt = fromMillis(now)
-	return s.writeHistory(ctx, m.SessionID)
+	return s.historyLater(ctx, m.SessionID)
 }
 
 // UpdateMessage replaces a message's content, status and usage (streaming
@@ -145,13 +145,18 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 	if err != nil {
 		return err
 	}
-	return s.writeHistory(ctx, sessionID)
+	return s.historyLater(ctx, sessionID)
 }
 
 // InterruptStale marks a session's messages still "streaming" as
 // "interrupted": called when a new turn starts, they can only be left over
 // from a daemon that died mid-stream.
 func (s *Store) InterruptStale(ctx context.Context, sessionID string) error {
+	// Almost always there are none: look first, without the write lock.
+	var stale bool
+	if err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND status = 'streaming')", sessionID).Scan(&stale); err != nil || !stale {
+		return err
+	}
 	_, err := s.exec(ctx, "UPDATE messages SET status = 'interrupted' WHERE session_id = ? AND status = 'streaming'", sessionID)
 	return err
 }

@@ -92,7 +92,11 @@ func TestHalfRenamedFolderFoundByLiveWriters(t *testing.T) {
 			folder := ss.Folder
 			switch op {
 			case "message":
+				// The message's history.md write is what touches the folder.
 				err = s.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "hello"})
+				if err == nil {
+					err = s.FlushHistory()
+				}
 			case "file":
 				_, err = s.AddFile(ctx, ss.ID, "more.txt", strings.NewReader("more"))
 			case "rename":

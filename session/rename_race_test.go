@@ -150,6 +150,11 @@ func raceWorker(t *testing.T, s *Store, role, id string, n int) {
 // folder, every file and message, and a current history.md.
 func checkRace(t *testing.T, st *Store, dir, id string, n int) {
 	t.Helper()
+	// history.md is written in the background: what is still pending is
+	// written now (in another process, by its Close).
+	if err := st.FlushHistory(); err != nil {
+		t.Fatal(err)
+	}
 	got, err := st.Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)

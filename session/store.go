@@ -47,7 +47,8 @@ type Store struct {
 	dir string
 	now func() time.Time
 
-	writer *writeLock
+	writer  *writeLock
+	history historyWriter
 }
 
 // writeLock is taken around every write transaction (see begin). SQLite's
@@ -193,10 +194,11 @@ func isBusy(err error) bool {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	herr := s.closeHistory()
 	if s.writer.file != nil {
 		s.writer.file.Close()
 	}
-	return s.db.Close()
+	return errors.Join(herr, s.db.Close())
 }
 
 // DataDir is the store's directory.

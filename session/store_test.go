@@ -227,6 +227,9 @@ func TestMessagesHistoryExport(t *testing.T) {
 	if string(msgs[2].ToolCalls) != string(tc.ToolCalls) {
 		t.Errorf("tool calls: %s", msgs[2].ToolCalls)
 	}
+	if err := s.FlushHistory(); err != nil {
+		t.Fatal(err)
+	}
 	hist, _ := os.ReadFile(filepath.Join(a.Folder, "history.md"))
 	if !strings.Contains(string(hist), "Use encoding/json.") || !strings.Contains(string(hist), "How do I parse JSON?") {
 		t.Errorf("history.md not current:\n%s", hist)

@@ -1,0 +1,103 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// HistoryDelay is how long after a message change its session's history.md
+// is rewritten. Changes within it are written once: a streaming answer
+// checkpointed every 500 ms, or a user message followed by the answer's
+// placeholder, cost one rendering, and none of it sits on a turn's way to
+// its first token. history.md is derived from the database, which stays the
+// source of truth; a daemon killed within HistoryDelay of a change leaves
+// the file one change behind until the session's next change.
+const HistoryDelay = 100 * time.Millisecond
+
+// historyWriter rewrites history.md files in the background.
+type historyWriter struct {
+	// flushing is held while pending sessions are written, so Flush waits
+	// for a background write under way.
+	flushing sync.Mutex
+
+	// mu guards pending, timer, closed and lastErr.
+	mu      sync.Mutex
+	pending map[string]bool
+	timer   *time.Timer
+	closed  bool
+	lastErr error
+}
+
+// historyLater marks a session's history.md for rewriting within
+// HistoryDelay. After Close it writes at once (nothing would later).
+func (s *Store) historyLater(ctx context.Context, id string) error {
+	h := &s.history
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return s.writeHistory(ctx, id)
+	}
+	if h.pending == nil {
+		h.pending = map[string]bool{}
+	}
+	h.pending[id] = true
+	if h.timer == nil {
+		h.timer = time.AfterFunc(HistoryDelay, func() { s.flushHistory() })
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// flushHistory writes every pending history.md. A session deleted in the
+// meantime is skipped; other failures are kept for FlushHistory to report.
+func (s *Store) flushHistory() error {
+	h := &s.history
+	h.flushing.Lock()
+	defer h.flushing.Unlock()
+	h.mu.Lock()
+	ids := h.pending
+	h.pending, h.timer = nil, nil
+	h.mu.Unlock()
+	var errs []error
+	for id := range ids {
+		if err := s.writeHistory(context.Background(), id); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		h.mu.Lock()
+		h.lastErr = err
+		h.mu.Unlock()
+	}
+	return err
+}
+
+// FlushHistory writes every pending history.md now and returns the first
+// failure of a background write since the last call, if any.
+func (s *Store) FlushHistory() error {
+	h := &s.history
+	h.mu.Lock()
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.mu.Unlock()
+	err := s.flushHistory()
+	h.mu.Lock()
+	if err == nil {
+		err = h.lastErr
+	}
+	h.lastErr = nil
+	h.mu.Unlock()
+	return err
+}
+
+// closeHistory writes what is pending; later changes write at once.
+func (s *Store) closeHistory() error {
+	s.history.mu.Lock()
+	s.history.closed = true
+	s.history.mu.Unlock()
+	return s.FlushHistory()
+}
