@@ -1,23 +1,14 @@
 package prompts
 
 import (
-	"hash/fnv"
+	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Counter counts tokens the way the model's tokenizer does.
 type Counter interface {
 	Count(text string) int
-}
-
-func init() {
-	// The BPE tables are embedded in the binary: nothing is downloaded at
-	// run time.
-	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
 }
 
 // EncodingFor names the tiktoken encoding for a model: o200k_base for the
@@ -37,25 +28,21 @@ func EncodingFor(model string) string {
 	return "cl100k_base"
 }
 
-// Tokenizer is a Counter backed by tiktoken. The encoding is loaded on
-// first use (100–300 ms), never at start-up.
+// Tokenizer is a Counter giving the exact token counts of OpenAI's
+// tiktoken for cl100k_base and o200k_base: the split regex is hand-written
+// (split.go) and the byte-pair merge runs over the ranks embedded by
+// tiktoken-go-loader (bpe.go). The ranks are loaded on first use, never at
+// start-up (see BenchmarkLoadRanks for the cost). Counts are not cached:
+// counting a 64k-token prompt from scratch takes a few milliseconds
+// (BenchmarkSystemCold), so a cache would save little per turn and cost
+// memory. A Tokenizer is safe for concurrent use.
 type Tokenizer struct {
 	encoding string
 	once     sync.Once
-	tk       *tiktoken.Tiktoken
+	ranks    *rankTable
+	next     func(s string, i int) int // the encoding's pre-tokenizer
 	err      error
-
-	// mu guards cache: token counts of short texts (prompt lines) by a
-	// 64-bit hash, so lines unchanged since the last turn are not
-	// tokenized again. Cleared when it grows past maxCached entries.
-	mu    sync.Mutex
-	cache map[uint64]int
 }
-
-const (
-	maxCached    = 200_000
-	maxCachedLen = 4096 // longer texts are counted directly
-)
 
 var (
 	tokenizersMu sync.Mutex
@@ -78,32 +65,37 @@ func TokenizerFor(model string) *Tokenizer {
 // Encoding is the tiktoken encoding name.
 func (t *Tokenizer) Encoding() string { return t.encoding }
 
-// Count returns the number of tokens in text. If the encoding cannot be
-// loaded (it is embedded, so this means a broken build) it falls back to a
-// deliberately pessimistic one token per two bytes.
+func (t *Tokenizer) load() {
+	switch t.encoding {
+	case "cl100k_base":
+		t.next = nextCL100k
+	case "o200k_base":
+		t.next = nextO200k
+	default:
+		t.err = fmt.Errorf("unknown encoding %q", t.encoding)
+		return
+	}
+	loadClasses()
+	t.ranks, t.err = loadRanks(t.encoding + ".tiktoken")
+}
+
+// Count returns the number of tokens in text, as tiktoken's
+// encode_ordinary gives (special tokens such as <|endoftext|> count as
+// plain text). Bytes that are not valid UTF-8 count as U+FFFD each, as in
+// tiktoken-go. If the ranks cannot be loaded (they are embedded, so this
+// means a broken build) it falls back to a deliberately pessimistic one
+// token per two bytes.
 func (t *Tokenizer) Count(text string) int {
-	t.once.Do(func() { t.tk, t.err = tiktoken.GetEncoding(t.encoding) })
+	t.once.Do(t.load)
 	if t.err != nil {
 		return (len(text) + 1) / 2
 	}
-	if len(text) > maxCachedLen {
-		return len(t.tk.EncodeOrdinary(text))
+	text = validUTF8(text)
+	n := 0
+	for i := 0; i < len(text); {
+		j := t.next(text, i)
+		n += t.ranks.tokens(text[i:j])
+		i = j
 	}
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	key := h.Sum64()
-	t.mu.Lock()
-	n, ok := t.cache[key]
-	t.mu.Unlock()
-	if ok {
-		return n
-	}
-	n = len(t.tk.EncodeOrdinary(text))
-	t.mu.Lock()
-	if t.cache == nil || len(t.cache) >= maxCached {
-		t.cache = make(map[uint64]int)
-	}
-	t.cache[key] = n
-	t.mu.Unlock()
 	return n
 }

@@ -1,6 +1,9 @@
 package prompts
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func TestTokenizerCountsRealTokens(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,4 +28,33 @@ func TestTokenizerCountsRealTokens(t *testing.T) {
 	if TokenizerFor("gpt-4") != TokenizerFor("gpt-3.5-turbo") {
 		t.Error("models sharing an encoding should share a tokenizer")
 	}
+}
+
+func TestTokenizerLoadsOnFirstCount(t *testing.T) {
+	tk := &Tokenizer{encoding: "cl100k_base"}
+	if tk.ranks != nil {
+		t.Fatal("ranks loaded before the first count")
+	}
+	if n := tk.Count("hello world"); n != 2 || tk.ranks == nil {
+		t.Fatalf("Count = %d, ranks loaded: %v", n, tk.ranks != nil)
+	}
+	bad := &Tokenizer{encoding: "p50k_base"}
+	if n := bad.Count("hello world"); n != 6 {
+		t.Errorf("unknown encoding: Count = %d, want the fallback of one token per two bytes (6)", n)
+	}
+}
+
+func TestTokenizerConcurrentCounts(t *testing.T) {
+	tk := &Tokenizer{encoding: "o200k_base"}
+	text := goLikeFile(3)[:20<<10]
+	want := TokenizerFor("gpt-4o").Count(text)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if n := tk.Count(text); n != want {
+				t.Errorf("concurrent Count = %d, want %d", n, want)
+			}
+		})
+	}
+	wg.Wait()
 }
