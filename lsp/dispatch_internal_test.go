@@ -153,7 +153,7 @@ func TestMalformedFrames(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1.5,"method":"x"}`, -32600, nil},
 		{`{"jsonrpc":"2.0","id":8,"method":""}`, -32600, float64(8)},
 		{`{"jsonrpc":"2.0","id":9,"method":"x","params":"str"}`, -32600, float64(9)},
-		{`{"jsonrpc":"2.0","id":10,"method":42}`, -32600, nil},
+		{`{"jsonrpc":"2.0","id":10,"method":42}`, -32600, float64(10)},
 		{`[{"jsonrpc":"2.0","id":11,"method":"shutdown"}]`, -32600, nil},
 		{`"just a string"`, -32600, nil},
 		{`null`, -32600, nil},

@@ -80,6 +80,9 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	default:
 		return nil, invalidParams("%s takes exactly one argument, a JSON object; got %d arguments", p.Command, len(p.Arguments))
 	}
+	if err := command.CheckToken(p.WorkDoneToken); err != nil {
+		return nil, invalidParams("workspace/executeCommand: %s", err)
+	}
 	if len(p.WorkDoneToken) > 0 && string(p.WorkDoneToken) != "null" {
 		ctx = context.WithValue(ctx, tokenKey{}, p.WorkDoneToken)
 	}
@@ -103,7 +106,7 @@ func decodeArg(raw json.RawMessage, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("unexpected data after the argument object")
 	}
-	return nil
+	return command.Check(trimmed, v) // required fields and limits
 }
 
 // argError rewrites encoding/json errors into messages about the argument.

@@ -12,15 +12,26 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/ctxls/ctxls/lsp/command"
 )
 
 // MaxMessageBytes is the largest message body the daemon accepts. A larger
 // declared Content-Length is answered with an Invalid Request error and its
 // body is skipped without being allocated. 64 MiB leaves room for a 25 MB file
 // sent base64-encoded through ctxls.files.add.
-const MaxMessageBytes = 64 << 20
+const MaxMessageBytes = command.MaxMessageBytes
+
+// pendingWait is how long the read loop waits for room when
+// command.MaxPendingRequests are pending and a request of ours to the editor
+// is unanswered, before it reads on anyway: a handler waiting for the
+// editor's answer (to window/workDoneProgress/create) needs the read loop,
+// so waiting for it forever could deadlock. Without such a request the read
+// loop waits as long as it takes.
+const pendingWait = 10 * time.Second
 
 // stream is the LSP base-protocol framing (Content-Length headers) over a pair
 // of byte streams. It replaces jsonrpc2's header stream because that one ends
@@ -42,10 +53,16 @@ type stream struct {
 
 	// rbuf is reused for frame bodies; it is only touched by the read loop.
 	rbuf []byte
+
+	// pending counts requests read and not yet answered: ReadFrame waits
+	// for room before passing on a request, Write makes room when it writes
+	// a response.
+	pending gate
 }
 
 func newStream(in io.Reader, out io.Writer, closer io.Closer, log *slog.Logger) *stream {
-	return &stream{in: bufio.NewReaderSize(in, 64<<10), out: out, closer: closer, log: log, limit: MaxMessageBytes}
+	return &stream{in: bufio.NewReaderSize(in, 64<<10), out: out, closer: closer, log: log, limit: MaxMessageBytes,
+		pending: gate{max: command.MaxPendingRequests}}
 }
 
 // Read implements jsonrpc2.Stream.
@@ -61,6 +78,10 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 // ReadFrame returns the body of the next well-formed JSON-RPC frame. Frames
 // that are not are answered here and skipped. The returned slice is valid
 // until the next call.
+//
+// A frame is passed on only if jsonrpc2 itself can decode it: jsonrpc2 ends
+// the connection on a frame it cannot decode, and its decoder is stricter
+// than encoding/json in places (a method alongside a result, for one).
 func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	for {
 		body, n, err := s.readBody(ctx)
@@ -69,10 +90,30 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		}
 		id, code, msg, ok := checkFrame(body)
 		if ok {
-			return body, n, nil
+			m, derr := jsonrpc2.DecodeMessage(body)
+			if derr == nil {
+				if _, resp := m.(*jsonrpc2.Response); resp {
+					s.pending.callAnswered()
+				}
+				if _, call := m.(*jsonrpc2.Call); call {
+					if ok, err := s.pending.enter(ctx, pendingWait); err != nil {
+						return nil, 0, err
+					} else if !ok {
+						s.log.Warn("reading on with too many requests pending, to let an answer from the editor in", "limit", s.pending.max, "waited", pendingWait)
+					}
+				}
+				return body, n, nil
+			}
+			code, msg = jsonrpc2.InvalidRequest, "invalid JSON-RPC message: "+derr.Error()
+			if errors.Is(derr, jsonrpc2.ErrParse) {
+				code = jsonrpc2.ParseError
+			}
+			if isResponse(body) {
+				code = 0 // never answer a response
+			}
 		}
 		if code == 0 {
-			s.log.Warn("response without an id dropped", "body", truncate(string(body), 200))
+			s.log.Warn("invalid response dropped", "err", msg, "body", truncate(string(body), 200))
 			continue
 		}
 		s.log.Warn("invalid message", "err", msg)
@@ -98,12 +139,9 @@ func (s *stream) readBody(ctx context.Context) ([]byte, int64, error) {
 			return nil, 0, err
 		}
 		if length > s.limit {
-			s.log.Warn("message too large", "bytes", length, "limit", s.limit)
-			if _, err := io.CopyN(io.Discard, s.in, int64(length)); err != nil {
-				return nil, 0, io.ErrUnexpectedEOF
+			if err := s.skipOversize(length); err != nil {
+				return nil, 0, err
 			}
-			s.replyError(nil, jsonrpc2.InvalidRequest,
-				fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", length, s.limit))
 			continue
 		}
 		if cap(s.rbuf) < length || cap(s.rbuf) > 4<<20 && length < 64<<10 {
@@ -116,6 +154,56 @@ func (s *stream) readBody(ctx context.Context) ([]byte, int64, error) {
 		}
 		return body, int64(hdr + length), nil
 	}
+}
+
+// skipOversize reads past a body over the limit without holding it, noting
+// its top-level "id" and "method" as they stream past, so that a request is
+// answered with its own id (its sender would otherwise wait forever) and a
+// notification is not answered at all (the user is told instead).
+func (s *stream) skipOversize(length int) error {
+	var sk skimmer
+	if err := s.discard(length, sk.feed); err != nil {
+		return err
+	}
+	id, method, kind := sk.result()
+	s.log.Warn("message too large", "bytes", length, "limit", s.limit, "method", method, "id", string(id))
+	text := fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", length, s.limit)
+	if method != "" {
+		text = fmt.Sprintf("%s message of %d bytes exceeds the limit of %d bytes", method, length, s.limit)
+	}
+	switch kind {
+	case skimResponse:
+		// A response to one of our calls: never answered.
+	case skimNotification:
+		// A notification must not be answered; the user must still learn that
+		// it was dropped (a document that is too large is not tracked).
+		msg := fmt.Sprintf("ctxls: a %s message of %d bytes was ignored: messages are limited to %d MiB", method, length, s.limit>>20)
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "window/showMessage",
+			"params": map[string]any{"type": 2, "message": msg}})
+		if _, err := s.WriteFrame(context.Background(), body); err != nil {
+			s.log.Warn("cannot write message", "err", err)
+		}
+	default:
+		s.replyError(id, jsonrpc2.InvalidRequest, text)
+	}
+	return nil
+}
+
+// discard reads and drops n bytes of the input, showing each piece to see
+// (when not nil) without copying it.
+func (s *stream) discard(n int, see func([]byte)) error {
+	for n > 0 {
+		buf, err := s.in.Peek(min(n, s.in.Size()))
+		if len(buf) == 0 && err != nil {
+			return io.ErrUnexpectedEOF
+		}
+		if see != nil {
+			see(buf)
+		}
+		s.in.Discard(len(buf))
+		n -= len(buf)
+	}
+	return nil
 }
 
 // badHeaderError is a header problem the reader can recover from by moving on
@@ -175,8 +263,8 @@ func (s *stream) readHeader() (length, size int, err error) {
 	if problem != "" {
 		if length > 0 {
 			// Skip the body that went with the broken header.
-			if _, err := io.CopyN(io.Discard, s.in, int64(length)); err != nil {
-				return 0, size, io.ErrUnexpectedEOF
+			if err := s.discard(length, nil); err != nil {
+				return 0, size, err
 			}
 		}
 		return 0, size, badHeaderError(problem)
@@ -187,14 +275,26 @@ func (s *stream) readHeader() (length, size int, err error) {
 	return length, size, nil
 }
 
-// frameShape is what checkFrame needs to know about a frame.
+// frameShape is what checkFrame needs to know about a frame. The members
+// that can be large are only noted, never copied.
 type frameShape struct {
 	JSONRPC *string         `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	Params  presence        `json:"params"`
+	Result  presence        `json:"result"`
+	Error   presence        `json:"error"`
+}
+
+// presence records whether a JSON member was there and its first byte.
+type presence struct {
+	present bool
+	first   byte
+}
+
+func (p *presence) UnmarshalJSON(b []byte) error {
+	*p = presence{true, b[0]}
+	return nil
 }
 
 // checkFrame validates a frame before jsonrpc2 sees it, because jsonrpc2
@@ -209,7 +309,14 @@ func checkFrame(body []byte) (id json.RawMessage, code jsonrpc2.Code, msg string
 	if err := json.Unmarshal(body, &f); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return nil, jsonrpc2.InvalidRequest, fmt.Sprintf("invalid JSON-RPC message: field %q has the wrong type", typeErr.Field), false
+			// Answer with the frame's id if it has a usable one.
+			var idOnly struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(body, &idOnly) != nil || len(idOnly.ID) == 0 || !validID(idOnly.ID) || isNull(idOnly.ID) {
+				idOnly.ID = nil
+			}
+			return idOnly.ID, jsonrpc2.InvalidRequest, fmt.Sprintf("invalid JSON-RPC message: field %q has the wrong type", typeErr.Field), false
 		}
 		return nil, jsonrpc2.ParseError, "parse error: " + err.Error(), false
 	}
@@ -220,24 +327,38 @@ func checkFrame(body []byte) (id json.RawMessage, code jsonrpc2.Code, msg string
 		f.ID = nil
 	}
 	if f.JSONRPC == nil || *f.JSONRPC != "2.0" {
+		if f.Method == nil && (f.Result.present || f.Error.present) {
+			return nil, 0, `invalid response: "jsonrpc" must be "2.0"`, false // never answer a response
+		}
 		return f.ID, jsonrpc2.InvalidRequest, `invalid JSON-RPC message: "jsonrpc" must be "2.0"`, false
 	}
 	if f.Method != nil {
 		if *f.Method == "" {
 			return f.ID, jsonrpc2.InvalidRequest, "invalid JSON-RPC message: empty method", false
 		}
-		if len(f.Params) > 0 && f.Params[0] != '{' && f.Params[0] != '[' && !isNull(f.Params) {
+		if f.Result.present || f.Error.present {
+			return f.ID, jsonrpc2.InvalidRequest, "invalid JSON-RPC message: a request cannot have a result or an error", false
+		}
+		if p := f.Params; p.present && p.first != '{' && p.first != '[' && p.first != 'n' {
 			return f.ID, jsonrpc2.InvalidRequest, "invalid JSON-RPC message: params must be an object or an array", false
 		}
-		return nil, 0, "", true
+		return f.ID, 0, "", true
 	}
-	if len(f.Result) > 0 || len(f.Error) > 0 {
+	if f.Result.present || f.Error.present {
 		if len(f.ID) > 0 {
-			return nil, 0, "", true // a response to one of our calls
+			return f.ID, 0, "", true // a response to one of our calls
 		}
 		return nil, 0, "response without an id", false // code 0: drop, never answer a response
 	}
 	return f.ID, jsonrpc2.InvalidRequest, "invalid JSON-RPC message: no method", false
+}
+
+// isResponse reports whether a frame checkFrame accepted is a response.
+func isResponse(body []byte) bool {
+	var f struct {
+		Method *string `json:"method"`
+	}
+	return json.Unmarshal(body, &f) == nil && f.Method == nil
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
@@ -270,29 +391,60 @@ func (s *stream) replyError(id json.RawMessage, code jsonrpc2.Code, message stri
 	}
 }
 
-// Write implements jsonrpc2.Stream.
+// responsePrefix starts every response jsonrpc2 encodes (calls and
+// notifications start with "method").
+var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+// Write implements jsonrpc2.Stream. Every message jsonrpc2 sends goes
+// through it, responses included.
 func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
 	body, err := jsonrpc2.EncodeMessage(msg)
 	if err != nil {
 		return 0, err
 	}
+	switch msg.(type) {
+	case *jsonrpc2.Call:
+		s.pending.callOut()
+	case *jsonrpc2.Response:
+		defer s.pending.leave()
+	default:
+		// jsonrpc2 passes its own unexported wire types: tell them apart by
+		// their encoding.
+		if bytes.HasPrefix(body, responsePrefix) {
+			defer s.pending.leave()
+		} else if dm, err := jsonrpc2.DecodeMessage(body); err == nil {
+			if _, call := dm.(*jsonrpc2.Call); call {
+				s.pending.callOut()
+			}
+		}
+	}
 	return s.WriteFrame(ctx, body)
 }
 
-// WriteFrame frames an encoded body and writes it with one Write.
+// WriteFrame frames an encoded body and writes it: with one Write, or for a
+// large body the header and then the body itself rather than a copy of it
+// (both under writeMu, so frames never interleave).
 func (s *stream) WriteFrame(ctx context.Context, body []byte) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	buf := make([]byte, 0, len(body)+32)
-	buf = append(buf, "Content-Length: "...)
-	buf = strconv.AppendInt(buf, int64(len(body)), 10)
-	buf = append(buf, "\r\n\r\n"...)
-	buf = append(buf, body...)
+	const small = 64 << 10
+	head := make([]byte, 0, 32+min(len(body), small))
+	head = append(head, "Content-Length: "...)
+	head = strconv.AppendInt(head, int64(len(body)), 10)
+	head = append(head, "\r\n\r\n"...)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	n, err := s.out.Write(buf)
-	return int64(n), err
+	if len(body) <= small {
+		n, err := s.out.Write(append(head, body...))
+		return int64(n), err
+	}
+	n, err := s.out.Write(head)
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := s.out.Write(body)
+	return int64(n + m), err
 }
 
 // Close implements jsonrpc2.Stream.
@@ -303,9 +455,296 @@ func (s *stream) Close() error {
 	return s.closer.Close()
 }
 
+// gate counts pending requests and makes the read loop wait while there
+// are max of them: the editor's writes then block instead of the daemon
+// growing. While a request of ours to the editor is unanswered, a handler
+// may be waiting for that answer, which only the read loop can deliver: then
+// the wait is cut short after a while so the two cannot deadlock.
+type gate struct {
+	max int
+
+	// mu guards the fields below.
+	mu      sync.Mutex
+	n       int           // requests read and not yet answered
+	calls   int           // our requests to the editor not yet answered
+	changed chan struct{} // closed when n or calls change; nil if nobody waits
+}
+
+// enter counts one more pending request, first waiting while max are
+// pending: indefinitely, or up to wait while a request of ours to the
+// editor is unanswered. Past that wait it counts the request anyway and
+// reports false; it fails only when ctx ends.
+func (g *gate) enter(ctx context.Context, wait time.Duration) (bool, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.n >= g.max {
+		switch {
+		case g.calls > 0 && timer == nil:
+			timer = time.NewTimer(wait)
+		case g.calls == 0 && timer != nil:
+			timer.Stop()
+			timer = nil
+		}
+		var expired <-chan time.Time
+		if timer != nil {
+			expired = timer.C
+		}
+		if g.changed == nil {
+			g.changed = make(chan struct{})
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		select {
+		case <-ch:
+			g.mu.Lock()
+		case <-ctx.Done():
+			g.mu.Lock()
+			return false, ctx.Err()
+		case <-expired:
+			g.mu.Lock()
+			g.n++
+			return false, nil
+		}
+	}
+	g.n++
+	return true, nil
+}
+
+// leave counts one pending request answered.
+func (g *gate) leave() { g.update(func() { g.n = max(g.n-1, 0) }) }
+
+// callOut counts one request of ours to the editor.
+func (g *gate) callOut() { g.update(func() { g.calls++ }) }
+
+// callAnswered counts one answer from the editor.
+func (g *gate) callAnswered() { g.update(func() { g.calls = max(g.calls-1, 0) }) }
+
+func (g *gate) update(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f()
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "…"
 }
+
+// skimmer follows the top level of a JSON object as it streams past, one
+// piece at a time, and keeps only its "id" and "method" members (each up to
+// skimMax bytes), whatever their position: some clients put "id" after a
+// huge "params". Nested values are skipped by counting brackets outside
+// strings. It never fails; a body it cannot follow gives no id.
+type skimmer struct {
+	phase      skimPhase
+	depth      int  // brackets open inside the current value
+	inStr, esc bool // inside a string, after a backslash
+	key        []byte
+	val        []byte
+	over       bool // the current key or value exceeded skimMax
+	capture    bool // the current value is "id" or "method"
+	id, method []byte
+	hasMethod  bool
+	hasResult  bool // "result" or "error"
+}
+
+type skimPhase int
+
+const (
+	skimBegin   skimPhase = iota // before the top-level '{'
+	skimKey                      // expecting a key or '}'
+	skimInKey                    // inside a key
+	skimColon                    // expecting ':'
+	skimValue                    // expecting a value
+	skimInValue                  // inside a value
+	skimComma                    // expecting ',' or '}'
+	skimDone                     // after the object, or lost
+)
+
+const skimMax = 256
+
+// skimKind classifies a skimmed message.
+type skimKind int
+
+const (
+	skimUnknown skimKind = iota
+	skimRequest
+	skimNotification
+	skimResponse
+)
+
+func (k *skimmer) feed(p []byte) {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch k.phase {
+		case skimBegin:
+			switch {
+			case isSpace(c):
+			case c == '{':
+				k.phase = skimKey
+			default:
+				k.phase = skimDone
+			}
+		case skimKey:
+			switch {
+			case isSpace(c):
+			case c == '"':
+				k.phase, k.key, k.over, k.esc = skimInKey, k.key[:0], false, false
+			default: // '}' or garbage
+				k.phase = skimDone
+			}
+		case skimInKey:
+			switch {
+			case k.esc:
+				k.esc = false
+			case c == '\\':
+				k.esc = true
+			case c == '"':
+				k.phase = skimColon
+				continue
+			}
+			if len(k.key) < skimMax {
+				k.key = append(k.key, c)
+			} else {
+				k.over = true
+			}
+		case skimColon:
+			switch {
+			case isSpace(c):
+			case c == ':':
+				k.phase = skimValue
+			default:
+				k.phase = skimDone
+			}
+		case skimValue:
+			if isSpace(c) {
+				continue
+			}
+			key := string(k.key)
+			if bytes.IndexByte(k.key, '\\') >= 0 && json.Unmarshal([]byte(`"`+key+`"`), &key) != nil {
+				key = ""
+			}
+			k.key = append(k.key[:0], key...)
+			k.capture = !k.over && (key == "id" || key == "method")
+			k.over = false
+			switch key {
+			case "method":
+				k.hasMethod = true
+			case "result", "error":
+				k.hasResult = true
+			}
+			k.phase, k.val, k.depth, k.inStr, k.esc = skimInValue, k.val[:0], 0, false, false
+			i-- // the first byte of the value is read below
+		case skimInValue:
+			if k.inStr && !k.capture && !k.esc {
+				// Jump through long strings.
+				j := bytes.IndexAny(p[i:], "\"\\")
+				if j < 0 {
+					i = len(p)
+					continue
+				}
+				i += j
+				c = p[i]
+			}
+			if k.depth == 0 && !k.inStr && len(k.val) > 0 && (isSpace(c) || c == ',' || c == '}') {
+				// The end of a number or literal.
+				k.endValue()
+				i--
+				continue
+			}
+			if k.capture {
+				if len(k.val) < skimMax {
+					k.val = append(k.val, c)
+				} else {
+					k.over = true
+				}
+			} else if len(k.val) == 0 {
+				k.val = append(k.val, c) // only "started" matters
+			}
+			switch {
+			case k.inStr:
+				switch {
+				case k.esc:
+					k.esc = false
+				case c == '\\':
+					k.esc = true
+				case c == '"':
+					k.inStr = false
+					if k.depth == 0 {
+						k.endValue()
+					}
+				}
+			case c == '"':
+				k.inStr = true
+			case c == '{' || c == '[':
+				k.depth++
+			case c == '}' || c == ']':
+				k.depth--
+				if k.depth == 0 {
+					k.endValue()
+				} else if k.depth < 0 {
+					k.phase = skimDone
+				}
+			}
+		case skimComma:
+			switch {
+			case isSpace(c):
+			case c == ',':
+				k.phase = skimKey
+			default: // '}' or garbage
+				k.phase = skimDone
+			}
+		case skimDone:
+			return
+		}
+	}
+}
+
+func (k *skimmer) endValue() {
+	if k.capture && !k.over {
+		switch string(k.key) {
+		case "id":
+			k.id = append(k.id[:0], k.val...)
+		case "method":
+			k.method = append(k.method[:0], k.val...)
+		}
+	}
+	k.phase = skimComma
+}
+
+// result returns the usable id (nil if none), the method ("" if unknown)
+// and what kind of message the body was.
+func (k *skimmer) result() (json.RawMessage, string, skimKind) {
+	var id json.RawMessage
+	if len(k.id) > 0 && validID(k.id) && !isNull(k.id) {
+		id = k.id
+	}
+	var method string
+	if len(k.method) > 0 && json.Unmarshal(k.method, &method) != nil {
+		method = ""
+	}
+	method = truncate(method, 100)
+	switch {
+	case k.hasMethod && id != nil:
+		return id, method, skimRequest
+	case k.hasMethod && len(k.id) == 0 || k.hasMethod && isNull(k.id):
+		return nil, method, skimNotification
+	case !k.hasMethod && k.hasResult:
+		return id, "", skimResponse
+	}
+	return id, method, skimUnknown
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -155,17 +155,17 @@ type EmptyArgs struct{}
 
 // SessionNewArgs is the argument of ctxls.session.new.
 type SessionNewArgs struct {
-	Title string `json:"title,omitempty"`
+	Title string `json:"title,omitempty" max:"200"`
 }
 
 // SessionIDArgs names one session; an empty id means the current session.
 type SessionIDArgs struct {
-	SessionID string `json:"sessionId,omitempty"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
 }
 
 // SessionRefArgs names one session; the id is required.
 type SessionRefArgs struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId" max:"64"`
 }
 
 // SessionResult carries one session.
@@ -185,9 +185,9 @@ type ResumeResult struct {
 
 // SessionListArgs is the argument of ctxls.session.list.
 type SessionListArgs struct {
-	Query  string `json:"query,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
+	Query  string `json:"query,omitempty" max:"1024"`
+	Limit  int    `json:"limit,omitempty" max:"500"`
+	Cursor string `json:"cursor,omitempty" max:"256"`
 }
 
 // SessionSummary is one row of ctxls.session.list.
@@ -217,8 +217,8 @@ type ShowResult struct {
 
 // SessionRenameArgs is the argument of ctxls.session.rename.
 type SessionRenameArgs struct {
-	SessionID string `json:"sessionId,omitempty"`
-	Title     string `json:"title"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Title     string `json:"title" max:"200"`
 }
 
 // DeleteResult is the result of ctxls.session.delete.
@@ -230,8 +230,8 @@ type DeleteResult struct {
 
 // SessionSearchArgs is the argument of ctxls.session.search.
 type SessionSearchArgs struct {
-	Query string `json:"query"`
-	Limit int    `json:"limit,omitempty"`
+	Query string `json:"query" max:"1024"`
+	Limit int    `json:"limit,omitempty" max:"200"`
 }
 
 // SearchResult is the result of ctxls.session.search.
@@ -242,8 +242,8 @@ type SearchResult struct {
 
 // SessionExportArgs is the argument of ctxls.session.export.
 type SessionExportArgs struct {
-	SessionID string `json:"sessionId,omitempty"`
-	Format    string `json:"format,omitempty"` // "markdown" (default) or "json"
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Format    string `json:"format,omitempty" max:"16"` // "markdown" (default) or "json"
 }
 
 // ExportResult is the result of ctxls.session.export.
@@ -255,10 +255,10 @@ type ExportResult struct {
 
 // ContextSetArgs is the argument of ctxls.context.set.
 type ContextSetArgs struct {
-	SessionID string   `json:"sessionId,omitempty"`
-	SetName   string   `json:"setName"`
-	Items     []string `json:"items"`
-	Mode      string   `json:"mode,omitempty"` // "replace" (default) or "merge"
+	SessionID string   `json:"sessionId,omitempty" max:"64"`
+	SetName   string   `json:"setName" max:"64"`
+	Items     []string `json:"items" max:"100" itemMax:"4096"`
+	Mode      string   `json:"mode,omitempty" max:"16"` // "replace" (default) or "merge"
 }
 
 // ContextSetResult is the result of ctxls.context.set.
@@ -271,8 +271,8 @@ type ContextSetResult struct {
 
 // ContextGetArgs is the argument of ctxls.context.get.
 type ContextGetArgs struct {
-	SessionID string `json:"sessionId,omitempty"`
-	SetName   string `json:"setName,omitempty"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	SetName   string `json:"setName,omitempty" max:"64"`
 }
 
 // ContextGetResult is the result of ctxls.context.get.
@@ -290,10 +290,11 @@ type CandidatesResult struct {
 // FilesAddArgs is the argument of ctxls.files.add: either Path, or Name
 // with ContentBase64.
 type FilesAddArgs struct {
-	SessionID     string `json:"sessionId,omitempty"`
-	Path          string `json:"path,omitempty"`
-	Name          string `json:"name,omitempty"`
-	ContentBase64 string `json:"contentBase64,omitempty"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Path      string `json:"path,omitempty" max:"4096"`
+	Name      string `json:"name,omitempty" max:"255"`
+	// 25 MiB, base64-encoded.
+	ContentBase64 string `json:"contentBase64,omitempty" max:"34952536" limitDoc:"34952536 bytes (25 MiB decoded)"`
 }
 
 // FilesAddResult is the result of ctxls.files.add.
@@ -305,8 +306,8 @@ type FilesAddResult struct {
 
 // FilesListArgs is the argument of ctxls.files.list.
 type FilesListArgs struct {
-	SessionID string `json:"sessionId,omitempty"`
-	Subdir    string `json:"subdir,omitempty"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Subdir    string `json:"subdir,omitempty" max:"64"`
 }
 
 // FilesListResult is the result of ctxls.files.list.
@@ -317,8 +318,8 @@ type FilesListResult struct {
 
 // FilesRemoveArgs is the argument of ctxls.files.remove.
 type FilesRemoveArgs struct {
-	SessionID string `json:"sessionId,omitempty"`
-	Name      string `json:"name"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Name      string `json:"name" max:"255"`
 }
 
 // FilesRemoveResult is the result of ctxls.files.remove.
@@ -330,7 +331,7 @@ type FilesRemoveResult struct {
 
 // DocumentGetArgs is the argument of ctxls.document.get.
 type DocumentGetArgs struct {
-	URI string `json:"uri"`
+	URI string `json:"uri" max:"16384"`
 }
 
 // DocumentGetResult is the result of ctxls.document.get.
@@ -343,10 +344,10 @@ type DocumentGetResult struct {
 
 // ChatArgs are the params of ctxls/chat and the argument of ctxls.chat.
 type ChatArgs struct {
-	SessionID     string          `json:"sessionId,omitempty"`
-	Message       string          `json:"message"`
-	Files         []string        `json:"files,omitempty"`
-	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+	SessionID     string          `json:"sessionId,omitempty" max:"64"`
+	Message       string          `json:"message" max:"1048576"`
+	Files         []string        `json:"files,omitempty" max:"50" itemMax:"4096"`
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty" max:"256"`
 }
 
 // ChatUsage is a turn's token usage.

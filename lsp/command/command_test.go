@@ -75,3 +75,47 @@ func TestExamplesMatchTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryFieldHasALimit: a string, list or raw field without a stated
+// limit cannot be added to an argument type.
+func TestEveryFieldHasALimit(t *testing.T) {
+	for _, c := range Commands {
+		for _, f := range Fields(reflect.TypeOf(c.Args)) {
+			switch f.Type.Kind() {
+			case reflect.String, reflect.Slice, reflect.Int, reflect.Int64:
+				if f.Max <= 0 {
+					t.Errorf("%s: field %s has no max tag", c.ID, f.Name)
+				}
+				if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String && f.ItemMax <= 0 {
+					t.Errorf("%s: list field %s has no itemMax tag", c.ID, f.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestCheck covers the checks of Check itself; the table test in
+// lsp/abuse_test.go sends every command over the limits.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		v    any
+		want string // "" for no error
+	}{
+		{`{"sessionId":"x"}`, &SessionRefArgs{SessionID: "x"}, ""},
+		{`{}`, &SessionRefArgs{}, "sessionId is required"},
+		{`{"sessionId":null}`, &SessionRefArgs{}, "sessionId is required"},
+		{`{}`, &SessionIDArgs{SessionID: strings.Repeat("x", 65)}, "sessionId is 65 bytes long; the limit is 64 bytes"},
+		{`{}`, &SessionListArgs{Limit: 501}, "limit must be at most 500, got 501"},
+		{`{"setName":"a","items":[]}`, &ContextSetArgs{SetName: "a", Items: make([]string, 101)}, "items has 101 items; the limit is 100"},
+		{`{"setName":"a","items":[]}`, &ContextSetArgs{SetName: "a", Items: []string{"a", strings.Repeat("x", 4097)}}, "items item 2 is 4097 bytes long; the limit is 4096 bytes"},
+		{`{"message":"m"}`, &ChatArgs{Message: "m", WorkDoneToken: json.RawMessage(`{}`)}, "workDoneToken must be an integer or a string"},
+		{`{"message":"m"}`, &ChatArgs{Message: "m", WorkDoneToken: json.RawMessage(`"` + strings.Repeat("x", 250) + `"`)}, ""},
+		{`{"message":"m"}`, &ChatArgs{Message: "m", WorkDoneToken: json.RawMessage(`7`)}, ""},
+	} {
+		err := Check([]byte(tc.raw), tc.v)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("Check(%s, %+v) = %v, want %q", tc.raw, tc.v, err, tc.want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/ctxls/ctxls/buffer"
 )
 
 // Reference renders the command and notification reference that
@@ -14,7 +16,10 @@ func Reference() string {
 	var b strings.Builder
 	b.WriteString("## Commands\n\n")
 	b.WriteString("Every command is sent as `workspace/executeCommand` with exactly one argument, a JSON object; ")
-	b.WriteString("unknown fields are rejected. Every result carries `\"v\": 1`.\n\n")
+	b.WriteString("unknown fields are rejected. Every result carries `\"v\": 1`. ")
+	b.WriteString("A missing required field, a value of the wrong type or one over the limit its table states is ")
+	b.WriteString("answered with error -32602 (InvalidParams) naming the field (and the limit).\n\n")
+	b.WriteString(limitsText())
 	b.WriteString("| command | summary |\n| --- | --- |\n")
 	for _, c := range Commands {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s |\n", c.ID, anchor(c.ID), firstSentence(c.Doc))
@@ -50,20 +55,59 @@ func fieldTable(kind string, t reflect.Type) string {
 	if t == nil || t.NumField() == 0 {
 		return "No " + strings.ToLower(kind) + "s: send `{}`.\n"
 	}
+	withLimits := false
+	for _, f := range Fields(t) {
+		withLimits = withLimits || f.LimitText() != ""
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| %s | type | required |\n| --- | --- | --- |\n", strings.ToLower(kind))
-	for f := range t.Fields() {
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
+	fmt.Fprintf(&b, "| %s | type | required |", strings.ToLower(kind))
+	if withLimits {
+		b.WriteString(" limit |\n| --- | --- | --- | --- |\n")
+	} else {
+		b.WriteString("\n| --- | --- | --- |\n")
+	}
+	for _, f := range Fields(t) {
+		if f.Name == "" || f.Name == "-" {
 			continue
 		}
-		required := "yes"
-		if strings.Contains(opts, "omitempty") {
-			required = "no"
+		required := "no"
+		if f.Required {
+			required = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, typeName(f.Type), required)
+		typ := typeName(f.Type)
+		if f.Type == reflect.TypeFor[json.RawMessage]() {
+			typ = "any JSON"
+			if f.Name == "workDoneToken" {
+				typ = "string or integer"
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |", f.Name, typ, required)
+		if withLimits {
+			fmt.Fprintf(&b, " %s |", f.LimitText())
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// limitsText states the protocol's limits.
+func limitsText() string {
+	return fmt.Sprintf(`Limits of the connection:
+
+- A message body over %d MiB (the Content-Length) is skipped without being read into memory: a request
+  is answered -32600 (InvalidRequest) with its own id, a notification is dropped with a
+  `+"`window/showMessage`"+` warning.
+- At most %d requests are worked on or waiting for their answer to be written. At the limit the daemon
+  stops reading until an answer has been written, so an editor that does not read its output makes
+  the daemon wait, not grow; everything completes once it reads again. (While a request of the
+  daemon's own, such as `+"`window/workDoneProgress/create`"+`, is unanswered, it reads on after 10 s.)
+- Open documents are held up to %d MiB of text in all (URI, path and 512 bytes per document
+  counted too). A `+"`didOpen`"+` or edit past that is refused: the document stays listed as open without
+  text (the model reads the file from disk), `+"`ctxls.document.get`"+` says so, and a
+  `+"`window/showMessage`"+` warning is shown once until documents are closed. A document URI is at most
+  %d KiB.
+
+`, MaxMessageBytes>>20, MaxPendingRequests, MaxOpenBytes>>20, buffer.MaxURIBytes>>10)
 }
 
 func typeName(t reflect.Type) string {

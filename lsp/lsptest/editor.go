@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -28,6 +29,8 @@ type Message struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *RPCError       `json:"error,omitempty"`
+	// At is when the fake editor read the message.
+	At time.Time `json:"-"`
 }
 
 // IsNotification reports whether m is a notification from the server.
@@ -65,6 +68,30 @@ type Editor struct {
 	onTimeout func() // called before failing on a timeout (binary mode: dump goroutines)
 	readDone  chan struct{}
 	protoErrs []string // bytes on the server's stdout that were not a frame
+
+	// gone is set when the server was killed on purpose: writes to it may
+	// then fail without failing the test.
+	gone atomic.Bool
+
+	// pause holds the read loop while set (see PauseReading).
+	pause pauseGate
+
+	// timeout bounds every wait (DefaultTimeout unless SetTimeout).
+	timeout atomic.Int64
+}
+
+// SetTimeout changes how long every wait of this editor (responses,
+// notifications, the server's exit) may take: for tests that move hundreds
+// of MB through the server, which the race detector slows in the test
+// process.
+func (e *Editor) SetTimeout(d time.Duration) { e.timeout.Store(int64(d)) }
+
+// Timeout is how long a wait may take.
+func (e *Editor) Timeout() time.Duration {
+	if d := time.Duration(e.timeout.Load()); d > 0 {
+		return d
+	}
+	return DefaultTimeout
 }
 
 // New starts reading server output from r; requests are written to w.
@@ -110,6 +137,7 @@ func (e *Editor) readLoop(r io.Reader) {
 	defer close(e.readDone)
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
+		e.pause.wait()
 		body, err := readFrame(br)
 		if err != nil {
 			var perr protoError
@@ -126,6 +154,7 @@ func (e *Editor) readLoop(r io.Reader) {
 			return
 		}
 		var m Message
+		m.At = time.Now()
 		if err := json.Unmarshal(body, &m); err != nil {
 			e.mu.Lock()
 			e.protoErrs = append(e.protoErrs, "invalid JSON frame: "+string(body))
@@ -220,7 +249,7 @@ func readFrame(br *bufio.Reader) ([]byte, error) {
 func (e *Editor) WriteRaw(b []byte) {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	if _, err := e.w.Write(b); err != nil {
+	if _, err := e.w.Write(b); err != nil && !e.gone.Load() {
 		e.t.Errorf("fake editor: write: %v", err)
 	}
 }
@@ -270,11 +299,11 @@ func (e *Editor) Send(id any, method string, params any) func() *Message {
 		select {
 		case m := <-ch:
 			return m
-		case <-time.After(DefaultTimeout):
+		case <-time.After(e.Timeout()):
 			if e.onTimeout != nil {
 				e.onTimeout()
 			}
-			e.t.Fatalf("fake editor: no response to %s (id %s) within %v", method, rawID, DefaultTimeout)
+			e.t.Fatalf("fake editor: no response to %s (id %s) within %v", method, rawID, e.Timeout())
 		case <-e.readDone:
 			select {
 			case m := <-ch:
@@ -285,6 +314,37 @@ func (e *Editor) Send(id any, method string, params any) func() *Message {
 		}
 		return nil
 	}
+}
+
+// Async sends a request with a fresh id and returns a channel that receives
+// its response, or is closed without one if the server's output ends first
+// (a killed server). It never fails the test.
+func (e *Editor) Async(method string, params any) <-chan *Message {
+	rawID, _ := json.Marshal(e.NextID())
+	ch := make(chan *Message, 1)
+	e.mu.Lock()
+	e.pending[string(rawID)] = ch
+	e.mu.Unlock()
+	msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(rawID), "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	e.writeJSON(msg)
+	out := make(chan *Message, 1)
+	go func() {
+		defer close(out)
+		select {
+		case m := <-ch:
+			out <- m
+		case <-e.readDone:
+			select {
+			case m := <-ch:
+				out <- m
+			default:
+			}
+		}
+	}()
+	return out
 }
 
 // NextID returns a fresh numeric request id.
@@ -332,7 +392,7 @@ func (e *Editor) MustCommand(id string, arg, result any) {
 // the call.
 func (e *Editor) WaitFor(what string, pred func(*Message) bool) *Message {
 	e.t.Helper()
-	deadline := time.After(DefaultTimeout)
+	deadline := time.After(e.Timeout())
 	seen := 0
 	for {
 		e.mu.Lock()
@@ -351,7 +411,7 @@ func (e *Editor) WaitFor(what string, pred func(*Message) bool) *Message {
 		select {
 		case <-ch:
 		case <-deadline:
-			e.t.Fatalf("fake editor: %s did not arrive within %v", what, DefaultTimeout)
+			e.t.Fatalf("fake editor: %s did not arrive within %v", what, e.Timeout())
 		}
 	}
 }

@@ -23,7 +23,8 @@ type Server struct {
 	Exit func() int
 	// Stderr returns what the server logged so far (binary mode only).
 	Stderr func() string
-	// Kill ends the server at once (SIGKILL in binary mode).
+	// Kill ends the server at once (SIGKILL in binary mode); writes to it
+	// may fail from then on without failing the test.
 	Kill func()
 	// Pid is the server's process id (binary mode; 0 in process).
 	Pid int
@@ -49,8 +50,8 @@ func InProcess(t testing.TB, cfg lsp.Config) *Server {
 		once.Do(func() {
 			select {
 			case exit = <-code:
-			case <-time.After(DefaultTimeout):
-				t.Errorf("server did not exit within %v", DefaultTimeout)
+			case <-time.After(e.Timeout()):
+				t.Errorf("server did not exit within %v", e.Timeout())
 				exit = -1
 			}
 		})
@@ -158,15 +159,18 @@ func Binary(t testing.TB, env []string, args ...string) *Server {
 		once.Do(func() {
 			select {
 			case <-done:
-			case <-time.After(DefaultTimeout):
-				t.Errorf("ctxls did not exit within %v; stderr:\n%s", DefaultTimeout, stderr.String())
+			case <-time.After(e.Timeout()):
+				t.Errorf("ctxls did not exit within %v; stderr:\n%s", e.Timeout(), stderr.String())
 				_ = cmd.Process.Kill()
 				<-done
 			}
 		})
 		return exit
 	}
-	kill := func() { _ = cmd.Process.Kill() }
+	kill := func() {
+		e.gone.Store(true)
+		_ = cmd.Process.Kill()
+	}
 	t.Cleanup(func() {
 		stdin.Close()
 		select {
