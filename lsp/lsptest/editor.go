@@ -279,13 +279,9 @@ func (e *Editor) Notify(method string, params any) {
 	e.writeJSON(msg)
 }
 
-// Send writes a request with the given id (number or string) and returns a
-// function that waits for its response.
-func (e *Editor) Send(id any, method string, params any) func() *Message {
-	rawID, err := json.Marshal(id)
-	if err != nil {
-		e.t.Fatalf("fake editor: id: %v", err)
-	}
+// request registers a waiter for rawID, writes the request and returns the
+// channel its response is delivered on.
+func (e *Editor) request(rawID []byte, method string, params any) chan *Message {
 	ch := make(chan *Message, 1)
 	e.mu.Lock()
 	e.pending[string(rawID)] = ch
@@ -295,6 +291,17 @@ func (e *Editor) Send(id any, method string, params any) func() *Message {
 		msg["params"] = params
 	}
 	e.writeJSON(msg)
+	return ch
+}
+
+// Send writes a request with the given id (number or string) and returns a
+// function that waits for its response.
+func (e *Editor) Send(id any, method string, params any) func() *Message {
+	rawID, err := json.Marshal(id)
+	if err != nil {
+		e.t.Fatalf("fake editor: id: %v", err)
+	}
+	ch := e.request(rawID, method, params)
 	return func() *Message {
 		select {
 		case m := <-ch:
@@ -321,15 +328,7 @@ func (e *Editor) Send(id any, method string, params any) func() *Message {
 // (a killed server). It never fails the test.
 func (e *Editor) Async(method string, params any) <-chan *Message {
 	rawID, _ := json.Marshal(e.NextID())
-	ch := make(chan *Message, 1)
-	e.mu.Lock()
-	e.pending[string(rawID)] = ch
-	e.mu.Unlock()
-	msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(rawID), "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	e.writeJSON(msg)
+	ch := e.request(rawID, method, params)
 	out := make(chan *Message, 1)
 	go func() {
 		defer close(out)
