@@ -13,10 +13,13 @@ import (
 )
 
 func TestChatAndDoctor(t *testing.T) {
-	fake := openaitest.New(t, openaitest.WithModels("test-model", "other"))
+	// Title requests get the default reply: whether the CLI's background
+	// title request goes out before the process exits is a race, so it
+	// must not take a queued reply meant for a later turn.
+	fake := openaitest.New(t, openaitest.WithModels("test-model", "other"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Greeting"}}))
 	dir := t.TempDir()
 	env := []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
-	fake.Enqueue(openaitest.Reply{Chunks: []string{"Hello ", "from the model."}}, openaitest.Reply{Chunks: []string{"Greeting"}})
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Hello ", "from the model."}})
 	out, errOut, code := run(t, env, "chat", "say hello")
 	if code != 0 || out != "Hello from the model.\n" || !strings.Contains(errOut, "session ") {
 		t.Errorf("chat: %d %q %q", code, out, errOut)
