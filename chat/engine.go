@@ -476,57 +476,19 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	if every <= 0 {
 		every = DefaultCheckpoint
 	}
-	// Recv runs on its own goroutine so that the checkpoint ticks while the
-	// provider pauses too: saving only when a chunk arrives left the text
-	// before a long pause unsaved until the pause ended (found by the crash
-	// test). Saves stay on this goroutine, so the last checkpoint is always
-	// done before stream returns and the final state is written after it.
-	type received struct {
-		resp openai.ChatCompletionStreamResponse
-		err  error
-	}
-	recv := make(chan received)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			resp, err := stream.Recv()
-			select {
-			case recv <- received{resp, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	// The answer so far is saved by its own goroutine, so neither a pause
+	// of the provider nor an editor slow to take the deltas (ev.Delta
+	// blocks on a full pipe) holds a checkpoint up: saving from this loop
+	// only when a chunk arrived left the text before a pause unsaved until
+	// the pause ended (found by the crash test). It is stopped before
+	// stream returns, so the final state is always written after the last
+	// checkpoint.
+	checkpoint, stopCheckpoints := e.checkpoints(ctx, answer, every)
+	defer stopCheckpoints()
 	var text strings.Builder
 	finish := ""
-	saved := 0
-	checkpoint := func() {
-		if text.Len() == saved {
-			return
-		}
-		if err := e.Store.UpdateMessage(ctx, answer.ID, text.String(), session.StatusStreaming, nil); err != nil {
-			e.Log.Warn("checkpoint failed", "err", err)
-		}
-		saved = text.Len()
-		// The next save comes a whole interval after this one ended, so a
-		// slow save (a long answer) never runs back to back with the next.
-		tick.Reset(every)
-	}
 	for {
-		var r received
-		select {
-		case <-tick.C:
-			checkpoint()
-			continue
-		case r = <-recv:
-		}
-		resp, err := r.resp, r.err
+		resp, err := stream.Recv()
 		timer.Reset(stall)
 		if errors.Is(err, io.EOF) {
 			break
@@ -549,6 +511,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 					return text.String(), finish, usage, nil, err
 				}
 				text.WriteString(c.Delta.Content)
+				checkpoint(text.String()) // no copy: a Builder's strings stay valid
 				ev.Delta(c.Delta.Content)
 			}
 			for _, tc := range c.Delta.ToolCalls {
@@ -573,6 +536,57 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		}
 	}
 	return text.String(), finish, usage, calls, nil
+}
+
+// checkpoints saves a streaming answer every interval while its text
+// changes, on a goroutine of its own. set hands it the text so far (only
+// after the answer's row exists: its ID is read at the first save); stop
+// ends it and waits for a save in progress.
+func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, every time.Duration) (set func(string), stop func()) {
+	var mu sync.Mutex
+	latest := ""
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var pc panics.Catcher
+		pc.Try(func() {
+			saved := 0 // the text only grows
+			tick := time.NewTimer(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-quit:
+					return
+				case <-tick.C:
+				}
+				mu.Lock()
+				text := latest
+				mu.Unlock()
+				if len(text) != saved {
+					if err := e.Store.UpdateMessage(ctx, answer.ID, text, session.StatusStreaming, nil); err != nil {
+						e.Log.Warn("checkpoint failed", "err", err)
+					}
+					saved = len(text)
+				}
+				// A whole interval after this save ended: a slow save (a
+				// long answer) never runs back to back with the next.
+				tick.Reset(every)
+			}
+		})
+		if r := pc.Recovered(); r != nil {
+			e.Log.Error("checkpoints panicked", "panic", r.Value)
+		}
+	}()
+	set = func(text string) {
+		mu.Lock()
+		latest = text
+		mu.Unlock()
+	}
+	stop = func() {
+		close(quit)
+		<-done
+	}
+	return set, stop
 }
 
 func retryable(err error) bool {

@@ -245,3 +245,78 @@ func TestCheckpointDuringAPause(t *testing.T) {
 		t.Errorf("after the cancel: %+v", msgs[1])
 	}
 }
+
+// stuckEditor's Delta blocks after the first n deltas until released, like
+// an editor that stops reading its pipe.
+type stuckEditor struct {
+	recorder
+	n       int
+	release chan struct{}
+}
+
+func (s *stuckEditor) Delta(text string) {
+	s.recorder.Delta(text)
+	s.mu.Lock()
+	s.n--
+	stuck := s.n < 0
+	s.mu.Unlock()
+	if stuck {
+		<-s.release
+	}
+}
+
+// TestCheckpointWhileTheEditorIsStuck: the answer is saved on time even
+// when sending deltas to the editor blocks (a full pipe), so a crash then
+// does not lose text the editor already showed.
+func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
+	fake := openaitest.New(t)
+	chunks := []string{"one ", "two ", "three ", "four ", "five "}
+	fake.Enqueue(openaitest.Reply{Chunks: chunks, Delay: 5 * time.Millisecond})
+	e, st, _ := newEngine(t, nil)
+	e.Checkpoint = 200 * time.Millisecond
+	s, _ := st.Create(context.Background(), "")
+	ed := &stuckEditor{n: 3, release: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, ed)
+		done <- err
+	}()
+	// The fourth delta is stuck; the text up to it is the engine's.
+	want := "one two three four "
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ed.mu.Lock()
+		got := ed.deltas.String()
+		ed.mu.Unlock()
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deltas %q", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stuck := time.Now()
+	var stored session.Message
+	for time.Since(stuck) < e.Checkpoint+2*time.Second {
+		msgs, _ := st.Messages(context.Background(), s.ID)
+		if len(msgs) == 2 {
+			stored = msgs[1]
+			if stored.Content == want {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if stored.Content != want || stored.Status != session.StatusStreaming {
+		t.Errorf("while the editor is stuck the answer is stored as %q (%s), want %q (streaming)", stored.Content, stored.Status, want)
+	}
+	close(ed.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := st.Messages(context.Background(), s.ID)
+	if msgs[1].Content != strings.Join(chunks, "") || msgs[1].Status != session.StatusComplete {
+		t.Errorf("at the end: %+v", msgs[1])
+	}
+}
