@@ -188,6 +188,7 @@ func TestChatProviderFailures(t *testing.T) {
 		{"500", openaitest.Reply{Status: 500, ErrorMessage: "boom"}, "failed (HTTP 500)", ""},
 		{"reset mid-stream", openaitest.Reply{Chunks: []string{"half ", "rest"}, Fault: openaitest.FaultReset, FaultAfter: 1}, "stream", "half "},
 		{"malformed SSE", openaitest.Reply{Chunks: []string{"half ", "rest"}, Fault: openaitest.FaultMalformed, FaultAfter: 1}, "stream", "half "},
+		{"error event mid-stream", openaitest.Reply{Chunks: []string{"half ", "rest"}, Fault: openaitest.FaultMidStreamError, FaultAfter: 1, ErrorMessage: "overloaded"}, "overloaded", "half "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := openaitest.New(t)
@@ -214,6 +215,36 @@ func TestChatProviderFailures(t *testing.T) {
 				t.Errorf("showMessage %s", msg.Params)
 			}
 			// The session is usable for the next turn.
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"fine now"}})
+			if err := s.Call("ctxls/chat", map[string]any{"message": "again"}, &res); err != nil || res.Text != "fine now" {
+				t.Errorf("next turn: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// TestChatStreamsThatEndOddly: events split across reads, and a body that
+// ends after the last chunk without a finish chunk or data: [DONE] (as some
+// local servers do), are whole answers; the next turn works.
+func TestChatStreamsThatEndOddly(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault openaitest.Fault
+	}{{"split across reads", openaitest.FaultSplit}, {"no [DONE]", openaitest.FaultNoDone}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The title request after the first answer gets the default.
+			fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"one ", "two ", "three"}, Fault: tc.fault, FaultAfter: 100})
+			s, _ := startChat(t, fake)
+			var res command.ChatResult
+			if err := s.Call("ctxls/chat", map[string]any{"message": "q", "workDoneToken": "t"}, &res); err != nil {
+				t.Fatal(err)
+			}
+			deltas, _, end := progressFor(s, `"t"`)
+			if res.FinishReason != "stop" || res.Text != "one two three" || deltas != res.Text || end != "done" {
+				t.Errorf("result %+v, deltas %q, end %q", res, deltas, end)
+			}
+			fake.WaitRequests(2, 5*time.Second) // the title request
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"fine now"}})
 			if err := s.Call("ctxls/chat", map[string]any{"message": "again"}, &res); err != nil || res.Text != "fine now" {
 				t.Errorf("next turn: %+v %v", res, err)
