@@ -23,14 +23,14 @@ import (
 )
 
 var (
-	daemonWrites = flag.Int("daemon-writes", 500, "writes per daemon in TestFourDaemonsOneDataDir")
+	daemonWrites = flag.Int("daemon-writes", 1000, "writes per daemon in TestFourDaemonsOneDataDir")
 	daemonSeed   = flag.Uint64("daemon-seed", 0, "random seed for TestFourDaemonsOneDataDir (0: from the clock)")
 )
 
 // TestFourDaemonsOneDataDir: four daemons (the built binary over real stdio)
-// share one data directory. Each makes -daemon-writes mixed writes (500 by
-// default, about 30 s under -race on two cores; -daemon-writes=1000 is the
-// size issue 6 names, about 65 s) from three concurrent workers: session
+// share one data directory. Each makes -daemon-writes mixed writes (1,000
+// by default, the size issue 6 names: about 65 s under -race on two cores;
+// 200 with -short) from three concurrent workers: session
 // create/delete, chat turns (plain, and with a model tool call that sets
 // context), context merge/replace/remove, renames (which move the session
 // folder), file add/remove, exports, with reads in between. Some sessions
