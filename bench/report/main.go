@@ -144,8 +144,9 @@ func worstOf(prefix string, limit float64) func(figures) (string, bool, bool) {
 			x := toMS(f[k])
 			met = met && x <= limit
 			name := ""
-			if i := strings.IndexByte(k, '/'); i >= 0 {
-				name = strings.TrimSuffix(k[i+1:], " ns/op")
+			bench := strings.TrimSuffix(k, " ns/op")
+			if i := strings.IndexByte(bench, '/'); i >= 0 {
+				name = bench[i+1:]
 			}
 			if name == "" {
 				parts = append(parts, fmt.Sprintf("%.3g ms", x))

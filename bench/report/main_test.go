@@ -12,12 +12,13 @@ BenchmarkEdits100KB-2   	      20	   9000000 ns/op
 BenchmarkEdits100KB-2   	      20	   4000000 ns/op
 BenchmarkEdits10MB-2    	      20	  10000000 ns/op
 BenchmarkDaemonContextGetDuringTurn-2 	 200	 0.9 p50-ms	 6.5 p99-ms	 0 ns/op
+BenchmarkResume1000Messages-2 	 20	 4310000 ns/op
 BenchmarkSearch100kMessages/broad-2 	 20	 60000000 ns/op
 BenchmarkSearch100kMessages/narrow-2 	 20	 2000000 ns/op
 PASS`
 	f := figures{}
 	lines := parseGo(strings.NewReader(out), f)
-	if len(lines) != 7 {
+	if len(lines) != 8 {
 		t.Fatalf("%d benchmark lines", len(lines))
 	}
 	if got := f["BenchmarkEdits100KB ns/op"]; got.value != 4000000 || got.runs != 3 {
@@ -31,6 +32,7 @@ PASS`
 		"`ctxls.context.get` while a turn streams (p99)": "6.5 ms not met",
 		"search 100,000 messages":                        "broad 60 ms, narrow 2 ms not met",
 		"list 10,000 sessions":                           " missing",
+		"resume a 1,000-message session":                 "4.31 ms met",
 	}
 	for _, tg := range targets {
 		w, ok := want[tg.measure]
