@@ -29,6 +29,7 @@ import (
 	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/session"
 )
 
 var (
@@ -997,7 +998,7 @@ func (r *crashRun) checkState() {
 		if !onDisk[x.folder] {
 			r.errorf("session %s: its folder %s does not exist (half-renamed?); sessions/ holds %v", x.id, x.folder, names(entries))
 		}
-		if !strings.HasSuffix(x.folder, "--"+x.id[:6]) || !strings.Contains(x.folder, "--"+slugOf(x.title)+"--") {
+		if !strings.HasSuffix(x.folder, "--"+x.id[:6]) || !strings.Contains(x.folder, "--"+session.Slug(x.title)+"--") {
 			r.errorf("session %s: folder %s does not match its title %q", x.id, x.folder, x.title)
 		}
 	}
@@ -1075,30 +1076,6 @@ func lastAcked(ops []*valueOp) int {
 		}
 	}
 	return -1
-}
-
-// slugOf mirrors the folder slug of session.go.
-func slugOf(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			if b.Len() >= 40 {
-				break
-			}
-		} else {
-			dash = true
-		}
-	}
-	if b.Len() == 0 {
-		return "untitled"
-	}
-	return b.String()
 }
 
 // checkFiles: each file is one whole version that was sent, at least the

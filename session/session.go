@@ -83,8 +83,10 @@ func newID() string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// slug makes a folder-friendly form of a title.
-func slug(title string) string {
+// Slug is the folder-friendly form of a title that a session folder's name
+// carries: lowercase letters and digits, runs of anything else as one
+// dash, at most 40 bytes, "untitled" when nothing is left.
+func Slug(title string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(title) {
@@ -108,7 +110,7 @@ func slug(title string) string {
 }
 
 func folderName(created time.Time, title, id string) string {
-	return created.UTC().Format("2006-01-02T15-04-05") + "--" + slug(title) + "--" + id[:6]
+	return created.UTC().Format("2006-01-02T15-04-05") + "--" + Slug(title) + "--" + id[:6]
 }
 
 var subdirs = []string{"sources", "results", "scripts", "data"}
