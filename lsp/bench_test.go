@@ -188,32 +188,12 @@ func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// procStatusKB reads a VmHWM/VmRSS-style field of /proc/PID/status in KB.
-func procStatusKB(b *testing.B, pid int, field string) int {
-	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
-}
-
 // BenchmarkDaemonMemory200Files opens 200 documents of 100 KB each in the
 // built binary, then reads one back. Metrics: rss-MB (resident after the
 // round trip) and peak-MB (VmHWM; target <= 60 MB).
 func BenchmarkDaemonMemory200Files(b *testing.B) {
 	line := "func handler(w http.ResponseWriter, r *http.Request) { log.Printf(\"%d\", n) }\n"
-	var rss, peak []int
+	var rss, peak []int64
 	for b.Loop() {
 		fake := openaitest.New(b)
 		s, _ := benchDaemon(b, fake)
@@ -227,13 +207,14 @@ func BenchmarkDaemonMemory200Files(b *testing.B) {
 		if !strings.HasPrefix(doc.Text, "// file 199\n") || len(doc.Text) < 100<<10-len(line) {
 			b.Fatalf("document read back: %d bytes", len(doc.Text))
 		}
-		rss = append(rss, procStatusKB(b, s.Pid, "VmRSS"))
-		peak = append(peak, procStatusKB(b, s.Pid, "VmHWM"))
+		hwm, now := procMem(b, s.Pid)
+		rss = append(rss, now)
+		peak = append(peak, hwm)
 		s.Shutdown()
 		s.Exit()
 	}
 	slices.Sort(rss)
 	slices.Sort(peak)
-	b.ReportMetric(float64(rss[len(rss)/2])/1024, "rss-MB")
-	b.ReportMetric(float64(peak[len(peak)/2])/1024, "peak-MB")
+	b.ReportMetric(float64(rss[len(rss)/2])/(1<<20), "rss-MB")
+	b.ReportMetric(float64(peak[len(peak)/2])/(1<<20), "peak-MB")
 }

@@ -27,7 +27,7 @@ import (
 const mib = 1 << 20
 
 // procMem returns a process's peak and current resident memory in bytes.
-func procMem(t *testing.T, pid int) (hwm, rss int64) {
+func procMem(t testing.TB, pid int) (hwm, rss int64) {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
