@@ -203,36 +203,10 @@ func TestCheckpointDuringAPause(t *testing.T) {
 		done <- err
 	}()
 	want := strings.Join(chunks, "")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		rec.mu.Lock()
-		got := rec.deltas.String()
-		rec.mu.Unlock()
-		if got == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deltas %q", got)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	streamed := time.Now()
+	waitDeltas(t, rec, want)
 	// Within the interval plus generous slack for a loaded machine, the
 	// pause notwithstanding, the whole text is stored, still "streaming".
-	var stored session.Message
-	for time.Since(streamed) < e.Checkpoint+2*time.Second {
-		msgs, err := st.Messages(context.Background(), s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(msgs) == 2 {
-			stored = msgs[1]
-			if stored.Content == want {
-				break
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	stored := waitStored(t, st, s.ID, want, e.Checkpoint+2*time.Second)
 	if stored.Content != want || stored.Status != session.StatusStreaming {
 		t.Errorf("during the pause the answer is stored as %q (%s), want %q (streaming)", stored.Content, stored.Status, want)
 	}
@@ -244,6 +218,44 @@ func TestCheckpointDuringAPause(t *testing.T) {
 	if msgs[1].Content != want || msgs[1].Status != session.StatusInterrupted {
 		t.Errorf("after the cancel: %+v", msgs[1])
 	}
+}
+
+// waitDeltas waits up to 5 s until rec has received exactly want.
+func waitDeltas(t *testing.T, rec *recorder, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec.mu.Lock()
+		got := rec.deltas.String()
+		rec.mu.Unlock()
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deltas %q", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitStored polls the session's answer (its second message) for up to
+// within, until it holds want, and returns the last one seen.
+func waitStored(t *testing.T, st *session.Store, id, want string, within time.Duration) session.Message {
+	t.Helper()
+	var stored session.Message
+	for start := time.Now(); time.Since(start) < within; time.Sleep(10 * time.Millisecond) {
+		msgs, err := st.Messages(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 2 {
+			stored = msgs[1]
+			if stored.Content == want {
+				break
+			}
+		}
+	}
+	return stored
 }
 
 // stuckEditor's Delta blocks after the first n deltas until released, like
@@ -283,31 +295,8 @@ func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
 	}()
 	// The fourth delta is stuck; the text up to it is the engine's.
 	want := "one two three four "
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ed.mu.Lock()
-		got := ed.deltas.String()
-		ed.mu.Unlock()
-		if got == want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deltas %q", got)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	stuck := time.Now()
-	var stored session.Message
-	for time.Since(stuck) < e.Checkpoint+2*time.Second {
-		msgs, _ := st.Messages(context.Background(), s.ID)
-		if len(msgs) == 2 {
-			stored = msgs[1]
-			if stored.Content == want {
-				break
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitDeltas(t, &ed.recorder, want)
+	stored := waitStored(t, st, s.ID, want, e.Checkpoint+2*time.Second)
 	if stored.Content != want || stored.Status != session.StatusStreaming {
 		t.Errorf("while the editor is stuck the answer is stored as %q (%s), want %q (streaming)", stored.Content, stored.Status, want)
 	}
