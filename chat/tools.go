@@ -97,19 +97,22 @@ func (t *toolEnv) refusal(path string) string {
 	if err != nil {
 		real = path
 	}
-	for _, dir := range append(slices.Clone(t.turn.Roots), t.sessionFolder()) {
+	within := func(dir string) bool {
 		rd, err := filepath.EvalSymlinks(dir)
 		if err != nil {
 			rd = dir
 		}
-		if inside(path, dir) && inside(real, rd) {
-			if n := hardLinks(real); n > 1 {
-				return fmt.Sprintf("has %d hard links, so it may be a file from outside the workspace; ask the user to add it by name", n)
-			}
-			return ""
-		}
+		return inside(path, dir) && inside(real, rd)
 	}
-	return "is outside the workspace and the session folder; ask the user to add it"
+	// The session folder (a store query) is looked up only for a path
+	// outside every workspace folder.
+	if !slices.ContainsFunc(t.turn.Roots, within) && !within(t.sessionFolder()) {
+		return "is outside the workspace and the session folder; ask the user to add it"
+	}
+	if n := hardLinks(real); n > 1 {
+		return fmt.Sprintf("has %d hard links, so it may be a file from outside the workspace; ask the user to add it by name", n)
+	}
+	return ""
 }
 
 // run executes one tool call and returns the text given back to the model.
