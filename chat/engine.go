@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +31,10 @@ const DefaultCheckpoint = 500 * time.Millisecond
 
 // ErrBusy: a turn is already running in the session.
 var ErrBusy = errors.New("a turn is already running in this session; wait for it or cancel it")
+
+// ErrSessionDeleted ends a turn whose session was deleted while it ran (by
+// this daemon, the CLI or another process).
+var ErrSessionDeleted = errors.New("the session was deleted while its turn ran; the answer is not kept")
 
 // Buffers gives the editor's unsaved text of open files.
 type Buffers interface {
@@ -64,8 +71,8 @@ type Engine struct {
 
 	// mu guards running and sent.
 	mu      sync.Mutex
-	running map[string]bool
-	sent    map[string]map[string]string // session → path → content last sent
+	running map[string]context.CancelCauseFunc // session → its running turn
+	sent    map[string]map[string]string       // session → path → content last sent
 }
 
 // Turn is one user message.
@@ -96,17 +103,28 @@ const (
 	FinishError     = "error"
 )
 
-func (e *Engine) claim(id string) bool {
+func (e *Engine) claim(id string, cancel context.CancelCauseFunc) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.running == nil {
-		e.running = map[string]bool{}
+		e.running = map[string]context.CancelCauseFunc{}
 	}
-	if e.running[id] {
+	if e.running[id] != nil {
 		return false
 	}
-	e.running[id] = true
+	e.running[id] = cancel
 	return true
+}
+
+// Abort ends the session's running turn, if any, because the session was
+// deleted: the turn ends with FinishReason "error" and ErrSessionDeleted.
+func (e *Engine) Abort(sessionID string) {
+	e.mu.Lock()
+	cancel := e.running[sessionID]
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrSessionDeleted)
+	}
 }
 
 func (e *Engine) release(id string) {
@@ -124,7 +142,9 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if strings.TrimSpace(t.Message) == "" {
 		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
 	}
-	if !e.claim(t.SessionID) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if !e.claim(t.SessionID, cancel) {
 		return nil, ErrBusy
 	}
 	defer e.release(t.SessionID)
@@ -148,13 +168,28 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	messages, err := e.buildMessages(ctx, t, tools)
+	history, err := e.Store.Messages(ctx, t.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	history = slices.DeleteFunc(history, func(m session.Message) bool { return m.ID == user.ID })
+	in, err := e.assemble(ctx, t, tools, history, true)
+	if err != nil {
+		return nil, err
+	}
+	messages := in.Messages
 
 	res := &Result{SessionID: t.SessionID}
 	var all strings.Builder
+	// deleted ends the turn of a session deleted under it.
+	deleted := func() (*Result, error) {
+		cancel(ErrSessionDeleted)
+		res.Text, res.FinishReason = all.String(), FinishError
+		e.Log.Info("session deleted during its turn", "session", t.SessionID)
+		return res, ErrSessionDeleted
+	}
+	// gone is called by the checkpoints when the answer's row is gone.
+	gone := func() { cancel(ErrSessionDeleted) }
 	var streamErr error
 	for round := 0; ; round++ {
 		// The answer's row is created while the request goes out: the
@@ -162,18 +197,27 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		// adding to it. Its first delta waits for the row (ready), so
 		// nothing reaches the editor that a checkpoint could not save.
 		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming}
-		created := make(chan error, 1)
-		go func() { created <- e.Store.AppendMessage(ctx, answer) }()
-		ready := sync.OnceValue(func() error { return <-created })
+		created := make(chan struct{})
+		var createErr error
+		go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
+		ready := func() error { <-created; return createErr }
 		withTools := round < MaxToolRounds
-		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, answer, ready, ev, withTools)
+		setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone)
+		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, ready, setText, ev, withTools)
+		stopCheckpoints()
+		all.WriteString(text)
 		if cerr := ready(); cerr != nil {
+			if errors.Is(cerr, session.ErrNotFound) || errors.Is(context.Cause(ctx), ErrSessionDeleted) {
+				return deleted()
+			}
 			return nil, cerr
 		}
 		res.MessageID = answer.ID
-		all.WriteString(text)
 		res.Usage.PromptTokens += usage.PromptTokens
 		res.Usage.CompletionTokens += usage.CompletionTokens
+		if errors.Is(context.Cause(ctx), ErrSessionDeleted) {
+			return deleted()
+		}
 		status := session.StatusComplete
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -186,9 +230,16 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		default:
 			res.FinishReason = FinishStop
 		}
+		content := text
+		if status == session.StatusError {
+			// Kept with the answer, so show, export and history.md say why.
+			content = withError(text, err)
+		}
 		// Save the final state even when ctx is cancelled.
 		saveCtx := context.WithoutCancel(ctx)
-		if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, text, status, &usage); uerr != nil {
+		if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, content, status, &usage); errors.Is(uerr, session.ErrNotFound) {
+			return deleted()
+		} else if uerr != nil {
 			e.Log.Error("saving the answer failed", "session", t.SessionID, "err", uerr)
 		}
 		if err != nil || len(calls) == 0 {
@@ -198,6 +249,9 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		// Tool round: record the calls, run them, and go on.
 		raw, _ := json.Marshal(calls)
 		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
+			if errors.Is(err, session.ErrNotFound) {
+				return deleted()
+			}
 			return nil, err
 		}
 		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
@@ -205,6 +259,9 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			out := tools.run(ctx, c.Function.Name, c.Function.Arguments)
 			tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
 			if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
+				if errors.Is(err, session.ErrNotFound) {
+					return deleted()
+				}
 				return nil, err
 			}
 			messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
@@ -226,6 +283,15 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		e.nameLater(t, ev)
 	}
 	return res, streamErr
+}
+
+// withError is what a failed answer is stored as: the text that arrived,
+// then the error that ended it.
+func withError(text string, err error) string {
+	if text != "" {
+		text += "\n\n"
+	}
+	return text + "Error: " + err.Error()
 }
 
 // FirstLineTitle is a new session's instant title: the message's first
@@ -271,40 +337,60 @@ func (e *Engine) toolEnv(ctx context.Context, t Turn, ev Events) (*toolEnv, erro
 	return env, nil
 }
 
-// buildMessages gathers the session's state and renders the model input;
-// guard decides which relevant files may be read.
-func (e *Engine) buildMessages(ctx context.Context, t Turn, guard *toolEnv) ([]openai.ChatCompletionMessage, error) {
+// assembled is a turn's model input and what its parts cost.
+type assembled struct {
+	Messages []openai.ChatCompletionMessage
+	// Tokens of the system prompt (files included), of the relevant files'
+	// contents in it, of the earlier messages kept, and of this turn's
+	// message; Budget is the context window less the output reserve.
+	System, Files, History, Message, Budget int
+	Dropped                                 int // earlier messages left out
+}
+
+// assemble gathers the session's state and renders the model input: the
+// system prompt, the history kept within the budget (whole turns, oldest
+// dropped first) and the new message. history is the session's stored
+// messages without this turn's. guard decides which relevant files may be
+// read. record notes the files' contents as sent (for "changed since the
+// last turn"); a preview does not.
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history []session.Message, record bool) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
-	if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
-		e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
-	} else {
-		in.SessionFiles = names
-	}
-	sets, err := e.Store.Context(ctx, t.SessionID)
-	if err != nil {
-		return nil, err
+	var sets session.Context
+	if t.SessionID != "" {
+		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
+			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
+		} else {
+			in.SessionFiles = names
+		}
+		var err error
+		if sets, err = e.Store.Context(ctx, t.SessionID); err != nil {
+			return nil, err
+		}
 	}
 	in.Context = sets
+	in.Missing = MissingFiles(sets[prompts.SetFiles], e.Buffers)
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
 	seen := map[string]bool{}
-	e.mu.Lock()
-	if e.sent == nil {
-		e.sent = map[string]map[string]string{}
+	last := map[string]string{}
+	if record {
+		e.mu.Lock()
+		if e.sent == nil {
+			e.sent = map[string]map[string]string{}
+		}
+		if e.sent[t.SessionID] == nil {
+			e.sent[t.SessionID] = map[string]string{}
+		}
+		last = e.sent[t.SessionID]
+		e.mu.Unlock()
 	}
-	last := e.sent[t.SessionID]
-	if last == nil {
-		last = map[string]string{}
-		e.sent[t.SessionID] = last
-	}
-	e.mu.Unlock()
 	for _, p := range paths {
-		if seen[p] {
+		if seen[p] || slices.Contains(in.Missing, p) {
 			continue
 		}
 		seen[p] = true
-		if !guard.allowed(p) {
+		if why := guard.refusal(p); why != "" {
 			// Added by the model and outside the workspace: never sent.
-			in.Withheld = append(in.Withheld, p)
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhyOutside})
 			continue
 		}
 		f := prompts.File{Path: p}
@@ -320,7 +406,7 @@ func (e *Engine) buildMessages(ctx context.Context, t Turn, guard *toolEnv) ([]o
 			f.Content = data
 		}
 		if LooksSecret(p, f.Content) && !guard.userSet[p] {
-			in.Withheld = append(in.Withheld, p)
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
 			continue
 		}
 		e.mu.Lock()
@@ -335,34 +421,35 @@ func (e *Engine) buildMessages(ctx context.Context, t Turn, guard *toolEnv) ([]o
 	in.Counter = counter
 	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
 	in.FileBudget = window / 2
-	system := prompts.System(in)
+	system, fileTokens := prompts.SystemParts(in)
 
-	history, err := e.Store.Messages(ctx, t.SessionID)
-	if err != nil {
-		return nil, err
+	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message)}
+	budget := window - counter.Count(system) - out.Message
+	kept, dropped, used := trimHistory(history, budget, counter)
+	if dropped > 0 {
+		// The cut is marked where it is: right before the first message kept.
+		system += fmt.Sprintf("\n[%d earlier messages not shown]\n", dropped)
 	}
-	// The last two stored messages are this turn's user message and nothing
-	// else yet; the new message is always kept.
-	newMsg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Message}
-	budget := window - counter.Count(system) - counter.Count(t.Message)
-	var kept []openai.ChatCompletionMessage
-	for i := len(history) - 2; i >= 0; i-- {
-		m := history[i]
-		if m.Role != session.RoleUser && m.Role != session.RoleAssistant || m.Content == "" {
+	out.System, out.History, out.Dropped = counter.Count(system), used, dropped
+	out.Messages = append(append([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}, kept...),
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Message})
+	return out, nil
+}
+
+// MissingFiles lists the paths that are neither an open editor buffer nor
+// a regular file on disk. The turn's prompt and the resume result both use
+// it, so they agree on what is missing.
+func MissingFiles(paths []string, b Buffers) []string {
+	missing := []string{}
+	for _, p := range paths {
+		if _, ok := b.TextByPath(p); ok {
 			continue
 		}
-		cost := counter.Count(m.Content) + 4
-		if cost > budget {
-			break // oldest dropped first
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			missing = append(missing, p)
 		}
-		budget -= cost
-		kept = append(kept, openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content})
 	}
-	out := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}
-	for i := len(kept) - 1; i >= 0; i-- {
-		out = append(out, kept[i])
-	}
-	return append(out, newMsg), nil
+	return missing
 }
 
 func readLimited(path string, limit int64) (string, error) {
@@ -423,7 +510,7 @@ func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // stream runs the streamed completion with retries before the first token,
 // checkpointing the answer.
-func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, answer *session.Message, ready func() error, ev Events, withTools bool) (string, string, session.Usage, []openai.ToolCall, error) {
+func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, ready func() error, checkpoint func(string), ev Events, withTools bool) (string, string, session.Usage, []openai.ToolCall, error) {
 	var usage session.Usage
 	var calls []openai.ToolCall
 	capture := &retryAfter{}
@@ -460,7 +547,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		}
 	}
 	if err != nil {
-		return "", "", usage, nil, describe(err, p)
+		return "", "", usage, nil, describe(err, p, false)
 	}
 	defer stream.Close()
 
@@ -472,19 +559,6 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	timer := time.AfterFunc(stall, func() { cancelStream(errStalled) })
 	defer timer.Stop()
 
-	every := e.Checkpoint
-	if every <= 0 {
-		every = DefaultCheckpoint
-	}
-	// The answer so far is saved by its own goroutine, so neither a pause
-	// of the provider nor an editor slow to take the deltas (ev.Delta
-	// blocks on a full pipe) holds a checkpoint up: saving from this loop
-	// only when a chunk arrived left the text before a pause unsaved until
-	// the pause ended (found by the crash test). It is stopped before
-	// stream returns, so the final state is always written after the last
-	// checkpoint.
-	checkpoint, stopCheckpoints := e.checkpoints(ctx, answer, every)
-	defer stopCheckpoints()
 	var text strings.Builder
 	finish := ""
 	for {
@@ -500,7 +574,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 			if ctx.Err() != nil {
 				return text.String(), finish, usage, nil, ctx.Err()
 			}
-			return text.String(), finish, usage, nil, describe(err, p)
+			return text.String(), finish, usage, nil, describe(err, p, true)
 		}
 		if resp.Usage != nil {
 			usage = session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}
@@ -538,20 +612,39 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	return text.String(), finish, usage, calls, nil
 }
 
-// checkpoints saves a streaming answer every interval while its text
-// changes, on a goroutine of its own. set hands it the text so far (only
-// after the answer's row exists: its ID is read at the first save); stop
-// ends it and waits for a save in progress.
-func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, every time.Duration) (set func(string), stop func()) {
+// checkpoints saves a streaming answer every Engine.Checkpoint while its
+// text changes, and otherwise writes a heartbeat at least every
+// session.HeartbeatEvery (so other processes see the turn is alive), on a
+// goroutine of its own: neither a pause of the provider nor an editor slow
+// to take the deltas (ev.Delta blocks on a full pipe) holds a checkpoint
+// up (found by the crash test). It starts once the answer's row exists
+// (created, then ready reports how that went). set hands it the text so
+// far; stop ends it and waits for a save in progress, so the final state
+// is always written after the last checkpoint. When the row is gone (the
+// session was deleted) it calls gone once and stops.
+func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, created <-chan struct{}, ready func() error, gone func()) (set func(string), stop func()) {
+	every := e.Checkpoint
+	if every <= 0 {
+		every = DefaultCheckpoint
+	}
 	var mu sync.Mutex
 	latest := ""
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		select {
+		case <-quit:
+			return
+		case <-created:
+		}
+		if ready() != nil {
+			return
+		}
 		var pc panics.Catcher
 		pc.Try(func() {
 			saved := 0 // the text only grows
-			tick := time.NewTimer(every)
+			lastWrite := time.Now()
+			tick := time.NewTimer(min(every, session.HeartbeatEvery))
 			defer tick.Stop()
 			for {
 				select {
@@ -559,18 +652,31 @@ func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, every
 					return
 				case <-tick.C:
 				}
+				if ctx.Err() != nil {
+					return // the turn is ending; its final state is written by Run
+				}
 				mu.Lock()
 				text := latest
 				mu.Unlock()
-				if len(text) != saved {
-					if err := e.Store.UpdateMessage(ctx, answer.ID, text, session.StatusStreaming, nil); err != nil {
-						e.Log.Warn("checkpoint failed", "err", err)
-					}
-					saved = len(text)
+				var err error
+				switch {
+				case len(text) != saved && time.Since(lastWrite) >= every*9/10:
+					err = e.Store.UpdateMessage(ctx, answer.ID, text, session.StatusStreaming, nil)
+					saved, lastWrite = len(text), time.Now()
+				case time.Since(lastWrite) >= session.HeartbeatEvery:
+					err = e.Store.Heartbeat(ctx, answer.ID)
+					lastWrite = time.Now()
+				}
+				if errors.Is(err, session.ErrNotFound) {
+					gone()
+					return
+				}
+				if err != nil && ctx.Err() == nil {
+					e.Log.Warn("checkpoint failed", "err", err)
 				}
 				// A whole interval after this save ended: a slow save (a
 				// long answer) never runs back to back with the next.
-				tick.Reset(every)
+				tick.Reset(min(every, session.HeartbeatEvery))
 			}
 		})
 		if r := pc.Recovered(); r != nil {
@@ -583,7 +689,11 @@ func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, every
 		mu.Unlock()
 	}
 	stop = func() {
-		close(quit)
+		select {
+		case <-quit:
+		default:
+			close(quit)
+		}
 		<-done
 	}
 	return set, stop
@@ -601,9 +711,10 @@ func retryable(err error) bool {
 	return false
 }
 
-// describe turns a provider error into a message a person can act on.
-func describe(err error, p Resolved) error {
-	return redactedError{describeRaw(err, p), p.APIKey()}
+// describe turns a provider error into a message a person can act on;
+// started says whether a stream had begun.
+func describe(err error, p Resolved, started bool) error {
+	return redactedError{describeRaw(err, p, started), p.APIKey()}
 }
 
 // redactedError hides the API key in a provider's error text: some
@@ -624,7 +735,7 @@ func (r redactedError) Error() string {
 
 func (r redactedError) Unwrap() error { return r.err }
 
-func describeRaw(err error, p Resolved) error {
+func describeRaw(err error, p Resolved, started bool) error {
 	status := 0
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
@@ -650,7 +761,18 @@ func describeRaw(err error, p Resolved) error {
 	case status != 0:
 		return fmt.Errorf("the provider at %s answered HTTP %d: %s", p.BaseURL, status, msg)
 	}
-	return fmt.Errorf("the stream from %s broke: %v", p.BaseURL, err)
+	if started {
+		return fmt.Errorf("the stream from %s broke: %v", p.BaseURL, err)
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // "Post URL: " says nothing the message does not
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return fmt.Errorf("could not reach the provider at %s (is it running, and is the URL right?): %v", p.BaseURL, err)
+	}
+	return fmt.Errorf("the request to the provider at %s failed: %v", p.BaseURL, err)
 }
 
 func (e *Engine) background() context.Context {

@@ -113,7 +113,8 @@ func TestStallEndsTheTurn(t *testing.T) {
 		t.Fatalf("stall: %+v %v", res, err)
 	}
 	msgs, _ := st.Messages(context.Background(), s.ID)
-	if msgs[1].Content != "some " || msgs[1].Status != session.StatusError {
+	// The failed answer keeps what arrived and says why it ended.
+	if msgs[1].Content != "some \n\nError: "+err.Error() || msgs[1].Status != session.StatusError {
 		t.Errorf("stored %+v", msgs[1])
 	}
 }

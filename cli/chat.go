@@ -45,6 +45,7 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		prov      chat.Provider
 		sessionID string
 		files     []string
+		dryRun    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "chat [--session ID | --new] [--file PATH]... [MESSAGE]",
@@ -105,6 +106,14 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (default: a new one)")
 	cmd.Flags().Bool("new", true, "start a new session (the default)")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
+	turn := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if dryRun {
+			return previewChat(c, g, prov, sessionID, files, args, stdin)
+		}
+		return turn(c, args)
+	}
 	return cmd
 }
 

@@ -98,13 +98,9 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	if engine == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
 	}
-	var files []string
-	for _, f := range a.Files {
-		p, err := session.NormalizeFileItem(f, roots)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, p)
+	files, err := turnFiles(a.Files, roots)
+	if err != nil {
+		return nil, err
 	}
 	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
 	if err != nil {
@@ -132,15 +128,9 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	p := &progress{s: s, ctx: ctx, token: token, sessionID: id}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
 	resumed := s.takeResumed(id)
-	var candidates []string
-	for _, c := range s.docs.Candidates() {
-		if c.Path != "" {
-			candidates = append(candidates, c.Path)
-		}
-	}
 	res, err := engine.Run(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
-		Candidates: candidates, Roots: roots, Provider: resolved,
+		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved,
 	}, p)
 	switch {
 	case err == nil:
@@ -150,6 +140,9 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		return nil, jsonrpc2.NewError(RequestCancelled, "chat turn cancelled; the partial answer is kept")
 	default:
 		p.end("error: " + err.Error())
+		if errors.Is(err, chat.ErrSessionDeleted) {
+			s.forgetCurrent(id)
+		}
 		if res == nil {
 			return nil, err
 		}
@@ -160,6 +153,79 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		FinishReason: res.FinishReason,
 		Usage:        command.ChatUsage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens},
 	}, nil
+}
+
+// turnFiles normalises a turn's files to absolute paths.
+func turnFiles(items, roots []string) ([]string, error) {
+	var files []string
+	for _, f := range items {
+		p, err := session.NormalizeFileItem(f, roots)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// candidatePaths are the open and recently edited files, most recent first.
+func (s *Server) candidatePaths() []string {
+	var out []string
+	for _, c := range s.docs.Candidates() {
+		if c.Path != "" {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// chatPreview handles ctxls.chat.preview: the model input of a turn, built
+// as runChat's turn would build it, with nothing stored and no provider.
+func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, error) {
+	if a.Message == "" {
+		return nil, invalidParams("%s: message is required", command.ChatPreview)
+	}
+	s.mu.Lock()
+	engine, prov, roots := s.engine, s.provider, s.roots
+	s.mu.Unlock()
+	if engine == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
+	}
+	files, err := turnFiles(a.Files, roots)
+	if err != nil {
+		return nil, err
+	}
+	_, id, err := s.sessionFor(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	resumed := id != "" && s.resumed[id]
+	s.mu.Unlock()
+	pv, err := engine.Preview(ctx, chat.Turn{
+		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
+		Candidates: s.candidatePaths(), Roots: roots, Provider: chat.PreviewProvider(prov, os.Getenv),
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := command.ChatPreviewResult{
+		V: command.V, SessionID: id, Model: pv.Model, Messages: []command.PreviewMessage{}, Tools: []command.PreviewTool{},
+		Tokens: command.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Total: pv.Total},
+		Budget: pv.Budget, Dropped: pv.Dropped,
+	}
+	for _, m := range pv.Messages {
+		pm := command.PreviewMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			pm.ToolCalls = append(pm.ToolCalls, command.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		res.Messages = append(res.Messages, pm)
+	}
+	for _, t := range pv.Tools {
+		params, _ := json.Marshal(t.Function.Parameters)
+		res.Tools = append(res.Tools, command.PreviewTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+	}
+	return res, nil
 }
 
 // showMessage sends window/showMessage (type 1 error, 2 warning, 3 info).

@@ -123,6 +123,12 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		command.RegenerateTitle: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
+		command.ChatPreview: {
+			{"missing message", map[string]any{}, -32602, "message is required"},
+			{"bad file item", map[string]any{"message": "hi", "files": []string{"a\x00"}}, -32602, "NUL"},
+			{"a directory", map[string]any{"message": "hi", "files": []string{"."}}, -32602, "is a directory"},
+			{"unknown id", map[string]any{"message": "hi", "sessionId": unknownID}, -32602, unknownID},
+		},
 		command.DocumentGet: {
 			{"missing uri", map[string]any{}, -32602, "uri is required"},
 			{"not open", map[string]any{"uri": "file:///not/open.go"}, -32602, "not open"},

@@ -7,11 +7,16 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
 )
 
 // RequestCancelled is the LSP error code for a request the client cancelled.
 const RequestCancelled jsonrpc2.Code = -32800
+
+// RequestFailed is the LSP error code for a request that was valid but
+// could not be carried out now (a second turn in a busy session).
+const RequestFailed jsonrpc2.Code = -32803
 
 // toRPCError is the one place where errors become JSON-RPC errors. Domain
 // errors a person can act on become InvalidParams with their message kept;
@@ -22,6 +27,8 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code != 0:
 		return rpcErr
+	case errors.Is(err, chat.ErrBusy):
+		return jsonrpc2.NewError(RequestFailed, err.Error())
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
 		return jsonrpc2.NewError(RequestCancelled, "request cancelled")
 	case errors.Is(err, session.ErrNotFound),

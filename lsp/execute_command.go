@@ -50,6 +50,7 @@ func (s *Server) commandTable() map[string]commandFunc {
 		command.DocumentGet:     typed(command.DocumentGet, s.documentGet),
 		command.Chat:            typed(command.Chat, s.chatCommand),
 		command.RegenerateTitle: typed(command.RegenerateTitle, s.regenerateTitle),
+		command.ChatPreview:     typed(command.ChatPreview, s.chatPreview),
 	}
 }
 

@@ -71,6 +71,7 @@ type Server struct {
 	roots          []string        // workspace folders as absolute paths
 	store          *session.Store  // opened by initialize
 	current        string          // the connection's current session id, "" if none
+	lostCurrent    bool            // the current session was deleted; announce the next new one
 	resumeAtInit   string          // initializationOptions.session, announced on "initialized"
 	engine         *chat.Engine    // runs chat turns; created by initialize
 	provider       chat.Provider   // the configured provider, unresolved

@@ -3,8 +3,8 @@ package lsp
 import (
 	"context"
 	"errors"
-	"os"
 
+	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
@@ -40,7 +40,7 @@ func (s *Server) sessionFor(ctx context.Context, id string, create bool) (*sessi
 		}
 		// Deleted by another process: forget it.
 		s.log.Info("current session no longer exists", "session", id)
-		s.setCurrent("")
+		s.forgetCurrent(id)
 	}
 	if !create {
 		return store, "", nil
@@ -50,8 +50,26 @@ func (s *Server) sessionFor(ctx context.Context, id string, create bool) (*sessi
 		return nil, "", err
 	}
 	s.log.Info("session created on first need", "session", sess.ID)
-	s.setCurrent(sess.ID)
+	s.mu.Lock()
+	s.current = sess.ID
+	announce := s.lostCurrent
+	s.lostCurrent = false
+	s.mu.Unlock()
+	if announce {
+		s.showMessage(ctx, 3, "the current session was deleted; this starts a new session")
+	}
 	return store, sess.ID, nil
+}
+
+// forgetCurrent clears the current session if it is id, because id was
+// deleted: the next session created on first need says it is a new one.
+func (s *Server) forgetCurrent(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == id {
+		s.current = ""
+		s.lostCurrent = true
+	}
 }
 
 // existingSession is sessionFor for commands that need a session and never
@@ -103,19 +121,11 @@ func (s *Server) resumeState(ctx context.Context, store *session.Store, id strin
 	}, nil
 }
 
-// missingFiles lists the files items that exist neither on disk nor as an
-// open editor buffer.
+// missingFiles lists the files items that are neither an open editor
+// buffer nor a regular file on disk: the same function the turn's prompt
+// uses, so resume and the next turn agree.
 func (s *Server) missingFiles(sets session.Context) []string {
-	missing := []string{}
-	for _, f := range sets[prompts.SetFiles] {
-		if _, ok := s.docs.TextByPath(f); ok {
-			continue
-		}
-		if _, err := os.Stat(f); err != nil {
-			missing = append(missing, f)
-		}
-	}
-	return missing
+	return chat.MissingFiles(sets[prompts.SetFiles], s.docs)
 }
 
 func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (any, error) {
@@ -205,10 +215,12 @@ func (s *Server) sessionDelete(ctx context.Context, a *command.SessionRefArgs) (
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.current == a.SessionID {
-		s.current = ""
-	}
+	engine := s.engine
 	s.mu.Unlock()
+	if engine != nil {
+		engine.Abort(a.SessionID) // a turn streaming in it ends now
+	}
+	s.forgetCurrent(a.SessionID)
 	return command.DeleteResult{V: command.V, SessionID: a.SessionID, Deleted: true}, nil
 }
 

@@ -29,7 +29,7 @@ type Input struct {
 	Resumed      bool                // the first turn after ctxls.session.resume
 	Relevant     []File              // the files set and the turn's files, in order
 	Changed      []string            // relevant files whose content changed since they were last sent
-	Withheld     []string            // files withheld because they look like secrets
+	Withheld     []Withheld          // relevant files not sent, with why
 	Candidates   []string            // open and recently edited files
 	// FileBudget is the number of tokens the relevant files' contents may
 	// take; Counter counts them.
@@ -37,10 +37,31 @@ type Input struct {
 	Counter    Counter
 }
 
+// Withheld is a relevant file whose content is not sent to the model.
+type Withheld struct {
+	Path string
+	// Why completes "withheld because it ...", e.g. "looks like it holds
+	// secrets; ask the user to add it by name if it is needed".
+	Why string
+}
+
+// Reasons a relevant file is withheld.
+const (
+	WhySecret  = "looks like it holds secrets; ask the user to add it by name if it is needed"
+	WhyOutside = "is outside the workspace folders and the session folder; ask the user to add it if it is needed"
+)
+
 // System renders the system prompt: base instructions, the session's
 // files, its context (introduced as a reminder after a resume), the
 // relevant files' contents within the budget, and the editor's candidates.
 func System(in Input) string {
+	text, _ := SystemParts(in)
+	return text
+}
+
+// SystemParts is System, also returning the tokens the relevant files'
+// contents take in it (within FileBudget).
+func SystemParts(in Input) (text string, fileTokens int) {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(baseInstructions, "\n"))
 	b.WriteString("\n")
@@ -76,6 +97,7 @@ func System(in Input) string {
 		for _, f := range in.Relevant {
 			content, used, note := fit(f.Content, budget, in.Counter)
 			budget -= used
+			fileTokens += used
 			label := f.Path
 			if f.Unsaved {
 				label += " (unsaved editor text)"
@@ -91,7 +113,7 @@ func System(in Input) string {
 			}
 		}
 		for _, w := range in.Withheld {
-			fmt.Fprintf(&b, "\n%s: withheld because it looks like it holds secrets. Ask the user to add it by name if it is needed.\n", w)
+			fmt.Fprintf(&b, "\n%s: withheld because it %s.\n", w.Path, w.Why)
 		}
 	}
 	if len(in.Candidates) > 0 {
@@ -100,7 +122,7 @@ func System(in Input) string {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	return b.String()
+	return b.String(), fileTokens
 }
 
 // fit cuts content to whole lines within budget tokens and returns the kept

@@ -34,7 +34,7 @@ func TestSystemGolden(t *testing.T) {
 				{Path: "/w/app/big.txt", Content: long},
 			},
 			Changed:    []string{"/w/app/main.go"},
-			Withheld:   []string{"/w/app/.env"},
+			Withheld:   []Withheld{{Path: "/w/app/.env", Why: WhySecret}, {Path: "/home/ann/notes.txt", Why: WhyOutside}},
 			Candidates: []string{"/w/app/util.go", "/w/app/README.md"},
 			FileBudget: 300,
 			Counter:    tk,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -284,8 +285,20 @@ func editDistance(a, b string) int {
 
 // NormalizeFileItem turns an item of the "files" set into an absolute path:
 // a file:// URI is converted, a relative path is joined to the first
-// workspace root.
+// workspace root. A directory is refused (its files are to be added one by
+// one); a path that does not exist is accepted (it is reported missing).
 func NormalizeFileItem(item string, roots []string) (string, error) {
+	p, err := normalizeFileItem(item, roots)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return "", invalid("%s is a directory; add the files in it one by one", truncate(p, 200))
+	}
+	return p, nil
+}
+
+func normalizeFileItem(item string, roots []string) (string, error) {
 	item = strings.TrimSpace(item)
 	switch {
 	case item == "":

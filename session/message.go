@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -104,9 +107,13 @@ func (s *Store) AppendMessage(ctx context.Context, m *Message) error {
 			toolCalls = string(m.ToolCalls)
 		}
 		pt, ct := usageArgs(m.Usage)
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct)
+		var owner, heartbeat any
+		if m.Status == StatusStreaming {
+			owner, heartbeat = s.owner, now
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, owner, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, owner, heartbeat)
 		if err != nil {
 			return err
 		}
@@ -136,8 +143,8 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 		}
 		pt, ct := usageArgs(usage)
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, status = ?,
-			prompt_tokens = coalesce(?, prompt_tokens), completion_tokens = coalesce(?, completion_tokens) WHERE id = ?`,
-			content, status, pt, ct, id); err != nil {
+			prompt_tokens = coalesce(?, prompt_tokens), completion_tokens = coalesce(?, completion_tokens), heartbeat_at = ? WHERE id = ?`,
+			content, status, pt, ct, s.millis(), id); err != nil {
 			return err
 		}
 		return s.touch(ctx, tx, sessionID)
@@ -148,17 +155,109 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 	return s.historyLater(ctx, sessionID)
 }
 
-// InterruptStale marks a session's messages still "streaming" as
-// "interrupted": called when a new turn starts, they can only be left over
-// from a daemon that died mid-stream.
+// StaleAfter is how old a streaming answer's heartbeat may grow before the
+// answer is taken for one a killed daemon left behind. A streaming turn
+// writes a checkpoint or a heartbeat at least every HeartbeatEvery.
+const (
+	StaleAfter     = 5 * time.Second
+	HeartbeatEvery = time.Second
+)
+
+// newOwner names a store instance: host, pid and a random part.
+func newOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID()[:8])
+}
+
+// InterruptStale marks a session's answers still "streaming" as
+// "interrupted" when no live daemon owns them (see interruptStale). A turn
+// calls it before it starts: this store's own rows in the session are
+// stale then, since its engine runs one turn per session at a time.
 func (s *Store) InterruptStale(ctx context.Context, sessionID string) error {
+	return s.interruptStale(ctx, sessionID)
+}
+
+// interruptStale marks stale "streaming" answers of one session (or of all,
+// with sessionID "") as "interrupted". An answer is stale when it has no
+// owner or heartbeat (written before they were recorded), when this store
+// owns it, when its owner's process is gone from this host, or when its
+// heartbeat is older than StaleAfter. Answers of a live daemon on the same
+// data directory are left alone.
+func (s *Store) interruptStale(ctx context.Context, sessionID string) error {
+	query := "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming'"
+	var args []any
+	if sessionID != "" {
+		query += " AND session_id = ?"
+		args = append(args, sessionID)
+	}
 	// Almost always there are none: look first, without the write lock.
-	var stale bool
-	if err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND status = 'streaming')", sessionID).Scan(&stale); err != nil || !stale {
+	stale, err := s.staleStreaming(ctx, s.db, query, args)
+	if err != nil || len(stale) == 0 {
 		return err
 	}
-	_, err := s.exec(ctx, "UPDATE messages SET status = 'interrupted' WHERE session_id = ? AND status = 'streaming'", sessionID)
-	return err
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		stale, err := s.staleStreaming(ctx, tx, query, args) // again, under the lock
+		if err != nil {
+			return err
+		}
+		for _, id := range stale {
+			if _, err := tx.ExecContext(ctx, "UPDATE messages SET status = 'interrupted' WHERE id = ? AND status = 'streaming'", id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) staleStreaming(ctx context.Context, q querier, query string, args []any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	host, _ := os.Hostname()
+	now := s.millis()
+	var stale []int64
+	for rows.Next() {
+		var (
+			id    int64
+			owner sql.NullString
+			hb    sql.NullInt64
+		)
+		if err := rows.Scan(&id, &owner, &hb); err != nil {
+			return nil, err
+		}
+		if s.isStale(owner.String, hb, now, host) {
+			stale = append(stale, id)
+		}
+	}
+	return stale, rows.Err()
+}
+
+func (s *Store) isStale(owner string, hb sql.NullInt64, now int64, host string) bool {
+	if owner == "" || !hb.Valid || owner == s.owner || now-hb.Int64 > StaleAfter.Milliseconds() {
+		return true
+	}
+	parts := strings.SplitN(owner, "/", 3)
+	if len(parts) == 3 && parts[0] == host {
+		if pid, err := strconv.Atoi(parts[1]); err == nil && !processAlive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// Heartbeat records that a streaming answer's turn is alive, without
+// changing its text (a provider pause).
+func (s *Store) Heartbeat(ctx context.Context, id int64) error {
+	res, err := s.exec(ctx, "UPDATE messages SET heartbeat_at = ? WHERE id = ? AND status = 'streaming'", s.millis(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+	}
+	return nil
 }
 
 // SetToolCalls records the tool calls an assistant message made.

@@ -49,6 +49,11 @@ type Store struct {
 
 	writer  *writeLock
 	history historyWriter
+
+	// owner names this store instance in the answers it streams
+	// ("<host>/<pid>/<random>"), so another process can tell a live
+	// daemon's answer from one a killed daemon left "streaming".
+	owner string
 }
 
 // writeLock is taken around every write transaction (see begin). SQLite's
@@ -130,7 +135,7 @@ func Open(dataDir string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}}
+	s := &Store{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}, owner: newOwner()}
 	// Switching a new database to WAL takes an exclusive lock for which
 	// SQLite does not always call the busy handler, so two processes that
 	// create the store at the same moment can see SQLITE_BUSY here: retry.
@@ -146,6 +151,10 @@ func Open(dataDir string) (*Store, error) {
 	if err := s.recoverFolders(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("repairing the session folders in %s: %w", dataDir, err)
+	}
+	if err := s.interruptStale(context.Background(), ""); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("marking answers left streaming as interrupted in %s: %w", dbPath, err)
 	}
 	return s, nil
 }

@@ -11,3 +11,6 @@ func openLockFile(string) (*os.File, error) { return nil, nil }
 func flock(*os.File, bool) error { return nil }
 
 func tryFlock(*os.File) bool { return true }
+
+// processAlive cannot tell here: only heartbeats decide.
+func processAlive(int) bool { return true }

@@ -32,3 +32,9 @@ func flock(f *os.File, lock bool) error {
 func tryFlock(f *os.File) bool {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
 }
+
+// processAlive reports whether a process with this pid exists on this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

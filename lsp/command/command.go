@@ -39,6 +39,7 @@ const (
 	DocumentGet     = "ctxls.document.get"
 	Chat            = "ctxls.chat"
 	RegenerateTitle = "ctxls.session.regenerateTitle"
+	ChatPreview     = "ctxls.chat.preview"
 )
 
 // Notification methods sent by the server.
@@ -69,10 +70,10 @@ var Commands = []Info{
 		Args: SessionRefArgs{}, Result: ResumeResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Relevant files:\n- /home/ann/app/login.go\n(1 file not found)\nports: 8080\n"}`},
-	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles; pass `nextCursor` back as `cursor` for the next page.",
+	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles. `nextCursor` is present only when there are more sessions: pass it back as `cursor` for the next page; the last page has none.",
 		Args: SessionListArgs{}, Result: SessionListResult{},
 		ExampleArgs:   `{"query": "login", "limit": 20}`,
-		ExampleResult: `{"v": 1, "sessions": [{"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "messageCount": 4, "fileCount": 1}], "nextCursor": ""}`},
+		ExampleResult: `{"v": 1, "sessions": [{"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "messageCount": 4, "fileCount": 1}]}`},
 	{ID: SessionShow, Doc: "Returns a session and all its messages, oldest first.",
 		Args: SessionIDArgs{}, Result: ShowResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
@@ -125,6 +126,10 @@ var Commands = []Info{
 		Args: ChatArgs{}, Result: ChatResult{},
 		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
+	{ID: ChatPreview, Doc: "Builds the exact model input a `ctxls.chat` turn with the same arguments would send — the system prompt with the relevant files, the history kept within the budget, this message, and the tools offered — and returns it with token counts, without storing anything or calling the provider (no provider or key is needed). Without `sessionId` and with no current session it previews a new session's first turn and creates none. `tokens.files` is the part of `tokens.system` the relevant files' contents take; `tokens.history` counts the earlier messages kept plus this message; `budget` is the context window less the output reserve; `dropped` counts earlier messages that do not fit (the input marks the cut).",
+		Args: ChatArgs{}, Result: ChatPreviewResult{},
+		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are ctxls, a coding assistant...\n\n## Relevant Files\n\n/home/ann/app/src/login.go\n` + "```" + `\npackage app\n` + "```" + `\n"}, {"role": "user", "content": "Why does login redirect twice?"}], "tools": [{"name": "read_file", "description": "Read a file...", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}], "tokens": {"system": 412, "history": 9, "files": 130, "total": 421}, "budget": 123904, "dropped": 0}`},
 	{ID: RegenerateTitle, Doc: "Asks the model again for a 3–7 word title from the session's first message and sets it (titleSource \"model\"), even over an earlier one; sends `ctxls/sessionUpdated`. A failed call keeps the old title and answers with the error.",
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
@@ -364,6 +369,48 @@ type ChatResult struct {
 	Text         string    `json:"text"`
 	FinishReason string    `json:"finishReason"`
 	Usage        ChatUsage `json:"usage"`
+}
+
+// ChatPreviewResult is the result of ctxls.chat.preview.
+type ChatPreviewResult struct {
+	V         int              `json:"v"`
+	SessionID string           `json:"sessionId,omitempty"` // "" for a new session's first turn
+	Model     string           `json:"model"`
+	Messages  []PreviewMessage `json:"messages"`
+	Tools     []PreviewTool    `json:"tools"`
+	Tokens    PreviewTokens    `json:"tokens"`
+	Budget    int              `json:"budget"`
+	Dropped   int              `json:"dropped"`
+}
+
+// PreviewMessage is one message of the model input, as sent.
+type PreviewMessage struct {
+	Role       string            `json:"role"`
+	Content    string            `json:"content"`
+	ToolCalls  []PreviewToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string            `json:"toolCallId,omitempty"`
+}
+
+// PreviewToolCall is a tool call of an earlier answer in the history.
+type PreviewToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// PreviewTool is a tool offered to the model.
+type PreviewTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// PreviewTokens are a preview's token counts.
+type PreviewTokens struct {
+	System  int `json:"system"`
+	History int `json:"history"`
+	Files   int `json:"files"`
+	Total   int `json:"total"`
 }
 
 // ContextChangedParams are the params of ctxls/contextChanged.

@@ -1,0 +1,100 @@
+package chat
+
+import (
+	"encoding/json"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+// perMessage is what a message costs beyond its text (role and framing).
+const perMessage = 4
+
+// trimHistory turns a session's stored messages (oldest first) into the
+// model's history within budget tokens. It keeps whole turns — a user
+// message with everything up to the next user message — newest first and
+// drops the oldest turns that do not fit, so an answer never goes without
+// its question and a tool call never without its result. Stored system
+// messages (context switches) are kept in their place; failed answers
+// (their text is the error) are left out, and so are tool calls whose
+// results were never stored (a daemon killed between the two). It returns
+// the messages kept, how many were dropped, and the tokens the kept ones
+// take.
+func trimHistory(history []session.Message, budget int, counter prompts.Counter) (kept []openai.ChatCompletionMessage, dropped, used int) {
+	type turn struct {
+		msgs []openai.ChatCompletionMessage
+		cost int
+	}
+	var turns []turn
+	results := map[string]bool{} // tool call ids with a stored result
+	for _, m := range history {
+		if m.Role == session.RoleTool && m.ToolCallID != "" {
+			results[m.ToolCallID] = true
+		}
+	}
+	called := map[string]bool{} // tool call ids of the answers kept
+	for _, m := range history {
+		var om openai.ChatCompletionMessage
+		switch m.Role {
+		case session.RoleUser:
+			turns = append(turns, turn{})
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Content}
+		case session.RoleSystem:
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: m.Content}
+		case session.RoleAssistant:
+			if m.Status == session.StatusError {
+				continue
+			}
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Content}
+			var calls []openai.ToolCall
+			if len(m.ToolCalls) > 0 && json.Unmarshal(m.ToolCalls, &calls) == nil {
+				for _, c := range calls {
+					if results[c.ID] {
+						om.ToolCalls = append(om.ToolCalls, c)
+						called[c.ID] = true
+					}
+				}
+			}
+			if om.Content == "" && len(om.ToolCalls) == 0 {
+				continue
+			}
+		case session.RoleTool:
+			if !called[m.ToolCallID] {
+				continue
+			}
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: m.Content, ToolCallID: m.ToolCallID}
+		default:
+			continue
+		}
+		if len(turns) == 0 {
+			turns = append(turns, turn{}) // messages before the first question
+		}
+		cur := &turns[len(turns)-1]
+		cur.msgs = append(cur.msgs, om)
+		cur.cost += messageCost(om, counter)
+	}
+	first := len(turns)
+	for first > 0 && turns[first-1].cost <= budget-used {
+		first--
+		used += turns[first].cost
+	}
+	for i, t := range turns {
+		if i < first {
+			dropped += len(t.msgs)
+		} else {
+			kept = append(kept, t.msgs...)
+		}
+	}
+	return kept, dropped, used
+}
+
+// messageCost is the tokens a message takes in the input.
+func messageCost(m openai.ChatCompletionMessage, counter prompts.Counter) int {
+	n := counter.Count(m.Content) + perMessage
+	for _, c := range m.ToolCalls {
+		n += counter.Count(c.Function.Name) + counter.Count(c.Function.Arguments) + perMessage
+	}
+	return n
+}

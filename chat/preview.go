@@ -1,0 +1,86 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/session"
+)
+
+// Preview is the exact model input a turn would send, built the way Run
+// builds it, with nothing stored.
+type Preview struct {
+	Model    string
+	Messages []openai.ChatCompletionMessage
+	Tools    []openai.Tool
+	// Tokens of the system prompt (files included), of the relevant files'
+	// contents within it, of the history sent (earlier messages kept plus
+	// this turn's message), and in all (system + history).
+	System, Files, History, Total int
+	// Budget is the context window less the output reserve; Dropped is
+	// how many earlier messages do not fit.
+	Budget, Dropped int
+}
+
+// Preview builds the model input of the turn t without running it: no
+// message is stored, no provider is called, and the contents of relevant
+// files are not noted as sent. t.SessionID "" previews a session's first
+// turn (no session needed). t.Provider needs only Model, ContextWindow and
+// MaxOutputTokens (see PreviewProvider).
+func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
+	if strings.TrimSpace(t.Message) == "" {
+		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
+	}
+	guard := &toolEnv{e: e, turn: t, userSet: map[string]bool{}}
+	var history []session.Message
+	if t.SessionID != "" {
+		var err error
+		if guard, err = e.toolEnv(ctx, t, nil); err != nil {
+			return nil, err
+		}
+		if history, err = e.Store.Messages(ctx, t.SessionID); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, p := range t.Files {
+			guard.userSet[p] = true
+		}
+	}
+	in, err := e.assemble(ctx, t, guard, history, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Preview{
+		Model: t.Provider.Model, Messages: in.Messages, Tools: toolDefs,
+		System: in.System, Files: in.Files, History: in.History + in.Message, Total: in.System + in.History + in.Message,
+		Budget: in.Budget, Dropped: in.Dropped,
+	}, nil
+}
+
+// PreviewProvider is the provider a preview counts with: the configured
+// one when it resolves, else its fields with the defaults filled in. It
+// never fails and never needs a key or a running provider.
+func PreviewProvider(p Provider, getenv func(string) string) Resolved {
+	if r, err := Resolve(p, getenv, nil); err == nil {
+		return r
+	}
+	if p.Model == "" {
+		p.Model = getenv("CTXLS_MODEL")
+	}
+	if p.Model == "" {
+		p.Model = DefaultOpenAIModel
+	}
+	if p.TitleModel == "" {
+		p.TitleModel = p.Model
+	}
+	if p.ContextWindow <= 0 {
+		p.ContextWindow = DefaultContextWindow
+	}
+	if p.MaxOutputTokens <= 0 {
+		p.MaxOutputTokens = DefaultMaxOutput
+	}
+	return Resolved{Provider: p}
+}

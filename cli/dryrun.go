@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+// previewChat is "ctxls chat --dry-run": it prints the exact model input
+// the turn would send, with token counts, and stores nothing. It needs no
+// provider or key, and opens the store only to read the session given.
+func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, sessionID string, files, args []string, stdin io.Reader) error {
+	msg, err := messageFrom(args, stdin)
+	if err != nil {
+		return err
+	}
+	engine := &chat.Engine{Buffers: noBuffers{}, Log: discardLogger()}
+	if sessionID != "" {
+		dir, err := g.resolveDataDir()
+		if err != nil {
+			return err
+		}
+		st, err := session.Open(dir)
+		if err != nil {
+			return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
+		}
+		defer st.Close()
+		if _, err := st.Get(cmd.Context(), sessionID); err != nil {
+			return err
+		}
+		engine.Store = st
+	}
+	var abs []string
+	for _, f := range files {
+		p, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		abs = append(abs, p)
+	}
+	wd, _ := os.Getwd()
+	pv, err := engine.Preview(cmd.Context(), chat.Turn{SessionID: sessionID, Message: msg, Files: abs, Roots: []string{wd},
+		Provider: chat.PreviewProvider(prov, os.Getenv)})
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	counter := prompts.TokenizerFor(pv.Model)
+	fmt.Fprintf(w, "Model input for %s (dry run: nothing sent, nothing stored)\n", pv.Model)
+	fmt.Fprintf(w, "Tokens: %d in all of a %d-token budget — system %d (relevant files %d), history %d\n",
+		pv.Total, pv.Budget, pv.System, pv.Files, pv.History)
+	if pv.Dropped > 0 {
+		fmt.Fprintf(w, "%d earlier messages do not fit and are left out\n", pv.Dropped)
+	}
+	for _, m := range pv.Messages {
+		fmt.Fprintf(w, "\n── %s · %d tokens ──\n%s\n", m.Role, counter.Count(m.Content), strings.TrimRight(m.Content, "\n"))
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(w, "[tool call %s %s]\n", c.Function.Name, c.Function.Arguments)
+		}
+	}
+	names := make([]string, len(pv.Tools))
+	for i, t := range pv.Tools {
+		names[i] = t.Function.Name
+	}
+	fmt.Fprintf(w, "\n── tools offered ──\n%s\n", strings.Join(names, ", "))
+	return nil
+}
+
+// messageFrom is the turn's message: the arguments, else standard input.
+func messageFrom(args []string, stdin io.Reader) (string, error) {
+	msg := strings.Join(args, " ")
+	if msg == "" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", err
+		}
+		msg = strings.TrimSpace(string(b))
+	}
+	if msg == "" {
+		return "", usageError{errors.New("no message: give it as arguments or on stdin")}
+	}
+	return msg, nil
+}
