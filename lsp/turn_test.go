@@ -170,7 +170,7 @@ func TestHistoryKeepsWholeTurns(t *testing.T) {
 	_, rootURI := workspace(t)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 3000, 1000)
 	s.MustCommand(command.SessionNew, map[string]any{"title": "named"}, nil) // no title requests
-	long := strings.Repeat("lorem ipsum dolor ", 120) // ~360 tokens: not all five turns fit
+	long := strings.Repeat("lorem ipsum dolor ", 120)                        // ~360 tokens: not all five turns fit
 	for i := range 5 {
 		if i == 1 {
 			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call-1", Name: "get_relevant_context", Arguments: `{}`}}})
