@@ -9,6 +9,8 @@ import (
 
 	"github.com/sourcegraph/conc/panics"
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/ctxls/ctxls/lsp/command"
 )
 
 // handle is the jsonrpc2 handler. Notifications run inline on the read loop,
@@ -88,7 +90,7 @@ func (s *Server) handleRequest(ctx context.Context, method string, params json.R
 		return s.shutdown(ctx)
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, params)
-	case "ctxls/chat":
+	case command.ChatRequest:
 		return s.chatRequest(ctx, params)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)

@@ -42,6 +42,11 @@ const (
 	ChatPreview     = "ctxls.chat.preview"
 )
 
+// Requests other than workspace/executeCommand.
+const (
+	ChatRequest = "ctxls/chat"
+)
+
 // Notification methods sent by the server.
 const (
 	ContextChanged = "ctxls/contextChanged"
@@ -135,6 +140,18 @@ var Commands = []Info{
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:06:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
 }
+
+// Requests lists the requests other than workspace/executeCommand.
+var Requests = []Info{
+	{ID: ChatRequest, Doc: "Runs a chat turn (see Chat turns above); the same as the command `ctxls.chat`.",
+		Args: ChatArgs{}, Result: ChatResult{},
+		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"], "workDoneToken": "chat-1"}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
+}
+
+// ClientNotifications lists the notifications ctxls reads from the editor
+// beyond the standard LSP ones.
+var ClientNotifications = []Info{}
 
 // Notifications lists every notification the server sends.
 var Notifications = []Info{

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -117,5 +119,52 @@ func TestCheck(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
 			t.Errorf("Check(%s, %+v) = %v, want %q", tc.raw, tc.v, err, tc.want)
 		}
+	}
+}
+
+// TestBindingsAreCurrent fails when the clients' generated protocol
+// bindings differ from the tables (go test ./lsp/command -update).
+func TestBindingsAreCurrent(t *testing.T) {
+	for path, want := range map[string]string{TypeScriptPath: TypeScript(), LuaPath: Lua()} {
+		full := "../../" + path
+		got, err := os.ReadFile(full)
+		if err == nil && string(got) == want {
+			continue
+		}
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is stale: run go test ./lsp/command -update", path)
+	}
+}
+
+// TestBindingsCoverTheTables: every command, request and notification is
+// in both bindings, with its types in the TypeScript one.
+func TestBindingsCoverTheTables(t *testing.T) {
+	ts, lua := TypeScript(), Lua()
+	for _, list := range [][]Info{Commands, Requests, Notifications, ClientNotifications} {
+		for _, c := range list {
+			if !strings.Contains(ts, fmt.Sprintf("  %s: %q,", Name(c.ID), c.ID)) || !strings.Contains(ts, fmt.Sprintf("  %q: ", c.ID)) {
+				t.Errorf("%s is not in the TypeScript bindings", c.ID)
+			}
+			if !strings.Contains(lua, fmt.Sprintf("= %q,", c.ID)) {
+				t.Errorf("%s is not in the Lua bindings", c.ID)
+			}
+		}
+	}
+	for _, want := range []string{"export interface SessionResult {", "  session: Session;", "export type TitleSource = \"auto\" | \"model\" | \"user\";",
+		"  sessionId?: string;", "  lastEditedAt: string;", `"ctxls.session.new": { args: SessionNewArgs; result: SessionResult };`} {
+		if !strings.Contains(ts, want) {
+			t.Errorf("TypeScript bindings lack %q", want)
+		}
+	}
+	if Name("ctxls.session.regenerateTitle") != "sessionRegenerateTitle" || snake("ctxls/contextChanged") != "context_changed" {
+		t.Errorf("names: %s %s", Name("ctxls.session.regenerateTitle"), snake("ctxls/contextChanged"))
 	}
 }

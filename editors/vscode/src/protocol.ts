@@ -10,60 +10,24 @@ export interface Connection {
   onNotification(method: string, handler: (params: any) => void): unknown;
 }
 
-export interface Session {
-  id: string;
-  title: string;
-  titleSource: "auto" | "model" | "user";
-  createdAt: string;
-  updatedAt: string;
-  folder?: string;
-  messageCount: number;
-  fileCount: number;
-}
+import {
+  ChatResult,
+  CommandTypes,
+  Commands,
+  ContextChangedParams,
+  Notifications,
+  Requests,
+  Session,
+  SessionUpdatedParams,
+} from "./generated/protocol";
+
+// Every name and type of the protocol comes from the module generated from
+// lsp/command (go test ./lsp/command -update); nothing here repeats them.
+export * from "./generated/protocol";
 
 export type Context = Record<string, string[]>;
-
-export interface ChatResult {
-  v: number;
-  sessionId: string;
-  messageId: number;
-  text: string;
-  finishReason: "stop" | "length" | "cancelled" | "error";
-  usage: { promptTokens: number; completionTokens: number };
-}
-
-export interface ContextChanged {
-  sessionId: string;
-  reason: "resume" | "changed";
-  context: Context;
-  added: string[];
-  removed: string[];
-  missing: string[];
-}
-
-export interface SessionUpdated {
-  sessionId: string;
-  title: string;
-  titleSource: string;
-}
-
-/** Command IDs, as declared in lsp/command/command.go. */
-export const Commands = {
-  sessionNew: "ctxls.session.new",
-  sessionResume: "ctxls.session.resume",
-  sessionList: "ctxls.session.list",
-  sessionShow: "ctxls.session.show",
-  sessionRename: "ctxls.session.rename",
-  sessionDelete: "ctxls.session.delete",
-  sessionSearch: "ctxls.session.search",
-  sessionExport: "ctxls.session.export",
-  contextSet: "ctxls.context.set",
-  contextGet: "ctxls.context.get",
-  contextCandidates: "ctxls.context.candidates",
-  filesAdd: "ctxls.files.add",
-  filesList: "ctxls.files.list",
-  filesRemove: "ctxls.files.remove",
-} as const;
+export type ContextChanged = ContextChangedParams;
+export type SessionUpdated = SessionUpdatedParams;
 
 /** Streaming callbacks of one chat turn. */
 export interface TurnEvents {
@@ -87,8 +51,8 @@ export class CtxlsClient {
 
   constructor(private conn: Connection) {
     conn.onNotification("$/progress", (p: { token: string | number; value: any }) => this.progress(p));
-    conn.onNotification("ctxls/contextChanged", (p: ContextChanged) => this.contextListeners.forEach((f) => f(p)));
-    conn.onNotification("ctxls/sessionUpdated", (p: SessionUpdated) => this.titleListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.contextChanged, (p: ContextChanged) => this.contextListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.sessionUpdated, (p: SessionUpdated) => this.titleListeners.forEach((f) => f(p)));
   }
 
   onContextChanged(f: (p: ContextChanged) => void): void {
@@ -115,8 +79,8 @@ export class CtxlsClient {
     return true;
   }
 
-  /** Runs a command with its single object argument. */
-  command<T = any>(id: string, arg: object = {}): Promise<T> {
+  /** Runs a command with its single object argument, typed by the table. */
+  command<K extends keyof CommandTypes>(id: K, arg: CommandTypes[K]["args"]): Promise<CommandTypes[K]["result"]> {
     return this.conn.sendRequest("workspace/executeCommand", { command: id, arguments: [arg] });
   }
 
@@ -129,7 +93,7 @@ export class CtxlsClient {
     this.turns.set(token, { events, text: "" });
     this.current = token;
     try {
-      return await this.conn.sendRequest("ctxls/chat", { message, workDoneToken: token, ...opts });
+      return await this.conn.sendRequest(Requests.chat, { message, workDoneToken: token, ...opts });
     } finally {
       this.turns.delete(token);
       if (this.current === token) this.current = undefined;
@@ -143,36 +107,36 @@ export class CtxlsClient {
     return true;
   }
 
-  newSession(title?: string): Promise<{ session: Session }> {
+  newSession(title?: string) {
     return this.command(Commands.sessionNew, title ? { title } : {});
   }
-  resume(sessionId: string): Promise<{ session: Session; context: Context; missingFiles: string[]; reminder: string }> {
+  resume(sessionId: string) {
     return this.command(Commands.sessionResume, { sessionId });
   }
-  list(query?: string): Promise<{ sessions: Session[] }> {
+  list(query?: string) {
     return this.command(Commands.sessionList, query ? { query } : {});
   }
-  rename(title: string, sessionId?: string): Promise<{ session: Session }> {
+  rename(title: string, sessionId?: string) {
     return this.command(Commands.sessionRename, sessionId ? { sessionId, title } : { title });
   }
-  remove(sessionId: string): Promise<unknown> {
+  remove(sessionId: string) {
     return this.command(Commands.sessionDelete, { sessionId });
   }
-  exportSession(format: "markdown" | "json" = "markdown"): Promise<{ path: string; content: string }> {
+  exportSession(format: "markdown" | "json" = "markdown") {
     return this.command(Commands.sessionExport, { format });
   }
-  context(): Promise<{ context: Context }> {
+  context() {
     return this.command(Commands.contextGet, {});
   }
-  addFiles(paths: string[]): Promise<{ items: string[]; warnings: string[] }> {
+  addFiles(paths: string[]) {
     return this.command(Commands.contextSet, { setName: "files", items: paths, mode: "merge" });
   }
-  async dropFile(path: string): Promise<{ items: string[] }> {
+  async dropFile(path: string) {
     const { context } = await this.context();
     const keep = (context.files ?? []).filter((f) => f !== path);
     return this.command(Commands.contextSet, { setName: "files", items: keep, mode: "replace" });
   }
-  addToSession(path: string): Promise<{ name: string; size: number }> {
+  addToSession(path: string) {
     return this.command(Commands.filesAdd, { path });
   }
 }

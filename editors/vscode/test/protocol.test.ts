@@ -58,7 +58,8 @@ test("chat streams through the protocol layer against the real binary", async ()
     assert.equal(renamed.session.titleSource, "user");
     assert.ok(titles.includes("Explaining x"));
 
-    await assert.rejects(ctxls.command("ctxls.session.resume", {}), /sessionId is required/);
+    // Deliberately without the required field: the daemon says what is missing.
+    await assert.rejects(ctxls.command("ctxls.session.resume", {} as { sessionId: string }), /sessionId is required/);
 
     const html = renderChat(renamed.session.title, [{ question: "What is x?", answer: res.text + "\n\n```ts\nexport const x = 1;\n```" }], markdownToHtml(contextCard(changes.at(-1)!)));
     assert.match(html, /<a href="file:\/\/[^"]*app\.ts">app\.ts<\/a>/);

@@ -2,6 +2,9 @@
 -- Works on Neovim 0.7 (vim.lsp.start_client) and later (vim.lsp.start).
 local M = {}
 
+-- The protocol's names, generated from lsp/command (go test ./lsp/command -update).
+local P = require("ctxls.protocol")
+
 M.config = {
   cmd = { "ctxls", "serve" },
   provider = nil, -- { baseURL, model, apiKeyEnv, titleModel, contextWindow, maxOutputTokens }
@@ -114,7 +117,7 @@ end
 
 local handlers = {
   ["$/progress"] = on_progress,
-  ["ctxls/contextChanged"] = function(_, p)
+  [P.notifications.context_changed] = function(_, p)
     local parts = {}
     for name, items in pairs(p.context or {}) do
       table.insert(parts, name .. ": " .. table.concat(items, ", "))
@@ -127,7 +130,7 @@ local handlers = {
     end
     notify(msg)
   end,
-  ["ctxls/sessionUpdated"] = function(_, p)
+  [P.notifications.session_updated] = function(_, p)
     state.title = p.title
     notify("session: " .. p.title)
   end,
@@ -223,7 +226,7 @@ function M.ask(message)
   show_chat(buf)
   append(buf, (vim.api.nvim_buf_line_count(buf) > 1 and "\n\n" or "") .. "## You\n\n" .. message .. "\n\n## ctxls\n\n")
   state.turn = { token = token, buf = buf }
-  local ok, id = request(client, "ctxls/chat", { message = message, workDoneToken = token }, function(err, result)
+  local ok, id = request(client, P.requests.chat, { message = message, workDoneToken = token }, function(err, result)
     state.turn = nil
     if err then
       append(buf, "\n\n_" .. (err.code == -32800 and "cancelled" or ("error: " .. (err.message or ""))) .. "_")
@@ -258,24 +261,24 @@ end
 
 function M.add(file)
   local path = buffer_path(file)
-  M.command("ctxls.context.set", { setName = "files", items = { path }, mode = "merge" })
+  M.command(P.commands.context_set, { setName = "files", items = { path }, mode = "merge" })
 end
 
 function M.drop(file)
   local path = buffer_path(file)
-  M.command("ctxls.context.get", { setName = "files" }, function(r)
+  M.command(P.commands.context_get, { setName = "files" }, function(r)
     local keep = {}
     for _, f in ipairs((r.context or {}).files or {}) do
       if f ~= path then
         table.insert(keep, f)
       end
     end
-    M.command("ctxls.context.set", { setName = "files", items = keep, mode = "replace" })
+    M.command(P.commands.context_set, { setName = "files", items = keep, mode = "replace" })
   end)
 end
 
 function M.show_context()
-  M.command("ctxls.context.get", {}, function(r)
+  M.command(P.commands.context_get, {}, function(r)
     local lines = { "# ctxls session context", "" }
     local names = vim.tbl_keys(r.context or {})
     table.sort(names)
@@ -297,7 +300,7 @@ function M.show_context()
 end
 
 local function pick_session(prompt, cb)
-  M.command("ctxls.session.list", { limit = 100 }, function(r)
+  M.command(P.commands.session_list, { limit = 100 }, function(r)
     local sessions = r.sessions or {}
     if #sessions == 0 then
       notify("no sessions yet")
@@ -318,14 +321,14 @@ end
 
 function M.sessions()
   pick_session("Resume session", function(s)
-    M.command("ctxls.session.resume", { sessionId = s.id }, function(r)
+    M.command(P.commands.session_resume, { sessionId = s.id }, function(r)
       state.title = r.session.title
     end)
   end)
 end
 
 function M.new_session()
-  M.command("ctxls.session.new", {}, function(r)
+  M.command(P.commands.session_new, {}, function(r)
     state.title = r.session.title
     notify("new session")
   end)
@@ -334,7 +337,7 @@ end
 function M.rename(title)
   local function go(t)
     if t and t ~= "" then
-      M.command("ctxls.session.rename", { title = t })
+      M.command(P.commands.session_rename, { title = t })
     end
   end
   if title and title ~= "" then
@@ -346,14 +349,14 @@ end
 
 function M.delete()
   pick_session("Delete session", function(s)
-    M.command("ctxls.session.delete", { sessionId = s.id }, function()
+    M.command(P.commands.session_delete, { sessionId = s.id }, function()
       notify("deleted " .. s.title)
     end)
   end)
 end
 
 function M.export()
-  M.command("ctxls.session.export", { format = "markdown" }, function(r)
+  M.command(P.commands.session_export, { format = "markdown" }, function(r)
     notify("exported to " .. r.path)
   end)
 end

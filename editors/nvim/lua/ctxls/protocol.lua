@@ -1,0 +1,35 @@
+-- Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.
+-- The ctxls protocol's names: commands (workspace/executeCommand), requests and
+-- notifications. See docs/protocol.md.
+return {
+  v = 1,
+  commands = {
+    session_new = "ctxls.session.new",
+    session_resume = "ctxls.session.resume",
+    session_list = "ctxls.session.list",
+    session_show = "ctxls.session.show",
+    session_rename = "ctxls.session.rename",
+    session_delete = "ctxls.session.delete",
+    session_search = "ctxls.session.search",
+    session_export = "ctxls.session.export",
+    context_set = "ctxls.context.set",
+    context_get = "ctxls.context.get",
+    context_candidates = "ctxls.context.candidates",
+    files_add = "ctxls.files.add",
+    files_list = "ctxls.files.list",
+    files_remove = "ctxls.files.remove",
+    document_get = "ctxls.document.get",
+    chat = "ctxls.chat",
+    chat_preview = "ctxls.chat.preview",
+    session_regenerate_title = "ctxls.session.regenerateTitle",
+  },
+  requests = {
+    chat = "ctxls/chat",
+  },
+  notifications = {
+    context_changed = "ctxls/contextChanged",
+    session_updated = "ctxls/sessionUpdated",
+  },
+  client_notifications = {
+  },
+}

@@ -1,0 +1,373 @@
+// Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.
+// The ctxls protocol for editor clients: command, request and notification
+// names with their argument and result types. See docs/protocol.md.
+
+/** The version every command result carries as `v`. */
+export const V = 1;
+
+export interface SessionNewArgs {
+  title?: string;
+}
+
+export type TitleSource = "auto" | "model" | "user";
+
+export interface Meta {
+  envHint?: string;
+  currentIntent?: string;
+  lastObservedAt?: string;
+  lastIdleAt?: string;
+}
+
+export interface Session {
+  id: string;
+  title: string;
+  titleSource: TitleSource;
+  createdAt: string;
+  updatedAt: string;
+  meta: Meta;
+  folder: string;
+  messageCount: number;
+  fileCount: number;
+}
+
+export interface SessionResult {
+  v: number;
+  session: Session;
+}
+
+export interface SessionRefArgs {
+  sessionId: string;
+}
+
+export interface ResumeResult {
+  v: number;
+  session: Session;
+  context: Record<string, string[]>;
+  missingFiles: string[];
+  reminder: string;
+}
+
+export interface SessionListArgs {
+  query?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  titleSource: TitleSource;
+  createdAt: string;
+  updatedAt: string;
+  messageCount: number;
+  fileCount: number;
+}
+
+export interface SessionListResult {
+  v: number;
+  sessions: SessionSummary[];
+  nextCursor?: string;
+}
+
+export interface SessionIDArgs {
+  sessionId?: string;
+}
+
+export type Role = "system" | "user" | "assistant" | "tool";
+
+export type Status = "complete" | "interrupted" | "error" | "streaming";
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface Message {
+  id: number;
+  sessionId: string;
+  role: Role;
+  content: string;
+  toolCalls?: unknown;
+  toolCallId?: string;
+  status: Status;
+  createdAt: string;
+  usage?: Usage;
+}
+
+export interface ShowResult {
+  v: number;
+  session: Session;
+  messages: Message[];
+}
+
+export interface SessionRenameArgs {
+  sessionId?: string;
+  title: string;
+}
+
+export interface DeleteResult {
+  v: number;
+  sessionId: string;
+  deleted: boolean;
+}
+
+export interface SessionSearchArgs {
+  query: string;
+  limit?: number;
+}
+
+export interface Hit {
+  sessionId: string;
+  title: string;
+  messageId: number;
+  role: Role;
+  snippet: string;
+}
+
+export interface SearchResult {
+  v: number;
+  hits: Hit[];
+}
+
+export interface SessionExportArgs {
+  sessionId?: string;
+  format?: string;
+}
+
+export interface ExportResult {
+  v: number;
+  path: string;
+  content: string;
+}
+
+export interface ContextSetArgs {
+  sessionId?: string;
+  setName: string;
+  items: string[];
+  mode?: string;
+}
+
+export interface ContextSetResult {
+  v: number;
+  setName: string;
+  items: string[];
+  warnings: string[];
+}
+
+export interface ContextGetArgs {
+  sessionId?: string;
+  setName?: string;
+}
+
+export interface ContextGetResult {
+  v: number;
+  context: Record<string, string[]>;
+}
+
+export interface EmptyArgs {
+}
+
+export interface Candidate {
+  uri: string;
+  path: string;
+  languageId: string;
+  open: boolean;
+  dirty: boolean;
+  active: boolean;
+  lastEditedAt: string;
+  size: number;
+}
+
+export interface CandidatesResult {
+  v: number;
+  files: Candidate[];
+}
+
+export interface FilesAddArgs {
+  sessionId?: string;
+  path?: string;
+  name?: string;
+  contentBase64?: string;
+}
+
+export interface FilesAddResult {
+  v: number;
+  name: string;
+  size: number;
+}
+
+export interface FilesListArgs {
+  sessionId?: string;
+  subdir?: string;
+}
+
+export interface FilesListResult {
+  v: number;
+  files: string[];
+}
+
+export interface FilesRemoveArgs {
+  sessionId?: string;
+  name: string;
+}
+
+export interface FilesRemoveResult {
+  v: number;
+  name: string;
+  removed: boolean;
+}
+
+export interface DocumentGetArgs {
+  uri: string;
+}
+
+export interface DocumentGetResult {
+  v: number;
+  uri: string;
+  version: number;
+  text: string;
+}
+
+export interface ChatArgs {
+  sessionId?: string;
+  message: string;
+  files?: string[];
+  workDoneToken?: unknown;
+}
+
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface ChatResult {
+  v: number;
+  sessionId: string;
+  messageId: number;
+  text: string;
+  finishReason: string;
+  usage: ChatUsage;
+}
+
+export interface PreviewToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface PreviewMessage {
+  role: string;
+  content: string;
+  toolCalls?: PreviewToolCall[];
+  toolCallId?: string;
+}
+
+export interface PreviewTool {
+  name: string;
+  description: string;
+  parameters: unknown;
+}
+
+export interface PreviewTokens {
+  system: number;
+  history: number;
+  files: number;
+  total: number;
+}
+
+export interface ChatPreviewResult {
+  v: number;
+  sessionId?: string;
+  model: string;
+  messages: PreviewMessage[];
+  tools: PreviewTool[];
+  tokens: PreviewTokens;
+  budget: number;
+  dropped: number;
+}
+
+export interface ContextChangedParams {
+  sessionId: string;
+  reason: string;
+  context: Record<string, string[]>;
+  added: string[];
+  removed: string[];
+  missing: string[];
+}
+
+export interface SessionUpdatedParams {
+  sessionId: string;
+  title: string;
+  titleSource: TitleSource;
+}
+
+/** Command IDs (workspace/executeCommand), as declared in lsp/command. */
+export const Commands = {
+  sessionNew: "ctxls.session.new",
+  sessionResume: "ctxls.session.resume",
+  sessionList: "ctxls.session.list",
+  sessionShow: "ctxls.session.show",
+  sessionRename: "ctxls.session.rename",
+  sessionDelete: "ctxls.session.delete",
+  sessionSearch: "ctxls.session.search",
+  sessionExport: "ctxls.session.export",
+  contextSet: "ctxls.context.set",
+  contextGet: "ctxls.context.get",
+  contextCandidates: "ctxls.context.candidates",
+  filesAdd: "ctxls.files.add",
+  filesList: "ctxls.files.list",
+  filesRemove: "ctxls.files.remove",
+  documentGet: "ctxls.document.get",
+  chat: "ctxls.chat",
+  chatPreview: "ctxls.chat.preview",
+  sessionRegenerateTitle: "ctxls.session.regenerateTitle",
+} as const;
+
+/** The argument and result type of every command. */
+export interface CommandTypes {
+  "ctxls.session.new": { args: SessionNewArgs; result: SessionResult };
+  "ctxls.session.resume": { args: SessionRefArgs; result: ResumeResult };
+  "ctxls.session.list": { args: SessionListArgs; result: SessionListResult };
+  "ctxls.session.show": { args: SessionIDArgs; result: ShowResult };
+  "ctxls.session.rename": { args: SessionRenameArgs; result: SessionResult };
+  "ctxls.session.delete": { args: SessionRefArgs; result: DeleteResult };
+  "ctxls.session.search": { args: SessionSearchArgs; result: SearchResult };
+  "ctxls.session.export": { args: SessionExportArgs; result: ExportResult };
+  "ctxls.context.set": { args: ContextSetArgs; result: ContextSetResult };
+  "ctxls.context.get": { args: ContextGetArgs; result: ContextGetResult };
+  "ctxls.context.candidates": { args: EmptyArgs; result: CandidatesResult };
+  "ctxls.files.add": { args: FilesAddArgs; result: FilesAddResult };
+  "ctxls.files.list": { args: FilesListArgs; result: FilesListResult };
+  "ctxls.files.remove": { args: FilesRemoveArgs; result: FilesRemoveResult };
+  "ctxls.document.get": { args: DocumentGetArgs; result: DocumentGetResult };
+  "ctxls.chat": { args: ChatArgs; result: ChatResult };
+  "ctxls.chat.preview": { args: ChatArgs; result: ChatPreviewResult };
+  "ctxls.session.regenerateTitle": { args: SessionIDArgs; result: SessionResult };
+}
+
+/** Requests other than executeCommand. */
+export const Requests = {
+  chat: "ctxls/chat",
+} as const;
+
+export interface RequestTypes {
+  "ctxls/chat": { params: ChatArgs; result: ChatResult };
+}
+
+/** Notifications the server sends. */
+export const Notifications = {
+  contextChanged: "ctxls/contextChanged",
+  sessionUpdated: "ctxls/sessionUpdated",
+} as const;
+
+export interface NotificationTypes {
+  "ctxls/contextChanged": ContextChangedParams;
+  "ctxls/sessionUpdated": SessionUpdatedParams;
+}
+
+/** Notifications the editor sends. */
+export const ClientNotifications = {
+} as const;
+
+export interface ClientNotificationTypes {
+}

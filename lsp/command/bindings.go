@@ -1,0 +1,218 @@
+package command
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/ctxls/ctxls/session"
+)
+
+// The editor clients' protocol bindings are generated from the tables in
+// this package, so a command, request or notification declared here reaches
+// the VS Code extension (a TypeScript module) and the Neovim plugin (a Lua
+// table) without being copied by hand. go test ./lsp/command -update
+// rewrites them; a test fails when they are stale.
+const (
+	TypeScriptPath = "editors/vscode/src/generated/protocol.ts"
+	LuaPath        = "editors/nvim/lua/ctxls/protocol.lua"
+)
+
+// enums are the string types with a closed set of values.
+var enums = map[reflect.Type][]string{
+	reflect.TypeFor[session.TitleSource](): {string(session.TitleAuto), string(session.TitleModel), string(session.TitleUser)},
+	reflect.TypeFor[session.Role](): {string(session.RoleSystem), string(session.RoleUser), string(session.RoleAssistant),
+		string(session.RoleTool)},
+	reflect.TypeFor[session.Status](): {string(session.StatusComplete), string(session.StatusInterrupted), string(session.StatusError),
+		string(session.StatusStreaming)},
+}
+
+// Name is the identifier a client uses for an ID: "ctxls.session.new" →
+// "sessionNew", "ctxls/contextChanged" → "contextChanged".
+func Name(id string) string {
+	id = strings.TrimPrefix(strings.TrimPrefix(id, "ctxls."), "ctxls/")
+	parts := strings.FieldsFunc(id, func(r rune) bool { return r == '.' || r == '/' })
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}
+
+// snake is Name in snake_case, for Lua.
+func snake(id string) string {
+	var b strings.Builder
+	for _, r := range Name(id) {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// TypeScript renders the extension's protocol module.
+func TypeScript() string {
+	g := &tsGen{declared: map[reflect.Type]bool{}}
+	var head strings.Builder
+	head.WriteString("// Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.\n")
+	head.WriteString("// The ctxls protocol for editor clients: command, request and notification\n")
+	head.WriteString("// names with their argument and result types. See docs/protocol.md.\n\n")
+	fmt.Fprintf(&head, "/** The version every command result carries as `v`. */\nexport const V = %d;\n\n", V)
+
+	var maps strings.Builder
+	maps.WriteString("/** Command IDs (workspace/executeCommand), as declared in lsp/command. */\nexport const Commands = {\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&maps, "  %s: %q,\n", Name(c.ID), c.ID)
+	}
+	maps.WriteString("} as const;\n\n/** The argument and result type of every command. */\nexport interface CommandTypes {\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&maps, "  %q: { args: %s; result: %s };\n", c.ID, g.argType(c.Args), g.ref(reflect.TypeOf(c.Result)))
+	}
+	maps.WriteString("}\n\n/** Requests other than executeCommand. */\nexport const Requests = {\n")
+	for _, r := range Requests {
+		fmt.Fprintf(&maps, "  %s: %q,\n", Name(r.ID), r.ID)
+	}
+	maps.WriteString("} as const;\n\nexport interface RequestTypes {\n")
+	for _, r := range Requests {
+		fmt.Fprintf(&maps, "  %q: { params: %s; result: %s };\n", r.ID, g.argType(r.Args), g.ref(reflect.TypeOf(r.Result)))
+	}
+	maps.WriteString("}\n\n/** Notifications the server sends. */\nexport const Notifications = {\n")
+	for _, n := range Notifications {
+		fmt.Fprintf(&maps, "  %s: %q,\n", Name(n.ID), n.ID)
+	}
+	maps.WriteString("} as const;\n\nexport interface NotificationTypes {\n")
+	for _, n := range Notifications {
+		fmt.Fprintf(&maps, "  %q: %s;\n", n.ID, g.ref(reflect.TypeOf(n.Result)))
+	}
+	maps.WriteString("}\n\n/** Notifications the editor sends. */\nexport const ClientNotifications = {\n")
+	for _, n := range ClientNotifications {
+		fmt.Fprintf(&maps, "  %s: %q,\n", Name(n.ID), n.ID)
+	}
+	maps.WriteString("} as const;\n\nexport interface ClientNotificationTypes {\n")
+	for _, n := range ClientNotifications {
+		fmt.Fprintf(&maps, "  %q: %s;\n", n.ID, g.argType(n.Args))
+	}
+	maps.WriteString("}\n")
+	return head.String() + g.decls.String() + maps.String()
+}
+
+type tsGen struct {
+	declared map[reflect.Type]bool
+	decls    strings.Builder
+}
+
+func (g *tsGen) argType(v any) string {
+	if v == nil {
+		return "Record<string, never>"
+	}
+	return g.ref(reflect.TypeOf(v))
+}
+
+// ref returns the TypeScript for t, declaring named structs and enums.
+func (g *tsGen) ref(t reflect.Type) string {
+	if t == reflect.TypeFor[time.Time]() {
+		return "string"
+	}
+	if t == reflect.TypeFor[json.RawMessage]() {
+		return "unknown"
+	}
+	if vals, ok := enums[t]; ok {
+		if !g.declared[t] {
+			g.declared[t] = true
+			quoted := make([]string, len(vals))
+			for i, v := range vals {
+				quoted[i] = fmt.Sprintf("%q", v)
+			}
+			fmt.Fprintf(&g.decls, "export type %s = %s;\n\n", t.Name(), strings.Join(quoted, " | "))
+		}
+		return t.Name()
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return g.ref(t.Elem())
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint32, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		return g.ref(t.Elem()) + "[]"
+	case reflect.Map:
+		return "Record<string, " + g.ref(t.Elem()) + ">"
+	case reflect.Struct:
+		if !g.declared[t] {
+			g.declared[t] = true
+			var body strings.Builder
+			for _, f := range jsonFields(t) {
+				opt := ""
+				if f.optional {
+					opt = "?"
+				}
+				fmt.Fprintf(&body, "  %s%s: %s;\n", f.name, opt, g.ref(f.typ))
+			}
+			fmt.Fprintf(&g.decls, "export interface %s {\n%s}\n\n", t.Name(), body.String())
+		}
+		return t.Name()
+	}
+	return "unknown"
+}
+
+type jsonField struct {
+	name     string
+	typ      reflect.Type
+	optional bool
+}
+
+// jsonFields lists a struct's JSON fields (embedded structs flattened).
+func jsonFields(t reflect.Type) []jsonField {
+	var out []jsonField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		optional := slices.Contains(strings.Split(opts, ","), "omitempty")
+		out = append(out, jsonField{name: name, typ: f.Type, optional: optional})
+	}
+	return out
+}
+
+// Lua renders the plugin's protocol table.
+func Lua() string {
+	var b strings.Builder
+	b.WriteString("-- Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.\n")
+	b.WriteString("-- The ctxls protocol's names: commands (workspace/executeCommand), requests and\n")
+	b.WriteString("-- notifications. See docs/protocol.md.\nreturn {\n")
+	fmt.Fprintf(&b, "  v = %d,\n", V)
+	section := func(name string, infos []Info) {
+		fmt.Fprintf(&b, "  %s = {\n", name)
+		for _, c := range infos {
+			fmt.Fprintf(&b, "    %s = %q,\n", snake(c.ID), c.ID)
+		}
+		b.WriteString("  },\n")
+	}
+	section("commands", Commands)
+	section("requests", Requests)
+	section("notifications", Notifications)
+	section("client_notifications", ClientNotifications)
+	b.WriteString("}\n")
+	return b.String()
+}
