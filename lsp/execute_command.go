@@ -50,6 +50,8 @@ func (s *Server) commandTable() map[string]commandFunc {
 		command.DocumentGet:     typed(command.DocumentGet, s.documentGet),
 		command.Chat:            typed(command.Chat, s.chatCommand),
 		command.RegenerateTitle: typed(command.RegenerateTitle, s.regenerateTitle),
+		command.ClearTitle:      typed(command.ClearTitle, s.clearTitle),
+		command.SetModel:        typed(command.SetModel, s.setModel),
 	}
 }
 

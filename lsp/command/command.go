@@ -39,6 +39,8 @@ const (
 	DocumentGet     = "ctxls.document.get"
 	Chat            = "ctxls.chat"
 	RegenerateTitle = "ctxls.session.regenerateTitle"
+	ClearTitle      = "ctxls.session.clearTitle"
+	SetModel        = "ctxls.session.setModel"
 )
 
 // Notification methods sent by the server.
@@ -129,6 +131,14 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:06:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: ClearTitle, Doc: "Makes the title automatic again: the first line of the session's first message (\"New session\" if it has none), titleSource \"auto\", the folder renamed with it. The model is asked for a title again after the next complete answer, which replaces this one. Sends `ctxls/sessionUpdated`.",
+		Args: SessionIDArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Why does login redirect twice?", "titleSource": "auto", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:07:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--why-does-login-redirect-twice--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`.",
+		Args: SetModelArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"titleRequested": true, "model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
 }
 
 // Notifications lists every notification the server sends.
@@ -166,6 +176,12 @@ type SessionIDArgs struct {
 // SessionRefArgs names one session; the id is required.
 type SessionRefArgs struct {
 	SessionID string `json:"sessionId" max:"64"`
+}
+
+// SetModelArgs is the argument of ctxls.session.setModel.
+type SetModelArgs struct {
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Model     string `json:"model" max:"200"` // "" for the provider's model
 }
 
 // SessionResult carries one session.
