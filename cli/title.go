@@ -17,7 +17,7 @@ import (
 func titleCmd(g *globals) *cobra.Command {
 	var (
 		regenerate, clearIt bool
-		prov              chat.Provider
+		prov                chat.Provider
 	)
 	cmd := &cobra.Command{
 		Use:   "title SESSION_ID [NEW TITLE...] [--regenerate | --clear]",
