@@ -7,9 +7,10 @@ import (
 )
 
 // setModel handles ctxls.session.setModel; the engine reads the model at
-// the start of each turn.
+// the start of each turn. Like the other writes, it creates a session on
+// first need.
 func (s *Server) setModel(ctx context.Context, a *command.SetModelArgs) (any, error) {
-	store, id, err := s.existingSession(ctx, a.SessionID, command.SetModel)
+	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Why does login redirect twice?", "titleSource": "auto", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:07:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--why-does-login-redirect-twice--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
-	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`.",
+	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`. Creates a session on first need, like the other commands that write.",
 		Args: SetModelArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"titleRequested": true, "model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
