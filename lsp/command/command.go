@@ -127,7 +127,7 @@ var Commands = []Info{
 		Args: ChatArgs{}, Result: ChatResult{},
 		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
-	{ID: RegenerateTitle, Doc: "Asks the model again for a 3–7 word title from the session's first message and sets it (titleSource \"model\"), even over an earlier one; sends `ctxls/sessionUpdated`. A failed call keeps the old title and answers with the error.",
+	{ID: RegenerateTitle, Doc: "Asks the model again for a 3–7 word title from the session's first message (and its first complete answer, if any) and sets it (titleSource \"model\"), even over an earlier one; sends `ctxls/sessionUpdated`. A failed call keeps the old title and answers with the error.",
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:06:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
