@@ -148,6 +148,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, ErrBusy
 	}
 	defer e.release(t.SessionID)
+	t.Provider.Model = e.sessionModel(ctx, t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 
 	if err := e.Store.InterruptStale(ctx, t.SessionID); err != nil {
@@ -196,7 +197,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		// insert overlaps the provider's time to first byte instead of
 		// adding to it. Its first delta waits for the row (ready), so
 		// nothing reaches the editor that a checkpoint could not save.
-		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming}
+		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming, Model: t.Provider.Model}
 		created := make(chan struct{})
 		var createErr error
 		go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
@@ -283,6 +284,17 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		e.nameLater(t, ev)
 	}
 	return res, streamErr
+}
+
+// sessionModel is the model a turn uses: the session's own
+// (ctxls.session.setModel), else the provider's.
+func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
+	if t.SessionID != "" {
+		if s, err := e.Store.Get(ctx, t.SessionID); err == nil && s.Meta.Model != "" {
+			return s.Meta.Model
+		}
+	}
+	return t.Provider.Model
 }
 
 // withError is what a failed answer is stored as: the text that arrived,
@@ -787,12 +799,15 @@ func (e *Engine) Close() {
 	e.bg.Wait()
 }
 
-// nameLater asks the model for a better title after the first answer,
-// in the background; it replaces only an "auto" title.
+// nameLater asks the model for a better title, once per session, in the
+// background: from the session's first user message and its first complete
+// answer, so a failed first turn does not move the request to a later
+// message. It waits for a complete answer, records that the title was asked
+// for (Meta.TitleRequested), and replaces only an "auto" title.
 func (e *Engine) nameLater(t Turn, ev Events) {
 	ctx := e.background()
 	s, err := e.Store.Get(ctx, t.SessionID)
-	if err != nil || s.TitleSource != session.TitleAuto {
+	if err != nil || s.TitleSource != session.TitleAuto || s.Meta.TitleRequested {
 		return
 	}
 	e.bg.Add(1)
@@ -800,7 +815,14 @@ func (e *Engine) nameLater(t Turn, ev Events) {
 		defer e.bg.Done()
 		var pc panics.Catcher
 		pc.Try(func() {
-			title, err := e.suggestTitle(ctx, t)
+			first, answer, err := e.Store.FirstExchange(ctx, t.SessionID)
+			if err != nil || first == "" || answer == "" {
+				return // no complete answer yet: a later turn asks
+			}
+			if asked, err := e.Store.MarkTitleRequested(ctx, t.SessionID); err != nil || !asked {
+				return
+			}
+			title, err := e.suggestTitle(ctx, t.Provider, first, answer)
 			if err != nil {
 				e.Log.Info("title suggestion failed; keeping the title", "session", t.SessionID, "err", err)
 				return
@@ -820,42 +842,38 @@ func (e *Engine) nameLater(t Turn, ev Events) {
 }
 
 // RegenerateTitle asks the model for a title from the session's first user
-// message and sets it (source "model") unless the user named the session.
+// message and first complete answer and sets it (source "model"), even over
+// a user's title.
 func (e *Engine) RegenerateTitle(ctx context.Context, sessionID string, p Resolved) (*session.Session, error) {
-	msgs, err := e.Store.Messages(ctx, sessionID)
+	first, answer, err := e.Store.FirstExchange(ctx, sessionID)
 	if err != nil {
 		return nil, err
-	}
-	first := ""
-	for _, m := range msgs {
-		if m.Role == session.RoleUser {
-			first = m.Content
-			break
-		}
 	}
 	if first == "" {
 		return nil, fmt.Errorf("%w: the session has no message to name it from", session.ErrInvalid)
 	}
-	title, err := e.suggestTitle(ctx, Turn{SessionID: sessionID, Message: first, Provider: p})
+	title, err := e.suggestTitle(ctx, p, first, answer)
 	if err != nil {
 		return nil, fmt.Errorf("the title request failed; the title is unchanged: %w", err)
 	}
 	return e.Store.Rename(ctx, sessionID, title, session.TitleModel)
 }
 
-func (e *Engine) suggestTitle(ctx context.Context, t Turn) (string, error) {
+// suggestTitle asks p's title model for a title of the conversation that
+// first and answer open.
+func (e *Engine) suggestTitle(ctx context.Context, p Resolved, first, answer string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	client := e.client(t.Provider, nil)
+	client := e.client(p, nil)
 	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
-		Model: t.Provider.TitleModel,
+		Model: p.TitleModel,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: "Reply with a 3 to 7 word title for this conversation. No quotes, no trailing punctuation."},
-			{Role: openai.ChatMessageRoleUser, Content: t.Message},
+			{Role: openai.ChatMessageRoleUser, Content: titleInput(first, answer)},
 		},
 	})
 	if err != nil {
-		return "", err
+		return "", describe(err, p, false)
 	}
 	if len(resp.Choices) == 0 {
 		return "", errors.New("no title in the answer")

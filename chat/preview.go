@@ -34,6 +34,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 	if strings.TrimSpace(t.Message) == "" {
 		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
 	}
+	t.Provider.Model = e.sessionModel(ctx, t)
 	guard := &toolEnv{e: e, turn: t, userSet: map[string]bool{}}
 	var history []session.Message
 	if t.SessionID != "" {

@@ -40,41 +40,59 @@ func (e streamEvents) ContextChanged(ch *session.ContextChange) {
 	fmt.Fprintf(e.errOut, "[context %s: %s]\n", ch.SetName, strings.Join(ch.Items, ", "))
 }
 
+// titleWait bounds how long "ctxls chat" waits for the title request its
+// turn started before it exits.
+const titleWait = 10 * time.Second
+
 func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 	var (
 		prov      chat.Provider
 		sessionID string
+		cont      bool
 		files     []string
 		dryRun    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "chat [--session ID | --new] [--file PATH]... [MESSAGE]",
+		Use:   "chat [--session ID | --continue] [--model MODEL] [--file PATH]... [MESSAGE]",
 		Short: "Ask the model; the answer streams to stdout (message from stdin if absent)",
+		Long: `Ask the model; the answer streams to stdout. Without a message argument the message is read
+from stdin. Without --session or --continue the turn starts a new session.
+
+The session's model is used (see --model), else the provider's. A new session is named by the
+model after its first answer; chat waits for that (at most 10 s) before it exits.`,
 		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
-			msg := strings.Join(args, " ")
-			if msg == "" {
-				b, err := io.ReadAll(stdin)
-				if err != nil {
-					return err
-				}
-				msg = strings.TrimSpace(string(b))
+			msg, err := chatMessage(args, stdin)
+			if err != nil {
+				return err
 			}
-			if msg == "" {
-				return usageError{errors.New("no message: give it as arguments or on stdin")}
+			ctx := cmd.Context()
+			if cont && sessionID != "" {
+				return usageError{errors.New("give --session or --continue, not both")}
+			}
+			id, err := chatSession(cmd, st, sessionID, cont)
+			if err != nil {
+				return err
+			}
+			if id != "" && prov.Model == "" { // the session's model, if it has one
+				if s, err := st.Get(ctx, id); err == nil {
+					prov.Model = s.Meta.Model
+				}
 			}
 			resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if sessionID == "" {
+			if id == "" {
 				s, err := st.Create(ctx, "")
 				if err != nil {
 					return err
 				}
-				sessionID = s.ID
-			} else if _, err := st.Get(ctx, sessionID); err != nil {
-				return err
+				id = s.ID
+			}
+			if cmd.Flags().Changed("model") {
+				if _, err := st.SetModel(ctx, id, prov.Model); err != nil {
+					return err
+				}
 			}
 			var abs []string
 			for _, f := range files {
@@ -86,10 +104,16 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 			}
 			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
 			wd, _ := os.Getwd()
-			res, err := engine.Run(ctx, chat.Turn{SessionID: sessionID, Message: msg, Files: abs, Roots: []string{wd}, Provider: resolved},
+			res, err := engine.Run(ctx, chat.Turn{SessionID: id, Message: msg, Files: abs, Roots: []string{wd}, Provider: resolved},
 				streamEvents{cmd.OutOrStdout(), cmd.ErrOrStderr()})
 			fmt.Fprintln(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", sessionID)
+			// The title request the turn started (if any) is waited for, so a
+			// short command does not abandon it; Close stops it past the bound.
+			if !engine.WaitBackground(ctx, titleWait) && ctx.Err() == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "(the title request did not finish within %s; the title is kept)\n", titleWait)
+			}
+			engine.Close()
+			sessionLine(cmd, st, id)
 			if errors.Is(err, context.Canceled) {
 				return errors.New("cancelled; the partial answer is kept")
 			}
@@ -103,18 +127,65 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		}),
 	}
 	providerFlags(cmd, &prov)
-	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (default: a new one)")
-	cmd.Flags().Bool("new", true, "start a new session (the default)")
+	cmd.Flags().Lookup("model").Usage = "model for this turn, also recorded as the session's model for later turns (default: the session's model, else $CTXLS_MODEL)"
+	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session: its id or a unique prefix of it (default: a new session)")
+	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the most recently active session")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
 	turn := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if dryRun {
-			return previewChat(c, g, prov, sessionID, files, args, stdin)
+			return previewChat(c, g, prov, sessionID, cont, files, args, stdin)
 		}
 		return turn(c, args)
 	}
 	return cmd
+}
+
+// chatMessage is the turn's message: the arguments, else stdin.
+func chatMessage(args []string, stdin io.Reader) (string, error) {
+	msg := strings.Join(args, " ")
+	if msg == "" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", err
+		}
+		msg = strings.TrimSpace(string(b))
+	}
+	if msg == "" {
+		return "", usageError{errors.New("no message: give it as arguments or on stdin")}
+	}
+	return msg, nil
+}
+
+// chatSession is the session a turn continues: --session's (an id or a
+// unique prefix), or with --continue the most recently active one; "" for
+// a new session.
+func chatSession(cmd *cobra.Command, st *session.Store, prefix string, cont bool) (string, error) {
+	if prefix != "" {
+		return st.ResolveID(cmd.Context(), prefix)
+	}
+	if !cont {
+		return "", nil
+	}
+	latest, _, err := st.List(cmd.Context(), session.ListOptions{Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	if len(latest) == 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), "(no session to continue; starting a new one)")
+		return "", nil
+	}
+	return latest[0].ID, nil
+}
+
+// sessionLine tells on stderr which session the turn went to, and its title.
+func sessionLine(cmd *cobra.Command, st *session.Store, id string) {
+	if s, err := st.Get(context.WithoutCancel(cmd.Context()), id); err == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "session %s  %s\n", id, s.Title)
+		return
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", id)
 }
 
 func doctorCmd() *cobra.Command {

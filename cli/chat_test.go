@@ -13,9 +13,8 @@ import (
 )
 
 func TestChatAndDoctor(t *testing.T) {
-	// Title requests get the default reply: whether the CLI's background
-	// title request goes out before the process exits is a race, so it
-	// must not take a queued reply meant for a later turn.
+	// Title requests get the default reply, so the queue holds only the
+	// turns' replies.
 	fake := openaitest.New(t, openaitest.WithModels("test-model", "other"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Greeting"}}))
 	dir := t.TempDir()
 	env := []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}

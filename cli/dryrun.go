@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,13 +17,14 @@ import (
 // previewChat is "ctxls chat --dry-run": it prints the exact model input
 // the turn would send, with token counts, and stores nothing. It needs no
 // provider or key, and opens the store only to read the session given.
-func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, sessionID string, files, args []string, stdin io.Reader) error {
-	msg, err := messageFrom(args, stdin)
+func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, prefix string, cont bool, files, args []string, stdin io.Reader) error {
+	msg, err := chatMessage(args, stdin)
 	if err != nil {
 		return err
 	}
 	engine := &chat.Engine{Buffers: noBuffers{}, Log: discardLogger()}
-	if sessionID != "" {
+	sessionID := ""
+	if prefix != "" || cont {
 		dir, err := g.resolveDataDir()
 		if err != nil {
 			return err
@@ -34,7 +34,7 @@ func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, sessionID s
 			return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
 		}
 		defer st.Close()
-		if _, err := st.Get(cmd.Context(), sessionID); err != nil {
+		if sessionID, err = chatSession(cmd, st, prefix, cont); err != nil {
 			return err
 		}
 		engine.Store = st
@@ -73,20 +73,4 @@ func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, sessionID s
 	}
 	fmt.Fprintf(w, "\n── tools offered ──\n%s\n", strings.Join(names, ", "))
 	return nil
-}
-
-// messageFrom is the turn's message: the arguments, else standard input.
-func messageFrom(args []string, stdin io.Reader) (string, error) {
-	msg := strings.Join(args, " ")
-	if msg == "" {
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return "", err
-		}
-		msg = strings.TrimSpace(string(b))
-	}
-	if msg == "" {
-		return "", usageError{errors.New("no message: give it as arguments or on stdin")}
-	}
-	return msg, nil
 }

@@ -59,10 +59,14 @@ func sessionsCmd(g *globals) *cobra.Command {
 
 	show := &cobra.Command{
 		Use:   "show SESSION_ID",
-		Short: "Show a session and its messages",
+		Short: "Show a session and its messages (SESSION_ID may be a unique prefix)",
 		Args:  exactArgs(1, "a session id"),
 		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
-			s, err := st.Get(cmd.Context(), args[0])
+			id, err := st.ResolveID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			s, err := st.Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -80,6 +84,9 @@ func sessionsCmd(g *globals) *cobra.Command {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "%s\n", s.Title)
 			fmt.Fprintf(w, "  id:       %s\n  created:  %s\n  updated:  %s\n  folder:   %s\n", s.ID, when(s.CreatedAt), when(s.UpdatedAt), s.Folder)
+			if s.Meta.Model != "" {
+				fmt.Fprintf(w, "  model:    %s\n", s.Meta.Model)
+			}
 			for name, items := range sets {
 				fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(items, ", "))
 			}
@@ -88,7 +95,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 				if m.Status != session.StatusComplete {
 					status = " (" + string(m.Status) + ")"
 				}
-				fmt.Fprintf(w, "\n[%s %s%s]\n%s\n", m.Role, m.CreatedAt.Local().Format("2006-01-02 15:04"), status, m.Content)
+				model := ""
+				if m.Model != "" {
+					model = " · " + m.Model
+				}
+				fmt.Fprintf(w, "\n[%s%s · %s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), status, m.Content)
 			}
 			return nil
 		}),
@@ -96,10 +107,14 @@ func sessionsCmd(g *globals) *cobra.Command {
 
 	rename := &cobra.Command{
 		Use:   "rename SESSION_ID TITLE...",
-		Short: "Rename a session",
+		Short: "Rename a session (SESSION_ID may be a unique prefix)",
 		Args:  minArgs(2, "a session id and a title"),
 		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
-			s, err := st.Rename(cmd.Context(), args[0], strings.Join(args[1:], " "), session.TitleUser)
+			id, err := st.ResolveID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			s, err := st.Rename(cmd.Context(), id, strings.Join(args[1:], " "), session.TitleUser)
 			if err != nil {
 				return err
 			}
@@ -113,10 +128,20 @@ func sessionsCmd(g *globals) *cobra.Command {
 
 	del := &cobra.Command{
 		Use:   "delete SESSION_ID...",
-		Short: "Delete sessions with their messages, context and folder",
+		Short: "Delete sessions with their messages, context and folder (each SESSION_ID may be a unique prefix)",
 		Args:  minArgs(1, "a session id"),
 		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
-			for _, id := range args {
+			// Every id is resolved before anything is deleted: a typo in the
+			// last one must not leave the first ones half done.
+			ids := make([]string, len(args))
+			for i, arg := range args {
+				id, err := st.ResolveID(cmd.Context(), arg)
+				if err != nil {
+					return err
+				}
+				ids[i] = id
+			}
+			for _, id := range ids {
 				if err := st.Delete(cmd.Context(), id); err != nil {
 					return err
 				}
@@ -125,7 +150,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 				}
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"deleted": args})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"deleted": ids})
 			}
 			return nil
 		}),
@@ -165,10 +190,14 @@ func sessionsCmd(g *globals) *cobra.Command {
 	var format string
 	export := &cobra.Command{
 		Use:   "export SESSION_ID",
-		Short: "Export a session as Markdown or JSON into its folder",
+		Short: "Export a session as Markdown or JSON into its folder (SESSION_ID may be a unique prefix)",
 		Args:  exactArgs(1, "a session id"),
 		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
-			path, content, err := st.Export(cmd.Context(), args[0], format)
+			id, err := st.ResolveID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			path, content, err := st.Export(cmd.Context(), id, format)
 			if err != nil {
 				return err
 			}
@@ -181,7 +210,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export)
+	cmd.AddCommand(list, show, rename, del, search, export, titleCmd(g))
 	return cmd
 }
 

@@ -129,6 +129,17 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"a directory", map[string]any{"message": "hi", "files": []string{"."}}, -32602, "is a directory"},
 			{"unknown id", map[string]any{"message": "hi", "sessionId": unknownID}, -32602, unknownID},
 		},
+		command.ClearTitle: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+		},
+		command.SetModel: {
+			{"missing model", map[string]any{}, -32602, "model is required"},
+			{"null model", map[string]any{"model": nil}, -32602, "model is required"},
+			{"spaces", map[string]any{"model": "gpt 4o"}, -32602, "spaces"},
+			{"control chars", map[string]any{"model": "gpt\x00"}, -32602, "control"},
+			{"too long", map[string]any{"model": strings.Repeat("m", 201)}, -32602, "200"},
+			{"unknown id", map[string]any{"sessionId": unknownID, "model": "x"}, -32602, unknownID},
+		},
 		command.DocumentGet: {
 			{"missing uri", map[string]any{}, -32602, "uri is required"},
 			{"not open", map[string]any{"uri": "file:///not/open.go"}, -32602, "not open"},

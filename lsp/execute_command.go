@@ -51,6 +51,8 @@ func (s *Server) commandTable() map[string]commandFunc {
 		command.Chat:            typed(command.Chat, s.chatCommand),
 		command.RegenerateTitle: typed(command.RegenerateTitle, s.regenerateTitle),
 		command.ChatPreview:     typed(command.ChatPreview, s.chatPreview),
+		command.ClearTitle:      typed(command.ClearTitle, s.clearTitle),
+		command.SetModel:        typed(command.SetModel, s.setModel),
 	}
 }
 

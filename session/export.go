@@ -16,6 +16,9 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 	fmt.Fprintf(&b, "# %s\n\n", ss.Title)
 	fmt.Fprintf(&b, "- Session: `%s`\n- Created: %s\n- Updated: %s\n", ss.ID,
 		ss.CreatedAt.Format("2006-01-02 15:04:05 UTC"), ss.UpdatedAt.Format("2006-01-02 15:04:05 UTC"))
+	if ss.Meta.Model != "" {
+		fmt.Fprintf(&b, "- Model: %s\n", ss.Meta.Model)
+	}
 	if len(sets) > 0 {
 		b.WriteString("\n## Relevant context\n\n")
 		names := make([]string, 0, len(sets))
@@ -32,7 +35,11 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 		if m.Status != StatusComplete {
 			status = " (" + string(m.Status) + ")"
 		}
-		fmt.Fprintf(&b, "\n## %s%s · %s\n\n%s\n", m.Role, status, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
+		model := ""
+		if m.Model != "" {
+			model = " · " + m.Model
+		}
+		fmt.Fprintf(&b, "\n## %s%s%s · %s\n\n%s\n", m.Role, status, model, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
 		if len(m.ToolCalls) > 0 {
 			fmt.Fprintf(&b, "\n```json\n%s\n```\n", m.ToolCalls)
 		}

@@ -50,6 +50,7 @@ type Message struct {
 	Status     Status          `json:"status"`
 	CreatedAt  time.Time       `json:"createdAt"`
 	Usage      *Usage          `json:"usage,omitempty"`
+	Model      string          `json:"model,omitempty"` // the model that wrote an answer
 }
 
 func validRole(r Role) bool {
@@ -111,9 +112,9 @@ func (s *Store) AppendMessage(ctx context.Context, m *Message) error {
 		if m.Status == StatusStreaming {
 			owner, heartbeat = s.owner, now
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, owner, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, owner, heartbeat)
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat)
 		if err != nil {
 			return err
 		}
@@ -285,7 +286,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, erro
 
 // loadMessages reads a session's messages through q, oldest first.
 func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model
 		FROM messages WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, err
@@ -299,14 +300,16 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, 
 			toolCallID sql.NullString
 			created    int64
 			pt, ct     sql.NullInt64
+			model      sql.NullString
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model); err != nil {
 			return nil, err
 		}
 		if toolCalls.Valid {
 			m.ToolCalls = json.RawMessage(toolCalls.String)
 		}
 		m.ToolCallID = toolCallID.String
+		m.Model = model.String
 		m.CreatedAt = fromMillis(created)
 		if pt.Valid || ct.Valid {
 			m.Usage = &Usage{PromptTokens: int(pt.Int64), CompletionTokens: int(ct.Int64)}

@@ -245,8 +245,9 @@ func TestMigration0003(t *testing.T) {
 	var ddl string
 	s.db.QueryRow("PRAGMA user_version").Scan(&version)
 	s.db.QueryRow("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").Scan(&ddl)
-	files, _ := fs.Glob(migrations, "migrations/*.sql")
-	if version != len(files) || !strings.Contains(ddl, "prefix = '1 2 3'") {
+	// Every migration from 0003 on was applied.
+	all, _ := fs.Glob(migrations, "migrations/*.sql")
+	if version != len(all) || version < 3 || !strings.Contains(ddl, "prefix = '1 2 3'") {
 		t.Fatalf("version %d, %s", version, ddl)
 	}
 	if _, err := s.db.Exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)"); err != nil {

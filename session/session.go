@@ -35,6 +35,11 @@ type Meta struct {
 	CurrentIntent  string     `json:"currentIntent,omitempty"`
 	LastObservedAt *time.Time `json:"lastObservedAt,omitempty"`
 	LastIdleAt     *time.Time `json:"lastIdleAt,omitempty"`
+	// TitleRequested: the model was asked for a title after the first
+	// complete answer (once per session; cleared by ClearTitleRequested).
+	TitleRequested bool `json:"titleRequested,omitempty"`
+	// Model is the session's model ("": the provider's default).
+	Model string `json:"model,omitempty"`
 }
 
 // Session is one chat session.

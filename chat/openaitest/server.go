@@ -47,7 +47,7 @@ type Reply struct {
 	ToolCalls     []ToolCall
 	FinishReason  string
 	Usage         *openai.Usage
-	Delay         time.Duration // before each chunk
+	Delay         time.Duration // before each chunk; once before the answer to a request that does not stream
 	Status        int           // non-200: an error body instead
 	ErrorMessage  string
 	ErrorType     string
@@ -283,6 +283,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !req.Parsed.Stream {
+		if reply.Delay > 0 {
+			select {
+			case <-time.After(reply.Delay):
+			case <-ctx.Done():
+				return
+			}
+		}
 		s.complete(w, reply, model, finish)
 		return
 	}

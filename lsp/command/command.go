@@ -40,6 +40,8 @@ const (
 	Chat            = "ctxls.chat"
 	RegenerateTitle = "ctxls.session.regenerateTitle"
 	ChatPreview     = "ctxls.chat.preview"
+	ClearTitle      = "ctxls.session.clearTitle"
+	SetModel        = "ctxls.session.setModel"
 )
 
 // Requests other than workspace/executeCommand.
@@ -135,10 +137,18 @@ var Commands = []Info{
 		Args: ChatArgs{}, Result: ChatPreviewResult{},
 		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are ctxls, a coding assistant...\n\n## Relevant Files\n\n/home/ann/app/src/login.go\n` + "```" + `\npackage app\n` + "```" + `\n"}, {"role": "user", "content": "Why does login redirect twice?"}], "tools": [{"name": "read_file", "description": "Read a file...", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}], "tokens": {"system": 412, "history": 9, "files": 130, "total": 421}, "budget": 123904, "dropped": 0}`},
-	{ID: RegenerateTitle, Doc: "Asks the model again for a 3–7 word title from the session's first message and sets it (titleSource \"model\"), even over an earlier one; sends `ctxls/sessionUpdated`. A failed call keeps the old title and answers with the error.",
+	{ID: RegenerateTitle, Doc: "Asks the model again for a 3–7 word title from the session's first message (and its first complete answer, if any) and sets it (titleSource \"model\"), even over an earlier one; sends `ctxls/sessionUpdated`. A failed call keeps the old title and answers with the error.",
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:06:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: ClearTitle, Doc: "Makes the title automatic again: the first line of the session's first message (\"New session\" if it has none), titleSource \"auto\", the folder renamed with it. The model is asked for a title again after the next complete answer, which replaces this one. Sends `ctxls/sessionUpdated`.",
+		Args: SessionIDArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Why does login redirect twice?", "titleSource": "auto", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:07:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--why-does-login-redirect-twice--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`. Creates a session on first need, like the other commands that write.",
+		Args: SetModelArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"titleRequested": true, "model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -188,6 +198,12 @@ type SessionIDArgs struct {
 // SessionRefArgs names one session; the id is required.
 type SessionRefArgs struct {
 	SessionID string `json:"sessionId" max:"64"`
+}
+
+// SetModelArgs is the argument of ctxls.session.setModel.
+type SetModelArgs struct {
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Model     string `json:"model" max:"200"` // "" for the provider's model
 }
 
 // SessionResult carries one session.

@@ -22,6 +22,8 @@ return {
     chat = "ctxls.chat",
     chat_preview = "ctxls.chat.preview",
     session_regenerate_title = "ctxls.session.regenerateTitle",
+    session_clear_title = "ctxls.session.clearTitle",
+    session_set_model = "ctxls.session.setModel",
   },
   requests = {
     chat = "ctxls/chat",

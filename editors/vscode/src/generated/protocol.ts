@@ -16,6 +16,8 @@ export interface Meta {
   currentIntent?: string;
   lastObservedAt?: string;
   lastIdleAt?: string;
+  titleRequested?: boolean;
+  model?: string;
 }
 
 export interface Session {
@@ -92,6 +94,7 @@ export interface Message {
   status: Status;
   createdAt: string;
   usage?: Usage;
+  model?: string;
 }
 
 export interface ShowResult {
@@ -286,6 +289,11 @@ export interface ChatPreviewResult {
   dropped: number;
 }
 
+export interface SetModelArgs {
+  sessionId?: string;
+  model: string;
+}
+
 export interface ContextChangedParams {
   sessionId: string;
   reason: string;
@@ -321,6 +329,8 @@ export const Commands = {
   chat: "ctxls.chat",
   chatPreview: "ctxls.chat.preview",
   sessionRegenerateTitle: "ctxls.session.regenerateTitle",
+  sessionClearTitle: "ctxls.session.clearTitle",
+  sessionSetModel: "ctxls.session.setModel",
 } as const;
 
 /** The argument and result type of every command. */
@@ -343,6 +353,8 @@ export interface CommandTypes {
   "ctxls.chat": { args: ChatArgs; result: ChatResult };
   "ctxls.chat.preview": { args: ChatArgs; result: ChatPreviewResult };
   "ctxls.session.regenerateTitle": { args: SessionIDArgs; result: SessionResult };
+  "ctxls.session.clearTitle": { args: SessionIDArgs; result: SessionResult };
+  "ctxls.session.setModel": { args: SetModelArgs; result: SessionResult };
 }
 
 /** Requests other than executeCommand. */

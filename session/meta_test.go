@@ -1,0 +1,125 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestResolveID(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	a, _ := s.Create(ctx, "Alpha")
+	b, _ := s.Create(ctx, "Beta")
+	// Give the two sessions ids that share their first six characters.
+	for id, to := range map[string]string{a.ID: "abcdefaaaaaaaaaaaaaaaaaaaa", b.ID: "abcdefbbbbbbbbbbbbbbbbbbbb"} {
+		if _, err := s.db.Exec("UPDATE sessions SET id = ? WHERE id = ?", to, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"abcdefa", "abcdefaaaaaaaaaaaaaaaaaaaa"},
+		{"ABCDEFB", "abcdefbbbbbbbbbbbbbbbbbbbb"},
+		{" abcdefbbbbbbbbbbbbbbbbbbbb ", "abcdefbbbbbbbbbbbbbbbbbbbb"},
+	} {
+		if got, err := s.ResolveID(ctx, tc.in); err != nil || got != tc.want {
+			t.Errorf("ResolveID(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	_, err := s.ResolveID(ctx, "abcd")
+	var amb *AmbiguousError
+	if !errors.As(err, &amb) || !errors.Is(err, ErrInvalid) || len(amb.Candidates) != 2 || amb.More ||
+		!strings.Contains(err.Error(), "abcdefaaaaaaaaaaaaaaaaaaaa  Alpha") || !strings.Contains(err.Error(), "abcdefbbbbbbbbbbbbbbbbbbbb  Beta") {
+		t.Errorf("ambiguous: %v", err)
+	}
+	for _, in := range []string{"zzzz", "abcd%", "abc_ef", `abcd\`} {
+		if _, err := s.ResolveID(ctx, in); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no session id starts with it") {
+			t.Errorf("ResolveID(%q): %v", in, err)
+		}
+	}
+	if _, err := s.ResolveID(ctx, "abc"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "at least its first 4 characters") {
+		t.Errorf("short prefix: %v", err)
+	}
+	// Many matches: a few are listed, and the error says there are more.
+	for i := range 7 {
+		c, _ := s.Create(ctx, "")
+		s.db.Exec("UPDATE sessions SET id = ? WHERE id = ?", "qqqq"+strings.Repeat(string(rune('a'+i)), 22), c.ID)
+	}
+	if _, err := s.ResolveID(ctx, "qqqq"); !errors.As(err, &amb) || len(amb.Candidates) != 5 || !amb.More || !strings.Contains(err.Error(), "…and more") {
+		t.Errorf("many: %v", err)
+	}
+}
+
+func TestMetaFieldsAreWrittenOneByOne(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	ss, _ := s.Create(ctx, "")
+	if err := s.UpdateMeta(ctx, ss.ID, Meta{EnvHint: "vim 9; workspace /w"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.MarkTitleRequested(ctx, ss.ID); !ok || err != nil {
+		t.Fatalf("first mark: %v %v", ok, err)
+	}
+	if ok, err := s.MarkTitleRequested(ctx, ss.ID); ok || err != nil {
+		t.Fatalf("second mark must report it was done: %v %v", ok, err)
+	}
+	got, err := s.SetModel(ctx, ss.ID, " gpt-4o ")
+	if err != nil || got.Meta != (Meta{EnvHint: "vim 9; workspace /w", TitleRequested: true, Model: "gpt-4o"}) {
+		t.Fatalf("after SetModel: %+v %v", got.Meta, err)
+	}
+	if err := s.ClearTitleRequested(ctx, ss.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.SetModel(ctx, ss.ID, "")
+	if got.Meta != (Meta{EnvHint: "vim 9; workspace /w"}) {
+		t.Errorf("after clearing both: %+v", got.Meta)
+	}
+	for _, bad := range []string{"a b", "x\x01", strings.Repeat("m", MaxModel+1), "\xff"} {
+		if _, err := s.SetModel(ctx, ss.ID, bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("SetModel(%q): %v", bad, err)
+		}
+	}
+	if _, err := s.SetModel(ctx, "nope", "m"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+	if _, err := s.MarkTitleRequested(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("mark, unknown session: %v", err)
+	}
+	if err := s.ClearTitleRequested(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("clear, unknown session: %v", err)
+	}
+}
+
+func TestFirstExchangeAndMessageModel(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	ss, _ := s.Create(ctx, "")
+	if first, answer, err := s.FirstExchange(ctx, ss.ID); first != "" || answer != "" || err != nil {
+		t.Errorf("empty session: %q %q %v", first, answer, err)
+	}
+	for _, m := range []*Message{
+		{Role: RoleUser, Content: "first question"},
+		{Role: RoleAssistant, Content: "provider down", Status: StatusError, Model: "m1"},
+		{Role: RoleUser, Content: "second question"},
+		{Role: RoleAssistant, Content: "let me look", ToolCalls: []byte(`[{"id":"1"}]`), Model: "m1"},
+		{Role: RoleTool, Content: "file text", ToolCallID: "1"},
+		{Role: RoleAssistant, Content: "the answer", Model: "m2"},
+	} {
+		m.SessionID = ss.ID
+		if err := s.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, answer, err := s.FirstExchange(ctx, ss.ID)
+	if first != "first question" || answer != "the answer" || err != nil {
+		t.Errorf("FirstExchange: %q %q %v", first, answer, err)
+	}
+	msgs, _ := s.Messages(ctx, ss.ID)
+	if msgs[0].Model != "" || msgs[5].Model != "m2" {
+		t.Errorf("models: %q %q", msgs[0].Model, msgs[5].Model)
+	}
+	if _, _, err := s.FirstExchange(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+}
