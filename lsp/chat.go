@@ -102,6 +102,14 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	if err != nil {
 		return nil, err
 	}
+	if prov.Model == "" {
+		// A session with a model of its own needs none from the provider.
+		if store, id, err := s.sessionFor(ctx, a.SessionID, false); err == nil && id != "" {
+			if sess, err := store.Get(ctx, id); err == nil {
+				prov.Model = sess.Meta.Model
+			}
+		}
+	}
 	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
 	if err != nil {
 		s.showMessage(ctx, 1, err.Error())
