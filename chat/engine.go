@@ -41,6 +41,9 @@ type Events interface {
 	Activity(message string)
 	TitleChanged(s *session.Session)
 	ContextChanged(ch *session.ContextChange)
+	// FilesChanged: a file in the session folder was written or removed
+	// (size 0); by is "model" (write_file) or "user".
+	FilesChanged(sessionID, subdir, name string, size int64, by string)
 }
 
 // Engine runs turns. It is safe for concurrent use: turns of different

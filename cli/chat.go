@@ -36,6 +36,9 @@ type streamEvents struct{ out, errOut io.Writer }
 func (e streamEvents) Delta(text string)             { fmt.Fprint(e.out, text) }
 func (e streamEvents) Activity(message string)       { fmt.Fprintf(e.errOut, "[%s]\n", message) }
 func (e streamEvents) TitleChanged(*session.Session) {}
+func (e streamEvents) FilesChanged(_, subdir, name string, size int64, _ string) {
+	fmt.Fprintf(e.errOut, "[wrote %s/%s, %s]\n", subdir, name, session.Bytes(size))
+}
 func (e streamEvents) ContextChanged(ch *session.ContextChange) {
 	fmt.Fprintf(e.errOut, "[context %s: %s]\n", ch.SetName, strings.Join(ch.Items, ", "))
 }
@@ -89,6 +92,7 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 				streamEvents{cmd.OutOrStdout(), cmd.ErrOrStderr()})
 			fmt.Fprintln(cmd.OutOrStdout())
 			fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", sessionID)
+			cleanUpAfterTurn(cmd, st, g)
 			if errors.Is(err, context.Canceled) {
 				return errors.New("cancelled; the partial answer is kept")
 			}
@@ -105,6 +109,7 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session (default: a new one)")
 	cmd.Flags().Bool("new", true, "start a new session (the default)")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
+	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
 }
 
