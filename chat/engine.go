@@ -199,7 +199,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			break
 		}
 		// Tool round: record the calls, run them, and go on.
-		raw, _ := json.Marshal(calls)
+		raw, _ := json.Marshal(storedCalls(calls))
 		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 			return nil, err
 		}

@@ -254,3 +254,26 @@ func (t *toolEnv) writeFile(ctx context.Context, path string, content *string) (
 	}
 	return fmt.Sprintf("%s %s/%s (%s)", verb, w.Subdir, w.Name, session.Bytes(w.Size)), nil
 }
+
+// storedCalls is what is stored of a round's tool calls: write_file's
+// content becomes a note of its size, since the file itself is in the
+// session folder. Stored whole, a 25 MiB output was kept twice more, in the
+// database and in history.md (re-rendered on every message change).
+func storedCalls(calls []openai.ToolCall) []openai.ToolCall {
+	out := slices.Clone(calls)
+	for i, c := range out {
+		if c.Function.Name != "write_file" {
+			continue
+		}
+		var a map[string]any
+		if json.Unmarshal([]byte(c.Function.Arguments), &a) != nil {
+			continue
+		}
+		if content, ok := a["content"].(string); ok {
+			a["content"] = fmt.Sprintf("[%s, not stored here: see the file]", session.Bytes(int64(len(content))))
+			b, _ := json.Marshal(a)
+			out[i].Function.Arguments = string(b)
+		}
+	}
+	return out
+}

@@ -134,7 +134,8 @@ type Cleanup struct {
 // EnforceSoftLimit keeps the data directory under limit bytes as far as
 // intermediate data allows: when it is over, the files in the data/ folders
 // of all sessions are removed, least recently modified first, until it is
-// under. Nothing else is ever removed: not sources/, results/ or scripts/,
+// under; the database's write-ahead log is truncated first. Nothing else is
+// ever removed: not sources/, results/ or scripts/,
 // not messages. A folder below data/ left empty is removed too. It runs
 // inside the write lock, so no file is written or moved meanwhile, in any
 // process; a session's activity time is not changed.
@@ -143,6 +144,12 @@ func (s *Store) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, er
 	if c.Before = DirSize(s.dir); c.Before <= limit {
 		c.After = c.Before
 		return c, nil // the common case, without the lock
+	}
+	// The write-ahead log keeps up to ~4 MB of pages already in the
+	// database: give that back before anybody's files.
+	s.checkpoint(ctx)
+	if c.After = DirSize(s.dir); c.After <= limit {
+		return c, nil
 	}
 	type candidate struct {
 		Removed
@@ -213,6 +220,17 @@ func (s *Store) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, er
 		return nil, err
 	}
 	return c, err
+}
+
+// checkpoint copies the write-ahead log into the database and truncates it,
+// holding the write lock so no writer of any process is in the way.
+// Best effort: a reader in the way leaves the log as it is.
+func (s *Store) checkpoint(ctx context.Context) {
+	if err := s.writer.acquire(ctx); err != nil {
+		return
+	}
+	defer s.writer.release()
+	s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
 }
 
 // Summary says what a clean-up removed, for people: "" when nothing was.

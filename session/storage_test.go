@@ -238,6 +238,7 @@ func TestEnforceSoftLimit(t *testing.T) {
 		mustWrite(t, p, 300*kb, base.Add(time.Duration(i)*time.Minute))
 	}
 	before, _ := s.Get(ctx, a.ID)
+	s.checkpoint(ctx) // as the clean-up does first: the sizes below are then exact
 	usage := DirSize(s.dir)
 	// Under the limit: nothing happens.
 	c, err := s.EnforceSoftLimit(ctx, usage+1)
