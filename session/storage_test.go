@@ -238,6 +238,7 @@ func TestEnforceSoftLimit(t *testing.T) {
 		mustWrite(t, p, 300*kb, base.Add(time.Duration(i)*time.Minute))
 	}
 	before, _ := s.Get(ctx, a.ID)
+	s.FlushHistory()
 	s.checkpoint(ctx) // as the clean-up does first: the sizes below are then exact
 	usage := DirSize(s.dir)
 	// Under the limit: nothing happens.
@@ -399,5 +400,40 @@ func TestParseLimitMB(t *testing.T) {
 		if _, err := ParseLimitMB(in); err == nil {
 			t.Errorf("ParseLimitMB(%q) accepted", in)
 		}
+	}
+}
+
+// TestEnforceSoftLimitTruncatesTheLogFirst: space the write-ahead log holds
+// is given back before any file is removed.
+func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "")
+	for i := range 200 {
+		if err := s.AppendMessage(ctx, &Message{SessionID: a.ID, Role: RoleUser, Content: strings.Repeat("word ", 800) + string(rune('a'+i%26))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wal := filepath.Join(s.dir, "ctxls.db-wal")
+	fi, err := os.Stat(wal)
+	if err != nil || fi.Size() < 512<<10 {
+		t.Fatalf("the log did not grow: %v %v", fi, err)
+	}
+	data := filepath.Join(a.Folder, "data", "keep.bin")
+	mustWrite(t, data, 100<<10, time.Now().Add(-time.Hour))
+	s.FlushHistory() // history.md written now, not during the clean-up
+	usage := DirSize(s.dir)
+	limit := usage - fi.Size()/2
+	c, err := s.EnforceSoftLimit(ctx, limit)
+	if err != nil || len(c.Removed) != 0 || c.After > limit || c.Before != usage {
+		t.Errorf("%+v %v (limit %d)", c, err, limit)
+	}
+	if _, err := os.Stat(data); err != nil {
+		t.Errorf("a file was removed although truncating the log was enough: %v", err)
+	}
+	if fi, _ := os.Stat(wal); fi != nil && fi.Size() != 0 {
+		t.Errorf("the log is %d bytes after the clean-up", fi.Size())
+	}
+	if msgs, _ := s.Messages(ctx, a.ID); len(msgs) != 200 {
+		t.Errorf("%d messages after the checkpoint", len(msgs))
 	}
 }
