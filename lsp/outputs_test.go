@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -556,6 +557,24 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 		f := overfill(t, a.Session.Folder)
 		if n := resume(s, a.Session.ID); n != 0 || !exists(f) {
 			t.Errorf("%d clean-ups, file kept %v", n, exists(f))
+		}
+	})
+	t.Run("resumed at start by initializationOptions.session", func(t *testing.T) {
+		dataDir := t.TempDir()
+		st, err := session.Open(dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := st.Create(context.Background(), "resumed at start")
+		st.Close()
+		f := overfill(t, a.Folder)
+		s := lsptest.Binary(t, []string{session.SoftLimitEnv + "="}, "serve", "--data-dir", dataDir, "--storage-soft-limit-mb", "1")
+		s.Initialize(lsptest.InitOptions{InitOptions: map[string]any{"session": a.ID}})
+		msg := s.WaitFor("the clean-up's message", func(m *lsptest.Message) bool {
+			return m.Method == "window/showMessage" && strings.Contains(string(m.Params), "soft limit")
+		})
+		if exists(f) || !strings.Contains(string(msg.Params), dataName(f)) {
+			t.Errorf("file kept %v; %s", exists(f), msg.Params)
 		}
 	})
 	t.Run("bad values", func(t *testing.T) {
