@@ -142,7 +142,7 @@ func TestListFilesListsFilesOnly(t *testing.T) {
 	mustWrite(t, filepath.Join(src, "a.txt"), 1, time.Time{})
 	mustWrite(t, filepath.Join(src, ".hidden"), 1, time.Time{})
 	mustWrite(t, filepath.Join(src, "sub", "inner.txt"), 1, time.Time{}) // a folder in sources/
-	os.Symlink(t.TempDir(), filepath.Join(src, "dirlink"))                // a link to a folder
+	os.Symlink(t.TempDir(), filepath.Join(src, "dirlink"))               // a link to a folder
 	os.Symlink(filepath.Join(src, "a.txt"), filepath.Join(src, "filelink"))
 	res := filepath.Join(a.Folder, "results")
 	mustWrite(t, filepath.Join(res, "top.md"), 1, time.Time{})
