@@ -45,7 +45,7 @@ type globals struct {
 	stdio    bool
 	jsonOut  bool
 	provider chat.Provider // serve's provider flags
-	// storageLimitMB is --storage-soft-limit-mb (0: not given); see storageLimitMB.
+	// storageLimitMB is --storage-soft-limit-mb (0: not given); see resolveStorageLimitMB.
 	storageLimitMB int
 }
 
