@@ -48,6 +48,9 @@ type Events interface {
 	Activity(message string)
 	TitleChanged(s *session.Session)
 	ContextChanged(ch *session.ContextChange)
+	// FilesChanged: a file in the session folder was written or removed
+	// (size 0); by is "model" (write_file) or "user".
+	FilesChanged(sessionID, subdir, name string, size int64, by string)
 }
 
 // Engine runs turns. It is safe for concurrent use: turns of different
@@ -248,7 +251,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			break
 		}
 		// Tool round: record the calls, run them, and go on.
-		raw, _ := json.Marshal(calls)
+		raw, _ := json.Marshal(storedCalls(calls))
 		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 			if errors.Is(err, session.ErrNotFound) {
 				return deleted()

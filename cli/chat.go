@@ -36,6 +36,9 @@ type streamEvents struct{ out, errOut io.Writer }
 func (e streamEvents) Delta(text string)             { fmt.Fprint(e.out, text) }
 func (e streamEvents) Activity(message string)       { fmt.Fprintf(e.errOut, "[%s]\n", message) }
 func (e streamEvents) TitleChanged(*session.Session) {}
+func (e streamEvents) FilesChanged(_, subdir, name string, size int64, _ string) {
+	fmt.Fprintf(e.errOut, "[wrote %s/%s, %s]\n", subdir, name, session.Bytes(size))
+}
 func (e streamEvents) ContextChanged(ch *session.ContextChange) {
 	fmt.Fprintf(e.errOut, "[context %s: %s]\n", ch.SetName, strings.Join(ch.Items, ", "))
 }
@@ -114,6 +117,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			}
 			engine.Close()
 			sessionLine(cmd, st, id)
+			cleanUpAfterTurn(cmd, st, g)
 			if errors.Is(err, context.Canceled) {
 				return errors.New("cancelled; the partial answer is kept")
 			}
@@ -139,6 +143,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 		}
 		return turn(c, args)
 	}
+	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
 }
 

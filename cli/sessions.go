@@ -33,16 +33,16 @@ func sessionsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": nonNilSlice(list), "nextCursor": next})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": withStorage(cmd.Context(), st, list), "nextCursor": next})
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "No sessions.")
 				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTITLE\tUPDATED\tMESSAGES\tFILES")
-			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.FileCount)
+			fmt.Fprintln(tw, "ID\tTITLE\tUPDATED\tMESSAGES\tCONTEXT ITEMS\tSESSION FILES\tFOLDER SIZE")
+			for _, s := range withStorage(cmd.Context(), st, list) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.ContextItems, s.FileCount, humanBytes(s.FolderSize))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -210,7 +210,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export, titleCmd(g))
+	cmd.AddCommand(list, show, rename, del, search, export, titleCmd(g), duCmd(g), pruneCmd(g))
 	return cmd
 }
 

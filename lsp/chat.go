@@ -78,6 +78,11 @@ func (p *progress) ContextChanged(ch *session.ContextChange) {
 	p.s.notifyContext(p.ctx, p.sessionID, "changed", ch.Context, ch.Added, ch.Removed, p.s.missingFiles(ch.Context))
 }
 
+func (p *progress) FilesChanged(sessionID, subdir, name string, size int64, by string) {
+	p.s.notifyFilesChanged(p.ctx, command.SessionFilesChangedParams{SessionID: sessionID, Subdir: subdir, Name: name, Size: size, By: by})
+	p.s.enforceStorage(p.ctx, nil) // the model wrote into the session folder
+}
+
 func (p *progress) end(message string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -136,6 +141,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	p := &progress{s: s, ctx: ctx, token: token, sessionID: id}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
 	resumed := s.takeResumed(id)
+	defer s.enforceStorage(ctx, nil) // the turn wrote: messages, maybe files
 	res, err := engine.Run(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved,
@@ -277,18 +283,21 @@ func (s *Server) cancelProgress(params json.RawMessage) {
 	}
 }
 
-// didChangeConfiguration takes settings.ctxls.provider.
+// didChangeConfiguration takes settings.ctxls.provider and
+// settings.ctxls.storageSoftLimitMB.
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
 			Ctxls struct {
-				Provider json.RawMessage `json:"provider"`
+				Provider           json.RawMessage `json:"provider"`
+				StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB"`
 			} `json:"ctxls"`
 		} `json:"settings"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
 	}
+	s.setStorageLimit(p.Settings.Ctxls.StorageSoftLimitMB)
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
 	}

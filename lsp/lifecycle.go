@@ -46,6 +46,9 @@ type InitOptions struct {
 	Session string `json:"session,omitempty"`
 	// Provider configures the model (chat turns).
 	Provider json.RawMessage `json:"provider,omitempty"`
+	// StorageSoftLimitMB is the data directory's soft limit in MiB (0: the
+	// command line's, else the default).
+	StorageSoftLimitMB int `json:"storageSoftLimitMB,omitempty"`
 }
 
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -84,6 +87,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		store.Close()
 		return nil, invalidParams("initializationOptions.%s", err)
 	}
+	if opts.StorageSoftLimitMB < 0 {
+		store.Close()
+		return nil, invalidParams("initializationOptions.storageSoftLimitMB is %d; want a whole number of MiB, at least 1 (or 0 for the default)", opts.StorageSoftLimitMB)
+	}
 	var current string
 	if opts.Session != "" {
 		if _, err := store.Get(ctx, opts.Session); err != nil {
@@ -101,6 +108,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.resumeAtInit = current
 	s.provider = s.cfg.Provider.Merge(prov)
 	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
+	s.storageLimitMB = opts.StorageSoftLimitMB
 	s.engine = &chat.Engine{Store: store, Buffers: s.docs, Log: s.log}
 	if current != "" {
 		s.resumed[current] = true
@@ -166,6 +174,7 @@ func (s *Server) onInitialized(ctx context.Context) {
 		return
 	}
 	s.notifyContext(ctx, id, "resume", r.Context, nil, nil, r.MissingFiles)
+	s.enforceStorage(ctx, store)
 }
 
 func (s *Server) shutdown(context.Context) (any, error) {

@@ -145,6 +145,7 @@ func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (
 	s.resumed[a.SessionID] = true
 	s.mu.Unlock()
 	s.notifyContext(ctx, a.SessionID, "resume", r.Context, nil, nil, r.MissingFiles)
+	s.enforceStorage(ctx, store)
 	return r, nil
 }
 

@@ -10,6 +10,12 @@ import (
 //go:embed templates/base.md
 var baseInstructions string
 
+// folderLayout tells the model the session folder's layout and where to put
+// what it makes.
+//
+//go:embed templates/folder.md
+var folderLayout string
+
 // MaxListedSessionFiles is how many session file names the prompt lists.
 const MaxListedSessionFiles = 50
 
@@ -23,7 +29,7 @@ type File struct {
 // Input is everything the system prompt is built from. It is gathered
 // fresh before each turn; System is a pure function of it.
 type Input struct {
-	SessionFiles []string            // names in the session's sources/, sorted, hidden ones left out
+	SessionFiles []string            // the files directly in the session's sources/ (not folders), sorted, hidden ones left out
 	Context      map[string][]string // the relevant-context sets
 	Missing      []string            // files items that do not exist
 	Resumed      bool                // the first turn after ctxls.session.resume
@@ -51,8 +57,8 @@ const (
 	WhyOutside = "is outside the workspace folders and the session folder; ask the user to add it if it is needed"
 )
 
-// System renders the system prompt: base instructions, the session's
-// files, its context (introduced as a reminder after a resume), the
+// System renders the system prompt: base instructions, the session
+// folder's layout, the session's files, its context (introduced as a reminder after a resume), the
 // relevant files' contents within the budget, and the editor's candidates.
 func System(in Input) string {
 	text, _ := SystemParts(in)
@@ -64,6 +70,8 @@ func System(in Input) string {
 func SystemParts(in Input) (text string, fileTokens int) {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(baseInstructions, "\n"))
+	b.WriteString("\n\n")
+	b.WriteString(strings.TrimRight(folderLayout, "\n"))
 	b.WriteString("\n")
 	if len(in.SessionFiles) > 0 {
 		b.WriteString("\n## Current Session Files\n\n")

@@ -53,6 +53,8 @@ const (
 const (
 	ContextChanged = "ctxls/contextChanged"
 	SessionUpdated = "ctxls/sessionUpdated"
+	// SessionFilesChanged: a file in a session folder was written or removed.
+	SessionFilesChanged = "ctxls/sessionFilesChanged"
 )
 
 // Info describes one command or notification.
@@ -113,15 +115,15 @@ var Commands = []Info{
 		Args: EmptyArgs{}, Result: CandidatesResult{},
 		ExampleArgs:   `{}`,
 		ExampleResult: `{"v": 1, "files": [{"uri": "file:///home/ann/app/src/login.go", "path": "/home/ann/app/src/login.go", "languageId": "go", "open": true, "dirty": true, "active": true, "lastEditedAt": "2026-11-22T14:04:59Z", "size": 5120}]}`},
-	{ID: FilesAdd, Doc: "Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`. At most 25 MB. An existing file of the same name is replaced.",
+	{ID: FilesAdd, Doc: "Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`. At most 25 MiB (26,214,400 bytes); a larger file is refused with its exact size. An existing file of the same name is replaced. Sends `ctxls/sessionFilesChanged` (by \"user\").",
 		Args: FilesAddArgs{}, Result: FilesAddResult{},
 		ExampleArgs:   `{"path": "docs/spec.pdf"}`,
 		ExampleResult: `{"v": 1, "name": "spec.pdf", "size": 48213}`},
-	{ID: FilesList, Doc: "Lists the files in one of the session folder's subfolders (sources, results, scripts, data; default sources), sorted, hidden files left out.",
+	{ID: FilesList, Doc: "Lists the files in one of the session folder's subfolders (sources, results, scripts, data; default sources), sorted, hidden files left out. Only files are listed, never folders: in sources/ the files directly inside; in results/, scripts/ and data/ also the files in folders below, as \"sub/name\". Symbolic links to folders are neither listed nor followed.",
 		Args: FilesListArgs{}, Result: FilesListResult{},
 		ExampleArgs:   `{"subdir": "sources"}`,
 		ExampleResult: `{"v": 1, "files": ["data.csv", "spec.pdf"]}`},
-	{ID: FilesRemove, Doc: "Removes a file from the session's sources/ folder (a symbolic link is removed, never its target).",
+	{ID: FilesRemove, Doc: "Removes a file from the session's sources/ folder (a symbolic link is removed, never its target). Sends `ctxls/sessionFilesChanged` (by \"user\", size 0, removed true).",
 		Args: FilesRemoveArgs{}, Result: FilesRemoveResult{},
 		ExampleArgs:   `{"name": "spec.pdf"}`,
 		ExampleResult: `{"v": 1, "name": "spec.pdf", "removed": true}`},
@@ -171,6 +173,9 @@ var Notifications = []Info{
 	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model).",
 		Result:        SessionUpdatedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user"}`},
+	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. Files the storage clean-up removes are reported with `window/showMessage` instead.",
+		Result:        SessionFilesChangedParams{},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv", "size": 2048, "by": "model"}`},
 }
 
 // IDs returns every command ID, for executeCommandProvider.commands.
@@ -461,4 +466,14 @@ type SessionUpdatedParams struct {
 	SessionID   string              `json:"sessionId"`
 	Title       string              `json:"title"`
 	TitleSource session.TitleSource `json:"titleSource"`
+}
+
+// SessionFilesChangedParams are the params of ctxls/sessionFilesChanged.
+type SessionFilesChangedParams struct {
+	SessionID string `json:"sessionId"`
+	Subdir    string `json:"subdir"` // sources, results, scripts or data
+	Name      string `json:"name"`   // the path below subdir, "/"-separated
+	Size      int64  `json:"size"`   // bytes; 0 for a removal
+	By        string `json:"by"`     // "model" or "user"
+	Removed   bool   `json:"removed,omitempty"`
 }

@@ -31,6 +31,7 @@ return {
   notifications = {
     context_changed = "ctxls/contextChanged",
     session_updated = "ctxls/sessionUpdated",
+    session_files_changed = "ctxls/sessionFilesChanged",
   },
   client_notifications = {
   },

@@ -309,6 +309,15 @@ export interface SessionUpdatedParams {
   titleSource: TitleSource;
 }
 
+export interface SessionFilesChangedParams {
+  sessionId: string;
+  subdir: string;
+  name: string;
+  size: number;
+  by: string;
+  removed?: boolean;
+}
+
 /** Command IDs (workspace/executeCommand), as declared in lsp/command. */
 export const Commands = {
   sessionNew: "ctxls.session.new",
@@ -370,11 +379,13 @@ export interface RequestTypes {
 export const Notifications = {
   contextChanged: "ctxls/contextChanged",
   sessionUpdated: "ctxls/sessionUpdated",
+  sessionFilesChanged: "ctxls/sessionFilesChanged",
 } as const;
 
 export interface NotificationTypes {
   "ctxls/contextChanged": ContextChangedParams;
   "ctxls/sessionUpdated": SessionUpdatedParams;
+  "ctxls/sessionFilesChanged": SessionFilesChangedParams;
 }
 
 /** Notifications the editor sends. */
