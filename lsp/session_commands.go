@@ -99,7 +99,7 @@ func (s *Server) resumeState(ctx context.Context, store *session.Store, id strin
 		Session:      sess,
 		Context:      nonNilContext(sets),
 		MissingFiles: missing,
-		Reminder:     prompts.Reminder(sets, missing),
+		Reminder:     prompts.Reminder(sets, missing, sess.Meta.EnvHint),
 	}, nil
 }
 
