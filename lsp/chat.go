@@ -111,10 +111,11 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		s.showMessage(ctx, 1, err.Error())
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
 	}
-	_, id, err := s.sessionFor(ctx, a.SessionID, true)
+	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
 		return nil, err
 	}
+	s.recordEnv(ctx, store, id)
 	if len(token) == 0 && workDone {
 		t, _ := json.Marshal(fmt.Sprintf("ctxls-chat-%s-%d", id[:6], s.nextToken()))
 		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": json.RawMessage(t)}, nil); err == nil {
@@ -203,17 +204,24 @@ func (s *Server) cancelProgress(params json.RawMessage) {
 	}
 }
 
-// didChangeConfiguration takes settings.ctxls.provider.
+// didChangeConfiguration takes settings.ctxls.provider and
+// settings.ctxls.viewIdleMs.
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
 			Ctxls struct {
-				Provider json.RawMessage `json:"provider"`
+				Provider   json.RawMessage `json:"provider"`
+				ViewIdleMs json.RawMessage `json:"viewIdleMs"`
 			} `json:"ctxls"`
 		} `json:"settings"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
+	}
+	if idle, err := parseViewIdle(p.Settings.Ctxls.ViewIdleMs); err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+	} else if idle > 0 {
+		s.view.setIdle(idle)
 	}
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil

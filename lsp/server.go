@@ -76,6 +76,12 @@ type Server struct {
 	provider       chat.Provider   // the configured provider, unresolved
 	clientWorkDone bool            // the client supports window/workDoneProgress/create
 	resumed        map[string]bool // sessions resumed since their last turn
+	clientInfo     string          // "<name> <version>" from initialize's clientInfo
+	envOverride    string          // initializationOptions.envHint, used verbatim
+
+	// view is the editor's view waiting to be captured; it has its own
+	// mutex (see view.go).
+	view viewState
 
 	// currentMu serialises "create a session on first need", so two
 	// concurrent commands do not create two sessions. Taken before mu.
@@ -140,6 +146,8 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 		s.mu.Unlock()
 	case <-ctx.Done():
 	}
+	// No view capture may write once the store closes.
+	s.view.stop()
 	s.mu.Lock()
 	store, engine := s.store, s.engine
 	s.store = nil

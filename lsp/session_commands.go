@@ -126,6 +126,9 @@ func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (
 	if err != nil {
 		return nil, err
 	}
+	// Recorded first, so the reminder shows the environment the next
+	// turn's prompt will show.
+	s.recordEnv(ctx, store, a.SessionID)
 	r, err := s.resumeState(ctx, store, a.SessionID)
 	if err != nil {
 		return nil, err
