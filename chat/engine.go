@@ -87,6 +87,10 @@ type Turn struct {
 	Candidates []string
 	Roots      []string // workspace folders
 	Provider   Resolved
+	// Env is the session's envHint as the turn records it (the reminder's
+	// first line); "" uses the one stored with the session. A preview
+	// passes what its turn would record.
+	Env string
 }
 
 // Result is the end of a turn.
@@ -372,6 +376,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var sets session.Context
 	if t.SessionID != "" {
+		if sess, err := e.Store.Get(ctx, t.SessionID); err == nil {
+			in.Env = sess.Meta.EnvHint // the reminder's first line
+		}
 		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
 			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
 		} else {
@@ -381,6 +388,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 		if sets, err = e.Store.Context(ctx, t.SessionID); err != nil {
 			return nil, err
 		}
+	}
+	if t.Env != "" {
+		in.Env = t.Env
 	}
 	in.Context = sets
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.Buffers)

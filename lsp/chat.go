@@ -120,10 +120,11 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		s.showMessage(ctx, 1, err.Error())
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
 	}
-	_, id, err := s.sessionFor(ctx, a.SessionID, true)
+	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
 		return nil, err
 	}
+	s.recordEnv(ctx, store, id)
 	if len(token) == 0 && workDone {
 		t, _ := json.Marshal(fmt.Sprintf("ctxls-chat-%s-%d", id[:6], s.nextToken()))
 		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": json.RawMessage(t)}, nil); err == nil {
@@ -219,6 +220,7 @@ func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, err
 	pv, err := engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: chat.PreviewProvider(prov, os.Getenv),
+		Env: s.envHint(), // what the turn records
 	})
 	if err != nil {
 		return nil, err
@@ -284,13 +286,14 @@ func (s *Server) cancelProgress(params json.RawMessage) {
 }
 
 // didChangeConfiguration takes settings.ctxls.provider and
-// settings.ctxls.storageSoftLimitMB.
+// settings.ctxls.storageSoftLimitMB and settings.ctxls.viewIdleMs.
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
 			Ctxls struct {
 				Provider           json.RawMessage `json:"provider"`
 				StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB"`
+				ViewIdleMs         json.RawMessage `json:"viewIdleMs"`
 			} `json:"ctxls"`
 		} `json:"settings"`
 	}
@@ -298,6 +301,11 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 		return err
 	}
 	s.setStorageLimit(p.Settings.Ctxls.StorageSoftLimitMB)
+	if idle, err := parseViewIdle(p.Settings.Ctxls.ViewIdleMs); err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+	} else if idle > 0 {
+		s.view.setIdle(idle)
+	}
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
 	}

@@ -83,6 +83,12 @@ type Server struct {
 	clientWorkDone bool            // the client supports window/workDoneProgress/create
 	resumed        map[string]bool // sessions resumed since their last turn
 	storageLimitMB int             // the editor's storageSoftLimitMB (initializationOptions, then settings); 0 if unset
+	clientInfo     string          // "<name> <version>" from initialize's clientInfo
+	envOverride    string          // initializationOptions.envHint, used verbatim
+
+	// view is the editor's view waiting to be captured; it has its own
+	// mutex (see view.go).
+	view viewState
 
 	// storageMu serialises this connection's storage clean-ups (see
 	// enforceStorage), so two at once do not both report the same files.
@@ -151,6 +157,8 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 		s.mu.Unlock()
 	case <-ctx.Done():
 	}
+	// No view capture may write once the store closes.
+	s.view.stop()
 	s.mu.Lock()
 	store, engine := s.store, s.engine
 	s.store = nil

@@ -33,6 +33,7 @@ type Input struct {
 	Context      map[string][]string // the relevant-context sets
 	Missing      []string            // files items that do not exist
 	Resumed      bool                // the first turn after ctxls.session.resume
+	Env          string              // the session's envHint (Meta.EnvHint), shown first in the reminder
 	Relevant     []File              // the files set and the turn's files, in order
 	Changed      []string            // relevant files whose content changed since they were last sent
 	Withheld     []Withheld          // relevant files not sent, with why
@@ -85,7 +86,7 @@ func SystemParts(in Input) (text string, fileTokens int) {
 		}
 		b.WriteString("\nUse these files when relevant to the user's requests. You can read them with `read_file(\"sources/filename\")`.\n")
 	}
-	if reminder := Reminder(in.Context, in.Missing); reminder != "" {
+	if reminder := Reminder(in.Context, in.Missing, in.Env); reminder != "" {
 		b.WriteString("\n## Session Context\n\n")
 		if in.Resumed {
 			b.WriteString("The user has resumed this session. As a reminder, this is where the work stood:\n\n")

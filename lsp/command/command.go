@@ -57,6 +57,13 @@ const (
 	SessionFilesChanged = "ctxls/sessionFilesChanged"
 )
 
+// Notification methods sent by the client.
+const (
+	DidChangeView = "ctxls/didChangeView"
+	// DidFocus is the older name of DidChangeView, still accepted.
+	DidFocus = "textDocument/didFocus"
+)
+
 // Info describes one command or notification.
 type Info struct {
 	ID     string
@@ -75,10 +82,10 @@ var Commands = []Info{
 		Args: SessionNewArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"title": "Fix login redirect"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:00:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 0, "fileCount": 0}}`},
-	{ID: SessionResume, Doc: "Makes a stored session current and returns its relevant context, the `files` items that no longer exist, and the reminder the model will be given on the next turn. Also sends `ctxls/contextChanged` with reason \"resume\".",
+	{ID: SessionResume, Doc: "Makes a stored session current, records this connection's envHint in it (see Environment), and returns its relevant context, the `files` items that no longer exist, and the reminder the model will be given on the next turn. Also sends `ctxls/contextChanged` with reason \"resume\".",
 		Args: SessionRefArgs{}, Result: ResumeResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
-		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Relevant files:\n- /home/ann/app/login.go\n(1 file not found)\nports: 8080\n"}`},
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {"envHint": "vscode 1.90.0; workspace /home/ann/app; git branch main"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"applet": ["editor", "file=/home/ann/app/login.go", "line=42"], "files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Environment: vscode 1.90.0; workspace /home/ann/app; git branch main\nRelevant files:\n- /home/ann/app/login.go\n(1 file not found)\nLast applet: editor (file=/home/ann/app/login.go, line=42)\nports: 8080\n"}`},
 	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles. `nextCursor` is present only when there are more sessions: pass it back as `cursor` for the next page; the last page has none.",
 		Args: SessionListArgs{}, Result: SessionListResult{},
 		ExampleArgs:   `{"query": "login", "limit": 20}`,
@@ -161,21 +168,26 @@ var Requests = []Info{
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
 }
 
-// ClientNotifications lists the notifications ctxls reads from the editor
-// beyond the standard LSP ones.
-var ClientNotifications = []Info{}
-
 // Notifications lists every notification the server sends.
 var Notifications = []Info{
-	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk.",
+	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk. `applet` is the `applet` set as an object (slug and parameters), present when the session has one; the editor's idle view capture changes it (reason \"changed\").",
 		Result:        ContextChangedParams{},
-		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"files": ["/home/ann/app/src/login.go"]}, "added": ["/home/ann/app/src/login.go"], "removed": [], "missing": []}`},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"applet": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "files": ["/home/ann/app/src/login.go"]}, "added": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "removed": [], "missing": [], "applet": {"slug": "editor", "params": {"file": "/home/ann/app/src/login.go", "line": "42", "selection": "42-49"}}}`},
 	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model).",
 		Result:        SessionUpdatedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user"}`},
 	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. Files the storage clean-up removes are reported with `window/showMessage` instead.",
 		Result:        SessionFilesChangedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv", "size": 2048, "by": "model"}`},
+}
+
+// ClientNotifications lists the notifications ctxls accepts from the
+// editor beyond the standard LSP ones. Args is the params type and
+// ExampleArgs its example; they have no result.
+var ClientNotifications = []Info{
+	{ID: DidChangeView, Doc: "The editor's view changed: the focused document, its selection and the visible lines. Send it when the active editor, its selection or its scroll position changes (debouncing is not needed). Records the active file (`active` in `ctxls.context.candidates`); once no view change has arrived for `viewIdleMs`, the view is captured as the current session's `applet` set (see \"The editor's view\" above). Positions are in the negotiated encoding; only their lines are used. `textDocument/didFocus` with the same params is accepted as an older name.",
+		Args:        DidChangeViewParams{},
+		ExampleArgs: `{"textDocument": {"uri": "file:///home/ann/app/src/login.go"}, "selection": {"start": {"line": 41, "character": 4}, "end": {"line": 49, "character": 0}}, "visibleRange": {"start": {"line": 20, "character": 0}, "end": {"line": 80, "character": 0}}}`},
 }
 
 // IDs returns every command ID, for executeCommandProvider.commands.
@@ -459,6 +471,41 @@ type ContextChangedParams struct {
 	Added     []string        `json:"added"`
 	Removed   []string        `json:"removed"`
 	Missing   []string        `json:"missing"`
+	// Applet is the applet set parsed, present when the session has one.
+	Applet *Applet `json:"applet,omitempty"`
+}
+
+// Applet is the "applet" context set [slug, "key=value", ...] as an
+// object: the first item is the slug, each later item a parameter (an item
+// without "=" is a key with an empty value).
+type Applet struct {
+	Slug   string            `json:"slug"`
+	Params map[string]string `json:"params"`
+}
+
+// DidChangeViewParams are the params of ctxls/didChangeView.
+type DidChangeViewParams struct {
+	TextDocument TextDocumentIdentifier `json:"textDocument"`
+	Selection    *Range                 `json:"selection,omitempty"`
+	VisibleRange *Range                 `json:"visibleRange,omitempty"`
+}
+
+// TextDocumentIdentifier is LSP's {uri}.
+type TextDocumentIdentifier struct {
+	URI string `json:"uri"`
+}
+
+// Range is LSP's range: zero-based lines, characters in the negotiated
+// position encoding.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// Position is LSP's position.
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
 }
 
 // SessionUpdatedParams are the params of ctxls/sessionUpdated.

@@ -34,5 +34,6 @@ return {
     session_files_changed = "ctxls/sessionFilesChanged",
   },
   client_notifications = {
+    did_change_view = "ctxls/didChangeView",
   },
 }

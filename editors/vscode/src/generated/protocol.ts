@@ -294,6 +294,11 @@ export interface SetModelArgs {
   model: string;
 }
 
+export interface Applet {
+  slug: string;
+  params: Record<string, string>;
+}
+
 export interface ContextChangedParams {
   sessionId: string;
   reason: string;
@@ -301,6 +306,7 @@ export interface ContextChangedParams {
   added: string[];
   removed: string[];
   missing: string[];
+  applet?: Applet;
 }
 
 export interface SessionUpdatedParams {
@@ -316,6 +322,26 @@ export interface SessionFilesChangedParams {
   size: number;
   by: string;
   removed?: boolean;
+}
+
+export interface TextDocumentIdentifier {
+  uri: string;
+}
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface DidChangeViewParams {
+  textDocument: TextDocumentIdentifier;
+  selection?: Range;
+  visibleRange?: Range;
 }
 
 /** Command IDs (workspace/executeCommand), as declared in lsp/command. */
@@ -390,7 +416,9 @@ export interface NotificationTypes {
 
 /** Notifications the editor sends. */
 export const ClientNotifications = {
+  didChangeView: "ctxls/didChangeView",
 } as const;
 
 export interface ClientNotificationTypes {
+  "ctxls/didChangeView": DidChangeViewParams;
 }
