@@ -17,3 +17,7 @@ cmd("CtxlsDrop", function(a) require("ctxls").drop(a.args) end, { nargs = "?", c
 cmd("CtxlsContext", function() require("ctxls").show_context() end)
 cmd("CtxlsCancel", function() require("ctxls").cancel() end)
 cmd("CtxlsExport", function() require("ctxls").export() end)
+cmd("CtxlsShow", function(a) require("ctxls").show(a.args) end, { nargs = "?" })
+cmd("CtxlsSearch", function(a) require("ctxls").search(a.args) end, { nargs = "*" })
+cmd("CtxlsRegenerateTitle", function() require("ctxls").regenerate_title() end)
+cmd("CtxlsPreview", function(a) require("ctxls").preview(a.args) end, { nargs = "*" })

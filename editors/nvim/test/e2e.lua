@@ -40,7 +40,7 @@ local ok, err = pcall(function()
     vim.cmd("CtxlsAdd")
     wait("context changed", function()
       for _, m in ipairs(messages) do
-        if m:find("context changed", 1, true) and m:find(file, 1, true) then
+        if m:find("context changed: files (1)", 1, true) then
           return true
         end
       end
@@ -49,7 +49,7 @@ local ok, err = pcall(function()
     vim.cmd("CtxlsAsk what does this file do?")
     local chat
     wait("the streamed answer", function()
-      chat = vim.fn.bufnr("ctxls://chat")
+      chat = vim.fn.bufnr("ctxls://chat/")
       if chat < 0 then
         return false
       end
@@ -70,7 +70,7 @@ local ok, err = pcall(function()
     vim.cmd("CtxlsSessions")
     wait("resume notification", function()
       for _, m in ipairs(messages) do
-        if m:find("resumed context", 1, true) and m:find(file, 1, true) then
+        if m:find("resumed context: files (1)", 1, true) then
           return true
         end
       end

@@ -10,11 +10,23 @@ M.config = {
   provider = nil, -- { baseURL, model, apiKeyEnv, titleModel, contextWindow, maxOutputTokens }
   data_dir = nil,
   debounce = 50, -- ms between didChange notifications
+  -- The daemon's log (its stderr would be shown as [ERROR] lines in the LSP
+  -- log): --log-file is added to cmd unless cmd names one. false: no file.
+  log_file = vim.fn.stdpath("cache") .. "/ctxls.log",
 }
 
-local state = { client_id = nil, turn = nil, seq = 0, chat_buf = nil }
+-- state is the plugin's one connection:
+--   client_id   the LSP client
+--   current     the current session's id (nil before the first one)
+--   titles      session id → title
+--   bufs        session id → its chat buffer
+--   turn        the running turn: {token, buf, session, request_id, thinking, done}
+--   last_file   the last normal file buffer entered (for :CtxlsAdd from the chat)
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil }
 
 local function notify(msg, level)
+  -- One line: a multi-line message stops the user with Press ENTER.
+  msg = tostring(msg):gsub("%s*\n%s*", "; ")
   vim.notify("ctxls: " .. msg, level or vim.log.levels.INFO)
 end
 
@@ -37,8 +49,9 @@ function M.client()
   return state.client_id and vim.lsp.get_client_by_id(state.client_id) or nil
 end
 
--- command runs a ctxls command with one object argument.
-function M.command(id, arg, cb)
+-- command runs a ctxls command with one object argument; on_err (optional)
+-- gets the error instead of the default notice.
+function M.command(id, arg, cb, on_err)
   local client = M.client()
   if not client then
     notify("the daemon is not running", vim.log.levels.ERROR)
@@ -49,7 +62,11 @@ function M.command(id, arg, cb)
   end
   request(client, "workspace/executeCommand", { command = id, arguments = { arg } }, function(err, result)
     if err then
-      notify(id .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      if on_err then
+        on_err(err)
+      else
+        notify(id .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      end
       return
     end
     if cb then
@@ -58,23 +75,49 @@ function M.command(id, arg, cb)
   end)
 end
 
--- Chat buffer -------------------------------------------------------------
+-- Chat buffers: one per session ----------------------------------------------
 
-local function chat_buffer()
-  if state.chat_buf and vim.api.nvim_buf_is_valid(state.chat_buf) then
-    return state.chat_buf
+local function redraw()
+  pcall(vim.cmd, "redraw")
+end
+
+local function set_lines(buf, first, last, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+end
+
+-- chat_buffer returns the chat buffer of a session, made on first use,
+-- with a header naming the session.
+local function chat_buffer(id)
+  local buf = state.bufs[id]
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    return buf
   end
-  local buf = vim.api.nvim_create_buf(true, true)
-  vim.api.nvim_buf_set_name(buf, "ctxls://chat")
+  buf = vim.api.nvim_create_buf(true, true)
+  vim.api.nvim_buf_set_name(buf, "ctxls://chat/" .. id:sub(1, 6))
   vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
   vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  state.chat_buf = buf
+  set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), "" })
+  vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
+  state.bufs[id] = buf
   return buf
 end
 
+local function is_chat(buf)
+  return vim.api.nvim_buf_get_name(buf):find("^ctxls://") ~= nil
+end
+
+-- show_chat shows buf in the window showing a chat buffer, else a new one.
 local function show_chat(buf)
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf then
+      return win
+    end
+  end
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if is_chat(vim.api.nvim_win_get_buf(win)) then
+      vim.api.nvim_win_set_buf(win, buf)
       return win
     end
   end
@@ -84,26 +127,88 @@ local function show_chat(buf)
   return win
 end
 
-local function append(buf, text)
-  local last = vim.api.nvim_buf_line_count(buf)
-  local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ""
-  local lines = vim.split(tail .. text, "\n", { plain = true })
-  vim.api.nvim_buf_set_lines(buf, last - 1, last, false, lines)
+local function follow(buf)
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf then
       vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
     end
   end
+  redraw()
 end
 
--- Handlers ----------------------------------------------------------------
+local function append(buf, text)
+  local last = vim.api.nvim_buf_line_count(buf)
+  local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ""
+  set_lines(buf, last - 1, last, vim.split(tail .. text, "\n", { plain = true }))
+  follow(buf)
+end
+
+local function set_title(id, title)
+  state.titles[id] = title
+  local buf = state.bufs[id]
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    set_lines(buf, 0, 1, { "# " .. title })
+  end
+end
+
+-- render_history fills a session's buffer with its stored messages.
+local function render_history(sess, messages)
+  set_title(sess.id, sess.title)
+  local buf = chat_buffer(sess.id)
+  set_lines(buf, 0, -1, { "# " .. sess.title, "" })
+  for _, m in ipairs(messages or {}) do
+    if m.role == "user" then
+      append(buf, "\n## You\n\n" .. m.content .. "\n")
+    elseif m.role == "assistant" and m.content ~= "" then
+      local mark = ""
+      if m.status == "interrupted" then
+        mark = "\n\n_cancelled_"
+      elseif m.status == "error" then
+        mark = "\n\n_failed_"
+      end
+      append(buf, "\n## ctxls\n\n" .. m.content .. mark .. "\n")
+    end
+  end
+  return buf
+end
+
+-- Turns ------------------------------------------------------------------------
+
+-- finish ends the running turn once: from the progress end, the reply, or a
+-- cancelled request whose reply Neovim 0.7 drops.
+local function finish(turn, how)
+  if turn.done then
+    return
+  end
+  turn.done = true
+  if state.turn == turn then
+    state.turn = nil
+  end
+  if turn.thinking then
+    set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
+    turn.thinking = nil
+  end
+  if how == "cancelled" then
+    append(turn.buf, "\n\n_cancelled_")
+  elseif how and how ~= "done" then
+    append(turn.buf, "\n\n_" .. how:gsub("\n", " ") .. "_")
+  end
+  append(turn.buf, "\n")
+  redraw()
+end
 
 local function on_progress(err, result, ctx, config)
   local turn = state.turn
   if turn and result and result.token == turn.token then
     local v = result.value or {}
     if v.delta then
+      if turn.thinking then
+        set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
+        turn.thinking = nil
+      end
       append(turn.buf, v.delta)
+    elseif v.kind == "end" then
+      finish(turn, v.message)
     elseif v.kind == "report" and v.message then
       notify(v.message)
     end
@@ -115,24 +220,40 @@ local function on_progress(err, result, ctx, config)
   end
 end
 
+-- context_line sums a context up in one line: "files (2), ports (1)".
+local function context_line(ctx)
+  local parts = {}
+  for name, items in pairs(ctx or {}) do
+    table.insert(parts, string.format("%s (%d)", name, #items))
+  end
+  table.sort(parts)
+  return #parts > 0 and table.concat(parts, ", ") or "empty"
+end
+
 local handlers = {
   ["$/progress"] = on_progress,
   [P.notifications.context_changed] = function(_, p)
-    local parts = {}
-    for name, items in pairs(p.context or {}) do
-      table.insert(parts, name .. ": " .. table.concat(items, ", "))
-    end
-    table.sort(parts)
-    local head = p.reason == "resume" and "resumed context" or "context changed"
-    local msg = head .. (#parts > 0 and ("\n" .. table.concat(parts, "\n")) or " (empty)")
-    if p.missing and #p.missing > 0 then
-      msg = msg .. "\nmissing: " .. table.concat(p.missing, ", ")
-    end
-    notify(msg)
+    local head = p.reason == "resume" and "resumed context: " or "context changed: "
+    local missing = (p.missing and #p.missing > 0) and string.format("; %d missing", #p.missing) or ""
+    notify(head .. context_line(p.context) .. missing .. " (:CtxlsContext)")
   end,
   [P.notifications.session_updated] = function(_, p)
-    state.title = p.title
-    notify("session: " .. p.title)
+    set_title(p.sessionId, p.title)
+  end,
+  [P.notifications.session_files_changed] = function(_, p)
+    local buf = state.bufs[p.sessionId]
+    if buf and vim.api.nvim_buf_is_valid(buf) and p.by == "model" then
+      append(buf, string.format("\n\n_wrote %s/%s (%d bytes)_\n\n", p.subdir, p.name, p.size))
+    end
+  end,
+  -- The daemon's messages already say ctxls: shown once, on one line.
+  ["window/showMessage"] = function(_, p)
+    local msg = (p.message or ""):gsub("^ctxls: ", "")
+    if msg:find("no model provider is configured", 1, true) then
+      msg = msg .. ". In Neovim: require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } })"
+    end
+    local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+    notify(msg, levels[p.type] or vim.log.levels.INFO)
   end,
   -- The default handler waits for a choice, which blocks a headless editor.
   ["window/showMessageRequest"] = function(_, p)
@@ -143,11 +264,20 @@ local handlers = {
 
 -- Starting and attaching ----------------------------------------------------
 
+local function server_cmd()
+  local cmd = vim.deepcopy(M.config.cmd)
+  if M.config.log_file and not vim.tbl_contains(cmd, "--log-file") then
+    vim.fn.mkdir(vim.fn.fnamemodify(M.config.log_file, ":h"), "p")
+    vim.list_extend(cmd, { "--log-file", M.config.log_file })
+  end
+  return cmd
+end
+
 local function lsp_config()
-  local init = { provider = M.config.provider, dataDir = M.config.data_dir }
+  local init = { provider = M.config.provider, dataDir = M.config.data_dir, viewIdleMs = M.config.view_idle_ms }
   return {
     name = "ctxls",
-    cmd = M.config.cmd,
+    cmd = server_cmd(),
     root_dir = vim.loop.cwd(),
     init_options = init,
     handlers = handlers,
@@ -160,6 +290,7 @@ local function attachable(buf)
   return vim.api.nvim_buf_is_valid(buf)
     and vim.api.nvim_buf_get_option(buf, "buftype") == ""
     and vim.api.nvim_buf_get_name(buf) ~= ""
+    and not is_chat(buf)
 end
 
 function M.attach(buf)
@@ -167,6 +298,7 @@ function M.attach(buf)
   if not attachable(buf) then
     return
   end
+  state.last_file = buf
   if vim.lsp.start then
     -- 0.8+: starts the client once (same name and root) and attaches buf.
     local id = vim.lsp.start(lsp_config(), { bufnr = buf })
@@ -184,13 +316,56 @@ function M.attach(buf)
   end
 end
 
+-- view sends ctxls/didChangeView for the current window: the file, the
+-- selection (the cursor, or the visual selection) and the visible lines.
+function M.view()
+  local client, buf = M.client(), vim.api.nvim_get_current_buf()
+  if not client or not client.initialized or not attachable(buf) then
+    return
+  end
+  local cur = vim.api.nvim_win_get_cursor(0)
+  local from, to = { cur[1] - 1, cur[2] }, { cur[1] - 1, cur[2] }
+  local mode = vim.api.nvim_get_mode().mode
+  if mode == "v" or mode == "V" or mode == "\22" then
+    local v = vim.fn.getpos("v")
+    from = { math.min(v[2], cur[1]) - 1, 0 }
+    to = { math.max(v[2], cur[1]) - 1, 0 }
+  end
+  local pos = function(p)
+    return { line = p[1], character = p[2] }
+  end
+  client_notify(client, P.client_notifications.did_change_view, {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    selection = { start = pos(from), ["end"] = pos(to) },
+    visibleRange = { start = { line = vim.fn.line("w0") - 1, character = 0 }, ["end"] = { line = vim.fn.line("w$") - 1, character = 0 } },
+  })
+end
+
+-- helptags makes :help ctxls work right after the plugin is put on the
+-- runtimepath: doc/tags is generated when missing or older than the help.
+local function helptags()
+  local src = debug.getinfo(1, "S").source:sub(2) -- .../lua/ctxls/init.lua
+  local doc = vim.fn.fnamemodify(src, ":h:h:h") .. "/doc"
+  local help, tags = doc .. "/ctxls.txt", doc .. "/tags"
+  if vim.fn.filereadable(help) == 1 and vim.fn.getftime(tags) < vim.fn.getftime(help) then
+    pcall(vim.cmd, "silent helptags " .. vim.fn.fnameescape(doc))
+  end
+end
+
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
+  helptags()
   local group = vim.api.nvim_create_augroup("ctxls", { clear = true })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
     group = group,
     callback = function(a)
       M.attach(a.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "CursorHold", "BufEnter" }, {
+    group = group,
+    callback = function()
+      M.view()
     end,
   })
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
@@ -201,6 +376,19 @@ function M.setup(opts)
 end
 
 -- Commands ------------------------------------------------------------------
+
+-- with_session calls cb with the current session's id, creating a session
+-- first when there is none (so the chat buffer belongs to it from the start).
+local function with_session(cb)
+  if state.current then
+    return cb(state.current)
+  end
+  M.command(P.commands.session_new, {}, function(r)
+    state.current = r.session.id
+    state.titles[r.session.id] = r.session.title
+    cb(r.session.id)
+  end)
+end
 
 function M.ask(message)
   if not message or message == "" then
@@ -220,27 +408,33 @@ function M.ask(message)
     notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
     return
   end
-  state.seq = state.seq + 1
-  local token = "ctxls-nvim-" .. state.seq
-  local buf = chat_buffer()
-  show_chat(buf)
-  append(buf, (vim.api.nvim_buf_line_count(buf) > 1 and "\n\n" or "") .. "## You\n\n" .. message .. "\n\n## ctxls\n\n")
-  state.turn = { token = token, buf = buf }
-  local ok, id = request(client, P.requests.chat, { message = message, workDoneToken = token }, function(err, result)
-    state.turn = nil
-    if err then
-      append(buf, "\n\n_" .. (err.code == -32800 and "cancelled" or ("error: " .. (err.message or ""))) .. "_")
-      return
-    end
-    if result and result.finishReason == "error" then
-      append(buf, "\n\n_the turn failed; see :messages_")
+  with_session(function(id)
+    state.seq = state.seq + 1
+    local buf = chat_buffer(id)
+    show_chat(buf)
+    append(buf, "\n## You\n\n" .. message .. "\n\n## ctxls\n\n")
+    local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id }
+    turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
+    set_lines(buf, turn.thinking, turn.thinking + 1, { "_thinking…_" })
+    set_lines(buf, turn.thinking + 1, turn.thinking + 1, { "" })
+    follow(buf)
+    state.turn = turn
+    local params = { message = message, sessionId = id, workDoneToken = turn.token }
+    local ok, rid = request(client, P.requests.chat, params, function(err, result)
+      if err then
+        finish(turn, err.code == -32800 and "cancelled" or ("error: " .. (err.message or "")))
+      elseif result and result.finishReason == "error" then
+        finish(turn, "the turn failed; see :messages")
+      else
+        finish(turn, "done")
+      end
+    end)
+    if ok then
+      turn.request_id = rid
+    else
+      finish(turn, "error: the request could not be sent")
     end
   end)
-  if ok then
-    state.turn.request_id = id
-  else
-    state.turn = nil
-  end
 end
 
 function M.cancel()
@@ -252,20 +446,35 @@ function M.cancel()
   client_notify(client, "window/workDoneProgress/cancel", { token = turn.token })
 end
 
-local function buffer_path(file)
+-- file_path is the file a command acts on: the one named, else the current
+-- buffer's, else (from the chat or another special buffer) the last file.
+local function file_path(file)
   if file and file ~= "" then
     return vim.fn.fnamemodify(file, ":p")
   end
-  return vim.api.nvim_buf_get_name(0)
+  local buf = vim.api.nvim_get_current_buf()
+  if not attachable(buf) then
+    buf = state.last_file
+  end
+  if not buf or not vim.api.nvim_buf_is_valid(buf) then
+    return nil
+  end
+  return vim.api.nvim_buf_get_name(buf)
 end
 
 function M.add(file)
-  local path = buffer_path(file)
-  M.command(P.commands.context_set, { setName = "files", items = { path }, mode = "merge" })
+  local path = file_path(file)
+  if not path then
+    notify("no file to add: open one, or :CtxlsAdd {file}", vim.log.levels.WARN)
+    return
+  end
+  with_session(function(id)
+    M.command(P.commands.context_set, { sessionId = id, setName = "files", items = { path }, mode = "merge" })
+  end)
 end
 
 function M.drop(file)
-  local path = buffer_path(file)
+  local path = file_path(file)
   M.command(P.commands.context_get, { setName = "files" }, function(r)
     local keep = {}
     for _, f in ipairs((r.context or {}).files or {}) do
@@ -296,6 +505,25 @@ function M.show_context()
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
     vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
     vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
+    vim.api.nvim_buf_set_option(buf, "modifiable", false)
+  end)
+end
+
+-- show renders a session's history in its chat buffer (default: current).
+function M.show(id)
+  if (not id or id == "") and not state.current then
+    notify("no current session: :CtxlsSessions picks one")
+    return
+  end
+  M.command(P.commands.session_show, { sessionId = (id and id ~= "") and id or state.current }, function(r)
+    show_chat(render_history(r.session, r.messages))
+  end)
+end
+
+local function resume(id)
+  M.command(P.commands.session_resume, { sessionId = id }, function(r)
+    state.current = r.session.id
+    M.show(r.session.id)
   end)
 end
 
@@ -321,15 +549,44 @@ end
 
 function M.sessions()
   pick_session("Resume session", function(s)
-    M.command(P.commands.session_resume, { sessionId = s.id }, function(r)
-      state.title = r.session.title
+    resume(s.id)
+  end)
+end
+
+-- search finds sessions by their messages' text; the hit picked is resumed.
+function M.search(query)
+  if not query or query == "" then
+    vim.ui.input({ prompt = "Search sessions: " }, function(q)
+      if q and q ~= "" then
+        M.search(q)
+      end
+    end)
+    return
+  end
+  M.command(P.commands.session_search, { query = query, limit = 50 }, function(r)
+    local hits = r.hits or {}
+    if #hits == 0 then
+      notify("no session mentions " .. query)
+      return
+    end
+    vim.ui.select(hits, {
+      prompt = "Resume session",
+      format_item = function(h)
+        return string.format("%s — %s", h.title, (h.snippet or ""):gsub("%s+", " "))
+      end,
+    }, function(h)
+      if h then
+        resume(h.sessionId)
+      end
     end)
   end)
 end
 
 function M.new_session()
   M.command(P.commands.session_new, {}, function(r)
-    state.title = r.session.title
+    state.current = r.session.id
+    state.titles[r.session.id] = r.session.title
+    show_chat(chat_buffer(r.session.id))
     notify("new session")
   end)
 end
@@ -347,11 +604,68 @@ function M.rename(title)
   end
 end
 
+function M.regenerate_title()
+  if not state.current then
+    notify("no current session")
+    return
+  end
+  notify("asking the model for a title…")
+  M.command(P.commands.session_regenerate_title, { sessionId = state.current }, function(r)
+    set_title(r.session.id, r.session.title)
+    notify("title: " .. r.session.title)
+  end)
+end
+
 function M.delete()
   pick_session("Delete session", function(s)
-    M.command(P.commands.session_delete, { sessionId = s.id }, function()
-      notify("deleted " .. s.title)
+    vim.ui.select({ "Delete", "Keep" }, { prompt = string.format('Delete "%s" with its messages and files?', s.title) }, function(choice)
+      if choice ~= "Delete" then
+        return
+      end
+      M.command(P.commands.session_delete, { sessionId = s.id }, function()
+        if state.current == s.id then
+          state.current = nil
+        end
+        notify("deleted " .. s.title)
+      end)
     end)
+  end)
+end
+
+-- preview shows the model input of a turn (ctxls.chat.preview), read-only.
+function M.preview(message)
+  if not message or message == "" then
+    vim.ui.input({ prompt = "Preview the prompt for: " }, function(m)
+      if m and m ~= "" then
+        M.preview(m)
+      end
+    end)
+    return
+  end
+  M.command(P.commands.chat_preview, { message = message, sessionId = state.current }, function(r)
+    local t = r.tokens or {}
+    local lines = {
+      string.format("# Model input for %s (nothing sent)", r.model or "?"),
+      string.format("Tokens: %d of %d — system %d (files %d), history %d", t.total or 0, r.budget or 0, t.system or 0, t.files or 0, t.history or 0),
+    }
+    for _, m in ipairs(r.messages or {}) do
+      table.insert(lines, "")
+      table.insert(lines, "## " .. m.role)
+      table.insert(lines, "")
+      vim.list_extend(lines, vim.split(m.content or "", "\n", { plain = true }))
+    end
+    local names = {}
+    for _, tool in ipairs(r.tools or {}) do
+      table.insert(names, tool.name)
+    end
+    vim.list_extend(lines, { "", "## tools", "", table.concat(names, ", ") })
+    vim.cmd("botright new")
+    local buf = vim.api.nvim_get_current_buf()
+    vim.api.nvim_buf_set_name(buf, "ctxls://preview/" .. state.seq)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
+    vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
+    vim.api.nvim_buf_set_option(buf, "modifiable", false)
   end)
 end
 
@@ -361,9 +675,31 @@ function M.export()
   end)
 end
 
--- title is the current session's title, for statuslines.
+-- title is the current session's title.
 function M.title()
-  return state.title or ""
+  return state.current and state.titles[state.current] or ""
+end
+
+-- busy reports whether a turn is running.
+function M.busy()
+  return state.turn ~= nil
+end
+
+-- statusline is a component for 'statusline': "ctxls: <title>", with
+-- " [thinking…]" while a turn runs; "" when the daemon is not running.
+--   set statusline+=%{v:lua.require'ctxls'.statusline()}
+function M.statusline()
+  if not M.client() then
+    return ""
+  end
+  local s = "ctxls"
+  if M.title() ~= "" then
+    s = s .. ": " .. M.title()
+  end
+  if state.turn then
+    s = s .. " [thinking…]"
+  end
+  return s
 end
 
 return M

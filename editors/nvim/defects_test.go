@@ -1,0 +1,142 @@
+package nvim_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// nvimOrSkip finds nvim; in CI a missing one fails the test.
+func nvimOrSkip(t *testing.T) string {
+	t.Helper()
+	nvim, err := exec.LookPath("nvim")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("nvim is not installed; .ci/run installs Debian's neovim")
+		}
+		t.Skip("nvim is not installed")
+	}
+	return nvim
+}
+
+// phaseRunner runs test/defects.lua phases in headless Neovim against one
+// data directory and the fake provider.
+type phaseRunner struct {
+	t       *testing.T
+	nvim    string
+	env     []string
+	home    string
+	logFile string
+}
+
+func newPhaseRunner(t *testing.T, baseURL string) *phaseRunner {
+	work := t.TempDir()
+	file := filepath.Join(work, "main.go")
+	os.WriteFile(file, []byte("package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"), 0o644)
+	r := &phaseRunner{t: t, nvim: nvimOrSkip(t), home: t.TempDir()}
+	r.logFile = filepath.Join(t.TempDir(), "ctxls.log")
+	r.env = append(os.Environ(), "CTXLS_BIN="+lsptest.BuildBinary(t), "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
+		"OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY=", "CTXLS_MODEL=", "HOME="+r.home, "XDG_CACHE_HOME=", "XDG_STATE_HOME=", "CTXLS_LOG_FILE="+r.logFile)
+	return r
+}
+
+func (r *phaseRunner) run(phase string) {
+	r.t.Helper()
+	here, _ := filepath.Abs(".")
+	cmd := exec.Command(r.nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "defects.lua"))
+	cmd.Env = append(r.env, "CTXLS_TEST_PHASE="+phase)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		r.t.Fatalf("%s: nvim did not finish:\n%s", phase, out)
+	}
+	if err != nil {
+		r.t.Fatalf("%s: %v\n%s", phase, err, out)
+	}
+}
+
+// TestNeovimDefects: each phase is a defect seen in Neovim 0.7.2, driven as
+// a person uses the plugin (see test/defects.lua).
+func TestNeovimDefects(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Model title"}}))
+	r := newPhaseRunner(t, fake.URL)
+
+	t.Run("cancel then ask again", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"partial ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1},
+			openaitest.Reply{Chunks: []string{"second answer"}})
+		r.t = t
+		r.run("cancel")
+		// The daemon's logs go to its log file, not to Neovim's LSP log as [ERROR].
+		if b, err := os.ReadFile(r.logFile); err != nil || !strings.Contains(string(b), "level=INFO") {
+			t.Errorf("the daemon's log file: %v\n%s", err, b)
+		}
+		lspLog := filepath.Join(r.home, ".cache", "nvim", "lsp.log")
+		if b, err := os.ReadFile(lspLog); err == nil && strings.Contains(string(b), "level=INFO") {
+			t.Errorf("the daemon's INFO logs are in Neovim's LSP log:\n%s", b)
+		}
+	})
+	t.Run("prompted ask streams", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Delay: 300 * time.Millisecond, Chunks: []string{"one ", "two ", "three ", "four ", "five"}})
+		r.t = t
+		r.run("stream")
+	})
+	t.Run("notices and add from the chat", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"hi there"}})
+		r.t = t
+		r.run("notices")
+	})
+	t.Run("a buffer per session", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"answer A"}})
+		r.t = t
+		r.run("sessions")
+	})
+	t.Run("search resumes with history, preview, delete asks", func(t *testing.T) {
+		r.t = t
+		r.run("resume")
+	})
+	t.Run("view", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"hi"}})
+		r.t = t
+		r.run("view")
+	})
+	t.Run("no provider", func(t *testing.T) {
+		nokey := newPhaseRunner(t, "")
+		nokey.run("nokey")
+	})
+}
+
+// TestHelpAfterInstall follows the README's install with a fresh copy of
+// the plugin (no doc/tags): :help ctxls works right after setup().
+func TestHelpAfterInstall(t *testing.T) {
+	nvim := nvimOrSkip(t)
+	plugin := filepath.Join(t.TempDir(), "ctxls.nvim")
+	if out, err := exec.Command("cp", "-r", ".", plugin).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	os.Remove(filepath.Join(plugin, "doc", "tags"))
+	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+plugin,
+		"-c", `lua require("ctxls").setup({})`,
+		"-c", "try | help ctxls | catch | cquit 2 | endtry",
+		"-c", `if &filetype !=# 'help' || expand('%:t') !=# 'ctxls.txt' | cquit 3 | endif`,
+		"-c", "help ctxls-statusline", "-c", "qall!")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf(":help ctxls after the README's install: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(plugin, "doc", "tags")); err != nil {
+		t.Errorf("setup() did not generate doc/tags: %v", err)
+	}
+}

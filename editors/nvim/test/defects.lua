@@ -1,0 +1,282 @@
+-- Headless regression tests of the plugin's defects, run by nvim_test.go
+-- (TestNeovimDefects), one phase per Neovim process:
+--   nvim --headless --clean -c 'set rtp+=.' -c 'luafile test/defects.lua'
+-- Environment: CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_TEST_FILE, OPENAI_BASE_URL,
+-- CTXLS_TEST_PHASE, CTXLS_LOG_FILE. Exits 0 on success, 1 with a message on
+-- stderr otherwise.
+local messages = {}
+local phase = os.getenv("CTXLS_TEST_PHASE")
+
+local function fail(msg)
+  io.stderr:write("FAIL (" .. phase .. "): " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
+  vim.cmd("cquit 1")
+end
+
+local function wait(what, cond, ms)
+  if not vim.wait(ms or 10000, cond, 20) then
+    fail("timed out waiting for " .. what)
+  end
+end
+
+local function text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+end
+
+local function chat_bufs()
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find("ctxls://chat/", 1, true) then
+      table.insert(out, b)
+    end
+  end
+  return out
+end
+
+local function has(buf, s)
+  return text(buf):find(s, 1, true) ~= nil
+end
+
+local ok, err = pcall(function()
+  vim.cmd("runtime plugin/ctxls.lua")
+  local ctxls = require("ctxls")
+  vim.notify = function(msg)
+    table.insert(messages, msg)
+  end
+  ctxls.setup({
+    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
+    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+    debounce = 0,
+    log_file = os.getenv("CTXLS_LOG_FILE"),
+    view_idle_ms = 100,
+  })
+  local file = os.getenv("CTXLS_TEST_FILE")
+  vim.cmd("cd " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h"))) -- the workspace folder
+  vim.cmd("edit " .. file)
+  wait("the daemon", function()
+    local c = ctxls.client()
+    return c ~= nil and c.initialized
+  end)
+
+  if phase == "cancel" then
+    -- 1. Cancel, then ask again: the answer comes (turn state cleared).
+    vim.cmd("CtxlsAsk first question")
+    local buf
+    wait("the partial answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "partial ")
+    end)
+    if not ctxls.busy() or not ctxls.statusline():find("[thinking…]", 1, true) then
+      fail("statusline while busy: " .. ctxls.statusline())
+    end
+    vim.cmd("CtxlsCancel")
+    wait("the cancelled mark", function()
+      return has(buf, "partial \n\n_cancelled_")
+    end)
+    wait("the turn to end", function()
+      return not ctxls.busy()
+    end)
+    vim.cmd("CtxlsAsk second question")
+    wait("the second answer", function()
+      return has(buf, "second answer")
+    end)
+    for _, m in ipairs(messages) do
+      if m:find("a turn is running", 1, true) then
+        fail("the second ask was refused: " .. m)
+      end
+    end
+  elseif phase == "stream" then
+    -- 4 and 8. Asked through the prompt: "thinking…" first, then the
+    -- deltas appear while the turn runs.
+    vim.ui.input = function(_, on_confirm)
+      on_confirm("prompted question")
+    end
+    vim.cmd("CtxlsAsk")
+    local buf
+    wait("thinking…", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "_thinking…_")
+    end)
+    wait("the first delta", function()
+      return has(buf, "one ")
+    end)
+    if not ctxls.busy() or has(buf, "five") then
+      fail("the answer did not stream: it appeared whole")
+    end
+    if has(buf, "_thinking…_") then
+      fail("thinking… stays after the first words")
+    end
+    wait("the whole answer", function()
+      return has(buf, "one two three four five") and not ctxls.busy()
+    end)
+    -- The title is the first line's until the model's arrives.
+    if not ctxls.statusline():find("^ctxls: ") or ctxls.statusline():find("thinking", 1, true) then
+      fail("statusline after the turn: " .. ctxls.statusline())
+    end
+  elseif phase == "notices" then
+    -- 5 and 6. :CtxlsAdd from the chat window adds the last file; notices
+    -- are one line, so no Press-ENTER prompt.
+    vim.o.cmdheight = 1
+    vim.cmd("CtxlsAsk hello")
+    local buf
+    wait("the answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "hi there") and not ctxls.busy()
+    end)
+    if vim.api.nvim_get_current_buf() ~= buf then
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+    end
+    vim.cmd("CtxlsAdd")
+    local got
+    wait("the context", function()
+      ctxls.command(require("ctxls.protocol").commands.context_get, {}, function(r)
+        got = r.context
+      end)
+      return got ~= nil and got.files ~= nil
+    end)
+    if got.files[1] ~= file then
+      fail("added " .. vim.inspect(got.files) .. ", want " .. file)
+    end
+    wait("the notice", function()
+      for _, m in ipairs(messages) do
+        if m:find("context changed: files (1)", 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
+    for _, m in ipairs(messages) do
+      if m:find("\n", 1, true) then
+        fail("a notice of several lines: " .. m)
+      end
+      if m:find("ctxls: ctxls:", 1, true) or m:find("LSP[ctxls]", 1, true) then
+        fail("a doubled prefix: " .. m)
+      end
+    end
+    if vim.api.nvim_get_mode().blocking then
+      fail("Neovim waits at a prompt")
+    end
+  elseif phase == "sessions" then
+    -- 7. One chat buffer per session, each headed by its title.
+    vim.cmd("CtxlsAsk question in A")
+    wait("answer A", function()
+      local b = chat_bufs()[1]
+      return b ~= nil and has(b, "answer A") and not ctxls.busy()
+    end)
+    vim.cmd("CtxlsNew")
+    wait("the new session's buffer", function()
+      return #chat_bufs() == 2
+    end)
+    vim.cmd("CtxlsAsk question in B")
+    wait("the answer in B", function()
+      for _, b in ipairs(chat_bufs()) do
+        if has(b, "question in B\n\n## ctxls\n\n") and not ctxls.busy() then
+          return true
+        end
+      end
+      return false
+    end)
+    for _, b in ipairs(chat_bufs()) do
+      local t = text(b)
+      if t:find("question in A", 1, true) and t:find("question in B", 1, true) then
+        fail("one buffer mixes two sessions:\n" .. t)
+      end
+      if not t:find("^# ") then
+        fail("no session header:\n" .. t)
+      end
+    end
+  elseif phase == "resume" then
+    -- 2 and 9. In a new Neovim: search finds session A by its text, the
+    -- hit resumes it and its history is shown; :CtxlsShow renders it too.
+    vim.ui.select = function(items, opts, on_choice)
+      on_choice(items[1])
+    end
+    vim.cmd("CtxlsSearch question in A")
+    local buf
+    wait("the resumed history", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "## You\n\nquestion in A") and has(buf, "## ctxls\n\nanswer A")
+    end)
+    if has(buf, "question in B") then
+      fail("the resumed buffer shows another session:\n" .. text(buf))
+    end
+    vim.cmd("CtxlsPreview what next?")
+    local pv
+    wait("the preview", function()
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if vim.api.nvim_buf_get_name(b):find("ctxls://preview/", 1, true) then
+          pv = b
+          return true
+        end
+      end
+      return false
+    end)
+    if not has(pv, "# Model input for test-model") or not has(pv, "answer A") or not has(pv, "what next?") or vim.api.nvim_buf_get_option(pv, "modifiable") then
+      fail("preview:\n" .. text(pv))
+    end
+    -- :CtxlsDelete asks first: "Keep" deletes nothing, "Delete" deletes.
+    local answer = "Keep"
+    vim.ui.select = function(items, opts, on_choice)
+      if items[1] == "Delete" then
+        on_choice(answer)
+      else
+        on_choice(items[1])
+      end
+    end
+    local count = function()
+      local n
+      ctxls.command(require("ctxls.protocol").commands.session_list, {}, function(r)
+        n = #r.sessions
+      end)
+      vim.wait(5000, function()
+        return n ~= nil
+      end, 20)
+      return n
+    end
+    local before = count()
+    vim.cmd("CtxlsDelete")
+    vim.wait(300)
+    if count() ~= before then
+      fail("deleted without confirmation")
+    end
+    answer = "Delete"
+    vim.cmd("CtxlsDelete")
+    wait("the delete", function()
+      return count() == before - 1
+    end)
+  elseif phase == "view" then
+    -- 9. The view is sent on BufEnter and CursorHold: the daemon captures
+    -- it as the session's applet.
+    vim.cmd("CtxlsAsk hello")
+    wait("the answer", function()
+      return not ctxls.busy() and #chat_bufs() == 1 and has(chat_bufs()[1], "hi")
+    end)
+    vim.cmd("wincmd p")
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    vim.cmd("doautocmd CursorHold")
+    local applet
+    wait("the applet", function()
+      ctxls.command(require("ctxls.protocol").commands.context_get, { setName = "applet" }, function(r)
+        applet = r.context.applet
+      end)
+      return applet ~= nil and vim.tbl_contains(applet, "line=3")
+    end)
+    if applet[1] ~= "editor" or applet[2] ~= "file=" .. file then
+      fail("applet " .. vim.inspect(applet))
+    end
+  elseif phase == "nokey" then
+    -- 9. With no provider, the message names setup({provider=…}), once.
+    vim.cmd("CtxlsAsk hello")
+    wait("the message", function()
+      for _, m in ipairs(messages) do
+        if m:find("setup({ provider = {", 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
+  end
+end)
+if not ok then
+  fail(tostring(err))
+end
+vim.cmd("qall!")
