@@ -1,0 +1,246 @@
+// Package emacs_test runs ctxls.el in Debian's Emacs (batch mode) against
+// the built ctxls binary and the in-repo OpenAI-compatible test server, and
+// the documented Vim + ALE recipe in Debian's Vim. editors/emacs/ci-install.sh
+// installs the editors.
+package emacs_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// TestMain doubles as a fake language server (standing in for gopls or
+// pyright next to ctxls) when CTXLS_FAKE_LSP is set.
+func TestMain(m *testing.M) {
+	if os.Getenv("CTXLS_FAKE_LSP") != "" {
+		fakeLSP(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// editor finds an editor binary; with CI set a missing one fails the test.
+func editor(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: .ci/run must call editors/emacs/ci-install.sh", name)
+		}
+		t.Skipf("%s is not installed (editors/emacs/ci-install.sh installs it)", name)
+	}
+	return path
+}
+
+// workspace makes a git-like project folder whose path has a space and a
+// non-ASCII letter, so file URIs must be percent-encoded right.
+func workspace(t *testing.T) string {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), "wört space")
+	for name, text := range map[string]string{
+		".git/HEAD": "ref: refs/heads/main\n",
+		"main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"héllo\")\n}\n",
+		"sync.txt":  "first line\n// héllo wörld — ünïcödé 😀 line\nthird line with tabs\tand spaces\n\nlast line\n",
+		"tool.py":   "def greet(name):\n    return 'hi ' + name\n",
+	} {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return work
+}
+
+// emacsRunner runs one ERT test of test/ctxls-test.el in a fresh Emacs.
+type emacsRunner struct {
+	emacs, bin, work, dataDir, fakeURL string
+}
+
+func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
+	t.Helper()
+	dir, _ := filepath.Abs(".")
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.emacs, "-Q", "--batch", "-L", dir, "-l", filepath.Join(dir, "test", "ctxls-test.el"),
+		"--eval", fmt.Sprintf("(ert-run-tests-batch-and-exit '(member %s))", test))
+	cmd.Dir = r.work
+	self, _ := os.Executable()
+	cmd.Env = append(os.Environ(), "CTXLS_BIN="+r.bin, "CTXLS_DATA_DIR="+r.dataDir, "CTXLS_WORK="+r.work,
+		"OPENAI_BASE_URL="+r.fakeURL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "CTXLS_FAKE_LSP_BIN="+self)
+	cmd.Env = append(cmd.Env, env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s: %.1fs", test, time.Since(start).Seconds())
+	if ctx.Err() != nil {
+		t.Fatalf("%s: Emacs did not finish within 40 s:\n%s", test, out)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", test, err, out)
+	}
+	if !strings.Contains(string(out), "Ran 1 test") || !strings.Contains(string(out), "1 results as expected") {
+		t.Fatalf("%s: the ERT test did not run:\n%s", test, out)
+	}
+	return string(out)
+}
+
+func TestEmacs(t *testing.T) {
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	file := filepath.Join(r.work, "main.go")
+	answered := 0 // chat requests the provider has seen
+
+	// The package compiles without a warning and its autoloads work.
+	t.Run("package", func(t *testing.T) { r.run(t, "ctxls-test-package") })
+
+	// Unsaved edits reach the daemon byte for byte, in both encodings. The
+	// test saves the file, so each run starts from a fresh one.
+	syncText, _ := os.ReadFile(filepath.Join(r.work, "sync.txt"))
+	for _, enc := range []struct{ offer, want string }{{"utf-8,utf-16", "utf-8"}, {"utf-16", "utf-16"}} {
+		t.Run("sync-"+enc.want, func(t *testing.T) {
+			os.WriteFile(filepath.Join(r.work, "sync.txt"), syncText, 0o644)
+			r.run(t, "ctxls-test-sync", "CTXLS_TEST_ENCODINGS="+enc.offer, "CTXLS_TEST_EXPECT="+enc.want)
+		})
+	}
+
+	// An asked question streams while Emacs keeps running.
+	t.Run("ask", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Delay: 300 * time.Millisecond,
+			Chunks: []string{"Streaming ", "answer: ", "it prints ", "a greeting, ", "final words."}})
+		r.run(t, "ctxls-test-ask")
+		reqs := fake.WaitRequests(answered+1, 5*time.Second)
+		turn := reqs[answered]
+		sys := turn.SystemPrompt()
+		if !strings.Contains(sys, "// UNSAVED LINE FROM EMACS: naïve café 😀\n") {
+			t.Errorf("the model did not get the unsaved buffer byte for byte:\n%s", sys)
+		}
+		msgs := turn.Parsed.Messages
+		if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "what does this do?") ||
+			!strings.Contains(last, "(About lines 3-4 of "+file+".)") {
+			t.Errorf("the question does not name the region: %q", last)
+		}
+		answered = len(fake.Requests())
+	})
+
+	// Cancel, then ask again.
+	t.Run("cancel", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"one ", "two "}, Fault: openaitest.FaultStall, FaultAfter: 1},
+			openaitest.Reply{Chunks: []string{"after ", "cancel ", "ok"}})
+		r.run(t, "ctxls-test-cancel")
+		if req := fake.WaitCancelled(answered, 5*time.Second); !req.Cancelled {
+			t.Error("the provider's stream was not cancelled")
+		}
+		answered = len(fake.Requests())
+	})
+
+	// Resume and search show the stored history.
+	t.Run("resume", func(t *testing.T) { r.run(t, "ctxls-test-resume") })
+
+	// Add the last file from the chat buffer, show, preview, remove, new session.
+	t.Run("context", func(t *testing.T) { r.run(t, "ctxls-test-context") })
+
+	// eglot keeps its own server on the buffer while ctxls-mode syncs it.
+	t.Run("eglot", func(t *testing.T) {
+		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/eglot-1.9"); err != nil && os.Getenv("CI") == "" {
+			t.Skip("elpa-eglot is not installed (editors/emacs/ci-install.sh installs it)")
+		}
+		r.run(t, "ctxls-test-eglot")
+	})
+}
+
+// fakeLSP is a minimal language server: full text sync, and a hover that
+// answers with the line under the cursor as the server holds it, so a test
+// can see that this server still gets the buffer's edits.
+func fakeLSP(in io.Reader, out io.Writer) {
+	br := bufio.NewReader(in)
+	docs := map[string]string{}
+	write := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(out, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	}
+	for {
+		n := -1
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
+				n, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if n < 0 {
+			return
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				TextDocument struct {
+					URI  string `json:"uri"`
+					Text string `json:"text"`
+				} `json:"textDocument"`
+				ContentChanges []struct {
+					Text string `json:"text"`
+				} `json:"contentChanges"`
+				Position struct {
+					Line int `json:"line"`
+				} `json:"position"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil {
+			continue
+		}
+		p := msg.Params
+		var result any
+		switch msg.Method {
+		case "initialize":
+			result = map[string]any{
+				"capabilities": map[string]any{"textDocumentSync": map[string]any{"openClose": true, "change": 1}, "hoverProvider": true},
+				"serverInfo":   map[string]any{"name": "fake-lsp"},
+			}
+		case "textDocument/didOpen":
+			docs[p.TextDocument.URI] = p.TextDocument.Text
+		case "textDocument/didChange":
+			for _, c := range p.ContentChanges {
+				docs[p.TextDocument.URI] = c.Text
+			}
+		case "textDocument/hover":
+			lines := strings.Split(docs[p.TextDocument.URI], "\n")
+			text := ""
+			if p.Position.Line < len(lines) {
+				text = lines[p.Position.Line]
+			}
+			result = map[string]any{"contents": map[string]any{"kind": "plaintext", "value": "fake-lsp line: " + text}}
+		case "exit":
+			return
+		}
+		if len(msg.ID) > 0 {
+			write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+		}
+	}
+}
