@@ -75,6 +75,12 @@ type emacsRunner struct {
 func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
 	t.Helper()
 	dir, _ := filepath.Abs(".")
+	// Read the Lisp files here so that go test's cache sees them change.
+	for _, f := range []string{"ctxls.el", "ctxls-protocol.el", "test/ctxls-test.el"} {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.emacs, "-Q", "--batch", "-L", dir, "-l", filepath.Join(dir, "test", "ctxls-test.el"),
