@@ -115,6 +115,21 @@ func TestEmacs(t *testing.T) {
 	// The package compiles without a warning and its autoloads work.
 	t.Run("package", func(t *testing.T) { r.run(t, "ctxls-test-package") })
 
+	// The init code docs/editors.md gives, plain and with use-package, with
+	// "ctxls" found on PATH.
+	here, _ := filepath.Abs(".")
+	for _, block := range []string{"emacs-setup", "emacs-use-package"} {
+		t.Run(block, func(t *testing.T) {
+			code := docBlock(t, block)
+			if !strings.Contains(code, "/path/to/ctxls/editors/emacs") {
+				t.Fatalf("the %s block does not load /path/to/ctxls/editors/emacs:\n%s", block, code)
+			}
+			code = strings.ReplaceAll(code, "/path/to/ctxls/editors/emacs", here)
+			r.run(t, "ctxls-test-docs-setup", "CTXLS_DOC_SETUP="+code,
+				"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "CTXLS_DATA_DIR="+t.TempDir())
+		})
+	}
+
 	// Unsaved edits reach the daemon byte for byte, in both encodings. The
 	// test saves the file, so each run starts from a fresh one.
 	syncText, _ := os.ReadFile(filepath.Join(r.work, "sync.txt"))
@@ -248,5 +263,91 @@ func fakeLSP(in io.Reader, out io.Writer) {
 		if len(msg.ID) > 0 {
 			write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
 		}
+	}
+}
+
+// docBlock returns the code block that follows "<!-- test: name -->" in
+// docs/editors.md, so the tests follow the documented recipes as written.
+func docBlock(t *testing.T, name string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "editors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- test: "+name+" -->\n```")
+	if !ok {
+		t.Fatalf("docs/editors.md has no block marked %q", name)
+	}
+	_, rest, _ = strings.Cut(rest, "\n") // the fence's language
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("docs/editors.md: the block %q is not closed", name)
+	}
+	return block
+}
+
+// TestVimALE follows docs/editors.md's Vim recipe in Debian's Vim 9 with
+// vim-ale: an unsaved edit reaches ctxls through ALE, and the documented
+// command works over ALE's connection.
+func TestVimALE(t *testing.T) {
+	vim := editor(t, "vim")
+	if _, err := os.Stat("/usr/share/vim/vimfiles/pack/dist-bundle/opt/ale"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("vim-ale is not installed: .ci/run must call editors/emacs/ci-install.sh")
+		}
+		t.Skip("vim-ale is not installed (editors/emacs/ci-install.sh installs it)")
+	}
+	bin := lsptest.BuildBinary(t)
+	work := workspace(t)
+	file := filepath.Join(work, "main.go")
+	tmp := t.TempDir()
+	vimrc := filepath.Join(tmp, "vimrc")
+	command := filepath.Join(tmp, "command.vim")
+	out := filepath.Join(tmp, "out.json")
+	os.WriteFile(vimrc, []byte("set nocompatible\nfiletype plugin indent on\n"+docBlock(t, "vim-ale")), 0o644)
+	os.WriteFile(command, []byte(docBlock(t, "vim-ale-command")), 0o644)
+	driver, _ := filepath.Abs(filepath.Join("test", "vim-ale.vim"))
+	if _, err := os.ReadFile(driver); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, vim, "-N", "-u", vimrc, "-i", "NONE", "-n", "-es", "-S", driver, file)
+	cmd.Dir = work
+	// The recipe runs "ctxls" from PATH: put the built binary first.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CTXLS_DATA_DIR="+t.TempDir(), "HOME="+t.TempDir(), "CTXLS_VIM_OUT="+out, "CTXLS_VIM_COMMAND="+command)
+	output, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("vim did not finish within 30 s:\n%s", output)
+	}
+	raw, rerr := os.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("vim wrote no result (%v):\n%s", err, output)
+	}
+	var res struct {
+		Error, Buffer, URI string
+		Response          struct {
+			Result struct{ Text string }
+			Error  any
+		}
+		Context struct {
+			Result struct{ Context map[string][]string }
+		}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if res.Error != "" {
+		t.Fatalf("vim: %s\n%s", res.Error, output)
+	}
+	if !strings.Contains(res.Buffer, "unsaved from Vim: naïve café 😀") {
+		t.Fatalf("the buffer was not edited: %q", res.Buffer)
+	}
+	if res.Response.Result.Text != res.Buffer {
+		t.Errorf("ctxls holds %q (error %v), the buffer is %q", res.Response.Result.Text, res.Response.Error, res.Buffer)
+	}
+	if got := res.Context.Result.Context["files"]; len(got) != 1 || got[0] != file {
+		t.Errorf("the documented command set the files %q, want [%s]", got, file)
 	}
 }

@@ -419,6 +419,32 @@
       (should (string-match-p "\\[New session\\]" (ctxls-test--lighter))))
     (ctxls-test--stop)))
 
+;;;; The documented setup
+
+(ert-deftest ctxls-test-docs-setup ()
+  "The init code of docs/editors.md ($CTXLS_DOC_SETUP) works as written."
+  (when (string-search "use-package" (getenv "CTXLS_DOC_SETUP"))
+    ;; Debian's elpa-use-package, as `emacs' without -Q would load it.
+    (require 'package)
+    (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+    (package-initialize)
+    (unless (require 'use-package nil t)
+      (if (getenv "CI") (ert-fail "use-package is not installed") (ert-skip "no use-package"))))
+  ;; The user's init file, with the daemon found on PATH as "ctxls".
+  (setq default-directory (file-name-as-directory (getenv "CTXLS_WORK")))
+  (eval (car (read-from-string (concat "(progn " (getenv "CTXLS_DOC_SETUP") ")"))) t)
+  (should ctxls-mode)
+  (should (equal ctxls-command '("ctxls" "serve")))
+  (should (equal ctxls-provider '(:model "gpt-4o-mini")))
+  (should (eq (key-binding (kbd "C-c a a")) 'ctxls-ask))
+  (should (eq (key-binding (kbd "C-c a k")) 'ctxls-cancel))
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-test--ready)
+  (should ctxls--uri)
+  (insert "// typed after the documented setup\n")
+  (ctxls-test--same "an edit after the documented setup")
+  (ctxls-test--stop))
+
 ;;;; Beside another language server
 
 (ert-deftest ctxls-test-eglot ()
