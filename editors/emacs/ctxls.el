@@ -117,6 +117,20 @@ everything, for debugging."
   "Hook run when the daemon has answered initialize."
   :type 'hook)
 
+;;;; Faces
+
+(defface ctxls-session-heading '((t :inherit (bold font-lock-function-name-face) :height 1.1))
+  "A session's header in the chat buffer.")
+
+(defface ctxls-question-heading '((t :inherit (bold font-lock-keyword-face)))
+  "The \"You\" heading above a question.")
+
+(defface ctxls-answer-heading '((t :inherit (bold font-lock-type-face)))
+  "The \"ctxls\" heading above an answer.")
+
+(defface ctxls-note '((t :inherit (shadow italic)))
+  "Notes in the chat buffer: thinking, cancelled, errors.")
+
 ;;;; State
 
 (defvar ctxls-mode)
@@ -165,6 +179,9 @@ everything, for debugging."
 
 (defvar ctxls--stderr nil
   "The pipe process receiving the daemon's stderr.")
+
+(defvar ctxls--files 'unknown
+  "The current session's files set as last announced, to tell its changes.")
 
 (defvar-local ctxls--uri nil
   "The URI this buffer was opened with on the daemon, or nil.")
@@ -719,16 +736,21 @@ Chat turns and everything else are asynchronous."
       (ctxls--log "%s" (plist-get params :message))))))
 
 (defun ctxls--on-context-changed (params)
-  "Say in one line what the context is now (PARAMS of contextChanged)."
+  "Say in one line what the context is now (PARAMS of contextChanged).
+Only a resume or a change of the files set is said: the idle view's
+capture changes the context each time you rest, silently."
   (let* ((ctx (plist-get params :context))
          (files (append (plist-get ctx :files) nil))
          (missing (append (plist-get params :missing) nil))
-         (head (if (equal (plist-get params :reason) "resume") "resumed context" "context")))
-    (ctxls--say "%s: %s%s" head
-                (if files
-                    (mapconcat #'file-name-nondirectory files ", ")
-                  "no files")
-                (if missing (format " (%d missing)" (length missing)) ""))
+         (resume (equal (plist-get params :reason) "resume")))
+    (when (or resume
+              (if (eq ctxls--files 'unknown) files (not (equal files ctxls--files))))
+      (ctxls--say "%s: %s%s" (if resume "resumed context" "context")
+                  (if files
+                      (mapconcat #'file-name-nondirectory files ", ")
+                    "no files")
+                  (if missing (format " (%d missing)" (length missing)) "")))
+    (setq ctxls--files files)
     (when-let ((buf (get-buffer "*ctxls context*")))
       (ctxls--render-context buf ctx))))
 
@@ -854,14 +876,25 @@ Chat turns and everything else are asynchronous."
   (let ((sep (ctxls--separator)))
     (ctxls--chat-insert
      (lambda ()
-       (insert sep "# ")
-       (let ((start (point)))
-         (insert (or title "New session"))
-         (setq ctxls--title-start (copy-marker start)
-               ctxls--title-end (copy-marker (point))))
+       (insert sep)
+       (let ((head (point)))
+         (insert "# ")
+         (let ((start (point)))
+           (insert (or title "New session"))
+           (setq ctxls--title-start (copy-marker start)
+                 ctxls--title-end (copy-marker (point))))
+         (ctxls--face head (point) 'ctxls-session-heading))
        (insert "\n\n")))
     (with-current-buffer (ctxls--chat-buffer)
       (setq ctxls--chat-session id))))
+
+(defun ctxls--face (beg end face)
+  "Give BEG..END the FACE, also under font-lock (markdown-mode)."
+  (add-text-properties beg end (list 'face face 'font-lock-face face)))
+
+(defun ctxls--heading (text face)
+  "TEXT with FACE, for insertion."
+  (propertize text 'face face 'font-lock-face face))
 
 (defun ctxls--update-header ()
   "Show the current title in the chat buffer's session header."
@@ -875,7 +908,7 @@ Chat turns and everything else are asynchronous."
           (save-excursion
             (goto-char ctxls--title-start)
             (delete-region ctxls--title-start ctxls--title-end)
-            (insert ctxls--session-title)
+            (insert (ctxls--heading ctxls--session-title 'ctxls-session-heading))
             (set-marker ctxls--title-end (point))))))))
 
 (defun ctxls--render-message (msg)
@@ -884,13 +917,13 @@ Chat turns and everything else are asynchronous."
         (content (or (plist-get msg :content) ""))
         (status (plist-get msg :status)))
     (pcase role
-      ("user" (insert "## You\n\n" content "\n\n"))
+      ("user" (insert (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" content "\n\n"))
       ("assistant"
        (unless (and (string-empty-p content) (plist-get msg :toolCalls))
-         (insert "## ctxls\n\n" content)
-         (when (equal status "interrupted") (insert "\n\n_cancelled_"))
+         (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n" content)
+         (when (equal status "interrupted") (insert "\n\n" (ctxls--heading "_cancelled_" 'ctxls-note)))
          (insert "\n\n")))
-      ("system" (insert "_" (ctxls--one-line content 200) "_\n\n")))))
+      ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
 
 (defun ctxls--render-session (show)
   "Render SHOW, a ctxls.session.show result, as a new block."
@@ -906,6 +939,8 @@ Chat turns and everything else are asynchronous."
 
 (defun ctxls--set-session (session)
   "Make SESSION (a plist from a result) the current one."
+  (unless (equal (plist-get session :id) ctxls--session-id)
+    (setq ctxls--files 'unknown))
   (setq ctxls--session-id (plist-get session :id)
         ctxls--session-title (plist-get session :title)
         ctxls--session-folder (plist-get session :folder))
@@ -953,7 +988,10 @@ Chat turns and everything else are asynchronous."
     (let ((note (cond ((or (null outcome) (equal outcome "done")) nil)
                       ((equal outcome "cancelled") "_cancelled_")
                       (t (format "_%s_" (ctxls--one-line outcome 300))))))
-      (ctxls--chat-append (concat (if note (concat (if (plist-get turn :answered) "\n\n" "") note) "")
+      (ctxls--chat-append (concat (if note
+                                      (concat (if (plist-get turn :answered) "\n\n" "")
+                                              (ctxls--heading note 'ctxls-note))
+                                    "")
                                   "\n\n")))
     (force-mode-line-update t)))
 
@@ -1002,8 +1040,9 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
     (let ((sep (ctxls--separator)))
       (ctxls--chat-insert
        (lambda ()
-         (insert sep "## You\n\n" message "\n\n## ctxls\n\n")
-         (insert (propertize "_thinking…_" 'ctxls-thinking t)))))
+         (insert sep (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" message "\n\n"
+                 (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n")
+         (insert (propertize "_thinking…_" 'ctxls-thinking t 'face 'ctxls-note 'font-lock-face 'ctxls-note)))))
     (force-mode-line-update t)
     (ctxls--request
      (intern ctxls-protocol-request-chat)

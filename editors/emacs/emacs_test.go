@@ -67,6 +67,17 @@ func workspace(t *testing.T) string {
 	return work
 }
 
+// readLisp reads the Lisp files so that go test's cache sees them change
+// (Emacs reads them, not the test process).
+func readLisp(t *testing.T) {
+	t.Helper()
+	for _, f := range []string{"ctxls.el", "ctxls-protocol.el", "test/ctxls-test.el"} {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // emacsRunner runs one ERT test of test/ctxls-test.el in a fresh Emacs.
 type emacsRunner struct {
 	emacs, bin, work, dataDir, fakeURL string
@@ -75,12 +86,7 @@ type emacsRunner struct {
 func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
 	t.Helper()
 	dir, _ := filepath.Abs(".")
-	// Read the Lisp files here so that go test's cache sees them change.
-	for _, f := range []string{"ctxls.el", "ctxls-protocol.el", "test/ctxls-test.el"} {
-		if _, err := os.ReadFile(f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	readLisp(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.emacs, "-Q", "--batch", "-L", dir, "-l", filepath.Join(dir, "test", "ctxls-test.el"),
@@ -327,7 +333,7 @@ func TestVimALE(t *testing.T) {
 	}
 	var res struct {
 		Error, Buffer, URI string
-		Response          struct {
+		Response           struct {
 			Result struct{ Text string }
 			Error  any
 		}
