@@ -26,7 +26,7 @@
 ;;   (global-set-key (kbd "C-c a") ctxls-command-map)
 ;;
 ;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' asks a
-;; question and streams the answer into the *ctxls* buffer while you keep
+;; question and streams the answer into the *ctxls chat* buffer while you keep
 ;; editing.  Nothing blocks: every request is asynchronous.
 
 ;;; Code:
@@ -95,7 +95,7 @@ Chat turns have no timeout: they end when the answer is complete or
 cancelled."
   :type 'number)
 
-(defcustom ctxls-chat-buffer-name "*ctxls*"
+(defcustom ctxls-chat-buffer-name "*ctxls chat*"
   "The name of the chat buffer."
   :type 'string)
 
@@ -824,10 +824,13 @@ capture changes the context each time you rest, silently."
                 (t ""))
           (if ctxls--turn "   C-c C-k cancel" "   a ask  r resume  s search  n new  + add file  c context")))
 
+(defvar ctxls--chat nil
+  "The chat buffer, once made.")
+
 (defun ctxls--chat-buffer ()
   "The chat buffer, created when needed."
-  (or (get-buffer ctxls-chat-buffer-name)
-      (with-current-buffer (get-buffer-create ctxls-chat-buffer-name)
+  (or (and (buffer-live-p ctxls--chat) ctxls--chat)
+      (with-current-buffer (setq ctxls--chat (generate-new-buffer ctxls-chat-buffer-name))
         (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
         (ctxls-chat-buffer-mode 1)
         (setq buffer-read-only t)
@@ -898,7 +901,7 @@ capture changes the context each time you rest, silently."
 
 (defun ctxls--update-header ()
   "Show the current title in the chat buffer's session header."
-  (when-let ((buf (get-buffer ctxls-chat-buffer-name)))
+  (when-let ((buf (and (buffer-live-p ctxls--chat) ctxls--chat)))
     (with-current-buffer buf
       (when (memq ctxls--chat-session '(new))
         (setq ctxls--chat-session ctxls--session-id))

@@ -182,6 +182,15 @@ func TestEmacs(t *testing.T) {
 	// Add the last file from the chat buffer, show, preview, remove, new session.
 	t.Run("context", func(t *testing.T) { r.run(t, "ctxls-test-context") })
 
+	// lsp-mode runs ctxls as an add-on server, as documented.
+	t.Run("lsp-mode", func(t *testing.T) {
+		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/lsp-mode-8.0.0"); err != nil && os.Getenv("CI") == "" {
+			t.Skip("elpa-lsp-mode is not installed (editors/emacs/ci-install.sh installs it)")
+		}
+		r.run(t, "ctxls-test-lsp-mode", "CTXLS_DOC_LSP="+docBlock(t, "lsp-mode"), "CTXLS_DOC_LSP_COMMAND="+docBlock(t, "lsp-mode-command"),
+			"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "CTXLS_DATA_DIR="+t.TempDir())
+	})
+
 	// eglot keeps its own server on the buffer while ctxls-mode syncs it.
 	t.Run("eglot", func(t *testing.T) {
 		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/eglot-1.9"); err != nil && os.Getenv("CI") == "" {

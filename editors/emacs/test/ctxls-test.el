@@ -67,7 +67,7 @@
 
 (defun ctxls-test--chat-text ()
   "The chat buffer's text (\"\" before it exists)."
-  (if-let ((b (get-buffer ctxls-chat-buffer-name)))
+  (if-let ((b (and (buffer-live-p ctxls--chat) ctxls--chat)))
       (with-current-buffer b (buffer-substring-no-properties (point-min) (point-max)))
     ""))
 
@@ -311,7 +311,7 @@
       (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
       (should (string-prefix-p "# Emacs Test Title\n" (ctxls-test--chat-text)))
       (should (string-match-p "\\[Emacs Test Title\\]" (ctxls-test--lighter)))
-      (with-current-buffer (get-buffer ctxls-chat-buffer-name)
+      (with-current-buffer ctxls--chat
         (should buffer-read-only)
         (should (derived-mode-p (if (fboundp 'markdown-mode) 'markdown-mode 'text-mode)))
         (should-error (insert "x") :type 'buffer-read-only))
@@ -383,7 +383,8 @@
     (ctxls-mode 1)
     (ctxls-test--ready)
     (ctxls-chat)
-    (should (equal (buffer-name) ctxls-chat-buffer-name))
+    (should (eq (current-buffer) ctxls--chat))
+    (should (equal (buffer-name) "*ctxls chat*"))
     (should-not buffer-file-name)
     (ctxls-test--mx "ctxls-add-file")
     (ctxls-test--wait "added" (lambda () (ctxls-test--said "ctxls: added main.go to the context (1 files)")))
@@ -486,6 +487,94 @@
     (should (jsonrpc-running-p (eglot-current-server)))
     (should eglot--managed-mode)
     (eglot-shutdown (eglot-current-server))))
+
+;;;; lsp-mode's add-on server
+
+(defun ctxls-test--system-packages (feature)
+  "Activate Debian's elpa packages and require FEATURE (fail in CI if absent)."
+  (require 'package)
+  (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+  (package-initialize)
+  (unless (require feature nil t)
+    (if (getenv "CI")
+        (ert-fail (format "%s is not installed: run editors/emacs/ci-install.sh" feature))
+      (ert-skip (format "no %s" feature)))))
+
+(defvar lsp-session-file)
+(defvar lsp-auto-guess-root)
+(defvar lsp-restart)
+(defvar lsp-keep-workspace-alive)
+(defvar lsp-enable-file-watchers)
+(defvar lsp-headerline-breadcrumb-enable)
+(defvar lsp-modeline-code-actions-enable)
+(defvar lsp-modeline-diagnostics-enable)
+(defvar lsp-lens-enable)
+(defvar lsp-enable-snippet)
+
+(ert-deftest ctxls-test-lsp-mode ()
+  "docs/editors.md's lsp-mode add-on recipe: ctxls next to the language's server."
+  (ctxls-test--system-packages 'lsp-mode)
+  (ctxls-test--setup)
+  (setq lsp-session-file (make-temp-file "lsp-session")
+        lsp-auto-guess-root nil lsp-restart 'ignore lsp-keep-workspace-alive nil
+        lsp-enable-file-watchers nil lsp-headerline-breadcrumb-enable nil
+        lsp-modeline-code-actions-enable nil lsp-modeline-diagnostics-enable nil
+        lsp-lens-enable nil lsp-enable-snippet nil)
+  (let ((process-environment (cons "CTXLS_FAKE_LSP=1" process-environment))
+        (file (ctxls-test--file "tool.py")))
+    ;; The language's own server.
+    (lsp-register-client
+     (make-lsp-client :new-connection (lsp-stdio-connection (list (getenv "CTXLS_FAKE_LSP_BIN") "-test.run=^$"))
+                      :major-modes '(python-mode) :server-id 'fake-lsp :priority 10))
+    ;; The documented registration, as written ("ctxls" is on PATH).
+    (eval (car (read-from-string (concat "(progn " (getenv "CTXLS_DOC_LSP") ")"))) t)
+    (find-file file)
+    (lsp-workspace-folders-add (getenv "CTXLS_WORK"))
+    (lsp)
+    (ctxls-test--wait "both servers"
+                      (lambda () (and (= 2 (length (lsp-workspaces)))
+                                      (cl-every (lambda (w) (eq (lsp--workspace-status w) 'initialized))
+                                                (lsp-workspaces)))))
+    (should-not (ctxls-test--said "Unknown notification"))
+    (should (equal (sort (mapcar (lambda (w) (lsp--client-server-id (lsp--workspace-client w))) (lsp-workspaces))
+                         #'string<)
+                   '(ctxls fake-lsp)))
+    (goto-char (point-min))
+    (end-of-line)
+    (insert "  # lsp-mode edit ✓")
+    (goto-char (point-min))
+    (forward-line 1)
+    (insert "    # a second line ü\n")
+    ;; The language's server answers for the buffer as edited...
+    (goto-char (point-min))
+    (should (equal (lsp-get (lsp-get (lsp-request "textDocument/hover" (lsp--text-document-position-params)) :contents)
+                            :value)
+                   "fake-lsp line: def greet(name):  # lsp-mode edit ✓"))
+    ;; ... and ctxls holds the same text, and runs the documented command.
+    (let ((want (buffer-substring-no-properties (point-min) (point-max)))
+          (uri (lsp--buffer-uri)))
+      (should (equal (lsp-get (lsp-request "workspace/executeCommand"
+                                           (list :command ctxls-protocol-command-document-get
+                                                 :arguments (vector (list :uri uri))))
+                              :text)
+                     want)))
+    (let ((ctxls-test--messages nil))
+      (eval (car (read-from-string (concat "(progn " (getenv "CTXLS_DOC_LSP_COMMAND") ")"))) t)
+      (ctxls-test--wait "the command's answer" (lambda () (ctxls-test--said "ctxls: context updated")))
+      (accept-process-output nil 0.2)
+      ;; The registration handles ctxls's notifications (contextChanged here).
+      (should-not (ctxls-test--said "Unknown notification")))
+    (should (equal (append (lsp-get (lsp-get (lsp-request "workspace/executeCommand"
+                                                          (list :command ctxls-protocol-command-context-get
+                                                                :arguments (vector (list :setName "files"))))
+                                             :context)
+                                    :files)
+                           nil)
+                   (list file)))
+    ;; With markdown-mode installed (lsp-mode brings it) the chat buffer uses it.
+    (with-current-buffer (ctxls--chat-buffer)
+      (should (derived-mode-p 'markdown-mode)))
+    (lsp-workspace-shutdown (car (lsp-workspaces)))))
 
 (provide 'ctxls-test)
 ;;; ctxls-test.el ends here
