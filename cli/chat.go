@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -97,13 +96,9 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 					return err
 				}
 			}
-			var abs []string
-			for _, f := range files {
-				p, err := filepath.Abs(f)
-				if err != nil {
-					return err
-				}
-				abs = append(abs, p)
+			abs, err := absPaths(files)
+			if err != nil {
+				return err
 			}
 			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
 			wd, _ := os.Getwd()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -217,17 +218,39 @@ func sessionsCmd(g *globals) *cobra.Command {
 // withStore opens the store for a subcommand and closes it afterwards.
 func withStore(g *globals, fn func(*cobra.Command, *session.Store, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		dir, err := g.resolveDataDir()
+		st, err := g.openStore()
 		if err != nil {
 			return err
-		}
-		st, err := session.Open(dir)
-		if err != nil {
-			return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
 		}
 		defer st.Close()
 		return fn(cmd, st, args)
 	}
+}
+
+// openStore opens the store of the data directory.
+func (g *globals) openStore() (*session.Store, error) {
+	dir, err := g.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := session.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the session store in %s: %w", dir, err)
+	}
+	return st, nil
+}
+
+// absPaths makes the --file paths absolute.
+func absPaths(files []string) ([]string, error) {
+	var abs []string
+	for _, f := range files {
+		p, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		abs = append(abs, p)
+	}
+	return abs, nil
 }
 
 func exactArgs(n int, what string) cobra.PositionalArgs {

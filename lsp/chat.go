@@ -93,20 +93,40 @@ func (p *progress) end(message string) {
 	p.send(map[string]any{"kind": "end", "message": message})
 }
 
-func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
+// turnState is what a turn (or its preview) starts from.
+type turnState struct {
+	engine   *chat.Engine
+	prov     chat.Provider
+	roots    []string
+	workDone bool
+	files    []string // the turn's files, absolute
+}
+
+// turnStart checks a turn's arguments (what names the request or command
+// in errors) and takes the connection's state for it.
+func (s *Server) turnStart(a *command.ChatArgs, what string) (*turnState, error) {
 	if a.Message == "" {
-		return nil, invalidParams("ctxls/chat: message is required")
+		return nil, invalidParams("%s: message is required", what)
 	}
 	s.mu.Lock()
-	engine, prov, roots, workDone := s.engine, s.provider, s.roots, s.clientWorkDone
+	t := &turnState{engine: s.engine, prov: s.provider, roots: s.roots, workDone: s.clientWorkDone}
 	s.mu.Unlock()
-	if engine == nil {
+	if t.engine == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
 	}
-	files, err := turnFiles(a.Files, roots)
+	var err error
+	if t.files, err = turnFiles(a.Files, t.roots); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
+	ts, err := s.turnStart(a, command.ChatRequest)
 	if err != nil {
 		return nil, err
 	}
+	engine, prov, roots, workDone, files := ts.engine, ts.prov, ts.roots, ts.workDone, ts.files
 	if prov.Model == "" {
 		// A session with a model of its own needs none from the provider.
 		if store, id, err := s.sessionFor(ctx, a.SessionID, false); err == nil && id != "" {
@@ -197,19 +217,11 @@ func (s *Server) candidatePaths() []string {
 // chatPreview handles ctxls.chat.preview: the model input of a turn, built
 // as runChat's turn would build it, with nothing stored and no provider.
 func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, error) {
-	if a.Message == "" {
-		return nil, invalidParams("%s: message is required", command.ChatPreview)
-	}
-	s.mu.Lock()
-	engine, prov, roots := s.engine, s.provider, s.roots
-	s.mu.Unlock()
-	if engine == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
-	}
-	files, err := turnFiles(a.Files, roots)
+	ts, err := s.turnStart(a, command.ChatPreview)
 	if err != nil {
 		return nil, err
 	}
+	engine, prov, roots, files := ts.engine, ts.prov, ts.roots, ts.files
 	_, id, err := s.sessionFor(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err

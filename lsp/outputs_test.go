@@ -78,6 +78,9 @@ func writeCall(id, path, content string) openaitest.ToolCall {
 func TestWriteFileTool(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, _, _ := startChatBinary(t, fake, nil, nil)
+	// A turn of three rounds and fifteen tool calls, each write synced to
+	// disk: 15 s was not always enough on a loaded 2-core machine under -race.
+	s.SetTimeout(60 * time.Second)
 	var created command.SessionResult
 	s.MustCommand(command.SessionNew, map[string]any{"title": "outputs"}, &created)
 	id, folder := created.Session.ID, created.Session.Folder
