@@ -772,16 +772,28 @@ capture changes the context each time you rest, silently."
          (removed (eq (plist-get params :removed) t)))
     (ctxls--say "%s %s%s" (if removed "removed" "wrote") rel
                 (if removed "" (format " (%s bytes)" (plist-get params :size))))
-    (when (and (equal (plist-get params :by) "model") ctxls--session-folder
-               (equal (plist-get params :sessionId) ctxls--session-id))
-      (let ((file (expand-file-name rel ctxls--session-folder)))
+    (when (and (equal (plist-get params :by) "model") (not removed)
+               (or (equal (plist-get params :sessionId) ctxls--session-id)
+                   (and ctxls--turn (null ctxls--session-id))))
+      (let ((session (plist-get params :sessionId)))
         (ctxls--chat-insert
          (lambda ()
            (insert "\n")
            (insert-text-button (format "[wrote %s]" rel)
-                               'action (lambda (_) (find-file-other-window file))
-                               'help-echo file)
+                               'action (lambda (_) (ctxls--open-session-file session rel))
+                               'help-echo (format "Open %s from the session folder" rel))
            (insert "\n")))))))
+
+(defun ctxls--open-session-file (session rel)
+  "Open REL, a file in SESSION's folder (the folder is asked for if unknown)."
+  (if (and ctxls--session-folder (equal session ctxls--session-id))
+      (find-file-other-window (expand-file-name rel ctxls--session-folder))
+    (ctxls--command ctxls-protocol-command-session-show (list :sessionId session)
+                    (lambda (r)
+                      (let ((folder (plist-get (plist-get r :session) :folder)))
+                        (when (equal session ctxls--session-id)
+                          (setq ctxls--session-folder folder))
+                        (find-file-other-window (expand-file-name rel folder)))))))
 
 ;;;; The chat buffer
 

@@ -182,6 +182,14 @@ func TestEmacs(t *testing.T) {
 	// Add the last file from the chat buffer, show, preview, remove, new session.
 	t.Run("context", func(t *testing.T) { r.run(t, "ctxls-test-context") })
 
+	// A file the model writes is announced and opens from the chat buffer.
+	t.Run("files", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "write_file",
+			Arguments: `{"path": "results/notes.md", "content": "hello from the model"}`}}},
+			openaitest.Reply{Chunks: []string{"Wrote the notes."}})
+		r.run(t, "ctxls-test-files")
+	})
+
 	// lsp-mode runs ctxls as an add-on server, as documented.
 	t.Run("lsp-mode", func(t *testing.T) {
 		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/lsp-mode-8.0.0"); err != nil && os.Getenv("CI") == "" {

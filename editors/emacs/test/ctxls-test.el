@@ -420,6 +420,28 @@
       (should (string-match-p "\\[New session\\]" (ctxls-test--lighter))))
     (ctxls-test--stop)))
 
+(ert-deftest ctxls-test-files ()
+  "A file the model writes shows as a button that opens it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "write the notes")
+  (ctxls-test--wait "the end of the turn" (lambda () (null ctxls--turn)))
+  (should (ctxls-test--said "ctxls: wrote results/notes.md (20 bytes)"))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search "[wrote results/notes.md]" chat))
+    (should (string-search "Wrote the notes." chat)))
+  (with-current-buffer ctxls--chat
+    (goto-char (point-min))
+    (search-forward "[wrote results/notes.md]")
+    (push-button (match-beginning 0)))
+  (ctxls-test--wait "the written file"
+                    (lambda () (let ((b (get-buffer "notes.md")))
+                                 (and b (equal (with-current-buffer b (buffer-string)) "hello from the model")))))
+  (should (string-match-p "/results/notes.md\\'" (buffer-file-name (get-buffer "notes.md"))))
+  (ctxls-test--stop))
+
 ;;;; The documented setup
 
 (ert-deftest ctxls-test-docs-setup ()
