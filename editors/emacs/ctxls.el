@@ -356,10 +356,12 @@ buffer is synced whole.")
                                                    :didSave t :willSave :json-false))))
 
 (defun ctxls--init-options ()
-  "The initializationOptions, from the options."
+  "The initializationOptions, from the options.
+After a restart, the session that was current is resumed."
   (or (ctxls--plist :provider ctxls-provider
                     :dataDir (and ctxls-data-dir (expand-file-name ctxls-data-dir))
-                    :viewIdleMs ctxls-view-idle-ms)
+                    :viewIdleMs ctxls-view-idle-ms
+                    :session ctxls--session-id)
       (ctxls--empty-object)))
 
 (defun ctxls--folder (dir)

@@ -167,8 +167,13 @@ func TestEmacs(t *testing.T) {
 
 	// Cancel, then ask again.
 	t.Run("cancel", func(t *testing.T) {
+		// The title is asked for after the first complete answer; the test
+		// waits for it before the failing turn.
 		fake.Enqueue(openaitest.Reply{Chunks: []string{"one ", "two "}, Fault: openaitest.FaultStall, FaultAfter: 1},
-			openaitest.Reply{Chunks: []string{"after ", "cancel ", "ok"}})
+			openaitest.Reply{Chunks: []string{"after ", "cancel ", "ok"}},
+			openaitest.Reply{Chunks: []string{"Emacs Test Title"}},
+			openaitest.Reply{Status: 404, ErrorMessage: "no such model: test-model", ErrorType: "invalid_request_error"},
+			openaitest.Reply{Chunks: []string{"restarted ", "fine"}})
 		r.run(t, "ctxls-test-cancel")
 		if req := fake.WaitCancelled(answered, 5*time.Second); !req.Cancelled {
 			t.Error("the provider's stream was not cancelled")

@@ -307,6 +307,14 @@
         (should (string-search "## ctxls\n\nStreaming answer: it prints a greeting, final words.\n" chat))
         (should-not (string-search "_cancelled_" chat))
         (should (string-prefix-p "# " chat)))
+      ;; clientInfo and the workspace folder from project.el reach the session.
+      (let ((env (plist-get (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                                                    (list :sessionId ctxls--session-id))
+                                                  :session)
+                                       :meta)
+                            :envHint)))
+        (should (equal env (format "emacs ctxls.el %s (Emacs %s); workspace %s; git branch main"
+                                   ctxls-version emacs-version (getenv "CTXLS_WORK")))))
       ;; The model's title replaces the first-line title, in the header too.
       (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
       (should (string-prefix-p "# Emacs Test Title\n" (ctxls-test--chat-text)))
@@ -349,7 +357,27 @@
   (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
   (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok\n" (ctxls-test--chat-text)))
   (should-not (ctxls-test--said "a turn is running"))
-  ;; A single header: both turns are in the same session.
+  ;; A provider failure is shown in the chat, not only in the echo area.
+  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+  (ctxls-test--mx "ctxls-ask" "fail now")
+  (ctxls-test--wait "the failed turn" (lambda () (null ctxls--turn)))
+  (should (string-match-p "## You\n\nfail now\n\n## ctxls\n\n_error: .*no such model.*_\n" (ctxls-test--chat-text)))
+  ;; The daemon dies: the next question restarts it in the same session,
+  ;; with the buffers open again.
+  (let ((proc (jsonrpc--process ctxls--connection))
+        (session ctxls--session-id))
+    (signal-process proc 'KILL)
+    (ctxls-test--wait "the exit to be noticed" (lambda () (null ctxls--connection)))
+    (should (ctxls-test--said "the daemon exited"))
+    (ctxls-test--mx "ctxls-ask" "after the restart")
+    (ctxls-test--wait "the answer after the restart"
+                      (lambda () (and (null ctxls--turn)
+                                      (string-search "restarted fine" (ctxls-test--chat-text)))))
+    (should (equal ctxls--session-id session))
+    (with-current-buffer (get-file-buffer (ctxls-test--file "main.go"))
+      (should ctxls--uri)
+      (ctxls-test--same "after the restart")))
+  ;; A single header: all the turns are in the same session.
   (should (= 1 (cl-count-if (lambda (l) (string-prefix-p "# " l))
                             (split-string (ctxls-test--chat-text) "\n"))))
   (ctxls-test--stop))
@@ -365,7 +393,8 @@
   (let ((chat (ctxls-test--chat-text)))
     (should (string-prefix-p "# Emacs Test Title\n" chat))
     (should (string-search "## You\n\ncount slowly\n\n## ctxls\n\none \n\n_cancelled_" chat))
-    (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok" chat)))
+    (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok" chat))
+    (should (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" chat)))
   (ctxls-test--wait "the resumed context" (lambda () (ctxls-test--said "resumed context")))
   ;; Search the messages for a word of the first session's answer.
   (ctxls-test--mx "ctxls-search" "greeting" "")
