@@ -379,10 +379,16 @@ After a restart, the session that was current is resumed."
          (proc (make-process :name "ctxls" :command (cons exe (cdr ctxls-command))
                              :connection-type 'pipe :coding 'utf-8-emacs-unix
                              :noquery t :stderr stderr)))
+    ;; The root, then the projects of the buffers already synced (after a
+    ;; restart).
+    (setq ctxls--folders (list root)
+          ctxls--state 'starting)
+    (dolist (buf ctxls--buffers)
+      (when (buffer-live-p buf)
+        (ctxls--add-folder-for (buffer-local-value 'buffer-file-name buf))))
     (setq ctxls--stderr stderr
           ctxls--state 'starting
           ctxls--failure nil
-          ctxls--folders (list root)
           ctxls--connection
           (jsonrpc-process-connection
            :name "ctxls" :process proc
@@ -397,7 +403,7 @@ After a restart, the session that was current is resumed."
                              :version (format "%s (Emacs %s)" ctxls-version emacs-version))
            :rootUri (ctxls--path-uri root)
            :rootPath root
-           :workspaceFolders (vector (ctxls--folder root))
+           :workspaceFolders (vconcat (mapcar #'ctxls--folder ctxls--folders))
            :capabilities (ctxls--capabilities)
            :initializationOptions (ctxls--init-options))
      :success-fn #'ctxls--on-initialized
@@ -428,6 +434,8 @@ After a restart, the session that was current is resumed."
 (defun ctxls--fail (why)
   "Record that the daemon failed for WHY, tell the user, stop the process."
   (setq ctxls--state 'failed ctxls--failure why ctxls--pending nil)
+  (when ctxls--turn                     ; it waited for the daemon in vain
+    (ctxls--finish-turn ctxls--turn (concat "error: " why)))
   (ctxls--log "ctxls: %s" why)
   (ctxls--say "%s (see *ctxls log*)" why)
   (when (ctxls--live-p)
@@ -1044,6 +1052,8 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (when ctxls--turn
     (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it"))
+  (unless (ctxls--live-p)
+    (ctxls--program))                   ; a missing daemon is said before anything shows
   (let* ((token (format "ctxls-emacs-%d-%d" (emacs-pid) (cl-incf ctxls--seq)))
          (turn (list :token token :started (float-time) :answered nil)))
     (setq ctxls--turn turn)
@@ -1061,6 +1071,15 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
                  (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n")
          (insert (propertize "_thinking…_" 'ctxls-thinking t 'face 'ctxls-note 'font-lock-face 'ctxls-note)))))
     (force-mode-line-update t)
+    (condition-case err
+        (ctxls--ask-request turn message files)
+      (error (ctxls--finish-turn turn (format "error: %s" (error-message-string err)))
+             (signal (car err) (cdr err))))
+    nil))
+
+(defun ctxls--ask-request (turn message files)
+  "Send the chat request of TURN asking MESSAGE with FILES."
+  (let ((token (plist-get turn :token)))
     (ctxls--request
      (intern ctxls-protocol-request-chat)
      (ctxls--plist :message message
@@ -1082,8 +1101,7 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
         turn (if (eql (plist-get err :code) -32800) "cancelled"
                (format "error: %s" (plist-get err :message)))))
      ;; A turn takes as long as it takes: no timeout.
-     'never)
-    nil))
+     'never)))
 
 ;;;###autoload
 (defun ctxls-cancel ()

@@ -118,7 +118,29 @@
         (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
-    (should (equal (car (ctxls--plist :a nil :b 1)) :b))))
+    (should (equal (car (ctxls--plist :a nil :b 1)) :b))
+    ;; A missing daemon is named, with the setting to change; the mode stays off.
+    (dolist (cmd '(("/nonexistent/ctxls" "serve") ("ctxls-not-on-path" "serve")))
+      (let ((ctxls-command cmd))
+        (let ((err (should-error (ctxls-mode 1) :type 'user-error)))
+          (should (string-match-p (regexp-quote (format "cannot start %S" (car cmd))) (cadr err)))
+          (should (string-match-p "set .ctxls-command." (cadr err))))
+        (should-not ctxls-mode)
+        (should-not ctxls--connection)
+        (let ((err (should-error (ctxls-ask "hello") :type 'user-error)))
+          (should (string-match-p "ctxls-command" (cadr err))))
+        (should-not ctxls--turn))))
+  ;; A daemon that fails initialize (a viewIdleMs out of range) ends the
+  ;; question waiting for it, with the reason, and the next ask is not refused.
+  (let ((ctxls-command (list (getenv "CTXLS_BIN") "serve"))
+        (ctxls-data-dir (make-temp-file "ctxls-data" t))
+        (ctxls-view-idle-ms 0))
+    (ctxls-ask "hello")
+    (should ctxls--turn)
+    (ctxls-test--wait "the failure" (lambda () (eq ctxls--state 'failed)))
+    (should-not ctxls--turn)
+    (should (string-match-p "_error: initialize failed: .*viewIdleMs.*_" (ctxls-test--chat-text)))
+    (should (string-match-p "(!)" (ctxls--lighter)))))
 
 ;;;; Text synchronisation
 
