@@ -329,6 +329,10 @@ buffer is synced whole.")
   "Return non-nil when the daemon's process is alive."
   (and ctxls--connection (jsonrpc-running-p ctxls--connection)))
 
+(defun ctxls--usable-p ()
+  "Return non-nil when the daemon runs and is not shutting down."
+  (and (ctxls--live-p) (memq ctxls--state '(starting ready))))
+
 (defun ctxls--program ()
   "The daemon's executable, or signal a `user-error' naming the setting."
   (let* ((prog (car ctxls-command))
@@ -465,7 +469,7 @@ After a restart, the session that was current is resumed."
   "Call FN once the daemon is ready, starting it if needed."
   (unless ctxls-mode
     (ctxls-mode 1))
-  (unless (ctxls--live-p)
+  (unless (ctxls--usable-p)
     (ctxls--start))
   (if (eq ctxls--state 'ready)
       (funcall fn)
@@ -522,7 +526,7 @@ ON-ERROR gets the error plist (default: say it)."
   "Start the daemon if needed and wait (at most 10 s) until it is ready."
   (unless ctxls-mode
     (ctxls-mode 1))
-  (unless (ctxls--live-p)
+  (unless (ctxls--usable-p)
     (ctxls--start))
   (with-timeout (10 (user-error "ctxls: the daemon did not start within 10 s"))
     (while (eq ctxls--state 'starting)
@@ -1052,7 +1056,7 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (when ctxls--turn
     (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it"))
-  (unless (ctxls--live-p)
+  (unless (ctxls--usable-p)
     (ctxls--program))                   ; a missing daemon is said before anything shows
   (let* ((token (format "ctxls-emacs-%d-%d" (emacs-pid) (cl-incf ctxls--seq)))
          (turn (list :token token :started (float-time) :answered nil)))
@@ -1400,7 +1404,7 @@ lsp-mode keep theirs).  \\[ctxls-ask] asks a question."
         (setq ctxls--view-timer (run-with-idle-timer ctxls-view-delay t #'ctxls--send-view))
         (dolist (buf (buffer-list))
           (ctxls--track buf))
-        (unless (ctxls--live-p)
+        (unless (ctxls--usable-p)
           (condition-case err
               (ctxls--start)
             (error

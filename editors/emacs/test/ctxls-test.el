@@ -96,7 +96,10 @@
   "Turn `ctxls-mode' off and wait for the daemon to exit."
   (let ((conn ctxls--connection))
     (ctxls-mode -1)
-    (ctxls-test--wait "the daemon to exit" (lambda () (not (jsonrpc-running-p conn))) 5)))
+    (ctxls-test--wait "the daemon to exit" (lambda () (not (jsonrpc-running-p conn))) 5)
+    ;; It exited by itself after shutdown and exit, not killed.
+    (let ((proc (jsonrpc--process conn)))
+      (should (equal (list (process-status proc) (process-exit-status proc)) '(exit 0))))))
 
 ;;;; The package
 
@@ -517,6 +520,16 @@
   (should ctxls--uri)
   (insert "// typed after the documented setup\n")
   (ctxls-test--same "an edit after the documented setup")
+  ;; Off and at once on again: a new daemon, while the old one shuts down.
+  (let ((old ctxls--connection))
+    (ctxls-mode -1)
+    (ctxls-mode 1)
+    (should-not (eq old ctxls--connection))
+    (ctxls-test--ready)
+    (ctxls-test--wait "the old daemon to exit" (lambda () (not (jsonrpc-running-p old))) 5))
+  (should ctxls--uri)
+  (insert "// after the toggle\n")
+  (ctxls-test--same "an edit after turning the mode off and on")
   (ctxls-test--stop))
 
 ;;;; Beside another language server
