@@ -460,10 +460,23 @@
       (should (string-search "# Prompt preview (test-model)" (buffer-string)))
       ;; The file in the context is in the system prompt.
       (should (string-search "fmt.Println(\"héllo\")" (buffer-string))))
-    ;; Remove it (RET takes the last file buffer), then once more.
-    (ctxls-test--mx "ctxls-remove-file" "")
+    ;; Remove it with d on its line in the context buffer, which follows.
+    (pop-to-buffer "*ctxls context*")
+    (goto-char (point-min))
+    (search-forward file)
+    (execute-kbd-macro "d")
     (ctxls-test--wait "removed" (lambda () (ctxls-test--said "ctxls: removed main.go from the context (0 left)")))
     (should-not (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-context-get nil) :context) :files))
+    (ctxls-test--wait "the context buffer to follow"
+                      (lambda () (with-current-buffer "*ctxls context*"
+                                   (string-search "No context yet" (buffer-string)))))
+    ;; Add it again and remove it at the prompt (RET: the last file buffer).
+    (ctxls-add-file file)
+    (ctxls-test--wait "added again" (lambda () (with-current-buffer "*ctxls context*"
+                                                 (string-search file (buffer-string)))))
+    (setq ctxls-test--messages nil)
+    (ctxls-test--mx "ctxls-remove-file" "")
+    (ctxls-test--wait "removed" (lambda () (ctxls-test--said "ctxls: removed main.go from the context (0 left)")))
     (ctxls-test--mx "ctxls-remove-file")
     (ctxls-test--wait "nothing to remove" (lambda () (ctxls-test--said "ctxls: the context has no files")))
     ;; A new session starts a new block in the chat buffer.
@@ -472,6 +485,13 @@
       (ctxls-test--wait "the new session" (lambda () (and ctxls--session-id (not (equal before ctxls--session-id)))))
       (should (string-suffix-p "# New session\n\n" (ctxls-test--chat-text)))
       (should (string-match-p "\\[New session\\]" (ctxls-test--lighter))))
+    ;; Delete it: RET picks the most recent session, then "yes" confirms.
+    (let ((id ctxls--session-id))
+      (ctxls-test--mx "ctxls-delete-session" "" "yes")
+      (ctxls-test--wait "the deletion" (lambda () (ctxls-test--said "ctxls: deleted New session")))
+      (should-not ctxls--session-id)
+      (should-not (cl-find id (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions)
+                           :key (lambda (s) (plist-get s :id)) :test #'equal)))
     (ctxls-test--stop)))
 
 (ert-deftest ctxls-test-files ()
