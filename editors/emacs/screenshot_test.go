@@ -48,6 +48,10 @@ func TestEmacsScreenshot(t *testing.T) {
 			here, _ := filepath.Abs(".")
 			setup := filepath.Join(t.TempDir(), "setup.el")
 			os.WriteFile(setup, []byte(fmt.Sprintf(`
+;; Debian's elpa packages (markdown-mode, when installed), as emacs without -Q.
+(require 'package)
+(add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+(package-initialize)
 (add-to-list 'load-path %q)
 (require 'ctxls)
 (setq ctxls-command '(%q "serve") ctxls-data-dir %q
@@ -60,7 +64,7 @@ func TestEmacsScreenshot(t *testing.T) {
 `, here, bin, t.TempDir(), fake.URL, theme.emacsTheme)), 0o644)
 			session := "ctxls-emacs-shot-" + theme.name
 			exec.Command("tmux", "kill-session", "-t", session).Run()
-			start := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "30",
+			start := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "40",
 				"emacs", "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
 			start.Dir = work
 			start.Env = append(os.Environ(), "OPENAI_API_KEY=", "TERM=xterm-256color", "HOME="+t.TempDir())
@@ -112,7 +116,7 @@ func TestEmacsScreenshot(t *testing.T) {
 			keys("C-x", "o", "M-<")
 			waitFor("the chat's top", func(s string) bool { return strings.Contains(s, "# Greeting in main.go") })
 			png := filepath.Join(dir, "emacs-"+theme.name+".png")
-			if err := screenshot.HTML(terminalHTML(screen(true), theme.bg, theme.fg), png, 1000, 620); err != nil {
+			if err := screenshot.HTML(terminalHTML(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("wrote %s", png)
