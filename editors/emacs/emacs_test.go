@@ -111,6 +111,9 @@ func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
 	return string(out)
 }
 
+// TestEmacs drives ctxls.el in one fresh Emacs per subtest. The subtests
+// share the data directory and the provider's reply queue, and run in
+// order: resume shows the sessions ask and cancel made.
 func TestEmacs(t *testing.T) {
 	emacs := editor(t, "emacs")
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))

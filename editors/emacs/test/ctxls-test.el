@@ -313,6 +313,11 @@
             ;; apart) is still to come.
             (should (< took 0.5))
             (should ctxls--turn)
+            ;; The turn's request has no timeout (jsonrpc's default gives up
+            ;; after 10 s): it is the only one pending, with no timer.
+            (let ((pending (hash-table-values (jsonrpc--request-continuations ctxls--connection))))
+              (should (= 1 (length pending)))
+              (should-not (nth 2 (car pending))))
             (should (string-match-p "|busy\\]" (ctxls-test--lighter)))
             (should (string-search "thinking…" (ctxls-test--chat-text)))
             (should (string-search (format "(About lines 3-4 of %s.)" file) (ctxls-test--chat-text)))
@@ -348,6 +353,10 @@
         (should buffer-read-only)
         (should (derived-mode-p (if (fboundp 'markdown-mode) 'markdown-mode 'text-mode)))
         (should-error (insert "x") :type 'buffer-read-only))
+      ;; The view is sent from an idle timer (idle timers do not run in
+      ;; batch Emacs, so the test calls its function).
+      (should (memq ctxls--view-timer timer-idle-list))
+      (should (eq (timer--function ctxls--view-timer) #'ctxls--send-view))
       ;; The view: a region on lines 1-2 is recorded as the session's applet.
       (switch-to-buffer (get-file-buffer file))
       (goto-char (point-min))
