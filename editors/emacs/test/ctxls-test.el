@@ -276,6 +276,11 @@
                                     :version))))
     (save-buffer)
     (ctxls-test--wait "didSave" (lambda () (eq (plist-get (ctxls-test--candidate file) :dirty) :json-false)))
+    ;; The file changes on disk and the buffer is reverted.
+    (with-temp-file file (insert "changed on disk ✓\nsecond line\n"))
+    (revert-buffer t t)
+    (should (equal (ctxls--buffer-text) "changed on disk ✓\nsecond line\n"))
+    (ctxls-test--same "revert-buffer")
     (kill-buffer)
     (ctxls-test--wait "didClose" (lambda () (eq (plist-get (ctxls-test--candidate file) :open) :json-false)))
     (ctxls-test--stop)))
