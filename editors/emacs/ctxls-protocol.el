@@ -1,0 +1,147 @@
+;;; ctxls-protocol.el --- The ctxls protocol's names  -*- lexical-binding: t; -*-
+
+;; Generated from lsp/command by `go test ./editors/emacs -run TestElispProtocol -update`.
+;; DO NOT EDIT.  SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; The commands (workspace/executeCommand), requests and notifications of
+;; the ctxls daemon, as declared once in its Go table.  See docs/protocol.md.
+
+;;; Code:
+
+(defconst ctxls-protocol-version 1
+  "The version every command result carries as v.")
+
+(defconst ctxls-protocol-command-session-new "ctxls.session.new"
+  "Creates a session and makes it the connection's current session.")
+
+(defconst ctxls-protocol-command-session-resume "ctxls.session.resume"
+  "Makes a stored session current, records this connection's envHint in
+it (see Environment), and returns its relevant context, the files
+items that no longer exist, and the reminder the model will be given
+on the next turn.")
+
+(defconst ctxls-protocol-command-session-list "ctxls.session.list"
+  "Lists sessions, most recent activity first.")
+
+(defconst ctxls-protocol-command-session-show "ctxls.session.show"
+  "Returns a session and all its messages, oldest first.")
+
+(defconst ctxls-protocol-command-session-rename "ctxls.session.rename"
+  "Renames a session (titleSource becomes \"user\"; a model never overrides
+it) and its folder.")
+
+(defconst ctxls-protocol-command-session-delete "ctxls.session.delete"
+  "Deletes a session: its messages, context and folder.")
+
+(defconst ctxls-protocol-command-session-search "ctxls.session.search"
+  "Full-text search over session titles and messages.")
+
+(defconst ctxls-protocol-command-session-export "ctxls.session.export"
+  "Writes the session as Markdown or JSON into its folder and returns the
+path and the content.")
+
+(defconst ctxls-protocol-command-context-set "ctxls.context.set"
+  "Sets one named relevant-context set.")
+
+(defconst ctxls-protocol-command-context-get "ctxls.context.get"
+  "Returns the relevant-context sets, all of them or the one named.")
+
+(defconst ctxls-protocol-command-context-candidates "ctxls.context.candidates"
+  "Open and recently edited files the user may add to the context, most
+recent activity first.")
+
+(defconst ctxls-protocol-command-files-add "ctxls.files.add"
+  "Copies a file into the session's sources/ folder: either path
+\(absolute, or relative to the workspace root) or name with
+contentBase64.")
+
+(defconst ctxls-protocol-command-files-list "ctxls.files.list"
+  "Lists the files in one of the session folder's subfolders (sources,
+results, scripts, data; default sources), sorted, hidden files left
+out.")
+
+(defconst ctxls-protocol-command-files-remove "ctxls.files.remove"
+  "Removes a file from the session's sources/ folder (a symbolic link is
+removed, never its target).")
+
+(defconst ctxls-protocol-command-document-get "ctxls.document.get"
+  "Returns the text ctxls holds for an open document, unsaved edits
+included: exactly what the model is given for it.")
+
+(defconst ctxls-protocol-command-chat "ctxls.chat"
+  "Runs a chat turn, exactly like the ctxls/chat request (see Chat turns
+above): the answer streams as $/progress reports on the command's
+workDoneToken (or one the server creates) and the result is the whole
+answer.")
+
+(defconst ctxls-protocol-command-chat-preview "ctxls.chat.preview"
+  "Builds the exact model input a ctxls.chat turn with the same arguments
+would send — the system prompt with the relevant files, the history
+kept within the budget, this message, and the tools offered — and
+returns it with token counts, without storing anything or calling the
+provider (no provider or key is needed).")
+
+(defconst ctxls-protocol-command-session-regenerate-title "ctxls.session.regenerateTitle"
+  "Asks the model again for a 3–7 word title from the session's first
+message (and its first complete answer, if any) and sets it
+\(titleSource \"model\"), even over an earlier one; sends
+ctxls/sessionUpdated.")
+
+(defconst ctxls-protocol-command-session-clear-title "ctxls.session.clearTitle"
+  "Makes the title automatic again: the first line of the session's first
+message (\"New session\" if it has none), titleSource \"auto\", the folder
+renamed with it.")
+
+(defconst ctxls-protocol-command-session-set-model "ctxls.session.setModel"
+  "Sets the model the session's turns use (meta.model), instead of the
+provider's model; an empty model goes back to the provider's.")
+
+(defconst ctxls-protocol-request-chat "ctxls/chat"
+  "Runs a chat turn (see Chat turns above); the same as the command
+ctxls.chat.")
+
+(defconst ctxls-protocol-notification-context-changed "ctxls/contextChanged"
+  "A session's relevant context was shown again on resume (reason
+\"resume\") or changed by a command or the model (reason \"changed\").")
+
+(defconst ctxls-protocol-notification-session-updated "ctxls/sessionUpdated"
+  "A session's title changed (renamed, or named from its first message or
+by the model).")
+
+(defconst ctxls-protocol-notification-session-files-changed "ctxls/sessionFilesChanged"
+  "A file in a session folder was written or removed: by the model's
+write_file (by \"model\"; subdir results, scripts or data, name the path
+below it such as \"charts/q1.csv\") or by ctxls.files.add /
+ctxls.files.remove (by \"user\", subdir sources).")
+
+(defconst ctxls-protocol-client-notification-did-change-view "ctxls/didChangeView"
+  "The editor's view changed: the focused document, its selection and the
+visible lines.")
+
+(defconst ctxls-protocol-commands
+  '("ctxls.session.new"
+    "ctxls.session.resume"
+    "ctxls.session.list"
+    "ctxls.session.show"
+    "ctxls.session.rename"
+    "ctxls.session.delete"
+    "ctxls.session.search"
+    "ctxls.session.export"
+    "ctxls.context.set"
+    "ctxls.context.get"
+    "ctxls.context.candidates"
+    "ctxls.files.add"
+    "ctxls.files.list"
+    "ctxls.files.remove"
+    "ctxls.document.get"
+    "ctxls.chat"
+    "ctxls.chat.preview"
+    "ctxls.session.regenerateTitle"
+    "ctxls.session.clearTitle"
+    "ctxls.session.setModel")
+  "Every command id, as the daemon advertises them.")
+
+(provide 'ctxls-protocol)
+;;; ctxls-protocol.el ends here

@@ -1,0 +1,1429 @@
+;;; ctxls.el --- Chat with ctxls beside your language server  -*- lexical-binding: t; -*-
+
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, convenience
+;; URL: https://github.com/ctxls/ctxls
+;; SPDX-License-Identifier: MIT
+
+;;; Commentary:
+
+;; ctxls is a language server for AI chat sessions: it keeps the exact text
+;; of your buffers, unsaved edits included, and answers questions about
+;; them with the model you configure.  This package runs `ctxls serve' as a
+;; second, independent connection with Emacs's built-in jsonrpc, BESIDE
+;; whatever language server the buffer has: eglot and lsp-mode are left
+;; untouched (eglot runs one server per buffer, so registering ctxls with
+;; eglot would replace gopls or pyright).
+;;
+;; Setup:
+;;
+;;   (add-to-list 'load-path "/path/to/ctxls/editors/emacs")
+;;   (require 'ctxls)
+;;   (setq ctxls-provider '(:baseURL "http://127.0.0.1:11434/v1"
+;;                          :model "qwen2.5-coder"))
+;;   (ctxls-mode 1)
+;;   (global-set-key (kbd "C-c a") ctxls-command-map)
+;;
+;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' asks a
+;; question and streams the answer into the *ctxls chat* buffer while you keep
+;; editing.  Nothing blocks: every request is asynchronous.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'jsonrpc)
+(require 'project)
+(require 'url-util)
+(require 'subr-x)
+(require 'ctxls-protocol)
+
+(defconst ctxls-version "0.1.0"
+  "The version of ctxls.el, sent as clientInfo.version.")
+
+;;;; Options
+
+(defgroup ctxls nil
+  "Chat with the ctxls daemon about your buffers."
+  :group 'tools
+  :prefix "ctxls-"
+  :link '(url-link "https://github.com/ctxls/ctxls"))
+
+(defcustom ctxls-command '("ctxls" "serve")
+  "The command that starts the daemon: the program, then its arguments.
+The program is looked up on the variable `exec-path' unless it is an
+absolute file name."
+  :type '(repeat string))
+
+(defcustom ctxls-provider nil
+  "The model provider, sent as initializationOptions.provider.
+A plist with any of :baseURL, :model, :apiKeyEnv, :titleModel,
+:contextWindow and :maxOutputTokens, for example
+  (:baseURL \"http://127.0.0.1:11434/v1\" :model \"qwen2.5-coder\").
+The API key itself is never sent: :apiKeyEnv names the environment
+variable that holds it (default OPENAI_API_KEY).  nil leaves the
+choice to the daemon (OPENAI_BASE_URL, OPENAI_API_KEY, a local Ollama)."
+  :type '(plist :key-type (choice (const :baseURL) (const :model) (const :apiKeyEnv)
+                                  (const :titleModel) (const :contextWindow)
+                                  (const :maxOutputTokens))
+                :value-type (choice string integer)))
+
+(defcustom ctxls-data-dir nil
+  "The daemon's data directory (initializationOptions.dataDir).
+nil uses the daemon's default (CTXLS_DATA_DIR, else
+~/.local/share/ctxls)."
+  :type '(choice (const :tag "Default" nil) directory))
+
+(defcustom ctxls-view-idle-ms nil
+  "How long, in milliseconds, the view must rest before ctxls records it.
+Sent as initializationOptions.viewIdleMs (1 to 3600000); nil keeps the
+daemon's default of 2000."
+  :type '(choice (const :tag "Default" nil) natnum))
+
+(defcustom ctxls-view-delay 0.3
+  "Seconds of idleness before the view (file, point, region) is sent."
+  :type 'number)
+
+(defcustom ctxls-position-encodings '("utf-8" "utf-16")
+  "The position encodings offered to the daemon, preferred first.
+The daemon picks utf-8 when offered, else the LSP default utf-16."
+  :type '(repeat (choice (const "utf-8") (const "utf-16"))))
+
+(defcustom ctxls-request-timeout 30
+  "Seconds before a command other than a chat turn is given up.
+Chat turns have no timeout: they end when the answer is complete or
+cancelled."
+  :type 'number)
+
+(defcustom ctxls-chat-buffer-name "*ctxls chat*"
+  "The name of the chat buffer."
+  :type 'string)
+
+(defcustom ctxls-log-max-lines 2000
+  "Lines kept in the *ctxls log* buffer (daemon logs and logMessage)."
+  :type 'natnum)
+
+(defcustom ctxls-events-buffer-size 0
+  "Characters of JSON-RPC traffic kept in the *ctxls events* buffer.
+0 keeps none (the default: streaming answers would fill it); nil keeps
+everything, for debugging."
+  :type '(choice (const :tag "Unlimited" nil) natnum))
+
+(defcustom ctxls-lighter-title-width 24
+  "Characters of the session title shown in the mode line."
+  :type 'natnum)
+
+(defcustom ctxls-ready-hook nil
+  "Hook run when the daemon has answered initialize."
+  :type 'hook)
+
+;;;; Faces
+
+(defface ctxls-session-heading '((t :inherit (bold font-lock-function-name-face) :height 1.1))
+  "A session's header in the chat buffer.")
+
+(defface ctxls-question-heading '((t :inherit (bold font-lock-keyword-face)))
+  "The \"You\" heading above a question.")
+
+(defface ctxls-answer-heading '((t :inherit (bold font-lock-type-face)))
+  "The \"ctxls\" heading above an answer.")
+
+(defface ctxls-note '((t :inherit (shadow italic)))
+  "Notes in the chat buffer: thinking, cancelled, errors.")
+
+;;;; State
+
+(defvar ctxls-mode)
+
+(defvar ctxls--connection nil
+  "The jsonrpc connection to the daemon, or nil.")
+
+(defvar ctxls--state nil
+  "The connection's state: nil, `starting', `ready' or `failed'.")
+
+(defvar ctxls--failure nil
+  "Why the daemon could not be started or stopped, for the mode line.")
+
+(defvar ctxls--encoding 'utf-16
+  "The negotiated position encoding: `utf-8', `utf-16' or `utf-32'.")
+
+(defvar ctxls--pending nil
+  "Functions waiting for the daemon to be ready, oldest first.")
+
+(defvar ctxls--folders nil
+  "The workspace folders the daemon knows, as directory names.")
+
+(defvar ctxls--buffers nil
+  "The buffers `ctxls-mode' syncs.")
+
+(defvar ctxls--session-id nil
+  "The current session's id, when known.")
+
+(defvar ctxls--session-title nil
+  "The current session's title, when known.")
+
+(defvar ctxls--session-folder nil
+  "The current session's folder, when known.")
+
+(defvar ctxls--turn nil
+  "The running chat turn, a plist (:token :buffer :started :answered), or nil.")
+
+(defvar ctxls--seq 0
+  "Counter for workDoneTokens.")
+
+(defvar ctxls--view-timer nil
+  "The idle timer that sends the view.")
+
+(defvar ctxls--last-view nil
+  "The last view sent, to send only changes.")
+
+(defvar ctxls--stderr nil
+  "The pipe process receiving the daemon's stderr.")
+
+(defvar ctxls--files 'unknown
+  "The current session's files set as last announced, to tell its changes.")
+
+(defvar-local ctxls--uri nil
+  "The URI this buffer was opened with on the daemon, or nil.")
+(put 'ctxls--uri 'permanent-local t)
+
+(defvar-local ctxls--version 0
+  "The version of this buffer's text last sent.")
+(put 'ctxls--version 'permanent-local t)
+
+(defvar-local ctxls--change nil
+  "The region and LSP range recorded by `before-change-functions'.
+A list (BEG END START END-POSITION), START and END-POSITION LSP
+positions computed before the change.")
+(put 'ctxls--change 'permanent-local t)
+
+(defvar-local ctxls--tick nil
+  "`buffer-chars-modified-tick' when the daemon last got this buffer's text.")
+(put 'ctxls--tick 'permanent-local t)
+
+(defvar-local ctxls--has-cr nil
+  "Non-nil when the buffer holds a carriage return.
+The daemon counts a lone CR as a line end and Emacs does not, so such a
+buffer is synced whole.")
+(put 'ctxls--has-cr 'permanent-local t)
+
+;;;; Small helpers
+
+(defun ctxls--empty-object ()
+  "An empty JSON object (nil would be sent as null)."
+  (make-hash-table :size 1))
+
+(defun ctxls--plist (&rest kvs)
+  "A plist of the pairs in KVS whose value is not nil."
+  (let (out)
+    (while kvs
+      (when (cadr kvs)
+        (setq out (nconc out (list (car kvs) (cadr kvs)))))
+      (setq kvs (cddr kvs)))
+    out))
+
+(defun ctxls--one-line (text &optional width)
+  "TEXT on one line, cut to WIDTH (the echo area's) characters."
+  (let* ((s (replace-regexp-in-string "[ \t\n\r]+" " " (string-trim (or text ""))))
+         (w (or width (max 20 (1- (frame-width))))))
+    (truncate-string-to-width s w nil nil "…")))
+
+(defun ctxls--say (fmt &rest args)
+  "Show FMT with ARGS in the echo area on one line, prefixed ctxls."
+  (let ((text (apply #'format fmt args)))
+    (setq text (string-remove-prefix "ctxls: " text))
+    (message "%s" (ctxls--one-line (concat "ctxls: " text)))))
+
+(defun ctxls--log (fmt &rest args)
+  "Append FMT with ARGS to the *ctxls log* buffer."
+  (with-current-buffer (get-buffer-create "*ctxls log*")
+    (let ((inhibit-read-only t))
+      (save-excursion
+        (goto-char (point-max))
+        (insert (apply #'format fmt args))
+        (unless (bolp) (insert "\n"))
+        (when (> (count-lines (point-min) (point-max)) ctxls-log-max-lines)
+          (goto-char (point-min))
+          (forward-line (- (count-lines (point-min) (point-max)) ctxls-log-max-lines))
+          (delete-region (point-min) (point))))
+      (setq buffer-read-only t))))
+
+(defconst ctxls--uri-allowed
+  (let ((vec (copy-sequence url-path-allowed-chars)))
+    (aset vec ?: nil)
+    vec)
+  "Characters left as they are in a file URI's path.")
+
+(defun ctxls--path-uri (path)
+  "The file:// URI of PATH."
+  (concat "file://" (url-hexify-string (expand-file-name path) ctxls--uri-allowed)))
+
+(defun ctxls--project-root (dir)
+  "The root of the project holding DIR, or nil."
+  (when-let ((pr (and dir (file-directory-p dir) (project-current nil dir))))
+    (directory-file-name (expand-file-name (project-root pr)))))
+
+(defun ctxls--language-id ()
+  "The LSP languageId of the current buffer, from its major mode."
+  (let ((mode (symbol-name major-mode)))
+    (pcase mode
+      ((or "fundamental-mode" "text-mode") "plaintext")
+      ("emacs-lisp-mode" "emacs-lisp")
+      ((or "js-mode" "js2-mode" "javascript-mode") "javascript")
+      ("sh-mode" "shellscript")
+      ("c++-mode" "cpp")
+      (_ (replace-regexp-in-string "\\(?:-ts\\)?-mode\\'" "" mode)))))
+
+(defun ctxls--syncable-p (&optional buffer)
+  "Non-nil when BUFFER (default current) visits a local file."
+  (with-current-buffer (or buffer (current-buffer))
+    (and buffer-file-name
+         (not (file-remote-p buffer-file-name))
+         (not (minibufferp)))))
+
+;;;; Positions
+
+(defun ctxls--column (bol pos)
+  "The LSP character offset of POS on the line starting at BOL."
+  (let ((s (buffer-substring-no-properties bol pos)))
+    (if (= (length s) (string-bytes s))
+        (length s)                      ; ASCII: the same in every encoding
+      (pcase ctxls--encoding
+        ('utf-8 (length (encode-coding-string s 'utf-8-unix t)))
+        ('utf-32 (length s))
+        (_ (+ (length s)
+              (cl-count-if (lambda (c) (and (> c #xFFFF) (<= c #x10FFFF))) s)))))))
+
+(defun ctxls--position (pos)
+  "The LSP position (a plist) of buffer position POS, ignoring narrowing."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char pos)
+      (forward-line 0)
+      (list :line (1- (line-number-at-pos pos t))
+            :character (ctxls--column (point) pos)))))
+
+(defun ctxls--range (beg end)
+  "The LSP range from BEG to END."
+  (list :start (ctxls--position beg) :end (ctxls--position end)))
+
+(defun ctxls--buffer-text ()
+  "The whole text of the current buffer, narrowing ignored."
+  (save-restriction
+    (widen)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun ctxls--scan-cr ()
+  "Set `ctxls--has-cr' from the buffer's text."
+  (setq ctxls--has-cr
+        (save-excursion
+          (save-restriction
+            (widen)
+            (goto-char (point-min))
+            (and (search-forward "\r" nil t) t)))))
+
+;;;; The connection
+
+(defun ctxls--live-p ()
+  "Return non-nil when the daemon's process is alive."
+  (and ctxls--connection (jsonrpc-running-p ctxls--connection)))
+
+(defun ctxls--usable-p ()
+  "Return non-nil when the daemon runs and is not shutting down."
+  (and (ctxls--live-p) (memq ctxls--state '(starting ready))))
+
+(defun ctxls--program ()
+  "The daemon's executable, or signal a `user-error' naming the setting."
+  (let* ((prog (car ctxls-command))
+         (exe (and prog (if (file-name-absolute-p prog)
+                            (and (file-executable-p prog) prog)
+                          (executable-find prog)))))
+    (or exe
+        (user-error "ctxls: cannot start %S: %s; set `ctxls-command' (M-x customize-option RET ctxls-command)"
+                    prog (if (and prog (file-name-absolute-p prog))
+                             "no such executable file"
+                           "not found on exec-path")))))
+
+(defun ctxls--stderr-filter (_proc string)
+  "Copy the daemon's stderr STRING to the log."
+  (ctxls--log "%s" (string-trim-right string)))
+
+(defun ctxls--capabilities ()
+  "The client capabilities sent with initialize."
+  (list :general (list :positionEncodings (vconcat ctxls-position-encodings))
+        :window (list :workDoneProgress t
+                      :showMessage (list :messageActionItem (list :additionalPropertiesSupport :json-false)))
+        :workspace (list :workspaceFolders t :configuration :json-false
+                         :didChangeConfiguration (list :dynamicRegistration :json-false))
+        :textDocument (list :synchronization (list :dynamicRegistration :json-false
+                                                   :didSave t :willSave :json-false))))
+
+(defun ctxls--init-options ()
+  "The initializationOptions, from the options.
+After a restart, the session that was current is resumed."
+  (or (ctxls--plist :provider ctxls-provider
+                    :dataDir (and ctxls-data-dir (expand-file-name ctxls-data-dir))
+                    :viewIdleMs ctxls-view-idle-ms
+                    :session ctxls--session-id)
+      (ctxls--empty-object)))
+
+(defun ctxls--folder (dir)
+  "The LSP workspace folder for DIR."
+  (list :uri (ctxls--path-uri dir) :name (file-name-nondirectory dir)))
+
+(defun ctxls--start ()
+  "Start the daemon and send initialize; return at once."
+  (let* ((exe (ctxls--program))
+         (root (or (ctxls--project-root default-directory)
+                   (directory-file-name (expand-file-name default-directory))))
+         (default-directory (file-name-as-directory root))
+         (stderr (make-pipe-process :name "ctxls stderr" :noquery t
+                                    :filter #'ctxls--stderr-filter))
+         (proc (make-process :name "ctxls" :command (cons exe (cdr ctxls-command))
+                             :connection-type 'pipe :coding 'utf-8-emacs-unix
+                             :noquery t :stderr stderr)))
+    ;; The root, then the projects of the buffers already synced (after a
+    ;; restart).
+    (setq ctxls--folders (list root)
+          ctxls--state 'starting)
+    (dolist (buf ctxls--buffers)
+      (when (buffer-live-p buf)
+        (ctxls--add-folder-for (buffer-local-value 'buffer-file-name buf))))
+    (setq ctxls--stderr stderr
+          ctxls--state 'starting
+          ctxls--failure nil
+          ctxls--connection
+          (jsonrpc-process-connection
+           :name "ctxls" :process proc
+           :events-buffer-scrollback-size ctxls-events-buffer-size
+           :notification-dispatcher #'ctxls--on-notification
+           :request-dispatcher #'ctxls--on-request
+           :on-shutdown #'ctxls--on-shutdown))
+    (jsonrpc-async-request
+     ctxls--connection 'initialize
+     (list :processId (emacs-pid)
+           :clientInfo (list :name "emacs ctxls.el"
+                             :version (format "%s (Emacs %s)" ctxls-version emacs-version))
+           :rootUri (ctxls--path-uri root)
+           :rootPath root
+           :workspaceFolders (vconcat (mapcar #'ctxls--folder ctxls--folders))
+           :capabilities (ctxls--capabilities)
+           :initializationOptions (ctxls--init-options))
+     :success-fn #'ctxls--on-initialized
+     :error-fn (lambda (err)
+                 (ctxls--fail (format "initialize failed: %s" (plist-get err :message))))
+     :timeout 30
+     :timeout-fn (lambda () (ctxls--fail "the daemon did not answer initialize within 30 s")))
+    (force-mode-line-update t)))
+
+(defun ctxls--on-initialized (result)
+  "Handle the initialize RESULT: negotiate, open the buffers, run waiters."
+  (let ((enc (plist-get (plist-get result :capabilities) :positionEncoding)))
+    (setq ctxls--encoding (pcase enc ("utf-8" 'utf-8) ("utf-32" 'utf-32) (_ 'utf-16))))
+  (setq ctxls--state 'ready)
+  (jsonrpc-notify ctxls--connection 'initialized (ctxls--empty-object))
+  (dolist (buf ctxls--buffers)
+    (when (buffer-live-p buf)
+      (with-current-buffer buf
+        (setq ctxls--uri nil)
+        (ctxls--did-open))))
+  (let ((waiting ctxls--pending))
+    (setq ctxls--pending nil)
+    (dolist (fn waiting)
+      (with-demoted-errors "ctxls: %S" (funcall fn))))
+  (run-hooks 'ctxls-ready-hook)
+  (force-mode-line-update t))
+
+(defun ctxls--fail (why)
+  "Record that the daemon failed for WHY, tell the user, stop the process."
+  (setq ctxls--state 'failed ctxls--failure why ctxls--pending nil)
+  (when ctxls--turn                     ; it waited for the daemon in vain
+    (ctxls--finish-turn ctxls--turn (concat "error: " why)))
+  (ctxls--log "ctxls: %s" why)
+  (ctxls--say "%s (see *ctxls log*)" why)
+  (when (ctxls--live-p)
+    (delete-process (jsonrpc--process ctxls--connection)))
+  (force-mode-line-update t))
+
+(defun ctxls--on-shutdown (conn)
+  "Clean up after the daemon's connection CONN ended."
+  (when (eq conn ctxls--connection)
+    (let ((status (process-exit-status (jsonrpc--process conn))))
+      (unless (eq ctxls--state 'stopping)
+        (ctxls--log "ctxls: the daemon exited with status %s" status)
+        (when ctxls-mode
+          (ctxls--say "the daemon exited (status %s); the next command restarts it" status))))
+    (when ctxls--turn
+      (ctxls--finish-turn ctxls--turn "error: the daemon exited"))
+    (setq ctxls--connection nil
+          ctxls--state (if (eq ctxls--state 'failed) 'failed nil))
+    (when (process-live-p ctxls--stderr)
+      (delete-process ctxls--stderr))
+    (dolist (buf ctxls--buffers)
+      (when (buffer-live-p buf)
+        (with-current-buffer buf (setq ctxls--uri nil))))
+    (force-mode-line-update t)))
+
+(defun ctxls--when-ready (fn)
+  "Call FN once the daemon is ready, starting it if needed."
+  (unless ctxls-mode
+    (ctxls-mode 1))
+  (unless (ctxls--usable-p)
+    (ctxls--start))
+  (if (eq ctxls--state 'ready)
+      (funcall fn)
+    (setq ctxls--pending (append ctxls--pending (list fn)))
+    (ctxls--say "starting the daemon…")))
+
+(defun ctxls--stop ()
+  "Shut the daemon down: shutdown, then exit, without waiting."
+  (let ((conn ctxls--connection))
+    (when (and conn (jsonrpc-running-p conn))
+      (setq ctxls--state 'stopping)
+      (let ((proc (jsonrpc--process conn)))
+        (jsonrpc-async-request
+         conn 'shutdown nil
+         :success-fn (lambda (_) (ignore-errors (jsonrpc-notify conn 'exit nil)))
+         :error-fn (lambda (_) (ignore-errors (jsonrpc-notify conn 'exit nil)))
+         :timeout 2
+         :timeout-fn (lambda () (when (process-live-p proc) (delete-process proc))))
+        ;; Whatever happens, the process does not outlive this by long.
+        (run-with-timer 3 nil (lambda () (when (process-live-p proc) (delete-process proc))))))))
+
+(defun ctxls--kill-emacs ()
+  "Tell the daemon to exit as Emacs exits."
+  (when (ctxls--live-p)
+    (ignore-errors (jsonrpc-notify ctxls--connection 'exit nil))))
+
+;;;; Requests
+
+(defun ctxls--request (method params on-success &optional on-error timeout)
+  "Send request METHOD with PARAMS once the daemon is ready.
+ON-SUCCESS gets the result; ON-ERROR the error plist (default: say
+it).  TIMEOUT is in seconds, default `ctxls-request-timeout'; `never'
+waits as long as it takes."
+  (ctxls--when-ready
+   (lambda ()
+     (ctxls--flush)
+     (jsonrpc-async-request
+      ctxls--connection method params
+      :success-fn (lambda (result) (funcall on-success result))
+      :error-fn (lambda (err)
+                  (if on-error (funcall on-error err)
+                    (ctxls--say "%s" (or (plist-get err :message) err))))
+      :timeout (if (eq timeout 'never) nil (or timeout ctxls-request-timeout))
+      :timeout-fn (lambda () (ctxls--say "%s did not answer in time" method))))))
+
+(defun ctxls--command (id arg on-success &optional on-error)
+  "Run the daemon's command ID with the plist ARG; ON-SUCCESS gets the result.
+ON-ERROR gets the error plist (default: say it)."
+  (ctxls--request 'workspace/executeCommand
+                  (list :command id :arguments (vector (or arg (ctxls--empty-object))))
+                  (or on-success #'ignore) on-error))
+
+(defun ctxls--ensure-ready ()
+  "Start the daemon if needed and wait (at most 10 s) until it is ready."
+  (unless ctxls-mode
+    (ctxls-mode 1))
+  (unless (ctxls--usable-p)
+    (ctxls--start))
+  (with-timeout (10 (user-error "ctxls: the daemon did not start within 10 s"))
+    (while (eq ctxls--state 'starting)
+      (accept-process-output nil 0.05)))
+  (unless (eq ctxls--state 'ready)
+    (user-error "ctxls: the daemon is not running: %s" (or ctxls--failure "it exited"))))
+
+(defun ctxls--call (id arg)
+  "Run the daemon's command ID with the plist ARG and return its result.
+Only for the lists a picker shows (sessions, search hits, context files):
+the daemon answers them from its store at once, and the prompt that
+follows needs them in the command's own context (keyboard macros, C-g).
+Chat turns and everything else are asynchronous."
+  (ctxls--ensure-ready)
+  (ctxls--flush)
+  (condition-case err
+      (jsonrpc-request ctxls--connection 'workspace/executeCommand
+                       (list :command id :arguments (vector (or arg (ctxls--empty-object))))
+                       :timeout ctxls-request-timeout)
+    (jsonrpc-error
+     (user-error "ctxls: %s" (or (alist-get 'jsonrpc-error-message (cdr err)) (cadr err))))))
+
+(defun ctxls--on-request (_conn method params)
+  "Answer the daemon's request METHOD with PARAMS."
+  (pcase method
+    ('window/workDoneProgress/create nil)
+    ('window/showMessageRequest
+     (ctxls--say "%s" (plist-get params :message))
+     nil)
+    ('workspace/configuration
+     (make-vector (length (plist-get params :items)) nil))
+    ((or 'client/registerCapability 'client/unregisterCapability) nil)
+    (_ (jsonrpc-error :code -32601 :message (format "%s is not handled by ctxls.el" method)))))
+
+;;;; Text synchronisation
+
+(defun ctxls--track (&optional buffer)
+  "Start syncing BUFFER (default current) if it visits a local file."
+  (with-current-buffer (or buffer (current-buffer))
+    (when (and ctxls-mode (ctxls--syncable-p))
+      (unless (memq (current-buffer) ctxls--buffers)
+        (push (current-buffer) ctxls--buffers)
+        (add-hook 'before-change-functions #'ctxls--before-change nil t)
+        (add-hook 'after-change-functions #'ctxls--after-change nil t)
+        (add-hook 'kill-buffer-hook #'ctxls--on-kill nil t)
+        (add-hook 'after-revert-hook #'ctxls--resync nil t))
+      (ctxls--add-folder-for buffer-file-name)
+      (when (eq ctxls--state 'ready)
+        (ctxls--did-open)))))
+
+(defun ctxls--untrack (&optional buffer)
+  "Stop syncing BUFFER (default current), closing it on the daemon."
+  (with-current-buffer (or buffer (current-buffer))
+    (ctxls--did-close)
+    (setq ctxls--buffers (delq (current-buffer) ctxls--buffers))
+    (remove-hook 'before-change-functions #'ctxls--before-change t)
+    (remove-hook 'after-change-functions #'ctxls--after-change t)
+    (remove-hook 'kill-buffer-hook #'ctxls--on-kill t)
+    (remove-hook 'after-revert-hook #'ctxls--resync t)))
+
+(dolist (fn '(ctxls--before-change ctxls--after-change ctxls--on-kill ctxls--resync))
+  ;; A major mode change keeps the buffer synced.
+  (put fn 'permanent-local-hook t))
+
+(defun ctxls--add-folder-for (file)
+  "Tell the daemon about FILE's project when it is a new workspace folder."
+  (when-let ((root (ctxls--project-root (file-name-directory file))))
+    (unless (cl-some (lambda (f) (or (string= f root) (file-in-directory-p root f)))
+                     ctxls--folders)
+      (setq ctxls--folders (append ctxls--folders (list root)))
+      (when (eq ctxls--state 'ready)
+        (jsonrpc-notify ctxls--connection 'workspace/didChangeWorkspaceFolders
+                        (list :event (list :added (vector (ctxls--folder root))
+                                           :removed [])))))))
+
+(defun ctxls--did-open ()
+  "Send didOpen for the current buffer."
+  (when (and (eq ctxls--state 'ready) (ctxls--syncable-p) (not ctxls--uri))
+    (condition-case err
+        (let ((uri (ctxls--path-uri buffer-file-name)))
+          (ctxls--scan-cr)
+          (setq ctxls--version 1 ctxls--change nil)
+          (jsonrpc-notify ctxls--connection 'textDocument/didOpen
+                          (list :textDocument (list :uri uri :languageId (ctxls--language-id)
+                                                    :version ctxls--version
+                                                    :text (ctxls--buffer-text))))
+          (setq ctxls--uri uri ctxls--tick (buffer-chars-modified-tick)))
+      (error (ctxls--log "ctxls: didOpen %s failed: %S" buffer-file-name err)))))
+
+(defun ctxls--did-close ()
+  "Send didClose for the current buffer if it is open on the daemon."
+  (when ctxls--uri
+    (when (eq ctxls--state 'ready)
+      (ignore-errors
+        (jsonrpc-notify ctxls--connection 'textDocument/didClose
+                        (list :textDocument (list :uri ctxls--uri)))))
+    (setq ctxls--uri nil ctxls--change nil)))
+
+(defun ctxls--send-change (change)
+  "Send one didChange with CHANGE, a TextDocumentContentChangeEvent."
+  (setq ctxls--version (1+ ctxls--version))
+  (jsonrpc-notify ctxls--connection 'textDocument/didChange
+                  (list :textDocument (list :uri ctxls--uri :version ctxls--version)
+                        :contentChanges (vector change)))
+  (setq ctxls--tick (buffer-chars-modified-tick)))
+
+(defun ctxls--send-full ()
+  "Send the whole text of the current buffer as one change."
+  (ctxls--scan-cr)
+  (ctxls--send-change (list :text (ctxls--buffer-text))))
+
+(defun ctxls--before-change (beg end)
+  "Record the LSP range of BEG..END before it changes."
+  (when (and ctxls--uri (eq ctxls--state 'ready))
+    (condition-case err
+        (setq ctxls--change
+              (if (or ctxls--has-cr (not (eql ctxls--tick (buffer-chars-modified-tick))))
+                  'full             ; a lone CR, or a change made silently
+                (list beg end (ctxls--position beg) (ctxls--position end))))
+      (error (setq ctxls--change 'full)
+             (ctxls--log "ctxls: before-change: %S" err)))))
+
+(defun ctxls--after-change (beg end old-len)
+  "Send the change of BEG..END (OLD-LEN characters before) to the daemon."
+  (when (and ctxls--uri (eq ctxls--state 'ready))
+    (condition-case err
+        (let ((rec ctxls--change))
+          (setq ctxls--change nil)
+          (pcase rec
+            ;; The after-change region lies inside the one recorded before
+            ;; the change (capitalize-word, fill-paragraph and friends
+            ;; announce more than they change): send the recorded range
+            ;; with its new text.
+            (`(,b ,e ,start ,stop)
+             (if (and (<= b beg) (<= (+ beg old-len) e) (not ctxls--has-cr)
+                      (not (string-search "\r" (buffer-substring-no-properties beg end))))
+                 (ctxls--send-change
+                  (list :range (list :start start :end stop)
+                        :text (save-restriction
+                                (widen)
+                                (buffer-substring-no-properties b (+ e (- end beg old-len))))))
+               (ctxls--send-full)))
+            (_ (ctxls--send-full))))
+      (error (ctxls--log "ctxls: after-change: %S" err)))))
+
+(defun ctxls--resync ()
+  "Send the whole text again (after a revert)."
+  (when (and ctxls--uri (eq ctxls--state 'ready))
+    (ctxls--send-full)))
+
+(defun ctxls--flush ()
+  "Resend buffers whose text changed without the change hooks seeing it."
+  (when (eq ctxls--state 'ready)
+    (dolist (buf ctxls--buffers)
+      (when (buffer-live-p buf)
+        (with-current-buffer buf
+          (cond
+           ((and (ctxls--syncable-p) (not ctxls--uri)) (ctxls--did-open))
+           ((and ctxls--uri (not (eql ctxls--tick (buffer-chars-modified-tick))))
+            (ctxls--send-full))))))))
+
+(defun ctxls--on-kill ()
+  "Close the buffer on the daemon as it is killed."
+  (ctxls--untrack))
+
+(defun ctxls--after-save ()
+  "Send didSave; a buffer saved under a new name is reopened under it."
+  (when ctxls-mode
+    (cond
+     ((not (memq (current-buffer) ctxls--buffers)) (ctxls--track))
+     ((and ctxls--uri buffer-file-name
+           (not (string= ctxls--uri (ctxls--path-uri buffer-file-name))))
+      (ctxls--did-close)
+      (ctxls--did-open))
+     ((and ctxls--uri (eq ctxls--state 'ready))
+      (jsonrpc-notify ctxls--connection 'textDocument/didSave
+                      (list :textDocument (list :uri ctxls--uri)))))))
+
+;;;; The view
+
+(defun ctxls--view ()
+  "The didChangeView params of the selected window, or nil."
+  (let* ((win (selected-window))
+         (buf (window-buffer win)))
+    (with-current-buffer buf
+      (when ctxls--uri
+        (let ((sel (if (use-region-p)
+                       (ctxls--range (region-beginning) (region-end))
+                     (ctxls--range (window-point win) (window-point win)))))
+          (list :textDocument (list :uri ctxls--uri)
+                :selection sel
+                :visibleRange (ctxls--range (window-start win)
+                                            (min (point-max) (window-end win)))))))))
+
+(defun ctxls--send-view ()
+  "Send ctxls/didChangeView when the view changed since the last one."
+  (when (and (eq ctxls--state 'ready) (not (minibufferp (window-buffer (selected-window)))))
+    (condition-case err
+        (let ((view (ctxls--view)))
+          (when (and view (not (equal view ctxls--last-view)))
+            (setq ctxls--last-view view)
+            (jsonrpc-notify ctxls--connection
+                            (intern ctxls-protocol-client-notification-did-change-view)
+                            view)))
+      (error (ctxls--log "ctxls: view: %S" err)))))
+
+;;;; Notifications
+
+(defun ctxls--on-notification (_conn method params)
+  "Handle the daemon's notification METHOD with PARAMS."
+  (let ((name (symbol-name method)))
+    (cond
+     ((eq method '$/progress) (ctxls--on-progress params))
+     ((string= name ctxls-protocol-notification-context-changed) (ctxls--on-context-changed params))
+     ((string= name ctxls-protocol-notification-session-updated) (ctxls--on-session-updated params))
+     ((string= name ctxls-protocol-notification-session-files-changed) (ctxls--on-files-changed params))
+     ((eq method 'window/showMessage)
+      (ctxls--log "%s" (plist-get params :message))
+      (ctxls--say "%s" (plist-get params :message)))
+     ((eq method 'window/logMessage)
+      (ctxls--log "%s" (plist-get params :message))))))
+
+(defun ctxls--on-context-changed (params)
+  "Say in one line what the context is now (PARAMS of contextChanged).
+Only a resume or a change of the files set is said: the idle view's
+capture changes the context each time you rest, silently."
+  (let* ((ctx (plist-get params :context))
+         (files (append (plist-get ctx :files) nil))
+         (missing (append (plist-get params :missing) nil))
+         (resume (equal (plist-get params :reason) "resume")))
+    (when (or resume
+              (if (eq ctxls--files 'unknown) files (not (equal files ctxls--files))))
+      (ctxls--say "%s: %s%s" (if resume "resumed context" "context")
+                  (if files
+                      (mapconcat #'file-name-nondirectory files ", ")
+                    "no files")
+                  (if missing (format " (%d missing)" (length missing)) "")))
+    (setq ctxls--files files)
+    (when-let ((buf (get-buffer "*ctxls context*")))
+      (ctxls--render-context buf ctx))))
+
+(defun ctxls--on-session-updated (params)
+  "Show a session's new title (PARAMS of sessionUpdated)."
+  (let ((id (plist-get params :sessionId)))
+    (when (or (equal id ctxls--session-id)
+              (and (null ctxls--session-id) ctxls--turn))
+      (setq ctxls--session-id id
+            ctxls--session-title (plist-get params :title))
+      (ctxls--update-header)
+      (force-mode-line-update t))))
+
+(defun ctxls--on-files-changed (params)
+  "Show a session file written or removed (PARAMS of sessionFilesChanged)."
+  (let* ((subdir (plist-get params :subdir))
+         (name (plist-get params :name))
+         (rel (concat subdir "/" name))
+         (removed (eq (plist-get params :removed) t)))
+    (ctxls--say "%s %s%s" (if removed "removed" "wrote") rel
+                (if removed "" (format " (%s bytes)" (plist-get params :size))))
+    (when (and (equal (plist-get params :by) "model") (not removed)
+               (or (equal (plist-get params :sessionId) ctxls--session-id)
+                   (and ctxls--turn (null ctxls--session-id))))
+      (let ((session (plist-get params :sessionId)))
+        (ctxls--chat-insert
+         (lambda ()
+           (insert "\n")
+           (insert-text-button (format "[wrote %s]" rel)
+                               'action (lambda (_) (ctxls--open-session-file session rel))
+                               'help-echo (format "Open %s from the session folder" rel))
+           (insert "\n")))))))
+
+(defun ctxls--open-session-file (session rel)
+  "Open REL, a file in SESSION's folder (the folder is asked for if unknown)."
+  (if (and ctxls--session-folder (equal session ctxls--session-id))
+      (find-file-other-window (expand-file-name rel ctxls--session-folder))
+    (ctxls--command ctxls-protocol-command-session-show (list :sessionId session)
+                    (lambda (r)
+                      (let ((folder (plist-get (plist-get r :session) :folder)))
+                        (when (equal session ctxls--session-id)
+                          (setq ctxls--session-folder folder))
+                        (find-file-other-window (expand-file-name rel folder)))))))
+
+;;;; The chat buffer
+
+(defvar ctxls-chat-buffer-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "a") #'ctxls-ask)
+    (define-key map (kbd "C-c C-c") #'ctxls-ask)
+    (define-key map (kbd "C-c C-k") #'ctxls-cancel)
+    (define-key map (kbd "n") #'ctxls-new-session)
+    (define-key map (kbd "r") #'ctxls-resume)
+    (define-key map (kbd "s") #'ctxls-search)
+    (define-key map (kbd "+") #'ctxls-add-file)
+    (define-key map (kbd "-") #'ctxls-remove-file)
+    (define-key map (kbd "c") #'ctxls-show-context)
+    (define-key map (kbd "p") #'ctxls-preview)
+    (define-key map (kbd "q") #'quit-window)
+    map)
+  "Keys of the chat buffer.")
+
+(define-minor-mode ctxls-chat-buffer-mode
+  "Toggle the keys and header line of the ctxls chat buffer.
+\\{ctxls-chat-buffer-mode-map}"
+  :lighter nil
+  (setq header-line-format (and ctxls-chat-buffer-mode '(:eval (ctxls--header-line)))))
+
+(defvar-local ctxls--chat-session nil
+  "The session whose header the chat buffer shows last: an id, `new' or nil.")
+
+(defvar-local ctxls--title-start nil
+  "Marker at the start of the current session's title in the chat buffer.")
+
+(defvar-local ctxls--title-end nil
+  "Marker at the end of the current session's title in the chat buffer.")
+
+(defun ctxls--header-line ()
+  "The chat buffer's header line."
+  (concat " ctxls · " (or ctxls--session-title "no session")
+          (cond (ctxls--turn (if (plist-get ctxls--turn :answered) " · answering…" " · thinking…"))
+                ((eq ctxls--state 'starting) " · starting…")
+                (t ""))
+          (if ctxls--turn "   C-c C-k cancel" "   a ask  r resume  s search  n new  + add file  c context")))
+
+(defvar ctxls--chat nil
+  "The chat buffer, once made.")
+
+(defun ctxls--chat-buffer ()
+  "The chat buffer, created when needed."
+  (or (and (buffer-live-p ctxls--chat) ctxls--chat)
+      (with-current-buffer (setq ctxls--chat (generate-new-buffer ctxls-chat-buffer-name))
+        (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
+        (ctxls-chat-buffer-mode 1)
+        (setq buffer-read-only t)
+        (setq-local truncate-lines nil)
+        (setq-local word-wrap t)
+        (buffer-disable-undo)
+        (current-buffer))))
+
+(defun ctxls--show-chat ()
+  "Show the chat buffer in a window without selecting it; return the buffer."
+  (let ((buf (ctxls--chat-buffer)))
+    (unless (get-buffer-window buf t)
+      (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
+                            (inhibit-same-window . t))))
+    buf))
+
+(defun ctxls--chat-insert (fn)
+  "Call FN at the end of the chat buffer; windows at the end follow."
+  (with-current-buffer (ctxls--chat-buffer)
+    (let* ((inhibit-read-only t)
+           (end (point-max))
+           (following (cl-remove-if-not (lambda (w) (>= (window-point w) end))
+                                        (get-buffer-window-list (current-buffer) nil t)))
+           (at-end (= (point) end)))
+      (save-excursion
+        (goto-char (point-max))
+        (funcall fn))
+      (when at-end (goto-char (point-max)))
+      (dolist (w following)
+        (set-window-point w (point-max))))))
+
+(defun ctxls--chat-append (text)
+  "Append TEXT to the chat buffer."
+  (ctxls--chat-insert (lambda () (insert text))))
+
+(defun ctxls--separator ()
+  "Blank lines before a new block, unless the buffer is empty."
+  (with-current-buffer (ctxls--chat-buffer)
+    (cond ((= (point-min) (point-max)) "")
+          ((string-suffix-p "\n\n" (buffer-substring (max (point-min) (- (point-max) 2)) (point-max))) "")
+          ((eq (char-before (point-max)) ?\n) "\n")
+          (t "\n\n"))))
+
+(defun ctxls--session-header (id title)
+  "Start a session block for session ID (or `new') titled TITLE."
+  (let ((sep (ctxls--separator)))
+    (ctxls--chat-insert
+     (lambda ()
+       (insert sep)
+       (let ((head (point)))
+         (insert "# ")
+         (let ((start (point)))
+           (insert (or title "New session"))
+           (setq ctxls--title-start (copy-marker start)
+                 ctxls--title-end (copy-marker (point))))
+         (ctxls--face head (point) 'ctxls-session-heading))
+       (insert "\n\n")))
+    (with-current-buffer (ctxls--chat-buffer)
+      (setq ctxls--chat-session id))))
+
+(defun ctxls--face (beg end face)
+  "Give BEG..END the FACE, also under font-lock (markdown-mode)."
+  (add-text-properties beg end (list 'face face 'font-lock-face face)))
+
+(defun ctxls--heading (text face)
+  "TEXT with FACE, for insertion."
+  (propertize text 'face face 'font-lock-face face))
+
+(defun ctxls--update-header ()
+  "Show the current title in the chat buffer's session header."
+  (when-let ((buf (and (buffer-live-p ctxls--chat) ctxls--chat)))
+    (with-current-buffer buf
+      (when (memq ctxls--chat-session '(new))
+        (setq ctxls--chat-session ctxls--session-id))
+      (when (and ctxls--title-start (equal ctxls--chat-session ctxls--session-id)
+                 ctxls--session-title)
+        (let ((inhibit-read-only t))
+          (save-excursion
+            (goto-char ctxls--title-start)
+            (delete-region ctxls--title-start ctxls--title-end)
+            (insert (ctxls--heading ctxls--session-title 'ctxls-session-heading))
+            (set-marker ctxls--title-end (point))))))))
+
+(defun ctxls--render-message (msg)
+  "Insert the stored message MSG (a plist from ctxls.session.show)."
+  (let ((role (plist-get msg :role))
+        (content (or (plist-get msg :content) ""))
+        (status (plist-get msg :status)))
+    (pcase role
+      ("user" (insert (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" content "\n\n"))
+      ("assistant"
+       (unless (and (string-empty-p content) (plist-get msg :toolCalls))
+         (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n" content)
+         (when (equal status "interrupted") (insert "\n\n" (ctxls--heading "_cancelled_" 'ctxls-note)))
+         (insert "\n\n")))
+      ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
+
+(defun ctxls--render-session (show)
+  "Render SHOW, a ctxls.session.show result, as a new block."
+  (let* ((session (plist-get show :session))
+         (id (plist-get session :id)))
+    (ctxls--session-header id (plist-get session :title))
+    (ctxls--chat-insert
+     (lambda ()
+       (let ((messages (append (plist-get show :messages) nil)))
+         (if (null messages)
+             (insert "_no messages yet_\n\n")
+           (mapc #'ctxls--render-message messages)))))))
+
+(defun ctxls--set-session (session)
+  "Make SESSION (a plist from a result) the current one."
+  (unless (equal (plist-get session :id) ctxls--session-id)
+    (setq ctxls--files 'unknown))
+  (setq ctxls--session-id (plist-get session :id)
+        ctxls--session-title (plist-get session :title)
+        ctxls--session-folder (plist-get session :folder))
+  (force-mode-line-update t))
+
+;;;; Chat turns
+
+(defun ctxls--thinking-region ()
+  "The thinking placeholder's bounds in the chat buffer, or nil."
+  (with-current-buffer (ctxls--chat-buffer)
+    (let ((pos (text-property-any (point-min) (point-max) 'ctxls-thinking t)))
+      (when pos
+        (cons pos (or (next-single-property-change pos 'ctxls-thinking) (point-max)))))))
+
+(defun ctxls--drop-thinking ()
+  "Remove the thinking placeholder."
+  (when-let ((r (ctxls--thinking-region)))
+    (with-current-buffer (ctxls--chat-buffer)
+      (let ((inhibit-read-only t))
+        (delete-region (car r) (cdr r))))))
+
+(defun ctxls--on-progress (params)
+  "Stream a $/progress report (PARAMS) into the chat buffer."
+  (let ((turn ctxls--turn)
+        (value (plist-get params :value)))
+    (when (and turn (equal (plist-get params :token) (plist-get turn :token)))
+      (pcase (plist-get value :kind)
+        ("report"
+         (let ((delta (plist-get value :delta))
+               (msg (plist-get value :message)))
+           (when (and delta (not (string-empty-p delta)))
+             (unless (plist-get turn :answered)
+               (ctxls--drop-thinking)
+               (setq turn (plist-put turn :answered t)
+                     ctxls--turn turn))
+             (ctxls--chat-append delta))
+           (when msg (ctxls--say "%s" msg))))
+        ("end" (ctxls--finish-turn turn (plist-get value :message)))))))
+
+(defun ctxls--finish-turn (turn outcome)
+  "End TURN with OUTCOME (\"done\", \"cancelled\", \"error: …\"), once."
+  (when (and turn (eq turn ctxls--turn))
+    (setq ctxls--turn nil)
+    (ctxls--drop-thinking)
+    (let ((note (cond ((or (null outcome) (equal outcome "done")) nil)
+                      ((equal outcome "cancelled") "_cancelled_")
+                      (t (format "_%s_" (ctxls--one-line outcome 300))))))
+      (ctxls--chat-append (concat (if note
+                                      (concat (if (plist-get turn :answered) "\n\n" "")
+                                              (ctxls--heading note 'ctxls-note))
+                                    "")
+                                  "\n\n")))
+    (force-mode-line-update t)))
+
+(defvar ctxls--history nil "Questions asked with `ctxls-ask'.")
+
+(defun ctxls--ask-args ()
+  "Read the question for `ctxls-ask'; with a region, its file and lines."
+  (let* ((region (and (use-region-p) buffer-file-name
+                      (cons (line-number-at-pos (region-beginning) t)
+                            (line-number-at-pos (if (and (> (region-end) (region-beginning))
+                                                         (= (char-before (region-end)) ?\n))
+                                                    (1- (region-end))
+                                                  (region-end))
+                                                t))))
+         (prompt (if region
+                     (format "Ask ctxls about %s:%d-%d: " (file-name-nondirectory buffer-file-name)
+                             (car region) (cdr region))
+                   "Ask ctxls: "))
+         (q (read-string prompt nil 'ctxls--history)))
+    (when (string-blank-p q) (user-error "ctxls: nothing to ask"))
+    (if region
+        (list (format "%s\n\n(About lines %d-%d of %s.)" q (car region) (cdr region) buffer-file-name)
+              (list buffer-file-name))
+      (list q nil))))
+
+;;;###autoload
+(defun ctxls-ask (message &optional files)
+  "Ask ctxls MESSAGE; the answer streams into the chat buffer.
+With an active region in a file buffer, the file is given to the
+model for this turn and the question names the region's lines.
+FILES is a list of file names to give the model for this turn.
+Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
+  (interactive (ctxls--ask-args))
+  (when ctxls--turn
+    (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it"))
+  (unless (ctxls--usable-p)
+    (ctxls--program))                   ; a missing daemon is said before anything shows
+  (let* ((token (format "ctxls-emacs-%d-%d" (emacs-pid) (cl-incf ctxls--seq)))
+         (turn (list :token token :started (float-time) :answered nil)))
+    (setq ctxls--turn turn)
+    (deactivate-mark)
+    (ctxls--show-chat)
+    (with-current-buffer (ctxls--chat-buffer)
+      (unless (and ctxls--chat-session
+                   (or (eq ctxls--chat-session 'new)
+                       (equal ctxls--chat-session ctxls--session-id)))
+        (ctxls--session-header (or ctxls--session-id 'new) ctxls--session-title)))
+    (let ((sep (ctxls--separator)))
+      (ctxls--chat-insert
+       (lambda ()
+         (insert sep (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" message "\n\n"
+                 (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n")
+         (insert (propertize "_thinking…_" 'ctxls-thinking t 'face 'ctxls-note 'font-lock-face 'ctxls-note)))))
+    (force-mode-line-update t)
+    (condition-case err
+        (ctxls--ask-request turn message files)
+      (error (ctxls--finish-turn turn (format "error: %s" (error-message-string err)))
+             (signal (car err) (cdr err))))
+    nil))
+
+(defun ctxls--ask-request (turn message files)
+  "Send the chat request of TURN asking MESSAGE with FILES."
+  (let ((token (plist-get turn :token)))
+    (ctxls--request
+     (intern ctxls-protocol-request-chat)
+     (ctxls--plist :message message
+                   :files (and files (vconcat (mapcar #'expand-file-name files)))
+                   :workDoneToken token)
+     (lambda (result)
+       (let ((id (plist-get result :sessionId)))
+         (when (and id (not (equal id ctxls--session-id)))
+           (setq ctxls--session-id id)
+           (ctxls--update-header)))
+       (ctxls--finish-turn
+        turn (pcase (plist-get result :finishReason)
+               ("length" "the answer was cut at the output limit")
+               ("error" "error: the turn failed (see *ctxls log*)")
+               ("cancelled" "cancelled")
+               (_ "done"))))
+     (lambda (err)
+       (ctxls--finish-turn
+        turn (if (eql (plist-get err :code) -32800) "cancelled"
+               (format "error: %s" (plist-get err :message)))))
+     ;; A turn takes as long as it takes: no timeout.
+     'never)))
+
+;;;###autoload
+(defun ctxls-cancel ()
+  "Stop the running chat turn; the partial answer is kept."
+  (interactive)
+  (if (not (and ctxls--turn (ctxls--live-p)))
+      (ctxls--say "no turn is running")
+    (jsonrpc-notify ctxls--connection 'window/workDoneProgress/cancel
+                    (list :token (plist-get ctxls--turn :token)))))
+
+;;;; Sessions
+
+(defun ctxls--no-turn ()
+  "Signal a `user-error' if a turn is running."
+  (when ctxls--turn
+    (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it first")))
+
+;;;###autoload
+(defun ctxls-new-session (&optional title)
+  "Start a new session, optionally named TITLE."
+  (interactive)
+  (ctxls--no-turn)
+  (ctxls--command ctxls-protocol-command-session-new (and title (list :title title))
+                  (lambda (r)
+                    (ctxls--set-session (plist-get r :session))
+                    (ctxls--session-header ctxls--session-id ctxls--session-title)
+                    (ctxls--show-chat)
+                    (ctxls--say "new session"))))
+
+(defun ctxls--open-session (id)
+  "Resume session ID and render its history in the chat buffer."
+  (ctxls--command ctxls-protocol-command-session-resume (list :sessionId id)
+                  (lambda (r)
+                    (ctxls--set-session (plist-get r :session))
+                    (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                                    (lambda (show)
+                                      (ctxls--render-session show)
+                                      (ctxls--show-chat))))))
+
+(defun ctxls--session-label (s)
+  "A completion label for the session summary S."
+  (let ((at (or (plist-get s :updatedAt) "")))
+    (format "%s  (%s, %d messages)" (plist-get s :title)
+            (replace-regexp-in-string "T" " " (substring at 0 (min 16 (length at))))
+            (or (plist-get s :messageCount) 0))))
+
+(defun ctxls--pick-session (prompt)
+  "Read a stored session with PROMPT (the most recent is the default).
+Return its summary plist, or nil when there are none."
+  (let* ((sessions (append (plist-get (ctxls--call ctxls-protocol-command-session-list
+                                                   (list :limit 100))
+                                      :sessions)
+                           nil))
+         (table (mapcar (lambda (s) (cons (ctxls--session-label s) s)) sessions)))
+    (if (null sessions)
+        (progn (ctxls--say "no sessions yet") nil)
+      (cdr (assoc (completing-read prompt table nil t nil nil (caar table)) table)))))
+
+;;;###autoload
+(defun ctxls-resume (session-id)
+  "Make the stored session SESSION-ID current and show its history.
+Interactively, pick the session (RET takes the most recent)."
+  (interactive (progn (ctxls--no-turn)
+                      (list (plist-get (ctxls--pick-session "Resume session: ") :id))))
+  (when session-id
+    (ctxls--open-session session-id)))
+
+;;;###autoload
+(defun ctxls-search (query)
+  "Search the sessions' titles and messages for QUERY; resume the hit picked."
+  (interactive (list (read-string "Search sessions: ")))
+  (ctxls--no-turn)
+  (let* ((hits (append (plist-get (ctxls--call ctxls-protocol-command-session-search
+                                               (list :query query :limit 30))
+                                  :hits)
+                       nil))
+         (table (cl-loop for h in hits for i from 1
+                         collect (cons (format "%d. %s: %s" i (plist-get h :title)
+                                               (ctxls--one-line (plist-get h :snippet) 80))
+                                       h))))
+    (if (null hits)
+        (ctxls--say "no session matches %S" query)
+      (let ((choice (completing-read "Resume: " table nil t nil nil (caar table))))
+        (ctxls--open-session (plist-get (cdr (assoc choice table)) :sessionId))))))
+
+;;;###autoload
+(defun ctxls-rename-session (title)
+  "Rename the current session to TITLE."
+  (interactive (list (read-string "New title: " ctxls--session-title)))
+  (ctxls--command ctxls-protocol-command-session-rename (ctxls--plist :sessionId ctxls--session-id :title title)
+                  (lambda (r) (ctxls--set-session (plist-get r :session)) (ctxls--update-header))))
+
+;;;###autoload
+(defun ctxls-regenerate-title ()
+  "Ask the model for a new title for the current session."
+  (interactive)
+  (ctxls--command ctxls-protocol-command-session-regenerate-title (ctxls--plist :sessionId ctxls--session-id)
+                  (lambda (r) (ctxls--set-session (plist-get r :session)) (ctxls--update-header))))
+
+;;;###autoload
+(defun ctxls-delete-session (session)
+  "Delete SESSION (a summary plist), its messages and folder, after confirming."
+  (interactive (progn (ctxls--no-turn) (list (ctxls--pick-session "Delete session: "))))
+  (when (and session (yes-or-no-p (format "Delete session %S and its folder? " (plist-get session :title))))
+    (ctxls--command ctxls-protocol-command-session-delete (list :sessionId (plist-get session :id))
+                    (lambda (_)
+                      (when (equal (plist-get session :id) ctxls--session-id)
+                        (setq ctxls--session-id nil ctxls--session-title nil ctxls--session-folder nil))
+                      (force-mode-line-update t)
+                      (ctxls--say "deleted %s" (plist-get session :title))))))
+
+;;;; Context
+
+(defun ctxls--file-buffer ()
+  "Return the current buffer if it visits a file, else the last such buffer."
+  (if buffer-file-name
+      (current-buffer)
+    (or (cl-find-if (lambda (b) (buffer-local-value 'buffer-file-name b)) (buffer-list))
+        (user-error "ctxls: no file buffer to use; visit a file first"))))
+
+;;;###autoload
+(defun ctxls-add-file (&optional file)
+  "Add FILE to the session's relevant files.
+Interactively, the current file; from the chat buffer (or any buffer
+that visits no file), the file buffer used last."
+  (interactive)
+  (let ((path (expand-file-name (or file (buffer-local-value 'buffer-file-name (ctxls--file-buffer))))))
+    (ctxls--command ctxls-protocol-command-context-set
+                    (list :setName "files" :items (vector path) :mode "merge")
+                    (lambda (r)
+                      (ctxls--say "added %s to the context (%d files)"
+                                  (file-name-nondirectory path) (length (plist-get r :items)))))))
+
+;;;###autoload
+(defun ctxls-remove-file (file)
+  "Remove FILE from the session's relevant files.
+Interactively, pick it from the set; the current file (or the file
+buffer used last) is the default."
+  (interactive
+   (let* ((files (append (plist-get (plist-get (ctxls--call ctxls-protocol-command-context-get
+                                                              (list :setName "files"))
+                                               :context)
+                                    :files)
+                         nil))
+          (here (let ((b (ignore-errors (ctxls--file-buffer))))
+                  (and b (expand-file-name (buffer-local-value 'buffer-file-name b))))))
+     (list (and files (completing-read "Remove from context: " files nil t nil nil
+                                       (if (member here files) here (car files)))))))
+  (if (null file)
+      (ctxls--say "the context has no files")
+    (let ((path (expand-file-name file)))
+      (ctxls--command ctxls-protocol-command-context-get (list :setName "files")
+                      (lambda (r)
+                        (let ((files (append (plist-get (plist-get r :context) :files) nil)))
+                          (if (not (member path files))
+                              (ctxls--say "%s is not in the context" path)
+                            (ctxls--command ctxls-protocol-command-context-set
+                                            (list :setName "files" :items (vconcat (delete path files))
+                                                  :mode "replace")
+                                            (lambda (_)
+                                              (ctxls--say "removed %s from the context (%d left)"
+                                                          (file-name-nondirectory path)
+                                                          (1- (length files))))))))))))
+
+(defvar ctxls-context-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "d") #'ctxls-context-remove-at-point)
+    (define-key map (kbd "g") #'ctxls-show-context)
+    map)
+  "Keys of the *ctxls context* buffer.")
+
+(define-derived-mode ctxls-context-mode special-mode "ctxls-context"
+  "The session's relevant context.  RET opens a file, d removes it.")
+
+(defun ctxls-context-remove-at-point ()
+  "Remove the file on this line from the context."
+  (interactive)
+  (let ((file (get-text-property (line-beginning-position) 'ctxls-file)))
+    (if file (ctxls-remove-file file) (ctxls--say "no file on this line"))))
+
+(defun ctxls--render-context (buf ctx)
+  "Render the context sets CTX (a plist) into BUF."
+  (with-current-buffer buf
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert "Session: " (or ctxls--session-title "none") "\n\n")
+      (if (null ctx)
+          (insert "No context yet: M-x ctxls-add-file adds the current file.\n")
+        (cl-loop for (key items) on ctx by #'cddr do
+                 (insert (substring (symbol-name key) 1) ":\n")
+                 (mapc (lambda (item)
+                         (let ((start (point)))
+                           (insert "  ")
+                           (if (eq key :files)
+                               (insert-text-button item 'action (lambda (_) (find-file-other-window item))
+                                                   'help-echo "RET opens, d removes")
+                             (insert item))
+                           (insert "\n")
+                           (when (eq key :files)
+                             (put-text-property start (point) 'ctxls-file item))))
+                       items)
+                 (insert "\n")))
+      (goto-char (point-min)))))
+
+;;;###autoload
+(defun ctxls-show-context ()
+  "Show the session's relevant context in a read-only buffer."
+  (interactive)
+  (ctxls--command ctxls-protocol-command-context-get nil
+                  (lambda (r)
+                    (let ((buf (get-buffer-create "*ctxls context*")))
+                      (with-current-buffer buf
+                        (unless (derived-mode-p 'ctxls-context-mode) (ctxls-context-mode)))
+                      (ctxls--render-context buf (plist-get r :context))
+                      (display-buffer buf)))))
+
+;;;###autoload
+(defun ctxls-preview (message)
+  "Show the exact model input a turn asking MESSAGE would send."
+  (interactive (list (read-string "Preview the prompt for: " nil 'ctxls--history)))
+  (ctxls--command ctxls-protocol-command-chat-preview (list :message message)
+                  (lambda (r)
+                    (let ((buf (get-buffer-create "*ctxls preview*"))
+                          (tokens (plist-get r :tokens)))
+                      (with-current-buffer buf
+                        (let ((inhibit-read-only t))
+                          (erase-buffer)
+                          (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
+                          (insert (format "# Prompt preview (%s)\n\n" (plist-get r :model))
+                                  (format "Tokens: %d total (system %d, files %d, history %d); budget %d; %d earlier messages dropped.\n\n"
+                                          (or (plist-get tokens :total) 0) (or (plist-get tokens :system) 0)
+                                          (or (plist-get tokens :files) 0) (or (plist-get tokens :history) 0)
+                                          (or (plist-get r :budget) 0) (or (plist-get r :dropped) 0)))
+                          (mapc (lambda (m)
+                                  (insert "## " (plist-get m :role) "\n\n" (or (plist-get m :content) "") "\n\n"))
+                                (plist-get r :messages))
+                          (insert "## Tools\n\n")
+                          (mapc (lambda (tl) (insert "- " (plist-get tl :name) ": "
+                                                     (ctxls--one-line (plist-get tl :description) 100) "\n"))
+                                (plist-get r :tools))
+                          (goto-char (point-min)))
+                        (setq buffer-read-only t))
+                      (display-buffer buf)))))
+
+;;;; The mode
+
+(defun ctxls--lighter ()
+  "The mode line text of `ctxls-mode'."
+  (concat " ctxls"
+          (pcase ctxls--state
+            ('starting "(starting)")
+            ('failed "(!)")
+            (_ (when (or ctxls--session-title ctxls--turn)
+                 (format "[%s%s]"
+                         (truncate-string-to-width (or ctxls--session-title "new") ctxls-lighter-title-width
+                                                   nil nil "…")
+                         (if ctxls--turn "|busy" "")))))))
+
+;;;###autoload
+(defvar ctxls-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "a") #'ctxls-ask)
+    (define-key map (kbd "k") #'ctxls-cancel)
+    (define-key map (kbd "n") #'ctxls-new-session)
+    (define-key map (kbd "r") #'ctxls-resume)
+    (define-key map (kbd "s") #'ctxls-search)
+    (define-key map (kbd "+") #'ctxls-add-file)
+    (define-key map (kbd "-") #'ctxls-remove-file)
+    (define-key map (kbd "c") #'ctxls-show-context)
+    (define-key map (kbd "p") #'ctxls-preview)
+    (define-key map (kbd "b") #'ctxls-chat)
+    map)
+  "Prefix keymap of the ctxls commands; bind it to a key of your choice.")
+;;;###autoload
+(fset 'ctxls-command-map ctxls-command-map)
+
+;;;###autoload
+(defun ctxls-chat ()
+  "Show the chat buffer."
+  (interactive)
+  (pop-to-buffer (ctxls--chat-buffer)))
+
+;;;###autoload
+(define-minor-mode ctxls-mode
+  "Toggle syncing file buffers with the ctxls daemon, to chat about them.
+The daemon runs beside any language server the buffers have (eglot and
+lsp-mode keep theirs).  \\[ctxls-ask] asks a question."
+  :global t
+  :group 'ctxls
+  :lighter (:eval (ctxls--lighter))
+  (if ctxls-mode
+      (progn
+        (add-hook 'find-file-hook #'ctxls--track)
+        (add-hook 'after-save-hook #'ctxls--after-save)
+        (add-hook 'kill-emacs-hook #'ctxls--kill-emacs)
+        (setq ctxls--view-timer (run-with-idle-timer ctxls-view-delay t #'ctxls--send-view))
+        (dolist (buf (buffer-list))
+          (ctxls--track buf))
+        (unless (ctxls--usable-p)
+          (condition-case err
+              (ctxls--start)
+            (error
+             (setq ctxls-mode nil)
+             (ctxls--untrack-all)
+             (signal (car err) (cdr err))))))
+    (remove-hook 'find-file-hook #'ctxls--track)
+    (remove-hook 'after-save-hook #'ctxls--after-save)
+    (remove-hook 'kill-emacs-hook #'ctxls--kill-emacs)
+    (when ctxls--view-timer (cancel-timer ctxls--view-timer))
+    (setq ctxls--view-timer nil ctxls--last-view nil)
+    (ctxls--untrack-all)
+    (ctxls--stop)))
+
+(defun ctxls--untrack-all ()
+  "Stop syncing every buffer."
+  (dolist (buf ctxls--buffers)
+    (when (buffer-live-p buf) (ctxls--untrack buf)))
+  (setq ctxls--buffers nil))
+
+(provide 'ctxls)
+;;; ctxls.el ends here

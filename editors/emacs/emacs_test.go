@@ -1,0 +1,384 @@
+// Package emacs_test runs ctxls.el in Debian's Emacs (batch mode) against
+// the built ctxls binary and the in-repo OpenAI-compatible test server, and
+// the documented Vim + ALE recipe in Debian's Vim. editors/emacs/ci-install.sh
+// installs the editors.
+package emacs_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// TestMain doubles as a fake language server (standing in for gopls or
+// pyright next to ctxls) when CTXLS_FAKE_LSP is set.
+func TestMain(m *testing.M) {
+	if os.Getenv("CTXLS_FAKE_LSP") != "" {
+		fakeLSP(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// editor finds an editor binary; with CI set a missing one fails the test.
+func editor(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not installed: .ci/run must call editors/emacs/ci-install.sh", name)
+		}
+		t.Skipf("%s is not installed (editors/emacs/ci-install.sh installs it)", name)
+	}
+	return path
+}
+
+// workspace makes a git-like project folder whose path has a space and a
+// non-ASCII letter, so file URIs must be percent-encoded right.
+func workspace(t *testing.T) string {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), "wört space")
+	for name, text := range map[string]string{
+		".git/HEAD": "ref: refs/heads/main\n",
+		"main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"héllo\")\n}\n",
+		"sync.txt":  "first line\n// héllo wörld — ünïcödé 😀 line\nthird line with tabs\tand spaces\n\nlast line\n",
+		"tool.py":   "def greet(name):\n    return 'hi ' + name\n",
+	} {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return work
+}
+
+// readLisp reads the Lisp files so that go test's cache sees them change
+// (Emacs reads them, not the test process).
+func readLisp(t *testing.T) {
+	t.Helper()
+	for _, f := range []string{"ctxls.el", "ctxls-protocol.el", "test/ctxls-test.el"} {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// emacsRunner runs one ERT test of test/ctxls-test.el in a fresh Emacs.
+type emacsRunner struct {
+	emacs, bin, work, dataDir, fakeURL string
+}
+
+func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
+	t.Helper()
+	dir, _ := filepath.Abs(".")
+	readLisp(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.emacs, "-Q", "--batch", "-L", dir, "-l", filepath.Join(dir, "test", "ctxls-test.el"),
+		"--eval", fmt.Sprintf("(ert-run-tests-batch-and-exit '(member %s))", test))
+	cmd.Dir = r.work
+	self, _ := os.Executable()
+	cmd.Env = append(os.Environ(), "CTXLS_BIN="+r.bin, "CTXLS_DATA_DIR="+r.dataDir, "CTXLS_WORK="+r.work,
+		"OPENAI_BASE_URL="+r.fakeURL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "CTXLS_FAKE_LSP_BIN="+self)
+	cmd.Env = append(cmd.Env, env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s: %.1fs", test, time.Since(start).Seconds())
+	if ctx.Err() != nil {
+		t.Fatalf("%s: Emacs did not finish within 40 s:\n%s", test, out)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", test, err, out)
+	}
+	if !strings.Contains(string(out), "Ran 1 test") || !strings.Contains(string(out), "1 results as expected") {
+		t.Fatalf("%s: the ERT test did not run:\n%s", test, out)
+	}
+	return string(out)
+}
+
+// TestEmacs drives ctxls.el in one fresh Emacs per subtest. The subtests
+// share the data directory and the provider's reply queue, and run in
+// order: resume shows the sessions ask and cancel made.
+func TestEmacs(t *testing.T) {
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	file := filepath.Join(r.work, "main.go")
+	answered := 0 // chat requests the provider has seen
+
+	// The package compiles without a warning and its autoloads work.
+	t.Run("package", func(t *testing.T) { r.run(t, "ctxls-test-package") })
+
+	// The init code docs/editors.md gives, plain and with use-package, with
+	// "ctxls" found on PATH.
+	here, _ := filepath.Abs(".")
+	for _, block := range []string{"emacs-setup", "emacs-use-package"} {
+		t.Run(block, func(t *testing.T) {
+			code := docBlock(t, block)
+			if !strings.Contains(code, "/path/to/ctxls/editors/emacs") {
+				t.Fatalf("the %s block does not load /path/to/ctxls/editors/emacs:\n%s", block, code)
+			}
+			code = strings.ReplaceAll(code, "/path/to/ctxls/editors/emacs", here)
+			r.run(t, "ctxls-test-docs-setup", "CTXLS_DOC_SETUP="+code,
+				"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "CTXLS_DATA_DIR="+t.TempDir())
+		})
+	}
+
+	// Unsaved edits reach the daemon byte for byte, in both encodings. The
+	// test saves the file, so each run starts from a fresh one.
+	syncText, _ := os.ReadFile(filepath.Join(r.work, "sync.txt"))
+	for _, enc := range []struct{ offer, want string }{{"utf-8,utf-16", "utf-8"}, {"utf-16", "utf-16"}} {
+		t.Run("sync-"+enc.want, func(t *testing.T) {
+			os.WriteFile(filepath.Join(r.work, "sync.txt"), syncText, 0o644)
+			r.run(t, "ctxls-test-sync", "CTXLS_TEST_ENCODINGS="+enc.offer, "CTXLS_TEST_EXPECT="+enc.want)
+		})
+	}
+
+	// An asked question streams while Emacs keeps running.
+	t.Run("ask", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Delay: 300 * time.Millisecond,
+			Chunks: []string{"Streaming ", "answer: ", "it prints ", "a greeting, ", "final words."}})
+		r.run(t, "ctxls-test-ask")
+		reqs := fake.WaitRequests(answered+1, 5*time.Second)
+		turn := reqs[answered]
+		sys := turn.SystemPrompt()
+		if !strings.Contains(sys, "// UNSAVED LINE FROM EMACS: naïve café 😀\n") {
+			t.Errorf("the model did not get the unsaved buffer byte for byte:\n%s", sys)
+		}
+		msgs := turn.Parsed.Messages
+		if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "what does this do?") ||
+			!strings.Contains(last, "(About lines 3-4 of "+file+".)") {
+			t.Errorf("the question does not name the region: %q", last)
+		}
+		answered = len(fake.Requests())
+	})
+
+	// Cancel, then ask again.
+	t.Run("cancel", func(t *testing.T) {
+		// The title is asked for after the first complete answer; the test
+		// waits for it before the failing turn.
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"one ", "two "}, Fault: openaitest.FaultStall, FaultAfter: 1},
+			openaitest.Reply{Chunks: []string{"after ", "cancel ", "ok"}},
+			openaitest.Reply{Chunks: []string{"Emacs Test Title"}},
+			openaitest.Reply{Status: 404, ErrorMessage: "no such model: test-model", ErrorType: "invalid_request_error"},
+			openaitest.Reply{Chunks: []string{"restarted ", "fine"}})
+		r.run(t, "ctxls-test-cancel")
+		if req := fake.WaitCancelled(answered, 5*time.Second); !req.Cancelled {
+			t.Error("the provider's stream was not cancelled")
+		}
+		answered = len(fake.Requests())
+	})
+
+	// Resume and search show the stored history.
+	t.Run("resume", func(t *testing.T) { r.run(t, "ctxls-test-resume") })
+
+	// Add the last file from the chat buffer, show, preview, remove, new session.
+	t.Run("context", func(t *testing.T) { r.run(t, "ctxls-test-context") })
+
+	// A file the model writes is announced and opens from the chat buffer.
+	t.Run("files", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "write_file",
+			Arguments: `{"path": "results/notes.md", "content": "hello from the model"}`}}},
+			openaitest.Reply{Chunks: []string{"Wrote the notes."}})
+		r.run(t, "ctxls-test-files")
+	})
+
+	// lsp-mode runs ctxls as an add-on server, as documented.
+	t.Run("lsp-mode", func(t *testing.T) {
+		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/lsp-mode-8.0.0"); err != nil && os.Getenv("CI") == "" {
+			t.Skip("elpa-lsp-mode is not installed (editors/emacs/ci-install.sh installs it)")
+		}
+		r.run(t, "ctxls-test-lsp-mode", "CTXLS_DOC_LSP="+docBlock(t, "lsp-mode"), "CTXLS_DOC_LSP_COMMAND="+docBlock(t, "lsp-mode-command"),
+			"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "CTXLS_DATA_DIR="+t.TempDir())
+	})
+
+	// eglot keeps its own server on the buffer while ctxls-mode syncs it.
+	t.Run("eglot", func(t *testing.T) {
+		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/eglot-1.9"); err != nil && os.Getenv("CI") == "" {
+			t.Skip("elpa-eglot is not installed (editors/emacs/ci-install.sh installs it)")
+		}
+		r.run(t, "ctxls-test-eglot")
+	})
+}
+
+// fakeLSP is a minimal language server: full text sync, and a hover that
+// answers with the line under the cursor as the server holds it, so a test
+// can see that this server still gets the buffer's edits.
+func fakeLSP(in io.Reader, out io.Writer) {
+	br := bufio.NewReader(in)
+	docs := map[string]string{}
+	write := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(out, "Content-Length: %d\r\n\r\n%s", len(b), b)
+	}
+	for {
+		n := -1
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length:"); ok {
+				n, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if n < 0 {
+			return
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				TextDocument struct {
+					URI  string `json:"uri"`
+					Text string `json:"text"`
+				} `json:"textDocument"`
+				ContentChanges []struct {
+					Text string `json:"text"`
+				} `json:"contentChanges"`
+				Position struct {
+					Line int `json:"line"`
+				} `json:"position"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil {
+			continue
+		}
+		p := msg.Params
+		var result any
+		switch msg.Method {
+		case "initialize":
+			result = map[string]any{
+				"capabilities": map[string]any{"textDocumentSync": map[string]any{"openClose": true, "change": 1}, "hoverProvider": true},
+				"serverInfo":   map[string]any{"name": "fake-lsp"},
+			}
+		case "textDocument/didOpen":
+			docs[p.TextDocument.URI] = p.TextDocument.Text
+		case "textDocument/didChange":
+			for _, c := range p.ContentChanges {
+				docs[p.TextDocument.URI] = c.Text
+			}
+		case "textDocument/hover":
+			lines := strings.Split(docs[p.TextDocument.URI], "\n")
+			text := ""
+			if p.Position.Line < len(lines) {
+				text = lines[p.Position.Line]
+			}
+			result = map[string]any{"contents": map[string]any{"kind": "plaintext", "value": "fake-lsp line: " + text}}
+		case "exit":
+			return
+		}
+		if len(msg.ID) > 0 {
+			write(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+		}
+	}
+}
+
+// docBlock returns the code block that follows "<!-- test: name -->" in
+// docs/editors.md, so the tests follow the documented recipes as written.
+func docBlock(t *testing.T, name string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "editors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- test: "+name+" -->\n```")
+	if !ok {
+		t.Fatalf("docs/editors.md has no block marked %q", name)
+	}
+	_, rest, _ = strings.Cut(rest, "\n") // the fence's language
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("docs/editors.md: the block %q is not closed", name)
+	}
+	return block
+}
+
+// TestVimALE follows docs/editors.md's Vim recipe in Debian's Vim 9 with
+// vim-ale: an unsaved edit reaches ctxls through ALE, and the documented
+// command works over ALE's connection.
+func TestVimALE(t *testing.T) {
+	vim := editor(t, "vim")
+	if _, err := os.Stat("/usr/share/vim/vimfiles/pack/dist-bundle/opt/ale"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("vim-ale is not installed: .ci/run must call editors/emacs/ci-install.sh")
+		}
+		t.Skip("vim-ale is not installed (editors/emacs/ci-install.sh installs it)")
+	}
+	bin := lsptest.BuildBinary(t)
+	work := workspace(t)
+	file := filepath.Join(work, "main.go")
+	tmp := t.TempDir()
+	vimrc := filepath.Join(tmp, "vimrc")
+	command := filepath.Join(tmp, "command.vim")
+	out := filepath.Join(tmp, "out.json")
+	os.WriteFile(vimrc, []byte("set nocompatible\nfiletype plugin indent on\n"+docBlock(t, "vim-ale")), 0o644)
+	os.WriteFile(command, []byte(docBlock(t, "vim-ale-command")), 0o644)
+	driver, _ := filepath.Abs(filepath.Join("test", "vim-ale.vim"))
+	if _, err := os.ReadFile(driver); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, vim, "-N", "-u", vimrc, "-i", "NONE", "-n", "-es", "-S", driver, file)
+	cmd.Dir = work
+	// The recipe runs "ctxls" from PATH: put the built binary first.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CTXLS_DATA_DIR="+t.TempDir(), "HOME="+t.TempDir(), "CTXLS_VIM_OUT="+out, "CTXLS_VIM_COMMAND="+command)
+	output, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("vim did not finish within 30 s:\n%s", output)
+	}
+	raw, rerr := os.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("vim wrote no result (%v):\n%s", err, output)
+	}
+	var res struct {
+		Error, Buffer, URI string
+		Response           struct {
+			Result struct{ Text string }
+			Error  any
+		}
+		Context struct {
+			Result struct{ Context map[string][]string }
+		}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if res.Error != "" {
+		t.Fatalf("vim: %s\n%s", res.Error, output)
+	}
+	if !strings.Contains(res.Buffer, "unsaved from Vim: naïve café 😀") {
+		t.Fatalf("the buffer was not edited: %q", res.Buffer)
+	}
+	if res.Response.Result.Text != res.Buffer {
+		t.Errorf("ctxls holds %q (error %v), the buffer is %q", res.Response.Result.Text, res.Response.Error, res.Buffer)
+	}
+	if got := res.Context.Result.Context["files"]; len(got) != 1 || got[0] != file {
+		t.Errorf("the documented command set the files %q, want [%s]", got, file)
+	}
+}

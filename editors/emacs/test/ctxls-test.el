@@ -1,0 +1,700 @@
+;;; ctxls-test.el --- ctxls.el driven as a user would, in batch Emacs  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Run by editors/emacs/emacs_test.go, one test per Emacs process:
+;;   emacs -Q --batch -L editors/emacs -l editors/emacs/test/ctxls-test.el \
+;;     --eval "(ert-run-tests-batch-and-exit '(member ctxls-test-sync))"
+;; Environment: CTXLS_BIN (the built daemon), CTXLS_DATA_DIR, CTXLS_WORK (a
+;; project folder with main.go, sync.txt and tool.py), OPENAI_BASE_URL (the
+;; fake provider), CTXLS_FAKE_LSP_BIN (a fake language server for eglot).
+;; Commands are typed as keys (M-x ..., the minibuffer answers) with
+;; `execute-kbd-macro'; the test waits with `accept-process-output', during
+;; which timers and process filters run as in the command loop.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'ctxls)
+(require 'autoload)
+
+(defvar ctxls-test--messages nil "Every echo-area message, newest first.")
+
+(defun ctxls-test--record (fmt &rest args)
+  "Record the message FMT with ARGS."
+  (when fmt
+    (push (apply #'format-message fmt args) ctxls-test--messages)))
+(advice-add 'message :before #'ctxls-test--record)
+
+(defun ctxls-test--setup ()
+  "Point ctxls.el at the test daemon, data directory and provider."
+  (setq ctxls-command (list (getenv "CTXLS_BIN") "serve")
+        ctxls-data-dir (getenv "CTXLS_DATA_DIR")
+        ctxls-provider (list :baseURL (getenv "OPENAI_BASE_URL") :model "test-model")
+        ctxls-view-idle-ms 100
+        default-directory (file-name-as-directory (getenv "CTXLS_WORK")))
+  (transient-mark-mode 1))
+
+(defun ctxls-test--file (name)
+  "The absolute name of NAME in the test workspace."
+  (expand-file-name name (getenv "CTXLS_WORK")))
+
+(defun ctxls-test--wait (what pred &optional seconds)
+  "Run timers and process output until PRED holds; fail naming WHAT."
+  (let ((deadline (+ (float-time) (or seconds 10))))
+    (while (and (not (funcall pred)) (< (float-time) deadline))
+      (accept-process-output nil 0.02))
+    (unless (funcall pred)
+      (ert-fail (list 'timed-out-waiting-for what
+                      :messages (reverse ctxls-test--messages)
+                      :chat (ctxls-test--chat-text))))))
+
+(defun ctxls-test--ready ()
+  "Wait for the daemon to answer initialize."
+  (ctxls-test--wait "the daemon" (lambda () (eq ctxls--state 'ready))))
+
+(defun ctxls-test--call (id arg)
+  "Run the daemon's command ID with ARG synchronously, for checks."
+  (jsonrpc-request ctxls--connection 'workspace/executeCommand
+                   (list :command id :arguments (vector (or arg (make-hash-table))))))
+
+(defun ctxls-test--mx (command &rest answers)
+  "Type M-x COMMAND RET, then each of ANSWERS followed by RET."
+  (execute-kbd-macro
+   (apply #'vconcat (kbd "M-x") command (kbd "RET")
+          (mapcan (lambda (a) (list a (kbd "RET"))) answers))))
+
+(defun ctxls-test--chat-text ()
+  "The chat buffer's text (\"\" before it exists)."
+  (if-let ((b (and (buffer-live-p ctxls--chat) ctxls--chat)))
+      (with-current-buffer b (buffer-substring-no-properties (point-min) (point-max)))
+    ""))
+
+(defun ctxls-test--said (regexp)
+  "Non-nil when a message matching REGEXP was shown."
+  (cl-some (lambda (m) (string-match-p regexp m)) ctxls-test--messages))
+
+(defun ctxls-test--document ()
+  "The text the daemon holds for the current buffer."
+  (plist-get (ctxls-test--call ctxls-protocol-command-document-get (list :uri ctxls--uri)) :text))
+
+(defun ctxls-test--same (what)
+  "Fail unless the daemon's text equals the buffer's byte for byte (WHAT is the step)."
+  (let ((want (encode-coding-string (ctxls--buffer-text) 'utf-8-unix t))
+        (got (encode-coding-string (ctxls-test--document) 'utf-8-unix t)))
+    (unless (string= want got)
+      (ert-fail (list 'daemon-text-differs-after what :encoding ctxls--encoding
+                      :buffer (decode-coding-string want 'utf-8) :daemon (decode-coding-string got 'utf-8))))))
+
+(defun ctxls-test--candidate (path)
+  "The daemon's candidate entry for PATH, or nil."
+  (cl-find path (plist-get (ctxls-test--call ctxls-protocol-command-context-candidates nil) :files)
+           :key (lambda (c) (plist-get c :path)) :test #'equal))
+
+(defun ctxls-test--stop ()
+  "Turn `ctxls-mode' off and wait for the daemon to exit."
+  (let ((conn ctxls--connection))
+    (ctxls-mode -1)
+    (ctxls-test--wait "the daemon to exit" (lambda () (not (jsonrpc-running-p conn))) 5)
+    ;; It exited by itself after shutdown and exit, not killed.
+    (let ((proc (jsonrpc--process conn)))
+      (should (equal (list (process-status proc) (process-exit-status proc)) '(exit 0))))))
+
+;;;; The package
+
+(ert-deftest ctxls-test-package ()
+  "ctxls.el byte-compiles without a warning; its autoloads load and work."
+  (let* ((dir (file-name-directory (locate-library "ctxls.el")))
+         (tmp (make-temp-file "ctxls-el" t))
+         (byte-compile-error-on-warn t))
+    (dolist (f '("ctxls-protocol.el" "ctxls.el"))
+      (copy-file (expand-file-name f dir) (expand-file-name f tmp)))
+    (let ((load-path (cons tmp load-path)))
+      (should (byte-compile-file (expand-file-name "ctxls-protocol.el" tmp)))
+      (should (byte-compile-file (expand-file-name "ctxls.el" tmp))))
+    ;; Autoloads, generated as package.el would.
+    (let ((generated-autoload-file (expand-file-name "ctxls-autoloads.el" tmp)))
+      (update-directory-autoloads tmp)
+      (with-temp-buffer
+        (insert-file-contents generated-autoload-file)
+        (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
+                                 ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview))
+          (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
+    (should (equal (car (ctxls--plist :a nil :b 1)) :b))
+    ;; A missing daemon is named, with the setting to change; the mode stays off.
+    (dolist (cmd '(("/nonexistent/ctxls" "serve") ("ctxls-not-on-path" "serve")))
+      (let ((ctxls-command cmd))
+        (let ((err (should-error (ctxls-mode 1) :type 'user-error)))
+          (should (string-match-p (regexp-quote (format "cannot start %S" (car cmd))) (cadr err)))
+          (should (string-match-p "set .ctxls-command." (cadr err))))
+        (should-not ctxls-mode)
+        (should-not ctxls--connection)
+        (let ((err (should-error (ctxls-ask "hello") :type 'user-error)))
+          (should (string-match-p "ctxls-command" (cadr err))))
+        (should-not ctxls--turn))))
+  ;; A daemon that fails initialize (a viewIdleMs out of range) ends the
+  ;; question waiting for it, with the reason, and the next ask is not refused.
+  (let ((ctxls-command (list (getenv "CTXLS_BIN") "serve"))
+        (ctxls-data-dir (make-temp-file "ctxls-data" t))
+        (ctxls-view-idle-ms 0))
+    (ctxls-ask "hello")
+    (should ctxls--turn)
+    (ctxls-test--wait "the failure" (lambda () (eq ctxls--state 'failed)))
+    (should-not ctxls--turn)
+    (should (string-match-p "_error: initialize failed: .*viewIdleMs.*_" (ctxls-test--chat-text)))
+    (should (string-match-p "(!)" (ctxls--lighter)))))
+
+;;;; Text synchronisation
+
+(defun ctxls-test--edits ()
+  "Edit the current buffer in many ways, checking the daemon after each."
+  (goto-char (point-min))
+  (end-of-line)
+  (insert " // añadido 🎉")
+  (ctxls-test--same "insert at the end of line 1")
+  (goto-char (point-min))
+  (search-forward "😀")
+  (insert "𝄞ä")
+  (ctxls-test--same "insert after an emoji (a surrogate pair in UTF-16)")
+  (goto-char (point-min))
+  (search-forward "wörld")
+  (let ((p (point)))
+    (forward-line 1)
+    (forward-char 5)
+    (delete-region p (point)))
+  (ctxls-test--same "delete across a line end")
+  (goto-char (point-min))
+  (search-forward "héllo")
+  (upcase-region (- (point) 5) (point))
+  (ctxls-test--same "upcase-region on multi-byte text")
+  (goto-char (point-min))
+  (insert "Already upper, then lower ß\n")
+  (upcase-region (point-min) (1- (point)))
+  (ctxls-test--same "upcase-region starting on an upper-case letter (the after-change region starts later)")
+  (goto-char (point-min))
+  (capitalize-word 3)
+  (ctxls-test--same "capitalize-word (the before-change region is wider)")
+  (goto-char (point-max))
+  (insert "\n" (make-string 3 ?\n) "tab\there\n")
+  (ctxls-test--same "newlines at the end")
+  (goto-char (point-min))
+  (forward-line 1)
+  (transpose-lines 1)
+  (ctxls-test--same "transpose-lines")
+  (goto-char (point-min))
+  (kill-line 2)
+  (goto-char (point-max))
+  (yank)
+  (ctxls-test--same "kill-line and yank")
+  (goto-char (point-min))
+  (forward-line 2)
+  (delete-indentation)
+  (ctxls-test--same "delete-indentation (join lines)")
+  (goto-char (point-max))
+  (insert "\n" (mapconcat #'identity (make-list 30 "wörd 😀 text") " ") "\n")
+  (forward-line -1)
+  (fill-paragraph)
+  (ctxls-test--same "fill-paragraph")
+  (undo-boundary)
+  (goto-char (point-min))
+  (insert "to be undone ✓\n")
+  (undo-boundary)
+  (primitive-undo 1 buffer-undo-list)
+  (ctxls-test--same "undo")
+  (save-restriction
+    (goto-char (point-min))
+    (forward-line 3)
+    (narrow-to-region (point) (line-end-position))
+    (goto-char (point-min))
+    (insert "narrowed ñ ")
+    (goto-char (point-max))
+    (insert " ende"))
+  (ctxls-test--same "edits while narrowed")
+  (goto-char (point-min))
+  (while (search-forward "ö" nil t)
+    (replace-match "oe" t t))
+  (ctxls-test--same "replace-match")
+  (let ((pieces ["a" "é" "😀" "\n" "𝄞x" "日本語" "  " "\t" "ß\n" "z"]))
+    (random "ctxls")
+    (dotimes (_ 300)
+      (let* ((n (buffer-size))
+             (p (1+ (random (1+ n)))))
+        (if (and (> n 0) (zerop (random 3)))
+            (delete-region p (min (point-max) (+ p (random 8))))
+          (goto-char p)
+          (insert (aref pieces (random (length pieces))))))))
+  (ctxls-test--same "300 random edits")
+  (let ((inhibit-modification-hooks t))
+    (goto-char (point-min))
+    (insert "silent change\n"))
+  (ctxls--flush)
+  (ctxls-test--same "a change no hook saw, resent before the next request"))
+
+(ert-deftest ctxls-test-sync ()
+  "Unsaved edits reach the daemon byte for byte; save and kill are seen."
+  (ctxls-test--setup)
+  (setq ctxls-position-encodings (split-string (getenv "CTXLS_TEST_ENCODINGS") ","))
+  (let ((file (ctxls-test--file "sync.txt"))
+        (full 0))
+    (find-file file)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (should (eq ctxls--encoding (intern (getenv "CTXLS_TEST_EXPECT"))))
+    (should (equal ctxls--uri (concat "file://" (url-hexify-string file ctxls--uri-allowed))))
+    (should (string-match-p "/w%C3%B6rt%20space/sync.txt\\'" ctxls--uri))
+    (ctxls-test--same "didOpen")
+    ;; The daemon decoded the URI back to the buffer's file name.
+    (should (ctxls-test--candidate file))
+    (let ((count (lambda (&rest _) (cl-incf full))))
+      (advice-add 'ctxls--send-full :before count)
+      (unwind-protect (ctxls-test--edits)
+        (advice-remove 'ctxls--send-full count)))
+    ;; Incremental: only the silent change was sent whole.
+    (should (= full 1))
+    ;; A carriage return: Emacs and the daemon count lines differently, so
+    ;; the buffer goes whole while it has one, then ranges again.
+    (goto-char (point-min))
+    (insert "cr\rhere")
+    (ctxls-test--same "insert a lone CR")
+    (goto-char (point-max))
+    (insert "after the CR ü")
+    (ctxls-test--same "edit while a CR is in the buffer")
+    (goto-char (point-min))
+    (search-forward "\r")
+    (delete-char -1)
+    (should-not ctxls--has-cr)
+    (goto-char (point-min))
+    (insert "ranges again ✓")
+    (should-not ctxls--has-cr)
+    (ctxls-test--same "after the CR is gone")
+    (should (plist-get (ctxls-test--candidate file) :dirty))
+    (should (eq (plist-get (ctxls-test--candidate file) :open) t))
+    (let ((version ctxls--version))
+      (should (= version (plist-get (ctxls-test--call ctxls-protocol-command-document-get
+                                                      (list :uri ctxls--uri))
+                                    :version))))
+    (save-buffer)
+    (ctxls-test--wait "didSave" (lambda () (eq (plist-get (ctxls-test--candidate file) :dirty) :json-false)))
+    ;; The file changes on disk and the buffer is reverted.
+    (with-temp-file file (insert "changed on disk ✓\nsecond line\n"))
+    (revert-buffer t t)
+    (should (equal (ctxls--buffer-text) "changed on disk ✓\nsecond line\n"))
+    (ctxls-test--same "revert-buffer")
+    (kill-buffer)
+    (ctxls-test--wait "didClose" (lambda () (eq (plist-get (ctxls-test--candidate file) :open) :json-false)))
+    (ctxls-test--stop)))
+
+;;;; Chat
+
+(defun ctxls-test--lighter ()
+  "The mode line text of `ctxls-mode' (`format-mode-line' gives \"\" in batch)."
+  (should (equal (cadr (assq 'ctxls-mode minor-mode-alist)) '(:eval (ctxls--lighter))))
+  (ctxls--lighter))
+
+(ert-deftest ctxls-test-ask ()
+  "A question asked at the prompt streams while Emacs keeps running."
+  (ctxls-test--setup)
+  (let ((file (ctxls-test--file "main.go")))
+    (find-file file)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (goto-char (point-min))
+    (forward-line 2)
+    (insert "// UNSAVED LINE FROM EMACS: naïve café 😀\n")
+    (goto-char (point-min))
+    (forward-line 2)
+    (let* ((ticks 0)
+           (timer (run-with-timer 0.05 0.05 (lambda () (cl-incf ticks))))
+           (t0 (float-time))
+           took partial ticks-at-first)
+      (unwind-protect
+          (progn
+            ;; Select lines 3-4 and ask, as a user types it.
+            (execute-kbd-macro (vconcat (kbd "C-SPC C-n C-n M-x") "ctxls-ask" (kbd "RET")
+                                        "what does this do?" (kbd "RET")))
+            (setq took (- (float-time) t0))
+            ;; The command returned at once; the answer (5 chunks, 300 ms
+            ;; apart) is still to come.
+            (should (< took 0.5))
+            (should ctxls--turn)
+            ;; The turn's request has no timeout (jsonrpc's default gives up
+            ;; after 10 s): it is the only one pending, with no timer.
+            (let ((pending (hash-table-values (jsonrpc--request-continuations ctxls--connection))))
+              (should (= 1 (length pending)))
+              (should-not (nth 2 (car pending))))
+            (should (string-match-p "|busy\\]" (ctxls-test--lighter)))
+            (should (string-search "thinking…" (ctxls-test--chat-text)))
+            (should (string-search (format "(About lines 3-4 of %s.)" file) (ctxls-test--chat-text)))
+            ;; Partial text shows while the turn runs.
+            (ctxls-test--wait "the first words" (lambda () (string-search "Streaming " (ctxls-test--chat-text))))
+            (setq partial (ctxls-test--chat-text) ticks-at-first ticks)
+            (should ctxls--turn)
+            (should-not (string-search "final words." partial))
+            (should-not (string-search "thinking…" partial))
+            (ctxls-test--wait "the end of the turn" (lambda () (null ctxls--turn)) 20)
+            ;; The timer ticked all along: nothing blocked.
+            (should (>= ticks-at-first 4))
+            (should (>= (- ticks ticks-at-first) 15)))
+        (cancel-timer timer))
+      (let ((chat (ctxls-test--chat-text)))
+        (should (string-search "## You\n\nwhat does this do?" chat))
+        (should (string-search "## ctxls\n\nStreaming answer: it prints a greeting, final words.\n" chat))
+        (should-not (string-search "_cancelled_" chat))
+        (should (string-prefix-p "# " chat)))
+      ;; clientInfo and the workspace folder from project.el reach the session.
+      (let ((env (plist-get (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                                                    (list :sessionId ctxls--session-id))
+                                                  :session)
+                                       :meta)
+                            :envHint)))
+        (should (equal env (format "emacs ctxls.el %s (Emacs %s); workspace %s; git branch main"
+                                   ctxls-version emacs-version (getenv "CTXLS_WORK")))))
+      ;; The model's title replaces the first-line title, in the header too.
+      (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+      (should (string-prefix-p "# Emacs Test Title\n" (ctxls-test--chat-text)))
+      (should (string-match-p "\\[Emacs Test Title\\]" (ctxls-test--lighter)))
+      (with-current-buffer ctxls--chat
+        (should buffer-read-only)
+        (should (derived-mode-p (if (fboundp 'markdown-mode) 'markdown-mode 'text-mode)))
+        (should-error (insert "x") :type 'buffer-read-only))
+      ;; The view is sent from an idle timer (idle timers do not run in
+      ;; batch Emacs, so the test calls its function).
+      (should (memq ctxls--view-timer timer-idle-list))
+      (should (eq (timer--function ctxls--view-timer) #'ctxls--send-view))
+      ;; The view: a region on lines 1-2 is recorded as the session's applet.
+      (switch-to-buffer (get-file-buffer file))
+      (goto-char (point-min))
+      (push-mark (point) t t)
+      (forward-line 2)
+      (ctxls--send-view)
+      (ctxls-test--wait "the view's capture"
+                        (lambda ()
+                          (let ((applet (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-context-get nil)
+                                                              :context)
+                                                   :applet)))
+                            (and (member (concat "file=" file) (append applet nil))
+                                 (member "selection=1-2" (append applet nil))))))
+      (ctxls-test--stop))))
+
+(ert-deftest ctxls-test-cancel ()
+  "Cancel keeps the partial answer, marked cancelled; the next ask works."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "count slowly")
+  (ctxls-test--wait "the first word" (lambda () (string-search "one " (ctxls-test--chat-text))))
+  (should ctxls--turn)
+  (ctxls-test--mx "ctxls-cancel")
+  (ctxls-test--wait "the turn to end" (lambda () (null ctxls--turn)))
+  (should (string-search "## ctxls\n\none \n\n_cancelled_\n" (ctxls-test--chat-text)))
+  (should-not (ctxls-test--said "error"))
+  (should-not (string-match-p "busy" (ctxls-test--lighter)))
+  ;; The next question is not refused.
+  (ctxls-test--mx "ctxls-ask" "again please")
+  (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+  (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok\n" (ctxls-test--chat-text)))
+  (should-not (ctxls-test--said "a turn is running"))
+  ;; A provider failure is shown in the chat, not only in the echo area.
+  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+  (ctxls-test--mx "ctxls-ask" "fail now")
+  (ctxls-test--wait "the failed turn" (lambda () (null ctxls--turn)))
+  (should (string-match-p "## You\n\nfail now\n\n## ctxls\n\n_error: .*no such model.*_\n" (ctxls-test--chat-text)))
+  ;; The daemon dies: the next question restarts it in the same session,
+  ;; with the buffers open again.
+  (let ((proc (jsonrpc--process ctxls--connection))
+        (session ctxls--session-id))
+    (signal-process proc 'KILL)
+    (ctxls-test--wait "the exit to be noticed" (lambda () (null ctxls--connection)))
+    (should (ctxls-test--said "the daemon exited"))
+    (ctxls-test--mx "ctxls-ask" "after the restart")
+    (ctxls-test--wait "the answer after the restart"
+                      (lambda () (and (null ctxls--turn)
+                                      (string-search "restarted fine" (ctxls-test--chat-text)))))
+    (should (equal ctxls--session-id session))
+    (with-current-buffer (get-file-buffer (ctxls-test--file "main.go"))
+      (should ctxls--uri)
+      (ctxls-test--same "after the restart")))
+  ;; A single header: all the turns are in the same session.
+  (should (= 1 (cl-count-if (lambda (l) (string-prefix-p "# " l))
+                            (split-string (ctxls-test--chat-text) "\n"))))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-resume ()
+  "Resume and search show the stored history, a header per session."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  ;; RET takes the most recent session: the cancel test's.
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the resumed history" (lambda () (string-search "after cancel ok" (ctxls-test--chat-text))))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-prefix-p "# Emacs Test Title\n" chat))
+    (should (string-search "## You\n\ncount slowly\n\n## ctxls\n\none \n\n_cancelled_" chat))
+    (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok" chat))
+    (should (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" chat)))
+  (ctxls-test--wait "the resumed context" (lambda () (ctxls-test--said "resumed context")))
+  ;; Search the messages for a word of the first session's answer.
+  (ctxls-test--mx "ctxls-search" "greeting" "")
+  (ctxls-test--wait "the found session" (lambda () (string-search "final words." (ctxls-test--chat-text))))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search "\n\n# Emacs Test Title\n\n## You\n\nwhat does this do?" chat))
+    (should (equal ctxls--session-title "Emacs Test Title")))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-context ()
+  "Add the last file from the chat buffer; show, preview, remove; new session."
+  (ctxls-test--setup)
+  (let ((file (ctxls-test--file "main.go")))
+    (find-file file)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (ctxls-chat)
+    (should (eq (current-buffer) ctxls--chat))
+    (should (equal (buffer-name) "*ctxls chat*"))
+    (should-not buffer-file-name)
+    (ctxls-test--mx "ctxls-add-file")
+    (ctxls-test--wait "added" (lambda () (ctxls-test--said "ctxls: added main.go to the context (1 files)")))
+    (should (equal (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-context-get nil) :context) :files)
+                   (vector file)))
+    (ctxls-test--mx "ctxls-show-context")
+    (ctxls-test--wait "the context buffer"
+                      (lambda () (and (get-buffer "*ctxls context*")
+                                      (with-current-buffer "*ctxls context*"
+                                        (string-search (concat "files:\n  " file) (buffer-string))))))
+    (with-current-buffer "*ctxls context*" (should buffer-read-only))
+    (ctxls-test--mx "ctxls-preview" "why is it fast?")
+    (ctxls-test--wait "the preview"
+                      (lambda () (and (get-buffer "*ctxls preview*")
+                                      (with-current-buffer "*ctxls preview*"
+                                        (string-search "## user\n\nwhy is it fast?" (buffer-string))))))
+    (with-current-buffer "*ctxls preview*"
+      (should buffer-read-only)
+      (should (string-search "# Prompt preview (test-model)" (buffer-string)))
+      ;; The file in the context is in the system prompt.
+      (should (string-search "fmt.Println(\"héllo\")" (buffer-string))))
+    ;; Remove it with d on its line in the context buffer, which follows.
+    (pop-to-buffer "*ctxls context*")
+    (goto-char (point-min))
+    (search-forward file)
+    (execute-kbd-macro "d")
+    (ctxls-test--wait "removed" (lambda () (ctxls-test--said "ctxls: removed main.go from the context (0 left)")))
+    (should-not (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-context-get nil) :context) :files))
+    (ctxls-test--wait "the context buffer to follow"
+                      (lambda () (with-current-buffer "*ctxls context*"
+                                   (string-search "No context yet" (buffer-string)))))
+    ;; Add it again and remove it at the prompt (RET: the last file buffer).
+    (ctxls-add-file file)
+    (ctxls-test--wait "added again" (lambda () (with-current-buffer "*ctxls context*"
+                                                 (string-search file (buffer-string)))))
+    (setq ctxls-test--messages nil)
+    (ctxls-test--mx "ctxls-remove-file" "")
+    (ctxls-test--wait "removed" (lambda () (ctxls-test--said "ctxls: removed main.go from the context (0 left)")))
+    (ctxls-test--mx "ctxls-remove-file")
+    (ctxls-test--wait "nothing to remove" (lambda () (ctxls-test--said "ctxls: the context has no files")))
+    ;; A new session starts a new block in the chat buffer.
+    (let ((before ctxls--session-id))
+      (ctxls-test--mx "ctxls-new-session")
+      (ctxls-test--wait "the new session" (lambda () (and ctxls--session-id (not (equal before ctxls--session-id)))))
+      (should (string-suffix-p "# New session\n\n" (ctxls-test--chat-text)))
+      (should (string-match-p "\\[New session\\]" (ctxls-test--lighter))))
+    ;; Delete it: RET picks the most recent session, then "yes" confirms.
+    (let ((id ctxls--session-id))
+      (ctxls-test--mx "ctxls-delete-session" "" "yes")
+      (ctxls-test--wait "the deletion" (lambda () (ctxls-test--said "ctxls: deleted New session")))
+      (should-not ctxls--session-id)
+      (should-not (cl-find id (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions)
+                           :key (lambda (s) (plist-get s :id)) :test #'equal)))
+    (ctxls-test--stop)))
+
+(ert-deftest ctxls-test-files ()
+  "A file the model writes shows as a button that opens it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "write the notes")
+  (ctxls-test--wait "the end of the turn" (lambda () (null ctxls--turn)))
+  (should (ctxls-test--said "ctxls: wrote results/notes.md (20 bytes)"))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search "[wrote results/notes.md]" chat))
+    (should (string-search "Wrote the notes." chat)))
+  (with-current-buffer ctxls--chat
+    (goto-char (point-min))
+    (search-forward "[wrote results/notes.md]")
+    (push-button (match-beginning 0)))
+  (ctxls-test--wait "the written file"
+                    (lambda () (let ((b (get-buffer "notes.md")))
+                                 (and b (equal (with-current-buffer b (buffer-string)) "hello from the model")))))
+  (should (string-match-p "/results/notes.md\\'" (buffer-file-name (get-buffer "notes.md"))))
+  (ctxls-test--stop))
+
+;;;; The documented setup
+
+(ert-deftest ctxls-test-docs-setup ()
+  "The init code of docs/editors.md ($CTXLS_DOC_SETUP) works as written."
+  (when (string-search "use-package" (getenv "CTXLS_DOC_SETUP"))
+    ;; Debian's elpa-use-package, as `emacs' without -Q would load it.
+    (require 'package)
+    (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+    (package-initialize)
+    (unless (require 'use-package nil t)
+      (if (getenv "CI") (ert-fail "use-package is not installed") (ert-skip "no use-package"))))
+  ;; The user's init file, with the daemon found on PATH as "ctxls".
+  (setq default-directory (file-name-as-directory (getenv "CTXLS_WORK")))
+  (eval (car (read-from-string (concat "(progn " (getenv "CTXLS_DOC_SETUP") ")"))) t)
+  (should ctxls-mode)
+  (should (equal ctxls-command '("ctxls" "serve")))
+  (should (equal ctxls-provider '(:model "gpt-4o-mini")))
+  (should (eq (key-binding (kbd "C-c a a")) 'ctxls-ask))
+  (should (eq (key-binding (kbd "C-c a k")) 'ctxls-cancel))
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-test--ready)
+  (should ctxls--uri)
+  (insert "// typed after the documented setup\n")
+  (ctxls-test--same "an edit after the documented setup")
+  ;; Off and at once on again: a new daemon, while the old one shuts down.
+  (let ((old ctxls--connection))
+    (ctxls-mode -1)
+    (ctxls-mode 1)
+    (should-not (eq old ctxls--connection))
+    (ctxls-test--ready)
+    (ctxls-test--wait "the old daemon to exit" (lambda () (not (jsonrpc-running-p old))) 5))
+  (should ctxls--uri)
+  (insert "// after the toggle\n")
+  (ctxls-test--same "an edit after turning the mode off and on")
+  (ctxls-test--stop))
+
+;;;; Beside another language server
+
+(ert-deftest ctxls-test-eglot ()
+  "eglot keeps its server on the buffer while ctxls-mode syncs it too."
+  ;; Debian's elpa-eglot, as `emacs' without -Q would load it.
+  (require 'package)
+  (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+  (package-initialize)
+  (unless (require 'eglot nil t)
+    (if (getenv "CI") (ert-fail "eglot is not installed (elpa-eglot)") (ert-skip "no eglot")))
+  (ctxls-test--setup)
+  (let* ((programs `((python-mode . (,(getenv "CTXLS_FAKE_LSP_BIN") "-test.run=^$"))))
+         (process-environment (cons "CTXLS_FAKE_LSP=1" process-environment))
+         (file (ctxls-test--file "tool.py")))
+    (setq eglot-server-programs programs)
+    (ctxls-mode 1)
+    (find-file file)
+    (should (derived-mode-p 'python-mode))
+    (apply #'eglot (eglot--guess-contact))
+    (ctxls-test--wait "eglot" (lambda () (and (eglot-current-server) eglot--managed-mode)))
+    (ctxls-test--ready)
+    (should ctxls--uri)
+    (goto-char (point-min))
+    (end-of-line)
+    (insert "  # typed with both servers ✓")
+    (eglot--signal-textDocument/didChange)
+    ;; eglot's own server got the edit and answers for the buffer.
+    (let* ((server (eglot-current-server))
+           (hover (jsonrpc-request server :textDocument/hover (eglot--TextDocumentPositionParams))))
+      (should (equal (plist-get (eglot--server-info server) :name) "fake-lsp"))
+      (should (equal (plist-get (plist-get hover :contents) :value)
+                     "fake-lsp line: def greet(name):  # typed with both servers ✓")))
+    ;; ctxls got it too, and eglot's setup is untouched.
+    (ctxls-test--same "edit in an eglot-managed buffer")
+    (should (equal eglot-server-programs programs))
+    (should eglot--managed-mode)
+    ;; Turning ctxls off leaves eglot running.
+    (ctxls-test--stop)
+    (should (jsonrpc-running-p (eglot-current-server)))
+    (should eglot--managed-mode)
+    (eglot-shutdown (eglot-current-server))))
+
+;;;; lsp-mode's add-on server
+
+(defun ctxls-test--system-packages (feature)
+  "Activate Debian's elpa packages and require FEATURE (fail in CI if absent)."
+  (require 'package)
+  (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+  (package-initialize)
+  (unless (require feature nil t)
+    (if (getenv "CI")
+        (ert-fail (format "%s is not installed: run editors/emacs/ci-install.sh" feature))
+      (ert-skip (format "no %s" feature)))))
+
+(defvar lsp-session-file)
+(defvar lsp-auto-guess-root)
+(defvar lsp-restart)
+(defvar lsp-keep-workspace-alive)
+(defvar lsp-enable-file-watchers)
+(defvar lsp-headerline-breadcrumb-enable)
+(defvar lsp-modeline-code-actions-enable)
+(defvar lsp-modeline-diagnostics-enable)
+(defvar lsp-lens-enable)
+(defvar lsp-enable-snippet)
+
+(ert-deftest ctxls-test-lsp-mode ()
+  "docs/editors.md's lsp-mode add-on recipe: ctxls next to the language's server."
+  (ctxls-test--system-packages 'lsp-mode)
+  (ctxls-test--setup)
+  (setq lsp-session-file (make-temp-file "lsp-session")
+        lsp-auto-guess-root nil lsp-restart 'ignore lsp-keep-workspace-alive nil
+        lsp-enable-file-watchers nil lsp-headerline-breadcrumb-enable nil
+        lsp-modeline-code-actions-enable nil lsp-modeline-diagnostics-enable nil
+        lsp-lens-enable nil lsp-enable-snippet nil)
+  (let ((process-environment (cons "CTXLS_FAKE_LSP=1" process-environment))
+        (file (ctxls-test--file "tool.py")))
+    ;; The language's own server.
+    (lsp-register-client
+     (make-lsp-client :new-connection (lsp-stdio-connection (list (getenv "CTXLS_FAKE_LSP_BIN") "-test.run=^$"))
+                      :major-modes '(python-mode) :server-id 'fake-lsp :priority 10))
+    ;; The documented registration, as written ("ctxls" is on PATH).
+    (eval (car (read-from-string (concat "(progn " (getenv "CTXLS_DOC_LSP") ")"))) t)
+    (find-file file)
+    (lsp-workspace-folders-add (getenv "CTXLS_WORK"))
+    (lsp)
+    (ctxls-test--wait "both servers"
+                      (lambda () (and (= 2 (length (lsp-workspaces)))
+                                      (cl-every (lambda (w) (eq (lsp--workspace-status w) 'initialized))
+                                                (lsp-workspaces)))))
+    (should-not (ctxls-test--said "Unknown notification"))
+    (should (equal (sort (mapcar (lambda (w) (lsp--client-server-id (lsp--workspace-client w))) (lsp-workspaces))
+                         #'string<)
+                   '(ctxls fake-lsp)))
+    (goto-char (point-min))
+    (end-of-line)
+    (insert "  # lsp-mode edit ✓")
+    (goto-char (point-min))
+    (forward-line 1)
+    (insert "    # a second line ü\n")
+    ;; The language's server answers for the buffer as edited...
+    (goto-char (point-min))
+    (should (equal (lsp-get (lsp-get (lsp-request "textDocument/hover" (lsp--text-document-position-params)) :contents)
+                            :value)
+                   "fake-lsp line: def greet(name):  # lsp-mode edit ✓"))
+    ;; ... and ctxls holds the same text, and runs the documented command.
+    (let ((want (buffer-substring-no-properties (point-min) (point-max)))
+          (uri (lsp--buffer-uri)))
+      (should (equal (lsp-get (lsp-request "workspace/executeCommand"
+                                           (list :command ctxls-protocol-command-document-get
+                                                 :arguments (vector (list :uri uri))))
+                              :text)
+                     want)))
+    (let ((ctxls-test--messages nil))
+      (eval (car (read-from-string (concat "(progn " (getenv "CTXLS_DOC_LSP_COMMAND") ")"))) t)
+      (ctxls-test--wait "the command's answer" (lambda () (ctxls-test--said "ctxls: context updated")))
+      (accept-process-output nil 0.2)
+      ;; The registration handles ctxls's notifications (contextChanged here).
+      (should-not (ctxls-test--said "Unknown notification")))
+    (should (equal (append (lsp-get (lsp-get (lsp-request "workspace/executeCommand"
+                                                          (list :command ctxls-protocol-command-context-get
+                                                                :arguments (vector (list :setName "files"))))
+                                             :context)
+                                    :files)
+                           nil)
+                   (list file)))
+    ;; With markdown-mode installed (lsp-mode brings it) the chat buffer uses it.
+    (with-current-buffer (ctxls--chat-buffer)
+      (should (derived-mode-p 'markdown-mode)))
+    (lsp-workspace-shutdown (car (lsp-workspaces)))))
+
+(provide 'ctxls-test)
+;;; ctxls-test.el ends here
