@@ -42,7 +42,7 @@ func newPhaseRunner(t *testing.T, baseURL string) *phaseRunner {
 	r := &phaseRunner{t: t, nvim: nvimOrSkip(t), home: t.TempDir()}
 	r.logFile = filepath.Join(t.TempDir(), "ctxls.log")
 	r.env = append(os.Environ(), "CTXLS_BIN="+lsptest.BuildBinary(t), "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
-		"OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY=", "CTXLS_MODEL=", "HOME="+r.home, "XDG_CACHE_HOME=", "XDG_STATE_HOME=", "CTXLS_LOG_FILE="+r.logFile)
+		"OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY=", "CTXLS_MODEL=", "HOME="+r.home, "XDG_CACHE_HOME="+filepath.Join(r.home, ".cache"), "XDG_STATE_HOME="+filepath.Join(r.home, ".local", "state"), "CTXLS_LOG_FILE="+r.logFile)
 	return r
 }
 
