@@ -1,6 +1,6 @@
 ;;; ctxls-protocol.el --- The ctxls protocol's names  -*- lexical-binding: t; -*-
 
-;; Generated from lsp/command by `go test ./editors/emacs -run TestElispProtocol -update`.
+;; Generated from lsp/command by `go test ./lsp/command -update`.
 ;; DO NOT EDIT.  SPDX-License-Identifier: MIT
 
 ;;; Commentary:

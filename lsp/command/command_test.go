@@ -149,7 +149,7 @@ func TestCheck(t *testing.T) {
 // TestBindingsAreCurrent fails when the clients' generated protocol
 // bindings differ from the tables (go test ./lsp/command -update).
 func TestBindingsAreCurrent(t *testing.T) {
-	for path, want := range map[string]string{TypeScriptPath: TypeScript(), LuaPath: Lua()} {
+	for path, want := range map[string]string{TypeScriptPath: TypeScript(), LuaPath: Lua(), ElispPath: Elisp()} {
 		full := "../../" + path
 		got, err := os.ReadFile(full)
 		if err == nil && string(got) == want {
