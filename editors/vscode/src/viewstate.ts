@@ -1,0 +1,82 @@
+// What the chat view shows, with no dependency on vscode: the extension keeps
+// one ViewState and sends it (or one turn of it) to the webview, which only
+// draws. The node tests check the folding rules here.
+import { baseName, Context, ShownTurn } from "./protocol";
+import { escapeHtml, renderMarkdown } from "./markdown";
+
+/** A file the model (or the user) put into the session folder. */
+export interface SessionFile {
+  subdir: string;
+  name: string;
+  path?: string;
+  by?: string;
+}
+
+/** One turn as the webview draws it. */
+export interface ViewTurn {
+  question: string;
+  questionId?: number;
+  /** The answer as HTML (markdown-it, HTML disabled). */
+  html: string;
+  /** "streaming", "done", "cancelled", "interrupted", "error" or "length". */
+  status: string;
+  error?: string;
+  activity?: string;
+  files: SessionFile[];
+}
+
+export interface ContextItem {
+  label: string;
+  value: string;
+  /** Set for files: clicking opens it. */
+  path?: string;
+  missing?: boolean;
+}
+
+export interface ContextSet {
+  name: string;
+  items: ContextItem[];
+}
+
+export interface Banner {
+  text: string;
+  /** A button: its label and the message it posts back. */
+  action?: { label: string; command: string };
+}
+
+export interface ViewState {
+  title: string;
+  sessionId?: string;
+  busy: boolean;
+  turns: ViewTurn[];
+  context: ContextSet[];
+  sessionFiles: SessionFile[];
+  banner?: Banner;
+  /** A message id to scroll to and mark (a search hit). */
+  highlight?: number;
+  /** Bumped to make the view scroll the context card into sight. */
+  revealContext?: number;
+}
+
+export function emptyState(title = "New session"): ViewState {
+  return { title, busy: false, turns: [], context: [], sessionFiles: [] };
+}
+
+/** The context sets as the view lists them: files first, then the others by name. */
+export function contextSets(context: Context, missing: string[] = []): ContextSet[] {
+  const names = Object.keys(context).filter((n) => (context[n] ?? []).length > 0);
+  names.sort((a, b) => (a === "files" ? -1 : b === "files" ? 1 : a.localeCompare(b)));
+  return names.map((name) => ({
+    name,
+    items: context[name].map((v) =>
+      name === "files" ? { label: baseName(v), value: v, path: v, missing: missing.includes(v) } : { label: v, value: v },
+    ),
+  }));
+}
+
+/** A stored or streaming turn for the view. */
+export function viewTurn(t: ShownTurn): ViewTurn {
+  return { question: t.question, questionId: t.questionId, html: renderMarkdown(t.answer), status: t.status, error: t.error, files: [] };
+}
+
+export { escapeHtml };
