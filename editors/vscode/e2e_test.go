@@ -167,6 +167,8 @@ type replySpec struct {
 	DelayMs    int      `json:"delayMs"`
 	Stall      bool     `json:"stall"`
 	StallAfter int      `json:"stallAfter"`
+	Status     int      `json:"status"`
+	Error      string   `json:"error"`
 	ToolCalls  []struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -174,7 +176,7 @@ type replySpec struct {
 }
 
 func (r replySpec) reply(i int) openaitest.Reply {
-	out := openaitest.Reply{Chunks: r.Chunks, Delay: time.Duration(r.DelayMs) * time.Millisecond}
+	out := openaitest.Reply{Chunks: r.Chunks, Delay: time.Duration(r.DelayMs) * time.Millisecond, Status: r.Status, ErrorMessage: r.Error}
 	if r.Stall {
 		out.Fault, out.FaultAfter = openaitest.FaultStall, r.StallAfter
 	}

@@ -38,6 +38,16 @@
     a.title = path;
     return a;
   }
+  // A file in the session folder: the extension finds the folder when it is
+  // clicked (the folder is renamed with the session's title).
+  function sessionFileLink(f, cls) {
+    const a = el("button", "link " + (cls || ""), f.subdir + "/" + f.name);
+    a.type = "button";
+    a.dataset.subdir = f.subdir;
+    a.dataset.name = f.name;
+    a.title = "Open " + f.subdir + "/" + f.name + " from the session folder";
+    return a;
+  }
 
   function drawContext(s) {
     context.textContent = "";
@@ -75,7 +85,7 @@
       row.appendChild(el("span", "set-name", "session files:"));
       for (const f of s.sessionFiles) {
         const chip = el("span", "chip");
-        chip.appendChild(f.path ? fileLink(f.subdir + "/" + f.name, f.path, "label") : el("span", "label", f.subdir + "/" + f.name));
+        chip.appendChild(sessionFileLink(f, "label"));
         row.appendChild(chip);
       }
       context.appendChild(row);
@@ -96,7 +106,7 @@
       w.appendChild(el("span", "set-name", "Files written: "));
       t.files.forEach((f, i) => {
         if (i) w.appendChild(document.createTextNode(", "));
-        w.appendChild(f.path ? fileLink(f.subdir + "/" + f.name, f.path) : el("span", "", f.subdir + "/" + f.name));
+        w.appendChild(sessionFileLink(f));
       });
       div.appendChild(w);
     }
@@ -111,6 +121,7 @@
     div.dataset.index = String(i);
     const q = el("div", "q", t.question);
     if (t.questionId !== undefined) q.dataset.id = String(t.questionId);
+    if (t.ids) div.dataset.ids = t.ids.join(" ");
     div.appendChild(q);
     div.appendChild(el("div", "a markdown"));
     drawTurnBody(div, t);
@@ -147,10 +158,10 @@
     s.turns.forEach((t, i) => log.appendChild(drawTurn(t, i)));
     drawBusy(s.busy);
     if (s.highlight !== undefined) {
-      const q = log.querySelector('.q[data-id="' + s.highlight + '"]');
-      if (q) {
-        q.classList.add("hit");
-        q.scrollIntoView({ block: "center" });
+      const hit = log.querySelector('.turn[data-ids~="' + s.highlight + '"]');
+      if (hit) {
+        hit.classList.add("hit");
+        hit.scrollIntoView({ block: "center" });
       }
     } else if (wasAtBottom) {
       log.scrollTop = log.scrollHeight;
@@ -173,11 +184,15 @@
       state.turns[m.index] = m.turn;
       let div = log.querySelector('.turn[data-index="' + m.index + '"]');
       if (!div) {
+        // A new question: the view goes to it, wherever the user was.
         log.querySelector(".welcome")?.remove();
         div = drawTurn(m.turn, m.index);
         log.appendChild(div);
-      } else drawTurnBody(div, m.turn);
-      follow(wasAtBottom);
+        follow(true);
+      } else {
+        drawTurnBody(div, m.turn);
+        follow(wasAtBottom);
+      }
     } else if (m.type === "busy") {
       if (state) state.busy = m.busy;
       drawBusy(m.busy);
@@ -219,6 +234,11 @@
     const remove = t.closest("button.remove");
     if (remove) {
       vscode.postMessage({ type: "removeContext", set: remove.dataset.set, value: remove.dataset.value });
+      return;
+    }
+    const sf = t.closest("[data-subdir]");
+    if (sf) {
+      vscode.postMessage({ type: "openSessionFile", subdir: sf.dataset.subdir, name: sf.dataset.name });
       return;
     }
     const file = t.closest("[data-path]");

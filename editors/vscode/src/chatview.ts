@@ -14,6 +14,7 @@ export type FromView =
   | { type: "stop" }
   | { type: "openLink"; href: string }
   | { type: "openFile"; path: string }
+  | { type: "openSessionFile"; subdir: string; name: string }
   | { type: "removeContext"; set: string; value: string }
   | { type: "copy"; text: string }
   | { type: "action"; command: string };

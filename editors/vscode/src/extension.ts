@@ -275,15 +275,11 @@ class Controller {
     this.state.highlight = undefined;
   }
 
-  private fileIn(subdir: string, name: string): string | undefined {
-    return this.session?.folder ? path.join(this.session.folder, subdir, name) : undefined;
-  }
-
   private async sessionFiles(): Promise<SessionFile[]> {
     const c = this.ctxls;
     if (!c || !this.state.sessionId) return [];
     const lists = await Promise.all(subdirs.map((subdir) => c.command("ctxls.files.list", { subdir }).catch(() => ({ files: [] as string[] }))));
-    return lists.flatMap((l, i) => (l.files ?? []).map((name) => ({ subdir: subdirs[i], name, path: this.fileIn(subdirs[i], name) })));
+    return lists.flatMap((l, i) => (l.files ?? []).map((name) => ({ subdir: subdirs[i], name })));
   }
 
   private async sessionFileChanged(p: SessionFilesChanged): Promise<void> {
@@ -292,7 +288,7 @@ class Controller {
     if (p.by === "model") {
       const t = this.state.turns[this.state.turns.length - 1];
       if (t && !t.files.some((f) => f.subdir === p.subdir && f.name === p.name)) {
-        t.files.push({ subdir: p.subdir, name: p.name, by: p.by, path: this.fileIn(p.subdir, p.name) });
+        t.files.push({ subdir: p.subdir, name: p.name, by: p.by });
       }
     }
     this.state.sessionFiles = await this.sessionFiles();
@@ -367,6 +363,15 @@ class Controller {
         break;
       case "openFile":
         run(() => this.openFile(m.path));
+        break;
+      case "openSessionFile":
+        run(async () => {
+          const c = await this.need();
+          if (!c) return;
+          // The folder is renamed with the title: ask where it is now.
+          const { session } = await c.show(this.state.sessionId);
+          if (session?.folder) await this.openFile(path.join(session.folder, m.subdir, m.name));
+        });
         break;
       case "openLink":
         run(() => this.openLink(m.href));

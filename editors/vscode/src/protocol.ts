@@ -256,6 +256,8 @@ export function baseName(p: string): string {
 export interface ShownTurn {
   question: string;
   questionId?: number;
+  /** The ids of the question and of every message that answered it. */
+  ids?: number[];
   answer: string;
   /** "done", "streaming", "cancelled", "error", "length" or "interrupted". */
   status: string;
@@ -272,11 +274,16 @@ export function turnsFromMessages(messages: { id: number; role: string; content:
   const turns: ShownTurn[] = [];
   for (const m of messages) {
     if (m.role === "user") {
-      turns.push({ question: m.content, questionId: m.id, answer: "", status: "done" });
+      turns.push({ question: m.content, questionId: m.id, ids: [m.id], answer: "", status: "done" });
       continue;
     }
-    if (m.role !== "assistant" || turns.length === 0) continue;
+    if (turns.length === 0) continue;
+    if (m.role !== "assistant") {
+      turns[turns.length - 1].ids!.push(m.id);
+      continue;
+    }
     const t = turns[turns.length - 1];
+    t.ids!.push(m.id);
     if (m.content) t.answer += (t.answer ? "\n\n" : "") + m.content;
     if (m.model) t.model = m.model;
     if (m.status === "interrupted") t.status = "interrupted";

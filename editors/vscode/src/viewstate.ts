@@ -8,7 +8,6 @@ import { escapeHtml, renderMarkdown } from "./markdown";
 export interface SessionFile {
   subdir: string;
   name: string;
-  path?: string;
   by?: string;
 }
 
@@ -16,6 +15,8 @@ export interface SessionFile {
 export interface ViewTurn {
   question: string;
   questionId?: number;
+  /** The stored messages of the turn (a search hit names one of them). */
+  ids?: number[];
   /** The answer as HTML (markdown-it, HTML disabled). */
   html: string;
   /** "streaming", "done", "cancelled", "interrupted", "error" or "length". */
@@ -76,7 +77,7 @@ export function contextSets(context: Context, missing: string[] = []): ContextSe
 
 /** A stored or streaming turn for the view. */
 export function viewTurn(t: ShownTurn): ViewTurn {
-  return { question: t.question, questionId: t.questionId, html: renderMarkdown(t.answer), status: t.status, error: t.error, files: [] };
+  return { question: t.question, questionId: t.questionId, ids: t.ids, html: renderMarkdown(t.answer), status: t.status, error: t.error, files: [] };
 }
 
 export { escapeHtml };

@@ -153,8 +153,8 @@ test("turnsFromMessages: tool rounds stay out, failures keep their error", () =>
     { id: 6, role: "assistant", content: "half\n\nError: the provider said no", status: "error" },
   ]);
   assert.deepEqual(turns, [
-    { question: "Q1", questionId: 1, answer: "A1", status: "done", model: "m" },
-    { question: "Q2", questionId: 5, answer: "half", status: "error", error: "the provider said no" },
+    { question: "Q1", questionId: 1, ids: [1, 2, 3, 4], answer: "A1", status: "done", model: "m" },
+    { question: "Q2", questionId: 5, ids: [5, 6], answer: "half", status: "error", error: "the provider said no" },
   ]);
 });
 
