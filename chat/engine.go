@@ -48,6 +48,9 @@ type Events interface {
 	Activity(message string)
 	TitleChanged(s *session.Session)
 	ContextChanged(ch *session.ContextChange)
+	// FilesChanged: a file in the session folder was written or removed
+	// (size 0); by is "model" (write_file) or "user".
+	FilesChanged(sessionID, subdir, name string, size int64, by string)
 }
 
 // Engine runs turns. It is safe for concurrent use: turns of different
@@ -84,6 +87,10 @@ type Turn struct {
 	Candidates []string
 	Roots      []string // workspace folders
 	Provider   Resolved
+	// Env is the session's envHint as the turn records it (the reminder's
+	// first line); "" uses the one stored with the session. A preview
+	// passes what its turn would record.
+	Env string
 }
 
 // Result is the end of a turn.
@@ -248,7 +255,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			break
 		}
 		// Tool round: record the calls, run them, and go on.
-		raw, _ := json.Marshal(calls)
+		raw, _ := json.Marshal(storedCalls(calls))
 		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 			if errors.Is(err, session.ErrNotFound) {
 				return deleted()
@@ -369,6 +376,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var sets session.Context
 	if t.SessionID != "" {
+		if sess, err := e.Store.Get(ctx, t.SessionID); err == nil {
+			in.Env = sess.Meta.EnvHint // the reminder's first line
+		}
 		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
 			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
 		} else {
@@ -378,6 +388,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 		if sets, err = e.Store.Context(ctx, t.SessionID); err != nil {
 			return nil, err
 		}
+	}
+	if t.Env != "" {
+		in.Env = t.Env
 	}
 	in.Context = sets
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.Buffers)

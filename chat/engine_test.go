@@ -24,6 +24,9 @@ type recorder struct {
 func (r *recorder) Delta(s string)                        { r.mu.Lock(); r.deltas.WriteString(s); r.mu.Unlock() }
 func (r *recorder) Activity(string)                       {}
 func (r *recorder) ContextChanged(*session.ContextChange) {}
+
+func (r *recorder) FilesChanged(string, string, string, int64, string) {}
+
 func (r *recorder) TitleChanged(s *session.Session) {
 	r.mu.Lock()
 	r.titles = append(r.titles, s.Title)

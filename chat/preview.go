@@ -74,14 +74,5 @@ func PreviewProvider(p Provider, getenv func(string) string) Resolved {
 	if p.Model == "" {
 		p.Model = DefaultOpenAIModel
 	}
-	if p.TitleModel == "" {
-		p.TitleModel = p.Model
-	}
-	if p.ContextWindow <= 0 {
-		p.ContextWindow = DefaultContextWindow
-	}
-	if p.MaxOutputTokens <= 0 {
-		p.MaxOutputTokens = DefaultMaxOutput
-	}
-	return Resolved{Provider: p}
+	return Resolved{Provider: p.withSizes()}
 }

@@ -122,6 +122,12 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 		}
 		p.Model = DefaultOpenAIModel
 	}
+	return Resolved{Provider: p.withSizes(), apiKey: key}, nil
+}
+
+// withSizes fills in the title model, the context window and the output
+// reserve.
+func (p Provider) withSizes() Provider {
 	if p.TitleModel == "" {
 		p.TitleModel = p.Model
 	}
@@ -131,7 +137,7 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 	if p.MaxOutputTokens <= 0 {
 		p.MaxOutputTokens = DefaultMaxOutput
 	}
-	return Resolved{Provider: p, apiKey: key}, nil
+	return p
 }
 
 // ProbeOllama reports whether something listens on Ollama's port.

@@ -35,7 +35,7 @@ var toolDefs = []openai.Tool{
 	}},
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name:        "get_relevant_context",
-		Description: "Read the session's relevant context: all sets, or the one named.",
+		Description: "Read the session's relevant context: all sets as an object of set name to items, or the items of the one named as a list ([] for a set that does not exist).",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"setName":{"type":"string"}}}`),
 	}},
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
@@ -45,8 +45,17 @@ var toolDefs = []openai.Tool{
 	}},
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name:        "list_session_files",
-		Description: "List the files in the session folder: sources (uploaded by the user, the default), results, scripts or data.",
+		Description: "List the files in one folder of the session folder: sources (uploaded by the user, the default), results, scripts or data. Files in folders below results, scripts and data are listed as sub/name.",
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"subdir":{"type":"string","enum":["sources","results","scripts","data"]}}}`),
+	}},
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: "write_file",
+		Description: "Write a text file into the session folder: results/NAME for final outputs (the default: a bare NAME goes there), scripts/NAME for programs you write, data/NAME for intermediate data. " +
+			"Folders below those are made as needed (results/charts/q1.csv). An existing file is replaced. sources/ holds the user's files and cannot be written; nothing outside the session folder can. At most 25 MiB.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"path":{"type":"string","description":"results/NAME, scripts/NAME, data/NAME, or a bare NAME for results/"},` +
+			`"content":{"type":"string","description":"the whole content of the file"}},` +
+			`"required":["path","content"]}`),
 	}},
 }
 
@@ -131,6 +140,7 @@ func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, erro
 		Mode    string   `json:"mode"`
 		Path    string   `json:"path"`
 		Subdir  string   `json:"subdir"`
+		Content *string  `json:"content"`
 	}
 	if strings.TrimSpace(args) != "" {
 		if err := json.Unmarshal([]byte(args), &a); err != nil {
@@ -165,7 +175,11 @@ func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, erro
 			return "", err
 		}
 		if a.SetName != "" {
-			sets = session.Context{a.SetName: sets[a.SetName]}
+			b, _ := json.Marshal(append([]string{}, sets[a.SetName]...)) // [] for a set that does not exist
+			return string(b), nil
+		}
+		if len(sets) == 0 {
+			return "No context stored for this session", nil
 		}
 		b, _ := json.Marshal(sets)
 		return string(b), nil
@@ -178,6 +192,8 @@ func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, erro
 		return string(b), nil
 	case "read_file":
 		return t.readFile(a.Path)
+	case "write_file":
+		return t.writeFile(ctx, a.Path, a.Content)
 	}
 	return "", fmt.Errorf("unknown tool %q", name)
 }
@@ -216,4 +232,48 @@ func (t *toolEnv) readFile(p string) (string, error) {
 		content = content[:maxReadBytes] + fmt.Sprintf("\n[truncated: first %d bytes shown]", maxReadBytes)
 	}
 	return content, nil
+}
+
+// writeFile runs write_file: the store checks the path and writes; the
+// client is told with FilesChanged.
+func (t *toolEnv) writeFile(ctx context.Context, path string, content *string) (string, error) {
+	if content == nil {
+		return "", errors.New("content is required (an empty string for an empty file)")
+	}
+	if sub, name, err := session.ParseOutputPath(path); err == nil {
+		t.ev.Activity("writing " + sub + "/" + name)
+	}
+	w, err := t.e.Store.WriteOutput(ctx, t.turn.SessionID, path, []byte(*content))
+	if err != nil {
+		return "", err
+	}
+	t.ev.FilesChanged(t.turn.SessionID, w.Subdir, w.Name, w.Size, session.AddedByModel)
+	verb := "created"
+	if w.Replaced {
+		verb = "replaced the existing file"
+	}
+	return fmt.Sprintf("%s %s/%s (%s)", verb, w.Subdir, w.Name, session.Bytes(w.Size)), nil
+}
+
+// storedCalls is what is stored of a round's tool calls: write_file's
+// content becomes a note of its size, since the file itself is in the
+// session folder. Stored whole, a 25 MiB output was kept twice more, in the
+// database and in history.md (re-rendered on every message change).
+func storedCalls(calls []openai.ToolCall) []openai.ToolCall {
+	out := slices.Clone(calls)
+	for i, c := range out {
+		if c.Function.Name != "write_file" {
+			continue
+		}
+		var a map[string]any
+		if json.Unmarshal([]byte(c.Function.Arguments), &a) != nil {
+			continue
+		}
+		if content, ok := a["content"].(string); ok {
+			a["content"] = fmt.Sprintf("[%s, not stored here: see the file]", session.Bytes(int64(len(content))))
+			b, _ := json.Marshal(a)
+			out[i].Function.Arguments = string(b)
+		}
+	}
+	return out
 }

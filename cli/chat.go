@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +35,9 @@ type streamEvents struct{ out, errOut io.Writer }
 func (e streamEvents) Delta(text string)             { fmt.Fprint(e.out, text) }
 func (e streamEvents) Activity(message string)       { fmt.Fprintf(e.errOut, "[%s]\n", message) }
 func (e streamEvents) TitleChanged(*session.Session) {}
+func (e streamEvents) FilesChanged(_, subdir, name string, size int64, _ string) {
+	fmt.Fprintf(e.errOut, "[wrote %s/%s, %s]\n", subdir, name, session.Bytes(size))
+}
 func (e streamEvents) ContextChanged(ch *session.ContextChange) {
 	fmt.Fprintf(e.errOut, "[context %s: %s]\n", ch.SetName, strings.Join(ch.Items, ", "))
 }
@@ -94,13 +96,9 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 					return err
 				}
 			}
-			var abs []string
-			for _, f := range files {
-				p, err := filepath.Abs(f)
-				if err != nil {
-					return err
-				}
-				abs = append(abs, p)
+			abs, err := absPaths(files)
+			if err != nil {
+				return err
 			}
 			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
 			wd, _ := os.Getwd()
@@ -114,6 +112,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			}
 			engine.Close()
 			sessionLine(cmd, st, id)
+			cleanUpAfterTurn(cmd, st, g)
 			if errors.Is(err, context.Canceled) {
 				return errors.New("cancelled; the partial answer is kept")
 			}
@@ -139,6 +138,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 		}
 		return turn(c, args)
 	}
+	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
 }
 

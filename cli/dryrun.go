@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/prompts"
-	"github.com/ctxls/ctxls/session"
 )
 
 // previewChat is "ctxls chat --dry-run": it prints the exact model input
@@ -25,13 +23,9 @@ func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, prefix stri
 	engine := &chat.Engine{Buffers: noBuffers{}, Log: discardLogger()}
 	sessionID := ""
 	if prefix != "" || cont {
-		dir, err := g.resolveDataDir()
+		st, err := g.openStore()
 		if err != nil {
 			return err
-		}
-		st, err := session.Open(dir)
-		if err != nil {
-			return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
 		}
 		defer st.Close()
 		if sessionID, err = chatSession(cmd, st, prefix, cont); err != nil {
@@ -39,13 +33,9 @@ func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, prefix stri
 		}
 		engine.Store = st
 	}
-	var abs []string
-	for _, f := range files {
-		p, err := filepath.Abs(f)
-		if err != nil {
-			return err
-		}
-		abs = append(abs, p)
+	abs, err := absPaths(files)
+	if err != nil {
+		return err
 	}
 	wd, _ := os.Getwd()
 	pv, err := engine.Preview(cmd.Context(), chat.Turn{SessionID: sessionID, Message: msg, Files: abs, Roots: []string{wd},

@@ -45,6 +45,8 @@ type globals struct {
 	stdio    bool
 	jsonOut  bool
 	provider chat.Provider // serve's provider flags
+	// storageLimitMB is --storage-soft-limit-mb (0: not given); see resolveStorageLimitMB.
+	storageLimitMB int
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -89,6 +91,7 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 		},
 	}
 	providerFlags(serveCmd, &g.provider)
+	storageLimitFlag(serveCmd, &g.storageLimitMB)
 	serveCmd.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
 	root.AddCommand(serveCmd, versionCmd(), sessionsCmd(g), chatCmd(g, stdin), doctorCmd())
 
@@ -168,6 +171,11 @@ func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "ctxls: %v\n", err)
 		return 1
 	}
+	limitMB, err := g.resolveStorageLimitMB()
+	if err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		return 2
+	}
 	log.Info("serving", "version", version(), "pid", os.Getpid(), "dataDir", dir)
-	return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider})
+	return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB})
 }

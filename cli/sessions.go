@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,16 +34,16 @@ func sessionsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": nonNilSlice(list), "nextCursor": next})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": withStorage(cmd.Context(), st, list), "nextCursor": next})
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "No sessions.")
 				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTITLE\tUPDATED\tMESSAGES\tFILES")
-			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\n", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.FileCount)
+			fmt.Fprintln(tw, "ID\tTITLE\tUPDATED\tMESSAGES\tCONTEXT ITEMS\tSESSION FILES\tFOLDER SIZE")
+			for _, s := range withStorage(cmd.Context(), st, list) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.ContextItems, s.FileCount, humanBytes(s.FolderSize))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -210,24 +211,46 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export, titleCmd(g))
+	cmd.AddCommand(list, show, rename, del, search, export, titleCmd(g), duCmd(g), pruneCmd(g))
 	return cmd
 }
 
 // withStore opens the store for a subcommand and closes it afterwards.
 func withStore(g *globals, fn func(*cobra.Command, *session.Store, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		dir, err := g.resolveDataDir()
+		st, err := g.openStore()
 		if err != nil {
 			return err
-		}
-		st, err := session.Open(dir)
-		if err != nil {
-			return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
 		}
 		defer st.Close()
 		return fn(cmd, st, args)
 	}
+}
+
+// openStore opens the store of the data directory.
+func (g *globals) openStore() (*session.Store, error) {
+	dir, err := g.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	st, err := session.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the session store in %s: %w", dir, err)
+	}
+	return st, nil
+}
+
+// absPaths makes the --file paths absolute.
+func absPaths(files []string) ([]string, error) {
+	var abs []string
+	for _, f := range files {
+		p, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		abs = append(abs, p)
+	}
+	return abs, nil
 }
 
 func exactArgs(n int, what string) cobra.PositionalArgs {

@@ -78,6 +78,11 @@ func (p *progress) ContextChanged(ch *session.ContextChange) {
 	p.s.notifyContext(p.ctx, p.sessionID, "changed", ch.Context, ch.Added, ch.Removed, p.s.missingFiles(ch.Context))
 }
 
+func (p *progress) FilesChanged(sessionID, subdir, name string, size int64, by string) {
+	p.s.notifyFilesChanged(p.ctx, command.SessionFilesChangedParams{SessionID: sessionID, Subdir: subdir, Name: name, Size: size, By: by})
+	p.s.enforceStorage(p.ctx, nil) // the model wrote into the session folder
+}
+
 func (p *progress) end(message string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -88,29 +93,58 @@ func (p *progress) end(message string) {
 	p.send(map[string]any{"kind": "end", "message": message})
 }
 
-func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
+// turnState is what a turn (or its preview) starts from.
+type turnState struct {
+	engine   *chat.Engine
+	prov     chat.Provider
+	roots    []string
+	workDone bool
+	files    []string // the turn's files, absolute
+}
+
+// turnStart checks a turn's arguments (what names the request or command
+// in errors) and takes the connection's state for it.
+func (s *Server) turnStart(a *command.ChatArgs, what string) (*turnState, error) {
 	if a.Message == "" {
-		return nil, invalidParams("ctxls/chat: message is required")
+		return nil, invalidParams("%s: message is required", what)
 	}
 	s.mu.Lock()
-	engine, prov, roots, workDone := s.engine, s.provider, s.roots, s.clientWorkDone
+	t := &turnState{engine: s.engine, prov: s.provider, roots: s.roots, workDone: s.clientWorkDone}
 	s.mu.Unlock()
-	if engine == nil {
+	if t.engine == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
 	}
-	files, err := turnFiles(a.Files, roots)
+	var err error
+	if t.files, err = turnFiles(a.Files, t.roots); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
+	ts, err := s.turnStart(a, command.ChatRequest)
 	if err != nil {
 		return nil, err
+	}
+	engine, prov, roots, workDone, files := ts.engine, ts.prov, ts.roots, ts.workDone, ts.files
+	if prov.Model == "" {
+		// A session with a model of its own needs none from the provider.
+		if store, id, err := s.sessionFor(ctx, a.SessionID, false); err == nil && id != "" {
+			if sess, err := store.Get(ctx, id); err == nil {
+				prov.Model = sess.Meta.Model
+			}
+		}
 	}
 	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
 	if err != nil {
 		s.showMessage(ctx, 1, err.Error())
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
 	}
-	_, id, err := s.sessionFor(ctx, a.SessionID, true)
+	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
 		return nil, err
 	}
+	s.recordEnv(ctx, store, id)
 	if len(token) == 0 && workDone {
 		t, _ := json.Marshal(fmt.Sprintf("ctxls-chat-%s-%d", id[:6], s.nextToken()))
 		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": json.RawMessage(t)}, nil); err == nil {
@@ -128,6 +162,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	p := &progress{s: s, ctx: ctx, token: token, sessionID: id}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
 	resumed := s.takeResumed(id)
+	defer s.enforceStorage(ctx, nil) // the turn wrote: messages, maybe files
 	res, err := engine.Run(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved,
@@ -182,19 +217,11 @@ func (s *Server) candidatePaths() []string {
 // chatPreview handles ctxls.chat.preview: the model input of a turn, built
 // as runChat's turn would build it, with nothing stored and no provider.
 func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, error) {
-	if a.Message == "" {
-		return nil, invalidParams("%s: message is required", command.ChatPreview)
-	}
-	s.mu.Lock()
-	engine, prov, roots := s.engine, s.provider, s.roots
-	s.mu.Unlock()
-	if engine == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
-	}
-	files, err := turnFiles(a.Files, roots)
+	ts, err := s.turnStart(a, command.ChatPreview)
 	if err != nil {
 		return nil, err
 	}
+	engine, prov, roots, files := ts.engine, ts.prov, ts.roots, ts.files
 	_, id, err := s.sessionFor(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err
@@ -205,6 +232,7 @@ func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, err
 	pv, err := engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: chat.PreviewProvider(prov, os.Getenv),
+		Env: s.envHint(), // what the turn records
 	})
 	if err != nil {
 		return nil, err
@@ -269,17 +297,26 @@ func (s *Server) cancelProgress(params json.RawMessage) {
 	}
 }
 
-// didChangeConfiguration takes settings.ctxls.provider.
+// didChangeConfiguration takes settings.ctxls.provider and
+// settings.ctxls.storageSoftLimitMB and settings.ctxls.viewIdleMs.
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
 			Ctxls struct {
-				Provider json.RawMessage `json:"provider"`
+				Provider           json.RawMessage `json:"provider"`
+				StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB"`
+				ViewIdleMs         json.RawMessage `json:"viewIdleMs"`
 			} `json:"ctxls"`
 		} `json:"settings"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
+	}
+	s.setStorageLimit(p.Settings.Ctxls.StorageSoftLimitMB)
+	if idle, err := parseViewIdle(p.Settings.Ctxls.ViewIdleMs); err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+	} else if idle > 0 {
+		s.view.setIdle(idle)
 	}
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil

@@ -44,7 +44,7 @@ func TestChatToolsAndInjection(t *testing.T) {
 		t.Errorf("text %q", res.Text)
 	}
 	reqs := fake.WaitRequests(2, 5*time.Second)
-	if len(reqs[0].Parsed.Tools) != 4 {
+	if len(reqs[0].Parsed.Tools) != 5 {
 		t.Errorf("tools offered: %d", len(reqs[0].Parsed.Tools))
 	}
 	results := map[string]string{}

@@ -103,7 +103,7 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"NUL", map[string]any{"name": "a\x00b", "contentBase64": "eA=="}, -32602, "NUL"},
 			{"missing file", map[string]any{"path": root + "/nope.txt"}, -32602, "nope.txt"},
 			{"directory", map[string]any{"path": root + "/docs"}, -32602, "docs"},
-			{"too large", map[string]any{"path": big}, -32602, "25 MB"},
+			{"too large", map[string]any{"path": big}, -32602, "is 26,214,401 bytes; the limit is 26,214,400 bytes (25 MiB)"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "path": "main.go"}, -32602, unknownID},
 		},
 		command.FilesList: {

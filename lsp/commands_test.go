@@ -230,7 +230,10 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 	if res.Session.ID != id || !slices.Equal(res.MissingFiles, []string{root + "/README.md"}) {
 		t.Errorf("resume: %+v", res)
 	}
-	wantReminder := "Relevant files:\n- " + root + "/main.go\n- " + root + "/docs/spec.md\n(1 file not found)\nports: 8080, 5432\n"
+	// Resume records the connection's envHint first (the fake editor's
+	// clientInfo and workspace; no git repository), so the reminder starts
+	// with it.
+	wantReminder := "Environment: lsptest; workspace " + root + "\nRelevant files:\n- " + root + "/main.go\n- " + root + "/docs/spec.md\n(1 file not found)\nports: 8080, 5432\n"
 	if res.Reminder != wantReminder {
 		t.Errorf("reminder:\n%s\nwant:\n%s", res.Reminder, wantReminder)
 	}

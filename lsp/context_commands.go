@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/prompts"
@@ -39,6 +40,7 @@ func (s *Server) contextSet(ctx context.Context, a *command.ContextSetArgs) (any
 	if err != nil {
 		return nil, err
 	}
+	s.recordEnv(ctx, store, id)
 	ch, err := store.SetContext(ctx, id, a.SetName, items, mode)
 	if err != nil {
 		return nil, err
@@ -81,7 +83,22 @@ func (s *Server) notifyContext(ctx context.Context, id, reason string, sets sess
 		Added:     nonNil(added),
 		Removed:   nonNil(removed),
 		Missing:   nonNil(missing),
+		Applet:    appletOf(sets[prompts.SetApplet]),
 	})
+}
+
+// appletOf turns the applet set [slug, "key=value", ...] into its object;
+// nil when there is none.
+func appletOf(items []string) *command.Applet {
+	if len(items) == 0 {
+		return nil
+	}
+	a := &command.Applet{Slug: items[0], Params: map[string]string{}}
+	for _, it := range items[1:] {
+		k, v, _ := strings.Cut(it, "=")
+		a.Params[k] = v
+	}
+	return a
 }
 
 func nonNil[T any](s []T) []T {

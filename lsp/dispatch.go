@@ -138,10 +138,10 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 		err = s.didClose(params)
 	case "textDocument/didSave":
 		err = s.didSave(params)
-	case "textDocument/didFocus":
-		err = s.didFocus(params)
+	case command.DidChangeView, command.DidFocus:
+		err = s.didChangeView(ctx, params)
 	case "workspace/didChangeWorkspaceFolders":
-		err = s.didChangeWorkspaceFolders(params)
+		err = s.didChangeWorkspaceFolders(ctx, params)
 	case "workspace/didChangeConfiguration":
 		err = s.didChangeConfiguration(params)
 	default:

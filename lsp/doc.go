@@ -3,8 +3,11 @@
 // one file per area. Handlers decode, call the domain packages (buffer,
 // session, prompts) and return; errors.go maps errors to JSON-RPC codes.
 //
-// Ordering: notifications (didOpen, didChange, didClose, didSave, didFocus,
+// Ordering: notifications (didOpen, didChange, didClose, didSave,
+// ctxls/didChangeView and its alias didFocus, didChangeWorkspaceFolders,
 // $/cancelRequest, exit) run inline on the read loop, in wire order.
+// didChangeView only arms a timer: the idle view is written to the store
+// on the timer's goroutine (view.go), never on the read loop.
 // Requests pass the lifecycle check inline, then release the read loop with
 // jsonrpc2.Async and run concurrently, each with a context cancelled by
 // $/cancelRequest. So a request always sees every edit sent before it, and a

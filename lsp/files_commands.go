@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"path/filepath"
+	"strings"
 
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
@@ -23,8 +24,8 @@ func (s *Server) filesAdd(ctx context.Context, a *command.FilesAddArgs) (any, er
 	case hasContent && a.Name == "":
 		return nil, invalidParams("%s: name is required with contentBase64", command.FilesAdd)
 	}
-	if hasContent && base64.StdEncoding.DecodedLen(len(a.ContentBase64)) > MaxFileBytes+3 {
-		return nil, invalidParams("%s: %q is larger than the limit of 25 MB", command.FilesAdd, truncate(a.Name, 100))
+	if n := decodedLen(a.ContentBase64); hasContent && n > MaxFileBytes {
+		return nil, invalidParams("%s: %q is %s; the limit is %s (25 MiB)", command.FilesAdd, truncate(a.Name, 100), session.Bytes(n), session.Bytes(MaxFileBytes))
 	}
 	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
@@ -56,6 +57,7 @@ func (s *Server) filesAdd(ctx context.Context, a *command.FilesAddArgs) (any, er
 	if err != nil {
 		return nil, err
 	}
+	s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: id, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser})
 	return command.FilesAddResult{V: command.V, Name: info.Name, Size: info.Size}, nil
 }
 
@@ -87,5 +89,19 @@ func (s *Server) filesRemove(ctx context.Context, a *command.FilesRemoveArgs) (a
 	if err := store.RemoveFile(ctx, id, a.Name); err != nil {
 		return nil, err
 	}
+	s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: id, Subdir: "sources", Name: a.Name, By: session.AddedByUser, Removed: true})
 	return command.FilesRemoveResult{V: command.V, Name: a.Name, Removed: true}, nil
+}
+
+// decodedLen is the number of bytes base64 text decodes to (for text that
+// is valid base64; the decoder reports the rest).
+func decodedLen(b64 string) int64 {
+	n := int64(len(b64)) / 4 * 3
+	switch {
+	case strings.HasSuffix(b64, "=="):
+		n -= 2
+	case strings.HasSuffix(b64, "="):
+		n--
+	}
+	return n
 }

@@ -31,6 +31,10 @@ type initializeParams struct {
 		} `json:"window"`
 	} `json:"capabilities"`
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
+	ClientInfo            struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"clientInfo"`
 }
 
 type workspaceFolder struct {
@@ -46,6 +50,14 @@ type InitOptions struct {
 	Session string `json:"session,omitempty"`
 	// Provider configures the model (chat turns).
 	Provider json.RawMessage `json:"provider,omitempty"`
+	// StorageSoftLimitMB is the data directory's soft limit in MiB (0: the
+	// command line's, else the default).
+	StorageSoftLimitMB int `json:"storageSoftLimitMB,omitempty"`
+	// EnvHint replaces the envHint ctxls records for the sessions this
+	// connection uses.
+	EnvHint string `json:"envHint,omitempty"`
+	// ViewIdleMs is how long the view must rest before it is captured.
+	ViewIdleMs json.RawMessage `json:"viewIdleMs,omitempty"`
 }
 
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -58,6 +70,11 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		if err := json.Unmarshal(p.InitializationOptions, &opts); err != nil {
 			return nil, invalidParams("initializationOptions: %s", argError(err))
 		}
+	}
+
+	viewIdle, err := parseViewIdle(opts.ViewIdleMs)
+	if err != nil {
+		return nil, invalidParams("initializationOptions.%s", err)
 	}
 
 	enc := buffer.UTF16
@@ -84,6 +101,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		store.Close()
 		return nil, invalidParams("initializationOptions.%s", err)
 	}
+	if opts.StorageSoftLimitMB < 0 {
+		store.Close()
+		return nil, invalidParams("initializationOptions.storageSoftLimitMB is %d; want a whole number of MiB, at least 1 (or 0 for the default)", opts.StorageSoftLimitMB)
+	}
 	var current string
 	if opts.Session != "" {
 		if _, err := store.Get(ctx, opts.Session); err != nil {
@@ -101,11 +122,15 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.resumeAtInit = current
 	s.provider = s.cfg.Provider.Merge(prov)
 	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
+	s.storageLimitMB = opts.StorageSoftLimitMB
+	s.clientInfo = clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version)
+	s.envOverride = session.CleanEnvHint(opts.EnvHint)
 	s.engine = &chat.Engine{Store: store, Buffers: s.docs, Log: s.log}
 	if current != "" {
 		s.resumed[current] = true
 	}
 	s.mu.Unlock()
+	s.view.setIdle(viewIdle)
 	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(s.roots))
 
 	yes, no := true, false
@@ -160,23 +185,26 @@ func (s *Server) onInitialized(ctx context.Context) {
 	if id == "" || store == nil {
 		return
 	}
+	s.recordEnv(ctx, store, id)
 	r, err := s.resumeState(ctx, store, id)
 	if err != nil {
 		s.log.Warn("resume at start failed", "session", id, "err", err)
 		return
 	}
 	s.notifyContext(ctx, id, "resume", r.Context, nil, nil, r.MissingFiles)
+	s.enforceStorage(ctx, store)
 }
 
 func (s *Server) shutdown(context.Context) (any, error) {
 	s.mu.Lock()
 	s.state = shutDown
 	s.mu.Unlock()
+	s.view.stop()
 	s.log.Info("shutdown")
 	return json.RawMessage("null"), nil
 }
 
-func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
+func (s *Server) didChangeWorkspaceFolders(ctx context.Context, raw json.RawMessage) error {
 	var p struct {
 		Event struct {
 			Added   []workspaceFolder `json:"added"`
@@ -186,13 +214,14 @@ func (s *Server) didChangeWorkspaceFolders(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
 	}
+	var added, removed []string
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	roots := s.roots[:0:0]
 outer:
 	for _, r := range s.roots {
 		for _, f := range p.Event.Removed {
 			if path, ok := uriPath(f.URI); ok && path == r {
+				removed = append(removed, r)
 				continue outer
 			}
 		}
@@ -201,9 +230,12 @@ outer:
 	for _, f := range p.Event.Added {
 		if path, ok := uriPath(f.URI); ok {
 			roots = append(roots, path)
+			added = append(added, path)
 		}
 	}
 	s.roots = roots
+	s.mu.Unlock()
+	s.noteWorkspaceChange(ctx, added, removed)
 	return nil
 }
 

@@ -26,6 +26,11 @@ type Config struct {
 	// Provider is the model configuration from the command line; fields set
 	// here override initializationOptions.provider.
 	Provider chat.Provider
+	// StorageSoftLimitMB is the data directory's soft limit in MiB from the
+	// command line (--storage-soft-limit-mb, else CTXLS_STORAGE_SOFT_LIMIT_MB);
+	// 0 means session.DefaultSoftLimitMB. initializationOptions and settings
+	// override it (see storageLimit).
+	StorageSoftLimitMB int
 }
 
 // lifecycle is the server's position in the LSP lifecycle.
@@ -77,6 +82,17 @@ type Server struct {
 	provider       chat.Provider   // the configured provider, unresolved
 	clientWorkDone bool            // the client supports window/workDoneProgress/create
 	resumed        map[string]bool // sessions resumed since their last turn
+	storageLimitMB int             // the editor's storageSoftLimitMB (initializationOptions, then settings); 0 if unset
+	clientInfo     string          // "<name> <version>" from initialize's clientInfo
+	envOverride    string          // initializationOptions.envHint, used verbatim
+
+	// view is the editor's view waiting to be captured; it has its own
+	// mutex (see view.go).
+	view viewState
+
+	// storageMu serialises this connection's storage clean-ups (see
+	// enforceStorage), so two at once do not both report the same files.
+	storageMu sync.Mutex
 
 	// currentMu serialises "create a session on first need", so two
 	// concurrent commands do not create two sessions. Taken before mu.
@@ -141,6 +157,8 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 		s.mu.Unlock()
 	case <-ctx.Done():
 	}
+	// No view capture may write once the store closes.
+	s.view.stop()
 	s.mu.Lock()
 	store, engine := s.store, s.engine
 	s.store = nil

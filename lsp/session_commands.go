@@ -117,7 +117,7 @@ func (s *Server) resumeState(ctx context.Context, store *session.Store, id strin
 		Session:      sess,
 		Context:      nonNilContext(sets),
 		MissingFiles: missing,
-		Reminder:     prompts.Reminder(sets, missing),
+		Reminder:     prompts.Reminder(sets, missing, sess.Meta.EnvHint),
 	}, nil
 }
 
@@ -136,6 +136,9 @@ func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (
 	if err != nil {
 		return nil, err
 	}
+	// Recorded first, so the reminder shows the environment the next
+	// turn's prompt will show.
+	s.recordEnv(ctx, store, a.SessionID)
 	r, err := s.resumeState(ctx, store, a.SessionID)
 	if err != nil {
 		return nil, err
@@ -145,6 +148,7 @@ func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (
 	s.resumed[a.SessionID] = true
 	s.mu.Unlock()
 	s.notifyContext(ctx, a.SessionID, "resume", r.Context, nil, nil, r.MissingFiles)
+	s.enforceStorage(ctx, store)
 	return r, nil
 }
 

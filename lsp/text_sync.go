@@ -207,17 +207,6 @@ func (s *Server) didSave(raw json.RawMessage) error {
 	return nil
 }
 
-// didFocus handles ctxls's textDocument/didFocus {textDocument: {uri}}.
-func (s *Server) didFocus(raw json.RawMessage) error {
-	var p protocol.DidCloseTextDocumentParams // same shape: {textDocument: {uri}}
-	if err := protocol.Unmarshal(raw, &p); err != nil {
-		return err
-	}
-	u := string(p.TextDocument.URI)
-	path, _ := uriPath(u)
-	return s.docs.Focus(u, path)
-}
-
 func (s *Server) documentGet(_ context.Context, a *command.DocumentGetArgs) (any, error) {
 	if a.URI == "" {
 		return nil, invalidParams("%s: uri is required", command.DocumentGet)

@@ -14,16 +14,6 @@ import (
 )
 
 // startChatBinary is startChat with the built binary over real stdio.
-func startChatBinary(t *testing.T, fake *openaitest.Server) *lsptest.Server {
-	t.Helper()
-	_, rootURI := workspace(t)
-	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "CTXLS_MODEL="}, "serve", "--data-dir", t.TempDir())
-	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
-		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 16000, "maxOutputTokens": 1000},
-	}})
-	return s
-}
-
 // titleRequests are the requests that asked for a title (the only ones
 // that do not stream).
 func titleRequests(reqs []openaitest.Request) []openaitest.Request {
@@ -66,7 +56,7 @@ func chatTurn(t *testing.T, s *lsptest.Server, arg map[string]any) command.ChatR
 // after later turns, not even when it failed and the title stayed "auto".
 func TestModelTitleAskedOnce(t *testing.T) {
 	fake := openaitest.New(t)
-	s := startChatBinary(t, fake)
+	s := startBinaryChat(t, fake)
 	first := "How do I undo the canary deploy?\nIt broke checkout."
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Roll the canary ", "back first."}}, openaitest.Reply{Chunks: []string{"Canary rollback plan"}})
 	res := chatTurn(t, s, map[string]any{"message": first})
@@ -119,7 +109,7 @@ func TestModelTitleAskedOnce(t *testing.T) {
 // first message, with the first complete answer.
 func TestTitleFromFirstMessageAfterFailedTurn(t *testing.T) {
 	fake := openaitest.New(t)
-	s := startChatBinary(t, fake)
+	s := startBinaryChat(t, fake)
 	fake.Enqueue(openaitest.Reply{Status: 400, ErrorMessage: "context too long"})
 	res := chatTurn(t, s, map[string]any{"message": "Plan the database migration"})
 	if res.FinishReason != "error" {
@@ -147,7 +137,7 @@ func TestTitleFromFirstMessageAfterFailedTurn(t *testing.T) {
 // model again, which replaces it.
 func TestClearTitle(t *testing.T) {
 	fake := openaitest.New(t)
-	s := startChatBinary(t, fake)
+	s := startBinaryChat(t, fake)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Because of the middleware."}}, openaitest.Reply{Chunks: []string{"Login redirect loop"}})
 	chatTurn(t, s, map[string]any{"message": "Why does login redirect twice?"})
 	waitTitle(t, s, "Login redirect loop", "model")
@@ -189,7 +179,7 @@ func TestClearTitle(t *testing.T) {
 // provider's model.
 func TestSetModel(t *testing.T) {
 	fake := openaitest.New(t)
-	s := startChatBinary(t, fake)
+	s := startBinaryChat(t, fake)
 	var set command.SessionResult
 	s.MustCommand(command.SetModel, map[string]any{"model": "other-model"}, &set)
 	if set.Session.Meta.Model != "other-model" {
@@ -245,4 +235,11 @@ func TestSetModel(t *testing.T) {
 	if m := show.Messages[len(show.Messages)-1]; m.Model != "test-model" || m.Content != "from the default" {
 		t.Errorf("last answer: %+v", m)
 	}
+}
+
+// startBinaryChat is startChatBinary with the defaults and only the server.
+func startBinaryChat(t *testing.T, fake *openaitest.Server) *lsptest.Server {
+	t.Helper()
+	s, _, _ := startChatBinary(t, fake, nil, nil)
+	return s
 }

@@ -358,3 +358,23 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 		t.Errorf("last page carries nextCursor: %s", raw)
 	}
 }
+
+// TestSessionModelWithoutProviderModel: a provider configured without a
+// model (a local server) is usable by a session that has a model of its
+// own; without one the turn says a model is needed.
+func TestSessionModelWithoutProviderModel(t *testing.T) {
+	fake := openaitest.New(t)
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=", "CTXLS_MODEL=", "OPENAI_BASE_URL=" + fake.URL}, "serve", "--data-dir", t.TempDir())
+	s.Initialize(lsptest.InitOptions{})
+	err := s.Command(command.Chat, map[string]any{"message": "hi"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no model is configured") {
+		t.Fatalf("a turn with no model anywhere: %v", err)
+	}
+	s.MustCommand(command.SetModel, map[string]any{"model": "llama3.1"}, nil)
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"hello"}}, openaitest.Reply{Chunks: []string{"Greeting"}})
+	var res command.ChatResult
+	s.MustCommand(command.Chat, map[string]any{"message": "hi"}, &res)
+	if res.Text != "hello" || fake.WaitRequests(1, 5*time.Second)[0].Parsed.Model != "llama3.1" {
+		t.Errorf("turn with the session's model: %+v", res)
+	}
+}

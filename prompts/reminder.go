@@ -16,13 +16,18 @@ const (
 	SetApplet = "applet"
 )
 
-// Reminder renders a session's relevant context: the relevant files that
-// still exist, then "(N files not found)" when some are missing, then the
-// last applet with its parameters, then every other set as "name: a, b" in
-// name order. missing lists the files items that do not exist. The result is
-// empty when there is no context at all.
-func Reminder(sets map[string][]string, missing []string) string {
+// Reminder renders a session's relevant context: "Environment: <env>" when
+// env (the session's envHint) is set, the relevant files that still exist,
+// then "(N files not found)" when some are missing, then the last applet as
+// "Last applet: slug (key=value, key=value)" (the slug alone without
+// parameters), then every other set as "name: a, b" in name order. missing
+// lists the files items that do not exist. The result is empty when there
+// is no context and no env at all.
+func Reminder(sets map[string][]string, missing []string, env string) string {
 	var b strings.Builder
+	if env != "" {
+		fmt.Fprintf(&b, "Environment: %s\n", env)
+	}
 	files := sets[SetFiles]
 	var present []string
 	for _, f := range files {
@@ -44,8 +49,13 @@ func Reminder(sets map[string][]string, missing []string) string {
 		}
 		fmt.Fprintf(&b, "(%d %s not found)\n", nMissing, noun)
 	}
-	if applets := sets[SetApplet]; len(applets) > 0 {
-		fmt.Fprintf(&b, "Last applet: %s\n", applets[len(applets)-1])
+	if applet := sets[SetApplet]; len(applet) > 0 {
+		// [slug, "key=value", ...], as the design stores it.
+		fmt.Fprintf(&b, "Last applet: %s", applet[0])
+		if len(applet) > 1 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(applet[1:], ", "))
+		}
+		b.WriteString("\n")
 	}
 	names := make([]string, 0, len(sets))
 	for name, items := range sets {

@@ -10,6 +10,12 @@ import (
 //go:embed templates/base.md
 var baseInstructions string
 
+// folderLayout tells the model the session folder's layout and where to put
+// what it makes.
+//
+//go:embed templates/folder.md
+var folderLayout string
+
 // MaxListedSessionFiles is how many session file names the prompt lists.
 const MaxListedSessionFiles = 50
 
@@ -23,10 +29,11 @@ type File struct {
 // Input is everything the system prompt is built from. It is gathered
 // fresh before each turn; System is a pure function of it.
 type Input struct {
-	SessionFiles []string            // names in the session's sources/, sorted, hidden ones left out
+	SessionFiles []string            // the files directly in the session's sources/ (not folders), sorted, hidden ones left out
 	Context      map[string][]string // the relevant-context sets
 	Missing      []string            // files items that do not exist
 	Resumed      bool                // the first turn after ctxls.session.resume
+	Env          string              // the session's envHint (Meta.EnvHint), shown first in the reminder
 	Relevant     []File              // the files set and the turn's files, in order
 	Changed      []string            // relevant files whose content changed since they were last sent
 	Withheld     []Withheld          // relevant files not sent, with why
@@ -51,8 +58,8 @@ const (
 	WhyOutside = "is outside the workspace folders and the session folder; ask the user to add it if it is needed"
 )
 
-// System renders the system prompt: base instructions, the session's
-// files, its context (introduced as a reminder after a resume), the
+// System renders the system prompt: base instructions, the session
+// folder's layout, the session's files, its context (introduced as a reminder after a resume), the
 // relevant files' contents within the budget, and the editor's candidates.
 func System(in Input) string {
 	text, _ := SystemParts(in)
@@ -64,6 +71,8 @@ func System(in Input) string {
 func SystemParts(in Input) (text string, fileTokens int) {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(baseInstructions, "\n"))
+	b.WriteString("\n\n")
+	b.WriteString(strings.TrimRight(folderLayout, "\n"))
 	b.WriteString("\n")
 	if len(in.SessionFiles) > 0 {
 		b.WriteString("\n## Current Session Files\n\n")
@@ -77,7 +86,7 @@ func SystemParts(in Input) (text string, fileTokens int) {
 		}
 		b.WriteString("\nUse these files when relevant to the user's requests. You can read them with `read_file(\"sources/filename\")`.\n")
 	}
-	if reminder := Reminder(in.Context, in.Missing); reminder != "" {
+	if reminder := Reminder(in.Context, in.Missing, in.Env); reminder != "" {
 		b.WriteString("\n## Session Context\n\n")
 		if in.Resumed {
 			b.WriteString("The user has resumed this session. As a reminder, this is where the work stood:\n\n")

@@ -23,6 +23,7 @@ func TestSystemGolden(t *testing.T) {
 		{"system_empty.golden", Input{Counter: tk, FileBudget: 1000}},
 		{"system_3_files.golden", Input{SessionFiles: []string{"data.csv", "report.pdf", "notes.md"}, Counter: tk, FileBudget: 1000}},
 		{"system_55_files.golden", Input{SessionFiles: names(55), Counter: tk, FileBudget: 1000}},
+		{"system_env_applet.golden", Input{Env: "vscode 1.90.0; workspace /w/app; git branch main", Resumed: true, Context: map[string][]string{"applet": {"editor", "file=/w/app/main.go", "line=12"}}, Counter: tk, FileBudget: 1000}},
 		{"system_full.golden", Input{
 			SessionFiles: []string{"data.csv"},
 			Context:      map[string][]string{"files": {"/w/app/main.go", "/w/app/gone.go"}, "ports": {"8080"}},

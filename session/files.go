@@ -105,7 +105,7 @@ func (s *Store) AddFile(ctx context.Context, sessionID, name string, r io.Reader
 		err = cerr
 	}
 	if err == nil && n > MaxFileSize {
-		err = fmt.Errorf("%w: %q is larger than the limit of 25 MB", ErrTooLarge, name)
+		err = fmt.Errorf("%w: %q is more than %s; the limit is %s", ErrTooLarge, name, Bytes(MaxFileSize), sizeLimit())
 	}
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (s *Store) AddFileFromPath(ctx context.Context, sessionID, path string) (*F
 	case !fi.Mode().IsRegular():
 		return nil, invalid("%s is not a regular file", path)
 	case fi.Size() > MaxFileSize:
-		return nil, fmt.Errorf("%w: %s is %d MB; the limit is 25 MB", ErrTooLarge, path, fi.Size()>>20)
+		return nil, fmt.Errorf("%w: %s is %s; the limit is %s", ErrTooLarge, path, Bytes(fi.Size()), sizeLimit())
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,8 +155,12 @@ func (s *Store) AddFileFromPath(ctx context.Context, sessionID, path string) (*F
 	return s.AddFile(ctx, sessionID, filepath.Base(path), f)
 }
 
-// ListFiles lists a session subfolder (default sources), sorted, hidden
-// files left out.
+// ListFiles lists the files of a session subfolder (default sources),
+// sorted, hidden names left out. Only files are listed: a folder is not a
+// file. In sources/ (the user's files, added one by one) only the files
+// directly inside are listed; in results/, scripts/ and data/ the files in
+// folders below are listed too, as "sub/name". Symbolic links to folders
+// are neither listed nor followed.
 func (s *Store) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
 	sub, err := checkSubdir(sub)
 	if err != nil {
@@ -182,17 +186,53 @@ func listIn(folder, sub string, inTx bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
+	depth := 0
+	if sub != "sources" {
+		depth = maxOutputDepth
 	}
 	names := []string{}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
+	if err := walkFiles(dir, "", depth, func(name string, _ fs.FileInfo) { names = append(names, name) }); err != nil {
+		return nil, err
 	}
-	return names, nil // ReadDir sorts by name
+	slices.Sort(names)
+	return names, nil
+}
+
+// walkFiles calls fn for every file in dir with its "/"-separated name
+// below dir (prefix first), descending depth levels of folders. Hidden
+// names are skipped; a symbolic link is a file unless it leads to a
+// folder, and is never followed. Only a failure to read dir itself is
+// returned: a subfolder that cannot be read is skipped.
+func walkFiles(dir, prefix string, depth int, fn func(name string, fi fs.FileInfo)) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if depth > 0 {
+				walkFiles(path, prefix+e.Name()+"/", depth-1, fn)
+			}
+			continue
+		case e.Type()&fs.ModeSymlink != 0:
+			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+				continue
+			}
+		case !e.Type().IsRegular():
+			continue // a socket, a device, a pipe
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		fn(prefix+e.Name(), fi)
+	}
+	return nil
 }
 
 // RemoveFile removes a file (or a symbolic link, never its target) from

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,7 @@ type Session struct {
 	Meta         Meta        `json:"meta"`
 	Folder       string      `json:"folder"`       // absolute path of the session folder
 	MessageCount int         `json:"messageCount"` // messages stored
-	FileCount    int         `json:"fileCount"`    // files in sources/, hidden ones excluded
+	FileCount    int         `json:"fileCount"`    // files directly in sources/ (not folders), hidden ones excluded
 }
 
 // ListOptions select a page of sessions.
@@ -188,19 +189,11 @@ func (s *Store) scanSession(row interface{ Scan(...any) error }) (ss *Session, m
 	return ss, !ok, nil
 }
 
-// countFiles counts the files in dir, hidden ones left out; ok is false
-// when dir cannot be read.
+// countFiles counts the files directly in dir as ListFiles lists them
+// (folders and hidden names left out); ok is false when dir cannot be read.
 func countFiles(dir string) (n int, ok bool) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, false
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			n++
-		}
-	}
-	return n, true
+	err := walkFiles(dir, "", 0, func(string, fs.FileInfo) { n++ })
+	return n, err == nil
 }
 
 // Get returns one session.

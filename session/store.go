@@ -25,7 +25,7 @@ var (
 	ErrTooLarge = errors.New("too large")
 )
 
-// MaxFileSize is the largest file a session accepts (25 MB).
+// MaxFileSize is the largest file a session accepts: 25 MiB, 26,214,400 bytes.
 const MaxFileSize = 25 << 20
 
 //go:embed migrations/*.sql

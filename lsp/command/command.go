@@ -53,6 +53,15 @@ const (
 const (
 	ContextChanged = "ctxls/contextChanged"
 	SessionUpdated = "ctxls/sessionUpdated"
+	// SessionFilesChanged: a file in a session folder was written or removed.
+	SessionFilesChanged = "ctxls/sessionFilesChanged"
+)
+
+// Notification methods sent by the client.
+const (
+	DidChangeView = "ctxls/didChangeView"
+	// DidFocus is the older name of DidChangeView, still accepted.
+	DidFocus = "textDocument/didFocus"
 )
 
 // Info describes one command or notification.
@@ -73,10 +82,10 @@ var Commands = []Info{
 		Args: SessionNewArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"title": "Fix login redirect"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:00:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 0, "fileCount": 0}}`},
-	{ID: SessionResume, Doc: "Makes a stored session current and returns its relevant context, the `files` items that no longer exist, and the reminder the model will be given on the next turn. Also sends `ctxls/contextChanged` with reason \"resume\".",
+	{ID: SessionResume, Doc: "Makes a stored session current, records this connection's envHint in it (see Environment), and returns its relevant context, the `files` items that no longer exist, and the reminder the model will be given on the next turn. Also sends `ctxls/contextChanged` with reason \"resume\".",
 		Args: SessionRefArgs{}, Result: ResumeResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
-		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Relevant files:\n- /home/ann/app/login.go\n(1 file not found)\nports: 8080\n"}`},
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {"envHint": "vscode 1.90.0; workspace /home/ann/app; git branch main"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"applet": ["editor", "file=/home/ann/app/login.go", "line=42"], "files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Environment: vscode 1.90.0; workspace /home/ann/app; git branch main\nRelevant files:\n- /home/ann/app/login.go\n(1 file not found)\nLast applet: editor (file=/home/ann/app/login.go, line=42)\nports: 8080\n"}`},
 	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles. `nextCursor` is present only when there are more sessions: pass it back as `cursor` for the next page; the last page has none.",
 		Args: SessionListArgs{}, Result: SessionListResult{},
 		ExampleArgs:   `{"query": "login", "limit": 20}`,
@@ -113,15 +122,15 @@ var Commands = []Info{
 		Args: EmptyArgs{}, Result: CandidatesResult{},
 		ExampleArgs:   `{}`,
 		ExampleResult: `{"v": 1, "files": [{"uri": "file:///home/ann/app/src/login.go", "path": "/home/ann/app/src/login.go", "languageId": "go", "open": true, "dirty": true, "active": true, "lastEditedAt": "2026-11-22T14:04:59Z", "size": 5120}]}`},
-	{ID: FilesAdd, Doc: "Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`. At most 25 MB. An existing file of the same name is replaced.",
+	{ID: FilesAdd, Doc: "Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`. At most 25 MiB (26,214,400 bytes); a larger file is refused with its exact size. An existing file of the same name is replaced. Sends `ctxls/sessionFilesChanged` (by \"user\").",
 		Args: FilesAddArgs{}, Result: FilesAddResult{},
 		ExampleArgs:   `{"path": "docs/spec.pdf"}`,
 		ExampleResult: `{"v": 1, "name": "spec.pdf", "size": 48213}`},
-	{ID: FilesList, Doc: "Lists the files in one of the session folder's subfolders (sources, results, scripts, data; default sources), sorted, hidden files left out.",
+	{ID: FilesList, Doc: "Lists the files in one of the session folder's subfolders (sources, results, scripts, data; default sources), sorted, hidden files left out. Only files are listed, never folders: in sources/ the files directly inside; in results/, scripts/ and data/ also the files in folders below, as \"sub/name\". Symbolic links to folders are neither listed nor followed.",
 		Args: FilesListArgs{}, Result: FilesListResult{},
 		ExampleArgs:   `{"subdir": "sources"}`,
 		ExampleResult: `{"v": 1, "files": ["data.csv", "spec.pdf"]}`},
-	{ID: FilesRemove, Doc: "Removes a file from the session's sources/ folder (a symbolic link is removed, never its target).",
+	{ID: FilesRemove, Doc: "Removes a file from the session's sources/ folder (a symbolic link is removed, never its target). Sends `ctxls/sessionFilesChanged` (by \"user\", size 0, removed true).",
 		Args: FilesRemoveArgs{}, Result: FilesRemoveResult{},
 		ExampleArgs:   `{"name": "spec.pdf"}`,
 		ExampleResult: `{"v": 1, "name": "spec.pdf", "removed": true}`},
@@ -159,18 +168,26 @@ var Requests = []Info{
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
 }
 
-// ClientNotifications lists the notifications ctxls reads from the editor
-// beyond the standard LSP ones.
-var ClientNotifications = []Info{}
-
 // Notifications lists every notification the server sends.
 var Notifications = []Info{
-	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk.",
+	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk. `applet` is the `applet` set as an object (slug and parameters), present when the session has one; the editor's idle view capture changes it (reason \"changed\").",
 		Result:        ContextChangedParams{},
-		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"files": ["/home/ann/app/src/login.go"]}, "added": ["/home/ann/app/src/login.go"], "removed": [], "missing": []}`},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"applet": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "files": ["/home/ann/app/src/login.go"]}, "added": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "removed": [], "missing": [], "applet": {"slug": "editor", "params": {"file": "/home/ann/app/src/login.go", "line": "42", "selection": "42-49"}}}`},
 	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model).",
 		Result:        SessionUpdatedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user"}`},
+	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. Files the storage clean-up removes are reported with `window/showMessage` instead.",
+		Result:        SessionFilesChangedParams{},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv", "size": 2048, "by": "model"}`},
+}
+
+// ClientNotifications lists the notifications ctxls accepts from the
+// editor beyond the standard LSP ones. Args is the params type and
+// ExampleArgs its example; they have no result.
+var ClientNotifications = []Info{
+	{ID: DidChangeView, Doc: "The editor's view changed: the focused document, its selection and the visible lines. Send it when the active editor, its selection or its scroll position changes (debouncing is not needed). Records the active file (`active` in `ctxls.context.candidates`); once no view change has arrived for `viewIdleMs`, the view is captured as the current session's `applet` set (see \"The editor's view\" above). Positions are in the negotiated encoding; only their lines are used. `textDocument/didFocus` with the same params is accepted as an older name.",
+		Args:        DidChangeViewParams{},
+		ExampleArgs: `{"textDocument": {"uri": "file:///home/ann/app/src/login.go"}, "selection": {"start": {"line": 41, "character": 4}, "end": {"line": 49, "character": 0}}, "visibleRange": {"start": {"line": 20, "character": 0}, "end": {"line": 80, "character": 0}}}`},
 }
 
 // IDs returns every command ID, for executeCommandProvider.commands.
@@ -454,6 +471,41 @@ type ContextChangedParams struct {
 	Added     []string        `json:"added"`
 	Removed   []string        `json:"removed"`
 	Missing   []string        `json:"missing"`
+	// Applet is the applet set parsed, present when the session has one.
+	Applet *Applet `json:"applet,omitempty"`
+}
+
+// Applet is the "applet" context set [slug, "key=value", ...] as an
+// object: the first item is the slug, each later item a parameter (an item
+// without "=" is a key with an empty value).
+type Applet struct {
+	Slug   string            `json:"slug"`
+	Params map[string]string `json:"params"`
+}
+
+// DidChangeViewParams are the params of ctxls/didChangeView.
+type DidChangeViewParams struct {
+	TextDocument TextDocumentIdentifier `json:"textDocument"`
+	Selection    *Range                 `json:"selection,omitempty"`
+	VisibleRange *Range                 `json:"visibleRange,omitempty"`
+}
+
+// TextDocumentIdentifier is LSP's {uri}.
+type TextDocumentIdentifier struct {
+	URI string `json:"uri"`
+}
+
+// Range is LSP's range: zero-based lines, characters in the negotiated
+// position encoding.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// Position is LSP's position.
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
 }
 
 // SessionUpdatedParams are the params of ctxls/sessionUpdated.
@@ -461,4 +513,14 @@ type SessionUpdatedParams struct {
 	SessionID   string              `json:"sessionId"`
 	Title       string              `json:"title"`
 	TitleSource session.TitleSource `json:"titleSource"`
+}
+
+// SessionFilesChangedParams are the params of ctxls/sessionFilesChanged.
+type SessionFilesChangedParams struct {
+	SessionID string `json:"sessionId"`
+	Subdir    string `json:"subdir"` // sources, results, scripts or data
+	Name      string `json:"name"`   // the path below subdir, "/"-separated
+	Size      int64  `json:"size"`   // bytes; 0 for a removal
+	By        string `json:"by"`     // "model" or "user"
+	Removed   bool   `json:"removed,omitempty"`
 }

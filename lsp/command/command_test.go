@@ -78,6 +78,30 @@ func TestExamplesMatchTypes(t *testing.T) {
 	}
 }
 
+// TestClientNotificationExamples: every client notification's example
+// params decode strictly into its params type and are rendered in
+// docs/protocol.md.
+func TestClientNotificationExamples(t *testing.T) {
+	if len(ClientNotifications) == 0 {
+		t.Fatal("no client notifications declared")
+	}
+	ref := Reference()
+	for _, n := range ClientNotifications {
+		if n.Doc == "" || n.Args == nil || n.ExampleArgs == "" {
+			t.Errorf("%s: missing doc, params type or example", n.ID)
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(n.ExampleArgs))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(reflect.New(reflect.TypeOf(n.Args)).Interface()); err != nil {
+			t.Errorf("%s: example params do not fit %T: %v", n.ID, n.Args, err)
+		}
+		if !strings.Contains(ref, "\n### "+n.ID+"\n") {
+			t.Errorf("%s is not in the generated reference", n.ID)
+		}
+	}
+}
+
 // TestEveryFieldHasALimit: a string, list or raw field without a stated
 // limit cannot be added to an argument type.
 func TestEveryFieldHasALimit(t *testing.T) {

@@ -38,6 +38,13 @@ func Reference() string {
 		fmt.Fprintf(&b, "\nExample:\n\n```json\n%s\n```\n",
 			indent(fmt.Sprintf(`{"jsonrpc": "2.0", "method": %q, "params": %s}`, n.ID, n.ExampleResult)))
 	}
+	b.WriteString("\n## Notifications from the client\n")
+	for _, n := range ClientNotifications {
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", n.ID, n.Doc)
+		b.WriteString(fieldTable("Param", reflect.TypeOf(n.Args)))
+		fmt.Fprintf(&b, "\nExample:\n\n```json\n%s\n```\n",
+			indent(fmt.Sprintf(`{"jsonrpc": "2.0", "method": %q, "params": %s}`, n.ID, n.ExampleArgs)))
+	}
 	return b.String()
 }
 

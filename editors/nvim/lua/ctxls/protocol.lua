@@ -31,7 +31,9 @@ return {
   notifications = {
     context_changed = "ctxls/contextChanged",
     session_updated = "ctxls/sessionUpdated",
+    session_files_changed = "ctxls/sessionFilesChanged",
   },
   client_notifications = {
+    did_change_view = "ctxls/didChangeView",
   },
 }

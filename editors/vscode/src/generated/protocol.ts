@@ -294,6 +294,11 @@ export interface SetModelArgs {
   model: string;
 }
 
+export interface Applet {
+  slug: string;
+  params: Record<string, string>;
+}
+
 export interface ContextChangedParams {
   sessionId: string;
   reason: string;
@@ -301,12 +306,42 @@ export interface ContextChangedParams {
   added: string[];
   removed: string[];
   missing: string[];
+  applet?: Applet;
 }
 
 export interface SessionUpdatedParams {
   sessionId: string;
   title: string;
   titleSource: TitleSource;
+}
+
+export interface SessionFilesChangedParams {
+  sessionId: string;
+  subdir: string;
+  name: string;
+  size: number;
+  by: string;
+  removed?: boolean;
+}
+
+export interface TextDocumentIdentifier {
+  uri: string;
+}
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface DidChangeViewParams {
+  textDocument: TextDocumentIdentifier;
+  selection?: Range;
+  visibleRange?: Range;
 }
 
 /** Command IDs (workspace/executeCommand), as declared in lsp/command. */
@@ -370,16 +405,20 @@ export interface RequestTypes {
 export const Notifications = {
   contextChanged: "ctxls/contextChanged",
   sessionUpdated: "ctxls/sessionUpdated",
+  sessionFilesChanged: "ctxls/sessionFilesChanged",
 } as const;
 
 export interface NotificationTypes {
   "ctxls/contextChanged": ContextChangedParams;
   "ctxls/sessionUpdated": SessionUpdatedParams;
+  "ctxls/sessionFilesChanged": SessionFilesChangedParams;
 }
 
 /** Notifications the editor sends. */
 export const ClientNotifications = {
+  didChangeView: "ctxls/didChangeView",
 } as const;
 
 export interface ClientNotificationTypes {
+  "ctxls/didChangeView": DidChangeViewParams;
 }
