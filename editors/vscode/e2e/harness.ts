@@ -233,6 +233,11 @@ export class Editor {
     await this.focusEditor();
   }
 
+  /** The text the active editor shows (Monaco draws spaces as no-break spaces). */
+  async editorText(): Promise<string> {
+    return (await this.page.locator(".editor-group-container.active .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+  }
+
   /** Puts the keyboard in the active text editor. */
   async focusEditor(): Promise<void> {
     const editor = this.page.locator(".editor-group-container.active .monaco-editor").first();

@@ -59,6 +59,7 @@ const settings = {
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "window.title": "ctxls e2e",
   "ctxls.path": wrongPath,
+  "ctxls.viewIdleMs": 400,
   "ctxls.provider.baseURL": env("CTXLS_E2E_PROVIDER"),
   "ctxls.provider.model": "test-model",
   "ctxls.provider.titleModel": "title-model",
@@ -105,7 +106,12 @@ async function typeInChat(...lines: string[]): Promise<void> {
   }
   await ed.page.keyboard.press("Enter");
 }
+/** The file cards of the context. */
 async function chips(): Promise<string[]> {
+  return chat.locator('#context .set[data-set="files"] .chip .label').allInnerTexts();
+}
+/** Every card of the context (files, applet, other sets, session files). */
+async function allChips(): Promise<string[]> {
   return chat.locator("#context .chip .label").allInnerTexts();
 }
 async function openChat(): Promise<void> {
@@ -191,6 +197,14 @@ async function main(): Promise<void> {
   });
 
   const unsaved = "// UNSAVED IN CODE-SERVER";
+  const notes = [
+    "`add` has no side effects, so its calls can be reordered or cached.",
+    "Both parameters are typed `number`: a string is rejected at compile time.",
+    "`answer` is computed once, when the module is first imported.",
+    "Both names are exported, so other modules can use them.",
+    "Nothing checks for `NaN`: it passes straight through `add`.",
+    "A one-line test would pin it down: `expect(add(40, 2)).toBe(42)`.",
+  ];
   const answerChunks = [
     "## Plan\n\n",
     "The file has _two_ parts:\n\n",
@@ -198,8 +212,9 @@ async function main(): Promise<void> {
     "- `answer` calls it\n\n",
     "See [app.ts](app.ts) and the zebrafish note.\n\n",
     "```ts\nexport const answer = add(40, 2);\n```\n\n",
-    ...Array.from({ length: 60 }, (_, i) => `Line ${i + 1} of a long answer that makes the view scroll.\n\n`),
-    "Done.",
+    "### Notes\n\n",
+    ...Array.from({ length: 48 }, (_, i) => `${i + 1}. ${notes[i % notes.length]}\n`),
+    "\nDone.",
   ];
   await step("13/7/12 the chat input sends (Enter, Shift+Enter), the answer streams and the view follows it; only the user's files reach the model", async () => {
     // The editor's own settings.json, opened and edited, must not be synced.
@@ -217,7 +232,7 @@ async function main(): Promise<void> {
     await typeInChat("What does app.ts do?", "Answer briefly.");
     await until("the turn to start", async () => (await turns().count()) === 1);
     check((await lastTurn().locator(".q").innerText()) === "What does app.ts do?\nAnswer briefly.", "Shift+Enter did not make a new line");
-    await until("streaming", async () => (await lastTurn().locator(".a").innerText()).includes("Line 3"));
+    await until("streaming", async () => (await lastTurn().locator(".a ol li").count()) >= 3);
     check(await chat.locator("#input").isDisabled(), "the input is not disabled while the turn runs");
     check(await chat.locator("#stop").isVisible(), "no Stop button while the turn runs");
     check((await ed.statusItemHtml()).includes("loading"), `the status bar shows no busy state: ${await ed.statusItemHtml()}`);
@@ -277,6 +292,13 @@ async function main(): Promise<void> {
   };
   await step("1 questions and answers are readable in light, high-contrast and dark themes", async () => {
     await ed.openFile("app.ts");
+    // A wider side bar, as people set it for a chat.
+    const bar = (await ed.page.locator(".part.sidebar").boundingBox())!;
+    await ed.page.mouse.move(bar.x + bar.width + 2, 400);
+    await ed.page.mouse.down();
+    await ed.page.mouse.move(bar.x + bar.width + 180, 400, { steps: 8 });
+    await ed.page.mouse.up();
+    await until("the wider side bar", async () => ((await ed.page.locator(".part.sidebar").boundingBox())?.width ?? 0) > bar.width + 100, 5000);
     await chat.locator("#log").evaluate((l) => (l.scrollTop = 0));
     for (const [theme, shot] of [
       ["Light Modern", "vscode-chat-light"],
@@ -297,9 +319,9 @@ async function main(): Promise<void> {
 
   await step("2/8 context cards: a file opens in the editor, × removes it; Remove File with an empty context says so", async () => {
     await ed.openFile("notes.md");
-    await chat.locator("#context .chip", { hasText: "app.ts" }).locator(".label").click();
+    await chat.locator('#context .set[data-set="files"] .chip', { hasText: "app.ts" }).locator(".label").click();
     await until("app.ts opened from its card", async () => (await ed.activeTabTitle()).startsWith("app.ts"));
-    await chat.locator("#context .chip", { hasText: "app.ts" }).locator("button.remove").click();
+    await chat.locator('#context .set[data-set="files"] .chip', { hasText: "app.ts" }).locator("button.remove").click();
     await until("the card to go", async () => (await chips()).length === 0);
     await ed.palette("ctxls: Remove File from Context");
     await ed.toast("the context has no files to remove");
@@ -403,6 +425,8 @@ async function main(): Promise<void> {
     await numbers.filter({ hasText: /^3$/ }).click();
     await ed.page.keyboard.up("Shift");
     await until("lines 1-3 selected", async () => /\(\d+ selected\)/.test(await ed.page.locator(".statusbar").innerText()), 5000);
+    // ctxls/didChangeView: once the view rests, the daemon records it as the applet and the card shows it.
+    await until("the applet card for the selection", async () => (await allChips()).includes("editor app.ts:1–3"), 10_000);
     await enqueue([{ chunks: ["It adds."] }]);
     await ed.palette("ctxls: Ask about Selection");
     await ed.answer("Ask about app.ts lines 1–3", "What does this do?");
@@ -417,11 +441,25 @@ async function main(): Promise<void> {
     check(last.system.includes(unsaved), "the editor's unsaved text of app.ts did not reach the model");
   });
 
+  await step("files the model writes are listed under its answer and open in the editor", async () => {
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "write_file", arguments: JSON.stringify({ path: "results/summary.md", content: "# Summary\n\nadd() is pure.\n" }) }] },
+      { chunks: ["I wrote ", "results/summary.md."] },
+    ]);
+    await typeInChat("Write a summary file");
+    await idle();
+    await until("the written file under the answer", async () => (await lastTurn().locator(".written").innerText()).includes("results/summary.md"));
+    await until("the session file card", async () => (await chat.locator("#context .session-files").innerText()).includes("results/summary.md"));
+    await lastTurn().locator(".written button", { hasText: "results/summary.md" }).click();
+    await until("summary.md opened", async () => (await ed.activeTabTitle()).startsWith("summary.md"));
+    await until("the written file's text", async () => (await ed.editorText()).includes("add() is pure."), 5000);
+  });
+
   let firstTitle = "";
   await step("4 New Session resets the view and the status bar", async () => {
     firstTitle = await title();
     await ed.palette("ctxls: New Session");
-    await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await chips()).length === 0);
+    await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await allChips()).length === 0);
     check(!(await chat.locator("#context").innerText()).includes("spec.txt"), "the old session's files are still shown");
     await until("the status bar", async () => (await ed.statusItem()).includes("New session"));
   });
@@ -464,7 +502,7 @@ async function main(): Promise<void> {
     const dialog = ed.page.locator(".monaco-dialog-box");
     await dialog.waitFor();
     await dialog.locator(".monaco-button", { hasText: "Delete" }).click();
-    await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await chips()).length === 0);
+    await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await allChips()).length === 0);
     await until("the status bar", async () => (await ed.statusItem()).includes("New session"));
   });
 

@@ -71,7 +71,7 @@
         }
         const x = el("button", "remove", "×");
         x.type = "button";
-        x.title = "Remove " + item.value + " from the context";
+        x.title = "Remove " + (item.value === "*" ? item.label : item.value) + " from the context";
         x.setAttribute("aria-label", x.title);
         x.dataset.set = set.name;
         x.dataset.value = item.value;

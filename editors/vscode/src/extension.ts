@@ -29,6 +29,18 @@ function provider(): Record<string, string> {
   return out;
 }
 
+/** The daemon's own settings, when set (the daemon's defaults otherwise). */
+function daemonSettings(): Record<string, number> {
+  const cfg = vscode.workspace.getConfiguration("ctxls");
+  const out: Record<string, number> = {};
+  for (const key of ["viewIdleMs", "storageSoftLimitMB"]) {
+    const v = cfg.inspect<number>(key);
+    const set = v?.workspaceFolderValue ?? v?.workspaceValue ?? v?.globalValue;
+    if (typeof set === "number" && set > 0) out[key] = set;
+  }
+  return out;
+}
+
 function errorText(e: any): string {
   return String(e?.message ?? e).replace(/^ctxls:\s*/, "");
 }
@@ -124,7 +136,7 @@ class Controller {
     const clientOptions: LanguageClientOptions = {
       // Only the user's files: middleware drops the editor's own (see sync.ts).
       documentSelector: [{ scheme: "file" }],
-      initializationOptions: { provider: provider(), session: this.ext.workspaceState.get<string>(sessionKey) },
+      initializationOptions: { provider: provider(), session: this.ext.workspaceState.get<string>(sessionKey), ...daemonSettings() },
       synchronize: { configurationSection: "ctxls" },
       outputChannelName: "ctxls",
       revealOutputChannelOn: RevealOutputChannelOn.Never,

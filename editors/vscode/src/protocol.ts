@@ -9,8 +9,10 @@ import {
   CommandTypes,
   Commands,
   ContextChangedParams,
+  DidChangeViewParams,
   Notifications,
   Requests,
+  SessionFilesChangedParams,
   SessionUpdatedParams,
 } from "./generated/protocol";
 
@@ -44,37 +46,8 @@ export type Context = Record<string, string[]>;
 export type ContextChanged = ContextChangedParams;
 export type SessionUpdated = SessionUpdatedParams;
 
-/** ctxls/sessionFilesChanged: a file in a session folder was written or removed. */
-export interface SessionFilesChanged {
-  sessionId: string;
-  subdir: string;
-  name: string;
-  size: number;
-  by: "model" | "user";
-}
-
-/** ctxls/didChangeView: what the editor shows (positions in UTF-16, the encoding VS Code negotiates). */
-export interface Position {
-  line: number;
-  character: number;
-}
-export interface Range {
-  start: Position;
-  end: Position;
-}
-export interface DidChangeView {
-  textDocument: { uri: string };
-  selection?: Range;
-  visibleRange?: Range;
-}
-
-// Notification names issue 10 adds to lsp/command. They come from the
-// generated module once it declares them; until then these are the names
-// docs/protocol.md gives (an unknown notification is ignored by the daemon).
-const generatedNotifications: Record<string, string> = Notifications;
-const generatedClientNotifications: Record<string, string> = ClientNotifications;
-export const sessionFilesChangedMethod: string = generatedNotifications.sessionFilesChanged ?? "ctxls/sessionFilesChanged";
-export const didChangeViewMethod: string = generatedClientNotifications.didChangeView ?? "ctxls/didChangeView";
+export type SessionFilesChanged = SessionFilesChangedParams;
+export type DidChangeView = DidChangeViewParams;
 
 /** Streaming callbacks of one chat turn. */
 export interface TurnEvents {
@@ -112,7 +85,7 @@ export class CtxlsClient {
   constructor(private conn: Connection) {
     conn.onNotification(Notifications.contextChanged, (p: ContextChanged) => this.contextListeners.forEach((f) => f(p)));
     conn.onNotification(Notifications.sessionUpdated, (p: SessionUpdated) => this.titleListeners.forEach((f) => f(p)));
-    conn.onNotification(sessionFilesChangedMethod, (p: SessionFilesChanged) => this.filesListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.sessionFilesChanged, (p: SessionFilesChanged) => this.filesListeners.forEach((f) => f(p)));
   }
 
   onContextChanged(f: (p: ContextChanged) => void): void {
@@ -188,7 +161,7 @@ export class CtxlsClient {
 
   /** Tells the daemon what the editor shows (debounce before calling). */
   didChangeView(p: DidChangeView): void {
-    this.conn.sendNotification(didChangeViewMethod, p);
+    this.conn.sendNotification(ClientNotifications.didChangeView, p);
   }
 
   newSession(title?: string) {
@@ -233,10 +206,10 @@ export class CtxlsClient {
   addFiles(paths: string[]) {
     return this.command(Commands.contextSet, { setName: "files", items: paths, mode: "merge" });
   }
-  /** Removes one item from a context set (the set is replaced without it). */
+  /** Removes one item from a context set (the set is replaced without it); "*" removes the whole set. */
   async dropItem(setName: string, item: string) {
     const { context } = await this.context();
-    const keep = (context[setName] ?? []).filter((f) => f !== item);
+    const keep = item === "*" ? [] : (context[setName] ?? []).filter((f) => f !== item);
     return this.command(Commands.contextSet, { setName, items: keep, mode: "replace" });
   }
   dropFile(path: string) {

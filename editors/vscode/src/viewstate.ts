@@ -63,15 +63,38 @@ export function emptyState(title = "New session"): ViewState {
   return { title, busy: false, turns: [], context: [], sessionFiles: [] };
 }
 
+/** The value that stands for a whole set (the applet is removed as one). */
+export const wholeSet = "*";
+
+/**
+ * The applet set (["editor", "file=/a/b.go", "line=42", "selection=42-49"])
+ * as one item: "editor b.go:42–49", the file clickable.
+ */
+function appletItem(items: string[]): ContextItem {
+  const [slug, ...rest] = items;
+  const params: Record<string, string> = {};
+  for (const kv of rest) {
+    const i = kv.indexOf("=");
+    if (i > 0) params[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  let label = slug ?? "applet";
+  if (params.file) {
+    const lines = params.selection ? params.selection.replace("-", "–") : params.line;
+    label += ` ${baseName(params.file)}${lines ? ":" + lines : ""}`;
+  } else if (rest.length) label += ` (${rest.join(", ")})`;
+  return { label, value: wholeSet, path: params.file };
+}
+
 /** The context sets as the view lists them: files first, then the others by name. */
 export function contextSets(context: Context, missing: string[] = []): ContextSet[] {
   const names = Object.keys(context).filter((n) => (context[n] ?? []).length > 0);
   names.sort((a, b) => (a === "files" ? -1 : b === "files" ? 1 : a.localeCompare(b)));
   return names.map((name) => ({
     name,
-    items: context[name].map((v) =>
-      name === "files" ? { label: baseName(v), value: v, path: v, missing: missing.includes(v) } : { label: v, value: v },
-    ),
+    items:
+      name === "applet"
+        ? [appletItem(context[name])]
+        : context[name].map((v) => (name === "files" ? { label: baseName(v), value: v, path: v, missing: missing.includes(v) } : { label: v, value: v })),
   }));
 }
 

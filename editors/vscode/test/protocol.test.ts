@@ -50,7 +50,7 @@ test("chat, cancel, show and search through the protocol layer against the real 
       processId: process.pid,
       rootUri: "file://" + work,
       capabilities: { general: { positionEncodings: ["utf-16"] }, window: { workDoneProgress: true } },
-      initializationOptions: { provider: { baseURL, model: "test-model" } },
+      initializationOptions: { provider: { baseURL, model: "test-model" }, viewIdleMs: 200 },
     });
     assert.equal((init as any).serverInfo.name, "ctxls");
     await conn.sendNotification("initialized", {});
@@ -77,6 +77,12 @@ test("chat, cancel, show and search through the protocol layer against the real 
     assert.deepEqual(ends, ["done"]);
     const sessionId = res.sessionId!;
     await until("the model's title", () => titles.find((t) => t.titleSource === "model"));
+
+    // The editor's view, once it rests, becomes the session's applet.
+    ctxls.didChangeView({ textDocument: { uri }, selection: { start: { line: 0, character: 2 }, end: { line: 1, character: 4 } } });
+    const applet = await until("the applet", () => changes.find((c) => c.applet));
+    assert.deepEqual(applet.applet, { slug: "editor", params: { file, line: "1", selection: "1-2" } });
+    assert.deepEqual(contextSets(applet.context).find((s) => s.name === "applet")?.items, [{ label: "editor app.ts:1–2", value: "*", path: file }]);
 
     // 2. A cancelled turn is an outcome, not an error, and keeps its partial text.
     let partial = "";
@@ -141,6 +147,18 @@ test("markdown: lists, emphasis, code blocks with a copy button; raw HTML stays 
   assert.match(html, /data-href="src\/app.ts#L3"/);
   // markdown-it refuses script links.
   assert.doesNotMatch(renderMarkdown("[x](javascript:alert(1))"), /href="javascript/);
+});
+
+test("context cards: files first by name, the applet as one item", () => {
+  assert.deepEqual(
+    contextSets({ ports: ["8080"], applet: ["editor", "file=/w/src/a.go", "line=42", "selection=42-49"], files: ["/w/b.go", "/w/gone.go"] }, ["/w/gone.go"]),
+    [
+      { name: "files", items: [{ label: "b.go", value: "/w/b.go", path: "/w/b.go", missing: false }, { label: "gone.go", value: "/w/gone.go", path: "/w/gone.go", missing: true }] },
+      { name: "applet", items: [{ label: "editor a.go:42–49", value: "*", path: "/w/src/a.go" }] },
+      { name: "ports", items: [{ label: "8080", value: "8080" }] },
+    ],
+  );
+  assert.deepEqual(contextSets({ applet: ["git-diff", "path=/repo", "mode=split"] })[0].items[0], { label: "git-diff (path=/repo, mode=split)", value: "*", path: undefined });
 });
 
 test("turnsFromMessages: tool rounds stay out, failures keep their error", () => {
