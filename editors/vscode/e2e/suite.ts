@@ -161,7 +161,7 @@ async function setTheme(name: string): Promise<void> {
   await ed.quickInput().locator(".monaco-list-row", { hasText: name }).first().waitFor();
   await input.press("Enter");
   await ed.quickInput().waitFor({ state: "hidden" });
-  await sleep(600); // the webview gets the new variables
+  await sleep(1500); // the workbench and the webview take the new colours
 }
 
 async function main(): Promise<void> {
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
     "The file has _two_ parts:\n\n",
     "- `add` sums **two** numbers\n",
     "- `answer` calls it\n\n",
-    "See [app.ts](app.ts) and the zebrafish note.\n\n",
+    "See [app.ts](app.ts), the [TypeScript handbook](https://www.typescriptlang.org/docs/) and the zebrafish note.\n\n",
     "```ts\nexport const answer = add(40, 2);\n```\n\n",
     "### Notes\n\n",
     ...Array.from({ length: 48 }, (_, i) => `${i + 1}. ${notes[i % notes.length]}\n`),
@@ -278,6 +278,13 @@ async function main(): Promise<void> {
     await ed.openFile("notes.md");
     await lastTurn().locator(".a a", { hasText: "app.ts" }).click();
     await until("app.ts opened from the answer's link", async () => (await ed.activeTabTitle()).startsWith("app.ts"));
+    // A web link goes through vscode.env.openExternal: VS Code asks before it opens the site.
+    await lastTurn().locator(".a a", { hasText: "TypeScript handbook" }).click();
+    const dialog = ed.page.locator(".monaco-dialog-box");
+    await dialog.waitFor();
+    check((await dialog.innerText()).includes("typescriptlang.org"), `dialog: ${await dialog.innerText()}`);
+    await dialog.locator(".monaco-button", { hasText: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
   });
 
   await step("3 Add Current File works with the chat view focused", async () => {
@@ -298,6 +305,7 @@ async function main(): Promise<void> {
     await ed.page.mouse.down();
     await ed.page.mouse.move(bar.x + bar.width + 180, 400, { steps: 8 });
     await ed.page.mouse.up();
+    await ed.page.mouse.move(900, 500);
     await until("the wider side bar", async () => ((await ed.page.locator(".part.sidebar").boundingBox())?.width ?? 0) > bar.width + 100, 5000);
     await chat.locator("#log").evaluate((l) => (l.scrollTop = 0));
     for (const [theme, shot] of [
@@ -312,6 +320,8 @@ async function main(): Promise<void> {
       const code = await contrast("#log .turn .a pre code");
       console.log(`     ${theme}: contrast question ${q.toFixed(2)}, answer ${a.toFixed(2)}, code ${code.toFixed(2)}`);
       check(q >= 4.5 && a >= 4.5 && code >= 4.5, `${theme}: text contrast below 4.5 (question ${q}, answer ${a}, code ${code})`);
+      await ed.page.mouse.move(1000, 600); // no hover tooltips in the pictures
+      await sleep(300);
       if (shot.startsWith("vscode-chat-high")) await ed.shot(shot);
       else await docsShot(shot);
     }
