@@ -65,6 +65,8 @@ export class Editor {
   private browser?: Browser;
   private server?: ChildProcess;
   readonly logs: string[] = [];
+  /** Content-Security-Policy violations reported in the page or its webviews. */
+  readonly cspViolations: string[] = [];
 
   constructor(readonly layout: Layout, readonly artifacts: string) {}
 
@@ -99,6 +101,7 @@ export class Editor {
     this.page = await context.newPage();
     this.page.on("console", (m) => {
       if (m.type() === "error") this.logs.push(`console: ${m.text()}`);
+      if (/Content Security Policy/i.test(m.text())) this.cspViolations.push(`${m.location().url}: ${m.text()}`);
     });
     await this.page.goto(`${base}/?folder=${encodeURIComponent(L.workspace)}`);
     await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });

@@ -226,7 +226,7 @@ async function main(): Promise<void> {
     await ed.openFile("app.ts");
     await ed.page.keyboard.press("Control+End");
     await ed.page.keyboard.type(unsaved);
-    await enqueue([{ chunks: answerChunks, delayMs: 120 }]);
+    await enqueue([{ chunks: answerChunks, delayMs: 200 }]);
     await openChat();
     check((await chat.locator("#input").getAttribute("placeholder"))!.includes("Enter to send"), "placeholder");
     await typeInChat("What does app.ts do?", "Answer briefly.");
@@ -350,6 +350,18 @@ async function main(): Promise<void> {
     chat = await ed.chat();
     await until("the context card in sight", async () => (await chips()).includes("app.ts") && (await chat.locator("#context.flash").count()) === 1, 5000, 50);
     check(!(await ed.tabTitles()).some((t) => t.startsWith("Untitled")), `an untitled document opened: ${await ed.tabTitles()}`);
+    // Remove File from Context with a file in it: pick it, told so, the card goes.
+    await ed.palette("ctxls: Remove File from Context");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await input.fill("app.ts");
+    await ed.quickInput().locator(".monaco-list-row", { hasText: "app.ts" }).first().click();
+    await ed.toast("removed app.ts from the context");
+    await until("the card to go", async () => (await chips()).length === 0);
+    await ed.clearToasts();
+    await chat.locator("#input").click();
+    await ed.palette("ctxls: Add Current File to Context");
+    await until("the app.ts card again", async () => (await chips()).includes("app.ts"));
   });
 
   await step("6 Stop cancels quietly: the partial answer stays, marked cancelled, no error", async () => {
@@ -387,8 +399,13 @@ async function main(): Promise<void> {
     await ed.palette("ctxls: Add File to Session");
     const input = ed.quickInput().locator(".quick-input-box input");
     await input.waitFor({ state: "visible" });
-    await input.fill(specTxt);
-    await sleep(300);
+    // The simple file dialog fills in the workspace folder first; type over it once it has.
+    await until("the dialog's folder", async () => (await input.inputValue()).endsWith("/"));
+    await until("the typed path to stay", async () => {
+      if ((await input.inputValue()) !== specTxt) await input.fill(specTxt);
+      await sleep(400);
+      return (await input.inputValue()) === specTxt;
+    });
     await input.press("Enter");
     await ed.toast(/copied spec\.txt \(\d+ bytes\) into the session's sources\/ folder/);
     await until("the session file card", async () => (await chat.locator("#context .session-files").innerText()).includes("sources/spec.txt"));
@@ -514,6 +531,25 @@ async function main(): Promise<void> {
     await dialog.locator(".monaco-button", { hasText: "Delete" }).click();
     await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await allChips()).length === 0);
     await until("the status bar", async () => (await ed.statusItem()).includes("New session"));
+  });
+
+  await step("Open the ctxls.path Setting from the palette", async () => {
+    await ed.palette("ctxls: Open the ctxls.path Setting");
+    await ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Ctxls: Path" }).first().waitFor();
+    await ed.page.keyboard.press("Escape");
+  });
+
+  await step("the chat view ran under its strict Content-Security-Policy without a violation", async () => {
+    check(ed.cspViolations.length === 0, `CSP violations:\n${ed.cspViolations.join("\n")}`);
+    // An inline script (no nonce) is refused, and the refusal is seen: the check above can fail.
+    const ran = await chat.evaluate(() => {
+      const s = document.createElement("script");
+      s.textContent = "window.__ctxlsInlineRan = true";
+      document.body.appendChild(s);
+      return (window as unknown as { __ctxlsInlineRan?: boolean }).__ctxlsInlineRan === true;
+    });
+    check(!ran, "an inline script ran in the chat view");
+    await until("the refusal reported", async () => ed.cspViolations.length > 0, 5000);
   });
 
   await ed.stop();

@@ -15,6 +15,7 @@
   const form = $("composer");
   let state = null;
   let revealed = 0;
+  let scrolledTo = undefined;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -161,7 +162,10 @@
       const hit = log.querySelector('.turn[data-ids~="' + s.highlight + '"]');
       if (hit) {
         hit.classList.add("hit");
-        hit.scrollIntoView({ block: "center" });
+        // Scrolled to once; later redraws keep the mark and the user's place.
+        if (scrolledTo !== s.highlight) hit.scrollIntoView({ block: "center" });
+        else log.scrollTop = prevTop;
+        scrolledTo = s.highlight;
       }
     } else if (wasAtBottom) {
       log.scrollTop = log.scrollHeight;

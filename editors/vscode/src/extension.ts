@@ -284,7 +284,6 @@ class Controller {
     this.state.sessionFiles = await this.sessionFiles();
     this.state.highlight = highlight;
     this.view.postState();
-    this.state.highlight = undefined;
   }
 
   private async sessionFiles(): Promise<SessionFile[]> {
@@ -323,6 +322,7 @@ class Controller {
       return;
     }
     await this.view.reveal(false);
+    this.state.highlight = undefined;
     const index = this.state.turns.length;
     const turn: ViewTurn = { question: message, html: "", status: "streaming", files: [] };
     this.state.turns.push(turn);
@@ -524,6 +524,8 @@ class Controller {
     withClient("ctxls.ui.resumeSession", async (c) => {
       const pick = await this.pickSession(c, "resume");
       if (!pick) return;
+      // Loaded here, with the hit: the resume notification only updates the context.
+      this.state.sessionId = pick.id;
       await c.resume(pick.id);
       await this.loadSession(pick.id, pick.messageId);
       await this.view.reveal(false);
@@ -531,6 +533,8 @@ class Controller {
     withClient("ctxls.ui.searchSessions", async (c) => {
       const pick = await this.pickSession(c, "search");
       if (!pick) return;
+      // Loaded here, with the hit: the resume notification only updates the context.
+      this.state.sessionId = pick.id;
       await c.resume(pick.id);
       await this.loadSession(pick.id, pick.messageId);
       await this.view.reveal(false);

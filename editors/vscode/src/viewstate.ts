@@ -53,7 +53,7 @@ export interface ViewState {
   context: ContextSet[];
   sessionFiles: SessionFile[];
   banner?: Banner;
-  /** A message id to scroll to and mark (a search hit). */
+  /** A message id to scroll to (once) and mark (a search hit), until the next question. */
   highlight?: number;
   /** Bumped to make the view scroll the context card into sight. */
   revealContext?: number;
