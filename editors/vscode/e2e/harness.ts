@@ -132,9 +132,15 @@ export class Editor {
   /** Runs a command from the palette by its title, as a person types it. */
   async palette(title: string): Promise<void> {
     await this.closeQuickInput();
-    await this.page.keyboard.press("F1");
     const input = this.quickInput().locator(".quick-input-box input");
-    await input.waitFor({ state: "visible", timeout: 10_000 });
+    // Right after a (re)load the workbench may not take keys yet: press again.
+    await until("the command palette", async () => {
+      await this.page.keyboard.press("F1");
+      return input.waitFor({ state: "visible", timeout: 3000 }).then(
+        () => true,
+        () => false,
+      );
+    }, 20_000, 0);
     await input.fill(`>${title}`);
     // Click the row of exactly that command (not a longer one that contains it).
     const rows = this.quickInput().locator(".monaco-list-row");

@@ -519,6 +519,16 @@ async function main(): Promise<void> {
     check((await chat.locator(".turn.hit .q").innerText()) === "Asked from the palette", "the marked message");
   });
 
+  await step("a reloaded window shows the session it had, with its messages", async () => {
+    await ed.page.evaluate(() => ((window as unknown as { __beforeReload: boolean }).__beforeReload = true));
+    await ed.palette("Developer: Reload Window");
+    await until("the reload", async () => !(await ed.page.evaluate(() => (window as unknown as { __beforeReload?: boolean }).__beforeReload).catch(() => true)), 30_000, 250);
+    await ed.page.locator(".statusbar").waitFor({ timeout: 60_000 });
+    await until("the session back in the status bar", async () => (await ed.statusItem().catch(() => "")).includes(firstTitle), 60_000, 500);
+    await openChat();
+    await until("its messages", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
+  });
+
   await step("4 deleting the current session resets the view and the status bar", async () => {
     await ed.palette("ctxls: Delete Session");
     const input = ed.quickInput().locator(".quick-input-box input");
