@@ -93,7 +93,13 @@ func TestVSCodeInCodeServer(t *testing.T) {
 		shots = fromRoot(shots)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	// The suite gets what is left of go test's -timeout (10 min by default),
+	// less time to report; its processes are killed at that point.
+	deadline := time.Now().Add(15 * time.Minute)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-20 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	suite := exec.CommandContext(ctx, "node", "out/e2e/suite.js")
 	suite.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

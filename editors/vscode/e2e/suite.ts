@@ -311,7 +311,6 @@ async function main(): Promise<void> {
     for (const [theme, shot] of [
       ["Light Modern", "vscode-chat-light"],
       ["Dark High Contrast", "vscode-chat-high-contrast"],
-      ["Light High Contrast", "vscode-chat-high-contrast-light"],
       ["Dark Modern", "vscode-chat-dark"],
     ]) {
       await setTheme(theme);
