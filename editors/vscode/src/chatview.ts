@@ -1,55 +1,102 @@
-// The chat view's HTML, with no dependency on vscode: the extension shows it
-// in a webview; the tests render it headless.
+// The chat view: a webview view in ctxls's own sidebar container. The page is
+// static (media/chat.js and media/chat.css) under a strict
+// Content-Security-Policy: nothing but its one script, allowed by a fresh
+// nonce, and the extension's stylesheet. The extension sends it the state to
+// draw; the page posts back what the user did.
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+import { ViewState, ViewTurn } from "./viewstate";
 
-export interface ChatTurn {
-  question: string;
-  answer: string;
-  status?: string;
-}
+/** Messages the page posts. */
+export type FromView =
+  | { type: "ready" }
+  | { type: "send"; text: string }
+  | { type: "stop" }
+  | { type: "openLink"; href: string }
+  | { type: "openFile"; path: string }
+  | { type: "openSessionFile"; subdir: string; name: string }
+  | { type: "removeContext"; set: string; value: string }
+  | { type: "copy"; text: string }
+  | { type: "action"; command: string };
 
-function escape(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-}
+export class ChatView implements vscode.WebviewViewProvider {
+  static readonly id = "ctxls.chatView";
+  private view?: vscode.WebviewView;
 
-/** Minimal Markdown: fenced code, inline code, bold, paragraphs. */
-export function markdownToHtml(md: string): string {
-  const parts = md.split(/```[a-zA-Z0-9]*\n?/);
-  return parts
-    .map((part, i) => {
-      if (i % 2 === 1) return `<pre><code>${escape(part)}</code></pre>`;
-      return escape(part)
-        .split(/\n{2,}/)
-        .filter((p) => p.trim() !== "")
-        .map((p) => `<p>${p.replace(/`([^`]+)`/g, "<code>$1</code>").replace(/\*\*([^*]+)\*\*/g, "<b>$1</b>").replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, '<a href="$2">$1</a>').replace(/_\(([^)]+)\)_/g, "<i>($1)</i>").replace(/\n/g, "<br>")}</p>`)
-        .join("");
-    })
-    .join("");
-}
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly state: () => ViewState,
+    private readonly onMessage: (m: FromView) => void,
+  ) {}
 
-export function renderChat(title: string, turns: ChatTurn[], contextHtml = ""): string {
-  const body = turns
-    .map(
-      (t) => `<div class="turn"><div class="q">${escape(t.question)}</div><div class="a">${markdownToHtml(t.answer)}${
-        t.status ? `<div class="status">${escape(t.status)}</div>` : ""
-      }</div></div>`,
-    )
-    .join("\n");
-  return `<!DOCTYPE html><html><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline';">
-<style>
-body { font-family: var(--vscode-font-family, system-ui, sans-serif); font-size: 13px; color: var(--vscode-foreground, #ccc); background: var(--vscode-editor-background, #1e1e1e); margin: 0; padding: 12px 16px; }
-h1 { font-size: 15px; margin: 0 0 12px; padding-bottom: 8px; border-bottom: 1px solid #444; }
-.context { font-size: 12px; opacity: .85; margin-bottom: 12px; }
-.turn { margin-bottom: 16px; }
-a { color: #4daafc; text-decoration: none; }
-.q { background: #2d3a4a; padding: 8px 10px; border-radius: 6px; white-space: pre-wrap; }
-.a { padding: 4px 10px; }
-pre { background: #111; padding: 8px; border-radius: 4px; overflow-x: auto; }
-code { font-family: var(--vscode-editor-font-family, monospace); }
-.status { font-style: italic; opacity: .7; }
-</style></head><body>
-<h1>${escape(title)}</h1>
-<div class="context">${contextHtml}</div>
-${body}
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [media] };
+    view.webview.html = this.html(view.webview, media);
+    view.webview.onDidReceiveMessage((m: FromView) => {
+      if (m.type === "ready") this.postState();
+      this.onMessage(m);
+    });
+    view.onDidDispose(() => (this.view = undefined));
+    view.onDidChangeVisibility(() => view.visible && this.postState());
+  }
+
+  get visible(): boolean {
+    return !!this.view?.visible;
+  }
+
+  /** Shows the view; with focus, the input gets the keyboard. */
+  async reveal(focusInput: boolean): Promise<void> {
+    if (this.view) {
+      this.view.show(!focusInput);
+    } else {
+      await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    }
+    if (focusInput) this.view?.webview.postMessage({ type: "focusInput" });
+  }
+
+  postState(): void {
+    const s = this.state();
+    this.view?.webview.postMessage({ type: "state", state: s });
+  }
+
+  postTurn(index: number, turn: ViewTurn): void {
+    this.view?.webview.postMessage({ type: "turn", index, turn });
+  }
+
+  postBusy(busy: boolean): void {
+    this.view?.webview.postMessage({ type: "busy", busy });
+  }
+
+  private html(webview: vscode.Webview, media: vscode.Uri): string {
+    const nonce = crypto.randomBytes(18).toString("base64");
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
+    const js = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.js"));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+      `script-src 'nonce-${nonce}'`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en"><head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="${css}">
+<title>ctxls</title>
+</head><body>
+<header><h1 id="title">ctxls</h1><div id="context" class="context" aria-label="Session context"></div></header>
+<div id="banner" class="banner" role="alert" hidden></div>
+<main id="log" aria-live="polite"></main>
+<form id="composer">
+<textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line"></textarea>
+<div class="actions"><span class="hint">Files in the context and your open files go with the question.</span>
+<span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden>Stop</button></span></div>
+</form>
+<script nonce="${nonce}" src="${js}"></script>
 </body></html>`;
+  }
 }

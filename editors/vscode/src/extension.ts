@@ -1,18 +1,23 @@
 // The VS Code extension: starts `ctxls serve` with vscode-languageclient and
-// wires the command palette, the chat webview and the status bar to the
-// protocol layer in protocol.ts.
+// wires the chat view (a webview view in ctxls's sidebar container), the
+// command palette and the status bar to the protocol layer in protocol.ts.
+//
+// The commands are registered before the daemon starts, so a missing or
+// wrong ctxls.path gives every command the same message with a button that
+// opens the setting; fixing the setting starts the daemon without a reload.
+import * as os from "node:os";
+import * as path from "node:path";
 import * as vscode from "vscode";
-import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
-import { renderChat, markdownToHtml, ChatTurn } from "./chatview";
-import { CtxlsClient, Context, contextCard } from "./protocol";
+import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
+import { ChatView, FromView } from "./chatview";
+import { resolveBinary } from "./daemon";
+import { renderMarkdown } from "./markdown";
+import { baseName, ChatPreviewResult, Connection, CtxlsClient, Session, SessionFilesChanged, turnsFromMessages } from "./protocol";
+import { editorFolders, isUserFile } from "./sync";
+import { contextSets, emptyState, SessionFile, ViewState, ViewTurn, viewTurn } from "./viewstate";
 
-let client: LanguageClient | undefined;
-let ctxls: CtxlsClient | undefined;
-let panel: vscode.WebviewPanel | undefined;
-let status: vscode.StatusBarItem;
-let title = "ctxls";
-const turns: ChatTurn[] = [];
-let contextMd = "";
+const sessionKey = "ctxls.currentSession";
+const subdirs = ["sources", "results", "scripts", "data"];
 
 function provider(): Record<string, string> {
   const cfg = vscode.workspace.getConfiguration("ctxls.provider");
@@ -24,138 +29,695 @@ function provider(): Record<string, string> {
   return out;
 }
 
-function render(): void {
-  if (!panel) return;
-  // Webviews do not open file:// links: route them through vscode.open.
-  const ctx = contextMd
-    ? markdownToHtml(contextMd).replace(/href="(file:[^"]+)"/g, (_m, u: string) => `href="command:vscode.open?${encodeURIComponent(JSON.stringify([u]))}"`)
-    : "";
-  panel.webview.html = renderChat(title, turns, ctx);
-}
-
-function showPanel(): void {
-  if (!panel) {
-    panel = vscode.window.createWebviewPanel("ctxls.chat", "ctxls", vscode.ViewColumn.Beside, { enableScripts: false, enableCommandUris: true });
-    panel.onDidDispose(() => (panel = undefined));
+/** The daemon's own settings, when set (the daemon's defaults otherwise). */
+function daemonSettings(): Record<string, number> {
+  const cfg = vscode.workspace.getConfiguration("ctxls");
+  const out: Record<string, number> = {};
+  for (const key of ["viewIdleMs", "storageSoftLimitMB"]) {
+    const v = cfg.inspect<number>(key);
+    const set = v?.workspaceFolderValue ?? v?.workspaceValue ?? v?.globalValue;
+    if (typeof set === "number" && set > 0) out[key] = set;
   }
-  render();
+  return out;
 }
 
-function setTitle(t: string): void {
-  title = t;
-  status.text = `$(comment-discussion) ${t}`;
-  render();
+function errorText(e: any): string {
+  return String(e?.message ?? e).replace(/^ctxls:\s*/, "");
 }
 
-async function pickSession(placeHolder: string) {
-  const { sessions } = await ctxls!.list();
-  const item = await vscode.window.showQuickPick(
-    sessions.map((s) => ({ label: s.title, description: new Date(s.updatedAt).toLocaleString(), detail: `${s.messageCount} messages, ${s.fileCount} files`, id: s.id })),
-    { placeHolder, matchOnDescription: true, matchOnDetail: true },
-  );
-  return item;
-}
-
-async function guarded(f: () => Promise<unknown>): Promise<void> {
-  try {
-    await f();
-  } catch (e: any) {
-    vscode.window.showErrorMessage(`ctxls: ${e?.message ?? e}`);
+/** Read-only documents for Preview Prompt (a content provider's documents cannot be edited). */
+class PreviewDocs implements vscode.TextDocumentContentProvider {
+  static readonly scheme = "ctxls-preview";
+  private docs = new Map<string, string>();
+  private seq = 0;
+  add(text: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: PreviewDocs.scheme, path: `/Prompt preview ${++this.seq}.md` });
+    this.docs.set(uri.toString(), text);
+    return uri;
+  }
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.docs.get(uri.toString()) ?? "";
   }
 }
+
+/** The preview as Markdown: token counts, then each message and the tools. */
+export function previewMarkdown(p: ChatPreviewResult, message: string): string {
+  const t = p.tokens;
+  const lines = [
+    `# Prompt preview: ${message.split("\n")[0]}`,
+    "",
+    `Model \`${p.model}\`. Tokens: system ${t.system}, history ${t.history}, files ${t.files}, total ${t.total} of a budget of ${p.budget}` +
+      (p.dropped ? `; ${p.dropped} earlier messages not sent.` : "."),
+    "Nothing was sent or stored.",
+  ];
+  for (const m of p.messages) {
+    lines.push("", `## ${m.role}${m.toolCallId ? ` (tool result ${m.toolCallId})` : ""}`, "", m.content);
+    for (const c of m.toolCalls ?? []) lines.push("", `Tool call \`${c.name}\` ${c.arguments}`);
+  }
+  if (p.tools.length) {
+    lines.push("", "## Tools offered", "");
+    for (const tool of p.tools) lines.push(`- \`${tool.name}\`: ${tool.description}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+class Controller {
+  private client?: LanguageClient;
+  private ctxls?: CtxlsClient;
+  private starting?: Promise<void>;
+  private startError?: string;
+  private state: ViewState = emptyState();
+  private session?: Session;
+  private lastEditor?: vscode.TextEditor;
+  private viewTimer?: NodeJS.Timeout;
+  private readonly status: vscode.StatusBarItem;
+  private readonly view: ChatView;
+  private readonly previews = new PreviewDocs();
+  private readonly folders: string[];
+
+  constructor(private readonly ext: vscode.ExtensionContext) {
+    this.folders = editorFolders(ext.globalStorageUri.fsPath, ext.logUri.fsPath, ext.extensionUri.fsPath);
+    this.status = vscode.window.createStatusBarItem("ctxls.status", vscode.StatusBarAlignment.Left, 100);
+    this.status.name = "ctxls";
+    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m));
+    ext.subscriptions.push(
+      this.status,
+      vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
+      vscode.window.onDidChangeActiveTextEditor((e) => this.viewChanged(e)),
+      vscode.window.onDidChangeTextEditorSelection((e) => this.viewChanged(e.textEditor)),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("ctxls.path")) void this.restart();
+      }),
+    );
+    const e = vscode.window.activeTextEditor;
+    if (e && this.syncable(e.document.uri)) this.lastEditor = e;
+    this.updateStatus();
+    this.status.show();
+  }
+
+  // ---- the daemon ----
+
+  private syncable(uri: vscode.Uri): boolean {
+    return isUserFile(uri, this.folders);
+  }
+
+  start(): Promise<void> {
+    this.starting = this.doStart().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    const setting = vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "";
+    const found = resolveBinary(setting, process.env, os.homedir());
+    if (!found.ok) return this.fail(found.message);
+    const serverOptions: ServerOptions = { command: found.path, args: ["serve"] };
+    const keep = <T>(uri: vscode.Uri, next: () => T): T | Promise<void> => (this.syncable(uri) ? next() : Promise.resolve());
+    const clientOptions: LanguageClientOptions = {
+      // Only the user's files: middleware drops the editor's own (see sync.ts).
+      documentSelector: [{ scheme: "file" }],
+      initializationOptions: { provider: provider(), session: this.ext.workspaceState.get<string>(sessionKey), ...daemonSettings() },
+      synchronize: { configurationSection: "ctxls" },
+      outputChannelName: "ctxls",
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationFailedHandler: () => false,
+      middleware: {
+        didOpen: (doc, next) => keep(doc.uri, () => next(doc)) as Promise<void>,
+        didChange: (ev, next) => keep(ev.document.uri, () => next(ev)) as Promise<void>,
+        didSave: (doc, next) => keep(doc.uri, () => next(doc)) as Promise<void>,
+        didClose: (doc, next) => keep(doc.uri, () => next(doc)) as Promise<void>,
+        willSave: (ev, next) => keep(ev.document.uri, () => next(ev)) as Promise<void>,
+      },
+    };
+    const client = new LanguageClient("ctxls", "ctxls", serverOptions, clientOptions);
+    const ctxls = new CtxlsClient(client as unknown as Connection);
+    ctxls.onSessionUpdated((p) => {
+      if (this.state.sessionId && p.sessionId !== this.state.sessionId) return;
+      if (!this.state.sessionId) void this.adoptSession(p.sessionId);
+      this.state.title = p.title;
+      if (this.session) this.session.title = p.title;
+      this.updateStatus();
+      this.view.postState();
+    });
+    ctxls.onContextChanged((p) => {
+      if (p.reason === "resume" && p.sessionId !== this.state.sessionId) {
+        void this.loadSession(p.sessionId);
+        return;
+      }
+      if (this.state.sessionId && p.sessionId !== this.state.sessionId) return;
+      if (!this.state.sessionId) void this.adoptSession(p.sessionId);
+      this.state.context = contextSets(p.context, p.missing);
+      this.view.postState();
+    });
+    ctxls.onSessionFilesChanged((p) => this.sessionFileChanged(p));
+    this.client = client;
+    this.ctxls = ctxls;
+    try {
+      await client.start();
+      this.startError = undefined;
+      this.state.banner = undefined;
+      this.updateStatus();
+      this.view.postState();
+      const e = vscode.window.activeTextEditor;
+      if (e) this.viewChanged(e);
+    } catch (e) {
+      this.client = undefined;
+      this.ctxls = undefined;
+      client.stop().catch(() => undefined);
+      return this.fail(`ctxls: the daemon "${found.path}"${setting ? " (setting ctxls.path)" : ""} did not start: ${errorText(e)}. Check ctxls.path.`);
+    }
+  }
+
+  private fail(message: string): void {
+    this.startError = message;
+    this.state.banner = { text: message, action: { label: "Open Setting", command: "openSetting" } };
+    this.updateStatus();
+    this.view.postState();
+    void this.showStartError();
+  }
+
+  private async showStartError(): Promise<void> {
+    const pick = await vscode.window.showErrorMessage(this.startError ?? "ctxls is not running", "Open Setting");
+    if (pick === "Open Setting") await this.openSetting();
+  }
+
+  private openSetting(): Thenable<unknown> {
+    return vscode.commands.executeCommand("workbench.action.openSettings", "ctxls.path");
+  }
+
+  private async restart(): Promise<void> {
+    await this.starting;
+    const old = this.client;
+    this.client = undefined;
+    this.ctxls = undefined;
+    if (old) await old.stop().catch(() => undefined);
+    this.state = emptyState();
+    this.session = undefined;
+    await this.start();
+  }
+
+  /** The running daemon's client, or undefined after telling the user why not. */
+  private async need(): Promise<CtxlsClient | undefined> {
+    if (this.starting) await this.starting;
+    if (this.ctxls && this.client?.isRunning()) return this.ctxls;
+    if (this.startError) void this.showStartError();
+    else vscode.window.showErrorMessage("ctxls: the daemon is not running; see the ctxls output channel.");
+    return undefined;
+  }
+
+  async stop(): Promise<void> {
+    await this.client?.stop();
+  }
+
+  // ---- what the view shows ----
+
+  private updateStatus(): void {
+    const s = this.status;
+    if (this.startError) {
+      s.text = "$(error) ctxls";
+      s.tooltip = this.startError;
+      s.command = "ctxls.ui.openSetting";
+    } else if (this.state.busy) {
+      s.text = `$(loading~spin) ${this.state.title}`;
+      s.tooltip = "ctxls is answering. Click to stop.";
+      s.command = "ctxls.ui.cancel";
+    } else {
+      s.text = `$(comment-discussion) ${this.state.title}`;
+      s.tooltip = "ctxls session. Click to switch sessions.";
+      s.command = "ctxls.ui.resumeSession";
+    }
+  }
+
+  private setSession(s: Session | undefined): void {
+    this.session = s;
+    this.state.sessionId = s?.id;
+    this.state.title = s?.title ?? "New session";
+    void this.ext.workspaceState.update(sessionKey, s?.id);
+    this.updateStatus();
+  }
+
+  /** Learns the current session's title and folder without touching the turns shown. */
+  private async adoptSession(id?: string): Promise<void> {
+    const c = this.ctxls;
+    if (!c) return;
+    try {
+      const shown = await c.show(id);
+      if (!shown?.session?.id) return;
+      this.setSession(shown.session);
+      this.state.sessionFiles = await this.sessionFiles();
+      this.view.postState();
+    } catch {
+      // The session may have been deleted meanwhile; the view keeps what it has.
+    }
+  }
+
+  /** Shows a session: its title, messages, context and files. */
+  private async loadSession(id?: string, highlight?: number): Promise<void> {
+    const c = this.ctxls;
+    if (!c) return;
+    const shown = await c.show(id);
+    if (!shown?.session?.id) return;
+    this.setSession(shown.session);
+    this.state.turns = turnsFromMessages(shown.messages ?? []).map(viewTurn);
+    const { context } = await c.context();
+    this.state.context = contextSets(context ?? {});
+    this.state.sessionFiles = await this.sessionFiles();
+    this.state.highlight = highlight;
+    this.view.postState();
+  }
+
+  private async sessionFiles(): Promise<SessionFile[]> {
+    const c = this.ctxls;
+    if (!c || !this.state.sessionId) return [];
+    const lists = await Promise.all(subdirs.map((subdir) => c.command("ctxls.files.list", { subdir }).catch(() => ({ files: [] as string[] }))));
+    return lists.flatMap((l, i) => (l.files ?? []).map((name) => ({ subdir: subdirs[i], name })));
+  }
+
+  private async sessionFileChanged(p: SessionFilesChanged): Promise<void> {
+    if (this.state.sessionId && p.sessionId !== this.state.sessionId) return;
+    if (!this.state.sessionId) await this.adoptSession(p.sessionId);
+    if (p.by === "model") {
+      const t = this.state.turns[this.state.turns.length - 1];
+      if (t && !t.files.some((f) => f.subdir === p.subdir && f.name === p.name)) {
+        t.files.push({ subdir: p.subdir, name: p.name, by: p.by });
+      }
+    }
+    this.state.sessionFiles = await this.sessionFiles();
+    this.view.postState();
+  }
+
+  private resetView(title = "New session"): void {
+    const banner = this.state.banner;
+    this.state = emptyState(title);
+    this.state.banner = banner;
+  }
+
+  // ---- chat ----
+
+  async ask(message: string, opts: { files?: string[] } = {}): Promise<void> {
+    const c = await this.need();
+    if (!c) return;
+    if (this.state.busy) {
+      vscode.window.showInformationMessage("ctxls: a turn is running; wait for it or press Stop.");
+      return;
+    }
+    await this.view.reveal(false);
+    this.state.highlight = undefined;
+    const index = this.state.turns.length;
+    const turn: ViewTurn = { question: message, html: "", status: "streaming", files: [] };
+    this.state.turns.push(turn);
+    this.state.busy = true;
+    this.view.postTurn(index, turn);
+    this.view.postBusy(true);
+    this.updateStatus();
+    let answer = "";
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      turn.html = renderMarkdown(answer);
+      this.view.postTurn(index, turn);
+    };
+    const out = await c.turn(
+      message,
+      {
+        onDelta: (d) => {
+          answer += d;
+          turn.activity = undefined;
+          timer ??= setTimeout(flush, 40);
+        },
+        onActivity: (m) => {
+          turn.activity = m;
+          this.view.postTurn(index, turn);
+        },
+      },
+      opts.files?.length ? { files: opts.files } : {},
+    );
+    if (timer) clearTimeout(timer);
+    turn.html = renderMarkdown(out.text || answer);
+    turn.activity = undefined;
+    turn.status = { stop: "done", cancelled: "cancelled", length: "length", error: "error" }[out.finishReason] ?? "done";
+    turn.error = out.error;
+    this.state.busy = false;
+    this.view.postTurn(index, turn);
+    this.view.postBusy(false);
+    this.updateStatus();
+    if (out.sessionId ? out.sessionId !== this.state.sessionId : !this.state.sessionId) await this.adoptSession(out.sessionId);
+  }
+
+  private fromView(m: FromView): void {
+    const run = (f: () => Promise<unknown>) => void f().catch((e) => vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`));
+    switch (m.type) {
+      case "send":
+        run(() => this.ask(m.text));
+        break;
+      case "stop":
+        run(() => this.cancel());
+        break;
+      case "openFile":
+        run(() => this.openFile(m.path));
+        break;
+      case "openSessionFile":
+        run(async () => {
+          const c = await this.need();
+          if (!c) return;
+          // The folder is renamed with the title: ask where it is now.
+          const { session } = await c.show(this.state.sessionId);
+          if (session?.folder) await this.openFile(path.join(session.folder, m.subdir, m.name));
+        });
+        break;
+      case "openLink":
+        run(() => this.openLink(m.href));
+        break;
+      case "removeContext":
+        run(async () => {
+          const c = await this.need();
+          if (c) await c.dropItem(m.set, m.value);
+        });
+        break;
+      case "copy":
+        run(async () => {
+          await vscode.env.clipboard.writeText(m.text);
+          vscode.window.setStatusBarMessage("ctxls: code copied", 2000);
+        });
+        break;
+      case "action":
+        if (m.command === "openSetting") run(async () => this.openSetting());
+        break;
+    }
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.ctxls || !(await this.ctxls.cancel())) vscode.window.showInformationMessage("ctxls: nothing to cancel");
+  }
+
+  /** Opens a file in the editor, in the extension host (works in remote workspaces too). */
+  async openFile(p: string, selection?: vscode.Range): Promise<void> {
+    const uri = vscode.Uri.file(p);
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      vscode.window.showWarningMessage(`ctxls: ${p} does not exist (any more).`);
+      return;
+    }
+    await vscode.window.showTextDocument(uri, { preview: true, selection, viewColumn: vscode.ViewColumn.Active });
+  }
+
+  async openLink(href: string): Promise<void> {
+    if (/^https?:\/\//i.test(href)) {
+      await vscode.env.openExternal(vscode.Uri.parse(href));
+      return;
+    }
+    let target = href;
+    let line: number | undefined;
+    const m = /^(.*?)(?:#L(\d+))?$/.exec(target);
+    if (m && m[2]) {
+      target = m[1];
+      line = Number(m[2]) - 1;
+    }
+    if (/^file:/i.test(target)) target = vscode.Uri.parse(target).fsPath;
+    else if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
+      vscode.window.showInformationMessage(`ctxls: links of this kind are not opened from the chat: ${href}`);
+      return;
+    } else if (!path.isAbsolute(target)) {
+      const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? this.session?.folder;
+      if (!root) return;
+      target = path.join(root, decodeURIComponent(target));
+    }
+    await this.openFile(target, line !== undefined ? new vscode.Range(line, 0, line, 0) : undefined);
+  }
+
+  // ---- the editor's view (ctxls/didChangeView), debounced ----
+
+  private viewChanged(editor: vscode.TextEditor | undefined): void {
+    if (!editor || !this.syncable(editor.document.uri)) return;
+    this.lastEditor = editor;
+    if (this.viewTimer) clearTimeout(this.viewTimer);
+    this.viewTimer = setTimeout(() => {
+      const c = this.ctxls;
+      if (!c || !this.client?.isRunning() || editor.document.isClosed) return;
+      const r = (x: vscode.Range) => ({ start: { line: x.start.line, character: x.start.character }, end: { line: x.end.line, character: x.end.character } });
+      const vis = editor.visibleRanges[0];
+      c.didChangeView({ textDocument: { uri: editor.document.uri.toString() }, selection: r(editor.selection), ...(vis ? { visibleRange: r(vis) } : {}) });
+    }, 300);
+  }
+
+  /** The text editor the user last worked in, even when the chat view has focus. */
+  private currentEditor(): vscode.TextEditor | undefined {
+    const a = vscode.window.activeTextEditor;
+    if (a && this.syncable(a.document.uri)) return a;
+    const l = this.lastEditor;
+    if (l && !l.document.isClosed) {
+      // The same document in a visible editor keeps its live selection.
+      return vscode.window.visibleTextEditors.find((e) => e.document === l.document) ?? l;
+    }
+    return undefined;
+  }
+
+  // ---- commands ----
+
+  register(): void {
+    const reg = (id: string, f: (...args: any[]) => Promise<unknown>) =>
+      this.ext.subscriptions.push(
+        vscode.commands.registerCommand(id, async (...args: any[]) => {
+          try {
+            await f(...args);
+          } catch (e) {
+            vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`);
+          }
+        }),
+      );
+    const withClient = (id: string, f: (c: CtxlsClient, ...args: any[]) => Promise<unknown>) =>
+      reg(id, async (...args) => {
+        const c = await this.need();
+        if (c) await f(c, ...args);
+      });
+
+    reg("ctxls.ui.openSetting", async () => this.openSetting());
+    withClient("ctxls.ui.ask", async () => {
+      const message = await vscode.window.showInputBox({ prompt: "Ask ctxls", placeHolder: "Your question (the context and open files go with it)" });
+      if (message) await this.ask(message);
+    });
+    withClient("ctxls.ui.askSelection", async () => {
+      const editor = this.currentEditor();
+      if (!editor || editor.selection.isEmpty) {
+        vscode.window.showInformationMessage("ctxls: select the lines to ask about in an editor first, then run Ask about Selection.");
+        return;
+      }
+      const sel = editor.selection;
+      const doc = editor.document;
+      const first = sel.start.line + 1;
+      const last = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line : sel.end.line + 1;
+      const rel = vscode.workspace.asRelativePath(doc.uri, false);
+      const where = first === last ? `line ${first}` : `lines ${first}–${last}`;
+      const question = await vscode.window.showInputBox({ prompt: `Ask about ${rel} ${where}`, placeHolder: "Your question about the selection" });
+      if (!question) return;
+      const fence = "```";
+      const message = `About ${rel} ${where}:\n${fence}${doc.languageId}\n${doc.getText(sel).replace(/\n$/, "")}\n${fence}\n\n${question}`;
+      await this.ask(message, { files: [doc.uri.fsPath] });
+    });
+    withClient("ctxls.ui.newSession", async (c) => {
+      const { session } = await c.newSession();
+      this.resetView();
+      this.setSession(session);
+      this.view.postState();
+    });
+    withClient("ctxls.ui.resumeSession", async (c) => {
+      const pick = await this.pickSession(c, "resume");
+      if (!pick) return;
+      // Loaded here, with the hit: the resume notification only updates the context.
+      this.state.sessionId = pick.id;
+      await c.resume(pick.id);
+      await this.loadSession(pick.id, pick.messageId);
+      await this.view.reveal(false);
+    });
+    withClient("ctxls.ui.searchSessions", async (c) => {
+      const pick = await this.pickSession(c, "search");
+      if (!pick) return;
+      // Loaded here, with the hit: the resume notification only updates the context.
+      this.state.sessionId = pick.id;
+      await c.resume(pick.id);
+      await this.loadSession(pick.id, pick.messageId);
+      await this.view.reveal(false);
+    });
+    withClient("ctxls.ui.renameSession", async (c) => {
+      const t = await vscode.window.showInputBox({ prompt: "New session title", value: this.state.title });
+      if (!t) return;
+      const { session } = await c.rename(t);
+      this.setSession(session);
+      this.view.postState();
+    });
+    withClient("ctxls.ui.regenerateTitle", async (c) => {
+      const { session } = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "ctxls: asking the model for a title" }, () => c.regenerateTitle());
+      this.setSession(session);
+      this.view.postState();
+      vscode.window.showInformationMessage(`ctxls: the session is now called “${session.title}”.`);
+    });
+    withClient("ctxls.ui.clearTitle", async (c) => {
+      const { session } = await c.clearTitle();
+      this.setSession(session);
+      this.view.postState();
+      vscode.window.showInformationMessage(`ctxls: the title is automatic again: “${session.title}”.`);
+    });
+    withClient("ctxls.ui.deleteSession", async (c) => {
+      const pick = await this.pickSession(c, "delete");
+      if (!pick) return;
+      if ((await vscode.window.showWarningMessage(`Delete the session “${pick.label}”? Its messages, context and folder are removed.`, { modal: true }, "Delete")) !== "Delete") return;
+      await c.remove(pick.id);
+      if (pick.id === this.state.sessionId) {
+        this.resetView();
+        this.setSession(undefined);
+        this.view.postState();
+      }
+      vscode.window.showInformationMessage(`ctxls: deleted “${pick.label}”.`);
+    });
+    withClient("ctxls.ui.addCurrentFile", async (c) => {
+      const editor = this.currentEditor();
+      if (!editor) {
+        vscode.window.showInformationMessage("ctxls: open a file in the editor first; Add Current File to Context adds the file you last worked in.");
+        return;
+      }
+      const p = editor.document.uri.fsPath;
+      const r = await c.addFiles([p]);
+      for (const w of r.warnings ?? []) vscode.window.showWarningMessage(`ctxls: ${w}`);
+      vscode.window.setStatusBarMessage(`ctxls: added ${baseName(p)} to the context`, 4000);
+      await this.view.reveal(false);
+    });
+    withClient("ctxls.ui.removeFile", async (c) => {
+      const { context } = await c.context();
+      const files = context?.files ?? [];
+      if (files.length === 0) {
+        vscode.window.showInformationMessage("ctxls: the context has no files to remove.");
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        files.map((f) => ({ label: baseName(f), description: vscode.workspace.asRelativePath(f), path: f })),
+        { placeHolder: "Remove a file from the context" },
+      );
+      if (!pick) return;
+      await c.dropFile(pick.path);
+      vscode.window.showInformationMessage(`ctxls: removed ${pick.label} from the context.`);
+    });
+    withClient("ctxls.ui.showContext", async (c) => {
+      const { context } = await c.context();
+      this.state.context = contextSets(context ?? {});
+      this.state.sessionFiles = await this.sessionFiles();
+      this.state.revealContext = Date.now();
+      await this.view.reveal(false);
+      this.view.postState();
+    });
+    withClient("ctxls.ui.addFileToSession", async (c, arg?: vscode.Uri) => {
+      const uris = arg instanceof vscode.Uri ? [arg] : await vscode.window.showOpenDialog({ canSelectMany: true, openLabel: "Add to Session" });
+      if (!uris?.length) return;
+      const added: string[] = [];
+      for (const u of uris) {
+        const r = await c.addToSession(u.fsPath);
+        added.push(`${r.name} (${r.size} bytes)`);
+      }
+      if (!this.state.sessionId) await this.adoptSession();
+      this.state.sessionFiles = await this.sessionFiles();
+      this.view.postState();
+      vscode.window.showInformationMessage(`ctxls: copied ${added.join(", ")} into the session's sources/ folder.`);
+    });
+    withClient("ctxls.ui.exportSession", async (c) => {
+      const { path: p } = await c.exportSession("markdown");
+      await vscode.window.showTextDocument(vscode.Uri.file(p));
+    });
+    withClient("ctxls.ui.previewPrompt", async (c) => {
+      const message = await vscode.window.showInputBox({ prompt: "Preview the prompt for this message (nothing is sent)", placeHolder: "Your question" });
+      if (!message) return;
+      const p = await c.preview(message);
+      const uri = this.previews.add(previewMarkdown(p, message));
+      const doc = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(doc, { preview: true });
+    });
+    reg("ctxls.ui.cancel", async () => this.cancel());
+    reg("ctxls.ui.focusChat", async () => this.view.reveal(true));
+  }
+
+  /** A session picker; typing searches message text through the daemon (resume, search). */
+  private pickSession(c: CtxlsClient, mode: "resume" | "search" | "delete"): Promise<{ id: string; label: string; messageId?: number } | undefined> {
+    type Item = vscode.QuickPickItem & { id: string; messageId?: number };
+    return new Promise(async (resolve) => {
+      const qp = vscode.window.createQuickPick<Item>();
+      qp.placeholder = {
+        resume: "Resume a session: type to search titles and messages",
+        search: "Search the messages of every session",
+        delete: "Delete a session",
+      }[mode];
+      qp.matchOnDescription = true;
+      qp.matchOnDetail = true;
+      let base: Item[] = [];
+      let seq = 0;
+      let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      const finish = (v: { id: string; label: string; messageId?: number } | undefined) => {
+        if (done) return;
+        done = true;
+        resolve(v);
+        qp.dispose();
+      };
+      qp.onDidAccept(() => {
+        const it = qp.selectedItems[0] ?? qp.activeItems[0];
+        if (it) finish({ id: it.id, label: it.label, messageId: it.messageId });
+      });
+      qp.onDidHide(() => finish(undefined));
+      if (mode !== "delete") {
+        qp.onDidChangeValue((v) => {
+          if (timer) clearTimeout(timer);
+          const my = ++seq;
+          if (!v.trim()) {
+            qp.items = mode === "search" ? [] : base;
+            return;
+          }
+          timer = setTimeout(async () => {
+            qp.busy = true;
+            try {
+              const { hits } = await c.search(v.trim());
+              if (my !== seq) return;
+              const hitItems: Item[] = (hits ?? []).map((h) => ({
+                label: h.title,
+                description: h.role === "user" ? "question" : h.role === "assistant" ? "answer" : h.role,
+                detail: h.snippet.replace(/\s+/g, " "),
+                id: h.sessionId,
+                messageId: h.messageId,
+                alwaysShow: true,
+              }));
+              const ids = new Set(hitItems.map((h) => h.id));
+              qp.items = mode === "search" ? hitItems : [...hitItems, ...base.filter((b) => !ids.has(b.id))];
+            } catch (e) {
+              if (my === seq) vscode.window.showErrorMessage(`ctxls: search failed: ${errorText(e)}`);
+            } finally {
+              if (my === seq) qp.busy = false;
+            }
+          }, 200);
+        });
+      }
+      qp.busy = true;
+      qp.show();
+      try {
+        const { sessions } = await c.list();
+        base = (sessions ?? []).map((s) => ({
+          label: s.title,
+          description: new Date(s.updatedAt).toLocaleString(),
+          detail: `${s.messageCount} messages, ${s.fileCount} files${s.id === this.state.sessionId ? " (current)" : ""}`,
+          id: s.id,
+        }));
+        if (mode !== "search" && !qp.value.trim()) qp.items = base;
+      } finally {
+        qp.busy = false;
+      }
+    });
+  }
+}
+
+let controller: Controller | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const command = vscode.workspace.getConfiguration("ctxls").get<string>("path") || "ctxls";
-  const serverOptions: ServerOptions = { command, args: ["serve"] };
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-    initializationOptions: { provider: provider() },
-    synchronize: { configurationSection: "ctxls" },
-  };
-  client = new LanguageClient("ctxls", "ctxls", serverOptions, clientOptions);
-  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
-  status.command = "ctxls.ui.resumeSession";
-  status.text = "$(comment-discussion) ctxls";
-  status.show();
-  context.subscriptions.push(status);
-  await client.start();
-  ctxls = new CtxlsClient(client as any);
-  ctxls.onSessionUpdated((p) => setTitle(p.title));
-  ctxls.onContextChanged((p) => {
-    contextMd = contextCard(p);
-    render();
-    vscode.window.showInformationMessage(`ctxls: ${p.reason === "resume" ? "resumed" : "context changed"} (${Object.keys(p.context).join(", ") || "empty"})`);
-  });
-  const c = ctxls;
-  const reg = (id: string, f: () => Promise<unknown>) => context.subscriptions.push(vscode.commands.registerCommand(id, () => guarded(f)));
-
-  reg("ctxls.ui.ask", async () => {
-    const message = await vscode.window.showInputBox({ prompt: "Ask ctxls" });
-    if (!message) return;
-    const turn: ChatTurn = { question: message, answer: "" };
-    turns.push(turn);
-    showPanel();
-    const res = await c.chat(message, {
-      onDelta: (d) => {
-        turn.answer += d;
-        render();
-      },
-      onActivity: (m) => vscode.window.setStatusBarMessage(`ctxls: ${m}`, 3000),
-    });
-    turn.answer = res.text;
-    if (res.finishReason !== "stop") turn.status = res.finishReason;
-    render();
-  });
-  reg("ctxls.ui.newSession", async () => {
-    const { session } = await c.newSession();
-    turns.length = 0;
-    setTitle(session.title);
-  });
-  reg("ctxls.ui.resumeSession", async () => {
-    const pick = await pickSession("Resume a session (type to search)");
-    if (!pick) return;
-    const r = await c.resume(pick.id);
-    turns.length = 0;
-    setTitle(r.session.title);
-    showPanel();
-  });
-  reg("ctxls.ui.renameSession", async () => {
-    const t = await vscode.window.showInputBox({ prompt: "New session title", value: title });
-    if (t) setTitle((await c.rename(t)).session.title);
-  });
-  reg("ctxls.ui.deleteSession", async () => {
-    const pick = await pickSession("Delete a session");
-    if (pick && (await vscode.window.showWarningMessage(`Delete "${pick.label}"?`, { modal: true }, "Delete")) === "Delete") {
-      await c.remove(pick.id);
-    }
-  });
-  reg("ctxls.ui.addCurrentFile", async () => {
-    const doc = vscode.window.activeTextEditor?.document;
-    if (doc?.uri.scheme === "file") await c.addFiles([doc.uri.fsPath]);
-  });
-  reg("ctxls.ui.removeFile", async () => {
-    const { context: ctx } = await c.context();
-    const pick = await vscode.window.showQuickPick(ctx.files ?? [], { placeHolder: "Remove from the context" });
-    if (pick) await c.dropFile(pick);
-  });
-  reg("ctxls.ui.showContext", async () => {
-    const { context: ctx } = await c.context();
-    const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: contextCard({ context: ctx as Context }) });
-    await vscode.window.showTextDocument(doc, { preview: true });
-  });
-  reg("ctxls.ui.addFileToSession", async () => {
-    const uris = await vscode.window.showOpenDialog({ canSelectMany: true });
-    for (const u of uris ?? []) await c.addToSession(u.fsPath);
-  });
-  reg("ctxls.ui.exportSession", async () => {
-    const { path } = await c.exportSession("markdown");
-    await vscode.window.showTextDocument(vscode.Uri.file(path));
-  });
-  reg("ctxls.ui.cancel", async () => {
-    if (!(await c.cancel())) vscode.window.showInformationMessage("ctxls: nothing to cancel");
-  });
+  controller = new Controller(context);
+  controller.register();
+  await controller.start();
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop();
+  await controller?.stop();
 }

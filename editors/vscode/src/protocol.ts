@@ -3,21 +3,16 @@
 // server's notifications. The extension uses it over vscode-languageclient;
 // the tests use it over vscode-jsonrpc against the real binary.
 
-/** The part of a JSON-RPC connection this module needs. */
-export interface Connection {
-  sendRequest(method: string, params: unknown): Promise<any>;
-  sendNotification(method: string, params: unknown): Promise<void> | void;
-  onNotification(method: string, handler: (params: any) => void): unknown;
-}
-
 import {
   ChatResult,
+  ClientNotifications,
   CommandTypes,
   Commands,
   ContextChangedParams,
+  DidChangeViewParams,
   Notifications,
   Requests,
-  Session,
+  SessionFilesChangedParams,
   SessionUpdatedParams,
 } from "./generated/protocol";
 
@@ -25,34 +20,72 @@ import {
 // lsp/command (go test ./lsp/command -update); nothing here repeats them.
 export * from "./generated/protocol";
 
+/** A disposable registration. */
+export interface Disposable {
+  dispose(): void;
+}
+
+/**
+ * The part of a JSON-RPC connection this module needs: vscode-jsonrpc's
+ * MessageConnection and vscode-languageclient's LanguageClient both fit.
+ * $/progress is taken per token with onProgress (never onNotification, which
+ * would replace the library's own progress dispatch).
+ */
+export interface Connection {
+  sendRequest(method: string, params?: unknown): Promise<any>;
+  sendNotification(method: string, params?: unknown): Promise<void> | void;
+  onNotification(method: string, handler: (params: any) => void): unknown;
+  onProgress(type: any, token: string | number, handler: (value: any) => void): Disposable;
+}
+
+// Both libraries ignore the progress type at run time unless a work-done
+// middleware is set (the extension sets none).
+const progressType = Object.freeze({ __progress: "ctxls" });
+
 export type Context = Record<string, string[]>;
 export type ContextChanged = ContextChangedParams;
 export type SessionUpdated = SessionUpdatedParams;
+
+export type SessionFilesChanged = SessionFilesChangedParams;
+export type DidChangeView = DidChangeViewParams;
 
 /** Streaming callbacks of one chat turn. */
 export interface TurnEvents {
   onDelta?(text: string): void;
   onActivity?(message: string): void;
+  /** The progress end's message: "done", "cancelled" or "error: …". */
+  onEnd?(message: string): void;
 }
 
-interface Turn {
-  events: TurnEvents;
+/** The JSON-RPC error code of a cancelled request. */
+export const RequestCancelled = -32800;
+
+/** How a turn ended, from its result or its error. */
+export interface TurnOutcome {
+  /** "stop", "length", "error" or "cancelled". */
+  finishReason: string;
   text: string;
-  ended?: string;
+  sessionId?: string;
+  messageId?: number;
+  /** The error's message when finishReason is "error". */
+  error?: string;
 }
 
 let tokenSeq = 0;
 
 /** A typed client of one ctxls daemon. */
 export class CtxlsClient {
-  private turns = new Map<string, Turn>();
   private contextListeners: ((p: ContextChanged) => void)[] = [];
   private titleListeners: ((p: SessionUpdated) => void)[] = [];
+  private filesListeners: ((p: SessionFilesChanged) => void)[] = [];
+
+  /** The running turn's token, for cancel(). */
+  current?: string;
 
   constructor(private conn: Connection) {
-    conn.onNotification("$/progress", (p: { token: string | number; value: any }) => this.progress(p));
     conn.onNotification(Notifications.contextChanged, (p: ContextChanged) => this.contextListeners.forEach((f) => f(p)));
     conn.onNotification(Notifications.sessionUpdated, (p: SessionUpdated) => this.titleListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.sessionFilesChanged, (p: SessionFilesChanged) => this.filesListeners.forEach((f) => f(p)));
   }
 
   onContextChanged(f: (p: ContextChanged) => void): void {
@@ -63,20 +96,8 @@ export class CtxlsClient {
     this.titleListeners.push(f);
   }
 
-  /** Handles $/progress; returns true when the token was a chat turn's. */
-  progress(p: { token: string | number; value: any }): boolean {
-    const turn = this.turns.get(String(p.token));
-    if (!turn) return false;
-    const v = p.value ?? {};
-    if (typeof v.delta === "string") {
-      turn.text += v.delta;
-      turn.events.onDelta?.(v.delta);
-    } else if (v.kind === "report" && v.message) {
-      turn.events.onActivity?.(v.message);
-    } else if (v.kind === "end") {
-      turn.ended = v.message;
-    }
-    return true;
+  onSessionFilesChanged(f: (p: SessionFilesChanged) => void): void {
+    this.filesListeners.push(f);
   }
 
   /** Runs a command with its single object argument, typed by the table. */
@@ -84,19 +105,50 @@ export class CtxlsClient {
     return this.conn.sendRequest("workspace/executeCommand", { command: id, arguments: [arg] });
   }
 
-  /** The running turn's token, for cancel(). */
-  current?: string;
-
-  /** Runs a chat turn, streaming deltas to events. */
+  /** Runs a chat turn, streaming deltas to events. Rejects only on protocol errors (cancel included). */
   async chat(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[] } = {}): Promise<ChatResult> {
     const token = `ctxls-vscode-${process.pid}-${++tokenSeq}`;
-    this.turns.set(token, { events, text: "" });
+    const sub = this.conn.onProgress(progressType, token, (v: any) => {
+      v = v ?? {};
+      if (typeof v.delta === "string") events.onDelta?.(v.delta);
+      else if (v.kind === "report" && v.message) events.onActivity?.(v.message);
+      else if (v.kind === "end") events.onEnd?.(v.message ?? "");
+    });
     this.current = token;
     try {
       return await this.conn.sendRequest(Requests.chat, { message, workDoneToken: token, ...opts });
     } finally {
-      this.turns.delete(token);
+      sub.dispose();
       if (this.current === token) this.current = undefined;
+    }
+  }
+
+  /**
+   * Runs a chat turn and folds every ending into a TurnOutcome: a cancelled
+   * turn (error -32800) is a normal outcome that keeps the streamed text.
+   */
+  async turn(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[] } = {}): Promise<TurnOutcome> {
+    let streamed = "";
+    let endMessage = "";
+    const wrapped: TurnEvents = {
+      onDelta: (d) => {
+        streamed += d;
+        events.onDelta?.(d);
+      },
+      onActivity: events.onActivity,
+      onEnd: (m) => {
+        endMessage = m;
+        events.onEnd?.(m);
+      },
+    };
+    try {
+      const r = await this.chat(message, wrapped, opts);
+      const out: TurnOutcome = { finishReason: r.finishReason, text: r.text, sessionId: r.sessionId, messageId: r.messageId };
+      if (r.finishReason === "error") out.error = endMessage.replace(/^error:\s*/, "") || "the provider failed";
+      return out;
+    } catch (e: any) {
+      if (e?.code === RequestCancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed };
+      return { finishReason: "error", text: streamed, error: e?.message ?? String(e) };
     }
   }
 
@@ -107,17 +159,34 @@ export class CtxlsClient {
     return true;
   }
 
+  /** Tells the daemon what the editor shows (debounce before calling). */
+  didChangeView(p: DidChangeView): void {
+    this.conn.sendNotification(ClientNotifications.didChangeView, p);
+  }
+
   newSession(title?: string) {
     return this.command(Commands.sessionNew, title ? { title } : {});
   }
   resume(sessionId: string) {
     return this.command(Commands.sessionResume, { sessionId });
   }
+  show(sessionId?: string) {
+    return this.command(Commands.sessionShow, sessionId ? { sessionId } : {});
+  }
   list(query?: string) {
     return this.command(Commands.sessionList, query ? { query } : {});
   }
+  search(query: string, limit = 50) {
+    return this.command(Commands.sessionSearch, { query, limit });
+  }
   rename(title: string, sessionId?: string) {
     return this.command(Commands.sessionRename, sessionId ? { sessionId, title } : { title });
+  }
+  regenerateTitle() {
+    return this.command(Commands.sessionRegenerateTitle, {});
+  }
+  clearTitle() {
+    return this.command(Commands.sessionClearTitle, {});
   }
   remove(sessionId: string) {
     return this.command(Commands.sessionDelete, { sessionId });
@@ -125,37 +194,80 @@ export class CtxlsClient {
   exportSession(format: "markdown" | "json" = "markdown") {
     return this.command(Commands.sessionExport, { format });
   }
+  preview(message: string, files?: string[]) {
+    return this.command(Commands.chatPreview, files?.length ? { message, files } : { message });
+  }
   context() {
     return this.command(Commands.contextGet, {});
+  }
+  candidates() {
+    return this.command(Commands.contextCandidates, {});
   }
   addFiles(paths: string[]) {
     return this.command(Commands.contextSet, { setName: "files", items: paths, mode: "merge" });
   }
-  async dropFile(path: string) {
+  /** Removes one item from a context set (the set is replaced without it); "*" removes the whole set. */
+  async dropItem(setName: string, item: string) {
     const { context } = await this.context();
-    const keep = (context.files ?? []).filter((f) => f !== path);
-    return this.command(Commands.contextSet, { setName: "files", items: keep, mode: "replace" });
+    const keep = item === "*" ? [] : (context[setName] ?? []).filter((f) => f !== item);
+    return this.command(Commands.contextSet, { setName, items: keep, mode: "replace" });
+  }
+  dropFile(path: string) {
+    return this.dropItem("files", path);
   }
   addToSession(path: string) {
     return this.command(Commands.filesAdd, { path });
   }
 }
 
-/** Renders a context card as Markdown with clickable file links. */
-export function contextCard(p: { reason?: string; context: Context; missing?: string[] }): string {
-  const lines = [p.reason === "resume" ? "**Resumed session context**" : "**Session context**", ""];
-  const names = Object.keys(p.context).sort();
-  for (const name of names) {
-    if (name === "files") {
-      lines.push("Files:");
-      for (const f of p.context.files) {
-        const missing = p.missing?.includes(f) ? " _(not found)_" : "";
-        lines.push(`- [${f.split("/").pop()}](${encodeURI("file://" + f)})${missing}`);
-      }
-    } else {
-      lines.push(`${name}: ${p.context[name].join(", ")}`);
+/** The file name of a path (either separator). */
+export function baseName(p: string): string {
+  return p.split(/[\\/]/).pop() || p;
+}
+
+/** A turn as the chat view shows it. */
+export interface ShownTurn {
+  question: string;
+  questionId?: number;
+  /** The ids of the question and of every message that answered it. */
+  ids?: number[];
+  answer: string;
+  /** "done", "streaming", "cancelled", "error", "length" or "interrupted". */
+  status: string;
+  error?: string;
+  model?: string;
+}
+
+/**
+ * Folds a session's stored messages (ctxls.session.show) into question and
+ * answer pairs: tool calls and their results stay out of the view, an answer
+ * that was interrupted or failed keeps its mark.
+ */
+export function turnsFromMessages(messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown }[]): ShownTurn[] {
+  const turns: ShownTurn[] = [];
+  for (const m of messages) {
+    if (m.role === "user") {
+      turns.push({ question: m.content, questionId: m.id, ids: [m.id], answer: "", status: "done" });
+      continue;
     }
+    if (turns.length === 0) continue;
+    if (m.role !== "assistant") {
+      turns[turns.length - 1].ids!.push(m.id);
+      continue;
+    }
+    const t = turns[turns.length - 1];
+    t.ids!.push(m.id);
+    if (m.content) t.answer += (t.answer ? "\n\n" : "") + m.content;
+    if (m.model) t.model = m.model;
+    if (m.status === "interrupted") t.status = "interrupted";
+    else if (m.status === "error") {
+      t.status = "error";
+      const i = t.answer.lastIndexOf("Error: ");
+      if (i >= 0) {
+        t.error = t.answer.slice(i + "Error: ".length).trim();
+        t.answer = t.answer.slice(0, i).trimEnd();
+      }
+    } else if (m.status === "streaming") t.status = "streaming";
   }
-  if (names.length === 0) lines.push("_No context yet._");
-  return lines.join("\n");
+  return turns;
 }

@@ -1,0 +1,297 @@
+// The e2e harness: starts code-server with the packaged extension installed,
+// opens it in Debian's Chromium through playwright-core, and gives the suite
+// the moves a person makes (the command palette, input boxes, notifications,
+// the chat view's frame). Run by e2e_test.go, which sets the CTXLS_E2E_*
+// variables.
+import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Browser, chromium, Frame, Locator, Page } from "playwright-core";
+
+export function env(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (run the suite through go test ./editors/vscode)`);
+  return v;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls f until it returns a truthy value. */
+export async function until<T>(what: string, f: () => Promise<T> | T, ms = 15000, every = 100): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await f();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await sleep(every);
+  }
+}
+
+export function check(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new Error(message);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+export interface Layout {
+  root: string;
+  home: string;
+  userData: string;
+  extensions: string;
+  workspace: string;
+  dataDir: string;
+  outside: string;
+}
+
+export class Editor {
+  page!: Page;
+  private browser?: Browser;
+  private server?: ChildProcess;
+  readonly logs: string[] = [];
+  /** Content-Security-Policy violations reported in the page or its webviews. */
+  readonly cspViolations: string[] = [];
+
+  constructor(readonly layout: Layout, readonly artifacts: string) {}
+
+  /** Installs the .vsix and starts code-server on the workspace, settings written first. */
+  async start(settings: Record<string, unknown>): Promise<void> {
+    const L = this.layout;
+    const node = env("CTXLS_E2E_NODE");
+    const entry = env("CTXLS_E2E_CODE_SERVER");
+    fs.mkdirSync(path.join(L.userData, "User"), { recursive: true });
+    fs.writeFileSync(path.join(L.userData, "User", "settings.json"), JSON.stringify(settings, null, 2));
+    // PATH without any ctxls: the extension finds the daemon only through the setting.
+    const PATH = [path.dirname(node), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
+    const baseEnv = { ...process.env, HOME: L.home, PATH, CTXLS_DATA_DIR: L.dataDir, XDG_DATA_HOME: path.join(L.home, ".local", "share"), OPENAI_API_KEY: "" };
+    const inst = spawnSync(node, [entry, "--install-extension", env("CTXLS_E2E_VSIX"), "--extensions-dir", L.extensions, "--user-data-dir", L.userData], {
+      env: baseEnv,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    if (inst.status !== 0) throw new Error(`code-server --install-extension failed: ${inst.stdout}\n${inst.stderr}`);
+    const port = await freePort();
+    const log = fs.openSync(path.join(this.artifacts, "code-server.log"), "w");
+    this.server = spawn(
+      node,
+      [entry, "--config", "/dev/null", "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--user-data-dir", L.userData, "--extensions-dir", L.extensions,
+        "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", L.workspace],
+      { env: baseEnv, stdio: ["ignore", log, log] },
+    );
+    const base = `http://127.0.0.1:${port}`;
+    await until("code-server's /healthz", async () => (await fetch(`${base}/healthz`)).ok, 60_000, 250);
+    this.browser = await chromium.launch({ executablePath: env("CTXLS_E2E_CHROMIUM"), args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+    const context = await this.browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ["clipboard-read", "clipboard-write"] });
+    this.page = await context.newPage();
+    this.page.on("console", (m) => {
+      if (m.type() === "error") this.logs.push(`console: ${m.text()}`);
+      if (/Content Security Policy/i.test(m.text())) this.cspViolations.push(`${m.location().url}: ${m.text()}`);
+    });
+    await this.page.goto(`${base}/?folder=${encodeURIComponent(L.workspace)}`);
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await this.page.locator(".statusbar").waitFor({ timeout: 60_000 });
+  }
+
+  async stop(): Promise<void> {
+    await this.browser?.close().catch(() => undefined);
+    if (this.server && this.server.exitCode === null) {
+      this.server.kill("SIGTERM");
+      await Promise.race([new Promise((r) => this.server!.once("exit", r)), sleep(5000)]);
+      if (this.server.exitCode === null) this.server.kill("SIGKILL");
+    }
+  }
+
+  async shot(name: string): Promise<string> {
+    const file = path.join(this.artifacts, `${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  // ---- the command palette and quick input ----
+
+  quickInput(): Locator {
+    return this.page.locator(".quick-input-widget");
+  }
+
+  /** Runs a command from the palette by its title, as a person types it. */
+  async palette(title: string): Promise<void> {
+    await this.closeQuickInput();
+    const input = this.quickInput().locator(".quick-input-box input");
+    // Right after a (re)load the workbench may not take keys yet: press again.
+    await until("the command palette", async () => {
+      await this.page.keyboard.press("F1");
+      return input.waitFor({ state: "visible", timeout: 3000 }).then(
+        () => true,
+        () => false,
+      );
+    }, 20_000, 0);
+    await input.fill(`>${title}`);
+    // Click the row of exactly that command (not a longer one that contains it).
+    const rows = this.quickInput().locator(".monaco-list-row");
+    const index = await until(`"${title}" in the palette`, async () => {
+      const labels = await rows.evaluateAll((rs) => rs.map((r) => (r.getAttribute("aria-label") ?? "").split(",")[0].trim()));
+      const i = labels.indexOf(title);
+      return i >= 0 ? i + 1 : 0;
+    }, 10_000);
+    await rows.nth(index - 1).click();
+  }
+
+  /** Answers an input box (showInputBox) once it shows the prompt. */
+  async answer(prompt: string | RegExp, text: string): Promise<void> {
+    const w = this.quickInput();
+    await w.waitFor({ state: "visible", timeout: 10_000 });
+    await until(`the input box "${prompt}"`, async () => {
+      const t = await w.innerText();
+      return typeof prompt === "string" ? t.includes(prompt) : prompt.test(t);
+    }, 10_000);
+    const input = w.locator(".quick-input-box input");
+    await input.fill(text);
+    await input.press("Enter");
+  }
+
+  async closeQuickInput(): Promise<void> {
+    if (await this.quickInput().isVisible()) {
+      await this.page.keyboard.press("Escape");
+      await this.quickInput().waitFor({ state: "hidden", timeout: 5000 }).catch(() => undefined);
+    }
+  }
+
+  /** The rows the quick pick shows now (their aria labels). */
+  async pickRows(): Promise<string[]> {
+    return this.quickInput().locator(".monaco-list-row").evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label") ?? r.textContent ?? ""));
+  }
+
+  // ---- notifications ----
+
+  toasts(): Locator {
+    return this.page.locator(".notifications-toasts .notification-toast");
+  }
+
+  async toast(text: string | RegExp, ms = 15_000): Promise<Locator> {
+    const t = this.toasts().filter({ hasText: text }).first();
+    await t.waitFor({ state: "visible", timeout: ms });
+    return t;
+  }
+
+  async toastTexts(): Promise<string[]> {
+    return this.toasts().locator(".notification-list-item-message").allInnerTexts();
+  }
+
+  async clearToasts(): Promise<void> {
+    const n = await this.toasts().count();
+    if (n === 0) return;
+    await this.palette("Notifications: Clear All Notifications");
+    await until("no notifications", async () => (await this.toasts().count()) === 0, 5000);
+  }
+
+  // ---- the status bar and editors ----
+
+  async statusItem(): Promise<string> {
+    return (await this.page.locator('.statusbar-item[id$="ctxls.status"]').first().innerText()).trim();
+  }
+
+  async statusItemHtml(): Promise<string> {
+    return this.page.locator('.statusbar-item[id$="ctxls.status"]').first().innerHTML();
+  }
+
+  activeTab(): Locator {
+    return this.page.locator(".tabs-container .tab.active").first();
+  }
+
+  async activeTabTitle(): Promise<string> {
+    return (await this.activeTab().getAttribute("aria-label")) ?? "";
+  }
+
+  async tabTitles(): Promise<string[]> {
+    return this.page.locator(".tabs-container .tab").evaluateAll((tabs) => tabs.map((t) => t.getAttribute("aria-label") ?? ""));
+  }
+
+  /** Opens a workspace file through Quick Open, as a person does, and puts the cursor in it. */
+  async openFile(name: string): Promise<void> {
+    await this.closeQuickInput();
+    await this.page.keyboard.press("Control+P");
+    const input = this.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(name);
+    const rows = this.quickInput().locator(".monaco-list-row");
+    const index = await until(`${name} in Quick Open`, async () => {
+      const labels = await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute("aria-label") ?? ""));
+      // Only once the list is filtered to what was typed.
+      if (labels.some((l) => !l.toLowerCase().includes(name.toLowerCase().split(".")[0]))) return 0;
+      const i = labels.findIndex((l) => l.startsWith(name));
+      return i >= 0 ? i + 1 : 0;
+    });
+    await rows.nth(index - 1).click();
+    await until(`${name} active`, async () => (await this.activeTabTitle()).startsWith(name));
+    await this.focusEditor();
+  }
+
+  /** The text the active editor shows (Monaco draws spaces as no-break spaces). */
+  async editorText(): Promise<string> {
+    return (await this.page.locator(".editor-group-container.active .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+  }
+
+  /** Puts the keyboard in the active text editor. */
+  async focusEditor(): Promise<void> {
+    const editor = this.page.locator(".editor-group-container.active .monaco-editor").first();
+    await editor.waitFor();
+    await until("the editor focused", async () => {
+      if (await editor.evaluate((e) => e.contains(document.activeElement))) return true;
+      await editor.locator(".view-lines").click({ position: { x: 5, y: 5 } });
+      return false;
+    }, 10_000, 200);
+  }
+
+  // ---- the chat view ----
+
+  /** The chat view's document (a webview: an iframe inside an iframe). */
+  async chat(ms = 20_000): Promise<Frame> {
+    return until(
+      "the chat view's frame",
+      async () => {
+        for (const f of this.page.frames()) {
+          if (!f.url().includes("vscode-webview") && !f.url().includes("webview")) continue;
+          try {
+            if (await f.$("#composer")) return f;
+          } catch {
+            // a frame that went away
+          }
+        }
+        return undefined;
+      },
+      ms,
+      200,
+    );
+  }
+}
+
+export function makeLayout(): Layout {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "ctxls-e2e-"));
+  const L: Layout = {
+    root,
+    home: path.join(root, "home"),
+    userData: path.join(root, "user-data"),
+    extensions: path.join(root, "extensions"),
+    workspace: path.join(root, "workspace"),
+    dataDir: path.join(root, "ctxls-data"),
+    outside: path.join(root, "outside"),
+  };
+  for (const d of Object.values(L)) fs.mkdirSync(d, { recursive: true });
+  return L;
+}

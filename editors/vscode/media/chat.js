@@ -1,0 +1,268 @@
+// The chat view's one script (loaded with the page's CSP nonce). It draws the
+// state the extension sends and posts the user's actions back; it opens
+// nothing itself: links, files and the clipboard go through the extension.
+// Answer HTML comes from markdown-it in the extension with HTML disabled.
+(function () {
+  const vscode = acquireVsCodeApi();
+  const $ = (id) => document.getElementById(id);
+  const title = $("title");
+  const context = $("context");
+  const banner = $("banner");
+  const log = $("log");
+  const input = $("input");
+  const send = $("send");
+  const stop = $("stop");
+  const form = $("composer");
+  let state = null;
+  let revealed = 0;
+  let scrolledTo = undefined;
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // The log follows new text only while the user is at its bottom.
+  function atBottom() {
+    return log.scrollHeight - log.scrollTop - log.clientHeight < 24;
+  }
+  function follow(wasAtBottom) {
+    if (wasAtBottom) log.scrollTop = log.scrollHeight;
+  }
+
+  function fileLink(label, path, cls) {
+    const a = el("button", "link " + (cls || ""), label);
+    a.type = "button";
+    a.dataset.path = path;
+    a.title = path;
+    return a;
+  }
+  // A file in the session folder: the extension finds the folder when it is
+  // clicked (the folder is renamed with the session's title).
+  function sessionFileLink(f, cls) {
+    const a = el("button", "link " + (cls || ""), f.subdir + "/" + f.name);
+    a.type = "button";
+    a.dataset.subdir = f.subdir;
+    a.dataset.name = f.name;
+    a.title = "Open " + f.subdir + "/" + f.name + " from the session folder";
+    return a;
+  }
+
+  function drawContext(s) {
+    context.textContent = "";
+    if (s.context.length === 0 && s.sessionFiles.length === 0) {
+      context.appendChild(el("div", "empty", "No context yet: add files with ctxls: Add Current File to Context."));
+      return;
+    }
+    for (const set of s.context) {
+      const row = el("div", "set");
+      row.dataset.set = set.name;
+      row.appendChild(el("span", "set-name", set.name + ":"));
+      for (const item of set.items) {
+        const chip = el("span", "chip" + (item.missing ? " missing" : ""));
+        chip.dataset.value = item.value;
+        if (item.path) {
+          const a = fileLink(item.label, item.path, "label");
+          if (item.missing) a.title = item.path + " (not found)";
+          chip.appendChild(a);
+        } else {
+          chip.appendChild(el("span", "label", item.label));
+        }
+        const x = el("button", "remove", "×");
+        x.type = "button";
+        x.title = "Remove " + (item.value === "*" ? item.label : item.value) + " from the context";
+        x.setAttribute("aria-label", x.title);
+        x.dataset.set = set.name;
+        x.dataset.value = item.value;
+        chip.appendChild(x);
+        row.appendChild(chip);
+      }
+      context.appendChild(row);
+    }
+    if (s.sessionFiles.length > 0) {
+      const row = el("div", "set session-files");
+      row.appendChild(el("span", "set-name", "session files:"));
+      for (const f of s.sessionFiles) {
+        const chip = el("span", "chip");
+        chip.appendChild(sessionFileLink(f, "label"));
+        row.appendChild(chip);
+      }
+      context.appendChild(row);
+    }
+  }
+
+  function drawTurnBody(div, t) {
+    let a = div.querySelector(".a");
+    if (a.dataset.html !== t.html) {
+      a.innerHTML = t.html;
+      a.dataset.html = t.html;
+    }
+    div.querySelectorAll(".status, .activity, .written").forEach((n) => n.remove());
+    if (t.status === "streaming" && !t.html) div.appendChild(el("div", "activity thinking", t.activity || "thinking"));
+    else if (t.status === "streaming" && t.activity) div.appendChild(el("div", "activity", t.activity));
+    if (t.files && t.files.length) {
+      const w = el("div", "written");
+      w.appendChild(el("span", "set-name", "Files written: "));
+      t.files.forEach((f, i) => {
+        if (i) w.appendChild(document.createTextNode(", "));
+        w.appendChild(sessionFileLink(f));
+      });
+      div.appendChild(w);
+    }
+    if (t.status === "cancelled") div.appendChild(el("div", "status cancelled", "cancelled"));
+    else if (t.status === "interrupted") div.appendChild(el("div", "status interrupted", "interrupted"));
+    else if (t.status === "length") div.appendChild(el("div", "status length", "cut at the output limit"));
+    else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
+  }
+
+  function drawTurn(t, i) {
+    const div = el("div", "turn");
+    div.dataset.index = String(i);
+    const q = el("div", "q", t.question);
+    if (t.questionId !== undefined) q.dataset.id = String(t.questionId);
+    if (t.ids) div.dataset.ids = t.ids.join(" ");
+    div.appendChild(q);
+    div.appendChild(el("div", "a markdown"));
+    drawTurnBody(div, t);
+    return div;
+  }
+
+  function drawBusy(busy) {
+    input.disabled = busy;
+    send.hidden = busy;
+    stop.hidden = !busy;
+    document.body.classList.toggle("busy", busy);
+  }
+
+  function draw(s) {
+    const wasAtBottom = atBottom();
+    const prevTop = log.scrollTop;
+    state = s;
+    title.textContent = s.title;
+    title.title = s.title;
+    drawContext(s);
+    banner.hidden = !s.banner;
+    banner.textContent = "";
+    if (s.banner) {
+      banner.appendChild(el("div", "banner-text", s.banner.text));
+      if (s.banner.action) {
+        const b = el("button", "secondary", s.banner.action.label);
+        b.type = "button";
+        b.dataset.command = s.banner.action.command;
+        banner.appendChild(b);
+      }
+    }
+    log.textContent = "";
+    if (s.turns.length === 0) log.appendChild(el("div", "welcome", "Ask about your code: the open files, unsaved edits included, and the session's context go with the question."));
+    s.turns.forEach((t, i) => log.appendChild(drawTurn(t, i)));
+    drawBusy(s.busy);
+    if (s.highlight !== undefined) {
+      const hit = log.querySelector('.turn[data-ids~="' + s.highlight + '"]');
+      if (hit) {
+        hit.classList.add("hit");
+        // Scrolled to once; later redraws keep the mark and the user's place.
+        if (scrolledTo !== s.highlight) hit.scrollIntoView({ block: "center" });
+        else log.scrollTop = prevTop;
+        scrolledTo = s.highlight;
+      }
+    } else if (wasAtBottom) {
+      log.scrollTop = log.scrollHeight;
+    } else {
+      log.scrollTop = prevTop;
+    }
+    if (s.revealContext && s.revealContext !== revealed) {
+      revealed = s.revealContext;
+      context.classList.add("flash");
+      context.scrollIntoView({ block: "nearest" });
+      setTimeout(() => context.classList.remove("flash"), 1200);
+    }
+  }
+
+  window.addEventListener("message", (ev) => {
+    const m = ev.data;
+    if (m.type === "state") draw(m.state);
+    else if (m.type === "turn" && state) {
+      const wasAtBottom = atBottom();
+      state.turns[m.index] = m.turn;
+      let div = log.querySelector('.turn[data-index="' + m.index + '"]');
+      if (!div) {
+        // A new question: the view goes to it, wherever the user was.
+        log.querySelector(".welcome")?.remove();
+        div = drawTurn(m.turn, m.index);
+        log.appendChild(div);
+        follow(true);
+      } else {
+        drawTurnBody(div, m.turn);
+        follow(wasAtBottom);
+      }
+    } else if (m.type === "busy") {
+      if (state) state.busy = m.busy;
+      drawBusy(m.busy);
+      if (!m.busy) input.focus();
+    } else if (m.type === "focusInput") {
+      input.focus();
+    }
+  });
+
+  function submit() {
+    const text = input.value;
+    if (!text.trim() || input.disabled) return;
+    input.value = "";
+    vscode.setState({ draft: "" });
+    vscode.postMessage({ type: "send", text });
+  }
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    submit();
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  });
+  input.addEventListener("input", () => vscode.setState({ draft: input.value }));
+  stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+
+  document.addEventListener("click", (e) => {
+    const t = e.target instanceof Element ? e.target : null;
+    if (!t) return;
+    const a = t.closest("a");
+    if (a) {
+      e.preventDefault();
+      vscode.postMessage({ type: "openLink", href: a.dataset.href || a.getAttribute("href") || "" });
+      return;
+    }
+    const remove = t.closest("button.remove");
+    if (remove) {
+      vscode.postMessage({ type: "removeContext", set: remove.dataset.set, value: remove.dataset.value });
+      return;
+    }
+    const sf = t.closest("[data-subdir]");
+    if (sf) {
+      vscode.postMessage({ type: "openSessionFile", subdir: sf.dataset.subdir, name: sf.dataset.name });
+      return;
+    }
+    const file = t.closest("[data-path]");
+    if (file) {
+      vscode.postMessage({ type: "openFile", path: file.dataset.path });
+      return;
+    }
+    const copy = t.closest("button.copy");
+    if (copy) {
+      const code = copy.closest(".code-block")?.querySelector("code");
+      vscode.postMessage({ type: "copy", text: code ? code.textContent : "" });
+      copy.textContent = "Copied";
+      setTimeout(() => (copy.textContent = "Copy"), 1500);
+      return;
+    }
+    const cmd = t.closest("button[data-command]");
+    if (cmd) vscode.postMessage({ type: "action", command: cmd.dataset.command });
+  });
+
+  const saved = vscode.getState();
+  if (saved && saved.draft) input.value = saved.draft;
+  vscode.postMessage({ type: "ready" });
+})();
