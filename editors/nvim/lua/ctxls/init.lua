@@ -486,6 +486,19 @@ function M.drop(file)
   end)
 end
 
+-- scratch shows lines in a new read-only markdown window, named name if given.
+local function scratch(lines, name)
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  if name then
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
+  vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+end
+
 function M.show_context()
   M.command(P.commands.context_get, {}, function(r)
     local lines = { "# ctxls session context", "" }
@@ -500,12 +513,7 @@ function M.show_context()
     if #names == 0 then
       table.insert(lines, "(no context yet: :CtxlsAdd adds the current file)")
     end
-    vim.cmd("botright new")
-    local buf = vim.api.nvim_get_current_buf()
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-    vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
-    vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
-    vim.api.nvim_buf_set_option(buf, "modifiable", false)
+    scratch(lines)
   end)
 end
 
@@ -659,13 +667,7 @@ function M.preview(message)
       table.insert(names, tool.name)
     end
     vim.list_extend(lines, { "", "## tools", "", table.concat(names, ", ") })
-    vim.cmd("botright new")
-    local buf = vim.api.nvim_get_current_buf()
-    vim.api.nvim_buf_set_name(buf, "ctxls://preview/" .. state.seq)
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-    vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
-    vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
-    vim.api.nvim_buf_set_option(buf, "modifiable", false)
+    scratch(lines, "ctxls://preview/" .. state.seq)
   end)
 end
 
