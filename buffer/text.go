@@ -513,6 +513,9 @@ func (d *Doc) editChunk(bi, ci, s, e int, text string) bool {
 	if n == 0 || n > maxChunk || !d.isLast(bi, ci) && endsWithCR(old[:s], text, old[e:]) {
 		return false
 	}
+	if s == 0 && (bi > 0 || ci > 0) && startsWithContinuation(text, old[e:]) {
+		return false // the chunk would start inside a UTF-8 sequence
+	}
 	// Only breaks at s-1 (whose next byte changes) and in the replaced span
 	// can change.
 	w := max(s-1, 0)
@@ -563,6 +566,20 @@ func (d *Doc) rebuild(a, b cursor, text string) {
 	content = append(content, head...)
 	content = append(content, text...)
 	content = append(content, tail...)
+	for len(content) > 0 && isContinuation(content[0]) && (first > 0 || fb > 0) {
+		// Keep a chunk but the first from starting inside a UTF-8 sequence
+		// (stray bytes of a file that is not valid UTF-8, which an edit
+		// could otherwise join across chunks): take in the previous one.
+		if first == 0 {
+			fb--
+			prev := d.blocks[fb].chunks
+			flat = append(slices.Clip(prev), flat...)
+			first += len(prev)
+			last += len(prev)
+		}
+		first--
+		content = append(slices.Clip(flat[first].text), content...)
+	}
 	for len(content) > 0 && content[len(content)-1] == '\r' {
 		// Keep "\r" off the end of a chunk but the last: take in the next.
 		if last+1 == len(flat) {
@@ -611,6 +628,16 @@ func (d *Doc) rebuild(a, b cursor, text string) {
 	d.blocks = slices.Replace(d.blocks, fb, lb+1, regrouped...)
 	d.index = nil
 	d.reindex()
+}
+
+func startsWithContinuation(text string, tail []byte) bool {
+	switch {
+	case len(text) > 0:
+		return isContinuation(text[0])
+	case len(tail) > 0:
+		return isContinuation(tail[0])
+	}
+	return false
 }
 
 func endsWithCR(head []byte, text string, tail []byte) bool {

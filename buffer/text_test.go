@@ -194,3 +194,41 @@ func TestCRLFAcrossChunks(t *testing.T) {
 		checkInvariants(t, d)
 	}
 }
+
+// TestStrayContinuationBytes edits a document that is not valid UTF-8 so
+// that stray continuation bytes come to the start of a chunk, right after a
+// chunk ending in a lead byte: the two must not be read as one character.
+func TestStrayContinuationBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Range
+		ins  string
+	}{
+		{"delete the first character of a chunk", Range{Position{0, 1}, Position{0, 2}}, ""},
+		{"replace it with nothing across chunks", Range{Position{0, 0}, Position{0, 2}}, ""},
+		{"replace it with stray bytes", Range{Position{0, 1}, Position{0, 2}}, "\xb8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := "\xe4x\xb8\xadyz"
+			d := newDocCut(text, 1, 1) // chunks "\xe4", "x\xb8\xad", "y", "z"
+			checkInvariants(t, d)
+			want := refApply(text, &tc.r, tc.ins, UTF16)
+			if err := d.Apply(&tc.r, tc.ins, UTF16); err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, d)
+			if got := d.String(); got != want {
+				t.Fatalf("got %q want %q", got, want)
+			}
+			// An edit past the joined bytes lands where the reference says.
+			r := &Range{Position{0, 3}, Position{0, 3}}
+			want = refApply(want, r, "!", UTF16)
+			if err := d.Apply(r, "!", UTF16); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.String(); got != want {
+				t.Fatalf("after a second edit: got %q want %q", got, want)
+			}
+		})
+	}
+}
