@@ -12,7 +12,6 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -151,18 +150,7 @@ func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, erro
 	switch name {
 	case "set_relevant_context":
 		t.ev.Activity(fmt.Sprintf("updating the %s context", a.SetName))
-		items := a.Items
-		if a.SetName == prompts.SetFiles {
-			items = make([]string, 0, len(a.Items))
-			for _, it := range a.Items {
-				p, err := session.NormalizeFileItem(it, t.turn.Roots)
-				if err != nil {
-					return "", err
-				}
-				items = append(items, p)
-			}
-		}
-		ch, err := store.SetContextBy(ctx, t.turn.SessionID, a.SetName, items, session.Mode(a.Mode), session.AddedByModel)
+		ch, err := store.UpdateContext(ctx, t.turn.SessionID, a.SetName, a.Items, session.Mode(a.Mode), session.AddedByModel, t.turn.Roots)
 		if err != nil {
 			return "", err
 		}

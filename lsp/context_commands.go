@@ -22,18 +22,15 @@ func (s *Server) contextSet(ctx context.Context, a *command.ContextSetArgs) (any
 	default:
 		return nil, invalidParams("%s: mode must be \"replace\" or \"merge\", got %q", command.ContextSet, truncate(a.Mode, 40))
 	}
-	items := a.Items
+	s.mu.Lock()
+	roots := s.roots
+	s.mu.Unlock()
 	if a.SetName == prompts.SetFiles {
-		s.mu.Lock()
-		roots := s.roots
-		s.mu.Unlock()
-		items = make([]string, len(a.Items))
-		for i, it := range a.Items {
-			p, err := session.NormalizeFileItem(it, roots)
-			if err != nil {
+		// Checked before a session is made for the change.
+		for _, it := range a.Items {
+			if _, err := session.NormalizeFileItem(it, roots); err != nil {
 				return nil, err
 			}
-			items[i] = p
 		}
 	}
 	store, id, err := s.sessionFor(ctx, a.SessionID, true)
@@ -41,7 +38,7 @@ func (s *Server) contextSet(ctx context.Context, a *command.ContextSetArgs) (any
 		return nil, err
 	}
 	s.recordEnv(ctx, store, id)
-	ch, err := store.SetContext(ctx, id, a.SetName, items, mode)
+	ch, err := store.UpdateContext(ctx, id, a.SetName, a.Items, mode, session.AddedByUser, roots)
 	if err != nil {
 		return nil, err
 	}

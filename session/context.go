@@ -22,6 +22,7 @@ type Mode string
 const (
 	ModeReplace Mode = "replace" // the default
 	ModeMerge   Mode = "merge"   // union without duplicates, order kept
+	ModeRemove  Mode = "remove"  // the set less these items
 )
 
 // Limits on relevant context.
@@ -33,7 +34,10 @@ const (
 
 // KnownSets are the set names with a meaning; others are accepted with a
 // warning.
-var KnownSets = []string{"files", "applet", "endpoints", "ports"}
+var KnownSets = []string{SetFiles, "applet", "endpoints", "ports"}
+
+// SetFiles is the set of relevant files, whose items are absolute paths.
+const SetFiles = "files"
 
 // ContextChange is the result of SetContext.
 type ContextChange struct {
@@ -142,6 +146,26 @@ func (s *Store) AddedBy(ctx context.Context, sessionID, setName string) (map[str
 	return out, rows.Err()
 }
 
+// UpdateContext is the one operation that changes a set for every caller:
+// the editor's command, the model's tool, ACP's /add and /drop, the CLI.
+// Items of the files set are normalised first (file:// URIs converted,
+// relative paths joined to the first of roots, folders refused); by is
+// AddedByUser or AddedByModel.
+func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
+	if setName == SetFiles {
+		norm := make([]string, 0, len(items))
+		for _, it := range items {
+			p, err := NormalizeFileItem(it, roots)
+			if err != nil {
+				return nil, err
+			}
+			norm = append(norm, p)
+		}
+		items = norm
+	}
+	return s.SetContextBy(ctx, sessionID, setName, items, mode, by)
+}
+
 // SetContextBy is SetContext recording who made the change (AddedByUser or
 // AddedByModel) for the items it adds.
 func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
@@ -151,8 +175,8 @@ func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, ite
 	if mode == "" {
 		mode = ModeReplace
 	}
-	if mode != ModeReplace && mode != ModeMerge {
-		return nil, invalid("mode must be \"replace\" or \"merge\", got %q", truncate(string(mode), 40))
+	if mode != ModeReplace && mode != ModeMerge && mode != ModeRemove {
+		return nil, invalid("mode must be \"replace\", \"merge\" or \"remove\", got %q", truncate(string(mode), 40))
 	}
 	clean, err := cleanItems(items)
 	if err != nil {
@@ -173,13 +197,16 @@ func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, ite
 		}
 		old := cur[setName]
 		next := clean
-		if mode == ModeMerge {
+		switch mode {
+		case ModeMerge:
 			next = slices.Clone(old)
 			for _, it := range clean {
 				if !slices.Contains(next, it) {
 					next = append(next, it)
 				}
 			}
+		case ModeRemove:
+			next = slices.DeleteFunc(slices.Clone(old), func(it string) bool { return slices.Contains(clean, it) })
 		}
 		if len(next) > MaxItemsPerSet {
 			return invalid("set %q would have %d items; the limit is %d per set", setName, len(next), MaxItemsPerSet)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -170,4 +171,25 @@ func (s *Store) FirstExchange(ctx context.Context, id string) (first, answer str
 		coalesce((SELECT content FROM messages WHERE session_id = ?1 AND role = 'assistant' AND status = 'complete'
 			AND content != '' AND tool_calls IS NULL ORDER BY id LIMIT 1), '')`, id).Scan(&first, &answer)
 	return first, answer, err
+}
+
+// SetWorkspace records the folder the session is used in (an absolute
+// path; "" is ignored). It writes only when the folder changed and does not
+// touch updated_at: using a session somewhere is not activity in it.
+func (s *Store) SetWorkspace(ctx context.Context, id, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if !filepath.IsAbs(dir) || !utf8.ValidString(dir) || hasControl(dir) {
+		return invalid("workspace %q must be an absolute path", truncate(dir, 200))
+	}
+	res, err := s.exec(ctx, "UPDATE sessions SET meta = json_set("+metaJSON+", '$.workspace', ?) "+
+		"WHERE id = ? AND coalesce(json_extract("+metaJSON+", '$.workspace'), '') != ?", filepath.Clean(dir), id, filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		_, err = s.folderOf(ctx, id) // unchanged, or no such session
+	}
+	return err
 }

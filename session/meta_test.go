@@ -123,3 +123,59 @@ func TestFirstExchangeAndMessageModel(t *testing.T) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
+
+func TestWorkspaceFilter(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	a, _ := s.Create(ctx, "In alpha")
+	b, _ := s.Create(ctx, "In beta")
+	c, _ := s.Create(ctx, "Nowhere")
+	if err := s.SetWorkspace(ctx, a.ID, "/work/alpha/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetWorkspace(ctx, b.ID, "/work/beta"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Get(ctx, a.ID)
+	if err := s.SetWorkspace(ctx, a.ID, "/work/alpha"); err != nil { // unchanged once cleaned
+		t.Fatal(err)
+	}
+	if after, _ := s.Get(ctx, a.ID); !after.UpdatedAt.Equal(before.UpdatedAt) || after.Meta.Workspace != "/work/alpha" {
+		t.Errorf("workspace %q, updated %v then %v", after.Meta.Workspace, before.UpdatedAt, after.UpdatedAt)
+	}
+	list, _, err := s.List(ctx, ListOptions{Workspace: "/work/alpha"})
+	if err != nil || len(list) != 1 || list[0].ID != a.ID {
+		t.Errorf("alpha: %v %v", list, err)
+	}
+	all, _, _ := s.List(ctx, ListOptions{})
+	if len(all) != 3 {
+		t.Errorf("unfiltered list has %d sessions", len(all))
+	}
+	for _, bad := range []string{"relative/dir", "/a\x00b"} {
+		if err := s.SetWorkspace(ctx, c.ID, bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("SetWorkspace(%q): %v", bad, err)
+		}
+	}
+	if err := s.SetWorkspace(ctx, "nosuchsession", "/x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+	if err := s.SetWorkspace(ctx, c.ID, ""); err != nil {
+		t.Errorf("empty: %v", err)
+	}
+}
+
+func TestRemoveMode(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	a, _ := s.Create(ctx, "Ctx")
+	if _, err := s.UpdateContext(ctx, a.ID, SetFiles, []string{"x.go", "file:///w/y.go", "/w/z.go"}, ModeReplace, AddedByUser, []string{"/w"}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.UpdateContext(ctx, a.ID, SetFiles, []string{"y.go", "/w/none.go"}, ModeRemove, AddedByUser, []string{"/w"})
+	if err != nil || strings.Join(ch.Items, ",") != "/w/x.go,/w/z.go" || strings.Join(ch.Removed, ",") != "/w/y.go" {
+		t.Errorf("remove: %+v %v", ch, err)
+	}
+	if _, err := s.UpdateContext(ctx, a.ID, SetFiles, []string{"rel.go"}, ModeMerge, AddedByUser, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("relative with no roots: %v", err)
+	}
+}

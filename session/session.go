@@ -41,6 +41,9 @@ type Meta struct {
 	TitleRequested bool `json:"titleRequested,omitempty"`
 	// Model is the session's model ("": the provider's default).
 	Model string `json:"model,omitempty"`
+	// Workspace is the folder the session was last used in: the editor's
+	// first workspace folder, ACP's cwd, the CLI's working directory.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // Session is one chat session.
@@ -61,6 +64,8 @@ type ListOptions struct {
 	Query  string // case-insensitive substring of the title
 	Limit  int    // default 50, at most 500
 	Cursor string // nextCursor of the previous page
+	// Workspace keeps only the sessions last used in this folder.
+	Workspace string
 }
 
 const maxTitle = 200
@@ -253,6 +258,10 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Session, string, e
 		escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q)
 		where = append(where, `s.title LIKE ? ESCAPE '\'`)
 		args = append(args, "%"+escaped+"%")
+	}
+	if opt.Workspace != "" {
+		where = append(where, "json_extract("+metaJSON+", '$.workspace') = ?")
+		args = append(args, opt.Workspace)
 	}
 	args = append(args, limit+1)
 	query := "SELECT " + sessionColumns + " FROM sessions s WHERE " + strings.Join(where, " AND ") +
