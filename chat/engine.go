@@ -51,7 +51,14 @@ type Events interface {
 	// FilesChanged: a file in the session folder was written or removed
 	// (size 0); by is "model" (write_file) or "user".
 	FilesChanged(sessionID, subdir, name string, size int64, by string)
+	// ToolStarted and ToolFinished bracket each tool call of the model's;
+	// failed: the tool returned an error (the model got it as text).
+	ToolStarted(c ToolCall)
+	ToolFinished(c ToolCall, output string, failed bool)
 }
+
+// ToolCall is one call of the model's to a tool.
+type ToolCall struct{ ID, Name, Arguments string }
 
 // Engine runs turns. It is safe for concurrent use: turns of different
 // sessions run at once; a second turn in the same session is refused.
@@ -91,6 +98,17 @@ type Turn struct {
 	// first line); "" uses the one stored with the session. A preview
 	// passes what its turn would record.
 	Env string
+	// Buffers, when set, gives the editor's text for this turn instead of
+	// Engine.Buffers (the ACP door: embedded resources, fs/read_text_file).
+	Buffers Buffers
+}
+
+// buffers is where the turn reads the editor's text.
+func (e *Engine) buffers(t Turn) Buffers {
+	if t.Buffers != nil {
+		return t.Buffers
+	}
+	return e.Buffers
 }
 
 // Result is the end of a turn.
@@ -100,6 +118,8 @@ type Result struct {
 	Text         string
 	FinishReason string // stop, length, cancelled, error
 	Usage        session.Usage
+	// ToolLimit: the turn stopped at MaxToolRounds (FinishReason "stop").
+	ToolLimit bool
 }
 
 // Finish reasons.
@@ -264,7 +284,10 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		}
 		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 		for _, c := range calls {
-			out := tools.run(ctx, c.Function.Name, c.Function.Arguments)
+			tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+			ev.ToolStarted(tc)
+			out, failed := tools.run(ctx, c.Function.Name, c.Function.Arguments)
+			ev.ToolFinished(tc, out, failed)
 			tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
 			if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
 				if errors.Is(err, session.ErrNotFound) {
@@ -282,7 +305,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			if err := e.Store.AppendMessage(saveCtx, nm); err == nil {
 				res.MessageID = nm.ID
 			}
-			res.FinishReason = FinishStop
+			res.FinishReason, res.ToolLimit = FinishStop, true
 			break
 		}
 	}
@@ -393,7 +416,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 		in.Env = t.Env
 	}
 	in.Context = sets
-	in.Missing = MissingFiles(sets[prompts.SetFiles], e.Buffers)
+	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
 	seen := map[string]bool{}
 	last := map[string]string{}
@@ -419,7 +442,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 			continue
 		}
 		f := prompts.File{Path: p}
-		if text, ok := e.Buffers.TextByPath(p); ok {
+		if text, ok := e.buffers(t).TextByPath(p); ok {
 			f.Content, f.Unsaved = text, true
 		} else {
 			data, err := readLimited(p, 4<<20)

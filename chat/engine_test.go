@@ -26,6 +26,8 @@ func (r *recorder) Activity(string)                       {}
 func (r *recorder) ContextChanged(*session.ContextChange) {}
 
 func (r *recorder) FilesChanged(string, string, string, int64, string) {}
+func (r *recorder) ToolStarted(ToolCall)                               {}
+func (r *recorder) ToolFinished(ToolCall, string, bool)                {}
 
 func (r *recorder) TitleChanged(s *session.Session) {
 	r.mu.Lock()

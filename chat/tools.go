@@ -124,12 +124,13 @@ func (t *toolEnv) refusal(path string) string {
 }
 
 // run executes one tool call and returns the text given back to the model.
-func (t *toolEnv) run(ctx context.Context, name, args string) string {
+// failed says the tool refused or failed (the text says why).
+func (t *toolEnv) run(ctx context.Context, name, args string) (out string, failed bool) {
 	out, err := t.dispatch(ctx, name, args)
 	if err != nil {
-		return "error: " + err.Error()
+		return "error: " + err.Error(), true
 	}
-	return out
+	return out, false
 }
 
 func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, error) {
@@ -205,7 +206,7 @@ func (t *toolEnv) readFile(p string) (string, error) {
 		return "", fmt.Errorf("%s %s", p, why)
 	}
 	t.ev.Activity("reading " + filepath.Base(path))
-	content, ok := t.e.Buffers.TextByPath(path)
+	content, ok := t.e.buffers(t.turn).TextByPath(path)
 	if !ok {
 		data, err := readLimited(path, maxReadBytes+1)
 		if err != nil {

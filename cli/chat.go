@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
 )
 
 // providerFlags are the provider settings the command line can override.
@@ -29,17 +30,25 @@ type noBuffers struct{}
 
 func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 
-// streamEvents prints a turn to the terminal.
-type streamEvents struct{ out, errOut io.Writer }
-
-func (e streamEvents) Delta(text string)             { fmt.Fprint(e.out, text) }
-func (e streamEvents) Activity(message string)       { fmt.Fprintf(e.errOut, "[%s]\n", message) }
-func (e streamEvents) TitleChanged(*session.Session) {}
-func (e streamEvents) FilesChanged(_, subdir, name string, size int64, _ string) {
-	fmt.Fprintf(e.errOut, "[wrote %s/%s, %s]\n", subdir, name, session.Bytes(size))
-}
-func (e streamEvents) ContextChanged(ch *session.ContextChange) {
-	fmt.Fprintf(e.errOut, "[context %s: %s]\n", ch.SetName, strings.Join(ch.Items, ", "))
+// printTurn prints a turn's events to the terminal: the answer to out,
+// what happens around it to errOut. It returns the final event.
+func printTurn(t *turn.Turn, out, errOut io.Writer) turn.Event {
+	var final turn.Event
+	for ev := range t.Events() {
+		switch ev := ev.(type) {
+		case turn.TextDelta:
+			fmt.Fprint(out, ev.Text)
+		case turn.Activity:
+			fmt.Fprintf(errOut, "[%s]\n", ev.Message)
+		case turn.FilesChanged:
+			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", ev.Subdir, ev.Name, session.Bytes(ev.Size))
+		case turn.ContextChanged:
+			fmt.Fprintf(errOut, "[context %s: %s]\n", ev.Change.SetName, strings.Join(ev.Change.Items, ", "))
+		case turn.Done, turn.Cancelled, turn.Failed:
+			final = ev
+		}
+	}
+	return final
 }
 
 // titleWait bounds how long "ctxls chat" waits for the title request its
@@ -75,35 +84,23 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			if err != nil {
 				return err
 			}
-			if id != "" && prov.Model == "" { // the session's model, if it has one
-				if s, err := st.Get(ctx, id); err == nil {
-					prov.Model = s.Meta.Model
-				}
-			}
-			resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
-			if err != nil {
-				return err
-			}
-			if id == "" {
-				s, err := st.Create(ctx, "")
-				if err != nil {
-					return err
-				}
-				id = s.ID
-			}
-			if cmd.Flags().Changed("model") {
-				if _, err := st.SetModel(ctx, id, prov.Model); err != nil {
-					return err
-				}
-			}
-			abs, err := absPaths(files)
-			if err != nil {
-				return err
-			}
 			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
+			svc := &turn.Service{Engine: engine, Log: discardLogger()}
 			wd, _ := os.Getwd()
-			res, err := engine.Run(ctx, chat.Turn{SessionID: id, Message: msg, Files: abs, Roots: []string{wd}, Provider: resolved},
-				streamEvents{cmd.OutOrStdout(), cmd.ErrOrStderr()})
+			req := turn.Request{SessionID: id, Message: msg, Files: files, Provider: prov, Roots: []string{wd}}
+			if cmd.Flags().Changed("model") {
+				req.Model = prov.Model // also the session's model from now on
+			}
+			t, err := svc.Start(ctx, req)
+			var pe *turn.ProviderError
+			if errors.As(err, &pe) {
+				return pe.Err
+			}
+			if err != nil {
+				return err
+			}
+			id = t.SessionID
+			final := printTurn(t, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			fmt.Fprintln(cmd.OutOrStdout())
 			// The title request the turn started (if any) is waited for, so a
 			// short command does not abandon it; Close stops it past the bound.
@@ -113,11 +110,14 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			engine.Close()
 			sessionLine(cmd, st, id)
 			cleanUpAfterTurn(cmd, st, g)
-			if errors.Is(err, context.Canceled) {
+			var res *chat.Result
+			switch f := final.(type) {
+			case turn.Cancelled:
 				return errors.New("cancelled; the partial answer is kept")
-			}
-			if err != nil {
-				return err
+			case turn.Failed:
+				return f.Err
+			case turn.Done:
+				res = f.Result
 			}
 			if res.FinishReason == chat.FinishLength {
 				fmt.Fprintln(cmd.ErrOrStderr(), "(the answer was cut at the output token limit)")

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
 )
 
 // chatParams are the params of ctxls/chat and the argument of ctxls.chat.
@@ -47,12 +48,11 @@ func commandToken(ctx context.Context) json.RawMessage {
 // progress sends $/progress for one turn. Deltas are sent as they come;
 // end is sent exactly once.
 type progress struct {
-	s         *Server
-	ctx       context.Context
-	token     json.RawMessage
-	sessionID string
-	mu        sync.Mutex
-	ended     bool
+	s     *Server
+	ctx   context.Context
+	token json.RawMessage
+	mu    sync.Mutex
+	ended bool
 }
 
 func (p *progress) send(value any) {
@@ -60,27 +60,6 @@ func (p *progress) send(value any) {
 		return
 	}
 	p.s.notify(p.ctx, "$/progress", map[string]any{"token": p.token, "value": value})
-}
-
-func (p *progress) Delta(text string) {
-	p.send(map[string]any{"kind": "report", "delta": text})
-}
-
-func (p *progress) Activity(message string) {
-	p.send(map[string]any{"kind": "report", "message": message})
-}
-
-func (p *progress) TitleChanged(sess *session.Session) {
-	p.s.notify(p.ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
-}
-
-func (p *progress) ContextChanged(ch *session.ContextChange) {
-	p.s.notifyContext(p.ctx, p.sessionID, "changed", ch.Context, ch.Added, ch.Removed, p.s.missingFiles(ch.Context))
-}
-
-func (p *progress) FilesChanged(sessionID, subdir, name string, size int64, by string) {
-	p.s.notifyFilesChanged(p.ctx, command.SessionFilesChangedParams{SessionID: sessionID, Subdir: subdir, Name: name, Size: size, By: by})
-	p.s.enforceStorage(p.ctx, nil) // the model wrote into the session folder
 }
 
 func (p *progress) end(message string) {
@@ -93,23 +72,35 @@ func (p *progress) end(message string) {
 	p.send(map[string]any{"kind": "end", "message": message})
 }
 
-// turnState is what a turn (or its preview) starts from.
-type turnState struct {
-	engine   *chat.Engine
-	prov     chat.Provider
-	roots    []string
-	workDone bool
-	files    []string // the turn's files, absolute
+// sessionUpdated sends ctxls/sessionUpdated with a session's title.
+func (s *Server) sessionUpdated(ctx context.Context, sess *session.Session) {
+	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
 }
 
-// turnStart checks a turn's arguments (what names the request or command
-// in errors) and takes the connection's state for it.
+// lateEvent takes the turn service's events that belong to no running turn
+// (the model's title, suggested after the turn ended).
+func (s *Server) lateEvent(ev turn.Event) {
+	if tc, ok := ev.(turn.TitleChanged); ok {
+		s.sessionUpdated(context.Background(), tc.Session)
+	}
+}
+
+// turnState is what a turn preview starts from.
+type turnState struct {
+	engine *chat.Engine
+	prov   chat.Provider
+	roots  []string
+	files  []string // the turn's files, absolute
+}
+
+// turnStart checks a preview's arguments (what names the command in
+// errors) and takes the connection's state for it.
 func (s *Server) turnStart(a *command.ChatArgs, what string) (*turnState, error) {
 	if a.Message == "" {
 		return nil, invalidParams("%s: message is required", what)
 	}
 	s.mu.Lock()
-	t := &turnState{engine: s.engine, prov: s.provider, roots: s.roots, workDone: s.clientWorkDone}
+	t := &turnState{engine: s.engine, prov: s.provider, roots: s.roots}
 	s.mu.Unlock()
 	if t.engine == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
@@ -121,67 +112,100 @@ func (s *Server) turnStart(a *command.ChatArgs, what string) (*turnState, error)
 	return t, nil
 }
 
+// runChat is the LSP door of a turn: it picks the connection's current
+// session, starts the turn on the service, negotiates $/progress and
+// adapts the turn's events to it and to ctxls/* notifications.
 func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
-	ts, err := s.turnStart(a, command.ChatRequest)
+	if a.Message == "" {
+		return nil, invalidParams("%s: message is required", command.ChatRequest)
+	}
+	s.mu.Lock()
+	svc, prov, roots, workDone := s.turns, s.provider, s.roots, s.clientWorkDone
+	s.mu.Unlock()
+	if svc == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
+	}
+	// The connection's current session, if it has one; the service makes
+	// a session when there is none.
+	_, id, err := s.sessionFor(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err
 	}
-	engine, prov, roots, workDone, files := ts.engine, ts.prov, ts.roots, ts.workDone, ts.files
-	if prov.Model == "" {
-		// A session with a model of its own needs none from the provider.
-		if store, id, err := s.sessionFor(ctx, a.SessionID, false); err == nil && id != "" {
-			if sess, err := store.Get(ctx, id); err == nil {
-				prov.Model = sess.Meta.Model
-			}
-		}
-	}
-	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
-	if err != nil {
+	s.mu.Lock()
+	resumed := id != "" && s.resumed[id]
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t, err := svc.Start(ctx, turn.Request{
+		SessionID: id, Message: a.Message, Files: a.Files, Provider: prov, Roots: roots,
+		Candidates: s.candidatePaths(), Resumed: resumed, Env: s.envHint(),
+	})
+	var provErr *turn.ProviderError
+	switch {
+	case errors.As(err, &provErr):
 		s.showMessage(ctx, 1, err.Error())
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
-	}
-	store, id, err := s.sessionFor(ctx, a.SessionID, true)
-	if err != nil {
+	case err != nil:
 		return nil, err
 	}
-	s.recordEnv(ctx, store, id)
+	id = t.SessionID
+	if t.Created {
+		s.setCurrent(id)
+	}
+	if resumed {
+		s.takeResumed(id)
+	}
 	if len(token) == 0 && workDone {
-		t, _ := json.Marshal(fmt.Sprintf("ctxls-chat-%s-%d", id[:6], s.nextToken()))
-		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": json.RawMessage(t)}, nil); err == nil {
-			token = t
+		tok, _ := json.Marshal(fmt.Sprintf("ctxls-chat-%s-%d", id[:6], s.nextToken()))
+		if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]any{"token": json.RawMessage(tok)}, nil); err == nil {
+			token = tok
 		} else {
 			s.log.Warn("workDoneProgress/create failed", "err", err)
 		}
 	}
 	// window/workDoneProgress/cancel for the token cancels the turn.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if len(token) > 0 {
 		defer s.register(s.tokens, string(token), cancel)()
 	}
-	p := &progress{s: s, ctx: ctx, token: token, sessionID: id}
+	p := &progress{s: s, ctx: ctx, token: token}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
-	resumed := s.takeResumed(id)
 	defer s.enforceStorage(ctx, nil) // the turn wrote: messages, maybe files
-	res, err := engine.Run(ctx, chat.Turn{
-		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
-		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved,
-	}, p)
-	switch {
-	case err == nil:
+	var final turn.Event
+	for ev := range t.Events() {
+		switch ev := ev.(type) {
+		case turn.TextDelta:
+			p.send(map[string]any{"kind": "report", "delta": ev.Text})
+		case turn.Activity:
+			p.send(map[string]any{"kind": "report", "message": ev.Message})
+		case turn.TitleChanged:
+			s.sessionUpdated(ctx, ev.Session)
+		case turn.ContextChanged:
+			s.notifyContext(ctx, id, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed, s.missingFiles(ev.Change.Context))
+		case turn.FilesChanged:
+			s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By})
+			s.enforceStorage(ctx, nil) // the model wrote into the session folder
+		case turn.Done, turn.Cancelled, turn.Failed:
+			final = ev
+		}
+	}
+	var res *chat.Result
+	switch f := final.(type) {
+	case turn.Done:
 		p.end("done")
-	case errors.Is(err, context.Canceled):
+		res = f.Result
+	case turn.Cancelled:
 		p.end("cancelled")
 		return nil, jsonrpc2.NewError(RequestCancelled, "chat turn cancelled; the partial answer is kept")
-	default:
-		p.end("error: " + err.Error())
-		if errors.Is(err, chat.ErrSessionDeleted) {
+	case turn.Failed:
+		p.end("error: " + f.Err.Error())
+		if errors.Is(f.Err, chat.ErrSessionDeleted) {
 			s.forgetCurrent(id)
 		}
-		if res == nil {
-			return nil, err
+		if f.Result == nil {
+			return nil, f.Err
 		}
-		s.showMessage(ctx, 1, err.Error())
+		s.showMessage(ctx, 1, f.Err.Error())
+		res = f.Result
 	}
 	return command.ChatResult{
 		V: command.V, SessionID: res.SessionID, MessageID: res.MessageID, Text: res.Text,
@@ -348,6 +372,6 @@ func (s *Server) regenerateTitle(ctx context.Context, a *command.SessionIDArgs) 
 	if err != nil {
 		return nil, err
 	}
-	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	s.sessionUpdated(ctx, sess)
 	return command.SessionResult{V: command.V, Session: sess}, nil
 }

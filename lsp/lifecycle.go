@@ -14,6 +14,7 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
 )
 
 // initializeParams is the part of InitializeParams ctxls reads. It is decoded
@@ -126,6 +127,8 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.clientInfo = clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version)
 	s.envOverride = session.CleanEnvHint(opts.EnvHint)
 	s.engine = &chat.Engine{Store: store, Buffers: s.docs, Log: s.log}
+	s.turns = &turn.Service{Engine: s.engine, Log: s.log}
+	s.turns.Subscribe(s.lateEvent)
 	if current != "" {
 		s.resumed[current] = true
 	}

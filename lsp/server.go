@@ -12,6 +12,7 @@ import (
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
 )
 
 // Config is what the command line gives the server.
@@ -79,6 +80,7 @@ type Server struct {
 	lostCurrent    bool            // the current session was deleted; announce the next new one
 	resumeAtInit   string          // initializationOptions.session, announced on "initialized"
 	engine         *chat.Engine    // runs chat turns; created by initialize
+	turns          *turn.Service   // starts turns on engine; created by initialize
 	provider       chat.Provider   // the configured provider, unresolved
 	clientWorkDone bool            // the client supports window/workDoneProgress/create
 	resumed        map[string]bool // sessions resumed since their last turn

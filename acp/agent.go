@@ -1,0 +1,246 @@
+// Package acp is ctxls's second front door: an Agent Client Protocol (v1)
+// agent over stdio for Zed, JetBrains IDEs, CodeCompanion, agent-shell and
+// other ACP clients. It shares the store, the sessions and the turn service
+// (package turn) with the LSP door: it only decodes ACP, adapts the turn's
+// events to session/update notifications and maps errors (errors.go).
+//
+// The JSON-RPC plumbing and the protocol's types come from
+// github.com/coder/acp-go-sdk (see docs/architecture.md for why); frames.go
+// answers the malformed and oversized lines the SDK would drop or die on.
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
+)
+
+// ProtocolVersion is the ACP version the agent speaks.
+const ProtocolVersion = 1
+
+// Config is what `ctxls acp` starts from.
+type Config struct {
+	DataDir  string
+	Version  string
+	Logger   *slog.Logger
+	Provider chat.Provider // flags; the environment and initialize's _meta fill the rest
+	// Getenv reads the provider's environment (default os.Getenv).
+	Getenv func(string) string
+}
+
+// Agent serves one ACP connection.
+type Agent struct {
+	cfg    Config
+	log    *slog.Logger
+	conn   *sdk.AgentSideConnection
+	out    *frameWriter
+	store  *session.Store
+	engine *chat.Engine
+	turns  *turn.Service
+
+	mu         sync.Mutex
+	caps       sdk.ClientCapabilities
+	clientInfo string
+	provider   chat.Provider
+	open       map[string]*openSession // sessions opened on this connection
+}
+
+// openSession is a session the client opened with session/new, load or
+// resume.
+type openSession struct {
+	id      string
+	cwd     string
+	resumed bool          // the next turn carries the resume reminder
+	turn    *turn.Turn    // the running turn, if any
+	done    chan struct{} // closed when the running turn has ended
+}
+
+// Serve runs the agent on in/out until the client goes away or ctx ends,
+// and returns the process exit code.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DataDir == "" {
+		log.Error("no data directory")
+		return 1
+	}
+	store, err := session.Open(cfg.DataDir)
+	if err != nil {
+		log.Error("cannot open the session store", "dir", cfg.DataDir, "err", err)
+		return 1
+	}
+	a := newAgent(cfg, log, store, out)
+	a.conn = sdk.NewAgentSideConnection(a, a.out, guard(in, a.out))
+	a.conn.SetLogger(log)
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	a.close()
+	return 0
+}
+
+func newAgent(cfg Config, log *slog.Logger, store *session.Store, out io.Writer) *Agent {
+	a := &Agent{
+		cfg: cfg, log: log, store: store, provider: cfg.Provider,
+		out:  &frameWriter{w: out},
+		open: map[string]*openSession{},
+	}
+	a.engine = &chat.Engine{Store: store, Buffers: noBuffers{}, Log: log}
+	a.turns = &turn.Service{Engine: a.engine, Log: log, Getenv: cfg.Getenv}
+	a.turns.Subscribe(a.lateEvent)
+	return a
+}
+
+// close cancels running turns, waits for them, and closes the store.
+func (a *Agent) close() {
+	a.mu.Lock()
+	var running []*openSession
+	for _, s := range a.open {
+		if s.turn != nil {
+			s.turn.Cancel()
+			running = append(running, s)
+		}
+	}
+	a.mu.Unlock()
+	for _, s := range running {
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	a.engine.Close()
+	if err := a.store.Close(); err != nil {
+		a.log.Error("closing the store", "err", err)
+	}
+}
+
+// noBuffers: the ACP door has no open documents of its own; a turn's
+// Buffers (embedded resources, fs/read_text_file) stand in for them.
+type noBuffers struct{}
+
+func (noBuffers) TextByPath(string) (string, bool) { return "", false }
+
+// Initialize answers the capabilities. initialize's _meta may carry the
+// provider settings: {"_meta": {"ctxls": {"provider": {...}}}}, the same
+// object as the LSP door's initializationOptions.provider.
+func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	prov := a.cfg.Provider
+	if m, ok := p.Meta["ctxls"].(map[string]any); ok && m["provider"] != nil {
+		raw, _ := json.Marshal(m["provider"])
+		fromMeta, err := chat.ParseProvider(raw)
+		if err != nil {
+			return sdk.InitializeResponse{}, invalid("_meta.ctxls." + err.Error())
+		}
+		prov = a.cfg.Provider.Merge(fromMeta)
+	}
+	a.mu.Lock()
+	a.caps = p.ClientCapabilities
+	a.provider = prov
+	if p.ClientInfo != nil {
+		a.clientInfo = session.CleanEnvHint(p.ClientInfo.Name + " " + p.ClientInfo.Version)
+	}
+	a.mu.Unlock()
+	return sdk.InitializeResponse{
+		ProtocolVersion: ProtocolVersion,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+				Close:  &sdk.SessionCloseCapabilities{},
+				Delete: &sdk.SessionDeleteCapabilities{},
+			},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "ctxls", Version: a.cfg.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate is not needed: the provider key comes from the environment.
+func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// Logout has nothing to forget.
+func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	return sdk.LogoutResponse{}, nil
+}
+
+// SetSessionMode: ctxls has one mode.
+func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, invalid(fmt.Sprintf("ctxls has no session modes (asked for %q)", p.ModeId))
+}
+
+// SetSessionConfigOption: ctxls advertises no config options.
+func (a *Agent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, invalid("ctxls has no session config options")
+}
+
+// envHint is the session's environment line: the client and the folder.
+func (a *Agent) envHint(cwd string) string {
+	a.mu.Lock()
+	client := a.clientInfo
+	a.mu.Unlock()
+	return session.EnvHint(client, []string{cwd})
+}
+
+// checkCwd refuses a cwd that is not an absolute path.
+func checkCwd(cwd string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return invalid(fmt.Sprintf("cwd must be an absolute path, got %q", cwd))
+	}
+	return nil
+}
+
+// opened returns the session opened on this connection, or an error that
+// says whether it exists at all.
+func (a *Agent) opened(ctx context.Context, id sdk.SessionId) (*openSession, error) {
+	a.mu.Lock()
+	s := a.open[string(id)]
+	a.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	if _, err := a.store.Get(ctx, string(id)); err != nil {
+		return nil, invalid(fmt.Sprintf("unknown session %q", truncate(string(id), 80)))
+	}
+	return nil, invalid(fmt.Sprintf("session %s is not open on this connection: open it with session/load or session/resume first", id))
+}
+
+// send sends one session/update; a failure (the client went away) is
+// logged.
+func (a *Agent) send(ctx context.Context, id string, u sdk.SessionUpdate) {
+	if err := a.conn.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+		a.log.Warn("session/update not sent", "session", id, "err", err)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func (a *Agent) getenv() func(string) string {
+	if a.cfg.Getenv != nil {
+		return a.cfg.Getenv
+	}
+	return os.Getenv
+}

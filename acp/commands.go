@@ -1,0 +1,206 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+)
+
+// slashCommand is one of the commands the client offers as "/name". They
+// run in the daemon, never call the model (but /title alone, which asks it
+// for a title), and answer with one agent_message_chunk. Adding a command
+// is one entry here and its function.
+type slashCommand struct {
+	name, description, hint string
+	run                     func(a *Agent, ctx context.Context, s *openSession, args []string) (string, error)
+}
+
+var slashCommands = []slashCommand{
+	{"context", "Show the session's relevant context", "", (*Agent).slashContext},
+	{"add", "Add files to the session's relevant files", "PATH...", (*Agent).slashAdd},
+	{"drop", "Remove files from the session's relevant files", "PATH...", (*Agent).slashDrop},
+	{"files", "List the files in the session folder", "", (*Agent).slashFiles},
+	{"title", "Rename the session; alone, ask the model for a title", "[TEXT]", (*Agent).slashTitle},
+	{"export", "Export the conversation", "[markdown|json]", (*Agent).slashExport},
+}
+
+// sendCommands sends available_commands_update.
+func (a *Agent) sendCommands(ctx context.Context, id string) {
+	cmds := make([]sdk.AvailableCommand, 0, len(slashCommands))
+	for _, c := range slashCommands {
+		ac := sdk.AvailableCommand{Name: c.name, Description: c.description}
+		if c.hint != "" {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: c.hint}}
+		}
+		cmds = append(cmds, ac)
+	}
+	a.send(ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
+		SessionUpdate: "available_commands_update", AvailableCommands: cmds,
+	}})
+}
+
+// runSlash runs text as a slash command when it is one; ok is false for
+// anything else (including "/word" that names no command: that goes to
+// the model as written).
+func (a *Agent) runSlash(ctx context.Context, s *openSession, text string) (reply string, ok bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "/") {
+		return "", false
+	}
+	fields := strings.Fields(text[1:])
+	if len(fields) == 0 {
+		return "", false
+	}
+	for _, c := range slashCommands {
+		if c.name == fields[0] {
+			out, err := c.run(a, ctx, s, fields[1:])
+			if err != nil {
+				return fmt.Sprintf("/%s failed: %v", c.name, err), true
+			}
+			return out, true
+		}
+	}
+	return "", false
+}
+
+func (a *Agent) slashContext(ctx context.Context, s *openSession, _ []string) (string, error) {
+	sets, err := a.store.Context(ctx, s.id)
+	if err != nil {
+		return "", err
+	}
+	if len(sets) == 0 {
+		return "No relevant context in this session yet. Add files with /add PATH.", nil
+	}
+	names := make([]string, 0, len(sets))
+	for n := range sets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	missing := chat.MissingFiles(sets[session.SetFiles], noBuffers{})
+	var b strings.Builder
+	b.WriteString("Relevant context:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "\n%s:\n", n)
+		for _, it := range sets[n] {
+			note := ""
+			if n == session.SetFiles && contains(missing, it) {
+				note = " (missing)"
+			}
+			fmt.Fprintf(&b, "- %s%s\n", it, note)
+		}
+	}
+	return b.String(), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Agent) slashAdd(ctx context.Context, s *openSession, args []string) (string, error) {
+	return a.changeFiles(ctx, s, args, session.ModeMerge, "add")
+}
+
+func (a *Agent) slashDrop(ctx context.Context, s *openSession, args []string) (string, error) {
+	return a.changeFiles(ctx, s, args, session.ModeRemove, "drop")
+}
+
+// changeFiles is /add and /drop: the same operation as the editor's
+// ctxls.context.set and the model's tool.
+func (a *Agent) changeFiles(ctx context.Context, s *openSession, paths []string, mode session.Mode, verb string) (string, error) {
+	if len(paths) == 0 {
+		return "", fmt.Errorf("name at least one file: /%s PATH...", verb)
+	}
+	ch, err := a.store.UpdateContext(ctx, s.id, session.SetFiles, paths, mode, session.AddedByUser, []string{s.cwd})
+	if err != nil {
+		return "", err
+	}
+	a.sendState(ctx, s.id)
+	var b strings.Builder
+	switch {
+	case len(ch.Added) > 0:
+		fmt.Fprintf(&b, "Added %s.", strings.Join(ch.Added, ", "))
+	case len(ch.Removed) > 0:
+		fmt.Fprintf(&b, "Removed %s.", strings.Join(ch.Removed, ", "))
+	default:
+		b.WriteString("No change.")
+	}
+	fmt.Fprintf(&b, " Relevant files: %d.", len(ch.Items))
+	for _, w := range ch.Warnings {
+		fmt.Fprintf(&b, "\nWarning: %s", w)
+	}
+	return b.String(), nil
+}
+
+func (a *Agent) slashFiles(ctx context.Context, s *openSession, _ []string) (string, error) {
+	var b strings.Builder
+	any := false
+	for _, sub := range []string{"sources", "results", "scripts", "data"} {
+		names, err := a.store.ListFiles(ctx, s.id, sub)
+		if err != nil {
+			return "", err
+		}
+		if len(names) == 0 {
+			continue
+		}
+		any = true
+		fmt.Fprintf(&b, "%s/:\n", sub)
+		for _, n := range names {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
+	if !any {
+		return "The session folder has no files yet.", nil
+	}
+	return b.String(), nil
+}
+
+func (a *Agent) slashTitle(ctx context.Context, s *openSession, args []string) (string, error) {
+	var sess *session.Session
+	var err error
+	if len(args) == 0 {
+		a.mu.Lock()
+		prov := a.provider
+		a.mu.Unlock()
+		resolved, rerr := chat.Resolve(prov, a.getenv(), chat.ProbeOllama)
+		if rerr != nil {
+			return "", rerr
+		}
+		sess, err = a.engine.RegenerateTitle(ctx, s.id, resolved)
+	} else {
+		sess, err = a.store.Rename(ctx, s.id, strings.Join(args, " "), session.TitleUser)
+	}
+	if err != nil {
+		return "", err
+	}
+	a.send(ctx, s.id, infoUpdate(sess))
+	return fmt.Sprintf("Title: %s", sess.Title), nil
+}
+
+func (a *Agent) slashExport(ctx context.Context, s *openSession, args []string) (string, error) {
+	format := "markdown"
+	if len(args) > 0 {
+		format = args[0]
+	}
+	if format != "markdown" && format != "json" {
+		return "", fmt.Errorf("format must be markdown or json, got %q", truncate(format, 40))
+	}
+	path, content, err := a.store.Export(ctx, s.id, format)
+	if err != nil {
+		return "", err
+	}
+	if format == "json" {
+		content = "```json\n" + content + "\n```"
+	}
+	return fmt.Sprintf("Exported to %s\n\n%s", path, content), nil
+}

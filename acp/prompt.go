@@ -1,0 +1,290 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
+)
+
+// Prompt runs one turn: text blocks are the message, resource blocks (the
+// editor's text, possibly unsaved) and resource_link blocks (file URIs) are
+// the turn's files. A slash command runs in the daemon instead. The answer
+// streams as agent_message_chunk; the stop reason says how it ended.
+func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s, err := a.opened(ctx, p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	in, err := decodePrompt(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	if strings.TrimSpace(in.text) == "" {
+		return sdk.PromptResponse{}, invalid("the prompt has no text")
+	}
+	if reply, ok := a.runSlash(ctx, s, in.text); ok {
+		a.send(ctx, s.id, sdk.UpdateAgentMessageText(reply))
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
+	// The SDK cancels a session's running prompt when a new one arrives;
+	// wait for it to end so the new turn does not find the session busy.
+	a.waitIdle(s)
+
+	a.mu.Lock()
+	prov, resumed, cwd := a.provider, s.resumed, s.cwd
+	a.mu.Unlock()
+	t, err := a.turns.Start(ctx, turn.Request{
+		SessionID: s.id, Message: in.text, Files: in.files, Provider: prov,
+		Roots: []string{cwd}, Resumed: resumed, Env: a.envHint(cwd),
+		Buffers: a.buffers(ctx, s.id, in.embedded),
+	})
+	if err != nil {
+		return sdk.PromptResponse{}, rpcError(err)
+	}
+	done := make(chan struct{})
+	a.mu.Lock()
+	s.turn, s.done, s.resumed = t, done, false
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		if s.turn == t {
+			s.turn = nil
+		}
+		a.mu.Unlock()
+		close(done)
+	}()
+
+	var final turn.Event
+	for ev := range t.Events() {
+		switch ev := ev.(type) {
+		case turn.TextDelta:
+			a.send(ctx, s.id, sdk.UpdateAgentMessageText(ev.Text))
+		case turn.ToolStarted:
+			a.send(ctx, s.id, toolCallStart(ev.Call.ID, ev.Call.Name, ev.Call.Arguments, sdk.ToolCallStatusInProgress))
+		case turn.ToolFinished:
+			a.send(ctx, s.id, toolCallDone(ev.Call.ID, ev.Output, ev.Failed))
+		case turn.TitleChanged:
+			a.send(ctx, s.id, infoUpdate(ev.Session))
+		case turn.ContextChanged:
+			a.sendState(ctx, s.id)
+		case turn.Usage:
+			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,
+			}})
+		case turn.Done, turn.Cancelled, turn.Failed:
+			final = ev
+		}
+	}
+	switch f := final.(type) {
+	case turn.Done:
+		return sdk.PromptResponse{StopReason: stopReason(f.Result), Usage: usageOf(f.Result)}, nil
+	case turn.Cancelled:
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: usageOf(f.Result)}, nil
+	case turn.Failed:
+		return sdk.PromptResponse{}, rpcError(f.Err)
+	}
+	return sdk.PromptResponse{}, rpcError(fmt.Errorf("the turn ended without a result"))
+}
+
+// Cancel stops the session's running turn. The SDK has already cancelled
+// the prompt's context; this covers a turn started by another path.
+func (a *Agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	a.mu.Lock()
+	s := a.open[string(p.SessionId)]
+	var t *turn.Turn
+	if s != nil {
+		t = s.turn
+	}
+	a.mu.Unlock()
+	if t != nil {
+		t.Cancel()
+	}
+	return nil
+}
+
+// waitIdle waits (a little) for the session's previous turn to end.
+func (a *Agent) waitIdle(s *openSession) {
+	a.mu.Lock()
+	done := s.done
+	running := s.turn != nil
+	a.mu.Unlock()
+	if !running {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+func stopReason(r *chat.Result) sdk.StopReason {
+	switch {
+	case r.ToolLimit:
+		return sdk.StopReasonMaxTurnRequests
+	case r.FinishReason == chat.FinishLength:
+		return sdk.StopReasonMaxTokens
+	}
+	return sdk.StopReasonEndTurn
+}
+
+func usageOf(r *chat.Result) *sdk.Usage {
+	if r == nil {
+		return nil
+	}
+	u := r.Usage
+	return &sdk.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+}
+
+// promptInput is a decoded prompt.
+type promptInput struct {
+	text     string
+	files    []string          // file URIs and paths for the turn
+	embedded map[string]string // path → the editor's text
+}
+
+func decodePrompt(blocks []sdk.ContentBlock) (*promptInput, error) {
+	in := &promptInput{embedded: map[string]string{}}
+	var texts []string
+	for i, b := range blocks {
+		switch {
+		case b.Text != nil:
+			texts = append(texts, b.Text.Text)
+		case b.Resource != nil:
+			r := b.Resource.Resource.TextResourceContents
+			if r == nil {
+				return nil, invalid(fmt.Sprintf("prompt block %d: only text resources are supported", i+1))
+			}
+			p, ok := session.PathFromURI(r.Uri)
+			if !ok {
+				// Not a file: its text is part of the message.
+				texts = append(texts, fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Uri, r.Text))
+				continue
+			}
+			in.files = append(in.files, p)
+			in.embedded[p] = r.Text
+		case b.ResourceLink != nil:
+			p, ok := session.PathFromURI(b.ResourceLink.Uri)
+			if !ok {
+				texts = append(texts, fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri))
+				continue
+			}
+			in.files = append(in.files, p)
+		case b.Image != nil, b.Audio != nil:
+			return nil, invalid(fmt.Sprintf("prompt block %d: images and audio are not supported (promptCapabilities says so)", i+1))
+		}
+	}
+	in.text = strings.Join(texts, "\n\n")
+	return in, nil
+}
+
+// buffers is where a turn reads the editor's text of a file: the prompt's
+// embedded resources first, then the client's fs/read_text_file when it
+// offers it, then (returning false) the disk. Answers are kept for the
+// turn, so a file is asked for once.
+func (a *Agent) buffers(ctx context.Context, id string, embedded map[string]string) chat.Buffers {
+	a.mu.Lock()
+	read := a.caps.Fs.ReadTextFile
+	a.mu.Unlock()
+	return &turnBuffers{a: a, ctx: ctx, id: id, known: embedded, read: read}
+}
+
+type turnBuffers struct {
+	a     *Agent
+	ctx   context.Context
+	id    string
+	read  bool
+	mu    sync.Mutex
+	known map[string]string
+	asked map[string]bool
+}
+
+func (b *turnBuffers) TextByPath(path string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if text, ok := b.known[path]; ok {
+		return text, true
+	}
+	if !b.read || b.asked[path] {
+		return "", false
+	}
+	if b.asked == nil {
+		b.asked = map[string]bool{}
+	}
+	b.asked[path] = true
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	resp, err := b.a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(b.id), Path: path})
+	if err != nil {
+		b.a.log.Info("fs/read_text_file failed; reading the disk", "path", path, "err", err)
+		return "", false
+	}
+	b.known[path] = resp.Content
+	return resp.Content, true
+}
+
+// toolKinds says what kind of tool call each of the model's tools is.
+var toolKinds = map[string]sdk.ToolKind{
+	"read_file":            sdk.ToolKindRead,
+	"list_session_files":   sdk.ToolKindRead,
+	"get_relevant_context": sdk.ToolKindThink,
+	"set_relevant_context": sdk.ToolKindThink,
+	"write_file":           sdk.ToolKindEdit,
+}
+
+// toolCallStart is the tool_call update for a call of the model's.
+func toolCallStart(id, name, args string, status sdk.ToolCallStatus) sdk.SessionUpdate {
+	kind, ok := toolKinds[name]
+	if !ok {
+		kind = sdk.ToolKindOther
+	}
+	var in map[string]any
+	_ = json.Unmarshal([]byte(args), &in)
+	title := name
+	u := &sdk.SessionUpdateToolCall{
+		SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(id), Kind: kind, Status: status, RawInput: in,
+	}
+	if path, _ := in["path"].(string); path != "" {
+		title = name + " " + path
+		u.Locations = []sdk.ToolCallLocation{{Path: path}}
+	}
+	if set, _ := in["setName"].(string); set != "" {
+		title = name + " " + set
+	}
+	if name == "write_file" {
+		delete(in, "content") // the file is in the session folder
+	}
+	u.Title = title
+	return sdk.SessionUpdate{ToolCall: u}
+}
+
+// maxToolOutput bounds the tool output shown in a tool_call_update.
+const maxToolOutput = 4 << 10
+
+// toolCallDone is the tool_call_update that ends a call.
+func toolCallDone(id, output string, failed bool) sdk.SessionUpdate {
+	status := sdk.ToolCallStatusCompleted
+	if failed {
+		status = sdk.ToolCallStatusFailed
+	}
+	if len(output) > maxToolOutput {
+		n := maxToolOutput
+		for n > 0 && !utf8.RuneStart(output[n]) {
+			n--
+		}
+		output = output[:n] + fmt.Sprintf("\n[%d more bytes]", len(output)-n)
+	}
+	return sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+		SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(id), Status: &status,
+		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(output))},
+	}}
+}

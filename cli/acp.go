@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxls/ctxls/acp"
+)
+
+// acpCmd is `ctxls acp`: the Agent Client Protocol agent on stdin/stdout,
+// over the same data directory, store and provider settings as serve.
+func acpCmd(g *globals, stdin io.Reader, stdout, stderr io.Writer, exit *int) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Speak the Agent Client Protocol (v1) on stdin/stdout, for Zed, JetBrains, CodeCompanion, agent-shell",
+		Long: `acp runs ctxls as an ACP agent: editors that talk to external agents start it and
+speak JSON-RPC on its stdin and stdout. Its sessions are the same as the LSP
+clients' and the CLI's: one store in the data directory. The provider comes from
+the flags, the environment (OPENAI_BASE_URL, OPENAI_API_KEY, CTXLS_MODEL) or
+initialize's _meta.ctxls.provider.`,
+		Args: cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			*exit = serveACP(cmd.Context(), g, stdin, stdout, stderr)
+		},
+	}
+	providerFlags(cmd, &g.provider)
+	return cmd
+}
+
+func serveACP(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
+	log, closeLog, err := g.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	dir, err := g.resolveDataDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		return 1
+	}
+	log.Info("serving ACP", "version", version(), "pid", os.Getpid(), "dataDir", dir)
+	return acp.Serve(ctx, stdin, stdout, acp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider})
+}
