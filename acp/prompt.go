@@ -46,7 +46,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	t, err := a.turns.Start(ctx, turn.Request{
 		SessionID: s.id, Message: in.text, Files: in.files, Provider: prov,
 		Roots: []string{cwd}, Resumed: resumed, Env: a.envHint(cwd),
-		Buffers: a.buffers(ctx, s.id, in.embedded),
+		Buffers: a.buffers(ctx, s.id, in.embedded), WriteFile: a.writer(s.id),
 	})
 	if err != nil {
 		return sdk.PromptResponse{}, rpcError(err)
@@ -230,6 +230,25 @@ func (b *turnBuffers) TextByPath(path string) (string, bool) {
 	}
 	b.known[path] = resp.Content
 	return resp.Content, true
+}
+
+// writer is how the model's output files are written: through the
+// client's fs/write_text_file when it offers it (the editor then knows the
+// file changed), else nil (the store writes to the disk). The store has
+// already checked that the path is inside the session folder.
+func (a *Agent) writer(id string) func(ctx context.Context, path, content string) error {
+	a.mu.Lock()
+	write := a.caps.Fs.WriteTextFile
+	a.mu.Unlock()
+	if !write {
+		return nil
+	}
+	return func(ctx context.Context, path, content string) error {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		_, err := a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(id), Path: path, Content: content})
+		return err
+	}
 }
 
 // toolKinds says what kind of tool call each of the model's tools is.

@@ -101,6 +101,10 @@ type Turn struct {
 	// Buffers, when set, gives the editor's text for this turn instead of
 	// Engine.Buffers (the ACP door: embedded resources, fs/read_text_file).
 	Buffers Buffers
+	// WriteFile, when set, writes the model's output files (write_file)
+	// instead of the store: path is absolute, inside the session folder,
+	// and checked by the store first.
+	WriteFile func(ctx context.Context, path, content string) error
 }
 
 // buffers is where the turn reads the editor's text.

@@ -232,7 +232,7 @@ func (t *toolEnv) writeFile(ctx context.Context, path string, content *string) (
 	if sub, name, err := session.ParseOutputPath(path); err == nil {
 		t.ev.Activity("writing " + sub + "/" + name)
 	}
-	w, err := t.e.Store.WriteOutput(ctx, t.turn.SessionID, path, []byte(*content))
+	w, err := t.write(ctx, path, *content)
 	if err != nil {
 		return "", err
 	}
@@ -242,6 +242,24 @@ func (t *toolEnv) writeFile(ctx context.Context, path string, content *string) (
 		verb = "replaced the existing file"
 	}
 	return fmt.Sprintf("%s %s/%s (%s)", verb, w.Subdir, w.Name, session.Bytes(w.Size)), nil
+}
+
+// write writes a model's output: through Turn.WriteFile when the front
+// door has one (an ACP client's fs/write_text_file, so the editor sees the
+// file change), else, or when that fails, straight to the disk.
+func (t *toolEnv) write(ctx context.Context, path, content string) (*session.Written, error) {
+	if t.turn.WriteFile != nil {
+		target, w, err := t.e.Store.OutputTarget(ctx, t.turn.SessionID, path, int64(len(content)))
+		if err != nil {
+			return nil, err
+		}
+		werr := t.turn.WriteFile(ctx, target, content)
+		if werr == nil {
+			return w, nil
+		}
+		t.e.Log.Info("the front door's write failed; writing to the disk", "path", target, "err", werr)
+	}
+	return t.e.Store.WriteOutput(ctx, t.turn.SessionID, path, []byte(content))
 }
 
 // storedCalls is what is stored of a round's tool calls: write_file's

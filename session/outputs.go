@@ -118,37 +118,11 @@ func (s *Store) WriteOutput(ctx context.Context, sessionID, path string, content
 	}
 	w := &Written{Subdir: sub, Name: name, Size: int64(len(content))}
 	err = s.inFolder(ctx, sessionID, func(tx *sql.Tx, folder string) error {
-		dir, err := subdirIn(folder, sub, true)
+		target, replaced, err := outputTarget(folder, sub, name, true)
 		if err != nil {
 			return err
 		}
-		parts := strings.Split(name, "/")
-		for _, p := range parts[:len(parts)-1] {
-			dir = filepath.Join(dir, p)
-			fi, err := os.Lstat(dir)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				if err := os.Mkdir(dir, 0o700); err != nil {
-					return err
-				}
-			case err != nil:
-				return err
-			case fi.Mode()&fs.ModeSymlink != 0:
-				return invalid("%s/%s: %q is a symbolic link; refusing to write through it", sub, name, p)
-			case !fi.IsDir():
-				return invalid("%s/%s: %q is a file, not a folder", sub, name, p)
-			}
-		}
-		target := filepath.Join(dir, parts[len(parts)-1])
-		fi, err := os.Lstat(target)
-		switch {
-		case err == nil && fi.IsDir():
-			return invalid("%s/%s is a folder", sub, name)
-		case err == nil:
-			w.Replaced = true
-		case !errors.Is(err, fs.ErrNotExist):
-			return err
-		}
+		w.Replaced = replaced
 		if err := os.Rename(tmp.Name(), target); err != nil {
 			return err
 		}
@@ -158,6 +132,76 @@ func (s *Store) WriteOutput(ctx context.Context, sessionID, path string, content
 		return nil, err
 	}
 	return w, nil
+}
+
+// OutputTarget checks path as WriteOutput does, makes the folders below
+// results/, scripts/ or data/ as needed, and returns the absolute path the
+// file goes to, for a writer other than the store (an ACP client's
+// fs/write_text_file, so the editor sees the write). The caller writes.
+func (s *Store) OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *Written, error) {
+	sub, name, err := ParseOutputPath(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if size > MaxFileSize {
+		return "", nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(size), sizeLimit())
+	}
+	w := &Written{Subdir: sub, Name: name, Size: size}
+	var target string
+	err = s.inFolder(ctx, sessionID, func(tx *sql.Tx, folder string) error {
+		var err error
+		target, w.Replaced, err = outputTarget(folder, sub, name, false)
+		if err != nil {
+			return err
+		}
+		return s.touch(ctx, tx, sessionID)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return target, w, nil
+}
+
+// outputTarget makes the folders for sub/name in a session folder and
+// returns the file's path and whether a file is there already. A symbolic
+// link or a file on the way, or a folder at the target, is refused; so is
+// a symbolic link at the target, unless the caller replaces it (a rename)
+// rather than writing through it.
+func outputTarget(folder, sub, name string, replaceLinks bool) (string, bool, error) {
+	dir, err := subdirIn(folder, sub, true)
+	if err != nil {
+		return "", false, err
+	}
+	parts := strings.Split(name, "/")
+	for _, p := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, p)
+		fi, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return "", false, err
+			}
+		case err != nil:
+			return "", false, err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return "", false, invalid("%s/%s: %q is a symbolic link; refusing to write through it", sub, name, p)
+		case !fi.IsDir():
+			return "", false, invalid("%s/%s: %q is a file, not a folder", sub, name, p)
+		}
+	}
+	target := filepath.Join(dir, parts[len(parts)-1])
+	fi, err := os.Lstat(target)
+	switch {
+	case err == nil && fi.IsDir():
+		return "", false, invalid("%s/%s is a folder", sub, name)
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0 && !replaceLinks:
+		return "", false, invalid("%s/%s is a symbolic link; refusing to write through it", sub, name)
+	case err == nil:
+		return target, true, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false, err
+	}
+	return target, false, nil
 }
 
 // Bytes writes a byte count exactly, with thousands separators:

@@ -437,3 +437,43 @@ func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
 		t.Errorf("%d messages after the checkpoint", len(msgs))
 	}
 }
+
+func TestOutputTarget(t *testing.T) {
+	s := openTest(t)
+	a, _ := s.Create(ctx, "outputs")
+	sess, _ := s.Get(ctx, a.ID)
+	target, w, err := s.OutputTarget(ctx, a.ID, "results/charts/q1.csv", 12)
+	if err != nil || target != filepath.Join(sess.Folder, "results", "charts", "q1.csv") || w.Replaced || w.Subdir != "results" || w.Name != "charts/q1.csv" {
+		t.Fatalf("target %q %+v %v", target, w, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(target)); err != nil || !fi.IsDir() {
+		t.Errorf("the folder on the way was not made: %v", err)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OutputTarget wrote the file: %v", err)
+	}
+	os.WriteFile(target, []byte("x"), 0o600)
+	if _, w, err := s.OutputTarget(ctx, a.ID, "results/charts/q1.csv", 1); err != nil || !w.Replaced {
+		t.Errorf("existing file: %+v %v", w, err)
+	}
+	os.Symlink("/etc/passwd", filepath.Join(sess.Folder, "results", "link"))
+	for path, want := range map[string]error{
+		"results/link":      ErrInvalid, // a client would write through it
+		"sources/a.txt":     ErrInvalid,
+		"results/../x":      ErrInvalid,
+		"results/big.bin":   ErrTooLarge,
+		"results/charts":    ErrInvalid, // a folder
+		"data/.hidden/file": ErrInvalid,
+	} {
+		size := int64(1)
+		if want == ErrTooLarge {
+			size = MaxFileSize + 1
+		}
+		if _, _, err := s.OutputTarget(ctx, a.ID, path, size); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", path, err, want)
+		}
+	}
+	if _, _, err := s.OutputTarget(ctx, "nosuch", "results/a", 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+}

@@ -60,6 +60,9 @@ type Request struct {
 	// Buffers gives the editor's text of files for this turn (nil: the
 	// engine's, the LSP client's open documents).
 	Buffers chat.Buffers
+	// WriteFile writes the model's output files for this turn (nil: the
+	// store writes them to the disk).
+	WriteFile func(ctx context.Context, path, content string) error
 }
 
 // ProviderError: no usable provider (nothing configured, or a setting
@@ -160,7 +163,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	ctx, t.cancel = context.WithCancel(ctx)
 	ct := chat.Turn{
 		SessionID: t.SessionID, Message: r.Message, Files: files, Resumed: r.Resumed,
-		Candidates: r.Candidates, Roots: r.Roots, Provider: resolved, Buffers: r.Buffers,
+		Candidates: r.Candidates, Roots: r.Roots, Provider: resolved, Buffers: r.Buffers, WriteFile: r.WriteFile,
 	}
 	st := &stream{s: s, sessID: t.SessionID, ch: t.events}
 	go func() {
