@@ -150,7 +150,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	}
 	id = t.SessionID
 	if t.Created {
-		s.setCurrent(id)
+		s.adoptNew(ctx, id)
 	}
 	if resumed {
 		s.takeResumed(id)

@@ -49,16 +49,22 @@ func (s *Server) sessionFor(ctx context.Context, id string, create bool) (*sessi
 	if err != nil {
 		return nil, "", err
 	}
-	s.log.Info("session created on first need", "session", sess.ID)
+	s.adoptNew(ctx, sess.ID)
+	return store, sess.ID, nil
+}
+
+// adoptNew makes a session created on first need (here or by the turn
+// service) the current one, and says so when the last one was deleted.
+func (s *Server) adoptNew(ctx context.Context, id string) {
+	s.log.Info("session created on first need", "session", id)
 	s.mu.Lock()
-	s.current = sess.ID
+	s.current = id
 	announce := s.lostCurrent
 	s.lostCurrent = false
 	s.mu.Unlock()
 	if announce {
 		s.showMessage(ctx, 3, "the current session was deleted; this starts a new session")
 	}
-	return store, sess.ID, nil
 }
 
 // forgetCurrent clears the current session if it is id, because id was

@@ -134,8 +134,11 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.Model == "" && sess.Meta.Model != "" {
-			prov.Model = sess.Meta.Model // a session with a model of its own
+		if prov.Model == "" {
+			// A session with a model of its own needs none from the
+			// provider (the engine prefers the session's model anyway;
+			// the title model stays the provider's).
+			prov.Model = sess.Meta.Model
 		}
 	}
 	probe := s.Probe
