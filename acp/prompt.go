@@ -51,6 +51,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, rpcError(err)
 	}
+	defer t.Abandon() // a no-op once the stream was read to its end
 	done := make(chan struct{})
 	a.mu.Lock()
 	s.turn, s.done, s.resumed = t, done, false

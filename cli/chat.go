@@ -99,6 +99,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			if err != nil {
 				return err
 			}
+			defer t.Abandon() // a no-op once the stream was read to its end
 			id = t.SessionID
 			final := printTurn(t, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			fmt.Fprintln(cmd.OutOrStdout())

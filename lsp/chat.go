@@ -148,6 +148,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	case err != nil:
 		return nil, err
 	}
+	defer t.Abandon() // a no-op once the stream was read to its end
 	id = t.SessionID
 	if t.Created {
 		s.adoptNew(ctx, id)

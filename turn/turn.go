@@ -91,6 +91,19 @@ func (t *Turn) Events() <-chan Event { return t.events }
 // answer is kept as interrupted, and the final event is Cancelled.
 func (t *Turn) Cancel() { t.cancel() }
 
+// Abandon cancels the turn and reads the rest of its stream on a goroutine
+// of its own. A front door defers it, so a handler that returns early (a
+// panic, a dead connection) never leaves the turn blocked on its stream
+// with the session held busy. After the stream was read to its end it does
+// nothing.
+func (t *Turn) Abandon() {
+	t.cancel()
+	go func() {
+		for range t.events {
+		}
+	}()
+}
+
 // Wait reads the stream to its end and returns the final event.
 func (t *Turn) Wait() Event {
 	var last Event
