@@ -8,9 +8,7 @@ package lsp_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -21,6 +19,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/benchutil"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
@@ -35,89 +34,6 @@ func benchDaemon(b *testing.B, fake *openaitest.Server) (*lsptest.Server, string
 	var created command.SessionResult
 	s.MustCommand(command.SessionNew, map[string]any{"title": "bench"}, &created)
 	return s, created.Session.ID
-}
-
-// percentile returns the p-th percentile (0–100) of d, nearest rank.
-func percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	i := int(float64(len(s))*p/100+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// BenchmarkDaemonContextGetDuringTurn measures ctxls.context.get round trips
-// while a chat turn streams deltas (one every 2 ms) in the same session.
-// Metric: p50-ms and p99-ms of the round trips (target p99 <= 5 ms).
-func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
-	chunks := make([]string, 60000)
-	for i := range chunks {
-		chunks[i] = "token "
-	}
-	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: chunks, Delay: 2 * time.Millisecond}))
-	s, id := benchDaemon(b, fake)
-	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "ports", "items": []string{"8080", "5432"}}, nil)
-	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"/w/a.go", "/w/b.go"}}, nil)
-	chatID := s.NextID()
-	wait := s.Send(chatID, "ctxls/chat", map[string]any{"sessionId": id, "message": "stream for a while", "workDoneToken": "bench"})
-	deltas := 0
-	s.WaitFor("the turn streaming", func(m *lsptest.Message) bool {
-		if m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta"`) {
-			deltas++
-		}
-		return deltas >= 10
-	})
-	var lat []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		var got command.ContextGetResult
-		s.MustCommand(command.ContextGet, map[string]any{"sessionId": id}, &got)
-		lat = append(lat, time.Since(start))
-		if len(got.Context["ports"]) != 2 {
-			b.Fatalf("context.get during the turn: %+v", got.Context)
-		}
-	}
-	b.StopTimer()
-	// The turn streamed before the first round trip (10 deltas) and was
-	// still going after the last one: it ends cancelled, not done.
-	s.Notify("$/cancelRequest", map[string]any{"id": chatID})
-	if r := wait(); r.Error == nil || r.Error.Code != -32800 {
-		b.Fatalf("the turn was not streaming through the measurement: it ended with %s %s", r.Result, r.Error)
-	}
-	b.ReportMetric(ms(percentile(lat, 50)), "p50-ms")
-	b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
-	b.ReportMetric(0, "ns/op") // the per-op time is the p50 above
-}
-
-// firstChunkDirect is the time from sending a streamed request with
-// go-openai to the first content delta, straight to the provider.
-func firstChunkDirect(ctx context.Context, client *openai.Client) (time.Duration, error) {
-	start := time.Now()
-	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
-		Model:    "test-model",
-		Stream:   true,
-		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hello"}},
-	})
-	if err != nil {
-		return 0, err
-	}
-	defer stream.Close()
-	for {
-		r, err := stream.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the stream ended with no content")
-			}
-			return 0, err
-		}
-		if len(r.Choices) > 0 && r.Choices[0].Delta.Content != "" {
-			return time.Since(start), nil
-		}
-	}
 }
 
 // BenchmarkDaemonFirstDeltaOverhead measures what the daemon adds to the
@@ -163,14 +79,14 @@ func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) {
 	}
 	// Warm both paths (connections, the tokenizer's first load).
 	turn(-1)
-	if _, err := firstChunkDirect(ctx, client); err != nil {
+	if _, err := benchutil.FirstChunkDirect(ctx, client); err != nil {
 		b.Fatal(err)
 	}
 	var daemon, direct []time.Duration
 	n := 0
 	for b.Loop() {
 		daemon = append(daemon, turn(n))
-		d, err := firstChunkDirect(ctx, client)
+		d, err := benchutil.FirstChunkDirect(ctx, client)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -181,10 +97,10 @@ func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) {
 	if reqs := fake.Requests(); !strings.Contains(reqs[len(reqs)-2].SystemPrompt(), "package main // unsaved") {
 		b.Fatal("the daemon's request did not carry the relevant files")
 	}
-	dm, dr := percentile(daemon, 50), percentile(direct, 50)
-	b.ReportMetric(ms(dm), "daemon-ms")
-	b.ReportMetric(ms(dr), "direct-ms")
-	b.ReportMetric(ms(dm-dr), "overhead-ms")
+	dm, dr := benchutil.Percentile(daemon, 50), benchutil.Percentile(direct, 50)
+	b.ReportMetric(benchutil.MS(dm), "daemon-ms")
+	b.ReportMetric(benchutil.MS(dr), "direct-ms")
+	b.ReportMetric(benchutil.MS(dm-dr), "overhead-ms")
 	b.ReportMetric(0, "ns/op")
 }
 

@@ -179,6 +179,8 @@ var targets = []target{
 	{"search 100,000 messages", "≤ 50 ms", worstOf("BenchmarkSearch100k", 50)},
 	{"resume a 1,000-message session", "≤ 30 ms", worstOf("BenchmarkResume1000Messages", 30)},
 	{"200 open 100 KB files (peak resident)", "≤ 60 MB", atMost("BenchmarkDaemonMemory200Files peak-MB", 60, "MB")},
+	{"`ctxls acp`: spawn → initialize reply (median)", "≤ 10 ms", atMost("BenchmarkACPInitialize start-ms", 10, "ms")},
+	{"`ctxls acp` overhead on the first agent_message_chunk (median)", "≤ 2 ms", atMost("BenchmarkACPFirstChunkOverhead overhead-ms", 2, "ms")},
 }
 
 func main() {
