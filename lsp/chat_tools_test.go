@@ -71,8 +71,14 @@ func TestChatToolsAndInjection(t *testing.T) {
 	_ = n
 	// Next turn: the model-added secret is listed as withheld, never sent.
 	s.MustCommand(command.Chat, map[string]any{"message": "next"}, &res)
-	all := fake.Requests()
-	last := all[len(all)-1]
+	// The last turn request (the title request, made in the background
+	// after the first answer, may come after it).
+	var last openaitest.Request
+	for _, r := range fake.Requests() {
+		if r.Parsed.Stream {
+			last = r
+		}
+	}
 	for _, m := range last.Parsed.Messages {
 		if strings.Contains(m.Content, "TOPSECRET") {
 			t.Fatalf("the secret reached the provider in a %s message", m.Role)

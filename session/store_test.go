@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func openTest(t testing.TB) *Store {
@@ -85,6 +86,10 @@ func TestCreateGetReopen(t *testing.T) {
 
 func TestListOrderCursorQuery(t *testing.T) {
 	s := openTest(t)
+	// A clock that moves 1 ms a call: two sessions made in the same
+	// millisecond would tie on updated_at and sort by id, not by age.
+	clock := time.Now()
+	s.now = func() time.Time { clock = clock.Add(time.Millisecond); return clock }
 	var ids []string
 	for i := range 7 {
 		ss, err := s.Create(ctx, fmt.Sprintf("session %d %s", i, []string{"alpha", "beta"}[i%2]))
