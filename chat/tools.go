@@ -12,6 +12,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -283,4 +284,26 @@ func storedCalls(calls []openai.ToolCall) []openai.ToolCall {
 		}
 	}
 	return out
+}
+
+// toolEnv gathers what a turn may read and who added which relevant file.
+func (e *Engine) toolEnv(ctx context.Context, t Turn, ev Events) (*toolEnv, error) {
+	sess, err := e.Store.Get(ctx, t.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	addedBy, err := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
+	if err != nil {
+		return nil, err
+	}
+	env := &toolEnv{e: e, turn: t, folder: sess.Folder, ev: ev, userSet: map[string]bool{}}
+	for p, by := range addedBy {
+		if by == session.AddedByUser {
+			env.userSet[p] = true
+		}
+	}
+	for _, p := range t.Files {
+		env.userSet[p] = true
+	}
+	return env, nil
 }

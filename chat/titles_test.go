@@ -2,22 +2,9 @@ package chat
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
-
-func TestTitleInputIsCutOnRuneBoundaries(t *testing.T) {
-	long := strings.Repeat("é", maxTitleInput) // 2 bytes each
-	in := titleInput("a"+long, "answer")
-	if !utf8.ValidString(in) || !strings.Contains(in, "é…\n\nThe assistant answered:\n\nanswer") || len(in) > 2*maxTitleInput+100 {
-		t.Errorf("cut input (%d bytes) is wrong: %q…", len(in), in[:80])
-	}
-	if got := titleInput("short", ""); got != "The user wrote:\n\nshort" {
-		t.Errorf("without an answer: %q", got)
-	}
-}
 
 func TestWaitBackground(t *testing.T) {
 	var e Engine

@@ -1,0 +1,144 @@
+package chat
+
+import (
+	"context"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+// assembled is a turn's model input and what its parts cost.
+type assembled struct {
+	Messages []openai.ChatCompletionMessage
+	// Tokens of the system prompt (files included), of the relevant files'
+	// contents in it, of the earlier messages kept, and of this turn's
+	// message; Budget is the context window less the output reserve.
+	System, Files, History, Message, Budget int
+	Dropped                                 int // earlier messages left out
+}
+
+// assemble gathers the session's state and renders the model input: the
+// system prompt, the history kept within the budget (whole turns, oldest
+// dropped first) and the new message. history is the session's stored
+// messages without this turn's. guard decides which relevant files may be
+// read. record notes the files' contents as sent (for "changed since the
+// last turn"); a preview does not.
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history []session.Message, record bool) (*assembled, error) {
+	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
+	var sets session.Context
+	if t.SessionID != "" {
+		if sess, err := e.Store.Get(ctx, t.SessionID); err == nil {
+			in.Env = sess.Meta.EnvHint // the reminder's first line
+		}
+		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
+			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
+		} else {
+			in.SessionFiles = names
+		}
+		var err error
+		if sets, err = e.Store.Context(ctx, t.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	if t.Env != "" {
+		in.Env = t.Env
+	}
+	in.Context = sets
+	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
+	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
+	seen := map[string]bool{}
+	last := map[string]string{}
+	if record {
+		e.mu.Lock()
+		if e.sent == nil {
+			e.sent = map[string]map[string]string{}
+		}
+		if e.sent[t.SessionID] == nil {
+			e.sent[t.SessionID] = map[string]string{}
+		}
+		last = e.sent[t.SessionID]
+		e.mu.Unlock()
+	}
+	for _, p := range paths {
+		if seen[p] || slices.Contains(in.Missing, p) {
+			continue
+		}
+		seen[p] = true
+		if why := guard.refusal(p); why != "" {
+			// Added by the model and outside the workspace: never sent.
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhyOutside})
+			continue
+		}
+		f := prompts.File{Path: p}
+		if text, ok := e.buffers(t).TextByPath(p); ok {
+			f.Content, f.Unsaved = text, true
+		} else {
+			data, err := readLimited(p, 4<<20)
+			if err != nil {
+				in.Missing = append(in.Missing, p)
+				e.Log.Info("relevant file not read", "path", p, "err", err)
+				continue
+			}
+			f.Content = data
+		}
+		if LooksSecret(p, f.Content) && !guard.userSet[p] {
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
+			continue
+		}
+		e.mu.Lock()
+		if prev, ok := last[p]; ok && prev != f.Content {
+			in.Changed = append(in.Changed, p)
+		}
+		last[p] = f.Content
+		e.mu.Unlock()
+		in.Relevant = append(in.Relevant, f)
+	}
+	counter := prompts.TokenizerFor(t.Provider.Model)
+	in.Counter = counter
+	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
+	in.FileBudget = window / 2
+	system, fileTokens := prompts.SystemParts(in)
+
+	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message)}
+	budget := window - counter.Count(system) - out.Message
+	kept, dropped, used := trimHistory(history, budget, counter)
+	if dropped > 0 {
+		// The cut is marked where it is: right before the first message kept.
+		system += prompts.DroppedNote(dropped)
+	}
+	out.System, out.History, out.Dropped = counter.Count(system), used, dropped
+	out.Messages = append(append([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}, kept...),
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Message})
+	return out, nil
+}
+
+// MissingFiles lists the paths that are neither an open editor buffer nor
+// a regular file on disk. The turn's prompt and the resume result both use
+// it, so they agree on what is missing.
+func MissingFiles(paths []string, b Buffers) []string {
+	missing := []string{}
+	for _, p := range paths {
+		if _, ok := b.TextByPath(p); ok {
+			continue
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+func readLimited(path string, limit int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit))
+	return string(data), err
+}

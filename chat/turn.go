@@ -1,0 +1,329 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/session"
+)
+
+// ErrBusy: a turn is already running in the session.
+var ErrBusy = errors.New("a turn is already running in this session; wait for it or cancel it")
+
+// ErrSessionDeleted ends a turn whose session was deleted while it ran (by
+// this daemon, the CLI or another process).
+var ErrSessionDeleted = errors.New("the session was deleted while its turn ran; the answer is not kept")
+
+// Buffers gives the editor's unsaved text of open files.
+type Buffers interface {
+	TextByPath(path string) (string, bool)
+}
+
+// Events receives a turn's progress. Methods are called from the turn's
+// goroutine, except TitleChanged, which may come later from the title job.
+type Events interface {
+	Delta(text string)
+	Activity(message string)
+	TitleChanged(s *session.Session)
+	ContextChanged(ch *session.ContextChange)
+	// FilesChanged: a file in the session folder was written or removed
+	// (size 0); by is "model" (write_file) or "user".
+	FilesChanged(sessionID, subdir, name string, size int64, by string)
+	// ToolStarted and ToolFinished bracket each tool call of the model's;
+	// failed: the tool returned an error (the model got it as text).
+	ToolStarted(c ToolCall)
+	ToolFinished(c ToolCall, output string, failed bool)
+}
+
+// ToolCall is one call of the model's to a tool.
+type ToolCall struct{ ID, Name, Arguments string }
+
+// Engine runs turns. It is safe for concurrent use: turns of different
+// sessions run at once; a second turn in the same session is refused.
+type Engine struct {
+	Store      *session.Store
+	Buffers    Buffers
+	Log        *slog.Logger
+	HTTPClient *http.Client
+	// Checkpoint is how often a streaming answer is saved (default
+	// DefaultCheckpoint).
+	Checkpoint time.Duration
+	// Stall ends a stream that sends nothing for this long (default 90 s).
+	Stall time.Duration
+
+	// bg tracks background jobs (titles) so Close can stop and wait for them.
+	bg       sync.WaitGroup
+	bgOnce   sync.Once
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+
+	// mu guards running and sent.
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc // session → its running turn
+	sent    map[string]map[string]string       // session → path → content last sent
+}
+
+// Turn is one user message.
+type Turn struct {
+	SessionID  string
+	Message    string
+	Files      []string // absolute paths added for this turn only
+	Resumed    bool     // the first turn after a resume
+	Candidates []string
+	Roots      []string // workspace folders
+	Provider   Resolved
+	// Env is the session's envHint as the turn records it (the reminder's
+	// first line); "" uses the one stored with the session. A preview
+	// passes what its turn would record.
+	Env string
+	// Buffers, when set, gives the editor's text for this turn instead of
+	// Engine.Buffers (the ACP door: embedded resources, fs/read_text_file).
+	Buffers Buffers
+	// WriteFile, when set, writes the model's output files (write_file)
+	// instead of the store: path is absolute, inside the session folder,
+	// and checked by the store first.
+	WriteFile func(ctx context.Context, path, content string) error
+}
+
+// buffers is where the turn reads the editor's text.
+func (e *Engine) buffers(t Turn) Buffers {
+	if t.Buffers != nil {
+		return t.Buffers
+	}
+	return e.Buffers
+}
+
+// Result is the end of a turn.
+type Result struct {
+	SessionID    string
+	MessageID    int64
+	Text         string
+	FinishReason string // stop, length, cancelled, error
+	Usage        session.Usage
+	// ToolLimit: the turn stopped at MaxToolRounds (FinishReason "stop").
+	ToolLimit bool
+}
+
+// Finish reasons.
+const (
+	FinishStop      = "stop"
+	FinishLength    = "length"
+	FinishCancelled = "cancelled"
+	FinishError     = "error"
+)
+
+func (e *Engine) claim(id string, cancel context.CancelCauseFunc) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == nil {
+		e.running = map[string]context.CancelCauseFunc{}
+	}
+	if e.running[id] != nil {
+		return false
+	}
+	e.running[id] = cancel
+	return true
+}
+
+// Abort ends the session's running turn, if any, because the session was
+// deleted: the turn ends with FinishReason "error" and ErrSessionDeleted.
+func (e *Engine) Abort(sessionID string) {
+	e.mu.Lock()
+	cancel := e.running[sessionID]
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel(ErrSessionDeleted)
+	}
+}
+
+func (e *Engine) release(id string) {
+	e.mu.Lock()
+	delete(e.running, id)
+	e.mu.Unlock()
+}
+
+// Run runs a turn. The user message is stored before the provider is
+// called; the answer is checkpointed while it streams and ends complete,
+// interrupted (cancelled: the returned error is the context's) or error.
+// A failure returns both the Result (partial text, FinishReason "error")
+// and the error.
+func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
+	if strings.TrimSpace(t.Message) == "" {
+		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if !e.claim(t.SessionID, cancel) {
+		return nil, ErrBusy
+	}
+	defer e.release(t.SessionID)
+	t.Provider.Model = e.sessionModel(ctx, t)
+	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
+
+	if err := e.Store.InterruptStale(ctx, t.SessionID); err != nil {
+		return nil, err
+	}
+	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
+	if err := e.Store.AppendMessage(ctx, user); err != nil {
+		return nil, err
+	}
+	if changed, err := e.Store.SetAutoTitle(ctx, t.SessionID, FirstLineTitle(t.Message)); err != nil {
+		e.Log.Warn("auto title failed", "session", t.SessionID, "err", err)
+	} else if changed {
+		if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
+			ev.TitleChanged(s)
+		}
+	}
+	tools, err := e.toolEnv(ctx, t, ev)
+	if err != nil {
+		return nil, err
+	}
+	history, err := e.Store.Messages(ctx, t.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	history = slices.DeleteFunc(history, func(m session.Message) bool { return m.ID == user.ID })
+	in, err := e.assemble(ctx, t, tools, history, true)
+	if err != nil {
+		return nil, err
+	}
+	messages := in.Messages
+
+	res := &Result{SessionID: t.SessionID}
+	var all strings.Builder
+	// deleted ends the turn of a session deleted under it.
+	deleted := func() (*Result, error) {
+		cancel(ErrSessionDeleted)
+		res.Text, res.FinishReason = all.String(), FinishError
+		e.Log.Info("session deleted during its turn", "session", t.SessionID)
+		return res, ErrSessionDeleted
+	}
+	// gone is called by the checkpoints when the answer's row is gone.
+	gone := func() { cancel(ErrSessionDeleted) }
+	var streamErr error
+	for round := 0; ; round++ {
+		// The answer's row is created while the request goes out: the
+		// insert overlaps the provider's time to first byte instead of
+		// adding to it. Its first delta waits for the row (ready), so
+		// nothing reaches the editor that a checkpoint could not save.
+		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming, Model: t.Provider.Model}
+		created := make(chan struct{})
+		var createErr error
+		go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
+		ready := func() error { <-created; return createErr }
+		withTools := round < MaxToolRounds
+		setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone)
+		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, ready, setText, ev, withTools)
+		stopCheckpoints()
+		all.WriteString(text)
+		if cerr := ready(); cerr != nil {
+			if errors.Is(cerr, session.ErrNotFound) || errors.Is(context.Cause(ctx), ErrSessionDeleted) {
+				return deleted()
+			}
+			return nil, cerr
+		}
+		res.MessageID = answer.ID
+		res.Usage.PromptTokens += usage.PromptTokens
+		res.Usage.CompletionTokens += usage.CompletionTokens
+		if errors.Is(context.Cause(ctx), ErrSessionDeleted) {
+			return deleted()
+		}
+		status := session.StatusComplete
+		switch {
+		case err != nil && ctx.Err() != nil:
+			res.FinishReason, status = FinishCancelled, session.StatusInterrupted
+			err = ctx.Err()
+		case err != nil:
+			res.FinishReason, status = FinishError, session.StatusError
+		case finish == string(openai.FinishReasonLength):
+			res.FinishReason = FinishLength
+		default:
+			res.FinishReason = FinishStop
+		}
+		content := text
+		if status == session.StatusError {
+			// Kept with the answer, so show, export and history.md say why.
+			content = withError(text, err)
+		}
+		// Save the final state even when ctx is cancelled.
+		saveCtx := context.WithoutCancel(ctx)
+		if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, content, status, &usage); errors.Is(uerr, session.ErrNotFound) {
+			return deleted()
+		} else if uerr != nil {
+			e.Log.Error("saving the answer failed", "session", t.SessionID, "err", uerr)
+		}
+		if err != nil || len(calls) == 0 {
+			streamErr = err
+			break
+		}
+		// Tool round: record the calls, run them, and go on.
+		raw, _ := json.Marshal(storedCalls(calls))
+		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
+			if errors.Is(err, session.ErrNotFound) {
+				return deleted()
+			}
+			return nil, err
+		}
+		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
+		for _, c := range calls {
+			tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+			ev.ToolStarted(tc)
+			out, failed := tools.run(ctx, c.Function.Name, c.Function.Arguments)
+			ev.ToolFinished(tc, out, failed)
+			tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
+			if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
+				if errors.Is(err, session.ErrNotFound) {
+					return deleted()
+				}
+				return nil, err
+			}
+			messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
+		}
+		if round+1 == MaxToolRounds {
+			note := fmt.Sprintf("\n\n[stopped: the model used tools %d times in this turn, the limit; ask again to continue]", MaxToolRounds)
+			ev.Delta(note)
+			all.WriteString(note)
+			nm := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Content: strings.TrimSpace(note)}
+			if err := e.Store.AppendMessage(saveCtx, nm); err == nil {
+				res.MessageID = nm.ID
+			}
+			res.FinishReason, res.ToolLimit = FinishStop, true
+			break
+		}
+	}
+	res.Text = all.String()
+	if streamErr == nil {
+		e.nameLater(t, ev)
+	}
+	return res, streamErr
+}
+
+// sessionModel is the model a turn uses: the session's own
+// (ctxls.session.setModel), else the provider's.
+func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
+	if t.SessionID != "" {
+		if s, err := e.Store.Get(ctx, t.SessionID); err == nil && s.Meta.Model != "" {
+			return s.Meta.Model
+		}
+	}
+	return t.Provider.Model
+}
+
+// withError is what a failed answer is stored as: the text that arrived,
+// then the error that ended it.
+func withError(text string, err error) string {
+	if text != "" {
+		text += "\n\n"
+	}
+	return text + "Error: " + err.Error()
+}
