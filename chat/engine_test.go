@@ -315,3 +315,30 @@ func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
 		t.Errorf("at the end: %+v", msgs[1])
 	}
 }
+
+// TestSentFilesForgetAndIdle: the record of sent files says what changed,
+// and is dropped when its session is deleted (Abort) or idle for an hour.
+func TestSentFilesForgetAndIdle(t *testing.T) {
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	e := &Engine{now: func() time.Time { return now }}
+	a := e.sentFor("a")
+	if a.note("/w/x.go", "v1") || a.note("/w/x.go", "v1") || !a.note("/w/x.go", "v2") {
+		t.Error("first sight, same text, changed text")
+	}
+	e.Abort("a") // deleted: forgotten
+	if e.sentFor("a").note("/w/x.go", "v3") {
+		t.Error("a deleted session's files are new again")
+	}
+	e.sentFor("b").note("/w/y.go", "v1")
+	now = now.Add(sentIdle + time.Minute)
+	if e.sentFor("c"); len(e.sent) != 1 {
+		t.Errorf("idle records kept: %d", len(e.sent))
+	}
+	if e.sentFor("b").note("/w/y.go", "v2") {
+		t.Error("an idle session's record survived")
+	}
+	var preview *sentFiles
+	if preview.note("/w/x.go", "v1") {
+		t.Error("a preview notes nothing")
+	}
+}

@@ -2,9 +2,12 @@ package chat
 
 import (
 	"context"
+	"crypto/sha256"
 	"io"
 	"os"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/sashabaranov/go-openai"
 
@@ -52,17 +55,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
 	seen := map[string]bool{}
-	last := map[string]string{}
+	var last *sentFiles // nil for a preview: nothing is noted as sent
 	if record {
-		e.mu.Lock()
-		if e.sent == nil {
-			e.sent = map[string]map[string]string{}
-		}
-		if e.sent[t.SessionID] == nil {
-			e.sent[t.SessionID] = map[string]string{}
-		}
-		last = e.sent[t.SessionID]
-		e.mu.Unlock()
+		last = e.sentFor(t.SessionID)
 	}
 	for _, p := range paths {
 		if seen[p] || slices.Contains(in.Missing, p) {
@@ -90,12 +85,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
 			continue
 		}
-		e.mu.Lock()
-		if prev, ok := last[p]; ok && prev != f.Content {
+		if last.note(p, f.Content) {
 			in.Changed = append(in.Changed, p)
 		}
-		last[p] = f.Content
-		e.mu.Unlock()
 		in.Relevant = append(in.Relevant, f)
 	}
 	counter := prompts.TokenizerFor(t.Provider.Model)
@@ -141,4 +133,72 @@ func readLimited(path string, limit int64) (string, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit))
 	return string(data), err
+}
+
+// sentIdle is how long a session's record of sent files is kept without a
+// turn: after that a turn's files are new to it again ("changed since the
+// last turn" needs a last turn the model still has in mind).
+const sentIdle = time.Hour
+
+// sentFiles records, for one session, a hash of each relevant file's
+// content as last sent, so the next turn can say which changed. Hashes,
+// not texts: the daemon would otherwise keep every relevant file of every
+// session it served for its whole life.
+type sentFiles struct {
+	mu   sync.Mutex
+	hash map[string][sha256.Size]byte
+	used time.Time
+}
+
+// note records content as sent for path and reports whether it differs
+// from what was sent last time (false the first time). A nil record (a
+// preview) notes nothing.
+func (s *sentFiles) note(path, content string) (changed bool) {
+	if s == nil {
+		return false
+	}
+	h := sha256.Sum256([]byte(content))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, ok := s.hash[path]
+	s.hash[path] = h
+	return ok && prev != h
+}
+
+// sentFor returns the session's record, and drops the records of sessions
+// idle for more than sentIdle.
+func (e *Engine) sentFor(id string) *sentFiles {
+	now := e.clock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sent == nil {
+		e.sent = map[string]*sentFiles{}
+	}
+	for sid, s := range e.sent {
+		if sid != id && now.Sub(s.used) > sentIdle {
+			delete(e.sent, sid)
+		}
+	}
+	s := e.sent[id]
+	if s == nil || now.Sub(s.used) > sentIdle {
+		s = &sentFiles{hash: map[string][sha256.Size]byte{}}
+		e.sent[id] = s
+	}
+	s.used = now
+	return s
+}
+
+// Forget drops what the engine keeps about a session (its record of sent
+// files): the session was deleted.
+func (e *Engine) Forget(id string) {
+	e.mu.Lock()
+	delete(e.sent, id)
+	e.mu.Unlock()
+}
+
+func (e *Engine) clock() time.Time {
+	if e.now != nil {
+		return e.now()
+	}
+	return time.Now()
 }

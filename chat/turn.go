@@ -70,7 +70,8 @@ type Engine struct {
 	// mu guards running and sent.
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc // session → its running turn
-	sent    map[string]map[string]string       // session → path → content last sent
+	sent    map[string]*sentFiles              // session → hashes of the files last sent
+	now     func() time.Time                   // the clock (tests)
 }
 
 // Turn is one user message.
@@ -137,7 +138,9 @@ func (e *Engine) claim(id string, cancel context.CancelCauseFunc) bool {
 
 // Abort ends the session's running turn, if any, because the session was
 // deleted: the turn ends with FinishReason "error" and ErrSessionDeleted.
+// What the engine keeps about the session is dropped (Forget).
 func (e *Engine) Abort(sessionID string) {
+	e.Forget(sessionID)
 	e.mu.Lock()
 	cancel := e.running[sessionID]
 	e.mu.Unlock()
