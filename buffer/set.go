@@ -28,9 +28,6 @@ const (
 	docOverhead = 512
 )
 
-// ErrOverBudget is matched by every *OverBudgetError.
-var ErrOverBudget = errors.New("open documents over the memory budget")
-
 // ErrNotHeld reports an edit to an open document whose text is not held
 // (it was refused by the budget).
 var ErrNotHeld = errors.New("document text not held")
@@ -50,9 +47,6 @@ func (e *OverBudgetError) Error() string {
 	return fmt.Sprintf("%s (%d bytes) not held: open documents would take more than the limit of %d MiB",
 		truncateURI(e.URI), e.Size, e.Limit>>20)
 }
-
-// Is makes errors.Is(err, ErrOverBudget) true.
-func (e *OverBudgetError) Is(target error) bool { return target == ErrOverBudget }
 
 func truncateURI(u string) string {
 	if len(u) > 200 {

@@ -32,19 +32,6 @@ func (e Encoding) String() string {
 	return "utf-16"
 }
 
-// ParseEncoding parses an LSP PositionEncodingKind.
-func ParseEncoding(s string) (Encoding, error) {
-	switch s {
-	case "utf-8":
-		return UTF8, nil
-	case "utf-16":
-		return UTF16, nil
-	case "utf-32":
-		return UTF32, nil
-	}
-	return UTF16, fmt.Errorf("unknown position encoding %q", s)
-}
-
 // Position is an LSP position.
 type Position struct{ Line, Character uint32 }
 

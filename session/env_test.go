@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestSetEnvHintPatchesOneField(t *testing.T) {
@@ -15,8 +14,11 @@ func TestSetEnvHintPatchesOneField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)
-	if err := s.UpdateMeta(ctx, a.ID, Meta{CurrentIntent: "fix login", LastIdleAt: &now}); err != nil {
+	// Other fields of the meta, which the patch must keep.
+	if _, err := s.SetModel(ctx, a.ID, "gpt-4o"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkTitleRequested(ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := s.Get(ctx, a.ID)
@@ -26,7 +28,7 @@ func TestSetEnvHintPatchesOneField(t *testing.T) {
 		t.Fatalf("first SetEnvHint: changed %v err %v", changed, err)
 	}
 	got, _ := s.Get(ctx, a.ID)
-	if got.Meta.EnvHint != "vscode 1.90; workspace /w" || got.Meta.CurrentIntent != "fix login" || got.Meta.LastIdleAt == nil || !got.Meta.LastIdleAt.Equal(now) {
+	if got.Meta.EnvHint != "vscode 1.90; workspace /w" || got.Meta.Model != "gpt-4o" || !got.Meta.TitleRequested {
 		t.Errorf("meta after SetEnvHint: %+v", got.Meta)
 	}
 	if !got.UpdatedAt.Equal(before.UpdatedAt) {
@@ -39,14 +41,14 @@ func TestSetEnvHintPatchesOneField(t *testing.T) {
 		t.Errorf("new hint: changed %v err %v", changed, err)
 	}
 	got, _ = s.Get(ctx, a.ID)
-	if got.Meta.EnvHint != "nvim 0.10 ; workspace /x" || got.Meta.CurrentIntent != "fix login" {
+	if got.Meta.EnvHint != "nvim 0.10 ; workspace /x" || got.Meta.Model != "gpt-4o" {
 		t.Errorf("meta after the second hint: %+v", got.Meta)
 	}
 	if changed, err := s.SetEnvHint(ctx, a.ID, ""); err != nil || !changed {
 		t.Errorf("clearing: changed %v err %v", changed, err)
 	}
 	got, _ = s.Get(ctx, a.ID)
-	if got.Meta.EnvHint != "" || got.Meta.CurrentIntent != "fix login" {
+	if got.Meta.EnvHint != "" || got.Meta.Model != "gpt-4o" {
 		t.Errorf("meta after clearing: %+v", got.Meta)
 	}
 	if _, err := s.SetEnvHint(ctx, "nosuchsession", "x"); !errors.Is(err, ErrNotFound) {

@@ -55,7 +55,7 @@ func TestMetaFieldsAreWrittenOneByOne(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	ss, _ := s.Create(ctx, "")
-	if err := s.UpdateMeta(ctx, ss.ID, Meta{EnvHint: "vim 9; workspace /w"}); err != nil {
+	if _, err := s.SetEnvHint(ctx, ss.ID, "vim 9; workspace /w"); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := s.MarkTitleRequested(ctx, ss.ID); !ok || err != nil {

@@ -32,10 +32,7 @@ const DefaultTitle = "New session"
 
 // Meta is what ctxls notes about a session's situation.
 type Meta struct {
-	EnvHint        string     `json:"envHint,omitempty"`
-	CurrentIntent  string     `json:"currentIntent,omitempty"`
-	LastObservedAt *time.Time `json:"lastObservedAt,omitempty"`
-	LastIdleAt     *time.Time `json:"lastIdleAt,omitempty"`
+	EnvHint string `json:"envHint,omitempty"`
 	// TitleRequested: the model was asked for a title after the first
 	// complete answer (once per session; cleared by ClearTitleRequested).
 	TitleRequested bool `json:"titleRequested,omitempty"`
@@ -441,18 +438,4 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("session deleted, but its folder could not be removed: %w", err)
 	}
 	return nil
-}
-
-// UpdateMeta replaces a session's meta.
-func (s *Store) UpdateMeta(ctx context.Context, id string, m Meta) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET meta = ? WHERE id = ?", string(b), id); err != nil {
-			return err
-		}
-		return s.touch(ctx, tx, id)
-	})
 }

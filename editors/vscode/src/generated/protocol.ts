@@ -13,11 +13,9 @@ export type TitleSource = "auto" | "model" | "user";
 
 export interface Meta {
   envHint?: string;
-  currentIntent?: string;
-  lastObservedAt?: string;
-  lastIdleAt?: string;
   titleRequested?: boolean;
   model?: string;
+  workspace?: string;
 }
 
 export interface Session {
