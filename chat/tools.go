@@ -82,12 +82,6 @@ func inside(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// allowed reports whether the model may read path: inside a workspace
-// folder or the session folder (after resolving symbolic links) and not a
-// file with several hard links (another name for it may be anywhere on the
-// same filesystem), or a file the user added to the context by name.
-func (t *toolEnv) allowed(path string) bool { return t.refusal(path) == "" }
-
 // sessionFolder is the session folder now: a rename during the turn (the
 // user's, or the model's title) moves it.
 func (t *toolEnv) sessionFolder() string {
@@ -97,7 +91,11 @@ func (t *toolEnv) sessionFolder() string {
 	return t.folder
 }
 
-// refusal says why the model may not read path, or "" when it may.
+// refusal says why the model may not read path, or "" when it may: it may
+// read inside a workspace folder or the session folder (after resolving
+// symbolic links) a file without several hard links (another name for it
+// may be anywhere on the same filesystem), and any file the user added to
+// the context by name.
 func (t *toolEnv) refusal(path string) string {
 	if t.userSet[path] {
 		return ""

@@ -3,7 +3,6 @@ package lsp_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -15,31 +14,6 @@ import (
 // refDoc is an independent, naive model of an LSP document: the text as
 // lines, positions converted by walking runes.
 type refDoc struct{ text string }
-
-// offset converts an LSP position (assumed to be on a character boundary
-// and within the line) into a byte offset.
-func (d *refDoc) offset(line, char int, utf8Units bool) int {
-	off := 0
-	for l := 0; l < line; l++ {
-		i := strings.IndexAny(d.text[off:], "\r\n")
-		if d.text[off+i] == '\r' && off+i+1 < len(d.text) && d.text[off+i+1] == '\n' {
-			off += i + 2
-		} else {
-			off += i + 1
-		}
-	}
-	units := 0
-	for units < char {
-		r, size := utf8.DecodeRuneInString(d.text[off:])
-		if utf8Units {
-			units += size
-		} else {
-			units += len(utf16.Encode([]rune{r}))
-		}
-		off += size
-	}
-	return off
-}
 
 // position converts a byte offset (on a character boundary) into an LSP
 // position.

@@ -180,18 +180,6 @@ func (c *Client) Close() {
 	}
 }
 
-// Kill kills the agent process and waits for it.
-func (c *Client) Kill() {
-	if c.cmd == nil {
-		return
-	}
-	_ = c.cmd.Process.Kill()
-	<-c.exited
-}
-
-// SetTimeout changes how long every wait may take.
-func (c *Client) SetTimeout(d time.Duration) { c.timeout = d }
-
 // SetFile sets the text fs/read_text_file answers for path (the editor's
 // unsaved text); a path never set is answered with an error.
 func (c *Client) SetFile(path, text string) {

@@ -126,13 +126,6 @@ func DefaultServerRequests(method string, params json.RawMessage) (any, *RPCErro
 	return nil, &RPCError{Code: -32601, Message: "fake editor: method not found: " + method}
 }
 
-// HandleServerRequests replaces the answerer for server requests.
-func (e *Editor) HandleServerRequests(h ServerRequestHandler) {
-	e.mu.Lock()
-	e.handler = h
-	e.mu.Unlock()
-}
-
 func (e *Editor) readLoop(r io.Reader) {
 	defer close(e.readDone)
 	br := bufio.NewReaderSize(r, 1<<20)
