@@ -161,3 +161,34 @@ func hasSession(list []session.Session, id string, messages int) bool {
 	}
 	return false
 }
+
+// TestSessionsContext: the CLI changes the files set with the operation the
+// editor and the model use (relative paths from the working directory).
+func TestSessionsContext(t *testing.T) {
+	dir := t.TempDir()
+	st, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := st.Create(context.Background(), "Context work")
+	st.SetContext(context.Background(), a.ID, "ports", []string{"8080"}, "")
+	st.Close()
+	env := []string{"CTXLS_DATA_DIR=" + dir}
+	wd, _ := os.Getwd()
+	here := filepath.Join(wd, "cli_test.go")
+	out, errOut, code := run(t, env, "sessions", "context", a.ID[:6], "--add", "cli_test.go", "--add", "/no/such/file.go")
+	if code != 0 || !strings.Contains(out, "files:\n  "+here+"\n  /no/such/file.go  (missing)") || !strings.Contains(out, "ports:\n  8080") {
+		t.Errorf("--add: %d %s\n%s", code, errOut, out)
+	}
+	out, _, code = run(t, env, "sessions", "context", a.ID, "--drop", "/no/such/file.go", "--json")
+	var res struct {
+		Context map[string][]string
+		Missing []string
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || strings.Join(res.Context["files"], ",") != here || len(res.Missing) != 0 {
+		t.Errorf("--drop --json: %d %v\n%s", code, err, out)
+	}
+	if _, errOut, code := run(t, env, "sessions", "context", a.ID, "--add", wd); code == 0 || !strings.Contains(errOut, "is a directory") {
+		t.Errorf("a folder: %d %s", code, errOut)
+	}
+}

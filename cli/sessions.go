@@ -211,7 +211,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export, titleCmd(g), duCmd(g), pruneCmd(g))
+	cmd.AddCommand(list, show, rename, del, search, export, contextCmd(g), titleCmd(g), duCmd(g), pruneCmd(g))
 	return cmd
 }
 
