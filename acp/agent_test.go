@@ -633,3 +633,29 @@ func TestOneStoreBothDoors(t *testing.T) {
 		t.Errorf("ctxls sessions list: %s %v", out, err)
 	}
 }
+
+// TestProviderFromMeta: initialize's _meta.ctxls.provider configures the
+// provider, as the LSP door's initializationOptions.provider does.
+func TestProviderFromMeta(t *testing.T) {
+	fake, dataDir, cwd := newFixture(t)
+	bin := lsptest.BuildBinary(t)
+	c := acptest.Start(t, bin, []string{"acp", "--data-dir", dataDir}, []string{"OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL="})
+	bad := map[string]any{"protocolVersion": 1, "_meta": map[string]any{"ctxls": map[string]any{"provider": map[string]any{"modle": "typo"}}}}
+	if err := c.Call("initialize", bad, nil); rpcCode(t, err) != -32602 || !strings.Contains(err.Error(), "modle") {
+		t.Errorf("a provider with a typo: %v", err)
+	}
+	good := map[string]any{"protocolVersion": 1, "_meta": map[string]any{"ctxls": map[string]any{
+		"provider": map[string]any{"baseURL": fake.URL, "model": "meta-model"}}}}
+	if err := c.Call("initialize", good, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{Client: c, t: t, fake: fake, dataDir: dataDir, cwd: cwd}
+	id := a.newSession()
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"ok"}})
+	if _, err := a.prompt(id, text("which model?")); err != nil {
+		t.Fatal(err)
+	}
+	if m := fake.Requests()[0].Parsed.Model; m != "meta-model" {
+		t.Errorf("model %q, want meta-model", m)
+	}
+}
