@@ -2,9 +2,8 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -32,17 +31,7 @@ initialize's _meta.ctxls.provider.`,
 }
 
 func serveACP(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
-	log, closeLog, err := g.logger(stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "ctxls: %v\n", err)
-		return 2
-	}
-	defer closeLog()
-	dir, err := g.resolveDataDir()
-	if err != nil {
-		fmt.Fprintf(stderr, "ctxls: %v\n", err)
-		return 1
-	}
-	log.Info("serving ACP", "version", version(), "pid", os.Getpid(), "dataDir", dir)
-	return acp.Serve(ctx, stdin, stdout, acp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider})
+	return daemon(g, stderr, "serving ACP", func(log *slog.Logger, dir string) int {
+		return acp.Serve(ctx, stdin, stdout, acp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider})
+	})
 }

@@ -160,6 +160,20 @@ func (g *globals) logger(stderr io.Writer) (*slog.Logger, func(), error) {
 }
 
 func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
+	return daemon(g, stderr, "serving", func(log *slog.Logger, dir string) int {
+		limitMB, err := g.resolveStorageLimitMB()
+		if err != nil {
+			fmt.Fprintf(stderr, "ctxls: %v\n", err)
+			return 2
+		}
+		return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB})
+	})
+}
+
+// daemon is what both doors (serve, acp) start with: the logger (never on
+// stdout, which carries their frames) and the data directory. It returns
+// run's exit code, or 2 for a bad flag and 1 for no data directory.
+func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger, dir string) int) int {
 	log, closeLog, err := g.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ctxls: %v\n", err)
@@ -171,11 +185,6 @@ func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "ctxls: %v\n", err)
 		return 1
 	}
-	limitMB, err := g.resolveStorageLimitMB()
-	if err != nil {
-		fmt.Fprintf(stderr, "ctxls: %v\n", err)
-		return 2
-	}
-	log.Info("serving", "version", version(), "pid", os.Getpid(), "dataDir", dir)
-	return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB})
+	log.Info(what, "version", version(), "pid", os.Getpid(), "dataDir", dir)
+	return run(log, dir)
 }

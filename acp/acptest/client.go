@@ -33,6 +33,7 @@ type Message struct {
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *RPCError       `json:"error,omitempty"`
 	At      time.Time       `json:"-"` // when the client read it
+	Seq     int             `json:"-"` // its place among everything the client read, from 1
 }
 
 // RPCError is a JSON-RPC error response.
@@ -50,6 +51,7 @@ type Update struct {
 	Kind      string          // update.sessionUpdate
 	Raw       json.RawMessage // the whole update object
 	At        time.Time
+	Seq       int // its message's place among everything the client read
 }
 
 // Text is the text of a *_message_chunk update ("" for other kinds).
@@ -93,6 +95,7 @@ type Client struct {
 
 	// mu guards the fields below.
 	mu        sync.Mutex
+	read      int // messages read so far
 	nextID    int64
 	pending   map[string]chan *Message
 	received  []*Message // notifications and the agent's requests
@@ -222,6 +225,10 @@ func (c *Client) readLoop(r io.Reader) {
 
 func (c *Client) dispatch(line []byte) {
 	m := &Message{At: time.Now()}
+	c.mu.Lock()
+	c.read++
+	m.Seq = c.read
+	c.mu.Unlock()
 	if err := json.Unmarshal(line, m); err != nil || m.JSONRPC != "2.0" {
 		c.mu.Lock()
 		c.protoErrs = append(c.protoErrs, fmt.Sprintf("not a JSON-RPC 2.0 message: %.200q", line))
@@ -248,7 +255,7 @@ func (c *Client) dispatch(line []byte) {
 				Kind string `json:"sessionUpdate"`
 			}
 			_ = json.Unmarshal(p.Update, &k)
-			c.updates = append(c.updates, Update{SessionID: p.SessionID, Kind: k.Kind, Raw: p.Update, At: m.At})
+			c.updates = append(c.updates, Update{SessionID: p.SessionID, Kind: k.Kind, Raw: p.Update, At: m.At, Seq: m.Seq})
 		}
 		c.broadcastLocked()
 		c.mu.Unlock()
@@ -433,57 +440,60 @@ func (c *Client) WaitUpdate(what string, pred func(Update) bool) Update {
 // sessions' updates in arrival order; see Updates("")).
 func (c *Client) WaitUpdateFrom(from int, what string, pred func(Update) bool) Update {
 	c.t.Helper()
-	deadline := time.After(c.timeout)
-	for {
-		c.mu.Lock()
+	var found Update
+	c.wait(what, func() bool {
 		for _, u := range c.updates[min(from, len(c.updates)):] {
 			if pred(u) {
-				c.mu.Unlock()
-				return u
+				found = u
+				return true
 			}
 		}
-		ch := c.changed
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			c.t.Fatalf("acptest: no %s within %v; stderr:\n%s", what, c.timeout, c.Stderr())
-			return Update{}
-		case <-c.readDone:
-			c.mu.Lock()
-			for _, u := range c.updates[min(from, len(c.updates)):] {
-				if pred(u) {
-					c.mu.Unlock()
-					return u
-				}
-			}
-			c.mu.Unlock()
-			c.t.Fatalf("acptest: the agent closed its output before %s; stderr:\n%s", what, c.Stderr())
-			return Update{}
-		}
-	}
+		return false
+	})
+	return found
 }
 
 // WaitFor waits for a notification, agent request or unmatched error
 // response for which pred holds.
 func (c *Client) WaitFor(what string, pred func(*Message) bool) *Message {
 	c.t.Helper()
+	var found *Message
+	c.wait(what, func() bool {
+		for _, m := range c.received {
+			if pred(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// wait blocks until cond (called with c.mu held) holds, failing the test
+// after the timeout or when the agent closed its output first.
+func (c *Client) wait(what string, cond func() bool) {
+	c.t.Helper()
 	deadline := time.After(c.timeout)
 	for {
 		c.mu.Lock()
-		for _, m := range c.received {
-			if pred(m) {
-				c.mu.Unlock()
-				return m
-			}
-		}
-		ch := c.changed
+		ok, ch := cond(), c.changed
 		c.mu.Unlock()
+		if ok {
+			return
+		}
 		select {
 		case <-ch:
 		case <-deadline:
 			c.t.Fatalf("acptest: no %s within %v; stderr:\n%s", what, c.timeout, c.Stderr())
-			return nil
+		case <-c.readDone:
+			c.mu.Lock()
+			ok = cond()
+			c.mu.Unlock()
+			if !ok {
+				c.t.Fatalf("acptest: the agent closed its output before %s; stderr:\n%s", what, c.Stderr())
+			}
+			return
 		}
 	}
 }
