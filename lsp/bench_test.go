@@ -36,6 +36,49 @@ func benchDaemon(b *testing.B, fake *openaitest.Server) (*lsptest.Server, string
 	return s, created.Session.ID
 }
 
+// BenchmarkDaemonContextGetDuringTurn measures ctxls.context.get round trips
+// while a chat turn streams deltas (one every 2 ms) in the same session.
+// Metric: p50-ms and p99-ms of the round trips (target p99 <= 5 ms).
+func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
+	chunks := make([]string, 60000)
+	for i := range chunks {
+		chunks[i] = "token "
+	}
+	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: chunks, Delay: 2 * time.Millisecond}))
+	s, id := benchDaemon(b, fake)
+	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "ports", "items": []string{"8080", "5432"}}, nil)
+	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"/w/a.go", "/w/b.go"}}, nil)
+	chatID := s.NextID()
+	wait := s.Send(chatID, "ctxls/chat", map[string]any{"sessionId": id, "message": "stream for a while", "workDoneToken": "bench"})
+	deltas := 0
+	s.WaitFor("the turn streaming", func(m *lsptest.Message) bool {
+		if m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta"`) {
+			deltas++
+		}
+		return deltas >= 10
+	})
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		var got command.ContextGetResult
+		s.MustCommand(command.ContextGet, map[string]any{"sessionId": id}, &got)
+		lat = append(lat, time.Since(start))
+		if len(got.Context["ports"]) != 2 {
+			b.Fatalf("context.get during the turn: %+v", got.Context)
+		}
+	}
+	b.StopTimer()
+	// The turn streamed before the first round trip (10 deltas) and was
+	// still going after the last one: it ends cancelled, not done.
+	s.Notify("$/cancelRequest", map[string]any{"id": chatID})
+	if r := wait(); r.Error == nil || r.Error.Code != -32800 {
+		b.Fatalf("the turn was not streaming through the measurement: it ended with %s %s", r.Result, r.Error)
+	}
+	b.ReportMetric(benchutil.MS(benchutil.Percentile(lat, 50)), "p50-ms")
+	b.ReportMetric(benchutil.MS(benchutil.Percentile(lat, 99)), "p99-ms")
+	b.ReportMetric(0, "ns/op") // the per-op time is the p50 above
+}
+
 // BenchmarkDaemonFirstDeltaOverhead measures what the daemon adds to the
 // time to first token: ctxls/chat request → first $/progress delta at the
 // editor, minus request → first content chunk for a direct go-openai call
