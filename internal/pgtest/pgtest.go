@@ -1,0 +1,150 @@
+// Package pgtest starts a throwaway PostgreSQL cluster for a test: initdb
+// into a temporary directory and postgres listening only on a Unix socket
+// there, run as an unprivileged user when the test runs as root
+// (PostgreSQL refuses to run as root). It needs Debian's postgresql
+// package (or any initdb and pg_ctl on PATH); without it the test is
+// skipped, and fails when the environment variable CI is set.
+package pgtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Cluster is a running PostgreSQL.
+type Cluster struct {
+	Dir       string // the cluster's directory; its socket is here too
+	Superuser string // the role initdb made, with trust authentication
+	bin       string // the directory of initdb, pg_ctl, postgres
+	cred      *syscall.Credential
+}
+
+// DSN is a connection string for database db as role (Superuser when "").
+func (c *Cluster) DSN(role, db string) string {
+	if role == "" {
+		role = c.Superuser
+	}
+	return fmt.Sprintf("postgres://%s@/%s?host=%s&sslmode=disable", role, db, c.Dir)
+}
+
+// Start starts a cluster that is stopped and removed when the test ends.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	bin, err := binDir()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL is not installed (apt-get install postgresql): %v", err)
+		}
+		t.Skipf("PostgreSQL is not installed: %v", err)
+	}
+	// Not t.TempDir: its parents are private to the test's user, and the
+	// server may run as another.
+	dir, err := os.MkdirTemp("", "ctxls-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Dir: dir, Superuser: "postgres", bin: bin}
+	t.Cleanup(func() {
+		c.Stop(t)
+		os.RemoveAll(dir)
+	})
+	if os.Geteuid() == 0 {
+		cred, err := unprivileged()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.cred = cred
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := c.run("initdb", "-D", filepath.Join(dir, "data"), "-U", c.Superuser, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	c.Start(t)
+	return c
+}
+
+// Start starts the server (again, after Stop).
+func (c *Cluster) Start(t testing.TB) {
+	t.Helper()
+	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories=%s -c fsync=off -c max_connections=100", c.Dir)
+	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-l", filepath.Join(c.Dir, "log"), "-o", opts, "-w", "-t", "30", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
+		t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
+	}
+}
+
+// Stop stops the server at once (as a crash would, without a checkpoint).
+func (c *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(c.Dir, "data", "postmaster.pid")); err != nil {
+		return // not running
+	}
+	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
+		t.Errorf("pg_ctl stop: %v\n%s", err, out)
+	}
+}
+
+// Psql runs SQL through psql as role on database db and returns its output.
+func (c *Cluster) Psql(t testing.TB, role, db, sql string) (string, error) {
+	t.Helper()
+	if role == "" {
+		role = c.Superuser
+	}
+	out, err := exec.Command("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", c.Dir, "-U", role, "-d", db, "-c", sql).CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func (c *Cluster) run(tool string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(c.bin, tool), args...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	}
+	return cmd.CombinedOutput()
+}
+
+// binDir finds initdb and pg_ctl: Debian keeps them in
+// /usr/lib/postgresql/VERSION/bin (the newest wins), others on PATH.
+func binDir() (string, error) {
+	versions, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	sort.Slice(versions, func(i, j int) bool { return version(versions[i]) > version(versions[j]) })
+	if len(versions) > 0 {
+		return filepath.Dir(versions[0]), nil
+	}
+	p, err := exec.LookPath("initdb")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(p), nil
+}
+
+func version(initdb string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return n
+}
+
+// unprivileged is the user the server runs as when the tests run as root:
+// postgres (which Debian's package makes), else nobody.
+func unprivileged() (*syscall.Credential, error) {
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	}
+	return nil, fmt.Errorf("no unprivileged user (postgres or nobody) to run PostgreSQL as")
+}
