@@ -46,7 +46,7 @@ type Agent struct {
 	log    *slog.Logger
 	conn   *sdk.AgentSideConnection
 	out    *frameWriter
-	store  *session.Store
+	store  session.Store
 	engine *chat.Engine
 	turns  *turn.Service
 
@@ -94,7 +94,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	return 0
 }
 
-func newAgent(cfg Config, log *slog.Logger, store *session.Store, out io.Writer) *Agent {
+func newAgent(cfg Config, log *slog.Logger, store session.Store, out io.Writer) *Agent {
 	a := &Agent{
 		cfg: cfg, log: log, store: store, provider: cfg.Provider,
 		out:  &frameWriter{w: out},

@@ -157,7 +157,7 @@ func TestInitializeAndNewSession(t *testing.T) {
 	}
 }
 
-func openStore(t *testing.T, dir string) *session.Store {
+func openStore(t *testing.T, dir string) session.Store {
 	t.Helper()
 	st, err := session.Open(dir)
 	if err != nil {

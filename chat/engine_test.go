@@ -39,7 +39,7 @@ type buffers map[string]string
 
 func (b buffers) TextByPath(p string) (string, bool) { t, ok := b[p]; return t, ok }
 
-func newEngine(t *testing.T, bufs buffers) (*Engine, *session.Store, *bytes.Buffer) {
+func newEngine(t *testing.T, bufs buffers) (*Engine, session.Store, *bytes.Buffer) {
 	st, err := session.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func waitDeltas(t *testing.T, rec *recorder, want string) {
 
 // waitStored polls the session's answer (its second message) for up to
 // within, until it holds want, and returns the last one seen.
-func waitStored(t *testing.T, st *session.Store, id, want string, within time.Duration) session.Message {
+func waitStored(t *testing.T, st session.Store, id, want string, within time.Duration) session.Message {
 	t.Helper()
 	var stored session.Message
 	for start := time.Now(); time.Since(start) < within; time.Sleep(10 * time.Millisecond) {

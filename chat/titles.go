@@ -137,7 +137,7 @@ func (e *Engine) suggestTitle(ctx context.Context, p Resolved, first, answer str
 // line of its first message ("New session" if it has none), titleSource
 // "auto", the folder renamed with it. The model is asked for a title again
 // after the next complete answer.
-func ClearTitle(ctx context.Context, st *session.Store, id string) (*session.Session, error) {
+func ClearTitle(ctx context.Context, st session.Store, id string) (*session.Session, error) {
 	first, _, err := st.FirstExchange(ctx, id)
 	if err != nil {
 		return nil, err

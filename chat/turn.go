@@ -51,7 +51,7 @@ type ToolCall struct{ ID, Name, Arguments string }
 // Engine runs turns. It is safe for concurrent use: turns of different
 // sessions run at once; a second turn in the same session is refused.
 type Engine struct {
-	Store      *session.Store
+	Store      session.Store
 	Buffers    Buffers
 	Log        *slog.Logger
 	HTTPClient *http.Client

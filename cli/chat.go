@@ -71,7 +71,7 @@ from stdin. Without --session or --continue the turn starts a new session.
 
 The session's model is used (see --model), else the provider's. A new session is named by the
 model after its first answer; chat waits for that (at most 10 s) before it exits.`,
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			msg, err := chatMessage(args, stdin)
 			if err != nil {
 				return err
@@ -162,7 +162,7 @@ func chatMessage(args []string, stdin io.Reader) (string, error) {
 // chatSession is the session a turn continues: --session's (an id or a
 // unique prefix), or with --continue the most recently active one; "" for
 // a new session.
-func chatSession(cmd *cobra.Command, st *session.Store, prefix string, cont bool) (string, error) {
+func chatSession(cmd *cobra.Command, st session.Store, prefix string, cont bool) (string, error) {
 	if prefix != "" {
 		return st.ResolveID(cmd.Context(), prefix)
 	}
@@ -181,7 +181,7 @@ func chatSession(cmd *cobra.Command, st *session.Store, prefix string, cont bool
 }
 
 // sessionLine tells on stderr which session the turn went to, and its title.
-func sessionLine(cmd *cobra.Command, st *session.Store, id string) {
+func sessionLine(cmd *cobra.Command, st session.Store, id string) {
 	if s, err := st.Get(context.WithoutCancel(cmd.Context()), id); err == nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s  %s\n", id, s.Title)
 		return

@@ -20,7 +20,7 @@ func contextCmd(g *globals) *cobra.Command {
 		Use:   "context SESSION_ID [--add PATH]... [--drop PATH]...",
 		Short: "Show a session's relevant context; --add and --drop change its files (paths relative to the working directory)",
 		Args:  exactArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			ctx := cmd.Context()
 			id, err := st.ResolveID(ctx, args[0])
 			if err != nil {

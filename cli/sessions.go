@@ -28,7 +28,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List sessions, most recent activity first",
 		Args:  cobra.NoArgs,
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, _ []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, _ []string) error {
 			list, next, err := st.List(cmd.Context(), listOpt)
 			if err != nil {
 				return err
@@ -62,7 +62,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "show SESSION_ID",
 		Short: "Show a session and its messages (SESSION_ID may be a unique prefix)",
 		Args:  exactArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			id, err := st.ResolveID(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -110,7 +110,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "rename SESSION_ID TITLE...",
 		Short: "Rename a session (SESSION_ID may be a unique prefix)",
 		Args:  minArgs(2, "a session id and a title"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			id, err := st.ResolveID(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -131,7 +131,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "delete SESSION_ID...",
 		Short: "Delete sessions with their messages, context and folder (each SESSION_ID may be a unique prefix)",
 		Args:  minArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			// Every id is resolved before anything is deleted: a typo in the
 			// last one must not leave the first ones half done.
 			ids := make([]string, len(args))
@@ -162,7 +162,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "search QUERY...",
 		Short: "Full-text search over titles and messages",
 		Args:  minArgs(1, "a query"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			hits, err := st.Search(cmd.Context(), strings.Join(args, " "), searchLimit)
 			if err != nil {
 				return err
@@ -193,7 +193,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "export SESSION_ID",
 		Short: "Export a session as Markdown or JSON into its folder (SESSION_ID may be a unique prefix)",
 		Args:  exactArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			id, err := st.ResolveID(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -216,7 +216,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 }
 
 // withStore opens the store for a subcommand and closes it afterwards.
-func withStore(g *globals, fn func(*cobra.Command, *session.Store, []string) error) func(*cobra.Command, []string) error {
+func withStore(g *globals, fn func(*cobra.Command, session.Store, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		st, err := g.openStore()
 		if err != nil {
@@ -228,7 +228,7 @@ func withStore(g *globals, fn func(*cobra.Command, *session.Store, []string) err
 }
 
 // openStore opens the store of the data directory.
-func (g *globals) openStore() (*session.Store, error) {
+func (g *globals) openStore() (session.Store, error) {
 	dir, err := g.resolveDataDir()
 	if err != nil {
 		return nil, err

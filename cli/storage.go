@@ -46,7 +46,7 @@ func (g *globals) storageLimitBytes() (int64, error) {
 
 // cleanUpAfterTurn keeps the data directory under its soft limit after a
 // CLI turn and says on stderr what was removed.
-func cleanUpAfterTurn(cmd *cobra.Command, st *session.Store, g *globals) {
+func cleanUpAfterTurn(cmd *cobra.Command, st session.Store, g *globals) {
 	limit, err := g.storageLimitBytes()
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "ctxls: %v\n", err)
@@ -69,7 +69,7 @@ type listedSession struct {
 	FolderSize   int64 `json:"folderSize"`   // bytes in the session folder
 }
 
-func withStorage(ctx context.Context, st *session.Store, list []session.Session) []listedSession {
+func withStorage(ctx context.Context, st session.Store, list []session.Session) []listedSession {
 	out := make([]listedSession, len(list))
 	for i, s := range list {
 		out[i] = listedSession{Session: s, FolderSize: session.DirSize(s.Folder)}
@@ -104,7 +104,7 @@ func duCmd(g *globals) *cobra.Command {
 		Use:   "du",
 		Short: "Show how much the data directory holds, against the storage soft limit",
 		Args:  cobra.NoArgs,
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, _ []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, _ []string) error {
 			limit, err := g.storageLimitBytes()
 			if err != nil {
 				return err
@@ -191,7 +191,7 @@ func pruneCmd(g *globals) *cobra.Command {
 		Use:   "prune --inactive-for DURATION [--dry-run]",
 		Short: "Delete sessions with no activity for DURATION (90d, 2w, 12h), with their messages, context and folders",
 		Args:  cobra.NoArgs,
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, _ []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, _ []string) error {
 			if inactiveFor == "" {
 				return usageError{fmt.Errorf("%s needs --inactive-for, e.g. --inactive-for 90d", cmd.CommandPath())}
 			}

@@ -30,7 +30,7 @@ func titleCmd(g *globals) *cobra.Command {
   --clear        makes the title automatic again: the first line of the first message, source
                  "auto"; the model is asked again after the next complete answer`,
 		Args: minArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st *session.Store, args []string) error {
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
 			if regenerate && clearIt {
 				return usageError{errors.New("give --regenerate or --clear, not both")}
 			}

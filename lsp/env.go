@@ -25,7 +25,7 @@ func (s *Server) envHint() string {
 // recordEnv stores the connection's envHint in a session it uses (a turn,
 // a resume, a context change, a workspace folder change); the store writes
 // only when it changed. A failure is logged: the hint is advisory.
-func (s *Server) recordEnv(ctx context.Context, store *session.Store, id string) {
+func (s *Server) recordEnv(ctx context.Context, store session.Store, id string) {
 	if store == nil || id == "" {
 		return
 	}

@@ -244,7 +244,7 @@ outer:
 
 // storeOrErr returns the store; requests are admitted only after initialize,
 // but initialize may have failed to open it.
-func (s *Server) storeOrErr() (*session.Store, error) {
+func (s *Server) storeOrErr() (session.Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.store == nil {

@@ -75,7 +75,7 @@ type Server struct {
 	state          lifecycle
 	enc            buffer.Encoding
 	roots          []string        // workspace folders as absolute paths
-	store          *session.Store  // opened by initialize
+	store          session.Store   // opened by initialize
 	current        string          // the connection's current session id, "" if none
 	lostCurrent    bool            // the current session was deleted; announce the next new one
 	resumeAtInit   string          // initializationOptions.session, announced on "initialized"

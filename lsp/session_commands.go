@@ -14,7 +14,7 @@ import (
 // connection's current session. With create set, a connection without a
 // current session gets a new one ("created on first need"); without it, ""
 // is returned and the caller answers with an empty result.
-func (s *Server) sessionFor(ctx context.Context, id string, create bool) (*session.Store, string, error) {
+func (s *Server) sessionFor(ctx context.Context, id string, create bool) (session.Store, string, error) {
 	store, err := s.storeOrErr()
 	if err != nil {
 		return nil, "", err
@@ -80,7 +80,7 @@ func (s *Server) forgetCurrent(id string) {
 
 // existingSession is sessionFor for commands that need a session and never
 // create one: no id and no current session is an error naming the command.
-func (s *Server) existingSession(ctx context.Context, id, cmd string) (*session.Store, string, error) {
+func (s *Server) existingSession(ctx context.Context, id, cmd string) (session.Store, string, error) {
 	store, id, err := s.sessionFor(ctx, id, false)
 	if err == nil && id == "" {
 		err = invalidParams("%s: no sessionId given and no current session", cmd)
@@ -108,7 +108,7 @@ func (s *Server) sessionNew(ctx context.Context, a *command.SessionNewArgs) (any
 }
 
 // resumeState gathers what resume returns.
-func (s *Server) resumeState(ctx context.Context, store *session.Store, id string) (*command.ResumeResult, error) {
+func (s *Server) resumeState(ctx context.Context, store session.Store, id string) (*command.ResumeResult, error) {
 	sess, err := store.Get(ctx, id)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ func (s *Server) setStorageLimit(raw json.RawMessage) {
 // what was removed with window/showMessage. store nil means the
 // connection's. Failures are logged: the clean-up never fails the request
 // it follows.
-func (s *Server) enforceStorage(ctx context.Context, store *session.Store) {
+func (s *Server) enforceStorage(ctx context.Context, store session.Store) {
 	if store == nil {
 		var err error
 		if store, err = s.storeOrErr(); err != nil {

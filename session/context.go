@@ -50,7 +50,7 @@ type ContextChange struct {
 }
 
 // Context returns all sets of a session.
-func (s *Store) Context(ctx context.Context, sessionID string) (Context, error) {
+func (s *SQLite) Context(ctx context.Context, sessionID string) (Context, error) {
 	return loadContext(ctx, s.db, sessionID)
 }
 
@@ -123,13 +123,13 @@ const (
 
 // SetContext changes one set on the user's behalf. The limits are checked
 // and the set written in one transaction; a refused change changes nothing.
-func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
+func (s *SQLite) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
 	return s.SetContextBy(ctx, sessionID, setName, items, mode, AddedByUser)
 }
 
 // AddedBy returns who added each item of a set (items kept from before a
 // change keep their origin).
-func (s *Store) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
+func (s *SQLite) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT item, added_by FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (s *Store) AddedBy(ctx context.Context, sessionID, setName string) (map[str
 // Items of the files set are normalised first (file:// URIs converted,
 // relative paths joined to the first of roots, folders refused); by is
 // AddedByUser or AddedByModel.
-func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
+func (s *SQLite) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
 	if setName == SetFiles {
 		norm := make([]string, 0, len(items))
 		for _, it := range items {
@@ -168,7 +168,7 @@ func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, it
 
 // SetContextBy is SetContext recording who made the change (AddedByUser or
 // AddedByModel) for the items it adds.
-func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
+func (s *SQLite) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
 	if err := validSetName(setName); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ const MaxEnvHint = 1024
 // kept. It writes only when the hint differs from the stored one and
 // reports whether it wrote. It does not count as activity: updatedAt is
 // left alone, so resuming a session does not move it up the list.
-func (s *Store) SetEnvHint(ctx context.Context, id, hint string) (bool, error) {
+func (s *SQLite) SetEnvHint(ctx context.Context, id, hint string) (bool, error) {
 	hint = CleanEnvHint(hint)
 	var cur string
 	// A read answers the common "unchanged" without the write lock.

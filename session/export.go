@@ -50,13 +50,13 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 // writeHistory rewrites a session's history.md. It runs in a write
 // transaction of its own (see inFolder), so history.md writers take turns
 // and the last one renders the latest state.
-func (s *Store) writeHistory(ctx context.Context, id string) error {
+func (s *SQLite) writeHistory(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error { return s.writeHistoryTx(ctx, tx, id) })
 }
 
 // writeHistoryTx renders history.md from what tx sees into the folder tx
 // names; tx must be a write transaction.
-func (s *Store) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) error {
+func (s *SQLite) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) error {
 	ss, _, err := s.get(ctx, tx, id)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (s *Store) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) error
 
 // Export writes the session as "markdown" or "json" into its folder and
 // returns the file's path and content.
-func (s *Store) Export(ctx context.Context, id, format string) (string, string, error) {
+func (s *SQLite) Export(ctx context.Context, id, format string) (string, string, error) {
 	var name string
 	switch format {
 	case "markdown", "md", "":

@@ -83,7 +83,7 @@ func subdirIn(folder, sub string, inTx bool) (string, error) {
 // Over MaxFileSize it fails with ErrTooLarge and leaves nothing behind.
 // The copy is made in the data directory's tmp/ and moved into the folder
 // inside the write lock (see inFolder).
-func (s *Store) AddFile(ctx context.Context, sessionID, name string, r io.Reader) (*FileInfo, error) {
+func (s *SQLite) AddFile(ctx context.Context, sessionID, name string, r io.Reader) (*FileInfo, error) {
 	if err := validName(name); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Store) AddFile(ctx context.Context, sessionID, name string, r io.Reader
 }
 
 // AddFileFromPath copies a regular file into sources/ under its base name.
-func (s *Store) AddFileFromPath(ctx context.Context, sessionID, path string) (*FileInfo, error) {
+func (s *SQLite) AddFileFromPath(ctx context.Context, sessionID, path string) (*FileInfo, error) {
 	if strings.ContainsRune(path, 0) {
 		return nil, invalid("path contains a NUL character")
 	}
@@ -161,7 +161,7 @@ func (s *Store) AddFileFromPath(ctx context.Context, sessionID, path string) (*F
 // directly inside are listed; in results/, scripts/ and data/ the files in
 // folders below are listed too, as "sub/name". Symbolic links to folders
 // are neither listed nor followed.
-func (s *Store) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
+func (s *SQLite) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
 	sub, err := checkSubdir(sub)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func walkFiles(dir, prefix string, depth int, fn func(name string, fi fs.FileInf
 
 // RemoveFile removes a file (or a symbolic link, never its target) from
 // sources/.
-func (s *Store) RemoveFile(ctx context.Context, sessionID, name string) error {
+func (s *SQLite) RemoveFile(ctx context.Context, sessionID, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ const staleUpload = time.Hour
 // findFolder makes sure the session folder the database names (name) is on
 // disk: a folder a killed rename left under another name is moved back. It
 // must run in a write transaction (tx).
-func (s *Store) findFolder(ctx context.Context, tx *sql.Tx, name string) error {
+func (s *SQLite) findFolder(ctx context.Context, tx *sql.Tx, name string) error {
 	path := s.folderPath(name)
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		return nil // there (or unreadable: the caller's own access reports it)
@@ -332,7 +332,7 @@ func sameSession(a, b string) bool {
 // recoverFolders repairs what killed processes left in the data directory:
 // half-renamed and half-created session folders (see above) and uploads in
 // tmp/ not written for staleUpload. Open calls it.
-func (s *Store) recoverFolders(ctx context.Context) error {
+func (s *SQLite) recoverFolders(ctx context.Context) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, "SELECT folder FROM sessions")
 		if err != nil {

@@ -32,7 +32,7 @@ type historyWriter struct {
 
 // historyLater marks a session's history.md for rewriting within
 // HistoryDelay. After Close it writes at once (nothing would later).
-func (s *Store) historyLater(ctx context.Context, id string) error {
+func (s *SQLite) historyLater(ctx context.Context, id string) error {
 	h := &s.history
 	h.mu.Lock()
 	if h.closed {
@@ -52,7 +52,7 @@ func (s *Store) historyLater(ctx context.Context, id string) error {
 
 // flushHistory writes every pending history.md. A session deleted in the
 // meantime is skipped; other failures are kept for FlushHistory to report.
-func (s *Store) flushHistory() error {
+func (s *SQLite) flushHistory() error {
 	h := &s.history
 	h.flushing.Lock()
 	defer h.flushing.Unlock()
@@ -77,7 +77,7 @@ func (s *Store) flushHistory() error {
 
 // FlushHistory writes every pending history.md now and returns the first
 // failure of a background write since the last call, if any.
-func (s *Store) FlushHistory() error {
+func (s *SQLite) FlushHistory() error {
 	h := &s.history
 	h.mu.Lock()
 	if h.timer != nil {
@@ -95,7 +95,7 @@ func (s *Store) FlushHistory() error {
 }
 
 // closeHistory writes what is pending; later changes write at once.
-func (s *Store) closeHistory() error {
+func (s *SQLite) closeHistory() error {
 	s.history.mu.Lock()
 	s.history.closed = true
 	s.history.mu.Unlock()

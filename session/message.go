@@ -85,7 +85,7 @@ func usageArgs(u *Usage) (any, any) {
 
 // AppendMessage stores m, filling its ID and CreatedAt, and keeps
 // history.md current.
-func (s *Store) AppendMessage(ctx context.Context, m *Message) error {
+func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
 	if !validRole(m.Role) {
 		return invalid("unknown role %q", m.Role)
 	}
@@ -130,7 +130,7 @@ func (s *Store) AppendMessage(ctx context.Context, m *Message) error {
 
 // UpdateMessage replaces a message's content, status and usage (streaming
 // checkpoints and the final state).
-func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error {
+func (s *SQLite) UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error {
 	if !validStatus(status) {
 		return invalid("unknown status %q", status)
 	}
@@ -174,7 +174,7 @@ func newOwner() string {
 // "interrupted" when no live daemon owns them (see interruptStale). A turn
 // calls it before it starts: this store's own rows in the session are
 // stale then, since its engine runs one turn per session at a time.
-func (s *Store) InterruptStale(ctx context.Context, sessionID string) error {
+func (s *SQLite) InterruptStale(ctx context.Context, sessionID string) error {
 	return s.interruptStale(ctx, sessionID)
 }
 
@@ -184,7 +184,7 @@ func (s *Store) InterruptStale(ctx context.Context, sessionID string) error {
 // owns it, when its owner's process is gone from this host, or when its
 // heartbeat is older than StaleAfter. Answers of a live daemon on the same
 // data directory are left alone.
-func (s *Store) interruptStale(ctx context.Context, sessionID string) error {
+func (s *SQLite) interruptStale(ctx context.Context, sessionID string) error {
 	query := "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming'"
 	var args []any
 	if sessionID != "" {
@@ -210,7 +210,7 @@ func (s *Store) interruptStale(ctx context.Context, sessionID string) error {
 	})
 }
 
-func (s *Store) staleStreaming(ctx context.Context, q querier, query string, args []any) ([]int64, error) {
+func (s *SQLite) staleStreaming(ctx context.Context, q querier, query string, args []any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -235,7 +235,7 @@ func (s *Store) staleStreaming(ctx context.Context, q querier, query string, arg
 	return stale, rows.Err()
 }
 
-func (s *Store) isStale(owner string, hb sql.NullInt64, now int64, host string) bool {
+func (s *SQLite) isStale(owner string, hb sql.NullInt64, now int64, host string) bool {
 	if owner == "" || !hb.Valid || owner == s.owner || now-hb.Int64 > StaleAfter.Milliseconds() {
 		return true
 	}
@@ -250,7 +250,7 @@ func (s *Store) isStale(owner string, hb sql.NullInt64, now int64, host string) 
 
 // Heartbeat records that a streaming answer's turn is alive, without
 // changing its text (a provider pause).
-func (s *Store) Heartbeat(ctx context.Context, id int64) error {
+func (s *SQLite) Heartbeat(ctx context.Context, id int64) error {
 	res, err := s.exec(ctx, "UPDATE messages SET heartbeat_at = ? WHERE id = ? AND status = 'streaming'", s.millis(), id)
 	if err != nil {
 		return err
@@ -262,7 +262,7 @@ func (s *Store) Heartbeat(ctx context.Context, id int64) error {
 }
 
 // SetToolCalls records the tool calls an assistant message made.
-func (s *Store) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
+func (s *SQLite) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
 	if !json.Valid(toolCalls) {
 		return invalid("toolCalls is not valid JSON")
 	}
@@ -277,7 +277,7 @@ func (s *Store) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMe
 }
 
 // Messages returns a session's messages, oldest first.
-func (s *Store) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, error) {
 	if _, err := s.folderOf(ctx, sessionID); err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, 
 }
 
 // folderOf returns the absolute folder of a session.
-func (s *Store) folderOf(ctx context.Context, id string) (string, error) {
+func (s *SQLite) folderOf(ctx context.Context, id string) (string, error) {
 	var folder string
 	if err := s.db.QueryRowContext(ctx, "SELECT folder FROM sessions WHERE id = ?", id).Scan(&folder); err != nil {
 		if err == sql.ErrNoRows {

@@ -19,7 +19,7 @@ const metaJSON = "CASE WHEN json_valid(meta) THEN meta ELSE '{}' END"
 // MarkTitleRequested records that the model is being asked for the
 // session's title. It reports false when that was already recorded, so the
 // title is asked for once per session even with several processes.
-func (s *Store) MarkTitleRequested(ctx context.Context, id string) (bool, error) {
+func (s *SQLite) MarkTitleRequested(ctx context.Context, id string) (bool, error) {
 	res, err := s.exec(ctx, "UPDATE sessions SET meta = json_set("+metaJSON+", '$.titleRequested', json('true')) "+
 		"WHERE id = ? AND coalesce(json_extract("+metaJSON+", '$.titleRequested'), 0) = 0", id)
 	if err != nil {
@@ -36,7 +36,7 @@ func (s *Store) MarkTitleRequested(ctx context.Context, id string) (bool, error)
 
 // ClearTitleRequested forgets that the title was asked for, so the next
 // complete answer asks again.
-func (s *Store) ClearTitleRequested(ctx context.Context, id string) error {
+func (s *SQLite) ClearTitleRequested(ctx context.Context, id string) error {
 	res, err := s.exec(ctx, "UPDATE sessions SET meta = json_remove("+metaJSON+", '$.titleRequested') WHERE id = ?", id)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ const MaxModel = 200
 
 // SetModel sets the model the session's turns use; "" goes back to the
 // provider's default. It returns the session as it is afterwards.
-func (s *Store) SetModel(ctx context.Context, id, model string) (*Session, error) {
+func (s *SQLite) SetModel(ctx context.Context, id, model string) (*Session, error) {
 	model = strings.TrimSpace(model)
 	switch {
 	case len(model) > MaxModel:
@@ -121,7 +121,7 @@ func (e *AmbiguousError) Unwrap() error { return ErrInvalid }
 // with it, as git resolves abbreviated commits: at least MinIDPrefix
 // characters, case-insensitive. A prefix of several ids is an
 // *AmbiguousError listing them; one of none is ErrNotFound.
-func (s *Store) ResolveID(ctx context.Context, prefix string) (string, error) {
+func (s *SQLite) ResolveID(ctx context.Context, prefix string) (string, error) {
 	p := strings.ToLower(strings.TrimSpace(prefix))
 	if utf8.RuneCountInString(p) < MinIDPrefix {
 		return "", invalid("session id %q is too short: give the id or at least its first %d characters", truncate(prefix, 80), MinIDPrefix)
@@ -162,7 +162,7 @@ func (s *Store) ResolveID(ctx context.Context, prefix string) (string, error) {
 // complete answer (an assistant message with text and no tool calls), ""
 // for either that does not exist yet. A failed or interrupted answer is not
 // complete, so it never counts as the first.
-func (s *Store) FirstExchange(ctx context.Context, id string) (first, answer string, err error) {
+func (s *SQLite) FirstExchange(ctx context.Context, id string) (first, answer string, err error) {
 	if _, err := s.folderOf(ctx, id); err != nil {
 		return "", "", err
 	}
@@ -176,7 +176,7 @@ func (s *Store) FirstExchange(ctx context.Context, id string) (first, answer str
 // SetWorkspace records the folder the session is used in (an absolute
 // path; "" is ignored). It writes only when the folder changed and does not
 // touch updated_at: using a session somewhere is not activity in it.
-func (s *Store) SetWorkspace(ctx context.Context, id, dir string) error {
+func (s *SQLite) SetWorkspace(ctx context.Context, id, dir string) error {
 	if dir == "" {
 		return nil
 	}

@@ -90,7 +90,7 @@ func ParseOutputPath(p string) (subdir, name string, err error) {
 // into place inside the write lock (see inFolder): a reader sees the whole
 // old file or the whole new one, and a rename cannot move the folder
 // meanwhile.
-func (s *Store) WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error) {
+func (s *SQLite) WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error) {
 	sub, name, err := ParseOutputPath(path)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (s *Store) WriteOutput(ctx context.Context, sessionID, path string, content
 // results/, scripts/ or data/ as needed, and returns the absolute path the
 // file goes to, for a writer other than the store (an ACP client's
 // fs/write_text_file, so the editor sees the write). The caller writes.
-func (s *Store) OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *Written, error) {
+func (s *SQLite) OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *Written, error) {
 	sub, name, err := ParseOutputPath(path)
 	if err != nil {
 		return "", nil, err

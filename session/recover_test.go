@@ -12,7 +12,7 @@ import (
 // halfRename leaves the state a process killed inside Rename leaves: the
 // folder moved to the new title's name, the database still naming the old
 // one. It returns the new name.
-func halfRename(t *testing.T, s *Store, ss *Session, title string) string {
+func halfRename(t *testing.T, s *SQLite, ss *Session, title string) string {
 	t.Helper()
 	moved := folderName(ss.CreatedAt, title, ss.ID)
 	if err := os.Rename(ss.Folder, s.folderPath(moved)); err != nil {
@@ -22,7 +22,7 @@ func halfRename(t *testing.T, s *Store, ss *Session, title string) string {
 }
 
 // sessionDirs lists sessions/.
-func sessionDirs(t *testing.T, s *Store) []string {
+func sessionDirs(t *testing.T, s *SQLite) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
 	if err != nil {

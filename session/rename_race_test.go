@@ -120,7 +120,7 @@ var raceRoles = []string{"rename", "write-a", "write-b"}
 
 // raceWorker renames the session n times ("rename"), or adds n files,
 // appends n messages and removes every fifth file (any other role).
-func raceWorker(t *testing.T, s *Store, role, id string, n int) {
+func raceWorker(t *testing.T, s *SQLite, role, id string, n int) {
 	for i := range n {
 		if role == "rename" {
 			if _, err := s.Rename(ctx, id, fmt.Sprintf("race %d", i+1), TitleUser); err != nil {
@@ -148,7 +148,7 @@ func raceWorker(t *testing.T, s *Store, role, id string, n int) {
 
 // checkRace checks the end state of a race run: the last title, the one
 // folder, every file and message, and a current history.md.
-func checkRace(t *testing.T, st *Store, dir, id string, n int) {
+func checkRace(t *testing.T, st *SQLite, dir, id string, n int) {
 	t.Helper()
 	// history.md is written in the background: what is still pending is
 	// written now (in another process, by its Close).

@@ -63,7 +63,7 @@ const maxExpansions = 16
 // 100,000 messages), while the term lookup costs half of one. Each spelled-out
 // term is then its own bm25 phrase, weighted by its own rarity. none reports
 // that the prefix matches no term, so no message can match.
-func (s *Store) messagesMatch(ctx context.Context, query string) (match string, none bool, err error) {
+func (s *SQLite) messagesMatch(ctx context.Context, query string) (match string, none bool, err error) {
 	parts := ftsPhrases(query)
 	if len(parts) == 0 {
 		return "", true, nil
@@ -107,11 +107,11 @@ func (s *Store) messagesMatch(ctx context.Context, query string) (match string, 
 // messages by bm25 relevance, the newer first among equals. Messages are
 // ranked among the searchWindow most recent matches only. Snippets mark the
 // matched words with «».
-func (s *Store) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+func (s *SQLite) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
 	return s.search(ctx, query, limit, searchWindow)
 }
 
-func (s *Store) search(ctx context.Context, query string, limit, window int) ([]Hit, error) {
+func (s *SQLite) search(ctx context.Context, query string, limit, window int) ([]Hit, error) {
 	switch {
 	case limit < 0:
 		return nil, invalid("limit must not be negative")
@@ -160,7 +160,7 @@ func (s *Store) search(ctx context.Context, query string, limit, window int) ([]
 // only be computed in a query on the FTS table: the first scores the window
 // and keeps the top rowids, the second computes snippets and joins for those
 // rowids alone, scanning the matches between the lowest and the highest.
-func (s *Store) searchMessages(ctx context.Context, match string, limit, window int) ([]Hit, error) {
+func (s *SQLite) searchMessages(ctx context.Context, match string, limit, window int) ([]Hit, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (
 			SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts
 			WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)

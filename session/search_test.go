@@ -13,7 +13,7 @@ import (
 
 // addMessages inserts user messages into a session in one transaction (the
 // FTS triggers run as in production) and returns their ids, oldest first.
-func addMessages(t *testing.T, s *Store, sessionID string, contents ...string) []int64 {
+func addMessages(t *testing.T, s *SQLite, sessionID string, contents ...string) []int64 {
 	t.Helper()
 	tx, err := s.db.Begin()
 	if err != nil {
@@ -163,7 +163,7 @@ func TestSearchPrefixForms(t *testing.T) {
 	}
 }
 
-func mustSearch(t *testing.T, s *Store, q string) []Hit {
+func mustSearch(t *testing.T, s *SQLite, q string) []Hit {
 	t.Helper()
 	hits, err := s.Search(ctx, q, 200)
 	if err != nil {

@@ -123,11 +123,11 @@ func folderName(created time.Time, title, id string) string {
 
 var subdirs = []string{"sources", "results", "scripts", "data"}
 
-func (s *Store) folderPath(name string) string { return filepath.Join(s.dir, "sessions", name) }
+func (s *SQLite) folderPath(name string) string { return filepath.Join(s.dir, "sessions", name) }
 
 // Create makes a session with its folder. An empty title gives
 // DefaultTitle with source "auto"; a title given is the user's.
-func (s *Store) Create(ctx context.Context, title string) (*Session, error) {
+func (s *SQLite) Create(ctx context.Context, title string) (*Session, error) {
 	source := TitleUser
 	if strings.TrimSpace(title) == "" {
 		title, source = DefaultTitle, TitleAuto
@@ -173,7 +173,7 @@ const sessionColumns = `s.id, s.title, s.title_source, s.created_at, s.updated_a
 // scanSession reads a session row; moved is true when its folder was not
 // where the row says (a rename in flight), so FileCount is not to be
 // trusted.
-func (s *Store) scanSession(row interface{ Scan(...any) error }) (ss *Session, moved bool, err error) {
+func (s *SQLite) scanSession(row interface{ Scan(...any) error }) (ss *Session, moved bool, err error) {
 	var (
 		created, updated int64
 		meta             string
@@ -199,7 +199,7 @@ func countFiles(dir string) (n int, ok bool) {
 }
 
 // Get returns one session.
-func (s *Store) Get(ctx context.Context, id string) (*Session, error) {
+func (s *SQLite) Get(ctx context.Context, id string) (*Session, error) {
 	ss, moved, err := s.get(ctx, s.db, id)
 	if err == nil && moved {
 		// Read again where the folder cannot move (see inFolder).
@@ -215,7 +215,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Session, error) {
 }
 
 // get reads one session through q (the database or a transaction).
-func (s *Store) get(ctx context.Context, q querier, id string) (*Session, bool, error) {
+func (s *SQLite) get(ctx context.Context, q querier, id string) (*Session, bool, error) {
 	ss, moved, err := s.scanSession(q.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions s WHERE s.id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, notFound(id)
@@ -230,7 +230,7 @@ type cursor struct {
 
 // List returns sessions, most recent activity first, and a cursor for the
 // next page ("" at the end).
-func (s *Store) List(ctx context.Context, opt ListOptions) ([]Session, string, error) {
+func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]Session, string, error) {
 	limit := opt.Limit
 	switch {
 	case limit < 0:
@@ -284,7 +284,7 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Session, string, e
 	return out, next, nil
 }
 
-func (s *Store) list(ctx context.Context, q querier, query string, args []any) (out []Session, anyMoved bool, err error) {
+func (s *SQLite) list(ctx context.Context, q querier, query string, args []any) (out []Session, anyMoved bool, err error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, false, err
@@ -306,7 +306,7 @@ func (s *Store) list(ctx context.Context, q querier, query string, args []any) (
 // folder cannot be renamed nothing changes, and if the database update
 // fails the folder is renamed back. The session returned is as the rename
 // left it.
-func (s *Store) Rename(ctx context.Context, id, title string, source TitleSource) (*Session, error) {
+func (s *SQLite) Rename(ctx context.Context, id, title string, source TitleSource) (*Session, error) {
 	ss, _, err := s.renameIf(ctx, id, title, source, nil)
 	return ss, err
 }
@@ -314,7 +314,7 @@ func (s *Store) Rename(ctx context.Context, id, title string, source TitleSource
 // renameIf is Rename, done only if cond (when not nil) accepts the current
 // title and source; the check and the rename are one transaction, so a
 // title set meanwhile by another process is never overridden by mistake.
-func (s *Store) renameIf(ctx context.Context, id, title string, source TitleSource, cond func(title string, source TitleSource) bool) (*Session, bool, error) {
+func (s *SQLite) renameIf(ctx context.Context, id, title string, source TitleSource, cond func(title string, source TitleSource) bool) (*Session, bool, error) {
 	title, err := validTitle(title)
 	if err != nil {
 		return nil, false, err
@@ -329,7 +329,7 @@ func (s *Store) renameIf(ctx context.Context, id, title string, source TitleSour
 	return ss, changed, err
 }
 
-func (s *Store) renameTx(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (ss *Session, changed, restore bool, err error) {
+func (s *SQLite) renameTx(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (ss *Session, changed, restore bool, err error) {
 	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return nil, false, false, err
@@ -387,13 +387,13 @@ func (s *Store) renameTx(ctx context.Context, id, title string, source TitleSour
 
 // SetTitleIfAuto replaces an "auto" title with one the model suggested.
 // It never overrides a user's or an earlier model title.
-func (s *Store) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
+func (s *SQLite) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
 	return s.setTitleIf(ctx, id, title, TitleModel, func(_ string, src TitleSource) bool { return src == TitleAuto })
 }
 
 // SetAutoTitle sets an "auto" title (from the first message) if the title
 // is still the default one.
-func (s *Store) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
+func (s *SQLite) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
 	return s.setTitleIf(ctx, id, title, TitleAuto, func(cur string, src TitleSource) bool {
 		return src == TitleAuto && cur == DefaultTitle
 	})
@@ -402,7 +402,7 @@ func (s *Store) SetAutoTitle(ctx context.Context, id, title string) (bool, error
 // setTitleIf renames the session if cond accepts its title and source. A
 // read answers the common "no" without the write lock; the rename checks
 // cond again inside its transaction.
-func (s *Store) setTitleIf(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (bool, error) {
+func (s *SQLite) setTitleIf(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (bool, error) {
 	var cur string
 	var src TitleSource
 	if err := s.db.QueryRowContext(ctx, "SELECT title, title_source FROM sessions WHERE id = ?", id).Scan(&cur, &src); err != nil {
@@ -419,7 +419,7 @@ func (s *Store) setTitleIf(ctx context.Context, id, title string, source TitleSo
 }
 
 // Delete removes a session, its messages, context and folder.
-func (s *Store) Delete(ctx context.Context, id string) error {
+func (s *SQLite) Delete(ctx context.Context, id string) error {
 	var folder string
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, "SELECT folder FROM sessions WHERE id = ?", id).Scan(&folder); err != nil {

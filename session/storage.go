@@ -71,7 +71,7 @@ func DirSize(dir string) int64 {
 	return n
 }
 
-func (s *Store) databaseSize() int64 {
+func (s *SQLite) databaseSize() int64 {
 	var n int64
 	for _, name := range []string{"ctxls.db", "ctxls.db-wal", "ctxls.db-shm", "ctxls.lock"} {
 		if fi, err := os.Lstat(filepath.Join(s.dir, name)); err == nil && fi.Mode().IsRegular() {
@@ -83,7 +83,7 @@ func (s *Store) databaseSize() int64 {
 
 // DiskUsage measures the data directory. It takes no lock: a write in progress
 // may or may not be counted.
-func (s *Store) DiskUsage(ctx context.Context) (*DiskUsage, error) {
+func (s *SQLite) DiskUsage(ctx context.Context) (*DiskUsage, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT id, title, folder FROM sessions")
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ type Cleanup struct {
 // not messages. A folder below data/ left empty is removed too. It runs
 // inside the write lock, so no file is written or moved meanwhile, in any
 // process; a session's activity time is not changed.
-func (s *Store) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, error) {
+func (s *SQLite) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, error) {
 	c := &Cleanup{Limit: limit, Removed: []Removed{}}
 	if c.Before = DirSize(s.dir); c.Before <= limit {
 		c.After = c.Before
@@ -225,7 +225,7 @@ func (s *Store) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, er
 // checkpoint copies the write-ahead log into the database and truncates it,
 // holding the write lock so no writer of any process is in the way.
 // Best effort: a reader in the way leaves the log as it is.
-func (s *Store) checkpoint(ctx context.Context) {
+func (s *SQLite) checkpoint(ctx context.Context) {
 	if err := s.writer.acquire(ctx); err != nil {
 		return
 	}
@@ -277,7 +277,7 @@ func mib(n int64) string {
 // oldest activity first. With dryRun it deletes nothing and returns what it
 // would delete. A session that becomes active meanwhile is kept: each is
 // deleted only if it is still inactive in the deleting transaction.
-func (s *Store) PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool) ([]Session, error) {
+func (s *SQLite) PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool) ([]Session, error) {
 	query := "SELECT " + sessionColumns + " FROM sessions s WHERE s.updated_at < ? ORDER BY s.updated_at, s.id"
 	list, _, err := s.list(ctx, s.db, query, []any{cutoff.UnixMilli()})
 	if err != nil || dryRun {

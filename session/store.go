@@ -31,7 +31,8 @@ const MaxFileSize = 25 << 20
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Store is the session store of one data directory. It is safe for
+// SQLite is the session store of one data directory (the embedded default
+// Store). It is safe for
 // concurrent use, and several processes may open the same directory.
 //
 // Session folders are renamed with their titles, so a write inside a
@@ -42,7 +43,7 @@ var migrations embed.FS
 // the database is where it is on disk until the transaction ends. Readers
 // take no lock; one that finds a folder missing (moved by a rename that
 // has not committed yet) reads again inside a write transaction.
-type Store struct {
+type SQLite struct {
 	db  *sql.DB
 	dir string
 	now func() time.Time
@@ -108,7 +109,7 @@ func (w *writeLock) release() {
 }
 
 // Open opens (creating if needed) the store in dataDir.
-func Open(dataDir string) (*Store, error) {
+func Open(dataDir string) (*SQLite, error) {
 	for _, d := range []string{"sessions", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dataDir, d), 0o700); err != nil {
 			return nil, err
@@ -135,7 +136,7 @@ func Open(dataDir string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}, owner: newOwner()}
+	s := &SQLite{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}, owner: newOwner()}
 	// Switching a new database to WAL takes an exclusive lock for which
 	// SQLite does not always call the busy handler, so two processes that
 	// create the store at the same moment can see SQLITE_BUSY here: retry.
@@ -162,7 +163,7 @@ func Open(dataDir string) (*Store, error) {
 // migrate applies the embedded migrations newer than PRAGMA user_version,
 // in one immediate transaction, so two processes starting at once apply
 // them once.
-func (s *Store) migrate() error {
+func (s *SQLite) migrate() error {
 	files, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return err
@@ -202,7 +203,7 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database.
-func (s *Store) Close() error {
+func (s *SQLite) Close() error {
 	herr := s.closeHistory()
 	if s.writer.file != nil {
 		s.writer.file.Close()
@@ -211,15 +212,15 @@ func (s *Store) Close() error {
 }
 
 // DataDir is the store's directory.
-func (s *Store) DataDir() string { return s.dir }
+func (s *SQLite) DataDir() string { return s.dir }
 
-func (s *Store) millis() int64 { return s.now().UnixMilli() }
+func (s *SQLite) millis() int64 { return s.now().UnixMilli() }
 
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // begin starts an immediate write transaction; end must be called with it
 // when the transaction is over (committed or not).
-func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
+func (s *SQLite) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
 	if err := s.writer.acquire(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -232,7 +233,7 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
 }
 
 // inTx runs fn in an immediate write transaction.
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *SQLite) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return err
@@ -246,7 +247,7 @@ func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // exec runs one writing statement in a write transaction (an autocommit
 // write would wait for SQLite's lock outside the writeLock queue).
-func (s *Store) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+func (s *SQLite) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err = tx.ExecContext(ctx, query, args...)
 		return err
@@ -258,7 +259,7 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (res sql.Re
 // path of the session's folder as the transaction sees it. Everything that
 // writes inside a session folder goes through here: no rename can move the
 // folder until the transaction ends, in any process.
-func (s *Store) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, folder string) error) error {
+func (s *SQLite) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, folder string) error) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var folder string
 		if err := tx.QueryRowContext(ctx, "SELECT folder FROM sessions WHERE id = ?", id).Scan(&folder); err != nil {
@@ -275,7 +276,7 @@ func (s *Store) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, fol
 }
 
 // touch bumps a session's updatedAt inside tx, reporting ErrNotFound.
-func (s *Store) touch(ctx context.Context, tx *sql.Tx, id string) error {
+func (s *SQLite) touch(ctx context.Context, tx *sql.Tx, id string) error {
 	res, err := tx.ExecContext(ctx, "UPDATE sessions SET updated_at = max(updated_at + 1, ?) WHERE id = ?", s.millis(), id)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-func openTest(t testing.TB) *Store {
+func openTest(t testing.TB) *SQLite {
 	t.Helper()
 	s, err := Open(t.TempDir())
 	if err != nil {

@@ -18,7 +18,7 @@ type noBuffers struct{}
 
 func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 
-func newService(t *testing.T) (*turn.Service, *session.Store) {
+func newService(t *testing.T) (*turn.Service, session.Store) {
 	t.Helper()
 	st, err := session.Open(t.TempDir())
 	if err != nil {
