@@ -32,8 +32,8 @@ const MaxFileSize = 25 << 20
 var migrations embed.FS
 
 // SQLite is the session store of one data directory (the embedded default
-// Store). It is safe for
-// concurrent use, and several processes may open the same directory.
+// Store). It is safe for concurrent use, and several processes may open the
+// same directory.
 //
 // Session folders are renamed with their titles, so a write inside a
 // folder (a file, history.md, an export) must not race a rename, in this
