@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,22 +90,13 @@ func (a *Agent) slashContext(ctx context.Context, s *openSession, _ []string) (s
 		fmt.Fprintf(&b, "\n%s:\n", n)
 		for _, it := range sets[n] {
 			note := ""
-			if n == session.SetFiles && contains(missing, it) {
+			if n == session.SetFiles && slices.Contains(missing, it) {
 				note = " (missing)"
 			}
 			fmt.Fprintf(&b, "- %s%s\n", it, note)
 		}
 	}
 	return b.String(), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *Agent) slashAdd(ctx context.Context, s *openSession, args []string) (string, error) {

@@ -202,17 +202,12 @@ func (a *Agent) sendState(ctx context.Context, id string) {
 	}
 	u := infoUpdate(sess)
 	if sets, err := a.store.Context(ctx, id); err == nil {
-		u.SessionInfoUpdate.Meta = map[string]any{"ctxls": map[string]any{"context": contextMeta(sets)}}
+		if sets == nil {
+			sets = session.Context{} // {} rather than null
+		}
+		u.SessionInfoUpdate.Meta = map[string]any{"ctxls": map[string]any{"context": sets}}
 	}
 	a.send(ctx, id, u)
-}
-
-func contextMeta(sets session.Context) map[string][]string {
-	out := map[string][]string{}
-	for k, v := range sets {
-		out[k] = v
-	}
-	return out
 }
 
 // infoUpdate is session_info_update with the session's title.

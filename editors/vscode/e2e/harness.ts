@@ -129,8 +129,22 @@ export class Editor {
     return this.page.locator(".quick-input-widget");
   }
 
-  /** Runs a command from the palette by its title, as a person types it. */
+  /**
+   * Runs a command from the palette by its title, as a person types it.
+   * Right after a reload the workbench may close the palette under us (focus
+   * moves while it settles) and keep its rows in the DOM, hidden: then the
+   * whole sequence runs again.
+   */
   async palette(title: string): Promise<void> {
+    let tries = 0;
+    await until(`running "${title}" from the palette`, async () => {
+      tries++;
+      await this.paletteOnce(title, tries === 1 ? 30_000 : 5_000);
+      return true;
+    }, 60_000, 200);
+  }
+
+  private async paletteOnce(title: string, clickTimeout: number): Promise<void> {
     await this.closeQuickInput();
     const input = this.quickInput().locator(".quick-input-box input");
     // Right after a (re)load the workbench may not take keys yet: press again.
@@ -149,7 +163,7 @@ export class Editor {
       const i = labels.indexOf(title);
       return i >= 0 ? i + 1 : 0;
     }, 10_000);
-    await rows.nth(index - 1).click();
+    await rows.nth(index - 1).click({ timeout: clickTimeout });
   }
 
   /** Answers an input box (showInputBox) once it shows the prompt. */
