@@ -254,6 +254,10 @@ func (t *toolEnv) write(ctx context.Context, path, content string) (*session.Wri
 		}
 		werr := t.turn.WriteFile(ctx, target, content)
 		if werr == nil {
+			// A store whose folders mirror a database takes the content too.
+			werr = t.e.Store.OutputWritten(ctx, t.turn.SessionID, path, []byte(content))
+		}
+		if werr == nil {
 			return w, nil
 		}
 		t.e.Log.Info("the front door's write failed; writing to the disk", "path", target, "err", werr)

@@ -48,9 +48,16 @@ type Store interface {
 	SetTitleIfAuto(ctx context.Context, id, title string) (bool, error)
 	SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error
 	SetWorkspace(ctx context.Context, id, dir string) error
+	// Share sets who sees a session: VisibilityPrivate (its owner) or
+	// VisibilityTeam (every member of ctxls_user). Only the PostgreSQL
+	// store shares; the local store refuses with ErrInvalid.
+	Share(ctx context.Context, id string, visibility Visibility) (*Session, error)
 	UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error)
 	UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error
 	WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error)
+	// OutputWritten records a file a front door wrote at the path
+	// OutputTarget gave (nothing to do where the folder is the store).
+	OutputWritten(ctx context.Context, sessionID, path string, content []byte) error
 }
 
 var _ Store = (*SQLite)(nil)

@@ -193,3 +193,11 @@ func (s *SQLite) SetWorkspace(ctx context.Context, id, dir string) error {
 	}
 	return err
 }
+
+// Share is refused: a local store's sessions are on this machine only.
+func (s *SQLite) Share(ctx context.Context, id string, _ Visibility) (*Session, error) {
+	if _, err := s.folderOf(ctx, id); err != nil {
+		return nil, err
+	}
+	return nil, invalid("sharing needs the PostgreSQL store (--store postgres://…); sessions in the local store are on this machine only")
+}

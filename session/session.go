@@ -54,7 +54,20 @@ type Session struct {
 	Folder       string      `json:"folder"`       // absolute path of the session folder
 	MessageCount int         `json:"messageCount"` // messages stored
 	FileCount    int         `json:"fileCount"`    // files directly in sources/ (not folders), hidden ones excluded
+	// Owner and Visibility are the PostgreSQL store's: the role that made
+	// the session, and who sees it. Empty in the local store.
+	Owner      string     `json:"owner,omitempty"`
+	Visibility Visibility `json:"visibility,omitempty"`
 }
+
+// Visibility says who sees a session in the PostgreSQL store.
+type Visibility string
+
+// Visibilities.
+const (
+	VisibilityPrivate Visibility = "private" // its owner only (the default)
+	VisibilityTeam    Visibility = "team"    // every member of ctxls_user
+)
 
 // ListOptions select a page of sessions.
 type ListOptions struct {

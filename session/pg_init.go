@@ -1,9 +1,4 @@
-// Package postgres is the PostgreSQL session store (issue 13, in
-// progress): sessions that follow a person across machines and can be
-// shared with a team. This first part is the schema with its Row-Level
-// Security policies and Init, which `ctxls store init` will run; the
-// session.Store implementation over it comes next.
-package postgres
+package session
 
 import (
 	"context"
@@ -16,22 +11,23 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-//go:embed migrations/*.sql
-var migrations embed.FS
+//go:embed pgmigrations/*.sql
+var pgMigrations embed.FS
 
-// Init creates or updates the schema in the database dsn names: the
-// tables, the ctxls_user role its users are members of, and the policies
-// that keep private sessions private. It runs the migrations not yet
-// applied, each in a transaction, under an advisory lock so that two
-// daemons starting at once do not both apply one. It must run as a role
-// that may create roles and tables (the database's owner).
-func Init(ctx context.Context, dsn string) (applied []string, err error) {
+// InitPostgres creates or updates the PostgreSQL store's schema in the
+// database dsn names: the tables, the ctxls_user role its users are members
+// of, and the policies that keep private sessions private. It runs the
+// migrations not yet applied, each in a transaction, under an advisory lock
+// so that two runs at once do not both apply one. It must run as a role
+// that may create roles and tables (the database's owner); `ctxls store
+// init` runs it.
+func InitPostgres(ctx context.Context, dsn string) (applied []string, err error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("cannot connect to %s: %w", RedactDSN(dsn), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	names, err := fs.Glob(pgMigrations, "pgmigrations/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +45,7 @@ func Init(ctx context.Context, dsn string) (applied []string, err error) {
 		return nil, err
 	}
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
+		base := strings.TrimPrefix(name, "pgmigrations/")
 		var done bool
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ctxls_migrations WHERE name = $1)", base).Scan(&done); err != nil {
 			return nil, err
@@ -57,7 +53,7 @@ func Init(ctx context.Context, dsn string) (applied []string, err error) {
 		if done {
 			continue
 		}
-		sql, err := migrations.ReadFile(name)
+		sql, err := pgMigrations.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
@@ -72,11 +68,23 @@ func Init(ctx context.Context, dsn string) (applied []string, err error) {
 	return applied, tx.Commit(ctx)
 }
 
-// redact hides a password in a connection string shown in an error.
-func redact(dsn string) string {
+// pgSchemaVersion is the number of migrations this ctxls knows.
+func pgSchemaVersion() int {
+	names, _ := fs.Glob(pgMigrations, "pgmigrations/*.sql")
+	return len(names)
+}
+
+// RedactDSN names a database for people without its password:
+// "user@host/database".
+func RedactDSN(dsn string) string {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return "the database"
 	}
 	return fmt.Sprintf("%s@%s/%s", cfg.User, cfg.Host, cfg.Database)
+}
+
+// IsPostgresURL reports whether a --store value names a PostgreSQL database.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
