@@ -24,3 +24,20 @@ var _ Store = (*Postgres)(nil)
 func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 	return nil, errPGTodo
 }
+
+// StoreEnv names the environment variable that selects the store when
+// --store is not given.
+const StoreEnv = "CTXLS_STORE"
+
+// OpenStore opens the store every door uses: the PostgreSQL database url
+// names (postgres://… or postgresql://…), with dataDir for the local
+// mirror of session folders, or, with url "", the SQLite store in dataDir.
+func OpenStore(ctx context.Context, dataDir, url string) (Store, error) {
+	switch {
+	case url == "":
+		return Open(dataDir)
+	case IsPostgresURL(url):
+		return OpenPostgres(ctx, dataDir, url)
+	}
+	return nil, invalid("store %q is not a PostgreSQL URL (postgres://…); leave it out for the local store", truncate(url, 60))
+}
