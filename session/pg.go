@@ -35,9 +35,17 @@ const StoreEnv = "CTXLS_STORE"
 func OpenStore(ctx context.Context, dataDir, url string) (Store, error) {
 	switch {
 	case url == "":
-		return Open(dataDir)
+		if s, err := Open(dataDir); err == nil {
+			return s, nil
+		} else {
+			return nil, err
+		}
 	case IsPostgresURL(url):
-		return OpenPostgres(ctx, dataDir, url)
+		if s, err := OpenPostgres(ctx, dataDir, url); err == nil {
+			return s, nil
+		} else {
+			return nil, err
+		}
 	}
 	return nil, invalid("store %q is not a PostgreSQL URL (postgres://…); leave it out for the local store", truncate(url, 60))
 }
