@@ -169,56 +169,15 @@ func (s *SQLite) UpdateContext(ctx context.Context, sessionID, setName string, i
 // SetContextBy is SetContext recording who made the change (AddedByUser or
 // AddedByModel) for the items it adds.
 func (s *SQLite) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
-	if err := validSetName(setName); err != nil {
-		return nil, err
-	}
-	if mode == "" {
-		mode = ModeReplace
-	}
-	if mode != ModeReplace && mode != ModeMerge && mode != ModeRemove {
-		return nil, invalid("mode must be \"replace\", \"merge\" or \"remove\", got %q", truncate(string(mode), 40))
-	}
-	clean, err := cleanItems(items)
+	req, err := newContextRequest(setName, items, mode, by)
 	if err != nil {
 		return nil, err
 	}
-	ch := &ContextChange{SetName: setName, Warnings: []string{}, Added: []string{}, Removed: []string{}}
-	if !slices.Contains(KnownSets, setName) {
-		w := fmt.Sprintf("unknown set name %q — typo?", setName)
-		if near := nearest(setName); near != "" {
-			w += fmt.Sprintf(" Did you mean %q?", near)
-		}
-		ch.Warnings = append(ch.Warnings, w)
-	}
+	var ch *ContextChange
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		cur, err := loadContext(ctx, tx, sessionID)
 		if err != nil {
 			return err
-		}
-		old := cur[setName]
-		next := clean
-		switch mode {
-		case ModeMerge:
-			next = slices.Clone(old)
-			for _, it := range clean {
-				if !slices.Contains(next, it) {
-					next = append(next, it)
-				}
-			}
-		case ModeRemove:
-			next = slices.DeleteFunc(slices.Clone(old), func(it string) bool { return slices.Contains(clean, it) })
-		}
-		if len(next) > MaxItemsPerSet {
-			return invalid("set %q would have %d items; the limit is %d per set", setName, len(next), MaxItemsPerSet)
-		}
-		total := len(next)
-		for name, its := range cur {
-			if name != setName {
-				total += len(its)
-			}
-		}
-		if total > MaxItemsTotal {
-			return invalid("the session would have %d context items; the limit is %d in all", total, MaxItemsTotal)
 		}
 		origin := map[string]string{}
 		rows, err := tx.QueryContext(ctx, "SELECT item, added_by FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName)
@@ -234,50 +193,123 @@ func (s *SQLite) SetContextBy(ctx context.Context, sessionID, setName string, it
 			origin[item] = who
 		}
 		rows.Close()
+		var who []string
+		if ch, who, err = req.apply(cur, origin); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName); err != nil {
 			return err
 		}
-		for i, it := range next {
-			who, ok := origin[it]
-			if !ok || by == AddedByUser && slices.Contains(clean, it) {
-				who = by // new, or restated by the user: the user's from now on
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES (?, ?, ?, ?, ?)", sessionID, setName, i, it, who); err != nil {
+		for i, it := range ch.Items {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES (?, ?, ?, ?, ?)", sessionID, setName, i, it, who[i]); err != nil {
 				return err
 			}
 		}
-		if err := s.touch(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		for _, it := range next {
-			if !slices.Contains(old, it) {
-				ch.Added = append(ch.Added, it)
-			}
-		}
-		for _, it := range old {
-			if !slices.Contains(next, it) {
-				ch.Removed = append(ch.Removed, it)
-			}
-		}
-		ch.Items = slices.Clone(next)
-		if len(next) == 0 {
-			delete(cur, setName)
-		} else {
-			cur[setName] = next
-		}
-		ch.Context = cur
-		return nil
+		return s.touch(ctx, tx, sessionID)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if ch.Items == nil {
-		ch.Items = []string{}
 	}
 	if err := s.writeHistory(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	return ch, nil
+}
+
+// contextRequest is one checked change of a set, the same for every store.
+type contextRequest struct {
+	setName  string
+	clean    []string
+	mode     Mode
+	by       string
+	warnings []string
+}
+
+// newContextRequest checks a change before any store is read.
+func newContextRequest(setName string, items []string, mode Mode, by string) (*contextRequest, error) {
+	if err := validSetName(setName); err != nil {
+		return nil, err
+	}
+	if mode == "" {
+		mode = ModeReplace
+	}
+	if mode != ModeReplace && mode != ModeMerge && mode != ModeRemove {
+		return nil, invalid("mode must be \"replace\", \"merge\" or \"remove\", got %q", truncate(string(mode), 40))
+	}
+	clean, err := cleanItems(items)
+	if err != nil {
+		return nil, err
+	}
+	req := &contextRequest{setName: setName, clean: clean, mode: mode, by: by, warnings: []string{}}
+	if !slices.Contains(KnownSets, setName) {
+		w := fmt.Sprintf("unknown set name %q — typo?", setName)
+		if near := nearest(setName); near != "" {
+			w += fmt.Sprintf(" Did you mean %q?", near)
+		}
+		req.warnings = append(req.warnings, w)
+	}
+	return req, nil
+}
+
+// apply computes the change against the session's current context (which
+// it updates) and origin, who added each item of the set now. It returns
+// the change and who added each of its items, in order; a change over the
+// limits is refused.
+func (r *contextRequest) apply(cur Context, origin map[string]string) (*ContextChange, []string, error) {
+	old := cur[r.setName]
+	next := r.clean
+	switch r.mode {
+	case ModeMerge:
+		next = slices.Clone(old)
+		for _, it := range r.clean {
+			if !slices.Contains(next, it) {
+				next = append(next, it)
+			}
+		}
+	case ModeRemove:
+		next = slices.DeleteFunc(slices.Clone(old), func(it string) bool { return slices.Contains(r.clean, it) })
+	}
+	if len(next) > MaxItemsPerSet {
+		return nil, nil, invalid("set %q would have %d items; the limit is %d per set", r.setName, len(next), MaxItemsPerSet)
+	}
+	total := len(next)
+	for name, its := range cur {
+		if name != r.setName {
+			total += len(its)
+		}
+	}
+	if total > MaxItemsTotal {
+		return nil, nil, invalid("the session would have %d context items; the limit is %d in all", total, MaxItemsTotal)
+	}
+	who := make([]string, len(next))
+	for i, it := range next {
+		w, ok := origin[it]
+		if !ok || r.by == AddedByUser && slices.Contains(r.clean, it) {
+			w = r.by // new, or restated by the user: the user's from now on
+		}
+		who[i] = w
+	}
+	ch := &ContextChange{SetName: r.setName, Items: slices.Clone(next), Added: []string{}, Removed: []string{}, Warnings: r.warnings}
+	for _, it := range next {
+		if !slices.Contains(old, it) {
+			ch.Added = append(ch.Added, it)
+		}
+	}
+	for _, it := range old {
+		if !slices.Contains(next, it) {
+			ch.Removed = append(ch.Removed, it)
+		}
+	}
+	if ch.Items == nil {
+		ch.Items = []string{}
+	}
+	if len(next) == 0 {
+		delete(cur, r.setName)
+	} else {
+		cur[r.setName] = next
+	}
+	ch.Context = cur
+	return ch, who, nil
 }
 
 // nearest returns the known set name within edit distance 2, if any.

@@ -16,8 +16,11 @@ import (
 // the file one change behind until the session's next change.
 const HistoryDelay = 100 * time.Millisecond
 
-// historyWriter rewrites history.md files in the background.
+// historyWriter rewrites history.md files in the background, with write
+// (the store's renderer).
 type historyWriter struct {
+	write func(ctx context.Context, id string) error
+
 	// flushing is held while pending sessions are written, so Flush waits
 	// for a background write under way.
 	flushing sync.Mutex
@@ -30,30 +33,28 @@ type historyWriter struct {
 	lastErr error
 }
 
-// historyLater marks a session's history.md for rewriting within
-// HistoryDelay. After Close it writes at once (nothing would later).
-func (s *SQLite) historyLater(ctx context.Context, id string) error {
-	h := &s.history
+// later marks a session's history.md for rewriting within HistoryDelay.
+// After close it writes at once (nothing would later).
+func (h *historyWriter) later(ctx context.Context, id string) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return s.writeHistory(ctx, id)
+		return h.write(ctx, id)
 	}
 	if h.pending == nil {
 		h.pending = map[string]bool{}
 	}
 	h.pending[id] = true
 	if h.timer == nil {
-		h.timer = time.AfterFunc(HistoryDelay, func() { s.flushHistory() })
+		h.timer = time.AfterFunc(HistoryDelay, func() { h.flushPending() })
 	}
 	h.mu.Unlock()
 	return nil
 }
 
-// flushHistory writes every pending history.md. A session deleted in the
+// flushPending writes every pending history.md. A session deleted in the
 // meantime is skipped; other failures are kept for FlushHistory to report.
-func (s *SQLite) flushHistory() error {
-	h := &s.history
+func (h *historyWriter) flushPending() error {
 	h.flushing.Lock()
 	defer h.flushing.Unlock()
 	h.mu.Lock()
@@ -62,7 +63,7 @@ func (s *SQLite) flushHistory() error {
 	h.mu.Unlock()
 	var errs []error
 	for id := range ids {
-		if err := s.writeHistory(context.Background(), id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := h.write(context.Background(), id); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}
@@ -75,16 +76,15 @@ func (s *SQLite) flushHistory() error {
 	return err
 }
 
-// FlushHistory writes every pending history.md now and returns the first
-// failure of a background write since the last call, if any.
-func (s *SQLite) FlushHistory() error {
-	h := &s.history
+// flush writes every pending history.md now and returns the first failure
+// of a background write since the last call, if any.
+func (h *historyWriter) flush() error {
 	h.mu.Lock()
 	if h.timer != nil {
 		h.timer.Stop()
 	}
 	h.mu.Unlock()
-	err := s.flushHistory()
+	err := h.flushPending()
 	h.mu.Lock()
 	if err == nil {
 		err = h.lastErr
@@ -94,10 +94,18 @@ func (s *SQLite) FlushHistory() error {
 	return err
 }
 
-// closeHistory writes what is pending; later changes write at once.
-func (s *SQLite) closeHistory() error {
-	s.history.mu.Lock()
-	s.history.closed = true
-	s.history.mu.Unlock()
-	return s.FlushHistory()
+// close writes what is pending; later changes write at once.
+func (h *historyWriter) close() error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	return h.flush()
 }
+
+// historyLater marks a session's history.md for rewriting (see
+// historyWriter.later).
+func (s *SQLite) historyLater(ctx context.Context, id string) error { return s.history.later(ctx, id) }
+
+// FlushHistory writes every pending history.md now and returns the first
+// failure of a background write since the last call, if any.
+func (s *SQLite) FlushHistory() error { return s.history.flush() }

@@ -236,7 +236,14 @@ func (s *SQLite) staleStreaming(ctx context.Context, q querier, query string, ar
 }
 
 func (s *SQLite) isStale(owner string, hb sql.NullInt64, now int64, host string) bool {
-	if owner == "" || !hb.Valid || owner == s.owner || now-hb.Int64 > StaleAfter.Milliseconds() {
+	return isStale(s.owner, owner, hb, now, host)
+}
+
+// isStale says whether a streaming answer owned by owner, with heartbeat
+// hb, is one no live daemon is writing, as store self sees it at now on
+// host (see interruptStale).
+func isStale(self, owner string, hb sql.NullInt64, now int64, host string) bool {
+	if owner == "" || !hb.Valid || owner == self || now-hb.Int64 > StaleAfter.Milliseconds() {
 		return true
 	}
 	parts := strings.SplitN(owner, "/", 3)
