@@ -152,18 +152,28 @@ func (s *SQLite) AddedBy(ctx context.Context, sessionID, setName string) (map[st
 // relative paths joined to the first of roots, folders refused); by is
 // AddedByUser or AddedByModel.
 func (s *SQLite) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
-	if setName == SetFiles {
-		norm := make([]string, 0, len(items))
-		for _, it := range items {
-			p, err := NormalizeFileItem(it, roots)
-			if err != nil {
-				return nil, err
-			}
-			norm = append(norm, p)
-		}
-		items = norm
+	items, err := normalizeItems(setName, items, roots)
+	if err != nil {
+		return nil, err
 	}
 	return s.SetContextBy(ctx, sessionID, setName, items, mode, by)
+}
+
+// normalizeItems normalises the items of the files set (see
+// NormalizeFileItem); other sets' items are returned as they are.
+func normalizeItems(setName string, items, roots []string) ([]string, error) {
+	if setName != SetFiles {
+		return items, nil
+	}
+	norm := make([]string, 0, len(items))
+	for _, it := range items {
+		p, err := NormalizeFileItem(it, roots)
+		if err != nil {
+			return nil, err
+		}
+		norm = append(norm, p)
+	}
+	return norm, nil
 }
 
 // SetContextBy is SetContext recording who made the change (AddedByUser or

@@ -78,36 +78,9 @@ func (s *SQLite) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) erro
 // Export writes the session as "markdown" or "json" into its folder and
 // returns the file's path and content.
 func (s *SQLite) Export(ctx context.Context, id, format string) (string, string, error) {
-	var name string
-	switch format {
-	case "markdown", "md", "":
-		name = "export.md"
-	case "json":
-		name = "export.json"
-	default:
-		return "", "", invalid("format %q is not supported; use \"markdown\" or \"json\"", truncate(format, 40))
-	}
-	ss, err := s.Get(ctx, id)
+	name, content, err := exportOf(ctx, s, id, format)
 	if err != nil {
 		return "", "", err
-	}
-	sets, err := s.Context(ctx, id)
-	if err != nil {
-		return "", "", err
-	}
-	msgs, err := s.Messages(ctx, id)
-	if err != nil {
-		return "", "", err
-	}
-	var content string
-	if name == "export.md" {
-		content = markdown(ss, sets, msgs)
-	} else {
-		b, err := json.MarshalIndent(map[string]any{"v": 1, "session": ss, "context": sets, "messages": msgs}, "", "  ")
-		if err != nil {
-			return "", "", err
-		}
-		content = string(b) + "\n"
 	}
 	var path string
 	err = s.inFolder(ctx, id, func(_ *sql.Tx, folder string) error { // the folder may have moved meanwhile
@@ -118,4 +91,37 @@ func (s *SQLite) Export(ctx context.Context, id, format string) (string, string,
 		return "", "", err
 	}
 	return path, content, nil
+}
+
+// exportOf renders a session of st as format ("markdown", "md", "" or
+// "json") and names the file it goes to in the session folder.
+func exportOf(ctx context.Context, st Store, id, format string) (name, content string, err error) {
+	switch format {
+	case "markdown", "md", "":
+		name = "export.md"
+	case "json":
+		name = "export.json"
+	default:
+		return "", "", invalid("format %q is not supported; use \"markdown\" or \"json\"", truncate(format, 40))
+	}
+	ss, err := st.Get(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	sets, err := st.Context(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	msgs, err := st.Messages(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	if name == "export.md" {
+		return name, markdown(ss, sets, msgs), nil
+	}
+	b, err := json.MarshalIndent(map[string]any{"v": 1, "session": ss, "context": sets, "messages": msgs}, "", "  ")
+	if err != nil {
+		return "", "", err
+	}
+	return name, string(b) + "\n", nil
 }

@@ -131,6 +131,12 @@ func (s *SQLite) AddFile(ctx context.Context, sessionID, name string, r io.Reade
 
 // AddFileFromPath copies a regular file into sources/ under its base name.
 func (s *SQLite) AddFileFromPath(ctx context.Context, sessionID, path string) (*FileInfo, error) {
+	return addFileFromPath(ctx, s, sessionID, path)
+}
+
+// addFileFromPath checks that path is a regular file within the size limit
+// and adds it to st under its base name.
+func addFileFromPath(ctx context.Context, st Store, sessionID, path string) (*FileInfo, error) {
 	if strings.ContainsRune(path, 0) {
 		return nil, invalid("path contains a NUL character")
 	}
@@ -152,7 +158,7 @@ func (s *SQLite) AddFileFromPath(ctx context.Context, sessionID, path string) (*
 		return nil, fmt.Errorf("%w: cannot read %s: %v", ErrInvalid, path, err)
 	}
 	defer f.Close()
-	return s.AddFile(ctx, sessionID, filepath.Base(path), f)
+	return st.AddFile(ctx, sessionID, filepath.Base(path), f)
 }
 
 // ListFiles lists the files of a session subfolder (default sources),

@@ -86,17 +86,8 @@ func usageArgs(u *Usage) (any, any) {
 // AppendMessage stores m, filling its ID and CreatedAt, and keeps
 // history.md current.
 func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
-	if !validRole(m.Role) {
-		return invalid("unknown role %q", m.Role)
-	}
-	if m.Status == "" {
-		m.Status = StatusComplete
-	}
-	if !validStatus(m.Status) {
-		return invalid("unknown status %q", m.Status)
-	}
-	if len(m.ToolCalls) > 0 && !json.Valid(m.ToolCalls) {
-		return invalid("toolCalls is not valid JSON")
+	if err := checkMessage(m); err != nil {
+		return err
 	}
 	now := s.millis()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -126,6 +117,24 @@ func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
 	}
 	m.CreatedAt = fromMillis(now)
 	return s.historyLater(ctx, m.SessionID)
+}
+
+// checkMessage checks a message to append, defaulting its status to
+// complete.
+func checkMessage(m *Message) error {
+	if !validRole(m.Role) {
+		return invalid("unknown role %q", m.Role)
+	}
+	if m.Status == "" {
+		m.Status = StatusComplete
+	}
+	if !validStatus(m.Status) {
+		return invalid("unknown status %q", m.Status)
+	}
+	if len(m.ToolCalls) > 0 && !json.Valid(m.ToolCalls) {
+		return invalid("toolCalls is not valid JSON")
+	}
+	return nil
 }
 
 // UpdateMessage replaces a message's content, status and usage (streaming
