@@ -4,8 +4,9 @@ import (
 	"testing"
 )
 
-func TestAddedBy(t *testing.T) {
-	s := openTest(t)
+func TestAddedBy(t *testing.T) { forEachStore(t, testAddedBy) }
+
+func testAddedBy(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	s.SetContext(ctx, a.ID, "files", []string{"/w/a.go"}, "")
 	s.SetContextBy(ctx, a.ID, "files", []string{"/home/u/.ssh/id_rsa"}, ModeMerge, AddedByModel)

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-func TestSetEnvHintPatchesOneField(t *testing.T) {
-	s := openTest(t)
+func TestSetEnvHintPatchesOneField(t *testing.T) { forEachStore(t, testSetEnvHintPatchesOneField) }
+
+func testSetEnvHintPatchesOneField(t *testing.T, s Store) {
 	a, err := s.Create(ctx, "")
 	if err != nil {
 		t.Fatal(err)

@@ -11,11 +11,11 @@ import (
 // TestHistoryWrittenLaterAndOnClose: message changes reach history.md in
 // the background without any call, and Close writes what is still pending.
 func TestHistoryWrittenLaterAndOnClose(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	forEachStoreEnv(t, testHistoryWrittenLaterAndOnClose)
+}
+
+func testHistoryWrittenLaterAndOnClose(t *testing.T, e *storeEnv) {
+	s := e.S
 	a, _ := s.Create(ctx, "History")
 	hist := filepath.Join(a.Folder, "history.md")
 	m := &Message{SessionID: a.ID, Role: RoleUser, Content: "first question"}
@@ -55,10 +55,7 @@ func TestHistoryWrittenLaterAndOnClose(t *testing.T) {
 		t.Errorf("history.md after Close is not the last state:\n%s", data)
 	}
 	// A deleted session's pending write is dropped without an error.
-	s2, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := e.Reopen()
 	b, _ := s2.Create(ctx, "Gone")
 	if err := s2.AppendMessage(ctx, &Message{SessionID: b.ID, Role: RoleUser, Content: "x"}); err != nil {
 		t.Fatal(err)

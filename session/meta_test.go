@@ -7,16 +7,16 @@ import (
 	"testing"
 )
 
-func TestResolveID(t *testing.T) {
-	s := openTest(t)
+func TestResolveID(t *testing.T) { forEachStoreEnv(t, testResolveID) }
+
+func testResolveID(t *testing.T, e *storeEnv) {
+	s := e.S
 	ctx := context.Background()
 	a, _ := s.Create(ctx, "Alpha")
 	b, _ := s.Create(ctx, "Beta")
 	// Give the two sessions ids that share their first six characters.
 	for id, to := range map[string]string{a.ID: "abcdefaaaaaaaaaaaaaaaaaaaa", b.ID: "abcdefbbbbbbbbbbbbbbbbbbbb"} {
-		if _, err := s.db.Exec("UPDATE sessions SET id = ? WHERE id = ?", to, id); err != nil {
-			t.Fatal(err)
-		}
+		setSessionID(t, e, id, to)
 	}
 	for _, tc := range []struct{ in, want string }{
 		{"abcdefa", "abcdefaaaaaaaaaaaaaaaaaaaa"},
@@ -44,7 +44,7 @@ func TestResolveID(t *testing.T) {
 	// Many matches: a few are listed, and the error says there are more.
 	for i := range 7 {
 		c, _ := s.Create(ctx, "")
-		s.db.Exec("UPDATE sessions SET id = ? WHERE id = ?", "qqqq"+strings.Repeat(string(rune('a'+i)), 22), c.ID)
+		setSessionID(t, e, c.ID, "qqqq"+strings.Repeat(string(rune('a'+i)), 22))
 	}
 	if _, err := s.ResolveID(ctx, "qqqq"); !errors.As(err, &amb) || len(amb.Candidates) != 5 || !amb.More || !strings.Contains(err.Error(), "…and more") {
 		t.Errorf("many: %v", err)
@@ -52,7 +52,10 @@ func TestResolveID(t *testing.T) {
 }
 
 func TestMetaFieldsAreWrittenOneByOne(t *testing.T) {
-	s := openTest(t)
+	forEachStore(t, testMetaFieldsAreWrittenOneByOne)
+}
+
+func testMetaFieldsAreWrittenOneByOne(t *testing.T, s Store) {
 	ctx := context.Background()
 	ss, _ := s.Create(ctx, "")
 	if _, err := s.SetEnvHint(ctx, ss.ID, "vim 9; workspace /w"); err != nil {
@@ -92,7 +95,10 @@ func TestMetaFieldsAreWrittenOneByOne(t *testing.T) {
 }
 
 func TestFirstExchangeAndMessageModel(t *testing.T) {
-	s := openTest(t)
+	forEachStore(t, testFirstExchangeAndMessageModel)
+}
+
+func testFirstExchangeAndMessageModel(t *testing.T, s Store) {
 	ctx := context.Background()
 	ss, _ := s.Create(ctx, "")
 	if first, answer, err := s.FirstExchange(ctx, ss.ID); first != "" || answer != "" || err != nil {
@@ -124,8 +130,9 @@ func TestFirstExchangeAndMessageModel(t *testing.T) {
 	}
 }
 
-func TestWorkspaceFilter(t *testing.T) {
-	s := openTest(t)
+func TestWorkspaceFilter(t *testing.T) { forEachStore(t, testWorkspaceFilter) }
+
+func testWorkspaceFilter(t *testing.T, s Store) {
 	ctx := context.Background()
 	a, _ := s.Create(ctx, "In alpha")
 	b, _ := s.Create(ctx, "In beta")
@@ -164,8 +171,9 @@ func TestWorkspaceFilter(t *testing.T) {
 	}
 }
 
-func TestRemoveMode(t *testing.T) {
-	s := openTest(t)
+func TestRemoveMode(t *testing.T) { forEachStore(t, testRemoveMode) }
+
+func testRemoveMode(t *testing.T, s Store) {
 	ctx := context.Background()
 	a, _ := s.Create(ctx, "Ctx")
 	if _, err := s.UpdateContext(ctx, a.ID, SetFiles, []string{"x.go", "file:///w/y.go", "/w/z.go"}, ModeReplace, AddedByUser, []string{"/w"}); err != nil {

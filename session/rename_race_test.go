@@ -225,8 +225,9 @@ func checkRace(t *testing.T, st *SQLite, dir, id string, n int) {
 // a user's rename race; the user's title must win whichever runs first,
 // because "is the title still automatic?" is checked in the rename's own
 // transaction.
-func TestAutoTitleNeverOverridesUser(t *testing.T) {
-	s := openTest(t)
+func TestAutoTitleNeverOverridesUser(t *testing.T) { forEachStore(t, testAutoTitleNeverOverridesUser) }
+
+func testAutoTitleNeverOverridesUser(t *testing.T, s Store) {
 	const trials = 50
 	for i := range trials {
 		ss, err := s.Create(ctx, "")

@@ -25,8 +25,9 @@ func mustWrite(t *testing.T, path string, size int, mtime time.Time) {
 	}
 }
 
-func TestWriteOutput(t *testing.T) {
-	s := openTest(t)
+func TestWriteOutput(t *testing.T) { forEachStore(t, testWriteOutput) }
+
+func testWriteOutput(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "outputs")
 	for _, tc := range []struct{ path, sub, name string }{
 		{"report.md", "results", "report.md"},
@@ -57,7 +58,7 @@ func TestWriteOutput(t *testing.T) {
 		t.Errorf("replaced content %q", b)
 	}
 	// Nothing staged is left behind.
-	if entries, _ := os.ReadDir(filepath.Join(s.dir, "tmp")); len(entries) != 0 {
+	if entries, _ := os.ReadDir(filepath.Join(s.DataDir(), "tmp")); len(entries) != 0 {
 		t.Errorf("tmp/ after writes: %v", entries)
 	}
 
@@ -134,6 +135,10 @@ func TestWriteOutput(t *testing.T) {
 	}
 }
 
+// TestListFilesListsFilesOnly is the SQLite store's: the files are put in
+// the session folder by hand, and only where the folder is the store are
+// they the session's (the PostgreSQL store's files are in its database and
+// mirrored to the folder). TestListFiles is its conformance part.
 func TestListFilesListsFilesOnly(t *testing.T) {
 	s := openTest(t)
 	a, _ := s.Create(ctx, "")
@@ -175,8 +180,52 @@ func TestListFilesListsFilesOnly(t *testing.T) {
 	}
 }
 
+// TestListFiles: sources/ lists the files added, results/ (and the other
+// output folders) every file below it, sorted by path; fileCount counts
+// sources/.
+func TestListFiles(t *testing.T) { forEachStore(t, testListFiles) }
+
+func testListFiles(t *testing.T, s Store) {
+	a, _ := s.Create(ctx, "")
+	for _, name := range []string{"b.csv", "a.txt"} {
+		if _, err := s.AddFile(ctx, a.ID, name, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"results/top.md", "results/charts/q1.png", "results/charts/deep/q2.png", "results/charts-old.md", "data/raw.json"} {
+		if _, err := s.WriteOutput(ctx, a.ID, path, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		sub  string
+		want []string
+	}{
+		{"", []string{"a.txt", "b.csv"}},
+		{"sources", []string{"a.txt", "b.csv"}},
+		{"results", []string{"charts-old.md", "charts/deep/q2.png", "charts/q1.png", "top.md"}},
+		{"data", []string{"raw.json"}},
+		{"scripts", []string{}},
+	} {
+		got, err := s.ListFiles(ctx, a.ID, tc.sub)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("ListFiles(%q) = %q %v, want %q", tc.sub, got, err, tc.want)
+		}
+	}
+	if _, err := s.ListFiles(ctx, "nosuchsession", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+	got, _ := s.Get(ctx, a.ID)
+	if got.FileCount != 2 {
+		t.Errorf("fileCount %d, want 2", got.FileCount)
+	}
+}
+
 func TestAddFileFromPathTooLargeSaysExactSizes(t *testing.T) {
-	s := openTest(t)
+	forEachStore(t, testAddFileFromPathTooLargeSaysExactSizes)
+}
+
+func testAddFileFromPathTooLargeSaysExactSizes(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	big := filepath.Join(t.TempDir(), "big.bin")
 	f, err := os.Create(big)
@@ -207,7 +256,9 @@ func TestBytes(t *testing.T) {
 // TestEnforceSoftLimit: over the limit, files in data/ folders of all
 // sessions go, least recently modified first, until the directory is under;
 // sources/, results/, scripts/ and messages stay, and so does the sessions'
-// activity time.
+// activity time. It is the SQLite store's: the files are put in the session
+// folders by hand with the times it needs, and the directory's size
+// includes the database (checkpointed first).
 func TestEnforceSoftLimit(t *testing.T) {
 	s := openTest(t)
 	a, _ := s.Create(ctx, "alpha")
@@ -309,7 +360,10 @@ func TestEnforceSoftLimit(t *testing.T) {
 // TestEnforceSoftLimitFollowsNoLinks: a data/ folder that is a symbolic
 // link, or a link inside data/, never leads the clean-up outside.
 func TestEnforceSoftLimitFollowsNoLinks(t *testing.T) {
-	s := openTest(t)
+	forEachStore(t, testEnforceSoftLimitFollowsNoLinks)
+}
+
+func testEnforceSoftLimitFollowsNoLinks(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	outside := t.TempDir()
 	mustWrite(t, filepath.Join(outside, "big.bin"), 2<<20, time.Now().Add(-100*time.Hour))
@@ -327,6 +381,8 @@ func TestEnforceSoftLimitFollowsNoLinks(t *testing.T) {
 	}
 }
 
+// TestDiskUsage is the SQLite store's: the files are put in the session
+// folders by hand, and the database is a file in the data directory.
 func TestDiskUsage(t *testing.T) {
 	s := openTest(t)
 	a, _ := s.Create(ctx, "small")
@@ -348,10 +404,11 @@ func TestDiskUsage(t *testing.T) {
 	}
 }
 
-func TestPruneInactive(t *testing.T) {
-	s := openTest(t)
+func TestPruneInactive(t *testing.T) { forEachStore(t, testPruneInactive) }
+
+func testPruneInactive(t *testing.T, s Store) {
 	now := time.Now()
-	at := func(d time.Duration) { s.now = func() time.Time { return now.Add(-d) } }
+	at := func(d time.Duration) { setClock(s, func() time.Time { return now.Add(-d) }) }
 	at(100 * 24 * time.Hour)
 	old, _ := s.Create(ctx, "old")
 	mustWrite(t, filepath.Join(old.Folder, "results", "r.md"), 10, time.Time{})
@@ -438,8 +495,9 @@ func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
 	}
 }
 
-func TestOutputTarget(t *testing.T) {
-	s := openTest(t)
+func TestOutputTarget(t *testing.T) { forEachStore(t, testOutputTarget) }
+
+func testOutputTarget(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "outputs")
 	sess, _ := s.Get(ctx, a.ID)
 	target, w, err := s.OutputTarget(ctx, a.ID, "results/charts/q1.csv", 12)
@@ -453,6 +511,9 @@ func TestOutputTarget(t *testing.T) {
 		t.Errorf("OutputTarget wrote the file: %v", err)
 	}
 	os.WriteFile(target, []byte("x"), 0o600)
+	if err := s.OutputWritten(ctx, a.ID, "results/charts/q1.csv", []byte("x")); err != nil {
+		t.Errorf("OutputWritten: %v", err)
+	}
 	if _, w, err := s.OutputTarget(ctx, a.ID, "results/charts/q1.csv", 1); err != nil || !w.Replaced {
 		t.Errorf("existing file: %+v %v", w, err)
 	}

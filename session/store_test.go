@@ -28,11 +28,11 @@ func openTest(t testing.TB) *SQLite {
 var ctx = context.Background()
 
 func TestCreateGetReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data") // created by Open
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	forEachStoreEnv(t, testCreateGetReopen)
+}
+
+func testCreateGetReopen(t *testing.T, e *storeEnv) {
+	dir, s := e.Dir, e.S // dir created by Open
 	a, err := s.Create(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +59,10 @@ func TestCreateGetReopen(t *testing.T) {
 	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
 		t.Errorf("data dir mode %v", fi.Mode().Perm())
 	}
-	if fi, _ := os.Stat(filepath.Join(dir, "ctxls.db")); fi.Mode().Perm() != 0o600 {
-		t.Errorf("db mode %v", fi.Mode().Perm())
+	if isSQLite(s) { // the PostgreSQL store's database is not in dir
+		if fi, _ := os.Stat(filepath.Join(dir, "ctxls.db")); fi.Mode().Perm() != 0o600 {
+			t.Errorf("db mode %v", fi.Mode().Perm())
+		}
 	}
 	if fi, _ := os.Stat(b.Folder); fi.Mode().Perm() != 0o700 {
 		t.Errorf("session folder mode %v", fi.Mode().Perm())
@@ -70,11 +72,7 @@ func TestCreateGetReopen(t *testing.T) {
 	}
 	s.Close()
 	// Reopen: migrations are idempotent and data is there.
-	s2, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := e.Reopen()
 	got, err := s2.Get(ctx, b.ID)
 	if err != nil || got.Title != b.Title || !got.CreatedAt.Equal(b.CreatedAt) {
 		t.Errorf("after reopen: %+v %v", got, err)
@@ -84,12 +82,13 @@ func TestCreateGetReopen(t *testing.T) {
 	}
 }
 
-func TestListOrderCursorQuery(t *testing.T) {
-	s := openTest(t)
+func TestListOrderCursorQuery(t *testing.T) { forEachStore(t, testListOrderCursorQuery) }
+
+func testListOrderCursorQuery(t *testing.T, s Store) {
 	// A clock that moves 1 ms a call: two sessions made in the same
 	// millisecond would tie on updated_at and sort by id, not by age.
 	clock := time.Now()
-	s.now = func() time.Time { clock = clock.Add(time.Millisecond); return clock }
+	setClock(s, func() time.Time { clock = clock.Add(time.Millisecond); return clock })
 	var ids []string
 	for i := range 7 {
 		ss, err := s.Create(ctx, fmt.Sprintf("session %d %s", i, []string{"alpha", "beta"}[i%2]))
@@ -141,8 +140,9 @@ func TestListOrderCursorQuery(t *testing.T) {
 	}
 }
 
-func TestRenameMovesFolder(t *testing.T) {
-	s := openTest(t)
+func TestRenameMovesFolder(t *testing.T) { forEachStore(t, testRenameMovesFolder) }
+
+func testRenameMovesFolder(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	if _, err := s.AddFile(ctx, a.ID, "notes.txt", strings.NewReader("n")); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestRenameMovesFolder(t *testing.T) {
 		t.Errorf("model title: %+v", got)
 	}
 	// Folder rename fails (target exists as a file): nothing changes.
-	target := filepath.Join(s.dir, "sessions", folderName(got.CreatedAt, "Blocked", got.ID))
+	target := filepath.Join(s.DataDir(), "sessions", folderName(got.CreatedAt, "Blocked", got.ID))
 	if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +204,9 @@ func TestRenameMovesFolder(t *testing.T) {
 	}
 }
 
-func TestMessagesHistoryExport(t *testing.T) {
-	s := openTest(t)
+func TestMessagesHistoryExport(t *testing.T) { forEachStore(t, testMessagesHistoryExport) }
+
+func testMessagesHistoryExport(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "Chat")
 	u := &Message{SessionID: a.ID, Role: RoleUser, Content: "How do I parse JSON?"}
 	if err := s.AppendMessage(ctx, u); err != nil {
@@ -273,8 +274,9 @@ func TestMessagesHistoryExport(t *testing.T) {
 	}
 }
 
-func TestContextSets(t *testing.T) {
-	s := openTest(t)
+func TestContextSets(t *testing.T) { forEachStore(t, testContextSets) }
+
+func testContextSets(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	ch, err := s.SetContext(ctx, a.ID, "ports", []string{" 8080 ", "5432", "8080"}, "")
 	if err != nil || !slices.Equal(ch.Items, []string{"8080", "5432"}) || !slices.Equal(ch.Added, ch.Items) {
@@ -356,8 +358,9 @@ func TestNormalizeFileItem(t *testing.T) {
 	}
 }
 
-func TestFilesSafety(t *testing.T) {
-	s := openTest(t)
+func TestFilesSafety(t *testing.T) { forEachStore(t, testFilesSafety) }
+
+func testFilesSafety(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	if _, err := s.AddFile(ctx, a.ID, "data.csv", strings.NewReader("1,2")); err != nil {
 		t.Fatal(err)
@@ -450,8 +453,9 @@ func (zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestSearch(t *testing.T) {
-	s := openTest(t)
+func TestSearch(t *testing.T) { forEachStore(t, testSearch) }
+
+func testSearch(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "Kubernetes ingress")
 	b, _ := s.Create(ctx, "")
 	s.AppendMessage(ctx, &Message{SessionID: b.ID, Role: RoleUser, Content: "Why does the café ingress controller return 502?"})

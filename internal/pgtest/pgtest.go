@@ -7,6 +7,7 @@
 package pgtest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,63 +36,117 @@ func (c *Cluster) DSN(role, db string) string {
 	return fmt.Sprintf("postgres://%s@/%s?host=%s&sslmode=disable", role, db, c.Dir)
 }
 
+// ErrNotInstalled is the error Launch returns (wrapped) when initdb and
+// pg_ctl are nowhere to be found.
+var ErrNotInstalled = errors.New("PostgreSQL is not installed (apt-get install postgresql)")
+
 // Start starts a cluster that is stopped and removed when the test ends.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	c, stop, err := Launch()
+	if err != nil {
+		Need(t, err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// Launch starts a cluster that belongs to no one test, for the tests of a
+// test binary to share: stop stops it and removes its directory (call it
+// from TestMain once m.Run returns). Starting one takes a second or two.
+// When PostgreSQL is not installed the error wraps ErrNotInstalled; Need
+// turns an error into a skip or a failure.
+func Launch() (c *Cluster, stop func() error, err error) {
 	bin, err := binDir()
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL is not installed (apt-get install postgresql): %v", err)
-		}
-		t.Skipf("PostgreSQL is not installed: %v", err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrNotInstalled, err)
 	}
 	// Not t.TempDir: its parents are private to the test's user, and the
 	// server may run as another.
 	dir, err := os.MkdirTemp("", "ctxls-pg-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	c := &Cluster{Dir: dir, Superuser: "postgres", bin: bin}
-	t.Cleanup(func() {
-		c.Stop(t)
-		os.RemoveAll(dir)
-	})
+	c = &Cluster{Dir: dir, Superuser: "postgres", bin: bin}
+	stop = func() error {
+		err := c.stop()
+		return errors.Join(err, os.RemoveAll(dir))
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
 	if os.Geteuid() == 0 {
 		cred, err := unprivileged()
 		if err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 		c.cred = cred
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 	}
 	if out, err := c.run("initdb", "-D", filepath.Join(dir, "data"), "-U", c.Superuser, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return nil, nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	c.Start(t)
-	return c
+	if err := c.start(); err != nil {
+		return nil, nil, err
+	}
+	return c, stop, nil
+}
+
+// Need ends a test that needs PostgreSQL when err, from Launch, is not nil:
+// it is skipped when PostgreSQL is not installed, except when the
+// environment variable CI is set, and fails otherwise.
+func Need(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if errors.Is(err, ErrNotInstalled) && os.Getenv("CI") == "" {
+		t.Skip(err)
+	}
+	t.Fatal(err)
 }
 
 // Start starts the server (again, after Stop).
 func (c *Cluster) Start(t testing.TB) {
 	t.Helper()
+	if err := c.start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *Cluster) start() error {
 	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories=%s -c fsync=off -c max_connections=100", c.Dir)
 	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-l", filepath.Join(c.Dir, "log"), "-o", opts, "-w", "-t", "30", "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
-		t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
 	}
+	return nil
 }
 
 // Stop stops the server at once (as a crash would, without a checkpoint).
 func (c *Cluster) Stop(t testing.TB) {
 	t.Helper()
+	if err := c.stop(); err != nil {
+		t.Error(err)
+	}
+}
+
+func (c *Cluster) stop() error {
 	if _, err := os.Stat(filepath.Join(c.Dir, "data", "postmaster.pid")); err != nil {
-		return // not running
+		return nil // not running
 	}
 	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
-		t.Errorf("pg_ctl stop: %v\n%s", err, out)
+		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
 	}
+	return nil
 }
 
 // Psql runs SQL through psql as role on database db and returns its output.

@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,20 @@ func TestCluster(t *testing.T) {
 	}
 	if !strings.Contains(c.DSN("alice", "ctxls"), "postgres://alice@/ctxls?host="+c.Dir) {
 		t.Errorf("dsn %s", c.DSN("alice", "ctxls"))
+	}
+}
+
+// TestLaunch: a cluster no test owns answers until stop, which removes it.
+func TestLaunch(t *testing.T) {
+	c, stop, err := Launch()
+	Need(t, err)
+	if out, err := c.Psql(t, "", "postgres", "SELECT 1;"); err != nil || out != "1" {
+		t.Errorf("psql: %q %v", out, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.Dir); !os.IsNotExist(err) {
+		t.Errorf("the cluster's directory is left: %v", err)
 	}
 }
