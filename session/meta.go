@@ -53,17 +53,12 @@ const MaxModel = 200
 // SetModel sets the model the session's turns use; "" goes back to the
 // provider's default. It returns the session as it is afterwards.
 func (s *SQLite) SetModel(ctx context.Context, id, model string) (*Session, error) {
-	model = strings.TrimSpace(model)
-	switch {
-	case len(model) > MaxModel:
-		return nil, invalid("model is %d bytes long; the limit is %d", len(model), MaxModel)
-	case !utf8.ValidString(model):
-		return nil, invalid("model is not valid UTF-8")
-	case hasControl(model) || strings.ContainsAny(model, " \t"):
-		return nil, invalid("model %q must not contain spaces or control characters", truncate(model, 60))
+	model, err := validModel(model)
+	if err != nil {
+		return nil, err
 	}
 	var ss *Session
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if model == "" {
 			_, err = tx.ExecContext(ctx, "UPDATE sessions SET meta = json_remove("+metaJSON+", '$.model') WHERE id = ?", id)
@@ -83,6 +78,20 @@ func (s *SQLite) SetModel(ctx context.Context, id, model string) (*Session, erro
 		return nil, err
 	}
 	return ss, nil
+}
+
+// validModel checks a model name, trimmed.
+func validModel(model string) (string, error) {
+	model = strings.TrimSpace(model)
+	switch {
+	case len(model) > MaxModel:
+		return "", invalid("model is %d bytes long; the limit is %d", len(model), MaxModel)
+	case !utf8.ValidString(model):
+		return "", invalid("model is not valid UTF-8")
+	case hasControl(model) || strings.ContainsAny(model, " \t"):
+		return "", invalid("model %q must not contain spaces or control characters", truncate(model, 60))
+	}
+	return model, nil
 }
 
 // MinIDPrefix is the shortest id prefix ResolveID accepts.
@@ -122,14 +131,13 @@ func (e *AmbiguousError) Unwrap() error { return ErrInvalid }
 // characters, case-insensitive. A prefix of several ids is an
 // *AmbiguousError listing them; one of none is ErrNotFound.
 func (s *SQLite) ResolveID(ctx context.Context, prefix string) (string, error) {
-	p := strings.ToLower(strings.TrimSpace(prefix))
-	if utf8.RuneCountInString(p) < MinIDPrefix {
-		return "", invalid("session id %q is too short: give the id or at least its first %d characters", truncate(prefix, 80), MinIDPrefix)
+	p, err := checkIDPrefix(prefix)
+	if err != nil {
+		return "", err
 	}
 	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(p)
-	const shown = 5
 	rows, err := s.db.QueryContext(ctx, `SELECT id, title FROM sessions WHERE id LIKE ? ESCAPE '\'
-		ORDER BY id = ? DESC, updated_at DESC, id DESC LIMIT ?`, escaped+"%", p, shown+1)
+		ORDER BY id = ? DESC, updated_at DESC, id DESC LIMIT ?`, escaped+"%", p, shownCandidates+1)
 	if err != nil {
 		return "", err
 	}
@@ -145,6 +153,24 @@ func (s *SQLite) ResolveID(ctx context.Context, prefix string) (string, error) {
 	if err := rows.Err(); err != nil {
 		return "", err
 	}
+	return resolved(prefix, p, found)
+}
+
+// shownCandidates is how many sessions an ambiguous prefix lists.
+const shownCandidates = 5
+
+// checkIDPrefix lowers and trims an id prefix, refusing a short one.
+func checkIDPrefix(prefix string) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(prefix))
+	if utf8.RuneCountInString(p) < MinIDPrefix {
+		return "", invalid("session id %q is too short: give the id or at least its first %d characters", truncate(prefix, 80), MinIDPrefix)
+	}
+	return p, nil
+}
+
+// resolved picks the answer from the sessions a prefix p matched, an exact
+// match first, at most shownCandidates+1 of them.
+func resolved(prefix, p string, found []Candidate) (string, error) {
 	switch {
 	case len(found) == 0:
 		return "", fmt.Errorf("session %q: %w (no session id starts with it)", truncate(prefix, 80), ErrNotFound)
@@ -152,8 +178,8 @@ func (s *SQLite) ResolveID(ctx context.Context, prefix string) (string, error) {
 		return found[0].ID, nil
 	}
 	amb := &AmbiguousError{Prefix: p, Candidates: found}
-	if len(found) > shown {
-		amb.Candidates, amb.More = found[:shown], true
+	if len(found) > shownCandidates {
+		amb.Candidates, amb.More = found[:shownCandidates], true
 	}
 	return "", amb
 }

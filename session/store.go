@@ -137,6 +137,7 @@ func Open(dataDir string) (*SQLite, error) {
 		return nil, err
 	}
 	s := &SQLite{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}, owner: newOwner()}
+	s.history.write = s.writeHistory
 	// Switching a new database to WAL takes an exclusive lock for which
 	// SQLite does not always call the busy handler, so two processes that
 	// create the store at the same moment can see SQLITE_BUSY here: retry.
@@ -204,7 +205,7 @@ func isBusy(err error) bool {
 
 // Close closes the database.
 func (s *SQLite) Close() error {
-	herr := s.closeHistory()
+	herr := s.history.close()
 	if s.writer.file != nil {
 		s.writer.file.Close()
 	}

@@ -1,0 +1,653 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The PostgreSQL store keeps session files in the database and mirrors
+// them into this machine's session folders, which are named as in the
+// SQLite store. Each folder holds a manifest of what the mirror wrote, so
+// a file removed elsewhere is removed here too, while a file a person put
+// into the folder by hand is left alone (and, not being in the database,
+// is not listed). Folders are changed under the data directory's write
+// lock, so this machine's daemons take turns.
+
+// mirrorManifest is the mirror's record in a session folder (hidden: no
+// listing shows it).
+const mirrorManifest = ".ctxls-mirror.json"
+
+type manifest struct {
+	// Files: "sub/name" → the database's updated_at of the copy here.
+	Files map[string]int64 `json:"files"`
+	// History: the session's updated_at that history.md shows.
+	History int64 `json:"history"`
+}
+
+func readManifest(folder string) *manifest {
+	m := &manifest{}
+	if b, err := os.ReadFile(filepath.Join(folder, mirrorManifest)); err == nil {
+		json.Unmarshal(b, m)
+	}
+	if m.Files == nil {
+		m.Files = map[string]int64{}
+	}
+	return m
+}
+
+func (m *manifest) write(folder string) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(folder, mirrorManifest), b)
+}
+
+// placeFolder makes sure a session's mirror folder is where its name says:
+// a folder of the same session under an older name (renamed elsewhere) is
+// moved there, else one is made. The local lock must be held.
+func (s *Postgres) placeFolder(name string) (string, error) {
+	path := s.folderPath(name)
+	if fi, err := os.Lstat(path); err == nil {
+		if !fi.IsDir() {
+			return "", fmt.Errorf("%w: %s is not a directory; refusing to use it", ErrInvalid, path)
+		}
+		return path, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.IsDir() && sameSession(e.Name(), name) {
+			if err := os.Rename(s.folderPath(e.Name()), path); err != nil {
+				return "", fmt.Errorf("renaming the session folder: %w", err)
+			}
+			return path, nil
+		}
+	}
+	for _, d := range subdirs {
+		if err := os.MkdirAll(filepath.Join(path, d), 0o700); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+type pgFile struct {
+	sub, name string
+	updated   int64
+	size      int64
+}
+
+func (f pgFile) key() string { return f.sub + "/" + f.name }
+
+// syncFolder brings a session's mirror folder up to date with the
+// database: placed under its current name, files fetched that changed,
+// files removed elsewhere removed, and history.md queued for rewriting
+// when the session changed elsewhere.
+func (s *Postgres) syncFolder(ctx context.Context, ss *Session) error {
+	rows, err := s.pool.Query(ctx, "SELECT subdir, name, updated_at, octet_length(content) FROM files WHERE session_id = $1", ss.ID)
+	if err != nil {
+		return err
+	}
+	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgFile, error) {
+		var f pgFile
+		return f, r.Scan(&f.sub, &f.name, &f.updated, &f.size)
+	})
+	if err != nil {
+		return err
+	}
+	stale := false
+	err = s.withLocal(ctx, func() error {
+		folder, err := s.placeFolder(filepath.Base(ss.Folder))
+		if err != nil {
+			return err
+		}
+		m := readManifest(folder)
+		changed := false
+		inDB := make(map[string]bool, len(files))
+		for _, f := range files {
+			inDB[f.key()] = true
+			path := filepath.Join(folder, f.sub, filepath.FromSlash(f.name))
+			if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == f.size && m.Files[f.key()] == f.updated {
+				continue
+			}
+			var content []byte
+			err := s.pool.QueryRow(ctx, "SELECT content, updated_at FROM files WHERE session_id = $1 AND subdir = $2 AND name = $3", ss.ID, f.sub, f.name).Scan(&content, &f.updated)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // removed meanwhile: the next sync removes it here
+			}
+			if err != nil {
+				return err
+			}
+			if err := writeMirrorFile(folder, f.sub, f.name, content); err != nil {
+				return err
+			}
+			m.Files[f.key()], changed = f.updated, true
+		}
+		for key := range m.Files {
+			if !inDB[key] {
+				os.Remove(filepath.Join(folder, filepath.FromSlash(key)))
+				delete(m.Files, key)
+				changed = true
+			}
+		}
+		stale = m.History != ss.UpdatedAt.UnixMilli()
+		if changed {
+			return m.write(folder)
+		}
+		return nil
+	})
+	if err != nil || !stale {
+		return err
+	}
+	return s.history.later(ctx, ss.ID)
+}
+
+// writeMirrorFile writes one file of the mirror, making its folders; a
+// symbolic link or a file on the way is refused (outputTarget's rules).
+func writeMirrorFile(folder, sub, name string, content []byte) error {
+	target, _, err := outputTarget(folder, sub, name, true)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(target, content)
+}
+
+// localTarget checks, before the database is written, that sub/name can
+// be written in the session's mirror folder (no symbolic link or file on
+// the way, no folder there), making its folders, and says whether a file
+// is there already (put there by hand, or by an older mirror).
+func (s *Postgres) localTarget(ctx context.Context, id, sub, name string) (exists bool, err error) {
+	var folder string
+	if err := s.pool.QueryRow(ctx, "SELECT folder FROM sessions WHERE id = $1", id).Scan(&folder); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, notFound(id)
+		}
+		return false, err
+	}
+	err = s.withLocal(ctx, func() error {
+		path, err := s.placeFolder(folder)
+		if err != nil {
+			return err
+		}
+		_, exists, err = outputTarget(path, sub, name, true)
+		return err
+	})
+	return exists, err
+}
+
+// mirrorWrote records in the manifest a file written into the mirror (or
+// removed, with updated < 0) by this store.
+func (s *Postgres) mirrorWrote(ctx context.Context, id, sub, name string, content []byte, updated int64) error {
+	var folder string
+	if err := s.pool.QueryRow(ctx, "SELECT folder FROM sessions WHERE id = $1", id).Scan(&folder); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		return err
+	}
+	return s.withLocal(ctx, func() error {
+		path, err := s.placeFolder(folder)
+		if err != nil {
+			return err
+		}
+		m := readManifest(path)
+		key := sub + "/" + name
+		if updated < 0 {
+			os.Remove(filepath.Join(path, sub, filepath.FromSlash(name)))
+			delete(m.Files, key)
+		} else {
+			if content != nil {
+				if err := writeMirrorFile(path, sub, name, content); err != nil {
+					return err
+				}
+			}
+			m.Files[key] = updated
+		}
+		return m.write(path)
+	})
+}
+
+// putFile stores a file (inserted or replaced) and bumps the session's
+// activity; it returns the file's new updated_at and whether it replaced
+// one. Conflicts with folders are refused as on disk: a file where a
+// folder of the path should be, or a folder (files below) at the path.
+func (s *Postgres) putFile(ctx context.Context, id, sub, name string, content []byte) (updated int64, replaced bool, err error) {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.touch(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := s.checkFilePath(ctx, tx, id, sub, name); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `INSERT INTO files (session_id, subdir, name, content, updated_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (session_id, subdir, name) DO UPDATE SET content = EXCLUDED.content, updated_at = GREATEST(files.updated_at + 1, EXCLUDED.updated_at)
+			RETURNING updated_at, xmax <> 0`, id, sub, name, content, s.millis()).Scan(&updated, &replaced)
+	})
+	return updated, replaced, err
+}
+
+// checkFilePath refuses sub/name when a file stands where one of its
+// folders would be, or files stand below it as a folder.
+func (s *Postgres) checkFilePath(ctx context.Context, q pgQuerier, id, sub, name string) error {
+	parts := strings.Split(name, "/")
+	var prefixes []string
+	for i := 1; i < len(parts); i++ {
+		prefixes = append(prefixes, strings.Join(parts[:i], "/"))
+	}
+	var file string
+	err := q.QueryRow(ctx, "SELECT name FROM files WHERE session_id = $1 AND subdir = $2 AND name = ANY($3) ORDER BY length(name) LIMIT 1", id, sub, prefixes).Scan(&file)
+	switch {
+	case err == nil:
+		return invalid("%s/%s: %q is a file, not a folder", sub, name, file[strings.LastIndex(file, "/")+1:])
+	case !errors.Is(err, pgx.ErrNoRows):
+		return err
+	}
+	var folder bool
+	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(name)
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE session_id = $1 AND subdir = $2 AND name LIKE $3 ESCAPE '\')`, id, sub, escaped+"/%").Scan(&folder); err != nil {
+		return err
+	}
+	if folder {
+		return invalid("%s/%s is a folder", sub, name)
+	}
+	return nil
+}
+
+// AddFile stores a file in the session's sources/ and its mirror.
+func (s *Postgres) AddFile(ctx context.Context, sessionID, name string, r io.Reader) (*FileInfo, error) {
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, s.pool, sessionID); err != nil {
+		return nil, err // fail before reading
+	}
+	content, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(content) > MaxFileSize {
+		return nil, fmt.Errorf("%w: %q is more than %s; the limit is %s", ErrTooLarge, name, Bytes(MaxFileSize), sizeLimit())
+	}
+	if _, err := s.localTarget(ctx, sessionID, "sources", name); err != nil {
+		return nil, err
+	}
+	updated, _, err := s.putFile(ctx, sessionID, "sources", name, content)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mirrorWrote(ctx, sessionID, "sources", name, content, updated); err != nil {
+		return nil, err
+	}
+	return &FileInfo{Name: name, Size: int64(len(content))}, nil
+}
+
+// AddFileFromPath copies a regular file into sources/ under its base name.
+func (s *Postgres) AddFileFromPath(ctx context.Context, sessionID, path string) (*FileInfo, error) {
+	return addFileFromPath(ctx, s, sessionID, path)
+}
+
+// ListFiles lists the files of one of the session's folders ("" is
+// sources/), sorted, as "sub/name" below results/, scripts/ and data/;
+// the mirror is brought up to date first, so the names listed can be read
+// there.
+func (s *Postgres) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
+	sub, err := checkSubdir(sub)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Get(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, "SELECT name FROM files WHERE session_id = $1 AND subdir = $2", sessionID, sub)
+	if err != nil {
+		return nil, err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	if names == nil {
+		names = []string{}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// RemoveFile removes a file from sources/.
+func (s *Postgres) RemoveFile(ctx context.Context, sessionID, name string) error {
+	if err := validName(name); err != nil {
+		return err
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.touch(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, "DELETE FROM files WHERE session_id = $1 AND subdir = 'sources' AND name = $2", sessionID, name)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("file %q is not in the session's sources: %w", name, ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.mirrorWrote(ctx, sessionID, "sources", name, nil, -1)
+}
+
+// WriteOutput stores a file the model made (see SQLite.WriteOutput for the
+// path rules) and mirrors it.
+func (s *Postgres) WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error) {
+	sub, name, err := ParseOutputPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if n := int64(len(content)); n > MaxFileSize {
+		return nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(n), sizeLimit())
+	}
+	here, err := s.localTarget(ctx, sessionID, sub, name)
+	if err != nil {
+		return nil, err
+	}
+	updated, replaced, err := s.putFile(ctx, sessionID, sub, name, content)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mirrorWrote(ctx, sessionID, sub, name, content, updated); err != nil {
+		return nil, err
+	}
+	// A file put into the folder by hand is replaced too: say so.
+	return &Written{Subdir: sub, Name: name, Size: int64(len(content)), Replaced: replaced || here}, nil
+}
+
+// OutputTarget checks path as WriteOutput does and returns the mirror path
+// a front door writes to; OutputWritten then stores what it wrote.
+func (s *Postgres) OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *Written, error) {
+	sub, name, err := ParseOutputPath(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if size > MaxFileSize {
+		return "", nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(size), sizeLimit())
+	}
+	if err := s.checkFilePath(ctx, s.pool, sessionID, sub, name); err != nil {
+		return "", nil, err
+	}
+	ss, err := s.Get(ctx, sessionID)
+	if err != nil {
+		return "", nil, err
+	}
+	w := &Written{Subdir: sub, Name: name, Size: size}
+	var target string
+	err = s.withLocal(ctx, func() error {
+		var err error
+		target, w.Replaced, err = outputTarget(ss.Folder, sub, name, false)
+		return err
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return target, w, nil
+}
+
+// OutputWritten stores the file a front door wrote at OutputTarget's path.
+func (s *Postgres) OutputWritten(ctx context.Context, sessionID, path string, content []byte) error {
+	sub, name, err := ParseOutputPath(path)
+	if err != nil {
+		return err
+	}
+	if n := int64(len(content)); n > MaxFileSize {
+		return fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(n), sizeLimit())
+	}
+	updated, _, err := s.putFile(ctx, sessionID, sub, name, content)
+	if err != nil {
+		return err
+	}
+	return s.mirrorWrote(ctx, sessionID, sub, name, nil, updated) // the file is there already
+}
+
+// writeHistory renders history.md into the mirror folder.
+func (s *Postgres) writeHistory(ctx context.Context, id string) error {
+	ss, err := s.row(ctx, s.pool, id)
+	if err != nil {
+		return err
+	}
+	sets, err := s.context(ctx, s.pool, id)
+	if err != nil {
+		return err
+	}
+	msgs, err := s.messages(ctx, s.pool, id)
+	if err != nil {
+		return err
+	}
+	text := markdown(ss, sets, msgs)
+	return s.withLocal(ctx, func() error {
+		folder, err := s.placeFolder(filepath.Base(ss.Folder))
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(folder, "history.md"), []byte(text)); err != nil {
+			return err
+		}
+		m := readManifest(folder)
+		m.History = ss.UpdatedAt.UnixMilli()
+		return m.write(folder)
+	})
+}
+
+// FlushHistory writes every pending history.md now.
+func (s *Postgres) FlushHistory() error { return s.history.flush() }
+
+// Export writes the session as "markdown" or "json" into its mirror folder
+// and returns the file's path and content.
+func (s *Postgres) Export(ctx context.Context, id, format string) (string, string, error) {
+	name, content, err := exportOf(ctx, s, id, format)
+	if err != nil {
+		return "", "", err
+	}
+	ss, err := s.row(ctx, s.pool, id)
+	if err != nil {
+		return "", "", err
+	}
+	var path string
+	err = s.withLocal(ctx, func() error {
+		folder, err := s.placeFolder(filepath.Base(ss.Folder))
+		if err != nil {
+			return err
+		}
+		path = filepath.Join(folder, name)
+		return writeFileAtomic(path, []byte(content))
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return path, content, nil
+}
+
+// DiskUsage measures the data directory: the mirror folders, the lock and
+// the logs. The database's own size is PostgreSQL's (Database is 0).
+func (s *Postgres) DiskUsage(ctx context.Context) (*DiskUsage, error) {
+	rows, err := s.pool.Query(ctx, "SELECT id, title, folder FROM sessions")
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionUsage, error) {
+		var su SessionUsage
+		return su, r.Scan(&su.ID, &su.Title, &su.Folder)
+	})
+	if err != nil {
+		return nil, err
+	}
+	u := &DiskUsage{Sessions: []SessionUsage{}}
+	var inSessions int64
+	for _, su := range list {
+		su.Folder = s.folderPath(su.Folder)
+		su.Size = DirSize(su.Folder)
+		inSessions += su.Size
+		u.Sessions = append(u.Sessions, su)
+	}
+	slices.SortStableFunc(u.Sessions, func(a, b SessionUsage) int { return cmp.Compare(b.Size, a.Size) })
+	u.Total = DirSize(s.dir)
+	u.Other = max(0, u.Total-inSessions)
+	return u, nil
+}
+
+// EnforceSoftLimit keeps the data directory under limit bytes as the
+// SQLite store does: files in data/ folders are removed, least recently
+// written first, until it is under. Only files mirrored here count (they
+// are what fills this machine's disk), and only of this role's own
+// sessions; each goes from the database and from every machine's mirror.
+func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, error) {
+	c := &Cleanup{Limit: limit, Removed: []Removed{}}
+	if c.Before = DirSize(s.dir); c.Before <= limit {
+		c.After = c.Before
+		return c, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT f.session_id, s.title, s.folder, f.name, octet_length(f.content), f.updated_at
+		FROM files f JOIN sessions s ON s.id = f.session_id
+		WHERE f.subdir = 'data' AND s.owner = session_user ORDER BY f.updated_at, f.session_id, f.name`)
+	if err != nil {
+		return nil, err
+	}
+	type candidate struct {
+		Removed
+		folder  string
+		updated int64
+	}
+	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+		var x candidate
+		err := r.Scan(&x.SessionID, &x.Title, &x.folder, &x.Name, &x.Size, &x.updated)
+		x.ModTime = time.UnixMilli(x.updated).UTC()
+		return x, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	total := c.Before
+	for _, f := range cands {
+		if total <= limit {
+			break
+		}
+		local := filepath.Join(s.folderPath(f.folder), "data", filepath.FromSlash(f.Name))
+		fi, err := os.Lstat(local)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // not here: removing it frees nothing on this machine
+		}
+		tag, err := s.pool.Exec(ctx, "DELETE FROM files WHERE session_id = $1 AND subdir = 'data' AND name = $2 AND updated_at = $3", f.SessionID, f.Name, f.updated)
+		if err != nil {
+			if len(c.Removed) == 0 {
+				return nil, err
+			}
+			c.After = total
+			return c, err
+		}
+		if tag.RowsAffected() == 0 {
+			continue // written again meanwhile: no longer the oldest
+		}
+		if err := s.mirrorWrote(ctx, f.SessionID, "data", f.Name, nil, -1); err != nil && !errors.Is(err, ErrNotFound) {
+			c.After = total
+			return c, err
+		}
+		dataDir := filepath.Join(s.folderPath(f.folder), "data")
+		for dir := filepath.Dir(local); dir != dataDir && strings.HasPrefix(dir, dataDir); dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break // not empty
+			}
+		}
+		total -= fi.Size()
+		c.Removed = append(c.Removed, f.Removed)
+	}
+	c.After = total
+	return c, nil
+}
+
+// Search finds sessions by title and messages by content with PostgreSQL's
+// full-text search: all words must match, the last one as a prefix. Title
+// hits come first, then messages by rank among the searchWindow most
+// recent matches, the newer first among equals; snippets mark the matched
+// words with «».
+func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	switch {
+	case limit < 0:
+		return nil, invalid("limit must not be negative")
+	case limit == 0:
+		limit = 20
+	case limit > 200:
+		limit = 200
+	}
+	hits := []Hit{}
+	tsq := tsQuery(query)
+	if tsq == "" {
+		return hits, nil
+	}
+	const headline = `'StartSel=«, StopSel=», MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'`
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.title, ts_headline('ctxls', s.title, q, `+headline+`)
+		FROM sessions s, to_tsquery('ctxls', $1) q
+		WHERE s.title_tsv @@ q ORDER BY ts_rank(s.title_tsv, q) DESC, s.updated_at DESC LIMIT $2`, tsq, limit)
+	if err != nil {
+		return nil, err
+	}
+	titles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Hit, error) {
+		var h Hit
+		return h, r.Scan(&h.SessionID, &h.Title, &h.Snippet)
+	})
+	if err != nil {
+		return nil, err
+	}
+	hits = append(hits, titles...)
+	if len(hits) >= limit {
+		return hits, nil
+	}
+	rows, err = s.pool.Query(ctx, `SELECT w.id, w.session_id, s.title, w.role, ts_headline('ctxls', w.content, q, `+headline+`)
+		FROM (SELECT m.id, m.session_id, m.role, m.content, ts_rank(m.content_tsv, q) AS rank
+			FROM messages m, to_tsquery('ctxls', $1) q
+			WHERE m.content_tsv @@ q ORDER BY m.id DESC LIMIT $2) w
+		JOIN sessions s ON s.id = w.session_id, to_tsquery('ctxls', $1) q
+		ORDER BY w.rank DESC, w.id DESC LIMIT $3`, tsq, searchWindow, limit-len(hits))
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Hit, error) {
+		var h Hit
+		return h, r.Scan(&h.MessageID, &h.SessionID, &h.Title, &h.Role, &h.Snippet)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(hits, msgs...), nil
+}
+
+// tsQuery turns plain words into a tsquery for the ctxls configuration:
+// the runs of letters and digits of the query, each a quoted lexeme that
+// must match, the last one a prefix. Nothing of the input is tsquery
+// syntax.
+func tsQuery(q string) string {
+	var terms []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !isWordRune(r) }) {
+		terms = append(terms, "'"+w+"'")
+	}
+	if len(terms) == 0 {
+		return ""
+	}
+	terms[len(terms)-1] += ":*"
+	return strings.Join(terms, " & ")
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

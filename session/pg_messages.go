@@ -1,0 +1,309 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The PostgreSQL store's messages and relevant context (see message.go and
+// context.go for the rules, which are the same).
+
+// AppendMessage stores m, filling its ID and CreatedAt.
+func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
+	if err := checkMessage(m); err != nil {
+		return err
+	}
+	now := s.millis()
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := s.touch(ctx, tx, m.SessionID); err != nil {
+			return err
+		}
+		var toolCalls any
+		if len(m.ToolCalls) > 0 {
+			toolCalls = string(m.ToolCalls)
+		}
+		pt, ct := usageArgs(m.Usage)
+		var owner, heartbeat any
+		if m.Status == StatusStreaming {
+			owner, heartbeat = s.owner, now
+		}
+		return tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat).Scan(&m.ID)
+	})
+	if err != nil {
+		return err
+	}
+	m.CreatedAt = fromMillis(now)
+	return s.history.later(ctx, m.SessionID)
+}
+
+// UpdateMessage replaces a message's content, status and usage.
+func (s *Postgres) UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error {
+	if !validStatus(status) {
+		return invalid("unknown status %q", status)
+	}
+	var sessionID string
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		pt, ct := usageArgs(usage)
+		err := tx.QueryRow(ctx, `UPDATE messages SET content = $1, status = $2,
+			prompt_tokens = coalesce($3, prompt_tokens), completion_tokens = coalesce($4, completion_tokens), heartbeat_at = $5
+			WHERE id = $6 RETURNING session_id`, content, status, pt, ct, s.millis(), id).Scan(&sessionID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("message %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return s.touch(ctx, tx, sessionID)
+	})
+	if err != nil {
+		return err
+	}
+	return s.history.later(ctx, sessionID)
+}
+
+// Heartbeat records that a streaming answer's turn is alive.
+func (s *Postgres) Heartbeat(ctx context.Context, id int64) error {
+	tag, err := s.pool.Exec(ctx, "UPDATE messages SET heartbeat_at = $1 WHERE id = $2 AND status = 'streaming'", s.millis(), id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetToolCalls records the tool calls an assistant message made.
+func (s *Postgres) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
+	if !json.Valid(toolCalls) {
+		return invalid("toolCalls is not valid JSON")
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE messages SET tool_calls = $1 WHERE id = $2", string(toolCalls), id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// Messages returns a session's messages, oldest first.
+func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+	if err := s.exists(ctx, s.pool, sessionID); err != nil {
+		return nil, err
+	}
+	return s.messages(ctx, s.pool, sessionID)
+}
+
+func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) ([]Message, error) {
+	rows, err := q.Query(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model
+		FROM messages WHERE session_id = $1 ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Message{}
+	for rows.Next() {
+		var (
+			m                            Message
+			toolCalls, toolCallID, model *string
+			created                      int64
+			pt, ct                       *int64
+		)
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model); err != nil {
+			return nil, err
+		}
+		if toolCalls != nil {
+			m.ToolCalls = json.RawMessage(*toolCalls)
+		}
+		if toolCallID != nil {
+			m.ToolCallID = *toolCallID
+		}
+		if model != nil {
+			m.Model = *model
+		}
+		m.CreatedAt = fromMillis(created)
+		if pt != nil || ct != nil {
+			m.Usage = &Usage{}
+			if pt != nil {
+				m.Usage.PromptTokens = int(*pt)
+			}
+			if ct != nil {
+				m.Usage.CompletionTokens = int(*ct)
+			}
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// InterruptStale marks a session's answers still "streaming" as
+// "interrupted" when no live daemon owns them.
+func (s *Postgres) InterruptStale(ctx context.Context, sessionID string) error {
+	return s.interruptStale(ctx, sessionID)
+}
+
+// interruptStale is SQLite.interruptStale over every machine's daemons:
+// an answer of another host is stale when its heartbeat is older than
+// StaleAfter; one of this host also when its process is gone.
+func (s *Postgres) interruptStale(ctx context.Context, sessionID string) error {
+	query := "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming'"
+	var args []any
+	if sessionID != "" {
+		query += " AND session_id = $1"
+		args = append(args, sessionID)
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	now := s.millis()
+	var stale []int64
+	for rows.Next() {
+		var (
+			id    int64
+			owner *string
+			hb    *int64
+		)
+		if err := rows.Scan(&id, &owner, &hb); err != nil {
+			rows.Close()
+			return err
+		}
+		o, beat := "", sql.NullInt64{}
+		if owner != nil {
+			o = *owner
+		}
+		if hb != nil {
+			beat = sql.NullInt64{Int64: *hb, Valid: true}
+		}
+		if isStale(s.owner, o, beat, now, host) {
+			stale = append(stale, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(stale) == 0 {
+		return err
+	}
+	// The heartbeat is checked again in the statement: a daemon that beat
+	// meanwhile keeps its answer.
+	_, err = s.pool.Exec(ctx, `UPDATE messages SET status = 'interrupted' WHERE id = ANY($1) AND status = 'streaming'
+		AND (owner IS NULL OR heartbeat_at IS NULL OR owner = $2 OR heartbeat_at < $3 OR owner LIKE $4)`,
+		stale, s.owner, now-StaleAfter.Milliseconds(), host+"/%")
+	return err
+}
+
+// Context returns all sets of a session.
+func (s *Postgres) Context(ctx context.Context, sessionID string) (Context, error) {
+	return s.context(ctx, s.pool, sessionID)
+}
+
+func (s *Postgres) context(ctx context.Context, q pgQuerier, sessionID string) (Context, error) {
+	if err := s.exists(ctx, q, sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := q.Query(ctx, "SELECT set_name, item FROM context_items WHERE session_id = $1 ORDER BY set_name COLLATE \"C\", position", sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	c := Context{}
+	for rows.Next() {
+		var name, item string
+		if err := rows.Scan(&name, &item); err != nil {
+			return nil, err
+		}
+		c[name] = append(c[name], item)
+	}
+	return c, rows.Err()
+}
+
+// AddedBy returns who added each item of a set.
+func (s *Postgres) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
+	return s.addedBy(ctx, s.pool, sessionID, setName)
+}
+
+func (s *Postgres) addedBy(ctx context.Context, q pgQuerier, sessionID, setName string) (map[string]string, error) {
+	rows, err := q.Query(ctx, "SELECT item, added_by FROM context_items WHERE session_id = $1 AND set_name = $2", sessionID, setName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var item, by string
+		if err := rows.Scan(&item, &by); err != nil {
+			return nil, err
+		}
+		out[item] = by
+	}
+	return out, rows.Err()
+}
+
+// SetContext changes one set on the user's behalf.
+func (s *Postgres) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
+	return s.SetContextBy(ctx, sessionID, setName, items, mode, AddedByUser)
+}
+
+// UpdateContext is the one operation that changes a set for every caller
+// (see SQLite.UpdateContext).
+func (s *Postgres) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
+	items, err := normalizeItems(setName, items, roots)
+	if err != nil {
+		return nil, err
+	}
+	return s.SetContextBy(ctx, sessionID, setName, items, mode, by)
+}
+
+// SetContextBy is SetContext recording who made the change. The session
+// row is locked first, so two machines changing one session's context take
+// turns.
+func (s *Postgres) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
+	req, err := newContextRequest(setName, items, mode, by)
+	if err != nil {
+		return nil, err
+	}
+	var ch *ContextChange
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", sessionID); err != nil {
+			return err
+		}
+		cur, err := s.context(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		origin, err := s.addedBy(ctx, tx, sessionID, setName)
+		if err != nil {
+			return err
+		}
+		var who []string
+		if ch, who, err = req.apply(cur, origin); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM context_items WHERE session_id = $1 AND set_name = $2", sessionID, setName); err != nil {
+			return err
+		}
+		for i, it := range ch.Items {
+			if _, err := tx.Exec(ctx, "INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES ($1, $2, $3, $4, $5)", sessionID, setName, i, it, who[i]); err != nil {
+				return err
+			}
+		}
+		return s.touch(ctx, tx, sessionID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.writeHistory(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}

@@ -1,0 +1,264 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxls/ctxls/internal/pgtest"
+)
+
+// What only the PostgreSQL store does: one database seen from two
+// machines (two data directories, each with its mirror), and people who
+// see only their own and their team's sessions. The behaviour both stores
+// share is in the conformance suite.
+
+// pgPeople starts a cluster with the schema and the roles alice and bob.
+func pgPeople(t *testing.T) *pgtest.Cluster {
+	t.Helper()
+	c := pgtest.Start(t)
+	if _, err := InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"alice", "bob"} {
+		if out, err := c.Psql(t, "", "postgres", "CREATE ROLE "+role+" LOGIN IN ROLE ctxls_user"); err != nil {
+			t.Fatalf("create role %s: %v %s", role, err, out)
+		}
+	}
+	return c
+}
+
+func openPG(t *testing.T, c *pgtest.Cluster, role string) *Postgres {
+	t.Helper()
+	s, err := OpenPostgres(context.Background(), t.TempDir(), c.DSN(role, "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPostgresTwoMachines: what one machine does to a session is in the
+// other's mirror folder the next time that machine looks: files, outputs,
+// removals, a new title's folder name and history.md; a file put into the
+// folder by hand stays.
+func TestPostgresTwoMachines(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
+
+	ss, err := a.Create(ctx, "Quarterly report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AddFile(ctx, ss.ID, "spec.md", strings.NewReader("# spec")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WriteOutput(ctx, ss.ID, "results/charts/q1.csv", []byte("a,b\n1,2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SetContext(ctx, ss.ID, SetFiles, []string{"/w/spec.md"}, ModeReplace); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "numbers for Q1"}); err != nil {
+		t.Fatal(err)
+	}
+
+	onB, err := b.Get(ctx, ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(onB.Folder, b.DataDir()) || onB.FileCount != 1 || onB.MessageCount != 1 {
+		t.Fatalf("b sees %+v", onB)
+	}
+	if got := readString(t, filepath.Join(onB.Folder, "sources", "spec.md")); got != "# spec" {
+		t.Errorf("b's mirror of spec.md: %q", got)
+	}
+	if got := readString(t, filepath.Join(onB.Folder, "results", "charts", "q1.csv")); got != "a,b\n1,2\n" {
+		t.Errorf("b's mirror of q1.csv: %q", got)
+	}
+	if names, err := b.ListFiles(ctx, ss.ID, "results"); err != nil || !slices.Equal(names, []string{"charts/q1.csv"}) {
+		t.Errorf("b lists results %v %v", names, err)
+	}
+	if err := b.FlushHistory(); err != nil {
+		t.Fatal(err)
+	}
+	if h := readString(t, filepath.Join(onB.Folder, "history.md")); !strings.Contains(h, "numbers for Q1") || !strings.Contains(h, "/w/spec.md") {
+		t.Errorf("b's history.md:\n%s", h)
+	}
+	handmade := filepath.Join(onB.Folder, "sources", "notes.txt")
+	if err := os.WriteFile(handmade, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// b renames, replaces an output and removes the source; a follows.
+	if _, err := b.Rename(ctx, ss.ID, "Q1 report", TitleUser); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WriteOutput(ctx, ss.ID, "results/charts/q1.csv", []byte("a,b\n1,3\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RemoveFile(ctx, ss.ID, "spec.md"); err != nil {
+		t.Fatal(err)
+	}
+	onA, err := a.Get(ctx, ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(onA.Folder) == filepath.Base(ss.Folder) || !strings.Contains(onA.Folder, "q1-report") {
+		t.Errorf("a's folder after the rename: %s (was %s)", onA.Folder, ss.Folder)
+	}
+	if _, err := os.Stat(ss.Folder); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a's folder under the old name is still there: %v", err)
+	}
+	if got := readString(t, filepath.Join(onA.Folder, "results", "charts", "q1.csv")); got != "a,b\n1,3\n" {
+		t.Errorf("a's mirror of the replaced q1.csv: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(onA.Folder, "sources", "spec.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("spec.md removed on b is still in a's mirror: %v", err)
+	}
+	if err := a.FlushHistory(); err != nil {
+		t.Fatal(err)
+	}
+	if h := readString(t, filepath.Join(onA.Folder, "history.md")); !strings.HasPrefix(h, "# Q1 report") {
+		t.Errorf("a's history.md after the rename:\n%s", h)
+	}
+
+	// b's hand-made file stays in b's folder, and is not the database's.
+	if _, err := b.Get(ctx, ss.ID); err != nil {
+		t.Fatal(err)
+	}
+	onB, _ = b.Get(ctx, ss.ID)
+	if got := readString(t, filepath.Join(onB.Folder, "sources", "notes.txt")); got != "mine" {
+		t.Errorf("the hand-made file: %q", got)
+	}
+	if names, _ := a.ListFiles(ctx, ss.ID, "sources"); len(names) != 0 {
+		t.Errorf("a lists sources %v", names)
+	}
+
+	// Deleting on a removes the session for b, whose stale folder stays
+	// until b looks for it.
+	if err := a.Delete(ctx, ss.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, ss.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("b after a's delete: %v", err)
+	}
+}
+
+// TestPostgresPrivacyThroughTheStore: bob's daemon cannot read, change or
+// find alice's private session; once she shares it with the team he reads
+// and writes it, but only she deletes it or changes who sees it.
+func TestPostgresPrivacyThroughTheStore(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	alice, bob := openPG(t, c, "alice"), openPG(t, c, "bob")
+
+	ss, err := alice.Create(ctx, "Salary review")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.Owner != "alice" || ss.Visibility != VisibilityPrivate {
+		t.Errorf("a new session: owner %q visibility %q", ss.Owner, ss.Visibility)
+	}
+	if err := alice.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "confidential figures"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.AddFile(ctx, ss.ID, "figures.csv", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, err := range map[string]error{
+		"Get":           func() error { _, err := bob.Get(ctx, ss.ID); return err }(),
+		"Messages":      func() error { _, err := bob.Messages(ctx, ss.ID); return err }(),
+		"Context":       func() error { _, err := bob.Context(ctx, ss.ID); return err }(),
+		"AppendMessage": bob.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "injected"}),
+		"Rename":        func() error { _, err := bob.Rename(ctx, ss.ID, "mine now", TitleUser); return err }(),
+		"SetContext":    func() error { _, err := bob.SetContext(ctx, ss.ID, SetFiles, []string{"/x"}, ModeReplace); return err }(),
+		"AddFile":       func() error { _, err := bob.AddFile(ctx, ss.ID, "x.txt", strings.NewReader("x")); return err }(),
+		"ListFiles":     func() error { _, err := bob.ListFiles(ctx, ss.ID, ""); return err }(),
+		"Delete":        bob.Delete(ctx, ss.ID),
+		"Share":         func() error { _, err := bob.Share(ctx, ss.ID, VisibilityTeam); return err }(),
+		"ResolveID":     func() error { _, err := bob.ResolveID(ctx, ss.ID[:6]); return err }(),
+	} {
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("bob's %s on alice's private session: %v, want not found", name, err)
+		}
+	}
+	if list, _, err := bob.List(ctx, ListOptions{}); err != nil || len(list) != 0 {
+		t.Errorf("bob lists %v %v", list, err)
+	}
+	if hits, err := bob.Search(ctx, "confidential", 10); err != nil || len(hits) != 0 {
+		t.Errorf("bob's search finds %v %v", hits, err)
+	}
+	if hits, err := alice.Search(ctx, "confid", 10); err != nil || len(hits) != 1 || hits[0].Snippet != "«confidential» figures" {
+		t.Errorf("alice's search: %+v %v", hits, err)
+	}
+
+	shared, err := alice.Share(ctx, ss.ID, VisibilityTeam)
+	if err != nil || shared.Visibility != VisibilityTeam {
+		t.Fatalf("share: %+v %v", shared, err)
+	}
+	if err := bob.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "bob's view"}); err != nil {
+		t.Fatal(err)
+	}
+	onBob, err := bob.Get(ctx, ss.ID)
+	if err != nil || onBob.MessageCount != 2 || onBob.Owner != "alice" {
+		t.Fatalf("bob's view of the team session: %+v %v", onBob, err)
+	}
+	if got := readString(t, filepath.Join(onBob.Folder, "sources", "figures.csv")); got != "x" {
+		t.Errorf("bob's mirror of the team session's file: %q", got)
+	}
+	if err := bob.Delete(ctx, ss.ID); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
+		t.Errorf("bob deletes the team session: %v", err)
+	}
+	if _, err := bob.Share(ctx, ss.ID, VisibilityPrivate); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
+		t.Errorf("bob unshares: %v", err)
+	}
+	if _, err := alice.Share(ctx, ss.ID, "public"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a bad visibility: %v", err)
+	}
+	if _, err := alice.Share(ctx, ss.ID, VisibilityPrivate); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Get(ctx, ss.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("bob after alice made it private again: %v", err)
+	}
+}
+
+// TestOpenPostgresSaysWhatToDo: a database without the schema, and a role
+// that is not a member of ctxls_user, are met with what to run.
+func TestOpenPostgresSaysWhatToDo(t *testing.T) {
+	c := pgtest.Start(t)
+	ctx := context.Background()
+	_, err := OpenPostgres(ctx, t.TempDir(), c.DSN("", "postgres"))
+	if err == nil || !strings.Contains(err.Error(), "ctxls store init") {
+		t.Errorf("no schema: %v", err)
+	}
+	if _, err := InitPostgres(ctx, c.DSN("", "postgres")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.Psql(t, "", "postgres", "CREATE ROLE carol LOGIN"); err != nil {
+		t.Fatal(err, out)
+	}
+	_, err = OpenPostgres(ctx, t.TempDir(), c.DSN("carol", "postgres"))
+	if err == nil || !strings.Contains(err.Error(), "GRANT ctxls_user TO carol") {
+		t.Errorf("not a member: %v", err)
+	}
+	if _, err := OpenStore(ctx, t.TempDir(), "mysql://u:sekrit@h/db"); err == nil || strings.Contains(err.Error(), "sekrit") {
+		t.Errorf("a URL of another database: %v", err)
+	}
+}

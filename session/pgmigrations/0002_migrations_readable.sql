@@ -1,0 +1,2 @@
+-- Daemons check the schema's version before they use it.
+GRANT SELECT ON ctxls_migrations TO ctxls_user;
