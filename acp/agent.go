@@ -32,7 +32,10 @@ const ProtocolVersion = 1
 
 // Config is what `ctxls acp` starts from.
 type Config struct {
-	DataDir  string
+	DataDir string
+	// Store is the session store's PostgreSQL URL (--store); "" for SQLite
+	// in DataDir.
+	Store    string
 	Version  string
 	Logger   *slog.Logger
 	Provider chat.Provider // flags; the environment and initialize's _meta fill the rest
@@ -78,9 +81,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		log.Error("no data directory")
 		return 1
 	}
-	store, err := session.Open(cfg.DataDir)
+	store, err := session.OpenStore(ctx, cfg.DataDir, cfg.Store)
 	if err != nil {
-		log.Error("cannot open the session store", "dir", cfg.DataDir, "err", err)
+		where := "sqlite " + cfg.DataDir
+		if cfg.Store != "" {
+			where = "postgres " + session.RedactDSN(cfg.Store)
+		}
+		log.Error("cannot open the session store", "store", where, "err", err)
 		return 1
 	}
 	a := newAgent(cfg, log, store, out)

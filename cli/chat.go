@@ -189,50 +189,61 @@ func sessionLine(cmd *cobra.Command, st session.Store, id string) {
 	fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", id)
 }
 
-func doctorCmd() *cobra.Command {
+func doctorCmd(g *globals) *cobra.Command {
 	var prov chat.Provider
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the model provider configuration and reach the provider",
+		Short: "Check the session store and the model provider configuration, and reach the provider",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			r, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
-			if err != nil {
-				fmt.Fprintf(w, "✗ configuration: %v\n", err)
-				return errors.New("the provider is not configured")
+			storeErr := checkStore(cmd.Context(), w, g)
+			if err := checkProvider(cmd, prov); err != nil {
+				return err
 			}
-			keyEnv := r.APIKeyEnv
-			if keyEnv == "" {
-				keyEnv = "OPENAI_API_KEY"
-			}
-			key := "not set (fine for local servers)"
-			if r.APIKey() != "" {
-				key = "set in " + keyEnv
-			}
-			fmt.Fprintf(w, "✓ provider: %s\n  model: %s\n  title model: %s\n  API key: %s\n", r.BaseURL, r.Model, r.TitleModel, key)
-			cfg := openai.DefaultConfig(r.APIKey())
-			cfg.BaseURL = r.BaseURL
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)
-			if err != nil {
-				fmt.Fprintf(w, "✗ reaching %s: %v\n", r.BaseURL, err)
-				return errors.New("the provider cannot be reached")
-			}
-			var names []string
-			for _, m := range models.Models {
-				names = append(names, m.ID)
-			}
-			fmt.Fprintf(w, "✓ reached %s: %d models\n", r.BaseURL, len(names))
-			if len(names) > 0 && !slices.Contains(names, r.Model) {
-				fmt.Fprintf(w, "✗ model %q is not among them: %s\n", r.Model, strings.Join(names, ", "))
-				return errors.New("the model is not available")
-			}
-			fmt.Fprintf(w, "✓ model %s is available\n", r.Model)
-			return nil
+			return storeErr
 		},
 	}
 	providerFlags(cmd, &prov)
 	return cmd
+}
+
+// checkProvider is doctor's provider lines: the configuration resolves, the
+// provider answers and has the model.
+func checkProvider(cmd *cobra.Command, prov chat.Provider) error {
+	w := cmd.OutOrStdout()
+	r, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
+	if err != nil {
+		fmt.Fprintf(w, "✗ configuration: %v\n", err)
+		return errors.New("the provider is not configured")
+	}
+	keyEnv := r.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = "OPENAI_API_KEY"
+	}
+	key := "not set (fine for local servers)"
+	if r.APIKey() != "" {
+		key = "set in " + keyEnv
+	}
+	fmt.Fprintf(w, "✓ provider: %s\n  model: %s\n  title model: %s\n  API key: %s\n", r.BaseURL, r.Model, r.TitleModel, key)
+	cfg := openai.DefaultConfig(r.APIKey())
+	cfg.BaseURL = r.BaseURL
+	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+	defer cancel()
+	models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "✗ reaching %s: %v\n", r.BaseURL, err)
+		return errors.New("the provider cannot be reached")
+	}
+	var names []string
+	for _, m := range models.Models {
+		names = append(names, m.ID)
+	}
+	fmt.Fprintf(w, "✓ reached %s: %d models\n", r.BaseURL, len(names))
+	if len(names) > 0 && !slices.Contains(names, r.Model) {
+		fmt.Fprintf(w, "✗ model %q is not among them: %s\n", r.Model, strings.Join(names, ", "))
+		return errors.New("the model is not available")
+	}
+	fmt.Fprintf(w, "✓ model %s is available\n", r.Model)
+	return nil
 }

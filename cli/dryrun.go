@@ -23,7 +23,7 @@ func previewChat(cmd *cobra.Command, g *globals, prov chat.Provider, prefix stri
 	engine := &chat.Engine{Buffers: noBuffers{}, Log: discardLogger()}
 	sessionID := ""
 	if prefix != "" || cont {
-		st, err := g.openStore()
+		st, err := g.openStore(cmd.Context())
 		if err != nil {
 			return err
 		}

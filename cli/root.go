@@ -20,6 +20,7 @@ import (
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp"
+	"github.com/ctxls/ctxls/session"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ctxls/ctxls/cli.Version=v1.2.3";
@@ -40,6 +41,8 @@ func version() string {
 // globals are the flags every subcommand shares.
 type globals struct {
 	dataDir  string
+	store    string      // --store; see resolveStore
+	storeSet func() bool // whether --store was given (even as "")
 	logFile  string
 	logLevel string
 	stdio    bool
@@ -77,6 +80,9 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dataDir, "data-dir", "", "where sessions are stored (default $CTXLS_DATA_DIR, else $XDG_DATA_HOME/ctxls, else ~/.local/share/ctxls)")
+	pf.StringVar(&g.store, "store", "", "the session store: a PostgreSQL URL postgres://user@host/db (default $"+session.StoreEnv+"); without it, SQLite in the data directory")
+	storeFlag := pf.Lookup("store")
+	g.storeSet = func() bool { return storeFlag.Changed }
 	pf.StringVar(&g.logFile, "log-file", "", "write logs to this file instead of stderr")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
@@ -93,7 +99,7 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 	providerFlags(serveCmd, &g.provider)
 	storageLimitFlag(serveCmd, &g.storageLimitMB)
 	serveCmd.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
-	root.AddCommand(serveCmd, acpCmd(g, stdin, stdout, stderr, &exit), versionCmd(), sessionsCmd(g), chatCmd(g, stdin), doctorCmd())
+	root.AddCommand(serveCmd, acpCmd(g, stdin, stdout, stderr, &exit), versionCmd(), sessionsCmd(g), chatCmd(g, stdin), doctorCmd(g), storeCmd(g))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -160,20 +166,21 @@ func (g *globals) logger(stderr io.Writer) (*slog.Logger, func(), error) {
 }
 
 func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
-	return daemon(g, stderr, "serving", func(log *slog.Logger, dir string) int {
+	return daemon(g, stderr, "serving", func(log *slog.Logger, dir, store string) int {
 		limitMB, err := g.resolveStorageLimitMB()
 		if err != nil {
 			fmt.Fprintf(stderr, "ctxls: %v\n", err)
 			return 2
 		}
-		return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB})
+		return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB})
 	})
 }
 
 // daemon is what both doors (serve, acp) start with: the logger (never on
-// stdout, which carries their frames) and the data directory. It returns
-// run's exit code, or 2 for a bad flag and 1 for no data directory.
-func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger, dir string) int) int {
+// stdout, which carries their frames), the data directory and the store's
+// URL ("" for SQLite). It returns run's exit code, or 2 for a bad flag and
+// 1 for no data directory.
+func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger, dir, store string) int) int {
 	log, closeLog, err := g.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ctxls: %v\n", err)
@@ -185,6 +192,35 @@ func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger
 		fmt.Fprintf(stderr, "ctxls: %v\n", err)
 		return 1
 	}
-	log.Info(what, "version", version(), "pid", os.Getpid(), "dataDir", dir)
-	return run(log, dir)
+	store, err := g.resolveStore()
+	if err != nil {
+		fmt.Fprintf(stderr, "ctxls: %v\n", err)
+		return 2
+	}
+	log.Info(what, "version", version(), "pid", os.Getpid(), "dataDir", dir, "store", storeKind(store))
+	return run(log, dir, store)
+}
+
+// resolveStore is the store's URL: --store, else $CTXLS_STORE; "" for the
+// SQLite store in the data directory (also what --store "" asks for). Any
+// other value than a postgres:// URL is a usage error, which never repeats
+// the value: it may hold a password.
+func (g *globals) resolveStore() (string, error) {
+	url, from := g.store, "--store"
+	if g.storeSet == nil || !g.storeSet() {
+		url, from = os.Getenv(session.StoreEnv), session.StoreEnv
+	}
+	if url == "" || session.IsPostgresURL(url) {
+		return url, nil
+	}
+	return "", usageError{fmt.Errorf("%s is not a PostgreSQL URL: want postgres://user@host/database (or nothing, for the local store in the data directory)", from)}
+}
+
+// storeKind names the store for logs and messages, without a password:
+// "sqlite" or "postgres user@host/database".
+func storeKind(url string) string {
+	if url == "" {
+		return "sqlite"
+	}
+	return "postgres " + session.RedactDSN(url)
 }

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,10 +42,21 @@ func sessionsCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "No sessions.")
 				return nil
 			}
+			// Owners and visibilities exist in the PostgreSQL store only;
+			// the local store's table stays as it was.
+			shared := slices.ContainsFunc(list, func(s session.Session) bool { return s.Owner != "" })
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTITLE\tUPDATED\tMESSAGES\tCONTEXT ITEMS\tSESSION FILES\tFOLDER SIZE")
+			head := "ID\tTITLE\tUPDATED\tMESSAGES\tCONTEXT ITEMS\tSESSION FILES\tFOLDER SIZE"
+			if shared {
+				head += "\tOWNER\tVISIBILITY"
+			}
+			fmt.Fprintln(tw, head)
 			for _, s := range withStorage(cmd.Context(), st, list) {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.ContextItems, s.FileCount, humanBytes(s.FolderSize))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.ContextItems, s.FileCount, humanBytes(s.FolderSize))
+				if shared {
+					fmt.Fprintf(tw, "\t%s\t%s", s.Owner, s.Visibility)
+				}
+				fmt.Fprintln(tw)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -87,6 +100,9 @@ func sessionsCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "  id:       %s\n  created:  %s\n  updated:  %s\n  folder:   %s\n", s.ID, when(s.CreatedAt), when(s.UpdatedAt), s.Folder)
 			if s.Meta.Model != "" {
 				fmt.Fprintf(w, "  model:    %s\n", s.Meta.Model)
+			}
+			if s.Owner != "" {
+				fmt.Fprintf(w, "  owner:    %s (%s)\n", s.Owner, s.Visibility)
 			}
 			for name, items := range sets {
 				fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(items, ", "))
@@ -211,14 +227,55 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export, contextCmd(g), titleCmd(g), duCmd(g), pruneCmd(g))
+	cmd.AddCommand(list, show, rename, del, search, export, shareCmd(g), contextCmd(g), titleCmd(g), duCmd(g), pruneCmd(g))
 	return cmd
+}
+
+// shareCmd is "ctxls sessions share": who sees a session in the
+// PostgreSQL store.
+func shareCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "share SESSION_ID private|team",
+		Short: "Set who sees a session in the PostgreSQL store: private (you) or team (every ctxls user) (SESSION_ID may be a unique prefix)",
+		Long: `share sets who sees a session in the PostgreSQL store (--store): "private", its
+owner only (the default for a new session), or "team", every role that is a member
+of ctxls_user. Only the session's owner may change it. The local SQLite store has
+no sharing: its sessions are on this machine only.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := exactArgs(2, "a session id and private or team")(cmd, args); err != nil {
+				return err
+			}
+			if v := session.Visibility(args[1]); v != session.VisibilityPrivate && v != session.VisibilityTeam {
+				return usageError{fmt.Errorf("%s: visibility %q: want private or team", cmd.CommandPath(), oneLine(args[1], 20))}
+			}
+			return nil
+		},
+		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
+			id, err := st.ResolveID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			s, err := st.Share(cmd.Context(), id, session.Visibility(args[1]))
+			if err != nil {
+				return err
+			}
+			if g.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s})
+			}
+			if s.Visibility == session.VisibilityTeam {
+				fmt.Fprintf(cmd.OutOrStdout(), "Shared %s with the team (every member of ctxls_user sees it)\n", s.ID)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is private: only %s sees it\n", s.ID, s.Owner)
+			}
+			return nil
+		}),
+	}
 }
 
 // withStore opens the store for a subcommand and closes it afterwards.
 func withStore(g *globals, fn func(*cobra.Command, session.Store, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		st, err := g.openStore()
+		st, err := g.openStore(cmd.Context())
 		if err != nil {
 			return err
 		}
@@ -227,17 +284,30 @@ func withStore(g *globals, fn func(*cobra.Command, session.Store, []string) erro
 	}
 }
 
-// openStore opens the store of the data directory.
-func (g *globals) openStore() (session.Store, error) {
+// openStore opens the store --store names, else SQLite in the data
+// directory (which a PostgreSQL store uses for its local mirror).
+func (g *globals) openStore(ctx context.Context) (session.Store, error) {
 	dir, err := g.resolveDataDir()
 	if err != nil {
 		return nil, err
 	}
-	st, err := session.Open(dir)
+	url, err := g.resolveStore()
 	if err != nil {
-		return nil, fmt.Errorf("cannot open the session store in %s: %w", dir, err)
+		return nil, err
+	}
+	st, err := session.OpenStore(ctx, dir, url)
+	if err != nil {
+		return nil, openError(dir, url, err)
 	}
 	return st, nil
+}
+
+// openError says which store did not open, never with its password.
+func openError(dir, url string, err error) error {
+	if url == "" {
+		return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
+	}
+	return fmt.Errorf("cannot open the PostgreSQL session store %s: %w", session.RedactDSN(url), err)
 }
 
 // absPaths makes the --file paths absolute.

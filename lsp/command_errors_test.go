@@ -76,6 +76,12 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"bad format", map[string]any{"format": "pdf"}, -32602, "pdf"},
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
+		command.SessionShare: {
+			{"missing visibility", map[string]any{}, -32602, "visibility is required"},
+			{"bad visibility", map[string]any{"visibility": "public"}, -32602, `visibility "public": want "private" or "team"`},
+			{"unknown id", map[string]any{"sessionId": unknownID, "visibility": "team"}, -32602, unknownID},
+			{"local store", map[string]any{"visibility": "team"}, -32602, "sharing needs the PostgreSQL store"},
+		},
 		command.ContextSet: {
 			{"missing setName", map[string]any{"items": []string{"x"}}, -32602, "setName is required"},
 			{"missing items", map[string]any{"setName": "ports"}, -32602, "items is required"},

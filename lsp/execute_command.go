@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/ctxls/ctxls/lsp/command"
@@ -41,6 +42,7 @@ func (s *Server) commandTable() map[string]commandFunc {
 		command.SessionDelete:   typed(command.SessionDelete, s.sessionDelete),
 		command.SessionSearch:   typed(command.SessionSearch, s.sessionSearch),
 		command.SessionExport:   typed(command.SessionExport, s.sessionExport),
+		command.SessionShare:    typed(command.SessionShare, s.sessionShare),
 		command.ContextSet:      typed(command.ContextSet, s.contextSet),
 		command.ContextGet:      typed(command.ContextGet, s.contextGet),
 		command.ContextCandids:  typed(command.ContextCandids, s.contextCandidates),
@@ -119,7 +121,11 @@ func argError(err error) string {
 		if typeErr.Field == "" {
 			return fmt.Sprintf("expected %s, got %s", jsonType(typeErr.Type.Kind().String()), typeErr.Value)
 		}
-		return fmt.Sprintf("field %q must be %s, got %s", typeErr.Field, jsonType(typeErr.Type.String()), typeErr.Value)
+		goType := typeErr.Type.String()
+		if k := typeErr.Type.Kind(); k >= reflect.Bool && k <= reflect.Float64 || k == reflect.String {
+			goType = k.String() // a named string type such as session.Visibility is a string
+		}
+		return fmt.Sprintf("field %q must be %s, got %s", typeErr.Field, jsonType(goType), typeErr.Value)
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {

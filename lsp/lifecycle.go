@@ -92,8 +92,11 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if dataDir == "" {
 		return nil, errors.New("no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
 	}
-	store, err := session.Open(dataDir)
+	store, err := session.OpenStore(ctx, dataDir, s.cfg.Store)
 	if err != nil {
+		if s.cfg.Store != "" {
+			return nil, fmt.Errorf("cannot open the PostgreSQL session store %s: %w", session.RedactDSN(s.cfg.Store), err)
+		}
 		return nil, fmt.Errorf("cannot open the session store in %s: %w", dataDir, err)
 	}
 

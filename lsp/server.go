@@ -20,6 +20,11 @@ type Config struct {
 	// DataDir is where the store lives unless initializationOptions.dataDir
 	// says otherwise.
 	DataDir string
+	// Store is the session store's PostgreSQL URL (--store); "" for SQLite
+	// in the data directory. A daemon flag only: initializationOptions
+	// cannot change it, so an editor's settings never point a daemon at
+	// another database.
+	Store string
 	// Version is reported in serverInfo.
 	Version string
 	// Logger receives the server's logs; nil discards them.

@@ -176,6 +176,7 @@ func (s *Server) sessionList(ctx context.Context, a *command.SessionListArgs) (a
 			ID: ss.ID, Title: ss.Title, TitleSource: ss.TitleSource,
 			CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 			MessageCount: ss.MessageCount, FileCount: ss.FileCount,
+			Owner: ss.Owner, Visibility: ss.Visibility,
 		}
 	}
 	return res, nil
@@ -210,6 +211,21 @@ func (s *Server) sessionRename(ctx context.Context, a *command.SessionRenameArgs
 		return nil, err
 	}
 	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	return command.SessionResult{V: command.V, Session: sess}, nil
+}
+
+func (s *Server) sessionShare(ctx context.Context, a *command.SessionShareArgs) (any, error) {
+	if a.Visibility != session.VisibilityPrivate && a.Visibility != session.VisibilityTeam {
+		return nil, invalidParams("%s: visibility %q: want \"private\" or \"team\"", command.SessionShare, a.Visibility)
+	}
+	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionShare)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := store.Share(ctx, id, a.Visibility)
+	if err != nil {
+		return nil, err
+	}
 	return command.SessionResult{V: command.V, Session: sess}, nil
 }
 

@@ -42,6 +42,11 @@ it) and its folder.")
   "Writes the session as Markdown or JSON into its folder and returns the
 path and the content.")
 
+(defconst ctxls-protocol-command-session-share "ctxls.session.share"
+  "Sets who sees a session in the PostgreSQL store (the daemon's
+--store): \"private\", its owner only (a new session's default), or
+\"team\", every role that is a member of ctxls_user.")
+
 (defconst ctxls-protocol-command-context-set "ctxls.context.set"
   "Sets one named relevant-context set.")
 
@@ -129,6 +134,7 @@ visible lines.")
     "ctxls.session.delete"
     "ctxls.session.search"
     "ctxls.session.export"
+    "ctxls.session.share"
     "ctxls.context.set"
     "ctxls.context.get"
     "ctxls.context.candidates"

@@ -29,6 +29,7 @@ var enums = map[reflect.Type][]string{
 		string(session.RoleTool)},
 	reflect.TypeFor[session.Status](): {string(session.StatusComplete), string(session.StatusInterrupted), string(session.StatusError),
 		string(session.StatusStreaming)},
+	reflect.TypeFor[session.Visibility](): {string(session.VisibilityPrivate), string(session.VisibilityTeam)},
 }
 
 // Name is the identifier a client uses for an ID: "ctxls.session.new" →

@@ -30,6 +30,7 @@ const (
 	SessionDelete   = "ctxls.session.delete"
 	SessionSearch   = "ctxls.session.search"
 	SessionExport   = "ctxls.session.export"
+	SessionShare    = "ctxls.session.share"
 	ContextSet      = "ctxls.context.set"
 	ContextGet      = "ctxls.context.get"
 	ContextCandids  = "ctxls.context.candidates"
@@ -110,6 +111,10 @@ var Commands = []Info{
 		Args: SessionExportArgs{}, Result: ExportResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "format": "markdown"}`,
 		ExampleResult: `{"v": 1, "path": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0/export.md", "content": "# Fix login redirect\n..."}`},
+	{ID: SessionShare, Doc: "Sets who sees a session in the PostgreSQL store (the daemon's `--store`): \"private\", its owner only (a new session's default), or \"team\", every role that is a member of ctxls_user. Only the session's owner may change it. The session's `owner` and `visibility` are set in this store only. The local SQLite store refuses (-32602): its sessions are on one machine.",
+		Args: SessionShareArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "visibility": "team"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1, "owner": "ann", "visibility": "team"}}`},
 	{ID: ContextSet, Doc: "Sets one named relevant-context set. `mode` \"replace\" (default) or \"merge\" (union, order kept). Known sets: files, applet, endpoints, ports; other names work with a warning. At most 10 items per set and 50 in all. An empty replace deletes the set. `files` items are stored as absolute paths. Sends `ctxls/contextChanged` with reason \"changed\".",
 		Args: ContextSetArgs{}, Result: ContextSetResult{},
 		ExampleArgs:   `{"setName": "files", "items": ["src/login.go", "file:///home/ann/app/README.md"], "mode": "merge"}`,
@@ -254,6 +259,9 @@ type SessionSummary struct {
 	UpdatedAt    time.Time           `json:"updatedAt"`
 	MessageCount int                 `json:"messageCount"`
 	FileCount    int                 `json:"fileCount"`
+	// Owner and Visibility are set in the PostgreSQL store only.
+	Owner      string             `json:"owner,omitempty"`
+	Visibility session.Visibility `json:"visibility,omitempty"`
 }
 
 // SessionListResult is the result of ctxls.session.list.
@@ -299,6 +307,12 @@ type SearchResult struct {
 type SessionExportArgs struct {
 	SessionID string `json:"sessionId,omitempty" max:"64"`
 	Format    string `json:"format,omitempty" max:"16"` // "markdown" (default) or "json"
+}
+
+// SessionShareArgs is the argument of ctxls.session.share.
+type SessionShareArgs struct {
+	SessionID  string             `json:"sessionId,omitempty" max:"64"`
+	Visibility session.Visibility `json:"visibility" max:"16"` // "private" or "team"
 }
 
 // ExportResult is the result of ctxls.session.export.

@@ -12,6 +12,7 @@ return {
     session_delete = "ctxls.session.delete",
     session_search = "ctxls.session.search",
     session_export = "ctxls.session.export",
+    session_share = "ctxls.session.share",
     context_set = "ctxls.context.set",
     context_get = "ctxls.context.get",
     context_candidates = "ctxls.context.candidates",

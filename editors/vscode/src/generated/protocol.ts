@@ -18,6 +18,8 @@ export interface Meta {
   workspace?: string;
 }
 
+export type Visibility = "private" | "team";
+
 export interface Session {
   id: string;
   title: string;
@@ -28,6 +30,8 @@ export interface Session {
   folder: string;
   messageCount: number;
   fileCount: number;
+  owner?: string;
+  visibility?: Visibility;
 }
 
 export interface SessionResult {
@@ -61,6 +65,8 @@ export interface SessionSummary {
   updatedAt: string;
   messageCount: number;
   fileCount: number;
+  owner?: string;
+  visibility?: Visibility;
 }
 
 export interface SessionListResult {
@@ -139,6 +145,11 @@ export interface ExportResult {
   v: number;
   path: string;
   content: string;
+}
+
+export interface SessionShareArgs {
+  sessionId?: string;
+  visibility: Visibility;
 }
 
 export interface ContextSetArgs {
@@ -352,6 +363,7 @@ export const Commands = {
   sessionDelete: "ctxls.session.delete",
   sessionSearch: "ctxls.session.search",
   sessionExport: "ctxls.session.export",
+  sessionShare: "ctxls.session.share",
   contextSet: "ctxls.context.set",
   contextGet: "ctxls.context.get",
   contextCandidates: "ctxls.context.candidates",
@@ -376,6 +388,7 @@ export interface CommandTypes {
   "ctxls.session.delete": { args: SessionRefArgs; result: DeleteResult };
   "ctxls.session.search": { args: SessionSearchArgs; result: SearchResult };
   "ctxls.session.export": { args: SessionExportArgs; result: ExportResult };
+  "ctxls.session.share": { args: SessionShareArgs; result: SessionResult };
   "ctxls.context.set": { args: ContextSetArgs; result: ContextSetResult };
   "ctxls.context.get": { args: ContextGetArgs; result: ContextGetResult };
   "ctxls.context.candidates": { args: EmptyArgs; result: CandidatesResult };

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxls/ctxls/session"
+)
+
+// storeCmd is "ctxls store": setting up the shared PostgreSQL store.
+func storeCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "store",
+		Short: "Set up the PostgreSQL session store (--store)",
+		Args:  cobra.NoArgs,
+	}
+	initCmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create or update the PostgreSQL schema, the ctxls_user role and its policies (run as the database's owner)",
+		Long: `init creates the tables of the PostgreSQL session store in the database --store
+(or CTXLS_STORE) names, the role ctxls_user every person's role is a member of, and
+the row-level security policies that keep private sessions private. Run it as the
+database's owner, once and again after upgrading ctxls: it applies only the
+migrations not yet applied. It prints the SQL that lets a person in.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsn, err := g.resolveStore()
+			if err != nil {
+				return err
+			}
+			if dsn == "" {
+				return usageError{errors.New("store init needs a PostgreSQL database: pass --store postgres://owner@host/database or set " + session.StoreEnv + " (the local SQLite store needs no set-up)")}
+			}
+			applied, err := session.InitPostgres(cmd.Context(), dsn) // its errors name the database without the password
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, name := range applied {
+				fmt.Fprintf(w, "Applied %s\n", name)
+			}
+			if len(applied) == 0 {
+				fmt.Fprintf(w, "The schema of %s is current: nothing to apply.\n", session.RedactDSN(dsn))
+			} else {
+				fmt.Fprintf(w, "The schema of %s is current.\n", session.RedactDSN(dsn))
+			}
+			printRoleSQL(w, databaseOf(dsn))
+			return nil
+		},
+	}
+	cmd.AddCommand(initCmd)
+	return cmd
+}
+
+// printRoleSQL tells the database's owner how to let a person in.
+func printRoleSQL(w io.Writer, db string) {
+	fmt.Fprintf(w, "\nLet each person in with a role of their own (as the owner; leave out PASSWORD for peer or certificate authentication):\n")
+	fmt.Fprintf(w, "  CREATE ROLE alice LOGIN PASSWORD 'change me' IN ROLE ctxls_user; GRANT CONNECT ON DATABASE %s TO alice;\n", quoteIdent(db))
+	fmt.Fprintf(w, "Then they run ctxls with --store postgres://alice@HOST/%s (or %s set to it).\n", url.PathEscape(db), session.StoreEnv)
+}
+
+// databaseOf is the database a postgres:// URL names: its path, else its
+// dbname parameter, else (as libpq) the user's name.
+func databaseOf(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "DATABASE"
+	}
+	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+		return db
+	}
+	if db := u.Query().Get("dbname"); db != "" {
+		return db
+	}
+	if u.User != nil && u.User.Username() != "" {
+		return u.User.Username()
+	}
+	return "DATABASE"
+}
+
+var plainIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// quoteIdent quotes an SQL identifier unless it needs none.
+func quoteIdent(s string) string {
+	if plainIdent.MatchString(s) {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// checkStore is doctor's store line: the store opens (for PostgreSQL,
+// OpenStore connects and checks the schema and the role's membership of
+// ctxls_user). Its error text says why not.
+func checkStore(ctx context.Context, w io.Writer, g *globals) error {
+	dir, err := g.resolveDataDir()
+	if err != nil {
+		fmt.Fprintf(w, "✗ store: %v\n", err)
+		return errors.New("the session store cannot be opened")
+	}
+	dsn, err := g.resolveStore()
+	if err != nil {
+		fmt.Fprintf(w, "✗ store: %v\n", err)
+		return errors.New("the session store cannot be opened")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := session.OpenStore(ctx, dir, dsn)
+	if err != nil {
+		fmt.Fprintf(w, "✗ store: %v\n", openError(dir, dsn, err))
+		return errors.New("the session store cannot be opened")
+	}
+	st.Close()
+	if dsn == "" {
+		fmt.Fprintf(w, "✓ store: SQLite %s\n", filepath.Join(dir, "ctxls.db"))
+	} else {
+		fmt.Fprintf(w, "✓ store: PostgreSQL %s (schema current, a member of ctxls_user; local mirror in %s)\n", session.RedactDSN(dsn), dir)
+	}
+	return nil
+}
