@@ -20,6 +20,17 @@ import (
 // ErrBusy: a turn is already running in the session.
 var ErrBusy = errors.New("a turn is already running in this session; wait for it or cancel it")
 
+// errBusyElsewhere is ErrBusy for a turn another process runs (another
+// machine or editor on the same PostgreSQL store).
+var errBusyElsewhere = &busyElsewhere{}
+
+type busyElsewhere struct{}
+
+func (*busyElsewhere) Error() string {
+	return "a turn is already running in this session in another editor or on another machine; wait for it or cancel it there"
+}
+func (*busyElsewhere) Is(target error) bool { return target == ErrBusy }
+
 // ErrSessionDeleted ends a turn whose session was deleted while it ran (by
 // this daemon, the CLI or another process).
 var ErrSessionDeleted = errors.New("the session was deleted while its turn ran; the answer is not kept")
@@ -170,6 +181,14 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, ErrBusy
 	}
 	defer e.release(t.SessionID)
+	unlock, err := e.Store.LockTurn(ctx, t.SessionID)
+	if errors.Is(err, session.ErrTurnElsewhere) {
+		return nil, errBusyElsewhere
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	t.Provider.Model = e.sessionModel(ctx, t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 

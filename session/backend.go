@@ -54,6 +54,13 @@ type Store interface {
 	Share(ctx context.Context, id string, visibility Visibility) (*Session, error)
 	UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error)
 	UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error
+	// Watch calls fn with the changes other processes make to sessions
+	// until ctx ends (PostgreSQL's live updates); a store without them
+	// returns at once.
+	Watch(ctx context.Context, fn func(Change)) error
+	// LockTurn holds the session's turn lock across processes until
+	// unlock is called; held elsewhere, it fails with ErrTurnElsewhere.
+	LockTurn(ctx context.Context, sessionID string) (unlock func(), err error)
 	WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error)
 	// OutputWritten records a file a front door wrote at the path
 	// OutputTarget gave (nothing to do where the folder is the store).

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,6 +34,14 @@ type Postgres struct {
 	dir   string
 	now   func() time.Time
 	owner string // "<host>/<pid>/<random>", as SQLite.owner
+	// app is the application_name of this store's connections, which
+	// the change notifications carry, so Watch skips its own.
+	app string
+	// turnConns holds the connections of turn locks (LockTurn), apart
+	// from the pool the store's work uses.
+	turnConns *pgxpool.Pool
+	turnMu    sync.Mutex
+	turns     map[*pgxpool.Conn]bool // held turn locks, let go of by Close
 
 	// local is the data directory's write lock: the mirror folders are
 	// changed by one process of this machine at a time.
@@ -56,8 +65,14 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 	if err != nil {
 		return nil, invalid("the store URL is not a PostgreSQL connection string: %v", err)
 	}
+	app := "ctxls/" + newID()[:12]
+	cfg.ConnConfig.RuntimeParams["application_name"] = app
 	cfg.MaxConns = 8
 	cfg.MaxConnIdleTime = time.Minute
+	// A connection idle through a PostgreSQL restart is dead: check one
+	// that sat unused before using it (a round trip on a Unix socket is
+	// some tens of microseconds; busy connections are not checked).
+	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > 100*time.Millisecond }
 	name := RedactDSN(dsn)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -67,12 +82,20 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 		pool.Close()
 		return nil, err
 	}
+	tcfg := cfg.Copy()
+	tcfg.MaxConns = 64
+	turnConns, err := pgxpool.NewWithConfig(ctx, tcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("cannot connect to %s: %w", name, err)
+	}
 	lock, err := openLockFile(filepath.Join(dataDir, "ctxls.lock"))
 	if err != nil {
 		pool.Close()
+		turnConns.Close()
 		return nil, err
 	}
-	s := &Postgres{pool: pool, dir: dataDir, now: time.Now, owner: newOwner(),
+	s := &Postgres{pool: pool, turnConns: turnConns, dir: dataDir, now: time.Now, owner: newOwner(), app: app, turns: map[*pgxpool.Conn]bool{},
 		local: &writeLock{token: make(chan struct{}, 1), file: lock}}
 	s.history.write = s.writeHistory
 	if err := s.interruptStale(ctx, ""); err != nil {
@@ -127,6 +150,15 @@ func sqlIdent(name string) string {
 func (s *Postgres) Close() error {
 	err := s.history.close()
 	s.pool.Close()
+	// Turns still held end with their connections, as at a daemon's exit.
+	s.turnMu.Lock()
+	for c := range s.turns {
+		c.Conn().Close(context.Background())
+		c.Release()
+	}
+	clear(s.turns)
+	s.turnMu.Unlock()
+	s.turnConns.Close()
 	if s.local.file != nil {
 		s.local.file.Close()
 	}

@@ -99,16 +99,31 @@ func (f pgFile) key() string { return f.sub + "/" + f.name }
 // files removed elsewhere removed, and history.md queued for rewriting
 // when the session changed elsewhere.
 func (s *Postgres) syncFolder(ctx context.Context, ss *Session) error {
+	_, err := s.syncFiles(ctx, ss)
+	return err
+}
+
+// FileChange is a file the mirror fetched or removed.
+type FileChange struct {
+	Subdir  string
+	Name    string
+	Size    int64
+	Removed bool
+}
+
+// syncFiles is syncFolder, returning the files it fetched or removed.
+func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, error) {
+	var done []FileChange
 	rows, err := s.pool.Query(ctx, "SELECT subdir, name, updated_at, octet_length(content) FROM files WHERE session_id = $1", ss.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgFile, error) {
 		var f pgFile
 		return f, r.Scan(&f.sub, &f.name, &f.updated, &f.size)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stale := false
 	err = s.withLocal(ctx, func() error {
@@ -137,11 +152,14 @@ func (s *Postgres) syncFolder(ctx context.Context, ss *Session) error {
 				return err
 			}
 			m.Files[f.key()], changed = f.updated, true
+			done = append(done, FileChange{Subdir: f.sub, Name: f.name, Size: int64(len(content))})
 		}
 		for key := range m.Files {
 			if !inDB[key] {
 				os.Remove(filepath.Join(folder, filepath.FromSlash(key)))
 				delete(m.Files, key)
+				sub, name, _ := strings.Cut(key, "/")
+				done = append(done, FileChange{Subdir: sub, Name: name, Removed: true})
 				changed = true
 			}
 		}
@@ -152,9 +170,9 @@ func (s *Postgres) syncFolder(ctx context.Context, ss *Session) error {
 		return nil
 	})
 	if err != nil || !stale {
-		return err
+		return done, err
 	}
-	return s.history.later(ctx, ss.ID)
+	return done, s.history.later(ctx, ss.ID)
 }
 
 // writeMirrorFile writes one file of the mirror, making its folders; a

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxls/ctxls/internal/pgtest"
 )
@@ -260,5 +262,149 @@ func TestOpenPostgresSaysWhatToDo(t *testing.T) {
 	}
 	if _, err := OpenStore(ctx, t.TempDir(), "mysql://u:sekrit@h/db"); err == nil || strings.Contains(err.Error(), "sekrit") {
 		t.Errorf("a URL of another database: %v", err)
+	}
+}
+
+// watcher collects what Watch reports.
+type watcher struct {
+	mu      sync.Mutex
+	changes []Change
+}
+
+func watch(t *testing.T, s Store) *watcher {
+	t.Helper()
+	w := &watcher{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Watch(ctx, func(c Change) {
+			w.mu.Lock()
+			w.changes = append(w.changes, c)
+			w.mu.Unlock()
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+// waitFor waits up to 3 s for a change that ok accepts and returns it.
+func (w *watcher) waitFor(t *testing.T, what string, ok func(Change) bool) Change {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		for i, c := range w.changes {
+			if ok(c) {
+				w.changes = append(w.changes[:i:i], w.changes[i+1:]...)
+				w.mu.Unlock()
+				return c
+			}
+		}
+		w.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t.Fatalf("no change %s within 3 s; got %+v", what, w.changes)
+	return Change{}
+}
+
+func (w *watcher) all() []Change {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.changes)
+}
+
+// TestPostgresWatch: one machine's changes reach the other's Watch, each
+// burst as one Change, a file already in its mirror; a store is not told
+// its own changes; after PostgreSQL restarts the watch says so and goes
+// on.
+func TestPostgresWatch(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
+	wa, wb := watch(t, a), watch(t, b)
+	time.Sleep(200 * time.Millisecond) // both listening
+
+	ss, err := a.Create(ctx, "Watched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(kind string) func(Change) bool {
+		return func(c Change) bool { return c.SessionID == ss.ID && slices.Contains(c.Kinds, kind) }
+	}
+	wb.waitFor(t, "for the new session", has("sessions"))
+	a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "hello"})
+	wb.waitFor(t, "for the message", has("messages"))
+	a.SetContext(ctx, ss.ID, SetFiles, []string{"/w/a.go"}, ModeReplace)
+	wb.waitFor(t, "for the context", has("context_items"))
+	a.WriteOutput(ctx, ss.ID, "data/x.json", []byte("{}"))
+	ch := wb.waitFor(t, "for the file", has("files"))
+	onB, err := b.row(ctx, b.pool, ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Files) != 1 || ch.Files[0] != (FileChange{Subdir: "data", Name: "x.json", Size: 2}) {
+		t.Errorf("the file change: %+v", ch.Files)
+	} else if got := readString(t, filepath.Join(onB.Folder, "data", "x.json")); got != "{}" {
+		t.Errorf("b's mirror when told: %q", got)
+	}
+	if got := wa.all(); len(got) != 0 {
+		t.Errorf("a was told its own changes: %+v", got)
+	}
+
+	c.Stop(t)
+	c.Start(t)
+	wb.waitFor(t, "saying the connection is back", func(c Change) bool { return c.Reconnected })
+	if err := a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "after the restart"}); err != nil {
+		t.Fatalf("a after the restart: %v", err)
+	}
+	wb.waitFor(t, "after the restart", has("messages"))
+	if err := a.Delete(ctx, ss.ID); err != nil {
+		t.Fatal(err)
+	}
+	wb.waitFor(t, "for the delete", func(c Change) bool { return c.SessionID == ss.ID && c.Deleted })
+}
+
+// TestPostgresTurnLock: one turn per session across daemons; a daemon
+// that goes away lets go of its turn.
+func TestPostgresTurnLock(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
+	ss, err := a.Create(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := a.LockTurn(ctx, ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LockTurn(ctx, ss.ID); !errors.Is(err, ErrTurnElsewhere) {
+		t.Errorf("b's turn while a's runs: %v", err)
+	}
+	other, _ := a.Create(ctx, "")
+	if u, err := b.LockTurn(ctx, other.ID); err != nil {
+		t.Errorf("another session's turn: %v", err)
+	} else {
+		u()
+	}
+	unlock()
+	unlock() // twice is harmless
+	u, err := b.LockTurn(ctx, ss.ID)
+	if err != nil {
+		t.Fatalf("b after a's turn ended: %v", err)
+	}
+	u()
+
+	if _, err := a.LockTurn(ctx, ss.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // as a daemon that exits mid-turn
+	if u, err := b.LockTurn(ctx, ss.ID); err != nil {
+		t.Errorf("b after a went away: %v", err)
+	} else {
+		u()
 	}
 }

@@ -1,0 +1,200 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Live updates and the turn lock of the PostgreSQL store: what makes
+// several machines on one database behave as one.
+
+// Change is a change another process made to a session, as Watch reports
+// it.
+type Change struct {
+	SessionID string
+	// Kinds of what changed, each once: "sessions" (title, visibility,
+	// model, activity), "messages", "context_items", "files".
+	Kinds []string
+	// Deleted: the session is gone (or no longer visible to this role).
+	Deleted bool
+	// Files: for a "files" change, what this machine's mirror fetched or
+	// removed to follow it.
+	Files []FileChange
+	// Reconnected: the connection was lost and is back; changes made
+	// meanwhile were not seen, so what is shown should be read again.
+	Reconnected bool
+}
+
+// watchDelay gathers the notifications of one burst (a streaming answer's
+// checkpoint touches its message and its session) into one Change.
+const watchDelay = 100 * time.Millisecond
+
+// Watch calls fn with the changes other processes make, until ctx ends;
+// the SQLite store has none to report and returns at once. Here it listens
+// on its own connection, reconnecting by itself when PostgreSQL restarts
+// or the network fails, and fn runs on Watch's goroutine, one Change at a
+// time, within about watchDelay of the commit.
+func (s *Postgres) Watch(ctx context.Context, fn func(Change)) error {
+	cfg := s.pool.Config().ConnConfig.Copy()
+	wait := 100 * time.Millisecond
+	first := true
+	for ctx.Err() == nil {
+		err := s.listen(ctx, cfg, fn, !first)
+		first = false
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+			wait = min(wait*2, 2*time.Second)
+			continue
+		}
+		wait = 100 * time.Millisecond
+	}
+	return nil
+}
+
+// listen holds one LISTEN connection until it fails or ctx ends.
+func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, fn func(Change), reconnected bool) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN ctxls_changes"); err != nil {
+		return err
+	}
+	if reconnected {
+		fn(Change{Reconnected: true})
+	}
+	type note struct {
+		S, K, Op, By string
+	}
+	pending := map[string]*Change{}
+	var order []string
+	var deadline time.Time
+	flush := func() {
+		for _, id := range order {
+			ch := pending[id]
+			s.complete(ctx, ch)
+			fn(*ch)
+		}
+		clear(pending)
+		order = order[:0]
+	}
+	for {
+		wctx := ctx
+		var cancel context.CancelFunc = func() {}
+		if len(order) > 0 {
+			wctx, cancel = context.WithDeadline(ctx, deadline)
+		}
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			if len(order) > 0 && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				flush()
+				if !conn.IsClosed() {
+					continue
+				}
+			}
+			return err
+		}
+		var x note
+		if json.Unmarshal([]byte(n.Payload), &x) != nil || x.S == "" || x.By == s.app {
+			continue // ours, already told by the door that made it
+		}
+		ch := pending[x.S]
+		if ch == nil {
+			ch = &Change{SessionID: x.S}
+			pending[x.S] = ch
+			order = append(order, x.S)
+			if len(order) == 1 {
+				deadline = time.Now().Add(watchDelay)
+			}
+		}
+		if !slices.Contains(ch.Kinds, x.K) {
+			ch.Kinds = append(ch.Kinds, x.K)
+		}
+		if x.K == "sessions" && x.Op == "delete" {
+			ch.Deleted = true
+		}
+	}
+}
+
+// complete reads what a Change needs through the role's policies: whether
+// the session is still there for it, and for files, the mirror followed.
+func (s *Postgres) complete(ctx context.Context, ch *Change) {
+	if ch.Deleted {
+		return
+	}
+	ss, err := s.row(ctx, s.pool, ch.SessionID)
+	if errors.Is(err, ErrNotFound) {
+		ch.Deleted = true
+		return
+	}
+	if err != nil {
+		return
+	}
+	if files, err := s.syncFiles(ctx, ss); err == nil {
+		ch.Files = files
+	}
+}
+
+// ErrTurnElsewhere: a turn of the session is running in another process.
+var ErrTurnElsewhere = errors.New("a turn is already running in this session on another machine or editor; wait for it or cancel it there")
+
+// LockTurn holds the session's turn lock, across every daemon on the
+// database, until unlock is called: a PostgreSQL advisory lock on a
+// connection of its own, so a daemon that dies lets go of it with its
+// connection. Held elsewhere, it fails at once with ErrTurnElsewhere.
+func (s *Postgres) LockTurn(ctx context.Context, sessionID string) (unlock func(), err error) {
+	conn, err := s.turnConns.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var got bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended('ctxls turn ' || $1, 0))", sessionID).Scan(&got); err != nil {
+		conn.Release()
+		return nil, err
+	}
+	if !got {
+		conn.Release()
+		return nil, ErrTurnElsewhere
+	}
+	s.turnMu.Lock()
+	s.turns[conn] = true
+	s.turnMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.turnMu.Lock()
+			defer s.turnMu.Unlock()
+			if !s.turns[conn] {
+				return // let go of by Close
+			}
+			delete(s.turns, conn)
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if _, err := conn.Exec(uctx, "SELECT pg_advisory_unlock(hashtextextended('ctxls turn ' || $1, 0))", sessionID); err != nil {
+				conn.Conn().Close(uctx) // the lock goes with the connection
+			}
+			conn.Release()
+		})
+	}, nil
+}
+
+// LockTurn has nothing to hold across processes in the SQLite store: the
+// engine's own claim keeps one turn per session in a daemon.
+func (s *SQLite) LockTurn(context.Context, string) (func(), error) { return func() {}, nil }
+
+// Watch has nothing to report in the SQLite store.
+func (s *SQLite) Watch(context.Context, func(Change)) error { return nil }
