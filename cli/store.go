@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -57,7 +58,68 @@ migrations not yet applied. It prints the SQL that lets a person in.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(initCmd)
+	var to string
+	var asJSON bool
+	copyCmd := &cobra.Command{
+		Use:   "copy --to postgres://…",
+		Short: "Copy the local store's sessions (messages, context, files) into a PostgreSQL store",
+		Long: `copy copies every session of the local SQLite store in the data directory into the
+PostgreSQL store --to names: messages with their times and statuses, the relevant
+context with who added it, and the files of each session's folder. The copies belong
+to the role --to logs in as, private until shared. Each session is copied whole or
+not at all, and one the database has already is skipped: run it again after an
+interruption, or to copy what is new.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !session.IsPostgresURL(to) {
+				return usageError{errors.New("store copy needs --to postgres://user@host/database")}
+			}
+			dir, err := g.resolveDataDir()
+			if err != nil {
+				return err
+			}
+			local, err := session.Open(dir)
+			if err != nil {
+				return openError(dir, "", err)
+			}
+			defer local.Close()
+			// The copy reads nothing back: its mirror is a scratch folder.
+			scratch, err := os.MkdirTemp("", "ctxls-copy-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(scratch)
+			pg, err := session.OpenPostgres(cmd.Context(), scratch, to)
+			if err != nil {
+				return openError(dir, to, err)
+			}
+			defer pg.Close()
+			w := cmd.OutOrStdout()
+			progress := func(ss session.Session, copied bool) {
+				if asJSON {
+					return
+				}
+				verb := "copied "
+				if !copied {
+					verb = "already there "
+				}
+				fmt.Fprintf(w, "%-14s%s  %s\n", verb, ss.ID, oneLine(ss.Title, 60))
+			}
+			rep, err := session.CopyToPostgres(cmd.Context(), local, pg, progress)
+			if asJSON && rep != nil {
+				if jerr := writeJSON(w, rep); jerr != nil && err == nil {
+					err = jerr
+				}
+			} else if rep != nil {
+				fmt.Fprintf(w, "%d sessions copied (%d messages, %d files), %d already in %s.\n",
+					len(rep.Copied), rep.Messages, rep.Files, len(rep.Skipped), session.RedactDSN(to))
+			}
+			return err
+		},
+	}
+	copyCmd.Flags().StringVar(&to, "to", "", "the PostgreSQL store to copy into (postgres://user@host/database)")
+	copyCmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.AddCommand(initCmd, copyCmd)
 	return cmd
 }
 

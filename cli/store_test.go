@@ -252,3 +252,42 @@ func TestPostgresStoreCLI(t *testing.T) {
 		t.Errorf("doctor as a role outside ctxls_user: %d\n%s", code, out)
 	}
 }
+
+// TestStoreCopy: ctxls store copy --to moves the local store's sessions
+// into PostgreSQL, where --store finds them; a second run copies nothing.
+func TestStoreCopy(t *testing.T) {
+	c := pgtest.Start(t)
+	dir := t.TempDir()
+	env := []string{"CTXLS_DATA_DIR=" + dir, session.StoreEnv + "="}
+	owner := c.DSN("", "postgres")
+	ctx := context.Background()
+	local, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := local.Create(ctx, "Copied along")
+	local.AppendMessage(ctx, &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: "keep me"})
+	local.AddFile(ctx, a.ID, "notes.txt", strings.NewReader("notes"))
+	b, _ := local.Create(ctx, "Second one")
+	local.Close()
+
+	if out, errOut, code := run(t, env, "store", "copy"); code != 2 || !strings.Contains(errOut, "--to postgres://") {
+		t.Errorf("no --to: %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := run(t, env, "store", "init", "--store", owner); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	out, errOut, code := run(t, env, "store", "copy", "--to", owner)
+	if code != 0 || !strings.Contains(out, "copied        "+a.ID+"  Copied along\n") || !strings.Contains(out, "copied        "+b.ID) ||
+		!strings.Contains(out, "2 sessions copied (1 messages, 1 files), 0 already in postgres@") {
+		t.Fatalf("copy: %d %q\n%s", code, errOut, out)
+	}
+	out, errOut, code = run(t, env, "--store", owner, "sessions", "show", a.ID[:6])
+	if code != 0 || !strings.Contains(out, "keep me") {
+		t.Errorf("the copied session through --store: %d %q\n%s", code, errOut, out)
+	}
+	out, errOut, code = run(t, env, "store", "copy", "--to", owner)
+	if code != 0 || !strings.Contains(out, "already there "+a.ID) || !strings.Contains(out, "0 sessions copied (0 messages, 0 files), 2 already in") {
+		t.Errorf("second copy: %d %q\n%s", code, errOut, out)
+	}
+}

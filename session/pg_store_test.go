@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -406,5 +408,105 @@ func TestPostgresTurnLock(t *testing.T) {
 		t.Errorf("b after a went away: %v", err)
 	} else {
 		u()
+	}
+}
+
+// TestCopyToPostgres: a local store's sessions arrive whole — messages
+// with their times, statuses and tool calls, context with who added it,
+// the folder's files — and a second run copies nothing twice.
+func TestCopyToPostgres(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	local, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	a, _ := local.Create(ctx, "Local work")
+	b, _ := local.Create(ctx, "")
+	msgs := []*Message{
+		{SessionID: a.ID, Role: RoleUser, Content: "plan the migration"},
+		{SessionID: a.ID, Role: RoleAssistant, Content: "", ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)},
+		{SessionID: a.ID, Role: RoleTool, Content: "file text", ToolCallID: "c1"},
+		{SessionID: a.ID, Role: RoleAssistant, Content: "Here is the plan", Usage: &Usage{PromptTokens: 10, CompletionTokens: 4}, Model: "gpt-x"},
+		{SessionID: b.ID, Role: RoleUser, Content: "left mid-answer"},
+		{SessionID: b.ID, Role: RoleAssistant, Content: "partial", Status: StatusStreaming},
+	}
+	for _, m := range msgs {
+		if err := local.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local.SetContextBy(ctx, a.ID, SetFiles, []string{"/w/a.go", "/w/b.go"}, ModeReplace, AddedByUser)
+	local.SetContextBy(ctx, a.ID, SetFiles, []string{"/w/c.go"}, ModeMerge, AddedByModel)
+	local.SetContext(ctx, a.ID, "ports", []string{"8080"}, ModeReplace)
+	local.AddFile(ctx, a.ID, "spec.md", strings.NewReader("# spec"))
+	local.WriteOutput(ctx, a.ID, "results/out/report.md", []byte("report"))
+	local.WriteOutput(ctx, a.ID, "data/x.bin", []byte{0, 1, 2})
+	outside := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outside, []byte("not to be copied"), 0o600)
+	if err := os.Symlink(outside, filepath.Join(a.Folder, "sources", "link")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := local.Get(ctx, a.ID)
+
+	pg := openPG(t, c, "alice")
+	rep, err := CopyToPostgres(ctx, local, pg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Copied) != 2 || len(rep.Skipped) != 0 || rep.Messages != len(msgs) || rep.Files != 3 {
+		t.Errorf("first copy: %d copied, %d skipped, %d messages, %d files", len(rep.Copied), len(rep.Skipped), rep.Messages, rep.Files)
+	}
+	got, err := pg.Get(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "Local work" || got.TitleSource != TitleUser || !got.CreatedAt.Equal(before.CreatedAt) || !got.UpdatedAt.Equal(before.UpdatedAt) || got.Owner != "alice" || got.Visibility != VisibilityPrivate {
+		t.Errorf("copied session %+v, was %+v", got, before)
+	}
+	want, _ := local.Messages(ctx, a.ID)
+	have, _ := pg.Messages(ctx, a.ID)
+	if len(have) != len(want) {
+		t.Fatalf("messages: %d, want %d", len(have), len(want))
+	}
+	for i := range want {
+		w, h := want[i], have[i]
+		w.ID, h.ID = 0, 0
+		if string(w.ToolCalls) != string(h.ToolCalls) || !w.CreatedAt.Equal(h.CreatedAt) {
+			t.Errorf("message %d: %+v, want %+v", i, h, w)
+		}
+		w.ToolCalls, h.ToolCalls, w.CreatedAt, h.CreatedAt = nil, nil, time.Time{}, time.Time{}
+		if !reflect.DeepEqual(w, h) {
+			t.Errorf("message %d: %+v, want %+v", i, h, w)
+		}
+	}
+	if bm, _ := pg.Messages(ctx, b.ID); len(bm) != 2 || bm[1].Status != StatusInterrupted || bm[1].Content != "partial" {
+		t.Errorf("the answer left streaming: %+v", bm)
+	}
+	if sets, _ := pg.Context(ctx, a.ID); !reflect.DeepEqual(sets, Context{SetFiles: {"/w/a.go", "/w/b.go", "/w/c.go"}, "ports": {"8080"}}) {
+		t.Errorf("context %v", sets)
+	}
+	if by, _ := pg.AddedBy(ctx, a.ID, SetFiles); by["/w/c.go"] != AddedByModel || by["/w/a.go"] != AddedByUser {
+		t.Errorf("added by %v", by)
+	}
+	for sub, names := range map[string][]string{"sources": {"spec.md"}, "results": {"out/report.md"}, "data": {"x.bin"}} {
+		if l, err := pg.ListFiles(ctx, a.ID, sub); err != nil || !slices.Equal(l, names) {
+			t.Errorf("%s: %v %v, want %v", sub, l, err, names)
+		}
+	}
+	if s := readString(t, filepath.Join(got.Folder, "results", "out", "report.md")); s != "report" {
+		t.Errorf("mirrored report: %q", s)
+	}
+	if hits, _ := pg.Search(ctx, "migration", 5); len(hits) != 1 || hits[0].SessionID != a.ID {
+		t.Errorf("search after the copy: %+v", hits)
+	}
+
+	again, err := CopyToPostgres(ctx, local, pg, nil)
+	if err != nil || len(again.Copied) != 0 || len(again.Skipped) != 2 || again.Messages != 0 {
+		t.Errorf("second copy: %+v %v", again, err)
+	}
+	if have, _ := pg.Messages(ctx, a.ID); len(have) != len(want) {
+		t.Errorf("messages after the second copy: %d", len(have))
 	}
 }

@@ -1,0 +1,159 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CopyReport is what CopyToPostgres did.
+type CopyReport struct {
+	Copied   []Session `json:"copied"`   // sessions copied by this run
+	Skipped  []Session `json:"skipped"`  // already in the database (an earlier copy), left as they are
+	Messages int       `json:"messages"` // messages copied
+	Files    int       `json:"files"`    // session files copied
+}
+
+// CopyToPostgres copies every session of a local store into a PostgreSQL
+// store: its messages (times, statuses, usage, models and tool calls as
+// they are; an answer left streaming becomes interrupted), its relevant
+// context with who added each item, and the files of its folder (sources/,
+// results/, scripts/, data/). Each session is one transaction, keyed by its
+// id, so a second run copies nothing twice and an interrupted run is
+// finished by the next. The copies belong to the role dst connects as,
+// private.
+func CopyToPostgres(ctx context.Context, src *SQLite, dst *Postgres, progress func(Session, bool)) (*CopyReport, error) {
+	rows, err := src.db.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s ORDER BY s.created_at, s.id")
+	if err != nil {
+		return nil, err
+	}
+	var all []Session
+	for rows.Next() {
+		ss, _, err := src.scanSession(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, *ss)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rep := &CopyReport{Copied: []Session{}, Skipped: []Session{}}
+	for _, ss := range all {
+		copied, msgs, files, err := copySession(ctx, src, dst, ss)
+		if err != nil {
+			return rep, fmt.Errorf("copying session %s (%q): %w", ss.ID, oneLineTitle(ss.Title), err)
+		}
+		if copied {
+			rep.Copied = append(rep.Copied, ss)
+			rep.Messages += msgs
+			rep.Files += files
+		} else {
+			rep.Skipped = append(rep.Skipped, ss)
+		}
+		if progress != nil {
+			progress(ss, copied)
+		}
+	}
+	return rep, nil
+}
+
+type copiedFile struct {
+	sub, name string
+	content   []byte
+	mod       int64
+}
+
+// copySession copies one session in one transaction; copied is false when
+// the database has it already.
+func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (copied bool, msgs, nfiles int, err error) {
+	messages, err := loadMessages(ctx, src.db, ss.ID)
+	if err != nil {
+		return false, 0, 0, err
+	}
+	sets, err := loadContext(ctx, src.db, ss.ID)
+	if err != nil {
+		return false, 0, 0, err
+	}
+	origin := map[string]map[string]string{}
+	for name := range sets {
+		if origin[name], err = src.AddedBy(ctx, ss.ID, name); err != nil {
+			return false, 0, 0, err
+		}
+	}
+	var files []copiedFile
+	for _, sub := range subdirs {
+		depth := maxOutputDepth
+		if sub == "sources" {
+			depth = 0
+		}
+		dir := filepath.Join(ss.Folder, sub)
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		var werr error
+		walkFiles(dir, "", depth, func(name string, fi fs.FileInfo) {
+			if werr != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
+				return // links are not followed out of the folder; oversized files cannot be stored
+			}
+			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+			if err != nil {
+				werr = err
+				return
+			}
+			files = append(files, copiedFile{sub, name, b, fi.ModTime().UnixMilli()})
+		})
+		if werr != nil {
+			return false, 0, 0, werr
+		}
+	}
+	metaJSON, err := json.Marshal(ss.Meta)
+	if err != nil {
+		return false, 0, 0, err
+	}
+	err = dst.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, title, title_source, created_at, updated_at, meta, folder)
+			VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) ON CONFLICT (id) DO NOTHING`,
+			ss.ID, ss.Title, ss.TitleSource, ss.CreatedAt.UnixMilli(), ss.UpdatedAt.UnixMilli(), string(metaJSON), filepath.Base(ss.Folder))
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		copied = true
+		batch := &pgx.Batch{}
+		for _, m := range messages {
+			status := m.Status
+			if status == StatusStreaming {
+				status = StatusInterrupted
+			}
+			var toolCalls any
+			if len(m.ToolCalls) > 0 {
+				toolCalls = string(m.ToolCalls)
+			}
+			pt, ct := usageArgs(m.Usage)
+			batch.Queue(`INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+				ss.ID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, nullable(m.Model))
+		}
+		for name, items := range sets {
+			for i, it := range items {
+				by := origin[name][it]
+				if by == "" {
+					by = AddedByUser
+				}
+				batch.Queue("INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES ($1, $2, $3, $4, $5)", ss.ID, name, i, it, by)
+			}
+		}
+		for _, f := range files {
+			batch.Queue("INSERT INTO files (session_id, subdir, name, content, updated_at) VALUES ($1, $2, $3, $4, $5)", ss.ID, f.sub, f.name, f.content, f.mod)
+		}
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	return copied, len(messages), len(files), err
+}
