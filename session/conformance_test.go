@@ -151,7 +151,7 @@ func TestMain(m *testing.M) {
 // newPGDatabase makes a database of the test's own in the shared cluster
 // (starting the cluster on first use), runs InitPostgres on it and returns
 // its DSN for the superuser. The database is dropped when the test ends.
-func newPGDatabase(t *testing.T) string {
+func newPGDatabase(t testing.TB) string {
 	t.Helper()
 	pgShared.once.Do(func() {
 		pgShared.cluster, pgShared.stop, pgShared.err = pgtest.Launch()

@@ -91,9 +91,6 @@ func logNormal(r *rand.Rand, median, sigma float64, max int) int {
 // transaction with the FTS triggers as they are in production.
 func fillSearchFixture(tb testing.TB, s *SQLite, n int) {
 	tb.Helper()
-	r := rand.New(rand.NewPCG(1, 2))
-	vocab := fixtureVocab(r)
-	zipf := rand.NewZipf(r, 1.07, 2, uint64(len(vocab)-1))
 	tx, err := s.db.Begin()
 	if err != nil {
 		tb.Fatal(err)
@@ -107,6 +104,26 @@ func fillSearchFixture(tb testing.TB, s *SQLite, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	searchFixture(n, func(id, title string, created, updated int64) {
+		if _, err := sessStmt.Exec(id, title, created, updated, id); err != nil {
+			tb.Fatal(err)
+		}
+	}, func(id, role, content string, created int64) {
+		if _, err := msgStmt.Exec(id, role, content, created); err != nil {
+			tb.Fatal(err)
+		}
+	})
+	if err := tx.Commit(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// searchFixture makes the search fixture's n messages and their sessions,
+// the same for every store, handing each row to a store's writer.
+func searchFixture(n int, session func(id, title string, created, updated int64), message func(id, role, content string, created int64)) {
+	r := rand.New(rand.NewPCG(1, 2))
+	vocab := fixtureVocab(r)
+	zipf := rand.NewZipf(r, 1.07, 2, uint64(len(vocab)-1))
 	var id string
 	for i := range n {
 		t := int64(1_700_000_000_000 + i*60_000)
@@ -121,9 +138,7 @@ func fillSearchFixture(tb testing.TB, s *SQLite, n int) {
 			}
 			title := fixtureText(r, vocab, zipf, 3+r.IntN(4), plants)
 			title = strings.TrimSuffix(title, ".")
-			if _, err := sessStmt.Exec(id, title, t, t+int64(fixtureMessagesPerSession)*60_000, id); err != nil {
-				tb.Fatal(err)
-			}
+			session(id, title, t, t+int64(fixtureMessagesPerSession)*60_000)
 		}
 		role, words := "user", logNormal(r, 20, 0.8, 400)
 		if i%2 == 1 {
@@ -142,11 +157,6 @@ func fillSearchFixture(tb testing.TB, s *SQLite, n int) {
 		if r.Float64() < 0.2 {
 			plants = append(plants, []string{"evicted", "eviction"}[r.IntN(2)])
 		}
-		if _, err := msgStmt.Exec(id, role, fixtureText(r, vocab, zipf, words, plants), t); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		tb.Fatal(err)
+		message(id, role, fixtureText(r, vocab, zipf, words, plants), t)
 	}
 }
