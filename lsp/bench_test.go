@@ -20,16 +20,18 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/benchutil"
+	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/session"
 )
 
 // benchDaemon starts the built binary against fake, initialised, with a
 // session.
-func benchDaemon(b *testing.B, fake *openaitest.Server) (*lsptest.Server, string) {
+func benchDaemon(b *testing.B, fake *openaitest.Server, flags ...string) (*lsptest.Server, string) {
 	b.Helper()
 	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
-	s := lsptest.Binary(b, env, "serve", "--data-dir", b.TempDir())
+	s := lsptest.Binary(b, env, append([]string{"serve", "--data-dir", b.TempDir()}, flags...)...)
 	s.Initialize(lsptest.InitOptions{})
 	var created command.SessionResult
 	s.MustCommand(command.SessionNew, map[string]any{"title": "bench"}, &created)
@@ -86,9 +88,21 @@ func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
 // system prompt (two relevant files, an open buffer) and history.
 // Metrics: daemon-ms and direct-ms (medians) and overhead-ms (the
 // difference; target <= 2 ms).
-func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) {
+func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) { benchFirstDelta(b) }
+
+// BenchmarkDaemonFirstDeltaOverheadPostgres is the same with the session
+// store in PostgreSQL (a throwaway cluster on a Unix socket).
+func BenchmarkDaemonFirstDeltaOverheadPostgres(b *testing.B) {
+	c := pgtest.Start(b)
+	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+		b.Fatal(err)
+	}
+	benchFirstDelta(b, "--store", c.DSN("", "postgres"))
+}
+
+func benchFirstDelta(b *testing.B, flags ...string) {
 	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"first", " second", " third"}}))
-	s, id := benchDaemon(b, fake)
+	s, id := benchDaemon(b, fake, flags...)
 	dir := b.TempDir()
 	var files []string
 	for i := range 2 {

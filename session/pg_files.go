@@ -633,12 +633,18 @@ func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, 
 	if len(hits) >= limit {
 		return hits, nil
 	}
-	rows, err = s.pool.Query(ctx, `SELECT w.id, w.session_id, s.title, w.role, ts_headline('ctxls', w.content, q, `+headline+`)
-		FROM (SELECT m.id, m.session_id, m.role, m.content, ts_rank(m.content_tsv, q) AS rank
-			FROM messages m, to_tsquery('ctxls', $1) q
-			WHERE m.content_tsv @@ q ORDER BY m.id DESC LIMIT $2) w
-		JOIN sessions s ON s.id = w.session_id, to_tsquery('ctxls', $1) q
-		ORDER BY w.rank DESC, w.id DESC LIMIT $3`, tsq, searchWindow, limit-len(hits))
+	// The matches come from the GIN index first (MATERIALIZED): ordered
+	// by id and limited, the planner would rather walk the primary key
+	// backwards testing every message, which for a rare word is most of
+	// the table. Of the window, the best are ranked, and only they get a
+	// headline.
+	rows, err = s.pool.Query(ctx, `WITH q AS (SELECT to_tsquery('ctxls', $1) AS q),
+		matched AS MATERIALIZED (SELECT m.id FROM messages m, q WHERE m.content_tsv @@ q.q),
+		win AS (SELECT id FROM matched ORDER BY id DESC LIMIT $2),
+		best AS (SELECT m.id, m.session_id, m.role, m.content, ts_rank(m.content_tsv, q.q) AS rank
+			FROM messages m JOIN win USING (id), q ORDER BY rank DESC, m.id DESC LIMIT $3)
+		SELECT best.id, best.session_id, s.title, best.role, ts_headline('ctxls', best.content, q.q, `+headline+`)
+		FROM best JOIN sessions s ON s.id = best.session_id, q ORDER BY best.rank DESC, best.id DESC`, tsq, searchWindow, limit-len(hits))
 	if err != nil {
 		return nil, err
 	}

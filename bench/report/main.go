@@ -158,6 +158,41 @@ func worstOf(prefix string, limit float64) func(figures) (string, bool, bool) {
 	}
 }
 
+// ratioOf is a target "the PostgreSQL store within limit× of SQLite in the
+// same run": every figure whose key starts with pg is paired with the one
+// that has base in its place (sub-benchmarks by name), judged by the worst
+// ratio.
+func ratioOf(pg, base, metric string, limit float64) func(figures) (string, bool, bool) {
+	return func(f figures) (string, bool, bool) {
+		keys := make([]string, 0, len(f))
+		for k := range f {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		var parts []string
+		met, found := true, false
+		for _, k := range keys {
+			if !strings.HasPrefix(k, pg) || !strings.HasSuffix(k, " "+metric) {
+				continue
+			}
+			b, ok := f[base+strings.TrimPrefix(k, pg)]
+			if !ok || b.value <= 0 {
+				continue
+			}
+			found = true
+			r := f[k].value / b.value
+			met = met && r <= limit
+			name := strings.TrimSuffix(strings.TrimPrefix(k, pg), " "+metric)
+			name = strings.TrimPrefix(name, "/")
+			if name != "" {
+				name += " "
+			}
+			parts = append(parts, fmt.Sprintf("%s%.2f× (%.3g vs %.3g ms)", name, r, toMS(f[k]), toMS(b)))
+		}
+		return strings.Join(parts, ", "), met, found
+	}
+}
+
 var targets = []target{
 	{"spawn → initialize reply (median)", "≤ 10 ms", atMost("spawn → initialize reply", 10, "ms")},
 	{"200 KB open + 1,000 edits + round trip (median)", "≤ 50 ms", atMost("200 KB open + 1,000 edits", 50, "ms")},
@@ -181,6 +216,10 @@ var targets = []target{
 	{"200 open 100 KB files (peak resident)", "≤ 60 MB", atMost("BenchmarkDaemonMemory200Files peak-MB", 60, "MB")},
 	{"`ctxls acp`: spawn → initialize reply (median)", "≤ 10 ms", atMost("BenchmarkACPInitialize start-ms", 10, "ms")},
 	{"`ctxls acp` overhead on the first agent_message_chunk (median)", "≤ 2 ms", atMost("BenchmarkACPFirstChunkOverhead overhead-ms", 2, "ms")},
+	{"PostgreSQL store: list 10,000 sessions, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresList10kSessions", "BenchmarkList10kSessions", "ns/op", 2)},
+	{"PostgreSQL store: search 100,000 messages, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresSearch100kMessages", "BenchmarkSearch100kMessages", "ns/op", 2)},
+	{"PostgreSQL store: resume a 1,000-message session, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresResume1000Messages", "BenchmarkResume1000Messages", "ns/op", 2)},
+	{"PostgreSQL store: daemon overhead on time to first delta, vs SQLite", "≤ 2×", ratioOf("BenchmarkDaemonFirstDeltaOverheadPostgres", "BenchmarkDaemonFirstDeltaOverhead", "overhead-ms", 2)},
 }
 
 func main() {
