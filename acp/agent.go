@@ -66,6 +66,7 @@ type openSession struct {
 	id      string
 	cwd     string
 	resumed bool          // the next turn carries the resume reminder
+	title   string        // the title last sent by sendState or a live update (live.go)
 	turn    *turn.Turn    // the running turn, if any
 	done    chan struct{} // closed when the running turn has ended
 }
@@ -93,10 +94,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	a := newAgent(cfg, log, store, out)
 	a.conn = sdk.NewAgentSideConnection(a, a.out, guard(in, a.out))
 	a.conn.SetLogger(log)
+	stopWatch := a.watch()
 	select {
 	case <-a.conn.Done():
 	case <-ctx.Done():
 	}
+	stopWatch()
 	a.close()
 	return 0
 }

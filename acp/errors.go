@@ -43,6 +43,8 @@ func rpcError(err error) error {
 		code = codeNoProvider
 	case errors.Is(err, context.Canceled):
 		return sdk.NewRequestCancelled(map[string]any{"error": err.Error()})
+	case errors.Is(chat.StoreError(err), chat.ErrStoreUnreachable):
+		err = chat.StoreError(err) // PostgreSQL is down: say so, not "broken pipe"
 	}
 	return &sdk.RequestError{Code: code, Message: err.Error()}
 }

@@ -201,6 +201,11 @@ func (a *Agent) sendState(ctx context.Context, id string) {
 		return
 	}
 	u := infoUpdate(sess)
+	a.mu.Lock()
+	if s := a.open[id]; s != nil {
+		s.title = sess.Title
+	}
+	a.mu.Unlock()
 	if sets, err := a.store.Context(ctx, id); err == nil {
 		if sets == nil {
 			sets = session.Context{} // {} rather than null

@@ -25,8 +25,9 @@ const DefaultCheckpoint = 500 * time.Millisecond
 // (created, then ready reports how that went). set hands it the text so
 // far; stop ends it and waits for a save in progress, so the final state
 // is always written after the last checkpoint. When the row is gone (the
-// session was deleted) it calls gone once and stops.
-func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, created <-chan struct{}, ready func() error, gone func()) (set func(string), stop func()) {
+// session was deleted) it calls gone once and stops; when the store's
+// database cannot be reached (StoreError), lost, and stops.
+func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, created <-chan struct{}, ready func() error, gone func(), lost func(error)) (set func(string), stop func()) {
 	every := e.Checkpoint
 	if every <= 0 {
 		every = DefaultCheckpoint
@@ -73,6 +74,10 @@ func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, creat
 				}
 				if errors.Is(err, session.ErrNotFound) {
 					gone()
+					return
+				}
+				if err != nil && ctx.Err() == nil && errors.Is(StoreError(err), ErrStoreUnreachable) {
+					lost(err)
 					return
 				}
 				if err != nil && ctx.Err() == nil {

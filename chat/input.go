@@ -189,10 +189,11 @@ func (e *Engine) sentFor(id string) *sentFiles {
 }
 
 // Forget drops what the engine keeps about a session (its record of sent
-// files): the session was deleted.
+// files, an answer a lost store did not take): the session was deleted.
 func (e *Engine) Forget(id string) {
 	e.mu.Lock()
 	delete(e.sent, id)
+	delete(e.unsaved, id)
 	e.mu.Unlock()
 }
 

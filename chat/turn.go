@@ -31,6 +31,10 @@ func (*busyElsewhere) Error() string {
 }
 func (*busyElsewhere) Is(target error) bool { return target == ErrBusy }
 
+// lostSaveTimeout bounds the one try to save a turn's final state after
+// the store's database could not be reached.
+const lostSaveTimeout = 3 * time.Second
+
 // ErrSessionDeleted ends a turn whose session was deleted while it ran (by
 // this daemon, the CLI or another process).
 var ErrSessionDeleted = errors.New("the session was deleted while its turn ran; the answer is not kept")
@@ -78,10 +82,11 @@ type Engine struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 
-	// mu guards running and sent.
+	// mu guards running, sent and unsaved.
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc // session → its running turn
 	sent    map[string]*sentFiles              // session → hashes of the files last sent
+	unsaved map[string]unsavedAnswer           // session → the final state a lost store did not take
 	now     func() time.Time                   // the clock (tests)
 }
 
@@ -186,18 +191,21 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, errBusyElsewhere
 	}
 	if err != nil {
-		return nil, err
+		return nil, StoreError(err)
 	}
 	defer unlock()
+	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
+		return nil, StoreError(err)
+	}
 	t.Provider.Model = e.sessionModel(ctx, t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 
 	if err := e.Store.InterruptStale(ctx, t.SessionID); err != nil {
-		return nil, err
+		return nil, StoreError(err)
 	}
 	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
 	if err := e.Store.AppendMessage(ctx, user); err != nil {
-		return nil, err
+		return nil, StoreError(err)
 	}
 	if changed, err := e.Store.SetAutoTitle(ctx, t.SessionID, FirstLineTitle(t.Message)); err != nil {
 		e.Log.Warn("auto title failed", "session", t.SessionID, "err", err)
@@ -208,11 +216,11 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	}
 	tools, err := e.toolEnv(ctx, t, ev)
 	if err != nil {
-		return nil, err
+		return nil, StoreError(err)
 	}
 	history, err := e.Store.Messages(ctx, t.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, StoreError(err)
 	}
 	history = slices.DeleteFunc(history, func(m session.Message) bool { return m.ID == user.ID })
 	in, err := e.assemble(ctx, t, tools, history, true)
@@ -230,8 +238,15 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		e.Log.Info("session deleted during its turn", "session", t.SessionID)
 		return res, ErrSessionDeleted
 	}
-	// gone is called by the checkpoints when the answer's row is gone.
+	// gone is called by the checkpoints when the answer's row is gone;
+	// lost when the store's database cannot be reached: the turn ends
+	// there, since neither its answer nor its turn lock (held on a
+	// connection to the database) survives the outage.
 	gone := func() { cancel(ErrSessionDeleted) }
+	lost := func(err error) {
+		e.Log.Warn("session store unreachable during a turn", "session", t.SessionID, "err", err)
+		cancel(StoreError(err))
+	}
 	var streamErr error
 	for round := 0; ; round++ {
 		// The answer's row is created while the request goes out: the
@@ -244,7 +259,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
 		ready := func() error { <-created; return createErr }
 		withTools := round < MaxToolRounds
-		setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone)
+		setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone, lost)
 		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, ready, setText, ev, withTools)
 		stopCheckpoints()
 		all.WriteString(text)
@@ -252,7 +267,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			if errors.Is(cerr, session.ErrNotFound) || errors.Is(context.Cause(ctx), ErrSessionDeleted) {
 				return deleted()
 			}
-			return nil, cerr
+			return nil, StoreError(cerr)
 		}
 		res.MessageID = answer.ID
 		res.Usage.PromptTokens += usage.PromptTokens
@@ -261,7 +276,11 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			return deleted()
 		}
 		status := session.StatusComplete
+		storeLost := errors.Is(context.Cause(ctx), ErrStoreUnreachable)
 		switch {
+		case storeLost:
+			res.FinishReason, status = FinishError, session.StatusError
+			err = context.Cause(ctx)
 		case err != nil && ctx.Err() != nil:
 			res.FinishReason, status = FinishCancelled, session.StatusInterrupted
 			err = ctx.Err()
@@ -279,10 +298,20 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		}
 		// Save the final state even when ctx is cancelled.
 		saveCtx := context.WithoutCancel(ctx)
+		if storeLost {
+			// One try, bounded: the database may be back already (a
+			// restart), or not (then the last checkpoint stays).
+			var cancelSave context.CancelFunc
+			saveCtx, cancelSave = context.WithTimeout(saveCtx, lostSaveTimeout)
+			defer cancelSave()
+		}
 		if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, content, status, &usage); errors.Is(uerr, session.ErrNotFound) {
 			return deleted()
 		} else if uerr != nil {
 			e.Log.Error("saving the answer failed", "session", t.SessionID, "err", uerr)
+			if storeLost {
+				e.keepUnsaved(t.SessionID, unsavedAnswer{id: answer.ID, content: content, status: status, usage: usage})
+			}
 		}
 		if err != nil || len(calls) == 0 {
 			streamErr = err
@@ -294,7 +323,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			if errors.Is(err, session.ErrNotFound) {
 				return deleted()
 			}
-			return nil, err
+			return nil, StoreError(err)
 		}
 		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 		for _, c := range calls {
@@ -307,7 +336,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 				if errors.Is(err, session.ErrNotFound) {
 					return deleted()
 				}
-				return nil, err
+				return nil, StoreError(err)
 			}
 			messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
 		}
@@ -328,6 +357,44 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		e.nameLater(t, ev)
 	}
 	return res, streamErr
+}
+
+// unsavedAnswer is an answer's final state that could not be saved because
+// the store's database could not be reached; the session's next turn in
+// this daemon saves it first (until then the answer shows its last
+// checkpoint, "streaming", which InterruptStale ends in time).
+type unsavedAnswer struct {
+	id      int64
+	content string
+	status  session.Status
+	usage   session.Usage
+}
+
+func (e *Engine) keepUnsaved(sessionID string, u unsavedAnswer) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.unsaved == nil {
+		e.unsaved = map[string]unsavedAnswer{}
+	}
+	e.unsaved[sessionID] = u
+}
+
+// saveUnsaved saves the session's answer a lost store did not take, if
+// any; an answer since deleted is forgotten.
+func (e *Engine) saveUnsaved(ctx context.Context, sessionID string) error {
+	e.mu.Lock()
+	u, ok := e.unsaved[sessionID]
+	e.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := e.Store.UpdateMessage(ctx, u.id, u.content, u.status, &u.usage); err != nil && !errors.Is(err, session.ErrNotFound) {
+		return err
+	}
+	e.mu.Lock()
+	delete(e.unsaved, sessionID)
+	e.mu.Unlock()
+	return nil
 }
 
 // sessionModel is the model a turn uses: the session's own

@@ -11,5 +11,7 @@
 // Requests pass the lifecycle check inline, then release the read loop with
 // jsonrpc2.Async and run concurrently, each with a context cancelled by
 // $/cancelRequest. So a request always sees every edit sent before it, and a
-// slow request never delays a later edit or command.
+// slow request never delays a later edit or command. Changes other daemons
+// make (the PostgreSQL store's live updates) are read and announced on the
+// connection's watch goroutine (live.go), apart from both.
 package lsp

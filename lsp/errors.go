@@ -20,7 +20,8 @@ const RequestFailed jsonrpc2.Code = -32803
 
 // toRPCError is the one place where errors become JSON-RPC errors. Domain
 // errors a person can act on become InvalidParams with their message kept;
-// cancellation becomes RequestCancelled; anything else is an internal error,
+// cancellation becomes RequestCancelled; a store whose database cannot be
+// reached, RequestFailed with a message saying so; anything else is an internal error,
 // message kept. No error is ever answered with code 0.
 func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	var rpcErr *jsonrpc2.Error
@@ -36,6 +37,10 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		errors.Is(err, session.ErrTooLarge),
 		errors.Is(err, buffer.ErrNotOpen):
 		return jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
+	case errors.Is(chat.StoreError(err), chat.ErrStoreUnreachable):
+		// PostgreSQL is down or cut off: the driver's "broken pipe" is
+		// logged, the person reads what happened.
+		return jsonrpc2.NewError(RequestFailed, chat.StoreError(err).Error())
 	}
 	return jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
 }

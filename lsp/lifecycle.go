@@ -137,6 +137,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	s.mu.Unlock()
 	s.view.setIdle(viewIdle)
+	s.startWatch(store)
 	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(s.roots))
 
 	yes, no := true, false
@@ -206,6 +207,7 @@ func (s *Server) shutdown(context.Context) (any, error) {
 	s.state = shutDown
 	s.mu.Unlock()
 	s.view.stop()
+	s.stopWatch()
 	s.log.Info("shutdown")
 	return json.RawMessage("null"), nil
 }

@@ -92,6 +92,7 @@ type Server struct {
 	storageLimitMB int             // the editor's storageSoftLimitMB (initializationOptions, then settings); 0 if unset
 	clientInfo     string          // "<name> <version>" from initialize's clientInfo
 	envOverride    string          // initializationOptions.envHint, used verbatim
+	watch          *watcher        // live updates from other daemons (live.go); nil when stopped
 
 	// view is the editor's view waiting to be captured; it has its own
 	// mutex (see view.go).
@@ -164,8 +165,10 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 		s.mu.Unlock()
 	case <-ctx.Done():
 	}
-	// No view capture may write once the store closes.
+	// No view capture may write, and no live update read, once the store
+	// closes.
 	s.view.stop()
+	s.stopWatch()
 	s.mu.Lock()
 	store, engine := s.store, s.engine
 	s.store = nil

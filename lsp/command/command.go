@@ -175,13 +175,13 @@ var Requests = []Info{
 
 // Notifications lists every notification the server sends.
 var Notifications = []Info{
-	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk. `applet` is the `applet` set as an object (slug and parameters), present when the session has one; the editor's idle view capture changes it (reason \"changed\").",
+	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk. `applet` is the `applet` set as an object (slug and parameters), present when the session has one; the editor's idle view capture changes it (reason \"changed\"). A change another daemon made (PostgreSQL store, see Live updates) has reason \"changed\", the whole context and empty `added`/`removed`.",
 		Result:        ContextChangedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"applet": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "files": ["/home/ann/app/src/login.go"]}, "added": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "removed": [], "missing": [], "applet": {"slug": "editor", "params": {"file": "/home/ann/app/src/login.go", "line": "42", "selection": "42-49"}}}`},
-	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model).",
+	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model). With the PostgreSQL store also when another daemon changed the session (its title, its messages or its activity; see Live updates), and for the current session when the daemon reconnected to the database: read the session again.",
 		Result:        SessionUpdatedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user"}`},
-	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. Files the storage clean-up removes are reported with `window/showMessage` instead.",
+	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. A file another daemon wrote or removed (PostgreSQL store, see Live updates) has `by` \"remote\", once this machine's mirror of the session folder has followed it. Files the storage clean-up removes are reported with `window/showMessage` instead.",
 		Result:        SessionFilesChangedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv", "size": 2048, "by": "model"}`},
 }
@@ -529,12 +529,16 @@ type SessionUpdatedParams struct {
 	TitleSource session.TitleSource `json:"titleSource"`
 }
 
+// ByRemote is ctxls/sessionFilesChanged's `by` for a file changed by
+// another daemon on the same PostgreSQL store (who is not known there).
+const ByRemote = "remote"
+
 // SessionFilesChangedParams are the params of ctxls/sessionFilesChanged.
 type SessionFilesChangedParams struct {
 	SessionID string `json:"sessionId"`
 	Subdir    string `json:"subdir"` // sources, results, scripts or data
 	Name      string `json:"name"`   // the path below subdir, "/"-separated
 	Size      int64  `json:"size"`   // bytes; 0 for a removal
-	By        string `json:"by"`     // "model" or "user"
+	By        string `json:"by"`     // "model", "user" or ByRemote
 	Removed   bool   `json:"removed,omitempty"`
 }
