@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -98,6 +99,46 @@ func BenchmarkPostgresResume1000Messages(b *testing.B) {
 		}
 		if msgs, err := s.Messages(ctx, sess.ID); err != nil || len(msgs) != 1000 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppendMessage is the store's write path of a turn: a message
+// stored (with its session's activity) in one transaction, from 1 and
+// from 8 goroutines (sessions of their own, as 8 editors' turns), on each
+// store. docs/scaling.md takes its write rates from these.
+func BenchmarkAppendMessage(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, writers := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/writers=%d", backend, writers), func(b *testing.B) {
+				var s Store
+				if backend == "sqlite" {
+					s = openTest(b)
+				} else {
+					s = openBenchPG(b)
+				}
+				ids := make([]string, writers)
+				for i := range ids {
+					ss, err := s.Create(ctx, "")
+					if err != nil {
+						b.Fatal(err)
+					}
+					ids[i] = ss.ID
+				}
+				// RunParallel starts parallelism × GOMAXPROCS (2) goroutines:
+				// writers of them, each with a session of its own.
+				var n atomic.Int32
+				b.SetParallelism(max(1, writers/2))
+				b.RunParallel(func(pb *testing.PB) {
+					i := int(n.Add(1)-1) % writers
+					for pb.Next() {
+						if err := s.AppendMessage(ctx, &Message{SessionID: ids[i], Role: RoleUser, Content: "a question of a few words"}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
 		}
 	}
 }
