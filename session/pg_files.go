@@ -30,6 +30,9 @@ import (
 const mirrorManifest = ".ctxls-mirror.json"
 
 type manifest struct {
+	// ID is the session's, so a folder can be found when its session is
+	// gone from the database.
+	ID string `json:"id"`
 	// Files: "sub/name" → the database's updated_at of the copy here.
 	Files map[string]int64 `json:"files"`
 	// History: the session's updated_at that history.md shows.
@@ -132,7 +135,8 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, er
 			return err
 		}
 		m := readManifest(folder)
-		changed := false
+		changed := m.ID != ss.ID
+		m.ID = ss.ID
 		inDB := make(map[string]bool, len(files))
 		for _, f := range files {
 			inDB[f.key()] = true
@@ -173,6 +177,33 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, er
 		return done, err
 	}
 	return done, s.history.later(ctx, ss.ID)
+}
+
+// removeMirror removes the mirror folder of a session that is gone from
+// the database (deleted elsewhere, or no longer shared with this role):
+// the folder whose manifest names it.
+func (s *Postgres) removeMirror(ctx context.Context, id string) error {
+	if len(id) < 6 {
+		return nil
+	}
+	return s.withLocal(ctx, func() error {
+		entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasSuffix(e.Name(), "--"+id[:6]) {
+				continue
+			}
+			path := s.folderPath(e.Name())
+			if readManifest(path).ID == id {
+				if err := os.RemoveAll(path); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // writeMirrorFile writes one file of the mirror, making its folders; a
@@ -224,6 +255,7 @@ func (s *Postgres) mirrorWrote(ctx context.Context, id, sub, name string, conten
 			return err
 		}
 		m := readManifest(path)
+		m.ID = id
 		key := sub + "/" + name
 		if updated < 0 {
 			os.Remove(filepath.Join(path, sub, filepath.FromSlash(name)))
@@ -465,7 +497,7 @@ func (s *Postgres) writeHistory(ctx context.Context, id string) error {
 			return err
 		}
 		m := readManifest(folder)
-		m.History = ss.UpdatedAt.UnixMilli()
+		m.ID, m.History = ss.ID, ss.UpdatedAt.UnixMilli()
 		return m.write(folder)
 	})
 }

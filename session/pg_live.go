@@ -133,12 +133,11 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, fn func(Chan
 // complete reads what a Change needs through the role's policies: whether
 // the session is still there for it, and for files, the mirror followed.
 func (s *Postgres) complete(ctx context.Context, ch *Change) {
-	if ch.Deleted {
-		return
-	}
 	ss, err := s.row(ctx, s.pool, ch.SessionID)
-	if errors.Is(err, ErrNotFound) {
+	if ch.Deleted || errors.Is(err, ErrNotFound) {
+		// Gone for this role: so is this machine's copy of its folder.
 		ch.Deleted = true
+		s.removeMirror(ctx, ch.SessionID)
 		return
 	}
 	if err != nil {

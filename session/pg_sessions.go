@@ -166,6 +166,7 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 		return nil, false, err
 	}
 	changed := false
+	var written *Session
 	var from, to string // the mirror folder moved, if it did
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var (
@@ -192,6 +193,11 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 			return err
 		}
 		changed = true
+		// The session as this rename left it, whatever another daemon
+		// does after the commit.
+		if written, err = s.row(ctx, tx, id); err != nil {
+			return err
+		}
 		if newFolder == folder {
 			return nil
 		}
@@ -223,11 +229,10 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 	if !changed {
 		return nil, false, nil
 	}
-	ss, err := s.Get(ctx, id)
-	if err != nil {
+	if err := s.syncFolder(ctx, written); err != nil {
 		return nil, true, err
 	}
-	return ss, true, s.history.later(ctx, id)
+	return written, true, s.history.later(ctx, id)
 }
 
 // SetTitleIfAuto replaces an "auto" title with one the model suggested.
@@ -303,7 +308,15 @@ func (s *Postgres) Share(ctx context.Context, id string, visibility Visibility) 
 	if visibility != VisibilityPrivate && visibility != VisibilityTeam {
 		return nil, invalid("visibility must be %q or %q, got %q", VisibilityPrivate, VisibilityTeam, truncate(string(visibility), 40))
 	}
-	_, err := s.pool.Exec(ctx, "SELECT share($1, $2)", id, string(visibility))
+	var ss *Session
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT share($1, $2)", id, string(visibility)); err != nil {
+			return err
+		}
+		var err error
+		ss, err = s.row(ctx, tx, id)
+		return err
+	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege: not the owner's
 		return nil, s.notOwner(ctx, id, "share")
@@ -311,7 +324,7 @@ func (s *Postgres) Share(ctx context.Context, id string, visibility Visibility) 
 	if err != nil {
 		return nil, err
 	}
-	return s.Get(ctx, id)
+	return ss, s.syncFolder(ctx, ss)
 }
 
 // PruneInactive deletes this role's sessions with no activity before
@@ -372,6 +385,7 @@ func (s *Postgres) SetModel(ctx context.Context, id, model string) (*Session, er
 	if err != nil {
 		return nil, err
 	}
+	var ss *Session
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if model == "" {
@@ -382,12 +396,16 @@ func (s *Postgres) SetModel(ctx context.Context, id, model string) (*Session, er
 		if err != nil {
 			return err
 		}
-		return s.touch(ctx, tx, id)
+		if err := s.touch(ctx, tx, id); err != nil {
+			return err
+		}
+		ss, err = s.row(ctx, tx, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.Get(ctx, id)
+	return ss, s.syncFolder(ctx, ss)
 }
 
 // SetEnvHint records the session's envHint when it differs; not activity.
