@@ -2,13 +2,8 @@ package chat
 
 import (
 	"errors"
-	"io"
-	"net"
-	"net/url"
-	"strings"
-	"syscall"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/ctxls/ctxls/session"
 )
 
 // ErrStoreUnreachable: the session store's database could not be reached
@@ -40,31 +35,6 @@ func StoreError(err error) error {
 	return &storeUnreachable{err: err}
 }
 
-// unreachable reports whether err is the PostgreSQL driver's way of saying
-// the server is gone: it could not connect, the server shut the
-// connection down (SQLSTATE classes 08 and 57P), or the connection broke.
-func unreachable(err error) bool {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return false // an HTTP request's, never the store's
-	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return true
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	for _, e := range []error{io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE, syscall.ENOTCONN} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	// pgconn's own "conn closed" (a connection found dead) is unexported.
-	return strings.Contains(err.Error(), "conn closed")
-}
+// unreachable reports whether err says the store's database is gone (see
+// session.IsUnavailable).
+func unreachable(err error) bool { return session.IsUnavailable(err) }

@@ -186,7 +186,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, ErrBusy
 	}
 	defer e.release(t.SessionID)
-	unlock, err := e.Store.LockTurn(ctx, t.SessionID)
+	unlock, lockLost, err := e.Store.LockTurn(ctx, t.SessionID)
 	if errors.Is(err, session.ErrTurnElsewhere) {
 		return nil, errBusyElsewhere
 	}
@@ -194,6 +194,17 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, StoreError(err)
 	}
 	defer unlock()
+	if lockLost != nil {
+		// Without its lock another daemon could start a turn here: end
+		// this one as an outage of the store ends it.
+		go func() {
+			select {
+			case <-lockLost:
+				cancel(StoreError(session.ErrTurnLockLost))
+			case <-ctx.Done():
+			}
+		}()
+	}
 	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
 		return nil, StoreError(err)
 	}

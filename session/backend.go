@@ -60,7 +60,9 @@ type Store interface {
 	Watch(ctx context.Context, fn func(Change)) error
 	// LockTurn holds the session's turn lock across processes until
 	// unlock is called; held elsewhere, it fails with ErrTurnElsewhere.
-	LockTurn(ctx context.Context, sessionID string) (unlock func(), err error)
+	// lost (nil where locks cannot be lost) is closed if the lock goes
+	// away under the turn (its database connection broke).
+	LockTurn(ctx context.Context, sessionID string) (unlock func(), lost <-chan struct{}, err error)
 	WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error)
 	// OutputWritten records a file a front door wrote at the path
 	// OutputTarget gave (nothing to do where the folder is the store).

@@ -41,7 +41,7 @@ type Postgres struct {
 	// from the pool the store's work uses.
 	turnConns *pgxpool.Pool
 	turnMu    sync.Mutex
-	turns     map[*pgxpool.Conn]bool // held turn locks, let go of by Close
+	turns     map[*pgxpool.Conn]*heldTurn // held turn locks, let go of by Close
 
 	// local is the data directory's write lock: the mirror folders are
 	// changed by one process of this machine at a time.
@@ -95,7 +95,7 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 		turnConns.Close()
 		return nil, err
 	}
-	s := &Postgres{pool: pool, turnConns: turnConns, dir: dataDir, now: time.Now, owner: newOwner(), app: app, turns: map[*pgxpool.Conn]bool{},
+	s := &Postgres{pool: pool, turnConns: turnConns, dir: dataDir, now: time.Now, owner: newOwner(), app: app, turns: map[*pgxpool.Conn]*heldTurn{},
 		local: &writeLock{token: make(chan struct{}, 1), file: lock}}
 	s.history.write = s.writeHistory
 	if err := s.interruptStale(ctx, ""); err != nil {
@@ -152,9 +152,12 @@ func (s *Postgres) Close() error {
 	s.pool.Close()
 	// Turns still held end with their connections, as at a daemon's exit.
 	s.turnMu.Lock()
-	for c := range s.turns {
+	for c, h := range s.turns {
+		h.mu.Lock()
+		h.released = true
 		c.Conn().Close(context.Background())
 		c.Release()
+		h.mu.Unlock()
 	}
 	clear(s.turns)
 	s.turnMu.Unlock()

@@ -4,11 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Live updates and the turn lock of the PostgreSQL store: what makes
@@ -148,6 +155,43 @@ func (s *Postgres) complete(ctx context.Context, ch *Change) {
 	}
 }
 
+// IsUnavailable reports whether err, from a store call, says the
+// store's database could not be reached: it could not connect, the server
+// shut the connection down (SQLSTATE classes 08 and 57P), or the
+// connection broke. The SQLite store's errors never say so.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return false // an HTTP request's, never the store's
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	for _, e := range []error{io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE, syscall.ENOTCONN, ErrTurnLockLost} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	// pgconn's own "conn closed" (a connection found dead) is unexported.
+	return strings.Contains(err.Error(), "conn closed")
+}
+
+// ErrTurnLockLost: the connection that held a turn's lock broke, so
+// another daemon may start a turn in the session; the turn must end.
+var ErrTurnLockLost = errors.New("the connection holding the turn's lock to the session database was lost")
+
 // ErrTurnElsewhere: a turn of the session is running in another process.
 var ErrTurnElsewhere = errors.New("a turn is already running in this session on another machine or editor; wait for it or cancel it there")
 
@@ -155,32 +199,38 @@ var ErrTurnElsewhere = errors.New("a turn is already running in this session on 
 // database, until unlock is called: a PostgreSQL advisory lock on a
 // connection of its own, so a daemon that dies lets go of it with its
 // connection. Held elsewhere, it fails at once with ErrTurnElsewhere.
-func (s *Postgres) LockTurn(ctx context.Context, sessionID string) (unlock func(), err error) {
+func (s *Postgres) LockTurn(ctx context.Context, sessionID string) (unlock func(), lost <-chan struct{}, err error) {
 	conn, err := s.turnConns.Acquire(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var got bool
 	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended('ctxls turn ' || $1, 0))", sessionID).Scan(&got); err != nil {
 		conn.Release()
-		return nil, err
+		return nil, nil, err
 	}
 	if !got {
 		conn.Release()
-		return nil, ErrTurnElsewhere
+		return nil, nil, ErrTurnElsewhere
 	}
+	h := &heldTurn{conn: conn, done: make(chan struct{}), lost: make(chan struct{})}
 	s.turnMu.Lock()
-	s.turns[conn] = true
+	s.turns[conn] = h
 	s.turnMu.Unlock()
+	go h.check(context.WithoutCancel(ctx))
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			close(h.done)
 			s.turnMu.Lock()
 			defer s.turnMu.Unlock()
-			if !s.turns[conn] {
+			if s.turns[conn] == nil {
 				return // let go of by Close
 			}
 			delete(s.turns, conn)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.released = true
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if _, err := conn.Exec(uctx, "SELECT pg_advisory_unlock(hashtextextended('ctxls turn ' || $1, 0))", sessionID); err != nil {
@@ -188,12 +238,53 @@ func (s *Postgres) LockTurn(ctx context.Context, sessionID string) (unlock func(
 			}
 			conn.Release()
 		})
-	}, nil
+	}, h.lost, nil
+}
+
+// heldTurn is a turn lock and the connection that holds it.
+type heldTurn struct {
+	mu       sync.Mutex // the connection is used by one goroutine at a time
+	released bool       // the connection went back (guarded by mu)
+	conn     *pgxpool.Conn
+	done     chan struct{} // closed by unlock
+	lost     chan struct{} // closed when the connection broke
+}
+
+// turnCheckEvery is how often a held turn lock's connection is checked.
+const turnCheckEvery = time.Second
+
+// check pings the lock's connection until unlock, and closes lost when it
+// broke (PostgreSQL restarted, the network failed): the lock went with it.
+func (h *heldTurn) check(ctx context.Context) {
+	t := time.NewTicker(turnCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		if h.released {
+			h.mu.Unlock()
+			return
+		}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := h.conn.Ping(pctx)
+		cancel()
+		h.mu.Unlock()
+		if err != nil {
+			close(h.lost)
+			return
+		}
+	}
 }
 
 // LockTurn has nothing to hold across processes in the SQLite store: the
 // engine's own claim keeps one turn per session in a daemon.
-func (s *SQLite) LockTurn(context.Context, string) (func(), error) { return func() {}, nil }
+func (s *SQLite) LockTurn(context.Context, string) (func(), <-chan struct{}, error) {
+	return func() {}, nil, nil
+}
 
 // Watch has nothing to report in the SQLite store.
 func (s *SQLite) Watch(context.Context, func(Change)) error { return nil }

@@ -379,32 +379,32 @@ func TestPostgresTurnLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := a.LockTurn(ctx, ss.ID)
+	unlock, _, err := a.LockTurn(ctx, ss.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.LockTurn(ctx, ss.ID); !errors.Is(err, ErrTurnElsewhere) {
+	if _, _, err := b.LockTurn(ctx, ss.ID); !errors.Is(err, ErrTurnElsewhere) {
 		t.Errorf("b's turn while a's runs: %v", err)
 	}
 	other, _ := a.Create(ctx, "")
-	if u, err := b.LockTurn(ctx, other.ID); err != nil {
+	if u, _, err := b.LockTurn(ctx, other.ID); err != nil {
 		t.Errorf("another session's turn: %v", err)
 	} else {
 		u()
 	}
 	unlock()
 	unlock() // twice is harmless
-	u, err := b.LockTurn(ctx, ss.ID)
+	u, _, err := b.LockTurn(ctx, ss.ID)
 	if err != nil {
 		t.Fatalf("b after a's turn ended: %v", err)
 	}
 	u()
 
-	if _, err := a.LockTurn(ctx, ss.ID); err != nil {
+	if _, _, err := a.LockTurn(ctx, ss.ID); err != nil {
 		t.Fatal(err)
 	}
 	a.Close() // as a daemon that exits mid-turn
-	if u, err := b.LockTurn(ctx, ss.ID); err != nil {
+	if u, _, err := b.LockTurn(ctx, ss.ID); err != nil {
 		t.Errorf("b after a went away: %v", err)
 	} else {
 		u()
@@ -508,5 +508,34 @@ func TestCopyToPostgres(t *testing.T) {
 	}
 	if have, _ := pg.Messages(ctx, a.ID); len(have) != len(want) {
 		t.Errorf("messages after the second copy: %d", len(have))
+	}
+}
+
+// TestPostgresTurnLockLost: a lock whose connection breaks (PostgreSQL
+// restarted under the turn) says so, so the turn can end.
+func TestPostgresTurnLockLost(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	a := openPG(t, c, "alice")
+	ss, err := a.Create(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, lost, err := a.LockTurn(ctx, ss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	select {
+	case <-lost:
+		t.Fatal("lost while the connection is fine")
+	case <-time.After(2 * turnCheckEvery):
+	}
+	c.Stop(t)
+	c.Start(t)
+	select {
+	case <-lost:
+	case <-time.After(5 * turnCheckEvery):
+		t.Fatal("a lock whose connection broke was not reported lost")
 	}
 }
