@@ -1,8 +1,10 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
@@ -41,31 +44,49 @@ var (
 // one folder per session on disk (the one the database names), a current
 // history.md, no stray files, and no "database is locked" in any log.
 func TestFourDaemonsOneDataDir(t *testing.T) {
+	writes := *daemonWrites
+	if testing.Short() && writes > 200 {
+		writes = 200
+	}
+	dataDir := t.TempDir()
+	runFourDaemons(t, fourDaemons{dataDirs: []string{dataDir, dataDir, dataDir, dataDir}, verifyDir: dataDir, writes: writes})
+}
+
+// fourDaemons is how TestFourDaemons… runs its daemons.
+type fourDaemons struct {
+	dataDirs  []string // each daemon's --data-dir
+	verifyDir string   // the checking daemon's
+	flags     []string // more flags for every daemon (the store)
+	writes    int      // per daemon
+	// mirrors: the data directories hold mirrors of a database (the
+	// PostgreSQL store), not the sessions themselves.
+	mirrors bool
+}
+
+// runFourDaemons runs four daemons making cfg.writes writes each, then
+// checks the sum of their writes through a fresh daemon.
+func runFourDaemons(t *testing.T, cfg fourDaemons) {
 	const (
 		daemons = 4
 		workers = 3 // per daemon
 		shared  = 4 // sessions every worker writes to
 	)
-	if testing.Short() && *daemonWrites > 200 {
-		*daemonWrites = 200
-	}
 	seed := *daemonSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	t.Logf("%d daemons x %d writes, seed %d (-daemon-seed to repeat)", daemons, *daemonWrites, seed)
+	t.Logf("%d daemons x %d writes, seed %d (-daemon-seed to repeat)", daemons, cfg.writes, seed)
 	_, rootURI := workspace(t)
-	dataDir := t.TempDir()
 
 	w := &world{t: t, sessions: map[string]*expected{}}
 	var ds []*daemon
 	for d := range daemons {
 		fake := openaitest.New(t)
-		srv := lsptest.Binary(t, nil, "serve", "--data-dir", dataDir, "--log-level", "debug")
+		srv := lsptest.Binary(t, []string{session.StoreEnv + "="}, append([]string{"serve", "--data-dir", cfg.dataDirs[d], "--log-level", "debug"}, cfg.flags...)...)
 		srv.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
 			"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 16000, "maxOutputTokens": 1000},
 		}})
-		ds = append(ds, &daemon{n: d, srv: srv, fake: fake})
+		ds = append(ds, &daemon{n: d, srv: srv, fake: fake, dataDir: cfg.dataDirs[d]})
 	}
 	var sharedIDs []string
 	for i := range shared {
@@ -77,8 +98,8 @@ func TestFourDaemonsOneDataDir(t *testing.T) {
 	for _, d := range ds {
 		for k := range workers {
 			// Split the daemon's writes between its workers.
-			n := *daemonWrites / workers
-			if k < *daemonWrites%workers {
+			n := cfg.writes / workers
+			if k < cfg.writes%workers {
 				n++
 			}
 			wk := &worker{w: w, d: d, name: fmt.Sprintf("d%dw%d", d.n, k), shared: sharedIDs,
@@ -87,7 +108,8 @@ func TestFourDaemonsOneDataDir(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	t.Logf("%d writes and %d reads in %v; request times:%s", w.writes.Load(), w.reads.Load(), time.Since(start).Round(time.Millisecond), w.latencies())
+	t.Logf("%d writes and %d reads in %v (%d turns retried: busy on another daemon); request times:%s",
+		w.writes.Load(), w.reads.Load(), time.Since(start).Round(time.Millisecond), w.busyRetries.Load(), w.latencies())
 	for _, d := range ds {
 		d.srv.Shutdown()
 		if code := d.srv.Exit(); code != 0 {
@@ -100,14 +122,15 @@ func TestFourDaemonsOneDataDir(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	w.verify(dataDir, rootURI)
+	w.verify(cfg, ds, rootURI)
 }
 
 // daemon is one ctxls process with its own fake provider.
 type daemon struct {
-	n    int
-	srv  *lsptest.Server
-	fake *openaitest.Server
+	n       int
+	srv     *lsptest.Server
+	fake    *openaitest.Server
+	dataDir string
 	// chat serialises this daemon's chat turns, so each turn gets the
 	// replies it enqueued (the fake serves its queue in order).
 	chat sync.Mutex
@@ -128,7 +151,8 @@ type expected struct {
 	files    map[string]string // name → content
 	messages []string          // "role: content", any order
 	turns    []string          // words unique to each turn, for search
-	exported bool
+	exported map[int]bool      // the daemons that exported it
+	deleter  int               // the daemon that deleted it
 }
 
 // world is the sum of the writes.
@@ -139,6 +163,9 @@ type world struct {
 	latency  map[string][]time.Duration // by kind of request
 	writes   atomic.Int64
 	reads    atomic.Int64
+	// busyRetries counts turns refused because a turn of the session ran
+	// on another daemon (the PostgreSQL store's turn lock), then retried.
+	busyRetries atomic.Int64
 }
 
 func (w *world) session(id string) *expected {
@@ -154,7 +181,7 @@ func (w *world) create(d *daemon, title, owner string) *expected {
 		return nil
 	}
 	e := &expected{id: res.Session.ID, owner: owner, title: res.Session.Title, titleAt: res.Session.UpdatedAt,
-		sets: map[string][]string{}, files: map[string]string{}}
+		sets: map[string][]string{}, files: map[string]string{}, exported: map[int]bool{}}
 	w.mu.Lock()
 	w.sessions[e.id] = e
 	w.mu.Unlock()
@@ -205,8 +232,8 @@ func (w *world) check(d *daemon, what string, err error) bool {
 		return true
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") {
-		w.t.Errorf("daemon %d: %s: SQLite busy reached the user: %v", d.n, what, err)
+	if bad := storeContention(msg); bad != "" {
+		w.t.Errorf("daemon %d: %s: %q reached the user: %v", d.n, what, bad, err)
 	} else {
 		w.t.Errorf("daemon %d: %s: %v", d.n, what, err)
 	}
@@ -277,7 +304,7 @@ func (k *worker) deleteSession() {
 	var res command.DeleteResult
 	if k.w.call(k.d, "delete", command.SessionDelete, map[string]any{"sessionId": e.id}, &res) {
 		e.mu.Lock()
-		e.deleted = true
+		e.deleted, e.deleter = true, k.d.n
 		e.mu.Unlock()
 	}
 }
@@ -303,7 +330,20 @@ func (k *worker) chat(e *expected, tool bool) {
 		what = "chat+tool"
 	}
 	started := time.Now()
-	err := k.d.srv.Call("ctxls/chat", map[string]any{"sessionId": e.id, "message": msg}, &res)
+	var err error
+	for try := 0; ; try++ {
+		err = k.d.srv.Call("ctxls/chat", map[string]any{"sessionId": e.id, "message": msg}, &res)
+		// With the PostgreSQL store a turn in a session whose turn runs on
+		// another daemon is refused at once (nothing stored): the editor
+		// tries again. The SQLite store has no such lock.
+		var rpcErr *lsptest.RPCError
+		if try < 200 && errors.As(err, &rpcErr) && rpcErr.Code == -32803 && strings.Contains(rpcErr.Message, "another machine") {
+			k.w.busyRetries.Add(1)
+			time.Sleep(time.Duration(5+k.rng.IntN(20)) * time.Millisecond)
+			continue
+		}
+		break
+	}
 	k.w.timing(what, time.Since(started))
 	if !k.w.check(k.d, what, err) {
 		return
@@ -432,7 +472,7 @@ func (k *worker) export(e *expected) {
 		k.w.t.Errorf("%s: export: %.80q", k.name, res.Content)
 	}
 	e.mu.Lock()
-	e.exported = true
+	e.exported[k.d.n] = true
 	e.mu.Unlock()
 }
 
@@ -461,11 +501,28 @@ func (k *worker) read() {
 	}
 }
 
-// checkLog fails on SQLite busy errors, panics and races in a daemon's log.
+// contention names the errors of two writers getting in each other's
+// way: SQLite's busy errors, PostgreSQL's deadlocks, serialization
+// failures and running out of connections.
+var contention = []string{"database is locked", "SQLITE_BUSY", "deadlock detected", "SQLSTATE 40P01",
+	"could not serialize", "SQLSTATE 40001", "too many clients", "SQLSTATE 53300"}
+
+// storeContention returns the first of contention in msg ("" if none).
+func storeContention(msg string) string {
+	for _, bad := range contention {
+		if strings.Contains(msg, bad) {
+			return bad
+		}
+	}
+	return ""
+}
+
+// checkLog fails on store contention errors, panics and races in a
+// daemon's log.
 func checkLog(t testing.TB, who string, srv *lsptest.Server) {
 	t.Helper()
 	log := srv.Stderr()
-	for _, bad := range []string{"database is locked", "SQLITE_BUSY", "panic", "DATA RACE"} {
+	for _, bad := range append(slices.Clone(contention), "panic", "DATA RACE") {
 		if i := strings.Index(log, bad); i >= 0 {
 			from := max(0, strings.LastIndex(log[:i], "\n"))
 			t.Errorf("%s logged %q: %.400s", who, bad, log[from:])
@@ -476,11 +533,12 @@ func checkLog(t testing.TB, who string, srv *lsptest.Server) {
 	}
 }
 
-// verify reads everything back through a fresh daemon and compares it with
-// the sum of the writes.
-func (w *world) verify(dataDir, rootURI string) {
+// verify reads everything back through a fresh daemon on cfg.verifyDir
+// and compares it with the sum of the writes.
+func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 	t := w.t
-	srv := lsptest.Binary(t, nil, "serve", "--data-dir", dataDir)
+	dataDir := cfg.verifyDir
+	srv := lsptest.Binary(t, []string{session.StoreEnv + "="}, append([]string{"serve", "--data-dir", dataDir}, cfg.flags...)...)
 	srv.Initialize(lsptest.InitOptions{RootURI: rootURI})
 	d := &daemon{n: 4, srv: srv}
 
@@ -499,6 +557,13 @@ func (w *world) verify(dataDir, rootURI string) {
 	}
 	folders := map[string]bool{}
 	live := 0
+	// history.md is checked once the verifier has exited: a PostgreSQL
+	// mirror renders it in the background after the folder is made.
+	type history struct {
+		id, folder, title string
+		messages          []session.Message
+	}
+	var histories []history
 	for id, e := range w.sessions {
 		if e.deleted {
 			if listed[id] {
@@ -573,22 +638,24 @@ func (w *world) verify(dataDir, rootURI string) {
 				t.Errorf("session %s: %s on disk: %q %v", id, name, data, err)
 			}
 		}
-		// history.md is current; export.md moved with the folder.
-		hist, err := os.ReadFile(filepath.Join(ss.Folder, "history.md"))
-		if err != nil {
-			t.Errorf("session %s: %v", id, err)
-		} else {
-			if !strings.HasPrefix(string(hist), "# "+e.title+"\n") {
-				t.Errorf("session %s: history.md starts %q, want the title %q", id, strings.SplitN(string(hist), "\n", 2)[0], e.title)
-			}
-			for _, m := range show.Messages {
-				if !strings.Contains(string(hist), m.Content) {
-					t.Errorf("session %s: history.md lacks message %d (%.60q)", id, m.ID, m.Content)
-				}
+		histories = append(histories, history{id, ss.Folder, e.title, show.Messages})
+		// export.md moved with the folder. In a mirror it is a file of the
+		// machine that exported, not of the database: it is in that
+		// daemon's folder of the session (under whatever name it had
+		// there last).
+		if !cfg.mirrors {
+			if _, err := os.Stat(filepath.Join(ss.Folder, "export.md")); len(e.exported) > 0 && err != nil {
+				t.Errorf("session %s: exported but %v", id, err)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(ss.Folder, "export.md")); e.exported && err != nil {
-			t.Errorf("session %s: exported but %v", id, err)
+		for n := range e.exported {
+			if !cfg.mirrors {
+				break
+			}
+			matches, _ := filepath.Glob(filepath.Join(ds[n].dataDir, "sessions", "*--"+id[:6], "export.md"))
+			if len(matches) != 1 {
+				t.Errorf("session %s: exported by daemon %d, whose mirror holds %d export.md of it", id, n, len(matches))
+			}
 		}
 		// Search finds the session's last turn.
 		if len(e.turns) > 0 {
@@ -603,8 +670,7 @@ func (w *world) verify(dataDir, rootURI string) {
 	if len(listed) != live {
 		t.Errorf("%d sessions listed, want %d", len(listed), live)
 	}
-	// On disk: exactly the folders the database names, and no temporary
-	// files anywhere.
+	// On disk: exactly the folders the database names.
 	entries, err := os.ReadDir(filepath.Join(dataDir, "sessions"))
 	if err != nil {
 		t.Fatal(err)
@@ -617,16 +683,78 @@ func (w *world) verify(dataDir, rootURI string) {
 	if len(entries) != len(folders) {
 		t.Errorf("%d entries in sessions/, %d sessions", len(entries), len(folders))
 	}
-	filepath.WalkDir(dataDir, func(path string, de os.DirEntry, err error) error {
-		if err == nil && (strings.HasPrefix(de.Name(), ".tmp-") || strings.HasPrefix(de.Name(), ".upload-")) {
-			t.Errorf("temporary file left behind: %s", path)
+	if cfg.mirrors {
+		for _, d := range ds {
+			w.checkMirror(d)
 		}
-		return nil
-	})
+	}
 	t.Logf("verified %d sessions (%d deleted)", live, len(w.sessions)-live)
 	srv.Shutdown()
 	srv.Exit()
 	checkLog(t, "verifier", srv)
+	// No temporary files anywhere (looked for once the verifier, which
+	// may write history.md, is gone).
+	for _, dir := range slices.Compact(slices.Sorted(slices.Values(append([]string{dataDir}, cfg.dataDirs...)))) {
+		filepath.WalkDir(dir, func(path string, de os.DirEntry, err error) error {
+			if err == nil && (strings.HasPrefix(de.Name(), ".tmp-") || strings.HasPrefix(de.Name(), ".upload-")) {
+				t.Errorf("temporary file left behind: %s", path)
+			}
+			return nil
+		})
+	}
+	// history.md is current.
+	for _, h := range histories {
+		hist, err := os.ReadFile(filepath.Join(h.folder, "history.md"))
+		if err != nil {
+			t.Errorf("session %s: %v", h.id, err)
+			continue
+		}
+		if !strings.HasPrefix(string(hist), "# "+h.title+"\n") {
+			t.Errorf("session %s: history.md starts %q, want the title %q", h.id, strings.SplitN(string(hist), "\n", 2)[0], h.title)
+		}
+		for _, m := range h.messages {
+			if !strings.Contains(string(hist), m.Content) {
+				t.Errorf("session %s: history.md lacks message %d (%.60q)", h.id, m.ID, m.Content)
+			}
+		}
+	}
+}
+
+// checkMirror checks a daemon's mirror of a PostgreSQL store as its
+// daemon left it: each folder is a session's that was made (sessions
+// renamed on another machine keep their old name until read here), none
+// has two, and a deleted session has none (only its own daemon ever read
+// a private session). Nothing was deleted in the shared ones.
+func (w *world) checkMirror(d *daemon) {
+	t := w.t
+	entries, err := os.ReadDir(filepath.Join(d.dataDir, "sessions"))
+	if err != nil {
+		t.Errorf("daemon %d: %v", d.n, err)
+		return
+	}
+	bySuffix := map[string]*expected{}
+	for id, e := range w.sessions {
+		bySuffix["--"+id[:6]] = e
+	}
+	seen := map[string]string{}
+	for _, en := range entries {
+		name := en.Name()
+		var e *expected
+		if i := strings.LastIndex(name, "--"); i >= 0 {
+			e = bySuffix[name[i:]]
+		}
+		switch {
+		case e == nil:
+			t.Errorf("daemon %d's mirror: sessions/%s belongs to no session", d.n, name)
+		case seen[e.id] != "":
+			t.Errorf("daemon %d's mirror: session %s has two folders, %s and %s", d.n, e.id, seen[e.id], name)
+		case e.deleted:
+			t.Errorf("daemon %d's mirror: sessions/%s is of session %s, deleted by daemon %d", d.n, name, e.id, e.deleter)
+		}
+		if e != nil {
+			seen[e.id] = name
+		}
+	}
 }
 
 // minus returns the items of a not in b (as multisets).
@@ -653,4 +781,34 @@ func equalSets(got session.Context, want map[string][]string) bool {
 		}
 	}
 	return true
+}
+
+var daemonPGWrites = flag.Int("daemon-pg-writes", 400, "writes per daemon in TestFourDaemonsOnePostgres")
+
+// TestFourDaemonsOnePostgres is TestFourDaemonsOneDataDir on the
+// PostgreSQL store: four daemons with a data directory each, as four
+// machines, on one database (-daemon-pg-writes writes each, 400 by
+// default). Turns in a shared session running on two machines at once meet
+// the store's turn lock: the second is refused as busy and tried again, as
+// an editor would. The checking daemon is a fifth machine, with an empty
+// mirror: every session, message, context item and file must come from the
+// database; each machine's mirror must hold no stray folder, none of a
+// deleted session, and the exports made there.
+func TestFourDaemonsOnePostgres(t *testing.T) {
+	writes := *daemonPGWrites
+	if testing.Short() && writes > 100 {
+		writes = 100
+	}
+	c := pgtest.Start(t)
+	dsn := c.DSN("", "postgres")
+	if _, err := session.InitPostgres(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	runFourDaemons(t, fourDaemons{
+		dataDirs:  []string{t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()},
+		verifyDir: t.TempDir(),
+		flags:     []string{"--store", dsn},
+		writes:    writes,
+		mirrors:   true,
+	})
 }

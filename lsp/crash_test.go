@@ -56,10 +56,11 @@ const defaultAnswer = "default answer"
 // session, message, context item, file and title is there; each
 // interrupted answer is a prefix of what was streamed and holds what was
 // streamed more than one checkpoint window (plus crashSlack) before the
-// kill; no answer before a later turn is left "streaming"; every session
-// folder exists once under the name the database records and nothing else
-// is in sessions/; every file in sources/ is one whole version that was
-// sent; and the daemon answers a command and a chat turn.
+// kill; no answer is left "streaming" once the next daemon started; every
+// session folder exists once under the name the database records and
+// nothing else is in sessions/; every file in sources/ is one whole version
+// that was sent; and the daemon answers a command and a chat turn.
+// TestCrashRandomKillsPostgres is the same run on the PostgreSQL store.
 //
 // Replay a failure with -crash.seed (timing still varies between runs);
 // -crash.kills raises the number of kills for long local runs.
@@ -67,13 +68,20 @@ func TestCrashRandomKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the daemon 50 times")
 	}
+	dataDir := t.TempDir()
+	runCrashKills(t, dataDir, &sqliteCrashDB{path: filepath.Join(dataDir, "ctxls.db")}, *crashKills)
+}
+
+// runCrashKills is the crash suite on one store: kills daemons on dataDir
+// that db selects, and checks db after each kill.
+func runCrashKills(t *testing.T, dataDir string, db crashDB, kills int) {
 	seed := *crashSeed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
 	}
-	t.Logf("crash seed %d (replay: go test ./lsp -run TestCrashRandomKills -crash.seed=%d)", seed, seed)
-	r := newCrashRun(t, seed)
-	for i := 0; i < *crashKills; i++ {
+	t.Logf("crash seed %d (replay: go test ./lsp -run '^%s$' -crash.seed=%d)", seed, t.Name(), seed)
+	r := newCrashRun(t, seed, dataDir, db)
+	for i := 0; i < kills; i++ {
 		r.iteration(i)
 		if t.Failed() {
 			t.Fatalf("failed at iteration %d of seed %d (replay: -crash.seed=%d)", i, seed, seed)
@@ -153,9 +161,35 @@ type opRec struct {
 	turn   *turnRec
 }
 
+// crashDB is the store a crash run's daemons use, as the test reads it
+// directly.
+type crashDB interface {
+	// flags are the daemon's flags that select the store.
+	flags() []string
+	// query runs one read-only SQL statement (written for both SQLite
+	// and PostgreSQL) and returns its rows as column → value (strings,
+	// float64 numbers, nil).
+	query(q string) ([]map[string]any, error)
+	// integrity checks the database as a kill left it.
+	integrity(r *crashRun)
+	// checkFolders checks the session folders (the SQLite store's own, the
+	// PostgreSQL store's mirror) against the database's sessions, with
+	// daemon it up and idle; it returns each session's folder to check
+	// files and history in ("": none to check). r.mu is held.
+	checkFolders(r *crashRun, it *iter, folders map[string]string) map[string]string
+}
+
+// sqliteCrashDB is the SQLite store in the data directory.
+type sqliteCrashDB struct{ path string }
+
+func (*sqliteCrashDB) flags() []string { return nil }
+
+func (db *sqliteCrashDB) query(q string) ([]map[string]any, error) { return query(db.path, true, q) }
+
 type crashRun struct {
 	t       *testing.T
 	seed    int64
+	db      crashDB
 	dataDir string
 	ws      string
 	env     []string
@@ -179,15 +213,15 @@ type crashRun struct {
 	maxLag     time.Duration // longest time unsaved text had been streamed at a kill
 }
 
-func newCrashRun(t *testing.T, seed int64) *crashRun {
+func newCrashRun(t *testing.T, seed int64, dataDir string, db crashDB) *crashRun {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{defaultAnswer}}))
 	ws := t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("workspace notes\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r := &crashRun{
-		t: t, seed: seed, dataDir: t.TempDir(), ws: ws, fake: fake,
-		env:     []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="},
+		t: t, seed: seed, db: db, dataDir: dataDir, ws: ws, fake: fake,
+		env:     []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY=", session.StoreEnv + "="},
 		window:  chat.DefaultCheckpoint,
 		replies: map[string]*replyInfo{"default": {key: "default", text: defaultAnswer}},
 		byID:    map[string]*sessModel{}, phases: map[string]int{}, fileCache: map[string]string{}, stats: map[string]int{},
@@ -336,7 +370,7 @@ func (it *iter) command(kind, id string, arg any) (*lsptest.Message, *opRec) {
 // startDaemon starts daemon n on the data directory.
 func (r *crashRun) startDaemon(n int) *iter {
 	it := &iter{r: r, n: n, gone: make(chan struct{}), exited: make(chan struct{})}
-	it.s = lsptest.Binary(r.t, r.env, "serve", "--data-dir", r.dataDir)
+	it.s = lsptest.Binary(r.t, r.env, append([]string{"serve", "--data-dir", r.dataDir}, r.db.flags()...)...)
 	return it
 }
 
@@ -400,7 +434,7 @@ func (r *crashRun) iteration(n int) {
 			r.t.Fatalf("seed %d, iteration %d: the daemon did not initialize; stderr:\n%s", r.seed, n, it.s.Stderr())
 		}
 		if n > 0 {
-			r.checkState()
+			r.checkState(it)
 			if r.t.Failed() {
 				return
 			}
@@ -735,7 +769,7 @@ func (r *crashRun) afterKill(it *iter) {
 		r.phases[p]++
 	}
 	r.drain()
-	r.integrity()
+	r.db.integrity(r)
 }
 
 func endpointsK(items []string) int {
@@ -883,8 +917,8 @@ func str(row map[string]any, col string) string {
 // may be written: recovering the WAL, FTS5's integrity-check): PRAGMA
 // integrity_check, foreign keys, and both full-text indexes against their
 // tables.
-func (r *crashRun) integrity() {
-	src := filepath.Join(r.dataDir, "ctxls.db")
+func (db *sqliteCrashDB) integrity(r *crashRun) {
+	src := db.path
 	if _, err := os.Stat(src); err != nil {
 		return // killed before the store was created
 	}
@@ -921,10 +955,9 @@ type dbMessage struct {
 
 // checkState checks the database and the folders against everything the
 // editor was told, with the next daemon up and idle.
-func (r *crashRun) checkState() {
-	path := filepath.Join(r.dataDir, "ctxls.db")
+func (r *crashRun) checkState(it *iter) {
 	read := func(q string) []map[string]any {
-		rows, err := query(path, true, q)
+		rows, err := r.db.query(q)
 		if err != nil {
 			r.errorf("%s: %v", q, err)
 		}
@@ -941,6 +974,11 @@ func (r *crashRun) checkState() {
 		m := dbMessage{id: int64(id), session: str(x, "session_id"), role: str(x, "role"), content: str(x, "content"),
 			toolCalls: str(x, "tool_calls"), toolCallID: str(x, "tool_call_id"), status: str(x, "status")}
 		msgs[m.session] = append(msgs[m.session], m)
+		// The next daemon's start marks what killed daemons left
+		// streaming as interrupted (their processes are gone).
+		if m.status == "streaming" {
+			r.errorf("session %s: message %d is still \"streaming\" after the next daemon started", m.session, m.id)
+		}
 	}
 	sets := map[string]map[string][]string{}
 	for _, x := range read("SELECT session_id, set_name, item FROM context_items ORDER BY session_id, set_name, position") {
@@ -979,34 +1017,15 @@ func (r *crashRun) checkState() {
 	}
 	r.unackedNew = 0
 
-	// Folders: exactly the ones the database names, nothing else.
-	entries, err := os.ReadDir(filepath.Join(r.dataDir, "sessions"))
-	if err != nil {
-		r.errorf("reading sessions/: %v", err)
-		return
-	}
-	onDisk := map[string]bool{}
-	for _, e := range entries {
-		onDisk[e.Name()] = true
-		if !e.IsDir() {
-			r.errorf("sessions/%s is not a folder", e.Name())
-		}
-	}
-	named := map[string]bool{}
+	// The folder names the database records follow the titles.
+	dbFolders := map[string]string{}
 	for _, x := range dbSessions {
-		named[x.folder] = true
-		if !onDisk[x.folder] {
-			r.errorf("session %s: its folder %s does not exist (half-renamed?); sessions/ holds %v", x.id, x.folder, names(entries))
-		}
+		dbFolders[x.id] = x.folder
 		if !strings.HasSuffix(x.folder, "--"+x.id[:6]) || !strings.Contains(x.folder, "--"+session.Slug(x.title)+"--") {
 			r.errorf("session %s: folder %s does not match its title %q", x.id, x.folder, x.title)
 		}
 	}
-	for name := range onDisk {
-		if !named[name] {
-			r.errorf("sessions/%s belongs to no session (a stray, temporary or old-named folder)", name)
-		}
-	}
+	folders := r.db.checkFolders(r, it, dbFolders)
 	// Uploads a kill cut short stay in tmp/ (outside every session folder)
 	// until they are an hour old; count them.
 	if tmp, err := os.ReadDir(filepath.Join(r.dataDir, "tmp")); err == nil {
@@ -1022,6 +1041,7 @@ func (r *crashRun) checkState() {
 		if !ok {
 			continue
 		}
+		folder := folders[s.id]
 		// Titles: the last acknowledged user title, or one sent after it.
 		if j := lastAcked(s.titles); j >= 0 {
 			if x.source != "user" || !slices.ContainsFunc(s.titles[j:], func(o *valueOp) bool { return o.value == x.title }) {
@@ -1047,17 +1067,57 @@ func (r *crashRun) checkState() {
 				r.errorf("session %s: endpoints set %v, want the items of one call at or after r%d", s.id, items, s.endpointsK)
 			}
 		}
+		r.checkMessages(s, msgs[s.id])
+		if folder == "" {
+			continue
+		}
 		// history.md is written through a temporary file, which a kill can
 		// leave behind (hidden, never listed); count them.
-		if entries, err := os.ReadDir(filepath.Join(r.dataDir, "sessions", x.folder)); err == nil {
+		if entries, err := os.ReadDir(filepath.Join(r.dataDir, "sessions", folder)); err == nil {
 			for _, e := range entries {
 				if strings.HasPrefix(e.Name(), ".tmp-") {
 					temporaries++
 				}
 			}
 		}
-		r.checkFiles(s, filepath.Join(r.dataDir, "sessions", x.folder, "sources"))
-		r.checkMessages(s, msgs[s.id])
+		r.checkFiles(s, filepath.Join(r.dataDir, "sessions", folder, "sources"))
+	}
+}
+
+// checkFolders: in the SQLite store the session folders are exactly the
+// ones the database names, nothing else, at once after a kill (Open moves
+// a half-renamed folder back and removes half-made ones).
+func (*sqliteCrashDB) checkFolders(r *crashRun, _ *iter, dbFolders map[string]string) map[string]string {
+	checkExactFolders(r, dbFolders)
+	return dbFolders
+}
+
+// checkExactFolders: sessions/ holds the folders dbFolders names (session
+// → folder), nothing else.
+func checkExactFolders(r *crashRun, dbFolders map[string]string) {
+	entries, err := os.ReadDir(filepath.Join(r.dataDir, "sessions"))
+	if err != nil {
+		r.errorf("reading sessions/: %v", err)
+		return
+	}
+	onDisk := map[string]bool{}
+	for _, e := range entries {
+		onDisk[e.Name()] = true
+		if !e.IsDir() {
+			r.errorf("sessions/%s is not a folder", e.Name())
+		}
+	}
+	named := map[string]bool{}
+	for id, folder := range dbFolders {
+		named[folder] = true
+		if !onDisk[folder] {
+			r.errorf("session %s: its folder %s does not exist (half-renamed?); sessions/ holds %v", id, folder, names(entries))
+		}
+	}
+	for name := range onDisk {
+		if !named[name] {
+			r.errorf("sessions/%s belongs to no session (a stray, temporary or old-named folder)", name)
+		}
 	}
 }
 
@@ -1304,7 +1364,7 @@ func (r *crashRun) verify(it *iter, maxTurns int) {
 		r.errorf("session.list lists %d sessions, want %d", len(list.Sessions), want)
 	}
 	var streaming []string
-	rows, err := query(filepath.Join(r.dataDir, "ctxls.db"), true, "SELECT DISTINCT session_id FROM messages WHERE status = 'streaming' ORDER BY session_id")
+	rows, err := r.db.query("SELECT DISTINCT session_id FROM messages WHERE status = 'streaming' ORDER BY session_id")
 	if err != nil {
 		r.errorf("reading streaming answers: %v", err)
 	}
@@ -1371,7 +1431,7 @@ func (r *crashRun) final() {
 	if !it.initialize() {
 		r.t.Fatalf("the final daemon did not initialize")
 	}
-	r.checkState()
+	r.checkState(it)
 	r.verify(it, 1000)
 	it.s.Shutdown()
 	if code := it.s.Exit(); code != 0 {
