@@ -97,6 +97,15 @@ func (s *Server) liveChange(ctx context.Context, store session.Store, ch session
 		s.liveDeleted(id)
 		return
 	}
+	// Only the session the editor shows is announced: an editor with no
+	// current session would otherwise take any session changed on any
+	// machine (or a teammate's) for the one its own first turn made.
+	s.mu.Lock()
+	current := s.current
+	s.mu.Unlock()
+	if id != current {
+		return
+	}
 	if slices.Contains(ch.Kinds, "sessions") || slices.Contains(ch.Kinds, "messages") {
 		sess, err := store.Get(ctx, id)
 		if errors.Is(err, session.ErrNotFound) {

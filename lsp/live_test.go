@@ -95,12 +95,19 @@ func TestLiveTwoMachines(t *testing.T) {
 	a := startLive(t, c, fake)
 	waitListening(t, c, 2)
 
-	since := time.Now()
+	// B shows the session (its current one): only that session's changes
+	// are announced to it. A session B does not show is not.
+	var other command.SessionResult
+	a.MustCommand(command.SessionNew, map[string]any{"title": "Not shown on B"}, &other)
 	var created command.SessionResult
 	a.MustCommand(command.SessionNew, map[string]any{"title": "Shared plan"}, &created)
 	id := created.Session.ID
-	waitLive(t, b, "B: sessionUpdated for the new session", since, command.SessionUpdated, id, func(p json.RawMessage) bool {
-		return strings.Contains(string(p), `"Shared plan"`)
+	b.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, nil)
+	since := time.Now()
+	a.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "Shared plan, v2"}, nil)
+	a.MustCommand(command.SessionRename, map[string]any{"sessionId": other.Session.ID, "title": "Still not shown"}, nil)
+	waitLive(t, b, "B: sessionUpdated for the renamed session", since, command.SessionUpdated, id, func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"Shared plan, v2"`)
 	})
 
 	since = time.Now()
@@ -149,7 +156,7 @@ func TestLiveTwoMachines(t *testing.T) {
 	// B resumes and sees it all.
 	var resumed command.ResumeResult
 	b.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, &resumed)
-	if resumed.Session.Title != "Shared plan" || len(resumed.Context["files"]) != 1 || resumed.Context["files"][0] != set.Items[0] {
+	if resumed.Session.Title != "Shared plan, v2" || len(resumed.Context["files"]) != 1 || resumed.Context["files"][0] != set.Items[0] {
 		t.Errorf("B's resume: %+v", resumed)
 	}
 	var show command.ShowResult
@@ -211,6 +218,13 @@ func TestLiveTwoMachines(t *testing.T) {
 	b.MustCommand(command.Chat, map[string]any{"message": "my turn"}, &res)
 	if res.Text != "B's turn now." {
 		t.Errorf("B's turn after A's: %+v", res)
+	}
+
+	// The session B does not show was never announced to it.
+	for _, m := range b.Received() {
+		if m.IsNotification() && strings.Contains(string(m.Params), other.Session.ID) {
+			t.Errorf("B was told of a session it does not show: %s %s", m.Method, m.Params)
+		}
 	}
 
 	for _, s := range []*lsptest.Server{a, b} {

@@ -385,21 +385,28 @@ func (s *SQLite) recoverFolders(ctx context.Context) error {
 				os.RemoveAll(path) // best effort: it is tried again next time
 			}
 		}
-		tmp, err := os.ReadDir(filepath.Join(s.dir, "tmp"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		for _, e := range tmp {
-			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && s.now().Sub(fi.ModTime()) > staleUpload {
-				os.Remove(filepath.Join(s.dir, "tmp", e.Name()))
-			}
-		}
-		return nil
+		return removeStaleTmp(filepath.Join(s.dir, "tmp"), s.now())
 	})
 }
 
 // unused reports whether a session folder holds nothing anybody put there:
 // only empty subfolders, history.md and temporary files.
+// removeStaleTmp removes the files in a data directory's tmp/ older than
+// staleUpload: what a process killed mid-write left (a live one's staged
+// file is seconds old).
+func removeStaleTmp(dir string, now time.Time) error {
+	tmp, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range tmp {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleUpload {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
 func unused(path string) bool {
 	entries, err := os.ReadDir(path)
 	if err != nil {

@@ -98,6 +98,10 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 	s := &Postgres{pool: pool, turnConns: turnConns, dir: dataDir, now: time.Now, owner: newOwner(), app: app, turns: map[*pgxpool.Conn]*heldTurn{},
 		local: &writeLock{token: make(chan struct{}, 1), file: lock}}
 	s.history.write = s.writeHistory
+	if err := removeStaleTmp(filepath.Join(dataDir, "tmp"), s.now()); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if err := s.interruptStale(ctx, ""); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("marking answers left streaming as interrupted in %s: %w", name, err)

@@ -50,12 +50,12 @@ func readManifest(folder string) *manifest {
 	return m
 }
 
-func (m *manifest) write(folder string) error {
+func (s *Postgres) writeManifest(folder string, m *manifest) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(folder, mirrorManifest), b)
+	return s.writeStaged(filepath.Join(folder, mirrorManifest), b)
 }
 
 // placeFolder makes sure a session's mirror folder is where its name says:
@@ -152,7 +152,7 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, er
 			if err != nil {
 				return err
 			}
-			if err := writeMirrorFile(folder, f.sub, f.name, content); err != nil {
+			if err := s.writeMirrorFile(folder, f.sub, f.name, content); err != nil {
 				return err
 			}
 			m.Files[f.key()], changed = f.updated, true
@@ -169,7 +169,7 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, er
 		}
 		stale = m.History != ss.UpdatedAt.UnixMilli()
 		if changed {
-			return m.write(folder)
+			return s.writeManifest(folder, m)
 		}
 		return nil
 	})
@@ -208,12 +208,33 @@ func (s *Postgres) removeMirror(ctx context.Context, id string) error {
 
 // writeMirrorFile writes one file of the mirror, making its folders; a
 // symbolic link or a file on the way is refused (outputTarget's rules).
-func writeMirrorFile(folder, sub, name string, content []byte) error {
+func (s *Postgres) writeMirrorFile(folder, sub, name string, content []byte) error {
 	target, _, err := outputTarget(folder, sub, name, true)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(target, content)
+	return s.writeStaged(target, content)
+}
+
+// writeStaged writes a file of the mirror through a temporary file in the
+// data directory's tmp/ and a rename, so a daemon killed mid-write leaves
+// nothing in a session folder (OpenPostgres clears tmp/ of old ones).
+func (s *Postgres) writeStaged(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), ".mirror-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // localTarget checks, before the database is written, that sub/name can
@@ -262,13 +283,13 @@ func (s *Postgres) mirrorWrote(ctx context.Context, id, sub, name string, conten
 			delete(m.Files, key)
 		} else {
 			if content != nil {
-				if err := writeMirrorFile(path, sub, name, content); err != nil {
+				if err := s.writeMirrorFile(path, sub, name, content); err != nil {
 					return err
 				}
 			}
 			m.Files[key] = updated
 		}
-		return m.write(path)
+		return s.writeManifest(path, m)
 	})
 }
 
@@ -493,12 +514,12 @@ func (s *Postgres) writeHistory(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(folder, "history.md"), []byte(text)); err != nil {
+		if err := s.writeStaged(filepath.Join(folder, "history.md"), []byte(text)); err != nil {
 			return err
 		}
 		m := readManifest(folder)
 		m.ID, m.History = ss.ID, ss.UpdatedAt.UnixMilli()
-		return m.write(folder)
+		return s.writeManifest(folder, m)
 	})
 }
 
@@ -523,7 +544,7 @@ func (s *Postgres) Export(ctx context.Context, id, format string) (string, strin
 			return err
 		}
 		path = filepath.Join(folder, name)
-		return writeFileAtomic(path, []byte(content))
+		return s.writeStaged(path, []byte(content))
 	})
 	if err != nil {
 		return "", "", err
