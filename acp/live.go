@@ -22,7 +22,7 @@ func (a *Agent) watch() (stop func()) {
 	go func() {
 		defer close(done)
 		var pc panics.Catcher
-		pc.Try(func() { _ = a.store.Watch(ctx, func(ch session.Change) { a.liveChange(ctx, ch) }) })
+		pc.Try(func() { _ = a.store.Watch(ctx, a.isOpen, func(ch session.Change) { a.liveChange(ctx, ch) }) })
 		if r := pc.Recovered(); r != nil {
 			a.log.Error("live updates panicked", "panic", r.Value)
 		}
@@ -65,4 +65,12 @@ func (a *Agent) liveChange(ctx context.Context, ch session.Change) {
 			a.send(ctx, id, infoUpdate(sess))
 		}
 	}
+}
+
+// isOpen reports whether the client has the session open: only those
+// sessions' changes are read.
+func (a *Agent) isOpen(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.open[id] != nil
 }

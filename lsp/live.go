@@ -40,7 +40,7 @@ func (s *Server) startWatch(store session.Store) {
 		defer close(w.done)
 		var pc panics.Catcher
 		pc.Try(func() {
-			if err := store.Watch(ctx, func(ch session.Change) { s.liveChange(ctx, store, ch) }); err != nil && ctx.Err() == nil {
+			if err := store.Watch(ctx, s.showing, func(ch session.Change) { s.liveChange(ctx, store, ch) }); err != nil && ctx.Err() == nil {
 				s.log.Warn("live updates ended", "err", err)
 			}
 		})
@@ -52,6 +52,14 @@ func (s *Server) startWatch(store session.Store) {
 
 // stopWatch ends the watch goroutine and waits (at most watchStopWait) for
 // it, so the store can close under nothing that reads it.
+// showing reports whether id is the session the editor shows (the
+// connection's current one): only its changes are read and announced.
+func (s *Server) showing(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return id == s.current
+}
+
 func (s *Server) stopWatch() {
 	s.mu.Lock()
 	w := s.watch

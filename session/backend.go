@@ -54,10 +54,10 @@ type Store interface {
 	Share(ctx context.Context, id string, visibility Visibility) (*Session, error)
 	UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error)
 	UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error
-	// Watch calls fn with the changes other processes make to sessions
-	// until ctx ends (PostgreSQL's live updates); a store without them
-	// returns at once.
-	Watch(ctx context.Context, fn func(Change)) error
+	// Watch calls fn with the changes other processes make to the
+	// sessions interested accepts (and every deletion) until ctx ends
+	// (PostgreSQL's live updates); a store without them returns at once.
+	Watch(ctx context.Context, interested func(sessionID string) bool, fn func(Change)) error
 	// LockTurn holds the session's turn lock across processes until
 	// unlock is called; held elsewhere, it fails with ErrTurnElsewhere.
 	// lost (nil where locks cannot be lost) is closed if the lock goes

@@ -46,13 +46,17 @@ const watchDelay = 100 * time.Millisecond
 // the SQLite store has none to report and returns at once. Here it listens
 // on its own connection, reconnecting by itself when PostgreSQL restarts
 // or the network fails, and fn runs on Watch's goroutine, one Change at a
-// time, within about watchDelay of the commit.
-func (s *Postgres) Watch(ctx context.Context, fn func(Change)) error {
+// time, within about watchDelay of the commit. Only sessions interested
+// accepts (asked when a change arrives: the ones an editor shows) are
+// read and reported, so a daemon does no work for the changes of every
+// other session on the database; a deletion is reported whatever the
+// session, as are reconnections.
+func (s *Postgres) Watch(ctx context.Context, interested func(sessionID string) bool, fn func(Change)) error {
 	cfg := s.pool.Config().ConnConfig.Copy()
 	wait := 100 * time.Millisecond
 	first := true
 	for ctx.Err() == nil {
-		err := s.listen(ctx, cfg, fn, !first)
+		err := s.listen(ctx, cfg, interested, fn, !first)
 		first = false
 		if ctx.Err() != nil {
 			break
@@ -71,7 +75,7 @@ func (s *Postgres) Watch(ctx context.Context, fn func(Change)) error {
 }
 
 // listen holds one LISTEN connection until it fails or ctx ends.
-func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, fn func(Change), reconnected bool) error {
+func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, interested func(string) bool, fn func(Change), reconnected bool) error {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -92,7 +96,13 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, fn func(Chan
 	flush := func() {
 		for _, id := range order {
 			ch := pending[id]
-			s.complete(ctx, ch)
+			if ch.Deleted {
+				s.removeMirror(ctx, id) // this machine's copy goes with it
+			} else if !interested(id) {
+				continue
+			} else {
+				s.complete(ctx, ch)
+			}
 			fn(*ch)
 		}
 		clear(pending)
@@ -141,8 +151,8 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, fn func(Chan
 // the session is still there for it, and for files, the mirror followed.
 func (s *Postgres) complete(ctx context.Context, ch *Change) {
 	ss, err := s.row(ctx, s.pool, ch.SessionID)
-	if ch.Deleted || errors.Is(err, ErrNotFound) {
-		// Gone for this role: so is this machine's copy of its folder.
+	if errors.Is(err, ErrNotFound) {
+		// No longer shared with this role: nor is this machine's copy.
 		ch.Deleted = true
 		s.removeMirror(ctx, ch.SessionID)
 		return
@@ -287,4 +297,4 @@ func (s *SQLite) LockTurn(context.Context, string) (func(), <-chan struct{}, err
 }
 
 // Watch has nothing to report in the SQLite store.
-func (s *SQLite) Watch(context.Context, func(Change)) error { return nil }
+func (s *SQLite) Watch(context.Context, func(string) bool, func(Change)) error { return nil }

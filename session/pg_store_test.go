@@ -280,7 +280,7 @@ func watch(t *testing.T, s Store) *watcher {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Watch(ctx, func(c Change) {
+		s.Watch(ctx, func(string) bool { return true }, func(c Change) {
 			w.mu.Lock()
 			w.changes = append(w.changes, c)
 			w.mu.Unlock()
@@ -537,5 +537,46 @@ func TestPostgresTurnLockLost(t *testing.T) {
 	case <-lost:
 	case <-time.After(5 * turnCheckEvery):
 		t.Fatal("a lock whose connection broke was not reported lost")
+	}
+}
+
+// TestPostgresWatchOnlyWhatIsShown: a daemon reads and reports the changes
+// of the sessions its editor shows, not every session on the database (no
+// query, no mirror folder for the others), but every deletion.
+func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
+	shown, _ := a.Create(ctx, "Shown on b")
+	other, _ := a.Create(ctx, "Not shown on b")
+	w := &watcher{}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Watch(wctx, func(id string) bool { return id == shown.ID }, func(c Change) {
+			w.mu.Lock()
+			w.changes = append(w.changes, c)
+			w.mu.Unlock()
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	time.Sleep(200 * time.Millisecond) // listening
+
+	a.AddFile(ctx, other.ID, "x.txt", strings.NewReader("x"))
+	a.AddFile(ctx, shown.ID, "y.txt", strings.NewReader("y"))
+	w.waitFor(t, "for the shown session's file", func(c Change) bool { return c.SessionID == shown.ID && len(c.Files) == 1 })
+	a.Delete(ctx, other.ID)
+	w.waitFor(t, "for the other session's deletion", func(c Change) bool { return c.SessionID == other.ID && c.Deleted })
+	for _, c := range w.all() {
+		if c.SessionID == other.ID {
+			t.Errorf("a change of a session b does not show: %+v", c)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(b.DataDir(), "sessions"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), other.ID[:6]) {
+			t.Errorf("b mirrored a session it does not show: %s", e.Name())
+		}
 	}
 }
