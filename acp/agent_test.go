@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxls/ctxls/acp/acptest"
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
@@ -31,10 +32,10 @@ type agent struct {
 
 // startAgent starts the built binary as an ACP agent over real stdio,
 // initialized with the client capabilities fs (nil: none).
-func startAgent(t *testing.T, fake *openaitest.Server, dataDir, cwd string, fs map[string]bool) *agent {
+func startAgent(t *testing.T, fake *openaitest.Server, dataDir, cwd string, fs map[string]bool, flags ...string) *agent {
 	t.Helper()
 	bin := lsptest.BuildBinary(t)
-	c := acptest.Start(t, bin, []string{"acp", "--data-dir", dataDir, "--base-url", fake.URL, "--model", "test-model"},
+	c := acptest.Start(t, bin, append([]string{"acp", "--data-dir", dataDir, "--base-url", fake.URL, "--model", "test-model"}, flags...),
 		[]string{"OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL="})
 	var res map[string]any
 	caps := map[string]any{}
@@ -285,9 +286,22 @@ func TestToolCallsAndWrites(t *testing.T) {
 	}
 }
 
-func TestLoadReplaysAfterRestart(t *testing.T) {
+func TestLoadReplaysAfterRestart(t *testing.T) { testLoadReplay(t) }
+
+// TestLoadReplaysOnAnotherMachine: the same with the PostgreSQL store, the
+// second agent on another machine (a data directory of its own): the
+// session made on the first is listed, replayed and continued there.
+func TestLoadReplaysOnAnotherMachine(t *testing.T) {
+	c := pgtest.Start(t)
+	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+		t.Fatal(err)
+	}
+	testLoadReplay(t, "--store", c.DSN("", "postgres"))
+}
+
+func testLoadReplay(t *testing.T, flags ...string) {
 	fake, dataDir, cwd := newFixture(t)
-	a := startAgent(t, fake, dataDir, cwd, nil)
+	a := startAgent(t, fake, dataDir, cwd, nil, flags...)
 	id := a.newSession()
 	fake.Enqueue(
 		openaitest.Reply{Chunks: []string{"Let me look."}, ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_relevant_context", Arguments: `{}`}}},
@@ -302,7 +316,10 @@ func TestLoadReplaysAfterRestart(t *testing.T) {
 	}
 	a.Close()
 
-	b := startAgent(t, fake, dataDir, cwd, nil)
+	if len(flags) > 0 {
+		dataDir = t.TempDir() // another machine
+	}
+	b := startAgent(t, fake, dataDir, cwd, nil, flags...)
 	var list struct {
 		Sessions []struct {
 			SessionID, Cwd, Title, UpdatedAt string
