@@ -10,7 +10,9 @@ import (
 	"strings"
 )
 
-// markdown renders a session as readable Markdown.
+// markdown renders a session as readable Markdown: every message, and each
+// summary of earlier turns where the model's view started when it was made,
+// marked (see SummaryMarker).
 func markdown(ss *Session, sets Context, msgs []Message) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", ss.Title)
@@ -30,7 +32,11 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 			fmt.Fprintf(&b, "- **%s**: %s\n", name, strings.Join(sets[name], ", "))
 		}
 	}
-	for _, m := range msgs {
+	for _, m := range InConversationOrder(msgs) {
+		if m.IsSummary() {
+			fmt.Fprintf(&b, "\n## summary · %s\n\n%s\n\n%s\n", m.CreatedAt.Format("2006-01-02 15:04:05"), SummaryMarker(*m.SummaryOf, Covered(msgs, *m.SummaryOf)), m.Content)
+			continue
+		}
 		status := ""
 		if m.Status != StatusComplete {
 			status = " (" + string(m.Status) + ")"

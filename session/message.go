@@ -51,6 +51,35 @@ type Message struct {
 	CreatedAt  time.Time       `json:"createdAt"`
 	Usage      *Usage          `json:"usage,omitempty"`
 	Model      string          `json:"model,omitempty"` // the model that wrote an answer
+	// SummaryOf is set on a summary of earlier turns (role "system"): the
+	// ids of the first and last message it covers. See ModelView.
+	SummaryOf *Span `json:"summaryOf,omitempty"`
+}
+
+// Span is a range of message ids, both ends included.
+type Span struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// IsSummary reports whether m is a summary of earlier turns.
+func (m *Message) IsSummary() bool { return m.SummaryOf != nil }
+
+// summaryArgs are a message's summary_first and summary_last columns.
+func summaryArgs(m *Message) (any, any) {
+	if m.SummaryOf == nil {
+		return nil, nil
+	}
+	return m.SummaryOf.First, m.SummaryOf.Last
+}
+
+// spanOf is the SummaryOf of scanned summary_first and summary_last
+// columns (nil when they are NULL).
+func spanOf(first, last sql.NullInt64) *Span {
+	if !first.Valid || !last.Valid {
+		return nil
+	}
+	return &Span{First: first.Int64, Last: last.Int64}
 }
 
 func validRole(r Role) bool {
@@ -103,9 +132,10 @@ func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
 		if m.Status == StatusStreaming {
 			owner, heartbeat = s.owner, now
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat)
+		sf, sl := summaryArgs(m)
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl)
 		if err != nil {
 			return err
 		}
@@ -133,6 +163,14 @@ func checkMessage(m *Message) error {
 	}
 	if len(m.ToolCalls) > 0 && !json.Valid(m.ToolCalls) {
 		return invalid("toolCalls is not valid JSON")
+	}
+	if sp := m.SummaryOf; sp != nil {
+		if m.Role != RoleSystem {
+			return invalid("a summary is a system message, not %q", m.Role)
+		}
+		if sp.First < 1 || sp.Last < sp.First {
+			return invalid("a summary covers messages %d..%d: want 1 <= first <= last", sp.First, sp.Last)
+		}
 	}
 	return nil
 }
@@ -302,7 +340,7 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 
 // loadMessages reads a session's messages through q, oldest first.
 func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last
 		FROM messages WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, err
@@ -317,10 +355,12 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, 
 			created    int64
 			pt, ct     sql.NullInt64
 			model      sql.NullString
+			sf, sl     sql.NullInt64
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl); err != nil {
 			return nil, err
 		}
+		m.SummaryOf = spanOf(sf, sl)
 		if toolCalls.Valid {
 			m.ToolCalls = json.RawMessage(toolCalls.String)
 		}

@@ -33,9 +33,10 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 		if m.Status == StatusStreaming {
 			owner, heartbeat = s.owner, now
 		}
-		return tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat).Scan(&m.ID)
+		sf, sl := summaryArgs(m)
+		return tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl).Scan(&m.ID)
 	})
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, e
 }
 
 func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) ([]Message, error) {
-	rows, err := q.Query(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model
+	rows, err := q.Query(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last
 		FROM messages WHERE session_id = $1 ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, err
@@ -118,9 +119,13 @@ func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) 
 			toolCalls, toolCallID, model *string
 			created                      int64
 			pt, ct                       *int64
+			sf, sl                       *int64
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl); err != nil {
 			return nil, err
+		}
+		if sf != nil && sl != nil {
+			m.SummaryOf = &Span{First: *sf, Last: *sl}
 		}
 		if toolCalls != nil {
 			m.ToolCalls = json.RawMessage(*toolCalls)

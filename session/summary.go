@@ -1,0 +1,82 @@
+package session
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Compaction keeps every message: a summary of earlier turns is one more
+// message (role "system", SummaryOf set) stored after the turn's user
+// message, covering a range of ids. These are the rules every reader of a
+// session's messages shares: what the model sees (ModelView) and where a
+// summary is shown among the originals (InConversationOrder).
+
+// ModelView splits a session's messages (oldest first, as Messages returns
+// them) into what the model is given: the newest summary, if any, and the
+// messages after the range it covers, summaries left out. Without a summary
+// rest is every message but summaries.
+func ModelView(msgs []Message) (summary *Message, rest []Message) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].IsSummary() {
+			summary = &msgs[i]
+			break
+		}
+	}
+	rest = make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.IsSummary() || (summary != nil && m.ID <= summary.SummaryOf.Last) {
+			continue
+		}
+		rest = append(rest, m)
+	}
+	return summary, rest
+}
+
+// Covered counts the messages (summaries left out) of msgs that sp covers.
+func Covered(msgs []Message, sp Span) int {
+	n := 0
+	for _, m := range msgs {
+		if !m.IsSummary() && m.ID >= sp.First && m.ID <= sp.Last {
+			n++
+		}
+	}
+	return n
+}
+
+// SummaryMarker is the line that marks a summary among the originals (in
+// show, export and history.md) and opens it in the model's input: where
+// the model's view of the session starts.
+func SummaryMarker(sp Span, covered int) string {
+	return fmt.Sprintf("[earlier turns summarised: messages %d–%d, %d in all]", sp.First, sp.Last, covered)
+}
+
+// InConversationOrder returns msgs with each summary moved to right after
+// the last message it covers: where the model's view started when it was
+// made (it is stored later, after the user message of the turn that made
+// it). Everything else keeps its order.
+func InConversationOrder(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	var summaries []Message
+	for _, m := range msgs {
+		if m.IsSummary() {
+			summaries = append(summaries, m)
+		}
+	}
+	if len(summaries) == 0 {
+		return append(out, msgs...)
+	}
+	slices.SortStableFunc(summaries, func(a, b Message) int { return cmp.Compare(a.SummaryOf.Last, b.SummaryOf.Last) })
+	next := 0 // the next summary to place
+	for _, m := range msgs {
+		if m.IsSummary() {
+			continue
+		}
+		for next < len(summaries) && summaries[next].SummaryOf.Last < m.ID {
+			out = append(out, summaries[next])
+			next++
+		}
+		out = append(out, m)
+	}
+	return append(out, summaries[next:]...)
+}
