@@ -16,18 +16,26 @@ import (
 )
 
 type recorder struct {
-	mu     sync.Mutex
-	deltas strings.Builder
-	titles []string
+	mu        sync.Mutex
+	deltas    strings.Builder
+	titles    []string
+	activity  []string
+	compacted []Compaction
 }
 
 func (r *recorder) Delta(s string)                        { r.mu.Lock(); r.deltas.WriteString(s); r.mu.Unlock() }
-func (r *recorder) Activity(string)                       {}
 func (r *recorder) ContextChanged(*session.ContextChange) {}
 
 func (r *recorder) FilesChanged(string, string, string, int64, string) {}
 func (r *recorder) ToolStarted(ToolCall)                               {}
 func (r *recorder) ToolFinished(ToolCall, string, bool)                {}
+
+func (r *recorder) Activity(s string) { r.mu.Lock(); r.activity = append(r.activity, s); r.mu.Unlock() }
+func (r *recorder) Compacted(c Compaction) {
+	r.mu.Lock()
+	r.compacted = append(r.compacted, c)
+	r.mu.Unlock()
+}
 
 func (r *recorder) TitleChanged(s *session.Session) {
 	r.mu.Lock()

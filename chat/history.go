@@ -12,6 +12,15 @@ import (
 // perMessage is what a message costs beyond its text (role and framing).
 const perMessage = 4
 
+// histTurn is one whole turn of the stored history: a user message and
+// everything up to the next user message (or the messages before the first
+// question), as the model is given them and as they are stored.
+type histTurn struct {
+	msgs   []openai.ChatCompletionMessage // what the model is given
+	stored []session.Message              // every stored message of the turn, those left out included
+	cost   int                            // the tokens msgs take
+}
+
 // trimHistory turns a session's stored messages (oldest first) into the
 // model's history within budget tokens. It keeps whole turns — a user
 // message with everything up to the next user message — newest first and
@@ -23,11 +32,13 @@ const perMessage = 4
 // the messages kept, how many were dropped, and the tokens the kept ones
 // take.
 func trimHistory(history []session.Message, budget int, counter prompts.Counter) (kept []openai.ChatCompletionMessage, dropped, used int) {
-	type turn struct {
-		msgs []openai.ChatCompletionMessage
-		cost int
-	}
-	var turns []turn
+	return trimTurns(groupTurns(history, counter), budget)
+}
+
+// groupTurns splits stored messages (summaries left out, see
+// session.ModelView) into whole turns, with what each costs the model.
+func groupTurns(history []session.Message, counter prompts.Counter) []histTurn {
+	var turns []histTurn
 	results := map[string]bool{} // tool call ids with a stored result
 	for _, m := range history {
 		if m.Role == session.RoleTool && m.ToolCallID != "" {
@@ -36,10 +47,17 @@ func trimHistory(history []session.Message, budget int, counter prompts.Counter)
 	}
 	called := map[string]bool{} // tool call ids of the answers kept
 	for _, m := range history {
+		if m.IsSummary() {
+			continue
+		}
+		if m.Role == session.RoleUser || len(turns) == 0 {
+			turns = append(turns, histTurn{}) // a question, or the messages before the first one
+		}
+		cur := &turns[len(turns)-1]
+		cur.stored = append(cur.stored, m)
 		var om openai.ChatCompletionMessage
 		switch m.Role {
 		case session.RoleUser:
-			turns = append(turns, turn{})
 			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Content}
 		case session.RoleSystem:
 			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: m.Content}
@@ -68,13 +86,15 @@ func trimHistory(history []session.Message, budget int, counter prompts.Counter)
 		default:
 			continue
 		}
-		if len(turns) == 0 {
-			turns = append(turns, turn{}) // messages before the first question
-		}
-		cur := &turns[len(turns)-1]
 		cur.msgs = append(cur.msgs, om)
 		cur.cost += messageCost(om, counter)
 	}
+	return turns
+}
+
+// trimTurns keeps the newest whole turns that fit in budget tokens (see
+// trimHistory).
+func trimTurns(turns []histTurn, budget int) (kept []openai.ChatCompletionMessage, dropped, used int) {
 	first := len(turns)
 	for first > 0 && turns[first-1].cost <= budget-used {
 		first--

@@ -23,15 +23,22 @@ type assembled struct {
 	// message; Budget is the context window less the output reserve.
 	System, Files, History, Message, Budget int
 	Dropped                                 int // earlier messages left out
+	// Compacted is the summary this assembly made (Run's only), and
+	// Covered the messages it covers.
+	Compacted *session.Message
+	Covered   int
 }
 
 // assemble gathers the session's state and renders the model input: the
-// system prompt, the history kept within the budget (whole turns, oldest
-// dropped first) and the new message. history is the session's stored
-// messages without this turn's. guard decides which relevant files may be
-// read. record notes the files' contents as sent (for "changed since the
-// last turn"); a preview does not.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history []session.Message, record bool) (*assembled, error) {
+// system prompt, the newest summary of earlier turns if there is one, the
+// history after it kept within the budget (whole turns, oldest dropped
+// first) and the new message. history is the session's stored messages
+// without this turn's. guard decides which relevant files may be read.
+// record notes the files' contents as sent (for "changed since the last
+// turn"); a preview does not. compact, when not nil (a turn's), is called
+// when the input would pass t.CompactAt of the window: it summarises the
+// older turns, and when it fails the oldest turns are left out as usual.
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history []session.Message, record bool, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var sets session.Context
 	if t.SessionID != "" {
@@ -97,14 +104,47 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 	system, fileTokens := prompts.SystemParts(in)
 
 	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message)}
-	budget := window - counter.Count(system) - out.Message
-	kept, dropped, used := trimHistory(history, budget, counter)
-	if dropped > 0 {
-		// The cut is marked where it is: right before the first message kept.
+	sysTokens := counter.Count(system)
+	room := window - sysTokens - out.Message // for the summary and the history
+	summary, rest := session.ModelView(history)
+	turns := groupTurns(rest, counter)
+	summaryCost := 0
+	if summary != nil {
+		summaryCost = messageCost(summaryInput(summary, history), counter)
+	}
+	if limit := compactLimit(t.CompactAt, window); compact != nil && limit > 0 {
+		total := sysTokens + out.Message + summaryCost
+		for _, h := range turns {
+			total += h.cost
+		}
+		// Keep the newest whole turns that fit in half the room; summarise
+		// the ones before (if they are all that fit, there is nothing to
+		// gain: trimming handles the rest).
+		if keep := keepFrom(turns, room/2); total > limit && keep > 0 {
+			if s, err := compact(ctx, summary, turns[:keep]); err == nil {
+				history = append(history[:len(history):len(history)], *s)
+				summary, turns = s, turns[keep:]
+				summaryCost = messageCost(summaryInput(summary, history), counter)
+				out.Compacted, out.Covered = s, session.Covered(history, *s.SummaryOf)
+			}
+		}
+	}
+	kept, dropped, used := trimTurns(turns, room-summaryCost)
+	out.Messages = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem}}
+	if summary != nil {
+		sm := summaryInput(summary, history)
+		if dropped > 0 {
+			// The cut is marked where it is: right before the first message kept.
+			sm.Content += prompts.DroppedNote(dropped)
+		}
+		out.Messages = append(out.Messages, sm)
+		used += messageCost(sm, counter)
+	} else if dropped > 0 {
 		system += prompts.DroppedNote(dropped)
 	}
+	out.Messages[0].Content = system
 	out.System, out.History, out.Dropped = counter.Count(system), used, dropped
-	out.Messages = append(append([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: system}}, kept...),
+	out.Messages = append(append(out.Messages, kept...),
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Message})
 	return out, nil
 }

@@ -50,7 +50,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 			guard.userSet[p] = true
 		}
 	}
-	in, err := e.assemble(ctx, t, guard, history, false)
+	in, err := e.assemble(ctx, t, guard, history, false, nil)
 	if err != nil {
 		return nil, err
 	}

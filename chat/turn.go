@@ -58,6 +58,9 @@ type Events interface {
 	// failed: the tool returned an error (the model got it as text).
 	ToolStarted(c ToolCall)
 	ToolFinished(c ToolCall, output string, failed bool)
+	// Compacted: the turn summarised earlier turns before it called the
+	// model (see compact.go).
+	Compacted(c Compaction)
 }
 
 // ToolCall is one call of the model's to a tool.
@@ -75,6 +78,10 @@ type Engine struct {
 	Checkpoint time.Duration
 	// Stall ends a stream that sends nothing for this long (default 90 s).
 	Stall time.Duration
+	// SummaryTimeout bounds each request of a compaction (default
+	// DefaultSummaryTimeout); past it the turn leaves the oldest turns out
+	// instead.
+	SummaryTimeout time.Duration
 
 	// bg tracks background jobs (titles) so Close can stop and wait for them.
 	bg       sync.WaitGroup
@@ -110,6 +117,10 @@ type Turn struct {
 	// instead of the store: path is absolute, inside the session folder,
 	// and checked by the store first.
 	WriteFile func(ctx context.Context, path, content string) error
+	// CompactAt is when the turn summarises earlier turns: the input's
+	// share of the window, in percent (0: DefaultCompactAt; CompactOff:
+	// never, the oldest turns are left out instead).
+	CompactAt int
 }
 
 // buffers is where the turn reads the editor's text.
@@ -234,9 +245,13 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, StoreError(err)
 	}
 	history = slices.DeleteFunc(history, func(m session.Message) bool { return m.ID == user.ID })
-	in, err := e.assemble(ctx, t, tools, history, true)
+	in, err := e.assemble(ctx, t, tools, history, true, e.turnCompactor(t, ev))
 	if err != nil {
 		return nil, err
+	}
+	if in.Compacted != nil {
+		ev.Compacted(Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
+			Tokens: in.System + in.History + in.Message, Window: t.Provider.ContextWindow})
 	}
 	messages := in.Messages
 

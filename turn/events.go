@@ -52,6 +52,11 @@ type Usage struct {
 	Window int
 }
 
+// Compacted: before calling the model the turn summarised the session's
+// earlier turns (Compaction.Summary covers them); Compaction.Tokens is the
+// input's size now.
+type Compacted struct{ Compaction chat.Compaction }
+
 // Done: the turn ended with an answer (Result.FinishReason stop or length;
 // Result.ToolLimit when it stopped at the tool round cap).
 type Done struct{ Result *chat.Result }
@@ -75,6 +80,7 @@ func (ContextChanged) event() {}
 func (FilesChanged) event()   {}
 func (TitleChanged) event()   {}
 func (Usage) event()          {}
+func (Compacted) event()      {}
 func (Done) event()           {}
 func (Cancelled) event()      {}
 func (Failed) event()         {}
@@ -115,6 +121,7 @@ func (st *stream) Delta(text string)                  { st.send(TextDelta{Text: 
 func (st *stream) Activity(message string)            { st.send(Activity{Message: message}) }
 func (st *stream) TitleChanged(sess *session.Session) { st.send(TitleChanged{Session: sess}) }
 func (st *stream) ToolStarted(c chat.ToolCall)        { st.send(ToolStarted{Call: c}) }
+func (st *stream) Compacted(c chat.Compaction)        { st.send(Compacted{Compaction: c}) }
 func (st *stream) ContextChanged(ch *session.ContextChange) {
 	st.send(ContextChanged{SessionID: st.sessID, Change: ch})
 }
