@@ -237,14 +237,12 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 
 // SetTitleIfAuto replaces an "auto" title with one the model suggested.
 func (s *Postgres) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
-	return s.setTitleIf(ctx, id, title, TitleModel, func(_ string, src TitleSource) bool { return src == TitleAuto })
+	return s.setTitleIf(ctx, id, title, TitleModel, titleIsAuto)
 }
 
 // SetAutoTitle sets an "auto" title if the title is still the default one.
 func (s *Postgres) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
-	return s.setTitleIf(ctx, id, title, TitleAuto, func(cur string, src TitleSource) bool {
-		return src == TitleAuto && cur == DefaultTitle
-	})
+	return s.setTitleIf(ctx, id, title, TitleAuto, titleIsDefault)
 }
 
 func (s *Postgres) setTitleIf(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (bool, error) {

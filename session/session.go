@@ -401,16 +401,20 @@ func (s *SQLite) renameTx(ctx context.Context, id, title string, source TitleSou
 // SetTitleIfAuto replaces an "auto" title with one the model suggested.
 // It never overrides a user's or an earlier model title.
 func (s *SQLite) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
-	return s.setTitleIf(ctx, id, title, TitleModel, func(_ string, src TitleSource) bool { return src == TitleAuto })
+	return s.setTitleIf(ctx, id, title, TitleModel, titleIsAuto)
 }
 
 // SetAutoTitle sets an "auto" title (from the first message) if the title
 // is still the default one.
 func (s *SQLite) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
-	return s.setTitleIf(ctx, id, title, TitleAuto, func(cur string, src TitleSource) bool {
-		return src == TitleAuto && cur == DefaultTitle
-	})
+	return s.setTitleIf(ctx, id, title, TitleAuto, titleIsDefault)
 }
+
+// The conditions of the titles the engine sets: the model's replaces only
+// an automatic title, the first message's only the default one.
+func titleIsAuto(_ string, src TitleSource) bool { return src == TitleAuto }
+
+func titleIsDefault(cur string, src TitleSource) bool { return src == TitleAuto && cur == DefaultTitle }
 
 // setTitleIf renames the session if cond accepts its title and source. A
 // read answers the common "no" without the write lock; the rename checks
