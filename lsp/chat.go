@@ -77,6 +77,21 @@ func (s *Server) sessionUpdated(ctx context.Context, sess *session.Session) {
 	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
 }
 
+// compacted sends ctxls/sessionUpdated for a session just compacted, with
+// compactedThrough.
+func (s *Server) compacted(ctx context.Context, c chat.Compaction) {
+	s.mu.Lock()
+	store := s.store
+	s.mu.Unlock()
+	p := command.SessionUpdatedParams{SessionID: c.SessionID, CompactedThrough: c.Summary.SummaryOf.Last}
+	if store != nil {
+		if sess, err := store.Get(ctx, c.SessionID); err == nil {
+			p.Title, p.TitleSource = sess.Title, sess.TitleSource
+		}
+	}
+	s.notify(ctx, command.SessionUpdated, p)
+}
+
 // lateEvent takes the turn service's events that belong to no running turn
 // (the model's title, suggested after the turn ended).
 func (s *Server) lateEvent(ev turn.Event) {
@@ -120,7 +135,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		return nil, invalidParams("%s: message is required", command.ChatRequest)
 	}
 	s.mu.Lock()
-	svc, prov, roots, workDone := s.turns, s.provider, s.roots, s.clientWorkDone
+	svc, prov, roots, workDone, compactAt := s.turns, s.provider, s.roots, s.clientWorkDone, s.compactAt
 	s.mu.Unlock()
 	if svc == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open")
@@ -138,7 +153,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	defer cancel()
 	t, err := svc.Start(ctx, turn.Request{
 		SessionID: id, Message: a.Message, Files: a.Files, Provider: prov, Roots: roots,
-		Candidates: s.candidatePaths(), Resumed: resumed, Env: s.envHint(),
+		Candidates: s.candidatePaths(), Resumed: resumed, Env: s.envHint(), CompactAt: compactAt,
 	})
 	var provErr *turn.ProviderError
 	switch {
@@ -180,6 +195,10 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
 		case turn.TitleChanged:
 			s.sessionUpdated(ctx, ev.Session)
+		case turn.Compacted:
+			c := ev.Compaction
+			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (messages %d–%d)", c.Summary.SummaryOf.First, c.Summary.SummaryOf.Last)})
+			s.compacted(ctx, c)
 		case turn.ContextChanged:
 			s.notifyContext(ctx, id, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed, s.missingFiles(ev.Change.Context))
 		case turn.FilesChanged:
@@ -322,8 +341,9 @@ func (s *Server) cancelProgress(params json.RawMessage) {
 	}
 }
 
-// didChangeConfiguration takes settings.ctxls.provider and
-// settings.ctxls.storageSoftLimitMB and settings.ctxls.viewIdleMs.
+// didChangeConfiguration takes settings.ctxls.provider,
+// settings.ctxls.storageSoftLimitMB, settings.ctxls.viewIdleMs and
+// settings.ctxls.compactAt.
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
@@ -331,6 +351,7 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 				Provider           json.RawMessage `json:"provider"`
 				StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB"`
 				ViewIdleMs         json.RawMessage `json:"viewIdleMs"`
+				CompactAt          json.RawMessage `json:"compactAt"`
 			} `json:"ctxls"`
 		} `json:"settings"`
 	}
@@ -342,6 +363,13 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
 	} else if idle > 0 {
 		s.view.setIdle(idle)
+	}
+	if at, err := chat.ParseCompactAt(p.Settings.Ctxls.CompactAt); err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+	} else if at != 0 {
+		s.mu.Lock()
+		s.compactAt = at
+		s.mu.Unlock()
 	}
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
@@ -355,6 +383,34 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	s.provider = prov.Merge(s.cfg.Provider)
 	s.mu.Unlock()
 	return nil
+}
+
+// sessionCompact handles ctxls.session.compact: the session's earlier
+// turns summarised now.
+func (s *Server) sessionCompact(ctx context.Context, a *command.SessionIDArgs) (any, error) {
+	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionCompact)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	engine, prov := s.engine, s.provider
+	s.mu.Unlock()
+	if prov.Model == "" { // the session's own model needs none from the provider
+		if sess, err := store.Get(ctx, id); err == nil {
+			prov.Model = sess.Meta.Model
+		}
+	}
+	resolved, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
+	if err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
+	}
+	c, err := engine.Compact(ctx, id, resolved)
+	if err != nil {
+		return nil, err
+	}
+	s.compacted(ctx, *c)
+	return command.SessionCompactResult{V: command.V, SessionID: id, Summary: *c.Summary,
+		CompactedThrough: c.Summary.SummaryOf.Last, Covered: c.Covered, Tokens: c.Tokens}, nil
 }
 
 func (s *Server) regenerateTitle(ctx context.Context, a *command.SessionIDArgs) (any, error) {

@@ -138,6 +138,9 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		command.ClearTitle: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
+		command.SessionCompact: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+		},
 		command.SetModel: {
 			{"missing model", map[string]any{}, -32602, "model is required"},
 			{"null model", map[string]any{"model": nil}, -32602, "model is required"},

@@ -55,6 +55,7 @@ func (s *Server) commandTable() map[string]commandFunc {
 		command.ChatPreview:     typed(command.ChatPreview, s.chatPreview),
 		command.ClearTitle:      typed(command.ClearTitle, s.clearTitle),
 		command.SetModel:        typed(command.SetModel, s.setModel),
+		command.SessionCompact:  typed(command.SessionCompact, s.sessionCompact),
 	}
 }
 

@@ -59,6 +59,9 @@ type InitOptions struct {
 	EnvHint string `json:"envHint,omitempty"`
 	// ViewIdleMs is how long the view must rest before it is captured.
 	ViewIdleMs json.RawMessage `json:"viewIdleMs,omitempty"`
+	// CompactAt is when a turn summarises earlier turns: a percentage of
+	// the window (1-100) or "off" (see chat.ParseCompactAt).
+	CompactAt json.RawMessage `json:"compactAt,omitempty"`
 }
 
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -74,6 +77,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 
 	viewIdle, err := parseViewIdle(opts.ViewIdleMs)
+	if err != nil {
+		return nil, invalidParams("initializationOptions.%s", err)
+	}
+	compactAt, err := chat.ParseCompactAt(opts.CompactAt)
 	if err != nil {
 		return nil, invalidParams("initializationOptions.%s", err)
 	}
@@ -127,6 +134,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.provider = s.cfg.Provider.Merge(prov)
 	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
 	s.storageLimitMB = opts.StorageSoftLimitMB
+	s.compactAt = compactAt
 	s.clientInfo = clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version)
 	s.envOverride = session.CleanEnvHint(opts.EnvHint)
 	s.engine = &chat.Engine{Store: store, Buffers: s.docs, Log: s.log}

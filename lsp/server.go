@@ -90,6 +90,7 @@ type Server struct {
 	clientWorkDone bool            // the client supports window/workDoneProgress/create
 	resumed        map[string]bool // sessions resumed since their last turn
 	storageLimitMB int             // the editor's storageSoftLimitMB (initializationOptions, then settings); 0 if unset
+	compactAt      int             // the editor's compactAt (initializationOptions, then settings); 0: the default
 	clientInfo     string          // "<name> <version>" from initialize's clientInfo
 	envOverride    string          // initializationOptions.envHint, used verbatim
 	watch          *watcher        // live updates from other daemons (live.go); nil when stopped

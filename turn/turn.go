@@ -63,6 +63,9 @@ type Request struct {
 	// WriteFile writes the model's output files for this turn (nil: the
 	// store writes them to the disk).
 	WriteFile func(ctx context.Context, path, content string) error
+	// CompactAt is when the turn summarises earlier turns, in percent of
+	// the window (see chat.Turn.CompactAt; 0 is the default).
+	CompactAt int
 }
 
 // ProviderError: no usable provider (nothing configured, or a setting
@@ -180,6 +183,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	ct := chat.Turn{
 		SessionID: t.SessionID, Message: r.Message, Files: files, Resumed: r.Resumed,
 		Candidates: r.Candidates, Roots: r.Roots, Provider: resolved, Buffers: r.Buffers, WriteFile: r.WriteFile,
+		CompactAt: r.CompactAt,
 	}
 	st := &stream{s: s, sessID: t.SessionID, ch: t.events}
 	go func() {

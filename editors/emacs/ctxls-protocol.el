@@ -103,6 +103,15 @@ renamed with it.")
   "Sets the model the session's turns use (meta.model), instead of the
 provider's model; an empty model goes back to the provider's.")
 
+(defconst ctxls-protocol-command-session-compact "ctxls.session.compact"
+  "Summarises the session's earlier turns now (see Compaction): the model
+is asked for a summary of every whole turn since the last summary
+except the newest (kept as it is when it fits in half the window),
+folding the previous summary in; the summary is stored as a message of
+its own (summaryOf: the first and last message ids it covers) and
+later turns are given the system prompt, the summary and the turns
+after it.")
+
 (defconst ctxls-protocol-request-chat "ctxls/chat"
   "Runs a chat turn (see Chat turns above); the same as the command
 ctxls.chat.")
@@ -113,7 +122,9 @@ ctxls.chat.")
 
 (defconst ctxls-protocol-notification-session-updated "ctxls/sessionUpdated"
   "A session's title changed (renamed, or named from its first message or
-by the model).")
+by the model), or the session was compacted: then compactedThrough is
+the last message id the new summary covers (a turn compacted before
+calling the model, or ctxls.session.compact; see Compaction).")
 
 (defconst ctxls-protocol-notification-session-files-changed "ctxls/sessionFilesChanged"
   "A file in a session folder was written or removed: by the model's
@@ -146,7 +157,8 @@ visible lines.")
     "ctxls.chat.preview"
     "ctxls.session.regenerateTitle"
     "ctxls.session.clearTitle"
-    "ctxls.session.setModel")
+    "ctxls.session.setModel"
+    "ctxls.session.compact")
   "Every command id, as the daemon advertises them.")
 
 (provide 'ctxls-protocol)

@@ -43,6 +43,7 @@ const (
 	ChatPreview     = "ctxls.chat.preview"
 	ClearTitle      = "ctxls.session.clearTitle"
 	SetModel        = "ctxls.session.setModel"
+	SessionCompact  = "ctxls.session.compact"
 )
 
 // Requests other than workspace/executeCommand.
@@ -163,6 +164,10 @@ var Commands = []Info{
 		Args: SetModelArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"titleRequested": true, "model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: SessionCompact, Doc: "Summarises the session's earlier turns now (see Compaction): the model is asked for a summary of every whole turn since the last summary except the newest (kept as it is when it fits in half the window), folding the previous summary in; the summary is stored as a message of its own (`summaryOf`: the first and last message ids it covers) and later turns are given the system prompt, the summary and the turns after it. Nothing is deleted. Needs a provider; a turn running in the session is refused (-32803), and so is a session with nothing to compact (-32602). A failed summary request stores nothing and answers with the error. `covered` counts the messages the summary covers; `tokens` is what the summary and the turns kept take now (the system prompt not counted). Sends `ctxls/sessionUpdated` with `compactedThrough`.",
+		Args: SessionIDArgs{}, Result: SessionCompactResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "summary": {"id": 2104, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "role": "system", "content": "## Goal\nA resumable importer...", "status": "complete", "createdAt": "2026-12-10T09:30:00Z", "summaryOf": {"first": 7, "last": 2101}}, "compactedThrough": 2101, "covered": 2095, "tokens": 1650}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -178,7 +183,7 @@ var Notifications = []Info{
 	{ID: ContextChanged, Doc: "A session's relevant context was shown again on resume (reason \"resume\") or changed by a command or the model (reason \"changed\"). `added`/`removed` are the items of the changed set; `missing` lists `files` items that do not exist on disk. `applet` is the `applet` set as an object (slug and parameters), present when the session has one; the editor's idle view capture changes it (reason \"changed\"). A change another daemon made (PostgreSQL store, see Live updates) has reason \"changed\", the whole context and empty `added`/`removed`.",
 		Result:        ContextChangedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "reason": "changed", "context": {"applet": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "files": ["/home/ann/app/src/login.go"]}, "added": ["editor", "file=/home/ann/app/src/login.go", "line=42", "selection=42-49"], "removed": [], "missing": [], "applet": {"slug": "editor", "params": {"file": "/home/ann/app/src/login.go", "line": "42", "selection": "42-49"}}}`},
-	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model). With the PostgreSQL store also when another daemon changed the session (its title, its messages or its activity; see Live updates), and for the current session when the daemon reconnected to the database: read the session again.",
+	{ID: SessionUpdated, Doc: "A session's title changed (renamed, or named from its first message or by the model), or the session was compacted: then `compactedThrough` is the last message id the new summary covers (a turn compacted before calling the model, or `ctxls.session.compact`; see Compaction). With the PostgreSQL store also when another daemon changed the session (its title, its messages or its activity; see Live updates), and for the current session when the daemon reconnected to the database: read the session again.",
 		Result:        SessionUpdatedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user"}`},
 	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. A file another daemon wrote or removed (PostgreSQL store, see Live updates) has `by` \"remote\", once this machine's mirror of the session folder has followed it. Files the storage clean-up removes are reported with `window/showMessage` instead.",
@@ -527,6 +532,21 @@ type SessionUpdatedParams struct {
 	SessionID   string              `json:"sessionId"`
 	Title       string              `json:"title"`
 	TitleSource session.TitleSource `json:"titleSource"`
+	// CompactedThrough is set when the session was just compacted: the
+	// last message id its new summary covers (the model's view starts
+	// after it).
+	CompactedThrough int64 `json:"compactedThrough,omitempty"`
+}
+
+// SessionCompactResult is the result of ctxls.session.compact.
+type SessionCompactResult struct {
+	V         int    `json:"v"`
+	SessionID string `json:"sessionId"`
+	// Summary is the stored summary; Summary.SummaryOf is its range.
+	Summary          session.Message `json:"summary"`
+	CompactedThrough int64           `json:"compactedThrough"`
+	Covered          int             `json:"covered"`
+	Tokens           int             `json:"tokens"`
 }
 
 // ByRemote is ctxls/sessionFilesChanged's `by` for a file changed by

@@ -25,6 +25,7 @@ return {
     session_regenerate_title = "ctxls.session.regenerateTitle",
     session_clear_title = "ctxls.session.clearTitle",
     session_set_model = "ctxls.session.setModel",
+    session_compact = "ctxls.session.compact",
   },
   requests = {
     chat = "ctxls/chat",

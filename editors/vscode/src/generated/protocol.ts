@@ -88,6 +88,11 @@ export interface Usage {
   completionTokens: number;
 }
 
+export interface Span {
+  first: number;
+  last: number;
+}
+
 export interface Message {
   id: number;
   sessionId: string;
@@ -99,6 +104,7 @@ export interface Message {
   createdAt: string;
   usage?: Usage;
   model?: string;
+  summaryOf?: Span;
 }
 
 export interface ShowResult {
@@ -303,6 +309,15 @@ export interface SetModelArgs {
   model: string;
 }
 
+export interface SessionCompactResult {
+  v: number;
+  sessionId: string;
+  summary: Message;
+  compactedThrough: number;
+  covered: number;
+  tokens: number;
+}
+
 export interface Applet {
   slug: string;
   params: Record<string, string>;
@@ -322,6 +337,7 @@ export interface SessionUpdatedParams {
   sessionId: string;
   title: string;
   titleSource: TitleSource;
+  compactedThrough?: number;
 }
 
 export interface SessionFilesChangedParams {
@@ -376,6 +392,7 @@ export const Commands = {
   sessionRegenerateTitle: "ctxls.session.regenerateTitle",
   sessionClearTitle: "ctxls.session.clearTitle",
   sessionSetModel: "ctxls.session.setModel",
+  sessionCompact: "ctxls.session.compact",
 } as const;
 
 /** The argument and result type of every command. */
@@ -401,6 +418,7 @@ export interface CommandTypes {
   "ctxls.session.regenerateTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.clearTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.setModel": { args: SetModelArgs; result: SessionResult };
+  "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
 }
 
 /** Requests other than executeCommand. */
