@@ -655,13 +655,9 @@ func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup,
 // recent matches, the newer first among equals; snippets mark the matched
 // words with «».
 func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
-	switch {
-	case limit < 0:
-		return nil, invalid("limit must not be negative")
-	case limit == 0:
-		limit = 20
-	case limit > 200:
-		limit = 200
+	limit, err := pageLimit(limit, 20, 200)
+	if err != nil {
+		return nil, err
 	}
 	hits := []Hit{}
 	tsq := tsQuery(query)

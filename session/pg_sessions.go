@@ -91,14 +91,9 @@ func (s *Postgres) Get(ctx context.Context, id string) (*Session, error) {
 // List returns sessions, most recent activity first, and a cursor for the
 // next page ("" at the end).
 func (s *Postgres) List(ctx context.Context, opt ListOptions) ([]Session, string, error) {
-	limit := opt.Limit
-	switch {
-	case limit < 0:
-		return nil, "", invalid("limit must not be negative")
-	case limit == 0:
-		limit = 50
-	case limit > 500:
-		limit = 500
+	limit, err := pageLimit(opt.Limit, 50, 500)
+	if err != nil {
+		return nil, "", err
 	}
 	where := []string{"true"}
 	var args []any

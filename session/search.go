@@ -112,13 +112,9 @@ func (s *SQLite) Search(ctx context.Context, query string, limit int) ([]Hit, er
 }
 
 func (s *SQLite) search(ctx context.Context, query string, limit, window int) ([]Hit, error) {
-	switch {
-	case limit < 0:
-		return nil, invalid("limit must not be negative")
-	case limit == 0:
-		limit = 20
-	case limit > 200:
-		limit = 200
+	limit, err := pageLimit(limit, 20, 200)
+	if err != nil {
+		return nil, err
 	}
 	match := ftsQuery(query)
 	hits := []Hit{}

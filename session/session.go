@@ -236,6 +236,18 @@ func (s *SQLite) get(ctx context.Context, q querier, id string) (*Session, bool,
 	return ss, moved, err
 }
 
+// pageLimit is a page size asked for: def for 0, at most max, never
+// negative.
+func pageLimit(limit, def, max int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, invalid("limit must not be negative")
+	case limit == 0:
+		return def, nil
+	}
+	return min(limit, max), nil
+}
+
 type cursor struct {
 	U  int64  `json:"u"`
 	ID string `json:"i"`
@@ -244,14 +256,9 @@ type cursor struct {
 // List returns sessions, most recent activity first, and a cursor for the
 // next page ("" at the end).
 func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]Session, string, error) {
-	limit := opt.Limit
-	switch {
-	case limit < 0:
-		return nil, "", invalid("limit must not be negative")
-	case limit == 0:
-		limit = 50
-	case limit > 500:
-		limit = 500
+	limit, err := pageLimit(opt.Limit, 50, 500)
+	if err != nil {
+		return nil, "", err
 	}
 	where := []string{"1"}
 	var args []any
