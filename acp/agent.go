@@ -57,6 +57,7 @@ type Agent struct {
 	caps       sdk.ClientCapabilities
 	clientInfo string
 	provider   chat.Provider
+	compactAt  int                     // _meta.ctxls.compactAt, else CTXLS_COMPACT_AT; 0: the default
 	open       map[string]*openSession // sessions opened on this connection
 }
 
@@ -147,20 +148,34 @@ func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 
 // Initialize answers the capabilities. initialize's _meta may carry the
 // provider settings: {"_meta": {"ctxls": {"provider": {...}}}}, the same
-// object as the LSP door's initializationOptions.provider.
+// object as the LSP door's initializationOptions.provider, and compactAt
+// (as the LSP door's; else the environment's CTXLS_COMPACT_AT).
 func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	prov := a.cfg.Provider
-	if m, ok := p.Meta["ctxls"].(map[string]any); ok && m["provider"] != nil {
-		raw, _ := json.Marshal(m["provider"])
-		fromMeta, err := chat.ParseProvider(raw)
-		if err != nil {
-			return sdk.InitializeResponse{}, invalid("_meta.ctxls." + err.Error())
+	compactAt, err := chat.ParseCompactAtText(a.getenv()("CTXLS_COMPACT_AT"))
+	if err != nil {
+		return sdk.InitializeResponse{}, invalid("CTXLS_COMPACT_AT: " + err.Error())
+	}
+	if m, ok := p.Meta["ctxls"].(map[string]any); ok {
+		if m["provider"] != nil {
+			raw, _ := json.Marshal(m["provider"])
+			fromMeta, err := chat.ParseProvider(raw)
+			if err != nil {
+				return sdk.InitializeResponse{}, invalid("_meta.ctxls." + err.Error())
+			}
+			prov = a.cfg.Provider.Merge(fromMeta)
 		}
-		prov = a.cfg.Provider.Merge(fromMeta)
+		if m["compactAt"] != nil {
+			raw, _ := json.Marshal(m["compactAt"])
+			if compactAt, err = chat.ParseCompactAt(raw); err != nil {
+				return sdk.InitializeResponse{}, invalid("_meta.ctxls." + err.Error())
+			}
+		}
 	}
 	a.mu.Lock()
 	a.caps = p.ClientCapabilities
 	a.provider = prov
+	a.compactAt = compactAt
 	if p.ClientInfo != nil {
 		a.clientInfo = session.CleanEnvHint(p.ClientInfo.Name + " " + p.ClientInfo.Version)
 	}

@@ -15,7 +15,8 @@ import (
 
 // slashCommand is one of the commands the client offers as "/name". They
 // run in the daemon, never call the model (but /title alone, which asks it
-// for a title), and answer with one agent_message_chunk. Adding a command
+// for a title, and /compact, which asks it for a summary), and answer with
+// one agent_message_chunk. Adding a command
 // is one entry here and its function.
 type slashCommand struct {
 	name, description, hint string
@@ -29,6 +30,7 @@ var slashCommands = []slashCommand{
 	{"files", "List the files in the session folder", "", (*Agent).slashFiles},
 	{"title", "Rename the session; alone, ask the model for a title", "[TEXT]", (*Agent).slashTitle},
 	{"export", "Export the conversation", "[markdown|json]", (*Agent).slashExport},
+	{"compact", "Summarise the earlier turns now (the originals are kept)", "", (*Agent).slashCompact},
 }
 
 // sendCommands sends available_commands_update.
@@ -195,4 +197,37 @@ func (a *Agent) slashExport(ctx context.Context, s *openSession, args []string) 
 		content = "```json\n" + content + "\n```"
 	}
 	return fmt.Sprintf("Exported to %s\n\n%s", path, content), nil
+}
+
+// slashCompact is the ACP door of ctxls.session.compact: the earlier turns
+// summarised now, then usage_update with what the history takes.
+func (a *Agent) slashCompact(ctx context.Context, s *openSession, _ []string) (string, error) {
+	a.mu.Lock()
+	prov := a.provider
+	a.mu.Unlock()
+	if prov.Model == "" { // the session's own model needs none from the provider
+		if sess, err := a.store.Get(ctx, s.id); err == nil {
+			prov.Model = sess.Meta.Model
+		}
+	}
+	resolved, err := chat.Resolve(prov, a.getenv(), chat.ProbeOllama)
+	if err != nil {
+		return "", err
+	}
+	c, err := a.engine.Compact(ctx, s.id, resolved)
+	if err != nil {
+		return "", err
+	}
+	a.sendCompacted(ctx, *c)
+	sp := c.Summary.SummaryOf
+	return fmt.Sprintf("%s\n\nThe model now sees this summary and the turns after message %d; every original message is kept.\n\n%s",
+		session.SummaryMarker(*sp, c.Covered), sp.Last, c.Summary.Content), nil
+}
+
+// sendCompacted sends usage_update after a compaction: the context's size
+// and what the history takes now.
+func (a *Agent) sendCompacted(ctx context.Context, c chat.Compaction) {
+	a.send(ctx, c.SessionID, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+		SessionUpdate: "usage_update", Size: c.Window, Used: c.Tokens,
+	}})
 }

@@ -41,10 +41,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	a.waitIdle(s)
 
 	a.mu.Lock()
-	prov, resumed, cwd := a.provider, s.resumed, s.cwd
+	prov, resumed, cwd, compactAt := a.provider, s.resumed, s.cwd, a.compactAt
 	a.mu.Unlock()
 	t, err := a.turns.Start(ctx, turn.Request{
-		SessionID: s.id, Message: in.text, Files: in.files, Provider: prov,
+		SessionID: s.id, Message: in.text, Files: in.files, Provider: prov, CompactAt: compactAt,
 		Roots: []string{cwd}, Resumed: resumed, Env: a.envHint(cwd),
 		Buffers: a.buffers(ctx, s.id, in.embedded), WriteFile: a.writer(s.id),
 	})
@@ -78,6 +78,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			a.send(ctx, s.id, infoUpdate(ev.Session))
 		case turn.ContextChanged:
 			a.sendState(ctx, s.id)
+		case turn.Compacted:
+			a.sendCompacted(ctx, ev.Compaction)
 		case turn.Usage:
 			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,
