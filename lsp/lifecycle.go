@@ -102,7 +102,13 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	store, err := session.OpenStore(ctx, dataDir, s.cfg.Store)
 	if err != nil {
 		if s.cfg.Store != "" {
-			return nil, fmt.Errorf("cannot open the PostgreSQL session store %s: %w", session.RedactDSN(s.cfg.Store), err)
+			which := "cannot open the PostgreSQL session store " + session.RedactDSN(s.cfg.Store)
+			if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
+				// Which store, and that it cannot be reached (not the driver's words).
+				s.log.Warn("store unreachable", "store", session.RedactDSN(s.cfg.Store), "err", err)
+				return nil, jsonrpc2.NewError(RequestFailed, which+": "+u.Error())
+			}
+			return nil, fmt.Errorf("%s: %w", which, err)
 		}
 		return nil, fmt.Errorf("cannot open the session store in %s: %w", dataDir, err)
 	}
