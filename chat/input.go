@@ -117,10 +117,13 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 		for _, h := range turns {
 			total += h.cost
 		}
-		// Keep the newest whole turns that fit in half the room; summarise
-		// the ones before (if they are all that fit, there is nothing to
-		// gain: trimming handles the rest).
-		if keep := keepFrom(turns, room/2); total > limit && keep > 0 {
+		// Keep the newest whole turns that fit in half of what the history
+		// may take under the limit beside a summary, and summarise the ones
+		// before; the next compaction is then half a limit of turns away.
+		// (When they all fit, there is nothing to gain: trimming handles
+		// the rest.)
+		keepBudget := max(min(limit, window)-sysTokens-out.Message-summaryCap(window), 0) / 2
+		if keep := keepFrom(turns, keepBudget); total > limit && keep > 0 {
 			if s, err := compact(ctx, summary, turns[:keep]); err == nil {
 				history = append(history[:len(history):len(history)], *s)
 				summary, turns = s, turns[keep:]

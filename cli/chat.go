@@ -44,6 +44,8 @@ func printTurn(t *turn.Turn, out, errOut io.Writer) turn.Event {
 			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", ev.Subdir, ev.Name, session.Bytes(ev.Size))
 		case turn.ContextChanged:
 			fmt.Fprintf(errOut, "[context %s: %s]\n", ev.Change.SetName, strings.Join(ev.Change.Items, ", "))
+		case turn.Compacted:
+			fmt.Fprintln(errOut, session.SummaryMarker(*ev.Compaction.Summary.SummaryOf, ev.Compaction.Covered))
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}
@@ -62,6 +64,7 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		cont      bool
 		files     []string
 		dryRun    bool
+		compactAt string
 	)
 	cmd := &cobra.Command{
 		Use:   "chat [--session ID | --continue] [--model MODEL] [--file PATH]... [MESSAGE]",
@@ -86,8 +89,12 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			}
 			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
 			svc := &turn.Service{Engine: engine, Log: discardLogger()}
+			at, err := chat.ParseCompactAtText(compactAt)
+			if err != nil {
+				return usageError{fmt.Errorf("--compact-at: %w", err)}
+			}
 			wd, _ := os.Getwd()
-			req := turn.Request{SessionID: id, Message: msg, Files: files, Provider: prov, Roots: []string{wd}}
+			req := turn.Request{SessionID: id, Message: msg, Files: files, Provider: prov, Roots: []string{wd}, CompactAt: at}
 			if cmd.Flags().Changed("model") {
 				req.Model = prov.Model // also the session's model from now on
 			}
@@ -131,6 +138,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session: its id or a unique prefix of it (default: a new session)")
 	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the most recently active session")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
+	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
 	turn := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {

@@ -107,7 +107,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 			for name, items := range sets {
 				fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(items, ", "))
 			}
-			for _, m := range msgs {
+			for _, m := range session.InConversationOrder(msgs) {
+				if m.IsSummary() {
+					fmt.Fprintf(w, "\n%s\n%s\n", session.SummaryMarker(*m.SummaryOf, session.Covered(msgs, *m.SummaryOf)), m.Content)
+					continue
+				}
 				status := ""
 				if m.Status != session.StatusComplete {
 					status = " (" + string(m.Status) + ")"
@@ -227,7 +231,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export, shareCmd(g), contextCmd(g), titleCmd(g), duCmd(g), pruneCmd(g))
+	cmd.AddCommand(list, show, rename, del, search, export, shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), duCmd(g), pruneCmd(g))
 	return cmd
 }
 
