@@ -268,7 +268,7 @@ func (s *Postgres) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.removeFolder(ctx, folder)
+	return s.removeFolder(ctx, id, folder)
 }
 
 // notOwner explains why a change only an owner may make matched nothing:
@@ -285,14 +285,17 @@ func (s *Postgres) notOwner(ctx context.Context, id, what string) error {
 	return invalid("session %s belongs to %s; only its owner may %s it", truncate(id, 80), owner, what)
 }
 
-// removeFolder removes a session's mirror folder.
-func (s *Postgres) removeFolder(ctx context.Context, folder string) error {
-	return s.withLocal(ctx, func() error {
-		if err := os.RemoveAll(s.folderPath(folder)); err != nil {
-			return fmt.Errorf("session deleted, but its folder could not be removed: %w", err)
-		}
-		return nil
-	})
+// removeFolder removes a deleted session's mirror folder: under its name,
+// and under an older one (renamed elsewhere, not followed here yet).
+func (s *Postgres) removeFolder(ctx context.Context, id, folder string) error {
+	err := s.withLocal(ctx, func() error { return os.RemoveAll(s.folderPath(folder)) })
+	if err == nil {
+		err = s.removeMirror(ctx, id)
+	}
+	if err != nil {
+		return fmt.Errorf("session deleted, but its folder could not be removed: %w", err)
+	}
+	return nil
 }
 
 // Share sets the session's visibility; only its owner may (the database's
@@ -338,7 +341,7 @@ func (s *Postgres) PruneInactive(ctx context.Context, cutoff time.Time, dryRun b
 		if err != nil {
 			return out, err
 		}
-		if err := s.removeFolder(ctx, folder); err != nil {
+		if err := s.removeFolder(ctx, ss.ID, folder); err != nil {
 			return out, fmt.Errorf("session %s: %w", ss.ID, err)
 		}
 		out = append(out, ss)
