@@ -589,3 +589,57 @@ func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresEnforceSoftLimit: over the limit, the data/ files of this
+// role's sessions mirrored here go, oldest first, from the database and
+// the mirror; results/ and a teammate's shared session are left alone.
+func TestPostgresEnforceSoftLimit(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	alice, bob := openPG(t, c, "alice"), openPG(t, c, "bob")
+	now := time.Now()
+	clock := func(d time.Duration) { alice.now = func() time.Time { return now.Add(d) } }
+	mine, _ := alice.Create(ctx, "Mine")
+	big := strings.Repeat("x", 200_000)
+	clock(-3 * time.Hour)
+	alice.WriteOutput(ctx, mine.ID, "data/old.bin", []byte(big))
+	clock(-2 * time.Hour)
+	alice.WriteOutput(ctx, mine.ID, "data/mid.bin", []byte(big))
+	clock(-time.Hour)
+	alice.WriteOutput(ctx, mine.ID, "results/report.md", []byte(big))
+	alice.WriteOutput(ctx, mine.ID, "data/new.bin", []byte(big))
+	theirs, _ := bob.Create(ctx, "Bob's, shared")
+	bob.WriteOutput(ctx, theirs.ID, "data/bob.bin", []byte(big))
+	bob.Share(ctx, theirs.ID, VisibilityTeam)
+	if _, err := alice.Get(ctx, theirs.ID); err != nil { // mirrored on alice's machine too
+		t.Fatal(err)
+	}
+
+	size := DirSize(alice.DataDir())
+	c1, err := alice.EnforceSoftLimit(ctx, size-300_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range c1.Removed {
+		names = append(names, r.Name)
+	}
+	if !slices.Equal(names, []string{"old.bin", "mid.bin"}) || c1.After > size-300_000 {
+		t.Errorf("removed %v, %d → %d bytes (limit %d)", names, c1.Before, c1.After, size-300_000)
+	}
+	if l, _ := alice.ListFiles(ctx, mine.ID, "data"); !slices.Equal(l, []string{"new.bin"}) {
+		t.Errorf("data/ left: %v", l)
+	}
+	if l, _ := alice.ListFiles(ctx, mine.ID, "results"); !slices.Equal(l, []string{"report.md"}) {
+		t.Errorf("results/ left: %v", l)
+	}
+	if _, err := os.Stat(filepath.Join(mine.Folder, "data", "old.bin")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("old.bin still in the mirror: %v", err)
+	}
+	if l, _ := bob.ListFiles(ctx, theirs.ID, "data"); !slices.Equal(l, []string{"bob.bin"}) {
+		t.Errorf("bob's data/: %v", l)
+	}
+	if s := c1.Summary(); !strings.Contains(s, "data/old.bin") {
+		t.Errorf("summary: %s", s)
+	}
+}
