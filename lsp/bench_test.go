@@ -30,12 +30,50 @@ import (
 // session.
 func benchDaemon(b *testing.B, fake *openaitest.Server, flags ...string) (*lsptest.Server, string) {
 	b.Helper()
-	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
-	s := lsptest.Binary(b, env, append([]string{"serve", "--data-dir", b.TempDir()}, flags...)...)
-	s.Initialize(lsptest.InitOptions{})
+	s := benchServe(b, fake, b.TempDir(), flags...)
 	var created command.SessionResult
 	s.MustCommand(command.SessionNew, map[string]any{"title": "bench"}, &created)
 	return s, created.Session.ID
+}
+
+// benchServe starts the built daemon on dataDir and initializes it.
+func benchServe(b *testing.B, fake *openaitest.Server, dataDir string, flags ...string) *lsptest.Server {
+	b.Helper()
+	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
+	s := lsptest.Binary(b, env, append([]string{"serve", "--data-dir", dataDir}, flags...)...)
+	s.Initialize(lsptest.InitOptions{})
+	return s
+}
+
+// prefilled makes sessions of n messages each (questions and answers of a
+// few hundred bytes) in the store of dataDir (or url), before a daemon
+// starts on it.
+func prefilled(b *testing.B, dataDir, url string, sessions, n int) []string {
+	b.Helper()
+	st, err := session.OpenStore(context.Background(), dataDir, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	var ids []string
+	for range sessions {
+		ss, err := st.Create(ctx, "prefilled")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			role, text := session.RoleUser, fmt.Sprintf("question %d: how does the handler treat a %d-byte body?", i, i*7)
+			if i%2 == 1 {
+				role, text = session.RoleAssistant, fmt.Sprintf("answer %d: %s", i, strings.Repeat("the handler reads the body once and checks its length. ", 6))
+			}
+			if err := st.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: role, Content: text}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ids = append(ids, ss.ID)
+	}
+	return ids
 }
 
 // BenchmarkDaemonContextGetDuringTurn measures ctxls.context.get round trips
@@ -90,6 +128,27 @@ func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
 // difference; target <= 2 ms).
 func BenchmarkDaemonFirstDeltaOverhead(b *testing.B) { benchFirstDelta(b) }
 
+// BenchmarkDaemonFirstDeltaOverheadHistory is the same in sessions that
+// already hold 100 and 10,000 messages (issue 14: the overhead must not
+// grow with the history). Turns go round ten sessions of that size, so
+// the 100-message ones stay near 100 over the run.
+func BenchmarkDaemonFirstDeltaOverheadHistory(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			if testing.Short() && n > 100 {
+				n = 1000
+			}
+			sessions := 10
+			if n > 100 {
+				sessions = 1
+			}
+			dir := b.TempDir()
+			ids := prefilled(b, dir, "", sessions, n)
+			benchFirstDeltaIn(b, dir, ids)
+		})
+	}
+}
+
 // BenchmarkDaemonFirstDeltaOverheadPostgres is the same with the session
 // store in PostgreSQL (a throwaway cluster on a Unix socket).
 func BenchmarkDaemonFirstDeltaOverheadPostgres(b *testing.B) {
@@ -103,6 +162,20 @@ func BenchmarkDaemonFirstDeltaOverheadPostgres(b *testing.B) {
 func benchFirstDelta(b *testing.B, flags ...string) {
 	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"first", " second", " third"}}))
 	s, id := benchDaemon(b, fake, flags...)
+	firstDelta(b, fake, s, []string{id})
+}
+
+// benchFirstDeltaIn measures the first-delta overhead of a daemon on
+// dataDir, its turns going round the sessions ids.
+func benchFirstDeltaIn(b *testing.B, dataDir string, ids []string) {
+	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"first", " second", " third"}}))
+	firstDelta(b, fake, benchServe(b, fake, dataDir), ids)
+}
+
+// firstDelta runs b.N turns of s, going round ids, each beside a direct
+// call to the same provider, and reports the medians and their
+// difference (overhead-ms).
+func firstDelta(b *testing.B, fake *openaitest.Server, s *lsptest.Server, ids []string) {
 	dir := b.TempDir()
 	var files []string
 	for i := range 2 {
@@ -112,7 +185,9 @@ func benchFirstDelta(b *testing.B, flags ...string) {
 		}
 		files = append(files, p)
 	}
-	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": files}, nil)
+	for _, id := range ids {
+		s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": files}, nil)
+	}
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": "file://" + files[0], "languageId": "go", "version": 1, "text": "package main // unsaved\n"}})
 
@@ -122,6 +197,7 @@ func benchFirstDelta(b *testing.B, flags ...string) {
 	ctx := context.Background()
 
 	turn := func(n int) time.Duration {
+		id := ids[(n+len(ids))%len(ids)]
 		token := "t" + strconv.Itoa(n)
 		start := time.Now()
 		wait := s.Send(s.NextID(), "ctxls/chat", map[string]any{"sessionId": id, "message": "question " + token, "workDoneToken": token})
@@ -190,4 +266,59 @@ func BenchmarkDaemonMemory200Files(b *testing.B) {
 	slices.Sort(peak)
 	b.ReportMetric(float64(rss[len(rss)/2])/(1<<20), "rss-MB")
 	b.ReportMetric(float64(peak[len(peak)/2])/(1<<20), "peak-MB")
+}
+
+// BenchmarkDaemonTurnsMemory: the daemon's resident memory after 100 turns
+// and after 1,000, going round 100 sessions with 5 relevant files each
+// (issue 14: memory must stay flat as work grows; what a session keeps in
+// memory between turns must not pile up). Metrics: rss100-MB, rss1000-MB
+// and their ratio.
+func BenchmarkDaemonTurnsMemory(b *testing.B) {
+	sessions, turns := 100, 1000
+	if testing.Short() {
+		sessions, turns = 10, 40
+	}
+	dir := b.TempDir()
+	var files []string
+	for i := range 5 {
+		p := fmt.Sprintf("%s/rel%d.go", dir, i)
+		if err := os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("package rel // file %d: some code\n", i), 300)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for b.Loop() {
+		fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"an answer ", "of a few words."}}))
+		s := benchServe(b, fake, b.TempDir())
+		var ids []string
+		for range sessions {
+			var created command.SessionResult
+			s.MustCommand(command.SessionNew, map[string]any{"title": "memory"}, &created)
+			s.MustCommand(command.ContextSet, map[string]any{"sessionId": created.Session.ID, "setName": "files", "items": files}, nil)
+			ids = append(ids, created.Session.ID)
+		}
+		var rss []int64
+		for n := range turns {
+			var res command.ChatResult
+			s.MustCommand(command.Chat, map[string]any{"sessionId": ids[n%len(ids)], "message": fmt.Sprintf("question %d", n)}, &res)
+			if n+1 == turns/10 || n+1 == turns {
+				runtimeSettle(s)
+				_, now := procMem(b, s.Pid)
+				rss = append(rss, now)
+			}
+		}
+		s.Shutdown()
+		s.Exit()
+		b.ReportMetric(float64(rss[0])/(1<<20), "rss100-MB")
+		b.ReportMetric(float64(rss[1])/(1<<20), "rss1000-MB")
+		b.ReportMetric(float64(rss[1])/float64(rss[0]), "ratio")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// runtimeSettle gives the daemon's background work (history.md, titles)
+// a moment to finish, so a memory reading is of the daemon at rest.
+func runtimeSettle(s *lsptest.Server) {
+	time.Sleep(300 * time.Millisecond)
+	s.MustCommand(command.SessionList, map[string]any{}, nil)
 }

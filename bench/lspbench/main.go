@@ -237,6 +237,7 @@ type sample struct {
 	start, edits, shutdown time.Duration
 	cpu                    time.Duration // user+sys of the whole tree, spawn to exit
 	peakKB                 int
+	idleKB                 int    // resident set of the tree a moment after initialized
 	reply                  string // what the round-trip request got
 	stragglers             int    // processes of the tree still running after the server exited
 }
@@ -298,14 +299,24 @@ func children(pid int) []int {
 	return out
 }
 
+// idleSettle is how long after initialized the idle memory is read.
+const idleSettle = 200 * time.Millisecond
+
 // treeHWM sums the peak resident set (VmHWM) of pid and its descendants.
-func treeHWM(pid int) int {
+func treeHWM(pid int) int { return treeStatus(pid, "VmHWM:") }
+
+// treeRSS sums the resident set (VmRSS) of pid and its descendants now.
+func treeRSS(pid int) int { return treeStatus(pid, "VmRSS:") }
+
+// treeStatus sums a kB field of /proc/PID/status over pid and its
+// descendants.
+func treeStatus(pid int, field string) int {
 	total := 0
 	var walk func(int)
 	walk = func(p int) {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p)); err == nil {
 			for _, l := range strings.Split(string(b), "\n") {
-				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				if v, ok := strings.CutPrefix(l, field); ok {
 					kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
 					total += kb
 				}
@@ -485,6 +496,10 @@ func run(cfg *config, dir string) (s sample, err error) {
 	}); err != nil {
 		return s, err
 	}
+	// Idle memory: what the server keeps resident once started, before any
+	// document (what an editor window costs while nobody chats).
+	time.Sleep(idleSettle)
+	s.idleKB = treeRSS(cmd.Process.Pid)
 
 	line := strings.Repeat("abcdefghij", 7) + "\n"
 	text := strings.Repeat(line, 200<<10/len(line))
@@ -553,7 +568,7 @@ func setSubreaper() {
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 }
 
-func stats[T int | time.Duration](xs []T) (med, lo, hi T) {
+func stats[T int | time.Duration | float64](xs []T) (med, lo, hi T) {
 	ys := slices.Clone(xs)
 	slices.Sort(ys)
 	return ys[len(ys)/2], ys[0], ys[len(ys)-1]
@@ -584,7 +599,15 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", 60*time.Second, "deadline for each step (initialize, the edits, the request, shutdown, exit)")
 	flag.BoolVar(&cfg.trace, "trace", false, "print every message from the server to stderr")
 	asJSON := flag.Bool("json", false, "print one JSON object: median, min and max of each measure ([3]float64) and every run's figures (samples)")
+	merge := flag.String("merge", "", "print the summary of the runs in `FILE`, the -json outputs of several lspbench runs one a line (runs interleaved with another server's), and exit")
 	flag.Parse()
+	if *merge != "" {
+		if err := printMerged(*merge); err != nil {
+			fmt.Fprintln(os.Stderr, "lspbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg.argv = flag.Args()
 	cfg.initOpts, cfg.settings = initOpts.v, settings.v
 	if len(cfg.argv) == 0 || *runs < 1 {
@@ -603,7 +626,7 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	var starts, edits, shutdowns, cpus []time.Duration
-	var peaks []int
+	var peaks, idles []int
 	var replies []string
 	var samples []map[string]float64 // per run, for -json
 	stragglers := 0
@@ -614,8 +637,8 @@ func main() {
 			os.RemoveAll(dir)
 			os.Exit(1)
 		}
-		starts, edits, shutdowns, cpus, peaks = append(starts, s.start), append(edits, s.edits), append(shutdowns, s.shutdown), append(cpus, s.cpu), append(peaks, s.peakKB)
-		samples = append(samples, map[string]float64{"startMs": ms(s.start), "editsMs": ms(s.edits), "peakMB": float64(s.peakKB) / 1024, "shutdownMs": ms(s.shutdown), "cpuMs": ms(s.cpu)})
+		starts, edits, shutdowns, cpus, peaks, idles = append(starts, s.start), append(edits, s.edits), append(shutdowns, s.shutdown), append(cpus, s.cpu), append(peaks, s.peakKB), append(idles, s.idleKB)
+		samples = append(samples, map[string]float64{"startMs": ms(s.start), "editsMs": ms(s.edits), "peakMB": float64(s.peakKB) / 1024, "idleMB": float64(s.idleKB) / 1024, "shutdownMs": ms(s.shutdown), "cpuMs": ms(s.cpu)})
 		if !slices.Contains(replies, s.reply) {
 			replies = append(replies, s.reply)
 		}
@@ -629,6 +652,7 @@ func main() {
 	dm, dl, dh := stats(shutdowns)
 	cm, cl, ch := stats(cpus)
 	pm, pl, ph := stats(peaks)
+	im, il, ih := stats(idles)
 	if *asJSON {
 		var b bytes.Buffer
 		json.NewEncoder(&b).Encode(map[string]any{
@@ -639,18 +663,77 @@ func main() {
 			"shutdownMs": []float64{ms(dm), ms(dl), ms(dh)},
 			"cpuMs":      []float64{ms(cm), ms(cl), ms(ch)},
 			"peakMB":     []float64{float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
+			"idleMB":     []float64{float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024},
 			"samples":    samples,
 		})
 		os.Stdout.Write(b.Bytes())
 		return
 	}
-	fmt.Printf("server: %s (%d runs; median [min–max])\n", strings.Join(cfg.argv, " "), *runs)
-	fmt.Printf("spawn → initialize reply:           %7.1f ms [%.1f–%.1f]\n", ms(sm), ms(sl), ms(sh))
-	fmt.Printf("200 KB open + 1,000 edits + request: %7.1f ms [%.1f–%.1f]\n", ms(em), ms(el), ms(eh))
-	fmt.Printf("peak resident memory (tree):        %7.1f MB [%.1f–%.1f]\n", float64(pm)/1024, float64(pl)/1024, float64(ph)/1024)
-	fmt.Printf("shutdown → exit:                    %7.1f ms [%.1f–%.1f]\n", ms(dm), ms(dl), ms(dh))
-	fmt.Printf("CPU time, spawn to exit (tree):     %7.1f ms [%.1f–%.1f]\n", ms(cm), ms(cl), ms(ch))
-	fmt.Printf("request %s answered with: %s\n", cfg.method, strings.Join(replies, "; "))
+	printSummary(strings.Join(cfg.argv, " "), *runs, cfg.method, strings.Join(replies, "; "), map[string][3]float64{
+		"startMs": {ms(sm), ms(sl), ms(sh)}, "editsMs": {ms(em), ms(el), ms(eh)},
+		"idleMB": {float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024}, "peakMB": {float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
+		"shutdownMs": {ms(dm), ms(dl), ms(dh)}, "cpuMs": {ms(cm), ms(cl), ms(ch)},
+	})
+}
+
+// printSummary prints the figures (median, min, max of each measure) as
+// bench/report reads them.
+func printSummary(server string, runs int, method, replies string, f map[string][3]float64) {
+	fmt.Printf("server: %s (%d runs; median [min–max])\n", server, runs)
+	for _, l := range []struct{ label, key, unit string }{
+		{"spawn → initialize reply:           ", "startMs", "ms"},
+		{"200 KB open + 1,000 edits + request:", "editsMs", "ms"},
+		{"idle resident memory after initialize:", "idleMB", "MB"},
+		{"peak resident memory (tree):        ", "peakMB", "MB"},
+		{"shutdown → exit:                    ", "shutdownMs", "ms"},
+		{"CPU time, spawn to exit (tree):     ", "cpuMs", "ms"},
+	} {
+		v := f[l.key]
+		fmt.Printf("%s %7.1f %s [%.1f–%.1f]\n", l.label, v[0], l.unit, v[1], v[2])
+	}
+	fmt.Printf("request %s answered with: %s\n", method, replies)
+}
+
+// printMerged prints the summary of the -json outputs in file, one a line.
+func printMerged(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var server, method string
+	var replies []string
+	cols := map[string][]float64{}
+	runs := 0
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for dec.More() {
+		var r struct {
+			Server, Request, Reply string
+			Samples                []map[string]float64
+		}
+		if err := dec.Decode(&r); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		server, method = r.Server, r.Request
+		if !slices.Contains(replies, r.Reply) {
+			replies = append(replies, r.Reply)
+		}
+		for _, s := range r.Samples {
+			runs++
+			for k, v := range s {
+				cols[k] = append(cols[k], v)
+			}
+		}
+	}
+	if runs == 0 {
+		return fmt.Errorf("%s: no runs", file)
+	}
+	f := map[string][3]float64{}
+	for k, v := range cols {
+		m, lo, hi := stats(v)
+		f[k] = [3]float64{m, lo, hi}
+	}
+	printSummary(server, runs, method, strings.Join(replies, "; "), f)
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

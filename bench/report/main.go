@@ -216,6 +216,35 @@ var targets = []target{
 	{"200 open 100 KB files (peak resident)", "≤ 60 MB", atMost("BenchmarkDaemonMemory200Files peak-MB", 60, "MB")},
 	{"`ctxls acp`: spawn → initialize reply (median)", "≤ 10 ms", atMost("BenchmarkACPInitialize start-ms", 10, "ms")},
 	{"`ctxls acp` overhead on the first agent_message_chunk (median)", "≤ 2 ms", atMost("BenchmarkACPFirstChunkOverhead overhead-ms", 2, "ms")},
+	// Issue 14: costs that stay flat as work grows.
+	{"daemon overhead on time to first delta, 100-message session (median)", "≤ 1 ms", atMost("BenchmarkDaemonFirstDeltaOverheadHistory/messages=100 overhead-ms", 1, "ms")},
+	{"same, 10,000-message session vs 100-message session", "≤ 1.2×", ratioOf("BenchmarkDaemonFirstDeltaOverheadHistory/messages=10000", "BenchmarkDaemonFirstDeltaOverheadHistory/messages=100", "overhead-ms", 1.2)},
+	{"spawn → initialize reply vs a minimal Go stdio server (median, same driver, same run)", "≤ 1.5×", func(f figures) (string, bool, bool) {
+		a, ok1 := lookup(f, "spawn → initialize reply")
+		b, ok2 := f["minimal spawn → initialize reply"]
+		if !ok1 || !ok2 || b.value == 0 {
+			return "", false, false
+		}
+		r := a.value / b.value
+		return fmt.Sprintf("%.2f× (%.3g vs %.3g ms)", r, a.value, b.value), r <= 1.5, true
+	}},
+	{"idle resident memory after initialize (median)", "≤ 10 MB", atMost("idle resident memory after initialize", 10, "MB")},
+	{"resident memory after 1,000 turns across 100 sessions (5 relevant files each) vs after the first 100", "≤ 1.2×", func(f figures) (string, bool, bool) {
+		r, ok := f["BenchmarkDaemonTurnsMemory ratio"]
+		a, ok2 := f["BenchmarkDaemonTurnsMemory rss1000-MB"]
+		b, ok3 := f["BenchmarkDaemonTurnsMemory rss100-MB"]
+		if !ok || !ok2 || !ok3 {
+			return "", false, false
+		}
+		return fmt.Sprintf("%.2f× (%.1f vs %.1f MB)", r.value, a.value, b.value), r.value <= 1.2, true
+	}},
+	{"`go test -race -count=1 ./...` wall time", "≤ 5 min", func(f figures) (string, bool, bool) {
+		v, ok := f["go test wall s"]
+		if !ok {
+			return "", false, false
+		}
+		return fmt.Sprintf("%.0f s", v.value), v.value <= 300, true
+	}},
 	{"PostgreSQL store: list 10,000 sessions, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresList10kSessions", "BenchmarkList10kSessions", "ns/op", 2)},
 	{"PostgreSQL store: search 100,000 messages, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresSearch100kMessages", "BenchmarkSearch100kMessages", "ns/op", 2)},
 	{"PostgreSQL store: resume a 1,000-message session, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresResume1000Messages", "BenchmarkResume1000Messages", "ns/op", 2)},
@@ -228,13 +257,34 @@ func main() {
 	lspCmd := flag.String("lspcmd", "", "the driver command, as shown")
 	goCmd := flag.String("gocmd", "", "the go test command, as shown")
 	notes := flag.String("notes", "", "markdown appended after the targets (analysis, history)")
+	minimalFile := flag.String("minimal", "", "bench/lspbench output for bench/minimal (the start-up baseline)")
+	testTime := flag.String("testtime", "", "a file holding the wall time in seconds of the README's test command")
 	flag.Parse()
 	lspOut, err := os.ReadFile(*lspFile)
 	check(err)
+	var minimalOut []byte
+	if *minimalFile != "" {
+		minimalOut, err = os.ReadFile(*minimalFile)
+		check(err)
+	}
 	gf, err := os.Open(*goFile)
 	check(err)
 	f := figures{}
 	parseDriver(string(lspOut), f)
+	if minimalOut != nil {
+		m := figures{}
+		parseDriver(string(minimalOut), m)
+		for k, v := range m {
+			f["minimal "+k] = v
+		}
+	}
+	if *testTime != "" {
+		if b, err := os.ReadFile(*testTime); err == nil {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
+				f["go test wall s"] = figure{value: v, unit: "s"}
+			}
+		}
+	}
 	goLines := parseGo(gf, f)
 	gf.Close()
 
@@ -246,7 +296,7 @@ func main() {
 	fmt.Fprintln(w, "The status column is computed from the figures below by `bench/report`. Timed tests are never used for")
 	fmt.Fprintln(w, "these targets; CI runs `bench/run --short` only to show the suite works.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "## Targets (issue 5)")
+	fmt.Fprintln(w, "## Targets (issues 5, 12, 13 and 14)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measure | target | this run | status |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
@@ -263,6 +313,9 @@ func main() {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "## LSP driver (`%s`)\n\n```\n%s\n```\n\n", *lspCmd, strings.TrimSpace(string(lspOut)))
+	if minimalOut != nil {
+		fmt.Fprintf(w, "The start-up baseline, `bench/minimal` (a Go stdio server that answers initialize and nothing else), with the same driver in the same run:\n\n```\n%s\n```\n\n", strings.TrimSpace(string(minimalOut)))
+	}
 	fmt.Fprintf(w, "## Go benchmarks (`%s`)\n\n", *goCmd)
 	fmt.Fprintln(w, "Medians are taken per benchmark over the `-count` runs; custom metrics (p99-ms, overhead-ms, peak-MB) are")
 	fmt.Fprintln(w, "reported by the benchmarks themselves.")
