@@ -161,14 +161,19 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 	}
 }
 
-// TestHistoryKeepsWholeTurns: when the history does not fit, whole turns
-// are dropped oldest first: the input never starts with an answer, never
+// TestHistoryKeepsWholeTurns: when the history does not fit (and
+// compaction is off, or failed: see compact_test.go), whole turns are
+// dropped oldest first: the input never starts with an answer, never
 // carries a tool call without its result, and says how many messages it
 // left out.
 func TestHistoryKeepsWholeTurns(t *testing.T) {
 	fake := openaitest.New(t)
 	_, rootURI := workspace(t)
-	s := binaryChat(t, fake, t.TempDir(), rootURI, 3000, 1000)
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI, WorkDoneProgress: true, InitOptions: map[string]any{
+		"provider":  map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 3000, "maxOutputTokens": 1000},
+		"compactAt": "off",
+	}})
 	s.MustCommand(command.SessionNew, map[string]any{"title": "named"}, nil) // no title requests
 	long := strings.Repeat("lorem ipsum dolor ", 120)                        // ~360 tokens: not all five turns fit
 	for i := range 5 {
