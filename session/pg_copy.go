@@ -126,7 +126,9 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 			return err
 		}
 		copied = true
-		batch := &pgx.Batch{}
+		// Messages get new ids here, in the same order; a summary's range
+		// names the new ids of the messages it covers.
+		newID := make(map[int64]int64, len(messages))
 		for _, m := range messages {
 			status := m.Status
 			if status == StatusStreaming {
@@ -137,10 +139,24 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 				toolCalls = string(m.ToolCalls)
 			}
 			pt, ct := usageArgs(m.Usage)
-			batch.Queue(`INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-				ss.ID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, nullable(m.Model))
+			var sf, sl any
+			if m.SummaryOf != nil {
+				first, ok1 := newID[m.SummaryOf.First]
+				last, ok2 := newID[m.SummaryOf.Last]
+				if !ok1 || !ok2 {
+					return fmt.Errorf("summary %d covers messages %d–%d, which the session does not have", m.ID, m.SummaryOf.First, m.SummaryOf.Last)
+				}
+				sf, sl = first, last
+			}
+			var id int64
+			if err := tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+				ss.ID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, nullable(m.Model), sf, sl).Scan(&id); err != nil {
+				return err
+			}
+			newID[m.ID] = id
 		}
+		batch := &pgx.Batch{}
 		for name, items := range sets {
 			for i, it := range items {
 				by := origin[name][it]

@@ -446,6 +446,12 @@ func TestCopyToPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A summary of a's first three messages: copied with the new ids.
+	summary := &Message{SessionID: a.ID, Role: RoleSystem, Content: "Goal: the plan, step by step.", SummaryOf: &Span{First: msgs[0].ID, Last: msgs[2].ID}}
+	if err := local.AppendMessage(ctx, summary); err != nil {
+		t.Fatal(err)
+	}
+	msgs = append(msgs, summary)
 	local.SetContextBy(ctx, a.ID, SetFiles, []string{"/w/a.go", "/w/b.go"}, ModeReplace, AddedByUser)
 	local.SetContextBy(ctx, a.ID, SetFiles, []string{"/w/c.go"}, ModeMerge, AddedByModel)
 	local.SetContext(ctx, a.ID, "ports", []string{"8080"}, ModeReplace)
@@ -481,6 +487,12 @@ func TestCopyToPostgres(t *testing.T) {
 	}
 	for i := range want {
 		w, h := want[i], have[i]
+		if w.SummaryOf != nil {
+			if h.SummaryOf == nil || h.SummaryOf.First != have[0].ID || h.SummaryOf.Last != have[2].ID {
+				t.Errorf("the copied summary covers %+v, want messages %d–%d", h.SummaryOf, have[0].ID, have[2].ID)
+			}
+			w.SummaryOf, h.SummaryOf = nil, nil
+		}
 		w.ID, h.ID = 0, 0
 		if string(w.ToolCalls) != string(h.ToolCalls) || !w.CreatedAt.Equal(h.CreatedAt) {
 			t.Errorf("message %d: %+v, want %+v", i, h, w)
