@@ -102,6 +102,10 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.sweepMirror(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("clearing this machine's folders of deleted sessions in %s: %w", dataDir, err)
+	}
 	if err := s.interruptStale(ctx, ""); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("marking answers left streaming as interrupted in %s: %w", name, err)

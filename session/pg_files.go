@@ -60,8 +60,11 @@ func (s *Postgres) writeManifest(folder string, m *manifest) error {
 
 // placeFolder makes sure a session's mirror folder is where its name says:
 // a folder of the same session under an older name (renamed elsewhere) is
-// moved there, else one is made. The local lock must be held.
-func (s *Postgres) placeFolder(name string) (string, error) {
+// moved there, else one is made. The local lock must be held. A folder it
+// makes is recorded as the session's, then the session is looked up: one
+// deleted meanwhile (on another machine, its notification handled before
+// this folder existed) leaves no folder behind.
+func (s *Postgres) placeFolder(ctx context.Context, id, name string) (string, error) {
 	path := s.folderPath(name)
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.IsDir() {
@@ -86,7 +89,61 @@ func (s *Postgres) placeFolder(name string) (string, error) {
 			return "", err
 		}
 	}
+	if err := s.writeManifest(path, &manifest{ID: id, Files: map[string]int64{}}); err != nil {
+		return "", err
+	}
+	if err := s.exists(ctx, s.pool, id); err != nil {
+		os.RemoveAll(path)
+		return "", err
+	}
 	return path, nil
+}
+
+// sweepMirror removes the mirror folders of sessions gone from the
+// database (deleted, or no longer shared with this role) while this
+// machine was not listening: the folders whose manifest names a session
+// the role cannot see. Folders without a manifest (made by hand, or the
+// SQLite store's in a data directory both used) are left alone.
+func (s *Postgres) sweepMirror(ctx context.Context) error {
+	entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
+	if err != nil {
+		return err
+	}
+	byID := map[string][]string{}
+	var ids []string
+	for _, e := range entries {
+		if !e.IsDir() || !folderPattern.MatchString(e.Name()) {
+			continue
+		}
+		if id := readManifest(s.folderPath(e.Name())).ID; id != "" {
+			if byID[id] == nil {
+				ids = append(ids, id)
+			}
+			byID[id] = append(byID[id], e.Name())
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT id FROM sessions WHERE id = ANY($1)", ids)
+	if err != nil {
+		return err
+	}
+	there, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range there {
+		delete(byID, id)
+	}
+	return s.withLocal(ctx, func() error {
+		for _, names := range byID {
+			for _, name := range names {
+				os.RemoveAll(s.folderPath(name)) // best effort: tried again at the next start
+			}
+		}
+		return nil
+	})
 }
 
 type pgFile struct {
@@ -130,7 +187,7 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, er
 	}
 	stale := false
 	err = s.withLocal(ctx, func() error {
-		folder, err := s.placeFolder(filepath.Base(ss.Folder))
+		folder, err := s.placeFolder(ctx, ss.ID, filepath.Base(ss.Folder))
 		if err != nil {
 			return err
 		}
@@ -250,7 +307,7 @@ func (s *Postgres) localTarget(ctx context.Context, id, sub, name string) (exist
 		return false, err
 	}
 	err = s.withLocal(ctx, func() error {
-		path, err := s.placeFolder(folder)
+		path, err := s.placeFolder(ctx, id, folder)
 		if err != nil {
 			return err
 		}
@@ -271,7 +328,7 @@ func (s *Postgres) mirrorWrote(ctx context.Context, id, sub, name string, conten
 		return err
 	}
 	return s.withLocal(ctx, func() error {
-		path, err := s.placeFolder(folder)
+		path, err := s.placeFolder(ctx, id, folder)
 		if err != nil {
 			return err
 		}
@@ -510,7 +567,7 @@ func (s *Postgres) writeHistory(ctx context.Context, id string) error {
 	}
 	text := markdown(ss, sets, msgs)
 	return s.withLocal(ctx, func() error {
-		folder, err := s.placeFolder(filepath.Base(ss.Folder))
+		folder, err := s.placeFolder(ctx, id, filepath.Base(ss.Folder))
 		if err != nil {
 			return err
 		}
@@ -539,7 +596,7 @@ func (s *Postgres) Export(ctx context.Context, id, format string) (string, strin
 	}
 	var path string
 	err = s.withLocal(ctx, func() error {
-		folder, err := s.placeFolder(filepath.Base(ss.Folder))
+		folder, err := s.placeFolder(ctx, id, filepath.Base(ss.Folder))
 		if err != nil {
 			return err
 		}

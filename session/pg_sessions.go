@@ -200,7 +200,7 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 		// here refuses the rename as in the SQLite store; other machines
 		// move theirs when they next look (placeFolder).
 		return s.withLocal(ctx, func() error {
-			old, err := s.placeFolder(folder)
+			old, err := s.placeFolder(ctx, id, folder)
 			if err != nil {
 				return err
 			}

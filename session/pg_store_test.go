@@ -655,3 +655,43 @@ func TestPostgresEnforceSoftLimit(t *testing.T) {
 		t.Errorf("summary: %s", s)
 	}
 }
+
+// TestPostgresSweepsFoldersOfSessionsGoneMeanwhile: a session deleted while
+// a machine was not listening loses that machine's folder when its store
+// next opens; a folder made by hand is left alone.
+func TestPostgresSweepsFoldersOfSessionsGoneMeanwhile(t *testing.T) {
+	c := pgPeople(t)
+	ctx := context.Background()
+	a := openPG(t, c, "alice")
+	dirB := t.TempDir()
+	b, err := OpenPostgres(ctx, dirB, c.DSN("alice", "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := a.Create(ctx, "Deleted while b slept")
+	kept, _ := a.Create(ctx, "Kept")
+	onB, err := b.Get(ctx, gone.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keptOnB, _ := b.Get(ctx, kept.ID)
+	handmade := filepath.Join(dirB, "sessions", "2026-01-01T00-00-00--mine--aaaaaa")
+	os.MkdirAll(handmade, 0o700)
+	b.Close()
+	if err := a.Delete(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	b, err = OpenPostgres(ctx, dirB, c.DSN("alice", "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := os.Stat(onB.Folder); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the deleted session's folder on b: %v", err)
+	}
+	for _, p := range []string{keptOnB.Folder, handmade} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
