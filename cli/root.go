@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -198,6 +199,12 @@ func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger
 		return 2
 	}
 	log.Info(what, "version", version(), "pid", os.Getpid(), "dataDir", dir, "store", storeKind(store))
+	if path := os.Getenv("CTXLS_CPUPROFILE"); path != "" {
+		// For profiling a daemon as an editor drives it (see docs/benchmarks.md).
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	return run(log, dir, store)
 }
 

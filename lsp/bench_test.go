@@ -40,6 +40,9 @@ func benchDaemon(b *testing.B, fake *openaitest.Server, flags ...string) (*lspte
 func benchServe(b *testing.B, fake *openaitest.Server, dataDir string, flags ...string) *lsptest.Server {
 	b.Helper()
 	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
+	if p := os.Getenv("CTXLS_BENCH_CPUPROFILE"); p != "" {
+		env = append(env, "CTXLS_CPUPROFILE="+p) // the daemon's profile, to read with go tool pprof
+	}
 	s := lsptest.Binary(b, env, append([]string{"serve", "--data-dir", dataDir}, flags...)...)
 	s.Initialize(lsptest.InitOptions{})
 	return s
