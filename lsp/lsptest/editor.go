@@ -148,7 +148,7 @@ func (e *Editor) readLoop(r io.Reader) {
 		}
 		var m Message
 		m.At = time.Now()
-		if err := json.Unmarshal(body, &m); err != nil {
+		if err := decodeMessage(body, &m); err != nil {
 			e.mu.Lock()
 			e.protoErrs = append(e.protoErrs, "invalid JSON frame: "+string(body))
 			e.mu.Unlock()
@@ -256,7 +256,7 @@ func (e *Editor) WriteFrame(body []byte) {
 }
 
 func (e *Editor) writeJSON(v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		e.t.Fatalf("fake editor: marshal: %v", err)
 	}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -63,40 +61,6 @@ func InProcess(t testing.TB, cfg lsp.Config) *Server {
 		wait()
 	})
 	return &Server{Editor: e, Exit: wait, Stderr: func() string { return "" }, Kill: kill}
-}
-
-var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-	buildOut  []byte
-)
-
-// BuildBinary builds cmd/ctxls once per test process and returns its path.
-func BuildBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ctxls-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildPath = filepath.Join(dir, "ctxls")
-		root := moduleRoot()
-		cmd := exec.Command("go", "build", "-o", buildPath, "./cmd/ctxls")
-		cmd.Dir = root
-		buildOut, buildErr = cmd.CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("building ctxls: %v\n%s", buildErr, buildOut)
-	}
-	return buildPath
-}
-
-// moduleRoot finds the repository root from this source file.
-func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // syncBuffer is a goroutine-safe bytes.Buffer.
