@@ -16,6 +16,14 @@ import (
 // the file one change behind until the session's next change.
 const HistoryDelay = 100 * time.Millisecond
 
+// historyPace spaces background rewrites by this many times the last
+// one's duration when that is longer than HistoryDelay. A rewrite renders
+// the whole session inside a write transaction, so on a long session
+// changed without pause (thousands of messages appended in a row) rewrites
+// back to back would take all of the store's time and hold every write up;
+// paced, they take about a fifth of it.
+const historyPace = 4
+
 // historyWriter rewrites history.md files in the background, with write
 // (the store's renderer).
 type historyWriter struct {
@@ -25,16 +33,18 @@ type historyWriter struct {
 	// for a background write under way.
 	flushing sync.Mutex
 
-	// mu guards pending, timer, closed and lastErr.
+	// mu guards pending, timer, closed, lastErr and cost.
 	mu      sync.Mutex
 	pending map[string]bool
 	timer   *time.Timer
 	closed  bool
 	lastErr error
+	cost    time.Duration // how long the last rewrite of pending sessions took
 }
 
-// later marks a session's history.md for rewriting within HistoryDelay.
-// After close it writes at once (nothing would later).
+// later marks a session's history.md for rewriting within HistoryDelay
+// (or historyPace times the last rewrite's duration, when longer). After
+// close it writes at once (nothing would later).
 func (h *historyWriter) later(ctx context.Context, id string) error {
 	h.mu.Lock()
 	if h.closed {
@@ -46,7 +56,7 @@ func (h *historyWriter) later(ctx context.Context, id string) error {
 	}
 	h.pending[id] = true
 	if h.timer == nil {
-		h.timer = time.AfterFunc(HistoryDelay, func() { h.flushPending() })
+		h.timer = time.AfterFunc(max(HistoryDelay, historyPace*h.cost), func() { h.flushPending() })
 	}
 	h.mu.Unlock()
 	return nil
@@ -61,6 +71,7 @@ func (h *historyWriter) flushPending() error {
 	ids := h.pending
 	h.pending, h.timer = nil, nil
 	h.mu.Unlock()
+	start := time.Now()
 	var errs []error
 	for id := range ids {
 		if err := h.write(context.Background(), id); err != nil && !errors.Is(err, ErrNotFound) {
@@ -68,11 +79,12 @@ func (h *historyWriter) flushPending() error {
 		}
 	}
 	err := errors.Join(errs...)
+	h.mu.Lock()
+	h.cost = time.Since(start)
 	if err != nil {
-		h.mu.Lock()
 		h.lastErr = err
-		h.mu.Unlock()
 	}
+	h.mu.Unlock()
 	return err
 }
 
