@@ -5,7 +5,6 @@ package lsptest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -249,10 +248,21 @@ func (e *Editor) WriteRaw(b []byte) {
 
 // WriteFrame frames body and writes it.
 func (e *Editor) WriteFrame(body []byte) {
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "Content-Length: %d\r\n\r\n", len(body))
-	buf.Write(body)
-	e.WriteRaw(buf.Bytes())
+	header := fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(body))
+	if len(body) < largeJSON {
+		e.WriteRaw(append(header, body...))
+		return
+	}
+	// Not copied into one buffer: the copy of a large body is most of
+	// the cost of sending it under -race.
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	for _, b := range [][]byte{header, body} {
+		if _, err := e.w.Write(b); err != nil && !e.gone.Load() {
+			e.t.Errorf("fake editor: write: %v", err)
+			return
+		}
+	}
 }
 
 func (e *Editor) writeJSON(v any) {

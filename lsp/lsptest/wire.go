@@ -285,6 +285,7 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
 		if len(v) >= largeJSON && plainString(v) {
+			dst = slices.Grow(dst, len(v)+4<<10) // room for the rest: no second copy
 			dst = append(dst, '"')
 			dst = append(dst, v...)
 			return append(dst, '"'), nil
