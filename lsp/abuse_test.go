@@ -127,6 +127,7 @@ func TestCommandAbuse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends about 1 GB through the daemon")
 	}
+	parallel(t, loadTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"ok"}}))
 	root, rootURI := workspace(t)
 	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())

@@ -55,12 +55,14 @@ func procMem(t testing.TB, pid int) (hwm, rss int64) {
 }
 
 // startBounded starts the binary with a workspace and returns it with its
-// peak memory after initialize.
+// peak memory after initialize. The test runs in parallel with the other
+// load tests (each reads its own daemon's memory).
 func startBounded(t *testing.T, env []string, init map[string]any) (*lsptest.Server, string, int64) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("moves hundreds of MB through the daemon")
 	}
+	parallel(t, loadTests)
 	root, rootURI := workspace(t)
 	s := lsptest.Binary(t, env, "serve", "--data-dir", t.TempDir())
 	// Encoding and decoding hundreds of MB in this (race-instrumented)

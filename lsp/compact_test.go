@@ -61,6 +61,7 @@ func requestTokens(msgs []openai.ChatCompletionMessage) int {
 // export keep every original with the marker), then compacted again on
 // demand with ctxls.session.compact, folding the first summary in.
 func TestCompactionOverLSP(t *testing.T) {
+	parallel(t, loadTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{lspSummary}}))
 	dataDir := t.TempDir()
 	id := longSession(t, dataDir, 2000)

@@ -33,6 +33,7 @@ func TestCrashRandomKillsPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the daemon 25 times")
 	}
+	parallel(t, timingTests)
 	c := pgtest.Start(t)
 	dsn := c.DSN("", "postgres")
 	ctx := context.Background()

@@ -68,6 +68,7 @@ func TestCrashRandomKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the daemon 50 times")
 	}
+	parallel(t, timingTests)
 	dataDir := t.TempDir()
 	runCrashKills(t, dataDir, &sqliteCrashDB{path: filepath.Join(dataDir, "ctxls.db")}, *crashKills)
 }
