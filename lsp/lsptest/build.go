@@ -21,10 +21,10 @@ import (
 // under a key that hashes
 // every source file it is built from, so a changed source gives a new key
 // and a new build, and an unchanged tree links nothing. Entries unused for
-// binCacheMaxAge are removed.
+// binCacheMaxAge are removed (every BuildBinary call marks its entry used).
 const (
 	binCacheName   = "ctxls-test-bin"
-	binCacheMaxAge = 24 * time.Hour
+	binCacheMaxAge = time.Hour
 )
 
 var (
@@ -41,6 +41,8 @@ func BuildBinary(t testing.TB) string {
 	if buildErr != nil {
 		t.Fatalf("building ctxls: %v", buildErr)
 	}
+	now := time.Now()
+	_ = os.Chtimes(filepath.Dir(buildPath), now, now) // in use: not stale
 	return buildPath
 }
 
