@@ -305,6 +305,9 @@ func TestGetRelevantContextTool(t *testing.T) {
 	if got["all"] != "No context stored for this session" || got["one"] != "[]" {
 		t.Errorf("empty context: %q", got)
 	}
+	// The first complete answer sends the title request in the background:
+	// let it take the default reply before the next turn's are queued.
+	waitTitle(t, s, "A title", "model")
 	s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080", "5432"}}, nil)
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
