@@ -721,7 +721,6 @@ func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, 
 	if tsq == "" {
 		return hits, nil
 	}
-	const headline = `'StartSel=«, StopSel=», MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'`
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.title, ts_headline('ctxls', s.title, q, `+headline+`)
 		FROM sessions s, to_tsquery('ctxls', $1) q
 		WHERE s.title_tsv @@ q ORDER BY ts_rank(s.title_tsv, q) DESC, s.updated_at DESC LIMIT $2`, tsq, limit)
@@ -739,18 +738,7 @@ func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, 
 	if len(hits) >= limit {
 		return hits, nil
 	}
-	// The matches come from the GIN index first (MATERIALIZED): ordered
-	// by id and limited, the planner would rather walk the primary key
-	// backwards testing every message, which for a rare word is most of
-	// the table. Of the window, the best are ranked, and only they get a
-	// headline.
-	rows, err = s.pool.Query(ctx, `WITH q AS (SELECT to_tsquery('ctxls', $1) AS q),
-		matched AS MATERIALIZED (SELECT m.id FROM messages m, q WHERE m.content_tsv @@ q.q),
-		win AS (SELECT id FROM matched ORDER BY id DESC LIMIT $2),
-		best AS (SELECT m.id, m.session_id, m.role, m.content, ts_rank(m.content_tsv, q.q) AS rank
-			FROM messages m JOIN win USING (id), q ORDER BY rank DESC, m.id DESC LIMIT $3)
-		SELECT best.id, best.session_id, s.title, best.role, ts_headline('ctxls', best.content, q.q, `+headline+`)
-		FROM best JOIN sessions s ON s.id = best.session_id, q ORDER BY best.rank DESC, best.id DESC`, tsq, searchWindow, limit-len(hits))
+	rows, err = s.pool.Query(ctx, searchMessagesSQL, tsq, searchWindow, limit-len(hits), searchRecent)
 	if err != nil {
 		return nil, err
 	}
@@ -763,6 +751,39 @@ func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, 
 	}
 	return append(hits, msgs...), nil
 }
+
+// searchRecent is how many of the most recent messages (by id, across
+// the database) a search reads first: twenty windows' worth.
+const searchRecent = 20 * searchWindow
+
+// searchMessagesSQL ranks the searchWindow ($2) most recent messages
+// matching the tsquery $1 and returns the best $3 of them.
+//
+// The matches come from the GIN index first (MATERIALIZED): ordered by id
+// and limited, the planner would rather walk the primary key backwards
+// testing every message, which for a rare word is most of the table. They
+// are looked for among the $4 most recent messages first, the index read
+// together with the primary key's range (a BitmapAnd), so only those rows
+// are visited; when these hold a whole window, it is theirs, and
+// otherwise (a rarer word) every match is read (the one-time filters skip
+// the branch not needed). Of the window, the best are ranked, and only
+// they get a headline.
+const searchMessagesSQL = `WITH q AS (SELECT to_tsquery('ctxls', $1) AS q),
+	recent AS MATERIALIZED (SELECT m.id FROM messages m, q
+		WHERE m.content_tsv @@ q.q AND m.id > (SELECT coalesce(max(id), 0) FROM messages) - $4),
+	matched AS MATERIALIZED (
+		SELECT id FROM recent WHERE (SELECT count(*) FROM recent) >= $2
+		UNION ALL
+		SELECT m.id FROM messages m, q WHERE (SELECT count(*) FROM recent) < $2 AND m.content_tsv @@ q.q),
+	win AS (SELECT id FROM matched ORDER BY id DESC LIMIT $2),
+	best AS (SELECT m.id, m.session_id, m.role, m.content, ts_rank(m.content_tsv, q.q) AS rank
+		FROM messages m JOIN win USING (id), q ORDER BY rank DESC, m.id DESC LIMIT $3)
+	SELECT best.id, best.session_id, s.title, best.role, ts_headline('ctxls', best.content, q.q, ` + headline + `)
+	FROM best JOIN sessions s ON s.id = best.session_id, q ORDER BY best.rank DESC, best.id DESC`
+
+// headline is how ts_headline marks a hit: the matched words in «», one
+// fragment of 6 to 16 words.
+const headline = `'StartSel=«, StopSel=», MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'`
 
 // tsQuery turns plain words into a tsquery for the ctxls configuration:
 // the runs of letters and digits of the query, each a quoted lexeme that
