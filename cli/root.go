@@ -9,11 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/pprof"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
