@@ -45,7 +45,8 @@ func FuzzCommandArguments(f *testing.F) {
 	f.Cleanup(func() { s.store.Close() })
 	f.Fuzz(func(t *testing.T, which uint8, arg []byte) {
 		c := command.Commands[int(which)%len(command.Commands)]
-		if c.ID == command.SessionDelete || c.ID == command.Chat || c.ID == command.RegenerateTitle || c.ID == command.FilesAdd && strings.Contains(string(arg), "path") {
+		if c.ID == command.SessionDelete || c.ID == command.Chat || c.ID == command.RegenerateTitle || c.ID == command.SessionCompact ||
+			c.ID == command.FilesAdd && strings.Contains(string(arg), "path") {
 			// Keep the fuzzer from calling a model provider, deleting the store it
 			// writes to or copying large system files.
 			return
