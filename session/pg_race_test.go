@@ -17,16 +17,7 @@ import (
 // another daemon set a moment later (Rename reads the session again after
 // its commit).
 func TestPostgresRenameAnswersItsOwnTitle(t *testing.T) {
-	dsn := newPGDatabase(t)
-	open := func() *Postgres {
-		s, err := OpenPostgres(ctx, t.TempDir(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
+	a, b := twoMachines(t)
 	ss, err := a.Create(ctx, "Shared")
 	if err != nil {
 		t.Fatal(err)
@@ -65,16 +56,7 @@ func TestPostgresRenameAnswersItsOwnTitle(t *testing.T) {
 // Change, which makes its mirror folder) kept the folder of a session
 // deleted elsewhere, with its files, for good.
 func TestPostgresDeletedElsewhereLeavesNoFolder(t *testing.T) {
-	dsn := newPGDatabase(t)
-	open := func() *Postgres {
-		s, err := OpenPostgres(ctx, t.TempDir(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := open(), open()
+	a, b := twoMachines(t)
 	wb := watch(t, b)
 	time.Sleep(200 * time.Millisecond) // listening
 	ss, err := a.Create(ctx, "Deleted elsewhere")
@@ -98,4 +80,20 @@ func TestPostgresDeletedElsewhereLeavesNoFolder(t *testing.T) {
 	if _, err := os.Stat(onB.Folder); !os.IsNotExist(err) {
 		t.Errorf("deleted on another machine, the session keeps its folder %s in this machine's mirror (%v)", onB.Folder, err)
 	}
+}
+
+// twoMachines opens two stores on one fresh database, each with a data
+// directory of its own, as two machines of one person.
+func twoMachines(t *testing.T) (a, b *Postgres) {
+	t.Helper()
+	dsn := newPGDatabase(t)
+	open := func() *Postgres {
+		s, err := OpenPostgres(ctx, t.TempDir(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	return open(), open()
 }
