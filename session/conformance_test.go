@@ -153,6 +153,12 @@ func TestMain(m *testing.M) {
 // its DSN for the superuser. The database is dropped when the test ends.
 func newPGDatabase(t testing.TB) string {
 	t.Helper()
+	return pgShared.cluster.DSN("", newPGDatabaseNamed(t))
+}
+
+// newPGDatabaseNamed is newPGDatabase, returning the database's name.
+func newPGDatabaseNamed(t testing.TB) string {
+	t.Helper()
 	pgShared.once.Do(func() {
 		pgShared.cluster, pgShared.stop, pgShared.err = pgtest.Launch()
 	})
@@ -178,11 +184,10 @@ func newPGDatabase(t testing.TB) string {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})
-	dsn := c.DSN("", name)
-	if applied, err := InitPostgres(ctx, dsn); err != nil || len(applied) == 0 {
+	if applied, err := InitPostgres(ctx, c.DSN("", name)); err != nil || len(applied) == 0 {
 		t.Fatalf("InitPostgres on %s: %v %v", name, applied, err)
 	}
-	return dsn
+	return name
 }
 
 // TestShare: on PostgreSQL a session's owner shares it with the team and

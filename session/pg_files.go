@@ -711,16 +711,27 @@ func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup,
 // hits come first, then messages by rank among the searchWindow most
 // recent matches, the newer first among equals; snippets mark the matched
 // words with «».
+//
+// Messages are searched by the database function search_messages
+// (pgmigrations/0006_search_index.sql): under Row-Level Security a role's
+// own query could not use the index, and the function reads the newest
+// messages first, as the SQLite store's FTS5 does.
 func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
 	limit, err := pageLimit(limit, 20, 200)
 	if err != nil {
 		return nil, err
 	}
+	return s.search(ctx, query, limit, searchWindow)
+}
+
+// search is Search ranking the window most recent matching messages.
+func (s *Postgres) search(ctx context.Context, query string, limit, window int) ([]Hit, error) {
 	hits := []Hit{}
-	tsq := tsQuery(query)
-	if tsq == "" {
+	words := searchWords(query)
+	if len(words) == 0 {
 		return hits, nil
 	}
+	tsq := tsQuery(words)
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.title, ts_headline('ctxls', s.title, q, `+headline+`)
 		FROM sessions s, to_tsquery('ctxls', $1) q
 		WHERE s.title_tsv @@ q ORDER BY ts_rank(s.title_tsv, q) DESC, s.updated_at DESC LIMIT $2`, tsq, limit)
@@ -738,7 +749,9 @@ func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, 
 	if len(hits) >= limit {
 		return hits, nil
 	}
-	rows, err = s.pool.Query(ctx, searchMessagesSQL, tsq, searchWindow, limit-len(hits), searchRecent)
+	rows, err = s.pool.Query(ctx, `SELECT r.id, r.session_id, s.title, r.role, ts_headline('ctxls', r.content, q, `+headline+`)
+		FROM to_tsquery('ctxls', $1) q, search_messages(q, $2, $3, $4) r JOIN sessions s ON s.id = r.session_id
+		ORDER BY r.rank DESC, r.id DESC`, tsq, words, window, limit-len(hits))
 	if err != nil {
 		return nil, err
 	}
@@ -752,50 +765,25 @@ func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, 
 	return append(hits, msgs...), nil
 }
 
-// searchRecent is how many of the most recent messages (by id, across
-// the database) a search reads first: twenty windows' worth.
-const searchRecent = 20 * searchWindow
-
-// searchMessagesSQL ranks the searchWindow ($2) most recent messages
-// matching the tsquery $1 and returns the best $3 of them.
-//
-// The matches come from the GIN index first (MATERIALIZED): ordered by id
-// and limited, the planner would rather walk the primary key backwards
-// testing every message, which for a rare word is most of the table. They
-// are looked for among the $4 most recent messages first, the index read
-// together with the primary key's range (a BitmapAnd), so only those rows
-// are visited; when these hold a whole window, it is theirs, and
-// otherwise (a rarer word) every match is read (the one-time filters skip
-// the branch not needed). Of the window, the best are ranked, and only
-// they get a headline.
-const searchMessagesSQL = `WITH q AS (SELECT to_tsquery('ctxls', $1) AS q),
-	recent AS MATERIALIZED (SELECT m.id FROM messages m, q
-		WHERE m.content_tsv @@ q.q AND m.id > (SELECT coalesce(max(id), 0) FROM messages) - $4),
-	matched AS MATERIALIZED (
-		SELECT id FROM recent WHERE (SELECT count(*) FROM recent) >= $2
-		UNION ALL
-		SELECT m.id FROM messages m, q WHERE (SELECT count(*) FROM recent) < $2 AND m.content_tsv @@ q.q),
-	win AS (SELECT id FROM matched ORDER BY id DESC LIMIT $2),
-	best AS (SELECT m.id, m.session_id, m.role, m.content, ts_rank(m.content_tsv, q.q) AS rank
-		FROM messages m JOIN win USING (id), q ORDER BY rank DESC, m.id DESC LIMIT $3)
-	SELECT best.id, best.session_id, s.title, best.role, ts_headline('ctxls', best.content, q.q, ` + headline + `)
-	FROM best JOIN sessions s ON s.id = best.session_id, q ORDER BY best.rank DESC, best.id DESC`
-
 // headline is how ts_headline marks a hit: the matched words in «», one
 // fragment of 6 to 16 words.
 const headline = `'StartSel=«, StopSel=», MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1, FragmentDelimiter=…'`
 
-// tsQuery turns plain words into a tsquery for the ctxls configuration:
-// the runs of letters and digits of the query, each a quoted lexeme that
-// must match, the last one a prefix. Nothing of the input is tsquery
-// syntax.
-func tsQuery(q string) string {
-	var terms []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !isWordRune(r) }) {
-		terms = append(terms, "'"+w+"'")
-	}
-	if len(terms) == 0 {
+// searchWords is what a search looks for: the runs of letters and digits
+// of the query, lower-cased. Nothing of the input is tsquery syntax.
+func searchWords(q string) []string {
+	return strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !isWordRune(r) })
+}
+
+// tsQuery turns words into a tsquery for the ctxls configuration: each a
+// quoted lexeme that must match, the last one a prefix.
+func tsQuery(words []string) string {
+	if len(words) == 0 {
 		return ""
+	}
+	terms := make([]string, len(words))
+	for i, w := range words {
+		terms[i] = "'" + w + "'"
 	}
 	terms[len(terms)-1] += ":*"
 	return strings.Join(terms, " & ")
