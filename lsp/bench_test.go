@@ -153,13 +153,17 @@ func BenchmarkDaemonFirstDeltaOverheadHistory(b *testing.B) {
 }
 
 // BenchmarkDaemonFirstDeltaOverheadPostgres is the same with the session
-// store in PostgreSQL (a throwaway cluster on a Unix socket).
+// store in PostgreSQL (a throwaway cluster on a Unix socket), the daemon
+// connecting as a person's role, through Row-Level Security.
 func BenchmarkDaemonFirstDeltaOverheadPostgres(b *testing.B) {
 	c := pgtest.Start(b)
 	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		b.Fatal(err)
 	}
-	benchFirstDelta(b, "--store", c.DSN("", "postgres"))
+	if out, err := c.Psql(b, "", "postgres", "CREATE ROLE ada LOGIN IN ROLE ctxls_user"); err != nil {
+		b.Fatal(err, out)
+	}
+	benchFirstDelta(b, "--store", c.DSN("ada", "postgres"))
 }
 
 func benchFirstDelta(b *testing.B, flags ...string) {
