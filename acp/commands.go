@@ -221,7 +221,7 @@ func (a *Agent) slashCompact(ctx context.Context, s *openSession, _ []string) (s
 	a.sendCompacted(ctx, *c)
 	sp := c.Summary.SummaryOf
 	return fmt.Sprintf("%s\n\nThe model now sees this summary and the turns after message %d; every original message is kept.\n\n%s",
-		session.SummaryMarker(*sp, c.Covered), sp.Last, c.Summary.Content), nil
+		session.SummaryMarker(*sp), sp.Last, c.Summary.Content), nil
 }
 
 // sendCompacted sends usage_update after a compaction: the context's size

@@ -282,8 +282,8 @@ func keepFrom(turns []histTurn, budget int) int {
 }
 
 // summaryInput is the summary as the model's input carries it.
-func summaryInput(s *session.Message, history []session.Message) openai.ChatCompletionMessage {
-	marker := session.SummaryMarker(*s.SummaryOf, session.Covered(history, *s.SummaryOf))
+func summaryInput(s *session.Message) openai.ChatCompletionMessage {
+	marker := session.SummaryMarker(*s.SummaryOf)
 	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: prompts.SummaryMessage(marker, s.Content)}
 }
 
@@ -308,13 +308,12 @@ func (e *Engine) Compact(ctx context.Context, sessionID string, p Resolved) (*Co
 	}
 	defer unlock()
 	p.Model = e.sessionModel(ctx, Turn{SessionID: sessionID, Provider: p})
-	history, err := e.Store.Messages(ctx, sessionID)
+	previous, rest, err := e.Store.ModelHistory(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	counter := prompts.TokenizerFor(p.Model)
 	window := p.ContextWindow - p.MaxOutputTokens
-	previous, rest := session.ModelView(history)
 	turns := groupTurns(rest, counter)
 	keep := len(turns) - 1
 	if keep >= 0 && turns[keep].cost > window/2 {
@@ -327,9 +326,8 @@ func (e *Engine) Compact(ctx context.Context, sessionID string, p Resolved) (*Co
 	if err != nil {
 		return nil, err
 	}
-	history = append(history, *s)
-	c := &Compaction{SessionID: sessionID, Summary: s, Covered: session.Covered(history, *s.SummaryOf), Window: p.ContextWindow}
-	c.Tokens = messageCost(summaryInput(s, history), counter)
+	c := &Compaction{SessionID: sessionID, Summary: s, Covered: s.SummaryOf.Covered, Window: p.ContextWindow}
+	c.Tokens = messageCost(summaryInput(s), counter)
 	for _, h := range turns[keep:] {
 		c.Tokens += h.cost
 	}

@@ -162,7 +162,10 @@ func TestCompaction2000Messages(t *testing.T) {
 
 	// The turn's input: system prompt, summary, recent whole turns, question.
 	turnReq := reqs[len(reqs)-1].Parsed.Messages
-	marker := session.SummaryMarker(*sum.SummaryOf, rec.compacted[0].Covered)
+	if sum.SummaryOf.Covered != rec.compacted[0].Covered {
+		t.Errorf("the summary covers %d messages, the event says %d", sum.SummaryOf.Covered, rec.compacted[0].Covered)
+	}
+	marker := session.SummaryMarker(*sum.SummaryOf)
 	if turnReq[1].Role != openai.ChatMessageRoleSystem || !strings.HasPrefix(turnReq[1].Content, marker) || !strings.Contains(turnReq[1].Content, fakeSummary) {
 		t.Fatalf("the second message is not the summary: %.300s", turnReq[1].Content)
 	}
@@ -308,7 +311,7 @@ func TestCompactOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *c.Summary.SummaryOf != (session.Span{First: orig[0].ID, Last: orig[3].ID}) || c.Covered != 4 || c.Tokens <= 0 {
+	if *c.Summary.SummaryOf != (session.Span{First: orig[0].ID, Last: orig[3].ID, Covered: 4}) || c.Covered != 4 || c.Tokens <= 0 {
 		t.Errorf("compaction: %+v %+v", c, c.Summary.SummaryOf)
 	}
 	if _, err := e.Compact(ctx, s.ID, p); !errors.Is(err, ErrNothingToCompact) {

@@ -38,7 +38,11 @@ type assembled struct {
 // turn"); a preview does not. compact, when not nil (a turn's), is called
 // when the input would pass t.CompactAt of the window: it summarises the
 // older turns, and when it fails the oldest turns are left out as usual.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history []session.Message, record bool, compact compactor) (*assembled, error) {
+//
+// summary and rest are the session's history as the model sees it
+// (Store.ModelHistory): the newest summary, nil when none, and the
+// messages after it.
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, summary *session.Message, rest []session.Message, record bool, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var sets session.Context
 	if t.SessionID != "" {
@@ -106,11 +110,10 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message)}
 	sysTokens := counter.Count(system)
 	room := window - sysTokens - out.Message // for the summary and the history
-	summary, rest := session.ModelView(history)
 	turns := groupTurns(rest, counter)
 	summaryCost := 0
 	if summary != nil {
-		summaryCost = messageCost(summaryInput(summary, history), counter)
+		summaryCost = messageCost(summaryInput(summary), counter)
 	}
 	if limit := compactLimit(t.CompactAt, window); compact != nil && limit > 0 {
 		total := sysTokens + out.Message + summaryCost
@@ -125,17 +128,16 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, history [
 		keepBudget := max(min(limit, window)-sysTokens-out.Message-summaryCap(window), 0) / 2
 		if keep := keepFrom(turns, keepBudget); total > limit && keep > 0 {
 			if s, err := compact(ctx, summary, turns[:keep]); err == nil {
-				history = append(history[:len(history):len(history)], *s)
 				summary, turns = s, turns[keep:]
-				summaryCost = messageCost(summaryInput(summary, history), counter)
-				out.Compacted, out.Covered = s, session.Covered(history, *s.SummaryOf)
+				summaryCost = messageCost(summaryInput(summary), counter)
+				out.Compacted, out.Covered = s, s.SummaryOf.Covered
 			}
 		}
 	}
 	kept, dropped, used := trimTurns(turns, room-summaryCost)
 	out.Messages = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem}}
 	if summary != nil {
-		sm := summaryInput(summary, history)
+		sm := summaryInput(summary)
 		if dropped > 0 {
 			// The cut is marked where it is: right before the first message kept.
 			sm.Content += prompts.DroppedNote(dropped)

@@ -36,13 +36,16 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 	}
 	t.Provider.Model = e.sessionModel(ctx, t)
 	guard := &toolEnv{e: e, turn: t, userSet: map[string]bool{}}
-	var history []session.Message
+	var (
+		summary *session.Message
+		history []session.Message
+	)
 	if t.SessionID != "" {
 		var err error
 		if guard, err = e.toolEnv(ctx, t, nil); err != nil {
 			return nil, err
 		}
-		if history, err = e.Store.Messages(ctx, t.SessionID); err != nil {
+		if summary, history, err = e.Store.ModelHistory(ctx, t.SessionID); err != nil {
 			return nil, err
 		}
 	} else {
@@ -50,7 +53,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 			guard.userSet[p] = true
 		}
 	}
-	in, err := e.assemble(ctx, t, guard, history, false, nil)
+	in, err := e.assemble(ctx, t, guard, summary, history, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -240,12 +240,12 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if err != nil {
 		return nil, StoreError(err)
 	}
-	history, err := e.Store.Messages(ctx, t.SessionID)
+	summary, history, err := e.Store.ModelHistory(ctx, t.SessionID)
 	if err != nil {
 		return nil, StoreError(err)
 	}
 	history = slices.DeleteFunc(history, func(m session.Message) bool { return m.ID == user.ID })
-	in, err := e.assemble(ctx, t, tools, history, true, e.turnCompactor(t, ev))
+	in, err := e.assemble(ctx, t, tools, summary, history, true, e.turnCompactor(t, ev))
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func printTurn(t *turn.Turn, out, errOut io.Writer) turn.Event {
 		case turn.ContextChanged:
 			fmt.Fprintf(errOut, "[context %s: %s]\n", ev.Change.SetName, strings.Join(ev.Change.Items, ", "))
 		case turn.Compacted:
-			fmt.Fprintln(errOut, session.SummaryMarker(*ev.Compaction.Summary.SummaryOf, ev.Compaction.Covered))
+			fmt.Fprintln(errOut, session.SummaryMarker(*ev.Compaction.Summary.SummaryOf))
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}

@@ -50,7 +50,7 @@ model's view starts. Needs a provider, as "ctxls chat" does.`,
 					"compactedThrough": sp.Last, "covered": c.Covered, "tokens": c.Tokens})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\nThe model now sees this summary and the turns after message %d.\n\n%s\n",
-				session.SummaryMarker(*sp, c.Covered), sp.Last, c.Summary.Content)
+				session.SummaryMarker(*sp), sp.Last, c.Summary.Content)
 			return nil
 		}),
 	}

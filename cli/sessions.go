@@ -109,7 +109,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 			}
 			for _, m := range session.InConversationOrder(msgs) {
 				if m.IsSummary() {
-					fmt.Fprintf(w, "\n%s\n%s\n", session.SummaryMarker(*m.SummaryOf, session.Covered(msgs, *m.SummaryOf)), m.Content)
+					fmt.Fprintf(w, "\n%s\n%s\n", session.SummaryMarker(*m.SummaryOf), m.Content)
 					continue
 				}
 				status := ""

@@ -108,7 +108,9 @@ func TestCompactionOverLSP(t *testing.T) {
 
 	reqs := fake.Requests()
 	turnReq := reqs[len(reqs)-1].Parsed.Messages
-	marker := session.SummaryMarker(*sum.SummaryOf, int(sum.SummaryOf.Last-sum.SummaryOf.First+1))
+	want := *sum.SummaryOf
+	want.Covered = int(want.Last - want.First + 1) // every message of the range, none a summary
+	marker := session.SummaryMarker(want)
 	if !strings.HasPrefix(turnReq[1].Content, marker) || !strings.Contains(turnReq[1].Content, lspSummary) {
 		t.Fatalf("the input's second message is not the summary: %.200s", turnReq[1].Content)
 	}

@@ -34,6 +34,7 @@ type Store interface {
 	ListFiles(ctx context.Context, sessionID, sub string) ([]string, error)
 	MarkTitleRequested(ctx context.Context, id string) (bool, error)
 	Messages(ctx context.Context, sessionID string) ([]Message, error)
+	ModelHistory(ctx context.Context, sessionID string) (summary *Message, rest []Message, err error)
 	OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *Written, error)
 	PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool) ([]Session, error)
 	RemoveFile(ctx context.Context, sessionID, name string) error

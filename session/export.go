@@ -34,7 +34,7 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 	}
 	for _, m := range InConversationOrder(msgs) {
 		if m.IsSummary() {
-			fmt.Fprintf(&b, "\n## summary · %s\n\n%s\n\n%s\n", m.CreatedAt.Format("2006-01-02 15:04:05"), SummaryMarker(*m.SummaryOf, Covered(msgs, *m.SummaryOf)), m.Content)
+			fmt.Fprintf(&b, "\n## summary · %s\n\n%s\n\n%s\n", m.CreatedAt.Format("2006-01-02 15:04:05"), SummaryMarker(*m.SummaryOf), m.Content)
 			continue
 		}
 		status := ""

@@ -60,6 +60,9 @@ type Message struct {
 type Span struct {
 	First int64 `json:"first"`
 	Last  int64 `json:"last"`
+	// Covered is how many messages (summaries left out) the range holds,
+	// counted by the store when the summary is stored.
+	Covered int `json:"covered"`
 }
 
 // IsSummary reports whether m is a summary of earlier turns.
@@ -73,14 +76,19 @@ func summaryArgs(m *Message) (any, any) {
 	return m.SummaryOf.First, m.SummaryOf.Last
 }
 
-// spanOf is the SummaryOf of scanned summary_first and summary_last
-// columns (nil when they are NULL).
-func spanOf(first, last sql.NullInt64) *Span {
+// spanOf is the SummaryOf of scanned summary_first, summary_last and
+// summary_count columns (nil when they are NULL).
+func spanOf(first, last, count sql.NullInt64) *Span {
 	if !first.Valid || !last.Valid {
 		return nil
 	}
-	return &Span{First: first.Int64, Last: last.Int64}
+	return &Span{First: first.Int64, Last: last.Int64, Covered: int(count.Int64)}
 }
+
+// coveredSQL counts the messages, summaries left out, of a session with
+// ids in a range: what a summary over that range covers. (PostgreSQL
+// numbers its parameters; pgCoveredSQL.)
+const coveredSQL = "SELECT count(*) FROM messages WHERE session_id = ? AND id BETWEEN ? AND ? AND summary_first IS NULL"
 
 func validRole(r Role) bool {
 	switch r {
@@ -133,9 +141,16 @@ func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
 			owner, heartbeat = s.owner, now
 		}
 		sf, sl := summaryArgs(m)
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl)
+		var count any
+		if sp := m.SummaryOf; sp != nil {
+			if err := tx.QueryRowContext(ctx, coveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
+				return err
+			}
+			count = sp.Covered
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, summary_count)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl, count)
 		if err != nil {
 			return err
 		}
@@ -338,10 +353,38 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 	return loadMessages(ctx, s.db, sessionID)
 }
 
+// ModelHistory returns what a turn gives the model of a session: its
+// newest summary (nil when it has none) and the messages after the range
+// that summary covers, summaries left out, oldest first (session.ModelView
+// of every message). Only those are read, so once a long session is
+// compacted a turn costs what a short one does.
+func (s *SQLite) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
+	if _, err := s.folderOf(ctx, sessionID); err != nil {
+		return nil, nil, err
+	}
+	newest, err := queryMessages(ctx, s.db, "session_id = ? AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1", sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var summary *Message
+	after := int64(0)
+	if len(newest) == 1 {
+		summary, after = &newest[0], newest[0].SummaryOf.Last
+	}
+	rest, err := queryMessages(ctx, s.db, "session_id = ? AND id > ? AND summary_first IS NULL ORDER BY id", sessionID, after)
+	return summary, rest, err
+}
+
 // loadMessages reads a session's messages through q, oldest first.
 func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last
-		FROM messages WHERE session_id = ? ORDER BY id`, sessionID)
+	return queryMessages(ctx, q, "session_id = ? ORDER BY id", sessionID)
+}
+
+// queryMessages reads the messages that where (a condition and an order)
+// selects through q.
+func queryMessages(ctx context.Context, q querier, where string, args ...any) ([]Message, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count
+		FROM messages WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -355,12 +398,12 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]Message, 
 			created    int64
 			pt, ct     sql.NullInt64
 			model      sql.NullString
-			sf, sl     sql.NullInt64
+			sf, sl, sc sql.NullInt64
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc); err != nil {
 			return nil, err
 		}
-		m.SummaryOf = spanOf(sf, sl)
+		m.SummaryOf = spanOf(sf, sl, sc)
 		if toolCalls.Valid {
 			m.ToolCalls = json.RawMessage(toolCalls.String)
 		}

@@ -139,8 +139,9 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 				toolCalls = string(m.ToolCalls)
 			}
 			pt, ct := usageArgs(m.Usage)
-			var sf, sl any
+			var sf, sl, sc any
 			if m.SummaryOf != nil {
+				sc = m.SummaryOf.Covered
 				first, ok1 := newID[m.SummaryOf.First]
 				last, ok2 := newID[m.SummaryOf.Last]
 				if !ok1 || !ok2 {
@@ -149,9 +150,9 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 				sf, sl = first, last
 			}
 			var id int64
-			if err := tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
-				ss.ID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, nullable(m.Model), sf, sl).Scan(&id); err != nil {
+			if err := tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+				ss.ID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, nullable(m.Model), sf, sl, sc).Scan(&id); err != nil {
 				return err
 			}
 			newID[m.ID] = id

@@ -34,9 +34,16 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 			owner, heartbeat = s.owner, now
 		}
 		sf, sl := summaryArgs(m)
-		return tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl).Scan(&m.ID)
+		var count any
+		if sp := m.SummaryOf; sp != nil {
+			if err := tx.QueryRow(ctx, pgCoveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
+				return err
+			}
+			count = sp.Covered
+		}
+		return tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, summary_count)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl, count).Scan(&m.ID)
 	})
 	if err != nil {
 		return err
@@ -105,9 +112,39 @@ func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, e
 	return s.messages(ctx, s.pool, sessionID)
 }
 
+// pgCoveredSQL is coveredSQL for PostgreSQL.
+const pgCoveredSQL = "SELECT count(*) FROM messages WHERE session_id = $1 AND id BETWEEN $2 AND $3 AND summary_first IS NULL"
+
+// ModelHistory returns what a turn gives the model of a session: its
+// newest summary (nil when it has none) and the messages after the range
+// that summary covers, summaries left out, oldest first; only those are
+// read (see SQLite.ModelHistory).
+func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
+	if err := s.exists(ctx, s.pool, sessionID); err != nil {
+		return nil, nil, err
+	}
+	newest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1", sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var summary *Message
+	after := int64(0)
+	if len(newest) == 1 {
+		summary, after = &newest[0], newest[0].SummaryOf.Last
+	}
+	rest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND id > $2 AND summary_first IS NULL ORDER BY id", sessionID, after)
+	return summary, rest, err
+}
+
 func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) ([]Message, error) {
-	rows, err := q.Query(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last
-		FROM messages WHERE session_id = $1 ORDER BY id`, sessionID)
+	return s.queryMessages(ctx, q, "session_id = $1 ORDER BY id", sessionID)
+}
+
+// queryMessages reads the messages that where (a condition and an order)
+// selects through q.
+func (s *Postgres) queryMessages(ctx context.Context, q pgQuerier, where string, args ...any) ([]Message, error) {
+	rows, err := q.Query(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count
+		FROM messages WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +156,16 @@ func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) 
 			toolCalls, toolCallID, model *string
 			created                      int64
 			pt, ct                       *int64
-			sf, sl                       *int64
+			sf, sl, sc                   *int64
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc); err != nil {
 			return nil, err
 		}
 		if sf != nil && sl != nil {
 			m.SummaryOf = &Span{First: *sf, Last: *sl}
+			if sc != nil {
+				m.SummaryOf.Covered = int(*sc)
+			}
 		}
 		if toolCalls != nil {
 			m.ToolCalls = json.RawMessage(*toolCalls)

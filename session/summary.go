@@ -33,22 +33,11 @@ func ModelView(msgs []Message) (summary *Message, rest []Message) {
 	return summary, rest
 }
 
-// Covered counts the messages (summaries left out) of msgs that sp covers.
-func Covered(msgs []Message, sp Span) int {
-	n := 0
-	for _, m := range msgs {
-		if !m.IsSummary() && m.ID >= sp.First && m.ID <= sp.Last {
-			n++
-		}
-	}
-	return n
-}
-
 // SummaryMarker is the line that marks a summary among the originals (in
 // show, export and history.md) and opens it in the model's input: where
 // the model's view of the session starts.
-func SummaryMarker(sp Span, covered int) string {
-	return fmt.Sprintf("[earlier turns summarised: messages %d–%d, %d in all]", sp.First, sp.Last, covered)
+func SummaryMarker(sp Span) string {
+	return fmt.Sprintf("[earlier turns summarised: messages %d–%d, %d in all]", sp.First, sp.Last, sp.Covered)
 }
 
 // InConversationOrder returns msgs with each summary moved to right after

@@ -1,7 +1,10 @@
 package session
 
 import (
+	"database/sql"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +52,10 @@ func TestSummaryMessage(t *testing.T) {
 			t.Fatalf("messages: %d, %v", len(msgs), err)
 		}
 		got := msgs[5]
-		if got.ID != sum.ID || !got.IsSummary() || *got.SummaryOf != (Span{ids[0], ids[3]}) || got.Role != RoleSystem || got.Content != sum.Content {
+		if sum.SummaryOf.Covered != 4 {
+			t.Errorf("stored summary covers %d, want 4", sum.SummaryOf.Covered)
+		}
+		if got.ID != sum.ID || !got.IsSummary() || *got.SummaryOf != (Span{First: ids[0], Last: ids[3], Covered: 4}) || got.Role != RoleSystem || got.Content != sum.Content {
 			t.Errorf("summary read back as %+v (span %+v)", got, got.SummaryOf)
 		}
 		for i, m := range msgs {
@@ -63,8 +69,10 @@ func TestSummaryMessage(t *testing.T) {
 		if view == nil || view.ID != sum.ID || len(rest) != 2 || rest[0].ID != ids[4] || rest[1].ID != answer.ID {
 			t.Errorf("model view: %+v, rest %+v", view, rest)
 		}
-		if n := Covered(msgs, *got.SummaryOf); n != 4 {
-			t.Errorf("covered %d, want 4", n)
+		// What a turn reads: the same, and only that.
+		if summary, rest2, err := s.ModelHistory(ctx, sess.ID); err != nil || summary == nil || summary.ID != sum.ID ||
+			summary.SummaryOf.Covered != 4 || len(rest2) != 2 || rest2[0].ID != ids[4] || rest2[1].ID != answer.ID {
+			t.Errorf("ModelHistory: %+v, %+v, %v", summary, rest2, err)
 		}
 
 		// Search still finds the originals.
@@ -78,7 +86,7 @@ func TestSummaryMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		marker := SummaryMarker(Span{ids[0], ids[3]}, 4)
+		marker := SummaryMarker(Span{First: ids[0], Last: ids[3], Covered: 4})
 		checkOrder(t, "export", md, "We want the importer", "Three retries with backoff", "## summary", marker, "Goal: a resumable importer.", "Next: write the migration", "Here is the migration")
 		_, js, err := s.Export(ctx, sess.ID, "json")
 		if err != nil || !strings.Contains(js, `"summaryOf": {`) {
@@ -100,9 +108,9 @@ func TestSummaryMessage(t *testing.T) {
 		}
 
 		for _, bad := range []Message{
-			{Role: RoleUser, Content: "x", SummaryOf: &Span{ids[0], ids[1]}},
-			{Role: RoleSystem, Content: "x", SummaryOf: &Span{ids[1], ids[0]}},
-			{Role: RoleSystem, Content: "x", SummaryOf: &Span{0, ids[0]}},
+			{Role: RoleUser, Content: "x", SummaryOf: &Span{First: ids[0], Last: ids[1]}},
+			{Role: RoleSystem, Content: "x", SummaryOf: &Span{First: ids[1], Last: ids[0]}},
+			{Role: RoleSystem, Content: "x", SummaryOf: &Span{First: 0, Last: ids[0]}},
 		} {
 			bad.SessionID = sess.ID
 			if err := s.AppendMessage(ctx, &bad); !errors.Is(err, ErrInvalid) {
@@ -117,9 +125,9 @@ func TestSummaryMessage(t *testing.T) {
 func TestInConversationOrder(t *testing.T) {
 	msgs := []Message{
 		{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4},
-		{ID: 5, Role: RoleSystem, SummaryOf: &Span{1, 2}},
+		{ID: 5, Role: RoleSystem, SummaryOf: &Span{First: 1, Last: 2}},
 		{ID: 6}, {ID: 7},
-		{ID: 8, Role: RoleSystem, SummaryOf: &Span{1, 6}},
+		{ID: 8, Role: RoleSystem, SummaryOf: &Span{First: 1, Last: 6}},
 		{ID: 9},
 	}
 	var got []int64
@@ -152,5 +160,62 @@ func checkOrder(t *testing.T, what, text string, parts ...string) {
 			return
 		}
 		at += i + len(p)
+	}
+}
+
+// TestMigration0007 opens a database made before 0007, with a summary
+// stored then, and checks that its covered count is filled in from the
+// messages, and that ModelHistory finds it.
+func TestMigration0007(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "ctxls.db")+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() >= "0007" {
+			break
+		}
+		text, err := migrations.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(text)); err != nil {
+			t.Fatal(e.Name(), err)
+		}
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	exec("PRAGMA user_version = 6")
+	if err := os.MkdirAll(filepath.Join(dir, "sessions", "f1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	exec("INSERT INTO sessions (id, title, title_source, created_at, updated_at, folder) VALUES ('s1', 'Long', 'user', 1, 1, 'f1')")
+	for i := range 6 {
+		exec("INSERT INTO messages (session_id, role, content, status, created_at) VALUES ('s1', ?, ?, 'complete', ?)", []string{"user", "assistant"}[i%2], fmt.Sprintf("message %d", i+1), i)
+	}
+	exec("INSERT INTO messages (session_id, role, content, status, created_at, summary_first, summary_last) VALUES ('s1', 'system', 'the first four', 'complete', 7, 1, 4)")
+	exec("INSERT INTO messages (session_id, role, content, status, created_at) VALUES ('s1', 'user', 'message 8', 'complete', 8)")
+	db.Close()
+
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	summary, rest, err := s.ModelHistory(ctx, "s1")
+	if err != nil || summary == nil || *summary.SummaryOf != (Span{First: 1, Last: 4, Covered: 4}) {
+		t.Fatalf("summary after the migration: %+v %v", summary, err)
+	}
+	if len(rest) != 3 || rest[0].Content != "message 5" || rest[2].Content != "message 8" {
+		t.Errorf("rest: %+v", rest)
 	}
 }

@@ -91,6 +91,7 @@ export interface Usage {
 export interface Span {
   first: number;
   last: number;
+  covered: number;
 }
 
 export interface Message {
