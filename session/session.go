@@ -181,7 +181,7 @@ func (s *SQLite) Create(ctx context.Context, title string) (*Session, error) {
 }
 
 const sessionColumns = `s.id, s.title, s.title_source, s.created_at, s.updated_at, s.meta, s.folder,
-	(SELECT count(*) FROM messages m WHERE m.session_id = s.id)`
+	s.message_count`
 
 // scanSession reads a session row; moved is true when its folder was not
 // where the row says (a rename in flight), so FileCount is not to be
