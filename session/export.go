@@ -10,16 +10,23 @@ import (
 	"strings"
 )
 
-// markdown renders a session as readable Markdown: every message, and each
-// summary of earlier turns where the model's view started when it was made,
-// marked (see SummaryMarker).
+// markdown renders a session as Markdown: the head (title, times, model,
+// relevant context) and every message in conversation order, each summary
+// right after the last message it covers.
 func markdown(ss *Session, sets Context, msgs []Message) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", ss.Title)
-	fmt.Fprintf(&b, "- Session: `%s`\n- Created: %s\n- Updated: %s\n", ss.ID,
+	markdownHead(&b, ss, sets)
+	markdownMessages(&b, InConversationOrder(msgs))
+	return b.String()
+}
+
+// markdownHead writes the head of a session's Markdown.
+func markdownHead(b *strings.Builder, ss *Session, sets Context) {
+	fmt.Fprintf(b, "# %s\n\n", ss.Title)
+	fmt.Fprintf(b, "- Session: `%s`\n- Created: %s\n- Updated: %s\n", ss.ID,
 		ss.CreatedAt.Format("2006-01-02 15:04:05 UTC"), ss.UpdatedAt.Format("2006-01-02 15:04:05 UTC"))
 	if ss.Meta.Model != "" {
-		fmt.Fprintf(&b, "- Model: %s\n", ss.Meta.Model)
+		fmt.Fprintf(b, "- Model: %s\n", ss.Meta.Model)
 	}
 	if len(sets) > 0 {
 		b.WriteString("\n## Relevant context\n\n")
@@ -29,12 +36,16 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			fmt.Fprintf(&b, "- **%s**: %s\n", name, strings.Join(sets[name], ", "))
+			fmt.Fprintf(b, "- **%s**: %s\n", name, strings.Join(sets[name], ", "))
 		}
 	}
-	for _, m := range InConversationOrder(msgs) {
+}
+
+// markdownMessages writes msgs, in the order given, as Markdown entries.
+func markdownMessages(b *strings.Builder, msgs []Message) {
+	for _, m := range msgs {
 		if m.IsSummary() {
-			fmt.Fprintf(&b, "\n## summary · %s\n\n%s\n\n%s\n", m.CreatedAt.Format("2006-01-02 15:04:05"), SummaryMarker(*m.SummaryOf), m.Content)
+			fmt.Fprintf(b, "\n## summary · %s\n\n%s\n\n%s\n", m.CreatedAt.Format("2006-01-02 15:04:05"), SummaryMarker(*m.SummaryOf), m.Content)
 			continue
 		}
 		status := ""
@@ -45,12 +56,11 @@ func markdown(ss *Session, sets Context, msgs []Message) string {
 		if m.Model != "" {
 			model = " · " + m.Model
 		}
-		fmt.Fprintf(&b, "\n## %s%s%s · %s\n\n%s\n", m.Role, status, model, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
+		fmt.Fprintf(b, "\n## %s%s%s · %s\n\n%s\n", m.Role, status, model, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
 		if len(m.ToolCalls) > 0 {
-			fmt.Fprintf(&b, "\n```json\n%s\n```\n", m.ToolCalls)
+			fmt.Fprintf(b, "\n```json\n%s\n```\n", m.ToolCalls)
 		}
 	}
-	return b.String()
 }
 
 // writeHistory rewrites a session's history.md. It runs in a write
@@ -74,11 +84,13 @@ func (s *SQLite) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) erro
 	if err != nil {
 		return err
 	}
-	msgs, err := loadMessages(ctx, tx, id)
+	text, err := s.history.cache.render(ss, sets, func(after int64) ([]Message, error) {
+		return queryMessages(ctx, tx, "session_id = ? AND id > ? ORDER BY id", id, after)
+	})
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(ss.Folder, "history.md"), []byte(markdown(ss, sets, msgs)))
+	return writeFileAtomic(filepath.Join(ss.Folder, "history.md"), []byte(text))
 }
 
 // Export writes the session as "markdown" or "json" into its folder and

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,6 +30,10 @@ const historyPace = 4
 // (the store's renderer).
 type historyWriter struct {
 	write func(ctx context.Context, id string) error
+
+	// cache is the Markdown of long sessions' settled messages, for the
+	// store's renderer.
+	cache historyCache
 
 	// flushing is held while pending sessions are written, so Flush waits
 	// for a background write under way.
@@ -121,3 +127,127 @@ func (s *SQLite) historyLater(ctx context.Context, id string) error { return s.h
 // FlushHistory writes every pending history.md now and returns the first
 // failure of a background write since the last call, if any.
 func (s *SQLite) FlushHistory() error { return s.history.flush() }
+
+// historyCache keeps, for the long sessions whose history.md was written
+// lately, the Markdown of their settled messages, so that a rewrite reads
+// and renders only the messages after them: a change to a session of
+// 10,000 messages costs what one to a session of 100 does (issue 14).
+// A message is settled once it no longer streams; a summary is placed
+// among the messages it covers, so one stored after the settled messages
+// but covering some of them has them all rendered again. (An answer
+// saved after another daemon marked it interrupted, with the first one
+// frozen for minutes, shows its earlier text until this daemon renders the
+// session whole again: after a restart or the entry's eviction.)
+type historyCache struct {
+	mu      sync.Mutex
+	entries map[string]*historyEntry
+	bytes   int // held by the entries' bodies
+}
+
+type historyEntry struct {
+	through int64  // the highest id among the messages rendered in body
+	count   int    // how many messages body renders
+	body    string // their Markdown, in conversation order
+	used    time.Time
+}
+
+const (
+	// historyCacheMin is the fewest settled messages worth keeping: a
+	// shorter session renders whole in well under a millisecond.
+	historyCacheMin = 200
+	// historyCacheBytes bounds the Markdown kept for all sessions; the
+	// least recently written go first.
+	historyCacheBytes = 8 << 20
+	// historyCacheIdle is how long an entry is kept without a rewrite.
+	historyCacheIdle = 2 * time.Minute
+)
+
+// render returns session ss's history.md: the head from ss and sets, then
+// its messages, read through after (the session's messages with ids above
+// the one given, oldest first) from where the kept Markdown stops.
+func (c *historyCache) render(ss *Session, sets Context, after func(id int64) ([]Message, error)) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var (
+		through int64
+		count   int
+		body    string
+	)
+	if e := c.entries[ss.ID]; e != nil {
+		through, count, body = e.through, e.count, e.body
+	}
+	tail, err := after(through)
+	if err != nil {
+		return "", err
+	}
+	if through > 0 && slices.ContainsFunc(tail, func(m Message) bool { return m.IsSummary() && m.SummaryOf.Last <= through }) {
+		through, count, body = 0, 0, ""
+		if tail, err = after(0); err != nil {
+			return "", err
+		}
+	}
+	// Settled: the messages before the first one still streaming, less any
+	// that a later summary goes in between.
+	k := slices.IndexFunc(tail, func(m Message) bool { return m.Status == StatusStreaming })
+	if k < 0 {
+		k = len(tail)
+	}
+	for k > 0 && slices.ContainsFunc(tail[k:], func(m Message) bool { return m.IsSummary() && m.SummaryOf.Last < tail[k-1].ID }) {
+		k--
+	}
+	var settled strings.Builder
+	settled.Grow(len(body))
+	settled.WriteString(body)
+	markdownMessages(&settled, InConversationOrder(tail[:k]))
+	if k > 0 {
+		through, count = tail[k-1].ID, count+k
+	}
+	var out strings.Builder
+	markdownHead(&out, ss, sets)
+	out.WriteString(settled.String())
+	markdownMessages(&out, InConversationOrder(tail[k:]))
+	c.keep(ss.ID, &historyEntry{through: through, count: count, body: settled.String(), used: time.Now()})
+	return out.String(), nil
+}
+
+// keep stores e for id when it is worth keeping, and drops entries idle
+// for historyCacheIdle and then the oldest while over historyCacheBytes.
+func (c *historyCache) keep(id string, e *historyEntry) {
+	if old := c.entries[id]; old != nil {
+		c.bytes -= len(old.body)
+		delete(c.entries, id)
+	}
+	if e.count >= historyCacheMin && len(e.body) <= historyCacheBytes {
+		if c.entries == nil {
+			c.entries = map[string]*historyEntry{}
+		}
+		c.entries[id] = e
+		c.bytes += len(e.body)
+	}
+	for id, old := range c.entries {
+		if time.Since(old.used) > historyCacheIdle {
+			c.bytes -= len(old.body)
+			delete(c.entries, id)
+		}
+	}
+	for c.bytes > historyCacheBytes {
+		oldest := ""
+		for id, old := range c.entries {
+			if oldest == "" || old.used.Before(c.entries[oldest].used) {
+				oldest = id
+			}
+		}
+		c.bytes -= len(c.entries[oldest].body)
+		delete(c.entries, oldest)
+	}
+}
+
+// forget drops a session's entry (the session is deleted).
+func (c *historyCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.entries[id]; old != nil {
+		c.bytes -= len(old.body)
+		delete(c.entries, id)
+	}
+}

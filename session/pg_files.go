@@ -561,11 +561,12 @@ func (s *Postgres) writeHistory(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	msgs, err := s.messages(ctx, s.pool, id)
+	text, err := s.history.cache.render(ss, sets, func(after int64) ([]Message, error) {
+		return s.queryMessages(ctx, s.pool, "session_id = $1 AND id > $2 ORDER BY id", id, after)
+	})
 	if err != nil {
 		return err
 	}
-	text := markdown(ss, sets, msgs)
 	return s.withLocal(ctx, func() error {
 		folder, err := s.placeFolder(ctx, id, filepath.Base(ss.Folder))
 		if err != nil {

@@ -268,6 +268,7 @@ func (s *Postgres) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	s.history.cache.forget(id)
 	return s.removeFolder(ctx, id, folder)
 }
 

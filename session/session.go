@@ -458,6 +458,7 @@ func (s *SQLite) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	s.history.cache.forget(id)
 	if err := os.RemoveAll(s.folderPath(folder)); err != nil {
 		return fmt.Errorf("session deleted, but its folder could not be removed: %w", err)
 	}
