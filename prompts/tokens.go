@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 )
@@ -42,7 +43,28 @@ type Tokenizer struct {
 	ranks    *rankTable
 	next     func(s string, i int) int // the encoding's pre-tokenizer
 	err      error
+
+	// counted remembers the counts of longer texts by their hash and
+	// length: a turn counts the session's kept turns again (tens of
+	// thousands of tokens, the same texts as the turn before), and a
+	// lookup costs a hundredth of a count. Emptied when full.
+	countedMu sync.Mutex
+	counted   map[countKey]int
 }
+
+type countKey struct {
+	hash uint64
+	len  int
+}
+
+const (
+	// countMemoMin is the shortest text whose count is remembered.
+	countMemoMin = 256
+	// countMemoMax bounds the counts remembered (about 40 bytes each).
+	countMemoMax = 1 << 14
+)
+
+var countSeed = maphash.MakeSeed()
 
 var (
 	tokenizersMu sync.Mutex
@@ -90,6 +112,28 @@ func (t *Tokenizer) Count(text string) int {
 	if t.err != nil {
 		return (len(text) + 1) / 2
 	}
+	if len(text) < countMemoMin {
+		return t.count(text)
+	}
+	key := countKey{maphash.String(countSeed, text), len(text)}
+	t.countedMu.Lock()
+	n, ok := t.counted[key]
+	t.countedMu.Unlock()
+	if ok {
+		return n
+	}
+	n = t.count(text)
+	t.countedMu.Lock()
+	if t.counted == nil || len(t.counted) >= countMemoMax {
+		t.counted = make(map[countKey]int)
+	}
+	t.counted[key] = n
+	t.countedMu.Unlock()
+	return n
+}
+
+// count counts text's tokens (see Count).
+func (t *Tokenizer) count(text string) int {
 	text = validUTF8(text)
 	n := 0
 	for i := 0; i < len(text); {

@@ -1,6 +1,8 @@
 package prompts
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -57,4 +59,32 @@ func TestTokenizerConcurrentCounts(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestCountRemembersLongTexts: a long text's count is remembered and
+// given again; texts of the same length have their own; the memory stays
+// bounded.
+func TestCountRemembersLongTexts(t *testing.T) {
+	tk := &Tokenizer{encoding: "cl100k_base"}
+	a := strings.Repeat("the handler reads the body once. ", 20)
+	b := strings.Repeat("THE HANDLER READS THE BODY ONCE. ", 20)
+	na := tk.Count(a)
+	if na != tk.count(a) || len(tk.counted) != 1 {
+		t.Fatalf("first count %d (direct %d), %d remembered", na, tk.count(a), len(tk.counted))
+	}
+	if tk.Count(a) != na {
+		t.Error("the remembered count differs")
+	}
+	if nb := tk.Count(b); nb != tk.count(b) || nb == na {
+		t.Errorf("a text of the same length counts %d, direct %d (the first %d)", nb, tk.count(b), na)
+	}
+	if tk.Count("short") != tk.count("short") || len(tk.counted) != 2 {
+		t.Errorf("a short text is remembered: %d", len(tk.counted))
+	}
+	for i := range countMemoMax + 10 {
+		tk.Count(fmt.Sprintf("%d %s", i, a))
+	}
+	if len(tk.counted) > countMemoMax {
+		t.Errorf("%d counts remembered, at most %d", len(tk.counted), countMemoMax)
+	}
 }
