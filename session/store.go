@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
 )
 
 var (
@@ -125,10 +125,7 @@ func Open(dataDir string) (*SQLite, error) {
 	}
 	dsn := "file:" + dbPath +
 		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
+	db := sql.OpenDB(keptConnector{drv: &sqlite.Driver{}, dsn: dsn})
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
 	lock, err := openLockFile(filepath.Join(dataDir, "ctxls.lock"))
