@@ -46,7 +46,11 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, summary *
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var sets session.Context
 	if t.SessionID != "" {
-		if sess, err := e.Store.Get(ctx, t.SessionID); err == nil {
+		sess := t.Session
+		if sess == nil {
+			sess, _ = e.Store.Get(ctx, t.SessionID)
+		}
+		if sess != nil {
 			in.Env = sess.Meta.EnvHint // the reminder's first line
 		}
 		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {

@@ -53,6 +53,9 @@ func (e *Engine) Close() {
 // message. It waits for a complete answer, records that the title was asked
 // for (Meta.TitleRequested), and replaces only an "auto" title.
 func (e *Engine) nameLater(t Turn, ev Events) {
+	if s := t.Session; s != nil && (s.TitleSource != session.TitleAuto || s.Meta.TitleRequested) {
+		return // as the turn began: named already, or asked for
+	}
 	ctx := e.background()
 	s, err := e.Store.Get(ctx, t.SessionID)
 	if err != nil || s.TitleSource != session.TitleAuto || s.Meta.TitleRequested {

@@ -121,6 +121,11 @@ type Turn struct {
 	// share of the window, in percent (0: DefaultCompactAt; CompactOff:
 	// never, the oldest turns are left out instead).
 	CompactAt int
+	// Session is the session as read when the turn was asked for (nil:
+	// the engine reads it). The engine keeps it current through its own
+	// changes (a new title moves the folder), so a turn reads the session
+	// once or twice, not at every step.
+	Session *session.Session
 }
 
 // buffers is where the turn reads the editor's text.
@@ -219,6 +224,11 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
 		return nil, StoreError(err)
 	}
+	if t.Session == nil {
+		if t.Session, err = e.Store.Get(ctx, t.SessionID); err != nil {
+			return nil, StoreError(err)
+		}
+	}
 	t.Provider.Model = e.sessionModel(ctx, t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 
@@ -233,6 +243,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		e.Log.Warn("auto title failed", "session", t.SessionID, "err", err)
 	} else if changed {
 		if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
+			t.Session = s
 			ev.TitleChanged(s)
 		}
 	}
@@ -427,7 +438,11 @@ func (e *Engine) saveUnsaved(ctx context.Context, sessionID string) error {
 // (ctxls.session.setModel), else the provider's.
 func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
 	if t.SessionID != "" {
-		if s, err := e.Store.Get(ctx, t.SessionID); err == nil && s.Meta.Model != "" {
+		s := t.Session
+		if s == nil {
+			s, _ = e.Store.Get(ctx, t.SessionID)
+		}
+		if s != nil && s.Meta.Model != "" {
 			return s.Meta.Model
 		}
 	}

@@ -145,9 +145,10 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	if r.Model != "" {
 		prov.Model = r.Model
 	}
+	var sess *session.Session
 	if r.SessionID != "" {
-		sess, err := store.Get(ctx, r.SessionID)
-		if err != nil {
+		var err error
+		if sess, err = store.Get(ctx, r.SessionID); err != nil {
 			return nil, err
 		}
 		if prov.Model == "" {
@@ -167,14 +168,13 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	}
 	t := &Turn{SessionID: r.SessionID, Provider: resolved, events: make(chan Event)}
 	if t.SessionID == "" {
-		sess, err := store.Create(ctx, "")
-		if err != nil {
+		if sess, err = store.Create(ctx, ""); err != nil {
 			return nil, err
 		}
 		t.SessionID, t.Created = sess.ID, true
 	}
 	if r.Model != "" {
-		if _, err := store.SetModel(ctx, t.SessionID, r.Model); err != nil {
+		if sess, err = store.SetModel(ctx, t.SessionID, r.Model); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +183,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	ct := chat.Turn{
 		SessionID: t.SessionID, Message: r.Message, Files: files, Resumed: r.Resumed,
 		Candidates: r.Candidates, Roots: r.Roots, Provider: resolved, Buffers: r.Buffers, WriteFile: r.WriteFile,
-		CompactAt: r.CompactAt,
+		CompactAt: r.CompactAt, Env: r.Env, Session: sess,
 	}
 	st := &stream{s: s, sessID: t.SessionID, ch: t.events}
 	go func() {
