@@ -22,7 +22,7 @@ import (
 // each field is written on its own, as in SQLite.
 
 const pgSessionColumns = `s.id, s.title, s.title_source, s.created_at, s.updated_at, s.meta::text, s.folder,
-	s.message_count,
+	(SELECT count(*) FROM messages m WHERE m.session_id = s.id),
 	(SELECT count(*) FROM files f WHERE f.session_id = s.id AND f.subdir = 'sources'),
 	s.owner::text, s.visibility`
 

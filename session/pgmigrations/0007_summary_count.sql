@@ -12,21 +12,3 @@ UPDATE messages m SET summary_count = (
 WHERE summary_first IS NOT NULL;
 CREATE INDEX messages_summaries ON messages (session_id, id) WHERE summary_first IS NOT NULL;
 
--- A session's message count is kept on its row instead of counted on
--- every read, as in the SQLite store. The trigger runs as the schema's
--- owner: people cannot set the column themselves.
-ALTER TABLE sessions ADD COLUMN message_count integer NOT NULL DEFAULT 0;
-UPDATE sessions s SET message_count = (SELECT count(*) FROM messages m WHERE m.session_id = s.id);
-CREATE FUNCTION count_messages() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        UPDATE sessions SET message_count = message_count + 1 WHERE id = NEW.session_id;
-    ELSE
-        UPDATE sessions SET message_count = message_count - 1 WHERE id = OLD.session_id;
-    END IF;
-    RETURN NULL;
-END $$;
-REVOKE ALL ON FUNCTION count_messages() FROM PUBLIC;
-CREATE TRIGGER messages_counted AFTER INSERT OR DELETE ON messages
-    FOR EACH ROW EXECUTE FUNCTION count_messages();
