@@ -86,8 +86,8 @@ func spanOf(first, last, count sql.NullInt64) *Span {
 }
 
 // coveredSQL counts the messages, summaries left out, of a session with
-// ids in a range: what a summary over that range covers. (PostgreSQL
-// numbers its parameters; pgCoveredSQL.)
+// ids in a range: what a summary over that range covers. (The PostgreSQL
+// store counts them in its insert.)
 const coveredSQL = "SELECT count(*) FROM messages WHERE session_id = ? AND id BETWEEN ? AND ? AND summary_first IS NULL"
 
 func validRole(r Role) bool {

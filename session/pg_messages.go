@@ -20,33 +20,36 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 		return err
 	}
 	now := s.millis()
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := s.touch(ctx, tx, m.SessionID); err != nil {
-			return err
-		}
-		var toolCalls any
-		if len(m.ToolCalls) > 0 {
-			toolCalls = string(m.ToolCalls)
-		}
-		pt, ct := usageArgs(m.Usage)
-		var owner, heartbeat any
-		if m.Status == StatusStreaming {
-			owner, heartbeat = s.owner, now
-		}
-		sf, sl := summaryArgs(m)
-		var count any
-		if sp := m.SummaryOf; sp != nil {
-			if err := tx.QueryRow(ctx, pgCoveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
-				return err
-			}
-			count = sp.Covered
-		}
-		return tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, summary_count)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl, count).Scan(&m.ID)
-	})
+	var toolCalls any
+	if len(m.ToolCalls) > 0 {
+		toolCalls = string(m.ToolCalls)
+	}
+	pt, ct := usageArgs(m.Usage)
+	var owner, heartbeat any
+	if m.Status == StatusStreaming {
+		owner, heartbeat = s.owner, now
+	}
+	sf, sl := summaryArgs(m)
+	// One statement (one round trip, atomic by itself): the session's
+	// activity bumped, the message inserted only if that found the session,
+	// a summary's covered messages counted.
+	var covered *int64
+	err := s.pool.QueryRow(ctx, `WITH touched AS (
+			UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
+		INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, summary_count)
+		SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint,
+			CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
+				WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
+		FROM touched RETURNING id, summary_count`,
+		m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl).Scan(&m.ID, &covered)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFound(m.SessionID)
+	}
 	if err != nil {
 		return err
+	}
+	if m.SummaryOf != nil && covered != nil {
+		m.SummaryOf.Covered = int(*covered)
 	}
 	m.CreatedAt = fromMillis(now)
 	return s.history.later(ctx, m.SessionID)
@@ -57,20 +60,19 @@ func (s *Postgres) UpdateMessage(ctx context.Context, id int64, content string, 
 	if !validStatus(status) {
 		return invalid("unknown status %q", status)
 	}
+	// One statement: the message changed and its session's activity bumped.
+	pt, ct := usageArgs(usage)
+	now := s.millis()
 	var sessionID string
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		pt, ct := usageArgs(usage)
-		err := tx.QueryRow(ctx, `UPDATE messages SET content = $1, status = $2,
-			prompt_tokens = coalesce($3, prompt_tokens), completion_tokens = coalesce($4, completion_tokens), heartbeat_at = $5
-			WHERE id = $6 RETURNING session_id`, content, status, pt, ct, s.millis(), id).Scan(&sessionID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("message %d: %w", id, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		return s.touch(ctx, tx, sessionID)
-	})
+	err := s.pool.QueryRow(ctx, `WITH changed AS (
+			UPDATE messages SET content = $1, status = $2,
+				prompt_tokens = coalesce($3, prompt_tokens), completion_tokens = coalesce($4, completion_tokens), heartbeat_at = $5
+			WHERE id = $6 RETURNING session_id)
+		UPDATE sessions s SET updated_at = GREATEST(s.updated_at + 1, $5) FROM changed WHERE s.id = changed.session_id
+		RETURNING s.id`, content, status, pt, ct, now, id).Scan(&sessionID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+	}
 	if err != nil {
 		return err
 	}
@@ -106,23 +108,18 @@ func (s *Postgres) SetToolCalls(ctx context.Context, id int64, toolCalls json.Ra
 
 // Messages returns a session's messages, oldest first.
 func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, error) {
-	if err := s.exists(ctx, s.pool, sessionID); err != nil {
-		return nil, err
+	msgs, err := s.messages(ctx, s.pool, sessionID)
+	if err == nil && len(msgs) == 0 {
+		err = s.exists(ctx, s.pool, sessionID) // none, or no such session
 	}
-	return s.messages(ctx, s.pool, sessionID)
+	return msgs, err
 }
-
-// pgCoveredSQL is coveredSQL for PostgreSQL.
-const pgCoveredSQL = "SELECT count(*) FROM messages WHERE session_id = $1 AND id BETWEEN $2 AND $3 AND summary_first IS NULL"
 
 // ModelHistory returns what a turn gives the model of a session: its
 // newest summary (nil when it has none) and the messages after the range
 // that summary covers, summaries left out, oldest first; only those are
 // read (see SQLite.ModelHistory).
 func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
-	if err := s.exists(ctx, s.pool, sessionID); err != nil {
-		return nil, nil, err
-	}
 	newest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1", sessionID)
 	if err != nil {
 		return nil, nil, err
@@ -133,6 +130,9 @@ func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message
 		summary, after = &newest[0], newest[0].SummaryOf.Last
 	}
 	rest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND id > $2 AND summary_first IS NULL ORDER BY id", sessionID, after)
+	if err == nil && summary == nil && len(rest) == 0 {
+		err = s.exists(ctx, s.pool, sessionID) // none, or no such session
+	}
 	return summary, rest, err
 }
 
@@ -253,9 +253,6 @@ func (s *Postgres) Context(ctx context.Context, sessionID string) (Context, erro
 }
 
 func (s *Postgres) context(ctx context.Context, q pgQuerier, sessionID string) (Context, error) {
-	if err := s.exists(ctx, q, sessionID); err != nil {
-		return nil, err
-	}
 	rows, err := q.Query(ctx, "SELECT set_name, item FROM context_items WHERE session_id = $1 ORDER BY set_name COLLATE \"C\", position", sessionID)
 	if err != nil {
 		return nil, err
@@ -269,7 +266,16 @@ func (s *Postgres) context(ctx context.Context, q pgQuerier, sessionID string) (
 		}
 		c[name] = append(c[name], item)
 	}
-	return c, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(c) == 0 {
+		rows.Close()
+		if err := s.exists(ctx, q, sessionID); err != nil { // none, or no such session
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // AddedBy returns who added each item of a set.
