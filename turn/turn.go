@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -178,7 +179,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 			return nil, err
 		}
 	}
-	s.record(ctx, t.SessionID, r)
+	s.record(ctx, t.SessionID, r, sess)
 	ctx, t.cancel = context.WithCancel(ctx)
 	ct := chat.Turn{
 		SessionID: t.SessionID, Message: r.Message, Files: files, Resumed: r.Resumed,
@@ -202,14 +203,18 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 
 // record stores where and from what the session is used; a failure is
 // logged, the hints are advisory.
-func (s *Service) record(ctx context.Context, id string, r Request) {
+//
+// sess is the session as read before (nil: unknown); what it holds
+// already is not written again, so a turn in a session used where it was
+// used before writes nothing here.
+func (s *Service) record(ctx context.Context, id string, r Request, sess *session.Session) {
 	store := s.Engine.Store
-	if r.Env != "" {
+	if r.Env != "" && (sess == nil || sess.Meta.EnvHint != r.Env) {
 		if _, err := store.SetEnvHint(ctx, id, r.Env); err != nil {
 			s.Log.Info("envHint not recorded", "session", id, "err", err)
 		}
 	}
-	if len(r.Roots) > 0 {
+	if len(r.Roots) > 0 && (sess == nil || sess.Meta.Workspace != filepath.Clean(r.Roots[0])) {
 		if err := store.SetWorkspace(ctx, id, r.Roots[0]); err != nil {
 			s.Log.Info("workspace not recorded", "session", id, "err", err)
 		}
