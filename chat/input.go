@@ -46,11 +46,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, summary *
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var sets session.Context
 	if t.SessionID != "" {
-		sess := t.Session
-		if sess == nil {
-			sess, _ = e.Store.Get(ctx, t.SessionID)
-		}
-		if sess != nil {
+		if sess, err := e.turnSession(ctx, t); err == nil {
 			in.Env = sess.Meta.EnvHint // the reminder's first line
 		}
 		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {

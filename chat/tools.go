@@ -290,12 +290,9 @@ func storedCalls(calls []openai.ToolCall) []openai.ToolCall {
 
 // toolEnv gathers what a turn may read and who added which relevant file.
 func (e *Engine) toolEnv(ctx context.Context, t Turn, ev Events) (*toolEnv, error) {
-	sess := t.Session
-	if sess == nil {
-		var err error
-		if sess, err = e.Store.Get(ctx, t.SessionID); err != nil {
-			return nil, err
-		}
+	sess, err := e.turnSession(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	addedBy, err := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
 	if err != nil {

@@ -224,10 +224,8 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
 		return nil, StoreError(err)
 	}
-	if t.Session == nil {
-		if t.Session, err = e.Store.Get(ctx, t.SessionID); err != nil {
-			return nil, StoreError(err)
-		}
+	if t.Session, err = e.turnSession(ctx, t); err != nil {
+		return nil, StoreError(err)
 	}
 	t.Provider.Model = e.sessionModel(ctx, t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
@@ -438,15 +436,19 @@ func (e *Engine) saveUnsaved(ctx context.Context, sessionID string) error {
 // (ctxls.session.setModel), else the provider's.
 func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
 	if t.SessionID != "" {
-		s := t.Session
-		if s == nil {
-			s, _ = e.Store.Get(ctx, t.SessionID)
-		}
-		if s != nil && s.Meta.Model != "" {
+		if s, err := e.turnSession(ctx, t); err == nil && s.Meta.Model != "" {
 			return s.Meta.Model
 		}
 	}
 	return t.Provider.Model
+}
+
+// turnSession is the turn's session: as the turn carries it, else read.
+func (e *Engine) turnSession(ctx context.Context, t Turn) (*session.Session, error) {
+	if t.Session != nil {
+		return t.Session, nil
+	}
+	return e.Store.Get(ctx, t.SessionID)
 }
 
 // withError is what a failed answer is stored as: the text that arrived,
