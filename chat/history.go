@@ -36,7 +36,7 @@ func trimHistory(history []session.Message, budget int, counter prompts.Counter)
 }
 
 // groupTurns splits stored messages (summaries left out, see
-// session.ModelView) into whole turns, with what each costs the model.
+// Store.ModelHistory) into whole turns, with what each costs the model.
 func groupTurns(history []session.Message, counter prompts.Counter) []histTurn {
 	var turns []histTurn
 	results := map[string]bool{} // tool call ids with a stored result

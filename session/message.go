@@ -52,7 +52,7 @@ type Message struct {
 	Usage      *Usage          `json:"usage,omitempty"`
 	Model      string          `json:"model,omitempty"` // the model that wrote an answer
 	// SummaryOf is set on a summary of earlier turns (role "system"): the
-	// ids of the first and last message it covers. See ModelView.
+	// ids of the first and last message it covers. See ModelHistory.
 	SummaryOf *Span `json:"summaryOf,omitempty"`
 }
 
@@ -355,9 +355,9 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 
 // ModelHistory returns what a turn gives the model of a session: its
 // newest summary (nil when it has none) and the messages after the range
-// that summary covers, summaries left out, oldest first (session.ModelView
-// of every message). Only those are read, so once a long session is
-// compacted a turn costs what a short one does.
+// that summary covers, summaries left out, oldest first. Only those are
+// read, so once a long session is compacted a turn costs what a short one
+// does.
 func (s *SQLite) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
 	if _, err := s.folderOf(ctx, sessionID); err != nil {
 		return nil, nil, err
@@ -366,11 +366,7 @@ func (s *SQLite) ModelHistory(ctx context.Context, sessionID string) (*Message, 
 	if err != nil {
 		return nil, nil, err
 	}
-	var summary *Message
-	after := int64(0)
-	if len(newest) == 1 {
-		summary, after = &newest[0], newest[0].SummaryOf.Last
-	}
+	summary, after := viewStart(newest)
 	rest, err := queryMessages(ctx, s.db, "session_id = ? AND id > ? AND summary_first IS NULL ORDER BY id", sessionID, after)
 	return summary, rest, err
 }

@@ -124,11 +124,7 @@ func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message
 	if err != nil {
 		return nil, nil, err
 	}
-	var summary *Message
-	after := int64(0)
-	if len(newest) == 1 {
-		summary, after = &newest[0], newest[0].SummaryOf.Last
-	}
+	summary, after := viewStart(newest)
 	rest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND id > $2 AND summary_first IS NULL ORDER BY id", sessionID, after)
 	if err == nil && summary == nil && len(rest) == 0 {
 		err = s.exists(ctx, s.pool, sessionID) // none, or no such session

@@ -9,28 +9,19 @@ import (
 // Compaction keeps every message: a summary of earlier turns is one more
 // message (role "system", SummaryOf set) stored after the turn's user
 // message, covering a range of ids. These are the rules every reader of a
-// session's messages shares: what the model sees (ModelView) and where a
-// summary is shown among the originals (InConversationOrder).
+// session's messages shares: what the model sees (Store.ModelHistory,
+// viewStart) and where a summary is shown among the originals
+// (InConversationOrder).
 
-// ModelView splits a session's messages (oldest first, as Messages returns
-// them) into what the model is given: the newest summary, if any, and the
-// messages after the range it covers, summaries left out. Without a summary
-// rest is every message but summaries.
-func ModelView(msgs []Message) (summary *Message, rest []Message) {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].IsSummary() {
-			summary = &msgs[i]
-			break
-		}
+// viewStart takes what a store's query for a session's newest summary
+// found (none or one) and returns that summary and the id after which the
+// model's messages start (Store.ModelHistory: the newest summary, then the
+// messages after the range it covers, summaries left out).
+func viewStart(newest []Message) (summary *Message, after int64) {
+	if len(newest) == 0 {
+		return nil, 0
 	}
-	rest = make([]Message, 0, len(msgs))
-	for _, m := range msgs {
-		if m.IsSummary() || (summary != nil && m.ID <= summary.SummaryOf.Last) {
-			continue
-		}
-		rest = append(rest, m)
-	}
-	return summary, rest
+	return &newest[0], newest[0].SummaryOf.Last
 }
 
 // SummaryMarker is the line that marks a summary among the originals (in

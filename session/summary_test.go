@@ -65,7 +65,7 @@ func TestSummaryMessage(t *testing.T) {
 		}
 
 		// The model's view: the summary, then what follows its range.
-		view, rest := ModelView(msgs)
+		view, rest := modelView(msgs)
 		if view == nil || view.ID != sum.ID || len(rest) != 2 || rest[0].ID != ids[4] || rest[1].ID != answer.ID {
 			t.Errorf("model view: %+v, rest %+v", view, rest)
 		}
@@ -143,7 +143,7 @@ func TestInConversationOrder(t *testing.T) {
 			t.Fatalf("order %v, want %v", got, want)
 		}
 	}
-	summary, rest := ModelView(msgs)
+	summary, rest := modelView(msgs)
 	if summary.ID != 8 || len(rest) != 2 || rest[0].ID != 7 || rest[1].ID != 9 {
 		t.Errorf("model view: %+v %+v", summary, rest)
 	}
@@ -218,4 +218,26 @@ func TestMigration0007(t *testing.T) {
 	if len(rest) != 3 || rest[0].Content != "message 5" || rest[2].Content != "message 8" {
 		t.Errorf("rest: %+v", rest)
 	}
+}
+
+// modelView is the rule Store.ModelHistory reads in SQL, over every
+// message: it splits a session's messages (oldest first, as Messages returns
+// them) into what the model is given: the newest summary, if any, and the
+// messages after the range it covers, summaries left out. Without a summary
+// rest is every message but summaries.
+func modelView(msgs []Message) (summary *Message, rest []Message) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].IsSummary() {
+			summary = &msgs[i]
+			break
+		}
+	}
+	rest = make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.IsSummary() || (summary != nil && m.ID <= summary.SummaryOf.Last) {
+			continue
+		}
+		rest = append(rest, m)
+	}
+	return summary, rest
 }
