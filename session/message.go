@@ -68,12 +68,26 @@ type Span struct {
 // IsSummary reports whether m is a summary of earlier turns.
 func (m *Message) IsSummary() bool { return m.SummaryOf != nil }
 
-// summaryArgs are a message's summary_first and summary_last columns.
-func summaryArgs(m *Message) (any, any) {
-	if m.SummaryOf == nil {
-		return nil, nil
+// messageColumns are the columns both stores write for a new message, in
+// the order of messageArgs.
+const messageColumns = "session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last"
+
+// messageArgs are the values of messageColumns for m, stored at now by the
+// store instance owner: a streaming answer carries its owner and a first
+// heartbeat.
+func messageArgs(m *Message, now int64, owner string) []any {
+	var toolCalls, streamOwner, heartbeat, sf, sl any
+	if len(m.ToolCalls) > 0 {
+		toolCalls = string(m.ToolCalls)
 	}
-	return m.SummaryOf.First, m.SummaryOf.Last
+	if m.Status == StatusStreaming {
+		streamOwner, heartbeat = owner, now
+	}
+	if m.SummaryOf != nil {
+		sf, sl = m.SummaryOf.First, m.SummaryOf.Last
+	}
+	pt, ct := usageArgs(m.Usage)
+	return []any{m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), streamOwner, heartbeat, sf, sl}
 }
 
 // spanOf is the SummaryOf of scanned summary_first, summary_last and
@@ -131,16 +145,6 @@ func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
 		if err := s.touch(ctx, tx, m.SessionID); err != nil {
 			return err
 		}
-		var toolCalls any
-		if len(m.ToolCalls) > 0 {
-			toolCalls = string(m.ToolCalls)
-		}
-		pt, ct := usageArgs(m.Usage)
-		var owner, heartbeat any
-		if m.Status == StatusStreaming {
-			owner, heartbeat = s.owner, now
-		}
-		sf, sl := summaryArgs(m)
 		var count any
 		if sp := m.SummaryOf; sp != nil {
 			if err := tx.QueryRowContext(ctx, coveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
@@ -148,9 +152,8 @@ func (s *SQLite) AppendMessage(ctx context.Context, m *Message) error {
 			}
 			count = sp.Covered
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, summary_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl, count)
+		res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+messageColumns+", summary_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			append(messageArgs(m, now, s.owner), count)...)
 		if err != nil {
 			return err
 		}

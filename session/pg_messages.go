@@ -20,28 +20,18 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 		return err
 	}
 	now := s.millis()
-	var toolCalls any
-	if len(m.ToolCalls) > 0 {
-		toolCalls = string(m.ToolCalls)
-	}
-	pt, ct := usageArgs(m.Usage)
-	var owner, heartbeat any
-	if m.Status == StatusStreaming {
-		owner, heartbeat = s.owner, now
-	}
-	sf, sl := summaryArgs(m)
 	// One statement (one round trip, atomic by itself): the session's
 	// activity bumped, the message inserted only if that found the session,
 	// a summary's covered messages counted.
 	var covered *int64
 	err := s.pool.QueryRow(ctx, `WITH touched AS (
 			UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
-		INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, summary_count)
+		INSERT INTO messages (`+messageColumns+`, summary_count)
 		SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint,
 			CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
 				WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
 		FROM touched RETURNING id, summary_count`,
-		m.SessionID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), m.Status, now, pt, ct, nullable(m.Model), owner, heartbeat, sf, sl).Scan(&m.ID, &covered)
+		messageArgs(m, now, s.owner)...).Scan(&m.ID, &covered)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound(m.SessionID)
 	}
