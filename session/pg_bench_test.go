@@ -51,12 +51,12 @@ func admin(b *testing.B, s *Postgres, fn func(conn *pgx.Conn) error) {
 	}
 }
 
-// analyze settles the database after a load, as autovacuum and the
+// settle settles the database after a load, as autovacuum and the
 // checkpointer would before long: the planner's statistics, the
 // visibility map, and the load's pages written out, so that neither runs
 // during the measurement (on two cores, a checkpoint of a 200 MB load
 // doubled the search times).
-func analyze(b *testing.B, s *Postgres) {
+func settle(b *testing.B, s *Postgres) {
 	b.Helper()
 	admin(b, s, func(conn *pgx.Conn) error {
 		for _, q := range []string{"VACUUM ANALYZE", "CHECKPOINT"} {
@@ -91,7 +91,7 @@ func BenchmarkPostgresList10kSessions(b *testing.B) {
 		rows = append(rows, []any{fmt.Sprintf("id%06d", i), fmt.Sprintf("session %d", i), "user", int64(i), int64(i), fmt.Sprintf("f%06d", i)})
 	}
 	copyRows(b, s, "sessions", []string{"id", "title", "title_source", "created_at", "updated_at", "folder"}, rows)
-	analyze(b, s)
+	settle(b, s)
 	for b.Loop() {
 		if list, _, err := s.List(ctx, ListOptions{}); err != nil || len(list) != 50 {
 			b.Fatal(err)
@@ -112,7 +112,7 @@ func BenchmarkPostgresSearch100kMessages(b *testing.B) {
 	})
 	copyRows(b, s, "sessions", []string{"id", "title", "title_source", "created_at", "updated_at", "folder"}, sessions)
 	copyRows(b, s, "messages", []string{"session_id", "role", "content", "status", "created_at"}, messages)
-	analyze(b, s)
+	settle(b, s)
 	for _, q := range []struct{ name, query string }{
 		{"broad", fixtureBroadQuery},
 		{"narrow", fixtureNarrowQuery},
