@@ -254,7 +254,9 @@ func TestCompactionFallsBack(t *testing.T) {
 			e, st, _ := newEngine(t, nil)
 			e.SummaryTimeout = 300 * time.Millisecond
 			ctx := context.Background()
-			s, _ := st.Create(ctx, "")
+			// Titled by the user: no background title request to race
+			// with the turn's requests counted below.
+			s, _ := st.Create(ctx, "fallback")
 			fillSession(t, st, s.ID, 300, 0)
 			if tc.reply != nil {
 				fake.Enqueue(*tc.reply)

@@ -237,14 +237,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	if err := e.Store.AppendMessage(ctx, user); err != nil {
 		return nil, StoreError(err)
 	}
-	if changed, err := e.Store.SetAutoTitle(ctx, t.SessionID, FirstLineTitle(t.Message)); err != nil {
-		e.Log.Warn("auto title failed", "session", t.SessionID, "err", err)
-	} else if changed {
-		if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
-			t.Session = s
-			ev.TitleChanged(s)
-		}
-	}
+	e.autoTitle(ctx, &t, ev)
 	tools, err := e.toolEnv(ctx, t, ev)
 	if err != nil {
 		return nil, StoreError(err)
@@ -441,6 +434,27 @@ func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
 		}
 	}
 	return t.Provider.Model
+}
+
+// autoTitle gives a session still under the default title the first line
+// of the turn's message. A session titled already when the turn read it
+// (by the user, the model or an earlier turn) goes back to the default
+// only through a clear, which the next turn sees: the store is not asked.
+func (e *Engine) autoTitle(ctx context.Context, t *Turn, ev Events) {
+	if t.Session.Title != session.DefaultTitle || t.Session.TitleSource != session.TitleAuto {
+		return
+	}
+	changed, err := e.Store.SetAutoTitle(ctx, t.SessionID, FirstLineTitle(t.Message))
+	if err != nil {
+		e.Log.Warn("auto title failed", "session", t.SessionID, "err", err)
+		return
+	}
+	if changed {
+		if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
+			t.Session = s
+			ev.TitleChanged(s)
+		}
+	}
 }
 
 // turnSession is the turn's session: as the turn carries it, else read.

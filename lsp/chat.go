@@ -142,9 +142,13 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	}
 	// The connection's current session, if it has one; the service makes
 	// a session when there is none.
-	_, id, err := s.sessionFor(ctx, a.SessionID, false)
+	_, sess, err := s.sessionOf(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err
+	}
+	id := ""
+	if sess != nil {
+		id = sess.ID
 	}
 	s.mu.Lock()
 	resumed := id != "" && s.resumed[id]
@@ -153,7 +157,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 	defer cancel()
 	t, err := svc.Start(ctx, turn.Request{
 		SessionID: id, Message: a.Message, Files: a.Files, Provider: prov, Roots: roots,
-		Candidates: s.candidatePaths(), Resumed: resumed, Env: s.envHint(), CompactAt: compactAt,
+		Candidates: s.candidatePaths(), Resumed: resumed, Env: s.envHint(), CompactAt: compactAt, Session: sess,
 	})
 	var provErr *turn.ProviderError
 	switch {
@@ -266,9 +270,13 @@ func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, err
 		return nil, err
 	}
 	engine, prov, roots, files := ts.engine, ts.prov, ts.roots, ts.files
-	_, id, err := s.sessionFor(ctx, a.SessionID, false)
+	_, sess, err := s.sessionOf(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err
+	}
+	id := ""
+	if sess != nil {
+		id = sess.ID
 	}
 	s.mu.Lock()
 	resumed := id != "" && s.resumed[id]

@@ -15,15 +15,26 @@ import (
 // current session gets a new one ("created on first need"); without it, ""
 // is returned and the caller answers with an empty result.
 func (s *Server) sessionFor(ctx context.Context, id string, create bool) (session.Store, string, error) {
+	store, sess, err := s.sessionOf(ctx, id, create)
+	if sess == nil {
+		return store, "", err
+	}
+	return store, sess.ID, err
+}
+
+// sessionOf is sessionFor returning the session as it read it (nil when
+// there is none), for a caller that needs more of it than its id.
+func (s *Server) sessionOf(ctx context.Context, id string, create bool) (session.Store, *session.Session, error) {
 	store, err := s.storeOrErr()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if id != "" {
-		if _, err := store.Get(ctx, id); err != nil {
-			return nil, "", err
+		sess, err := store.Get(ctx, id)
+		if err != nil {
+			return nil, nil, err
 		}
-		return store, id, nil
+		return store, sess, nil
 	}
 	s.currentMu.Lock()
 	defer s.currentMu.Unlock()
@@ -31,26 +42,26 @@ func (s *Server) sessionFor(ctx context.Context, id string, create bool) (sessio
 	id = s.current
 	s.mu.Unlock()
 	if id != "" {
-		_, err := store.Get(ctx, id)
+		sess, err := store.Get(ctx, id)
 		if err == nil {
-			return store, id, nil
+			return store, sess, nil
 		}
 		if !errors.Is(err, session.ErrNotFound) {
-			return nil, "", err
+			return nil, nil, err
 		}
 		// Deleted by another process: forget it.
 		s.log.Info("current session no longer exists", "session", id)
 		s.forgetCurrent(id)
 	}
 	if !create {
-		return store, "", nil
+		return store, nil, nil
 	}
 	sess, err := store.Create(ctx, "")
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	s.adoptNew(ctx, sess.ID)
-	return store, sess.ID, nil
+	return store, sess, nil
 }
 
 // adoptNew makes a session created on first need (here or by the turn

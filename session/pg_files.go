@@ -158,8 +158,10 @@ func (f pgFile) key() string { return f.sub + "/" + f.name }
 // database: placed under its current name, files fetched that changed,
 // files removed elsewhere removed, and history.md queued for rewriting
 // when the session changed elsewhere.
-func (s *Postgres) syncFolder(ctx context.Context, ss *Session) error {
-	_, err := s.syncFiles(ctx, ss)
+//
+// files are the session's files in the database, read with ss (rowFiles).
+func (s *Postgres) syncFolder(ctx context.Context, ss *Session, files []pgFile) error {
+	_, err := s.syncFiles(ctx, ss, files)
 	return err
 }
 
@@ -172,21 +174,10 @@ type FileChange struct {
 }
 
 // syncFiles is syncFolder, returning the files it fetched or removed.
-func (s *Postgres) syncFiles(ctx context.Context, ss *Session) ([]FileChange, error) {
+func (s *Postgres) syncFiles(ctx context.Context, ss *Session, files []pgFile) ([]FileChange, error) {
 	var done []FileChange
-	rows, err := s.pool.Query(ctx, "SELECT subdir, name, updated_at, octet_length(content) FROM files WHERE session_id = $1", ss.ID)
-	if err != nil {
-		return nil, err
-	}
-	files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pgFile, error) {
-		var f pgFile
-		return f, r.Scan(&f.sub, &f.name, &f.updated, &f.size)
-	})
-	if err != nil {
-		return nil, err
-	}
 	stale := false
-	err = s.withLocal(ctx, func() error {
+	err := s.withLocal(ctx, func() error {
 		folder, err := s.placeFolder(ctx, ss.ID, filepath.Base(ss.Folder))
 		if err != nil {
 			return err
@@ -438,19 +429,15 @@ func (s *Postgres) ListFiles(ctx context.Context, sessionID, sub string) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Get(ctx, sessionID); err != nil {
-		return nil, err
-	}
-	rows, err := s.pool.Query(ctx, "SELECT name FROM files WHERE session_id = $1 AND subdir = $2", sessionID, sub)
+	_, files, err := s.get(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	if names == nil {
-		names = []string{}
+	names := []string{}
+	for _, f := range files {
+		if f.sub == sub {
+			names = append(names, f.name)
+		}
 	}
 	slices.Sort(names)
 	return names, nil

@@ -150,7 +150,7 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, interested f
 // complete reads what a Change needs through the role's policies: whether
 // the session is still there for it, and for files, the mirror followed.
 func (s *Postgres) complete(ctx context.Context, ch *Change) {
-	ss, err := s.row(ctx, s.pool, ch.SessionID)
+	ss, files, err := s.rowFiles(ctx, s.pool, ch.SessionID)
 	if errors.Is(err, ErrNotFound) {
 		// No longer shared with this role: nor is this machine's copy.
 		ch.Deleted = true
@@ -160,8 +160,8 @@ func (s *Postgres) complete(ctx context.Context, ch *Change) {
 	if err != nil {
 		return
 	}
-	if files, err := s.syncFiles(ctx, ss); err == nil {
-		ch.Files = files
+	if changes, err := s.syncFiles(ctx, ss, files); err == nil {
+		ch.Files = changes
 	}
 }
 

@@ -109,14 +109,31 @@ func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, e
 // newest summary (nil when it has none) and the messages after the range
 // that summary covers, summaries left out, oldest first; only those are
 // read (see SQLite.ModelHistory).
+//
+// It is one statement (a round trip is most of what a read costs here):
+// the newest summary, and the messages after the last one it covers.
 func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
-	newest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1", sessionID)
+	rows, err := s.scanMessages(s.pool.Query(ctx, `WITH newest AS (
+			SELECT id, summary_last FROM messages WHERE session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1)
+		SELECT `+pgMessageColumns+` FROM messages WHERE id = (SELECT id FROM newest)
+		UNION ALL
+		SELECT `+pgMessageColumns+` FROM messages
+			WHERE session_id = $1 AND id > coalesce((SELECT summary_last FROM newest), 0) AND summary_first IS NULL
+		ORDER BY id`, sessionID))
 	if err != nil {
 		return nil, nil, err
 	}
-	summary, after := viewStart(newest)
-	rest, err := s.queryMessages(ctx, s.pool, "session_id = $1 AND id > $2 AND summary_first IS NULL ORDER BY id", sessionID, after)
-	if err == nil && summary == nil && len(rest) == 0 {
+	var newest []Message
+	rest := rows[:0:0]
+	for _, m := range rows {
+		if m.IsSummary() {
+			newest = append(newest, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	summary, _ := viewStart(newest)
+	if summary == nil && len(rest) == 0 {
 		err = s.exists(ctx, s.pool, sessionID) // none, or no such session
 	}
 	return summary, rest, err
@@ -129,8 +146,14 @@ func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) 
 // queryMessages reads the messages that where (a condition and an order)
 // selects through q.
 func (s *Postgres) queryMessages(ctx context.Context, q pgQuerier, where string, args ...any) ([]Message, error) {
-	rows, err := q.Query(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count
-		FROM messages WHERE `+where, args...)
+	return s.scanMessages(q.Query(ctx, "SELECT "+pgMessageColumns+" FROM messages WHERE "+where, args...))
+}
+
+// pgMessageColumns are the columns scanMessages reads.
+const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count`
+
+// scanMessages reads the messages of a query of pgMessageColumns.
+func (s *Postgres) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -26,14 +26,23 @@ const pgSessionColumns = `s.id, s.title, s.title_source, s.created_at, s.updated
 	(SELECT count(*) FROM files f WHERE f.session_id = s.id AND f.subdir = 'sources'),
 	s.owner::text, s.visibility`
 
-func (s *Postgres) scanSession(row pgx.Row) (*Session, error) {
+// pgSessionFiles follows pgSessionColumns where the session is read with
+// every file of its folder, as the mirror needs them (pgFile): one
+// statement instead of two for each read that brings the mirror up to date.
+const pgSessionFiles = `, coalesce(fl.subs, '{}'), coalesce(fl.names, '{}'), coalesce(fl.updated, '{}'), coalesce(fl.sizes, '{}')
+	FROM sessions s LEFT JOIN LATERAL (SELECT array_agg(f.subdir) subs, array_agg(f.name) names,
+		array_agg(f.updated_at) updated, array_agg(octet_length(f.content)::bigint) sizes
+		FROM files f WHERE f.session_id = s.id) fl ON true`
+
+// scanSession scans pgSessionColumns, then extra.
+func (s *Postgres) scanSession(row pgx.Row, extra ...any) (*Session, error) {
 	var (
 		ss               Session
 		created, updated int64
 		meta, folder     string
 	)
-	if err := row.Scan(&ss.ID, &ss.Title, &ss.TitleSource, &created, &updated, &meta, &folder,
-		&ss.MessageCount, &ss.FileCount, &ss.Owner, &ss.Visibility); err != nil {
+	if err := row.Scan(append([]any{&ss.ID, &ss.Title, &ss.TitleSource, &created, &updated, &meta, &folder,
+		&ss.MessageCount, &ss.FileCount, &ss.Owner, &ss.Visibility}, extra...)...); err != nil {
 		return nil, err
 	}
 	ss.CreatedAt, ss.UpdatedAt = fromMillis(created), fromMillis(updated)
@@ -49,6 +58,27 @@ func (s *Postgres) row(ctx context.Context, q pgQuerier, id string) (*Session, e
 		return nil, notFound(id)
 	}
 	return ss, err
+}
+
+// rowFiles is row with the session's files, for the mirror (syncFiles).
+func (s *Postgres) rowFiles(ctx context.Context, q pgQuerier, id string) (*Session, []pgFile, error) {
+	var (
+		subs, names    []string
+		updated, sizes []int64
+	)
+	ss, err := s.scanSession(q.QueryRow(ctx, "SELECT "+pgSessionColumns+pgSessionFiles+" WHERE s.id = $1", id),
+		&subs, &names, &updated, &sizes)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, notFound(id)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	files := make([]pgFile, len(names))
+	for i := range files {
+		files[i] = pgFile{sub: subs[i], name: names[i], updated: updated[i], size: sizes[i]}
+	}
+	return ss, files, nil
 }
 
 // Create makes a session and its mirror folder. An empty title gives
@@ -78,14 +108,21 @@ func (s *Postgres) Create(ctx context.Context, title string) (*Session, error) {
 
 // Get returns one session, with its mirror folder brought up to date.
 func (s *Postgres) Get(ctx context.Context, id string) (*Session, error) {
-	ss, err := s.row(ctx, s.pool, id)
+	ss, _, err := s.get(ctx, id)
+	return ss, err
+}
+
+// get is Get, also returning the session's files as the mirror has them
+// now.
+func (s *Postgres) get(ctx context.Context, id string) (*Session, []pgFile, error) {
+	ss, files, err := s.rowFiles(ctx, s.pool, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := s.syncFolder(ctx, ss); err != nil {
-		return nil, err
+	if err := s.syncFolder(ctx, ss, files); err != nil {
+		return nil, nil, err
 	}
-	return ss, nil
+	return ss, files, nil
 }
 
 // List returns sessions, most recent activity first, and a cursor for the
@@ -162,6 +199,7 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 	}
 	changed := false
 	var written *Session
+	var files []pgFile
 	var from, to string // the mirror folder moved, if it did
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var (
@@ -190,7 +228,7 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 		changed = true
 		// The session as this rename left it, whatever another daemon
 		// does after the commit.
-		if written, err = s.row(ctx, tx, id); err != nil {
+		if written, files, err = s.rowFiles(ctx, tx, id); err != nil {
 			return err
 		}
 		if newFolder == folder {
@@ -224,7 +262,7 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 	if !changed {
 		return nil, false, nil
 	}
-	if err := s.syncFolder(ctx, written); err != nil {
+	if err := s.syncFolder(ctx, written, files); err != nil {
 		return nil, true, err
 	}
 	return written, true, s.history.later(ctx, id)
@@ -306,12 +344,13 @@ func (s *Postgres) Share(ctx context.Context, id string, visibility Visibility) 
 		return nil, invalid("visibility must be %q or %q, got %q", VisibilityPrivate, VisibilityTeam, truncate(string(visibility), 40))
 	}
 	var ss *Session
+	var files []pgFile
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT share($1, $2)", id, string(visibility)); err != nil {
 			return err
 		}
 		var err error
-		ss, err = s.row(ctx, tx, id)
+		ss, files, err = s.rowFiles(ctx, tx, id)
 		return err
 	})
 	var pgErr *pgconn.PgError
@@ -321,7 +360,7 @@ func (s *Postgres) Share(ctx context.Context, id string, visibility Visibility) 
 	if err != nil {
 		return nil, err
 	}
-	return ss, s.syncFolder(ctx, ss)
+	return ss, s.syncFolder(ctx, ss, files)
 }
 
 // PruneInactive deletes this role's sessions with no activity before
@@ -383,6 +422,7 @@ func (s *Postgres) SetModel(ctx context.Context, id, model string) (*Session, er
 		return nil, err
 	}
 	var ss *Session
+	var files []pgFile
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if model == "" {
@@ -396,13 +436,13 @@ func (s *Postgres) SetModel(ctx context.Context, id, model string) (*Session, er
 		if err := s.touch(ctx, tx, id); err != nil {
 			return err
 		}
-		ss, err = s.row(ctx, tx, id)
+		ss, files, err = s.rowFiles(ctx, tx, id)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return ss, s.syncFolder(ctx, ss)
+	return ss, s.syncFolder(ctx, ss, files)
 }
 
 // SetEnvHint records the session's envHint when it differs; not activity.

@@ -67,6 +67,9 @@ type Request struct {
 	// CompactAt is when the turn summarises earlier turns, in percent of
 	// the window (see chat.Turn.CompactAt; 0 is the default).
 	CompactAt int
+	// Session is SessionID's session as the front door read it just now,
+	// to spare the service a read of its own (nil: the service reads it).
+	Session *session.Session
 }
 
 // ProviderError: no usable provider (nothing configured, or a setting
@@ -149,8 +152,10 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	var sess *session.Session
 	if r.SessionID != "" {
 		var err error
-		if sess, err = store.Get(ctx, r.SessionID); err != nil {
-			return nil, err
+		if sess = r.Session; sess == nil || sess.ID != r.SessionID {
+			if sess, err = store.Get(ctx, r.SessionID); err != nil {
+				return nil, err
+			}
 		}
 		if prov.Model == "" {
 			// A session with a model of its own needs none from the
