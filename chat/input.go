@@ -39,25 +39,24 @@ type assembled struct {
 // when the input would pass t.CompactAt of the window: it summarises the
 // older turns, and when it fails the oldest turns are left out as usual.
 //
-// summary and rest are the session's history as the model sees it
-// (Store.ModelHistory): the newest summary, nil when none, and the
-// messages after it.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, summary *session.Message, rest []session.Message, record bool, compact compactor) (*assembled, error) {
+// st is what the turn read of its session (Store.TurnState; nil for a
+// preview of a session's first turn, before there is one): its context,
+// its files, and its history as the model sees it, the newest summary
+// and the messages after it, without this turn's message.
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
-	var sets session.Context
-	if t.SessionID != "" {
-		if sess, err := e.turnSession(ctx, t); err == nil {
-			in.Env = sess.Meta.EnvHint // the reminder's first line
+	var (
+		sets    session.Context
+		summary *session.Message
+		rest    []session.Message
+	)
+	if st != nil {
+		in.Env = st.Session.Meta.EnvHint // the reminder's first line
+		in.SessionFiles = st.Sources
+		if st.SourcesErr != nil {
+			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", st.SourcesErr)
 		}
-		if names, err := e.Store.ListFiles(ctx, t.SessionID, "sources"); err != nil {
-			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", err)
-		} else {
-			in.SessionFiles = names
-		}
-		var err error
-		if sets, err = e.Store.Context(ctx, t.SessionID); err != nil {
-			return nil, err
-		}
+		sets, summary, rest = st.Context, st.Summary, st.History
 	}
 	if t.Env != "" {
 		in.Env = t.Env

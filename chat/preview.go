@@ -36,24 +36,20 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 	}
 	t.Provider.Model = e.sessionModel(ctx, t)
 	guard := &toolEnv{e: e, turn: t, userSet: map[string]bool{}}
-	var (
-		summary *session.Message
-		history []session.Message
-	)
+	var st *session.TurnState
 	if t.SessionID != "" {
 		var err error
-		if guard, err = e.toolEnv(ctx, t, nil); err != nil {
+		if st, err = e.Store.TurnState(ctx, t.SessionID, nil); err != nil {
 			return nil, err
 		}
-		if summary, history, err = e.Store.ModelHistory(ctx, t.SessionID); err != nil {
-			return nil, err
-		}
+		t.Session = st.Session
+		guard = e.toolEnv(t, st, nil)
 	} else {
 		for _, p := range t.Files {
 			guard.userSet[p] = true
 		}
 	}
-	in, err := e.assemble(ctx, t, guard, summary, history, false, nil)
+	in, err := e.assemble(ctx, t, guard, st, false, nil)
 	if err != nil {
 		return nil, err
 	}

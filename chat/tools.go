@@ -12,7 +12,6 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -288,18 +287,11 @@ func storedCalls(calls []openai.ToolCall) []openai.ToolCall {
 	return out
 }
 
-// toolEnv gathers what a turn may read and who added which relevant file.
-func (e *Engine) toolEnv(ctx context.Context, t Turn, ev Events) (*toolEnv, error) {
-	sess, err := e.turnSession(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	addedBy, err := e.Store.AddedBy(ctx, t.SessionID, prompts.SetFiles)
-	if err != nil {
-		return nil, err
-	}
-	env := &toolEnv{e: e, turn: t, folder: sess.Folder, ev: ev, userSet: map[string]bool{}}
-	for p, by := range addedBy {
+// toolEnv gathers what a turn may read and who added which relevant file,
+// from what the turn read of its session.
+func (e *Engine) toolEnv(t Turn, st *session.TurnState, ev Events) *toolEnv {
+	env := &toolEnv{e: e, turn: t, folder: st.Session.Folder, ev: ev, userSet: map[string]bool{}}
+	for p, by := range st.AddedBy {
 		if by == session.AddedByUser {
 			env.userSet[p] = true
 		}
@@ -307,5 +299,5 @@ func (e *Engine) toolEnv(ctx context.Context, t Turn, ev Events) (*toolEnv, erro
 	for _, p := range t.Files {
 		env.userSet[p] = true
 	}
-	return env, nil
+	return env
 }

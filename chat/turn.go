@@ -230,24 +230,20 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 	t.Provider.Model = e.sessionModel(ctx, t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 
-	if err := e.Store.InterruptStale(ctx, t.SessionID); err != nil {
-		return nil, StoreError(err)
-	}
+	// One call begins the turn in the store: answers left streaming by a
+	// daemon that is gone marked interrupted, the user message stored, and
+	// what the model is given of the session read back.
 	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
-	if err := e.Store.AppendMessage(ctx, user); err != nil {
+	st, err := e.Store.TurnState(ctx, t.SessionID, user)
+	if err != nil {
 		return nil, StoreError(err)
 	}
+	t.Session = st.Session
 	e.autoTitle(ctx, &t, ev)
-	tools, err := e.toolEnv(ctx, t, ev)
-	if err != nil {
-		return nil, StoreError(err)
-	}
-	summary, history, err := e.Store.ModelHistory(ctx, t.SessionID)
-	if err != nil {
-		return nil, StoreError(err)
-	}
-	history = slices.DeleteFunc(history, func(m session.Message) bool { return m.ID == user.ID })
-	in, err := e.assemble(ctx, t, tools, summary, history, true, e.turnCompactor(t, ev))
+	st.Session = t.Session // renamed, its folder moved, when autoTitle titled it
+	st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
+	tools := e.toolEnv(t, st, ev)
+	in, err := e.assemble(ctx, t, tools, st, true, e.turnCompactor(t, ev))
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,10 @@ type Store interface {
 	// VisibilityTeam (every member of ctxls_user). Only the PostgreSQL
 	// store shares; the local store refuses with ErrInvalid.
 	Share(ctx context.Context, id string, visibility Visibility) (*Session, error)
+	// TurnState begins a turn, when user is not nil (stale answers
+	// interrupted, user appended), and reads at once what the turn gives
+	// the model of the session (see TurnState).
+	TurnState(ctx context.Context, id string, user *Message) (*TurnState, error)
 	UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error)
 	UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error
 	// Watch calls fn with the changes other processes make to the

@@ -20,18 +20,30 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 		return err
 	}
 	now := s.millis()
-	// One statement (one round trip, atomic by itself): the session's
-	// activity bumped, the message inserted only if that found the session,
-	// a summary's covered messages counted.
+	if err := scanAppended(m, s.pool.QueryRow(ctx, pgAppendMessage, messageArgs(m, now, s.owner)...)); err != nil {
+		return err
+	}
+	m.CreatedAt = fromMillis(now)
+	return s.history.later(ctx, m.SessionID)
+}
+
+// pgAppendMessage stores a message (messageArgs) in one statement (one
+// round trip, atomic by itself): the session's activity bumped, the
+// message inserted only if that found the session, a summary's covered
+// messages counted.
+const pgAppendMessage = `WITH touched AS (
+		UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
+	INSERT INTO messages (` + messageColumns + `, summary_count)
+	SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint,
+		CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
+			WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
+	FROM touched RETURNING id, summary_count`
+
+// scanAppended reads what pgAppendMessage returns into m: its id and, for
+// a summary, how many messages it covers.
+func scanAppended(m *Message, row pgx.Row) error {
 	var covered *int64
-	err := s.pool.QueryRow(ctx, `WITH touched AS (
-			UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
-		INSERT INTO messages (`+messageColumns+`, summary_count)
-		SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint,
-			CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
-				WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
-		FROM touched RETURNING id, summary_count`,
-		messageArgs(m, now, s.owner)...).Scan(&m.ID, &covered)
+	err := row.Scan(&m.ID, &covered)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return notFound(m.SessionID)
 	}
@@ -41,8 +53,7 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 	if m.SummaryOf != nil && covered != nil {
 		m.SummaryOf.Covered = int(*covered)
 	}
-	m.CreatedAt = fromMillis(now)
-	return s.history.later(ctx, m.SessionID)
+	return nil
 }
 
 // UpdateMessage replaces a message's content, status and usage.
@@ -113,13 +124,29 @@ func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, e
 // It is one statement (a round trip is most of what a read costs here):
 // the newest summary, and the messages after the last one it covers.
 func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
-	rows, err := s.scanMessages(s.pool.Query(ctx, `WITH newest AS (
-			SELECT id, summary_last FROM messages WHERE session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1)
-		SELECT `+pgMessageColumns+` FROM messages WHERE id = (SELECT id FROM newest)
-		UNION ALL
-		SELECT `+pgMessageColumns+` FROM messages
-			WHERE session_id = $1 AND id > coalesce((SELECT summary_last FROM newest), 0) AND summary_first IS NULL
-		ORDER BY id`, sessionID))
+	summary, rest, err := splitModelHistory(s.scanMessages(s.pool.Query(ctx, pgModelHistory, sessionID)))
+	if err != nil {
+		return nil, nil, err
+	}
+	if summary == nil && len(rest) == 0 {
+		err = s.exists(ctx, s.pool, sessionID) // none, or no such session
+	}
+	return summary, rest, err
+}
+
+// pgModelHistory reads a session's ($1) newest summary and the messages
+// after the last one it covers, summaries left out (splitModelHistory parts them).
+const pgModelHistory = `WITH newest AS (
+		SELECT id, summary_last FROM messages WHERE session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1)
+	SELECT ` + pgMessageColumns + ` FROM messages WHERE id = (SELECT id FROM newest)
+	UNION ALL
+	SELECT ` + pgMessageColumns + ` FROM messages
+		WHERE session_id = $1 AND id > coalesce((SELECT summary_last FROM newest), 0) AND summary_first IS NULL
+	ORDER BY id`
+
+// splitModelHistory parts the rows of pgModelHistory into the summary (nil when
+// none) and the rest.
+func splitModelHistory(rows []Message, err error) (*Message, []Message, error) {
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,10 +160,7 @@ func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message
 		}
 	}
 	summary, _ := viewStart(newest)
-	if summary == nil && len(rest) == 0 {
-		err = s.exists(ctx, s.pool, sessionID) // none, or no such session
-	}
-	return summary, rest, err
+	return summary, rest, nil
 }
 
 func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) ([]Message, error) {
@@ -213,47 +237,81 @@ func (s *Postgres) interruptStale(ctx context.Context, sessionID string) error {
 	query := "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming'"
 	var args []any
 	if sessionID != "" {
-		query += " AND session_id = $1"
+		query = pgStreaming
 		args = append(args, sessionID)
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	host, _ := os.Hostname()
 	now := s.millis()
-	var stale []int64
-	for rows.Next() {
-		var (
-			id    int64
-			owner *string
-			hb    *int64
-		)
-		if err := rows.Scan(&id, &owner, &hb); err != nil {
-			rows.Close()
-			return err
-		}
-		o, beat := "", sql.NullInt64{}
-		if owner != nil {
-			o = *owner
-		}
-		if hb != nil {
-			beat = sql.NullInt64{Int64: *hb, Valid: true}
-		}
-		if isStale(s.owner, o, beat, now, host) {
-			stale = append(stale, id)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(stale) == 0 {
+	stale, err := s.staleAmong(s.pool.Query(ctx, query, args...))(now)
+	if err != nil || len(stale) == 0 {
 		return err
 	}
-	// The heartbeat is checked again in the statement: a daemon that beat
-	// meanwhile keeps its answer.
-	_, err = s.pool.Exec(ctx, `UPDATE messages SET status = 'interrupted' WHERE id = ANY($1) AND status = 'streaming'
-		AND (owner IS NULL OR heartbeat_at IS NULL OR owner = $2 OR heartbeat_at < $3 OR owner LIKE $4)`,
-		stale, s.owner, now-StaleAfter.Milliseconds(), host+"/%")
+	_, err = s.markInterrupted(ctx, stale, now)
 	return err
+}
+
+// pgStreaming reads a session's ($1) answers still streaming, for
+// staleAmong.
+const pgStreaming = "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming' AND session_id = $1"
+
+// staleAmong reads the rows of streaming answers (id, owner, heartbeat_at)
+// and returns the function that says, at now, which of them are stale.
+func (s *Postgres) staleAmong(rows pgx.Rows, err error) func(now int64) ([]int64, error) {
+	type streaming struct {
+		id    int64
+		owner string
+		beat  sql.NullInt64
+	}
+	var found []streaming
+	if err == nil {
+		for rows.Next() {
+			var (
+				x     streaming
+				owner *string
+				hb    *int64
+			)
+			if err = rows.Scan(&x.id, &owner, &hb); err != nil {
+				break
+			}
+			if owner != nil {
+				x.owner = *owner
+			}
+			if hb != nil {
+				x.beat = sql.NullInt64{Int64: *hb, Valid: true}
+			}
+			found = append(found, x)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	return func(now int64) ([]int64, error) {
+		if err != nil {
+			return nil, err
+		}
+		host, _ := os.Hostname()
+		var stale []int64
+		for _, x := range found {
+			if isStale(s.owner, x.owner, x.beat, now, host) {
+				stale = append(stale, x.id)
+			}
+		}
+		return stale, nil
+	}
+}
+
+// markInterrupted marks the stale answers ids as interrupted and returns
+// the ones it marked. The heartbeat is checked again in the statement: a
+// daemon that beat meanwhile keeps its answer.
+func (s *Postgres) markInterrupted(ctx context.Context, ids []int64, now int64) ([]int64, error) {
+	host, _ := os.Hostname()
+	rows, err := s.pool.Query(ctx, `UPDATE messages SET status = 'interrupted' WHERE id = ANY($1) AND status = 'streaming'
+		AND (owner IS NULL OR heartbeat_at IS NULL OR owner = $2 OR heartbeat_at < $3 OR owner LIKE $4) RETURNING id`,
+		ids, s.owner, now-StaleAfter.Milliseconds(), host+"/%")
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
 // Context returns all sets of a session.
@@ -262,29 +320,41 @@ func (s *Postgres) Context(ctx context.Context, sessionID string) (Context, erro
 }
 
 func (s *Postgres) context(ctx context.Context, q pgQuerier, sessionID string) (Context, error) {
-	rows, err := q.Query(ctx, "SELECT set_name, item FROM context_items WHERE session_id = $1 ORDER BY set_name COLLATE \"C\", position", sessionID)
+	c, _, err := scanContext(q.Query(ctx, pgContext, sessionID))
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	c := Context{}
-	for rows.Next() {
-		var name, item string
-		if err := rows.Scan(&name, &item); err != nil {
-			return nil, err
-		}
-		c[name] = append(c[name], item)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	if len(c) == 0 {
-		rows.Close()
 		if err := s.exists(ctx, q, sessionID); err != nil { // none, or no such session
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// pgContext reads every set of a session ($1), in order, with who added
+// each item (scanContext).
+const pgContext = `SELECT set_name, item, added_by FROM context_items WHERE session_id = $1 ORDER BY set_name COLLATE "C", position`
+
+// scanContext reads the rows of pgContext: the sets, and who added each
+// item of the files set.
+func scanContext(rows pgx.Rows, err error) (Context, map[string]string, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	c, files := Context{}, map[string]string{}
+	for rows.Next() {
+		var name, item, by string
+		if err := rows.Scan(&name, &item, &by); err != nil {
+			return nil, nil, err
+		}
+		c[name] = append(c[name], item)
+		if name == SetFiles {
+			files[item] = by
+		}
+	}
+	return c, files, rows.Err()
 }
 
 // AddedBy returns who added each item of a set.

@@ -62,12 +62,19 @@ func (s *Postgres) row(ctx context.Context, q pgQuerier, id string) (*Session, e
 
 // rowFiles is row with the session's files, for the mirror (syncFiles).
 func (s *Postgres) rowFiles(ctx context.Context, q pgQuerier, id string) (*Session, []pgFile, error) {
+	return s.scanRowFiles(q.QueryRow(ctx, pgSessionWithFiles, id), id)
+}
+
+// pgSessionWithFiles reads a session ($1) with its files (rowFiles).
+const pgSessionWithFiles = "SELECT " + pgSessionColumns + pgSessionFiles + " WHERE s.id = $1"
+
+// scanRowFiles scans the row of pgSessionWithFiles for session id.
+func (s *Postgres) scanRowFiles(row pgx.Row, id string) (*Session, []pgFile, error) {
 	var (
 		subs, names    []string
 		updated, sizes []int64
 	)
-	ss, err := s.scanSession(q.QueryRow(ctx, "SELECT "+pgSessionColumns+pgSessionFiles+" WHERE s.id = $1", id),
-		&subs, &names, &updated, &sizes)
+	ss, err := s.scanSession(row, &subs, &names, &updated, &sizes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, notFound(id)
 	}
