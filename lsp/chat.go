@@ -374,7 +374,9 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	}
 	if at, err := chat.ParseCompactAt(p.Settings.Ctxls.CompactAt); err != nil {
 		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
-	} else if at != 0 {
+	} else if raw := p.Settings.Ctxls.CompactAt; len(raw) > 0 && string(raw) != "null" {
+		// "" puts the default back (an editor's empty setting); absent or
+		// null keeps the current value.
 		s.mu.Lock()
 		s.compactAt = at
 		s.mu.Unlock()

@@ -158,6 +158,7 @@ func TestCompactAtSetting(t *testing.T) {
 	fake := openaitest.New(t)
 	dataDir := t.TempDir()
 	id := longSession(t, dataDir, 400)
+	id2 := longSession(t, dataDir, 400)
 	_, rootURI := workspace(t)
 	prov := map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 4000, "maxOutputTokens": 500}
 
@@ -191,5 +192,26 @@ func TestCompactAtSetting(t *testing.T) {
 	reqs = fake.Requests()
 	if len(reqs) < 3 || reqs[1].SystemPrompt() != prompts.SummarySystem(437*3/4) {
 		t.Errorf("compactAt 50 from settings: %d requests, second %.80q", len(reqs), reqs[1].SystemPrompt())
+	}
+
+	// Off again; settings without compactAt, or with null, keep it off;
+	// "" (an editor's empty setting) puts the default (80) back.
+	for _, ctxls := range []map[string]any{{"compactAt": "off"}, {"viewIdleMs": 500}, {"compactAt": nil}} {
+		s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": ctxls}})
+	}
+	before := len(fake.Requests())
+	if err := s.Call("ctxls/chat", map[string]any{"sessionId": id2, "message": "still off?"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if reqs = fake.Requests(); len(reqs) != before+1 || !strings.Contains(reqs[before].SystemPrompt(), "earlier messages not shown]") {
+		t.Fatalf("compactAt off, then settings without it: %d requests, want 1 (no summary)", len(reqs)-before)
+	}
+	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": map[string]any{"compactAt": ""}}})
+	before = len(reqs)
+	if err := s.Call("ctxls/chat", map[string]any{"sessionId": id2, "message": "and with the default?"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if reqs = fake.Requests(); len(reqs) < before+2 || !strings.HasPrefix(reqs[before].SystemPrompt(), "You are compacting") {
+		t.Errorf(`compactAt "" from settings: %d requests, the first %.80q; want a summary request`, len(reqs)-before, reqs[before].SystemPrompt())
 	}
 }
