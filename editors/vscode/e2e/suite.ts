@@ -154,14 +154,25 @@ async function contrast(selector: string): Promise<number> {
 }
 
 async function setTheme(name: string): Promise<void> {
-  await ed.palette("Preferences: Color Theme");
-  const input = ed.quickInput().locator(".quick-input-box input");
-  await input.waitFor({ state: "visible" });
-  await input.fill(name);
-  await ed.quickInput().locator(".monaco-list-row", { hasText: name }).first().waitFor();
-  await input.press("Enter");
-  await ed.quickInput().waitFor({ state: "hidden" });
-  await sleep(1500); // the workbench and the webview take the new colours
+  // The workbench's class says which kind of theme is on: vs (light), vs-dark, hc-black.
+  const kind = name.includes("High Contrast") ? "hc-black" : name.includes("Light") ? "vs" : "vs-dark";
+  const on = async () => ((await ed.page.locator(".monaco-workbench").first().getAttribute("class")) ?? "").split(/\s+/).includes(kind);
+  for (let attempt = 1; ; attempt++) {
+    await ed.palette("Preferences: Color Theme");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(name);
+    await ed.quickInput().locator(".monaco-list-row", { hasText: name }).first().waitFor();
+    await input.press("Enter");
+    await ed.quickInput().waitFor({ state: "hidden" });
+    try {
+      await until(`the ${name} theme`, on, 5000);
+      break;
+    } catch (e) {
+      if (attempt === 2) throw e;
+    }
+  }
+  await sleep(1500); // the webview takes the new colours
 }
 
 async function main(): Promise<void> {
@@ -479,6 +490,46 @@ async function main(): Promise<void> {
     await lastTurn().locator(".written button", { hasText: "results/summary.md" }).click();
     await until("summary.md opened", async () => (await ed.activeTabTitle()).startsWith("summary.md"));
     await until("the written file's text", async () => (await ed.editorText()).includes("add() is pure."), 5000);
+  });
+
+  await step("Compact Session summarises the earlier turns for the model, keeps them shown, and marks where the model's view starts", async () => {
+    const before = await turns().count();
+    check(before >= 3, `only ${before} turns to compact`);
+    await enqueue([{ chunks: ["## Goal\n\nUnderstand app.ts.\n\n## Decisions\n\nadd() stays pure."] }]);
+    await ed.palette("ctxls: Compact Session");
+    await ed.toast(/messages \d+–\d+ \(\d+\) are summarised for the model; every message is kept/, 30_000);
+    const reqs = await requests();
+    const asked = reqs[reqs.length - 1];
+    check(asked.system.startsWith("You are compacting a long working session"), `the last request is not a summary request: ${asked.system.slice(0, 200)}`);
+    check(asked.messages.some((m) => m.content.includes("What does app.ts do?")), "the summary request lacks the first question");
+    // Every turn is still shown; the marker follows the last one summarised (all but the newest).
+    await until("the marker", async () => (await chat.locator("#log .compacted").count()) === 1);
+    check((await turns().count()) === before, `${await turns().count()} turns shown after compaction, ${before} before`);
+    check((await turns().nth(before - 2).locator(".compacted").count()) === 1, "the marker is not after the turn before the newest");
+    const marker = (await chat.locator("#log .compacted").innerText()).trim();
+    check(/^Summarised for the model: messages 1–\d+ \(\d+\)\. All are kept here\.$/.test(marker), `marker: ${marker}`);
+    await ed.clearToasts();
+    await turns().nth(before - 2).locator(".compacted").scrollIntoViewIfNeeded();
+    for (const [theme, shot] of [
+      ["Light Modern", "compacted-light"],
+      ["Dark Modern", "compacted-dark"],
+    ]) {
+      await setTheme(theme);
+      const c = await contrast("#log .compacted");
+      check(c >= 4.5, `${theme}: the marker's contrast is ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await ed.shot(shot);
+    }
+    // The next turn's model input starts with the summary, and the marker stays where it is.
+    await enqueue([{ chunks: ["Still pure."] }]);
+    await typeInChat("Is add still pure?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Still pure."));
+    await idle();
+    const after = await requests();
+    const next = after[after.length - 1];
+    check(next.messages.some((m) => m.content.includes("add() stays pure.")), "the turn after compaction does not carry the summary");
+    check(!next.messages.some((m) => m.content === "What does app.ts do?\nAnswer briefly."), "the summarised question is still sent whole");
+    check((await chat.locator("#log .compacted").count()) === 1, "the marker went away after the next turn");
   });
 
   let firstTitle = "";

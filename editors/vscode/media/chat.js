@@ -99,7 +99,7 @@
       a.innerHTML = t.html;
       a.dataset.html = t.html;
     }
-    div.querySelectorAll(".status, .activity, .written").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .activity, .written, .compacted").forEach((n) => n.remove());
     if (t.status === "streaming" && !t.html) div.appendChild(el("div", "activity thinking", t.activity || "thinking"));
     else if (t.status === "streaming" && t.activity) div.appendChild(el("div", "activity", t.activity));
     if (t.files && t.files.length) {
@@ -115,6 +115,12 @@
     else if (t.status === "interrupted") div.appendChild(el("div", "status interrupted", "interrupted"));
     else if (t.status === "length") div.appendChild(el("div", "status length", "cut at the output limit"));
     else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
+    if (t.compacted) {
+      const c = t.compacted;
+      const m = el("div", "compacted", "Summarised for the model: messages " + c.first + "–" + c.last + " (" + c.covered + "). All are kept here.");
+      m.title = "The model now sees a summary of the turns above and every turn below in full.";
+      div.appendChild(m);
+    }
   }
 
   function drawTurn(t, i) {

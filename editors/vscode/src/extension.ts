@@ -30,14 +30,17 @@ function provider(): Record<string, string> {
 }
 
 /** The daemon's own settings, when set (the daemon's defaults otherwise). */
-function daemonSettings(): Record<string, number> {
+function daemonSettings(): Record<string, number | string> {
   const cfg = vscode.workspace.getConfiguration("ctxls");
-  const out: Record<string, number> = {};
+  const out: Record<string, number | string> = {};
   for (const key of ["viewIdleMs", "storageSoftLimitMB"]) {
     const v = cfg.inspect<number>(key);
     const set = v?.workspaceFolderValue ?? v?.workspaceValue ?? v?.globalValue;
     if (typeof set === "number" && set > 0) out[key] = set;
   }
+  // "" leaves it to the daemon (80); "60", "60%" or "off" as the daemon reads them.
+  const at = cfg.get<string>("compactAt")?.trim();
+  if (at) out.compactAt = at;
   return out;
 }
 
@@ -88,6 +91,8 @@ class Controller {
   private startError?: string;
   private state: ViewState = emptyState();
   private session?: Session;
+  /** A turn compacted the session: reload it when the turn ends. */
+  private compactedDuringTurn = false;
   private lastEditor?: vscode.TextEditor;
   private viewTimer?: NodeJS.Timeout;
   private readonly status: vscode.StatusBarItem;
@@ -154,6 +159,9 @@ class Controller {
     ctxls.onSessionUpdated((p) => {
       if (this.state.sessionId && p.sessionId !== this.state.sessionId) return;
       if (!this.state.sessionId) void this.adoptSession(p.sessionId);
+      // A turn compacted the session: the marker is placed from the stored
+      // messages once the turn has ended (a command reloads by itself).
+      if (p.compactedThrough && this.state.busy) this.compactedDuringTurn = true;
       this.state.title = p.title;
       if (this.session) this.session.title = p.title;
       this.updateStatus();
@@ -362,6 +370,10 @@ class Controller {
     this.view.postBusy(false);
     this.updateStatus();
     if (out.sessionId ? out.sessionId !== this.state.sessionId : !this.state.sessionId) await this.adoptSession(out.sessionId);
+    if (this.compactedDuringTurn) {
+      this.compactedDuringTurn = false;
+      await this.loadSession(this.state.sessionId);
+    }
   }
 
   private fromView(m: FromView): void {
@@ -551,6 +563,27 @@ class Controller {
       this.setSession(session);
       this.view.postState();
       vscode.window.showInformationMessage(`ctxls: the session is now called “${session.title}”.`);
+    });
+    withClient("ctxls.ui.compactSession", async (c) => {
+      if (!this.state.sessionId) {
+        vscode.window.showInformationMessage("ctxls: there is no session to compact yet: ask something first.");
+        return;
+      }
+      if (this.state.busy) {
+        vscode.window.showInformationMessage("ctxls: a turn is running; compact the session when it has ended.");
+        return;
+      }
+      let r;
+      try {
+        r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "ctxls: summarising the session's earlier turns for the model…" }, () => c.compact());
+      } catch (e) {
+        if (!/nothing to compact/.test(errorText(e))) throw e;
+        vscode.window.showInformationMessage("ctxls: nothing to compact: every earlier turn is summarised already, or there is only one.");
+        return;
+      }
+      await this.loadSession(this.state.sessionId);
+      const { first } = r.summary.summaryOf!;
+      vscode.window.showInformationMessage(`ctxls: messages ${first}–${r.compactedThrough} (${r.covered}) are summarised for the model; every message is kept.`);
     });
     withClient("ctxls.ui.clearTitle", async (c) => {
       const { session } = await c.clearTitle();

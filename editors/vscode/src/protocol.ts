@@ -182,6 +182,10 @@ export class CtxlsClient {
   rename(title: string, sessionId?: string) {
     return this.command(Commands.sessionRename, sessionId ? { sessionId, title } : { title });
   }
+  /** Summarises the session's earlier turns now (every message is kept). */
+  compact() {
+    return this.command(Commands.sessionCompact, {});
+  }
   regenerateTitle() {
     return this.command(Commands.sessionRegenerateTitle, {});
   }
@@ -236,6 +240,9 @@ export interface ShownTurn {
   status: string;
   error?: string;
   model?: string;
+  /** The newest summary of earlier turns covers this turn and the ones
+   *  before it: the model's view of the session starts after it. */
+  compacted?: { first: number; last: number; covered: number };
 }
 
 /**
@@ -243,9 +250,13 @@ export interface ShownTurn {
  * answer pairs: tool calls and their results stay out of the view, an answer
  * that was interrupted or failed keeps its mark.
  */
-export function turnsFromMessages(messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown }[]): ShownTurn[] {
+export function turnsFromMessages(
+  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; summaryOf?: { first: number; last: number; covered: number } }[],
+): ShownTurn[] {
   const turns: ShownTurn[] = [];
+  let summary: { first: number; last: number; covered: number } | undefined;
   for (const m of messages) {
+    if (m.summaryOf) summary = m.summaryOf; // oldest first: the last one seen is the newest, which stands for the others
     if (m.role === "user") {
       turns.push({ question: m.content, questionId: m.id, ids: [m.id], answer: "", status: "done" });
       continue;
@@ -268,6 +279,12 @@ export function turnsFromMessages(messages: { id: number; role: string; content:
         t.answer = t.answer.slice(0, i).trimEnd();
       }
     } else if (m.status === "streaming") t.status = "streaming";
+  }
+  if (summary) {
+    // The marker goes after the last turn the summary covers (a summary is
+    // stored later, after the question of the turn that made it).
+    const covered = turns.filter((t) => t.questionId !== undefined && t.questionId <= summary!.last);
+    if (covered.length) covered[covered.length - 1].compacted = summary;
   }
   return turns;
 }

@@ -24,6 +24,8 @@ export interface ViewTurn {
   error?: string;
   activity?: string;
   files: SessionFile[];
+  /** The newest summary ends with this turn: a marker follows it. */
+  compacted?: { first: number; last: number; covered: number };
 }
 
 export interface ContextItem {
@@ -100,7 +102,7 @@ export function contextSets(context: Context, missing: string[] = []): ContextSe
 
 /** A stored or streaming turn for the view. */
 export function viewTurn(t: ShownTurn): ViewTurn {
-  return { question: t.question, questionId: t.questionId, ids: t.ids, html: renderMarkdown(t.answer), status: t.status, error: t.error, files: [] };
+  return { question: t.question, questionId: t.questionId, ids: t.ids, html: renderMarkdown(t.answer), status: t.status, error: t.error, files: [], compacted: t.compacted };
 }
 
 export { escapeHtml };
