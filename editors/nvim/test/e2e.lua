@@ -62,6 +62,12 @@ local ok, err = pcall(function()
     wait("the turn to end", function()
       return require("ctxls").title() ~= ""
     end)
+    -- The model's title (asked once, after the first answer) before the
+    -- daemon goes: the next phase's requests are then its turn and its
+    -- summary, in that order.
+    wait("the model's title", function()
+      return vim.api.nvim_buf_get_lines(chat, 0, 1, false)[1] == "# Hello program"
+    end)
   else
     -- Resume the session made by the first run, from the picker.
     vim.ui.select = function(items, _, on_choice)
@@ -86,6 +92,40 @@ local ok, err = pcall(function()
       end
       return false
     end)
+
+    -- A second turn, then :CtxlsCompact: the first turn is summarised for
+    -- the model, both stay in the chat buffer, and a line marks where the
+    -- model's view starts (after the first answer, before the second
+    -- question).
+    vim.cmd("CtxlsAsk and then?")
+    local chat
+    local function text()
+      chat = vim.fn.bufnr("ctxls://chat/")
+      return chat >= 0 and table.concat(vim.api.nvim_buf_get_lines(chat, 0, -1, false), "\n") or ""
+    end
+    wait("the second answer", function()
+      return text():find("Then it exits.", 1, true) ~= nil
+    end)
+    wait("the second turn to end", function()
+      return not require("ctxls").busy()
+    end)
+    vim.cmd("CtxlsCompact")
+    wait("the compaction's notification", function()
+      for _, m in ipairs(messages) do
+        if m:find("are summarised for the model; every message is kept", 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
+    wait("the mark in the chat buffer", function()
+      return text():find("_summarised for the model: messages 1–2 (2); all are kept here_", 1, true) ~= nil
+    end)
+    local t = text()
+    local first, mark, second = t:find("It prints hello.", 1, true), t:find("_summarised for the model", 1, true), t:find("and then?", 1, true)
+    if not (first and mark and second and first < mark and mark < second and t:find("Then it exits.", 1, true)) then
+      fail("the chat buffer after :CtxlsCompact:\n" .. t)
+    end
   end
 end)
 if not ok then

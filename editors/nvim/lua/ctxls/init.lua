@@ -9,6 +9,10 @@ M.config = {
   cmd = { "ctxls", "serve" },
   provider = nil, -- { baseURL, model, apiKeyEnv, titleModel, contextWindow, maxOutputTokens }
   data_dir = nil,
+  -- When a turn summarises the session's earlier turns: the input's share
+  -- of the window in percent (80, or "80%"), or "off"; nil: the daemon's
+  -- default (80). :CtxlsCompact summarises now.
+  compact_at = nil,
   debounce = 50, -- ms between didChange notifications
   -- The daemon's log (its stderr would be shown as [ERROR] lines in the LSP
   -- log): --log-file is added to cmd unless cmd names one. false: no file.
@@ -151,12 +155,37 @@ local function set_title(id, title)
   end
 end
 
--- render_history fills a session's buffer with its stored messages.
+-- compacted_line marks where the model's view of a session starts: after
+-- the last message its newest summary covers.
+local function compacted_line(span)
+  return string.format("\n---\n_summarised for the model: messages %d–%d (%d); all are kept here_\n", span.first, span.last, span.covered)
+end
+
+-- render_history fills a session's buffer with its stored messages, the
+-- newest summary's mark after the last message it covers.
 local function render_history(sess, messages)
   set_title(sess.id, sess.title)
   local buf = chat_buffer(sess.id)
   set_lines(buf, 0, -1, { "# " .. sess.title, "" })
+  local span
   for _, m in ipairs(messages or {}) do
+    if m.summaryOf then
+      span = m.summaryOf -- oldest first: the last one is the newest
+    end
+  end
+  -- The mark goes after the answer that ends the last turn covered: before
+  -- the first question past the summary's range, or at the end.
+  local marked = false
+  local function mark()
+    if span and not marked then
+      append(buf, compacted_line(span))
+      marked = true
+    end
+  end
+  for _, m in ipairs(messages or {}) do
+    if span and m.role == "user" and m.id > span.last then
+      mark()
+    end
     if m.role == "user" then
       append(buf, "\n## You\n\n" .. m.content .. "\n")
     elseif m.role == "assistant" and m.content ~= "" then
@@ -169,6 +198,7 @@ local function render_history(sess, messages)
       append(buf, "\n## ctxls\n\n" .. m.content .. mark .. "\n")
     end
   end
+  mark()
   return buf
 end
 
@@ -274,7 +304,7 @@ local function server_cmd()
 end
 
 local function lsp_config()
-  local init = { provider = M.config.provider, dataDir = M.config.data_dir, viewIdleMs = M.config.view_idle_ms }
+  local init = { provider = M.config.provider, dataDir = M.config.data_dir, viewIdleMs = M.config.view_idle_ms, compactAt = M.config.compact_at }
   return {
     name = "ctxls",
     cmd = server_cmd(),
@@ -621,6 +651,29 @@ function M.regenerate_title()
   M.command(P.commands.session_regenerate_title, { sessionId = state.current }, function(r)
     set_title(r.session.id, r.session.title)
     notify("title: " .. r.session.title)
+  end)
+end
+
+function M.compact()
+  if not state.current then
+    notify("no current session")
+    return
+  end
+  if state.turn then
+    notify("a turn is running; compact the session when it has ended")
+    return
+  end
+  notify("summarising the session's earlier turns for the model…")
+  M.command(P.commands.session_compact, { sessionId = state.current }, function(r)
+    notify(string.format("messages %d–%d (%d) are summarised for the model; every message is kept", r.summary.summaryOf.first, r.compactedThrough, r.covered))
+    M.show(r.sessionId)
+  end, function(err)
+    local msg = tostring(err.message or err)
+    if msg:find("nothing to compact", 1, true) then
+      notify("nothing to compact: every earlier turn is summarised already, or there is only one")
+    else
+      notify(msg, vim.log.levels.ERROR)
+    end
   end)
 end
 
