@@ -386,7 +386,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 // unsavedAnswer is an answer's final state that could not be saved because
 // the store's database could not be reached; the session's next turn in
 // this daemon saves it first (until then the answer shows its last
-// checkpoint, "streaming", which InterruptStale ends in time).
+// checkpoint, "streaming", which the next turn's Store.TurnState ends).
 type unsavedAnswer struct {
 	id      int64
 	content string

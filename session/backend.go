@@ -29,7 +29,6 @@ type Store interface {
 	FlushHistory() error
 	Get(ctx context.Context, id string) (*Session, error)
 	Heartbeat(ctx context.Context, id int64) error
-	InterruptStale(ctx context.Context, sessionID string) error
 	List(ctx context.Context, opt ListOptions) ([]Session, string, error)
 	ListFiles(ctx context.Context, sessionID, sub string) ([]string, error)
 	MarkTitleRequested(ctx context.Context, id string) (bool, error)

@@ -235,14 +235,6 @@ func newOwner() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), newID()[:8])
 }
 
-// InterruptStale marks a session's answers still "streaming" as
-// "interrupted" when no live daemon owns them (see interruptStale). A turn
-// calls it before it starts: this store's own rows in the session are
-// stale then, since its engine runs one turn per session at a time.
-func (s *SQLite) InterruptStale(ctx context.Context, sessionID string) error {
-	return s.interruptStale(ctx, sessionID)
-}
-
 // interruptStale marks stale "streaming" answers of one session (or of all,
 // with sessionID "") as "interrupted". An answer is stale when it has no
 // owner or heartbeat (written before they were recorded), when this store

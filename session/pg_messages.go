@@ -224,12 +224,6 @@ func (s *Postgres) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 	return out, rows.Err()
 }
 
-// InterruptStale marks a session's answers still "streaming" as
-// "interrupted" when no live daemon owns them.
-func (s *Postgres) InterruptStale(ctx context.Context, sessionID string) error {
-	return s.interruptStale(ctx, sessionID)
-}
-
 // interruptStale is SQLite.interruptStale over every machine's daemons:
 // an answer of another host is stale when its heartbeat is older than
 // StaleAfter; one of this host also when its process is gone.

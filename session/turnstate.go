@@ -32,15 +32,17 @@ type TurnState struct {
 
 // TurnState reads what a turn gives the model of the session id (see
 // TurnState), beginning the turn first when user is not nil: the answers
-// left streaming by daemons that are gone are marked interrupted
-// (InterruptStale) and user is appended (AppendMessage). A preview passes
-// nil and changes nothing. Here each part is the method's own read.
+// left streaming by daemons that are gone are marked interrupted (this
+// store's own too: its engine runs one turn per session at a time, and
+// the caller holds the turn lock), and user is appended (AppendMessage).
+// A preview passes nil and changes nothing. Here each part is the
+// method's own read.
 func (s *SQLite) TurnState(ctx context.Context, id string, user *Message) (*TurnState, error) {
 	if user != nil {
 		if user.SessionID != id {
 			return nil, invalid("the turn's message belongs to session %q, not %q", user.SessionID, id)
 		}
-		if err := s.InterruptStale(ctx, id); err != nil {
+		if err := s.interruptStale(ctx, id); err != nil {
 			return nil, err
 		}
 		if err := s.AppendMessage(ctx, user); err != nil {

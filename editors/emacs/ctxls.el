@@ -80,6 +80,14 @@ Sent as initializationOptions.viewIdleMs (1 to 3600000); nil keeps the
 daemon's default of 2000."
   :type '(choice (const :tag "Default" nil) natnum))
 
+(defcustom ctxls-compact-at nil
+  "When a turn summarises the session's earlier turns for the model.
+The input's share of the context window in percent (1 to 100, or a
+string such as \"80%\"), or \"off\" to leave the oldest turns out
+instead.  Sent as initializationOptions.compactAt; nil keeps the
+daemon's default of 80.  \\[ctxls-compact] summarises now."
+  :type '(choice (const :tag "Default" nil) (natnum :tag "Percent") (const :tag "Off" "off") string))
+
 (defcustom ctxls-view-delay 0.3
   "Seconds of idleness before the view (file, point, region) is sent."
   :type 'number)
@@ -365,6 +373,7 @@ After a restart, the session that was current is resumed."
   (or (ctxls--plist :provider ctxls-provider
                     :dataDir (and ctxls-data-dir (expand-file-name ctxls-data-dir))
                     :viewIdleMs ctxls-view-idle-ms
+                    :compactAt ctxls-compact-at
                     :session ctxls--session-id)
       (ctxls--empty-object)))
 
@@ -954,17 +963,38 @@ capture changes the context each time you rest, silently."
          (insert "\n\n")))
       ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
 
+(defun ctxls--compacted-line (span)
+  "Insert the line that marks where the model's view starts, for SPAN.
+SPAN is the newest summary's summaryOf: it covers the messages above."
+  (insert (ctxls--heading (format "_summarised for the model: messages %d–%d (%d); all are kept here_"
+                                  (plist-get span :first) (plist-get span :last) (plist-get span :covered))
+                          'ctxls-note)
+          "\n\n"))
+
 (defun ctxls--render-session (show)
-  "Render SHOW, a ctxls.session.show result, as a new block."
+  "Render SHOW, a ctxls.session.show result, as a new block.
+Summaries are not shown as messages: a line after the last message the
+newest one covers marks where the model's view of the session starts."
   (let* ((session (plist-get show :session))
          (id (plist-get session :id)))
     (ctxls--session-header id (plist-get session :title))
     (ctxls--chat-insert
      (lambda ()
-       (let ((messages (append (plist-get show :messages) nil)))
+       (let* ((messages (append (plist-get show :messages) nil))
+              (span (plist-get (car (last (cl-remove-if-not (lambda (m) (plist-get m :summaryOf)) messages)))
+                               :summaryOf))
+              (marked (not span)))
          (if (null messages)
              (insert "_no messages yet_\n\n")
-           (mapc #'ctxls--render-message messages)))))))
+           (dolist (m messages)
+             (when (and (not marked) (equal (plist-get m :role) "user")
+                        (> (plist-get m :id) (plist-get span :last)))
+               (ctxls--compacted-line span)
+               (setq marked t))
+             (unless (plist-get m :summaryOf)
+               (ctxls--render-message m)))
+           (unless marked
+             (ctxls--compacted-line span))))))))
 
 (defun ctxls--set-session (session)
   "Make SESSION (a plist from a result) the current one."
@@ -1204,6 +1234,28 @@ Interactively, pick the session (RET takes the most recent)."
   (interactive)
   (ctxls--command ctxls-protocol-command-session-regenerate-title (ctxls--plist :sessionId ctxls--session-id)
                   (lambda (r) (ctxls--set-session (plist-get r :session)) (ctxls--update-header))))
+
+;;;###autoload
+(defun ctxls-compact ()
+  "Have the model summarise the current session's turns but the newest.
+From the next turn on the model is given the summary instead of them;
+every message stays stored and shown, and the chat buffer marks where
+the model's view now starts."
+  (interactive)
+  (ctxls--no-turn)
+  (unless ctxls--session-id
+    (user-error "ctxls: no current session"))
+  (let ((id ctxls--session-id))
+    (ctxls--say "summarising the session's earlier turns for the model…")
+    (ctxls--command ctxls-protocol-command-session-compact (list :sessionId id)
+                    (lambda (r)
+                      (ctxls--say "messages %d–%d (%d) are summarised for the model; every message is kept"
+                                  (plist-get (plist-get (plist-get r :summary) :summaryOf) :first)
+                                  (plist-get r :compactedThrough) (plist-get r :covered))
+                      (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                                      (lambda (show)
+                                        (ctxls--render-session show)
+                                        (ctxls--show-chat)))))))
 
 ;;;###autoload
 (defun ctxls-delete-session (session)

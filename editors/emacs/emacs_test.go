@@ -198,6 +198,20 @@ func TestEmacs(t *testing.T) {
 		r.run(t, "ctxls-test-files")
 	})
 
+	// Compact the cancel test's session: a summary request, and the mark.
+	t.Run("compact", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"## Goal\n\nGoal: explain main.go."}})
+		before := len(fake.Requests())
+		r.run(t, "ctxls-test-compact")
+		reqs := fake.Requests()
+		if len(reqs) != before+1 || !strings.HasPrefix(reqs[before].SystemPrompt(), "You are compacting") {
+			t.Fatalf("%d requests, want one summary request", len(reqs)-before)
+		}
+		if in := reqs[before].Parsed.Messages[1].Content; !strings.Contains(in, "count slowly") || strings.Contains(in, "after the restart") {
+			t.Errorf("the summary request does not hold the earlier turns only: %.400s", in)
+		}
+	})
+
 	// lsp-mode runs ctxls as an add-on server, as documented.
 	t.Run("lsp-mode", func(t *testing.T) {
 		if _, err := os.Stat("/usr/share/emacs/site-lisp/elpa/lsp-mode-8.0.0"); err != nil && os.Getenv("CI") == "" {

@@ -530,6 +530,34 @@
   (should (string-match-p "/results/notes.md\\'" (buffer-file-name (get-buffer "notes.md"))))
   (ctxls-test--stop))
 
+(ert-deftest ctxls-test-compact ()
+  "Compact summarises all but the newest turn and marks where the model's view starts."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  ;; The cancel test's session: four turns, the newest "after the restart".
+  (ctxls-test--mx "ctxls-search" "restarted" "")
+  (ctxls-test--wait "the session" (lambda () (string-search "restarted fine" (ctxls-test--chat-text))))
+  (ctxls-test--mx "ctxls-compact")
+  (ctxls-test--wait "the compaction" (lambda () (ctxls-test--said "are summarised for the model; every message is kept")))
+  (ctxls-test--wait "the mark" (lambda () (string-search "_summarised for the model: messages " (ctxls-test--chat-text))))
+  (let* ((chat (ctxls-test--chat-text))
+         ;; The block rendered after the compaction: the last header's.
+         (start (let ((i 0) last)
+                  (while (setq i (string-search "# Emacs Test Title\n" chat i))
+                    (setq last i i (1+ i)))
+                  last))
+         (block (substring chat start))
+         (mark (string-search "_summarised for the model: messages " block)))
+    (should mark)
+    (should (string-match-p "_summarised for the model: messages [0-9]+–[0-9]+ ([0-9]+); all are kept here_" block))
+    ;; Every message is still shown; the mark follows the last turn summarised.
+    (should (< (string-search "## You\n\ncount slowly" block) (string-search "## You\n\nfail now" block) mark
+               (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" block)))
+    ;; The summary itself is not shown as a message.
+    (should-not (string-search "Goal: explain main.go" block)))
+  (ctxls-test--stop))
+
 ;;;; The documented setup
 
 (ert-deftest ctxls-test-docs-setup ()
