@@ -284,7 +284,8 @@ func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, err
 	pv, err := engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: chat.PreviewProvider(prov, os.Getenv),
-		Env: s.envHint(), // what the turn records
+		Env:     s.envHint(), // what the turn records
+		Session: sess,
 	})
 	if err != nil {
 		return nil, err

@@ -433,6 +433,12 @@ func (s *Postgres) ListFiles(ctx context.Context, sessionID, sub string) ([]stri
 	if err != nil {
 		return nil, err
 	}
+	return namesIn(files, sub), nil
+}
+
+// namesIn lists the names of files in one of the session's folders,
+// sorted (never nil).
+func namesIn(files []pgFile, sub string) []string {
 	names := []string{}
 	for _, f := range files {
 		if f.sub == sub {
@@ -440,7 +446,7 @@ func (s *Postgres) ListFiles(ctx context.Context, sessionID, sub string) ([]stri
 		}
 	}
 	slices.Sort(names)
-	return names, nil
+	return names
 }
 
 // RemoveFile removes a file from sources/.

@@ -150,16 +150,15 @@ func splitModelHistory(rows []Message, err error) (*Message, []Message, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var newest []Message
+	var summary *Message
 	rest := rows[:0:0]
-	for _, m := range rows {
+	for i, m := range rows {
 		if m.IsSummary() {
-			newest = append(newest, m)
+			summary = &rows[i] // the only one: the query reads the newest
 		} else {
 			rest = append(rest, m)
 		}
 	}
-	summary, _ := viewStart(newest)
 	return summary, rest, nil
 }
 
@@ -235,7 +234,8 @@ func (s *Postgres) interruptStale(ctx context.Context, sessionID string) error {
 		args = append(args, sessionID)
 	}
 	now := s.millis()
-	stale, err := s.staleAmong(s.pool.Query(ctx, query, args...))(now)
+	rows, err := s.pool.Query(ctx, query, args...)
+	stale, err := s.staleAmong(rows, err, now)
 	if err != nil || len(stale) == 0 {
 		return err
 	}
@@ -248,50 +248,35 @@ func (s *Postgres) interruptStale(ctx context.Context, sessionID string) error {
 const pgStreaming = "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming' AND session_id = $1"
 
 // staleAmong reads the rows of streaming answers (id, owner, heartbeat_at)
-// and returns the function that says, at now, which of them are stale.
-func (s *Postgres) staleAmong(rows pgx.Rows, err error) func(now int64) ([]int64, error) {
-	type streaming struct {
-		id    int64
-		owner string
-		beat  sql.NullInt64
+// and returns those that are stale at now.
+func (s *Postgres) staleAmong(rows pgx.Rows, err error, now int64) ([]int64, error) {
+	if err != nil {
+		return nil, err
 	}
-	var found []streaming
-	if err == nil {
-		for rows.Next() {
-			var (
-				x     streaming
-				owner *string
-				hb    *int64
-			)
-			if err = rows.Scan(&x.id, &owner, &hb); err != nil {
-				break
-			}
-			if owner != nil {
-				x.owner = *owner
-			}
-			if hb != nil {
-				x.beat = sql.NullInt64{Int64: *hb, Valid: true}
-			}
-			found = append(found, x)
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
-	}
-	return func(now int64) ([]int64, error) {
-		if err != nil {
+	defer rows.Close()
+	host, _ := os.Hostname()
+	var stale []int64
+	for rows.Next() {
+		var (
+			id    int64
+			owner *string
+			hb    *int64
+		)
+		if err := rows.Scan(&id, &owner, &hb); err != nil {
 			return nil, err
 		}
-		host, _ := os.Hostname()
-		var stale []int64
-		for _, x := range found {
-			if isStale(s.owner, x.owner, x.beat, now, host) {
-				stale = append(stale, x.id)
-			}
+		o, beat := "", sql.NullInt64{}
+		if owner != nil {
+			o = *owner
 		}
-		return stale, nil
+		if hb != nil {
+			beat = sql.NullInt64{Int64: *hb, Valid: true}
+		}
+		if isStale(s.owner, o, beat, now, host) {
+			stale = append(stale, id)
+		}
 	}
+	return stale, rows.Err()
 }
 
 // markInterrupted marks the stale answers ids as interrupted and returns

@@ -78,7 +78,7 @@ func (s *Postgres) TurnState(ctx context.Context, id string, user *Message) (*Tu
 	ts := &TurnState{}
 	var (
 		files []pgFile
-		stale func(now int64) ([]int64, error)
+		stale []int64
 	)
 	now := s.millis()
 	b := &pgx.Batch{}
@@ -89,9 +89,9 @@ func (s *Postgres) TurnState(ctx context.Context, id string, user *Message) (*Tu
 		if err := checkMessage(user); err != nil {
 			return nil, err
 		}
-		b.Queue(pgStreaming, id).Query(func(rows pgx.Rows) error {
-			stale = s.staleAmong(rows, nil)
-			return rows.Err()
+		b.Queue(pgStreaming, id).Query(func(rows pgx.Rows) (err error) {
+			stale, err = s.staleAmong(rows, nil, now)
+			return err
 		})
 		b.Queue(pgAppendMessage, messageArgs(user, now, s.owner)...).QueryRow(func(row pgx.Row) error {
 			return scanAppended(user, row)
@@ -117,13 +117,9 @@ func (s *Postgres) TurnState(ctx context.Context, id string, user *Message) (*Tu
 		if err := s.history.later(ctx, id); err != nil {
 			return nil, err
 		}
-		ids, err := stale(now)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) > 0 {
+		if len(stale) > 0 {
 			// Read streaming above, before they were marked.
-			marked, err := s.markInterrupted(ctx, ids, now)
+			marked, err := s.markInterrupted(ctx, stale, now)
 			if err != nil {
 				return nil, err
 			}
@@ -137,12 +133,6 @@ func (s *Postgres) TurnState(ctx context.Context, id string, user *Message) (*Tu
 	if err := s.syncFolder(ctx, ts.Session, files); err != nil {
 		return nil, err
 	}
-	ts.Sources = []string{}
-	for _, f := range files {
-		if f.sub == "sources" {
-			ts.Sources = append(ts.Sources, f.name)
-		}
-	}
-	slices.Sort(ts.Sources)
+	ts.Sources = namesIn(files, "sources")
 	return ts, nil
 }

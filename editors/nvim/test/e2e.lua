@@ -10,6 +10,16 @@ local function fail(msg)
   vim.cmd("cquit 1")
 end
 
+-- said reports whether a notification so far holds text.
+local function said(text)
+  for _, m in ipairs(messages) do
+    if m:find(text, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
 local function wait(what, cond, ms)
   if not vim.wait(ms or 10000, cond, 20) then
     fail("timed out waiting for " .. what)
@@ -39,12 +49,7 @@ local ok, err = pcall(function()
     vim.api.nvim_buf_set_lines(0, 0, 0, false, { "// UNSAVED LINE FROM NEOVIM" })
     vim.cmd("CtxlsAdd")
     wait("context changed", function()
-      for _, m in ipairs(messages) do
-        if m:find("context changed: files (1)", 1, true) then
-          return true
-        end
-      end
-      return false
+      return said("context changed: files (1)")
     end)
     vim.cmd("CtxlsAsk what does this file do?")
     local chat
@@ -75,12 +80,7 @@ local ok, err = pcall(function()
     end
     vim.cmd("CtxlsSessions")
     wait("resume notification", function()
-      for _, m in ipairs(messages) do
-        if m:find("resumed context: files (1)", 1, true) then
-          return true
-        end
-      end
-      return false
+      return said("resumed context: files (1)")
     end)
     vim.cmd("CtxlsContext")
     wait("context buffer", function()
@@ -111,12 +111,7 @@ local ok, err = pcall(function()
     end)
     vim.cmd("CtxlsCompact")
     wait("the compaction's notification", function()
-      for _, m in ipairs(messages) do
-        if m:find("are summarised for the model; every message is kept", 1, true) then
-          return true
-        end
-      end
-      return false
+      return said("are summarised for the model; every message is kept")
     end)
     wait("the mark in the chat buffer", function()
       return text():find("_summarised for the model: messages 1–2 (2); all are kept here_", 1, true) ~= nil
