@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,10 @@ type Reply struct {
 	TextErrorBody bool
 	Fault         Fault
 	FaultAfter    int // chunks sent before the fault
+	// HoldAt lists chunk indexes the stream stops before until Release is
+	// called once for each: a test paces a stream by what it has checked, not
+	// by the clock.
+	HoldAt []int
 }
 
 // HugeReply is n bytes of text in 1 KB chunks.
@@ -116,11 +121,12 @@ type Server struct {
 	reqs    []*Request
 	changed chan struct{}
 	done    chan struct{}
+	release chan struct{} // one value per Release, taken by a held stream
 }
 
 // New starts a server, closed when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
-	s := &Server{t: t, def: Reply{Chunks: []string{"ok"}}, models: []string{"test-model"}, changed: make(chan struct{}), done: make(chan struct{})}
+	s := &Server{t: t, def: Reply{Chunks: []string{"ok"}}, models: []string{"test-model"}, changed: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{}, 64)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -139,6 +145,15 @@ func (s *Server) Enqueue(r ...Reply) {
 	s.mu.Lock()
 	s.queue = append(s.queue, r...)
 	s.mu.Unlock()
+}
+
+// Release lets one held stream (Reply.HoldAt) go on to its next hold or its
+// end. A release given before a stream reaches its hold is kept for it.
+func (s *Server) Release() {
+	select {
+	case s.release <- struct{}{}:
+	case <-s.done:
+	}
 }
 
 // Requests returns copies of the chat requests received so far.
@@ -371,6 +386,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 		if reply.Fault != FaultNone && reply.Fault != FaultSplit && i == reply.FaultAfter {
 			s.fault(w, r, reply, send)
 			return
+		}
+		if slices.Contains(reply.HoldAt, i) {
+			select {
+			case <-s.release:
+			case <-r.Context().Done():
+				return
+			case <-s.done:
+				return
+			}
 		}
 		if reply.Delay > 0 {
 			select {

@@ -132,3 +132,54 @@ func TestStallCancelledAndAuth(t *testing.T) {
 		t.Errorf("non-streaming %+v %v", resp, err)
 	}
 }
+
+func TestHoldAtWaitsForRelease(t *testing.T) {
+	s := New(t)
+	s.Enqueue(Reply{Chunks: []string{"a", "b", "c"}, HoldAt: []int{1, 2}})
+	req := basic
+	req.Stream = true
+	st, err := client(s, "").CreateChatCompletionStream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := make(chan string, 8)
+	go func() {
+		for {
+			r, err := st.Recv()
+			if err != nil {
+				close(got)
+				return
+			}
+			if len(r.Choices) > 0 && r.Choices[0].Delta.Content != "" {
+				got <- r.Choices[0].Delta.Content
+			}
+		}
+	}()
+	next := func(want string) {
+		t.Helper()
+		select {
+		case c := <-got:
+			if c != want {
+				t.Fatalf("chunk %q, want %q", c, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no chunk %q", want)
+		}
+	}
+	quiet := func() {
+		t.Helper()
+		select {
+		case c := <-got:
+			t.Fatalf("chunk %q sent while held", c)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	next("a")
+	quiet()
+	s.Release()
+	next("b")
+	quiet()
+	s.Release()
+	next("c")
+}

@@ -168,7 +168,8 @@ func (s *syncBuffer) String() string {
 // scriptedProvider fronts two in-repo OpenAI-compatible servers: requests for
 // the model "title-model" (the extension's ctxls.provider.titleModel in the
 // suite) go to one that answers titles, every other request to the one the
-// suite scripts. /control/enqueue takes replies, /control/requests returns what
+// suite scripts. /control/enqueue takes replies, /control/release lets a held reply go on
+// (replySpec.HoldAt), /control/requests returns what
 // the chat server received, so the suite can check what reached the model.
 type scriptedProvider struct {
 	URL          string
@@ -180,6 +181,7 @@ type replySpec struct {
 	DelayMs    int      `json:"delayMs"`
 	Stall      bool     `json:"stall"`
 	StallAfter int      `json:"stallAfter"`
+	HoldAt     []int    `json:"holdAt"`
 	Status     int      `json:"status"`
 	Error      string   `json:"error"`
 	ToolCalls  []struct {
@@ -189,7 +191,7 @@ type replySpec struct {
 }
 
 func (r replySpec) reply(i int) openaitest.Reply {
-	out := openaitest.Reply{Chunks: r.Chunks, Delay: time.Duration(r.DelayMs) * time.Millisecond, Status: r.Status, ErrorMessage: r.Error}
+	out := openaitest.Reply{Chunks: r.Chunks, Delay: time.Duration(r.DelayMs) * time.Millisecond, Status: r.Status, ErrorMessage: r.Error, HoldAt: r.HoldAt}
 	if r.Stall {
 		out.Fault, out.FaultAfter = openaitest.FaultStall, r.StallAfter
 	}
@@ -231,6 +233,8 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 				}
 			}
 			mu.Unlock()
+		case r.URL.Path == "/control/release" && r.Method == http.MethodPost:
+			p.chat.Release()
 		case r.URL.Path == "/control/requests":
 			type msg struct {
 				Role    string `json:"role"`

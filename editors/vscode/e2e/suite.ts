@@ -16,6 +16,8 @@ interface Reply {
   delayMs?: number;
   stall?: boolean;
   stallAfter?: number;
+  /** Chunk indexes the stream stops before until release() is called once for each. */
+  holdAt?: number[];
   toolCalls?: { name: string; arguments: string }[];
   status?: number;
   error?: string;
@@ -23,6 +25,11 @@ interface Reply {
 async function enqueue(replies: Reply[], to: "chat" | "title" = "chat"): Promise<void> {
   const r = await fetch(`${control}/enqueue?to=${to}`, { method: "POST", body: JSON.stringify(replies) });
   check(r.ok, `enqueue: ${r.status}`);
+}
+/** Lets a held reply go on to its next hold or its end. */
+async function release(): Promise<void> {
+  const r = await fetch(`${control}/release`, { method: "POST" });
+  check(r.ok, `release: ${r.status}`);
 }
 interface SeenRequest {
   model: string;
@@ -237,13 +244,18 @@ async function main(): Promise<void> {
     await ed.openFile("app.ts");
     await ed.page.keyboard.press("Control+End");
     await ed.page.keyboard.type(unsaved);
-    await enqueue([{ chunks: answerChunks, delayMs: 200 }]);
+    // The stream holds twice, so each check runs while the answer is still
+    // coming however slow the machine: at the first hold the user scrolls up,
+    // at the second they are back at the bottom.
+    const firstHold = 7 + 34;
+    const secondHold = firstHold + 8;
+    await enqueue([{ chunks: answerChunks, delayMs: 40, holdAt: [firstHold, secondHold] }]);
     await openChat();
     check((await chat.locator("#input").getAttribute("placeholder"))!.includes("Enter to send"), "placeholder");
     await typeInChat("What does app.ts do?", "Answer briefly.");
     await until("the turn to start", async () => (await turns().count()) === 1);
     check((await lastTurn().locator(".q").innerText()) === "What does app.ts do?\nAnswer briefly.", "Shift+Enter did not make a new line");
-    await until("streaming", async () => (await lastTurn().locator(".a ol li").count()) >= 3);
+    await until("the stream to reach its first hold", async () => (await lastTurn().locator(".a ol li").count()) === firstHold - 7);
     check(await chat.locator("#input").isDisabled(), "the input is not disabled while the turn runs");
     check(await chat.locator("#stop").isVisible(), "no Stop button while the turn runs");
     check((await ed.statusItemHtml()).includes("loading"), `the status bar shows no busy state: ${await ed.statusItemHtml()}`);
@@ -257,13 +269,16 @@ async function main(): Promise<void> {
     await until("scrolled up", async () => (await gap()) > 200);
     const top = await log.evaluate((l) => l.scrollTop);
     const len = (await lastTurn().locator(".a").innerText()).length;
-    await until("more text", async () => (await lastTurn().locator(".a").innerText()).length > len + 100);
+    await release();
+    await until("more text", async () => (await lastTurn().locator(".a ol li").count()) === secondHold - 7);
+    check((await lastTurn().locator(".a").innerText()).length > len + 100, "no more text after the first hold");
     check(Math.abs((await log.evaluate((l) => l.scrollTop)) - top) < 2, "the view jumped while the user was reading above");
     // Back at the bottom it follows again.
     await log.hover();
     for (let i = 0; i < 4; i++) await ed.page.mouse.wheel(0, 4000);
     await until("back at the bottom", async () => (await gap()) < 30);
     const len2 = (await lastTurn().locator(".a").innerText()).length;
+    await release();
     await until("more text", async () => (await lastTurn().locator(".a").innerText()).length > len2 + 100);
     check((await gap()) < 30, "the view stopped following at the bottom");
     await idle();
