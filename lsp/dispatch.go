@@ -41,6 +41,11 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	// overwritten under a files.add handler; found by TestCrashRandomKills).
 	params := json.RawMessage(req.Params())
 	method = req.Method() // the method string too (found by TestFourDaemonsOneDataDir)
+	if method == "initialize" {
+		defer close(s.initDone)
+	} else if err := s.waitInitialized(cctx); err != nil {
+		return nil, toRPCError(cctx, err)
+	}
 
 	var (
 		result any
@@ -79,6 +84,24 @@ func (s *Server) admit(method string) error {
 		return jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "the server is shutting down: %s refused", method)
 	}
 	return nil
+}
+
+// waitInitialized waits until initialize has been answered. A client may
+// send a request before initialize's answer arrives (Neovim 0.7 does, for a
+// command run right after start-up); it runs once the store is open, instead
+// of failing for want of it. It returns ctx's error if cancelled first.
+func (s *Server) waitInitialized(ctx context.Context) error {
+	select {
+	case <-s.initDone:
+		return nil
+	default:
+	}
+	select {
+	case <-s.initDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // handleRequest routes a request.
@@ -126,6 +149,11 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 		s.log.Debug("notification dropped", "method", method, "state", state)
 		return
 	}
+	// A notification sent before initialize's answer (an open document, say)
+	// is applied after it, in wire order, with the negotiated encoding: the
+	// read loop waits here. Initialize makes no request of the client, so
+	// nothing it waits for is behind this.
+	s.waitInitialized(ctx)
 	var err error
 	switch method {
 	case "initialized":

@@ -138,3 +138,43 @@ func TestStringAndNumberIDs(t *testing.T) {
 		t.Errorf("result %s", m.Result)
 	}
 }
+
+// TestMessagesBeforeInitializeIsAnswered: a client that does not wait for
+// initialize's answer (Neovim 0.7 sends a command run right after start-up
+// at once) has its requests run once the store is open, and its document
+// notifications applied in wire order with the negotiated encoding, over
+// real stdio to the built binary.
+func TestMessagesBeforeInitializeIsAnswered(t *testing.T) {
+	for i := range 5 {
+		s := lsptest.Binary(t, nil, "serve", "--data-dir", t.TempDir())
+		init := s.Send(1, "initialize", map[string]any{"processId": nil,
+			"capabilities": map[string]any{"general": map[string]any{"positionEncodings": []string{"utf-8"}}}})
+		uri := "file:///tmp/early.txt"
+		s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+			"uri": uri, "languageId": "plaintext", "version": 1, "text": "😀ab"}})
+		// In UTF-8 the emoji is 4 units: this removes the "a".
+		s.Notify("textDocument/didChange", map[string]any{
+			"textDocument": map[string]any{"uri": uri, "version": 2},
+			"contentChanges": []any{map[string]any{"range": map[string]any{
+				"start": map[string]any{"line": 0, "character": 4}, "end": map[string]any{"line": 0, "character": 5}}, "text": ""}},
+		})
+		created := s.Send(2, "workspace/executeCommand", map[string]any{"command": command.SessionNew, "arguments": []any{map[string]any{}}})
+		doc := s.Send(3, "workspace/executeCommand", map[string]any{"command": command.DocumentGet, "arguments": []any{map[string]any{"uri": uri}}})
+		if m := init(); m.Error != nil {
+			t.Fatalf("run %d: initialize: %v", i, m.Error)
+		}
+		if m := created(); m.Error != nil {
+			t.Fatalf("run %d: a command sent before initialize's answer failed: %v", i, m.Error)
+		}
+		m := doc()
+		var got command.DocumentGetResult
+		if m.Error != nil || json.Unmarshal(m.Result, &got) != nil || got.Text != "😀b" {
+			t.Fatalf("run %d: the document edited before initialize's answer: %q (error %v), want %q", i, got.Text, m.Error, "😀b")
+		}
+		s.Notify("initialized", map[string]any{})
+		s.Shutdown()
+		if code := s.Exit(); code != 0 {
+			t.Errorf("exit code %d", code)
+		}
+	}
+}

@@ -78,6 +78,7 @@ type Server struct {
 	// across I/O.
 	mu             sync.Mutex
 	state          lifecycle
+	initDone       chan struct{} // closed when initialize has been answered, however it ended
 	enc            buffer.Encoding
 	roots          []string        // workspace folders as absolute paths
 	store          session.Store   // opened by initialize
@@ -126,6 +127,7 @@ func NewServer(cfg Config) *Server {
 		log:      log,
 		docs:     buffer.NewSet(200),
 		exitCode: make(chan int, 1),
+		initDone: make(chan struct{}),
 		enc:      buffer.UTF16,
 		inflight: make(map[string]context.CancelFunc),
 		tokens:   make(map[string]context.CancelFunc),

@@ -2,11 +2,9 @@ package emacs_test
 
 import (
 	"fmt"
-	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +18,10 @@ import (
 // loop, in a light and a dark theme: it asks about a region, types into the
 // file while the answer streams (the typed text shows before the answer
 // ends: nothing blocks), and renders the screen to
-// CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png. It runs only when
+// CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it asks a
+// second question, runs M-x ctxls-compact and renders the chat with the line
+// that marks where the model's view starts to emacs-compact-light.png and
+// emacs-compact-dark.png. It runs only when
 // that variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/emacs -run Screenshot
 func TestEmacsScreenshot(t *testing.T) {
 	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
@@ -116,7 +117,36 @@ func TestEmacsScreenshot(t *testing.T) {
 			keys("C-x", "o", "M-<")
 			waitFor("the chat's top", func(s string) bool { return strings.Contains(s, "# Greeting in main.go") })
 			png := filepath.Join(dir, "emacs-"+theme.name+".png")
-			if err := screenshot.HTML(terminalHTML(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", png)
+
+			// A second turn, then M-x ctxls-compact: the chat marks where
+			// the model's view of the session now starts.
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"It returns, ", "so the program ", "exits with status 0."}},
+				openaitest.Reply{Chunks: []string{"The user asked what main prints: a UTF-8 greeting, nothing else."}})
+			keys("M->", "C-c", "a", "a")
+			waitFor("the prompt", func(s string) bool { return strings.Contains(lastLine(s), "Ask ctxls") })
+			keys("-l", "And after that?")
+			keys("Enter")
+			waitFor("the second answer", func(s string) bool { return strings.Contains(s, "exits with status 0.") })
+			keys("M-x")
+			keys("-l", "ctxls-compact")
+			keys("Enter")
+			waitFor("the compaction's message", func(s string) bool { return strings.Contains(s, "are summarised for the model") })
+			// The chat window alone, from the top of the block the command showed.
+			keys("C-x", "1", "M->", "C-r")
+			keys("-l", "# Greeting in main.go")
+			keys("Enter", "C-u", "0", "C-l")
+			shown := waitFor("the mark", func(s string) bool {
+				return strings.Contains(s, "summarised for the model: messages 1–2 (2)") && strings.Contains(s, "exits with status 0.")
+			})
+			if a, m, b := strings.Index(shown, "Lines 5-7"), strings.Index(shown, "summarised for the model"), strings.Index(shown, "And after that?"); a < 0 || !(a < m && m < b) {
+				t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)
+			}
+			png = filepath.Join(dir, "emacs-compact-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("wrote %s", png)
@@ -124,166 +154,8 @@ func TestEmacsScreenshot(t *testing.T) {
 	}
 }
 
-// terminalHTML renders tmux's capture-pane -e output (SGR colour codes) as
-// an HTML page, bg and fg being the terminal's default colours.
-func terminalHTML(captured, bg, fg string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `<!DOCTYPE html><html><head><meta charset="utf-8"><style>
-body { margin: 0; background: %s; }
-pre { margin: 0; padding: 8px; color: %s; font: 14px/1.25 "DejaVu Sans Mono", monospace; }
-</style></head><body><pre>`, bg, fg)
-	var st sgr
-	open := false
-	for i := 0; i < len(captured); {
-		if captured[i] == 0x1b && i+1 < len(captured) && captured[i+1] == '[' {
-			j := i + 2
-			for j < len(captured) && (captured[j] < 0x40 || captured[j] > 0x7e) {
-				j++
-			}
-			if j < len(captured) && captured[j] == 'm' {
-				st.apply(captured[i+2 : j])
-				if open {
-					b.WriteString("</span>")
-				}
-				fmt.Fprintf(&b, `<span style="%s">`, st.css(bg, fg))
-				open = true
-			}
-			i = j + 1
-			continue
-		}
-		j := i
-		for j < len(captured) && captured[j] != 0x1b {
-			j++
-		}
-		b.WriteString(html.EscapeString(captured[i:j]))
-		i = j
-	}
-	if open {
-		b.WriteString("</span>")
-	}
-	b.WriteString("</pre></body></html>")
-	return b.String()
-}
-
-// sgr is the graphic state of the terminal.
-type sgr struct {
-	fg, bg                  string
-	bold, italic, underline bool
-	reverse                 bool
-}
-
-func (s *sgr) apply(params string) {
-	if params == "" {
-		*s = sgr{}
-		return
-	}
-	p := strings.Split(params, ";")
-	for i := 0; i < len(p); i++ {
-		n, _ := strconv.Atoi(p[i])
-		switch {
-		case n == 0:
-			*s = sgr{}
-		case n == 1:
-			s.bold = true
-		case n == 3:
-			s.italic = true
-		case n == 4:
-			s.underline = true
-		case n == 7:
-			s.reverse = true
-		case n == 22:
-			s.bold = false
-		case n == 23:
-			s.italic = false
-		case n == 24:
-			s.underline = false
-		case n == 27:
-			s.reverse = false
-		case n >= 30 && n <= 37:
-			s.fg = xterm(n - 30)
-		case n >= 90 && n <= 97:
-			s.fg = xterm(n - 90 + 8)
-		case n >= 40 && n <= 47:
-			s.bg = xterm(n - 40)
-		case n >= 100 && n <= 107:
-			s.bg = xterm(n - 100 + 8)
-		case n == 39:
-			s.fg = ""
-		case n == 49:
-			s.bg = ""
-		case (n == 38 || n == 48) && i+2 < len(p) && p[i+1] == "5":
-			c, _ := strconv.Atoi(p[i+2])
-			if n == 38 {
-				s.fg = xterm(c)
-			} else {
-				s.bg = xterm(c)
-			}
-			i += 2
-		case (n == 38 || n == 48) && i+4 < len(p) && p[i+1] == "2":
-			r, _ := strconv.Atoi(p[i+2])
-			g, _ := strconv.Atoi(p[i+3])
-			bl, _ := strconv.Atoi(p[i+4])
-			c := fmt.Sprintf("#%02x%02x%02x", r, g, bl)
-			if n == 38 {
-				s.fg = c
-			} else {
-				s.bg = c
-			}
-			i += 4
-		}
-	}
-}
-
-// css is the state as CSS; dbg and dfg are the default colours, which
-// reverse video swaps in.
-func (s sgr) css(dbg, dfg string) string {
-	fg, bg := s.fg, s.bg
-	if s.reverse {
-		if fg == "" {
-			fg = dfg
-		}
-		if bg == "" {
-			bg = dbg
-		}
-		fg, bg = bg, fg
-	}
-	var parts []string
-	if fg != "" {
-		parts = append(parts, "color:"+fg)
-	}
-	if bg != "" {
-		parts = append(parts, "background:"+bg)
-	}
-	if s.bold {
-		parts = append(parts, "font-weight:bold")
-	}
-	if s.italic {
-		parts = append(parts, "font-style:italic")
-	}
-	if s.underline {
-		parts = append(parts, "text-decoration:underline")
-	}
-	return strings.Join(parts, ";")
-}
-
-// xterm is colour n of the xterm 256-colour palette.
-func xterm(n int) string {
-	basic := []string{"#000000", "#cd0000", "#00cd00", "#cdcd00", "#0000ee", "#cd00cd", "#00cdcd", "#e5e5e5",
-		"#7f7f7f", "#ff0000", "#00ff00", "#ffff00", "#5c5cff", "#ff00ff", "#00ffff", "#ffffff"}
-	switch {
-	case n < 16:
-		return basic[n]
-	case n < 232:
-		n -= 16
-		level := func(v int) int {
-			if v == 0 {
-				return 0
-			}
-			return 55 + 40*v
-		}
-		return fmt.Sprintf("#%02x%02x%02x", level(n/36), level(n/6%6), level(n%6))
-	default:
-		v := 8 + 10*(n-232)
-		return fmt.Sprintf("#%02x%02x%02x", v, v, v)
-	}
+// lastLine is the screen's last line that is not blank: the echo area.
+func lastLine(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, " \n"), "\n")
+	return lines[len(lines)-1]
 }

@@ -111,6 +111,11 @@ func TestNeovimDefects(t *testing.T) {
 		r.t = t
 		r.run("view")
 	})
+	t.Run("commands right after start-up", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"early ", "answer"}})
+		early := newPhaseRunner(t, fake.URL)
+		early.run("early")
+	})
 	t.Run("no provider", func(t *testing.T) {
 		nokey := newPhaseRunner(t, "")
 		nokey.run("nokey")

@@ -13,55 +13,108 @@ import (
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
-// TestNeovimScreenshot runs Neovim in tmux, asks a question, and renders the
-// screen to CTXLS_SCREENSHOT_DIR/nvim.png. It runs only when that
+// TestNeovimScreenshot runs Neovim in tmux, in a light and a dark
+// background: it adds the file, asks a question, asks a second one and
+// compacts the session, and renders the screen after the first answer to
+// CTXLS_SCREENSHOT_DIR/nvim-light.png and nvim-dark.png, and after the
+// compaction (the line that marks where the model's view starts) to
+// nvim-compact-light.png and nvim-compact-dark.png. It runs only when that
 // variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Screenshot
 func TestNeovimScreenshot(t *testing.T) {
 	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
 	if dir == "" {
-		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshot")
+		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshots")
 	}
 	for _, tool := range []string{"tmux", "nvim", screenshot.Chromium} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed for the screenshot", tool)
+			t.Fatalf("%s is needed for the screenshots", tool)
 		}
 	}
 	bin := lsptest.BuildBinary(t)
-	fake := openaitest.New(t)
-	fake.Enqueue(openaitest.Reply{Delay: 40 * time.Millisecond, Chunks: []string{
-		"`main` reads ", "the port from ", "`PORT` and ", "starts the server.\n\n",
-		"It also registers ", "a **health check**:\n\n", "```go\n", "http.HandleFunc(\"/healthz\", ok)\n", "```\n\n",
-		"It answers 200 ", "without touching the database.",
-	}}, openaitest.Reply{Chunks: []string{"Server health check"}})
-	work := t.TempDir()
-	file := filepath.Join(work, "main.go")
-	os.WriteFile(file, []byte("package main\n\nimport (\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\thttp.HandleFunc(\"/healthz\", ok)\n\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n}\n"), 0o644)
-	rtp, _ := filepath.Abs(".")
-	setup := `lua require("ctxls").setup({cmd={"` + bin + `","serve","--data-dir","` + t.TempDir() + `"}, provider={baseURL="` + fake.URL + `", model="test-model"}})`
-	session := "ctxls-shot"
-	exec.Command("tmux", "kill-session", "-t", session).Run()
-	start := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "28",
-		"nvim", "--clean", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "set number", "-c", setup, file)
-	start.Env = append(os.Environ(), "OPENAI_API_KEY=", "TERM=xterm-256color")
-	if out, err := start.CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v %s", err, out)
-	}
-	defer exec.Command("tmux", "kill-session", "-t", session).Run()
-	keys := func(k ...string) { exec.Command("tmux", append([]string{"send-keys", "-t", session}, k...)...).Run() }
-	time.Sleep(1500 * time.Millisecond)
-	keys(":CtxlsAdd", "Enter")
-	time.Sleep(500 * time.Millisecond)
-	keys(":CtxlsAsk What does main do now?", "Enter")
-	time.Sleep(2500 * time.Millisecond)
-	out, err := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	screen := string(out)
-	if !strings.Contains(screen, "health check") {
-		t.Fatalf("the answer is not on screen:\n%s", screen)
-	}
-	if err := screenshot.Terminal(strings.TrimRight(screen, "\n"), filepath.Join(dir, "nvim.png"), 1000, 520); err != nil {
-		t.Fatal(err)
+	for _, theme := range []struct{ name, bg, fg string }{
+		{"light", "#ffffff", "#000000"},
+		{"dark", "#1e1e1e", "#d4d4d4"},
+	} {
+		t.Run(theme.name, func(t *testing.T) {
+			fake := openaitest.New(t)
+			fake.Enqueue(openaitest.Reply{Delay: 40 * time.Millisecond, Chunks: []string{
+				"`main` reads ", "the port from ", "`PORT` and ", "starts the server.\n\n",
+				"It also registers ", "a **health check**:\n\n", "```go\n", "http.HandleFunc(\"/healthz\", ok)\n", "```\n\n",
+				"It answers 200 ", "without touching the database.",
+			}}, openaitest.Reply{Chunks: []string{"Server health check"}})
+			work := t.TempDir()
+			file := filepath.Join(work, "main.go")
+			os.WriteFile(file, []byte("package main\n\nimport (\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\thttp.HandleFunc(\"/healthz\", ok)\n\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n}\n"), 0o644)
+			rtp, _ := filepath.Abs(".")
+			setup := `lua require("ctxls").setup({cmd={"` + bin + `","serve","--data-dir","` + t.TempDir() + `"}, provider={baseURL="` + fake.URL + `", model="test-model"}})`
+			session := "ctxls-shot-" + theme.name
+			exec.Command("tmux", "kill-session", "-t", session).Run()
+			start := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "28",
+				"nvim", "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+				"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", setup, file)
+			start.Env = append(os.Environ(), "OPENAI_API_KEY=", "TERM=xterm-256color")
+			if out, err := start.CombinedOutput(); err != nil {
+				t.Fatalf("tmux: %v %s", err, out)
+			}
+			defer exec.Command("tmux", "kill-session", "-t", session).Run()
+			keys := func(k ...string) {
+				if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", session}, k...)...).CombinedOutput(); err != nil {
+					t.Fatalf("send-keys: %v %s", err, out)
+				}
+			}
+			screen := func(colors bool) string {
+				args := []string{"capture-pane", "-p", "-t", session}
+				if colors {
+					args = append(args, "-e")
+				}
+				out, _ := exec.Command("tmux", args...).Output()
+				return string(out)
+			}
+			waitFor := func(what string, cond func(string) bool) string {
+				deadline := time.Now().Add(15 * time.Second)
+				for time.Now().Before(deadline) {
+					if s := screen(false); cond(s) {
+						return s
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				t.Fatalf("timed out waiting for %s; the screen:\n%s", what, screen(false))
+				return ""
+			}
+			shoot := func(name string) {
+				png := filepath.Join(dir, name+"-"+theme.name+".png")
+				if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1000, 520); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("wrote %s", png)
+			}
+			waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+			keys(":CtxlsAdd", "Enter")
+			keys(":CtxlsAsk What does main do now?", "Enter")
+			waitFor("the answer", func(s string) bool { return strings.Contains(s, "without touching the database.") })
+			// Both windows' status lines show the model's title, the file's
+			// too though it is not the current window.
+			waitFor("the model's title", func(s string) bool { return strings.Count(s, "ctxls: Server health check") == 2 })
+			shoot("nvim")
+
+			// A second turn, then :CtxlsCompact: the chat buffer marks where
+			// the model's view of the session now starts.
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"Nothing else: ", "it blocks in ListenAndServe."}},
+				openaitest.Reply{Chunks: []string{"The user asked what main does: it serves on $PORT with a /healthz check."}})
+			keys(":CtxlsAsk Anything else?", "Enter")
+			waitFor("the second answer", func(s string) bool { return strings.Contains(s, "it blocks in ListenAndServe.") })
+			// The chat window alone, from its fifth line once compacted.
+			keys(":wincmd b | only", "Enter")
+			keys(":CtxlsCompact", "Enter")
+			waitFor("the compaction's message", func(s string) bool { return strings.Contains(s, "are summarised for the model") })
+			keys("5", "z", "t")
+			shown := waitFor("the mark", func(s string) bool {
+				return strings.Contains(s, "summarised for the model: messages 1–2 (2)") && strings.Contains(s, "Anything else?")
+			})
+			if a, m, b := strings.Index(shown, "without touching the database."), strings.Index(shown, "summarised for the model"), strings.Index(shown, "Anything else?"); a < 0 || !(a < m && m < b) {
+				t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)
+			}
+			shoot("nvim-compact")
+		})
 	}
 }

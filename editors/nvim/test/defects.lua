@@ -52,12 +52,54 @@ local ok, err = pcall(function()
   local file = os.getenv("CTXLS_TEST_FILE")
   vim.cmd("cd " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h"))) -- the workspace folder
   vim.cmd("edit " .. file)
-  wait("the daemon", function()
-    local c = ctxls.client()
-    return c ~= nil and c.initialized
-  end)
+  if phase ~= "early" then
+    wait("the daemon", function()
+      local c = ctxls.client()
+      return c ~= nil and c.initialized
+    end)
+  end
 
-  if phase == "cancel" then
+  if phase == "early" then
+    -- :CtxlsAdd and :CtxlsAsk at once, right after start-up, before the
+    -- daemon has answered initialize: one session is made, the file is in
+    -- its context, the answer lands in its chat buffer, and nothing fails.
+    local P = require("ctxls.protocol")
+    local c = ctxls.client()
+    if c == nil or c.initialized then
+      fail("the client should be started and not yet initialized here (client: " .. tostring(c) .. ")")
+    end
+    vim.cmd("CtxlsAdd")
+    vim.cmd("CtxlsAsk early question")
+    local buf
+    wait("the answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "early answer") and not ctxls.busy()
+    end)
+    if #chat_bufs() ~= 1 then
+      fail(#chat_bufs() .. " chat buffers, want 1")
+    end
+    local sessions, files
+    ctxls.command(P.commands.session_list, { limit = 10 }, function(r)
+      sessions = r.sessions
+    end)
+    ctxls.command(P.commands.context_get, { setName = "files" }, function(r)
+      files = (r.context or {}).files or {}
+    end)
+    wait("the session list and the context", function()
+      return sessions ~= nil and files ~= nil
+    end)
+    if #sessions ~= 1 then
+      fail(#sessions .. " sessions, want 1: " .. vim.inspect(sessions))
+    end
+    if not vim.tbl_contains(files, file) then
+      fail("the added file is not in the session's context: " .. vim.inspect(files))
+    end
+    for _, m in ipairs(messages) do
+      if m:find("not open", 1, true) or m:find("initialize", 1, true) then
+        fail("a command failed: " .. m)
+      end
+    end
+  elseif phase == "cancel" then
     -- 1. Cancel, then ask again: the answer comes (turn state cleared).
     vim.cmd("CtxlsAsk first question")
     local buf

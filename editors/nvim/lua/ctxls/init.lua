@@ -26,7 +26,8 @@ M.config = {
 --   bufs        session id → its chat buffer
 --   turn        the running turn: {token, buf, session, request_id, thinking, done}
 --   last_file   the last normal file buffer entered (for :CtxlsAdd from the chat)
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil }
+-- creating: the callbacks waiting for a session.new in flight (with_session).
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, creating = nil }
 
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
@@ -147,8 +148,17 @@ local function append(buf, text)
   follow(buf)
 end
 
+-- redraw_status redraws every window's status line, so a 'statusline' that
+-- shows M.statusline() is current in inactive windows too.
+local function redraw_status()
+  vim.schedule(function()
+    pcall(vim.cmd, "redrawstatus!")
+  end)
+end
+
 local function set_title(id, title)
   state.titles[id] = title
+  redraw_status()
   local buf = state.bufs[id]
   if buf and vim.api.nvim_buf_is_valid(buf) then
     set_lines(buf, 0, 1, { "# " .. title })
@@ -213,6 +223,7 @@ local function finish(turn, how)
   turn.done = true
   if state.turn == turn then
     state.turn = nil
+    redraw_status()
   end
   if turn.thinking then
     set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
@@ -409,14 +420,28 @@ end
 
 -- with_session calls cb with the current session's id, creating a session
 -- first when there is none (so the chat buffer belongs to it from the start).
+-- Commands run before the new session's id is back (:CtxlsAdd then :CtxlsAsk
+-- right after start-up) wait for that one session instead of making one each.
 local function with_session(cb)
   if state.current then
     return cb(state.current)
   end
+  if state.creating then
+    table.insert(state.creating, cb)
+    return
+  end
+  state.creating = { cb }
   M.command(P.commands.session_new, {}, function(r)
+    local waiting = state.creating
+    state.creating = nil
     state.current = r.session.id
-    state.titles[r.session.id] = r.session.title
-    cb(r.session.id)
+    set_title(r.session.id, r.session.title)
+    for _, f in ipairs(waiting) do
+      f(r.session.id)
+    end
+  end, function(err)
+    state.creating = nil
+    notify(P.commands.session_new .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
   end)
 end
 
@@ -449,6 +474,7 @@ function M.ask(message)
     set_lines(buf, turn.thinking + 1, turn.thinking + 1, { "" })
     follow(buf)
     state.turn = turn
+    redraw_status()
     local params = { message = message, sessionId = id, workDoneToken = turn.token }
     local ok, rid = request(client, P.requests.chat, params, function(err, result)
       if err then
@@ -624,6 +650,7 @@ function M.new_session()
   M.command(P.commands.session_new, {}, function(r)
     state.current = r.session.id
     state.titles[r.session.id] = r.session.title
+    redraw_status()
     show_chat(chat_buffer(r.session.id))
     notify("new session")
   end)
@@ -686,6 +713,7 @@ function M.delete()
       M.command(P.commands.session_delete, { sessionId = s.id }, function()
         if state.current == s.id then
           state.current = nil
+          redraw_status()
         end
         notify("deleted " .. s.title)
       end)
