@@ -41,10 +41,10 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	// overwritten under a files.add handler; found by TestCrashRandomKills).
 	params := json.RawMessage(req.Params())
 	method = req.Method() // the method string too (found by TestFourDaemonsOneDataDir)
-	if method == "initialize" {
-		defer close(s.initDone)
-	} else if err := s.waitInitialized(cctx); err != nil {
-		return nil, toRPCError(cctx, err)
+	if method != "initialize" {
+		if err := s.waitInitialized(cctx); err != nil {
+			return nil, toRPCError(cctx, err)
+		}
 	}
 
 	var (

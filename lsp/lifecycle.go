@@ -65,6 +65,8 @@ type InitOptions struct {
 }
 
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
+	// Requests and notifications that came after it wait until now.
+	defer s.initOnce.Do(func() { close(s.initDone) })
 	var p initializeParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, invalidParams("initialize: %s", argError(err))

@@ -78,7 +78,8 @@ type Server struct {
 	// across I/O.
 	mu             sync.Mutex
 	state          lifecycle
-	initDone       chan struct{} // closed when initialize has been answered, however it ended
+	initDone       chan struct{} // closed when initialize returns, however it ended (initOnce)
+	initOnce       sync.Once
 	enc            buffer.Encoding
 	roots          []string        // workspace folders as absolute paths
 	store          session.Store   // opened by initialize
