@@ -63,40 +63,10 @@ func TestEmacsScreenshot(t *testing.T) {
 (global-set-key (kbd "C-c a") 'ctxls-command-map)
 (ctxls-mode 1)
 `, here, bin, t.TempDir(), fake.URL, theme.emacsTheme)), 0o644)
-			session := "ctxls-emacs-shot-" + theme.name
-			exec.Command("tmux", "kill-session", "-t", session).Run()
-			start := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "40",
+			term := screenshot.StartTmux(t, "ctxls-emacs-shot-"+theme.name, 110, 40, work,
+				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 				"emacs", "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
-			start.Dir = work
-			start.Env = append(os.Environ(), "OPENAI_API_KEY=", "TERM=xterm-256color", "HOME="+t.TempDir())
-			if out, err := start.CombinedOutput(); err != nil {
-				t.Fatalf("tmux: %v %s", err, out)
-			}
-			defer exec.Command("tmux", "kill-session", "-t", session).Run()
-			keys := func(k ...string) {
-				if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", session}, k...)...).CombinedOutput(); err != nil {
-					t.Fatalf("send-keys: %v %s", err, out)
-				}
-			}
-			screen := func(colors bool) string {
-				args := []string{"capture-pane", "-p", "-t", session}
-				if colors {
-					args = append(args, "-e")
-				}
-				out, _ := exec.Command("tmux", args...).Output()
-				return string(out)
-			}
-			waitFor := func(what string, cond func(string) bool) string {
-				deadline := time.Now().Add(15 * time.Second)
-				for time.Now().Before(deadline) {
-					if s := screen(false); cond(s) {
-						return s
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				t.Fatalf("timed out waiting for %s; the screen:\n%s", what, screen(false))
-				return ""
-			}
+			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
 			waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 			// Select lines 5-7 (func main) and ask about them.
 			keys("M-<", "C-n", "C-n", "C-n", "C-n", "C-Space", "C-n", "C-n", "C-n", "C-c", "a", "a")
@@ -127,7 +97,7 @@ func TestEmacsScreenshot(t *testing.T) {
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"It returns, ", "so the program ", "exits with status 0."}},
 				openaitest.Reply{Chunks: []string{"The user asked what main prints: a UTF-8 greeting, nothing else."}})
 			keys("M->", "C-c", "a", "a")
-			waitFor("the prompt", func(s string) bool { return strings.Contains(lastLine(s), "Ask ctxls") })
+			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
 			keys("-l", "And after that?")
 			keys("Enter")
 			waitFor("the second answer", func(s string) bool { return strings.Contains(s, "exits with status 0.") })
@@ -152,10 +122,4 @@ func TestEmacsScreenshot(t *testing.T) {
 			t.Logf("wrote %s", png)
 		})
 	}
-}
-
-// lastLine is the screen's last line that is not blank: the echo area.
-func lastLine(screen string) string {
-	lines := strings.Split(strings.TrimRight(screen, " \n"), "\n")
-	return lines[len(lines)-1]
 }

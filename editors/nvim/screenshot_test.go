@@ -47,40 +47,11 @@ func TestNeovimScreenshot(t *testing.T) {
 			os.WriteFile(file, []byte("package main\n\nimport (\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\thttp.HandleFunc(\"/healthz\", ok)\n\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n}\n"), 0o644)
 			rtp, _ := filepath.Abs(".")
 			setup := `lua require("ctxls").setup({cmd={"` + bin + `","serve","--data-dir","` + t.TempDir() + `"}, provider={baseURL="` + fake.URL + `", model="test-model"}})`
-			session := "ctxls-shot-" + theme.name
-			exec.Command("tmux", "kill-session", "-t", session).Run()
-			start := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "110", "-y", "28",
+			term := screenshot.StartTmux(t, "ctxls-shot-"+theme.name, 110, 28, work,
+				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 				"nvim", "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
 				"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", setup, file)
-			start.Env = append(os.Environ(), "OPENAI_API_KEY=", "TERM=xterm-256color")
-			if out, err := start.CombinedOutput(); err != nil {
-				t.Fatalf("tmux: %v %s", err, out)
-			}
-			defer exec.Command("tmux", "kill-session", "-t", session).Run()
-			keys := func(k ...string) {
-				if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", session}, k...)...).CombinedOutput(); err != nil {
-					t.Fatalf("send-keys: %v %s", err, out)
-				}
-			}
-			screen := func(colors bool) string {
-				args := []string{"capture-pane", "-p", "-t", session}
-				if colors {
-					args = append(args, "-e")
-				}
-				out, _ := exec.Command("tmux", args...).Output()
-				return string(out)
-			}
-			waitFor := func(what string, cond func(string) bool) string {
-				deadline := time.Now().Add(15 * time.Second)
-				for time.Now().Before(deadline) {
-					if s := screen(false); cond(s) {
-						return s
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-				t.Fatalf("timed out waiting for %s; the screen:\n%s", what, screen(false))
-				return ""
-			}
+			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
 			shoot := func(name string) {
 				png := filepath.Join(dir, name+"-"+theme.name+".png")
 				if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1000, 520); err != nil {

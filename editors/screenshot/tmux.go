@@ -1,0 +1,75 @@
+package screenshot
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Tmux is a terminal editor running in a detached tmux session, driven with
+// keys and read from its screen, as a person at that terminal would.
+type Tmux struct {
+	t       testing.TB
+	session string
+}
+
+// StartTmux starts argv in a detached tmux session named session, cols×rows,
+// in dir with env added to this process's environment; the session is killed
+// when the test ends.
+func StartTmux(t testing.TB, session string, cols, rows int, dir string, env []string, argv ...string) *Tmux {
+	t.Helper()
+	exec.Command("tmux", "kill-session", "-t", session).Run()
+	args := append([]string{"new-session", "-d", "-s", session, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows)}, argv...)
+	start := exec.Command("tmux", args...)
+	start.Dir = dir
+	start.Env = append(os.Environ(), env...)
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
+	return &Tmux{t: t, session: session}
+}
+
+// Keys sends keys as tmux send-keys takes them ("-l" then text types it).
+func (m *Tmux) Keys(k ...string) {
+	m.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", m.session}, k...)...).CombinedOutput(); err != nil {
+		m.t.Fatalf("send-keys: %v %s", err, out)
+	}
+}
+
+// Screen is the screen's text; with colors, with its SGR colour codes (see
+// TerminalColors).
+func (m *Tmux) Screen(colors bool) string {
+	args := []string{"capture-pane", "-p", "-t", m.session}
+	if colors {
+		args = append(args, "-e")
+	}
+	out, _ := exec.Command("tmux", args...).Output()
+	return string(out)
+}
+
+// WaitFor polls the screen until cond holds and returns it; after 15 s the
+// test fails with the screen.
+func (m *Tmux) WaitFor(what string, cond func(screen string) bool) string {
+	m.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := m.Screen(false); cond(s) {
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	m.t.Fatalf("timed out waiting for %s; the screen:\n%s", what, m.Screen(false))
+	return ""
+}
+
+// LastLine is the screen's last line that is not blank: the echo area of
+// Emacs, the command line of Neovim.
+func LastLine(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, " \n"), "\n")
+	return lines[len(lines)-1]
+}
