@@ -238,6 +238,7 @@ type sample struct {
 	cpu                    time.Duration // user+sys of the whole tree, spawn to exit
 	peakKB                 int
 	idleKB                 int    // resident set of the tree a moment after initialized
+	idleAnonKB             int    // of it, anonymous memory (RssAnon): not pages of the binary or of files
 	reply                  string // what the round-trip request got
 	stragglers             int    // processes of the tree still running after the server exited
 }
@@ -500,6 +501,7 @@ func run(cfg *config, dir string) (s sample, err error) {
 	// document (what an editor window costs while nobody chats).
 	time.Sleep(idleSettle)
 	s.idleKB = treeRSS(cmd.Process.Pid)
+	s.idleAnonKB = treeStatus(cmd.Process.Pid, "RssAnon:")
 
 	line := strings.Repeat("abcdefghij", 7) + "\n"
 	text := strings.Repeat(line, 200<<10/len(line))
@@ -626,7 +628,7 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	var starts, edits, shutdowns, cpus []time.Duration
-	var peaks, idles []int
+	var peaks, idles, anons []int
 	var replies []string
 	var samples []map[string]float64 // per run, for -json
 	stragglers := 0
@@ -638,7 +640,8 @@ func main() {
 			os.Exit(1)
 		}
 		starts, edits, shutdowns, cpus, peaks, idles = append(starts, s.start), append(edits, s.edits), append(shutdowns, s.shutdown), append(cpus, s.cpu), append(peaks, s.peakKB), append(idles, s.idleKB)
-		samples = append(samples, map[string]float64{"startMs": ms(s.start), "editsMs": ms(s.edits), "peakMB": float64(s.peakKB) / 1024, "idleMB": float64(s.idleKB) / 1024, "shutdownMs": ms(s.shutdown), "cpuMs": ms(s.cpu)})
+		anons = append(anons, s.idleAnonKB)
+		samples = append(samples, map[string]float64{"startMs": ms(s.start), "editsMs": ms(s.edits), "peakMB": float64(s.peakKB) / 1024, "idleMB": float64(s.idleKB) / 1024, "idleAnonMB": float64(s.idleAnonKB) / 1024, "shutdownMs": ms(s.shutdown), "cpuMs": ms(s.cpu)})
 		if !slices.Contains(replies, s.reply) {
 			replies = append(replies, s.reply)
 		}
@@ -653,6 +656,7 @@ func main() {
 	cm, cl, ch := stats(cpus)
 	pm, pl, ph := stats(peaks)
 	im, il, ih := stats(idles)
+	am, al, ah := stats(anons)
 	if *asJSON {
 		var b bytes.Buffer
 		json.NewEncoder(&b).Encode(map[string]any{
@@ -664,6 +668,7 @@ func main() {
 			"cpuMs":      []float64{ms(cm), ms(cl), ms(ch)},
 			"peakMB":     []float64{float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
 			"idleMB":     []float64{float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024},
+			"idleAnonMB": []float64{float64(am) / 1024, float64(al) / 1024, float64(ah) / 1024},
 			"samples":    samples,
 		})
 		os.Stdout.Write(b.Bytes())
@@ -671,7 +676,7 @@ func main() {
 	}
 	printSummary(strings.Join(cfg.argv, " "), *runs, cfg.method, strings.Join(replies, "; "), map[string][3]float64{
 		"startMs": {ms(sm), ms(sl), ms(sh)}, "editsMs": {ms(em), ms(el), ms(eh)},
-		"idleMB": {float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024}, "peakMB": {float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
+		"idleMB": {float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024}, "idleAnonMB": {float64(am) / 1024, float64(al) / 1024, float64(ah) / 1024}, "peakMB": {float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
 		"shutdownMs": {ms(dm), ms(dl), ms(dh)}, "cpuMs": {ms(cm), ms(cl), ms(ch)},
 	})
 }
@@ -684,6 +689,7 @@ func printSummary(server string, runs int, method, replies string, f map[string]
 		{"spawn → initialize reply:           ", "startMs", "ms"},
 		{"200 KB open + 1,000 edits + request:", "editsMs", "ms"},
 		{"idle resident memory after initialize:", "idleMB", "MB"},
+		{"  of it anonymous (not the binary's pages):", "idleAnonMB", "MB"},
 		{"peak resident memory (tree):        ", "peakMB", "MB"},
 		{"shutdown → exit:                    ", "shutdownMs", "ms"},
 		{"CPU time, spawn to exit (tree):     ", "cpuMs", "ms"},

@@ -228,7 +228,15 @@ var targets = []target{
 		r := a.value / b.value
 		return fmt.Sprintf("%.2f× (%.3g vs %.3g ms)", r, a.value, b.value), r <= 1.5, true
 	}},
-	{"idle resident memory after initialize (median)", "≤ 10 MB", atMost("idle resident memory after initialize", 10, "MB")},
+	{"idle resident memory after initialize (median)", "≤ 10 MB", func(f figures) (string, bool, bool) {
+		shown, met, found := atMost("idle resident memory after initialize", 10, "MB")(f)
+		// What of it is the daemon's own memory, not pages of its binary
+		// mapped from the page cache (shared by every ctxls, reclaimable).
+		if a, ok := f["of it anonymous (not the binary's pages)"]; found && ok && a.value > 0 {
+			shown += fmt.Sprintf(" (%.3g MB of it anonymous)", a.value)
+		}
+		return shown, met, found
+	}},
 	{"resident memory after 1,000 turns across 100 sessions (5 relevant files each) vs after the first 100", "≤ 1.2×", func(f figures) (string, bool, bool) {
 		r, ok := f["BenchmarkDaemonTurnsMemory ratio"]
 		a, ok2 := f["BenchmarkDaemonTurnsMemory rss1000-MB"]

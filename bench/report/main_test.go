@@ -81,3 +81,19 @@ peak resident memory (tree):           17.4 MB [17.1–18.7]`, f)
 		t.Errorf("start-up: %s %v", s, met)
 	}
 }
+
+func TestIdleMemoryShowsItsAnonymousPart(t *testing.T) {
+	f := figures{}
+	parseDriver(`server: /tmp/ctxls serve (10 runs; median [min–max])
+idle resident memory after initialize:    17.3 MB [17.1–17.6]
+  of it anonymous (not the binary's pages):    2.9 MB [2.8–3.1]`, f)
+	var idle target
+	for _, tg := range targets {
+		if strings.HasPrefix(tg.measure, "idle resident memory") {
+			idle = tg
+		}
+	}
+	if s, met, found := idle.eval(f); !found || met || s != "17.3 MB (2.9 MB of it anonymous)" {
+		t.Errorf("idle memory: %q met %v found %v", s, met, found)
+	}
+}
