@@ -94,6 +94,14 @@ end
 
 -- chat_buffer returns the chat buffer of a session, made on first use,
 -- with a header naming the session.
+-- prose_window wraps win's lines at word boundaries, continued lines
+-- indented like their first (list items, quotes), as a chat reads.
+local function prose_window(win)
+  vim.api.nvim_win_set_option(win, "wrap", true)
+  vim.api.nvim_win_set_option(win, "linebreak", true)
+  vim.api.nvim_win_set_option(win, "breakindent", true)
+end
+
 local function chat_buffer(id)
   local buf = state.bufs[id]
   if buf and vim.api.nvim_buf_is_valid(buf) then
@@ -105,6 +113,13 @@ local function chat_buffer(id)
   vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
   set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), "" })
   vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
+  -- Answers are prose: wrapped at word boundaries in whatever window shows them.
+  vim.api.nvim_create_autocmd("BufWinEnter", {
+    buffer = buf,
+    callback = function()
+      prose_window(vim.api.nvim_get_current_win())
+    end,
+  })
   state.bufs[id] = buf
   return buf
 end
@@ -123,12 +138,14 @@ local function show_chat(buf)
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if is_chat(vim.api.nvim_win_get_buf(win)) then
       vim.api.nvim_win_set_buf(win, buf)
+      prose_window(win)
       return win
     end
   end
   vim.cmd("botright vsplit")
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
+  prose_window(win)
   return win
 end
 
