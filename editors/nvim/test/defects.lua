@@ -150,20 +150,22 @@ local ok, err = pcall(function()
     wait("the whole answer", function()
       return has(buf, "one two three four five") and not ctxls.busy()
     end)
-    -- Answers wrap at word boundaries in the chat window, and in any
-    -- window the user shows the chat buffer in.
+    -- Answers wrap at word boundaries, with Markdown's emphasis marks
+    -- hidden, in the chat window and in any window the user shows the chat
+    -- buffer in.
     local function prose(win)
       return vim.api.nvim_win_get_option(win, "wrap") and vim.api.nvim_win_get_option(win, "linebreak")
+        and vim.api.nvim_win_get_option(win, "conceallevel") == 2
     end
     local chat_win = vim.fn.bufwinid(buf)
     if chat_win == -1 or not prose(chat_win) then
-      fail("the chat window does not wrap at word boundaries")
+      fail("the chat window does not wrap at word boundaries or shows Markdown's marks")
     end
     vim.cmd("new")
     vim.api.nvim_win_set_option(0, "linebreak", false)
     vim.cmd("buffer " .. buf)
     if not prose(0) then
-      fail("the chat buffer shown in another window does not wrap at word boundaries")
+      fail("the chat buffer shown in another window does not wrap at word boundaries or shows Markdown's marks")
     end
     vim.cmd("close")
     -- The title is the first line's until the model's arrives.

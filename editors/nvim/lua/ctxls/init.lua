@@ -95,11 +95,13 @@ end
 -- chat_buffer returns the chat buffer of a session, made on first use,
 -- with a header naming the session.
 -- prose_window wraps win's lines at word boundaries, continued lines
--- indented like their first (list items, quotes), as a chat reads.
+-- indented like their first (list items, quotes), and hides Markdown's
+-- emphasis and code marks (shown again on the cursor's line), as a chat reads.
 local function prose_window(win)
   vim.api.nvim_win_set_option(win, "wrap", true)
   vim.api.nvim_win_set_option(win, "linebreak", true)
   vim.api.nvim_win_set_option(win, "breakindent", true)
+  vim.api.nvim_win_set_option(win, "conceallevel", 2)
 end
 
 local function chat_buffer(id)
