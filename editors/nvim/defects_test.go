@@ -116,6 +116,11 @@ func TestNeovimDefects(t *testing.T) {
 		early := newPhaseRunner(t, fake.URL)
 		early.run("early")
 	})
+	t.Run("asked with no file open", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"no file ", "needed"}})
+		nofile := newPhaseRunner(t, fake.URL)
+		nofile.run("nofile")
+	})
 	t.Run("no provider", func(t *testing.T) {
 		nokey := newPhaseRunner(t, "")
 		nokey.run("nokey")

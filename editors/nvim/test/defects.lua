@@ -51,15 +51,45 @@ local ok, err = pcall(function()
   })
   local file = os.getenv("CTXLS_TEST_FILE")
   vim.cmd("cd " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h"))) -- the workspace folder
-  vim.cmd("edit " .. file)
-  if phase ~= "early" then
+  if phase ~= "nofile" then
+    vim.cmd("edit " .. file)
+  end
+  if phase ~= "early" and phase ~= "nofile" then
     wait("the daemon", function()
       local c = ctxls.client()
       return c ~= nil and c.initialized
     end)
   end
 
-  if phase == "early" then
+  if phase == "nofile" then
+    -- Neovim opened without a file: :CtxlsAsk starts the daemon itself, the
+    -- answer streams into a chat buffer, and the session is listed.
+    local P = require("ctxls.protocol")
+    if ctxls.client() then
+      fail("the daemon was running before any command: the phase tests nothing")
+    end
+    vim.cmd("CtxlsAsk asked without a file")
+    local buf
+    wait("the answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "no file needed") and not ctxls.busy()
+    end)
+    local sessions
+    ctxls.command(P.commands.session_list, { limit = 10 }, function(r)
+      sessions = r.sessions
+    end)
+    wait("the session list", function()
+      return sessions ~= nil
+    end)
+    if #sessions ~= 1 then
+      fail(#sessions .. " sessions, want 1")
+    end
+    for _, m in ipairs(messages) do
+      if m:find("not running", 1, true) then
+        fail("a command failed: " .. m)
+      end
+    end
+  elseif phase == "early" then
     -- :CtxlsAdd and :CtxlsAsk at once, right after start-up, before the
     -- daemon has answered initialize: one session is made, the file is in
     -- its context, the answer lands in its chat buffer, and nothing fails.

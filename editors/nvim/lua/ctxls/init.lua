@@ -57,7 +57,7 @@ end
 -- command runs a ctxls command with one object argument; on_err (optional)
 -- gets the error instead of the default notice.
 function M.command(id, arg, cb, on_err)
-  local client = M.client()
+  local client = M.ensure_client()
   if not client then
     notify("the daemon is not running", vim.log.levels.ERROR)
     return
@@ -353,6 +353,21 @@ local function attachable(buf)
     and not is_chat(buf)
 end
 
+-- ensure_client returns the daemon's client, starting it when no file has
+-- (Neovim opened without one): asking and the session commands need no file.
+function M.ensure_client()
+  local client = M.client()
+  if client then
+    return client
+  end
+  if vim.fn.has("nvim-0.11") == 1 then
+    state.client_id = vim.lsp.start(lsp_config(), { attach = false })
+  else
+    state.client_id = vim.lsp.start_client(lsp_config())
+  end
+  return M.client()
+end
+
 function M.attach(buf)
   buf = buf or vim.api.nvim_get_current_buf()
   if not attachable(buf) then
@@ -473,7 +488,7 @@ function M.ask(message)
     end)
     return
   end
-  local client = M.client()
+  local client = M.ensure_client()
   if not client then
     notify("the daemon is not running", vim.log.levels.ERROR)
     return
