@@ -94,11 +94,6 @@ func (s *Server) waitInitialized(ctx context.Context) error {
 	select {
 	case <-s.initDone:
 		return nil
-	default:
-	}
-	select {
-	case <-s.initDone:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}

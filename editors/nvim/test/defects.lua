@@ -36,6 +36,19 @@ local function has(buf, s)
   return text(buf):find(s, 1, true) ~= nil
 end
 
+-- call runs the ctxls command named by its key in the protocol's commands
+-- and waits for its result.
+local function call(name, arg)
+  local result
+  require("ctxls").command(require("ctxls.protocol").commands[name], arg, function(r)
+    result = r
+  end)
+  wait("the result of " .. name, function()
+    return result ~= nil
+  end)
+  return result
+end
+
 local ok, err = pcall(function()
   vim.cmd("runtime plugin/ctxls.lua")
   local ctxls = require("ctxls")
@@ -64,7 +77,6 @@ local ok, err = pcall(function()
   if phase == "nofile" then
     -- Neovim opened without a file: :CtxlsAsk starts the daemon itself, the
     -- answer streams into a chat buffer, and the session is listed.
-    local P = require("ctxls.protocol")
     if ctxls.client() then
       fail("the daemon was running before any command: the phase tests nothing")
     end
@@ -74,13 +86,7 @@ local ok, err = pcall(function()
       buf = chat_bufs()[1]
       return buf ~= nil and has(buf, "no file needed") and not ctxls.busy()
     end)
-    local sessions
-    ctxls.command(P.commands.session_list, { limit = 10 }, function(r)
-      sessions = r.sessions
-    end)
-    wait("the session list", function()
-      return sessions ~= nil
-    end)
+    local sessions = call("session_list", { limit = 10 }).sessions
     if #sessions ~= 1 then
       fail(#sessions .. " sessions, want 1")
     end
@@ -93,7 +99,6 @@ local ok, err = pcall(function()
     -- :CtxlsAdd and :CtxlsAsk at once, right after start-up, before the
     -- daemon has answered initialize: one session is made, the file is in
     -- its context, the answer lands in its chat buffer, and nothing fails.
-    local P = require("ctxls.protocol")
     local c = ctxls.client()
     if c == nil or c.initialized then
       fail("the client should be started and not yet initialized here (client: " .. tostring(c) .. ")")
@@ -108,16 +113,8 @@ local ok, err = pcall(function()
     if #chat_bufs() ~= 1 then
       fail(#chat_bufs() .. " chat buffers, want 1")
     end
-    local sessions, files
-    ctxls.command(P.commands.session_list, { limit = 10 }, function(r)
-      sessions = r.sessions
-    end)
-    ctxls.command(P.commands.context_get, { setName = "files" }, function(r)
-      files = (r.context or {}).files or {}
-    end)
-    wait("the session list and the context", function()
-      return sessions ~= nil and files ~= nil
-    end)
+    local sessions = call("session_list", { limit = 10 }).sessions
+    local files = (call("context_get", { setName = "files" }).context or {}).files or {}
     if #sessions ~= 1 then
       fail(#sessions .. " sessions, want 1: " .. vim.inspect(sessions))
     end
@@ -313,14 +310,7 @@ local ok, err = pcall(function()
       end
     end
     local count = function()
-      local n
-      ctxls.command(require("ctxls.protocol").commands.session_list, {}, function(r)
-        n = #r.sessions
-      end)
-      vim.wait(5000, function()
-        return n ~= nil
-      end, 20)
-      return n
+      return #call("session_list", {}).sessions
     end
     local before = count()
     vim.cmd("CtxlsDelete")

@@ -14,6 +14,7 @@ import {
   Requests,
   SessionFilesChangedParams,
   SessionUpdatedParams,
+  Span,
 } from "./generated/protocol";
 
 // Every name and type of the protocol comes from the module generated from
@@ -242,7 +243,7 @@ export interface ShownTurn {
   model?: string;
   /** The newest summary of earlier turns covers this turn and the ones
    *  before it: the model's view of the session starts after it. */
-  compacted?: { first: number; last: number; covered: number };
+  compacted?: Span;
 }
 
 /**
@@ -251,10 +252,10 @@ export interface ShownTurn {
  * that was interrupted or failed keeps its mark.
  */
 export function turnsFromMessages(
-  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; summaryOf?: { first: number; last: number; covered: number } }[],
+  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; summaryOf?: Span }[],
 ): ShownTurn[] {
   const turns: ShownTurn[] = [];
-  let summary: { first: number; last: number; covered: number } | undefined;
+  let summary: Span | undefined;
   for (const m of messages) {
     if (m.summaryOf) summary = m.summaryOf; // oldest first: the last one seen is the newest, which stands for the others
     if (m.role === "user") {

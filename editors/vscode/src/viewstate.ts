@@ -1,7 +1,7 @@
 // What the chat view shows, with no dependency on vscode: the extension keeps
 // one ViewState and sends it (or one turn of it) to the webview, which only
 // draws. The node tests check the folding rules here.
-import { baseName, Context, ShownTurn } from "./protocol";
+import { baseName, Context, ShownTurn, Span } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
 
 /** A file the model (or the user) put into the session folder. */
@@ -25,7 +25,7 @@ export interface ViewTurn {
   activity?: string;
   files: SessionFile[];
   /** The newest summary ends with this turn: a marker follows it. */
-  compacted?: { first: number; last: number; covered: number };
+  compacted?: Span;
 }
 
 export interface ContextItem {

@@ -92,11 +92,9 @@ local function set_lines(buf, first, last, lines)
   vim.api.nvim_buf_set_option(buf, "modifiable", false)
 end
 
--- chat_buffer returns the chat buffer of a session, made on first use,
--- with a header naming the session.
 -- prose_window wraps win's lines at word boundaries, continued lines
 -- indented like their first (list items, quotes), and hides Markdown's
--- emphasis and code marks (shown again on the cursor's line), as a chat reads.
+-- emphasis marks (shown again on the cursor's line), as a chat reads.
 local function prose_window(win)
   vim.api.nvim_win_set_option(win, "wrap", true)
   vim.api.nvim_win_set_option(win, "linebreak", true)
@@ -104,6 +102,8 @@ local function prose_window(win)
   vim.api.nvim_win_set_option(win, "conceallevel", 2)
 end
 
+-- chat_buffer returns the chat buffer of a session, made on first use,
+-- with a header naming the session.
 local function chat_buffer(id)
   local buf = state.bufs[id]
   if buf and vim.api.nvim_buf_is_valid(buf) then
@@ -115,7 +115,8 @@ local function chat_buffer(id)
   vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
   set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), "" })
   vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
-  -- Answers are prose: wrapped at word boundaries in whatever window shows them.
+  -- Answers are prose in whatever window shows them, the plugin's own
+  -- (show_chat) included.
   vim.api.nvim_create_autocmd("BufWinEnter", {
     buffer = buf,
     callback = function()
@@ -140,14 +141,12 @@ local function show_chat(buf)
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if is_chat(vim.api.nvim_win_get_buf(win)) then
       vim.api.nvim_win_set_buf(win, buf)
-      prose_window(win)
       return win
     end
   end
   vim.cmd("botright vsplit")
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(win, buf)
-  prose_window(win)
   return win
 end
 
@@ -683,8 +682,7 @@ end
 function M.new_session()
   M.command(P.commands.session_new, {}, function(r)
     state.current = r.session.id
-    state.titles[r.session.id] = r.session.title
-    redraw_status()
+    set_title(r.session.id, r.session.title)
     show_chat(chat_buffer(r.session.id))
     notify("new session")
   end)
