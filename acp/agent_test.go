@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/acp/acptest"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -624,20 +624,20 @@ func TestOneStoreBothDoors(t *testing.T) {
 	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", dataDir)
 	s.Initialize(lsptest.InitOptions{RootURI: "file://" + cwd, InitOptions: map[string]any{
 		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model"}}})
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Title != "Canary rollback plan" {
 		t.Errorf("the LSP door lists %+v", list.Sessions)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if len(show.Messages) != 2 || show.Messages[1].Content != "From ACP." {
 		t.Errorf("the LSP door shows %+v", show.Messages)
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"From VS Code."}}, openaitest.Reply{Chunks: []string{"Editor title"}})
-	var res command.ChatResult
-	s.MustCommand(command.SessionNew, map[string]any{}, nil)
-	s.MustCommand(command.Chat, map[string]any{"message": "made in vs code"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.SessionNew, map[string]any{}, nil)
+	s.MustCommand(api.Chat, map[string]any{"message": "made in vs code"}, &res)
 
 	var acpList struct {
 		Sessions []struct{ SessionID, Cwd string }

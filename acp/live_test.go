@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/acp/acptest"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -53,7 +53,7 @@ func TestLiveTitle(t *testing.T) {
 
 	from := len(a.Updates(""))
 	renamed := time.Now()
-	ed.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "Renamed in the editor"}, nil)
+	ed.MustCommand(api.SessionRename, map[string]any{"sessionId": id, "title": "Renamed in the editor"}, nil)
 	a.WaitUpdateFrom(from, "session_info_update with the new title", func(u acptest.Update) bool {
 		return u.SessionID == id && u.Kind == "session_info_update" && u.Title() == "Renamed in the editor"
 	})

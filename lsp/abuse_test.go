@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -30,7 +30,7 @@ const maxErrorMessage = 2048
 
 // exampleArg is a command's example argument with sessionId replaced by id
 // (the examples name sessions that do not exist).
-func exampleArg(t *testing.T, c command.Info, id string) map[string]any {
+func exampleArg(t *testing.T, c api.Info, id string) map[string]any {
 	t.Helper()
 	m := map[string]any{}
 	if err := json.Unmarshal([]byte(c.ExampleArgs), &m); err != nil {
@@ -60,11 +60,11 @@ func with(m map[string]any, key string, v any) map[string]any {
 // field over its limit (just over; and far over: a 10 MB string per command,
 // 100,000 items per list), and wrong JSON types beyond the one per field of
 // genericCases (TestCommandArgumentErrors sends those and unknown fields).
-func abuseCases(t *testing.T, c command.Info, sessionID, unknownID string) []abuseCase {
+func abuseCases(t *testing.T, c api.Info, sessionID, unknownID string) []abuseCase {
 	base := exampleArg(t, c, sessionID)
 	var cases []abuseCase
 	huge := false // a 10 MB string was sent
-	for _, f := range command.Fields(reflect.TypeOf(c.Args)) {
+	for _, f := range api.Fields(reflect.TypeOf(c.Args)) {
 		if f.Required {
 			cases = append(cases,
 				abuseCase{"missing " + f.Name, with(base, f.Name, nil), -32602, []string{c.ID, f.Name + " is required"}},
@@ -136,17 +136,17 @@ func TestCommandAbuse(t *testing.T) {
 	}})
 
 	// State that must survive.
-	var sess command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "keep me"}, &sess)
+	var sess api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "keep me"}, &sess)
 	id := sess.Session.ID
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
-	s.MustCommand(command.FilesAdd, map[string]any{"name": "keep.txt", "contentBase64": "a2VlcA=="}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
+	s.MustCommand(api.FilesAdd, map[string]any{"name": "keep.txt", "contentBase64": "a2VlcA=="}, nil)
 	docURI := "file://" + filepath.Join(root, "main.go")
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": docURI, "languageId": "go", "version": 1, "text": "package main\n"}})
 	unknownID := "zzzzzzzzzzzzzzzzzzzzzzzzzz"
 
 	total := 0
-	for _, c := range command.Commands {
+	for _, c := range api.Commands {
 		cases := abuseCases(t, c, id, unknownID)
 		if len(cases) == 0 && reflect.TypeOf(c.Args).NumField() > 0 {
 			t.Errorf("%s: no cases derived", c.ID)
@@ -157,23 +157,23 @@ func TestCommandAbuse(t *testing.T) {
 			checkRPCError(t, c.ID+" "+tc.name, err, tc.code, tc.want...)
 		}
 	}
-	t.Logf("%d generated cases over %d commands", total, len(command.Commands))
+	t.Logf("%d generated cases over %d commands", total, len(api.Commands))
 
 	// The request form of chat and the executeCommand token.
 	checkRPCError(t, "ctxls/chat 2 MB message", s.Call("ctxls/chat", map[string]any{"message": strings.Repeat("m", 2<<20)}, nil), -32602, "ctxls/chat", "message", "limit is 1048576")
 	checkRPCError(t, "ctxls/chat missing message", s.Call("ctxls/chat", map[string]any{}, nil), -32602, "message is required")
-	checkRPCError(t, "executeCommand 10 MB token", s.Call("workspace/executeCommand", map[string]any{"command": command.ContextGet, "arguments": []any{map[string]any{}}, "workDoneToken": strings.Repeat("t", 10<<20)}, nil), -32602, "workDoneToken", "limit is 256")
-	checkRPCError(t, "executeCommand object token", s.Call("workspace/executeCommand", map[string]any{"command": command.ContextGet, "workDoneToken": map[string]any{}}, nil), -32602, "workDoneToken must be an integer or a string")
+	checkRPCError(t, "executeCommand 10 MB token", s.Call("workspace/executeCommand", map[string]any{"command": api.ContextGet, "arguments": []any{map[string]any{}}, "workDoneToken": strings.Repeat("t", 10<<20)}, nil), -32602, "workDoneToken", "limit is 256")
+	checkRPCError(t, "executeCommand object token", s.Call("workspace/executeCommand", map[string]any{"command": api.ContextGet, "workDoneToken": map[string]any{}}, nil), -32602, "workDoneToken must be an integer or a string")
 	checkRPCError(t, "executeCommand 10 MB command name", s.Call("workspace/executeCommand", map[string]any{"command": strings.Repeat("c", 10<<20)}, nil), -32602, "unknown command")
 
 	// A 60 MB value fits in a message (64 MiB) but not in its field.
-	checkRPCError(t, "60 MB contentBase64", s.Command(command.FilesAdd, map[string]any{"name": "big.bin", "contentBase64": strings.Repeat("QUFB", 15<<20)}, nil), -32602, "contentBase64", "limit is 34952536")
+	checkRPCError(t, "60 MB contentBase64", s.Command(api.FilesAdd, map[string]any{"name": "big.bin", "contentBase64": strings.Repeat("QUFB", 15<<20)}, nil), -32602, "contentBase64", "limit is 34952536")
 
 	// 70 MB messages are over the frame limit: skipped unread. A request is
 	// answered with its own id wherever the id is; a notification is not
 	// answered, the user is warned.
 	big := strings.Repeat("A", 70_000_000)
-	checkRPCError(t, "70 MB request", s.Command(command.SessionRename, map[string]any{"title": big}, nil), -32600, "workspace/executeCommand message of", "exceeds the limit of 67108864 bytes")
+	checkRPCError(t, "70 MB request", s.Command(api.SessionRename, map[string]any{"title": big}, nil), -32600, "workspace/executeCommand message of", "exceeds the limit of 67108864 bytes")
 	s.WriteFrame([]byte(`{"jsonrpc":"2.0","method":"workspace/executeCommand","params":{"command":"ctxls.session.rename","arguments":[{"title":"` + big + `"}]},"id":"id-after-params"}`))
 	m := s.WaitFor("answer to the 70 MB request with its id last", func(m *lsptest.Message) bool { return string(m.ID) == `"id-after-params"` })
 	if m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "exceeds the limit") {
@@ -189,34 +189,34 @@ func TestCommandAbuse(t *testing.T) {
 			t.Errorf("unexpected response (to a notification?): %s %+v", m.ID, m.Error)
 		}
 	}
-	checkRPCError(t, "document.get of the refused document", s.Command(command.DocumentGet, map[string]any{"uri": "file:///huge.txt"}, nil), -32602, "not open")
+	checkRPCError(t, "document.get of the refused document", s.Command(api.DocumentGet, map[string]any{"uri": "file:///huge.txt"}, nil), -32602, "not open")
 
 	// Still serving, data intact.
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if show.Session.Title != "keep me" {
 		t.Errorf("title after abuse: %q", show.Session.Title)
 	}
-	var got command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{"sessionId": id}, &got)
+	var got api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{"sessionId": id}, &got)
 	if !slices.Equal(got.Context["files"], []string{filepath.Join(root, "main.go")}) || len(got.Context) != 1 {
 		t.Errorf("context after abuse: %v", got.Context)
 	}
-	var files command.FilesListResult
-	s.MustCommand(command.FilesList, map[string]any{"sessionId": id}, &files)
+	var files api.FilesListResult
+	s.MustCommand(api.FilesList, map[string]any{"sessionId": id}, &files)
 	if !slices.Equal(files.Files, []string{"keep.txt"}) {
 		t.Errorf("files after abuse: %v", files.Files)
 	}
 	if b, err := os.ReadFile(filepath.Join(show.Session.Folder, "sources", "keep.txt")); err != nil || string(b) != "keep" {
 		t.Errorf("file content after abuse: %q %v", b, err)
 	}
-	var doc command.DocumentGetResult
-	s.MustCommand(command.DocumentGet, map[string]any{"uri": docURI}, &doc)
+	var doc api.DocumentGetResult
+	s.MustCommand(api.DocumentGet, map[string]any{"uri": docURI}, &doc)
 	if doc.Text != "package main\n" || doc.Version != 1 {
 		t.Errorf("document after abuse: %+v", doc)
 	}
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 1 {
 		t.Errorf("sessions after abuse: %d, want 1 (a refused call must not create one)", len(list.Sessions))
 	}

@@ -18,10 +18,10 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/benchutil"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -31,8 +31,8 @@ import (
 func benchDaemon(b *testing.B, fake *openaitest.Server, flags ...string) (*lsptest.Server, string) {
 	b.Helper()
 	s := benchServe(b, fake, b.TempDir(), flags...)
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "bench"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "bench"}, &created)
 	return s, created.Session.ID
 }
 
@@ -89,8 +89,8 @@ func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
 	}
 	fake := openaitest.New(b, openaitest.WithDefault(openaitest.Reply{Chunks: chunks, Delay: 2 * time.Millisecond}))
 	s, id := benchDaemon(b, fake)
-	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "ports", "items": []string{"8080", "5432"}}, nil)
-	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"/w/a.go", "/w/b.go"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"sessionId": id, "setName": "ports", "items": []string{"8080", "5432"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"/w/a.go", "/w/b.go"}}, nil)
 	chatID := s.NextID()
 	wait := s.Send(chatID, "ctxls/chat", map[string]any{"sessionId": id, "message": "stream for a while", "workDoneToken": "bench"})
 	deltas := 0
@@ -103,8 +103,8 @@ func BenchmarkDaemonContextGetDuringTurn(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		var got command.ContextGetResult
-		s.MustCommand(command.ContextGet, map[string]any{"sessionId": id}, &got)
+		var got api.ContextGetResult
+		s.MustCommand(api.ContextGet, map[string]any{"sessionId": id}, &got)
 		lat = append(lat, time.Since(start))
 		if len(got.Context["ports"]) != 2 {
 			b.Fatalf("context.get during the turn: %+v", got.Context)
@@ -193,7 +193,7 @@ func firstDelta(b *testing.B, fake *openaitest.Server, s *lsptest.Server, ids []
 		files = append(files, p)
 	}
 	for _, id := range ids {
-		s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": files}, nil)
+		s.MustCommand(api.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": files}, nil)
 	}
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": "file://" + files[0], "languageId": "go", "version": 1, "text": "package main // unsaved\n"}})
@@ -258,8 +258,8 @@ func BenchmarkDaemonMemory200Files(b *testing.B) {
 			s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 				"uri": fmt.Sprintf("file:///w/f%03d.go", i), "languageId": "go", "version": 1, "text": text}})
 		}
-		var doc command.DocumentGetResult
-		s.MustCommand(command.DocumentGet, map[string]any{"uri": "file:///w/f199.go"}, &doc)
+		var doc api.DocumentGetResult
+		s.MustCommand(api.DocumentGet, map[string]any{"uri": "file:///w/f199.go"}, &doc)
 		if !strings.HasPrefix(doc.Text, "// file 199\n") || len(doc.Text) < 100<<10-len(line) {
 			b.Fatalf("document read back: %d bytes", len(doc.Text))
 		}
@@ -299,15 +299,15 @@ func BenchmarkDaemonTurnsMemory(b *testing.B) {
 		s := benchServe(b, fake, b.TempDir())
 		var ids []string
 		for range sessions {
-			var created command.SessionResult
-			s.MustCommand(command.SessionNew, map[string]any{"title": "memory"}, &created)
-			s.MustCommand(command.ContextSet, map[string]any{"sessionId": created.Session.ID, "setName": "files", "items": files}, nil)
+			var created api.SessionResult
+			s.MustCommand(api.SessionNew, map[string]any{"title": "memory"}, &created)
+			s.MustCommand(api.ContextSet, map[string]any{"sessionId": created.Session.ID, "setName": "files", "items": files}, nil)
 			ids = append(ids, created.Session.ID)
 		}
 		var rss []int64
 		for n := range turns {
-			var res command.ChatResult
-			s.MustCommand(command.Chat, map[string]any{"sessionId": ids[n%len(ids)], "message": fmt.Sprintf("question %d", n)}, &res)
+			var res api.ChatResult
+			s.MustCommand(api.Chat, map[string]any{"sessionId": ids[n%len(ids)], "message": fmt.Sprintf("question %d", n)}, &res)
 			if n+1 == turns/10 || n+1 == turns {
 				runtimeSettle(s)
 				_, now := procMem(b, s.Pid)
@@ -327,5 +327,5 @@ func BenchmarkDaemonTurnsMemory(b *testing.B) {
 // a moment to finish, so a memory reading is of the daemon at rest.
 func runtimeSettle(s *lsptest.Server) {
 	time.Sleep(300 * time.Millisecond)
-	s.MustCommand(command.SessionList, map[string]any{}, nil)
+	s.MustCommand(api.SessionList, map[string]any{}, nil)
 }

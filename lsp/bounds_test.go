@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -73,7 +73,7 @@ func startBounded(t *testing.T, env []string, init map[string]any) (*lsptest.Ser
 	if s.Pid == 0 {
 		t.Fatal("no pid")
 	}
-	s.MustCommand(command.ContextCandids, map[string]any{}, nil) // initialized is processed
+	s.MustCommand(api.ContextCandids, map[string]any{}, nil) // initialized is processed
 	base, _ := procMem(t, s.Pid)
 	return s, root, base
 }
@@ -109,28 +109,28 @@ func TestBoundsTenThousandDocuments(t *testing.T) {
 	for i := range n {
 		didOpen(s, uri(i), 1, text(i))
 	}
-	var cands command.CandidatesResult
-	s.MustCommand(command.ContextCandids, map[string]any{}, &cands)
+	var cands api.CandidatesResult
+	s.MustCommand(api.ContextCandids, map[string]any{}, &cands)
 	t.Logf("%d didOpen and a candidates list of %d in %v", n, len(cands.Files), time.Since(start))
 	if len(cands.Files) != n {
 		t.Fatalf("candidates: %d, want %d", len(cands.Files), n)
 	}
 	for _, i := range []int{0, 1, 4999, 7777, n - 1} {
-		var doc command.DocumentGetResult
-		s.MustCommand(command.DocumentGet, map[string]any{"uri": uri(i)}, &doc)
+		var doc api.DocumentGetResult
+		s.MustCommand(api.DocumentGet, map[string]any{"uri": uri(i)}, &doc)
 		if doc.Text != text(i) {
 			t.Errorf("document %d: %q", i, doc.Text[:min(len(doc.Text), 40)])
 		}
 	}
-	var sess command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "still serving"}, &sess)
+	var sess api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "still serving"}, &sess)
 	checkPeak(t, s, base, 64*mib, "10,000 documents open")
 
 	for i := range n {
 		s.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri(i)}})
 	}
-	cands = command.CandidatesResult{}
-	s.MustCommand(command.ContextCandids, map[string]any{}, &cands)
+	cands = api.CandidatesResult{}
+	s.MustCommand(api.ContextCandids, map[string]any{}, &cands)
 	if len(cands.Files) != 200 || cands.Files[0].Open {
 		t.Errorf("after closing all: %d candidates (want the 200 most recent), first %+v", len(cands.Files), cands.Files[0])
 	}
@@ -160,9 +160,9 @@ func TestBoundsOpenDocumentBudget(t *testing.T) {
 	for i := range 5 {
 		didOpen(s, uri(i), 1, text(i))
 	}
-	var cands command.CandidatesResult
-	s.MustCommand(command.ContextCandids, map[string]any{}, &cands)
-	checkPeak(t, s, base, buffer.MaxOpenBytes+4*command.MaxMessageBytes, "five 60 MB didOpen")
+	var cands api.CandidatesResult
+	s.MustCommand(api.ContextCandids, map[string]any{}, &cands)
+	checkPeak(t, s, base, buffer.MaxOpenBytes+4*api.MaxMessageBytes, "five 60 MB didOpen")
 	if len(cands.Files) != 5 {
 		t.Errorf("candidates: %+v", cands.Files)
 	}
@@ -178,26 +178,26 @@ func TestBoundsOpenDocumentBudget(t *testing.T) {
 		t.Errorf("warning: %s", warn.Params)
 	}
 	for i := 2; i < 5; i++ {
-		err := s.Command(command.DocumentGet, map[string]any{"uri": uri(i)}, nil)
+		err := s.Command(api.DocumentGet, map[string]any{"uri": uri(i)}, nil)
 		checkRPCError(t, fmt.Sprint("document.get of refused document ", i), err, -32602, "open but its text is not held", "128 MiB")
 	}
 	// An edit to a refused document is ignored: it is still not held.
 	s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri(2), "version": 2},
 		"contentChanges": []any{map[string]any{"text": "small now"}}})
-	checkRPCError(t, "document.get after an edit", s.Command(command.DocumentGet, map[string]any{"uri": uri(2)}, nil), -32602, "not held")
+	checkRPCError(t, "document.get after an edit", s.Command(api.DocumentGet, map[string]any{"uri": uri(2)}, nil), -32602, "not held")
 
 	// Closing one makes room for another.
 	s.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri(0)}})
 	didOpen(s, uri(2), 3, text(2))
-	checkPeak(t, s, base, buffer.MaxOpenBytes+4*command.MaxMessageBytes, "closing one, opening another")
+	checkPeak(t, s, base, buffer.MaxOpenBytes+4*api.MaxMessageBytes, "closing one, opening another")
 	for _, i := range []int{1, 2} {
-		var doc command.DocumentGetResult
-		s.MustCommand(command.DocumentGet, map[string]any{"uri": uri(i)}, &doc)
+		var doc api.DocumentGetResult
+		s.MustCommand(api.DocumentGet, map[string]any{"uri": uri(i)}, &doc)
 		if len(doc.Text) != size || doc.Text[:3] != text(i)[:3] || i == 2 && doc.Version != 3 {
 			t.Errorf("document %d: %d bytes %q, version %d", i, len(doc.Text), doc.Text[:3], doc.Version)
 		}
 	}
-	checkPeak(t, s, base, buffer.MaxOpenBytes+12*command.MaxMessageBytes, "two 60 MB documents read back")
+	checkPeak(t, s, base, buffer.MaxOpenBytes+12*api.MaxMessageBytes, "two 60 MB documents read back")
 	if n := len(s.Notifications("window/showMessage")); n != 1 {
 		t.Errorf("%d warnings, want 1", n)
 	}
@@ -254,8 +254,8 @@ func TestBoundsEditFlood(t *testing.T) {
 			s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": version}, "contentChanges": []any{c}})
 		}
 	}
-	var doc command.DocumentGetResult
-	s.MustCommand(command.DocumentGet, map[string]any{"uri": uri}, &doc)
+	var doc api.DocumentGetResult
+	s.MustCommand(api.DocumentGet, map[string]any{"uri": uri}, &doc)
 	elapsed := time.Since(start)
 	t.Logf("%d MB of edits in %d didChange applied in %v (%.0f MB/s); the document is %d KB", sent/1e6, version-1, elapsed, float64(sent)/1e6/elapsed.Seconds(), len(doc.Text)>>10)
 	if want := strings.Join(lines, ""); doc.Text != want || doc.Version != int32(version) {
@@ -292,8 +292,8 @@ func TestBoundsClientNotReading(t *testing.T) {
 	for i := range 500 {
 		didOpen(s, fmt.Sprintf("file://%s/src/a/rather/long/path/to/make/the/answer/bigger/file%04d.go", root, i), 1, "package a\n")
 	}
-	var one command.CandidatesResult
-	s.MustCommand(command.ContextCandids, map[string]any{}, &one)
+	var one api.CandidatesResult
+	s.MustCommand(api.ContextCandids, map[string]any{}, &one)
 	if len(one.Files) != 500 {
 		t.Fatalf("candidates: %d", len(one.Files))
 	}
@@ -306,7 +306,7 @@ func TestBoundsClientNotReading(t *testing.T) {
 	answers := make(chan (<-chan *lsptest.Message), n)
 	go func() {
 		for range n {
-			answers <- s.Async("workspace/executeCommand", map[string]any{"command": command.ContextCandids, "arguments": []any{map[string]any{}}})
+			answers <- s.Async("workspace/executeCommand", map[string]any{"command": api.ContextCandids, "arguments": []any{map[string]any{}}})
 			sent.Add(1)
 		}
 	}()
@@ -347,7 +347,7 @@ func TestBoundsClientNotReading(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the chat turn did not end after reading resumed")
 	}
-	var res command.ChatResult
+	var res api.ChatResult
 	if m == nil || m.Error != nil {
 		t.Fatalf("chat: %+v", m)
 	}
@@ -363,7 +363,7 @@ func TestBoundsClientNotReading(t *testing.T) {
 	sent.Store(0)
 	go func() {
 		for range 1000 {
-			s.Async("workspace/executeCommand", map[string]any{"command": command.ContextCandids, "arguments": []any{map[string]any{}}})
+			s.Async("workspace/executeCommand", map[string]any{"command": api.ContextCandids, "arguments": []any{map[string]any{}}})
 			sent.Add(1)
 		}
 		s.Notify("exit", nil)

@@ -10,14 +10,14 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/turn"
 )
 
 // chatParams are the params of ctxls/chat and the argument of ctxls.chat.
-type chatParams = command.ChatArgs
+type chatParams = api.ChatArgs
 
 // chatRequest handles the ctxls/chat request.
 func (s *Server) chatRequest(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -29,7 +29,7 @@ func (s *Server) chatRequest(ctx context.Context, raw json.RawMessage) (any, err
 }
 
 // chatCommand handles ctxls.chat; its token comes from ExecuteCommandParams.
-func (s *Server) chatCommand(ctx context.Context, a *command.ChatArgs) (any, error) {
+func (s *Server) chatCommand(ctx context.Context, a *api.ChatArgs) (any, error) {
 	token := a.WorkDoneToken
 	if len(token) == 0 {
 		token = commandToken(ctx)
@@ -74,7 +74,7 @@ func (p *progress) end(message string) {
 
 // sessionUpdated sends ctxls/sessionUpdated with a session's title.
 func (s *Server) sessionUpdated(ctx context.Context, sess *session.Session) {
-	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	s.notify(ctx, api.SessionUpdated, api.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
 }
 
 // compacted sends ctxls/sessionUpdated for a session just compacted, with
@@ -83,13 +83,13 @@ func (s *Server) compacted(ctx context.Context, c chat.Compaction) {
 	s.mu.Lock()
 	store := s.store
 	s.mu.Unlock()
-	p := command.SessionUpdatedParams{SessionID: c.SessionID, CompactedThrough: c.Summary.SummaryOf.Last}
+	p := api.SessionUpdatedParams{SessionID: c.SessionID, CompactedThrough: c.Summary.SummaryOf.Last}
 	if store != nil {
 		if sess, err := store.Get(ctx, c.SessionID); err == nil {
 			p.Title, p.TitleSource = sess.Title, sess.TitleSource
 		}
 	}
-	s.notify(ctx, command.SessionUpdated, p)
+	s.notify(ctx, api.SessionUpdated, p)
 }
 
 // lateEvent takes the turn service's events that belong to no running turn
@@ -110,7 +110,7 @@ type turnState struct {
 
 // turnStart checks a preview's arguments (what names the command in
 // errors) and takes the connection's state for it.
-func (s *Server) turnStart(a *command.ChatArgs, what string) (*turnState, error) {
+func (s *Server) turnStart(a *api.ChatArgs, what string) (*turnState, error) {
 	if a.Message == "" {
 		return nil, invalidParams("%s: message is required", what)
 	}
@@ -130,9 +130,9 @@ func (s *Server) turnStart(a *command.ChatArgs, what string) (*turnState, error)
 // runChat is the LSP door of a turn: it picks the connection's current
 // session, starts the turn on the service, negotiates $/progress and
 // adapts the turn's events to it and to ctxls/* notifications.
-func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.RawMessage) (any, error) {
+func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMessage) (any, error) {
 	if a.Message == "" {
-		return nil, invalidParams("%s: message is required", command.ChatRequest)
+		return nil, invalidParams("%s: message is required", api.ChatRequest)
 	}
 	s.mu.Lock()
 	svc, prov, roots, workDone, compactAt := s.turns, s.provider, s.roots, s.clientWorkDone, s.compactAt
@@ -206,7 +206,7 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		case turn.ContextChanged:
 			s.notifyContext(ctx, id, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed, s.missingFiles(ev.Change.Context))
 		case turn.FilesChanged:
-			s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By})
+			s.notifyFilesChanged(ctx, api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By})
 			s.enforceStorage(ctx, nil) // the model wrote into the session folder
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
@@ -231,10 +231,10 @@ func (s *Server) runChat(ctx context.Context, a *command.ChatArgs, token json.Ra
 		s.showMessage(ctx, 1, f.Err.Error())
 		res = f.Result
 	}
-	return command.ChatResult{
-		V: command.V, SessionID: res.SessionID, MessageID: res.MessageID, Text: res.Text,
+	return api.ChatResult{
+		V: api.V, SessionID: res.SessionID, MessageID: res.MessageID, Text: res.Text,
 		FinishReason: res.FinishReason,
-		Usage:        command.ChatUsage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens},
+		Usage:        api.ChatUsage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens},
 	}, nil
 }
 
@@ -264,8 +264,8 @@ func (s *Server) candidatePaths() []string {
 
 // chatPreview handles ctxls.chat.preview: the model input of a turn, built
 // as runChat's turn would build it, with nothing stored and no provider.
-func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, error) {
-	ts, err := s.turnStart(a, command.ChatPreview)
+func (s *Server) chatPreview(ctx context.Context, a *api.ChatArgs) (any, error) {
+	ts, err := s.turnStart(a, api.ChatPreview)
 	if err != nil {
 		return nil, err
 	}
@@ -290,21 +290,21 @@ func (s *Server) chatPreview(ctx context.Context, a *command.ChatArgs) (any, err
 	if err != nil {
 		return nil, err
 	}
-	res := command.ChatPreviewResult{
-		V: command.V, SessionID: id, Model: pv.Model, Messages: []command.PreviewMessage{}, Tools: []command.PreviewTool{},
-		Tokens: command.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Total: pv.Total},
+	res := api.ChatPreviewResult{
+		V: api.V, SessionID: id, Model: pv.Model, Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
+		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Total: pv.Total},
 		Budget: pv.Budget, Dropped: pv.Dropped,
 	}
 	for _, m := range pv.Messages {
-		pm := command.PreviewMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		pm := api.PreviewMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
-			pm.ToolCalls = append(pm.ToolCalls, command.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			pm.ToolCalls = append(pm.ToolCalls, api.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
 		res.Messages = append(res.Messages, pm)
 	}
 	for _, t := range pv.Tools {
 		params, _ := json.Marshal(t.Function.Parameters)
-		res.Tools = append(res.Tools, command.PreviewTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+		res.Tools = append(res.Tools, api.PreviewTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
 	}
 	return res, nil
 }
@@ -398,8 +398,8 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 
 // sessionCompact handles ctxls.session.compact: the session's earlier
 // turns summarised now.
-func (s *Server) sessionCompact(ctx context.Context, a *command.SessionIDArgs) (any, error) {
-	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionCompact)
+func (s *Server) sessionCompact(ctx context.Context, a *api.SessionIDArgs) (any, error) {
+	store, id, err := s.existingSession(ctx, a.SessionID, api.SessionCompact)
 	if err != nil {
 		return nil, err
 	}
@@ -420,12 +420,12 @@ func (s *Server) sessionCompact(ctx context.Context, a *command.SessionIDArgs) (
 		return nil, err
 	}
 	s.compacted(ctx, *c)
-	return command.SessionCompactResult{V: command.V, SessionID: id, Summary: *c.Summary,
+	return api.SessionCompactResult{V: api.V, SessionID: id, Summary: *c.Summary,
 		CompactedThrough: c.Summary.SummaryOf.Last, Covered: c.Covered, Tokens: c.Tokens}, nil
 }
 
-func (s *Server) regenerateTitle(ctx context.Context, a *command.SessionIDArgs) (any, error) {
-	_, id, err := s.existingSession(ctx, a.SessionID, command.RegenerateTitle)
+func (s *Server) regenerateTitle(ctx context.Context, a *api.SessionIDArgs) (any, error) {
+	_, id, err := s.existingSession(ctx, a.SessionID, api.RegenerateTitle)
 	if err != nil {
 		return nil, err
 	}
@@ -441,5 +441,5 @@ func (s *Server) regenerateTitle(ctx context.Context, a *command.SessionIDArgs) 
 		return nil, err
 	}
 	s.sessionUpdated(ctx, sess)
-	return command.SessionResult{V: command.V, Session: sess}, nil
+	return api.SessionResult{V: api.V, Session: sess}, nil
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -31,7 +31,7 @@ func TestChatConfigurationAndServerCreatedProgress(t *testing.T) {
 	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": map[string]any{
 		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model"}}}})
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"configured ", "now"}}, openaitest.Reply{Chunks: []string{"First title"}})
-	var res command.ChatResult
+	var res api.ChatResult
 	if err := s.Call("ctxls/chat", map[string]any{"message": "hi"}, &res); err != nil || res.Text != "configured now" {
 		t.Fatalf("after didChangeConfiguration: %+v %v", res, err)
 	}
@@ -44,19 +44,19 @@ func TestChatConfigurationAndServerCreatedProgress(t *testing.T) {
 	if deltas != "configured now" || kinds[0] != "begin" || end != "done" {
 		t.Errorf("progress on the created token: %q %v %q", deltas, kinds, end)
 	}
-	s.WaitNotification(command.SessionUpdated, 2) // auto title, then the model's
+	s.WaitNotification(api.SessionUpdated, 2) // auto title, then the model's
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Regenerated title here"}})
-	var sess command.SessionResult
-	s.MustCommand(command.RegenerateTitle, map[string]any{}, &sess)
+	var sess api.SessionResult
+	s.MustCommand(api.RegenerateTitle, map[string]any{}, &sess)
 	if sess.Session.Title != "Regenerated title here" || sess.Session.TitleSource != "model" {
 		t.Errorf("regenerated: %+v", sess.Session)
 	}
 	// A failed title call keeps the title.
 	fake.Enqueue(openaitest.Reply{Status: 500, ErrorMessage: "down"})
-	if err := s.Command(command.RegenerateTitle, map[string]any{}, nil); err == nil {
+	if err := s.Command(api.RegenerateTitle, map[string]any{}, nil); err == nil {
 		t.Error("failed title call reported success")
 	}
-	s.MustCommand(command.SessionShow, map[string]any{}, &sess)
+	s.MustCommand(api.SessionShow, map[string]any{}, &sess)
 	if sess.Session.Title != "Regenerated title here" {
 		t.Errorf("title after a failed call: %q", sess.Session.Title)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -25,8 +25,8 @@ func TestSIGKILLMidStreamKeepsCheckpoint(t *testing.T) {
 	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
 	s := lsptest.Binary(t, env, "serve", "--data-dir", dataDir)
 	s.Initialize(lsptest.InitOptions{})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &created)
 	s.Send(1000, "ctxls/chat", map[string]any{"message": "stream a long answer", "workDoneToken": "k"})
 	deltas := 0
 	s.WaitFor("20 deltas", func(m *lsptest.Message) bool {
@@ -40,8 +40,8 @@ func TestSIGKILLMidStreamKeepsCheckpoint(t *testing.T) {
 
 	s2 := lsptest.Binary(t, env, "serve", "--data-dir", dataDir)
 	s2.Initialize(lsptest.InitOptions{})
-	var show command.ShowResult
-	s2.MustCommand(command.SessionShow, map[string]any{"sessionId": created.Session.ID}, &show)
+	var show api.ShowResult
+	s2.MustCommand(api.SessionShow, map[string]any{"sessionId": created.Session.ID}, &show)
 	if len(show.Messages) != 2 || show.Messages[0].Content != "stream a long answer" {
 		t.Fatalf("messages after the kill: %+v", show.Messages)
 	}
@@ -52,12 +52,12 @@ func TestSIGKILLMidStreamKeepsCheckpoint(t *testing.T) {
 		t.Errorf("checkpointed partial answer %q", partial)
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"back"}})
-	var res command.ChatResult
-	s2.MustCommand(command.Chat, map[string]any{"sessionId": created.Session.ID, "message": "again"}, &res)
+	var res api.ChatResult
+	s2.MustCommand(api.Chat, map[string]any{"sessionId": created.Session.ID, "message": "again"}, &res)
 	if res.Text != "back" {
 		t.Errorf("next turn %+v", res)
 	}
-	s2.MustCommand(command.SessionShow, map[string]any{"sessionId": created.Session.ID}, &show)
+	s2.MustCommand(api.SessionShow, map[string]any{"sessionId": created.Session.ID}, &show)
 	if show.Messages[1].Status != session.StatusInterrupted {
 		t.Errorf("the killed answer ends interrupted, got %s", show.Messages[1].Status)
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -66,9 +66,9 @@ func TestChatStreamsWithUnsavedBufferAndTitles(t *testing.T) {
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + main, "languageId": "go", "version": 1, "text": "package main\n"}})
 	s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file://" + main, "version": 2},
 		"contentChanges": []any{map[string]any{"text": "package main\n\n// UNSAVED EDIT\n"}}})
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
 
-	var res command.ChatResult
+	var res api.ChatResult
 	if err := s.Call("ctxls/chat", map[string]any{"message": "Why does login redirect twice?\nmore detail", "workDoneToken": "tok-1"}, &res); err != nil {
 		t.Fatal(err)
 	}
@@ -90,25 +90,25 @@ func TestChatStreamsWithUnsavedBufferAndTitles(t *testing.T) {
 		t.Errorf("last message %+v", last)
 	}
 	// Instant title from the first line, then the model's title.
-	first := s.WaitNotification(command.SessionUpdated, 1)
+	first := s.WaitNotification(api.SessionUpdated, 1)
 	if !strings.Contains(string(first.Params), `"Why does login redirect twice?"`) || !strings.Contains(string(first.Params), `"auto"`) {
 		t.Errorf("first title: %s", first.Params)
 	}
-	second := s.WaitNotification(command.SessionUpdated, 2)
+	second := s.WaitNotification(api.SessionUpdated, 2)
 	if !strings.Contains(string(second.Params), `"Login redirect loop fix"`) || !strings.Contains(string(second.Params), `"model"`) {
 		t.Errorf("model title: %s", second.Params)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
 	if len(show.Messages) != 2 || show.Messages[1].Content != want || show.Messages[1].Status != session.StatusComplete || show.Messages[1].ID != res.MessageID {
 		t.Errorf("stored: %+v", show.Messages)
 	}
 	// A user's rename is never overridden by a later model title.
-	s.MustCommand(command.SessionRename, map[string]any{"title": "Mine"}, nil)
+	s.MustCommand(api.SessionRename, map[string]any{"title": "Mine"}, nil)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"second answer"}}, openaitest.Reply{Chunks: []string{"Model Title"}})
-	s.MustCommand(command.Chat, map[string]any{"message": "and then?"}, &res)
+	s.MustCommand(api.Chat, map[string]any{"message": "and then?"}, &res)
 	time.Sleep(100 * time.Millisecond)
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
 	if show.Session.Title != "Mine" {
 		t.Errorf("title after user rename: %q", show.Session.Title)
 	}
@@ -129,13 +129,13 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 	})
 	// Everything else is served while the turn streams.
 	start := time.Now()
-	var got command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{}, &got)
+	var got api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{}, &got)
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x.txt", "languageId": "text", "version": 1, "text": "x"}})
 	s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file:///x.txt", "version": 2},
 		"contentChanges": []any{map[string]any{"range": map[string]any{"start": map[string]any{"line": 0, "character": 1}, "end": map[string]any{"line": 0, "character": 1}}, "text": "yz"}}})
-	var doc command.DocumentGetResult
-	s.MustCommand(command.DocumentGet, map[string]any{"uri": "file:///x.txt"}, &doc)
+	var doc api.DocumentGetResult
+	s.MustCommand(api.DocumentGet, map[string]any{"uri": "file:///x.txt"}, &doc)
 	if time.Since(start) > 2*time.Second || doc.Text != "xyz" {
 		t.Errorf("serving during a turn took %v", time.Since(start))
 	}
@@ -157,10 +157,10 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 	if r := fake.WaitCancelled(0, 2*time.Second); r.CancelledAt.Sub(cancelAt) > 100*time.Millisecond {
 		t.Errorf("upstream stream ended %v after the cancel, want within 100ms", r.CancelledAt.Sub(cancelAt))
 	}
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": list.Sessions[0].ID}, &show)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": list.Sessions[0].ID}, &show)
 	if len(show.Messages) != 2 || show.Messages[1].Content != "partial " || show.Messages[1].Status != session.StatusInterrupted {
 		t.Errorf("kept partial answer: %+v", show.Messages)
 	}
@@ -199,7 +199,7 @@ func TestChatProviderFailures(t *testing.T) {
 				fake.Enqueue(tc.reply)
 			}
 			s, _ := startChat(t, fake)
-			var res command.ChatResult
+			var res api.ChatResult
 			if err := s.Call("ctxls/chat", map[string]any{"message": "q", "workDoneToken": "t"}, &res); err != nil {
 				t.Fatalf("want a result with finishReason error, got %v", err)
 			}
@@ -236,7 +236,7 @@ func TestChatStreamsThatEndOddly(t *testing.T) {
 			fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"one ", "two ", "three"}, Fault: tc.fault, FaultAfter: 100})
 			s, _ := startChat(t, fake)
-			var res command.ChatResult
+			var res api.ChatResult
 			if err := s.Call("ctxls/chat", map[string]any{"message": "q", "workDoneToken": "t"}, &res); err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +257,7 @@ func TestChat429RetriesWithRetryAfter(t *testing.T) {
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Status: 429, ErrorMessage: "slow down", RetryAfter: "1"}, openaitest.Reply{Chunks: []string{"ok after retry"}})
 	s, _ := startChat(t, fake)
-	var res command.ChatResult
+	var res api.ChatResult
 	start := time.Now()
 	if err := s.Call("ctxls/chat", map[string]any{"message": "q"}, &res); err != nil || res.Text != "ok after retry" {
 		t.Fatalf("%+v %v", res, err)
@@ -275,13 +275,13 @@ func TestChatSystemPromptGolden(t *testing.T) {
 			fake := openaitest.New(t)
 			s, root := startChat(t, fake)
 			for i := range n {
-				s.MustCommand(command.FilesAdd, map[string]any{"name": fmt.Sprintf("data%02d.csv", i), "contentBase64": "YQ=="}, nil)
+				s.MustCommand(api.FilesAdd, map[string]any{"name": fmt.Sprintf("data%02d.csv", i), "contentBase64": "YQ=="}, nil)
 			}
 			readme := filepath.Join(root, "README.md")
 			s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + readme, "languageId": "markdown", "version": 1, "text": "# app\n\nunsaved line\n"}})
-			s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"README.md", "docs/spec.md"}}, nil)
-			s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, nil)
-			s.MustCommand(command.Chat, map[string]any{"message": "hello"}, nil)
+			s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"README.md", "docs/spec.md"}}, nil)
+			s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, nil)
+			s.MustCommand(api.Chat, map[string]any{"message": "hello"}, nil)
 			got := strings.ReplaceAll(fake.Requests()[0].SystemPrompt(), root, "/WORKSPACE")
 			path := filepath.Join("testdata", fmt.Sprintf("system_prompt_%d_files.golden", n))
 			if *update {

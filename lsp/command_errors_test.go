@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -27,9 +27,9 @@ func TestCommandArgumentErrors(t *testing.T) { bothTransports(t, testCommandArgu
 
 func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Server, string)) {
 	s, root := start(t)
-	var sess command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "keep me"}, &sess)
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
+	var sess api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "keep me"}, &sess)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go"}}, nil)
 	unknownID := "aaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 	if err := os.Symlink("/etc/passwd", filepath.Join(sess.Session.Folder, "sources", "link")); err != nil {
@@ -45,44 +45,44 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 	}
 
 	specific := map[string][]errorCase{
-		command.SessionNew: {
+		api.SessionNew: {
 			{"title too long", map[string]any{"title": strings.Repeat("x", 300)}, -32602, "title"},
 		},
-		command.SessionResume: {
+		api.SessionResume: {
 			{"missing id", map[string]any{}, -32602, "sessionId is required"},
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.SessionList: {
+		api.SessionList: {
 			{"negative limit", map[string]any{"limit": -1}, -32602, "limit"},
 			{"bad cursor", map[string]any{"cursor": "%%%not-a-cursor"}, -32602, "cursor"},
 		},
-		command.SessionShow: {
+		api.SessionShow: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.SessionRename: {
+		api.SessionRename: {
 			{"empty title", map[string]any{"sessionId": sess.Session.ID, "title": "  "}, -32602, "title"},
 			{"control chars", map[string]any{"sessionId": sess.Session.ID, "title": "a\x00b"}, -32602, "title"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "title": "x"}, -32602, unknownID},
 		},
-		command.SessionDelete: {
+		api.SessionDelete: {
 			{"missing id", map[string]any{}, -32602, "sessionId is required"},
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.SessionSearch: {
+		api.SessionSearch: {
 			{"missing query", map[string]any{}, -32602, "query is required"},
 			{"negative limit", map[string]any{"query": "x", "limit": -5}, -32602, "limit"},
 		},
-		command.SessionExport: {
+		api.SessionExport: {
 			{"bad format", map[string]any{"format": "pdf"}, -32602, "pdf"},
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.SessionShare: {
+		api.SessionShare: {
 			{"missing visibility", map[string]any{}, -32602, "visibility is required"},
 			{"bad visibility", map[string]any{"visibility": "public"}, -32602, `visibility "public": want "private" or "team"`},
 			{"unknown id", map[string]any{"sessionId": unknownID, "visibility": "team"}, -32602, unknownID},
 			{"local store", map[string]any{"visibility": "team"}, -32602, "sharing needs the PostgreSQL store"},
 		},
-		command.ContextSet: {
+		api.ContextSet: {
 			{"missing setName", map[string]any{"items": []string{"x"}}, -32602, "setName is required"},
 			{"missing items", map[string]any{"setName": "ports"}, -32602, "items is required"},
 			{"bad mode", map[string]any{"setName": "ports", "items": []string{"1"}, "mode": "append"}, -32602, "mode"},
@@ -90,13 +90,13 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"NUL item", map[string]any{"setName": "ports", "items": []string{"a\x00"}}, -32602, "NUL"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "setName": "ports", "items": []string{"1"}}, -32602, unknownID},
 		},
-		command.ContextGet: {
+		api.ContextGet: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.ContextCandids: {
+		api.ContextCandids: {
 			{"any field", map[string]any{"sessionId": "x"}, -32602, "unknown field"},
 		},
-		command.FilesAdd: {
+		api.FilesAdd: {
 			{"neither", map[string]any{}, -32602, "give path"},
 			{"both", map[string]any{"path": "main.go", "name": "x", "contentBase64": "eA=="}, -32602, "not both"},
 			{"no name", map[string]any{"contentBase64": "eA=="}, -32602, "name is required"},
@@ -112,36 +112,36 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"too large", map[string]any{"path": big}, -32602, "is 26,214,401 bytes; the limit is 26,214,400 bytes (25 MiB)"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "path": "main.go"}, -32602, unknownID},
 		},
-		command.FilesList: {
+		api.FilesList: {
 			{"bad subdir", map[string]any{"subdir": "../.."}, -32602, "subdir"},
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.FilesRemove: {
+		api.FilesRemove: {
 			{"missing name", map[string]any{}, -32602, "name is required"},
 			{"traversal", map[string]any{"name": "../history.md"}, -32602, "history.md"},
 			{"not there", map[string]any{"name": "ghost.txt"}, -32602, "ghost.txt"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "name": "x"}, -32602, unknownID},
 		},
-		command.Chat: {
+		api.Chat: {
 			{"missing message", map[string]any{}, -32602, "message is required"},
 			{"bad file item", map[string]any{"message": "hi", "files": []string{"a\x00"}}, -32602, "NUL"},
 		},
-		command.RegenerateTitle: {
+		api.RegenerateTitle: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.ChatPreview: {
+		api.ChatPreview: {
 			{"missing message", map[string]any{}, -32602, "message is required"},
 			{"bad file item", map[string]any{"message": "hi", "files": []string{"a\x00"}}, -32602, "NUL"},
 			{"a directory", map[string]any{"message": "hi", "files": []string{"."}}, -32602, "is a directory"},
 			{"unknown id", map[string]any{"message": "hi", "sessionId": unknownID}, -32602, unknownID},
 		},
-		command.ClearTitle: {
+		api.ClearTitle: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.SessionCompact: {
+		api.SessionCompact: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
-		command.SetModel: {
+		api.SetModel: {
 			{"missing model", map[string]any{}, -32602, "model is required"},
 			{"null model", map[string]any{"model": nil}, -32602, "model is required"},
 			{"spaces", map[string]any{"model": "gpt 4o"}, -32602, "spaces"},
@@ -149,13 +149,13 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"too long", map[string]any{"model": strings.Repeat("m", 201)}, -32602, "200"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "model": "x"}, -32602, unknownID},
 		},
-		command.DocumentGet: {
+		api.DocumentGet: {
 			{"missing uri", map[string]any{}, -32602, "uri is required"},
 			{"not open", map[string]any{"uri": "file:///not/open.go"}, -32602, "not open"},
 		},
 	}
 
-	for _, c := range command.Commands {
+	for _, c := range api.Commands {
 		cases := specific[c.ID]
 		if len(cases) == 0 {
 			t.Errorf("%s has no specific error cases in this test", c.ID)
@@ -174,7 +174,7 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 	}
 	// Two arguments and a non-object argument, through executeCommand directly.
 	for _, args := range []any{[]any{map[string]any{}, map[string]any{}}, []any{"str"}, []any{42}, []any{[]any{}}} {
-		if err := s.Call("workspace/executeCommand", map[string]any{"command": command.ContextGet, "arguments": args}, nil); rpcCode(t, err) != -32602 {
+		if err := s.Call("workspace/executeCommand", map[string]any{"command": api.ContextGet, "arguments": args}, nil); rpcCode(t, err) != -32602 {
 			t.Errorf("arguments %v: %v", args, err)
 		}
 	}
@@ -187,19 +187,19 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 
 	// The symlink to /etc/passwd is removed as a link; the target is untouched.
 	before, _ := os.ReadFile("/etc/passwd")
-	s.MustCommand(command.FilesRemove, map[string]any{"name": "link"}, nil)
+	s.MustCommand(api.FilesRemove, map[string]any{"name": "link"}, nil)
 	if after, _ := os.ReadFile("/etc/passwd"); string(after) != string(before) || len(after) == 0 {
 		t.Fatal("/etc/passwd changed")
 	}
 
 	// Still serving, state intact.
-	var got command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{"sessionId": sess.Session.ID}, &got)
+	var got api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{"sessionId": sess.Session.ID}, &got)
 	if len(got.Context["files"]) != 1 {
 		t.Errorf("context after bad input: %v", got.Context)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": sess.Session.ID}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": sess.Session.ID}, &show)
 	if show.Session.Title != "keep me" {
 		t.Errorf("title after bad input: %q", show.Session.Title)
 	}
@@ -207,7 +207,7 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 
 // genericCases derives bad calls from a command's argument type: an unknown
 // field, and a wrong JSON type for every field.
-func genericCases(c command.Info) []errorCase {
+func genericCases(c api.Info) []errorCase {
 	cases := []errorCase{{"unknown field", map[string]any{"bogusField": 1}, -32602, `unknown field "bogusField"`}}
 	t := reflect.TypeOf(c.Args)
 	for f := range t.Fields() {

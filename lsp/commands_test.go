@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -67,8 +67,8 @@ func TestSessionCommands(t *testing.T) { bothTransports(t, testSessionCommands) 
 func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, string)) {
 	s, root := start(t)
 
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "Fix login redirect"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "Fix login redirect"}, &created)
 	id := created.Session.ID
 	if created.V != 1 || created.Session.Title != "Fix login redirect" || created.Session.TitleSource != "user" || len(id) < 20 {
 		t.Fatalf("new: %+v", created)
@@ -78,38 +78,38 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 	}
 
 	// files items: relative, file:// URI and absolute all stored absolute.
-	var set command.ContextSetResult
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go", "file://" + root + "/README.md", root + "/docs/../docs/spec.md"}}, &set)
+	var set api.ContextSetResult
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go", "file://" + root + "/README.md", root + "/docs/../docs/spec.md"}}, &set)
 	want := []string{root + "/main.go", root + "/README.md", root + "/docs/spec.md"}
 	if !slices.Equal(set.Items, want) || len(set.Warnings) != 0 {
 		t.Fatalf("set files: %+v, want %v", set, want)
 	}
-	changed := s.WaitNotification(command.ContextChanged, 1)
-	var cc command.ContextChangedParams
+	changed := s.WaitNotification(api.ContextChanged, 1)
+	var cc api.ContextChangedParams
 	mustUnmarshal(t, changed.Params, &cc)
 	if cc.SessionID != id || cc.Reason != "changed" || !slices.Equal(cc.Added, want) || len(cc.Removed) != 0 {
 		t.Errorf("contextChanged: %+v", cc)
 	}
 
 	// merge keeps order and drops duplicates; unknown names warn.
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, &set)
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"5432", "8080"}, "mode": "merge"}, &set)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, &set)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"5432", "8080"}, "mode": "merge"}, &set)
 	if !slices.Equal(set.Items, []string{"8080", "5432"}) {
 		t.Errorf("merge: %v", set.Items)
 	}
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "fles", "items": []string{"x"}}, &set)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "fles", "items": []string{"x"}}, &set)
 	if len(set.Warnings) != 1 || !strings.Contains(set.Warnings[0], `unknown set name "fles"`) {
 		t.Errorf("warnings: %v", set.Warnings)
 	}
 	// An empty replace deletes the set.
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "fles", "items": []string{}}, &set)
-	var got command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{}, &got)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "fles", "items": []string{}}, &set)
+	var got api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{}, &got)
 	if _, ok := got.Context["fles"]; ok || len(got.Context) != 2 {
 		t.Errorf("context after delete: %v", got.Context)
 	}
-	got = command.ContextGetResult{}
-	s.MustCommand(command.ContextGet, map[string]any{"setName": "ports"}, &got)
+	got = api.ContextGetResult{}
+	s.MustCommand(api.ContextGet, map[string]any{"setName": "ports"}, &got)
 	if len(got.Context) != 1 || !slices.Equal(got.Context["ports"], []string{"8080", "5432"}) {
 		t.Errorf("get ports: %v", got.Context)
 	}
@@ -119,7 +119,7 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 	for i := range 11 {
 		eleven = append(eleven, fmt.Sprint(i))
 	}
-	err := s.Command(command.ContextSet, map[string]any{"setName": "endpoints", "items": eleven}, nil)
+	err := s.Command(api.ContextSet, map[string]any{"setName": "endpoints", "items": eleven}, nil)
 	if rpcCode(t, err) != -32602 || !strings.Contains(err.Error(), "10") || !strings.Contains(err.Error(), "11") {
 		t.Errorf("11 items: %v", err)
 	}
@@ -128,94 +128,94 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 		for j := range 10 {
 			ten = append(ten, fmt.Sprintf("s%d-%d", i, j))
 		}
-		s.MustCommand(command.ContextSet, map[string]any{"setName": fmt.Sprintf("set%d", i), "items": ten}, nil)
+		s.MustCommand(api.ContextSet, map[string]any{"setName": fmt.Sprintf("set%d", i), "items": ten}, nil)
 	}
 	// 3 files + 2 ports + 40 = 45; 6 more is 51.
-	err = s.Command(command.ContextSet, map[string]any{"setName": "endpoints", "items": []string{"a", "b", "c", "d", "e", "f"}}, nil)
+	err = s.Command(api.ContextSet, map[string]any{"setName": "endpoints", "items": []string{"a", "b", "c", "d", "e", "f"}}, nil)
 	if rpcCode(t, err) != -32602 || !strings.Contains(err.Error(), "50") || !strings.Contains(err.Error(), "51") {
 		t.Errorf("51 in all: %v", err)
 	}
-	got = command.ContextGetResult{}
-	s.MustCommand(command.ContextGet, map[string]any{}, &got)
+	got = api.ContextGetResult{}
+	s.MustCommand(api.ContextGet, map[string]any{}, &got)
 	if _, ok := got.Context["endpoints"]; ok {
 		t.Errorf("a refused set must change nothing: %v", got.Context["endpoints"])
 	}
 	for i := range 4 {
-		s.MustCommand(command.ContextSet, map[string]any{"setName": fmt.Sprintf("set%d", i), "items": []string{}}, nil)
+		s.MustCommand(api.ContextSet, map[string]any{"setName": fmt.Sprintf("set%d", i), "items": []string{}}, nil)
 	}
 
 	// Files.
-	var added command.FilesAddResult
-	s.MustCommand(command.FilesAdd, map[string]any{"path": "docs/spec.md"}, &added)
+	var added api.FilesAddResult
+	s.MustCommand(api.FilesAdd, map[string]any{"path": "docs/spec.md"}, &added)
 	if added.Name != "spec.md" || added.Size != 5 {
 		t.Errorf("add by path: %+v", added)
 	}
-	s.MustCommand(command.FilesAdd, map[string]any{"name": "data.csv", "contentBase64": base64.StdEncoding.EncodeToString([]byte("a,b\n1,2\n"))}, &added)
+	s.MustCommand(api.FilesAdd, map[string]any{"name": "data.csv", "contentBase64": base64.StdEncoding.EncodeToString([]byte("a,b\n1,2\n"))}, &added)
 	if added.Name != "data.csv" || added.Size != 8 {
 		t.Errorf("add by content: %+v", added)
 	}
-	var files command.FilesListResult
-	s.MustCommand(command.FilesList, map[string]any{}, &files)
+	var files api.FilesListResult
+	s.MustCommand(api.FilesList, map[string]any{}, &files)
 	if !slices.Equal(files.Files, []string{"data.csv", "spec.md"}) {
 		t.Errorf("list: %v", files.Files)
 	}
 	if b, err := os.ReadFile(filepath.Join(created.Session.Folder, "sources", "data.csv")); err != nil || string(b) != "a,b\n1,2\n" {
 		t.Errorf("copied content: %q %v", b, err)
 	}
-	s.MustCommand(command.FilesRemove, map[string]any{"name": "spec.md"}, nil)
-	s.MustCommand(command.FilesList, map[string]any{"subdir": "sources"}, &files)
+	s.MustCommand(api.FilesRemove, map[string]any{"name": "spec.md"}, nil)
+	s.MustCommand(api.FilesList, map[string]any{"subdir": "sources"}, &files)
 	if !slices.Equal(files.Files, []string{"data.csv"}) {
 		t.Errorf("after remove: %v", files.Files)
 	}
 
 	// Rename sends sessionUpdated and renames the folder.
-	var renamed command.SessionResult
-	s.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "Login redirect loop"}, &renamed)
+	var renamed api.SessionResult
+	s.MustCommand(api.SessionRename, map[string]any{"sessionId": id, "title": "Login redirect loop"}, &renamed)
 	if renamed.Session.Title != "Login redirect loop" || renamed.Session.TitleSource != "user" || !strings.Contains(renamed.Session.Folder, "login-redirect-loop") {
 		t.Errorf("rename: %+v", renamed.Session)
 	}
 	if _, err := os.Stat(created.Session.Folder); !os.IsNotExist(err) {
 		t.Errorf("old folder still exists: %v", err)
 	}
-	up := s.WaitNotification(command.SessionUpdated, 1)
-	var su command.SessionUpdatedParams
+	up := s.WaitNotification(api.SessionUpdated, 1)
+	var su api.SessionUpdatedParams
 	mustUnmarshal(t, up.Params, &su)
 	if su.SessionID != id || su.Title != "Login redirect loop" || su.TitleSource != "user" {
 		t.Errorf("sessionUpdated: %+v", su)
 	}
 
 	// List and search.
-	var other command.SessionResult
+	var other api.SessionResult
 	time.Sleep(5 * time.Millisecond) // activity times are in milliseconds: make "newest" unambiguous
-	s.MustCommand(command.SessionNew, map[string]any{}, &other)
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	s.MustCommand(api.SessionNew, map[string]any{}, &other)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 2 || list.Sessions[0].ID != other.Session.ID {
 		t.Errorf("list, newest first: %+v", list.Sessions)
 	}
 	if list.Sessions[1].FileCount != 1 {
 		t.Errorf("fileCount: %+v", list.Sessions[1])
 	}
-	s.MustCommand(command.SessionList, map[string]any{"query": "redirect"}, &list)
+	s.MustCommand(api.SessionList, map[string]any{"query": "redirect"}, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != id {
 		t.Errorf("list query: %+v", list.Sessions)
 	}
-	var hits command.SearchResult
-	s.MustCommand(command.SessionSearch, map[string]any{"query": "redirect"}, &hits)
+	var hits api.SearchResult
+	s.MustCommand(api.SessionSearch, map[string]any{"query": "redirect"}, &hits)
 	if len(hits.Hits) == 0 || hits.Hits[0].SessionID != id {
 		t.Errorf("search: %+v", hits)
 	}
 
 	// Export.
-	var exp command.ExportResult
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id, "format": "markdown"}, &exp)
+	var exp api.ExportResult
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id, "format": "markdown"}, &exp)
 	if !strings.Contains(exp.Content, "Login redirect loop") || !strings.Contains(exp.Content, root+"/main.go") {
 		t.Errorf("markdown export: %s", exp.Content)
 	}
 	if b, err := os.ReadFile(exp.Path); err != nil || string(b) != exp.Content {
 		t.Errorf("export file: %v", err)
 	}
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id, "format": "json"}, &exp)
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id, "format": "json"}, &exp)
 	var j map[string]any
 	if err := json.Unmarshal([]byte(exp.Content), &j); err != nil || j["v"] != float64(1) {
 		t.Errorf("json export: %v %v", err, exp.Content)
@@ -225,8 +225,8 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 	if err := os.Remove(filepath.Join(root, "README.md")); err != nil {
 		t.Fatal(err)
 	}
-	var res command.ResumeResult
-	s.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, &res)
+	var res api.ResumeResult
+	s.MustCommand(api.SessionResume, map[string]any{"sessionId": id}, &res)
 	if res.Session.ID != id || !slices.Equal(res.MissingFiles, []string{root + "/README.md"}) {
 		t.Errorf("resume: %+v", res)
 	}
@@ -238,36 +238,36 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 		t.Errorf("reminder:\n%s\nwant:\n%s", res.Reminder, wantReminder)
 	}
 	n := s.WaitFor("contextChanged resume", func(m *lsptest.Message) bool {
-		return m.Method == command.ContextChanged && strings.Contains(string(m.Params), `"resume"`)
+		return m.Method == api.ContextChanged && strings.Contains(string(m.Params), `"resume"`)
 	})
 	mustUnmarshal(t, n.Params, &cc)
 	if cc.SessionID != id || !slices.Equal(cc.Missing, []string{root + "/README.md"}) {
 		t.Errorf("resume notification: %+v", cc)
 	}
 	// Current session is the resumed one: a command without sessionId uses it.
-	s.MustCommand(command.ContextGet, map[string]any{}, &got)
+	s.MustCommand(api.ContextGet, map[string]any{}, &got)
 	if !slices.Equal(got.Context["ports"], []string{"8080", "5432"}) {
 		t.Errorf("current after resume: %v", got.Context)
 	}
 
 	// Show.
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if show.Session.ID != id || show.Messages == nil {
 		t.Errorf("show: %+v", show)
 	}
 
 	// Delete clears the current session.
-	var del command.DeleteResult
-	s.MustCommand(command.SessionDelete, map[string]any{"sessionId": id}, &del)
+	var del api.DeleteResult
+	s.MustCommand(api.SessionDelete, map[string]any{"sessionId": id}, &del)
 	if !del.Deleted {
 		t.Errorf("delete: %+v", del)
 	}
-	if err := s.Command(command.SessionShow, map[string]any{"sessionId": id}, nil); rpcCode(t, err) != -32602 {
+	if err := s.Command(api.SessionShow, map[string]any{"sessionId": id}, nil); rpcCode(t, err) != -32602 {
 		t.Errorf("show deleted: %v", err)
 	}
-	got = command.ContextGetResult{}
-	s.MustCommand(command.ContextGet, map[string]any{}, &got)
+	got = api.ContextGetResult{}
+	s.MustCommand(api.ContextGet, map[string]any{}, &got)
 	if len(got.Context) != 0 {
 		t.Errorf("no current session after delete: %v", got.Context)
 	}
@@ -276,20 +276,20 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 // TestSessionCreatedOnFirstNeed: a write without a session creates one.
 func TestSessionCreatedOnFirstNeed(t *testing.T) {
 	s, _ := startWithRoot(t)
-	var files command.FilesListResult
-	s.MustCommand(command.FilesList, map[string]any{}, &files)
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var files api.FilesListResult
+	s.MustCommand(api.FilesList, map[string]any{}, &files)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 {
 		t.Fatalf("a read must not create a session: %+v", list.Sessions)
 	}
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"3000"}}, nil)
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"3000"}}, nil)
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 1 {
 		t.Fatalf("a write creates one session: %+v", list.Sessions)
 	}
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"3001"}, "mode": "merge"}, nil)
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"3001"}, "mode": "merge"}, nil)
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 1 {
 		t.Fatalf("and then uses it: %+v", list.Sessions)
 	}

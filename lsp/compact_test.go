@@ -9,9 +9,9 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
@@ -69,15 +69,15 @@ func TestCompactionOverLSP(t *testing.T) {
 	s := binaryChat(t, fake, dataDir, rootURI, 16000, 1000)
 	budget := 16000 - 1000
 
-	var res command.ChatResult
+	var res api.ChatResult
 	if err := s.Call("ctxls/chat", map[string]any{"sessionId": id, "message": "What is the next step?", "workDoneToken": "tok-c"}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.FinishReason != "stop" {
 		t.Fatalf("turn: %+v", res)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if len(show.Messages) != 2003 {
 		t.Fatalf("%d messages after the turn", len(show.Messages))
 	}
@@ -91,9 +91,9 @@ func TestCompactionOverLSP(t *testing.T) {
 		}
 	}
 	up := s.WaitFor("sessionUpdated with compactedThrough", func(m *lsptest.Message) bool {
-		return m.Method == command.SessionUpdated && strings.Contains(string(m.Params), "compactedThrough")
+		return m.Method == api.SessionUpdated && strings.Contains(string(m.Params), "compactedThrough")
 	})
-	var params command.SessionUpdatedParams
+	var params api.SessionUpdatedParams
 	json.Unmarshal(up.Params, &params)
 	if params.SessionID != id || params.CompactedThrough != sum.SummaryOf.Last || params.Title != "Importer design" {
 		t.Errorf("sessionUpdated: %s", up.Params)
@@ -121,8 +121,8 @@ func TestCompactionOverLSP(t *testing.T) {
 		t.Errorf("the input takes %d tokens, over %d", n, budget)
 	}
 
-	var exp command.ExportResult
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id}, &exp)
+	var exp api.ExportResult
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id}, &exp)
 	if strings.Count(exp.Content, "\n## user ·") != 1001 || !strings.Contains(exp.Content, marker) {
 		t.Errorf("export: %d questions, marker %v", strings.Count(exp.Content, "\n## user ·"), strings.Contains(exp.Content, marker))
 	}
@@ -131,8 +131,8 @@ func TestCompactionOverLSP(t *testing.T) {
 	// above), folding the first summary.
 	before := len(fake.Requests())
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"## Goal\nFolded."}})
-	var c command.SessionCompactResult
-	s.MustCommand(command.SessionCompact, map[string]any{"sessionId": id}, &c)
+	var c api.SessionCompactResult
+	s.MustCommand(api.SessionCompact, map[string]any{"sessionId": id}, &c)
 	if c.V != 1 || c.Summary.Content != "## Goal\nFolded." || c.Summary.SummaryOf.First != sum.SummaryOf.First || c.CompactedThrough != show.Messages[1999].ID || c.Covered != 2000 {
 		t.Errorf("compact: %+v %+v", c, c.Summary.SummaryOf)
 	}
@@ -141,10 +141,10 @@ func TestCompactionOverLSP(t *testing.T) {
 		t.Errorf("the on-demand summary does not fold the first: %d requests", len(reqs)-before)
 	}
 	s.WaitFor("sessionUpdated for the on-demand compaction", func(m *lsptest.Message) bool {
-		return m.Method == command.SessionUpdated && strings.Contains(string(m.Params), fmt.Sprintf(`"compactedThrough":%d`, c.CompactedThrough))
+		return m.Method == api.SessionUpdated && strings.Contains(string(m.Params), fmt.Sprintf(`"compactedThrough":%d`, c.CompactedThrough))
 	})
 	// Only the last turn is left: nothing more to compact.
-	err := s.Command(command.SessionCompact, map[string]any{"sessionId": id}, nil)
+	err := s.Command(api.SessionCompact, map[string]any{"sessionId": id}, nil)
 	var rpcErr *lsptest.RPCError
 	if !asRPC(err, &rpcErr) || rpcErr.Code != -32602 || !strings.Contains(rpcErr.Message, "nothing to compact") {
 		t.Errorf("compact again: %v", err)
@@ -175,7 +175,7 @@ func TestCompactAtSetting(t *testing.T) {
 	s.WaitFor("a warning", func(m *lsptest.Message) bool {
 		return m.Method == "window/showMessage" && strings.Contains(string(m.Params), "compactAt must be")
 	})
-	var res command.ChatResult
+	var res api.ChatResult
 	if err := s.Call("ctxls/chat", map[string]any{"sessionId": id, "message": "next?"}, &res); err != nil {
 		t.Fatal(err)
 	}

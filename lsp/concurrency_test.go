@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -176,8 +176,8 @@ func (w *world) session(id string) *expected {
 
 // create makes a session through d and records it.
 func (w *world) create(d *daemon, title, owner string) *expected {
-	var res command.SessionResult
-	if !w.call(d, "session.new", command.SessionNew, map[string]any{"title": title}, &res) {
+	var res api.SessionResult
+	if !w.call(d, "session.new", api.SessionNew, map[string]any{"title": title}, &res) {
 		return nil
 	}
 	e := &expected{id: res.Session.ID, owner: owner, title: res.Session.Title, titleAt: res.Session.UpdatedAt,
@@ -301,8 +301,8 @@ func (k *worker) deleteSession() {
 	i := k.rng.IntN(len(k.private))
 	e := k.private[i]
 	k.private = slices.Delete(k.private, i, i+1)
-	var res command.DeleteResult
-	if k.w.call(k.d, "delete", command.SessionDelete, map[string]any{"sessionId": e.id}, &res) {
+	var res api.DeleteResult
+	if k.w.call(k.d, "delete", api.SessionDelete, map[string]any{"sessionId": e.id}, &res) {
 		e.mu.Lock()
 		e.deleted, e.deleter = true, k.d.n
 		e.mu.Unlock()
@@ -324,7 +324,7 @@ func (k *worker) chat(e *expected, tool bool) {
 		k.d.fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call-" + word, Name: "set_relevant_context", Arguments: string(args)}}})
 	}
 	k.d.fake.Enqueue(openaitest.Reply{Chunks: []string{answer[:7], answer[7:]}})
-	var res command.ChatResult
+	var res api.ChatResult
 	what := "chat"
 	if tool {
 		what = "chat+tool"
@@ -394,8 +394,8 @@ func (k *worker) setContext(e *expected) {
 	if items == nil {
 		items = []string{} // an empty list deletes the set
 	}
-	var res command.ContextSetResult
-	if !k.w.call(k.d, "context.set", command.ContextSet, map[string]any{"sessionId": e.id, "setName": setName, "items": items, "mode": mode}, &res) {
+	var res api.ContextSetResult
+	if !k.w.call(k.d, "context.set", api.ContextSet, map[string]any{"sessionId": e.id, "setName": setName, "items": items, "mode": mode}, &res) {
 		return
 	}
 	if !slices.Equal(res.Items, want) && len(res.Items)+len(want) > 0 {
@@ -412,8 +412,8 @@ func (k *worker) setContext(e *expected) {
 
 func (k *worker) rename(e *expected) {
 	title := fmt.Sprintf("%s renamed by %s #%d", e.id[:4], k.name, k.next())
-	var res command.SessionResult
-	if !k.w.call(k.d, "rename", command.SessionRename, map[string]any{"sessionId": e.id, "title": title}, &res) {
+	var res api.SessionResult
+	if !k.w.call(k.d, "rename", api.SessionRename, map[string]any{"sessionId": e.id, "title": title}, &res) {
 		return
 	}
 	if res.Session.Title != title || !strings.HasPrefix(filepath.Base(res.Session.Folder), res.Session.CreatedAt.Format("2006-01-02T15-04-05")) {
@@ -429,8 +429,8 @@ func (k *worker) rename(e *expected) {
 func (k *worker) addFile(e *expected) {
 	name := fmt.Sprintf("%s-%d.txt", k.name, k.next())
 	content := fmt.Sprintf("file %s of session %s\n", name, e.id)
-	var res command.FilesAddResult
-	if !k.w.call(k.d, "files.add", command.FilesAdd, map[string]any{"sessionId": e.id, "name": name,
+	var res api.FilesAddResult
+	if !k.w.call(k.d, "files.add", api.FilesAdd, map[string]any{"sessionId": e.id, "name": name,
 		"contentBase64": base64.StdEncoding.EncodeToString([]byte(content))}, &res) {
 		return
 	}
@@ -454,8 +454,8 @@ func (k *worker) removeFile(e *expected) {
 	}
 	sort.Strings(mine)
 	name := mine[k.rng.IntN(len(mine))]
-	var res command.FilesRemoveResult
-	if !k.w.call(k.d, "files.remove", command.FilesRemove, map[string]any{"sessionId": e.id, "name": name}, &res) {
+	var res api.FilesRemoveResult
+	if !k.w.call(k.d, "files.remove", api.FilesRemove, map[string]any{"sessionId": e.id, "name": name}, &res) {
 		return
 	}
 	e.mu.Lock()
@@ -464,8 +464,8 @@ func (k *worker) removeFile(e *expected) {
 }
 
 func (k *worker) export(e *expected) {
-	var res command.ExportResult
-	if !k.w.call(k.d, "export", command.SessionExport, map[string]any{"sessionId": e.id}, &res) {
+	var res api.ExportResult
+	if !k.w.call(k.d, "export", api.SessionExport, map[string]any{"sessionId": e.id}, &res) {
 		return
 	}
 	if !strings.HasPrefix(res.Content, "# ") {
@@ -482,22 +482,22 @@ func (k *worker) read() {
 	e := k.pick()
 	switch k.rng.IntN(5) {
 	case 0:
-		var res command.SessionListResult
-		k.w.call(k.d, "session.list", command.SessionList, map[string]any{"limit": 20}, &res)
+		var res api.SessionListResult
+		k.w.call(k.d, "session.list", api.SessionList, map[string]any{"limit": 20}, &res)
 	case 1:
-		var res command.ShowResult
-		if k.w.call(k.d, "session.show", command.SessionShow, map[string]any{"sessionId": e.id}, &res) && res.Session.ID != e.id {
+		var res api.ShowResult
+		if k.w.call(k.d, "session.show", api.SessionShow, map[string]any{"sessionId": e.id}, &res) && res.Session.ID != e.id {
 			k.w.t.Errorf("%s: show %s gave %s", k.name, e.id, res.Session.ID)
 		}
 	case 2:
-		var res command.SearchResult
-		k.w.call(k.d, "session.search", command.SessionSearch, map[string]any{"query": "question " + k.name}, &res)
+		var res api.SearchResult
+		k.w.call(k.d, "session.search", api.SessionSearch, map[string]any{"query": "question " + k.name}, &res)
 	case 3:
-		var res command.ContextGetResult
-		k.w.call(k.d, "context.get", command.ContextGet, map[string]any{"sessionId": e.id}, &res)
+		var res api.ContextGetResult
+		k.w.call(k.d, "context.get", api.ContextGet, map[string]any{"sessionId": e.id}, &res)
 	default:
-		var res command.FilesListResult
-		k.w.call(k.d, "files.list", command.FilesList, map[string]any{"sessionId": e.id}, &res)
+		var res api.FilesListResult
+		k.w.call(k.d, "files.list", api.FilesList, map[string]any{"sessionId": e.id}, &res)
 	}
 }
 
@@ -544,8 +544,8 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 
 	listed := map[string]bool{}
 	for cursor := ""; ; {
-		var page command.SessionListResult
-		if !w.call(d, "session.list", command.SessionList, map[string]any{"limit": 500, "cursor": cursor}, &page) {
+		var page api.SessionListResult
+		if !w.call(d, "session.list", api.SessionList, map[string]any{"limit": 500, "cursor": cursor}, &page) {
 			return
 		}
 		for _, s := range page.Sessions {
@@ -576,8 +576,8 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 			t.Errorf("session %s (%q) is not listed", id, e.title)
 			continue
 		}
-		var show command.ShowResult
-		if !w.call(d, "show", command.SessionShow, map[string]any{"sessionId": id}, &show) {
+		var show api.ShowResult
+		if !w.call(d, "show", api.SessionShow, map[string]any{"sessionId": id}, &show) {
 			continue
 		}
 		ss := show.Session
@@ -612,15 +612,15 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 			t.Errorf("session %s: %d messages, want %d; missing %q, unexpected %q", id, len(got), len(want), minus(want, got), minus(got, want))
 		}
 		// Context.
-		var cg command.ContextGetResult
-		if w.call(d, "context.get", command.ContextGet, map[string]any{"sessionId": id}, &cg) {
+		var cg api.ContextGetResult
+		if w.call(d, "context.get", api.ContextGet, map[string]any{"sessionId": id}, &cg) {
 			if !equalSets(cg.Context, e.sets) {
 				t.Errorf("session %s: context %v, want %v", id, cg.Context, e.sets)
 			}
 		}
 		// Files: the names the server lists and the bytes on disk.
-		var fl command.FilesListResult
-		if w.call(d, "files.list", command.FilesList, map[string]any{"sessionId": id}, &fl) {
+		var fl api.FilesListResult
+		if w.call(d, "files.list", api.FilesList, map[string]any{"sessionId": id}, &fl) {
 			var wantNames []string
 			for name := range e.files {
 				wantNames = append(wantNames, name)
@@ -660,8 +660,8 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 		// Search finds the session's last turn.
 		if len(e.turns) > 0 {
 			word := e.turns[len(e.turns)-1]
-			var sr command.SearchResult
-			if w.call(d, "search", command.SessionSearch, map[string]any{"query": word}, &sr) &&
+			var sr api.SearchResult
+			if w.call(d, "search", api.SessionSearch, map[string]any{"query": word}, &sr) &&
 				!slices.ContainsFunc(sr.Hits, func(h session.Hit) bool { return h.SessionID == id }) {
 				t.Errorf("session %s: search %q found %+v", id, word, sr.Hits)
 			}

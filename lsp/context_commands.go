@@ -4,23 +4,23 @@ import (
 	"context"
 	"strings"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
-func (s *Server) contextSet(ctx context.Context, a *command.ContextSetArgs) (any, error) {
+func (s *Server) contextSet(ctx context.Context, a *api.ContextSetArgs) (any, error) {
 	if a.SetName == "" {
-		return nil, invalidParams("%s: setName is required", command.ContextSet)
+		return nil, invalidParams("%s: setName is required", api.ContextSet)
 	}
 	if a.Items == nil {
-		return nil, invalidParams("%s: items is required (an empty array deletes the set)", command.ContextSet)
+		return nil, invalidParams("%s: items is required (an empty array deletes the set)", api.ContextSet)
 	}
 	mode := session.Mode(a.Mode)
 	switch mode {
 	case "", session.ModeReplace, session.ModeMerge:
 	default:
-		return nil, invalidParams("%s: mode must be \"replace\" or \"merge\", got %q", command.ContextSet, truncate(a.Mode, 40))
+		return nil, invalidParams("%s: mode must be \"replace\" or \"merge\", got %q", api.ContextSet, truncate(a.Mode, 40))
 	}
 	s.mu.Lock()
 	roots := s.roots
@@ -43,15 +43,15 @@ func (s *Server) contextSet(ctx context.Context, a *command.ContextSetArgs) (any
 		return nil, err
 	}
 	s.notifyContext(ctx, id, "changed", ch.Context, ch.Added, ch.Removed, s.missingFiles(ch.Context))
-	return command.ContextSetResult{V: command.V, SetName: ch.SetName, Items: nonNil(ch.Items), Warnings: nonNil(ch.Warnings)}, nil
+	return api.ContextSetResult{V: api.V, SetName: ch.SetName, Items: nonNil(ch.Items), Warnings: nonNil(ch.Warnings)}, nil
 }
 
-func (s *Server) contextGet(ctx context.Context, a *command.ContextGetArgs) (any, error) {
+func (s *Server) contextGet(ctx context.Context, a *api.ContextGetArgs) (any, error) {
 	store, id, err := s.sessionFor(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err
 	}
-	res := command.ContextGetResult{V: command.V, Context: session.Context{}}
+	res := api.ContextGetResult{V: api.V, Context: session.Context{}}
 	if id == "" {
 		return res, nil
 	}
@@ -67,13 +67,13 @@ func (s *Server) contextGet(ctx context.Context, a *command.ContextGetArgs) (any
 	return res, nil
 }
 
-func (s *Server) contextCandidates(ctx context.Context, _ *command.EmptyArgs) (any, error) {
-	return command.CandidatesResult{V: command.V, Files: s.docs.Candidates()}, nil
+func (s *Server) contextCandidates(ctx context.Context, _ *api.EmptyArgs) (any, error) {
+	return api.CandidatesResult{V: api.V, Files: s.docs.Candidates()}, nil
 }
 
 // notifyContext sends ctxls/contextChanged.
 func (s *Server) notifyContext(ctx context.Context, id, reason string, sets session.Context, added, removed, missing []string) {
-	s.notify(ctx, command.ContextChanged, command.ContextChangedParams{
+	s.notify(ctx, api.ContextChanged, api.ContextChangedParams{
 		SessionID: id,
 		Reason:    reason,
 		Context:   nonNilContext(sets),
@@ -86,11 +86,11 @@ func (s *Server) notifyContext(ctx context.Context, id, reason string, sets sess
 
 // appletOf turns the applet set [slug, "key=value", ...] into its object;
 // nil when there is none.
-func appletOf(items []string) *command.Applet {
+func appletOf(items []string) *api.Applet {
 	if len(items) == 0 {
 		return nil
 	}
-	a := &command.Applet{Slug: items[0], Params: map[string]string{}}
+	a := &api.Applet{Slug: items[0], Params: map[string]string{}}
 	for _, it := range items[1:] {
 		k, v, _ := strings.Cut(it, "=")
 		a.Params[k] = v

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -195,8 +195,8 @@ func (db *pgCrashDB) checkFolders(r *crashRun, it *iter, dbFolders map[string]st
 		}
 	}
 	for id, folder := range dbFolders {
-		var show command.ShowResult
-		if err := it.s.Command(command.SessionShow, map[string]any{"sessionId": id}, &show); err != nil {
+		var show api.ShowResult
+		if err := it.s.Command(api.SessionShow, map[string]any{"sessionId": id}, &show); err != nil {
 			r.errorf("session.show %s: %v", id, err)
 			continue
 		}

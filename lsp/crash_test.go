@@ -24,10 +24,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -563,7 +563,7 @@ func (r *crashRun) opNewSession(it *iter, rng *rand.Rand) {
 	r.mu.Lock()
 	r.unackedNew++
 	r.mu.Unlock()
-	m, _ := it.command("session.new", command.SessionNew, map[string]any{"title": title})
+	m, _ := it.command("session.new", api.SessionNew, map[string]any{"title": title})
 	if m == nil {
 		return
 	}
@@ -571,7 +571,7 @@ func (r *crashRun) opNewSession(it *iter, rng *rand.Rand) {
 		r.errorf("session.new: %v", m.Error)
 		return
 	}
-	var res command.SessionResult
+	var res api.SessionResult
 	if err := json.Unmarshal(m.Result, &res); err != nil {
 		r.errorf("session.new result %s: %v", m.Result, err)
 		return
@@ -654,7 +654,7 @@ func (r *crashRun) opAddFile(it *iter, rng *rand.Rand, s *sessModel, large bool)
 	default:
 		arg["name"], arg["contentBase64"] = name, base64.StdEncoding.EncodeToString(data)
 	}
-	m, _ := it.command(kind, command.FilesAdd, arg)
+	m, _ := it.command(kind, api.FilesAdd, arg)
 	if m == nil {
 		return
 	}
@@ -673,7 +673,7 @@ func (r *crashRun) opRename(it *iter, s *sessModel) {
 	r.mu.Lock()
 	s.titles = append(s.titles, op)
 	r.mu.Unlock()
-	m, _ := it.command("session.rename", command.SessionRename, map[string]any{"sessionId": s.id, "title": op.value})
+	m, _ := it.command("session.rename", api.SessionRename, map[string]any{"sessionId": s.id, "title": op.value})
 	if m == nil {
 		return
 	}
@@ -698,7 +698,7 @@ func (r *crashRun) opContext(it *iter, rng *rand.Rand, s *sessModel) {
 	r.mu.Lock()
 	s.sets[set] = append(s.sets[set], op)
 	r.mu.Unlock()
-	m, _ := it.command("context.set", command.ContextSet, map[string]any{"sessionId": s.id, "setName": set, "items": items})
+	m, _ := it.command("context.set", api.ContextSet, map[string]any{"sessionId": s.id, "setName": set, "items": items})
 	if m == nil {
 		return
 	}
@@ -743,8 +743,8 @@ func (r *crashRun) afterKill(it *iter) {
 			p.Value.at = m.At
 			tok := fmt.Sprint(p.Token)
 			byToken[tok] = append(byToken[tok], p.Value)
-		case m.Method == command.ContextChanged:
-			var p command.ContextChangedParams
+		case m.Method == api.ContextChanged:
+			var p api.ContextChangedParams
 			if json.Unmarshal(m.Params, &p) != nil {
 				continue
 			}
@@ -1331,7 +1331,7 @@ func (r *crashRun) checkTurn(s *sessModel, tr *turnRec, msgs []dbMessage, byText
 	}
 	tr.counted = true
 	if tr.resp != nil && tr.resp.Error == nil {
-		var res command.ChatResult
+		var res api.ChatResult
 		json.Unmarshal(tr.resp.Result, &res)
 		if len(answers) == 0 || res.MessageID != answers[len(answers)-1].id && !strings.Contains(res.Text, "[stopped:") {
 			r.errorf("session %s, turn %q: answered with message %d, stored %v", s.id, tr.msg, res.MessageID, answers)
@@ -1351,8 +1351,8 @@ func (r *crashRun) checkTurn(s *sessModel, tr *turnRec, msgs []dbMessage, byText
 // sessions an earlier kill left an answer "streaming" in), after which
 // nothing in those sessions is "streaming" any more.
 func (r *crashRun) verify(it *iter, maxTurns int) {
-	var list command.SessionListResult
-	m, _ := it.command("session.list", command.SessionList, map[string]any{"limit": 500})
+	var list api.SessionListResult
+	m, _ := it.command("session.list", api.SessionList, map[string]any{"limit": 500})
 	if m == nil || m.Error != nil {
 		r.errorf("session.list: %v", m)
 		return
@@ -1400,13 +1400,13 @@ func (r *crashRun) verify(it *iter, maxTurns int) {
 			r.errorf("verification turn in session %s failed: %v", s.id, tr.resp)
 			return
 		}
-		var res command.ChatResult
+		var res api.ChatResult
 		json.Unmarshal(tr.resp.Result, &res)
 		if k := keyOf(res.Text); k == "" || r.replies[k] == nil || res.Text != r.replies[k].text || res.FinishReason != chat.FinishStop {
 			r.errorf("verification turn answered %q (%s)", res.Text, res.FinishReason)
 		}
-		var show command.ShowResult
-		if err := it.s.Command(command.SessionShow, map[string]any{"sessionId": s.id}, &show); err != nil {
+		var show api.ShowResult
+		if err := it.s.Command(api.SessionShow, map[string]any{"sessionId": s.id}, &show); err != nil {
 			r.errorf("session.show: %v", err)
 			return
 		}
@@ -1480,17 +1480,17 @@ func median(d []time.Duration) time.Duration {
 func TestRequestParamsOutliveTheNextFrame(t *testing.T) {
 	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "params"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "params"}, &created)
 	for round := range 2 {
 		data := bytes.Repeat([]byte(fmt.Sprintf("round %d ", round)), (1<<20)/8)
-		big := s.Async("workspace/executeCommand", map[string]any{"command": command.FilesAdd, "arguments": []any{
+		big := s.Async("workspace/executeCommand", map[string]any{"command": api.FilesAdd, "arguments": []any{
 			map[string]any{"sessionId": created.Session.ID, "name": "big.bin", "contentBase64": base64.StdEncoding.EncodeToString(data)}}})
 		// Frames right behind it land in the read buffer while the
 		// files.add handler decodes its params.
 		var small []<-chan *lsptest.Message
 		for i := range 5 {
-			small = append(small, s.Async("workspace/executeCommand", map[string]any{"command": command.ContextSet, "arguments": []any{
+			small = append(small, s.Async("workspace/executeCommand", map[string]any{"command": api.ContextSet, "arguments": []any{
 				map[string]any{"sessionId": created.Session.ID, "setName": "ports", "items": []string{fmt.Sprint(round*100 + i)}}}}))
 		}
 		if m := <-big; m == nil || m.Error != nil {

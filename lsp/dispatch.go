@@ -10,7 +10,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // handle is the jsonrpc2 handler. Notifications run inline on the read loop,
@@ -108,7 +108,7 @@ func (s *Server) handleRequest(ctx context.Context, method string, params json.R
 		return s.shutdown(ctx)
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, params)
-	case command.ChatRequest:
+	case api.ChatRequest:
 		return s.chatRequest(ctx, params)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", method)
@@ -161,7 +161,7 @@ func (s *Server) handleNotification(ctx context.Context, method string, params j
 		err = s.didClose(params)
 	case "textDocument/didSave":
 		err = s.didSave(params)
-	case command.DidChangeView, command.DidFocus:
+	case api.DidChangeView, api.DidFocus:
 		err = s.didChangeView(ctx, params)
 	case "workspace/didChangeWorkspaceFolders":
 		err = s.didChangeWorkspaceFolders(ctx, params)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // wireClient is a minimal client over the same framing, for tests inside the
@@ -205,12 +205,12 @@ func TestFilesAddBase64TooLarge(t *testing.T) {
 	}
 	defer s.store.Close()
 	big := strings.Repeat("A", (MaxFileBytes/3+2)*4)
-	_, err := s.filesAdd(context.Background(), &command.FilesAddArgs{Name: "big.bin", ContentBase64: big})
+	_, err := s.filesAdd(context.Background(), &api.FilesAddArgs{Name: "big.bin", ContentBase64: big})
 	if err == nil || !strings.Contains(err.Error(), `"big.bin" is 26,214,405 bytes; the limit is 26,214,400 bytes (25 MiB)`) {
 		t.Fatalf("want the exact sizes in the error, got %v", err)
 	}
 	exact := strings.Repeat("A", MaxFileBytes/3*4) // decodes to just under 25 MB
-	if _, err := s.filesAdd(context.Background(), &command.FilesAddArgs{Name: "ok.bin", ContentBase64: exact}); err != nil {
+	if _, err := s.filesAdd(context.Background(), &api.FilesAddArgs{Name: "ok.bin", ContentBase64: exact}); err != nil {
 		t.Fatalf("under the limit: %v", err)
 	}
 }

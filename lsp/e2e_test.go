@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -27,14 +27,14 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 
 	s := start()
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &created)
 	id := created.Session.ID
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go", "README.md"}}, nil)
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "endpoints", "items": []string{"GET /api/users"}}, nil)
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "applet", "items": []string{"chart type=bar"}}, nil)
-	s.MustCommand(command.FilesAdd, map[string]any{"path": "docs/spec.md"}, nil)
-	s.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "Quarterly report pipeline"}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go", "README.md"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "endpoints", "items": []string{"GET /api/users"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "applet", "items": []string{"chart type=bar"}}, nil)
+	s.MustCommand(api.FilesAdd, map[string]any{"path": "docs/spec.md"}, nil)
+	s.MustCommand(api.SessionRename, map[string]any{"sessionId": id, "title": "Quarterly report pipeline"}, nil)
 
 	snapshot := func(s *lsptest.Server) map[string]string {
 		out := map[string]string{}
@@ -43,12 +43,12 @@ func TestRestartKeepsEverything(t *testing.T) {
 			s.MustCommand(cmd, arg, &raw)
 			out[key] = string(raw)
 		}
-		call("show", command.SessionShow, map[string]any{"sessionId": id})
-		call("context", command.ContextGet, map[string]any{"sessionId": id})
-		call("files", command.FilesList, map[string]any{"sessionId": id})
-		call("list", command.SessionList, map[string]any{})
-		call("search", command.SessionSearch, map[string]any{"query": "quarterly"})
-		call("export", command.SessionExport, map[string]any{"sessionId": id, "format": "json"})
+		call("show", api.SessionShow, map[string]any{"sessionId": id})
+		call("context", api.ContextGet, map[string]any{"sessionId": id})
+		call("files", api.FilesList, map[string]any{"sessionId": id})
+		call("list", api.SessionList, map[string]any{})
+		call("search", api.SessionSearch, map[string]any{"query": "quarterly"})
+		call("export", api.SessionExport, map[string]any{"sessionId": id, "format": "json"})
 		return out
 	}
 	before := snapshot(s)
@@ -67,8 +67,8 @@ func TestRestartKeepsEverything(t *testing.T) {
 			t.Errorf("%s differs after restart:\nbefore: %s\nafter:  %s", k, before[k], after[k])
 		}
 	}
-	var res command.ResumeResult
-	s2.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, &res)
+	var res api.ResumeResult
+	s2.MustCommand(api.SessionResume, map[string]any{"sessionId": id}, &res)
 	if !slices.Equal(res.Context["files"], []string{root + "/main.go", root + "/README.md"}) || res.Session.Title != "Quarterly report pipeline" {
 		t.Errorf("resume after restart: %+v", res)
 	}
@@ -86,14 +86,14 @@ func TestRestartKeepsEverything(t *testing.T) {
 	// initializationOptions.session resumes at start and announces it.
 	s3 := lsptest.Binary(t, nil, "serve", "--data-dir", dataDir)
 	s3.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{"session": id}})
-	n := s3.WaitNotification(command.ContextChanged, 1)
-	var cc command.ContextChangedParams
+	n := s3.WaitNotification(api.ContextChanged, 1)
+	var cc api.ContextChangedParams
 	mustUnmarshal(t, n.Params, &cc)
 	if cc.SessionID != id || cc.Reason != "resume" || len(cc.Context["files"]) != 2 {
 		t.Errorf("resume at start: %+v", cc)
 	}
-	var got command.ContextGetResult
-	s3.MustCommand(command.ContextGet, map[string]any{}, &got)
+	var got api.ContextGetResult
+	s3.MustCommand(api.ContextGet, map[string]any{}, &got)
 	if len(got.Context["endpoints"]) != 1 {
 		t.Errorf("current session from initializationOptions: %v", got.Context)
 	}
@@ -115,21 +115,21 @@ func TestTwoDaemonsOneStore(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perDaemon {
-				var created command.SessionResult
-				if err := s.Command(command.SessionNew, map[string]any{"title": fmt.Sprintf("daemon %d session %d", d, i)}, &created); err != nil {
+				var created api.SessionResult
+				if err := s.Command(api.SessionNew, map[string]any{"title": fmt.Sprintf("daemon %d session %d", d, i)}, &created); err != nil {
 					t.Errorf("daemon %d new: %v", d, err)
 					return
 				}
 				ids[d] = append(ids[d], created.Session.ID)
 				for j := range 3 {
-					if err := s.Command(command.ContextSet, map[string]any{"setName": "ports", "items": []string{fmt.Sprint(1000*d + j)}, "mode": "merge"}, nil); err != nil {
+					if err := s.Command(api.ContextSet, map[string]any{"setName": "ports", "items": []string{fmt.Sprint(1000*d + j)}, "mode": "merge"}, nil); err != nil {
 						t.Errorf("daemon %d set: %v", d, err)
 					}
 				}
-				if err := s.Command(command.FilesAdd, map[string]any{"name": fmt.Sprintf("f%d.txt", i), "contentBase64": "aGVsbG8="}, nil); err != nil {
+				if err := s.Command(api.FilesAdd, map[string]any{"name": fmt.Sprintf("f%d.txt", i), "contentBase64": "aGVsbG8="}, nil); err != nil {
 					t.Errorf("daemon %d add: %v", d, err)
 				}
-				if err := s.Command(command.SessionRename, map[string]any{"title": fmt.Sprintf("renamed %d-%d", d, i)}, nil); err != nil {
+				if err := s.Command(api.SessionRename, map[string]any{"title": fmt.Sprintf("renamed %d-%d", d, i)}, nil); err != nil {
 					t.Errorf("daemon %d rename: %v", d, err)
 				}
 			}
@@ -145,20 +145,20 @@ func TestTwoDaemonsOneStore(t *testing.T) {
 	}
 	s := lsptest.Binary(t, nil, "serve", "--data-dir", dataDir)
 	s.Initialize(lsptest.InitOptions{})
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{"limit": 500}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{"limit": 500}, &list)
 	if len(list.Sessions) != 2*perDaemon {
 		t.Fatalf("%d sessions, want %d", len(list.Sessions), 2*perDaemon)
 	}
 	for d := range 2 {
 		for i, id := range ids[d] {
-			var show command.ShowResult
-			s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+			var show api.ShowResult
+			s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 			if want := fmt.Sprintf("renamed %d-%d", d, i); show.Session.Title != want || show.Session.FileCount != 1 {
 				t.Errorf("session %s: title %q files %d, want %q and 1", id, show.Session.Title, show.Session.FileCount, want)
 			}
-			var got command.ContextGetResult
-			s.MustCommand(command.ContextGet, map[string]any{"sessionId": id}, &got)
+			var got api.ContextGetResult
+			s.MustCommand(api.ContextGet, map[string]any{"sessionId": id}, &got)
 			if len(got.Context["ports"]) != 3 {
 				t.Errorf("session %s ports %v", id, got.Context["ports"])
 			}

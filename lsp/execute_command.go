@@ -10,7 +10,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // commandFunc runs one command with its raw JSON argument ({} when none was
@@ -31,31 +31,31 @@ func typed[A any](id string, fn func(context.Context, *A) (any, error)) commandF
 }
 
 // commandTable maps every command ID to its handler. A test checks it covers
-// command.Commands exactly.
+// api.Commands exactly.
 func (s *Server) commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
-		command.SessionNew:      typed(command.SessionNew, s.sessionNew),
-		command.SessionResume:   typed(command.SessionResume, s.sessionResume),
-		command.SessionList:     typed(command.SessionList, s.sessionList),
-		command.SessionShow:     typed(command.SessionShow, s.sessionShow),
-		command.SessionRename:   typed(command.SessionRename, s.sessionRename),
-		command.SessionDelete:   typed(command.SessionDelete, s.sessionDelete),
-		command.SessionSearch:   typed(command.SessionSearch, s.sessionSearch),
-		command.SessionExport:   typed(command.SessionExport, s.sessionExport),
-		command.SessionShare:    typed(command.SessionShare, s.sessionShare),
-		command.ContextSet:      typed(command.ContextSet, s.contextSet),
-		command.ContextGet:      typed(command.ContextGet, s.contextGet),
-		command.ContextCandids:  typed(command.ContextCandids, s.contextCandidates),
-		command.FilesAdd:        typed(command.FilesAdd, s.filesAdd),
-		command.FilesList:       typed(command.FilesList, s.filesList),
-		command.FilesRemove:     typed(command.FilesRemove, s.filesRemove),
-		command.DocumentGet:     typed(command.DocumentGet, s.documentGet),
-		command.Chat:            typed(command.Chat, s.chatCommand),
-		command.RegenerateTitle: typed(command.RegenerateTitle, s.regenerateTitle),
-		command.ChatPreview:     typed(command.ChatPreview, s.chatPreview),
-		command.ClearTitle:      typed(command.ClearTitle, s.clearTitle),
-		command.SetModel:        typed(command.SetModel, s.setModel),
-		command.SessionCompact:  typed(command.SessionCompact, s.sessionCompact),
+		api.SessionNew:      typed(api.SessionNew, s.sessionNew),
+		api.SessionResume:   typed(api.SessionResume, s.sessionResume),
+		api.SessionList:     typed(api.SessionList, s.sessionList),
+		api.SessionShow:     typed(api.SessionShow, s.sessionShow),
+		api.SessionRename:   typed(api.SessionRename, s.sessionRename),
+		api.SessionDelete:   typed(api.SessionDelete, s.sessionDelete),
+		api.SessionSearch:   typed(api.SessionSearch, s.sessionSearch),
+		api.SessionExport:   typed(api.SessionExport, s.sessionExport),
+		api.SessionShare:    typed(api.SessionShare, s.sessionShare),
+		api.ContextSet:      typed(api.ContextSet, s.contextSet),
+		api.ContextGet:      typed(api.ContextGet, s.contextGet),
+		api.ContextCandids:  typed(api.ContextCandids, s.contextCandidates),
+		api.FilesAdd:        typed(api.FilesAdd, s.filesAdd),
+		api.FilesList:       typed(api.FilesList, s.filesList),
+		api.FilesRemove:     typed(api.FilesRemove, s.filesRemove),
+		api.DocumentGet:     typed(api.DocumentGet, s.documentGet),
+		api.Chat:            typed(api.Chat, s.chatCommand),
+		api.RegenerateTitle: typed(api.RegenerateTitle, s.regenerateTitle),
+		api.ChatPreview:     typed(api.ChatPreview, s.chatPreview),
+		api.ClearTitle:      typed(api.ClearTitle, s.clearTitle),
+		api.SetModel:        typed(api.SetModel, s.setModel),
+		api.SessionCompact:  typed(api.SessionCompact, s.sessionCompact),
 	}
 }
 
@@ -76,7 +76,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if p.Command == "" {
 			return nil, invalidParams("workspace/executeCommand: missing command")
 		}
-		return nil, invalidParams("unknown command %q; known commands: %s", truncate(p.Command, 100), strings.Join(command.IDs(), ", "))
+		return nil, invalidParams("unknown command %q; known commands: %s", truncate(p.Command, 100), strings.Join(api.IDs(), ", "))
 	}
 	arg := json.RawMessage("{}")
 	switch len(p.Arguments) {
@@ -86,7 +86,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	default:
 		return nil, invalidParams("%s takes exactly one argument, a JSON object; got %d arguments", p.Command, len(p.Arguments))
 	}
-	if err := command.CheckToken(p.WorkDoneToken); err != nil {
+	if err := api.CheckToken(p.WorkDoneToken); err != nil {
 		return nil, invalidParams("workspace/executeCommand: %s", err)
 	}
 	if len(p.WorkDoneToken) > 0 && string(p.WorkDoneToken) != "null" {
@@ -112,7 +112,7 @@ func decodeArg(raw json.RawMessage, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("unexpected data after the argument object")
 	}
-	return command.Check(trimmed, v) // required fields and limits
+	return api.Check(trimmed, v) // required fields and limits
 }
 
 // argError rewrites encoding/json errors into messages about the argument.

@@ -7,25 +7,25 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 )
 
 // MaxFileBytes is the largest file ctxls.files.add accepts.
 const MaxFileBytes = 25 << 20
 
-func (s *Server) filesAdd(ctx context.Context, a *command.FilesAddArgs) (any, error) {
+func (s *Server) filesAdd(ctx context.Context, a *api.FilesAddArgs) (any, error) {
 	hasPath, hasContent := a.Path != "", a.Name != "" || a.ContentBase64 != ""
 	switch {
 	case hasPath && hasContent:
-		return nil, invalidParams("%s: give either path, or name with contentBase64, not both", command.FilesAdd)
+		return nil, invalidParams("%s: give either path, or name with contentBase64, not both", api.FilesAdd)
 	case !hasPath && !hasContent:
-		return nil, invalidParams("%s: give path, or name with contentBase64", command.FilesAdd)
+		return nil, invalidParams("%s: give path, or name with contentBase64", api.FilesAdd)
 	case hasContent && a.Name == "":
-		return nil, invalidParams("%s: name is required with contentBase64", command.FilesAdd)
+		return nil, invalidParams("%s: name is required with contentBase64", api.FilesAdd)
 	}
 	if n := decodedLen(a.ContentBase64); hasContent && n > MaxFileBytes {
-		return nil, invalidParams("%s: %q is %s; the limit is %s (25 MiB)", command.FilesAdd, truncate(a.Name, 100), session.Bytes(n), session.Bytes(MaxFileBytes))
+		return nil, invalidParams("%s: %q is %s; the limit is %s (25 MiB)", api.FilesAdd, truncate(a.Name, 100), session.Bytes(n), session.Bytes(MaxFileBytes))
 	}
 	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
@@ -42,7 +42,7 @@ func (s *Server) filesAdd(ctx context.Context, a *command.FilesAddArgs) (any, er
 			roots := s.roots
 			s.mu.Unlock()
 			if len(roots) == 0 {
-				return nil, invalidParams("%s: %q is relative and the editor gave no workspace folder; use an absolute path", command.FilesAdd, truncate(a.Path, 200))
+				return nil, invalidParams("%s: %q is relative and the editor gave no workspace folder; use an absolute path", api.FilesAdd, truncate(a.Path, 200))
 			}
 			path = filepath.Join(roots[0], path)
 		}
@@ -50,23 +50,23 @@ func (s *Server) filesAdd(ctx context.Context, a *command.FilesAddArgs) (any, er
 	} else {
 		data, derr := base64.StdEncoding.DecodeString(a.ContentBase64)
 		if derr != nil {
-			return nil, invalidParams("%s: contentBase64 is not valid base64: %v", command.FilesAdd, derr)
+			return nil, invalidParams("%s: contentBase64 is not valid base64: %v", api.FilesAdd, derr)
 		}
 		info, err = store.AddFile(ctx, id, a.Name, bytes.NewReader(data))
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: id, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser})
-	return command.FilesAddResult{V: command.V, Name: info.Name, Size: info.Size}, nil
+	s.notifyFilesChanged(ctx, api.SessionFilesChangedParams{SessionID: id, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser})
+	return api.FilesAddResult{V: api.V, Name: info.Name, Size: info.Size}, nil
 }
 
-func (s *Server) filesList(ctx context.Context, a *command.FilesListArgs) (any, error) {
+func (s *Server) filesList(ctx context.Context, a *api.FilesListArgs) (any, error) {
 	store, id, err := s.sessionFor(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, err
 	}
-	res := command.FilesListResult{V: command.V, Files: []string{}}
+	res := api.FilesListResult{V: api.V, Files: []string{}}
 	if id == "" {
 		return res, nil
 	}
@@ -78,19 +78,19 @@ func (s *Server) filesList(ctx context.Context, a *command.FilesListArgs) (any, 
 	return res, nil
 }
 
-func (s *Server) filesRemove(ctx context.Context, a *command.FilesRemoveArgs) (any, error) {
+func (s *Server) filesRemove(ctx context.Context, a *api.FilesRemoveArgs) (any, error) {
 	if a.Name == "" {
-		return nil, invalidParams("%s: name is required", command.FilesRemove)
+		return nil, invalidParams("%s: name is required", api.FilesRemove)
 	}
-	store, id, err := s.existingSession(ctx, a.SessionID, command.FilesRemove)
+	store, id, err := s.existingSession(ctx, a.SessionID, api.FilesRemove)
 	if err != nil {
 		return nil, err
 	}
 	if err := store.RemoveFile(ctx, id, a.Name); err != nil {
 		return nil, err
 	}
-	s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: id, Subdir: "sources", Name: a.Name, By: session.AddedByUser, Removed: true})
-	return command.FilesRemoveResult{V: command.V, Name: a.Name, Removed: true}, nil
+	s.notifyFilesChanged(ctx, api.SessionFilesChangedParams{SessionID: id, Subdir: "sources", Name: a.Name, By: session.AddedByUser, Removed: true})
+	return api.FilesRemoveResult{V: api.V, Name: a.Name, Removed: true}, nil
 }
 
 // decodedLen is the number of bytes base64 text decodes to (for text that

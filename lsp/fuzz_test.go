@@ -21,14 +21,14 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // FuzzCommandArguments feeds arbitrary argument bytes to every command of a
 // server with a real store. No input may panic or produce an internal error:
 // bad input is the caller's mistake and must be answered -32602.
 func FuzzCommandArguments(f *testing.F) {
-	for i, c := range command.Commands {
+	for i, c := range api.Commands {
 		f.Add(uint8(i), []byte(c.ExampleArgs))
 	}
 	for _, seed := range []string{`{}`, `null`, `[]`, `"x"`, `{"sessionId":1}`, `{"items":[1,2]}`, `{"setName":"files","items":["../../etc/passwd"]}`,
@@ -44,9 +44,9 @@ func FuzzCommandArguments(f *testing.F) {
 	}
 	f.Cleanup(func() { s.store.Close() })
 	f.Fuzz(func(t *testing.T, which uint8, arg []byte) {
-		c := command.Commands[int(which)%len(command.Commands)]
-		if c.ID == command.SessionDelete || c.ID == command.Chat || c.ID == command.RegenerateTitle || c.ID == command.SessionCompact ||
-			c.ID == command.FilesAdd && strings.Contains(string(arg), "path") {
+		c := api.Commands[int(which)%len(api.Commands)]
+		if c.ID == api.SessionDelete || c.ID == api.Chat || c.ID == api.RegenerateTitle || c.ID == api.SessionCompact ||
+			c.ID == api.FilesAdd && strings.Contains(string(arg), "path") {
 			// Keep the fuzzer from calling a model provider, deleting the store it
 			// writes to or copying large system files.
 			return
@@ -393,7 +393,7 @@ func topLevelValues(body []byte, key string) []json.RawMessage {
 // non-zero code and a message); and a normal request sent right after is
 // answered with a result.
 func FuzzJSONRPC(f *testing.F) {
-	for _, c := range command.Commands {
+	for _, c := range api.Commands {
 		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":{"command":"` + c.ID + `","arguments":[` + c.ExampleArgs + `]}}`))
 	}
 	for _, seed := range []string{
@@ -642,7 +642,7 @@ func FuzzEdits(f *testing.F) {
 // checkDoc compares ctxls.document.get with the model.
 func checkDoc(t *testing.T, s *Server, uri, want string, version int32, open bool, step int) {
 	t.Helper()
-	params, _ := json.Marshal(map[string]any{"command": command.DocumentGet, "arguments": []any{map[string]any{"uri": uri}}})
+	params, _ := json.Marshal(map[string]any{"command": api.DocumentGet, "arguments": []any{map[string]any{"uri": uri}}})
 	res, err := s.executeCommand(context.Background(), params)
 	if !open {
 		if rpcErr := toRPCError(context.Background(), err); err == nil || rpcErr.Code != jsonrpc2.InvalidParams || !strings.Contains(rpcErr.Message, "not open") {
@@ -653,7 +653,7 @@ func checkDoc(t *testing.T, s *Server, uri, want string, version int32, open boo
 	if err != nil {
 		t.Fatalf("step %d: document.get: %v", step, err)
 	}
-	got := res.(command.DocumentGetResult)
+	got := res.(api.DocumentGetResult)
 	if got.Text != want || got.Version != version {
 		t.Fatalf("step %d: document.get = %q (version %d), want %q (version %d)", step, got.Text, got.Version, want, version)
 	}

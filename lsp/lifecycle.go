@@ -10,9 +10,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/turn"
 )
@@ -166,7 +166,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 				Change:    &incremental,
 				Save:      &protocol.SaveOptions{IncludeText: &no},
 			},
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: command.IDs()},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: api.IDs()},
 		},
 		ServerInfo: protocol.ServerInfo{Name: "ctxls", Version: protocol.NewOptional(s.cfg.Version)},
 	}

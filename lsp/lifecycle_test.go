@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -55,8 +55,8 @@ func TestInitializeNegotiatesEncoding(t *testing.T) {
 			for _, c := range caps["executeCommandProvider"].(map[string]any)["commands"].([]any) {
 				cmds = append(cmds, c.(string))
 			}
-			if !slices.Equal(cmds, command.IDs()) {
-				t.Errorf("commands = %v, want %v", cmds, command.IDs())
+			if !slices.Equal(cmds, api.IDs()) {
+				t.Errorf("commands = %v, want %v", cmds, api.IDs())
 			}
 			info := res["serverInfo"].(map[string]any)
 			if info["name"] != "ctxls" || info["version"] != "test" {
@@ -74,7 +74,7 @@ func TestLifecycleErrors(t *testing.T) {
 	s := startInProcess(t)
 	// Before initialize: -32002, notifications are dropped without harm.
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x", "languageId": "go", "version": 1, "text": "x"}})
-	if err := s.Command(command.ContextGet, map[string]any{}, nil); rpcCode(t, err) != -32002 {
+	if err := s.Command(api.ContextGet, map[string]any{}, nil); rpcCode(t, err) != -32002 {
 		t.Errorf("command before initialize: code %d, want -32002", rpcCode(t, err))
 	}
 	if err := s.Call("shutdown", nil, nil); rpcCode(t, err) != -32002 {
@@ -98,15 +98,15 @@ func TestLifecycleErrors(t *testing.T) {
 	s.Notify("$/cancelRequest", map[string]any{"id": map[string]any{"bad": true}})
 	s.Notify("$/cancelRequest", "garbage")
 	s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file:///never-opened", "version": 2}, "contentChanges": []any{map[string]any{"text": "x"}}})
-	var got command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{}, &got)
+	var got api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{}, &got)
 	if got.V != 1 {
 		t.Errorf("v = %d", got.V)
 	}
 	if err := s.Call("shutdown", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Command(command.ContextGet, map[string]any{}, nil); rpcCode(t, err) != -32600 {
+	if err := s.Command(api.ContextGet, map[string]any{}, nil); rpcCode(t, err) != -32600 {
 		t.Errorf("request after shutdown: want -32600")
 	}
 	s.Notify("exit", nil)
@@ -127,7 +127,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 func TestStringAndNumberIDs(t *testing.T) {
 	s := startInProcess(t)
 	s.Initialize(lsptest.InitOptions{})
-	m := s.Send("abc-1", "workspace/executeCommand", map[string]any{"command": command.ContextGet, "arguments": []any{map[string]any{}}})()
+	m := s.Send("abc-1", "workspace/executeCommand", map[string]any{"command": api.ContextGet, "arguments": []any{map[string]any{}}})()
 	if string(m.ID) != `"abc-1"` || m.Error != nil {
 		t.Errorf("string id response: id %s err %v", m.ID, m.Error)
 	}
@@ -158,8 +158,8 @@ func TestMessagesBeforeInitializeIsAnswered(t *testing.T) {
 			"contentChanges": []any{map[string]any{"range": map[string]any{
 				"start": map[string]any{"line": 0, "character": 4}, "end": map[string]any{"line": 0, "character": 5}}, "text": ""}},
 		})
-		created := s.Send(2, "workspace/executeCommand", map[string]any{"command": command.SessionNew, "arguments": []any{map[string]any{}}})
-		doc := s.Send(3, "workspace/executeCommand", map[string]any{"command": command.DocumentGet, "arguments": []any{map[string]any{"uri": uri}}})
+		created := s.Send(2, "workspace/executeCommand", map[string]any{"command": api.SessionNew, "arguments": []any{map[string]any{}}})
+		doc := s.Send(3, "workspace/executeCommand", map[string]any{"command": api.DocumentGet, "arguments": []any{map[string]any{"uri": uri}}})
 		if m := init(); m.Error != nil {
 			t.Fatalf("run %d: initialize: %v", i, m.Error)
 		}
@@ -167,7 +167,7 @@ func TestMessagesBeforeInitializeIsAnswered(t *testing.T) {
 			t.Fatalf("run %d: a command sent before initialize's answer failed: %v", i, m.Error)
 		}
 		m := doc()
-		var got command.DocumentGetResult
+		var got api.DocumentGetResult
 		if m.Error != nil || json.Unmarshal(m.Result, &got) != nil || got.Text != "😀b" {
 			t.Fatalf("run %d: the document edited before initialize's answer: %q (error %v), want %q", i, got.Text, m.Error, "😀b")
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sourcegraph/conc/panics"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -80,7 +80,7 @@ func (s *Server) stopWatch() {
 // ctxls/sessionUpdated for the session's row or messages,
 // ctxls/contextChanged (reason "changed", added and removed empty: the
 // change's items are not known, the whole context is sent) for its context,
-// one ctxls/sessionFilesChanged (by command.ByRemote) per file the mirror
+// one ctxls/sessionFilesChanged (by api.ByRemote) per file the mirror
 // followed. A deleted session is dropped as a local delete drops it (a
 // turn of it here ends, and it stops being current); a reconnection
 // re-sends the current session's ctxls/sessionUpdated.
@@ -134,7 +134,7 @@ func (s *Server) liveChange(ctx context.Context, store session.Store, ch session
 		}
 	}
 	for _, f := range ch.Files {
-		s.notifyFilesChanged(ctx, command.SessionFilesChangedParams{SessionID: id, Subdir: f.Subdir, Name: f.Name, Size: f.Size, By: command.ByRemote, Removed: f.Removed})
+		s.notifyFilesChanged(ctx, api.SessionFilesChangedParams{SessionID: id, Subdir: f.Subdir, Name: f.Name, Size: f.Size, By: api.ByRemote, Removed: f.Removed})
 	}
 }
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -97,24 +97,24 @@ func TestLiveTwoMachines(t *testing.T) {
 
 	// B shows the session (its current one): only that session's changes
 	// are announced to it. A session B does not show is not.
-	var other command.SessionResult
-	a.MustCommand(command.SessionNew, map[string]any{"title": "Not shown on B"}, &other)
-	var created command.SessionResult
-	a.MustCommand(command.SessionNew, map[string]any{"title": "Shared plan"}, &created)
+	var other api.SessionResult
+	a.MustCommand(api.SessionNew, map[string]any{"title": "Not shown on B"}, &other)
+	var created api.SessionResult
+	a.MustCommand(api.SessionNew, map[string]any{"title": "Shared plan"}, &created)
 	id := created.Session.ID
-	b.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, nil)
+	b.MustCommand(api.SessionResume, map[string]any{"sessionId": id}, nil)
 	since := time.Now()
-	a.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "Shared plan, v2"}, nil)
-	a.MustCommand(command.SessionRename, map[string]any{"sessionId": other.Session.ID, "title": "Still not shown"}, nil)
-	waitLive(t, b, "B: sessionUpdated for the renamed session", since, command.SessionUpdated, id, func(p json.RawMessage) bool {
+	a.MustCommand(api.SessionRename, map[string]any{"sessionId": id, "title": "Shared plan, v2"}, nil)
+	a.MustCommand(api.SessionRename, map[string]any{"sessionId": other.Session.ID, "title": "Still not shown"}, nil)
+	waitLive(t, b, "B: sessionUpdated for the renamed session", since, api.SessionUpdated, id, func(p json.RawMessage) bool {
 		return strings.Contains(string(p), `"Shared plan, v2"`)
 	})
 
 	since = time.Now()
-	var set command.ContextSetResult
-	a.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"main.go"}}, &set)
-	p := waitLive(t, b, "B: contextChanged", since, command.ContextChanged, id, nil)
-	var cc command.ContextChangedParams
+	var set api.ContextSetResult
+	a.MustCommand(api.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"main.go"}}, &set)
+	p := waitLive(t, b, "B: contextChanged", since, api.ContextChanged, id, nil)
+	var cc api.ContextChangedParams
 	json.Unmarshal(p, &cc)
 	if cc.Reason != "changed" || len(cc.Context["files"]) != 1 || cc.Context["files"][0] != set.Items[0] || cc.Added == nil || cc.Removed == nil {
 		t.Errorf("B's contextChanged: %s", p)
@@ -122,45 +122,45 @@ func TestLiveTwoMachines(t *testing.T) {
 
 	since = time.Now()
 	notes := "Budget: 40k; deadline: March.\n"
-	a.MustCommand(command.FilesAdd, map[string]any{"sessionId": id, "name": "notes.txt", "contentBase64": base64.StdEncoding.EncodeToString([]byte(notes))}, nil)
-	p = waitLive(t, b, "B: sessionFilesChanged for sources/notes.txt", since, command.SessionFilesChanged, id, func(p json.RawMessage) bool {
+	a.MustCommand(api.FilesAdd, map[string]any{"sessionId": id, "name": "notes.txt", "contentBase64": base64.StdEncoding.EncodeToString([]byte(notes))}, nil)
+	p = waitLive(t, b, "B: sessionFilesChanged for sources/notes.txt", since, api.SessionFilesChanged, id, func(p json.RawMessage) bool {
 		return strings.Contains(string(p), `"notes.txt"`)
 	})
-	var fc command.SessionFilesChangedParams
+	var fc api.SessionFilesChangedParams
 	json.Unmarshal(p, &fc)
-	if fc.Subdir != "sources" || fc.Size != int64(len(notes)) || fc.By != command.ByRemote || fc.Removed {
+	if fc.Subdir != "sources" || fc.Size != int64(len(notes)) || fc.By != api.ByRemote || fc.Removed {
 		t.Errorf("B's sessionFilesChanged: %s", p)
 	}
 
 	// A turn on A whose model writes a file.
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{writeCall("w1", "results/summary.md", "# Summary\n")}},
 		openaitest.Reply{Chunks: []string{"Wrote the summary."}})
-	var res command.ChatResult
-	a.MustCommand(command.Chat, map[string]any{"sessionId": id, "message": "Summarise the notes"}, &res)
+	var res api.ChatResult
+	a.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "Summarise the notes"}, &res)
 	if res.Text != "Wrote the summary." || res.FinishReason != "stop" {
 		t.Fatalf("A's turn: %+v", res)
 	}
 	wrote := a.WaitFor("A: sessionFilesChanged by the model", func(m *lsptest.Message) bool {
-		return m.Method == command.SessionFilesChanged && strings.Contains(string(m.Params), `"summary.md"`)
+		return m.Method == api.SessionFilesChanged && strings.Contains(string(m.Params), `"summary.md"`)
 	})
-	p = waitLive(t, b, "B: sessionFilesChanged for results/summary.md", wrote.At, command.SessionFilesChanged, id, func(p json.RawMessage) bool {
+	p = waitLive(t, b, "B: sessionFilesChanged for results/summary.md", wrote.At, api.SessionFilesChanged, id, func(p json.RawMessage) bool {
 		return strings.Contains(string(p), `"summary.md"`)
 	})
 	json.Unmarshal(p, &fc)
-	if fc.Subdir != "results" || fc.Size != int64(len("# Summary\n")) || fc.By != command.ByRemote {
+	if fc.Subdir != "results" || fc.Size != int64(len("# Summary\n")) || fc.By != api.ByRemote {
 		t.Errorf("B's sessionFilesChanged for the model's file: %s", p)
 	}
 	turnEnded := time.Now()
-	waitLive(t, b, "B: sessionUpdated after A's turn", turnEnded.Add(-liveLatency), command.SessionUpdated, id, nil)
+	waitLive(t, b, "B: sessionUpdated after A's turn", turnEnded.Add(-liveLatency), api.SessionUpdated, id, nil)
 
 	// B resumes and sees it all.
-	var resumed command.ResumeResult
-	b.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, &resumed)
+	var resumed api.ResumeResult
+	b.MustCommand(api.SessionResume, map[string]any{"sessionId": id}, &resumed)
 	if resumed.Session.Title != "Shared plan, v2" || len(resumed.Context["files"]) != 1 || resumed.Context["files"][0] != set.Items[0] {
 		t.Errorf("B's resume: %+v", resumed)
 	}
-	var show command.ShowResult
-	b.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	b.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	var contents []string
 	for _, m := range show.Messages {
 		contents = append(contents, m.Content)
@@ -168,8 +168,8 @@ func TestLiveTwoMachines(t *testing.T) {
 	if len(show.Messages) != 4 || show.Messages[0].Content != "Summarise the notes" || show.Messages[3].Content != "Wrote the summary." {
 		t.Errorf("B's history: %q", contents)
 	}
-	var files command.FilesListResult
-	b.MustCommand(command.FilesList, map[string]any{"subdir": "results"}, &files)
+	var files api.FilesListResult
+	b.MustCommand(api.FilesList, map[string]any{"subdir": "results"}, &files)
 	if len(files.Files) != 1 || files.Files[0] != "summary.md" {
 		t.Errorf("B's results/: %v", files.Files)
 	}
@@ -178,7 +178,7 @@ func TestLiveTwoMachines(t *testing.T) {
 	n := len(fake.Requests())
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Continued on B."}})
 	since = time.Now()
-	b.MustCommand(command.Chat, map[string]any{"message": "Go on"}, &res)
+	b.MustCommand(api.Chat, map[string]any{"message": "Go on"}, &res)
 	if res.SessionID != id || res.Text != "Continued on B." {
 		t.Fatalf("B's turn: %+v", res)
 	}
@@ -192,22 +192,22 @@ func TestLiveTwoMachines(t *testing.T) {
 	if !strings.Contains(req.SystemPrompt(), "notes.txt") {
 		t.Errorf("B's system prompt does not list the session file notes.txt")
 	}
-	waitLive(t, a, "A: sessionUpdated after B's turn", since, command.SessionUpdated, id, nil)
+	waitLive(t, a, "A: sessionUpdated after B's turn", since, api.SessionUpdated, id, nil)
 
 	// B's rename reaches A.
 	since = time.Now()
-	b.MustCommand(command.SessionRename, map[string]any{"title": "Renamed on B"}, nil)
-	waitLive(t, a, "A: sessionUpdated with B's title", since, command.SessionUpdated, id, func(p json.RawMessage) bool {
+	b.MustCommand(api.SessionRename, map[string]any{"title": "Renamed on B"}, nil)
+	waitLive(t, a, "A: sessionUpdated with B's title", since, api.SessionUpdated, id, func(p json.RawMessage) bool {
 		return strings.Contains(string(p), `"Renamed on B"`) && strings.Contains(string(p), `"user"`)
 	})
 
 	// A turn on B while A's streams: busy, -32803, saying where.
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"streaming on A ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
-	wait := a.Send(9001, command.ChatRequest, map[string]any{"sessionId": id, "message": "A long one", "workDoneToken": "tok-a"})
+	wait := a.Send(9001, api.ChatRequest, map[string]any{"sessionId": id, "message": "A long one", "workDoneToken": "tok-a"})
 	a.WaitFor("A's first delta", func(m *lsptest.Message) bool {
 		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta":"streaming on A "`)
 	})
-	err := b.Call(command.ChatRequest, map[string]any{"sessionId": id, "message": "me too"}, nil)
+	err := b.Call(api.ChatRequest, map[string]any{"sessionId": id, "message": "me too"}, nil)
 	checkRPCError(t, "B's turn while A's streams", err, -32803, "already running", "another machine")
 	a.Notify("$/cancelRequest", map[string]any{"id": 9001})
 	if m := wait(); m.Error == nil || m.Error.Code != -32800 {
@@ -215,7 +215,7 @@ func TestLiveTwoMachines(t *testing.T) {
 	}
 	// Once A's turn is over, B may run one.
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"B's turn now."}})
-	b.MustCommand(command.Chat, map[string]any{"message": "my turn"}, &res)
+	b.MustCommand(api.Chat, map[string]any{"message": "my turn"}, &res)
 	if res.Text != "B's turn now." {
 		t.Errorf("B's turn after A's: %+v", res)
 	}
@@ -252,12 +252,12 @@ func TestLivePostgresRestartMidTurn(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"default"}}))
 	a := startLive(t, c, fake)
 	waitListening(t, c, 1)
-	var created command.SessionResult
-	a.MustCommand(command.SessionNew, map[string]any{"title": "Restart"}, &created)
+	var created api.SessionResult
+	a.MustCommand(api.SessionNew, map[string]any{"title": "Restart"}, &created)
 	id := created.Session.ID
 
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"partial ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
-	wait := a.Send(7001, command.ChatRequest, map[string]any{"message": "long question", "workDoneToken": "tok-pg"})
+	wait := a.Send(7001, api.ChatRequest, map[string]any{"message": "long question", "workDoneToken": "tok-pg"})
 	a.WaitFor("first delta", func(m *lsptest.Message) bool {
 		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta":"partial "`)
 	})
@@ -273,7 +273,7 @@ func TestLivePostgresRestartMidTurn(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	updates := len(a.Notifications(command.SessionUpdated))
+	updates := len(a.Notifications(api.SessionUpdated))
 
 	c.Stop(t)
 	stopped := time.Now()
@@ -281,7 +281,7 @@ func TestLivePostgresRestartMidTurn(t *testing.T) {
 	if m.Error != nil {
 		t.Fatalf("the turn answered an error: %+v", m.Error)
 	}
-	var res command.ChatResult
+	var res api.ChatResult
 	json.Unmarshal(m.Result, &res)
 	if res.FinishReason != "error" || res.Text != "partial " || res.SessionID != id {
 		t.Errorf("result: %+v", res)
@@ -302,26 +302,26 @@ func TestLivePostgresRestartMidTurn(t *testing.T) {
 	a.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "text", "version": 1, "text": "a"}})
 	a.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
 		"contentChanges": []any{map[string]any{"text": "ab"}}})
-	var doc command.DocumentGetResult
-	a.MustCommand(command.DocumentGet, map[string]any{"uri": uri}, &doc)
+	var doc api.DocumentGetResult
+	a.MustCommand(api.DocumentGet, map[string]any{"uri": uri}, &doc)
 	if doc.Text != "ab" {
 		t.Errorf("document while the database is down: %q", doc.Text)
 	}
-	err := a.Command(command.SessionList, map[string]any{}, nil)
+	err := a.Command(api.SessionList, map[string]any{}, nil)
 	checkRPCError(t, "list while the database is down", err, -32803, "cannot be reached")
 	if err != nil && strings.Contains(err.Error(), "dial") {
 		t.Errorf("the driver's error shows: %v", err)
 	}
 
 	c.Start(t)
-	a.WaitNotification(command.SessionUpdated, updates+1) // reconnected: the current session again
+	a.WaitNotification(api.SessionUpdated, updates+1) // reconnected: the current session again
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"back again"}})
-	a.MustCommand(command.Chat, map[string]any{"message": "still there?"}, &res)
+	a.MustCommand(api.Chat, map[string]any{"message": "still there?"}, &res)
 	if res.Text != "back again" || res.FinishReason != "stop" {
 		t.Errorf("the turn after the restart: %+v", res)
 	}
-	var show command.ShowResult
-	a.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	a.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if len(show.Messages) != 4 {
 		t.Fatalf("stored: %+v", show.Messages)
 	}

@@ -3,13 +3,13 @@ package lsp
 import (
 	"context"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // setModel handles ctxls.session.setModel; the engine reads the model at
 // the start of each turn. Like the other writes, it creates a session on
 // first need.
-func (s *Server) setModel(ctx context.Context, a *command.SetModelArgs) (any, error) {
+func (s *Server) setModel(ctx context.Context, a *api.SetModelArgs) (any, error) {
 	store, id, err := s.sessionFor(ctx, a.SessionID, true)
 	if err != nil {
 		return nil, err
@@ -18,5 +18,5 @@ func (s *Server) setModel(ctx context.Context, a *command.SetModelArgs) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return command.SessionResult{V: command.V, Session: sess}, nil
+	return api.SessionResult{V: api.V, Session: sess}, nil
 }

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -49,11 +49,11 @@ func toolResults(r openaitest.Request) map[string]string {
 }
 
 // filesChanged decodes every ctxls/sessionFilesChanged received so far.
-func filesChanged(t *testing.T, s *lsptest.Server) []command.SessionFilesChangedParams {
+func filesChanged(t *testing.T, s *lsptest.Server) []api.SessionFilesChangedParams {
 	t.Helper()
-	var out []command.SessionFilesChangedParams
-	for _, m := range s.Notifications(command.SessionFilesChanged) {
-		var p command.SessionFilesChangedParams
+	var out []api.SessionFilesChangedParams
+	for _, m := range s.Notifications(api.SessionFilesChanged) {
+		var p api.SessionFilesChangedParams
 		mustUnmarshal(t, m.Params, &p)
 		out = append(out, p)
 	}
@@ -81,10 +81,10 @@ func TestWriteFileTool(t *testing.T) {
 	// A turn of three rounds and fifteen tool calls, each write synced to
 	// disk: 15 s was not always enough on a loaded 2-core machine under -race.
 	s.SetTimeout(60 * time.Second)
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "outputs"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "outputs"}, &created)
 	id, folder := created.Session.ID, created.Session.Folder
-	s.MustCommand(command.FilesAdd, map[string]any{"sessionId": id, "name": "data.csv", "contentBase64": base64.StdEncoding.EncodeToString([]byte("a,b\n"))}, nil)
+	s.MustCommand(api.FilesAdd, map[string]any{"sessionId": id, "name": "data.csv", "contentBase64": base64.StdEncoding.EncodeToString([]byte("a,b\n"))}, nil)
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(folder, "results", "escape")); err != nil {
 		t.Fatal(err)
@@ -114,8 +114,8 @@ func TestWriteFileTool(t *testing.T) {
 		}},
 		openaitest.Reply{Chunks: []string{"Written."}},
 	)
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"sessionId": id, "message": "write your outputs"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "write your outputs"}, &res)
 	if res.Text != "Written." {
 		t.Fatalf("turn: %+v", res)
 	}
@@ -164,7 +164,7 @@ func TestWriteFileTool(t *testing.T) {
 		}
 	}
 	// Notifications: the user's add, then each model write in order.
-	want := []command.SessionFilesChangedParams{
+	want := []api.SessionFilesChangedParams{
 		{SessionID: id, Subdir: "sources", Name: "data.csv", Size: 4, By: "user"},
 		{SessionID: id, Subdir: "results", Name: "report.md", Size: 9, By: "model"},
 		{SessionID: id, Subdir: "results", Name: "charts/q1.csv", Size: 8, By: "model"},
@@ -177,8 +177,8 @@ func TestWriteFileTool(t *testing.T) {
 	}
 	// What is stored of the calls names the files but does not hold their
 	// content a second time (the database, history.md).
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	stored := ""
 	for _, m := range show.Messages {
 		stored += string(m.ToolCalls)
@@ -187,8 +187,8 @@ func TestWriteFileTool(t *testing.T) {
 		t.Errorf("stored tool calls: %s", stored)
 	}
 	// The files list and the editor's view agree with the disk.
-	var files command.FilesListResult
-	s.MustCommand(command.FilesList, map[string]any{"sessionId": id, "subdir": "data"}, &files)
+	var files api.FilesListResult
+	s.MustCommand(api.FilesList, map[string]any{"sessionId": id, "subdir": "data"}, &files)
 	if !slices.Equal(files.Files, []string{"raw/page.html"}) {
 		t.Errorf("files.list data: %v", files.Files)
 	}
@@ -199,7 +199,7 @@ func TestWriteFileTool(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Too big."}},
 	)
 	n := len(fake.Requests())
-	s.MustCommand(command.Chat, map[string]any{"sessionId": id, "message": "write a big file"}, &res)
+	s.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "write a big file"}, &res)
 	reqs = fake.WaitRequests(n+2, 20*time.Second)
 	got := toolResults(reqs[n+1])["big"]
 	if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, "data/big.bin would be 26,214,401 bytes; the limit is 26,214,400 bytes (25 MiB)") {
@@ -221,14 +221,14 @@ func TestWriteFileTool(t *testing.T) {
 func TestSessionFilesListing(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, root, _ := startChatBinary(t, fake, nil, nil)
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "listing"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "listing"}, &created)
 	id, folder := created.Session.ID, created.Session.Folder
-	var added command.FilesAddResult
-	s.MustCommand(command.FilesAdd, map[string]any{"path": "docs/spec.md"}, &added)
-	s.MustCommand(command.FilesAdd, map[string]any{"name": "notes.txt", "contentBase64": base64.StdEncoding.EncodeToString([]byte("hello"))}, nil)
-	s.MustCommand(command.FilesAdd, map[string]any{"name": "gone.txt", "contentBase64": base64.StdEncoding.EncodeToString([]byte("bye"))}, nil)
-	s.MustCommand(command.FilesRemove, map[string]any{"name": "gone.txt"}, nil)
+	var added api.FilesAddResult
+	s.MustCommand(api.FilesAdd, map[string]any{"path": "docs/spec.md"}, &added)
+	s.MustCommand(api.FilesAdd, map[string]any{"name": "notes.txt", "contentBase64": base64.StdEncoding.EncodeToString([]byte("hello"))}, nil)
+	s.MustCommand(api.FilesAdd, map[string]any{"name": "gone.txt", "contentBase64": base64.StdEncoding.EncodeToString([]byte("bye"))}, nil)
+	s.MustCommand(api.FilesRemove, map[string]any{"name": "gone.txt"}, nil)
 	if err := os.MkdirAll(filepath.Join(folder, "sources", "subfolder", "deeper"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestSessionFilesListing(t *testing.T) {
 	os.WriteFile(filepath.Join(folder, "results", "charts", "2026", "q1.csv"), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(folder, "results", "summary.md"), []byte("x"), 0o600)
 
-	wantNotes := []command.SessionFilesChangedParams{
+	wantNotes := []api.SessionFilesChangedParams{
 		{SessionID: id, Subdir: "sources", Name: "spec.md", Size: 5, By: "user"},
 		{SessionID: id, Subdir: "sources", Name: "notes.txt", Size: 5, By: "user"},
 		{SessionID: id, Subdir: "sources", Name: "gone.txt", Size: 3, By: "user"},
@@ -246,19 +246,19 @@ func TestSessionFilesListing(t *testing.T) {
 	if got := filesChanged(t, s); !slices.Equal(got, wantNotes) {
 		t.Errorf("sessionFilesChanged:\n got %+v\nwant %+v", got, wantNotes)
 	}
-	var files command.FilesListResult
-	s.MustCommand(command.FilesList, map[string]any{}, &files)
+	var files api.FilesListResult
+	s.MustCommand(api.FilesList, map[string]any{}, &files)
 	if !slices.Equal(files.Files, []string{"notes.txt", "spec.md"}) {
 		t.Errorf("files.list sources: %v", files.Files)
 	}
-	s.MustCommand(command.FilesList, map[string]any{"subdir": "results"}, &files)
+	s.MustCommand(api.FilesList, map[string]any{"subdir": "results"}, &files)
 	if !slices.Equal(files.Files, []string{"charts/2026/q1.csv", "summary.md"}) {
 		t.Errorf("files.list results: %v", files.Files)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if show.Session.FileCount != 2 || len(list.Sessions) != 1 || list.Sessions[0].FileCount != 2 {
 		t.Errorf("fileCount: show %d, list %+v; want 2", show.Session.FileCount, list.Sessions)
 	}
@@ -267,7 +267,7 @@ func TestSessionFilesListing(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("l1", "list_session_files", `{}`), call("l2", "list_session_files", `{"subdir":"results"}`)}},
 		openaitest.Reply{Chunks: []string{"Listed."}},
 	)
-	s.MustCommand(command.Chat, map[string]any{"message": "what do I have?"}, nil)
+	s.MustCommand(api.Chat, map[string]any{"message": "what do I have?"}, nil)
 	reqs := fake.WaitRequests(2, 10*time.Second)
 	sys := reqs[0].SystemPrompt()
 	if !strings.Contains(sys, "\n- notes.txt\n- spec.md\n\n") || strings.Contains(sys, "subfolder") {
@@ -286,7 +286,7 @@ func TestSessionFilesListing(t *testing.T) {
 	}
 	f.Truncate(27_000_000)
 	f.Close()
-	err = s.Command(command.FilesAdd, map[string]any{"path": "big.bin"}, nil)
+	err = s.Command(api.FilesAdd, map[string]any{"path": "big.bin"}, nil)
 	checkRPCError(t, "files.add of 27,000,000 bytes", err, -32602, big+" is 27,000,000 bytes; the limit is 26,214,400 bytes (25 MiB)")
 }
 
@@ -299,8 +299,8 @@ func TestGetRelevantContextTool(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("all", "get_relevant_context", `{}`), call("one", "get_relevant_context", `{"setName":"ports"}`)}},
 		openaitest.Reply{Chunks: []string{"Nothing yet."}},
 	)
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "what do you remember?"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "what do you remember?"}, &res)
 	got := toolResults(fake.WaitRequests(2, 10*time.Second)[1])
 	if got["all"] != "No context stored for this session" || got["one"] != "[]" {
 		t.Errorf("empty context: %q", got)
@@ -308,7 +308,7 @@ func TestGetRelevantContextTool(t *testing.T) {
 	// The first complete answer sends the title request in the background:
 	// let it take the default reply before the next turn's are queued.
 	waitTitle(t, s, "A title", "model")
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080", "5432"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080", "5432"}}, nil)
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
 			call("all", "get_relevant_context", `{}`), call("known", "get_relevant_context", `{"setName":"ports"}`),
@@ -316,7 +316,7 @@ func TestGetRelevantContextTool(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Ports."}},
 	)
 	n := len(fake.Requests())
-	s.MustCommand(command.Chat, map[string]any{"message": "and now?"}, &res)
+	s.MustCommand(api.Chat, map[string]any{"message": "and now?"}, &res)
 	got = toolResults(fake.WaitRequests(n+2, 10*time.Second)[n+1])
 	if got["all"] != `{"ports":["8080","5432"]}` || got["known"] != `["8080","5432"]` || got["unknown"] != "[]" {
 		t.Errorf("with context: %q", got)
@@ -402,10 +402,10 @@ func TestStorageSoftLimit(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, _, dataDir := startChatBinary(t, fake, nil, nil, "--storage-soft-limit-mb", "2")
 	const limit, kb = 2 << 20, 1 << 10
-	var a, b command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "alpha"}, &a)
-	s.MustCommand(command.SessionNew, map[string]any{"title": "beta"}, &b)
-	s.MustCommand(command.FilesAdd, map[string]any{"sessionId": a.Session.ID, "name": "input.csv", "contentBase64": base64.StdEncoding.EncodeToString([]byte(strings.Repeat("s", 200*kb)))}, nil)
+	var a, b api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "alpha"}, &a)
+	s.MustCommand(api.SessionNew, map[string]any{"title": "beta"}, &b)
+	s.MustCommand(api.FilesAdd, map[string]any{"sessionId": a.Session.ID, "name": "input.csv", "contentBase64": base64.StdEncoding.EncodeToString([]byte(strings.Repeat("s", 200*kb)))}, nil)
 	keep := []string{
 		filepath.Join(a.Session.Folder, "sources", "input.csv"),
 		dataFile(t, a.Session.Folder, "results/report.md", 200*kb, 1000*time.Hour),
@@ -423,7 +423,7 @@ func TestStorageSoftLimit(t *testing.T) {
 	}
 
 	// 1. On resume.
-	s.MustCommand(command.SessionResume, map[string]any{"sessionId": a.Session.ID}, nil)
+	s.MustCommand(api.SessionResume, map[string]any{"sessionId": a.Session.ID}, nil)
 	msg := s.WaitNotification("window/showMessage", 1)
 	checkCleanup(t, string(msg.Params), dataDir, limit, data, sizes, keep)
 	if !strings.Contains(string(msg.Params), `\"beta\" data/d1-oldest.json`) {
@@ -445,12 +445,12 @@ func TestStorageSoftLimit(t *testing.T) {
 	data = append(more, left...)
 	sizes = append([]int64{500 * kb, 500 * kb}, leftSizes...)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"an answer"}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "hello"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "hello"}, &res)
 	msg = s.WaitNotification("window/showMessage", 2)
 	checkCleanup(t, string(msg.Params), dataDir, limit, data, sizes, keep)
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": a.Session.ID}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": a.Session.ID}, &show)
 	if len(show.Messages) != 2 || show.Messages[1].Content != "an answer" {
 		t.Errorf("messages after the clean-up: %+v", show.Messages)
 	}
@@ -476,7 +476,7 @@ func TestStorageSoftLimit(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{writeCall("w", "data/fresh.json", fresh)}},
 		openaitest.Reply{Chunks: []string{"wrote it"}},
 	)
-	s.MustCommand(command.Chat, map[string]any{"message": "write data"}, &res)
+	s.MustCommand(api.Chat, map[string]any{"message": "write data"}, &res)
 	msg = s.WaitNotification("window/showMessage", 3)
 	if exists(old) || !strings.Contains(string(msg.Params), `\"beta\" data/old.json`) || strings.Contains(string(msg.Params), "fresh.json") {
 		t.Errorf("after write_file: old.json kept %v; %s", exists(old), msg.Params)
@@ -502,7 +502,7 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 		return dataFile(t, folder, fmt.Sprintf("data/fill-%d.bin", time.Now().UnixNano()), 1500<<10, time.Hour)
 	}
 	resume := func(s *lsptest.Server, id string) int {
-		s.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, nil)
+		s.MustCommand(api.SessionResume, map[string]any{"sessionId": id}, nil)
 		n := 0
 		for _, m := range s.Notifications("window/showMessage") {
 			if strings.Contains(string(m.Params), "soft limit") {
@@ -515,8 +515,8 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 
 	t.Run("initializationOptions and settings", func(t *testing.T) {
 		s, _, _ := startChatBinary(t, fake, map[string]any{"storageSoftLimitMB": 1}, nil)
-		var a command.SessionResult
-		s.MustCommand(command.SessionNew, map[string]any{}, &a)
+		var a api.SessionResult
+		s.MustCommand(api.SessionNew, map[string]any{}, &a)
 		f := overfill(t, a.Session.Folder)
 		if n := resume(s, a.Session.ID); n != 1 || exists(f) {
 			t.Fatalf("initializationOptions.storageSoftLimitMB 1: %d clean-ups, file kept %v", n, exists(f))
@@ -540,8 +540,8 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 	})
 	t.Run("the editor's value wins over the flag", func(t *testing.T) {
 		s, _, _ := startChatBinary(t, fake, map[string]any{"storageSoftLimitMB": 1024}, nil, "--storage-soft-limit-mb", "1")
-		var a command.SessionResult
-		s.MustCommand(command.SessionNew, map[string]any{}, &a)
+		var a api.SessionResult
+		s.MustCommand(api.SessionNew, map[string]any{}, &a)
 		f := overfill(t, a.Session.Folder)
 		if n := resume(s, a.Session.ID); n != 0 || !exists(f) {
 			t.Errorf("%d clean-ups, file kept %v", n, exists(f))
@@ -549,8 +549,8 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 	})
 	t.Run("environment", func(t *testing.T) {
 		s, _, _ := startChatBinary(t, fake, nil, []string{session.SoftLimitEnv + "=1"})
-		var a command.SessionResult
-		s.MustCommand(command.SessionNew, map[string]any{}, &a)
+		var a api.SessionResult
+		s.MustCommand(api.SessionNew, map[string]any{}, &a)
 		f := overfill(t, a.Session.Folder)
 		if n := resume(s, a.Session.ID); n != 1 || exists(f) {
 			t.Errorf("%s=1: %d clean-ups, file kept %v", session.SoftLimitEnv, n, exists(f))
@@ -558,8 +558,8 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 	})
 	t.Run("default 1024 MiB", func(t *testing.T) {
 		s, _, _ := startChatBinary(t, fake, nil, nil)
-		var a command.SessionResult
-		s.MustCommand(command.SessionNew, map[string]any{}, &a)
+		var a api.SessionResult
+		s.MustCommand(api.SessionNew, map[string]any{}, &a)
 		f := overfill(t, a.Session.Folder)
 		if n := resume(s, a.Session.ID); n != 0 || !exists(f) {
 			t.Errorf("%d clean-ups, file kept %v", n, exists(f))

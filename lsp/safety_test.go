@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -48,8 +48,8 @@ func TestPathsStayInside(t *testing.T) {
 	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY=sk-paths"}
 	s := lsptest.Binary(t, env, "serve", "--data-dir", dataDir)
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "paths"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "paths"}, &created)
 	id, folder := created.Session.ID, created.Session.Folder
 	b64 := base64.StdEncoding.EncodeToString([]byte("new content"))
 
@@ -57,11 +57,11 @@ func TestPathsStayInside(t *testing.T) {
 	victim := outsideFile(t, "victim.txt", "VICTIM")
 	bad := []string{"../victim.txt", "../../victim.txt", victim, "/etc/passwd", "a\x00b", "a/b", `..\x`, "..", ".", ".hidden", strings.Repeat("n", 300)}
 	for _, name := range bad {
-		err := s.Command(command.FilesAdd, map[string]any{"sessionId": id, "name": name, "contentBase64": b64}, nil)
+		err := s.Command(api.FilesAdd, map[string]any{"sessionId": id, "name": name, "contentBase64": b64}, nil)
 		if rpc, ok := err.(*lsptest.RPCError); !ok || rpc.Code != -32602 {
 			t.Errorf("files.add %q: %v, want an invalid-params error", name, err)
 		}
-		err = s.Command(command.FilesRemove, map[string]any{"sessionId": id, "name": name}, nil)
+		err = s.Command(api.FilesRemove, map[string]any{"sessionId": id, "name": name}, nil)
 		if rpc, ok := err.(*lsptest.RPCError); !ok || rpc.Code != -32602 {
 			t.Errorf("files.remove %q: %v, want an invalid-params error", name, err)
 		}
@@ -79,7 +79,7 @@ func TestPathsStayInside(t *testing.T) {
 	must(t, os.Symlink(symTarget, filepath.Join(sources, "sym.txt")))
 	must(t, os.Link(hardTarget, filepath.Join(sources, "hard.txt")))
 	for _, name := range []string{"sym.txt", "hard.txt"} {
-		s.MustCommand(command.FilesAdd, map[string]any{"sessionId": id, "name": name, "contentBase64": b64}, nil)
+		s.MustCommand(api.FilesAdd, map[string]any{"sessionId": id, "name": name, "contentBase64": b64}, nil)
 		if data, _ := os.ReadFile(filepath.Join(sources, name)); string(data) != "new content" {
 			t.Errorf("%s after add: %q", name, data)
 		}
@@ -88,7 +88,7 @@ func TestPathsStayInside(t *testing.T) {
 	mustUnchanged(t, hardTarget, "HARDLINKED")
 	must(t, os.Remove(filepath.Join(sources, "sym.txt")))
 	must(t, os.Symlink(symTarget, filepath.Join(sources, "sym.txt")))
-	s.MustCommand(command.FilesRemove, map[string]any{"sessionId": id, "name": "sym.txt"}, nil)
+	s.MustCommand(api.FilesRemove, map[string]any{"sessionId": id, "name": "sym.txt"}, nil)
 	mustUnchanged(t, symTarget, "SYMLINKED")
 
 	// 3. Exports and history.md planted as links to outside files: the
@@ -98,13 +98,13 @@ func TestPathsStayInside(t *testing.T) {
 		os.Remove(p)
 		must(t, os.Symlink(symTarget, p))
 	}
-	var exp command.ExportResult
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id, "format": "markdown"}, &exp)
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id, "format": "json"}, &exp)
-	s.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "paths renamed"}, nil) // rewrites history.md
+	var exp api.ExportResult
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id, "format": "markdown"}, &exp)
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id, "format": "json"}, &exp)
+	s.MustCommand(api.SessionRename, map[string]any{"sessionId": id, "title": "paths renamed"}, nil) // rewrites history.md
 	mustUnchanged(t, symTarget, "SYMLINKED")
 	for _, f := range []string{"../../x", "/etc/passwd", "markdown/../../x"} {
-		if err := s.Command(command.SessionExport, map[string]any{"sessionId": id, "format": f}, nil); err == nil {
+		if err := s.Command(api.SessionExport, map[string]any{"sessionId": id, "format": f}, nil); err == nil {
 			t.Errorf("export format %q accepted", f)
 		}
 	}
@@ -119,8 +119,8 @@ func TestPathsStayInside(t *testing.T) {
 	if err := os.Link(hardOut, filepath.Join(root, "hard-out.txt")); err != nil {
 		t.Logf("no hard link across these folders (%v): the hard-link read case is skipped", err)
 	}
-	var s2 command.SessionResult
-	s.MustCommand(command.SessionRename, map[string]any{"sessionId": id, "title": "paths again"}, &s2)
+	var s2 api.SessionResult
+	s.MustCommand(api.SessionRename, map[string]any{"sessionId": id, "title": "paths again"}, &s2)
 	rel, _ := filepath.Rel(root, modelSecret)
 	paths := []string{"../../../../../../etc/passwd", modelSecret, rel, "link-out.txt", filepath.Join(root, "link-out.txt"),
 		"hard-out.txt", "sources/../../../../" + modelSecret, "sources/../../../../../../../etc/passwd", "/proc/self/environ", "\x00"}
@@ -129,8 +129,8 @@ func TestPathsStayInside(t *testing.T) {
 		calls = append(calls, openaitest.ToolCall{ID: fmt.Sprintf("r%d", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":%q}`, p)})
 	}
 	fake.Enqueue(openaitest.Reply{ToolCalls: calls}, openaitest.Reply{Chunks: []string{"done"}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"sessionId": id, "message": "read everything"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "read everything"}, &res)
 	reqs := fake.WaitRequests(2, 5*time.Second)
 	results := map[string]string{}
 	for _, m := range reqs[1].Parsed.Messages {
@@ -213,10 +213,10 @@ func TestAPIKeyGoesOnlyToTheProvider(t *testing.T) {
 	env := []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY=" + key}
 	s := lsptest.Binary(t, env, "serve", "--data-dir", dataDir, "--log-level", "debug", "--log-file", logFile)
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, WorkDoneProgress: true})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &created)
 	id := created.Session.ID
-	s.MustCommand(command.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"main.go"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"sessionId": id, "setName": "files", "items": []string{"main.go"}}, nil)
 
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"main.go"}`}}},
@@ -227,12 +227,12 @@ func TestAPIKeyGoesOnlyToTheProvider(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"partial "}, Fault: openaitest.FaultMidStreamError, FaultAfter: 1, ErrorMessage: "stream broke for " + key},
 		openaitest.Reply{Status: 400, ErrorMessage: "bad request from " + key},
 	)
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"sessionId": id, "message": "first question"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "first question"}, &res)
 	fake.WaitRequests(3, 5*time.Second) // the title request too
 	for i := range 3 {
-		var r command.ChatResult
-		err := s.Command(command.Chat, map[string]any{"sessionId": id, "message": fmt.Sprintf("failing question %d", i)}, &r)
+		var r api.ChatResult
+		err := s.Command(api.Chat, map[string]any{"sessionId": id, "message": fmt.Sprintf("failing question %d", i)}, &r)
 		if err == nil && r.FinishReason != "error" {
 			t.Errorf("failing turn %d: %+v", i, r)
 		}
@@ -240,9 +240,9 @@ func TestAPIKeyGoesOnlyToTheProvider(t *testing.T) {
 			t.Errorf("turn %d error carries the key: %v", i, err)
 		}
 	}
-	var exp command.ExportResult
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id, "format": "markdown"}, &exp)
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": id, "format": "json"}, &exp)
+	var exp api.ExportResult
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id, "format": "markdown"}, &exp)
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": id, "format": "json"}, &exp)
 	// The key did go to the provider, as the Authorization header.
 	for _, r := range fake.Requests() {
 		if got := r.Header.Get("Authorization"); got != "Bearer "+key {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
@@ -105,7 +105,7 @@ func (s *Server) setCurrent(id string) {
 	s.mu.Unlock()
 }
 
-func (s *Server) sessionNew(ctx context.Context, a *command.SessionNewArgs) (any, error) {
+func (s *Server) sessionNew(ctx context.Context, a *api.SessionNewArgs) (any, error) {
 	store, err := s.storeOrErr()
 	if err != nil {
 		return nil, err
@@ -115,11 +115,11 @@ func (s *Server) sessionNew(ctx context.Context, a *command.SessionNewArgs) (any
 		return nil, err
 	}
 	s.setCurrent(sess.ID)
-	return command.SessionResult{V: command.V, Session: sess}, nil
+	return api.SessionResult{V: api.V, Session: sess}, nil
 }
 
 // resumeState gathers what resume returns.
-func (s *Server) resumeState(ctx context.Context, store session.Store, id string) (*command.ResumeResult, error) {
+func (s *Server) resumeState(ctx context.Context, store session.Store, id string) (*api.ResumeResult, error) {
 	sess, err := store.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -129,8 +129,8 @@ func (s *Server) resumeState(ctx context.Context, store session.Store, id string
 		return nil, err
 	}
 	missing := s.missingFiles(sets)
-	return &command.ResumeResult{
-		V:            command.V,
+	return &api.ResumeResult{
+		V:            api.V,
 		Session:      sess,
 		Context:      nonNilContext(sets),
 		MissingFiles: missing,
@@ -145,9 +145,9 @@ func (s *Server) missingFiles(sets session.Context) []string {
 	return chat.MissingFiles(sets[prompts.SetFiles], s.docs)
 }
 
-func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (any, error) {
+func (s *Server) sessionResume(ctx context.Context, a *api.SessionRefArgs) (any, error) {
 	if a.SessionID == "" {
-		return nil, invalidParams("%s: sessionId is required", command.SessionResume)
+		return nil, invalidParams("%s: sessionId is required", api.SessionResume)
 	}
 	store, err := s.storeOrErr()
 	if err != nil {
@@ -169,21 +169,21 @@ func (s *Server) sessionResume(ctx context.Context, a *command.SessionRefArgs) (
 	return r, nil
 }
 
-func (s *Server) sessionList(ctx context.Context, a *command.SessionListArgs) (any, error) {
+func (s *Server) sessionList(ctx context.Context, a *api.SessionListArgs) (any, error) {
 	store, err := s.storeOrErr()
 	if err != nil {
 		return nil, err
 	}
 	if a.Limit < 0 {
-		return nil, invalidParams("%s: limit must not be negative", command.SessionList)
+		return nil, invalidParams("%s: limit must not be negative", api.SessionList)
 	}
 	list, next, err := store.List(ctx, session.ListOptions{Query: a.Query, Limit: a.Limit, Cursor: a.Cursor})
 	if err != nil {
 		return nil, err
 	}
-	res := command.SessionListResult{V: command.V, Sessions: make([]command.SessionSummary, len(list)), NextCursor: next}
+	res := api.SessionListResult{V: api.V, Sessions: make([]api.SessionSummary, len(list)), NextCursor: next}
 	for i, ss := range list {
-		res.Sessions[i] = command.SessionSummary{
+		res.Sessions[i] = api.SessionSummary{
 			ID: ss.ID, Title: ss.Title, TitleSource: ss.TitleSource,
 			CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 			MessageCount: ss.MessageCount, FileCount: ss.FileCount,
@@ -193,8 +193,8 @@ func (s *Server) sessionList(ctx context.Context, a *command.SessionListArgs) (a
 	return res, nil
 }
 
-func (s *Server) sessionShow(ctx context.Context, a *command.SessionIDArgs) (any, error) {
-	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionShow)
+func (s *Server) sessionShow(ctx context.Context, a *api.SessionIDArgs) (any, error) {
+	store, id, err := s.existingSession(ctx, a.SessionID, api.SessionShow)
 	if err != nil {
 		return nil, err
 	}
@@ -209,11 +209,11 @@ func (s *Server) sessionShow(ctx context.Context, a *command.SessionIDArgs) (any
 	if msgs == nil {
 		msgs = []session.Message{}
 	}
-	return command.ShowResult{V: command.V, Session: sess, Messages: msgs}, nil
+	return api.ShowResult{V: api.V, Session: sess, Messages: msgs}, nil
 }
 
-func (s *Server) sessionRename(ctx context.Context, a *command.SessionRenameArgs) (any, error) {
-	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionRename)
+func (s *Server) sessionRename(ctx context.Context, a *api.SessionRenameArgs) (any, error) {
+	store, id, err := s.existingSession(ctx, a.SessionID, api.SessionRename)
 	if err != nil {
 		return nil, err
 	}
@@ -221,15 +221,15 @@ func (s *Server) sessionRename(ctx context.Context, a *command.SessionRenameArgs
 	if err != nil {
 		return nil, err
 	}
-	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
-	return command.SessionResult{V: command.V, Session: sess}, nil
+	s.notify(ctx, api.SessionUpdated, api.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	return api.SessionResult{V: api.V, Session: sess}, nil
 }
 
-func (s *Server) sessionShare(ctx context.Context, a *command.SessionShareArgs) (any, error) {
+func (s *Server) sessionShare(ctx context.Context, a *api.SessionShareArgs) (any, error) {
 	if a.Visibility != session.VisibilityPrivate && a.Visibility != session.VisibilityTeam {
-		return nil, invalidParams("%s: visibility %q: want \"private\" or \"team\"", command.SessionShare, a.Visibility)
+		return nil, invalidParams("%s: visibility %q: want \"private\" or \"team\"", api.SessionShare, a.Visibility)
 	}
-	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionShare)
+	store, id, err := s.existingSession(ctx, a.SessionID, api.SessionShare)
 	if err != nil {
 		return nil, err
 	}
@@ -237,12 +237,12 @@ func (s *Server) sessionShare(ctx context.Context, a *command.SessionShareArgs) 
 	if err != nil {
 		return nil, err
 	}
-	return command.SessionResult{V: command.V, Session: sess}, nil
+	return api.SessionResult{V: api.V, Session: sess}, nil
 }
 
-func (s *Server) sessionDelete(ctx context.Context, a *command.SessionRefArgs) (any, error) {
+func (s *Server) sessionDelete(ctx context.Context, a *api.SessionRefArgs) (any, error) {
 	if a.SessionID == "" {
-		return nil, invalidParams("%s: sessionId is required", command.SessionDelete)
+		return nil, invalidParams("%s: sessionId is required", api.SessionDelete)
 	}
 	store, err := s.storeOrErr()
 	if err != nil {
@@ -258,15 +258,15 @@ func (s *Server) sessionDelete(ctx context.Context, a *command.SessionRefArgs) (
 		engine.Abort(a.SessionID) // a turn streaming in it ends now
 	}
 	s.forgetCurrent(a.SessionID)
-	return command.DeleteResult{V: command.V, SessionID: a.SessionID, Deleted: true}, nil
+	return api.DeleteResult{V: api.V, SessionID: a.SessionID, Deleted: true}, nil
 }
 
-func (s *Server) sessionSearch(ctx context.Context, a *command.SessionSearchArgs) (any, error) {
+func (s *Server) sessionSearch(ctx context.Context, a *api.SessionSearchArgs) (any, error) {
 	if a.Query == "" {
-		return nil, invalidParams("%s: query is required", command.SessionSearch)
+		return nil, invalidParams("%s: query is required", api.SessionSearch)
 	}
 	if a.Limit < 0 {
-		return nil, invalidParams("%s: limit must not be negative", command.SessionSearch)
+		return nil, invalidParams("%s: limit must not be negative", api.SessionSearch)
 	}
 	store, err := s.storeOrErr()
 	if err != nil {
@@ -279,11 +279,11 @@ func (s *Server) sessionSearch(ctx context.Context, a *command.SessionSearchArgs
 	if hits == nil {
 		hits = []session.Hit{}
 	}
-	return command.SearchResult{V: command.V, Hits: hits}, nil
+	return api.SearchResult{V: api.V, Hits: hits}, nil
 }
 
-func (s *Server) sessionExport(ctx context.Context, a *command.SessionExportArgs) (any, error) {
-	store, id, err := s.existingSession(ctx, a.SessionID, command.SessionExport)
+func (s *Server) sessionExport(ctx context.Context, a *api.SessionExportArgs) (any, error) {
+	store, id, err := s.existingSession(ctx, a.SessionID, api.SessionExport)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func (s *Server) sessionExport(ctx context.Context, a *command.SessionExportArgs
 	if err != nil {
 		return nil, err
 	}
-	return command.ExportResult{V: command.V, Path: path, Content: content}, nil
+	return api.ExportResult{V: api.V, Path: path, Content: content}, nil
 }
 
 func nonNilContext(c session.Context) session.Context {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -71,6 +71,6 @@ func (s *Server) enforceStorage(ctx context.Context, store session.Store) {
 }
 
 // notifyFilesChanged sends ctxls/sessionFilesChanged.
-func (s *Server) notifyFilesChanged(ctx context.Context, p command.SessionFilesChangedParams) {
-	s.notify(ctx, command.SessionFilesChanged, p)
+func (s *Server) notifyFilesChanged(ctx context.Context, p api.SessionFilesChangedParams) {
+	s.notify(ctx, api.SessionFilesChanged, p)
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -19,20 +19,20 @@ func TestShareLocalStore(t *testing.T) {
 	s := lsptest.Binary(t, []string{session.StoreEnv + "="}, "serve", "--data-dir", t.TempDir())
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{"store": "postgres://u:sekrit@/db?host=/nonexistent"}})
 
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "Local only"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "Local only"}, &created)
 	if created.Session.Owner != "" || created.Session.Visibility != "" {
 		t.Errorf("a local session has an owner or visibility: %+v", created.Session)
 	}
-	err := s.Command(command.SessionShare, map[string]any{"visibility": "team"}, nil)
+	err := s.Command(api.SessionShare, map[string]any{"visibility": "team"}, nil)
 	checkRPCError(t, "share the current session", err, -32602, "sharing needs the PostgreSQL store")
-	err = s.Command(command.SessionShare, map[string]any{"sessionId": created.Session.ID, "visibility": "private"}, nil)
+	err = s.Command(api.SessionShare, map[string]any{"sessionId": created.Session.ID, "visibility": "private"}, nil)
 	checkRPCError(t, "share by id", err, -32602, "sharing needs the PostgreSQL store")
-	err = s.Command(command.SessionShare, map[string]any{"visibility": true}, nil)
+	err = s.Command(api.SessionShare, map[string]any{"visibility": true}, nil)
 	checkRPCError(t, "visibility as a boolean", err, -32602, `field "visibility" must be a string, got bool`)
 
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != created.Session.ID || list.Sessions[0].Visibility != "" {
 		t.Errorf("list after share: %+v", list.Sessions)
 	}
@@ -66,33 +66,33 @@ func TestShareOnPostgres(t *testing.T) {
 	}
 	alice, bob := start("alice"), start("bob")
 
-	var created command.SessionResult
-	alice.MustCommand(command.SessionNew, map[string]any{"title": "Alice's plan"}, &created)
+	var created api.SessionResult
+	alice.MustCommand(api.SessionNew, map[string]any{"title": "Alice's plan"}, &created)
 	id := created.Session.ID
 	if created.Session.Owner != "alice" || created.Session.Visibility != session.VisibilityPrivate {
 		t.Errorf("new session: owner %q visibility %q", created.Session.Owner, created.Session.Visibility)
 	}
-	var list command.SessionListResult
-	bob.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	bob.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 {
 		t.Errorf("bob sees a private session: %+v", list.Sessions)
 	}
 
-	var shared command.SessionResult
-	alice.MustCommand(command.SessionShare, map[string]any{"visibility": "team"}, &shared) // the current session
+	var shared api.SessionResult
+	alice.MustCommand(api.SessionShare, map[string]any{"visibility": "team"}, &shared) // the current session
 	if shared.V != 1 || shared.Session.ID != id || shared.Session.Visibility != session.VisibilityTeam || shared.Session.Owner != "alice" {
 		t.Errorf("share: %+v", shared)
 	}
-	bob.MustCommand(command.SessionList, map[string]any{}, &list)
+	bob.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Owner != "alice" || list.Sessions[0].Visibility != session.VisibilityTeam {
 		t.Errorf("bob's list after sharing: %+v", list.Sessions)
 	}
-	if err := bob.Command(command.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, nil); err == nil {
+	if err := bob.Command(api.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, nil); err == nil {
 		t.Errorf("bob changed the visibility of alice's session")
 	} else if code := rpcCode(t, err); code != -32602 {
 		t.Errorf("bob shares alice's session: %v", err)
 	}
-	alice.MustCommand(command.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, &shared)
+	alice.MustCommand(api.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, &shared)
 	if shared.Session.Visibility != session.VisibilityPrivate {
 		t.Errorf("back to private: %+v", shared.Session)
 	}

@@ -16,17 +16,17 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // MaxMessageBytes is the largest message body the daemon accepts. A larger
 // declared Content-Length is answered with an Invalid Request error and its
 // body is skipped without being allocated. 64 MiB leaves room for a 25 MB file
 // sent base64-encoded through ctxls.files.add.
-const MaxMessageBytes = command.MaxMessageBytes
+const MaxMessageBytes = api.MaxMessageBytes
 
 // pendingWait is how long the read loop waits for room when
-// command.MaxPendingRequests are pending and a request of ours to the editor
+// api.MaxPendingRequests are pending and a request of ours to the editor
 // is unanswered, before it reads on anyway: a handler waiting for the
 // editor's answer (to window/workDoneProgress/create) needs the read loop,
 // so waiting for it forever could deadlock. Without such a request the read
@@ -62,7 +62,7 @@ type stream struct {
 
 func newStream(in io.Reader, out io.Writer, closer io.Closer, log *slog.Logger) *stream {
 	return &stream{in: bufio.NewReaderSize(in, 64<<10), out: out, closer: closer, log: log, limit: MaxMessageBytes,
-		pending: gate{max: command.MaxPendingRequests}}
+		pending: gate{max: api.MaxPendingRequests}}
 }
 
 // Read implements jsonrpc2.Stream.

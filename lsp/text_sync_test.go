@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -124,8 +124,8 @@ func TestIncrementalEditsOverStdio(t *testing.T) {
 
 func checkText(t *testing.T, s *lsptest.Server, uri, want, when string) {
 	t.Helper()
-	var got command.DocumentGetResult
-	s.MustCommand(command.DocumentGet, map[string]any{"uri": uri}, &got)
+	var got api.DocumentGetResult
+	s.MustCommand(api.DocumentGet, map[string]any{"uri": uri}, &got)
 	if got.Text != want {
 		t.Fatalf("%s: server text differs from the reference\nserver: %q\nwant:   %q", when, got.Text, want)
 	}
@@ -146,8 +146,8 @@ func TestOpenFileTracking(t *testing.T) {
 		"contentChanges": []any{map[string]any{"range": map[string]any{"start": map[string]any{"line": 1, "character": 0}, "end": map[string]any{"line": 1, "character": 0}}, "text": "// edited\n"}},
 	})
 	s.Notify("textDocument/didFocus", map[string]any{"textDocument": map[string]any{"uri": "file:///w/b.go"}})
-	var res command.CandidatesResult
-	s.MustCommand(command.ContextCandids, map[string]any{}, &res)
+	var res api.CandidatesResult
+	s.MustCommand(api.ContextCandids, map[string]any{}, &res)
 	if len(res.Files) != 2 {
 		t.Fatalf("candidates = %+v", res.Files)
 	}
@@ -167,7 +167,7 @@ func TestOpenFileTracking(t *testing.T) {
 	}
 	s.Notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": "file:///w/a.go"}})
 	s.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": "file:///w/a.go"}})
-	s.MustCommand(command.ContextCandids, map[string]any{}, &res)
+	s.MustCommand(api.ContextCandids, map[string]any{}, &res)
 	for _, f := range res.Files {
 		if f.URI == "file:///w/a.go" && (f.Open || f.Dirty) {
 			t.Errorf("closed a.go = %+v, want a closed, clean candidate", f)
@@ -176,7 +176,7 @@ func TestOpenFileTracking(t *testing.T) {
 	if len(res.Files) != 2 {
 		t.Errorf("a closed file stays a candidate: %+v", res.Files)
 	}
-	if err := s.Command(command.DocumentGet, map[string]any{"uri": "file:///w/a.go"}, nil); err == nil {
+	if err := s.Command(api.DocumentGet, map[string]any{"uri": "file:///w/a.go"}, nil); err == nil {
 		t.Error("a closed file's text must be dropped")
 	}
 }

@@ -3,13 +3,13 @@ package lsp
 import (
 	"context"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/lsp/command"
 )
 
 // clearTitle handles ctxls.session.clearTitle.
-func (s *Server) clearTitle(ctx context.Context, a *command.SessionIDArgs) (any, error) {
-	store, id, err := s.existingSession(ctx, a.SessionID, command.ClearTitle)
+func (s *Server) clearTitle(ctx context.Context, a *api.SessionIDArgs) (any, error) {
+	store, id, err := s.existingSession(ctx, a.SessionID, api.ClearTitle)
 	if err != nil {
 		return nil, err
 	}
@@ -17,6 +17,6 @@ func (s *Server) clearTitle(ctx context.Context, a *command.SessionIDArgs) (any,
 	if err != nil {
 		return nil, err
 	}
-	s.notify(ctx, command.SessionUpdated, command.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
-	return command.SessionResult{V: command.V, Session: sess}, nil
+	s.notify(ctx, api.SessionUpdated, api.SessionUpdatedParams{SessionID: sess.ID, Title: sess.Title, TitleSource: sess.TitleSource})
+	return api.SessionResult{V: api.V, Session: sess}, nil
 }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -39,15 +39,15 @@ func requestText(r openaitest.Request) string {
 func waitTitle(t *testing.T, s *lsptest.Server, title, source string) {
 	t.Helper()
 	s.WaitFor("sessionUpdated "+title, func(m *lsptest.Message) bool {
-		return m.Method == command.SessionUpdated && strings.Contains(string(m.Params), `"title":"`+title+`"`) &&
+		return m.Method == api.SessionUpdated && strings.Contains(string(m.Params), `"title":"`+title+`"`) &&
 			strings.Contains(string(m.Params), `"titleSource":"`+source+`"`)
 	})
 }
 
-func chatTurn(t *testing.T, s *lsptest.Server, arg map[string]any) command.ChatResult {
+func chatTurn(t *testing.T, s *lsptest.Server, arg map[string]any) api.ChatResult {
 	t.Helper()
-	var res command.ChatResult
-	s.MustCommand(command.Chat, arg, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, arg, &res)
 	return res
 }
 
@@ -73,15 +73,15 @@ func TestModelTitleAskedOnce(t *testing.T) {
 	chatTurn(t, s, map[string]any{"sessionId": res.SessionID, "message": "and the database?"})
 
 	// A title request that fails is not repeated by later turns.
-	var other command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &other)
+	var other api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &other)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"answer one"}}, openaitest.Reply{Status: 400, ErrorMessage: "no titles today"})
 	chatTurn(t, s, map[string]any{"message": "Tune the GC settings"})
 	fake.WaitRequests(5, 5*time.Second)
-	var show command.ShowResult
+	var show api.ShowResult
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s.MustCommand(command.SessionShow, map[string]any{}, &show)
+		s.MustCommand(api.SessionShow, map[string]any{}, &show)
 		if show.Session.Meta.TitleRequested || time.Now().After(deadline) {
 			break
 		}
@@ -98,7 +98,7 @@ func TestModelTitleAskedOnce(t *testing.T) {
 	if n := len(titleRequests(reqs)); n != 2 || len(reqs) != 7 {
 		t.Errorf("%d requests, %d for titles; want 7 and 2 (one per session)", len(reqs), n)
 	}
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
 	if show.Session.Title != "Canary rollback plan" {
 		t.Errorf("the first session's title: %q", show.Session.Title)
 	}
@@ -141,11 +141,11 @@ func TestClearTitle(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Because of the middleware."}}, openaitest.Reply{Chunks: []string{"Login redirect loop"}})
 	chatTurn(t, s, map[string]any{"message": "Why does login redirect twice?"})
 	waitTitle(t, s, "Login redirect loop", "model")
-	var before command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{}, &before)
+	var before api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{}, &before)
 
-	var cleared command.SessionResult
-	s.MustCommand(command.ClearTitle, map[string]any{}, &cleared)
+	var cleared api.SessionResult
+	s.MustCommand(api.ClearTitle, map[string]any{}, &cleared)
 	if cleared.Session.Title != "Why does login redirect twice?" || cleared.Session.TitleSource != session.TitleAuto || cleared.Session.Meta.TitleRequested {
 		t.Errorf("cleared: %+v", cleared.Session)
 	}
@@ -166,9 +166,9 @@ func TestClearTitle(t *testing.T) {
 	}
 
 	// A user's title is cleared too; with no message the title is the default.
-	var named command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "Named by me"}, &named)
-	s.MustCommand(command.ClearTitle, map[string]any{"sessionId": named.Session.ID}, &cleared)
+	var named api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "Named by me"}, &named)
+	s.MustCommand(api.ClearTitle, map[string]any{"sessionId": named.Session.ID}, &cleared)
 	if cleared.Session.Title != session.DefaultTitle || cleared.Session.TitleSource != session.TitleAuto {
 		t.Errorf("cleared without messages: %+v", cleared.Session)
 	}
@@ -180,8 +180,8 @@ func TestClearTitle(t *testing.T) {
 func TestSetModel(t *testing.T) {
 	fake := openaitest.New(t)
 	s := startBinaryChat(t, fake)
-	var set command.SessionResult
-	s.MustCommand(command.SetModel, map[string]any{"model": "other-model"}, &set)
+	var set api.SessionResult
+	s.MustCommand(api.SetModel, map[string]any{"model": "other-model"}, &set)
 	if set.Session.Meta.Model != "other-model" {
 		t.Fatalf("setModel: %+v", set.Session)
 	}
@@ -193,17 +193,17 @@ func TestSetModel(t *testing.T) {
 	if reqs[0].Parsed.Model != "other-model" || reqs[1].Parsed.Model != "test-model" {
 		t.Errorf("turn model %q (want other-model), title model %q (want the provider's test-model)", reqs[0].Parsed.Model, reqs[1].Parsed.Model)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if len(show.Messages) != 2 || show.Messages[1].Model != "other-model" || show.Messages[0].Model != "" {
 		t.Fatalf("stored: %+v", show.Messages)
 	}
-	var exp command.ExportResult
-	s.MustCommand(command.SessionExport, map[string]any{"format": "markdown"}, &exp)
+	var exp api.ExportResult
+	s.MustCommand(api.SessionExport, map[string]any{"format": "markdown"}, &exp)
 	if !strings.Contains(exp.Content, "\n## assistant · other-model · ") || !strings.Contains(exp.Content, "- Model: other-model\n") {
 		t.Errorf("markdown export:\n%s", exp.Content)
 	}
-	s.MustCommand(command.SessionExport, map[string]any{"format": "json"}, &exp)
+	s.MustCommand(api.SessionExport, map[string]any{"format": "json"}, &exp)
 	if !strings.Contains(exp.Content, `"model": "other-model"`) {
 		t.Errorf("json export:\n%s", exp.Content)
 	}
@@ -221,8 +221,8 @@ func TestSetModel(t *testing.T) {
 	}
 
 	// Back to the provider's model.
-	var reset command.SessionResult
-	s.MustCommand(command.SetModel, map[string]any{"model": ""}, &reset)
+	var reset api.SessionResult
+	s.MustCommand(api.SetModel, map[string]any{"model": ""}, &reset)
 	if reset.Session.Meta.Model != "" || reset.Session.ID != id {
 		t.Errorf("model after reset: %q", reset.Session.Meta.Model)
 	}
@@ -231,7 +231,7 @@ func TestSetModel(t *testing.T) {
 	if r := fake.WaitRequests(3, 5*time.Second)[2]; r.Parsed.Model != "test-model" {
 		t.Errorf("after reset the turn used %q", r.Parsed.Model)
 	}
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 	if m := show.Messages[len(show.Messages)-1]; m.Model != "test-model" || m.Content != "from the default" {
 		t.Errorf("last answer: %+v", m)
 	}

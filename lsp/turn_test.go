@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -46,8 +46,8 @@ func TestDeleteWhileStreaming(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"partial ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
 	_, rootURI := workspace(t)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "doomed"}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "doomed"}, &created)
 	wait := s.Send(500, "ctxls/chat", map[string]any{"message": "long question", "workDoneToken": "tok-d"})
 	s.WaitFor("first delta", func(m *lsptest.Message) bool {
 		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta":"partial "`)
@@ -60,12 +60,12 @@ func TestDeleteWhileStreaming(t *testing.T) {
 	}
 
 	time.Sleep(1200 * time.Millisecond) // a checkpoint and a heartbeat happen meanwhile
-	s.MustCommand(command.SessionDelete, map[string]any{"sessionId": created.Session.ID}, nil)
+	s.MustCommand(api.SessionDelete, map[string]any{"sessionId": created.Session.ID}, nil)
 	m := wait()
 	if m.Error != nil {
 		t.Fatalf("the turn must end with a result, got error %+v", m.Error)
 	}
-	var res command.ChatResult
+	var res api.ChatResult
 	json.Unmarshal(m.Result, &res)
 	if res.FinishReason != "error" || res.Text != "partial " {
 		t.Errorf("result after delete: %+v", res)
@@ -77,17 +77,17 @@ func TestDeleteWhileStreaming(t *testing.T) {
 	if !strings.Contains(end, "deleted") {
 		t.Errorf("progress end %q", end)
 	}
-	var ctxRes command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{}, &ctxRes)
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var ctxRes api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{}, &ctxRes)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 {
 		t.Errorf("sessions after delete: %+v", list.Sessions)
 	}
 
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"fresh"}})
-	var next command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "start over"}, &next)
+	var next api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "start over"}, &next)
 	if next.SessionID == created.Session.ID || next.Text != "fresh" {
 		t.Errorf("next turn: %+v", next)
 	}
@@ -119,8 +119,8 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 	_, rootURI := workspace(t)
 	dataDir := t.TempDir()
 	status := func(s *lsptest.Server, id string) session.Status {
-		var show command.ShowResult
-		s.MustCommand(command.SessionShow, map[string]any{"sessionId": id}, &show)
+		var show api.ShowResult
+		s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 		if len(show.Messages) != 2 {
 			t.Fatalf("messages: %+v", show.Messages)
 		}
@@ -128,16 +128,16 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 	}
 
 	live := binaryChat(t, fake, dataDir, rootURI, 16000, 1000)
-	var liveSess command.SessionResult
-	live.MustCommand(command.SessionNew, map[string]any{"title": "live"}, &liveSess)
+	var liveSess api.SessionResult
+	live.MustCommand(api.SessionNew, map[string]any{"title": "live"}, &liveSess)
 	waitLive := live.Send(600, "ctxls/chat", map[string]any{"message": "q1", "workDoneToken": "tl"})
 	live.WaitFor("live delta", func(m *lsptest.Message) bool {
 		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta":"live "`)
 	})
 
 	doomed := binaryChat(t, fake, dataDir, rootURI, 16000, 1000)
-	var doomedSess command.SessionResult
-	doomed.MustCommand(command.SessionNew, map[string]any{"title": "killed"}, &doomedSess)
+	var doomedSess api.SessionResult
+	doomed.MustCommand(api.SessionNew, map[string]any{"title": "killed"}, &doomedSess)
 	doomed.Send(601, "ctxls/chat", map[string]any{"message": "q2", "workDoneToken": "tk"})
 	doomed.WaitFor("killed delta", func(m *lsptest.Message) bool {
 		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"delta":"killed "`)
@@ -174,18 +174,18 @@ func TestHistoryKeepsWholeTurns(t *testing.T) {
 		"provider":  map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 3000, "maxOutputTokens": 1000},
 		"compactAt": "off",
 	}})
-	s.MustCommand(command.SessionNew, map[string]any{"title": "named"}, nil) // no title requests
-	long := strings.Repeat("lorem ipsum dolor ", 120)                        // ~360 tokens: not all five turns fit
+	s.MustCommand(api.SessionNew, map[string]any{"title": "named"}, nil) // no title requests
+	long := strings.Repeat("lorem ipsum dolor ", 120)                    // ~360 tokens: not all five turns fit
 	for i := range 5 {
 		if i == 1 {
 			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call-1", Name: "get_relevant_context", Arguments: `{}`}}})
 		}
 		fake.Enqueue(openaitest.Reply{Chunks: []string{long}})
-		s.MustCommand(command.Chat, map[string]any{"message": "question " + string(rune('A'+i)) + " " + long}, nil)
+		s.MustCommand(api.Chat, map[string]any{"message": "question " + string(rune('A'+i)) + " " + long}, nil)
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"ok"}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "last question"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "last question"}, &res)
 	reqs := fake.Requests()
 	last := reqs[len(reqs)-1].Parsed.Messages
 	sys := last[0].Content
@@ -242,8 +242,8 @@ func TestProviderUnreachableStoredWithError(t *testing.T) {
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
 		"provider": map[string]any{"baseURL": "http://" + addr + "/v1", "model": "m"},
 	}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "anyone there?"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "anyone there?"}, &res)
 	if res.FinishReason != "error" {
 		t.Fatalf("result %+v", res)
 	}
@@ -251,14 +251,14 @@ func TestProviderUnreachableStoredWithError(t *testing.T) {
 	if !strings.Contains(msgs, "could not reach the provider at http://"+addr+"/v1") || strings.Contains(msgs, "broke") {
 		t.Errorf("message: %s", msgs)
 	}
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
 	answer := show.Messages[1]
 	if answer.Status != session.StatusError || !strings.HasPrefix(answer.Content, "Error: could not reach the provider") {
 		t.Errorf("stored answer %+v", answer)
 	}
-	var export command.ExportResult
-	s.MustCommand(command.SessionExport, map[string]any{"sessionId": res.SessionID}, &export)
+	var export api.ExportResult
+	s.MustCommand(api.SessionExport, map[string]any{"sessionId": res.SessionID}, &export)
 	if !strings.Contains(export.Content, "## assistant (error)") || !strings.Contains(export.Content, "could not reach the provider") {
 		t.Errorf("export:\n%s", export.Content)
 	}
@@ -277,25 +277,25 @@ func TestWithheldAndMissingFilesSayWhy(t *testing.T) {
 	os.WriteFile(gone, []byte("package gone\n"), 0o644)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
 
-	err := s.Command(command.ContextSet, map[string]any{"setName": "files", "items": []string{"docs"}}, nil)
+	err := s.Command(api.ContextSet, map[string]any{"setName": "files", "items": []string{"docs"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory as a files item: %v", err)
 	}
-	s.MustCommand(command.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go", "gone.go"}}, nil)
+	s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"main.go", "gone.go"}}, nil)
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "set_relevant_context",
 		Arguments: `{"setName":"files","items":["` + outside + `"],"mode":"merge"}`}}},
 		openaitest.Reply{Chunks: []string{"noted"}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "remember my notes"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "remember my notes"}, &res)
 	os.Remove(gone)
 
-	var resume command.ResumeResult
-	s.MustCommand(command.SessionResume, map[string]any{"sessionId": res.SessionID}, &resume)
+	var resume api.ResumeResult
+	s.MustCommand(api.SessionResume, map[string]any{"sessionId": res.SessionID}, &resume)
 	if len(resume.MissingFiles) != 1 || resume.MissingFiles[0] != gone || !strings.Contains(resume.Reminder, "(1 file not found)") {
 		t.Errorf("resume: missing %v, reminder %q", resume.MissingFiles, resume.Reminder)
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"ok"}})
-	s.MustCommand(command.Chat, map[string]any{"message": "go on"}, nil)
+	s.MustCommand(api.Chat, map[string]any{"message": "go on"}, nil)
 	reqs := fake.Requests()
 	sys := reqs[len(reqs)-1].SystemPrompt()
 	if !strings.Contains(sys, outside+": withheld because it is outside the workspace folders and the session folder") {
@@ -316,8 +316,8 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 	fake := openaitest.New(t)
 	_, rootURI := workspace(t)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
-	var pv command.ChatPreviewResult
-	s.MustCommand(command.ChatPreview, map[string]any{"message": "what is in main?", "files": []string{"main.go"}}, &pv)
+	var pv api.ChatPreviewResult
+	s.MustCommand(api.ChatPreview, map[string]any{"message": "what is in main?", "files": []string{"main.go"}}, &pv)
 	if pv.SessionID != "" || pv.Model != "test-model" || pv.Budget != 15000 || len(pv.Messages) != 2 {
 		t.Fatalf("preview of a first turn: %+v", pv)
 	}
@@ -334,31 +334,31 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 	if !strings.Contains(strings.Join(names, ","), "read_file") {
 		t.Errorf("tools %v", names)
 	}
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 || len(fake.Requests()) != 0 {
 		t.Errorf("the preview stored a session or called the provider: %+v", list.Sessions)
 	}
 
 	// The turn then sends exactly what was previewed.
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"it prints"}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "what is in main?", "files": []string{"main.go"}}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "what is in main?", "files": []string{"main.go"}}, &res)
 	sent := fake.Requests()[0].Parsed.Messages
 	if len(sent) != 2 || sent[0].Content != pv.Messages[0].Content || sent[1].Content != pv.Messages[1].Content {
 		t.Errorf("the turn sent something else than the preview showed")
 	}
 	// A preview of the next turn carries the history and stores nothing.
-	var show, after command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
-	s.MustCommand(command.ChatPreview, map[string]any{"message": "and then?"}, &pv)
-	s.MustCommand(command.SessionShow, map[string]any{"sessionId": res.SessionID}, &after)
+	var show, after api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
+	s.MustCommand(api.ChatPreview, map[string]any{"message": "and then?"}, &pv)
+	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &after)
 	if pv.SessionID != res.SessionID || len(pv.Messages) != 4 || pv.Messages[2].Content != "it prints" || len(after.Messages) != len(show.Messages) {
 		t.Errorf("preview of the second turn: %+v (stored %d → %d)", pv.Messages, len(show.Messages), len(after.Messages))
 	}
 	// The last page of a listing has no nextCursor (docs/protocol.md).
 	var raw json.RawMessage
-	s.MustCommand(command.SessionList, map[string]any{}, &raw)
+	s.MustCommand(api.SessionList, map[string]any{}, &raw)
 	if strings.Contains(string(raw), "nextCursor") {
 		t.Errorf("last page carries nextCursor: %s", raw)
 	}
@@ -371,14 +371,14 @@ func TestSessionModelWithoutProviderModel(t *testing.T) {
 	fake := openaitest.New(t)
 	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=", "CTXLS_MODEL=", "OPENAI_BASE_URL=" + fake.URL}, "serve", "--data-dir", t.TempDir())
 	s.Initialize(lsptest.InitOptions{})
-	err := s.Command(command.Chat, map[string]any{"message": "hi"}, nil)
+	err := s.Command(api.Chat, map[string]any{"message": "hi"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no model is configured") {
 		t.Fatalf("a turn with no model anywhere: %v", err)
 	}
-	s.MustCommand(command.SetModel, map[string]any{"model": "llama3.1"}, nil)
+	s.MustCommand(api.SetModel, map[string]any{"model": "llama3.1"}, nil)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"hello"}}, openaitest.Reply{Chunks: []string{"Greeting"}})
-	var res command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "hi"}, &res)
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "hi"}, &res)
 	if res.Text != "hello" || fake.WaitRequests(1, 5*time.Second)[0].Parsed.Model != "llama3.1" {
 		t.Errorf("turn with the session's model: %+v", res)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
@@ -54,7 +54,7 @@ type viewCapture struct {
 // textDocument/didFocus: it records the active file and arms the idle
 // capture of the view.
 func (s *Server) didChangeView(ctx context.Context, raw json.RawMessage) error {
-	var p command.DidChangeViewParams
+	var p api.DidChangeViewParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Server) didChangeView(ctx context.Context, raw json.RawMessage) error {
 // (1-based lines; a selection ending at the start of a line ends on the
 // line before). Without a selection the line is the first visible one;
 // without either there is no line.
-func appletItems(path string, sel, visible *command.Range) []string {
+func appletItems(path string, sel, visible *api.Range) []string {
 	items := []string{"editor", "file=" + path}
 	switch {
 	case sel != nil:

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -64,11 +64,11 @@ func viewNote(uri string, sel ...int) map[string]any {
 	return p
 }
 
-func viewContextChanges(t *testing.T, s *lsptest.Server) []command.ContextChangedParams {
+func viewContextChanges(t *testing.T, s *lsptest.Server) []api.ContextChangedParams {
 	t.Helper()
-	var out []command.ContextChangedParams
-	for _, m := range s.Notifications(command.ContextChanged) {
-		var p command.ContextChangedParams
+	var out []api.ContextChangedParams
+	for _, m := range s.Notifications(api.ContextChanged) {
+		var p api.ContextChangedParams
 		mustUnmarshal(t, m.Params, &p)
 		out = append(out, p)
 	}
@@ -77,8 +77,8 @@ func viewContextChanges(t *testing.T, s *lsptest.Server) []command.ContextChange
 
 func storedApplet(t *testing.T, s *lsptest.Server, id string) []string {
 	t.Helper()
-	var got command.ContextGetResult
-	s.MustCommand(command.ContextGet, map[string]any{"sessionId": id, "setName": "applet"}, &got)
+	var got api.ContextGetResult
+	s.MustCommand(api.ContextGet, map[string]any{"sessionId": id, "setName": "applet"}, &got)
 	return got.Context["applet"]
 }
 
@@ -91,14 +91,14 @@ func storedApplet(t *testing.T, s *lsptest.Server, id string) []string {
 func TestViewIdleCapturesApplet(t *testing.T) {
 	root, rootURI := workspace(t)
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "lsptest"}, map[string]any{"viewIdleMs": 100})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &created)
 	id := created.Session.ID
 	mainURI := "file://" + filepath.Join(root, "main.go")
 
 	// Lines 42 to 49 selected, ending at the start of line 50.
-	s.Notify(command.DidChangeView, viewNote(mainURI, 41, 4, 49, 0))
-	s.WaitNotification(command.ContextChanged, 1)
+	s.Notify(api.DidChangeView, viewNote(mainURI, 41, 4, 49, 0))
+	s.WaitNotification(api.ContextChanged, 1)
 	want := []string{"editor", "file=" + filepath.Join(root, "main.go"), "line=42", "selection=42-49"}
 	cc := viewContextChanges(t, s)
 	if len(cc) != 1 || cc[0].SessionID != id || cc[0].Reason != "changed" || !slices.Equal(cc[0].Context["applet"], want) || !slices.Equal(cc[0].Added, want) {
@@ -112,7 +112,7 @@ func TestViewIdleCapturesApplet(t *testing.T) {
 	}
 
 	// The same view again: read, found equal, neither written nor sent.
-	s.Notify(command.DidChangeView, viewNote(mainURI, 41, 4, 49, 0))
+	s.Notify(api.DidChangeView, viewNote(mainURI, 41, 4, 49, 0))
 	waitStderr(t, s, `reason="applet unchanged"`, 1)
 	if n := len(viewContextChanges(t, s)); n != 1 {
 		t.Errorf("an identical view sent contextChanged: %d notifications", n)
@@ -120,8 +120,8 @@ func TestViewIdleCapturesApplet(t *testing.T) {
 
 	// A cursor (an empty selection) gives a line and no selection.
 	specURI := "file://" + filepath.Join(root, "docs", "spec.md")
-	s.Notify(command.DidChangeView, viewNote(specURI, 9, 3, 9, 3))
-	s.WaitNotification(command.ContextChanged, 2)
+	s.Notify(api.DidChangeView, viewNote(specURI, 9, 3, 9, 3))
+	s.WaitNotification(api.ContextChanged, 2)
 	want = []string{"editor", "file=" + filepath.Join(root, "docs", "spec.md"), "line=10"}
 	if got := storedApplet(t, s, id); !slices.Equal(got, want) {
 		t.Errorf("applet after a cursor move %q, want %q", got, want)
@@ -133,9 +133,9 @@ func TestViewIdleCapturesApplet(t *testing.T) {
 	// Not a workspace file, not a file at all: nothing captured.
 	outside := filepath.Join(t.TempDir(), "x.go")
 	os.WriteFile(outside, []byte("package x\n"), 0o644)
-	s.Notify(command.DidChangeView, viewNote("file://"+outside, 3, 0, 3, 0))
+	s.Notify(api.DidChangeView, viewNote("file://"+outside, 3, 0, 3, 0))
 	waitStderr(t, s, `reason="outside the workspace folders"`, 1)
-	s.Notify(command.DidChangeView, viewNote("untitled:Untitled-1", 3, 0, 3, 0))
+	s.Notify(api.DidChangeView, viewNote("untitled:Untitled-1", 3, 0, 3, 0))
 	waitStderr(t, s, `reason="not a file:// document"`, 1)
 	if n := len(viewContextChanges(t, s)); n != 2 {
 		t.Errorf("ignored views sent contextChanged: %d notifications", n)
@@ -151,9 +151,9 @@ func TestViewIdleCapturesApplet(t *testing.T) {
 	var last time.Time
 	for line := range 5 {
 		last = time.Now()
-		s.Notify(command.DidChangeView, viewNote(mainURI, line, 0, line, 0))
+		s.Notify(api.DidChangeView, viewNote(mainURI, line, 0, line, 0))
 	}
-	n := s.WaitNotification(command.ContextChanged, 3)
+	n := s.WaitNotification(api.ContextChanged, 3)
 	if waited := n.At.Sub(last); waited < 700*time.Millisecond {
 		t.Errorf("captured %v after the last view; viewIdleMs is 700", waited)
 	}
@@ -183,18 +183,18 @@ func TestViewCaptureGoesToTheSessionOfTheView(t *testing.T) {
 	mainURI := "file://" + filepath.Join(root, "main.go")
 
 	// No current session: nothing is created.
-	s.Notify(command.DidChangeView, viewNote(mainURI, 1, 0, 1, 0))
+	s.Notify(api.DidChangeView, viewNote(mainURI, 1, 0, 1, 0))
 	waitStderr(t, s, `reason="no current session"`, 1)
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 {
 		t.Errorf("a view created a session: %+v", list.Sessions)
 	}
 
-	var a, b command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{"title": "A"}, &a)
-	s.Notify(command.DidChangeView, viewNote(mainURI, 7, 0, 7, 0))
-	s.MustCommand(command.SessionNew, map[string]any{"title": "B"}, &b)
+	var a, b api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "A"}, &a)
+	s.Notify(api.DidChangeView, viewNote(mainURI, 7, 0, 7, 0))
+	s.MustCommand(api.SessionNew, map[string]any{"title": "B"}, &b)
 	waitStderr(t, s, `reason="the session is no longer current"`, 1)
 	if got := storedApplet(t, s, a.Session.ID); got != nil {
 		t.Errorf("the old session got the applet %q", got)
@@ -202,17 +202,17 @@ func TestViewCaptureGoesToTheSessionOfTheView(t *testing.T) {
 	if got := storedApplet(t, s, b.Session.ID); got != nil {
 		t.Errorf("the new session got the applet %q", got)
 	}
-	if n := len(s.Notifications(command.ContextChanged)); n != 0 {
+	if n := len(s.Notifications(api.ContextChanged)); n != 0 {
 		t.Errorf("%d contextChanged notifications for a skipped capture", n)
 	}
 	// The next view, while B is current, goes to B.
-	s.Notify(command.DidChangeView, viewNote(mainURI, 7, 0, 7, 0))
-	s.WaitNotification(command.ContextChanged, 1)
+	s.Notify(api.DidChangeView, viewNote(mainURI, 7, 0, 7, 0))
+	s.WaitNotification(api.ContextChanged, 1)
 	if got := storedApplet(t, s, b.Session.ID); !slices.Equal(got, []string{"editor", "file=" + filepath.Join(root, "main.go"), "line=8"}) {
 		t.Errorf("B's applet %q", got)
 	}
 	// A pending capture is dropped at shutdown, before the store closes.
-	s.Notify(command.DidChangeView, viewNote(mainURI, 9, 0, 9, 0))
+	s.Notify(api.DidChangeView, viewNote(mainURI, 9, 0, 9, 0))
 	s.Shutdown()
 	if code := s.Exit(); code != 0 {
 		t.Errorf("exit code %d; stderr:\n%s", code, s.Stderr())
@@ -224,13 +224,13 @@ func TestViewCaptureGoesToTheSessionOfTheView(t *testing.T) {
 func TestDidFocusIsAnAliasOfDidChangeView(t *testing.T) {
 	root, rootURI := workspace(t)
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "lsptest"}, map[string]any{"viewIdleMs": 100})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &created)
 	readme := filepath.Join(root, "README.md")
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + filepath.Join(root, "main.go"), "languageId": "go", "version": 1, "text": "package main\n"}})
-	s.Notify(command.DidFocus, map[string]any{"textDocument": map[string]any{"uri": "file://" + readme}})
-	var cand command.CandidatesResult
-	s.MustCommand(command.ContextCandids, map[string]any{}, &cand)
+	s.Notify(api.DidFocus, map[string]any{"textDocument": map[string]any{"uri": "file://" + readme}})
+	var cand api.CandidatesResult
+	s.MustCommand(api.ContextCandids, map[string]any{}, &cand)
 	active := ""
 	for _, c := range cand.Files {
 		if c.Active {
@@ -240,23 +240,23 @@ func TestDidFocusIsAnAliasOfDidChangeView(t *testing.T) {
 	if active != readme+";" {
 		t.Errorf("active files %q, want %s", active, readme)
 	}
-	s.WaitNotification(command.ContextChanged, 1)
+	s.WaitNotification(api.ContextChanged, 1)
 	cc := viewContextChanges(t, s)
 	if a := cc[0].Applet; a == nil || a.Slug != "editor" || len(a.Params) != 1 || a.Params["file"] != readme {
 		t.Errorf("applet from didFocus: %+v", cc[0].Applet)
 	}
 	// ctxls/didChangeView moves the active file too.
-	s.Notify(command.DidChangeView, viewNote("file://"+filepath.Join(root, "main.go")))
-	s.MustCommand(command.ContextCandids, map[string]any{}, &cand)
+	s.Notify(api.DidChangeView, viewNote("file://"+filepath.Join(root, "main.go")))
+	s.MustCommand(api.ContextCandids, map[string]any{}, &cand)
 	for _, c := range cand.Files {
 		if c.Active != (c.Path == filepath.Join(root, "main.go")) {
 			t.Errorf("after didChangeView: %s active=%v", c.Path, c.Active)
 		}
 	}
 	// Malformed params are logged, and the connection carries on.
-	s.Notify(command.DidChangeView, map[string]any{"textDocument": "nope"})
-	s.Notify(command.DidChangeView, map[string]any{})
-	s.MustCommand(command.ContextCandids, map[string]any{}, &cand)
+	s.Notify(api.DidChangeView, map[string]any{"textDocument": "nope"})
+	s.Notify(api.DidChangeView, map[string]any{})
+	s.MustCommand(api.ContextCandids, map[string]any{}, &cand)
 	s.Shutdown()
 	s.Exit()
 }
@@ -281,14 +281,14 @@ func gitWorkspace(t *testing.T, head string) (string, string) {
 func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
 	root, rootURI := gitWorkspace(t, "ref: refs/heads/feature/login\n")
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "vscode", "version": "1.90.0"}, map[string]any{"viewIdleMs": 100})
-	var created command.SessionResult
-	s.MustCommand(command.SessionNew, map[string]any{}, &created)
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &created)
 	id := created.Session.ID
-	s.Notify(command.DidChangeView, viewNote("file://"+filepath.Join(root, "main.go"), 41, 0, 41, 7))
-	s.WaitNotification(command.ContextChanged, 1)
+	s.Notify(api.DidChangeView, viewNote("file://"+filepath.Join(root, "main.go"), 41, 0, 41, 7))
+	s.WaitNotification(api.ContextChanged, 1)
 
-	var res command.ResumeResult
-	s.MustCommand(command.SessionResume, map[string]any{"sessionId": id}, &res)
+	var res api.ResumeResult
+	s.MustCommand(api.SessionResume, map[string]any{"sessionId": id}, &res)
 	env := "vscode 1.90.0; workspace " + root + "; git branch feature/login"
 	want := "Environment: " + env + "\nLast applet: editor (file=" + filepath.Join(root, "main.go") + ", line=42)\n"
 	if res.Reminder != want {
@@ -297,8 +297,8 @@ func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
 	if res.Session.Meta.EnvHint != env {
 		t.Errorf("meta.envHint %q, want %q", res.Session.Meta.EnvHint, env)
 	}
-	n := s.WaitNotification(command.ContextChanged, 2)
-	var cc command.ContextChangedParams
+	n := s.WaitNotification(api.ContextChanged, 2)
+	var cc api.ContextChangedParams
 	mustUnmarshal(t, n.Params, &cc)
 	if cc.Reason != "resume" || cc.Applet == nil || cc.Applet.Slug != "editor" || cc.Applet.Params["line"] != "42" {
 		t.Errorf("resume notification: %+v", cc)
@@ -309,9 +309,9 @@ func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
 	// A detached HEAD, a client without a version, and an override.
 	root2, rootURI2 := gitWorkspace(t, "3f786850e387550fdab836ed7e6dc881de23001b\n")
 	s2 := startViewBinary(t, nil, rootURI2, map[string]any{"name": "nvim"}, nil)
-	s2.MustCommand(command.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, nil)
-	var show command.ShowResult
-	s2.MustCommand(command.SessionShow, map[string]any{}, &show)
+	s2.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, nil)
+	var show api.ShowResult
+	s2.MustCommand(api.SessionShow, map[string]any{}, &show)
 	if want := "nvim; workspace " + root2 + "; git branch 3f78685"; show.Session.Meta.EnvHint != want {
 		t.Errorf("envHint after context.set %q, want %q", show.Session.Meta.EnvHint, want)
 	}
@@ -321,8 +321,8 @@ func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
 	plain, plainURI := workspace(t)
 	s3 := startViewBinary(t, nil, plainURI, map[string]any{"name": "vscode", "version": "1.90.0"},
 		map[string]any{"envHint": "Emacs 29 over TRAMP on build-01"})
-	s3.MustCommand(command.SessionNew, map[string]any{}, &created)
-	s3.MustCommand(command.SessionResume, map[string]any{"sessionId": created.Session.ID}, &res)
+	s3.MustCommand(api.SessionNew, map[string]any{}, &created)
+	s3.MustCommand(api.SessionResume, map[string]any{"sessionId": created.Session.ID}, &res)
 	if !strings.HasPrefix(res.Reminder, "Environment: Emacs 29 over TRAMP on build-01\n") || res.Session.Meta.EnvHint != "Emacs 29 over TRAMP on build-01" {
 		t.Errorf("override: reminder %q meta %q", res.Reminder, res.Session.Meta.EnvHint)
 	}
@@ -331,8 +331,8 @@ func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
 
 	// Not a repository: the branch is left out.
 	s4 := startViewBinary(t, nil, plainURI, map[string]any{"name": "vscode", "version": "1.90.0"}, nil)
-	s4.MustCommand(command.SessionNew, map[string]any{}, &created)
-	s4.MustCommand(command.SessionResume, map[string]any{"sessionId": created.Session.ID}, &res)
+	s4.MustCommand(api.SessionNew, map[string]any{}, &created)
+	s4.MustCommand(api.SessionResume, map[string]any{"sessionId": created.Session.ID}, &res)
 	if want := "Environment: vscode 1.90.0; workspace " + plain + "\n"; res.Reminder != want {
 		t.Errorf("no repository: reminder %q, want %q", res.Reminder, want)
 	}
@@ -372,17 +372,17 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 	// No current session: nothing stored, no session created.
 	s.Notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{map[string]any{"uri": uriB, "name": "b"}}, "removed": []any{}}})
 	s.Notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": []any{}, "removed": []any{map[string]any{"uri": uriB, "name": "b"}}}})
-	var list command.SessionListResult
-	s.MustCommand(command.SessionList, map[string]any{}, &list)
+	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 {
 		t.Fatalf("a workspace change created a session: %+v", list.Sessions)
 	}
 
-	var first command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "first question"}, &first)
+	var first api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "first question"}, &first)
 	fake.WaitRequests(2, 10*time.Second) // the turn and its title
-	var show command.ShowResult
-	s.MustCommand(command.SessionShow, map[string]any{}, &show)
+	var show api.ShowResult
+	s.MustCommand(api.SessionShow, map[string]any{}, &show)
 	if want := "lsptest; workspace " + rootA; show.Session.Meta.EnvHint != want {
 		t.Errorf("envHint at turn start %q, want %q", show.Session.Meta.EnvHint, want)
 	}
@@ -391,7 +391,7 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 		"added":   []any{map[string]any{"uri": uriB, "name": "b"}},
 		"removed": []any{map[string]any{"uri": uriA, "name": "a"}},
 	}})
-	s.MustCommand(command.SessionShow, map[string]any{}, &show)
+	s.MustCommand(api.SessionShow, map[string]any{}, &show)
 	note := fmt.Sprintf("Workspace folders changed: added %s; removed %s", rootB, rootA)
 	var roles []string
 	for _, m := range show.Messages {
@@ -405,8 +405,8 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 	}
 
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"second answer"}})
-	var second command.ChatResult
-	s.MustCommand(command.Chat, map[string]any{"message": "second question"}, &second)
+	var second api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "second question"}, &second)
 	var turn *openaitest.Request
 	for _, r := range fake.Requests() {
 		msgs := r.Parsed.Messages
@@ -446,11 +446,11 @@ func TestViewCapturesRaceSessionSwitches(t *testing.T) {
 	mainURI := "file://" + filepath.Join(root, "main.go")
 	var ids []string
 	for i := range 20 {
-		var created command.SessionResult
-		s.MustCommand(command.SessionNew, map[string]any{}, &created)
+		var created api.SessionResult
+		s.MustCommand(api.SessionNew, map[string]any{}, &created)
 		ids = append(ids, created.Session.ID)
 		for j := range 5 {
-			s.Notify(command.DidChangeView, viewNote(mainURI, i*5+j, 0, i*5+j, 0))
+			s.Notify(api.DidChangeView, viewNote(mainURI, i*5+j, 0, i*5+j, 0))
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -473,7 +473,7 @@ func TestViewCapturesRaceSessionSwitches(t *testing.T) {
 		}
 	}
 	for range 10 {
-		s.Notify(command.DidChangeView, viewNote(mainURI, 1, 0, 1, 0))
+		s.Notify(api.DidChangeView, viewNote(mainURI, 1, 0, 1, 0))
 	}
 	s.Shutdown()
 	if code := s.Exit(); code != 0 {

@@ -1,6 +1,6 @@
 ;;; ctxls-protocol.el --- The ctxls protocol's names  -*- lexical-binding: t; -*-
 
-;; Generated from lsp/command by `go test ./lsp/command -update`.
+;; Generated from package api by `go test ./api -update`.
 ;; DO NOT EDIT.  SPDX-License-Identifier: MIT
 
 ;;; Commentary:

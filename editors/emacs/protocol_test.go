@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxls/ctxls/lsp/command"
+	"github.com/ctxls/ctxls/api"
 )
 
 // TestElispProtocolMatchesLua checks every name of the generated Lua table
 // (editors/nvim/lua/ctxls/protocol.lua) against ctxls-protocol.el: the two
 // clients cannot disagree on a name.
 func TestElispProtocolMatchesLua(t *testing.T) {
-	lua, err := os.ReadFile(filepath.Join("..", "..", command.LuaPath))
+	lua, err := os.ReadFile(filepath.Join("..", "..", api.LuaPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestElispProtocolMatchesLua(t *testing.T) {
 		if m == nil {
 			continue
 		}
-		prefix, ok := command.ElispPrefixes[section]
+		prefix, ok := api.ElispPrefixes[section]
 		if !ok {
 			t.Errorf("protocol.lua section %q has no Elisp prefix", section)
 			continue

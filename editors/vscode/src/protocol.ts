@@ -18,7 +18,7 @@ import {
 } from "./generated/protocol";
 
 // Every name and type of the protocol comes from the module generated from
-// lsp/command (go test ./lsp/command -update); nothing here repeats them.
+// package api (go test ./api -update); nothing here repeats them.
 export * from "./generated/protocol";
 
 /** A disposable registration. */

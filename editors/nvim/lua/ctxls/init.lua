@@ -2,7 +2,7 @@
 -- Works on Neovim 0.7 (vim.lsp.start_client) and later (vim.lsp.start).
 local M = {}
 
--- The protocol's names, generated from lsp/command (go test ./lsp/command -update).
+-- The protocol's names, generated from package api (go test ./api -update).
 local P = require("ctxls.protocol")
 
 M.config = {

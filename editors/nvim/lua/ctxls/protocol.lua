@@ -1,4 +1,4 @@
--- Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.
+-- Generated from package api by `go test ./api -update`. DO NOT EDIT.
 -- The ctxls protocol's names: commands (workspace/executeCommand), requests and
 -- notifications. See docs/protocol.md.
 return {

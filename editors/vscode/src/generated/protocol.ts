@@ -1,4 +1,4 @@
-// Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.
+// Generated from package api by `go test ./api -update`. DO NOT EDIT.
 // The ctxls protocol for editor clients: command, request and notification
 // names with their argument and result types. See docs/protocol.md.
 
@@ -370,7 +370,7 @@ export interface DidChangeViewParams {
   visibleRange?: Range;
 }
 
-/** Command IDs (workspace/executeCommand), as declared in lsp/command. */
+/** Command IDs (workspace/executeCommand), as declared in package api. */
 export const Commands = {
   sessionNew: "ctxls.session.new",
   sessionResume: "ctxls.session.resume",

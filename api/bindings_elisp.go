@@ -1,4 +1,4 @@
-package command
+package api
 
 import (
 	"fmt"
@@ -78,7 +78,7 @@ func wrap(s string, width int) string {
 func Elisp() string {
 	var b strings.Builder
 	b.WriteString(";;; ctxls-protocol.el --- The ctxls protocol's names  -*- lexical-binding: t; -*-\n\n")
-	b.WriteString(";; Generated from lsp/command by `go test ./lsp/command -update`.\n")
+	b.WriteString(";; Generated from package api by `go test ./api -update`.\n")
 	b.WriteString(";; DO NOT EDIT.  SPDX-License-Identifier: MIT\n\n")
 	b.WriteString(";;; Commentary:\n\n")
 	b.WriteString(";; The commands (workspace/executeCommand), requests and notifications of\n")

@@ -1,4 +1,4 @@
-package command
+package api
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // The editor clients' protocol bindings are generated from the tables in
 // this package, so a command, request or notification declared here reaches
 // the VS Code extension (a TypeScript module) and the Neovim plugin (a Lua
-// table) without being copied by hand. go test ./lsp/command -update
+// table) without being copied by hand. go test ./api -update
 // rewrites them; a test fails when they are stale.
 const (
 	TypeScriptPath = "editors/vscode/src/generated/protocol.ts"
@@ -60,13 +60,13 @@ func snake(id string) string {
 func TypeScript() string {
 	g := &tsGen{declared: map[reflect.Type]bool{}}
 	var head strings.Builder
-	head.WriteString("// Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.\n")
+	head.WriteString("// Generated from package api by `go test ./api -update`. DO NOT EDIT.\n")
 	head.WriteString("// The ctxls protocol for editor clients: command, request and notification\n")
 	head.WriteString("// names with their argument and result types. See docs/protocol.md.\n\n")
 	fmt.Fprintf(&head, "/** The version every command result carries as `v`. */\nexport const V = %d;\n\n", V)
 
 	var maps strings.Builder
-	maps.WriteString("/** Command IDs (workspace/executeCommand), as declared in lsp/command. */\nexport const Commands = {\n")
+	maps.WriteString("/** Command IDs (workspace/executeCommand), as declared in package api. */\nexport const Commands = {\n")
 	for _, c := range Commands {
 		fmt.Fprintf(&maps, "  %s: %q,\n", Name(c.ID), c.ID)
 	}
@@ -199,7 +199,7 @@ func jsonFields(t reflect.Type) []jsonField {
 // Lua renders the plugin's protocol table.
 func Lua() string {
 	var b strings.Builder
-	b.WriteString("-- Generated from lsp/command by `go test ./lsp/command -update`. DO NOT EDIT.\n")
+	b.WriteString("-- Generated from package api by `go test ./api -update`. DO NOT EDIT.\n")
 	b.WriteString("-- The ctxls protocol's names: commands (workspace/executeCommand), requests and\n")
 	b.WriteString("-- notifications. See docs/protocol.md.\nreturn {\n")
 	fmt.Fprintf(&b, "  v = %d,\n", V)

@@ -7,7 +7,7 @@
 //
 // Command IDs and JSON field names are public API: editors depend on them.
 // Add fields, never rename or remove them; bump V for incompatible changes.
-package command
+package api
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package command
+package api
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the generated part of docs/protocol.md")
 
 const (
-	docPath   = "../../docs/protocol.md"
-	beginMark = "<!-- BEGIN GENERATED: go test ./lsp/command -update -->\n"
+	docPath   = "../docs/protocol.md"
+	beginMark = "<!-- BEGIN GENERATED: go test ./api -update -->\n"
 	endMark   = "<!-- END GENERATED -->\n"
 )
 
@@ -45,7 +45,7 @@ func TestProtocolDocIsCurrent(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("docs/protocol.md is stale: run go test ./lsp/command -update")
+	t.Errorf("docs/protocol.md is stale: run go test ./api -update")
 }
 
 // TestExamplesMatchTypes: every example argument decodes strictly into its
@@ -147,10 +147,10 @@ func TestCheck(t *testing.T) {
 }
 
 // TestBindingsAreCurrent fails when the clients' generated protocol
-// bindings differ from the tables (go test ./lsp/command -update).
+// bindings differ from the tables (go test ./api -update).
 func TestBindingsAreCurrent(t *testing.T) {
 	for path, want := range map[string]string{TypeScriptPath: TypeScript(), LuaPath: Lua(), ElispPath: Elisp()} {
-		full := "../../" + path
+		full := "../" + path
 		got, err := os.ReadFile(full)
 		if err == nil && string(got) == want {
 			continue
@@ -164,7 +164,7 @@ func TestBindingsAreCurrent(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("%s is stale: run go test ./lsp/command -update", path)
+		t.Errorf("%s is stale: run go test ./api -update", path)
 	}
 }
 
