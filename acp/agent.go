@@ -159,7 +159,7 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 	if m, ok := p.Meta["ctxls"].(map[string]any); ok {
 		if m["provider"] != nil {
 			raw, _ := json.Marshal(m["provider"])
-			fromMeta, err := chat.ParseProvider(raw)
+			fromMeta, err := api.ParseProvider(raw)
 			if err != nil {
 				return sdk.InitializeResponse{}, invalid("_meta.ctxls." + err.Error())
 			}

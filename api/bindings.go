@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/ctxls/ctxls/session"
 )
 
 // The editor clients' protocol bindings are generated from the tables in
@@ -24,12 +22,12 @@ const (
 
 // enums are the string types with a closed set of values.
 var enums = map[reflect.Type][]string{
-	reflect.TypeFor[session.TitleSource](): {string(session.TitleAuto), string(session.TitleModel), string(session.TitleUser)},
-	reflect.TypeFor[session.Role](): {string(session.RoleSystem), string(session.RoleUser), string(session.RoleAssistant),
-		string(session.RoleTool)},
-	reflect.TypeFor[session.Status](): {string(session.StatusComplete), string(session.StatusInterrupted), string(session.StatusError),
-		string(session.StatusStreaming)},
-	reflect.TypeFor[session.Visibility](): {string(session.VisibilityPrivate), string(session.VisibilityTeam)},
+	reflect.TypeFor[TitleSource](): {string(TitleAuto), string(TitleModel), string(TitleUser)},
+	reflect.TypeFor[Role](): {string(RoleSystem), string(RoleUser), string(RoleAssistant),
+		string(RoleTool)},
+	reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
+		string(StatusStreaming)},
+	reflect.TypeFor[Visibility](): {string(VisibilityPrivate), string(VisibilityTeam)},
 }
 
 // Name is the identifier a client uses for an ID: "ctxls.session.new" →

@@ -13,8 +13,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/ctxls/ctxls/buffer"
-	"github.com/ctxls/ctxls/session"
 )
 
 // V is the version carried by every command result as "v".
@@ -163,7 +161,7 @@ var Commands = []Info{
 	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`. Creates a session on first need, like the other commands that write.",
 		Args: SetModelArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
-		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"titleRequested": true, "model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
 	{ID: SessionCompact, Doc: "Summarises the session's earlier turns now (see Compaction): the model is asked for a summary of every whole turn since the last summary except the newest (kept as it is when it fits in half the window), folding the previous summary in; the summary is stored as a message of its own (`summaryOf`: the first and last message ids it covers) and later turns are given the system prompt, the summary and the turns after it. Nothing is deleted. Needs a provider; a turn running in the session is refused (-32803), and so is a session with nothing to compact (-32602). A failed summary request stores nothing and answers with the error. `covered` counts the messages the summary covers; `tokens` is what the summary and the turns kept take now (the system prompt not counted). Sends `ctxls/sessionUpdated` with `compactedThrough`.",
 		Args: SessionIDArgs{}, Result: SessionCompactResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
@@ -236,14 +234,14 @@ type SetModelArgs struct {
 // SessionResult carries one session.
 type SessionResult struct {
 	V       int              `json:"v"`
-	Session *session.Session `json:"session"`
+	Session *Session `json:"session"`
 }
 
 // ResumeResult is the result of ctxls.session.resume.
 type ResumeResult struct {
 	V            int              `json:"v"`
-	Session      *session.Session `json:"session"`
-	Context      session.Context  `json:"context"`
+	Session      *Session `json:"session"`
+	Context      Context  `json:"context"`
 	MissingFiles []string         `json:"missingFiles"`
 	Reminder     string           `json:"reminder"`
 }
@@ -259,14 +257,18 @@ type SessionListArgs struct {
 type SessionSummary struct {
 	ID           string              `json:"id"`
 	Title        string              `json:"title"`
-	TitleSource  session.TitleSource `json:"titleSource"`
+	TitleSource  TitleSource `json:"titleSource"`
 	CreatedAt    time.Time           `json:"createdAt"`
 	UpdatedAt    time.Time           `json:"updatedAt"`
 	MessageCount int                 `json:"messageCount"`
 	FileCount    int                 `json:"fileCount"`
 	// Owner and Visibility are set in the PostgreSQL store only.
-	Owner      string             `json:"owner,omitempty"`
-	Visibility session.Visibility `json:"visibility,omitempty"`
+	Owner      string     `json:"owner,omitempty"`
+	Visibility Visibility `json:"visibility,omitempty"`
+	// Workspace is the folder the session was last used in; Folder its
+	// session folder.
+	Workspace string `json:"workspace,omitempty"`
+	Folder    string `json:"folder,omitempty"`
 }
 
 // SessionListResult is the result of ctxls.session.list.
@@ -279,8 +281,8 @@ type SessionListResult struct {
 // ShowResult is the result of ctxls.session.show.
 type ShowResult struct {
 	V        int               `json:"v"`
-	Session  *session.Session  `json:"session"`
-	Messages []session.Message `json:"messages"`
+	Session  *Session  `json:"session"`
+	Messages []Message `json:"messages"`
 }
 
 // SessionRenameArgs is the argument of ctxls.session.rename.
@@ -305,7 +307,7 @@ type SessionSearchArgs struct {
 // SearchResult is the result of ctxls.session.search.
 type SearchResult struct {
 	V    int           `json:"v"`
-	Hits []session.Hit `json:"hits"`
+	Hits []Hit `json:"hits"`
 }
 
 // SessionExportArgs is the argument of ctxls.session.export.
@@ -317,7 +319,7 @@ type SessionExportArgs struct {
 // SessionShareArgs is the argument of ctxls.session.share.
 type SessionShareArgs struct {
 	SessionID  string             `json:"sessionId,omitempty" max:"64"`
-	Visibility session.Visibility `json:"visibility" max:"16"` // "private" or "team"
+	Visibility Visibility `json:"visibility" max:"16"` // "private" or "team"
 }
 
 // ExportResult is the result of ctxls.session.export.
@@ -352,13 +354,13 @@ type ContextGetArgs struct {
 // ContextGetResult is the result of ctxls.context.get.
 type ContextGetResult struct {
 	V       int             `json:"v"`
-	Context session.Context `json:"context"`
+	Context Context `json:"context"`
 }
 
 // CandidatesResult is the result of ctxls.context.candidates.
 type CandidatesResult struct {
 	V     int                `json:"v"`
-	Files []buffer.Candidate `json:"files"`
+	Files []Candidate `json:"files"`
 }
 
 // FilesAddArgs is the argument of ctxls.files.add: either Path, or Name
@@ -458,6 +460,8 @@ type PreviewMessage struct {
 	Content    string            `json:"content"`
 	ToolCalls  []PreviewToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string            `json:"toolCallId,omitempty"`
+	// Tokens is the content's size in the model's tokens.
+	Tokens int `json:"tokens"`
 }
 
 // PreviewToolCall is a tool call of an earlier answer in the history.
@@ -486,7 +490,7 @@ type PreviewTokens struct {
 type ContextChangedParams struct {
 	SessionID string          `json:"sessionId"`
 	Reason    string          `json:"reason"` // "resume" or "changed"
-	Context   session.Context `json:"context"`
+	Context   Context `json:"context"`
 	Added     []string        `json:"added"`
 	Removed   []string        `json:"removed"`
 	Missing   []string        `json:"missing"`
@@ -531,7 +535,7 @@ type Position struct {
 type SessionUpdatedParams struct {
 	SessionID   string              `json:"sessionId"`
 	Title       string              `json:"title"`
-	TitleSource session.TitleSource `json:"titleSource"`
+	TitleSource TitleSource `json:"titleSource"`
 	// CompactedThrough is set when the session was just compacted: the
 	// last message id its new summary covers (the model's view starts
 	// after it).
@@ -543,7 +547,7 @@ type SessionCompactResult struct {
 	V         int    `json:"v"`
 	SessionID string `json:"sessionId"`
 	// Summary is the stored summary; Summary.SummaryOf is its range.
-	Summary          session.Message `json:"summary"`
+	Summary          Message `json:"summary"`
 	CompactedThrough int64           `json:"compactedThrough"`
 	Covered          int             `json:"covered"`
 	Tokens           int             `json:"tokens"`

@@ -149,7 +149,7 @@ func TestCheck(t *testing.T) {
 // TestBindingsAreCurrent fails when the clients' generated protocol
 // bindings differ from the tables (go test ./api -update).
 func TestBindingsAreCurrent(t *testing.T) {
-	for path, want := range map[string]string{TypeScriptPath: TypeScript(), LuaPath: Lua(), ElispPath: Elisp()} {
+	for path, want := range map[string]string{TypeScriptPath: TypeScript(), LuaPath: Lua(), ElispPath: Elisp(), GoPath: Go()} {
 		full := "../" + path
 		got, err := os.ReadFile(full)
 		if err == nil && string(got) == want {

@@ -186,7 +186,8 @@ func describe(err error, p Resolved, started bool) error {
 	return redactedError{describeRaw(err, p, started), p.APIKey()}
 }
 
-// redactedError hides the API key in a provider's error text: some
+// redactedError is a provider's failure (it wraps ErrProviderFailed beside
+// the error); it hides the API key in a provider's error text: some
 // proxies echo the key they were given in their error bodies, and the text
 // goes to the editor, the logs and the stored answer.
 type redactedError struct {
@@ -202,7 +203,7 @@ func (r redactedError) Error() string {
 	return msg
 }
 
-func (r redactedError) Unwrap() error { return r.err }
+func (r redactedError) Unwrap() []error { return []error{r.err, ErrProviderFailed} }
 
 func describeRaw(err error, p Resolved, started bool) error {
 	status := 0

@@ -243,14 +243,14 @@ func (e *Engine) summaryRequest(ctx context.Context, p Resolved, system, input s
 	})
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "", fmt.Errorf("the provider did not answer within %s", timeout)
+		return "", redactedError{err: fmt.Errorf("the provider did not answer within %s", timeout)}
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case err != nil:
 		return "", describe(err, p, false)
 	}
 	if len(resp.Choices) == 0 || strings.TrimSpace(resp.Choices[0].Message.Content) == "" {
-		return "", errors.New("the model sent an empty summary")
+		return "", redactedError{err: errors.New("the model sent an empty summary")}
 	}
 	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
 }

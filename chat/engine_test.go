@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
 )
@@ -97,7 +98,7 @@ func TestResolve(t *testing.T) {
 	if strings.Contains(b.String(), "sk-x") || !strings.Contains(b.String(), "hasKey=true") || r.BaseURL != "http://h/v1" {
 		t.Errorf("LogValue: %s", b.String())
 	}
-	if _, err := ParseProvider([]byte(`{"modle":"x"}`)); err == nil {
+	if _, err := api.ParseProvider([]byte(`{"modle":"x"}`)); err == nil {
 		t.Error("typo accepted")
 	}
 }

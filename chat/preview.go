@@ -73,5 +73,5 @@ func PreviewProvider(p Provider, getenv func(string) string) Resolved {
 	if p.Model == "" {
 		p.Model = DefaultOpenAIModel
 	}
-	return Resolved{Provider: p.withSizes()}
+	return Resolved{Provider: withSizes(p)}
 }

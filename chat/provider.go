@@ -5,61 +5,16 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/ctxls/ctxls/api"
 	"log/slog"
 	"net"
 	"strings"
 	"time"
 )
 
-// Provider is the model configuration, from initializationOptions.provider,
-// workspace/didChangeConfiguration, the environment or CLI flags.
-type Provider struct {
-	BaseURL         string `json:"baseURL,omitempty"`
-	Model           string `json:"model,omitempty"`
-	APIKeyEnv       string `json:"apiKeyEnv,omitempty"` // the environment variable holding the key; default OPENAI_API_KEY
-	TitleModel      string `json:"titleModel,omitempty"`
-	ContextWindow   int    `json:"contextWindow,omitempty"`
-	MaxOutputTokens int    `json:"maxOutputTokens,omitempty"`
-}
-
-// Merge returns p with empty fields taken from q.
-func (p Provider) Merge(q Provider) Provider {
-	if p.BaseURL == "" {
-		p.BaseURL = q.BaseURL
-	}
-	if p.Model == "" {
-		p.Model = q.Model
-	}
-	if p.APIKeyEnv == "" {
-		p.APIKeyEnv = q.APIKeyEnv
-	}
-	if p.TitleModel == "" {
-		p.TitleModel = q.TitleModel
-	}
-	if p.ContextWindow == 0 {
-		p.ContextWindow = q.ContextWindow
-	}
-	if p.MaxOutputTokens == 0 {
-		p.MaxOutputTokens = q.MaxOutputTokens
-	}
-	return p
-}
-
-// ParseProvider decodes a provider object strictly enough to catch typos.
-func ParseProvider(raw json.RawMessage) (Provider, error) {
-	var p Provider
-	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("provider settings: %v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return p, nil
-}
+// Provider is the model configuration (a wire type: see api.Provider).
+type Provider = api.Provider
 
 // Default values.
 const (
@@ -122,12 +77,12 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 		}
 		p.Model = DefaultOpenAIModel
 	}
-	return Resolved{Provider: p.withSizes(), apiKey: key}, nil
+	return Resolved{Provider: withSizes(p), apiKey: key}, nil
 }
 
 // withSizes fills in the title model, the context window and the output
 // reserve.
-func (p Provider) withSizes() Provider {
+func withSizes(p Provider) Provider {
 	if p.TitleModel == "" {
 		p.TitleModel = p.Model
 	}

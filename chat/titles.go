@@ -127,11 +127,11 @@ func (e *Engine) suggestTitle(ctx context.Context, p Resolved, first, answer str
 		return "", describe(err, p, false)
 	}
 	if len(resp.Choices) == 0 {
-		return "", errors.New("no title in the answer")
+		return "", redactedError{err: errors.New("no title in the answer")}
 	}
 	title := strings.Trim(strings.TrimSpace(resp.Choices[0].Message.Content), "\"'.")
 	if title == "" || len(strings.Fields(title)) > 12 {
-		return "", fmt.Errorf("unusable title %q", title)
+		return "", redactedError{err: fmt.Errorf("unusable title %q", title)}
 	}
 	return title, nil
 }

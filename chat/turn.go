@@ -35,6 +35,11 @@ func (*busyElsewhere) Is(target error) bool { return target == ErrBusy }
 // the store's database could not be reached.
 const lostSaveTimeout = 3 * time.Second
 
+// ErrProviderFailed: the provider was asked and failed (refused, unknown
+// model, rate limited, unreachable, an unusable answer). Errors from a
+// provider request wrap it, beside the provider's own error.
+var ErrProviderFailed = errors.New("the model provider failed")
+
 // ErrSessionDeleted ends a turn whose session was deleted while it ran (by
 // this daemon, the CLI or another process).
 var ErrSessionDeleted = errors.New("the session was deleted while its turn ran; the answer is not kept")
@@ -91,10 +96,10 @@ type Engine struct {
 
 	// mu guards running, sent and unsaved.
 	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc // session → its running turn
-	sent    map[string]*sentFiles              // session → hashes of the files last sent
-	unsaved map[string]unsavedAnswer           // session → the final state a lost store did not take
-	now     func() time.Time                   // the clock (tests)
+	running map[string]runningTurn   // session → its running turn
+	sent    map[string]*sentFiles    // session → hashes of the files last sent
+	unsaved map[string]unsavedAnswer // session → the final state a lost store did not take
+	now     func() time.Time         // the clock (tests)
 }
 
 // Turn is one user message.
@@ -155,35 +160,52 @@ const (
 	FinishError     = "error"
 )
 
+// runningTurn is a session's running turn: how to stop it, and a channel
+// closed once it has ended.
+type runningTurn struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
 func (e *Engine) claim(id string, cancel context.CancelCauseFunc) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.running == nil {
-		e.running = map[string]context.CancelCauseFunc{}
+		e.running = map[string]runningTurn{}
 	}
-	if e.running[id] != nil {
+	if _, busy := e.running[id]; busy {
 		return false
 	}
-	e.running[id] = cancel
+	e.running[id] = runningTurn{cancel: cancel, done: make(chan struct{})}
 	return true
 }
 
 // Abort ends the session's running turn, if any, because the session was
-// deleted: the turn ends with FinishReason "error" and ErrSessionDeleted.
-// What the engine keeps about the session is dropped (Forget).
-func (e *Engine) Abort(sessionID string) {
+// deleted: the turn ends with FinishReason "error" and ErrSessionDeleted,
+// its answer not kept. What the engine keeps about the session is dropped
+// (Forget). The channel returned is closed once the turn has ended (at
+// once when none was running), so a caller can delete the session only
+// after its turn wrote its last.
+func (e *Engine) Abort(sessionID string) <-chan struct{} {
 	e.Forget(sessionID)
 	e.mu.Lock()
-	cancel := e.running[sessionID]
+	r, ok := e.running[sessionID]
 	e.mu.Unlock()
-	if cancel != nil {
-		cancel(ErrSessionDeleted)
+	if !ok {
+		done := make(chan struct{})
+		close(done)
+		return done
 	}
+	r.cancel(ErrSessionDeleted)
+	return r.done
 }
 
 func (e *Engine) release(id string) {
 	e.mu.Lock()
-	delete(e.running, id)
+	if r, ok := e.running[id]; ok {
+		close(r.done)
+		delete(e.running, id)
+	}
 	e.mu.Unlock()
 }
 

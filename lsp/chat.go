@@ -385,7 +385,7 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
 	}
-	prov, err := chat.ParseProvider(p.Settings.Ctxls.Provider)
+	prov, err := api.ParseProvider(p.Settings.Ctxls.Provider)
 	if err != nil {
 		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
 		return err

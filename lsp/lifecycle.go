@@ -115,7 +115,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		return nil, fmt.Errorf("cannot open the session store in %s: %w", dataDir, err)
 	}
 
-	prov, err := chat.ParseProvider(opts.Provider)
+	prov, err := api.ParseProvider(opts.Provider)
 	if err != nil {
 		store.Close()
 		return nil, invalidParams("initializationOptions.%s", err)

@@ -1,10 +1,8 @@
-// Package turn is the one turn service under both front doors: the LSP
-// server (package lsp) and the Agent Client Protocol agent (package acp)
-// start turns here and only decode their wire, adapt the events to it and
-// map errors. The service checks a turn's arguments, picks or makes its
-// session, resolves the provider (which may dial a local Ollama), runs the
-// turn on chat.Engine and hands back a stream of typed events that ends with
-// exactly one final event: Done, Cancelled or Failed.
+// Package turn runs one chat turn for the service (package service): it
+// makes the turn's session when it has none, records where it is used,
+// runs the turn on chat.Engine and hands back a stream of typed events that
+// ends with exactly one final event: Done, Cancelled or Failed. The service
+// checks the turn's arguments and resolves its provider before.
 package turn
 
 import (
@@ -12,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,57 +24,22 @@ import (
 type Service struct {
 	Engine *chat.Engine
 	Log    *slog.Logger
-	// Getenv reads the provider's environment (default os.Getenv).
-	Getenv func(string) string
-	// Probe reports whether a local Ollama answers (default
-	// chat.ProbeOllama); tests replace it.
-	Probe func() bool
 
 	mu   sync.Mutex
 	subs map[int]func(Event)
 	next int
 }
 
-// Request is one turn as a front door asks for it.
+// Request is one turn as the service asks for it: the engine's turn, its
+// provider resolved and its files absolute. SessionID "" makes a new
+// session (Turn.Created); Session, when set, is SessionID's session as just
+// read, to spare a read.
 type Request struct {
-	// SessionID names the session; "" makes a new one (Turn.Created).
-	SessionID string
-	Message   string
-	// Files are this turn's files as the front door got them: absolute
-	// paths, file:// URIs, or paths relative to the first of Roots.
-	Files []string
+	chat.Turn
 	// Model is the model for this turn, recorded as the session's model
-	// from now on ("": the session's model, else the provider's).
+	// from now on ("": the session's, else the provider's).
 	Model string
-	// Provider is the front door's provider configuration; empty fields
-	// come from the environment.
-	Provider   chat.Provider
-	Roots      []string // workspace folders; the first is the session's workspace
-	Candidates []string // open and recently edited files, most recent first
-	Resumed    bool     // the first turn after a resume: the reminder goes in
-	// Env is the session's environment line (client, folders, branch);
-	// "" keeps the stored one.
-	Env string
-	// Buffers gives the editor's text of files for this turn (nil: the
-	// engine's, the LSP client's open documents).
-	Buffers chat.Buffers
-	// WriteFile writes the model's output files for this turn (nil: the
-	// store writes them to the disk).
-	WriteFile func(ctx context.Context, path, content string) error
-	// CompactAt is when the turn summarises earlier turns, in percent of
-	// the window (see chat.Turn.CompactAt; 0 is the default).
-	CompactAt int
-	// Session is SessionID's session as the front door read it just now,
-	// to spare the service a read of its own (nil: the service reads it).
-	Session *session.Session
 }
-
-// ProviderError: no usable provider (nothing configured, or a setting
-// wrong). Nothing was stored.
-type ProviderError struct{ Err error }
-
-func (e *ProviderError) Error() string { return e.Err.Error() }
-func (e *ProviderError) Unwrap() error { return e.Err }
 
 // Turn is a running turn.
 type Turn struct {
@@ -120,77 +82,41 @@ func (t *Turn) Wait() Event {
 	return last
 }
 
-func (s *Service) getenv() func(string) string {
-	if s.Getenv != nil {
-		return s.Getenv
-	}
-	return os.Getenv
-}
-
-// Start checks the request, resolves its session and provider, and starts
-// the turn. Errors before the turn starts are returned here, with nothing
-// stored: session.ErrInvalid (bad arguments), session.ErrNotFound (no such
-// session), *ProviderError. Everything after, including a busy session
+// Start checks the request, makes its session when it has none, and
+// starts the turn. Errors before the turn starts are returned here, with
+// nothing stored: session.ErrInvalid (bad arguments), session.ErrNotFound
+// (no such session). Everything after, including a busy session
 // (chat.ErrBusy), arrives as the final event.
 func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	if strings.TrimSpace(r.Message) == "" {
 		return nil, fmt.Errorf("%w: message is required", session.ErrInvalid)
 	}
-	files := make([]string, 0, len(r.Files))
-	for _, f := range r.Files {
-		p, err := session.NormalizeFileItem(f, r.Roots)
-		if err != nil {
+	store := s.Engine.Store
+	sess := r.Session
+	if r.SessionID != "" && (sess == nil || sess.ID != r.SessionID) {
+		var err error
+		if sess, err = store.Get(ctx, r.SessionID); err != nil {
 			return nil, err
 		}
-		files = append(files, p)
 	}
-	store := s.Engine.Store
-	prov := r.Provider
-	if r.Model != "" {
-		prov.Model = r.Model
-	}
-	var sess *session.Session
-	if r.SessionID != "" {
-		var err error
-		if sess = r.Session; sess == nil || sess.ID != r.SessionID {
-			if sess, err = store.Get(ctx, r.SessionID); err != nil {
-				return nil, err
-			}
-		}
-		if prov.Model == "" {
-			// A session with a model of its own needs none from the
-			// provider (the engine prefers the session's model anyway;
-			// the title model stays the provider's).
-			prov.Model = sess.Meta.Model
-		}
-	}
-	probe := s.Probe
-	if probe == nil {
-		probe = chat.ProbeOllama
-	}
-	resolved, err := chat.Resolve(prov, s.getenv(), probe)
-	if err != nil {
-		return nil, &ProviderError{err}
-	}
-	t := &Turn{SessionID: r.SessionID, Provider: resolved, events: make(chan Event)}
+	t := &Turn{SessionID: r.SessionID, Provider: r.Provider, events: make(chan Event)}
 	if t.SessionID == "" {
+		var err error
 		if sess, err = store.Create(ctx, ""); err != nil {
 			return nil, err
 		}
 		t.SessionID, t.Created = sess.ID, true
 	}
 	if r.Model != "" {
+		var err error
 		if sess, err = store.SetModel(ctx, t.SessionID, r.Model); err != nil {
 			return nil, err
 		}
 	}
 	s.record(ctx, t.SessionID, r, sess)
 	ctx, t.cancel = context.WithCancel(ctx)
-	ct := chat.Turn{
-		SessionID: t.SessionID, Message: r.Message, Files: files, Resumed: r.Resumed,
-		Candidates: r.Candidates, Roots: r.Roots, Provider: resolved, Buffers: r.Buffers, WriteFile: r.WriteFile,
-		CompactAt: r.CompactAt, Env: r.Env, Session: sess,
-	}
+	ct := r.Turn
+	ct.SessionID, ct.Session = t.SessionID, sess
 	st := &stream{s: s, sessID: t.SessionID, ch: t.events}
 	go func() {
 		defer t.cancel()

@@ -13,7 +13,6 @@ export type TitleSource = "auto" | "model" | "user";
 
 export interface Meta {
   envHint?: string;
-  titleRequested?: boolean;
   model?: string;
   workspace?: string;
 }

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// The wire types below are the API's own: the store's structs never reach
+// the wire, so a change of how the store keeps a session is not a change
+// of the protocol. The service converts (service/wire.go).
+
+// TitleSource says who named a session.
+type TitleSource string
+
+// Title sources.
+const (
+	TitleAuto  TitleSource = "auto"  // from the first message, or the default
+	TitleModel TitleSource = "model" // suggested by the model
+	TitleUser  TitleSource = "user"  // set by the user; never overridden
+)
+
+// Visibility says who sees a session in the PostgreSQL store.
+type Visibility string
+
+// Visibilities.
+const (
+	VisibilityPrivate Visibility = "private" // its owner only (the default)
+	VisibilityTeam    Visibility = "team"    // every member of ctxls_user
+)
+
+// Role is who wrote a message.
+type Role string
+
+// Roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Status is how a message ended.
+type Status string
+
+// Statuses.
+const (
+	StatusComplete    Status = "complete"
+	StatusInterrupted Status = "interrupted"
+	StatusError       Status = "error"
+	StatusStreaming   Status = "streaming"
+)
+
+// Meta is what ctxls notes about a session's situation.
+type Meta struct {
+	EnvHint string `json:"envHint,omitempty"`
+	// Model is the session's model ("": the provider's default).
+	Model string `json:"model,omitempty"`
+	// Workspace is the folder the session was last used in.
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// Session is one chat session.
+type Session struct {
+	ID           string      `json:"id"`
+	Title        string      `json:"title"`
+	TitleSource  TitleSource `json:"titleSource"`
+	CreatedAt    time.Time   `json:"createdAt"`
+	UpdatedAt    time.Time   `json:"updatedAt"`
+	Meta         Meta        `json:"meta"`
+	Folder       string      `json:"folder"`       // absolute path of the session folder
+	MessageCount int         `json:"messageCount"` // messages stored
+	FileCount    int         `json:"fileCount"`    // files directly in sources/, hidden ones left out
+	// Owner and Visibility are set in the PostgreSQL store only.
+	Owner      string     `json:"owner,omitempty"`
+	Visibility Visibility `json:"visibility,omitempty"`
+}
+
+// Usage is a turn's token usage.
+type Usage struct {
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+}
+
+// Span is a range of message ids, both ends included; Covered is how many
+// messages (summaries left out) it holds.
+type Span struct {
+	First   int64 `json:"first"`
+	Last    int64 `json:"last"`
+	Covered int   `json:"covered"`
+}
+
+// Message is one message of a session.
+type Message struct {
+	ID         int64           `json:"id"`
+	SessionID  string          `json:"sessionId"`
+	Role       Role            `json:"role"`
+	Content    string          `json:"content"`
+	ToolCalls  json.RawMessage `json:"toolCalls,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Status     Status          `json:"status"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	Usage      *Usage          `json:"usage,omitempty"`
+	Model      string          `json:"model,omitempty"` // the model that wrote an answer
+	// SummaryOf is set on a summary of earlier turns (role "system").
+	SummaryOf *Span `json:"summaryOf,omitempty"`
+}
+
+// Context is a session's relevant-context sets by name.
+type Context map[string][]string
+
+// Hit is one search result; MessageID is 0 for a title hit.
+type Hit struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	MessageID int64  `json:"messageId"`
+	Role      Role   `json:"role"`
+	Snippet   string `json:"snippet"`
+}
+
+// Candidate is an open or recently edited file.
+type Candidate struct {
+	URI          string    `json:"uri"`
+	Path         string    `json:"path"`
+	LanguageID   string    `json:"languageId"`
+	Open         bool      `json:"open"`
+	Dirty        bool      `json:"dirty"`
+	Active       bool      `json:"active"`
+	LastEditedAt time.Time `json:"lastEditedAt"`
+	Size         int       `json:"size"`
+}
+
+// Provider is the model configuration: initializationOptions.provider and
+// settings ctxls.provider (LSP), _meta.ctxls.provider (ACP), the CLI's
+// flags. Empty fields come from the environment (OPENAI_BASE_URL,
+// CTXLS_MODEL, the key variable).
+type Provider struct {
+	BaseURL         string `json:"baseURL,omitempty"`
+	Model           string `json:"model,omitempty"`
+	APIKeyEnv       string `json:"apiKeyEnv,omitempty"` // the environment variable holding the key; default OPENAI_API_KEY
+	TitleModel      string `json:"titleModel,omitempty"`
+	ContextWindow   int    `json:"contextWindow,omitempty"`
+	MaxOutputTokens int    `json:"maxOutputTokens,omitempty"`
+}
+
+// Merge returns p with empty fields taken from q.
+func (p Provider) Merge(q Provider) Provider {
+	if p.BaseURL == "" {
+		p.BaseURL = q.BaseURL
+	}
+	if p.Model == "" {
+		p.Model = q.Model
+	}
+	if p.APIKeyEnv == "" {
+		p.APIKeyEnv = q.APIKeyEnv
+	}
+	if p.TitleModel == "" {
+		p.TitleModel = q.TitleModel
+	}
+	if p.ContextWindow == 0 {
+		p.ContextWindow = q.ContextWindow
+	}
+	if p.MaxOutputTokens == 0 {
+		p.MaxOutputTokens = q.MaxOutputTokens
+	}
+	return p
+}
+
+// ParseProvider decodes a provider object strictly enough to catch typos.
+func ParseProvider(raw json.RawMessage) (Provider, error) {
+	var p Provider
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, Errorf(KindInvalidArgument, "provider settings: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return p, nil
+}
+

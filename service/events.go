@@ -1,0 +1,123 @@
+package service
+
+import (
+	"strings"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
+)
+
+// Event is something an operation changed that a door tells its client
+// about (the LSP door as ctxls/* notifications, the ACP door as
+// session/update). Handlers are called on the operation's goroutine,
+// before the operation returns, so a client hears of a change before the
+// answer of the request that made it.
+type Event interface{ isEvent() }
+
+// SessionUpdated: a session's title changed (a rename, the model's title,
+// a title cleared), or it was compacted (CompactedThrough set).
+type SessionUpdated struct {
+	api.SessionUpdatedParams
+	Session *api.Session // nil after a compaction
+	// Tokens and Window after a compaction: what the model input takes now
+	// and the context window.
+	Tokens, Window int
+}
+
+// ContextChanged: a session's relevant context was changed, or shown again
+// on a resume.
+type ContextChanged struct{ api.ContextChangedParams }
+
+// FilesChanged: a file in a session folder was written or removed.
+type FilesChanged struct{ api.SessionFilesChangedParams }
+
+// Notice is something to tell the user (window/showMessage): a storage
+// clean-up, a new session after the current one was deleted.
+type Notice struct {
+	Warning bool
+	Message string
+}
+
+func (SessionUpdated) isEvent() {}
+func (ContextChanged) isEvent() {}
+func (FilesChanged) isEvent()   {}
+func (Notice) isEvent()         {}
+
+// Subscribe calls f with every event of this connection's operations, and
+// with the titles the model suggests after a turn ended.
+func (s *Service) Subscribe(f func(Event)) {
+	s.subsMu.Lock()
+	s.subs = append(s.subs, f)
+	s.subsMu.Unlock()
+}
+
+func (s *Service) publish(ev Event) {
+	s.subsMu.Lock()
+	subs := s.subs
+	s.subsMu.Unlock()
+	for _, f := range subs {
+		f(ev)
+	}
+}
+
+// titleChanged publishes a session's new title.
+func (s *Service) titleChanged(sess *session.Session) {
+	w := wireSession(sess)
+	s.publish(SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: w.ID, Title: w.Title, TitleSource: w.TitleSource}, Session: w})
+}
+
+// TitleEvent is the event of a title a turn reports (turn.TitleChanged),
+// for a door that adapts a turn's stream.
+func TitleEvent(ev turn.TitleChanged) SessionUpdated {
+	w := wireSession(ev.Session)
+	return SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: w.ID, Title: w.Title, TitleSource: w.TitleSource}, Session: w}
+}
+
+// lateEvent takes the turn service's events that belong to no running turn
+// (the model's title, suggested after the turn ended).
+func (s *Service) lateEvent(ev turn.Event) {
+	if tc, ok := ev.(turn.TitleChanged); ok {
+		s.publish(TitleEvent(tc))
+	}
+}
+
+// contextChanged publishes a change (or, on resume, the state) of a
+// session's relevant context.
+func (s *Service) contextChanged(id, reason string, sets session.Context, added, removed []string) {
+	s.publish(s.contextEvent(id, reason, sets, added, removed))
+}
+
+func (s *Service) contextEvent(id, reason string, sets session.Context, added, removed []string) ContextChanged {
+	return ContextChanged{api.ContextChangedParams{
+		SessionID: id, Reason: reason, Context: wireContext(sets),
+		Added: nonNil(added), Removed: nonNil(removed), Missing: s.missingFiles(sets),
+		Applet: appletOf(sets[prompts.SetApplet]),
+	}}
+}
+
+// ContextEvent is the event of a context change a turn reports
+// (turn.ContextChanged).
+func (s *Service) ContextEvent(ev turn.ContextChanged) ContextChanged {
+	return s.contextEvent(ev.SessionID, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed)
+}
+
+// FilesEvent is the event of a file a turn's model wrote (turn.FilesChanged).
+func FilesEvent(ev turn.FilesChanged) FilesChanged {
+	return FilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}}
+}
+
+// appletOf turns the applet set [slug, "key=value", ...] into its object;
+// nil when there is none.
+func appletOf(items []string) *api.Applet {
+	if len(items) == 0 {
+		return nil
+	}
+	a := &api.Applet{Slug: items[0], Params: map[string]string{}}
+	for _, it := range items[1:] {
+		k, v, _ := strings.Cut(it, "=")
+		a.Params[k] = v
+	}
+	return a
+}

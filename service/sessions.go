@@ -1,0 +1,219 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+)
+
+// SessionNew makes a session and makes it current.
+func (s *Service) SessionNew(ctx context.Context, a *api.SessionNewArgs) (*api.SessionResult, error) {
+	sess, err := s.store.Create(ctx, a.Title)
+	if err != nil {
+		return nil, fail(err)
+	}
+	s.SetCurrent(sess.ID, false)
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}
+
+// SessionResume makes a stored session current, records the connection's
+// envHint in it and returns its context, missing files and the reminder
+// its next turn carries; it publishes the context (reason "resume").
+func (s *Service) SessionResume(ctx context.Context, a *api.SessionRefArgs) (*api.ResumeResult, error) {
+	if a.SessionID == "" {
+		return nil, required(api.SessionResume, "sessionId")
+	}
+	// Recorded first, so the reminder shows the environment the next
+	// turn's prompt will show.
+	s.recordEnv(ctx, a.SessionID, nil)
+	r, err := s.resumeState(ctx, a.SessionID)
+	if err != nil {
+		return nil, fail(err)
+	}
+	s.SetCurrent(a.SessionID, true)
+	s.publish(ContextChanged{api.ContextChangedParams{
+		SessionID: a.SessionID, Reason: "resume", Context: r.Context, Added: []string{}, Removed: []string{},
+		Missing: r.MissingFiles, Applet: appletOf(r.Context[prompts.SetApplet]),
+	}})
+	s.EnforceStorage(ctx)
+	return r, nil
+}
+
+// ResumeAtStart resumes the session the client named at start-up
+// (initializationOptions.session) once the connection is up: as
+// SessionResume, without an answer.
+func (s *Service) ResumeAtStart(ctx context.Context, id string) {
+	if _, err := s.SessionResume(ctx, &api.SessionRefArgs{SessionID: id}); err != nil {
+		s.log.Warn("resume at start failed", "session", id, "err", err)
+	}
+}
+
+// resumeState gathers what resume returns.
+func (s *Service) resumeState(ctx context.Context, id string) (*api.ResumeResult, error) {
+	sess, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := s.store.Context(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	missing := s.missingFiles(sets)
+	return &api.ResumeResult{
+		V: api.V, Session: wireSession(sess), Context: wireContext(sets), MissingFiles: missing,
+		Reminder: prompts.Reminder(sets, missing, sess.Meta.EnvHint),
+	}, nil
+}
+
+// missingFiles lists the files items that are neither an open editor
+// buffer nor a regular file on disk: the same function the turn's prompt
+// uses, so resume and the next turn agree.
+func (s *Service) missingFiles(sets session.Context) []string {
+	return nonNil(chat.MissingFiles(sets[prompts.SetFiles], s.docs))
+}
+
+// SessionList lists sessions, most recent activity first.
+func (s *Service) SessionList(ctx context.Context, a *api.SessionListArgs) (*api.SessionListResult, error) {
+	return s.list(ctx, a, "")
+}
+
+// ListIn is SessionList of the sessions last used in the folder
+// workspace (ACP's session/list with cwd).
+func (s *Service) ListIn(ctx context.Context, a *api.SessionListArgs, workspace string) (*api.SessionListResult, error) {
+	return s.list(ctx, a, workspace)
+}
+
+func (s *Service) list(ctx context.Context, a *api.SessionListArgs, workspace string) (*api.SessionListResult, error) {
+	if a.Limit < 0 {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: limit must not be negative", api.SessionList)
+	}
+	list, next, err := s.store.List(ctx, session.ListOptions{Query: a.Query, Limit: a.Limit, Cursor: a.Cursor, Workspace: workspace})
+	if err != nil {
+		return nil, fail(err)
+	}
+	res := &api.SessionListResult{V: api.V, Sessions: make([]api.SessionSummary, len(list)), NextCursor: next}
+	for i, ss := range list {
+		res.Sessions[i] = api.SessionSummary{
+			ID: ss.ID, Title: ss.Title, TitleSource: api.TitleSource(ss.TitleSource),
+			CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
+			MessageCount: ss.MessageCount, FileCount: ss.FileCount,
+			Owner: ss.Owner, Visibility: api.Visibility(ss.Visibility),
+			Workspace: ss.Meta.Workspace, Folder: ss.Folder,
+		}
+	}
+	return res, nil
+}
+
+// SessionShow returns a session and its messages, oldest first.
+func (s *Service) SessionShow(ctx context.Context, a *api.SessionIDArgs) (*api.ShowResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.SessionShow)
+	if err != nil {
+		return nil, fail(err)
+	}
+	msgs, err := s.store.Messages(ctx, sess.ID)
+	if err != nil {
+		return nil, fail(err)
+	}
+	return &api.ShowResult{V: api.V, Session: wireSession(sess), Messages: wireMessages(msgs)}, nil
+}
+
+// SessionRename renames a session (source "user") and its folder.
+func (s *Service) SessionRename(ctx context.Context, a *api.SessionRenameArgs) (*api.SessionResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.SessionRename)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if sess, err = s.store.Rename(ctx, sess.ID, a.Title, session.TitleUser); err != nil {
+		return nil, fail(err)
+	}
+	s.titleChanged(sess)
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}
+
+// SessionShare sets who sees a session (PostgreSQL).
+func (s *Service) SessionShare(ctx context.Context, a *api.SessionShareArgs) (*api.SessionResult, error) {
+	if a.Visibility != api.VisibilityPrivate && a.Visibility != api.VisibilityTeam {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: visibility %q: want \"private\" or \"team\"", api.SessionShare, a.Visibility)
+	}
+	sess, err := s.existing(ctx, a.SessionID, api.SessionShare)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if sess, err = s.store.Share(ctx, sess.ID, session.Visibility(a.Visibility)); err != nil {
+		return nil, fail(err)
+	}
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}
+
+// deleteWait bounds how long a delete waits for the session's turn to end
+// after stopping it.
+const deleteWait = 5 * time.Second
+
+// SessionDelete deletes a session: a turn running in it is stopped first
+// and has ended (its partial answer not kept) before the session, its
+// messages, context and folder go, so nothing of it is written after.
+func (s *Service) SessionDelete(ctx context.Context, a *api.SessionRefArgs) (*api.DeleteResult, error) {
+	if a.SessionID == "" {
+		return nil, required(api.SessionDelete, "sessionId")
+	}
+	if _, err := s.store.Get(ctx, a.SessionID); err != nil {
+		return nil, fail(err)
+	}
+	done := s.engine.Abort(a.SessionID)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fail(ctx.Err())
+	case <-time.After(deleteWait):
+		s.log.Warn("turn did not end after abort; deleting anyway", "session", a.SessionID)
+	}
+	if err := s.store.Delete(ctx, a.SessionID); err != nil {
+		return nil, fail(err)
+	}
+	s.forgetCurrent(a.SessionID)
+	s.takeResumed(a.SessionID)
+	return &api.DeleteResult{V: api.V, SessionID: a.SessionID, Deleted: true}, nil
+}
+
+// SessionSearch searches titles and messages.
+func (s *Service) SessionSearch(ctx context.Context, a *api.SessionSearchArgs) (*api.SearchResult, error) {
+	if a.Query == "" {
+		return nil, required(api.SessionSearch, "query")
+	}
+	if a.Limit < 0 {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: limit must not be negative", api.SessionSearch)
+	}
+	hits, err := s.store.Search(ctx, a.Query, a.Limit)
+	if err != nil {
+		return nil, fail(err)
+	}
+	return &api.SearchResult{V: api.V, Hits: wireHits(hits)}, nil
+}
+
+// SessionExport writes the session as Markdown or JSON into its folder.
+func (s *Service) SessionExport(ctx context.Context, a *api.SessionExportArgs) (*api.ExportResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.SessionExport)
+	if err != nil {
+		return nil, fail(err)
+	}
+	format := a.Format
+	if format == "" {
+		format = "markdown"
+	}
+	path, content, err := s.store.Export(ctx, sess.ID, format)
+	if err != nil {
+		return nil, fail(err)
+	}
+	return &api.ExportResult{V: api.V, Path: path, Content: content}, nil
+}
+
+// ResolveID resolves a unique prefix of a session id (at least 4
+// characters), as the CLI takes them.
+func (s *Service) ResolveID(ctx context.Context, prefix string) (string, error) {
+	id, err := s.store.ResolveID(ctx, prefix)
+	return id, fail(err)
+}

@@ -1,0 +1,61 @@
+package service
+
+import (
+	"context"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
+)
+
+// SessionRegenerateTitle asks the model for a title again (source
+// "model", even over a user's title). The provider is the connection's,
+// with the session's model where none is configured.
+func (s *Service) SessionRegenerateTitle(ctx context.Context, a *api.SessionIDArgs) (*api.SessionResult, error) {
+	return s.RegenerateTitle(ctx, a, api.Provider{})
+}
+
+// RegenerateTitle is SessionRegenerateTitle with provider settings over the
+// connection's (the CLI's flags).
+func (s *Service) RegenerateTitle(ctx context.Context, a *api.SessionIDArgs, p api.Provider) (*api.SessionResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.RegenerateTitle)
+	if err != nil {
+		return nil, fail(err)
+	}
+	resolved, err := s.resolve(p, sess)
+	if err != nil {
+		return nil, err
+	}
+	if sess, err = s.engine.RegenerateTitle(ctx, sess.ID, resolved); err != nil {
+		return nil, fail(err)
+	}
+	s.titleChanged(sess)
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}
+
+// SessionClearTitle makes the title automatic again: the first line of
+// the first message, source "auto"; the model is asked again after the
+// next complete answer.
+func (s *Service) SessionClearTitle(ctx context.Context, a *api.SessionIDArgs) (*api.SessionResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.ClearTitle)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if sess, err = chat.ClearTitle(ctx, s.store, sess.ID); err != nil {
+		return nil, fail(err)
+	}
+	s.titleChanged(sess)
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}
+
+// SessionSetModel sets the model the session's turns use ("" for the
+// provider's). Like the other writes, it makes a session on first need.
+func (s *Service) SessionSetModel(ctx context.Context, a *api.SetModelArgs) (*api.SessionResult, error) {
+	sess, err := s.sessionOf(ctx, a.SessionID, true)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if sess, err = s.store.SetModel(ctx, sess.ID, a.Model); err != nil {
+		return nil, fail(err)
+	}
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}

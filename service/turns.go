@@ -1,0 +1,299 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
+)
+
+// TurnOptions are what a door adds to a turn beyond its arguments.
+type TurnOptions struct {
+	// Roots are the turn's workspace folders (nil: the connection's); the
+	// first is the session's workspace and where relative files start.
+	Roots []string
+	// Model is the model for this turn, recorded as the session's model
+	// from now on (the CLI's --model).
+	Model string
+	// Provider is set over the connection's provider for this turn (the
+	// CLI's flags).
+	Provider api.Provider
+	// Buffers gives the editor's text for this turn (nil: the connection's
+	// open documents); ACP passes its client's.
+	Buffers chat.Buffers
+	// WriteFile writes the model's output files (nil: the store writes
+	// them); ACP writes through its client.
+	WriteFile func(ctx context.Context, path, content string) error
+}
+
+// Turn is a running turn. Its Events carry the answer (TextDelta,
+// Activity, ToolStarted, ToolFinished, Usage, Compacted) and end with
+// exactly one Done, Cancelled or Failed; what it changes in the session
+// (title, context, files) is published as the service's events too.
+type Turn struct {
+	*turn.Turn
+	events chan turn.Event
+}
+
+// Events is the turn's stream; read it to its end (or call Abandon).
+func (t *Turn) Events() <-chan turn.Event { return t.events }
+
+// Abandon cancels the turn and reads the rest of its stream on a goroutine
+// of its own; a door defers it. After the stream was read to its end it
+// does nothing.
+func (t *Turn) Abandon() {
+	t.Cancel()
+	go func() {
+		for range t.events {
+		}
+	}()
+}
+
+// Wait reads the stream to its end and returns the final event.
+func (t *Turn) Wait() turn.Event {
+	var last turn.Event
+	for ev := range t.events {
+		last = ev
+	}
+	return last
+}
+
+// StartTurn checks a turn, resolves its session (the id given, else the
+// current one, else a new one) and provider, and starts it. Errors before
+// the turn starts are returned, nothing stored.
+func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions) (*Turn, error) {
+	if a.Message == "" {
+		return nil, required(api.ChatRequest, "message")
+	}
+	roots := o.Roots
+	if roots == nil {
+		roots = s.Roots()
+	}
+	files, err := absFiles(a.Files, roots)
+	if err != nil {
+		return nil, fail(err)
+	}
+	sess, err := s.sessionOf(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, fail(err)
+	}
+	p := o.Provider
+	if o.Model != "" {
+		p.Model = o.Model
+	}
+	resolved, err := s.resolve(p, sess)
+	if err != nil {
+		return nil, err
+	}
+	id := ""
+	if sess != nil {
+		id = sess.ID
+	}
+	s.mu.Lock()
+	compactAt := s.compactAt
+	s.mu.Unlock()
+	resumed := s.isResumed(id)
+	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
+		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
+		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.EnvHint(roots),
+		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess,
+	}})
+	if err != nil {
+		return nil, fail(err)
+	}
+	if t.Created {
+		s.adoptNew(t.SessionID)
+	}
+	if resumed {
+		s.takeResumed(id)
+	}
+	out := &Turn{Turn: t, events: make(chan turn.Event)}
+	go s.relay(ctx, t, out.events)
+	return out, nil
+}
+
+// relay hands a turn's answer to the door and publishes what the turn
+// changed in the session; after the turn, the storage limit is kept.
+func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event) {
+	defer close(out)
+	for ev := range t.Events() {
+		switch ev := ev.(type) {
+		case turn.TitleChanged:
+			s.publish(TitleEvent(ev))
+			continue
+		case turn.ContextChanged:
+			s.publish(s.ContextEvent(ev))
+			continue
+		case turn.FilesChanged:
+			s.publish(FilesEvent(ev))
+			s.EnforceStorage(ctx) // the model wrote into the session folder
+			continue
+		case turn.Compacted:
+			s.compacted(ctx, ev.Compaction)
+		case turn.Failed:
+			if errors.Is(ev.Err, chat.ErrSessionDeleted) {
+				s.forgetCurrent(t.SessionID)
+			}
+			ev.Err = fail(ev.Err)
+			s.EnforceStorage(ctx)
+			out <- ev
+			continue
+		case turn.Done, turn.Cancelled:
+			s.EnforceStorage(ctx) // the turn wrote: messages, maybe files
+		}
+		out <- ev
+	}
+}
+
+// compacted publishes a compaction: the session's title and where the
+// model's view now starts.
+func (s *Service) compacted(ctx context.Context, c chat.Compaction) {
+	ev := SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: c.SessionID, CompactedThrough: c.Summary.SummaryOf.Last}, Tokens: c.Tokens, Window: c.Window}
+	if sess, err := s.store.Get(ctx, c.SessionID); err == nil {
+		ev.Title, ev.TitleSource = sess.Title, api.TitleSource(sess.TitleSource)
+	}
+	s.publish(ev)
+}
+
+// Chat runs a turn to its end (api.Interface's; a door that streams starts
+// the turn with StartTurn and reads its events).
+func (s *Service) Chat(ctx context.Context, a *api.ChatArgs) (*api.ChatResult, error) {
+	t, err := s.StartTurn(ctx, a, TurnOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Abandon()
+	return Outcome(t.Wait())
+}
+
+// Outcome is the chat result of a turn's final event: Done's result;
+// Cancelled is a KindCancelled error; Failed its error, with the partial
+// result when an answer was stored (FinishReason "error").
+func Outcome(final turn.Event) (*api.ChatResult, error) {
+	var res *chat.Result
+	switch f := final.(type) {
+	case turn.Done:
+		res = f.Result
+	case turn.Cancelled:
+		return nil, api.Errorf(api.KindCancelled, "chat turn cancelled; the partial answer is kept")
+	case turn.Failed:
+		if f.Result == nil {
+			return nil, fail(f.Err)
+		}
+		return chatResult(f.Result), fail(f.Err)
+	default:
+		return nil, api.Errorf(api.KindInternal, "the turn ended without a result")
+	}
+	return chatResult(res), nil
+}
+
+func chatResult(r *chat.Result) *api.ChatResult {
+	return &api.ChatResult{
+		V: api.V, SessionID: r.SessionID, MessageID: r.MessageID, Text: r.Text, FinishReason: r.FinishReason,
+		Usage: api.ChatUsage{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens},
+	}
+}
+
+// absFiles normalises a turn's files to absolute paths.
+func absFiles(items, roots []string) ([]string, error) {
+	files := make([]string, 0, len(items))
+	for _, f := range items {
+		p, err := session.NormalizeFileItem(f, roots)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// candidatePaths are the open and recently edited files, most recent first.
+func (s *Service) candidatePaths() []string {
+	var out []string
+	for _, c := range s.docs.Candidates() {
+		if c.Path != "" {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// ChatPreview builds the model input a turn with the same arguments would
+// send, without storing anything or calling the provider.
+func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPreviewResult, error) {
+	if a.Message == "" {
+		return nil, required(api.ChatPreview, "message")
+	}
+	roots := s.Roots()
+	files, err := absFiles(a.Files, roots)
+	if err != nil {
+		return nil, fail(err)
+	}
+	var sess *session.Session
+	if s.store != nil {
+		if sess, err = s.sessionOf(ctx, a.SessionID, false); err != nil {
+			return nil, fail(err)
+		}
+	}
+	id := ""
+	if sess != nil {
+		id = sess.ID
+	}
+	prov := s.previewProvider(sess)
+	pv, err := s.engine.Preview(ctx, chat.Turn{
+		SessionID: id, Message: a.Message, Files: files, Resumed: s.isResumed(id),
+		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
+		Env: s.EnvHint(roots), Session: sess,
+	})
+	if err != nil {
+		return nil, fail(err)
+	}
+	counter := prompts.TokenizerFor(pv.Model)
+	res := &api.ChatPreviewResult{
+		V: api.V, SessionID: id, Model: pv.Model, Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
+		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Total: pv.Total},
+		Budget: pv.Budget, Dropped: pv.Dropped,
+	}
+	for _, m := range pv.Messages {
+		pm := api.PreviewMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Tokens: counter.Count(m.Content)}
+		for _, c := range m.ToolCalls {
+			pm.ToolCalls = append(pm.ToolCalls, api.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		res.Messages = append(res.Messages, pm)
+	}
+	for _, t := range pv.Tools {
+		params, _ := json.Marshal(t.Function.Parameters)
+		res.Tools = append(res.Tools, api.PreviewTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+	}
+	return res, nil
+}
+
+// SessionCompact summarises the session's earlier turns now.
+func (s *Service) SessionCompact(ctx context.Context, a *api.SessionIDArgs) (*api.SessionCompactResult, error) {
+	return s.Compact(ctx, a, api.Provider{})
+}
+
+// Compact is SessionCompact with provider settings over the connection's
+// (the CLI's flags).
+func (s *Service) Compact(ctx context.Context, a *api.SessionIDArgs, p api.Provider) (*api.SessionCompactResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.SessionCompact)
+	if err != nil {
+		return nil, fail(err)
+	}
+	resolved, err := s.resolve(p, sess)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.engine.Compact(ctx, sess.ID, resolved)
+	if err != nil {
+		return nil, fail(err)
+	}
+	s.compacted(ctx, *c)
+	return &api.SessionCompactResult{V: api.V, SessionID: sess.ID, Summary: wireMessage(*c.Summary),
+		CompactedThrough: c.Summary.SummaryOf.Last, Covered: c.Covered, Tokens: c.Tokens}, nil
+}
