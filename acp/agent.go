@@ -1,7 +1,7 @@
 // Package acp is ctxls's second front door: an Agent Client Protocol (v1)
 // agent over stdio for Zed, JetBrains IDEs, CodeCompanion, agent-shell and
-// other ACP clients. It shares the store, the sessions and the turn service
-// (package turn) with the LSP door: it only decodes ACP, adapts the turn's
+// other ACP clients. It calls the same operations (package service) as the
+// LSP door and the CLI: it only decodes ACP, adapts the service's turns and
 // events to session/update notifications and maps errors (errors.go).
 //
 // The JSON-RPC plumbing and the protocol's types come from
@@ -21,10 +21,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // ProtocolVersion is the ACP version the agent speaks.
@@ -38,38 +36,32 @@ type Config struct {
 	Store    string
 	Version  string
 	Logger   *slog.Logger
-	Provider chat.Provider // flags; the environment and initialize's _meta fill the rest
+	Provider api.Provider // flags; the environment and initialize's _meta fill the rest
 	// Getenv reads the provider's environment (default os.Getenv).
 	Getenv func(string) string
 }
 
 // Agent serves one ACP connection.
 type Agent struct {
-	cfg    Config
-	log    *slog.Logger
-	conn   *sdk.AgentSideConnection
-	out    *frameWriter
-	store  session.Store
-	engine *chat.Engine
-	turns  *turn.Service
+	cfg  Config
+	log  *slog.Logger
+	conn *sdk.AgentSideConnection
+	out  *frameWriter
+	svc  *service.Service
 
-	mu         sync.Mutex
-	caps       sdk.ClientCapabilities
-	clientInfo string
-	provider   chat.Provider
-	compactAt  int                     // _meta.ctxls.compactAt, else CTXLS_COMPACT_AT; 0: the default
-	open       map[string]*openSession // sessions opened on this connection
+	mu   sync.Mutex
+	caps sdk.ClientCapabilities
+	open map[string]*openSession // sessions opened on this connection
 }
 
 // openSession is a session the client opened with session/new, load or
 // resume.
 type openSession struct {
-	id      string
-	cwd     string
-	resumed bool          // the next turn carries the resume reminder
-	title   string        // the title last sent by sendState or a live update (live.go)
-	turn    *turn.Turn    // the running turn, if any
-	done    chan struct{} // closed when the running turn has ended
+	id    string
+	cwd   string
+	title string        // the title last sent (sendState, the service's events)
+	turn  *service.Turn // the running turn, if any
+	done  chan struct{} // closed when the running turn has ended
 }
 
 // Serve runs the agent on in/out until the client goes away or ctx ends,
@@ -79,20 +71,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.DataDir == "" {
-		log.Error("no data directory")
-		return 1
-	}
-	store, err := session.OpenStore(ctx, cfg.DataDir, cfg.Store)
+	svc, err := service.Open(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv})
 	if err != nil {
-		where := "sqlite " + cfg.DataDir
-		if cfg.Store != "" {
-			where = "postgres " + session.RedactDSN(cfg.Store)
-		}
-		log.Error("cannot open the session store", "store", where, "err", err)
+		log.Error("cannot open the session store", "err", err)
 		return 1
 	}
-	a := newAgent(cfg, log, store, out)
+	a := newAgent(cfg, log, svc, out)
 	a.conn = sdk.NewAgentSideConnection(a, a.out, guard(in, a.out))
 	a.conn.SetLogger(log)
 	stopWatch := a.watch()
@@ -105,15 +89,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	return 0
 }
 
-func newAgent(cfg Config, log *slog.Logger, store session.Store, out io.Writer) *Agent {
+func newAgent(cfg Config, log *slog.Logger, svc *service.Service, out io.Writer) *Agent {
 	a := &Agent{
-		cfg: cfg, log: log, store: store, provider: cfg.Provider,
+		cfg: cfg, log: log, svc: svc,
 		out:  &frameWriter{w: out},
 		open: map[string]*openSession{},
 	}
-	a.engine = &chat.Engine{Store: store, Buffers: noBuffers{}, Log: log}
-	a.turns = &turn.Service{Engine: a.engine, Log: log, Getenv: cfg.Getenv}
-	a.turns.Subscribe(a.lateEvent)
+	svc.Subscribe(a.onEvent)
 	return a
 }
 
@@ -134,17 +116,10 @@ func (a *Agent) close() {
 		case <-time.After(5 * time.Second):
 		}
 	}
-	a.engine.Close()
-	if err := a.store.Close(); err != nil {
+	if err := a.svc.Close(); err != nil {
 		a.log.Error("closing the store", "err", err)
 	}
 }
-
-// noBuffers: the ACP door has no open documents of its own; a turn's
-// Buffers (embedded resources, fs/read_text_file) stand in for them.
-type noBuffers struct{}
-
-func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 
 // Initialize answers the capabilities. initialize's _meta may carry the
 // provider settings: {"_meta": {"ctxls": {"provider": {...}}}}, the same
@@ -152,7 +127,7 @@ func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 // (as the LSP door's; else the environment's CTXLS_COMPACT_AT).
 func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	prov := a.cfg.Provider
-	compactAt, err := chat.ParseCompactAtText(a.getenv()("CTXLS_COMPACT_AT"))
+	compactAt, err := api.ParseCompactAtText(a.getenv()("CTXLS_COMPACT_AT"))
 	if err != nil {
 		return sdk.InitializeResponse{}, invalid("CTXLS_COMPACT_AT: " + err.Error())
 	}
@@ -167,19 +142,19 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 		}
 		if m["compactAt"] != nil {
 			raw, _ := json.Marshal(m["compactAt"])
-			if compactAt, err = chat.ParseCompactAt(raw); err != nil {
+			if compactAt, err = api.ParseCompactAt(raw); err != nil {
 				return sdk.InitializeResponse{}, invalid("_meta.ctxls." + err.Error())
 			}
 		}
 	}
 	a.mu.Lock()
 	a.caps = p.ClientCapabilities
-	a.provider = prov
-	a.compactAt = compactAt
-	if p.ClientInfo != nil {
-		a.clientInfo = session.CleanEnvHint(p.ClientInfo.Name + " " + p.ClientInfo.Version)
-	}
 	a.mu.Unlock()
+	a.svc.SetProvider(prov)
+	a.svc.SetCompactAt(compactAt)
+	if p.ClientInfo != nil {
+		a.svc.SetClient(p.ClientInfo.Name+" "+p.ClientInfo.Version, "")
+	}
 	return sdk.InitializeResponse{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: sdk.AgentCapabilities{
@@ -217,14 +192,6 @@ func (a *Agent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfig
 	return sdk.SetSessionConfigOptionResponse{}, invalid("ctxls has no session config options")
 }
 
-// envHint is the session's environment line: the client and the folder.
-func (a *Agent) envHint(cwd string) string {
-	a.mu.Lock()
-	client := a.clientInfo
-	a.mu.Unlock()
-	return session.EnvHint(client, []string{cwd})
-}
-
 // checkCwd refuses a cwd that is not an absolute path.
 func checkCwd(cwd string) error {
 	if cwd == "" || !filepath.IsAbs(cwd) {
@@ -242,8 +209,8 @@ func (a *Agent) opened(ctx context.Context, id sdk.SessionId) (*openSession, err
 	if s != nil {
 		return s, nil
 	}
-	if _, err := a.store.Get(ctx, string(id)); err != nil {
-		return nil, invalid(fmt.Sprintf("unknown session %q", truncate(string(id), 80)))
+	if _, err := a.svc.Session(ctx, string(id)); err != nil {
+		return nil, a.unknown(err, string(id))
 	}
 	return nil, invalid(fmt.Sprintf("session %s is not open on this connection: open it with session/load or session/resume first", id))
 }

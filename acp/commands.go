@@ -9,8 +9,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // slashCommand is one of the commands the client offers as "/name". They
@@ -73,26 +73,25 @@ func (a *Agent) runSlash(ctx context.Context, s *openSession, text string) (repl
 }
 
 func (a *Agent) slashContext(ctx context.Context, s *openSession, _ []string) (string, error) {
-	sets, err := a.store.Context(ctx, s.id)
+	st, err := a.svc.ContextState(ctx, s.id)
 	if err != nil {
 		return "", err
 	}
-	if len(sets) == 0 {
+	if len(st.Context) == 0 {
 		return "No relevant context in this session yet. Add files with /add PATH.", nil
 	}
-	names := make([]string, 0, len(sets))
-	for n := range sets {
+	names := make([]string, 0, len(st.Context))
+	for n := range st.Context {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	missing := chat.MissingFiles(sets[session.SetFiles], noBuffers{})
 	var b strings.Builder
 	b.WriteString("Relevant context:\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "\n%s:\n", n)
-		for _, it := range sets[n] {
+		for _, it := range st.Context[n] {
 			note := ""
-			if n == session.SetFiles && slices.Contains(missing, it) {
+			if n == api.SetFiles && slices.Contains(st.Missing, it) {
 				note = " (missing)"
 			}
 			fmt.Fprintf(&b, "- %s%s\n", it, note)
@@ -102,24 +101,23 @@ func (a *Agent) slashContext(ctx context.Context, s *openSession, _ []string) (s
 }
 
 func (a *Agent) slashAdd(ctx context.Context, s *openSession, args []string) (string, error) {
-	return a.changeFiles(ctx, s, args, session.ModeMerge, "add")
+	return a.changeFiles(ctx, s, args, false, "add")
 }
 
 func (a *Agent) slashDrop(ctx context.Context, s *openSession, args []string) (string, error) {
-	return a.changeFiles(ctx, s, args, session.ModeRemove, "drop")
+	return a.changeFiles(ctx, s, args, true, "drop")
 }
 
 // changeFiles is /add and /drop: the same operation as the editor's
 // ctxls.context.set and the model's tool.
-func (a *Agent) changeFiles(ctx context.Context, s *openSession, paths []string, mode session.Mode, verb string) (string, error) {
+func (a *Agent) changeFiles(ctx context.Context, s *openSession, paths []string, remove bool, verb string) (string, error) {
 	if len(paths) == 0 {
 		return "", fmt.Errorf("name at least one file: /%s PATH...", verb)
 	}
-	ch, err := a.store.UpdateContext(ctx, s.id, session.SetFiles, paths, mode, session.AddedByUser, []string{s.cwd})
+	ch, err := a.svc.AddFiles(ctx, s.id, paths, remove, []string{s.cwd})
 	if err != nil {
 		return "", err
 	}
-	a.sendState(ctx, s.id)
 	var b strings.Builder
 	switch {
 	case len(ch.Added) > 0:
@@ -138,47 +136,39 @@ func (a *Agent) changeFiles(ctx context.Context, s *openSession, paths []string,
 
 func (a *Agent) slashFiles(ctx context.Context, s *openSession, _ []string) (string, error) {
 	var b strings.Builder
-	any := false
-	for _, sub := range []string{"sources", "results", "scripts", "data"} {
-		names, err := a.store.ListFiles(ctx, s.id, sub)
+	for _, sub := range service.Subfolders {
+		res, err := a.svc.FilesList(ctx, &api.FilesListArgs{SessionID: s.id, Subdir: sub})
 		if err != nil {
 			return "", err
 		}
-		if len(names) == 0 {
+		if len(res.Files) == 0 {
 			continue
 		}
-		any = true
 		fmt.Fprintf(&b, "%s/:\n", sub)
-		for _, n := range names {
+		for _, n := range res.Files {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
-	if !any {
+	if b.Len() == 0 {
 		return "The session folder has no files yet.", nil
 	}
 	return b.String(), nil
 }
 
+// slashTitle is ctxls.session.rename with text, and
+// ctxls.session.regenerateTitle alone.
 func (a *Agent) slashTitle(ctx context.Context, s *openSession, args []string) (string, error) {
-	var sess *session.Session
+	var res *api.SessionResult
 	var err error
 	if len(args) == 0 {
-		a.mu.Lock()
-		prov := a.provider
-		a.mu.Unlock()
-		resolved, rerr := chat.Resolve(prov, a.getenv(), chat.ProbeOllama)
-		if rerr != nil {
-			return "", rerr
-		}
-		sess, err = a.engine.RegenerateTitle(ctx, s.id, resolved)
+		res, err = a.svc.SessionRegenerateTitle(ctx, &api.SessionIDArgs{SessionID: s.id})
 	} else {
-		sess, err = a.store.Rename(ctx, s.id, strings.Join(args, " "), session.TitleUser)
+		res, err = a.svc.SessionRename(ctx, &api.SessionRenameArgs{SessionID: s.id, Title: strings.Join(args, " ")})
 	}
 	if err != nil {
 		return "", err
 	}
-	a.send(ctx, s.id, infoUpdate(sess))
-	return fmt.Sprintf("Title: %s", sess.Title), nil
+	return fmt.Sprintf("Title: %s", res.Session.Title), nil
 }
 
 func (a *Agent) slashExport(ctx context.Context, s *openSession, args []string) (string, error) {
@@ -189,45 +179,24 @@ func (a *Agent) slashExport(ctx context.Context, s *openSession, args []string) 
 	if format != "markdown" && format != "json" {
 		return "", fmt.Errorf("format must be markdown or json, got %q", truncate(format, 40))
 	}
-	path, content, err := a.store.Export(ctx, s.id, format)
+	res, err := a.svc.SessionExport(ctx, &api.SessionExportArgs{SessionID: s.id, Format: format})
 	if err != nil {
 		return "", err
 	}
+	content := res.Content
 	if format == "json" {
 		content = "```json\n" + content + "\n```"
 	}
-	return fmt.Sprintf("Exported to %s\n\n%s", path, content), nil
+	return fmt.Sprintf("Exported to %s\n\n%s", res.Path, content), nil
 }
 
-// slashCompact is the ACP door of ctxls.session.compact: the earlier turns
-// summarised now, then usage_update with what the history takes.
+// slashCompact is ctxls.session.compact: the earlier turns summarised now
+// (the service's event sends usage_update with what the history takes).
 func (a *Agent) slashCompact(ctx context.Context, s *openSession, _ []string) (string, error) {
-	a.mu.Lock()
-	prov := a.provider
-	a.mu.Unlock()
-	if prov.Model == "" { // the session's own model needs none from the provider
-		if sess, err := a.store.Get(ctx, s.id); err == nil {
-			prov.Model = sess.Meta.Model
-		}
-	}
-	resolved, err := chat.Resolve(prov, a.getenv(), chat.ProbeOllama)
+	c, err := a.svc.SessionCompact(ctx, &api.SessionIDArgs{SessionID: s.id})
 	if err != nil {
 		return "", err
 	}
-	c, err := a.engine.Compact(ctx, s.id, resolved)
-	if err != nil {
-		return "", err
-	}
-	a.sendCompacted(ctx, *c)
-	sp := c.Summary.SummaryOf
 	return fmt.Sprintf("%s\n\nThe model now sees this summary and the turns after message %d; every original message is kept.\n\n%s",
-		session.SummaryMarker(*sp), sp.Last, c.Summary.Content), nil
-}
-
-// sendCompacted sends usage_update after a compaction: the context's size
-// and what the history takes now.
-func (a *Agent) sendCompacted(ctx context.Context, c chat.Compaction) {
-	a.send(ctx, c.SessionID, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
-		SessionUpdate: "usage_update", Size: c.Window, Used: c.Tokens,
-	}})
+		service.SummaryMarker(c.Summary.SummaryOf), c.CompactedThrough, c.Summary.Content), nil
 }

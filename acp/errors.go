@@ -6,50 +6,31 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
-// JSON-RPC error codes the agent answers with.
-const (
-	codeInvalidParams = -32602
-	codeInternal      = -32603
-	// codeBusy: a turn is already running in the session (LSP's
-	// RequestFailed, which the LSP door uses for the same case).
-	codeBusy = -32803
-	// codeNoProvider: no usable provider is configured.
-	codeNoProvider = -32001
-)
-
-// rpcError is the ACP door's one error mapper: every handler's error goes
-// through it, so the same failure gets the same code and a message a person
-// can act on.
+// rpcError is the ACP door's one error mapper: the error's kind gives the
+// code from the ACP column of api.ErrorKinds and goes along as data
+// {"kind": ...}, with the message a person reads. Errors of the SDK's own
+// pass as they are.
 func rpcError(err error) error {
 	if err == nil {
 		return nil
 	}
 	var re *sdk.RequestError
-	var pe *turn.ProviderError
-	code := codeInternal
-	switch {
-	case errors.As(err, &re):
+	if errors.As(err, &re) {
 		return re
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrInvalid):
-		code = codeInvalidParams
-	case errors.Is(err, chat.ErrBusy):
-		code = codeBusy
-	case errors.As(err, &pe):
-		code = codeNoProvider
-	case errors.Is(err, context.Canceled):
-		return sdk.NewRequestCancelled(map[string]any{"error": err.Error()})
-	case errors.Is(chat.StoreError(err), chat.ErrStoreUnreachable):
-		err = chat.StoreError(err) // PostgreSQL is down: say so, not "broken pipe"
 	}
-	return &sdk.RequestError{Code: code, Message: err.Error()}
+	err = service.Fail(err) // a kind for the door's own reads
+	kind := api.KindOf(err)
+	if kind == api.KindInternal && errors.Is(err, context.Canceled) {
+		kind = api.KindCancelled
+	}
+	return &sdk.RequestError{Code: kind.Info().ACP, Message: err.Error(), Data: api.ErrorData{Kind: kind}}
 }
 
-// invalid is an InvalidParams error with a message.
+// invalid is an invalidArgument error with a message.
 func invalid(msg string) error {
-	return &sdk.RequestError{Code: codeInvalidParams, Message: msg}
+	return rpcError(api.Errorf(api.KindInvalidArgument, "%s", msg))
 }

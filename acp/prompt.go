@@ -11,7 +11,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/turn"
 )
@@ -40,13 +41,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	// wait for it to end so the new turn does not find the session busy.
 	a.waitIdle(s)
 
-	a.mu.Lock()
-	prov, resumed, cwd, compactAt := a.provider, s.resumed, s.cwd, a.compactAt
-	a.mu.Unlock()
-	t, err := a.turns.Start(ctx, turn.Request{
-		SessionID: s.id, Message: in.text, Files: in.files, Provider: prov, CompactAt: compactAt,
-		Roots: []string{cwd}, Resumed: resumed, Env: a.envHint(cwd),
-		Buffers: a.buffers(ctx, s.id, in.embedded), WriteFile: a.writer(s.id),
+	t, err := a.svc.StartTurn(ctx, &api.ChatArgs{SessionID: s.id, Message: in.text, Files: in.files}, service.TurnOptions{
+		Roots: []string{s.cwd}, Buffers: a.buffers(ctx, s.id, in.embedded), WriteFile: a.writer(s.id),
 	})
 	if err != nil {
 		return sdk.PromptResponse{}, rpcError(err)
@@ -54,7 +50,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	defer t.Abandon() // a no-op once the stream was read to its end
 	done := make(chan struct{})
 	a.mu.Lock()
-	s.turn, s.done, s.resumed = t, done, false
+	s.turn, s.done = t, done
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -74,12 +70,6 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			a.send(ctx, s.id, toolCallStart(ev.Call.ID, ev.Call.Name, ev.Call.Arguments, sdk.ToolCallStatusInProgress))
 		case turn.ToolFinished:
 			a.send(ctx, s.id, toolCallDone(ev.Call.ID, ev.Output, ev.Failed))
-		case turn.TitleChanged:
-			a.send(ctx, s.id, infoUpdate(ev.Session))
-		case turn.ContextChanged:
-			a.sendState(ctx, s.id)
-		case turn.Compacted:
-			a.sendCompacted(ctx, ev.Compaction)
 		case turn.Usage:
 			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,
@@ -90,9 +80,21 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	switch f := final.(type) {
 	case turn.Done:
-		return sdk.PromptResponse{StopReason: stopReason(f.Result), Usage: usageOf(f.Result)}, nil
+		r := f.Result
+		reason := sdk.StopReasonEndTurn
+		switch {
+		case r.ToolLimit:
+			reason = sdk.StopReasonMaxTurnRequests
+		case r.FinishReason == api.FinishLength:
+			reason = sdk.StopReasonMaxTokens
+		}
+		return sdk.PromptResponse{StopReason: reason, Usage: usageOf(r.Usage.PromptTokens, r.Usage.CompletionTokens)}, nil
 	case turn.Cancelled:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: usageOf(f.Result)}, nil
+		var u *sdk.Usage
+		if f.Result != nil {
+			u = usageOf(f.Result.Usage.PromptTokens, f.Result.Usage.CompletionTokens)
+		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
 	case turn.Failed:
 		return sdk.PromptResponse{}, rpcError(f.Err)
 	}
@@ -104,7 +106,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 func (a *Agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	a.mu.Lock()
 	s := a.open[string(p.SessionId)]
-	var t *turn.Turn
+	var t *service.Turn
 	if s != nil {
 		t = s.turn
 	}
@@ -130,22 +132,8 @@ func (a *Agent) waitIdle(s *openSession) {
 	}
 }
 
-func stopReason(r *chat.Result) sdk.StopReason {
-	switch {
-	case r.ToolLimit:
-		return sdk.StopReasonMaxTurnRequests
-	case r.FinishReason == chat.FinishLength:
-		return sdk.StopReasonMaxTokens
-	}
-	return sdk.StopReasonEndTurn
-}
-
-func usageOf(r *chat.Result) *sdk.Usage {
-	if r == nil {
-		return nil
-	}
-	u := r.Usage
-	return &sdk.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+func usageOf(prompt, completion int) *sdk.Usage {
+	return &sdk.Usage{InputTokens: prompt, OutputTokens: completion, TotalTokens: prompt + completion}
 }
 
 // promptInput is a decoded prompt.
@@ -194,7 +182,7 @@ func decodePrompt(blocks []sdk.ContentBlock) (*promptInput, error) {
 // embedded resources first, then the client's fs/read_text_file when it
 // offers it, then (returning false) the disk. Answers are kept for the
 // turn, so a file is asked for once.
-func (a *Agent) buffers(ctx context.Context, id string, embedded map[string]string) chat.Buffers {
+func (a *Agent) buffers(ctx context.Context, id string, embedded map[string]string) *turnBuffers {
 	a.mu.Lock()
 	read := a.caps.Fs.ReadTextFile
 	a.mu.Unlock()

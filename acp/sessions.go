@@ -3,14 +3,12 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // NewSession makes a ctxls session whose workspace is cwd. MCP servers are
@@ -20,28 +18,21 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err := checkCwd(p.Cwd); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	sess, err := a.store.Create(ctx, "")
+	res, err := a.svc.SessionNew(ctx, &api.SessionNewArgs{})
 	if err != nil {
 		return sdk.NewSessionResponse{}, rpcError(err)
 	}
-	a.remember(ctx, sess.ID, p.Cwd)
-	a.register(sess.ID, p.Cwd, false)
-	a.out.afterResponse(sess.ID, func() { a.sendCommands(ctx, sess.ID) })
-	a.log.Info("session/new", "session", sess.ID, "mcpServers", len(p.McpServers))
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID)}, nil
+	id := res.Session.ID
+	if err := a.svc.Use(ctx, id, p.Cwd, false); err != nil {
+		return sdk.NewSessionResponse{}, rpcError(err)
+	}
+	a.register(id, p.Cwd)
+	a.out.afterResponse(id, func() { a.sendCommands(ctx, id) })
+	a.log.Info("session/new", "session", id, "mcpServers", len(p.McpServers))
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
 
-// remember records the session's workspace and environment line.
-func (a *Agent) remember(ctx context.Context, id, cwd string) {
-	if err := a.store.SetWorkspace(ctx, id, cwd); err != nil {
-		a.log.Info("workspace not recorded", "session", id, "err", err)
-	}
-	if _, err := a.store.SetEnvHint(ctx, id, a.envHint(cwd)); err != nil {
-		a.log.Info("envHint not recorded", "session", id, "err", err)
-	}
-}
-
-func (a *Agent) register(id, cwd string, resumed bool) *openSession {
+func (a *Agent) register(id, cwd string) *openSession {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.open[id]
@@ -49,49 +40,47 @@ func (a *Agent) register(id, cwd string, resumed bool) *openSession {
 		s = &openSession{id: id}
 		a.open[id] = s
 	}
-	s.cwd, s.resumed = cwd, resumed
+	s.cwd = cwd
 	return s
 }
 
 // ListSessions lists the store's sessions, newest activity first; with
 // cwd, only those last used in that folder.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	opt := session.ListOptions{Limit: 50}
+	args := &api.SessionListArgs{Limit: 50}
 	if p.Cursor != nil {
-		opt.Cursor = *p.Cursor
+		args.Cursor = *p.Cursor
 	}
+	workspace := ""
 	if p.Cwd != nil && *p.Cwd != "" {
 		if err := checkCwd(*p.Cwd); err != nil {
 			return sdk.ListSessionsResponse{}, err
 		}
-		opt.Workspace = *p.Cwd
+		workspace = *p.Cwd
 	}
-	list, next, err := a.store.List(ctx, opt)
+	list, err := a.svc.ListIn(ctx, args, workspace)
 	if err != nil {
 		return sdk.ListSessionsResponse{}, rpcError(err)
 	}
 	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
-	for _, s := range list {
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: workspaceOf(&s), UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
+	for _, s := range list.Sessions {
+		// ACP requires an absolute path: the workspace it was used in,
+		// else its own session folder (a session made by the CLI outside
+		// any workspace).
+		cwd := s.Workspace
+		if cwd == "" {
+			cwd = s.Folder
+		}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: cwd, UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
 		if s.Title != "" {
 			info.Title = sdk.Ptr(s.Title)
 		}
 		out.Sessions = append(out.Sessions, info)
 	}
-	if next != "" {
-		out.NextCursor = &next
+	if list.NextCursor != "" {
+		out.NextCursor = &list.NextCursor
 	}
 	return out, nil
-}
-
-// workspaceOf is a session's folder for ACP, which requires an absolute
-// path: the workspace it was used in, else its own session folder (a
-// session made by the CLI outside any workspace).
-func workspaceOf(s *session.Session) string {
-	if s.Meta.Workspace != "" {
-		return s.Meta.Workspace
-	}
-	return s.Folder
 }
 
 // LoadSession replays the stored conversation as session/update
@@ -102,13 +91,15 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, err
 	}
 	id := string(p.SessionId)
-	msgs, err := a.store.Messages(ctx, id)
+	show, err := a.svc.SessionShow(ctx, &api.SessionIDArgs{SessionID: id})
 	if err != nil {
 		return sdk.LoadSessionResponse{}, a.unknown(err, id)
 	}
-	a.remember(ctx, id, p.Cwd)
-	a.register(id, p.Cwd, true)
-	for _, m := range msgs {
+	if err := a.svc.Use(ctx, id, p.Cwd, true); err != nil {
+		return sdk.LoadSessionResponse{}, a.unknown(err, id)
+	}
+	a.register(id, p.Cwd)
+	for _, m := range show.Messages {
 		for _, u := range replay(m) {
 			a.send(ctx, id, u)
 		}
@@ -125,20 +116,19 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 		return sdk.ResumeSessionResponse{}, err
 	}
 	id := string(p.SessionId)
-	if _, err := a.store.Get(ctx, id); err != nil {
+	if err := a.svc.Use(ctx, id, p.Cwd, true); err != nil {
 		return sdk.ResumeSessionResponse{}, a.unknown(err, id)
 	}
-	a.remember(ctx, id, p.Cwd)
-	a.register(id, p.Cwd, true)
+	a.register(id, p.Cwd)
 	a.sendState(ctx, id)
 	a.sendCommands(ctx, id)
 	return sdk.ResumeSessionResponse{}, nil
 }
 
-// unknown maps a store error about session id to a clear one.
+// unknown says which session was not found.
 func (a *Agent) unknown(err error, id string) error {
-	if errors.Is(err, session.ErrNotFound) {
-		return invalid(fmt.Sprintf("unknown session %q", truncate(id, 80)))
+	if api.KindOf(err) == api.KindNotFound {
+		err = api.Errorf(api.KindNotFound, "unknown session %q", truncate(id, 80))
 	}
 	return rpcError(err)
 }
@@ -157,24 +147,17 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// UnstableDeleteSession deletes the session from the store, as the LSP
-// command does: a turn running in it ends first.
+// UnstableDeleteSession deletes the session from the store: the service
+// stops a turn running in it and waits for its end first, as for every
+// door.
 func (a *Agent) UnstableDeleteSession(ctx context.Context, p sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
 	id := string(p.SessionId)
-	if _, err := a.store.Get(ctx, id); err != nil {
+	if _, err := a.svc.SessionDelete(ctx, &api.SessionRefArgs{SessionID: id}); err != nil {
 		return sdk.UnstableDeleteSessionResponse{}, a.unknown(err, id)
 	}
-	a.engine.Abort(id)
 	a.mu.Lock()
-	s := a.open[id]
 	delete(a.open, id)
 	a.mu.Unlock()
-	if s != nil {
-		a.stopTurn(s)
-	}
-	if err := a.store.Delete(ctx, id); err != nil {
-		return sdk.UnstableDeleteSessionResponse{}, a.unknown(err, id)
-	}
 	return sdk.UnstableDeleteSessionResponse{}, nil
 }
 
@@ -196,7 +179,7 @@ func (a *Agent) stopTurn(s *openSession) {
 
 // sendState sends the session's title and, in _meta, its relevant context.
 func (a *Agent) sendState(ctx context.Context, id string) {
-	sess, err := a.store.Get(ctx, id)
+	sess, err := a.svc.Session(ctx, id)
 	if err != nil {
 		return
 	}
@@ -206,17 +189,14 @@ func (a *Agent) sendState(ctx context.Context, id string) {
 		s.title = sess.Title
 	}
 	a.mu.Unlock()
-	if sets, err := a.store.Context(ctx, id); err == nil {
-		if sets == nil {
-			sets = session.Context{} // {} rather than null
-		}
-		u.SessionInfoUpdate.Meta = map[string]any{"ctxls": map[string]any{"context": sets}}
+	if st, err := a.svc.ContextState(ctx, id); err == nil {
+		u.SessionInfoUpdate.Meta = map[string]any{"ctxls": map[string]any{"context": st.Context}}
 	}
 	a.send(ctx, id, u)
 }
 
 // infoUpdate is session_info_update with the session's title.
-func infoUpdate(s *session.Session) sdk.SessionUpdate {
+func infoUpdate(s *api.Session) sdk.SessionUpdate {
 	u := &sdk.SessionSessionInfoUpdate{SessionUpdate: "session_info_update", UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
 	if s.Title != "" {
 		u.Title = sdk.Ptr(s.Title)
@@ -224,27 +204,43 @@ func infoUpdate(s *session.Session) sdk.SessionUpdate {
 	return sdk.SessionUpdate{SessionInfoUpdate: u}
 }
 
-// lateEvent sends the model's title when it arrives after its turn ended.
-func (a *Agent) lateEvent(ev turn.Event) {
-	tc, ok := ev.(turn.TitleChanged)
-	if !ok {
-		return
-	}
-	a.mu.Lock()
-	_, open := a.open[tc.Session.ID]
-	a.mu.Unlock()
-	if open {
-		a.send(context.Background(), tc.Session.ID, infoUpdate(tc.Session))
+// onEvent sends what the service's operations changed in a session open on
+// this connection: its title (when it is not the one last sent), its
+// context (session_info_update with _meta), after a compaction what the
+// history takes (usage_update).
+func (a *Agent) onEvent(ev service.Event) {
+	ctx := context.Background()
+	switch ev := ev.(type) {
+	case service.SessionUpdated:
+		a.mu.Lock()
+		s := a.open[ev.SessionID]
+		changed := s != nil && ev.Session != nil && s.title != ev.Session.Title
+		if changed {
+			s.title = ev.Session.Title
+		}
+		a.mu.Unlock()
+		if changed {
+			a.send(ctx, ev.SessionID, infoUpdate(ev.Session))
+		}
+		if s != nil && ev.CompactedThrough != 0 {
+			a.send(ctx, ev.SessionID, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Tokens,
+			}})
+		}
+	case service.ContextChanged:
+		if a.isOpen(ev.SessionID) {
+			a.sendState(ctx, ev.SessionID)
+		}
 	}
 }
 
 // replay turns one stored message into the updates a client shows.
-func replay(m session.Message) []sdk.SessionUpdate {
+func replay(m api.Message) []sdk.SessionUpdate {
 	var out []sdk.SessionUpdate
 	switch m.Role {
-	case session.RoleUser:
+	case api.RoleUser:
 		out = append(out, sdk.UpdateUserMessageText(m.Content))
-	case session.RoleAssistant:
+	case api.RoleAssistant:
 		if m.Content != "" {
 			out = append(out, sdk.UpdateAgentMessageText(m.Content))
 		}
@@ -260,7 +256,7 @@ func replay(m session.Message) []sdk.SessionUpdate {
 				out = append(out, toolCallStart(c.ID, c.Function.Name, c.Function.Arguments, sdk.ToolCallStatusCompleted))
 			}
 		}
-	case session.RoleTool:
+	case api.RoleTool:
 		out = append(out, toolCallDone(m.ToolCallID, m.Content, false))
 	}
 	return out

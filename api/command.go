@@ -426,6 +426,14 @@ type ChatArgs struct {
 	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty" max:"256"`
 }
 
+// Finish reasons of a chat result.
+const (
+	FinishStop      = "stop"
+	FinishLength    = "length"
+	FinishCancelled = "cancelled"
+	FinishError     = "error"
+)
+
 // ChatUsage is a turn's token usage.
 type ChatUsage struct {
 	PromptTokens     int `json:"promptTokens"`

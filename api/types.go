@@ -109,6 +109,14 @@ type Message struct {
 // Context is a session's relevant-context sets by name.
 type Context map[string][]string
 
+// The relevant-context sets ctxls knows (others may be named too).
+const (
+	SetFiles     = "files"     // the relevant files: absolute paths
+	SetApplet    = "applet"    // the user's view: [slug, "key=value", ...]
+	SetEndpoints = "endpoints" // URLs the work is about
+	SetPorts     = "ports"     // ports the work is about
+)
+
 // Hit is one search result; MessageID is 0 for a title hit.
 type Hit struct {
 	SessionID string `json:"sessionId"`

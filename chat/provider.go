@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ctxls/ctxls/api"
+	"github.com/sashabaranov/go-openai"
 	"log/slog"
 	"net"
 	"strings"
@@ -106,4 +107,20 @@ func ProbeOllama() bool {
 	}
 	c.Close()
 	return true
+}
+
+// ListModels asks the provider for its models (the doctor's check that it
+// answers and has the model).
+func ListModels(ctx context.Context, r Resolved) ([]string, error) {
+	cfg := openai.DefaultConfig(r.APIKey())
+	cfg.BaseURL = r.BaseURL
+	models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(models.Models))
+	for _, m := range models.Models {
+		names = append(names, m.ID)
+	}
+	return names, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxls/ctxls/api"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -154,10 +155,10 @@ type Result struct {
 
 // Finish reasons.
 const (
-	FinishStop      = "stop"
-	FinishLength    = "length"
-	FinishCancelled = "cancelled"
-	FinishError     = "error"
+	FinishStop      = api.FinishStop
+	FinishLength    = api.FinishLength
+	FinishCancelled = api.FinishCancelled
+	FinishError     = api.FinishError
 )
 
 // runningTurn is a session's running turn: how to stop it, and a channel

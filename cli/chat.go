@@ -10,29 +10,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sashabaranov/go-openai"
 	"github.com/spf13/cobra"
 
-	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/turn"
 )
 
 // providerFlags are the provider settings the command line can override.
-func providerFlags(cmd *cobra.Command, p *chat.Provider) {
+func providerFlags(cmd *cobra.Command, p *api.Provider) {
 	cmd.Flags().StringVar(&p.BaseURL, "base-url", "", "OpenAI-compatible API base URL (default $OPENAI_BASE_URL, else OpenAI or a local Ollama)")
 	cmd.Flags().StringVar(&p.Model, "model", "", "model name (default $CTXLS_MODEL)")
 	cmd.Flags().StringVar(&p.APIKeyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
 }
 
-// noBuffers: the CLI has no editor buffers; files are read from disk.
-type noBuffers struct{}
-
-func (noBuffers) TextByPath(string) (string, bool) { return "", false }
-
-// printTurn prints a turn's events to the terminal: the answer to out,
-// what happens around it to errOut. It returns the final event.
-func printTurn(t *turn.Turn, out, errOut io.Writer) turn.Event {
+// printTurn prints a turn's answer to out and what happens around it to
+// errOut. It returns the final event.
+func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 	var final turn.Event
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
@@ -40,17 +35,28 @@ func printTurn(t *turn.Turn, out, errOut io.Writer) turn.Event {
 			fmt.Fprint(out, ev.Text)
 		case turn.Activity:
 			fmt.Fprintf(errOut, "[%s]\n", ev.Message)
-		case turn.FilesChanged:
-			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", ev.Subdir, ev.Name, session.Bytes(ev.Size))
-		case turn.ContextChanged:
-			fmt.Fprintf(errOut, "[context %s: %s]\n", ev.Change.SetName, strings.Join(ev.Change.Items, ", "))
 		case turn.Compacted:
-			fmt.Fprintln(errOut, session.SummaryMarker(*ev.Compaction.Summary.SummaryOf))
+			fmt.Fprintln(errOut, service.CompactionMarker(ev))
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}
 	}
 	return final
+}
+
+// printEvents prints on errOut what the service's operations change around
+// a turn: the model's files and context changes, storage clean-ups.
+func printEvents(errOut io.Writer) func(service.Event) {
+	return func(ev service.Event) {
+		switch ev := ev.(type) {
+		case service.FilesChanged:
+			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", ev.Subdir, ev.Name, session.Bytes(ev.Size))
+		case service.ContextChanged:
+			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(ev.Context[api.SetFiles], ", "))
+		case service.Notice:
+			fmt.Fprintf(errOut, "ctxls: %s\n", ev.Message)
+		}
+	}
 }
 
 // titleWait bounds how long "ctxls chat" waits for the title request its
@@ -59,7 +65,7 @@ const titleWait = 10 * time.Second
 
 func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 	var (
-		prov      chat.Provider
+		prov      api.Provider
 		sessionID string
 		cont      bool
 		files     []string
@@ -74,64 +80,30 @@ from stdin. Without --session or --continue the turn starts a new session.
 
 The session's model is used (see --model), else the provider's. A new session is named by the
 model after its first answer; chat waits for that (at most 10 s) before it exits.`,
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			msg, err := chatMessage(args, stdin)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
 			if cont && sessionID != "" {
 				return usageError{errors.New("give --session or --continue, not both")}
 			}
-			id, err := chatSession(cmd, st, sessionID, cont)
-			if err != nil {
-				return err
-			}
-			engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
-			svc := &turn.Service{Engine: engine, Log: discardLogger()}
-			at, err := chat.ParseCompactAtText(compactAt)
+			at, err := api.ParseCompactAtText(compactAt)
 			if err != nil {
 				return usageError{fmt.Errorf("--compact-at: %w", err)}
 			}
-			wd, _ := os.Getwd()
-			req := turn.Request{SessionID: id, Message: msg, Files: files, Provider: prov, Roots: []string{wd}, CompactAt: at}
-			if cmd.Flags().Changed("model") {
-				req.Model = prov.Model // also the session's model from now on
+			if dryRun {
+				return previewChat(cmd, g, sessionID, cont, files, msg)
 			}
-			t, err := svc.Start(ctx, req)
-			var pe *turn.ProviderError
-			if errors.As(err, &pe) {
-				return pe.Err
-			}
+			svc, err := g.openService(cmd.Context(), prov)
 			if err != nil {
 				return err
 			}
-			defer t.Abandon() // a no-op once the stream was read to its end
-			id = t.SessionID
-			final := printTurn(t, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			fmt.Fprintln(cmd.OutOrStdout())
-			// The title request the turn started (if any) is waited for, so a
-			// short command does not abandon it; Close stops it past the bound.
-			if !engine.WaitBackground(ctx, titleWait) && ctx.Err() == nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "(the title request did not finish within %s; the title is kept)\n", titleWait)
-			}
-			engine.Close()
-			sessionLine(cmd, st, id)
-			cleanUpAfterTurn(cmd, st, g)
-			var res *chat.Result
-			switch f := final.(type) {
-			case turn.Cancelled:
-				return errors.New("cancelled; the partial answer is kept")
-			case turn.Failed:
-				return f.Err
-			case turn.Done:
-				res = f.Result
-			}
-			if res.FinishReason == chat.FinishLength {
-				fmt.Fprintln(cmd.ErrOrStderr(), "(the answer was cut at the output token limit)")
-			}
-			return nil
-		}),
+			defer svc.Close()
+			svc.SetCompactAt(at)
+			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
+			return runChat(cmd, svc, sessionID, cont, msg, files, prov.Model, cmd.Flags().Changed("model"))
+		},
 	}
 	providerFlags(cmd, &prov)
 	cmd.Flags().Lookup("model").Usage = "model for this turn, also recorded as the session's model for later turns (default: the session's model, else $CTXLS_MODEL)"
@@ -140,15 +112,46 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
-	turn := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if dryRun {
-			return previewChat(c, g, prov, sessionID, cont, files, args, stdin)
-		}
-		return turn(c, args)
-	}
 	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
+}
+
+// runChat runs one turn of "ctxls chat" and prints it; with --model
+// (modelSet) the model is recorded as the session's.
+func runChat(cmd *cobra.Command, svc *service.Service, prefix string, cont bool, msg string, files []string, model string, modelSet bool) error {
+	ctx := cmd.Context()
+	id, err := chatSession(cmd, svc, prefix, cont)
+	if err != nil {
+		return err
+	}
+	opts := service.TurnOptions{}
+	if modelSet {
+		opts.Model = model
+	}
+	t, err := svc.StartTurn(ctx, &api.ChatArgs{SessionID: id, Message: msg, Files: files}, opts)
+	if err != nil {
+		return err
+	}
+	defer t.Abandon() // a no-op once the stream was read to its end
+	final := printTurn(t, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	fmt.Fprintln(cmd.OutOrStdout())
+	// The title request the turn started (if any) is waited for, so a
+	// short command does not abandon it; Close stops it past the bound.
+	if !svc.WaitBackground(ctx, titleWait) && ctx.Err() == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "(the title request did not finish within %s; the title is kept)\n", titleWait)
+	}
+	sessionLine(cmd, svc, t.SessionID)
+	res, err := service.Outcome(final)
+	if err != nil {
+		if api.KindOf(err) == api.KindCancelled {
+			return api.Errorf(api.KindCancelled, "cancelled; the partial answer is kept")
+		}
+		return err
+	}
+	if res.FinishReason == api.FinishLength {
+		fmt.Fprintln(cmd.ErrOrStderr(), "(the answer was cut at the output token limit)")
+	}
+	return nil
 }
 
 // chatMessage is the turn's message: the arguments, else stdin.
@@ -170,27 +173,27 @@ func chatMessage(args []string, stdin io.Reader) (string, error) {
 // chatSession is the session a turn continues: --session's (an id or a
 // unique prefix), or with --continue the most recently active one; "" for
 // a new session.
-func chatSession(cmd *cobra.Command, st session.Store, prefix string, cont bool) (string, error) {
+func chatSession(cmd *cobra.Command, svc *service.Service, prefix string, cont bool) (string, error) {
 	if prefix != "" {
-		return st.ResolveID(cmd.Context(), prefix)
+		return svc.ResolveID(cmd.Context(), prefix)
 	}
 	if !cont {
 		return "", nil
 	}
-	latest, _, err := st.List(cmd.Context(), session.ListOptions{Limit: 1})
+	latest, err := svc.SessionList(cmd.Context(), &api.SessionListArgs{Limit: 1})
 	if err != nil {
 		return "", err
 	}
-	if len(latest) == 0 {
+	if len(latest.Sessions) == 0 {
 		fmt.Fprintln(cmd.ErrOrStderr(), "(no session to continue; starting a new one)")
 		return "", nil
 	}
-	return latest[0].ID, nil
+	return latest.Sessions[0].ID, nil
 }
 
 // sessionLine tells on stderr which session the turn went to, and its title.
-func sessionLine(cmd *cobra.Command, st session.Store, id string) {
-	if s, err := st.Get(context.WithoutCancel(cmd.Context()), id); err == nil {
+func sessionLine(cmd *cobra.Command, svc *service.Service, id string) {
+	if s, err := svc.Session(context.WithoutCancel(cmd.Context()), id); err == nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "session %s  %s\n", id, s.Title)
 		return
 	}
@@ -198,7 +201,7 @@ func sessionLine(cmd *cobra.Command, st session.Store, id string) {
 }
 
 func doctorCmd(g *globals) *cobra.Command {
-	var prov chat.Provider
+	var prov api.Provider
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the session store and the model provider configuration, and reach the provider",
@@ -217,41 +220,30 @@ func doctorCmd(g *globals) *cobra.Command {
 }
 
 // checkProvider is doctor's provider lines: the configuration resolves, the
-// provider answers and has the model.
-func checkProvider(cmd *cobra.Command, prov chat.Provider) error {
+// provider answers and has the model. It needs no store.
+func checkProvider(cmd *cobra.Command, prov api.Provider) error {
 	w := cmd.OutOrStdout()
-	r, err := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
-	if err != nil {
+	svc := service.New(nil, service.Config{Provider: prov, NoEnvHint: true})
+	defer svc.Close()
+	c, err := svc.CheckProvider(cmd.Context(), api.Provider{})
+	if c == nil {
 		fmt.Fprintf(w, "✗ configuration: %v\n", err)
-		return errors.New("the provider is not configured")
-	}
-	keyEnv := r.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
+		return api.Errorf(api.KindNoProvider, "the provider is not configured")
 	}
 	key := "not set (fine for local servers)"
-	if r.APIKey() != "" {
-		key = "set in " + keyEnv
+	if c.HasKey {
+		key = "set in " + c.KeyEnv
 	}
-	fmt.Fprintf(w, "✓ provider: %s\n  model: %s\n  title model: %s\n  API key: %s\n", r.BaseURL, r.Model, r.TitleModel, key)
-	cfg := openai.DefaultConfig(r.APIKey())
-	cfg.BaseURL = r.BaseURL
-	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-	defer cancel()
-	models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)
+	fmt.Fprintf(w, "✓ provider: %s\n  model: %s\n  title model: %s\n  API key: %s\n", c.BaseURL, c.Model, c.TitleModel, key)
 	if err != nil {
-		fmt.Fprintf(w, "✗ reaching %s: %v\n", r.BaseURL, err)
-		return errors.New("the provider cannot be reached")
+		fmt.Fprintf(w, "✗ reaching %s: %v\n", c.BaseURL, err)
+		return api.Errorf(api.KindProviderFailed, "the provider cannot be reached")
 	}
-	var names []string
-	for _, m := range models.Models {
-		names = append(names, m.ID)
+	fmt.Fprintf(w, "✓ reached %s: %d models\n", c.BaseURL, len(c.Models))
+	if len(c.Models) > 0 && !slices.Contains(c.Models, c.Model) {
+		fmt.Fprintf(w, "✗ model %q is not among them: %s\n", c.Model, strings.Join(c.Models, ", "))
+		return api.Errorf(api.KindProviderFailed, "the model is not available")
 	}
-	fmt.Fprintf(w, "✓ reached %s: %d models\n", r.BaseURL, len(names))
-	if len(names) > 0 && !slices.Contains(names, r.Model) {
-		fmt.Fprintf(w, "✗ model %q is not among them: %s\n", r.Model, strings.Join(names, ", "))
-		return errors.New("the model is not available")
-	}
-	fmt.Fprintf(w, "✓ model %s is available\n", r.Model)
+	fmt.Fprintf(w, "✓ model %s is available\n", c.Model)
 	return nil
 }

@@ -2,13 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // contextCmd is `ctxls sessions context`: shows a session's relevant
@@ -20,21 +22,17 @@ func contextCmd(g *globals) *cobra.Command {
 		Use:   "context SESSION_ID [--add PATH]... [--drop PATH]...",
 		Short: "Show a session's relevant context; --add and --drop change its files (paths relative to the working directory)",
 		Args:  exactArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
+		RunE: withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, _ []string) error {
 			ctx := cmd.Context()
-			id, err := st.ResolveID(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			wd, _ := os.Getwd()
 			for _, change := range []struct {
-				items []string
-				mode  session.Mode
-			}{{add, session.ModeMerge}, {drop, session.ModeRemove}} {
+				items  []string
+				remove bool
+			}{{add, false}, {drop, true}} {
 				if len(change.items) == 0 {
 					continue
 				}
-				ch, err := st.UpdateContext(ctx, id, session.SetFiles, change.items, change.mode, session.AddedByUser, []string{wd})
+				ch, err := svc.AddFiles(ctx, id, change.items, change.remove, []string{wd})
 				if err != nil {
 					return err
 				}
@@ -42,42 +40,41 @@ func contextCmd(g *globals) *cobra.Command {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 				}
 			}
-			sets, err := st.Context(ctx, id)
+			st, err := svc.ContextState(ctx, id)
 			if err != nil {
 				return err
 			}
-			missing := chat.MissingFiles(sets[session.SetFiles], noBuffers{})
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessionId": id, "context": sets, "missing": missing})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessionId": id, "context": st.Context, "missing": st.Missing})
 			}
-			w := cmd.OutOrStdout()
-			if len(sets) == 0 {
-				fmt.Fprintf(w, "Session %s has no relevant context.\n", id)
-				return nil
-			}
-			names := make([]string, 0, len(sets))
-			for n := range sets {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			gone := map[string]bool{}
-			for _, m := range missing {
-				gone[m] = true
-			}
-			for _, n := range names {
-				fmt.Fprintf(w, "%s:\n", n)
-				for _, it := range sets[n] {
-					note := ""
-					if n == session.SetFiles && gone[it] {
-						note = "  (missing)"
-					}
-					fmt.Fprintf(w, "  %s%s\n", it, note)
-				}
-			}
+			printContext(cmd.OutOrStdout(), id, st.Context, st.Missing)
 			return nil
 		}),
 	}
 	cmd.Flags().StringArrayVar(&add, "add", nil, "add a file to the files set (repeatable)")
 	cmd.Flags().StringArrayVar(&drop, "drop", nil, "remove a file from the files set (repeatable)")
 	return cmd
+}
+
+// printContext shows a session's sets, a missing relevant file marked.
+func printContext(w io.Writer, id string, sets api.Context, missing []string) {
+	if len(sets) == 0 {
+		fmt.Fprintf(w, "Session %s has no relevant context.\n", id)
+		return
+	}
+	names := make([]string, 0, len(sets))
+	for n := range sets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "%s:\n", n)
+		for _, it := range sets[n] {
+			note := ""
+			if n == api.SetFiles && slices.Contains(missing, it) {
+				note = "  (missing)"
+			}
+			fmt.Fprintf(w, "  %s%s\n", it, note)
+		}
+	}
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/session"
 )
@@ -48,7 +48,7 @@ type globals struct {
 	logLevel string
 	stdio    bool
 	jsonOut  bool
-	provider chat.Provider // serve's provider flags
+	provider api.Provider // serve's provider flags
 	// storageLimitMB is --storage-soft-limit-mb (0: not given); see resolveStorageLimitMB.
 	storageLimitMB int
 }

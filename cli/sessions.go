@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -25,103 +26,44 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	cmd.PersistentFlags().BoolVar(&g.jsonOut, "json", false, "print JSON instead of a table")
 
-	var listOpt session.ListOptions
+	var listArgs api.SessionListArgs
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List sessions, most recent activity first",
 		Args:  cobra.NoArgs,
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, _ []string) error {
-			list, next, err := st.List(cmd.Context(), listOpt)
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, _ []string) error {
+			res, err := svc.SessionList(cmd.Context(), &listArgs)
 			if err != nil {
 				return err
 			}
+			listed := withStorage(cmd.Context(), svc, res.Sessions)
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": withStorage(cmd.Context(), st, list), "nextCursor": next})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"sessions": listed, "nextCursor": res.NextCursor})
 			}
-			if len(list) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "No sessions.")
-				return nil
-			}
-			// Owners and visibilities exist in the PostgreSQL store only;
-			// the local store's table stays as it was.
-			shared := slices.ContainsFunc(list, func(s session.Session) bool { return s.Owner != "" })
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			head := "ID\tTITLE\tUPDATED\tMESSAGES\tCONTEXT ITEMS\tSESSION FILES\tFOLDER SIZE"
-			if shared {
-				head += "\tOWNER\tVISIBILITY"
-			}
-			fmt.Fprintln(tw, head)
-			for _, s := range withStorage(cmd.Context(), st, list) {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s", s.ID, oneLine(s.Title, 50), when(s.UpdatedAt), s.MessageCount, s.ContextItems, s.FileCount, humanBytes(s.FolderSize))
-				if shared {
-					fmt.Fprintf(tw, "\t%s\t%s", s.Owner, s.Visibility)
-				}
-				fmt.Fprintln(tw)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if next != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), "More: ctxls sessions list --cursor %s\n", next)
-			}
-			return nil
+			return printList(cmd.OutOrStdout(), listed, res.NextCursor)
 		}),
 	}
-	list.Flags().StringVar(&listOpt.Query, "query", "", "only sessions whose title contains this")
-	list.Flags().IntVar(&listOpt.Limit, "limit", 50, "at most this many sessions")
-	list.Flags().StringVar(&listOpt.Cursor, "cursor", "", "continue a previous listing")
+	list.Flags().StringVar(&listArgs.Query, "query", "", "only sessions whose title contains this")
+	list.Flags().IntVar(&listArgs.Limit, "limit", 50, "at most this many sessions")
+	list.Flags().StringVar(&listArgs.Cursor, "cursor", "", "continue a previous listing")
 
 	show := &cobra.Command{
 		Use:   "show SESSION_ID",
 		Short: "Show a session and its messages (SESSION_ID may be a unique prefix)",
 		Args:  exactArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
-			id, err := st.ResolveID(cmd.Context(), args[0])
+		RunE: withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, _ []string) error {
+			res, err := svc.SessionShow(cmd.Context(), &api.SessionIDArgs{SessionID: id})
 			if err != nil {
 				return err
 			}
-			s, err := st.Get(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			msgs, err := st.Messages(cmd.Context(), s.ID)
-			if err != nil {
-				return err
-			}
-			sets, err := st.Context(cmd.Context(), s.ID)
+			sets, err := svc.ContextGet(cmd.Context(), &api.ContextGetArgs{SessionID: id})
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s, "context": sets, "messages": nonNilSlice(msgs)})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": res.Session, "context": sets.Context, "messages": res.Messages})
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s\n", s.Title)
-			fmt.Fprintf(w, "  id:       %s\n  created:  %s\n  updated:  %s\n  folder:   %s\n", s.ID, when(s.CreatedAt), when(s.UpdatedAt), s.Folder)
-			if s.Meta.Model != "" {
-				fmt.Fprintf(w, "  model:    %s\n", s.Meta.Model)
-			}
-			if s.Owner != "" {
-				fmt.Fprintf(w, "  owner:    %s (%s)\n", s.Owner, s.Visibility)
-			}
-			for name, items := range sets {
-				fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(items, ", "))
-			}
-			for _, m := range session.InConversationOrder(msgs) {
-				if m.IsSummary() {
-					fmt.Fprintf(w, "\n%s\n%s\n", session.SummaryMarker(*m.SummaryOf), m.Content)
-					continue
-				}
-				status := ""
-				if m.Status != session.StatusComplete {
-					status = " (" + string(m.Status) + ")"
-				}
-				model := ""
-				if m.Model != "" {
-					model = " · " + m.Model
-				}
-				fmt.Fprintf(w, "\n[%s%s · %s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), status, m.Content)
-			}
+			printSession(cmd.OutOrStdout(), res, sets.Context)
 			return nil
 		}),
 	}
@@ -130,19 +72,15 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "rename SESSION_ID TITLE...",
 		Short: "Rename a session (SESSION_ID may be a unique prefix)",
 		Args:  minArgs(2, "a session id and a title"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
-			id, err := st.ResolveID(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			s, err := st.Rename(cmd.Context(), id, strings.Join(args[1:], " "), session.TitleUser)
+		RunE: withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, args []string) error {
+			res, err := svc.SessionRename(cmd.Context(), &api.SessionRenameArgs{SessionID: id, Title: strings.Join(args, " ")})
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": res.Session})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Renamed %s to %q\n", s.ID, s.Title)
+			fmt.Fprintf(cmd.OutOrStdout(), "Renamed %s to %q\n", res.Session.ID, res.Session.Title)
 			return nil
 		}),
 	}
@@ -151,19 +89,19 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "delete SESSION_ID...",
 		Short: "Delete sessions with their messages, context and folder (each SESSION_ID may be a unique prefix)",
 		Args:  minArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, args []string) error {
 			// Every id is resolved before anything is deleted: a typo in the
 			// last one must not leave the first ones half done.
 			ids := make([]string, len(args))
 			for i, arg := range args {
-				id, err := st.ResolveID(cmd.Context(), arg)
+				id, err := svc.ResolveID(cmd.Context(), arg)
 				if err != nil {
 					return err
 				}
 				ids[i] = id
 			}
 			for _, id := range ids {
-				if err := st.Delete(cmd.Context(), id); err != nil {
+				if _, err := svc.SessionDelete(cmd.Context(), &api.SessionRefArgs{SessionID: id}); err != nil {
 					return err
 				}
 				if !g.jsonOut {
@@ -182,28 +120,15 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "search QUERY...",
 		Short: "Full-text search over titles and messages",
 		Args:  minArgs(1, "a query"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
-			hits, err := st.Search(cmd.Context(), strings.Join(args, " "), searchLimit)
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, args []string) error {
+			res, err := svc.SessionSearch(cmd.Context(), &api.SessionSearchArgs{Query: strings.Join(args, " "), Limit: searchLimit})
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"hits": nonNilSlice(hits)})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"hits": res.Hits})
 			}
-			if len(hits) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "No matches.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tTITLE\tROLE\tSNIPPET")
-			for _, h := range hits {
-				role := string(h.Role)
-				if h.MessageID == 0 {
-					role = "title"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.SessionID, oneLine(h.Title, 40), role, oneLine(h.Snippet, 80))
-			}
-			return tw.Flush()
+			return printHits(cmd.OutOrStdout(), res.Hits)
 		}),
 	}
 	search.Flags().IntVar(&searchLimit, "limit", 20, "at most this many hits")
@@ -213,19 +138,15 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Use:   "export SESSION_ID",
 		Short: "Export a session as Markdown or JSON into its folder (SESSION_ID may be a unique prefix)",
 		Args:  exactArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
-			id, err := st.ResolveID(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			path, content, err := st.Export(cmd.Context(), id, format)
+		RunE: withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, _ []string) error {
+			res, err := svc.SessionExport(cmd.Context(), &api.SessionExportArgs{SessionID: id, Format: format})
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"path": path, "content": content})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"path": res.Path, "content": res.Content})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Exported to %s\n", path)
+			fmt.Fprintf(cmd.OutOrStdout(), "Exported to %s\n", res.Path)
 			return nil
 		}),
 	}
@@ -254,19 +175,16 @@ no sharing: its sessions are on this machine only.`,
 			}
 			return nil
 		},
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
-			id, err := st.ResolveID(cmd.Context(), args[0])
+		RunE: withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, args []string) error {
+			res, err := svc.SessionShare(cmd.Context(), &api.SessionShareArgs{SessionID: id, Visibility: api.Visibility(args[0])})
 			if err != nil {
 				return err
 			}
-			s, err := st.Share(cmd.Context(), id, session.Visibility(args[1]))
-			if err != nil {
-				return err
-			}
+			s := res.Session
 			if g.jsonOut {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s})
 			}
-			if s.Visibility == session.VisibilityTeam {
+			if s.Visibility == api.VisibilityTeam {
 				fmt.Fprintf(cmd.OutOrStdout(), "Shared %s with the team (every member of ctxls_user sees it)\n", s.ID)
 			} else {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s is private: only %s sees it\n", s.ID, s.Owner)
@@ -276,21 +194,43 @@ no sharing: its sessions are on this machine only.`,
 	}
 }
 
-// withStore opens the store for a subcommand and closes it afterwards.
-func withStore(g *globals, fn func(*cobra.Command, session.Store, []string) error) func(*cobra.Command, []string) error {
+// withService opens the store for a subcommand as a service and closes it
+// afterwards.
+func withService(g *globals, fn func(*cobra.Command, *service.Service, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		st, err := g.openStore(cmd.Context())
+		svc, err := g.openService(cmd.Context(), api.Provider{})
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		return fn(cmd, st, args)
+		defer svc.Close()
+		return fn(cmd, svc, args)
 	}
 }
 
-// openStore opens the store --store names, else SQLite in the data
-// directory (which a PostgreSQL store uses for its local mirror).
-func (g *globals) openStore(ctx context.Context) (session.Store, error) {
+// withSession is withService for a subcommand whose first argument is a
+// session id or a unique prefix of it; fn gets the id and the arguments
+// after it.
+func withSession(g *globals, fn func(*cobra.Command, *service.Service, string, []string) error) func(*cobra.Command, []string) error {
+	return withService(g, func(cmd *cobra.Command, svc *service.Service, args []string) error {
+		id, err := svc.ResolveID(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return fn(cmd, svc, id, args[1:])
+	})
+}
+
+// withStore is withService for the store's own maintenance (du, prune).
+func withStore(g *globals, fn func(*cobra.Command, session.Store, []string) error) func(*cobra.Command, []string) error {
+	return withService(g, func(cmd *cobra.Command, svc *service.Service, args []string) error {
+		return fn(cmd, svc.Store(), args)
+	})
+}
+
+// openService opens the store --store names, else SQLite in the data
+// directory (which a PostgreSQL store uses for its local mirror), with the
+// provider settings of the command's flags.
+func (g *globals) openService(ctx context.Context, prov api.Provider) (*service.Service, error) {
 	dir, err := g.resolveDataDir()
 	if err != nil {
 		return nil, err
@@ -299,11 +239,17 @@ func (g *globals) openStore(ctx context.Context) (session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := session.OpenStore(ctx, dir, url)
+	mb, err := g.resolveStorageLimitMB()
 	if err != nil {
-		return nil, openError(dir, url, err)
+		return nil, err
 	}
-	return st, nil
+	wd, _ := os.Getwd()
+	svc, err := service.Open(ctx, service.Config{DataDir: dir, Store: url, Log: discardLogger(), Provider: prov, StorageSoftLimitMB: mb, NoEnvHint: true})
+	if err != nil {
+		return nil, err
+	}
+	svc.SetRoots([]string{wd})
+	return svc, nil
 }
 
 // openError says which store did not open, never with its password.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -42,44 +43,6 @@ func (g *globals) storageLimitBytes() (int64, error) {
 		mb = session.DefaultSoftLimitMB
 	}
 	return int64(mb) << 20, err
-}
-
-// cleanUpAfterTurn keeps the data directory under its soft limit after a
-// CLI turn and says on stderr what was removed.
-func cleanUpAfterTurn(cmd *cobra.Command, st session.Store, g *globals) {
-	limit, err := g.storageLimitBytes()
-	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ctxls: %v\n", err)
-		return
-	}
-	c, err := st.EnforceSoftLimit(context.WithoutCancel(cmd.Context()), limit)
-	if msg := c.Summary(); msg != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ctxls: %s\n", msg)
-	}
-	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ctxls: the storage clean-up failed: %v\n", err)
-	}
-}
-
-// listedSession is a row of "ctxls sessions list": the session with its
-// relevant-context item count and its folder's size.
-type listedSession struct {
-	session.Session
-	ContextItems int   `json:"contextItems"` // items in all relevant-context sets
-	FolderSize   int64 `json:"folderSize"`   // bytes in the session folder
-}
-
-func withStorage(ctx context.Context, st session.Store, list []session.Session) []listedSession {
-	out := make([]listedSession, len(list))
-	for i, s := range list {
-		out[i] = listedSession{Session: s, FolderSize: session.DirSize(s.Folder)}
-		if sets, err := st.Context(ctx, s.ID); err == nil {
-			for _, items := range sets {
-				out[i].ContextItems += len(items)
-			}
-		}
-	}
-	return out
 }
 
 // humanBytes is a size for a table: "812 B", "12.4 KiB", "3.0 MiB".
@@ -191,7 +154,7 @@ func pruneCmd(g *globals) *cobra.Command {
 		Use:   "prune --inactive-for DURATION [--dry-run]",
 		Short: "Delete sessions with no activity for DURATION (90d, 2w, 12h), with their messages, context and folders",
 		Args:  cobra.NoArgs,
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, _ []string) error {
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, _ []string) error {
 			if inactiveFor == "" {
 				return usageError{fmt.Errorf("%s needs --inactive-for, e.g. --inactive-for 90d", cmd.CommandPath())}
 			}
@@ -200,15 +163,15 @@ func pruneCmd(g *globals) *cobra.Command {
 				return usageError{fmt.Errorf("--inactive-for: %v", err)}
 			}
 			cutoff := time.Now().Add(-age)
-			candidates, err := st.PruneInactive(cmd.Context(), cutoff, true)
+			candidates, err := svc.Prune(cmd.Context(), cutoff, true)
 			if err != nil {
 				return err
 			}
 			// Sizes and context items are taken before the sessions go.
-			rows := withStorage(cmd.Context(), st, nonNilSlice(candidates))
+			rows := withStorage(cmd.Context(), svc, candidates)
 			if !dryRun {
-				var deleted []session.Session
-				deleted, err = st.PruneInactive(cmd.Context(), cutoff, false)
+				var deleted []api.SessionSummary
+				deleted, err = svc.Prune(cmd.Context(), cutoff, false)
 				gone := map[string]bool{}
 				for _, s := range deleted {
 					gone[s.ID] = true

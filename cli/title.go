@@ -3,13 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // titleCmd is "ctxls sessions title": show, set, regenerate or clear a
@@ -17,7 +16,7 @@ import (
 func titleCmd(g *globals) *cobra.Command {
 	var (
 		regenerate, clearIt bool
-		prov                chat.Provider
+		prov                api.Provider
 	)
 	cmd := &cobra.Command{
 		Use:   "title SESSION_ID [NEW TITLE...] [--regenerate | --clear]",
@@ -30,49 +29,42 @@ func titleCmd(g *globals) *cobra.Command {
   --clear        makes the title automatic again: the first line of the first message, source
                  "auto"; the model is asked again after the next complete answer`,
 		Args: minArgs(1, "a session id"),
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if regenerate && clearIt {
 				return usageError{errors.New("give --regenerate or --clear, not both")}
 			}
 			if len(args) > 1 && (regenerate || clearIt) {
 				return usageError{errors.New("give a new title or a flag, not both")}
 			}
-			ctx := cmd.Context()
-			id, err := st.ResolveID(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			var s *session.Session
-			switch {
-			case len(args) > 1:
-				s, err = st.Rename(ctx, id, strings.Join(args[1:], " "), session.TitleUser)
-			case clearIt:
-				s, err = chat.ClearTitle(ctx, st, id)
-			case regenerate:
-				if prov.Model == "" { // the session's model, if it has one
-					if cur, gerr := st.Get(ctx, id); gerr == nil {
-						prov.Model = cur.Meta.Model
+			return withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, rest []string) error {
+				ctx := cmd.Context()
+				ref := &api.SessionIDArgs{SessionID: id}
+				var res *api.SessionResult
+				var err error
+				switch {
+				case len(rest) > 0:
+					res, err = svc.SessionRename(ctx, &api.SessionRenameArgs{SessionID: id, Title: strings.Join(rest, " ")})
+				case clearIt:
+					res, err = svc.SessionClearTitle(ctx, ref)
+				case regenerate:
+					res, err = svc.RegenerateTitle(ctx, ref, prov)
+				default:
+					var s *api.Session
+					if s, err = svc.Session(ctx, id); err == nil {
+						res = &api.SessionResult{V: api.V, Session: s}
 					}
 				}
-				resolved, rerr := chat.Resolve(prov, os.Getenv, chat.ProbeOllama)
-				if rerr != nil {
-					return rerr
+				if err != nil {
+					return err
 				}
-				engine := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: discardLogger()}
-				defer engine.Close()
-				s, err = engine.RegenerateTitle(ctx, id, resolved)
-			default:
-				s, err = st.Get(ctx, id)
-			}
-			if err != nil {
-				return err
-			}
-			if g.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "title:  %s\nsource: %s\n", s.Title, s.TitleSource)
-			return nil
-		}),
+				s := res.Session
+				if g.jsonOut {
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"session": s})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "title:  %s\nsource: %s\n", s.Title, s.TitleSource)
+				return nil
+			})(cmd, args)
+		},
 	}
 	cmd.Flags().BoolVar(&regenerate, "regenerate", false, "ask the model for a new title")
 	cmd.Flags().BoolVar(&clearIt, "clear", false, "make the title automatic again (from the first message)")

@@ -8,7 +8,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
 )
 
 // TestSIGKILLMidStreamKeepsCheckpoint kills the built binary while an answer
@@ -58,7 +57,7 @@ func TestSIGKILLMidStreamKeepsCheckpoint(t *testing.T) {
 		t.Errorf("next turn %+v", res)
 	}
 	s2.MustCommand(api.SessionShow, map[string]any{"sessionId": created.Session.ID}, &show)
-	if show.Messages[1].Status != session.StatusInterrupted {
+	if show.Messages[1].Status != api.StatusInterrupted {
 		t.Errorf("the killed answer ends interrupted, got %s", show.Messages[1].Status)
 	}
 }

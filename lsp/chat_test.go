@@ -16,7 +16,6 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -100,7 +99,7 @@ func TestChatStreamsWithUnsavedBufferAndTitles(t *testing.T) {
 	}
 	var show api.ShowResult
 	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
-	if len(show.Messages) != 2 || show.Messages[1].Content != want || show.Messages[1].Status != session.StatusComplete || show.Messages[1].ID != res.MessageID {
+	if len(show.Messages) != 2 || show.Messages[1].Content != want || show.Messages[1].Status != api.StatusComplete || show.Messages[1].ID != res.MessageID {
 		t.Errorf("stored: %+v", show.Messages)
 	}
 	// A user's rename is never overridden by a later model title.
@@ -161,7 +160,7 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	var show api.ShowResult
 	s.MustCommand(api.SessionShow, map[string]any{"sessionId": list.Sessions[0].ID}, &show)
-	if len(show.Messages) != 2 || show.Messages[1].Content != "partial " || show.Messages[1].Status != session.StatusInterrupted {
+	if len(show.Messages) != 2 || show.Messages[1].Content != "partial " || show.Messages[1].Status != api.StatusInterrupted {
 		t.Errorf("kept partial answer: %+v", show.Messages)
 	}
 	// window/workDoneProgress/cancel cancels too.

@@ -82,11 +82,11 @@ func TestCompactionOverLSP(t *testing.T) {
 		t.Fatalf("%d messages after the turn", len(show.Messages))
 	}
 	sum := show.Messages[2001]
-	if !sum.IsSummary() || sum.Content != lspSummary || sum.SummaryOf.First != show.Messages[0].ID {
+	if !(sum.SummaryOf != nil) || sum.Content != lspSummary || sum.SummaryOf.First != show.Messages[0].ID {
 		t.Fatalf("the summary: %+v", sum)
 	}
 	for i, m := range show.Messages[:2000] {
-		if m.IsSummary() || !strings.Contains(m.Content, fmt.Sprintf(" %d: ", i/2)) {
+		if (m.SummaryOf != nil) || !strings.Contains(m.Content, fmt.Sprintf(" %d: ", i/2)) {
 			t.Fatalf("original %d: %+v", i, m)
 		}
 	}
@@ -110,7 +110,7 @@ func TestCompactionOverLSP(t *testing.T) {
 	turnReq := reqs[len(reqs)-1].Parsed.Messages
 	want := *sum.SummaryOf
 	want.Covered = int(want.Last - want.First + 1) // every message of the range, none a summary
-	marker := session.SummaryMarker(want)
+	marker := session.SummaryMarker(session.Span(want))
 	if !strings.HasPrefix(turnReq[1].Content, marker) || !strings.Contains(turnReq[1].Content, lspSummary) {
 		t.Fatalf("the input's second message is not the summary: %.200s", turnReq[1].Content)
 	}

@@ -561,7 +561,7 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 	// mirror renders it in the background after the folder is made.
 	type history struct {
 		id, folder, title string
-		messages          []session.Message
+		messages          []api.Message
 	}
 	var histories []history
 	for id, e := range w.sessions {
@@ -591,11 +591,11 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 		// Messages: the same multiset, all complete.
 		var got []string
 		for _, m := range show.Messages {
-			if m.Status != session.StatusComplete {
+			if m.Status != api.StatusComplete {
 				t.Errorf("session %s: message %d is %s", id, m.ID, m.Status)
 			}
 			content := m.Content
-			if m.Role == session.RoleTool {
+			if m.Role == api.RoleTool {
 				var r struct {
 					Items []string `json:"items"`
 				}
@@ -662,7 +662,7 @@ func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 			word := e.turns[len(e.turns)-1]
 			var sr api.SearchResult
 			if w.call(d, "search", api.SessionSearch, map[string]any{"query": word}, &sr) &&
-				!slices.ContainsFunc(sr.Hits, func(h session.Hit) bool { return h.SessionID == id }) {
+				!slices.ContainsFunc(sr.Hits, func(h api.Hit) bool { return h.SessionID == id }) {
 				t.Errorf("session %s: search %q found %+v", id, word, sr.Hits)
 			}
 		}
@@ -771,7 +771,7 @@ func minus(a, b []string) []string {
 	return out
 }
 
-func equalSets(got session.Context, want map[string][]string) bool {
+func equalSets(got api.Context, want map[string][]string) bool {
 	if len(got) != len(want) {
 		return false
 	}

@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"runtime/debug"
 	"strconv"
 
@@ -264,7 +263,7 @@ func (s *Server) notify(ctx context.Context, method string, params any) {
 	}
 }
 
-// errorf is shorthand for an InvalidParams error.
-func invalidParams(format string, args ...any) error {
-	return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf(format, args...))
+// invalidArg is an error of kind invalidArgument.
+func invalidArg(format string, args ...any) error {
+	return api.Errorf(api.KindInvalidArgument, format, args...)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // wireClient is a minimal client over the same framing, for tests inside the
@@ -203,14 +204,14 @@ func TestFilesAddBase64TooLarge(t *testing.T) {
 	if _, err := s.initialize(context.Background(), json.RawMessage(`{"capabilities":{}}`)); err != nil {
 		t.Fatal(err)
 	}
-	defer s.store.Close()
-	big := strings.Repeat("A", (MaxFileBytes/3+2)*4)
-	_, err := s.filesAdd(context.Background(), &api.FilesAddArgs{Name: "big.bin", ContentBase64: big})
+	defer s.svc.Close()
+	big := strings.Repeat("A", (service.MaxFileBytes/3+2)*4)
+	_, err := s.svc.FilesAdd(context.Background(), &api.FilesAddArgs{Name: "big.bin", ContentBase64: big})
 	if err == nil || !strings.Contains(err.Error(), `"big.bin" is 26,214,405 bytes; the limit is 26,214,400 bytes (25 MiB)`) {
 		t.Fatalf("want the exact sizes in the error, got %v", err)
 	}
-	exact := strings.Repeat("A", MaxFileBytes/3*4) // decodes to just under 25 MB
-	if _, err := s.filesAdd(context.Background(), &api.FilesAddArgs{Name: "ok.bin", ContentBase64: exact}); err != nil {
+	exact := strings.Repeat("A", service.MaxFileBytes/3*4) // decodes to just under 25 MB
+	if _, err := s.svc.FilesAdd(context.Background(), &api.FilesAddArgs{Name: "ok.bin", ContentBase64: exact}); err != nil {
 		t.Fatalf("under the limit: %v", err)
 	}
 }

@@ -2,45 +2,41 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/ctxls/ctxls/buffer"
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/api"
 )
 
 // RequestCancelled is the LSP error code for a request the client cancelled.
-const RequestCancelled jsonrpc2.Code = -32800
+const RequestCancelled jsonrpc2.Code = api.CodeRequestCancelled
 
 // RequestFailed is the LSP error code for a request that was valid but
 // could not be carried out now (a second turn in a busy session).
-const RequestFailed jsonrpc2.Code = -32803
+const RequestFailed jsonrpc2.Code = api.CodeRequestFailed
 
-// toRPCError is the one place where errors become JSON-RPC errors. Domain
-// errors a person can act on become InvalidParams with their message kept;
-// cancellation becomes RequestCancelled; a store whose database cannot be
-// reached, RequestFailed with a message saying so; anything else is an internal error,
-// message kept. No error is ever answered with code 0.
+// toRPCError is the one place where errors become JSON-RPC errors: the
+// error's kind (api.KindOf) gives the code from the LSP column of
+// api.ErrorKinds and goes along as data {"kind": ...}; the message is kept.
+// A request cancelled by the client is KindCancelled whatever its handler
+// returned. Protocol errors of the door's own (a *jsonrpc2.Error with a
+// code) pass as they are. No error is ever answered with code 0.
 func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	var rpcErr *jsonrpc2.Error
-	switch {
-	case errors.As(err, &rpcErr) && rpcErr.Code != 0:
+	if errors.As(err, &rpcErr) && rpcErr.Code != 0 {
 		return rpcErr
-	case errors.Is(err, chat.ErrBusy):
-		return jsonrpc2.NewError(RequestFailed, err.Error())
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
-		return jsonrpc2.NewError(RequestCancelled, "request cancelled")
-	case errors.Is(err, session.ErrNotFound),
-		errors.Is(err, session.ErrInvalid),
-		errors.Is(err, session.ErrTooLarge),
-		errors.Is(err, buffer.ErrNotOpen):
-		return jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error())
-	case errors.Is(chat.StoreError(err), chat.ErrStoreUnreachable):
-		// PostgreSQL is down or cut off: the driver's "broken pipe" is
-		// logged, the person reads what happened.
-		return jsonrpc2.NewError(RequestFailed, chat.StoreError(err).Error())
 	}
-	return jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+	kind := api.KindOf(err)
+	msg := err.Error()
+	if kind != api.KindCancelled && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled)) {
+		kind = api.KindCancelled
+	}
+	if kind == api.KindCancelled && api.KindOf(err) != api.KindCancelled {
+		msg = "request cancelled"
+	}
+	e := jsonrpc2.NewError(jsonrpc2.Code(kind.Info().LSP), msg)
+	e.Data, _ = json.Marshal(api.ErrorData{Kind: kind})
+	return e
 }

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"github.com/ctxls/ctxls/service"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,46 +18,52 @@ import (
 // given).
 type commandFunc func(ctx context.Context, arg json.RawMessage) (any, error)
 
-// typed adapts a handler with a typed argument to a commandFunc: the argument
-// is decoded strictly (unknown fields and wrong types are errors a person can
-// act on).
-func typed[A any](id string, fn func(context.Context, *A) (any, error)) commandFunc {
-	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		var a A
-		if err := decodeArg(raw, &a); err != nil {
-			return nil, invalidParams("%s: %s", id, err)
-		}
-		return fn(ctx, &a)
-	}
+// ops is the service as the LSP door offers it: every operation goes to
+// the service as it is, but Chat, which streams here ($/progress).
+type ops struct {
+	*service.Service
+	s *Server
 }
 
-// commandTable maps every command ID to its handler. A test checks it covers
-// api.Commands exactly.
-func (s *Server) commandTable() map[string]commandFunc {
-	return map[string]commandFunc{
-		api.SessionNew:      typed(api.SessionNew, s.sessionNew),
-		api.SessionResume:   typed(api.SessionResume, s.sessionResume),
-		api.SessionList:     typed(api.SessionList, s.sessionList),
-		api.SessionShow:     typed(api.SessionShow, s.sessionShow),
-		api.SessionRename:   typed(api.SessionRename, s.sessionRename),
-		api.SessionDelete:   typed(api.SessionDelete, s.sessionDelete),
-		api.SessionSearch:   typed(api.SessionSearch, s.sessionSearch),
-		api.SessionExport:   typed(api.SessionExport, s.sessionExport),
-		api.SessionShare:    typed(api.SessionShare, s.sessionShare),
-		api.ContextSet:      typed(api.ContextSet, s.contextSet),
-		api.ContextGet:      typed(api.ContextGet, s.contextGet),
-		api.ContextCandids:  typed(api.ContextCandids, s.contextCandidates),
-		api.FilesAdd:        typed(api.FilesAdd, s.filesAdd),
-		api.FilesList:       typed(api.FilesList, s.filesList),
-		api.FilesRemove:     typed(api.FilesRemove, s.filesRemove),
-		api.DocumentGet:     typed(api.DocumentGet, s.documentGet),
-		api.Chat:            typed(api.Chat, s.chatCommand),
-		api.RegenerateTitle: typed(api.RegenerateTitle, s.regenerateTitle),
-		api.ChatPreview:     typed(api.ChatPreview, s.chatPreview),
-		api.ClearTitle:      typed(api.ClearTitle, s.clearTitle),
-		api.SetModel:        typed(api.SetModel, s.setModel),
-		api.SessionCompact:  typed(api.SessionCompact, s.sessionCompact),
+// Chat runs ctxls.chat: the command's workDoneToken is the argument's, else
+// ExecuteCommandParams'.
+func (o ops) Chat(ctx context.Context, a *api.ChatArgs) (*api.ChatResult, error) {
+	token := a.WorkDoneToken
+	if len(token) == 0 {
+		token = commandToken(ctx)
 	}
+	res, err := o.s.runChat(ctx, a, token)
+	if r, ok := res.(*api.ChatResult); ok {
+		return r, err
+	}
+	return nil, err
+}
+
+// commandTable maps every command ID to a function that decodes its
+// argument strictly (unknown fields and wrong types are errors a person
+// can act on) and calls its operation through api.Dispatch, generated from
+// the same table; tests add commands of their own to it.
+func (s *Server) commandTable() map[string]commandFunc {
+	table := map[string]commandFunc{}
+	for _, id := range api.IDs() {
+		table[id] = func(ctx context.Context, raw json.RawMessage) (any, error) {
+			svc, err := s.service()
+			if err != nil {
+				return nil, err
+			}
+			res, known, err := api.Dispatch(ctx, ops{svc, s}, id, raw, func(raw json.RawMessage, v any) error {
+				if err := decodeArg(raw, v); err != nil {
+					return api.Errorf(api.KindInvalidArgument, "%s: %s", id, err)
+				}
+				return nil
+			})
+			if !known {
+				return nil, api.Errorf(api.KindInternal, "%s is declared but not dispatched", id)
+			}
+			return res, err
+		}
+	}
+	return table
 }
 
 // executeCommandParams is ExecuteCommandParams with the arguments kept raw.
@@ -69,14 +76,14 @@ type executeCommandParams struct {
 func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p executeCommandParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, invalidParams("workspace/executeCommand: %s", argError(err))
+		return nil, invalidArg("workspace/executeCommand: %s", argError(err))
 	}
 	fn, ok := s.commands[p.Command]
 	if !ok {
 		if p.Command == "" {
-			return nil, invalidParams("workspace/executeCommand: missing command")
+			return nil, invalidArg("workspace/executeCommand: missing command")
 		}
-		return nil, invalidParams("unknown command %q; known commands: %s", truncate(p.Command, 100), strings.Join(api.IDs(), ", "))
+		return nil, invalidArg("unknown command %q; known commands: %s", truncate(p.Command, 100), strings.Join(api.IDs(), ", "))
 	}
 	arg := json.RawMessage("{}")
 	switch len(p.Arguments) {
@@ -84,10 +91,10 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	case 1:
 		arg = p.Arguments[0]
 	default:
-		return nil, invalidParams("%s takes exactly one argument, a JSON object; got %d arguments", p.Command, len(p.Arguments))
+		return nil, invalidArg("%s takes exactly one argument, a JSON object; got %d arguments", p.Command, len(p.Arguments))
 	}
 	if err := api.CheckToken(p.WorkDoneToken); err != nil {
-		return nil, invalidParams("workspace/executeCommand: %s", err)
+		return nil, invalidArg("workspace/executeCommand: %s", err)
 	}
 	if len(p.WorkDoneToken) > 0 && string(p.WorkDoneToken) != "null" {
 		ctx = context.WithValue(ctx, tokenKey{}, p.WorkDoneToken)

@@ -42,7 +42,7 @@ func FuzzCommandArguments(f *testing.F) {
 	if _, err := s.initialize(ctx, json.RawMessage(`{"rootUri":"file://`+root+`","capabilities":{}}`)); err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { s.store.Close() })
+	f.Cleanup(func() { s.svc.Close() })
 	f.Fuzz(func(t *testing.T, which uint8, arg []byte) {
 		c := api.Commands[int(which)%len(api.Commands)]
 		if c.ID == api.SessionDelete || c.ID == api.Chat || c.ID == api.RegenerateTitle || c.ID == api.SessionCompact ||
@@ -540,7 +540,7 @@ func FuzzEdits(f *testing.F) {
 			f.Fatal(err)
 		}
 		s.state = initialized
-		f.Cleanup(func() { s.store.Close() })
+		f.Cleanup(func() { s.svc.Close() })
 		servers[utf8Enc] = s
 	}
 	var seq atomic.Int64

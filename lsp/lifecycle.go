@@ -3,18 +3,15 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"path/filepath"
+	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
-	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // initializeParams is the part of InitializeParams ctxls reads. It is decoded
@@ -60,7 +57,7 @@ type InitOptions struct {
 	// ViewIdleMs is how long the view must rest before it is captured.
 	ViewIdleMs json.RawMessage `json:"viewIdleMs,omitempty"`
 	// CompactAt is when a turn summarises earlier turns: a percentage of
-	// the window (1-100) or "off" (see chat.ParseCompactAt).
+	// the window (1-100) or "off" (see api.ParseCompactAt).
 	CompactAt json.RawMessage `json:"compactAt,omitempty"`
 }
 
@@ -69,22 +66,29 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	defer s.initOnce.Do(func() { close(s.initDone) })
 	var p initializeParams
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, invalidParams("initialize: %s", argError(err))
+		return nil, api.Errorf(api.KindInvalidArgument, "initialize: %s", argError(err))
 	}
 	var opts InitOptions
 	if len(raw) > 0 && len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
 		if err := json.Unmarshal(p.InitializationOptions, &opts); err != nil {
-			return nil, invalidParams("initializationOptions: %s", argError(err))
+			return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions: %s", argError(err))
 		}
 	}
 
 	viewIdle, err := parseViewIdle(opts.ViewIdleMs)
 	if err != nil {
-		return nil, invalidParams("initializationOptions.%s", err)
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
 	}
-	compactAt, err := chat.ParseCompactAt(opts.CompactAt)
+	compactAt, err := api.ParseCompactAt(opts.CompactAt)
 	if err != nil {
-		return nil, invalidParams("initializationOptions.%s", err)
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
+	prov, err := api.ParseProvider(opts.Provider)
+	if err != nil {
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
+	if opts.StorageSoftLimitMB < 0 {
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.storageSoftLimitMB is %d; want a whole number of MiB, at least 1 (or 0 for the default)", opts.StorageSoftLimitMB)
 	}
 
 	enc := buffer.UTF16
@@ -98,63 +102,36 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if opts.DataDir != "" {
 		dataDir = opts.DataDir
 	}
-	if dataDir == "" {
-		return nil, errors.New("no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
-	}
-	store, err := session.OpenStore(ctx, dataDir, s.cfg.Store)
+	svc, err := service.Open(ctx, service.Config{
+		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
+		Provider: s.cfg.Provider.Merge(prov), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB,
+	})
 	if err != nil {
-		if s.cfg.Store != "" {
-			which := "cannot open the PostgreSQL session store " + session.RedactDSN(s.cfg.Store)
-			if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
-				// Which store, and that it cannot be reached (not the driver's words).
-				s.log.Warn("store unreachable", "store", session.RedactDSN(s.cfg.Store), "err", err)
-				return nil, jsonrpc2.NewError(RequestFailed, which+": "+u.Error())
-			}
-			return nil, fmt.Errorf("%s: %w", which, err)
-		}
-		return nil, fmt.Errorf("cannot open the session store in %s: %w", dataDir, err)
+		return nil, err
 	}
-
-	prov, err := api.ParseProvider(opts.Provider)
-	if err != nil {
-		store.Close()
-		return nil, invalidParams("initializationOptions.%s", err)
-	}
-	if opts.StorageSoftLimitMB < 0 {
-		store.Close()
-		return nil, invalidParams("initializationOptions.storageSoftLimitMB is %d; want a whole number of MiB, at least 1 (or 0 for the default)", opts.StorageSoftLimitMB)
-	}
-	var current string
+	roots := rootsOf(p)
+	svc.SetRoots(roots)
+	svc.SetClient(clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version), opts.EnvHint)
+	svc.SetCompactAt(compactAt)
+	svc.SetStorageLimitMB(opts.StorageSoftLimitMB)
+	svc.Subscribe(s.onEvent)
 	if opts.Session != "" {
-		if _, err := store.Get(ctx, opts.Session); err != nil {
+		if _, err := svc.Session(ctx, opts.Session); err != nil {
 			s.log.Warn("initializationOptions.session not resumed", "session", opts.Session, "err", err)
 		} else {
-			current = opts.Session
+			svc.SetCurrent(opts.Session, true)
+			s.resumeAtInit = opts.Session
 		}
 	}
 
 	s.mu.Lock()
 	s.enc = enc
-	s.roots = rootsOf(p)
-	s.store = store
-	s.current = current
-	s.resumeAtInit = current
-	s.provider = s.cfg.Provider.Merge(prov)
+	s.svc = svc
 	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
-	s.storageLimitMB = opts.StorageSoftLimitMB
-	s.compactAt = compactAt
-	s.clientInfo = clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version)
-	s.envOverride = session.CleanEnvHint(opts.EnvHint)
-	s.engine = &chat.Engine{Store: store, Buffers: s.docs, Log: s.log}
-	s.turns = &turn.Service{Engine: s.engine, Log: s.log}
-	s.turns.Subscribe(s.lateEvent)
-	if current != "" {
-		s.resumed[current] = true
-	}
 	s.mu.Unlock()
 	s.view.setIdle(viewIdle)
-	s.startWatch(store)
-	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(s.roots))
+	s.startWatch(svc)
+	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(roots))
 
 	yes, no := true, false
 	incremental := protocol.TextDocumentSyncKindIncremental
@@ -203,19 +180,12 @@ func (s *Server) onInitialized(ctx context.Context) {
 	s.mu.Lock()
 	id := s.resumeAtInit
 	s.resumeAtInit = ""
-	store := s.store
+	svc := s.svc
 	s.mu.Unlock()
-	if id == "" || store == nil {
+	if id == "" || svc == nil {
 		return
 	}
-	s.recordEnv(ctx, store, id)
-	r, err := s.resumeState(ctx, store, id)
-	if err != nil {
-		s.log.Warn("resume at start failed", "session", id, "err", err)
-		return
-	}
-	s.notifyContext(ctx, id, "resume", r.Context, nil, nil, r.MissingFiles)
-	s.enforceStorage(ctx, store)
+	svc.ResumeAtStart(ctx, id)
 }
 
 func (s *Server) shutdown(context.Context) (any, error) {
@@ -238,11 +208,14 @@ func (s *Server) didChangeWorkspaceFolders(ctx context.Context, raw json.RawMess
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
 	}
+	svc, err := s.service()
+	if err != nil {
+		return err
+	}
 	var added, removed []string
-	s.mu.Lock()
-	roots := s.roots[:0:0]
+	roots := []string{}
 outer:
-	for _, r := range s.roots {
+	for _, r := range svc.Roots() {
 		for _, f := range p.Event.Removed {
 			if path, ok := uriPath(f.URI); ok && path == r {
 				removed = append(removed, r)
@@ -257,19 +230,25 @@ outer:
 			added = append(added, path)
 		}
 	}
-	s.roots = roots
-	s.mu.Unlock()
-	s.noteWorkspaceChange(ctx, added, removed)
+	// On the read loop, bounded, so a turn sent after the change is read
+	// after its message is stored and includes it.
+	ctx, cancel := context.WithTimeout(ctx, workspaceChangeTimeout)
+	defer cancel()
+	svc.WorkspaceChanged(ctx, roots, added, removed)
 	return nil
 }
 
-// storeOrErr returns the store; requests are admitted only after initialize,
-// but initialize may have failed to open it.
-func (s *Server) storeOrErr() (session.Store, error) {
+// workspaceChangeTimeout bounds the store writes of a workspace folder
+// change, which run on the read loop (see didChangeWorkspaceFolders).
+const workspaceChangeTimeout = 10 * time.Second
+
+// service returns the connection's service; requests are admitted only
+// after initialize, but initialize may have failed to open the store.
+func (s *Server) service() (*service.Service, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.store == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "the session store is not open: initialize did not complete")
+	if s.svc == nil {
+		return nil, api.Errorf(api.KindStoreUnavailable, "the session store is not open: initialize did not complete")
 	}
-	return s.store, nil
+	return s.svc, nil
 }

@@ -325,13 +325,13 @@ func TestLivePostgresRestartMidTurn(t *testing.T) {
 	if len(show.Messages) != 4 {
 		t.Fatalf("stored: %+v", show.Messages)
 	}
-	if m := show.Messages[0]; m.Content != "long question" || m.Role != session.RoleUser {
+	if m := show.Messages[0]; m.Content != "long question" || m.Role != api.RoleUser {
 		t.Errorf("the user message: %+v", m)
 	}
-	if m := show.Messages[1]; !strings.HasPrefix(m.Content, "partial ") || m.Status != session.StatusError || !strings.Contains(m.Content, "cannot be reached") {
+	if m := show.Messages[1]; !strings.HasPrefix(m.Content, "partial ") || m.Status != api.StatusError || !strings.Contains(m.Content, "cannot be reached") {
 		t.Errorf("the failed answer: %+v", m)
 	}
-	if m := show.Messages[3]; m.Content != "back again" || m.Status != session.StatusComplete {
+	if m := show.Messages[3]; m.Content != "back again" || m.Status != api.StatusComplete {
 		t.Errorf("the answer after the restart: %+v", m)
 	}
 	a.Shutdown()

@@ -10,9 +10,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/ctxls/ctxls/buffer"
-	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // Config is what the command line gives the server.
@@ -31,7 +30,7 @@ type Config struct {
 	Logger *slog.Logger
 	// Provider is the model configuration from the command line; fields set
 	// here override initializationOptions.provider.
-	Provider chat.Provider
+	Provider api.Provider
 	// StorageSoftLimitMB is the data directory's soft limit in MiB from the
 	// command line (--storage-soft-limit-mb, else CTXLS_STORAGE_SOFT_LIMIT_MB);
 	// 0 means session.DefaultSoftLimitMB. initializationOptions and settings
@@ -81,33 +80,14 @@ type Server struct {
 	initDone       chan struct{} // closed when initialize returns, however it ended (initOnce)
 	initOnce       sync.Once
 	enc            buffer.Encoding
-	roots          []string        // workspace folders as absolute paths
-	store          session.Store   // opened by initialize
-	current        string          // the connection's current session id, "" if none
-	lostCurrent    bool            // the current session was deleted; announce the next new one
-	resumeAtInit   string          // initializationOptions.session, announced on "initialized"
-	engine         *chat.Engine    // runs chat turns; created by initialize
-	turns          *turn.Service   // starts turns on engine; created by initialize
-	provider       chat.Provider   // the configured provider, unresolved
-	clientWorkDone bool            // the client supports window/workDoneProgress/create
-	resumed        map[string]bool // sessions resumed since their last turn
-	storageLimitMB int             // the editor's storageSoftLimitMB (initializationOptions, then settings); 0 if unset
-	compactAt      int             // the editor's compactAt (initializationOptions, then settings); 0: the default
-	clientInfo     string          // "<name> <version>" from initialize's clientInfo
-	envOverride    string          // initializationOptions.envHint, used verbatim
-	watch          *watcher        // live updates from other daemons (live.go); nil when stopped
+	svc            *service.Service // the operations, over the store initialize opened
+	resumeAtInit   string           // initializationOptions.session, resumed on "initialized"
+	clientWorkDone bool             // the client supports window/workDoneProgress/create
+	watch          *watcher         // live updates from other daemons (live.go); nil when stopped
 
 	// view is the editor's view waiting to be captured; it has its own
 	// mutex (see view.go).
 	view viewState
-
-	// storageMu serialises this connection's storage clean-ups (see
-	// enforceStorage), so two at once do not both report the same files.
-	storageMu sync.Mutex
-
-	// currentMu serialises "create a session on first need", so two
-	// concurrent commands do not create two sessions. Taken before mu.
-	currentMu sync.Mutex
 
 	// inflightMu guards inflight: the cancel functions of running requests,
 	// keyed by request id (see idKey).
@@ -132,7 +112,6 @@ func NewServer(cfg Config) *Server {
 		enc:      buffer.UTF16,
 		inflight: make(map[string]context.CancelFunc),
 		tokens:   make(map[string]context.CancelFunc),
-		resumed:  make(map[string]bool),
 	}
 	s.commands = s.commandTable()
 	return s
@@ -174,14 +153,11 @@ func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) int {
 	s.view.stop()
 	s.stopWatch()
 	s.mu.Lock()
-	store, engine := s.store, s.engine
-	s.store = nil
+	svc := s.svc
+	s.svc = nil
 	s.mu.Unlock()
-	if engine != nil {
-		engine.Close()
-	}
-	if store != nil {
-		if err := store.Close(); err != nil {
+	if svc != nil {
+		if err := svc.Close(); err != nil {
 			s.log.Error("closing store", "err", err)
 		}
 	}

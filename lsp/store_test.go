@@ -69,7 +69,7 @@ func TestShareOnPostgres(t *testing.T) {
 	var created api.SessionResult
 	alice.MustCommand(api.SessionNew, map[string]any{"title": "Alice's plan"}, &created)
 	id := created.Session.ID
-	if created.Session.Owner != "alice" || created.Session.Visibility != session.VisibilityPrivate {
+	if created.Session.Owner != "alice" || created.Session.Visibility != api.VisibilityPrivate {
 		t.Errorf("new session: owner %q visibility %q", created.Session.Owner, created.Session.Visibility)
 	}
 	var list api.SessionListResult
@@ -80,11 +80,11 @@ func TestShareOnPostgres(t *testing.T) {
 
 	var shared api.SessionResult
 	alice.MustCommand(api.SessionShare, map[string]any{"visibility": "team"}, &shared) // the current session
-	if shared.V != 1 || shared.Session.ID != id || shared.Session.Visibility != session.VisibilityTeam || shared.Session.Owner != "alice" {
+	if shared.V != 1 || shared.Session.ID != id || shared.Session.Visibility != api.VisibilityTeam || shared.Session.Owner != "alice" {
 		t.Errorf("share: %+v", shared)
 	}
 	bob.MustCommand(api.SessionList, map[string]any{}, &list)
-	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Owner != "alice" || list.Sessions[0].Visibility != session.VisibilityTeam {
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Owner != "alice" || list.Sessions[0].Visibility != api.VisibilityTeam {
 		t.Errorf("bob's list after sharing: %+v", list.Sessions)
 	}
 	if err := bob.Command(api.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, nil); err == nil {
@@ -93,7 +93,7 @@ func TestShareOnPostgres(t *testing.T) {
 		t.Errorf("bob shares alice's session: %v", err)
 	}
 	alice.MustCommand(api.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, &shared)
-	if shared.Session.Visibility != session.VisibilityPrivate {
+	if shared.Session.Visibility != api.VisibilityPrivate {
 		t.Errorf("back to private: %+v", shared.Session)
 	}
 	for _, s := range []*lsptest.Server{alice, bob} {

@@ -13,7 +13,6 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 )
 
@@ -207,17 +206,3 @@ func (s *Server) didSave(raw json.RawMessage) error {
 	return nil
 }
 
-func (s *Server) documentGet(_ context.Context, a *api.DocumentGetArgs) (any, error) {
-	if a.URI == "" {
-		return nil, invalidParams("%s: uri is required", api.DocumentGet)
-	}
-	text, version, ok := s.docs.Text(a.URI)
-	if !ok && s.docs.IsOpen(a.URI) {
-		_, limit := s.docs.Held()
-		return nil, invalidParams("%s: %s is open but its text is not held: open documents would take more than the limit of %d MiB", api.DocumentGet, truncate(a.URI, 200), limit>>20)
-	}
-	if !ok {
-		return nil, invalidParams("%s: %s is not open in the editor", api.DocumentGet, truncate(a.URI, 200))
-	}
-	return api.DocumentGetResult{V: api.V, URI: a.URI, Version: version, Text: text}, nil
-}

@@ -118,7 +118,7 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"killed "}, Fault: openaitest.FaultStall, FaultAfter: 1})
 	_, rootURI := workspace(t)
 	dataDir := t.TempDir()
-	status := func(s *lsptest.Server, id string) session.Status {
+	status := func(s *lsptest.Server, id string) api.Status {
 		var show api.ShowResult
 		s.MustCommand(api.SessionShow, map[string]any{"sessionId": id}, &show)
 		if len(show.Messages) != 2 {
@@ -148,15 +148,15 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 	// Past the stale age, so only the owner's liveness protects the live one.
 	time.Sleep(session.StaleAfter + time.Second)
 	third := binaryChat(t, fake, dataDir, rootURI, 16000, 1000)
-	if got := status(third, doomedSess.Session.ID); got != session.StatusInterrupted {
+	if got := status(third, doomedSess.Session.ID); got != api.StatusInterrupted {
 		t.Errorf("the killed daemon's answer is %q after another daemon opened the store", got)
 	}
-	if got := status(third, liveSess.Session.ID); got != session.StatusStreaming {
+	if got := status(third, liveSess.Session.ID); got != api.StatusStreaming {
 		t.Errorf("the live daemon's answer is %q; it is still streaming", got)
 	}
 	live.Notify("$/cancelRequest", map[string]any{"id": 600})
 	waitLive()
-	if got := status(third, liveSess.Session.ID); got != session.StatusInterrupted {
+	if got := status(third, liveSess.Session.ID); got != api.StatusInterrupted {
 		t.Errorf("the cancelled answer is %q", got)
 	}
 }
@@ -254,7 +254,7 @@ func TestProviderUnreachableStoredWithError(t *testing.T) {
 	var show api.ShowResult
 	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &show)
 	answer := show.Messages[1]
-	if answer.Status != session.StatusError || !strings.HasPrefix(answer.Content, "Error: could not reach the provider") {
+	if answer.Status != api.StatusError || !strings.HasPrefix(answer.Content, "Error: could not reach the provider") {
 		t.Errorf("stored answer %+v", answer)
 	}
 	var export api.ExportResult

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/prompts"
-	"github.com/ctxls/ctxls/session"
 )
 
 // defaultViewIdle is how long the editor's view must stay unchanged before
@@ -66,9 +63,11 @@ func (s *Server) didChangeView(ctx context.Context, raw json.RawMessage) error {
 	if err := s.docs.Focus(u, path); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	roots, current := s.roots, s.current
-	s.mu.Unlock()
+	svc, err := s.service()
+	if err != nil {
+		return err
+	}
+	roots, current := svc.Roots(), svc.Current()
 	// A view that does not count still replaces the pending one: the view
 	// before it is no longer the one the editor rests on.
 	c := &viewCapture{ctx: ctx, sessionID: current}
@@ -190,40 +189,19 @@ func (s *Server) captureView(gen uint64) {
 // a view is never written to a session the user switched to after it), and
 // sends ctxls/contextChanged when the set changed.
 func (s *Server) writeApplet(c *viewCapture) {
-	s.mu.Lock()
-	current, store := s.current, s.store
-	s.mu.Unlock()
 	skip := c.skip
-	switch {
-	case skip != "":
-	case store == nil:
+	svc, err := s.service()
+	if skip == "" && err != nil {
 		skip = "no store"
-	case c.sessionID == "":
-		skip = "no current session"
-	case current != c.sessionID:
-		skip = "the session is no longer current"
+	}
+	if skip == "" {
+		skip = svc.CaptureView(c.ctx, c.sessionID, c.items)
 	}
 	if skip != "" {
 		s.log.Debug("view capture skipped", "reason", skip, "session", c.sessionID)
 		return
 	}
-	ctx := c.ctx
-	sets, err := store.Context(ctx, c.sessionID)
-	if err != nil {
-		s.log.Info("view not captured", "session", c.sessionID, "err", err)
-		return
-	}
-	if slices.Equal(sets[prompts.SetApplet], c.items) {
-		s.log.Debug("view capture skipped", "reason", "applet unchanged", "session", c.sessionID)
-		return
-	}
-	ch, err := store.SetContext(ctx, c.sessionID, prompts.SetApplet, c.items, session.ModeReplace)
-	if err != nil {
-		s.log.Warn("view not captured", "session", c.sessionID, "err", err)
-		return
-	}
 	s.log.Debug("view captured", "session", c.sessionID, "applet", strings.Join(c.items, " "))
-	s.notifyContext(ctx, c.sessionID, "changed", ch.Context, ch.Added, ch.Removed, s.missingFiles(ch.Context))
 }
 
 // parseViewIdle reads viewIdleMs (initializationOptions or settings): a

@@ -13,7 +13,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
 )
 
 // startViewBinary starts the built binary with debug logs (the view
@@ -397,7 +396,7 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 	for _, m := range show.Messages {
 		roles = append(roles, string(m.Role))
 	}
-	if len(show.Messages) != 3 || show.Messages[2].Role != session.RoleSystem || show.Messages[2].Content != note {
+	if len(show.Messages) != 3 || show.Messages[2].Role != api.RoleSystem || show.Messages[2].Content != note {
 		t.Fatalf("messages after the folder change: %v %+v", roles, show.Messages)
 	}
 	if want := "lsptest; workspace " + rootB; show.Session.Meta.EnvHint != want {

@@ -5,6 +5,7 @@ package prompts
 
 import (
 	"fmt"
+	"github.com/ctxls/ctxls/api"
 	"slices"
 	"strings"
 )
@@ -12,8 +13,8 @@ import (
 // KnownSets are the relevant-context set names with a meaning of their own;
 // other names are shown as plain lists.
 const (
-	SetFiles  = "files"
-	SetApplet = "applet"
+	SetFiles  = api.SetFiles
+	SetApplet = api.SetApplet
 )
 
 // Reminder renders a session's relevant context: "Environment: <env>" when

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
@@ -36,8 +37,32 @@ func (s *Service) previewProvider(sess *session.Session) chat.Resolved {
 	return chat.PreviewProvider(prov, s.getenv)
 }
 
-// CheckProvider resolves the connection's provider as a turn would, for
-// `ctxls doctor`; it may probe a local Ollama.
-func (s *Service) CheckProvider(_ context.Context) (chat.Resolved, error) {
-	return s.resolve(api.Provider{}, nil)
+// ProviderCheck is what CheckProvider found.
+type ProviderCheck struct {
+	BaseURL, Model, TitleModel string
+	KeyEnv                     string // the variable the key is read from
+	HasKey                     bool
+	Models                     []string // the provider's models, when it answered
+}
+
+// CheckProvider resolves the connection's provider with p over it, as a
+// turn would (it may probe a local Ollama), and asks it for its models:
+// `ctxls doctor`. The check is returned as far as it got, with the error
+// that stopped it (KindNoProvider, or KindProviderFailed when it did not
+// answer).
+func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*ProviderCheck, error) {
+	r, err := s.resolve(p, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := &ProviderCheck{BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.APIKeyEnv, HasKey: r.APIKey() != ""}
+	if c.KeyEnv == "" {
+		c.KeyEnv = "OPENAI_API_KEY"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if c.Models, err = chat.ListModels(ctx, r); err != nil {
+		return c, api.Errorf(api.KindProviderFailed, "%w", err)
+	}
+	return c, nil
 }

@@ -53,6 +53,9 @@ type Config struct {
 	// Tests replace them.
 	Getenv func(string) string
 	Probe  func() bool
+	// NoEnvHint: record no environment line in the sessions used (the CLI,
+	// which leaves the editor's in place).
+	NoEnvHint bool
 }
 
 // Service implements api.Interface for one connection. It is safe for
@@ -66,6 +69,7 @@ type Service struct {
 	getenv func(string) string
 	probe  func() bool
 	cliMB  int
+	noEnv  bool
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
@@ -130,7 +134,7 @@ func New(store session.Store, cfg Config) *Service {
 		docs = buffer.NewSet(0)
 	}
 	s := &Service{
-		store: store, docs: docs, log: log, getenv: cfg.Getenv, probe: cfg.Probe, cliMB: cfg.StorageSoftLimitMB,
+		store: store, docs: docs, log: log, getenv: cfg.Getenv, probe: cfg.Probe, cliMB: cfg.StorageSoftLimitMB, noEnv: cfg.NoEnvHint,
 		provider: cfg.Provider, resumed: map[string]bool{},
 	}
 	if s.getenv == nil {
@@ -221,8 +225,11 @@ func (s *Service) SetStorageLimitMB(mb int) {
 
 // EnvHint is the connection's environment line for sessions used in roots
 // (nil: the workspace folders): the client's override verbatim, else the
-// client, the folders and the git branch.
+// client, the folders and the git branch; "" with Config.NoEnvHint.
 func (s *Service) EnvHint(roots []string) string {
+	if s.noEnv {
+		return ""
+	}
 	s.mu.Lock()
 	override, client := s.envOverride, s.client
 	if roots == nil {
@@ -238,7 +245,7 @@ func (s *Service) EnvHint(roots []string) string {
 // recordEnv stores the connection's envHint in a session it uses; the
 // store writes only when it changed. A failure is logged: it is advisory.
 func (s *Service) recordEnv(ctx context.Context, id string, roots []string) {
-	if id == "" {
+	if id == "" || s.noEnv {
 		return
 	}
 	if _, err := s.store.SetEnvHint(ctx, id, s.EnvHint(roots)); err != nil {

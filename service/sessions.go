@@ -96,14 +96,8 @@ func (s *Service) list(ctx context.Context, a *api.SessionListArgs, workspace st
 		return nil, fail(err)
 	}
 	res := &api.SessionListResult{V: api.V, Sessions: make([]api.SessionSummary, len(list)), NextCursor: next}
-	for i, ss := range list {
-		res.Sessions[i] = api.SessionSummary{
-			ID: ss.ID, Title: ss.Title, TitleSource: api.TitleSource(ss.TitleSource),
-			CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
-			MessageCount: ss.MessageCount, FileCount: ss.FileCount,
-			Owner: ss.Owner, Visibility: api.Visibility(ss.Visibility),
-			Workspace: ss.Meta.Workspace, Folder: ss.Folder,
-		}
+	for i := range list {
+		res.Sessions[i] = summary(&list[i])
 	}
 	return res, nil
 }

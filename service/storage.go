@@ -2,6 +2,9 @@ package service
 
 import (
 	"context"
+	"time"
+
+	"github.com/ctxls/ctxls/api"
 
 	"github.com/ctxls/ctxls/session"
 )
@@ -33,9 +36,22 @@ func (s *Service) EnforceStorage(ctx context.Context) {
 	c, err := s.store.EnforceSoftLimit(context.WithoutCancel(ctx), limit)
 	if err != nil {
 		s.log.Warn("storage clean-up failed", "limit", limit, "err", err)
+		s.publish(Notice{Warning: true, Message: "the storage clean-up failed: " + err.Error()})
 	}
 	if msg := c.Summary(); msg != "" {
 		s.log.Info("storage clean-up", "limit", limit, "before", c.Before, "after", c.After, "removed", len(c.Removed))
 		s.publish(Notice{Warning: true, Message: msg})
 	}
+}
+
+// Prune deletes the sessions with no activity since cutoff (with dryRun,
+// only lists them) and returns them; each goes only if it is still that
+// old in its delete.
+func (s *Service) Prune(ctx context.Context, cutoff time.Time, dryRun bool) ([]api.SessionSummary, error) {
+	list, err := s.store.PruneInactive(ctx, cutoff, dryRun)
+	out := make([]api.SessionSummary, len(list))
+	for i := range list {
+		out[i] = summary(&list[i])
+	}
+	return out, fail(err)
 }

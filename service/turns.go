@@ -297,3 +297,9 @@ func (s *Service) Compact(ctx context.Context, a *api.SessionIDArgs, p api.Provi
 	return &api.SessionCompactResult{V: api.V, SessionID: sess.ID, Summary: wireMessage(*c.Summary),
 		CompactedThrough: c.Summary.SummaryOf.Last, Covered: c.Covered, Tokens: c.Tokens}, nil
 }
+
+// CompactionMarker is the marker line of the summary a turn made
+// (turn.Compacted), as the CLI prints it.
+func CompactionMarker(ev turn.Compacted) string {
+	return session.SummaryMarker(*ev.Compaction.Summary.SummaryOf)
+}

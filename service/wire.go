@@ -76,3 +76,42 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// SummaryMarker is the line that stands for a summary of earlier turns
+// where a conversation is shown (history.md, exports, the CLI, /compact).
+func SummaryMarker(sp *api.Span) string {
+	if sp == nil {
+		return ""
+	}
+	return session.SummaryMarker(session.Span{First: sp.First, Last: sp.Last, Covered: sp.Covered})
+}
+
+// ConversationOrder returns msgs with each summary moved to right after the
+// last message it covers: where the model's view started when it was made
+// (session.InConversationOrder, the rule history.md and exports follow).
+func ConversationOrder(msgs []api.Message) []api.Message {
+	byID := make(map[int64]api.Message, len(msgs))
+	keys := make([]session.Message, len(msgs))
+	for i, m := range msgs {
+		byID[m.ID] = m
+		keys[i] = session.Message{ID: m.ID}
+		if m.SummaryOf != nil {
+			keys[i].SummaryOf = &session.Span{First: m.SummaryOf.First, Last: m.SummaryOf.Last, Covered: m.SummaryOf.Covered}
+		}
+	}
+	out := make([]api.Message, 0, len(msgs))
+	for _, k := range session.InConversationOrder(keys) {
+		out = append(out, byID[k.ID])
+	}
+	return out
+}
+
+func summary(ss *session.Session) api.SessionSummary {
+	return api.SessionSummary{
+		ID: ss.ID, Title: ss.Title, TitleSource: api.TitleSource(ss.TitleSource),
+		CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
+		MessageCount: ss.MessageCount, FileCount: ss.FileCount,
+		Owner: ss.Owner, Visibility: api.Visibility(ss.Visibility),
+		Workspace: ss.Meta.Workspace, Folder: ss.Folder,
+	}
+}

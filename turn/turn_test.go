@@ -26,8 +26,18 @@ func newService(t *testing.T) (*turn.Service, session.Store) {
 	}
 	e := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: slog.New(slog.DiscardHandler)}
 	t.Cleanup(func() { e.Close(); st.Close() })
-	env := map[string]string{"OPENAI_API_KEY": "sk-test-not-real"}
-	return &turn.Service{Engine: e, Log: e.Log, Getenv: func(k string) string { return env[k] }, Probe: func() bool { return false }}, st
+	return &turn.Service{Engine: e, Log: e.Log}, st
+}
+
+// resolved is a provider of the fake server, resolved as the service
+// resolves it.
+func resolved(t *testing.T, url string) chat.Resolved {
+	t.Helper()
+	r, err := chat.Resolve(chat.Provider{BaseURL: url, Model: "test-model"}, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func collect(t *testing.T, tr *turn.Turn) []turn.Event {
@@ -61,7 +71,7 @@ func finals(evs []turn.Event) int {
 func TestStreamEndsWithOneFinalEvent(t *testing.T) {
 	svc, st := newService(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Fix the deploy"}}))
-	prov := chat.Provider{BaseURL: fake.URL, Model: "test-model"}
+	prov := resolved(t, fake.URL)
 	late := make(chan *session.Session, 4)
 	svc.Subscribe(func(ev turn.Event) {
 		if tc, ok := ev.(turn.TitleChanged); ok {
@@ -72,7 +82,7 @@ func TestStreamEndsWithOneFinalEvent(t *testing.T) {
 		Chunks:    []string{"Looking."},
 		ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_relevant_context", Arguments: `{}`}},
 	}, openaitest.Reply{Chunks: []string{"All ", "clear."}})
-	tr, err := svc.Start(context.Background(), turn.Request{Message: "why did the deploy fail", Provider: prov, Roots: []string{"/w"}, Env: "acptest"})
+	tr, err := svc.Start(context.Background(), turn.Request{Turn: chat.Turn{Message: "why did the deploy fail", Provider: prov, Roots: []string{"/w"}, Env: "acptest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,15 +135,15 @@ func TestStreamEndsWithOneFinalEvent(t *testing.T) {
 func TestCancelAndBusy(t *testing.T) {
 	svc, st := newService(t)
 	fake := openaitest.New(t)
-	prov := chat.Provider{BaseURL: fake.URL, Model: "test-model"}
+	prov := resolved(t, fake.URL)
 	sess, _ := st.Create(context.Background(), "busy")
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"a", "b", "c", "d", "e"}, Delay: 300 * time.Millisecond})
-	first, err := svc.Start(context.Background(), turn.Request{SessionID: sess.ID, Message: "one", Provider: prov})
+	first, err := svc.Start(context.Background(), turn.Request{Turn: chat.Turn{SessionID: sess.ID, Message: "one", Provider: prov}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-first.Events() // the instant title: the turn is running
-	second, err := svc.Start(context.Background(), turn.Request{SessionID: sess.ID, Message: "two", Provider: prov})
+	second, err := svc.Start(context.Background(), turn.Request{Turn: chat.Turn{SessionID: sess.ID, Message: "two", Provider: prov}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,20 +161,11 @@ func TestCancelAndBusy(t *testing.T) {
 func TestErrorsBeforeTheTurn(t *testing.T) {
 	svc, st := newService(t)
 	ctx := context.Background()
-	if _, err := svc.Start(ctx, turn.Request{Message: "  "}); !errors.Is(err, session.ErrInvalid) {
+	if _, err := svc.Start(ctx, turn.Request{Turn: chat.Turn{Message: "  "}}); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("empty message: %v", err)
 	}
-	if _, err := svc.Start(ctx, turn.Request{Message: "x", SessionID: "nope"}); !errors.Is(err, session.ErrNotFound) {
+	if _, err := svc.Start(ctx, turn.Request{Turn: chat.Turn{Message: "x", SessionID: "nope"}}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
-	}
-	if _, err := svc.Start(ctx, turn.Request{Message: "x", Files: []string{"rel.go"}}); !errors.Is(err, session.ErrInvalid) {
-		t.Errorf("relative file with no roots: %v", err)
-	}
-	svc.Getenv = func(string) string { return "" } // no key, no URL: nothing usable
-	_, err := svc.Start(ctx, turn.Request{Message: "x"})
-	var pe *turn.ProviderError
-	if !errors.As(err, &pe) {
-		t.Errorf("no provider: %v", err)
 	}
 	if list, _, _ := st.List(ctx, session.ListOptions{}); len(list) != 0 {
 		t.Errorf("a failed start stored sessions: %+v", list)

@@ -66,6 +66,8 @@ export interface SessionSummary {
   fileCount: number;
   owner?: string;
   visibility?: Visibility;
+  workspace?: string;
+  folder?: string;
 }
 
 export interface SessionListResult {
@@ -278,6 +280,7 @@ export interface PreviewMessage {
   content: string;
   toolCalls?: PreviewToolCall[];
   toolCallId?: string;
+  tokens: number;
 }
 
 export interface PreviewTool {

@@ -1,0 +1,67 @@
+package api
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// CompactAt values besides a percentage.
+const (
+	// DefaultCompactAt: compact when the input would take more than 80% of
+	// the window (the context window less the output reserve).
+	DefaultCompactAt = 80
+	// CompactOff turns automatic compaction off; the oldest turns are left
+	// out instead (ctxls.session.compact, /compact and ctxls sessions
+	// compact still work).
+	CompactOff = -1
+)
+
+// ParseCompactAt reads the compactAt setting: a whole percentage from 1 to
+// 100 (a number, or a string such as "80" or "80%"), or "off". Absent or
+// null gives 0 (the default, DefaultCompactAt).
+func ParseCompactAt(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return checkCompactAt(n, string(raw))
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, compactAtError(string(raw))
+	}
+	return ParseCompactAtText(s)
+}
+
+// ParseCompactAtText is ParseCompactAt for a command-line flag or an
+// environment variable: "80", "80%" or "off"; "" gives 0 (the default).
+func ParseCompactAtText(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "":
+		return 0, nil
+	case "off":
+		return CompactOff, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+	if err != nil {
+		return 0, compactAtError(s)
+	}
+	return checkCompactAt(n, s)
+}
+
+func checkCompactAt(n int, raw string) (int, error) {
+	if n < 1 || n > 100 {
+		return 0, compactAtError(raw)
+	}
+	return n, nil
+}
+
+func compactAtError(raw string) error {
+	if len(raw) > 40 {
+		raw = raw[:40] + "…"
+	}
+	return Errorf(KindInvalidArgument, "compactAt must be a percentage of the context window from 1 to 100, or \"off\", got %s", raw)
+}

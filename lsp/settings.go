@@ -1,0 +1,54 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ctxls/ctxls/api"
+)
+
+// didChangeConfiguration takes settings.ctxls.provider,
+// settings.ctxls.storageSoftLimitMB, settings.ctxls.viewIdleMs and
+// settings.ctxls.compactAt.
+func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
+	var p struct {
+		Settings struct {
+			Ctxls struct {
+				Provider           json.RawMessage `json:"provider"`
+				StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB"`
+				ViewIdleMs         json.RawMessage `json:"viewIdleMs"`
+				CompactAt          json.RawMessage `json:"compactAt"`
+			} `json:"ctxls"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	svc, err := s.service()
+	if err != nil {
+		return err
+	}
+	s.setStorageLimit(svc, p.Settings.Ctxls.StorageSoftLimitMB)
+	if idle, err := parseViewIdle(p.Settings.Ctxls.ViewIdleMs); err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+	} else if idle > 0 {
+		s.view.setIdle(idle)
+	}
+	if at, err := api.ParseCompactAt(p.Settings.Ctxls.CompactAt); err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+	} else if raw := p.Settings.Ctxls.CompactAt; len(raw) > 0 && string(raw) != "null" {
+		// "" puts the default back (an editor's empty setting); absent or
+		// null keeps the current value.
+		svc.SetCompactAt(at)
+	}
+	if len(p.Settings.Ctxls.Provider) == 0 {
+		return nil
+	}
+	prov, err := api.ParseProvider(p.Settings.Ctxls.Provider)
+	if err != nil {
+		s.showMessage(context.Background(), 2, "settings ignored: "+err.Error())
+		return err
+	}
+	svc.SetProvider(prov.Merge(s.cfg.Provider))
+	return nil
+}
