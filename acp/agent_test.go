@@ -409,7 +409,7 @@ func TestResumeCloseDelete(t *testing.T) {
 	if _, err := openStore(t, dataDir).Get(context.Background(), id); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("deleted session still stored: %v", err)
 	}
-	if err := a.Call("session/resume", map[string]any{"sessionId": id, "cwd": cwd}, nil); rpcCode(t, err) != -32602 || !strings.Contains(err.Error(), "unknown session") {
+	if err := a.Call("session/resume", map[string]any{"sessionId": id, "cwd": cwd}, nil); rpcCode(t, err) != -32002 || !strings.Contains(err.Error(), "unknown session") {
 		t.Errorf("resume of a deleted session: %v", err)
 	}
 }
@@ -574,11 +574,11 @@ func TestBadInput(t *testing.T) {
 		code   int
 		msg    string
 	}{
-		{"session/prompt", map[string]any{"sessionId": "nope", "prompt": []any{text("x")}}, -32602, "unknown session"},
-		{"session/load", map[string]any{"sessionId": "nope", "cwd": cwd, "mcpServers": []any{}}, -32602, "unknown session"},
-		{"session/resume", map[string]any{"sessionId": "nope", "cwd": cwd}, -32602, "unknown session"},
-		{"session/close", map[string]any{"sessionId": "nope"}, -32602, "unknown session"},
-		{"session/delete", map[string]any{"sessionId": "nope"}, -32602, "unknown session"},
+		{"session/prompt", map[string]any{"sessionId": "nope", "prompt": []any{text("x")}}, -32002, "unknown session"},
+		{"session/load", map[string]any{"sessionId": "nope", "cwd": cwd, "mcpServers": []any{}}, -32002, "unknown session"},
+		{"session/resume", map[string]any{"sessionId": "nope", "cwd": cwd}, -32002, "unknown session"},
+		{"session/close", map[string]any{"sessionId": "nope"}, -32002, "unknown session"},
+		{"session/delete", map[string]any{"sessionId": "nope"}, -32002, "unknown session"},
 		{"session/new", map[string]any{"cwd": "relative/dir", "mcpServers": []any{}}, -32602, "absolute"},
 		{"session/prompt", map[string]any{"sessionId": 5, "prompt": "x"}, -32602, ""},
 		{"session/prompt", map[string]any{"sessionId": id, "prompt": []any{}}, -32602, "no text"},

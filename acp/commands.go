@@ -48,28 +48,36 @@ func (a *Agent) sendCommands(ctx context.Context, id string) {
 	}})
 }
 
-// runSlash runs text as a slash command when it is one; ok is false for
-// anything else (including "/word" that names no command: that goes to
-// the model as written).
-func (a *Agent) runSlash(ctx context.Context, s *openSession, text string) (reply string, ok bool) {
+// runSlash runs text as a slash command when it is one and sends its
+// reply; ok is false for anything else (including "/word" that names no
+// command: that goes to the model as written). A failure is a reply too
+// ("/x failed: ..."), with the error's kind in its _meta:
+// {"ctxls": {"error": {"kind": ...}}}, so a client can tell failures apart
+// without reading the text.
+func (a *Agent) runSlash(ctx context.Context, s *openSession, text string) (ok bool) {
 	text = strings.TrimSpace(text)
 	if !strings.HasPrefix(text, "/") {
-		return "", false
+		return false
 	}
 	fields := strings.Fields(text[1:])
 	if len(fields) == 0 {
-		return "", false
+		return false
 	}
 	for _, c := range slashCommands {
-		if c.name == fields[0] {
-			out, err := c.run(a, ctx, s, fields[1:])
-			if err != nil {
-				return fmt.Sprintf("/%s failed: %v", c.name, err), true
-			}
-			return out, true
+		if c.name != fields[0] {
+			continue
 		}
+		out, err := c.run(a, ctx, s, fields[1:])
+		u := sdk.UpdateAgentMessageText(out)
+		if err != nil {
+			u = sdk.UpdateAgentMessageText(fmt.Sprintf("/%s failed: %v", c.name, err))
+			kind := api.KindOf(service.Fail(err))
+			u.AgentMessageChunk.Meta = map[string]any{"ctxls": map[string]any{"error": api.ErrorData{Kind: kind}}}
+		}
+		a.send(ctx, s.id, u)
+		return true
 	}
-	return "", false
+	return false
 }
 
 func (a *Agent) slashContext(ctx context.Context, s *openSession, _ []string) (string, error) {
@@ -112,7 +120,7 @@ func (a *Agent) slashDrop(ctx context.Context, s *openSession, args []string) (s
 // ctxls.context.set and the model's tool.
 func (a *Agent) changeFiles(ctx context.Context, s *openSession, paths []string, remove bool, verb string) (string, error) {
 	if len(paths) == 0 {
-		return "", fmt.Errorf("name at least one file: /%s PATH...", verb)
+		return "", api.Errorf(api.KindInvalidArgument, "name at least one file: /%s PATH...", verb)
 	}
 	ch, err := a.svc.AddFiles(ctx, s.id, paths, remove, []string{s.cwd})
 	if err != nil {
@@ -175,9 +183,6 @@ func (a *Agent) slashExport(ctx context.Context, s *openSession, args []string) 
 	format := "markdown"
 	if len(args) > 0 {
 		format = args[0]
-	}
-	if format != "markdown" && format != "json" {
-		return "", fmt.Errorf("format must be markdown or json, got %q", truncate(format, 40))
 	}
 	res, err := a.svc.SessionExport(ctx, &api.SessionExportArgs{SessionID: s.id, Format: format})
 	if err != nil {

@@ -33,8 +33,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if strings.TrimSpace(in.text) == "" {
 		return sdk.PromptResponse{}, invalid("the prompt has no text")
 	}
-	if reply, ok := a.runSlash(ctx, s, in.text); ok {
-		a.send(ctx, s.id, sdk.UpdateAgentMessageText(reply))
+	if a.runSlash(ctx, s, in.text) {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
 	// The SDK cancels a session's running prompt when a new one arrives;

@@ -186,7 +186,13 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 
 	// List and search.
 	var other api.SessionResult
-	time.Sleep(5 * time.Millisecond) // activity times are in milliseconds: make "newest" unambiguous
+	// Activity times are in milliseconds and each write moves a session's
+	// at least one past its last, so a burst of writes runs ahead of the
+	// clock: wait until the clock is past the renamed session's, so
+	// "newest" is unambiguous.
+	for time.Now().Before(renamed.Session.UpdatedAt.Add(5 * time.Millisecond)) {
+		time.Sleep(time.Millisecond)
+	}
 	s.MustCommand(api.SessionNew, map[string]any{}, &other)
 	var list api.SessionListResult
 	s.MustCommand(api.SessionList, map[string]any{}, &list)

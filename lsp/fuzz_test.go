@@ -653,7 +653,7 @@ func checkDoc(t *testing.T, s *Server, uri, want string, version int32, open boo
 	if err != nil {
 		t.Fatalf("step %d: document.get: %v", step, err)
 	}
-	got := res.(api.DocumentGetResult)
+	got := res.(*api.DocumentGetResult)
 	if got.Text != want || got.Version != version {
 		t.Fatalf("step %d: document.get = %q (version %d), want %q (version %d)", step, got.Text, got.Version, want, version)
 	}
