@@ -72,5 +72,3 @@ type Store interface {
 	// OutputTarget gave (nothing to do where the folder is the store).
 	OutputWritten(ctx context.Context, sessionID, path string, content []byte) error
 }
-
-var _ Store = (*SQLite)(nil)

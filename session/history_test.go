@@ -112,7 +112,7 @@ func TestHistoryRenderedFromWhereItStopped(t *testing.T) {
 			}
 			sets, _ := s.Context(ctx, ss.ID)
 			msgs, _ := s.Messages(ctx, ss.ID)
-			if h := readString(t, filepath.Join(got.Folder, "history.md")); h != markdown(got, sets, msgs) {
+			if h := readString(t, filepath.Join(got.Folder, "history.md")); h != Markdown(got, sets, msgs) {
 				t.Fatalf("%s: history.md differs from the whole session's Markdown:\n%s", when, lastLines(h, 12))
 			}
 		}
@@ -146,12 +146,12 @@ func TestHistoryRenderedFromWhereItStopped(t *testing.T) {
 }
 
 // historyOf is a store's kept Markdown.
-func historyOf(s Store) *historyCache {
+func historyOf(s Store) *HistoryCache {
 	switch s := s.(type) {
 	case *SQLite:
-		return &s.history.cache
+		return &s.history.Cache
 	case *Postgres:
-		return &s.history.cache
+		return &s.history.Cache
 	}
 	panic(fmt.Sprintf("historyOf: unknown store %T", s))
 }

@@ -14,7 +14,7 @@ import (
 // one. It returns the new name.
 func halfRename(t *testing.T, s *SQLite, ss *Session, title string) string {
 	t.Helper()
-	moved := folderName(ss.CreatedAt, title, ss.ID)
+	moved := FolderName(ss.CreatedAt, title, ss.ID)
 	if err := os.Rename(ss.Folder, s.folderPath(moved)); err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +133,11 @@ func TestHalfCreatedFolderRemovedOnOpen(t *testing.T) {
 	}
 	ss, _ := s.Create(ctx, "Real")
 	now := time.Now()
-	empty := s.folderPath(folderName(now, "New session", newID()))
-	withFile := s.folderPath(folderName(now, "Has a file", newID()))
+	empty := s.folderPath(FolderName(now, "New session", NewID()))
+	withFile := s.folderPath(FolderName(now, "Has a file", NewID()))
 	foreign := s.folderPath("my-notes")
 	for _, f := range []string{empty, withFile, foreign} {
-		for _, d := range subdirs {
+		for _, d := range Subdirs {
 			if err := os.MkdirAll(filepath.Join(f, d), 0o700); err != nil {
 				t.Fatal(err)
 			}

@@ -95,8 +95,8 @@ func TestSearchWindow(t *testing.T) {
 	if err != nil || len(hits) != 3 || hits[0].MessageID != ids[len(ids)-1] || slices.Contains(messageIDs(hits), ids[0]) {
 		t.Fatalf("window 50: %v %v", err, messageIDs(hits))
 	}
-	if searchWindow < 1000 {
-		t.Errorf("searchWindow %d: narrow queries must rank all their matches", searchWindow)
+	if SearchWindow < 1000 {
+		t.Errorf("searchWindow %d: narrow queries must rank all their matches", SearchWindow)
 	}
 }
 

@@ -51,7 +51,7 @@ func testCreateGetReopen(t *testing.T, e *storeEnv) {
 	if !strings.HasSuffix(base, "--fix-the-login-redirect--"+b.ID[:6]) || len(base) < 20 {
 		t.Errorf("folder name %q", base)
 	}
-	for _, sub := range append(subdirs, "history.md") {
+	for _, sub := range append(Subdirs, "history.md") {
 		if _, err := os.Stat(filepath.Join(b.Folder, sub)); err != nil {
 			t.Errorf("%s: %v", sub, err)
 		}
@@ -102,9 +102,9 @@ func testListOrderCursorQuery(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	var all []string
-	cursor := ""
+	Cursor := ""
 	for {
-		page, next, err := s.List(ctx, ListOptions{Limit: 3, Cursor: cursor})
+		page, next, err := s.List(ctx, ListOptions{Limit: 3, Cursor: Cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func testListOrderCursorQuery(t *testing.T, s Store) {
 		if next == "" {
 			break
 		}
-		cursor = next
+		Cursor = next
 	}
 	want := []string{ids[0], ids[6], ids[5], ids[4], ids[3], ids[2], ids[1]}
 	if !slices.Equal(all, want) {
@@ -176,7 +176,7 @@ func testRenameMovesFolder(t *testing.T, s Store) {
 		t.Errorf("model title: %+v", got)
 	}
 	// Folder rename fails (target exists as a file): nothing changes.
-	target := filepath.Join(s.DataDir(), "sessions", folderName(got.CreatedAt, "Blocked", got.ID))
+	target := filepath.Join(s.DataDir(), "sessions", FolderName(got.CreatedAt, "Blocked", got.ID))
 	if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -8,18 +8,28 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 )
 
-// CopyReport is what CopyToPostgres did.
+// CopyReport is what Copy did.
 type CopyReport struct {
-	Copied   []Session `json:"copied"`   // sessions copied by this run
-	Skipped  []Session `json:"skipped"`  // already in the database (an earlier copy), left as they are
-	Messages int       `json:"messages"` // messages copied
-	Files    int       `json:"files"`    // session files copied
+	Copied   []session.Session `json:"copied"`   // sessions copied by this run
+	Skipped  []session.Session `json:"skipped"`  // already in the database (an earlier copy), left as they are
+	Messages int               `json:"messages"` // messages copied
+	Files    int               `json:"files"`    // session files copied
 }
 
-// CopyToPostgres copies every session of a local store into a PostgreSQL
+// Source is a store Copy reads: the local SQLite store (sqlite.Store).
+type Source interface {
+	// AllSessions returns every session, oldest first.
+	AllSessions(ctx context.Context) ([]session.Session, error)
+	Messages(ctx context.Context, sessionID string) ([]session.Message, error)
+	Context(ctx context.Context, sessionID string) (session.Context, error)
+	AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error)
+}
+
+// Copy copies every session of a local store into a PostgreSQL
 // store: its messages (times, statuses, usage, models and tool calls as
 // they are; an answer left streaming becomes interrupted), its relevant
 // context with who added each item, and the files of its folder (sources/,
@@ -27,29 +37,16 @@ type CopyReport struct {
 // id, so a second run copies nothing twice and an interrupted run is
 // finished by the next. The copies belong to the role dst connects as,
 // private.
-func CopyToPostgres(ctx context.Context, src *SQLite, dst *Postgres, progress func(Session, bool)) (*CopyReport, error) {
-	rows, err := src.db.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions s ORDER BY s.created_at, s.id")
+func Copy(ctx context.Context, src Source, dst *Store, progress func(session.Session, bool)) (*CopyReport, error) {
+	all, err := src.AllSessions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var all []Session
-	for rows.Next() {
-		ss, _, err := src.scanSession(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		all = append(all, *ss)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rep := &CopyReport{Copied: []Session{}, Skipped: []Session{}}
+	rep := &CopyReport{Copied: []session.Session{}, Skipped: []session.Session{}}
 	for _, ss := range all {
 		copied, msgs, files, err := copySession(ctx, src, dst, ss)
 		if err != nil {
-			return rep, fmt.Errorf("copying session %s (%q): %w", ss.ID, oneLineTitle(ss.Title), err)
+			return rep, fmt.Errorf("copying session %s (%q): %w", ss.ID, session.OneLineTitle(ss.Title), err)
 		}
 		if copied {
 			rep.Copied = append(rep.Copied, ss)
@@ -73,12 +70,12 @@ type copiedFile struct {
 
 // copySession copies one session in one transaction; copied is false when
 // the database has it already.
-func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (copied bool, msgs, nfiles int, err error) {
-	messages, err := loadMessages(ctx, src.db, ss.ID)
+func copySession(ctx context.Context, src Source, dst *Store, ss session.Session) (copied bool, msgs, nfiles int, err error) {
+	messages, err := src.Messages(ctx, ss.ID)
 	if err != nil {
 		return false, 0, 0, err
 	}
-	sets, err := loadContext(ctx, src.db, ss.ID)
+	sets, err := src.Context(ctx, ss.ID)
 	if err != nil {
 		return false, 0, 0, err
 	}
@@ -89,8 +86,8 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 		}
 	}
 	var files []copiedFile
-	for _, sub := range subdirs {
-		depth := maxOutputDepth
+	for _, sub := range session.Subdirs {
+		depth := session.MaxOutputDepth
 		if sub == "sources" {
 			depth = 0
 		}
@@ -99,8 +96,8 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 			continue
 		}
 		var werr error
-		walkFiles(dir, "", depth, func(name string, fi fs.FileInfo) {
-			if werr != nil || !fi.Mode().IsRegular() || fi.Size() > MaxFileSize {
+		session.WalkFiles(dir, "", depth, func(name string, fi fs.FileInfo) {
+			if werr != nil || !fi.Mode().IsRegular() || fi.Size() > session.MaxFileSize {
 				return // links are not followed out of the folder; oversized files cannot be stored
 			}
 			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
@@ -131,14 +128,14 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 		newID := make(map[int64]int64, len(messages))
 		for _, m := range messages {
 			status := m.Status
-			if status == StatusStreaming {
-				status = StatusInterrupted
+			if status == session.StatusStreaming {
+				status = session.StatusInterrupted
 			}
 			var toolCalls any
 			if len(m.ToolCalls) > 0 {
 				toolCalls = string(m.ToolCalls)
 			}
-			pt, ct := usageArgs(m.Usage)
+			pt, ct := session.UsageArgs(m.Usage)
 			var sf, sl, sc any
 			if m.SummaryOf != nil {
 				sc = m.SummaryOf.Covered
@@ -152,7 +149,7 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 			var id int64
 			if err := tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
-				ss.ID, m.Role, m.Content, toolCalls, nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, nullable(m.Model), sf, sl, sc).Scan(&id); err != nil {
+				ss.ID, m.Role, m.Content, toolCalls, session.Nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, session.Nullable(m.Model), sf, sl, sc).Scan(&id); err != nil {
 				return err
 			}
 			newID[m.ID] = id
@@ -162,7 +159,7 @@ func copySession(ctx context.Context, src *SQLite, dst *Postgres, ss Session) (c
 			for i, it := range items {
 				by := origin[name][it]
 				if by == "" {
-					by = AddedByUser
+					by = session.AddedByUser
 				}
 				batch.Queue("INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES ($1, $2, $3, $4, $5)", ss.ID, name, i, it, by)
 			}

@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -50,7 +51,7 @@ func readManifest(folder string) *manifest {
 	return m
 }
 
-func (s *Postgres) writeManifest(folder string, m *manifest) error {
+func (s *Store) writeManifest(folder string, m *manifest) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -64,11 +65,11 @@ func (s *Postgres) writeManifest(folder string, m *manifest) error {
 // makes is recorded as the session's, then the session is looked up: one
 // deleted meanwhile (on another machine, its notification handled before
 // this folder existed) leaves no folder behind.
-func (s *Postgres) placeFolder(ctx context.Context, id, name string) (string, error) {
+func (s *Store) placeFolder(ctx context.Context, id, name string) (string, error) {
 	path := s.folderPath(name)
 	if fi, err := os.Lstat(path); err == nil {
 		if !fi.IsDir() {
-			return "", fmt.Errorf("%w: %s is not a directory; refusing to use it", ErrInvalid, path)
+			return "", fmt.Errorf("%w: %s is not a directory; refusing to use it", session.ErrInvalid, path)
 		}
 		return path, nil
 	}
@@ -77,14 +78,14 @@ func (s *Postgres) placeFolder(ctx context.Context, id, name string) (string, er
 		return "", err
 	}
 	for _, e := range entries {
-		if e.IsDir() && sameSession(e.Name(), name) {
+		if e.IsDir() && session.SameSession(e.Name(), name) {
 			if err := os.Rename(s.folderPath(e.Name()), path); err != nil {
 				return "", fmt.Errorf("renaming the session folder: %w", err)
 			}
 			return path, nil
 		}
 	}
-	for _, d := range subdirs {
+	for _, d := range session.Subdirs {
 		if err := os.MkdirAll(filepath.Join(path, d), 0o700); err != nil {
 			return "", err
 		}
@@ -104,7 +105,7 @@ func (s *Postgres) placeFolder(ctx context.Context, id, name string) (string, er
 // machine was not listening: the folders whose manifest names a session
 // the role cannot see. Folders without a manifest (made by hand, or the
 // SQLite store's in a data directory both used) are left alone.
-func (s *Postgres) sweepMirror(ctx context.Context) error {
+func (s *Store) sweepMirror(ctx context.Context) error {
 	entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func (s *Postgres) sweepMirror(ctx context.Context) error {
 	byID := map[string][]string{}
 	var ids []string
 	for _, e := range entries {
-		if !e.IsDir() || !folderPattern.MatchString(e.Name()) {
+		if !e.IsDir() || !session.FolderPattern.MatchString(e.Name()) {
 			continue
 		}
 		if id := readManifest(s.folderPath(e.Name())).ID; id != "" {
@@ -160,22 +161,14 @@ func (f pgFile) key() string { return f.sub + "/" + f.name }
 // when the session changed elsewhere.
 //
 // files are the session's files in the database, read with ss (rowFiles).
-func (s *Postgres) syncFolder(ctx context.Context, ss *Session, files []pgFile) error {
+func (s *Store) syncFolder(ctx context.Context, ss *session.Session, files []pgFile) error {
 	_, err := s.syncFiles(ctx, ss, files)
 	return err
 }
 
-// FileChange is a file the mirror fetched or removed.
-type FileChange struct {
-	Subdir  string
-	Name    string
-	Size    int64
-	Removed bool
-}
-
 // syncFiles is syncFolder, returning the files it fetched or removed.
-func (s *Postgres) syncFiles(ctx context.Context, ss *Session, files []pgFile) ([]FileChange, error) {
-	var done []FileChange
+func (s *Store) syncFiles(ctx context.Context, ss *session.Session, files []pgFile) ([]session.FileChange, error) {
+	var done []session.FileChange
 	stale := false
 	err := s.withLocal(ctx, func() error {
 		folder, err := s.placeFolder(ctx, ss.ID, filepath.Base(ss.Folder))
@@ -204,14 +197,14 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session, files []pgFile) (
 				return err
 			}
 			m.Files[f.key()], changed = f.updated, true
-			done = append(done, FileChange{Subdir: f.sub, Name: f.name, Size: int64(len(content))})
+			done = append(done, session.FileChange{Subdir: f.sub, Name: f.name, Size: int64(len(content))})
 		}
 		for key := range m.Files {
 			if !inDB[key] {
 				os.Remove(filepath.Join(folder, filepath.FromSlash(key)))
 				delete(m.Files, key)
 				sub, name, _ := strings.Cut(key, "/")
-				done = append(done, FileChange{Subdir: sub, Name: name, Removed: true})
+				done = append(done, session.FileChange{Subdir: sub, Name: name, Removed: true})
 				changed = true
 			}
 		}
@@ -224,13 +217,13 @@ func (s *Postgres) syncFiles(ctx context.Context, ss *Session, files []pgFile) (
 	if err != nil || !stale {
 		return done, err
 	}
-	return done, s.history.later(ctx, ss.ID)
+	return done, s.history.Later(ctx, ss.ID)
 }
 
 // removeMirror removes the mirror folder of a session that is gone from
 // the database (deleted elsewhere, or no longer shared with this role):
 // the folder whose manifest names it.
-func (s *Postgres) removeMirror(ctx context.Context, id string) error {
+func (s *Store) removeMirror(ctx context.Context, id string) error {
 	if len(id) < 6 {
 		return nil
 	}
@@ -256,8 +249,8 @@ func (s *Postgres) removeMirror(ctx context.Context, id string) error {
 
 // writeMirrorFile writes one file of the mirror, making its folders; a
 // symbolic link or a file on the way is refused (outputTarget's rules).
-func (s *Postgres) writeMirrorFile(folder, sub, name string, content []byte) error {
-	target, _, err := outputTarget(folder, sub, name, true)
+func (s *Store) writeMirrorFile(folder, sub, name string, content []byte) error {
+	target, _, err := session.OutputTarget(folder, sub, name, true)
 	if err != nil {
 		return err
 	}
@@ -266,8 +259,8 @@ func (s *Postgres) writeMirrorFile(folder, sub, name string, content []byte) err
 
 // writeStaged writes a file of the mirror through a temporary file in the
 // data directory's tmp/ and a rename, so a daemon killed mid-write leaves
-// nothing in a session folder (OpenPostgres clears tmp/ of old ones).
-func (s *Postgres) writeStaged(path string, data []byte) error {
+// nothing in a session folder (Open clears tmp/ of old ones).
+func (s *Store) writeStaged(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), ".mirror-*")
 	if err != nil {
 		return err
@@ -289,11 +282,11 @@ func (s *Postgres) writeStaged(path string, data []byte) error {
 // be written in the session's mirror folder (no symbolic link or file on
 // the way, no folder there), making its folders, and says whether a file
 // is there already (put there by hand, or by an older mirror).
-func (s *Postgres) localTarget(ctx context.Context, id, sub, name string) (exists bool, err error) {
+func (s *Store) localTarget(ctx context.Context, id, sub, name string) (exists bool, err error) {
 	var folder string
 	if err := s.pool.QueryRow(ctx, "SELECT folder FROM sessions WHERE id = $1", id).Scan(&folder); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return false, notFound(id)
+			return false, session.NotFound(id)
 		}
 		return false, err
 	}
@@ -302,7 +295,7 @@ func (s *Postgres) localTarget(ctx context.Context, id, sub, name string) (exist
 		if err != nil {
 			return err
 		}
-		_, exists, err = outputTarget(path, sub, name, true)
+		_, exists, err = session.OutputTarget(path, sub, name, true)
 		return err
 	})
 	return exists, err
@@ -310,11 +303,11 @@ func (s *Postgres) localTarget(ctx context.Context, id, sub, name string) (exist
 
 // mirrorWrote records in the manifest a file written into the mirror (or
 // removed, with updated < 0) by this store.
-func (s *Postgres) mirrorWrote(ctx context.Context, id, sub, name string, content []byte, updated int64) error {
+func (s *Store) mirrorWrote(ctx context.Context, id, sub, name string, content []byte, updated int64) error {
 	var folder string
 	if err := s.pool.QueryRow(ctx, "SELECT folder FROM sessions WHERE id = $1", id).Scan(&folder); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(id)
+			return session.NotFound(id)
 		}
 		return err
 	}
@@ -345,7 +338,7 @@ func (s *Postgres) mirrorWrote(ctx context.Context, id, sub, name string, conten
 // activity; it returns the file's new updated_at and whether it replaced
 // one. Conflicts with folders are refused as on disk: a file where a
 // folder of the path should be, or a folder (files below) at the path.
-func (s *Postgres) putFile(ctx context.Context, id, sub, name string, content []byte) (updated int64, replaced bool, err error) {
+func (s *Store) putFile(ctx context.Context, id, sub, name string, content []byte) (updated int64, replaced bool, err error) {
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := s.touch(ctx, tx, id); err != nil {
 			return err
@@ -362,7 +355,7 @@ func (s *Postgres) putFile(ctx context.Context, id, sub, name string, content []
 
 // checkFilePath refuses sub/name when a file stands where one of its
 // folders would be, or files stand below it as a folder.
-func (s *Postgres) checkFilePath(ctx context.Context, q pgQuerier, id, sub, name string) error {
+func (s *Store) checkFilePath(ctx context.Context, q pgQuerier, id, sub, name string) error {
 	parts := strings.Split(name, "/")
 	var prefixes []string
 	for i := 1; i < len(parts); i++ {
@@ -372,7 +365,7 @@ func (s *Postgres) checkFilePath(ctx context.Context, q pgQuerier, id, sub, name
 	err := q.QueryRow(ctx, "SELECT name FROM files WHERE session_id = $1 AND subdir = $2 AND name = ANY($3) ORDER BY length(name) LIMIT 1", id, sub, prefixes).Scan(&file)
 	switch {
 	case err == nil:
-		return invalid("%s/%s: %q is a file, not a folder", sub, name, file[strings.LastIndex(file, "/")+1:])
+		return session.Invalidf("%s/%s: %q is a file, not a folder", sub, name, file[strings.LastIndex(file, "/")+1:])
 	case !errors.Is(err, pgx.ErrNoRows):
 		return err
 	}
@@ -382,25 +375,25 @@ func (s *Postgres) checkFilePath(ctx context.Context, q pgQuerier, id, sub, name
 		return err
 	}
 	if folder {
-		return invalid("%s/%s is a folder", sub, name)
+		return session.Invalidf("%s/%s is a folder", sub, name)
 	}
 	return nil
 }
 
 // AddFile stores a file in the session's sources/ and its mirror.
-func (s *Postgres) AddFile(ctx context.Context, sessionID, name string, r io.Reader) (*FileInfo, error) {
-	if err := validName(name); err != nil {
+func (s *Store) AddFile(ctx context.Context, sessionID, name string, r io.Reader) (*session.FileInfo, error) {
+	if err := session.ValidName(name); err != nil {
 		return nil, err
 	}
 	if err := s.exists(ctx, s.pool, sessionID); err != nil {
 		return nil, err // fail before reading
 	}
-	content, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	content, err := io.ReadAll(io.LimitReader(r, session.MaxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(content) > MaxFileSize {
-		return nil, fmt.Errorf("%w: %q is more than %s; the limit is %s", ErrTooLarge, name, Bytes(MaxFileSize), sizeLimit())
+	if len(content) > session.MaxFileSize {
+		return nil, fmt.Errorf("%w: %q is more than %s; the limit is %s", session.ErrTooLarge, name, session.Bytes(session.MaxFileSize), session.SizeLimit())
 	}
 	if _, err := s.localTarget(ctx, sessionID, "sources", name); err != nil {
 		return nil, err
@@ -412,20 +405,20 @@ func (s *Postgres) AddFile(ctx context.Context, sessionID, name string, r io.Rea
 	if err := s.mirrorWrote(ctx, sessionID, "sources", name, content, updated); err != nil {
 		return nil, err
 	}
-	return &FileInfo{Name: name, Size: int64(len(content))}, nil
+	return &session.FileInfo{Name: name, Size: int64(len(content))}, nil
 }
 
 // AddFileFromPath copies a regular file into sources/ under its base name.
-func (s *Postgres) AddFileFromPath(ctx context.Context, sessionID, path string) (*FileInfo, error) {
-	return addFileFromPath(ctx, s, sessionID, path)
+func (s *Store) AddFileFromPath(ctx context.Context, sessionID, path string) (*session.FileInfo, error) {
+	return session.AddFileFromPath(ctx, s, sessionID, path)
 }
 
 // ListFiles lists the files of one of the session's folders ("" is
 // sources/), sorted, as "sub/name" below results/, scripts/ and data/;
 // the mirror is brought up to date first, so the names listed can be read
 // there.
-func (s *Postgres) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
-	sub, err := checkSubdir(sub)
+func (s *Store) ListFiles(ctx context.Context, sessionID, sub string) ([]string, error) {
+	sub, err := session.CheckSubdir(sub)
 	if err != nil {
 		return nil, err
 	}
@@ -450,8 +443,8 @@ func namesIn(files []pgFile, sub string) []string {
 }
 
 // RemoveFile removes a file from sources/.
-func (s *Postgres) RemoveFile(ctx context.Context, sessionID, name string) error {
-	if err := validName(name); err != nil {
+func (s *Store) RemoveFile(ctx context.Context, sessionID, name string) error {
+	if err := session.ValidName(name); err != nil {
 		return err
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -463,7 +456,7 @@ func (s *Postgres) RemoveFile(ctx context.Context, sessionID, name string) error
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("file %q is not in the session's sources: %w", name, ErrNotFound)
+			return fmt.Errorf("file %q is not in the session's sources: %w", name, session.ErrNotFound)
 		}
 		return nil
 	})
@@ -473,15 +466,15 @@ func (s *Postgres) RemoveFile(ctx context.Context, sessionID, name string) error
 	return s.mirrorWrote(ctx, sessionID, "sources", name, nil, -1)
 }
 
-// WriteOutput stores a file the model made (see SQLite.WriteOutput for the
+// WriteOutput stores a file the model made (see sqlite.Store.WriteOutput for the
 // path rules) and mirrors it.
-func (s *Postgres) WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*Written, error) {
-	sub, name, err := ParseOutputPath(path)
+func (s *Store) WriteOutput(ctx context.Context, sessionID, path string, content []byte) (*session.Written, error) {
+	sub, name, err := session.ParseOutputPath(path)
 	if err != nil {
 		return nil, err
 	}
-	if n := int64(len(content)); n > MaxFileSize {
-		return nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(n), sizeLimit())
+	if n := int64(len(content)); n > session.MaxFileSize {
+		return nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", session.ErrTooLarge, sub, name, session.Bytes(n), session.SizeLimit())
 	}
 	here, err := s.localTarget(ctx, sessionID, sub, name)
 	if err != nil {
@@ -495,18 +488,18 @@ func (s *Postgres) WriteOutput(ctx context.Context, sessionID, path string, cont
 		return nil, err
 	}
 	// A file put into the folder by hand is replaced too: say so.
-	return &Written{Subdir: sub, Name: name, Size: int64(len(content)), Replaced: replaced || here}, nil
+	return &session.Written{Subdir: sub, Name: name, Size: int64(len(content)), Replaced: replaced || here}, nil
 }
 
 // OutputTarget checks path as WriteOutput does and returns the mirror path
 // a front door writes to; OutputWritten then stores what it wrote.
-func (s *Postgres) OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *Written, error) {
-	sub, name, err := ParseOutputPath(path)
+func (s *Store) OutputTarget(ctx context.Context, sessionID, path string, size int64) (string, *session.Written, error) {
+	sub, name, err := session.ParseOutputPath(path)
 	if err != nil {
 		return "", nil, err
 	}
-	if size > MaxFileSize {
-		return "", nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(size), sizeLimit())
+	if size > session.MaxFileSize {
+		return "", nil, fmt.Errorf("%w: %s/%s would be %s; the limit is %s", session.ErrTooLarge, sub, name, session.Bytes(size), session.SizeLimit())
 	}
 	if err := s.checkFilePath(ctx, s.pool, sessionID, sub, name); err != nil {
 		return "", nil, err
@@ -515,11 +508,11 @@ func (s *Postgres) OutputTarget(ctx context.Context, sessionID, path string, siz
 	if err != nil {
 		return "", nil, err
 	}
-	w := &Written{Subdir: sub, Name: name, Size: size}
+	w := &session.Written{Subdir: sub, Name: name, Size: size}
 	var target string
 	err = s.withLocal(ctx, func() error {
 		var err error
-		target, w.Replaced, err = outputTarget(ss.Folder, sub, name, false)
+		target, w.Replaced, err = session.OutputTarget(ss.Folder, sub, name, false)
 		return err
 	})
 	if err != nil {
@@ -529,13 +522,13 @@ func (s *Postgres) OutputTarget(ctx context.Context, sessionID, path string, siz
 }
 
 // OutputWritten stores the file a front door wrote at OutputTarget's path.
-func (s *Postgres) OutputWritten(ctx context.Context, sessionID, path string, content []byte) error {
-	sub, name, err := ParseOutputPath(path)
+func (s *Store) OutputWritten(ctx context.Context, sessionID, path string, content []byte) error {
+	sub, name, err := session.ParseOutputPath(path)
 	if err != nil {
 		return err
 	}
-	if n := int64(len(content)); n > MaxFileSize {
-		return fmt.Errorf("%w: %s/%s would be %s; the limit is %s", ErrTooLarge, sub, name, Bytes(n), sizeLimit())
+	if n := int64(len(content)); n > session.MaxFileSize {
+		return fmt.Errorf("%w: %s/%s would be %s; the limit is %s", session.ErrTooLarge, sub, name, session.Bytes(n), session.SizeLimit())
 	}
 	updated, _, err := s.putFile(ctx, sessionID, sub, name, content)
 	if err != nil {
@@ -545,7 +538,7 @@ func (s *Postgres) OutputWritten(ctx context.Context, sessionID, path string, co
 }
 
 // writeHistory renders history.md into the mirror folder.
-func (s *Postgres) writeHistory(ctx context.Context, id string) error {
+func (s *Store) writeHistory(ctx context.Context, id string) error {
 	ss, err := s.row(ctx, s.pool, id)
 	if err != nil {
 		return err
@@ -554,7 +547,7 @@ func (s *Postgres) writeHistory(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	text, err := s.history.cache.render(ss, sets, func(after int64) ([]Message, error) {
+	text, err := s.history.Cache.Render(ss, sets, func(after int64) ([]session.Message, error) {
 		return s.queryMessages(ctx, s.pool, "session_id = $1 AND id > $2 ORDER BY id", id, after)
 	})
 	if err != nil {
@@ -575,12 +568,12 @@ func (s *Postgres) writeHistory(ctx context.Context, id string) error {
 }
 
 // FlushHistory writes every pending history.md now.
-func (s *Postgres) FlushHistory() error { return s.history.flush() }
+func (s *Store) FlushHistory() error { return s.history.Flush() }
 
 // Export writes the session as "markdown" or "json" into its mirror folder
 // and returns the file's path and content.
-func (s *Postgres) Export(ctx context.Context, id, format string) (string, string, error) {
-	name, content, err := exportOf(ctx, s, id, format)
+func (s *Store) Export(ctx context.Context, id, format string) (string, string, error) {
+	name, content, err := session.ExportOf(ctx, s, id, format)
 	if err != nil {
 		return "", "", err
 	}
@@ -605,28 +598,28 @@ func (s *Postgres) Export(ctx context.Context, id, format string) (string, strin
 
 // DiskUsage measures the data directory: the mirror folders, the lock and
 // the logs. The database's own size is PostgreSQL's (Database is 0).
-func (s *Postgres) DiskUsage(ctx context.Context) (*DiskUsage, error) {
+func (s *Store) DiskUsage(ctx context.Context) (*session.DiskUsage, error) {
 	rows, err := s.pool.Query(ctx, "SELECT id, title, folder FROM sessions")
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionUsage, error) {
-		var su SessionUsage
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.SessionUsage, error) {
+		var su session.SessionUsage
 		return su, r.Scan(&su.ID, &su.Title, &su.Folder)
 	})
 	if err != nil {
 		return nil, err
 	}
-	u := &DiskUsage{Sessions: []SessionUsage{}}
+	u := &session.DiskUsage{Sessions: []session.SessionUsage{}}
 	var inSessions int64
 	for _, su := range list {
 		su.Folder = s.folderPath(su.Folder)
-		su.Size = DirSize(su.Folder)
+		su.Size = session.DirSize(su.Folder)
 		inSessions += su.Size
 		u.Sessions = append(u.Sessions, su)
 	}
-	slices.SortStableFunc(u.Sessions, func(a, b SessionUsage) int { return cmp.Compare(b.Size, a.Size) })
-	u.Total = DirSize(s.dir)
+	slices.SortStableFunc(u.Sessions, func(a, b session.SessionUsage) int { return cmp.Compare(b.Size, a.Size) })
+	u.Total = session.DirSize(s.dir)
 	u.Other = max(0, u.Total-inSessions)
 	return u, nil
 }
@@ -636,9 +629,9 @@ func (s *Postgres) DiskUsage(ctx context.Context) (*DiskUsage, error) {
 // written first, until it is under. Only files mirrored here count (they
 // are what fills this machine's disk), and only of this role's own
 // sessions; each goes from the database and from every machine's mirror.
-func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, error) {
-	c := &Cleanup{Limit: limit, Removed: []Removed{}}
-	if c.Before = DirSize(s.dir); c.Before <= limit {
+func (s *Store) EnforceSoftLimit(ctx context.Context, limit int64) (*session.Cleanup, error) {
+	c := &session.Cleanup{Limit: limit, Removed: []session.Removed{}}
+	if c.Before = session.DirSize(s.dir); c.Before <= limit {
 		c.After = c.Before
 		return c, nil
 	}
@@ -649,7 +642,7 @@ func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup,
 		return nil, err
 	}
 	type candidate struct {
-		Removed
+		session.Removed
 		folder  string
 		updated int64
 	}
@@ -683,7 +676,7 @@ func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup,
 		if tag.RowsAffected() == 0 {
 			continue // written again meanwhile: no longer the oldest
 		}
-		if err := s.mirrorWrote(ctx, f.SessionID, "data", f.Name, nil, -1); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := s.mirrorWrote(ctx, f.SessionID, "data", f.Name, nil, -1); err != nil && !errors.Is(err, session.ErrNotFound) {
 			c.After = total
 			return c, err
 		}
@@ -710,17 +703,17 @@ func (s *Postgres) EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup,
 // (pgmigrations/0006_search_index.sql): under Row-Level Security a role's
 // own query could not use the index, and the function reads the newest
 // messages first, as the SQLite store's FTS5 does.
-func (s *Postgres) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
-	limit, err := pageLimit(limit, 20, 200)
+func (s *Store) Search(ctx context.Context, query string, limit int) ([]session.Hit, error) {
+	limit, err := session.PageLimit(limit, 20, 200)
 	if err != nil {
 		return nil, err
 	}
-	return s.search(ctx, query, limit, searchWindow)
+	return s.search(ctx, query, limit, session.SearchWindow)
 }
 
 // search is Search ranking the window most recent matching messages.
-func (s *Postgres) search(ctx context.Context, query string, limit, window int) ([]Hit, error) {
-	hits := []Hit{}
+func (s *Store) search(ctx context.Context, query string, limit, window int) ([]session.Hit, error) {
+	hits := []session.Hit{}
 	words := searchWords(query)
 	if len(words) == 0 {
 		return hits, nil
@@ -732,8 +725,8 @@ func (s *Postgres) search(ctx context.Context, query string, limit, window int) 
 	if err != nil {
 		return nil, err
 	}
-	titles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Hit, error) {
-		var h Hit
+	titles, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.Hit, error) {
+		var h session.Hit
 		return h, r.Scan(&h.SessionID, &h.Title, &h.Snippet)
 	})
 	if err != nil {
@@ -749,8 +742,8 @@ func (s *Postgres) search(ctx context.Context, query string, limit, window int) 
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Hit, error) {
-		var h Hit
+	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.Hit, error) {
+		var h session.Hit
 		return h, r.Scan(&h.MessageID, &h.SessionID, &h.Title, &h.Role, &h.Snippet)
 	})
 	if err != nil {

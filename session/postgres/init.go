@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -11,23 +11,23 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-//go:embed pgmigrations/*.sql
+//go:embed migrations/*.sql
 var pgMigrations embed.FS
 
-// InitPostgres creates or updates the PostgreSQL store's schema in the
+// Init creates or updates the PostgreSQL store's schema in the
 // database dsn names: the tables, the ctxls_user role its users are members
 // of, and the policies that keep private sessions private. It runs the
 // migrations not yet applied, each in a transaction, under an advisory lock
 // so that two runs at once do not both apply one. It must run as a role
 // that may create roles and tables (the database's owner); `ctxls store
 // init` runs it.
-func InitPostgres(ctx context.Context, dsn string) (applied []string, err error) {
+func Init(ctx context.Context, dsn string) (applied []string, err error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", RedactDSN(dsn), err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	names, err := fs.Glob(pgMigrations, "pgmigrations/*.sql")
+	names, err := fs.Glob(pgMigrations, "migrations/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func InitPostgres(ctx context.Context, dsn string) (applied []string, err error)
 		return nil, err
 	}
 	for _, name := range names {
-		base := strings.TrimPrefix(name, "pgmigrations/")
+		base := strings.TrimPrefix(name, "migrations/")
 		var done bool
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM ctxls_migrations WHERE name = $1)", base).Scan(&done); err != nil {
 			return nil, err
@@ -70,7 +70,7 @@ func InitPostgres(ctx context.Context, dsn string) (applied []string, err error)
 
 // pgSchemaVersion is the number of migrations this ctxls knows.
 func pgSchemaVersion() int {
-	names, _ := fs.Glob(pgMigrations, "pgmigrations/*.sql")
+	names, _ := fs.Glob(pgMigrations, "migrations/*.sql")
 	return len(names)
 }
 
@@ -82,9 +82,4 @@ func RedactDSN(dsn string) string {
 		return "the database"
 	}
 	return fmt.Sprintf("%s@%s/%s", cfg.User, cfg.Host, cfg.Database)
-}
-
-// IsPostgresURL reports whether a --store value names a PostgreSQL database.
-func IsPostgresURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }

@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,23 +21,6 @@ import (
 
 // Live updates and the turn lock of the PostgreSQL store: what makes
 // several machines on one database behave as one.
-
-// Change is a change another process made to a session, as Watch reports
-// it.
-type Change struct {
-	SessionID string
-	// Kinds of what changed, each once: "sessions" (title, visibility,
-	// model, activity), "messages", "context_items", "files".
-	Kinds []string
-	// Deleted: the session is gone (or no longer visible to this role).
-	Deleted bool
-	// Files: for a "files" change, what this machine's mirror fetched or
-	// removed to follow it.
-	Files []FileChange
-	// Reconnected: the connection was lost and is back; changes made
-	// meanwhile were not seen, so what is shown should be read again.
-	Reconnected bool
-}
 
 // watchDelay gathers the notifications of one burst (a streaming answer's
 // checkpoint touches its message and its session) into one Change.
@@ -51,7 +35,7 @@ const watchDelay = 100 * time.Millisecond
 // read and reported, so a daemon does no work for the changes of every
 // other session on the database; a deletion is reported whatever the
 // session, as are reconnections.
-func (s *Postgres) Watch(ctx context.Context, interested func(sessionID string) bool, fn func(Change)) error {
+func (s *Store) Watch(ctx context.Context, interested func(sessionID string) bool, fn func(session.Change)) error {
 	cfg := s.pool.Config().ConnConfig.Copy()
 	wait := 100 * time.Millisecond
 	first := true
@@ -75,7 +59,7 @@ func (s *Postgres) Watch(ctx context.Context, interested func(sessionID string) 
 }
 
 // listen holds one LISTEN connection until it fails or ctx ends.
-func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, interested func(string) bool, fn func(Change), reconnected bool) error {
+func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, interested func(string) bool, fn func(session.Change), reconnected bool) error {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -85,12 +69,12 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, interested f
 		return err
 	}
 	if reconnected {
-		fn(Change{Reconnected: true})
+		fn(session.Change{Reconnected: true})
 	}
 	type note struct {
 		S, K, Op, By string
 	}
-	pending := map[string]*Change{}
+	pending := map[string]*session.Change{}
 	var order []string
 	var deadline time.Time
 	flush := func() {
@@ -131,7 +115,7 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, interested f
 		}
 		ch := pending[x.S]
 		if ch == nil {
-			ch = &Change{SessionID: x.S}
+			ch = &session.Change{SessionID: x.S}
 			pending[x.S] = ch
 			order = append(order, x.S)
 			if len(order) == 1 {
@@ -149,9 +133,9 @@ func (s *Postgres) listen(ctx context.Context, cfg *pgx.ConnConfig, interested f
 
 // complete reads what a Change needs through the role's policies: whether
 // the session is still there for it, and for files, the mirror followed.
-func (s *Postgres) complete(ctx context.Context, ch *Change) {
+func (s *Store) complete(ctx context.Context, ch *session.Change) {
 	ss, files, err := s.rowFiles(ctx, s.pool, ch.SessionID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, session.ErrNotFound) {
 		// No longer shared with this role: nor is this machine's copy.
 		ch.Deleted = true
 		s.removeMirror(ctx, ch.SessionID)
@@ -189,7 +173,7 @@ func IsUnavailable(err error) bool {
 	if errors.As(err, &ne) {
 		return true
 	}
-	for _, e := range []error{io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE, syscall.ENOTCONN, ErrTurnLockLost} {
+	for _, e := range []error{io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE, syscall.ENOTCONN, session.ErrTurnLockLost} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -198,18 +182,11 @@ func IsUnavailable(err error) bool {
 	return strings.Contains(err.Error(), "conn closed")
 }
 
-// ErrTurnLockLost: the connection that held a turn's lock broke, so
-// another daemon may start a turn in the session; the turn must end.
-var ErrTurnLockLost = errors.New("the connection holding the turn's lock to the session database was lost")
-
-// ErrTurnElsewhere: a turn of the session is running in another process.
-var ErrTurnElsewhere = errors.New("a turn is already running in this session on another machine or editor; wait for it or cancel it there")
-
 // LockTurn holds the session's turn lock, across every daemon on the
 // database, until unlock is called: a PostgreSQL advisory lock on a
 // connection of its own, so a daemon that dies lets go of it with its
 // connection. Held elsewhere, it fails at once with ErrTurnElsewhere.
-func (s *Postgres) LockTurn(ctx context.Context, sessionID string) (unlock func(), lost <-chan struct{}, err error) {
+func (s *Store) LockTurn(ctx context.Context, sessionID string) (unlock func(), lost <-chan struct{}, err error) {
 	conn, err := s.turnConns.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -221,7 +198,7 @@ func (s *Postgres) LockTurn(ctx context.Context, sessionID string) (unlock func(
 	}
 	if !got {
 		conn.Release()
-		return nil, nil, ErrTurnElsewhere
+		return nil, nil, session.ErrTurnElsewhere
 	}
 	h := &heldTurn{conn: conn, done: make(chan struct{}), lost: make(chan struct{})}
 	s.turnMu.Lock()
@@ -289,12 +266,3 @@ func (h *heldTurn) check(ctx context.Context) {
 		}
 	}
 }
-
-// LockTurn has nothing to hold across processes in the SQLite store: the
-// engine's own claim keeps one turn per session in a daemon.
-func (s *SQLite) LockTurn(context.Context, string) (func(), <-chan struct{}, error) {
-	return func() {}, nil, nil
-}
-
-// Watch has nothing to report in the SQLite store.
-func (s *SQLite) Watch(context.Context, func(string) bool, func(Change)) error { return nil }

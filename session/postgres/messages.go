@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,16 +16,16 @@ import (
 // context.go for the rules, which are the same).
 
 // AppendMessage stores m, filling its ID and CreatedAt.
-func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
-	if err := checkMessage(m); err != nil {
+func (s *Store) AppendMessage(ctx context.Context, m *session.Message) error {
+	if err := session.CheckMessage(m); err != nil {
 		return err
 	}
 	now := s.millis()
-	if err := scanAppended(m, s.pool.QueryRow(ctx, pgAppendMessage, messageArgs(m, now, s.owner)...)); err != nil {
+	if err := scanAppended(m, s.pool.QueryRow(ctx, pgAppendMessage, session.MessageArgs(m, now, s.owner)...)); err != nil {
 		return err
 	}
-	m.CreatedAt = fromMillis(now)
-	return s.history.later(ctx, m.SessionID)
+	m.CreatedAt = session.FromMillis(now)
+	return s.history.Later(ctx, m.SessionID)
 }
 
 // pgAppendMessage stores a message (messageArgs) in one statement (one
@@ -33,7 +34,7 @@ func (s *Postgres) AppendMessage(ctx context.Context, m *Message) error {
 // messages counted.
 const pgAppendMessage = `WITH touched AS (
 		UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
-	INSERT INTO messages (` + messageColumns + `, summary_count)
+	INSERT INTO messages (` + session.MessageColumns + `, summary_count)
 	SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint,
 		CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
 			WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
@@ -41,11 +42,11 @@ const pgAppendMessage = `WITH touched AS (
 
 // scanAppended reads what pgAppendMessage returns into m: its id and, for
 // a summary, how many messages it covers.
-func scanAppended(m *Message, row pgx.Row) error {
+func scanAppended(m *session.Message, row pgx.Row) error {
 	var covered *int64
 	err := row.Scan(&m.ID, &covered)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound(m.SessionID)
+		return session.NotFound(m.SessionID)
 	}
 	if err != nil {
 		return err
@@ -57,12 +58,12 @@ func scanAppended(m *Message, row pgx.Row) error {
 }
 
 // UpdateMessage replaces a message's content, status and usage.
-func (s *Postgres) UpdateMessage(ctx context.Context, id int64, content string, status Status, usage *Usage) error {
-	if !validStatus(status) {
-		return invalid("unknown status %q", status)
+func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, status session.Status, usage *session.Usage) error {
+	if !session.ValidStatus(status) {
+		return session.Invalidf("unknown status %q", status)
 	}
 	// One statement: the message changed and its session's activity bumped.
-	pt, ct := usageArgs(usage)
+	pt, ct := session.UsageArgs(usage)
 	now := s.millis()
 	var sessionID string
 	err := s.pool.QueryRow(ctx, `WITH changed AS (
@@ -72,43 +73,43 @@ func (s *Postgres) UpdateMessage(ctx context.Context, id int64, content string, 
 		UPDATE sessions s SET updated_at = GREATEST(s.updated_at + 1, $5) FROM changed WHERE s.id = changed.session_id
 		RETURNING s.id`, content, status, pt, ct, now, id).Scan(&sessionID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+		return fmt.Errorf("message %d: %w", id, session.ErrNotFound)
 	}
 	if err != nil {
 		return err
 	}
-	return s.history.later(ctx, sessionID)
+	return s.history.Later(ctx, sessionID)
 }
 
 // Heartbeat records that a streaming answer's turn is alive.
-func (s *Postgres) Heartbeat(ctx context.Context, id int64) error {
+func (s *Store) Heartbeat(ctx context.Context, id int64) error {
 	tag, err := s.pool.Exec(ctx, "UPDATE messages SET heartbeat_at = $1 WHERE id = $2 AND status = 'streaming'", s.millis(), id)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+		return fmt.Errorf("message %d: %w", id, session.ErrNotFound)
 	}
 	return nil
 }
 
 // SetToolCalls records the tool calls an assistant message made.
-func (s *Postgres) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
+func (s *Store) SetToolCalls(ctx context.Context, id int64, toolCalls json.RawMessage) error {
 	if !json.Valid(toolCalls) {
-		return invalid("toolCalls is not valid JSON")
+		return session.Invalidf("toolCalls is not valid JSON")
 	}
 	tag, err := s.pool.Exec(ctx, "UPDATE messages SET tool_calls = $1 WHERE id = $2", string(toolCalls), id)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("message %d: %w", id, ErrNotFound)
+		return fmt.Errorf("message %d: %w", id, session.ErrNotFound)
 	}
 	return nil
 }
 
 // Messages returns a session's messages, oldest first.
-func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+func (s *Store) Messages(ctx context.Context, sessionID string) ([]session.Message, error) {
 	msgs, err := s.messages(ctx, s.pool, sessionID)
 	if err == nil && len(msgs) == 0 {
 		err = s.exists(ctx, s.pool, sessionID) // none, or no such session
@@ -119,11 +120,11 @@ func (s *Postgres) Messages(ctx context.Context, sessionID string) ([]Message, e
 // ModelHistory returns what a turn gives the model of a session: its
 // newest summary (nil when it has none) and the messages after the range
 // that summary covers, summaries left out, oldest first; only those are
-// read (see SQLite.ModelHistory).
+// read (see sqlite.Store.ModelHistory).
 //
 // It is one statement (a round trip is most of what a read costs here):
 // the newest summary, and the messages after the last one it covers.
-func (s *Postgres) ModelHistory(ctx context.Context, sessionID string) (*Message, []Message, error) {
+func (s *Store) ModelHistory(ctx context.Context, sessionID string) (*session.Message, []session.Message, error) {
 	summary, rest, err := splitModelHistory(s.scanMessages(s.pool.Query(ctx, pgModelHistory, sessionID)))
 	if err != nil {
 		return nil, nil, err
@@ -146,11 +147,11 @@ const pgModelHistory = `WITH newest AS (
 
 // splitModelHistory parts the rows of pgModelHistory into the summary (nil when
 // none) and the rest.
-func splitModelHistory(rows []Message, err error) (*Message, []Message, error) {
+func splitModelHistory(rows []session.Message, err error) (*session.Message, []session.Message, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var summary *Message
+	var summary *session.Message
 	rest := rows[:0:0]
 	for i, m := range rows {
 		if m.IsSummary() {
@@ -162,13 +163,13 @@ func splitModelHistory(rows []Message, err error) (*Message, []Message, error) {
 	return summary, rest, nil
 }
 
-func (s *Postgres) messages(ctx context.Context, q pgQuerier, sessionID string) ([]Message, error) {
+func (s *Store) messages(ctx context.Context, q pgQuerier, sessionID string) ([]session.Message, error) {
 	return s.queryMessages(ctx, q, "session_id = $1 ORDER BY id", sessionID)
 }
 
 // queryMessages reads the messages that where (a condition and an order)
 // selects through q.
-func (s *Postgres) queryMessages(ctx context.Context, q pgQuerier, where string, args ...any) ([]Message, error) {
+func (s *Store) queryMessages(ctx context.Context, q pgQuerier, where string, args ...any) ([]session.Message, error) {
 	return s.scanMessages(q.Query(ctx, "SELECT "+pgMessageColumns+" FROM messages WHERE "+where, args...))
 }
 
@@ -176,15 +177,15 @@ func (s *Postgres) queryMessages(ctx context.Context, q pgQuerier, where string,
 const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count`
 
 // scanMessages reads the messages of a query of pgMessageColumns.
-func (s *Postgres) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
+func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Message{}
+	out := []session.Message{}
 	for rows.Next() {
 		var (
-			m                            Message
+			m                            session.Message
 			toolCalls, toolCallID, model *string
 			created                      int64
 			pt, ct                       *int64
@@ -194,7 +195,7 @@ func (s *Postgres) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 			return nil, err
 		}
 		if sf != nil && sl != nil {
-			m.SummaryOf = &Span{First: *sf, Last: *sl}
+			m.SummaryOf = &session.Span{First: *sf, Last: *sl}
 			if sc != nil {
 				m.SummaryOf.Covered = int(*sc)
 			}
@@ -208,9 +209,9 @@ func (s *Postgres) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 		if model != nil {
 			m.Model = *model
 		}
-		m.CreatedAt = fromMillis(created)
+		m.CreatedAt = session.FromMillis(created)
 		if pt != nil || ct != nil {
-			m.Usage = &Usage{}
+			m.Usage = &session.Usage{}
 			if pt != nil {
 				m.Usage.PromptTokens = int(*pt)
 			}
@@ -223,10 +224,10 @@ func (s *Postgres) scanMessages(rows pgx.Rows, err error) ([]Message, error) {
 	return out, rows.Err()
 }
 
-// interruptStale is SQLite.interruptStale over every machine's daemons:
+// interruptStale is sqlite.Store.interruptStale over every machine's daemons:
 // an answer of another host is stale when its heartbeat is older than
 // StaleAfter; one of this host also when its process is gone.
-func (s *Postgres) interruptStale(ctx context.Context, sessionID string) error {
+func (s *Store) interruptStale(ctx context.Context, sessionID string) error {
 	query := "SELECT id, owner, heartbeat_at FROM messages WHERE status = 'streaming'"
 	var args []any
 	if sessionID != "" {
@@ -249,7 +250,7 @@ const pgStreaming = "SELECT id, owner, heartbeat_at FROM messages WHERE status =
 
 // staleAmong reads the rows of streaming answers (id, owner, heartbeat_at)
 // and returns those that are stale at now.
-func (s *Postgres) staleAmong(rows pgx.Rows, err error, now int64) ([]int64, error) {
+func (s *Store) staleAmong(rows pgx.Rows, err error, now int64) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func (s *Postgres) staleAmong(rows pgx.Rows, err error, now int64) ([]int64, err
 		if hb != nil {
 			beat = sql.NullInt64{Int64: *hb, Valid: true}
 		}
-		if isStale(s.owner, o, beat, now, host) {
+		if session.IsStale(s.owner, o, beat, now, host) {
 			stale = append(stale, id)
 		}
 	}
@@ -282,11 +283,11 @@ func (s *Postgres) staleAmong(rows pgx.Rows, err error, now int64) ([]int64, err
 // markInterrupted marks the stale answers ids as interrupted and returns
 // the ones it marked. The heartbeat is checked again in the statement: a
 // daemon that beat meanwhile keeps its answer.
-func (s *Postgres) markInterrupted(ctx context.Context, ids []int64, now int64) ([]int64, error) {
+func (s *Store) markInterrupted(ctx context.Context, ids []int64, now int64) ([]int64, error) {
 	host, _ := os.Hostname()
 	rows, err := s.pool.Query(ctx, `UPDATE messages SET status = 'interrupted' WHERE id = ANY($1) AND status = 'streaming'
 		AND (owner IS NULL OR heartbeat_at IS NULL OR owner = $2 OR heartbeat_at < $3 OR owner LIKE $4) RETURNING id`,
-		ids, s.owner, now-StaleAfter.Milliseconds(), host+"/%")
+		ids, s.owner, now-session.StaleAfter.Milliseconds(), host+"/%")
 	if err != nil {
 		return nil, err
 	}
@@ -294,11 +295,11 @@ func (s *Postgres) markInterrupted(ctx context.Context, ids []int64, now int64) 
 }
 
 // Context returns all sets of a session.
-func (s *Postgres) Context(ctx context.Context, sessionID string) (Context, error) {
+func (s *Store) Context(ctx context.Context, sessionID string) (session.Context, error) {
 	return s.context(ctx, s.pool, sessionID)
 }
 
-func (s *Postgres) context(ctx context.Context, q pgQuerier, sessionID string) (Context, error) {
+func (s *Store) context(ctx context.Context, q pgQuerier, sessionID string) (session.Context, error) {
 	c, _, err := scanContext(q.Query(ctx, pgContext, sessionID))
 	if err != nil {
 		return nil, err
@@ -317,19 +318,19 @@ const pgContext = `SELECT set_name, item, added_by FROM context_items WHERE sess
 
 // scanContext reads the rows of pgContext: the sets, and who added each
 // item of the files set.
-func scanContext(rows pgx.Rows, err error) (Context, map[string]string, error) {
+func scanContext(rows pgx.Rows, err error) (session.Context, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rows.Close()
-	c, files := Context{}, map[string]string{}
+	c, files := session.Context{}, map[string]string{}
 	for rows.Next() {
 		var name, item, by string
 		if err := rows.Scan(&name, &item, &by); err != nil {
 			return nil, nil, err
 		}
 		c[name] = append(c[name], item)
-		if name == SetFiles {
+		if name == session.SetFiles {
 			files[item] = by
 		}
 	}
@@ -337,11 +338,11 @@ func scanContext(rows pgx.Rows, err error) (Context, map[string]string, error) {
 }
 
 // AddedBy returns who added each item of a set.
-func (s *Postgres) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
+func (s *Store) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
 	return s.addedBy(ctx, s.pool, sessionID, setName)
 }
 
-func (s *Postgres) addedBy(ctx context.Context, q pgQuerier, sessionID, setName string) (map[string]string, error) {
+func (s *Store) addedBy(ctx context.Context, q pgQuerier, sessionID, setName string) (map[string]string, error) {
 	rows, err := q.Query(ctx, "SELECT item, added_by FROM context_items WHERE session_id = $1 AND set_name = $2", sessionID, setName)
 	if err != nil {
 		return nil, err
@@ -359,14 +360,14 @@ func (s *Postgres) addedBy(ctx context.Context, q pgQuerier, sessionID, setName 
 }
 
 // SetContext changes one set on the user's behalf.
-func (s *Postgres) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, AddedByUser)
+func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode) (*session.ContextChange, error) {
+	return s.SetContextBy(ctx, sessionID, setName, items, mode, session.AddedByUser)
 }
 
 // UpdateContext is the one operation that changes a set for every caller
-// (see SQLite.UpdateContext).
-func (s *Postgres) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
-	items, err := normalizeItems(setName, items, roots)
+// (see sqlite.Store.UpdateContext).
+func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string, roots []string) (*session.ContextChange, error) {
+	items, err := session.NormalizeItems(setName, items, roots)
 	if err != nil {
 		return nil, err
 	}
@@ -376,12 +377,12 @@ func (s *Postgres) UpdateContext(ctx context.Context, sessionID, setName string,
 // SetContextBy is SetContext recording who made the change. The session
 // row is locked first, so two machines changing one session's context take
 // turns.
-func (s *Postgres) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
-	req, err := newContextRequest(setName, items, mode, by)
+func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string) (*session.ContextChange, error) {
+	req, err := session.NewContextRequest(setName, items, mode, by)
 	if err != nil {
 		return nil, err
 	}
-	var ch *ContextChange
+	var ch *session.ContextChange
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", sessionID); err != nil {
 			return err
@@ -395,7 +396,7 @@ func (s *Postgres) SetContextBy(ctx context.Context, sessionID, setName string, 
 			return err
 		}
 		var who []string
-		if ch, who, err = req.apply(cur, origin); err != nil {
+		if ch, who, err = req.Apply(cur, origin); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "DELETE FROM context_items WHERE session_id = $1 AND set_name = $2", sessionID, setName); err != nil {

@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -35,9 +36,9 @@ const pgSessionFiles = `, coalesce(fl.subs, '{}'), coalesce(fl.names, '{}'), coa
 		FROM files f WHERE f.session_id = s.id) fl ON true`
 
 // scanSession scans pgSessionColumns, then extra.
-func (s *Postgres) scanSession(row pgx.Row, extra ...any) (*Session, error) {
+func (s *Store) scanSession(row pgx.Row, extra ...any) (*session.Session, error) {
 	var (
-		ss               Session
+		ss               session.Session
 		created, updated int64
 		meta, folder     string
 	)
@@ -45,23 +46,23 @@ func (s *Postgres) scanSession(row pgx.Row, extra ...any) (*Session, error) {
 		&ss.MessageCount, &ss.FileCount, &ss.Owner, &ss.Visibility}, extra...)...); err != nil {
 		return nil, err
 	}
-	ss.CreatedAt, ss.UpdatedAt = fromMillis(created), fromMillis(updated)
+	ss.CreatedAt, ss.UpdatedAt = session.FromMillis(created), session.FromMillis(updated)
 	_ = json.Unmarshal([]byte(meta), &ss.Meta)
 	ss.Folder = s.folderPath(folder)
 	return &ss, nil
 }
 
 // row reads one session as the database has it, without the mirror.
-func (s *Postgres) row(ctx context.Context, q pgQuerier, id string) (*Session, error) {
+func (s *Store) row(ctx context.Context, q pgQuerier, id string) (*session.Session, error) {
 	ss, err := s.scanSession(q.QueryRow(ctx, "SELECT "+pgSessionColumns+" FROM sessions s WHERE s.id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound(id)
+		return nil, session.NotFound(id)
 	}
 	return ss, err
 }
 
 // rowFiles is row with the session's files, for the mirror (syncFiles).
-func (s *Postgres) rowFiles(ctx context.Context, q pgQuerier, id string) (*Session, []pgFile, error) {
+func (s *Store) rowFiles(ctx context.Context, q pgQuerier, id string) (*session.Session, []pgFile, error) {
 	return s.scanRowFiles(q.QueryRow(ctx, pgSessionWithFiles, id), id)
 }
 
@@ -69,14 +70,14 @@ func (s *Postgres) rowFiles(ctx context.Context, q pgQuerier, id string) (*Sessi
 const pgSessionWithFiles = "SELECT " + pgSessionColumns + pgSessionFiles + " WHERE s.id = $1"
 
 // scanRowFiles scans the row of pgSessionWithFiles for session id.
-func (s *Postgres) scanRowFiles(row pgx.Row, id string) (*Session, []pgFile, error) {
+func (s *Store) scanRowFiles(row pgx.Row, id string) (*session.Session, []pgFile, error) {
 	var (
 		subs, names    []string
 		updated, sizes []int64
 	)
 	ss, err := s.scanSession(row, &subs, &names, &updated, &sizes)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, notFound(id)
+		return nil, nil, session.NotFound(id)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -90,18 +91,18 @@ func (s *Postgres) scanRowFiles(row pgx.Row, id string) (*Session, []pgFile, err
 
 // Create makes a session and its mirror folder. An empty title gives
 // DefaultTitle with source "auto"; a title given is the user's.
-func (s *Postgres) Create(ctx context.Context, title string) (*Session, error) {
-	source := TitleUser
+func (s *Store) Create(ctx context.Context, title string) (*session.Session, error) {
+	source := session.TitleUser
 	if strings.TrimSpace(title) == "" {
-		title, source = DefaultTitle, TitleAuto
+		title, source = session.DefaultTitle, session.TitleAuto
 	}
-	title, err := validTitle(title)
+	title, err := session.ValidTitle(title)
 	if err != nil {
 		return nil, err
 	}
-	id := newID()
+	id := session.NewID()
 	now := s.millis()
-	folder := folderName(fromMillis(now), title, id)
+	folder := session.FolderName(session.FromMillis(now), title, id)
 	if _, err := s.pool.Exec(ctx,
 		"INSERT INTO sessions (id, title, title_source, created_at, updated_at, folder) VALUES ($1, $2, $3, $4, $5, $6)",
 		id, title, source, now, now, folder); err != nil {
@@ -114,14 +115,14 @@ func (s *Postgres) Create(ctx context.Context, title string) (*Session, error) {
 }
 
 // Get returns one session, with its mirror folder brought up to date.
-func (s *Postgres) Get(ctx context.Context, id string) (*Session, error) {
+func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 	ss, _, err := s.get(ctx, id)
 	return ss, err
 }
 
 // get is Get, also returning the session's files as the mirror has them
 // now.
-func (s *Postgres) get(ctx context.Context, id string) (*Session, []pgFile, error) {
+func (s *Store) get(ctx context.Context, id string) (*session.Session, []pgFile, error) {
 	ss, files, err := s.rowFiles(ctx, s.pool, id)
 	if err != nil {
 		return nil, nil, err
@@ -134,8 +135,8 @@ func (s *Postgres) get(ctx context.Context, id string) (*Session, []pgFile, erro
 
 // List returns sessions, most recent activity first, and a cursor for the
 // next page ("" at the end).
-func (s *Postgres) List(ctx context.Context, opt ListOptions) ([]Session, string, error) {
-	limit, err := pageLimit(opt.Limit, 50, 500)
+func (s *Store) List(ctx context.Context, opt session.ListOptions) ([]session.Session, string, error) {
+	limit, err := session.PageLimit(opt.Limit, 50, 500)
 	if err != nil {
 		return nil, "", err
 	}
@@ -144,9 +145,9 @@ func (s *Postgres) List(ctx context.Context, opt ListOptions) ([]Session, string
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
 	if opt.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(opt.Cursor)
-		var c cursor
+		var c session.Cursor
 		if err != nil || json.Unmarshal(raw, &c) != nil || c.ID == "" {
-			return nil, "", invalid("cursor %q is not one this server returned", truncate(opt.Cursor, 60))
+			return nil, "", session.Invalidf("cursor %q is not one this server returned", session.Truncate(opt.Cursor, 60))
 		}
 		u, i := arg(c.U), arg(c.ID)
 		where = append(where, "(s.updated_at < "+u+" OR s.updated_at = "+u+" AND s.id < "+i+")")
@@ -168,19 +169,19 @@ func (s *Postgres) List(ctx context.Context, opt ListOptions) ([]Session, string
 	if len(out) > limit {
 		out = out[:limit]
 		last := out[limit-1]
-		b, _ := json.Marshal(cursor{U: last.UpdatedAt.UnixMilli(), ID: last.ID})
+		b, _ := json.Marshal(session.Cursor{U: last.UpdatedAt.UnixMilli(), ID: last.ID})
 		next = base64.RawURLEncoding.EncodeToString(b)
 	}
 	return out, next, nil
 }
 
-func (s *Postgres) list(ctx context.Context, query string, args ...any) ([]Session, error) {
+func (s *Store) list(ctx context.Context, query string, args ...any) ([]session.Session, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Session{}
+	out := []session.Session{}
 	for rows.Next() {
 		ss, err := s.scanSession(rows)
 		if err != nil {
@@ -192,31 +193,31 @@ func (s *Postgres) list(ctx context.Context, query string, args ...any) ([]Sessi
 }
 
 // Rename sets a session's title; the mirror folder follows its new name.
-func (s *Postgres) Rename(ctx context.Context, id, title string, source TitleSource) (*Session, error) {
+func (s *Store) Rename(ctx context.Context, id, title string, source session.TitleSource) (*session.Session, error) {
 	ss, _, err := s.renameIf(ctx, id, title, source, nil)
 	return ss, err
 }
 
 // renameIf renames only if cond (when not nil) accepts the current title
 // and source; the check and the change are one transaction, the row locked.
-func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (*Session, bool, error) {
-	title, err := validTitle(title)
+func (s *Store) renameIf(ctx context.Context, id, title string, source session.TitleSource, cond func(string, session.TitleSource) bool) (*session.Session, bool, error) {
+	title, err := session.ValidTitle(title)
 	if err != nil {
 		return nil, false, err
 	}
 	changed := false
-	var written *Session
+	var written *session.Session
 	var files []pgFile
 	var from, to string // the mirror folder moved, if it did
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var (
 			curTitle, folder string
-			curSource        TitleSource
+			curSource        session.TitleSource
 			created          int64
 		)
 		err := tx.QueryRow(ctx, "SELECT created_at, title, title_source, folder FROM sessions WHERE id = $1 FOR UPDATE", id).Scan(&created, &curTitle, &curSource, &folder)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound(id)
+			return session.NotFound(id)
 		}
 		if err != nil {
 			return err
@@ -224,7 +225,7 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 		if cond != nil && !cond(curTitle, curSource) {
 			return nil
 		}
-		newFolder := folderName(fromMillis(created), title, id)
+		newFolder := session.FolderName(session.FromMillis(created), title, id)
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET title = $1, title_source = $2, folder = $3 WHERE id = $4",
 			title, source, newFolder, id); err != nil {
 			return err
@@ -272,25 +273,25 @@ func (s *Postgres) renameIf(ctx context.Context, id, title string, source TitleS
 	if err := s.syncFolder(ctx, written, files); err != nil {
 		return nil, true, err
 	}
-	return written, true, s.history.later(ctx, id)
+	return written, true, s.history.Later(ctx, id)
 }
 
 // SetTitleIfAuto replaces an "auto" title with one the model suggested.
-func (s *Postgres) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
-	return s.setTitleIf(ctx, id, title, TitleModel, titleIsAuto)
+func (s *Store) SetTitleIfAuto(ctx context.Context, id, title string) (bool, error) {
+	return s.setTitleIf(ctx, id, title, session.TitleModel, session.TitleIsAuto)
 }
 
 // SetAutoTitle sets an "auto" title if the title is still the default one.
-func (s *Postgres) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
-	return s.setTitleIf(ctx, id, title, TitleAuto, titleIsDefault)
+func (s *Store) SetAutoTitle(ctx context.Context, id, title string) (bool, error) {
+	return s.setTitleIf(ctx, id, title, session.TitleAuto, session.TitleIsDefault)
 }
 
-func (s *Postgres) setTitleIf(ctx context.Context, id, title string, source TitleSource, cond func(string, TitleSource) bool) (bool, error) {
+func (s *Store) setTitleIf(ctx context.Context, id, title string, source session.TitleSource, cond func(string, session.TitleSource) bool) (bool, error) {
 	var cur string
-	var src TitleSource
+	var src session.TitleSource
 	err := s.pool.QueryRow(ctx, "SELECT title, title_source FROM sessions WHERE id = $1", id).Scan(&cur, &src)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, notFound(id)
+		return false, session.NotFound(id)
 	}
 	if err != nil {
 		return false, err
@@ -304,7 +305,7 @@ func (s *Postgres) setTitleIf(ctx context.Context, id, title string, source Titl
 
 // Delete removes a session with its messages, context and files, and this
 // machine's mirror folder. Only its owner may.
-func (s *Postgres) Delete(ctx context.Context, id string) error {
+func (s *Store) Delete(ctx context.Context, id string) error {
 	var folder string
 	err := s.pool.QueryRow(ctx, "DELETE FROM sessions WHERE id = $1 RETURNING folder", id).Scan(&folder)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -313,27 +314,27 @@ func (s *Postgres) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	s.history.cache.forget(id)
+	s.history.Cache.Forget(id)
 	return s.removeFolder(ctx, id, folder)
 }
 
 // notOwner explains why a change only an owner may make matched nothing:
 // the session is not there for this role, or it is another's.
-func (s *Postgres) notOwner(ctx context.Context, id, what string) error {
+func (s *Store) notOwner(ctx context.Context, id, what string) error {
 	var owner string
 	err := s.pool.QueryRow(ctx, "SELECT owner::text FROM sessions WHERE id = $1", id).Scan(&owner)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound(id)
+		return session.NotFound(id)
 	}
 	if err != nil {
 		return err
 	}
-	return invalid("session %s belongs to %s; only its owner may %s it", truncate(id, 80), owner, what)
+	return session.Invalidf("session %s belongs to %s; only its owner may %s it", session.Truncate(id, 80), owner, what)
 }
 
 // removeFolder removes a deleted session's mirror folder: under its name,
 // and under an older one (renamed elsewhere, not followed here yet).
-func (s *Postgres) removeFolder(ctx context.Context, id, folder string) error {
+func (s *Store) removeFolder(ctx context.Context, id, folder string) error {
 	err := s.withLocal(ctx, func() error { return os.RemoveAll(s.folderPath(folder)) })
 	if err == nil {
 		err = s.removeMirror(ctx, id)
@@ -346,11 +347,11 @@ func (s *Postgres) removeFolder(ctx context.Context, id, folder string) error {
 
 // Share sets the session's visibility; only its owner may (the database's
 // share function checks).
-func (s *Postgres) Share(ctx context.Context, id string, visibility Visibility) (*Session, error) {
-	if visibility != VisibilityPrivate && visibility != VisibilityTeam {
-		return nil, invalid("visibility must be %q or %q, got %q", VisibilityPrivate, VisibilityTeam, truncate(string(visibility), 40))
+func (s *Store) Share(ctx context.Context, id string, visibility session.Visibility) (*session.Session, error) {
+	if visibility != session.VisibilityPrivate && visibility != session.VisibilityTeam {
+		return nil, session.Invalidf("visibility must be %q or %q, got %q", session.VisibilityPrivate, session.VisibilityTeam, session.Truncate(string(visibility), 40))
 	}
-	var ss *Session
+	var ss *session.Session
 	var files []pgFile
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT share($1, $2)", id, string(visibility)); err != nil {
@@ -371,14 +372,14 @@ func (s *Postgres) Share(ctx context.Context, id string, visibility Visibility) 
 }
 
 // PruneInactive deletes this role's sessions with no activity before
-// cutoff (see SQLite.PruneInactive). Team sessions of others are left to
+// cutoff (see sqlite.Store.PruneInactive). Team sessions of others are left to
 // their owners.
-func (s *Postgres) PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool) ([]Session, error) {
+func (s *Store) PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool) ([]session.Session, error) {
 	list, err := s.list(ctx, "SELECT "+pgSessionColumns+" FROM sessions s WHERE s.updated_at < $1 AND s.owner = session_user ORDER BY s.updated_at, s.id", cutoff.UnixMilli())
 	if err != nil || dryRun {
 		return list, err
 	}
-	out := []Session{}
+	out := []session.Session{}
 	for _, ss := range list {
 		var folder string
 		err := s.pool.QueryRow(ctx, "DELETE FROM sessions WHERE id = $1 AND updated_at < $2 RETURNING folder", ss.ID, cutoff.UnixMilli()).Scan(&folder)
@@ -398,7 +399,7 @@ func (s *Postgres) PruneInactive(ctx context.Context, cutoff time.Time, dryRun b
 
 // MarkTitleRequested records that the model is being asked for the title;
 // false when that was already recorded.
-func (s *Postgres) MarkTitleRequested(ctx context.Context, id string) (bool, error) {
+func (s *Store) MarkTitleRequested(ctx context.Context, id string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET meta = jsonb_set(meta, '{titleRequested}', 'true')
 		WHERE id = $1 AND NOT coalesce((meta->>'titleRequested')::boolean, false)`, id)
 	if err != nil {
@@ -411,24 +412,24 @@ func (s *Postgres) MarkTitleRequested(ctx context.Context, id string) (bool, err
 }
 
 // ClearTitleRequested forgets that the title was asked for.
-func (s *Postgres) ClearTitleRequested(ctx context.Context, id string) error {
+func (s *Store) ClearTitleRequested(ctx context.Context, id string) error {
 	tag, err := s.pool.Exec(ctx, "UPDATE sessions SET meta = meta - 'titleRequested' WHERE id = $1", id)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return notFound(id)
+		return session.NotFound(id)
 	}
 	return nil
 }
 
 // SetModel sets the model the session's turns use ("" for the default).
-func (s *Postgres) SetModel(ctx context.Context, id, model string) (*Session, error) {
-	model, err := validModel(model)
+func (s *Store) SetModel(ctx context.Context, id, model string) (*session.Session, error) {
+	model, err := session.ValidModel(model)
 	if err != nil {
 		return nil, err
 	}
-	var ss *Session
+	var ss *session.Session
 	var files []pgFile
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -453,8 +454,8 @@ func (s *Postgres) SetModel(ctx context.Context, id, model string) (*Session, er
 }
 
 // SetEnvHint records the session's envHint when it differs; not activity.
-func (s *Postgres) SetEnvHint(ctx context.Context, id, hint string) (bool, error) {
-	hint = CleanEnvHint(hint)
+func (s *Store) SetEnvHint(ctx context.Context, id, hint string) (bool, error) {
+	hint = session.CleanEnvHint(hint)
 	var tag pgconn.CommandTag
 	var err error
 	if hint == "" {
@@ -472,12 +473,12 @@ func (s *Postgres) SetEnvHint(ctx context.Context, id, hint string) (bool, error
 }
 
 // SetWorkspace records the folder the session is used in; not activity.
-func (s *Postgres) SetWorkspace(ctx context.Context, id, dir string) error {
+func (s *Store) SetWorkspace(ctx context.Context, id, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if !filepath.IsAbs(dir) || !utf8.ValidString(dir) || hasControl(dir) {
-		return invalid("workspace %q must be an absolute path", truncate(dir, 200))
+	if !filepath.IsAbs(dir) || !utf8.ValidString(dir) || session.HasControl(dir) {
+		return session.Invalidf("workspace %q must be an absolute path", session.Truncate(dir, 200))
 	}
 	dir = filepath.Clean(dir)
 	tag, err := s.pool.Exec(ctx, "UPDATE sessions SET meta = jsonb_set(meta, '{workspace}', to_jsonb($2::text)) WHERE id = $1 AND meta->>'workspace' IS DISTINCT FROM $2", id, dir)
@@ -491,31 +492,31 @@ func (s *Postgres) SetWorkspace(ctx context.Context, id, dir string) error {
 }
 
 // ResolveID returns the id of the one session whose id starts with prefix
-// (see SQLite.ResolveID).
-func (s *Postgres) ResolveID(ctx context.Context, prefix string) (string, error) {
-	p, err := checkIDPrefix(prefix)
+// (see sqlite.Store.ResolveID).
+func (s *Store) ResolveID(ctx context.Context, prefix string) (string, error) {
+	p, err := session.CheckIDPrefix(prefix)
 	if err != nil {
 		return "", err
 	}
 	escaped := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(p)
 	rows, err := s.pool.Query(ctx, `SELECT id, title FROM sessions WHERE id LIKE $1 ESCAPE '\'
-		ORDER BY id = $2 DESC, updated_at DESC, id DESC LIMIT $3`, escaped+"%", p, shownCandidates+1)
+		ORDER BY id = $2 DESC, updated_at DESC, id DESC LIMIT $3`, escaped+"%", p, session.ShownCandidates+1)
 	if err != nil {
 		return "", err
 	}
-	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Candidate, error) {
-		var c Candidate
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.Candidate, error) {
+		var c session.Candidate
 		return c, r.Scan(&c.ID, &c.Title)
 	})
 	if err != nil {
 		return "", err
 	}
-	return resolved(prefix, p, found)
+	return session.ResolvedID(prefix, p, found)
 }
 
 // FirstExchange returns the first user message and the first complete
-// answer (see SQLite.FirstExchange).
-func (s *Postgres) FirstExchange(ctx context.Context, id string) (first, answer string, err error) {
+// answer (see sqlite.Store.FirstExchange).
+func (s *Store) FirstExchange(ctx context.Context, id string) (first, answer string, err error) {
 	if err := s.exists(ctx, s.pool, id); err != nil {
 		return "", "", err
 	}

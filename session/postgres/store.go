@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,11 +30,11 @@ import (
 //
 // Times are this process's clock, as in the SQLite store, so a session's
 // updatedAt is comparable across both and tests may set the clock.
-type Postgres struct {
+type Store struct {
 	pool  *pgxpool.Pool
 	dir   string
 	now   func() time.Time
-	owner string // "<host>/<pid>/<random>", as SQLite.owner
+	owner string // "<host>/<pid>/<random>", as sqlite.Store.owner
 	// app is the application_name of this store's connections, which
 	// the change notifications carry, so Watch skips its own.
 	app string
@@ -45,17 +46,17 @@ type Postgres struct {
 
 	// local is the data directory's write lock: the mirror folders are
 	// changed by one process of this machine at a time.
-	local   *writeLock
-	history historyWriter
+	local   *session.WriteLock
+	history session.HistoryWriter
 }
 
-var _ Store = (*Postgres)(nil)
+var _ session.Store = (*Store)(nil)
 
-// OpenPostgres opens the PostgreSQL store dsn names, with dataDir for the
+// Open opens the PostgreSQL store dsn names, with dataDir for the
 // local mirror of the session folders. The schema must have been made by
-// InitPostgres (`ctxls store init`), and the role dsn logs in as must be a
+// Init (`ctxls store init`), and the role dsn logs in as must be a
 // member of ctxls_user.
-func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
+func Open(ctx context.Context, dataDir, dsn string) (*Store, error) {
 	for _, d := range []string{"sessions", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dataDir, d), 0o700); err != nil {
 			return nil, err
@@ -63,9 +64,9 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, invalid("the store URL is not a PostgreSQL connection string: %v", err)
+		return nil, session.Invalidf("the store URL is not a PostgreSQL connection string: %v", err)
 	}
-	app := "ctxls/" + newID()[:12]
+	app := "ctxls/" + session.NewID()[:12]
 	cfg.ConnConfig.RuntimeParams["application_name"] = app
 	cfg.MaxConns = 8
 	cfg.MaxConnIdleTime = time.Minute
@@ -89,16 +90,16 @@ func OpenPostgres(ctx context.Context, dataDir, dsn string) (*Postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("cannot connect to %s: %w", name, err)
 	}
-	lock, err := openLockFile(filepath.Join(dataDir, "ctxls.lock"))
+	lock, err := session.OpenWriteLock(filepath.Join(dataDir, "ctxls.lock"))
 	if err != nil {
 		pool.Close()
 		turnConns.Close()
 		return nil, err
 	}
-	s := &Postgres{pool: pool, turnConns: turnConns, dir: dataDir, now: time.Now, owner: newOwner(), app: app, turns: map[*pgxpool.Conn]*heldTurn{},
-		local: &writeLock{token: make(chan struct{}, 1), file: lock}}
-	s.history.write = s.writeHistory
-	if err := removeStaleTmp(filepath.Join(dataDir, "tmp"), s.now()); err != nil {
+	s := &Store{pool: pool, turnConns: turnConns, dir: dataDir, now: time.Now, owner: session.NewOwner(), app: app, turns: map[*pgxpool.Conn]*heldTurn{},
+		local: lock}
+	s.history.Write = s.writeHistory
+	if err := session.RemoveStaleTmp(filepath.Join(dataDir, "tmp"), s.now()); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -155,8 +156,8 @@ func sqlIdent(name string) string {
 }
 
 // Close writes pending history.md files and closes the connections.
-func (s *Postgres) Close() error {
-	err := s.history.close()
+func (s *Store) Close() error {
+	err := s.history.Close()
 	s.pool.Close()
 	// Turns still held end with their connections, as at a daemon's exit.
 	s.turnMu.Lock()
@@ -170,18 +171,16 @@ func (s *Postgres) Close() error {
 	clear(s.turns)
 	s.turnMu.Unlock()
 	s.turnConns.Close()
-	if s.local.file != nil {
-		s.local.file.Close()
-	}
+	s.local.Close()
 	return err
 }
 
 // DataDir is the directory of the local mirror, locks and logs.
-func (s *Postgres) DataDir() string { return s.dir }
+func (s *Store) DataDir() string { return s.dir }
 
-func (s *Postgres) millis() int64 { return s.now().UnixMilli() }
+func (s *Store) millis() int64 { return s.now().UnixMilli() }
 
-func (s *Postgres) folderPath(name string) string { return filepath.Join(s.dir, "sessions", name) }
+func (s *Store) folderPath(name string) string { return filepath.Join(s.dir, "sessions", name) }
 
 // pgQuerier is a pool or a transaction.
 type pgQuerier interface {
@@ -191,66 +190,40 @@ type pgQuerier interface {
 }
 
 // inTx runs fn in a transaction, committed when fn returns nil.
-func (s *Postgres) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
 // touch bumps a session's updatedAt, reporting ErrNotFound for a session
 // the role cannot see.
-func (s *Postgres) touch(ctx context.Context, q pgQuerier, id string) error {
+func (s *Store) touch(ctx context.Context, q pgQuerier, id string) error {
 	tag, err := q.Exec(ctx, "UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $1) WHERE id = $2", s.millis(), id)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return notFound(id)
+		return session.NotFound(id)
 	}
 	return nil
 }
 
 // exists reports ErrNotFound for a session the role cannot see.
-func (s *Postgres) exists(ctx context.Context, q pgQuerier, id string) error {
+func (s *Store) exists(ctx context.Context, q pgQuerier, id string) error {
 	var ok bool
 	if err := q.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)", id).Scan(&ok); err != nil {
 		return err
 	}
 	if !ok {
-		return notFound(id)
+		return session.NotFound(id)
 	}
 	return nil
 }
 
 // withLocal runs fn holding the data directory's write lock.
-func (s *Postgres) withLocal(ctx context.Context, fn func() error) error {
-	if err := s.local.acquire(ctx); err != nil {
+func (s *Store) withLocal(ctx context.Context, fn func() error) error {
+	if err := s.local.Acquire(ctx); err != nil {
 		return err
 	}
-	defer s.local.release()
+	defer s.local.Release()
 	return fn()
-}
-
-// StoreEnv names the environment variable that selects the store when
-// --store is not given.
-const StoreEnv = "CTXLS_STORE"
-
-// OpenStore opens the store every door uses: the PostgreSQL database url
-// names (postgres://… or postgresql://…), with dataDir for the local
-// mirror of session folders, or, with url "", the SQLite store in dataDir.
-func OpenStore(ctx context.Context, dataDir, url string) (Store, error) {
-	switch {
-	case url == "":
-		if s, err := Open(dataDir); err == nil {
-			return s, nil
-		} else {
-			return nil, err
-		}
-	case IsPostgresURL(url):
-		if s, err := OpenPostgres(ctx, dataDir, url); err == nil {
-			return s, nil
-		} else {
-			return nil, err
-		}
-	}
-	// Not echoed: it may hold a password.
-	return nil, invalid("the store must be a PostgreSQL URL (postgres://… or postgresql://…); leave it out for the local store")
 }

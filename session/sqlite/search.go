@@ -1,29 +1,13 @@
-package session
+package sqlite
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/ctxls/ctxls/session"
 )
-
-// Hit is one search result. MessageID is 0 for a title match.
-type Hit struct {
-	SessionID string `json:"sessionId"`
-	Title     string `json:"title"`
-	MessageID int64  `json:"messageId"`
-	Role      Role   `json:"role"`
-	Snippet   string `json:"snippet"`
-}
-
-// searchWindow is how many of the most recent matching messages bm25 ranks.
-// bm25 costs a few microseconds a match (it reads each match's length and
-// positions), so ranking every match of a broad query took 50-60 ms of CPU
-// with 10% of 100,000 messages matching and 110 ms with 30%; with a window
-// of 2,000 such a search takes about 20 ms. The trade-off: when more
-// messages match, older ones are not considered, however relevant. A query
-// with fewer matches ranks them all.
-const searchWindow = 2000
 
 // ftsQuery turns plain words into an FTS5 query: each word a quoted phrase,
 // the last one a prefix. Words without letters or digits are dropped, so no
@@ -63,7 +47,7 @@ const maxExpansions = 16
 // 100,000 messages), while the term lookup costs half of one. Each spelled-out
 // term is then its own bm25 phrase, weighted by its own rarity. none reports
 // that the prefix matches no term, so no message can match.
-func (s *SQLite) messagesMatch(ctx context.Context, query string) (match string, none bool, err error) {
+func (s *Store) messagesMatch(ctx context.Context, query string) (match string, none bool, err error) {
 	parts := ftsPhrases(query)
 	if len(parts) == 0 {
 		return "", true, nil
@@ -107,17 +91,17 @@ func (s *SQLite) messagesMatch(ctx context.Context, query string) (match string,
 // messages by bm25 relevance, the newer first among equals. Messages are
 // ranked among the searchWindow most recent matches only. Snippets mark the
 // matched words with «».
-func (s *SQLite) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
-	return s.search(ctx, query, limit, searchWindow)
+func (s *Store) Search(ctx context.Context, query string, limit int) ([]session.Hit, error) {
+	return s.search(ctx, query, limit, session.SearchWindow)
 }
 
-func (s *SQLite) search(ctx context.Context, query string, limit, window int) ([]Hit, error) {
-	limit, err := pageLimit(limit, 20, 200)
+func (s *Store) search(ctx context.Context, query string, limit, window int) ([]session.Hit, error) {
+	limit, err := session.PageLimit(limit, 20, 200)
 	if err != nil {
 		return nil, err
 	}
 	match := ftsQuery(query)
-	hits := []Hit{}
+	hits := []session.Hit{}
 	if match == "" {
 		return hits, nil
 	}
@@ -128,7 +112,7 @@ func (s *SQLite) search(ctx context.Context, query string, limit, window int) ([
 		return nil, err
 	}
 	for rows.Next() {
-		var h Hit
+		var h session.Hit
 		if err := rows.Scan(&h.SessionID, &h.Title, &h.Snippet); err != nil {
 			rows.Close()
 			return nil, err
@@ -156,7 +140,7 @@ func (s *SQLite) search(ctx context.Context, query string, limit, window int) ([
 // only be computed in a query on the FTS table: the first scores the window
 // and keeps the top rowids, the second computes snippets and joins for those
 // rowids alone, scanning the matches between the lowest and the highest.
-func (s *SQLite) searchMessages(ctx context.Context, match string, limit, window int) ([]Hit, error) {
+func (s *Store) searchMessages(ctx context.Context, match string, limit, window int) ([]session.Hit, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM (
 			SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts
 			WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)
@@ -196,9 +180,9 @@ func (s *SQLite) searchMessages(ctx context.Context, match string, limit, window
 		return nil, err
 	}
 	defer rows.Close()
-	byID := make(map[int64]Hit, len(ids))
+	byID := make(map[int64]session.Hit, len(ids))
 	for rows.Next() {
-		var h Hit
+		var h session.Hit
 		if err := rows.Scan(&h.MessageID, &h.SessionID, &h.Title, &h.Role, &h.Snippet); err != nil {
 			return nil, err
 		}
@@ -207,7 +191,7 @@ func (s *SQLite) searchMessages(ctx context.Context, match string, limit, window
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	hits := make([]Hit, 0, len(ids))
+	hits := make([]session.Hit, 0, len(ids))
 	for _, id := range ids {
 		// A message deleted between the two statements is left out.
 		if h, ok := byID[id]; ok {

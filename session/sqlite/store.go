@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -13,20 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxls/ctxls/session"
 	"modernc.org/sqlite" // also registers the "sqlite" driver
 )
-
-var (
-	// ErrNotFound: an unknown session, message or file.
-	ErrNotFound = errors.New("not found")
-	// ErrInvalid: an argument that breaks a rule; the message says which.
-	ErrInvalid = errors.New("invalid argument")
-	// ErrTooLarge: a file over MaxFileSize.
-	ErrTooLarge = errors.New("too large")
-)
-
-// MaxFileSize is the largest file a session accepts: 25 MiB, 26,214,400 bytes.
-const MaxFileSize = 25 << 20
 
 //go:embed migrations/*.sql
 var migrations embed.FS
@@ -43,13 +32,13 @@ var migrations embed.FS
 // the database is where it is on disk until the transaction ends. Readers
 // take no lock; one that finds a folder missing (moved by a rename that
 // has not committed yet) reads again inside a write transaction.
-type SQLite struct {
+type Store struct {
 	db  *sql.DB
 	dir string
 	now func() time.Time
 
-	writer  *writeLock
-	history historyWriter
+	writer  *session.WriteLock
+	history session.HistoryWriter
 
 	// owner names this store instance in the answers it streams
 	// ("<host>/<pid>/<random>"), so another process can tell a live
@@ -57,59 +46,8 @@ type SQLite struct {
 	owner string
 }
 
-// writeLock is taken around every write transaction (see begin). SQLite's
-// busy handler polls for the lock with sleeps growing to 100 ms, so under
-// steady writing a process that commits and begins again keeps winning and
-// another can wait past busy_timeout ("database is locked"). Here the
-// process's writers queue on a channel (in order, cancellable), and one at
-// a time waits on an flock of <dataDir>/ctxls.lock, which the kernel hands
-// over the moment it is released.
-type writeLock struct {
-	token chan struct{} // one writer of this process at a time
-	file  *os.File      // nil where flock is missing
-}
-
-// acquire takes the lock, or gives up when ctx is done.
-func (w *writeLock) acquire(ctx context.Context) error {
-	select {
-	case w.token <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if w.file == nil || tryFlock(w.file) {
-		return nil
-	}
-	done := make(chan error, 1)
-	go func() { done <- flock(w.file, true) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			<-w.token
-			return fmt.Errorf("locking the data directory: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		// The flock is still pending on this process's descriptor: keep the
-		// token until it ends, so no other writer of ours takes it meanwhile.
-		go func() {
-			if <-done == nil {
-				flock(w.file, false)
-			}
-			<-w.token
-		}()
-		return ctx.Err()
-	}
-}
-
-func (w *writeLock) release() {
-	if w.file != nil {
-		flock(w.file, false)
-	}
-	<-w.token
-}
-
 // Open opens (creating if needed) the store in dataDir.
-func Open(dataDir string) (*SQLite, error) {
+func Open(dataDir string) (*Store, error) {
 	for _, d := range []string{"sessions", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dataDir, d), 0o700); err != nil {
 			return nil, err
@@ -128,13 +66,13 @@ func Open(dataDir string) (*SQLite, error) {
 	db := sql.OpenDB(keptConnector{drv: &sqlite.Driver{}, dsn: dsn})
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
-	lock, err := openLockFile(filepath.Join(dataDir, "ctxls.lock"))
+	lock, err := session.OpenWriteLock(filepath.Join(dataDir, "ctxls.lock"))
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	s := &SQLite{db: db, dir: dataDir, now: time.Now, writer: &writeLock{token: make(chan struct{}, 1), file: lock}, owner: newOwner()}
-	s.history.write = s.writeHistory
+	s := &Store{db: db, dir: dataDir, now: time.Now, writer: lock, owner: session.NewOwner()}
+	s.history.Write = s.writeHistory
 	// Switching a new database to WAL takes an exclusive lock for which
 	// SQLite does not always call the busy handler, so two processes that
 	// create the store at the same moment can see SQLITE_BUSY here: retry.
@@ -161,7 +99,7 @@ func Open(dataDir string) (*SQLite, error) {
 // migrate applies the embedded migrations newer than PRAGMA user_version,
 // in one immediate transaction, so two processes starting at once apply
 // them once.
-func (s *SQLite) migrate() error {
+func (s *Store) migrate() error {
 	files, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return err
@@ -201,37 +139,33 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database.
-func (s *SQLite) Close() error {
-	herr := s.history.close()
-	if s.writer.file != nil {
-		s.writer.file.Close()
-	}
+func (s *Store) Close() error {
+	herr := s.history.Close()
+	s.writer.Close()
 	return errors.Join(herr, s.db.Close())
 }
 
 // DataDir is the store's directory.
-func (s *SQLite) DataDir() string { return s.dir }
+func (s *Store) DataDir() string { return s.dir }
 
-func (s *SQLite) millis() int64 { return s.now().UnixMilli() }
-
-func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+func (s *Store) millis() int64 { return s.now().UnixMilli() }
 
 // begin starts an immediate write transaction; end must be called with it
 // when the transaction is over (committed or not).
-func (s *SQLite) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
-	if err := s.writer.acquire(ctx); err != nil {
+func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
+	if err := s.writer.Acquire(ctx); err != nil {
 		return nil, nil, err
 	}
 	tx, err = s.db.BeginTx(ctx, nil)
 	if err != nil {
-		s.writer.release()
+		s.writer.Release()
 		return nil, nil, err
 	}
-	return tx, func() { tx.Rollback(); s.writer.release() }, nil
+	return tx, func() { tx.Rollback(); s.writer.Release() }, nil
 }
 
 // inTx runs fn in an immediate write transaction.
-func (s *SQLite) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return err
@@ -245,7 +179,7 @@ func (s *SQLite) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // exec runs one writing statement in a write transaction (an autocommit
 // write would wait for SQLite's lock outside the writeLock queue).
-func (s *SQLite) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+func (s *Store) exec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err = tx.ExecContext(ctx, query, args...)
 		return err
@@ -257,12 +191,12 @@ func (s *SQLite) exec(ctx context.Context, query string, args ...any) (res sql.R
 // path of the session's folder as the transaction sees it. Everything that
 // writes inside a session folder goes through here: no rename can move the
 // folder until the transaction ends, in any process.
-func (s *SQLite) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, folder string) error) error {
+func (s *Store) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, folder string) error) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var folder string
 		if err := tx.QueryRowContext(ctx, "SELECT folder FROM sessions WHERE id = ?", id).Scan(&folder); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				return notFound(id)
+				return session.NotFound(id)
 			}
 			return err
 		}
@@ -274,54 +208,14 @@ func (s *SQLite) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, fo
 }
 
 // touch bumps a session's updatedAt inside tx, reporting ErrNotFound.
-func (s *SQLite) touch(ctx context.Context, tx *sql.Tx, id string) error {
+func (s *Store) touch(ctx context.Context, tx *sql.Tx, id string) error {
 	res, err := tx.ExecContext(ctx, "UPDATE sessions SET updated_at = max(updated_at + 1, ?) WHERE id = ?", s.millis(), id)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return notFound(id)
+		return session.NotFound(id)
 	}
 	return nil
 }
-
-func notFound(id string) error {
-	return fmt.Errorf("session %q: %w", truncate(id, 80), ErrNotFound)
-}
-
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// writeFileAtomic writes data to path through a temporary file and rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
-
-func hasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
-}
+var _ session.Store = (*Store)(nil)
