@@ -359,11 +359,6 @@ func (s *Store) addedBy(ctx context.Context, q pgQuerier, sessionID, setName str
 	return out, rows.Err()
 }
 
-// SetContext changes one set on the user's behalf.
-func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode) (*session.ContextChange, error) {
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, session.AddedByUser)
-}
-
 // UpdateContext is the one operation that changes a set for every caller
 // (see sqlite.Store.UpdateContext).
 func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string, roots []string) (*session.ContextChange, error) {
@@ -371,13 +366,14 @@ func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, it
 	if err != nil {
 		return nil, err
 	}
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, by)
+	return s.setContext(ctx, sessionID, setName, items, mode, by)
 }
 
-// SetContextBy is SetContext recording who made the change. The session
-// row is locked first, so two machines changing one session's context take
-// turns.
-func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string) (*session.ContextChange, error) {
+// setContext changes one set, recording who made the change (AddedByUser
+// or AddedByModel) for the items it adds; UpdateContext normalises the
+// items first. The session row is locked first, so two machines changing
+// one session's context take turns.
+func (s *Store) setContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string) (*session.ContextChange, error) {
 	req, err := session.NewContextRequest(setName, items, mode, by)
 	if err != nil {
 		return nil, err

@@ -41,11 +41,6 @@ func loadContext(ctx context.Context, q querier, sessionID string) (session.Cont
 	return c, rows.Err()
 }
 
-// SetContext changes one set on the user's behalf. The limits are checked
-// and the set written in one transaction; a refused change changes nothing.
-func (s *Store) SetContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode) (*session.ContextChange, error) {
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, session.AddedByUser)
-}
 
 // AddedBy returns who added each item of a set (items kept from before a
 // change keep their origin).
@@ -76,12 +71,13 @@ func (s *Store) UpdateContext(ctx context.Context, sessionID, setName string, it
 	if err != nil {
 		return nil, err
 	}
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, by)
+	return s.setContext(ctx, sessionID, setName, items, mode, by)
 }
 
-// SetContextBy is SetContext recording who made the change (AddedByUser or
-// AddedByModel) for the items it adds.
-func (s *Store) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string) (*session.ContextChange, error) {
+// setContext changes one set, recording who made the change (AddedByUser
+// or AddedByModel) for the items it adds; UpdateContext normalises the
+// items first.
+func (s *Store) setContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string) (*session.ContextChange, error) {
 	req, err := session.NewContextRequest(setName, items, mode, by)
 	if err != nil {
 		return nil, err

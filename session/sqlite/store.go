@@ -218,4 +218,5 @@ func (s *Store) touch(ctx context.Context, tx *sql.Tx, id string) error {
 	}
 	return nil
 }
+
 var _ session.Store = (*Store)(nil)
