@@ -24,6 +24,7 @@ import (
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -83,11 +84,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 		log.Error("no data directory")
 		return 1
 	}
-	store, err := session.OpenStore(ctx, cfg.DataDir, cfg.Store)
+	store, err := backend.Open(ctx, cfg.DataDir, cfg.Store)
 	if err != nil {
 		where := "sqlite " + cfg.DataDir
 		if cfg.Store != "" {
-			where = "postgres " + session.RedactDSN(cfg.Store)
+			where = "postgres " + backend.RedactDSN(cfg.Store)
 		}
 		log.Error("cannot open the session store", "store", where, "err", err)
 		return 1

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // sessionsCmd is "ctxls sessions": the same store the daemon uses.
@@ -299,7 +300,7 @@ func (g *globals) openStore(ctx context.Context) (session.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := session.OpenStore(ctx, dir, url)
+	st, err := backend.Open(ctx, dir, url)
 	if err != nil {
 		return nil, openError(dir, url, err)
 	}
@@ -311,7 +312,7 @@ func openError(dir, url string, err error) error {
 	if url == "" {
 		return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
 	}
-	return fmt.Errorf("cannot open the PostgreSQL session store %s: %w", session.RedactDSN(url), err)
+	return fmt.Errorf("cannot open the PostgreSQL session store %s: %w", backend.RedactDSN(url), err)
 }
 
 // absPaths makes the --file paths absolute.

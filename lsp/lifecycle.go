@@ -14,6 +14,7 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/lsp/command"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -101,13 +102,13 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if dataDir == "" {
 		return nil, errors.New("no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
 	}
-	store, err := session.OpenStore(ctx, dataDir, s.cfg.Store)
+	store, err := backend.Open(ctx, dataDir, s.cfg.Store)
 	if err != nil {
 		if s.cfg.Store != "" {
-			which := "cannot open the PostgreSQL session store " + session.RedactDSN(s.cfg.Store)
+			which := "cannot open the PostgreSQL session store " + backend.RedactDSN(s.cfg.Store)
 			if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
 				// Which store, and that it cannot be reached (not the driver's words).
-				s.log.Warn("store unreachable", "store", session.RedactDSN(s.cfg.Store), "err", err)
+				s.log.Warn("store unreachable", "store", backend.RedactDSN(s.cfg.Store), "err", err)
 				return nil, jsonrpc2.NewError(RequestFailed, which+": "+u.Error())
 			}
 			return nil, fmt.Errorf("%s: %w", which, err)

@@ -217,7 +217,7 @@ func (s *Server) writeApplet(c *viewCapture) {
 		s.log.Debug("view capture skipped", "reason", "applet unchanged", "session", c.sessionID)
 		return
 	}
-	ch, err := store.SetContext(ctx, c.sessionID, prompts.SetApplet, c.items, session.ModeReplace)
+	ch, err := store.UpdateContext(ctx, c.sessionID, prompts.SetApplet, c.items, session.ModeReplace, session.AddedByUser, nil)
 	if err != nil {
 		s.log.Warn("view not captured", "session", c.sessionID, "err", err)
 		return

@@ -41,7 +41,6 @@ func loadContext(ctx context.Context, q querier, sessionID string) (session.Cont
 	return c, rows.Err()
 }
 
-
 // AddedBy returns who added each item of a set (items kept from before a
 // change keep their origin).
 func (s *Store) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
