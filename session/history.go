@@ -202,6 +202,17 @@ func (c *HistoryCache) Render(ss *Session, sets Context, after func(id int64) ([
 	return out.String(), nil
 }
 
+// Kept is how many messages of session id the cache keeps rendered (0
+// for none).
+func (c *HistoryCache) Kept(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[id]; e != nil {
+		return e.count
+	}
+	return 0
+}
+
 // keep stores e for id when it is worth keeping, and drops entries idle
 // for historyCacheIdle and then the oldest while over historyCacheBytes.
 func (c *HistoryCache) keep(id string, e *historyEntry) {

@@ -1,57 +1,40 @@
-package session
+package storetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
-func openTest(t testing.TB) *SQLite {
-	t.Helper()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-var ctx = context.Background()
-
-func TestCreateGetReopen(t *testing.T) {
-	forEachStoreEnv(t, testCreateGetReopen)
-}
-
-func testCreateGetReopen(t *testing.T, e *storeEnv) {
+func testCreateGetReopen(t *testing.T, e *Env) {
 	dir, s := e.Dir, e.S // dir created by Open
 	a, err := s.Create(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Title != DefaultTitle || a.TitleSource != TitleAuto || len(a.ID) != 26 {
+	if a.Title != session.DefaultTitle || a.TitleSource != session.TitleAuto || len(a.ID) != 26 {
 		t.Errorf("default session: %+v", a)
 	}
 	b, err := s.Create(ctx, "  Fix: the Login Redirect!  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Title != "Fix: the Login Redirect!" || b.TitleSource != TitleUser {
+	if b.Title != "Fix: the Login Redirect!" || b.TitleSource != session.TitleUser {
 		t.Errorf("titled session: %+v", b)
 	}
 	base := filepath.Base(b.Folder)
 	if !strings.HasSuffix(base, "--fix-the-login-redirect--"+b.ID[:6]) || len(base) < 20 {
 		t.Errorf("folder name %q", base)
 	}
-	for _, sub := range append(Subdirs, "history.md") {
+	for _, sub := range append(session.Subdirs, "history.md") {
 		if _, err := os.Stat(filepath.Join(b.Folder, sub)); err != nil {
 			t.Errorf("%s: %v", sub, err)
 		}
@@ -59,7 +42,7 @@ func testCreateGetReopen(t *testing.T, e *storeEnv) {
 	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
 		t.Errorf("data dir mode %v", fi.Mode().Perm())
 	}
-	if isSQLite(s) { // the PostgreSQL store's database is not in dir
+	if e.Local { // the PostgreSQL store's database is not in dir
 		if fi, _ := os.Stat(filepath.Join(dir, "ctxls.db")); fi.Mode().Perm() != 0o600 {
 			t.Errorf("db mode %v", fi.Mode().Perm())
 		}
@@ -67,7 +50,7 @@ func testCreateGetReopen(t *testing.T, e *storeEnv) {
 	if fi, _ := os.Stat(b.Folder); fi.Mode().Perm() != 0o700 {
 		t.Errorf("session folder mode %v", fi.Mode().Perm())
 	}
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nope") {
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, session.ErrNotFound) || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown id: %v", err)
 	}
 	s.Close()
@@ -77,18 +60,17 @@ func testCreateGetReopen(t *testing.T, e *storeEnv) {
 	if err != nil || got.Title != b.Title || !got.CreatedAt.Equal(b.CreatedAt) {
 		t.Errorf("after reopen: %+v %v", got, err)
 	}
-	if _, err := s.Create(ctx, strings.Repeat("x", 201)); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Create(ctx, strings.Repeat("x", 201)); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("long title: %v", err)
 	}
 }
 
-func TestListOrderCursorQuery(t *testing.T) { forEachStore(t, testListOrderCursorQuery) }
-
-func testListOrderCursorQuery(t *testing.T, s Store) {
+func testListOrderCursorQuery(t *testing.T, e *Env) {
+	s := e.S
 	// A clock that moves 1 ms a call: two sessions made in the same
 	// millisecond would tie on updated_at and sort by id, not by age.
 	clock := time.Now()
-	setClock(s, func() time.Time { clock = clock.Add(time.Millisecond); return clock })
+	e.SetClock(s, func() time.Time { clock = clock.Add(time.Millisecond); return clock })
 	var ids []string
 	for i := range 7 {
 		ss, err := s.Create(ctx, fmt.Sprintf("session %d %s", i, []string{"alpha", "beta"}[i%2]))
@@ -98,13 +80,13 @@ func testListOrderCursorQuery(t *testing.T, s Store) {
 		ids = append(ids, ss.ID)
 	}
 	// Activity on the first makes it the newest.
-	if err := s.AppendMessage(ctx, &Message{SessionID: ids[0], Role: RoleUser, Content: "hi"}); err != nil {
+	if err := s.AppendMessage(ctx, &session.Message{SessionID: ids[0], Role: session.RoleUser, Content: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	var all []string
 	Cursor := ""
 	for {
-		page, next, err := s.List(ctx, ListOptions{Limit: 3, Cursor: Cursor})
+		page, next, err := s.List(ctx, session.ListOptions{Limit: 3, Cursor: Cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,34 +102,32 @@ func testListOrderCursorQuery(t *testing.T, s Store) {
 	if !slices.Equal(all, want) {
 		t.Errorf("order: %v, want %v", all, want)
 	}
-	page, _, err := s.List(ctx, ListOptions{Query: "BETA"})
+	page, _, err := s.List(ctx, session.ListOptions{Query: "BETA"})
 	if err != nil || len(page) != 3 {
 		t.Errorf("query: %d %v", len(page), err)
 	}
-	page, _, _ = s.List(ctx, ListOptions{Query: "%"})
+	page, _, _ = s.List(ctx, session.ListOptions{Query: "%"})
 	if len(page) != 0 {
 		t.Errorf("%% must be literal: %d", len(page))
 	}
-	first, _, _ := s.List(ctx, ListOptions{Limit: 1})
+	first, _, _ := s.List(ctx, session.ListOptions{Limit: 1})
 	if first[0].MessageCount != 1 {
 		t.Errorf("messageCount %d", first[0].MessageCount)
 	}
-	if _, _, err := s.List(ctx, ListOptions{Cursor: "garbage!"}); !errors.Is(err, ErrInvalid) {
+	if _, _, err := s.List(ctx, session.ListOptions{Cursor: "garbage!"}); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("bad cursor: %v", err)
 	}
-	if _, _, err := s.List(ctx, ListOptions{Limit: -1}); !errors.Is(err, ErrInvalid) {
+	if _, _, err := s.List(ctx, session.ListOptions{Limit: -1}); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("negative limit: %v", err)
 	}
 }
-
-func TestRenameMovesFolder(t *testing.T) { forEachStore(t, testRenameMovesFolder) }
 
 func testRenameMovesFolder(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	if _, err := s.AddFile(ctx, a.ID, "notes.txt", strings.NewReader("n")); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Rename(ctx, a.ID, "Better name", TitleUser)
+	b, err := s.Rename(ctx, a.ID, "Better name", session.TitleUser)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +152,11 @@ func testRenameMovesFolder(t *testing.T, s Store) {
 		t.Errorf("SetTitleIfAuto: %v %v", changed, err)
 	}
 	got, _ := s.Get(ctx, c.ID)
-	if got.Title != "Model idea" || got.TitleSource != TitleModel {
+	if got.Title != "Model idea" || got.TitleSource != session.TitleModel {
 		t.Errorf("model title: %+v", got)
 	}
 	// Folder rename fails (target exists as a file): nothing changes.
-	target := filepath.Join(s.DataDir(), "sessions", FolderName(got.CreatedAt, "Blocked", got.ID))
+	target := filepath.Join(s.DataDir(), "sessions", session.FolderName(got.CreatedAt, "Blocked", got.ID))
 	if err := os.WriteFile(target, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +170,7 @@ func testRenameMovesFolder(t *testing.T, s Store) {
 	if err := os.WriteFile(filepath.Join(target, "occupied"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Rename(ctx, c.ID, "Blocked", TitleUser); err == nil {
+	if _, err := s.Rename(ctx, c.ID, "Blocked", session.TitleUser); err == nil {
 		t.Error("rename onto an occupied folder succeeded")
 	}
 	after, _ := s.Get(ctx, c.ID)
@@ -198,28 +178,26 @@ func testRenameMovesFolder(t *testing.T, s Store) {
 		t.Errorf("failed rename changed state: %+v", after)
 	}
 	for _, bad := range []string{"", "  ", "a\nb", strings.Repeat("x", 201)} {
-		if _, err := s.Rename(ctx, c.ID, bad, TitleUser); !errors.Is(err, ErrInvalid) {
+		if _, err := s.Rename(ctx, c.ID, bad, session.TitleUser); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("rename %q: %v", bad, err)
 		}
 	}
 }
 
-func TestMessagesHistoryExport(t *testing.T) { forEachStore(t, testMessagesHistoryExport) }
-
 func testMessagesHistoryExport(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "Chat")
-	u := &Message{SessionID: a.ID, Role: RoleUser, Content: "How do I parse JSON?"}
+	u := &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: "How do I parse JSON?"}
 	if err := s.AppendMessage(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	m := &Message{SessionID: a.ID, Role: RoleAssistant, Content: "Use enc", Status: StatusStreaming}
+	m := &session.Message{SessionID: a.ID, Role: session.RoleAssistant, Content: "Use enc", Status: session.StatusStreaming}
 	if err := s.AppendMessage(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateMessage(ctx, m.ID, "Use encoding/json.", StatusComplete, &Usage{PromptTokens: 10, CompletionTokens: 4}); err != nil {
+	if err := s.UpdateMessage(ctx, m.ID, "Use encoding/json.", session.StatusComplete, &session.Usage{PromptTokens: 10, CompletionTokens: 4}); err != nil {
 		t.Fatal(err)
 	}
-	tc := &Message{SessionID: a.ID, Role: RoleAssistant, ToolCalls: []byte(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)}
+	tc := &session.Message{SessionID: a.ID, Role: session.RoleAssistant, ToolCalls: []byte(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)}
 	if err := s.AppendMessage(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +205,7 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("messages: %v %v", msgs, err)
 	}
-	if msgs[1].Content != "Use encoding/json." || msgs[1].Status != StatusComplete || msgs[1].Usage == nil || msgs[1].Usage.CompletionTokens != 4 {
+	if msgs[1].Content != "Use encoding/json." || msgs[1].Status != session.StatusComplete || msgs[1].Usage == nil || msgs[1].Usage.CompletionTokens != 4 {
 		t.Errorf("updated message: %+v", msgs[1])
 	}
 	if string(msgs[2].ToolCalls) != string(tc.ToolCalls) {
@@ -240,13 +218,13 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	if !strings.Contains(string(hist), "Use encoding/json.") || !strings.Contains(string(hist), "How do I parse JSON?") {
 		t.Errorf("history.md not current:\n%s", hist)
 	}
-	if err := s.AppendMessage(ctx, &Message{SessionID: "nope", Role: RoleUser}); !errors.Is(err, ErrNotFound) {
+	if err := s.AppendMessage(ctx, &session.Message{SessionID: "nope", Role: session.RoleUser}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("append to unknown: %v", err)
 	}
-	if err := s.AppendMessage(ctx, &Message{SessionID: a.ID, Role: "wizard"}); !errors.Is(err, ErrInvalid) {
+	if err := s.AppendMessage(ctx, &session.Message{SessionID: a.ID, Role: "wizard"}); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("bad role: %v", err)
 	}
-	if err := s.UpdateMessage(ctx, 9999, "", StatusComplete, nil); !errors.Is(err, ErrNotFound) {
+	if err := s.UpdateMessage(ctx, 9999, "", session.StatusComplete, nil); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("update unknown: %v", err)
 	}
 	path, content, err := s.Export(ctx, a.ID, "markdown")
@@ -257,7 +235,7 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	if err != nil || !strings.Contains(content, `"v": 1`) || !strings.Contains(content, "encoding/json") {
 		t.Errorf("export json: %v", err)
 	}
-	if _, _, err := s.Export(ctx, a.ID, "pdf"); !errors.Is(err, ErrInvalid) {
+	if _, _, err := s.Export(ctx, a.ID, "pdf"); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("export pdf: %v", err)
 	}
 	if err := s.Delete(ctx, a.ID); err != nil {
@@ -266,39 +244,37 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	if _, err := os.Stat(a.Folder); !os.IsNotExist(err) {
 		t.Errorf("folder after delete: %v", err)
 	}
-	if _, err := s.Messages(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Messages(ctx, a.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("messages after delete: %v", err)
 	}
-	if err := s.Delete(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+	if err := s.Delete(ctx, a.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("delete twice: %v", err)
 	}
 }
 
-func TestContextSets(t *testing.T) { forEachStore(t, testContextSets) }
-
 func testContextSets(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
-	ch, err := s.SetContext(ctx, a.ID, "ports", []string{" 8080 ", "5432", "8080"}, "")
+	ch, err := s.UpdateContext(ctx, a.ID, "ports", []string{" 8080 ", "5432", "8080"}, "", session.AddedByUser, nil)
 	if err != nil || !slices.Equal(ch.Items, []string{"8080", "5432"}) || !slices.Equal(ch.Added, ch.Items) {
 		t.Fatalf("replace: %+v %v", ch, err)
 	}
-	ch, _ = s.SetContext(ctx, a.ID, "ports", []string{"3000", "5432"}, ModeMerge)
+	ch, _ = s.UpdateContext(ctx, a.ID, "ports", []string{"3000", "5432"}, session.ModeMerge, session.AddedByUser, nil)
 	if !slices.Equal(ch.Items, []string{"8080", "5432", "3000"}) || !slices.Equal(ch.Added, []string{"3000"}) {
 		t.Errorf("merge: %+v", ch)
 	}
-	ch, _ = s.SetContext(ctx, a.ID, "ports", []string{"1"}, ModeReplace)
+	ch, _ = s.UpdateContext(ctx, a.ID, "ports", []string{"1"}, session.ModeReplace, session.AddedByUser, nil)
 	if !slices.Equal(ch.Removed, []string{"8080", "5432", "3000"}) {
 		t.Errorf("removed: %+v", ch)
 	}
-	ch, _ = s.SetContext(ctx, a.ID, "fles", []string{"x"}, "")
+	ch, _ = s.UpdateContext(ctx, a.ID, "fles", []string{"x"}, "", session.AddedByUser, nil)
 	if len(ch.Warnings) != 1 || !strings.Contains(ch.Warnings[0], `unknown set name "fles" — typo?`) || !strings.Contains(ch.Warnings[0], `"files"`) {
 		t.Errorf("warning: %v", ch.Warnings)
 	}
-	ch, _ = s.SetContext(ctx, a.ID, "fles", nil, "")
+	ch, _ = s.UpdateContext(ctx, a.ID, "fles", nil, "", session.AddedByUser, nil)
 	if _, ok := ch.Context["fles"]; ok {
 		t.Error("empty replace must delete the set")
 	}
-	if _, err := s.SetContext(ctx, a.ID, "ports", []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}, ""); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "11 items; the limit is 10") {
+	if _, err := s.UpdateContext(ctx, a.ID, "ports", []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}, "", session.AddedByUser, nil); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "11 items; the limit is 10") {
 		t.Errorf("per-set limit: %v", err)
 	}
 	for i := range 4 {
@@ -306,11 +282,11 @@ func testContextSets(t *testing.T, s Store) {
 		for j := range items {
 			items[j] = fmt.Sprintf("%d-%d", i, j)
 		}
-		if _, err := s.SetContext(ctx, a.ID, fmt.Sprintf("s%d", i), items, ""); err != nil {
+		if _, err := s.UpdateContext(ctx, a.ID, fmt.Sprintf("s%d", i), items, "", session.AddedByUser, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.SetContext(ctx, a.ID, "endpoints", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, ""); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "51 context items; the limit is 50") {
+	if _, err := s.UpdateContext(ctx, a.ID, "endpoints", []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, "", session.AddedByUser, nil); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "51 context items; the limit is 50") {
 		t.Errorf("total limit: %v", err)
 	}
 	c, _ := s.Context(ctx, a.ID)
@@ -318,47 +294,19 @@ func testContextSets(t *testing.T, s Store) {
 		t.Errorf("refused change changed state: %v", c)
 	}
 	for _, bad := range []string{"", "a b", "a/b", strings.Repeat("x", 65)} {
-		if _, err := s.SetContext(ctx, a.ID, bad, []string{"x"}, ""); !errors.Is(err, ErrInvalid) {
+		if _, err := s.UpdateContext(ctx, a.ID, bad, []string{"x"}, "", session.AddedByUser, nil); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("set name %q: %v", bad, err)
 		}
 	}
 	for _, bad := range [][]string{{""}, {"a\x00"}, {strings.Repeat("x", 5000)}} {
-		if _, err := s.SetContext(ctx, a.ID, "ports", bad, ""); !errors.Is(err, ErrInvalid) {
+		if _, err := s.UpdateContext(ctx, a.ID, "ports", bad, "", session.AddedByUser, nil); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("items %q: %v", bad, err)
 		}
 	}
-	if _, err := s.SetContext(ctx, "nope", "ports", []string{"1"}, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := s.UpdateContext(ctx, "nope", "ports", []string{"1"}, "", session.AddedByUser, nil); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
-
-func TestNormalizeFileItem(t *testing.T) {
-	roots := []string{"/w/app"}
-	for in, want := range map[string]string{
-		"main.go":                 "/w/app/main.go",
-		"./a/../b.go":             "/w/app/b.go",
-		"file:///w/app/x%20y.go":  "/w/app/x y.go",
-		"/etc/../w/z.go":          "/w/z.go",
-		"  spaced.go ":            "/w/app/spaced.go",
-		"file:///w/app/docs/a.md": "/w/app/docs/a.md",
-		"../outside/of/workspace": "/w/outside/of/workspace",
-	} {
-		got, err := NormalizeFileItem(in, roots)
-		if err != nil || got != want {
-			t.Errorf("%q: %q %v, want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "a\x00", "https://example.com/x"} {
-		if _, err := NormalizeFileItem(bad, roots); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-	if _, err := NormalizeFileItem("rel.go", nil); !errors.Is(err, ErrInvalid) {
-		t.Errorf("relative without roots: %v", err)
-	}
-}
-
-func TestFilesSafety(t *testing.T) { forEachStore(t, testFilesSafety) }
 
 func testFilesSafety(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
@@ -366,15 +314,15 @@ func testFilesSafety(t *testing.T, s Store) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"", ".", "..", "../x", "a/b", `a\b`, ".env", "a\x00b", strings.Repeat("x", 256)} {
-		if _, err := s.AddFile(ctx, a.ID, bad, strings.NewReader("x")); !errors.Is(err, ErrInvalid) {
+		if _, err := s.AddFile(ctx, a.ID, bad, strings.NewReader("x")); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("add %q: %v", bad, err)
 		}
-		if err := s.RemoveFile(ctx, a.ID, bad); !errors.Is(err, ErrInvalid) {
+		if err := s.RemoveFile(ctx, a.ID, bad); !errors.Is(err, session.ErrInvalid) {
 			t.Errorf("remove %q: %v", bad, err)
 		}
 	}
 	// Over 25 MB: refused, nothing left behind (a reader, not an allocation).
-	if _, err := s.AddFile(ctx, a.ID, "big.bin", io.LimitReader(zeros{}, MaxFileSize+1)); !errors.Is(err, ErrTooLarge) {
+	if _, err := s.AddFile(ctx, a.ID, "big.bin", io.LimitReader(zeros{}, session.MaxFileSize+1)); !errors.Is(err, session.ErrTooLarge) {
 		t.Errorf("too large: %v", err)
 	}
 	names, _ := s.ListFiles(ctx, a.ID, "")
@@ -386,7 +334,7 @@ func testFilesSafety(t *testing.T, s Store) {
 		t.Errorf("temporary file left behind: %v", entries)
 	}
 	// Exactly 25 MB is fine.
-	if fi, err := s.AddFile(ctx, a.ID, "max.bin", io.LimitReader(zeros{}, MaxFileSize)); err != nil || fi.Size != MaxFileSize {
+	if fi, err := s.AddFile(ctx, a.ID, "max.bin", io.LimitReader(zeros{}, session.MaxFileSize)); err != nil || fi.Size != session.MaxFileSize {
 		t.Errorf("25 MB: %v", err)
 	}
 	// A symlink in sources/ is replaced, never written through, and removed
@@ -411,7 +359,7 @@ func testFilesSafety(t *testing.T, s Store) {
 	if data, _ := os.ReadFile(outside); string(data) != "precious" {
 		t.Error("removed the symlink's target")
 	}
-	if err := s.RemoveFile(ctx, a.ID, "ghost"); !errors.Is(err, ErrNotFound) {
+	if err := s.RemoveFile(ctx, a.ID, "ghost"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("remove missing: %v", err)
 	}
 	// sources/ replaced by a symlink to elsewhere: refused.
@@ -419,7 +367,7 @@ func testFilesSafety(t *testing.T, s Store) {
 	elsewhere := t.TempDir()
 	os.RemoveAll(filepath.Join(b.Folder, "sources"))
 	os.Symlink(elsewhere, filepath.Join(b.Folder, "sources"))
-	if _, err := s.AddFile(ctx, b.ID, "x.txt", strings.NewReader("x")); !errors.Is(err, ErrInvalid) {
+	if _, err := s.AddFile(ctx, b.ID, "x.txt", strings.NewReader("x")); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("symlinked sources/: %v", err)
 	}
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
@@ -431,13 +379,13 @@ func testFilesSafety(t *testing.T, s Store) {
 	if fi, err := s.AddFileFromPath(ctx, a.ID, src); err != nil || fi.Name != "spec.md" || fi.Size != 4 {
 		t.Errorf("from path: %+v %v", fi, err)
 	}
-	if _, err := s.AddFileFromPath(ctx, a.ID, filepath.Dir(src)); !errors.Is(err, ErrInvalid) {
+	if _, err := s.AddFileFromPath(ctx, a.ID, filepath.Dir(src)); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("directory: %v", err)
 	}
-	if _, err := s.AddFileFromPath(ctx, a.ID, src+".missing"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.AddFileFromPath(ctx, a.ID, src+".missing"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("missing: %v", err)
 	}
-	if _, err := s.ListFiles(ctx, a.ID, "../.."); !errors.Is(err, ErrInvalid) {
+	if _, err := s.ListFiles(ctx, a.ID, "../.."); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("bad subdir: %v", err)
 	}
 	got, _ := s.Get(ctx, a.ID)
@@ -453,18 +401,16 @@ func (zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestSearch(t *testing.T) { forEachStore(t, testSearch) }
-
 func testSearch(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "Kubernetes ingress")
 	b, _ := s.Create(ctx, "")
-	s.AppendMessage(ctx, &Message{SessionID: b.ID, Role: RoleUser, Content: "Why does the café ingress controller return 502?"})
-	s.AppendMessage(ctx, &Message{SessionID: b.ID, Role: RoleAssistant, Content: "Unrelated text"})
+	s.AppendMessage(ctx, &session.Message{SessionID: b.ID, Role: session.RoleUser, Content: "Why does the café ingress controller return 502?"})
+	s.AppendMessage(ctx, &session.Message{SessionID: b.ID, Role: session.RoleAssistant, Content: "Unrelated text"})
 	hits, err := s.Search(ctx, "ingress", 0)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("hits %+v %v", hits, err)
 	}
-	if hits[0].SessionID != a.ID || hits[0].MessageID != 0 || hits[1].SessionID != b.ID || hits[1].Role != RoleUser || !strings.Contains(hits[1].Snippet, "«ingress»") {
+	if hits[0].SessionID != a.ID || hits[0].MessageID != 0 || hits[1].SessionID != b.ID || hits[1].Role != session.RoleUser || !strings.Contains(hits[1].Snippet, "«ingress»") {
 		t.Errorf("hits %+v", hits)
 	}
 	if hits, _ := s.Search(ctx, "cafe contr", 0); len(hits) != 1 {
@@ -475,84 +421,7 @@ func testSearch(t *testing.T, s Store) {
 			t.Errorf("query %q: %v", q, err)
 		}
 	}
-	if _, err := s.Search(ctx, "x", -1); !errors.Is(err, ErrInvalid) {
+	if _, err := s.Search(ctx, "x", -1); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("negative limit: %v", err)
-	}
-}
-
-// TestConcurrentProcesses runs writers in separate OS processes on one data
-// directory; every write must land and none may fail with "locked".
-func TestConcurrentProcesses(t *testing.T) {
-	if dir := os.Getenv("CTXLS_TEST_WRITER_DIR"); dir != "" {
-		return // the child part runs in TestWriterChild
-	}
-	dir := t.TempDir()
-	const procs, writes = 3, 60
-	var wg sync.WaitGroup
-	errs := make([]error, procs)
-	out := make([][]byte, procs)
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestWriterChild$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "CTXLS_TEST_WRITER_DIR="+dir, fmt.Sprintf("CTXLS_TEST_WRITER_N=%d", writes), fmt.Sprintf("CTXLS_TEST_WRITER_ID=%d", p))
-			out[p], errs[p] = cmd.CombinedOutput()
-		}()
-	}
-	wg.Wait()
-	for p := range procs {
-		if errs[p] != nil {
-			t.Fatalf("writer %d: %v\n%s", p, errs[p], out[p])
-		}
-	}
-	st, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	list, _, err := st.List(ctx, ListOptions{Limit: 500})
-	if err != nil || len(list) != procs {
-		t.Fatalf("sessions: %d %v", len(list), err)
-	}
-	for _, ss := range list {
-		msgs, _ := st.Messages(ctx, ss.ID)
-		c, _ := st.Context(ctx, ss.ID)
-		if len(msgs) != writes || len(c["ports"]) != 10 || ss.FileCount != writes {
-			t.Errorf("session %s: %d messages, %d ports, %d files", ss.Title, len(msgs), len(c["ports"]), ss.FileCount)
-		}
-	}
-}
-
-// TestWriterChild is the child process of TestConcurrentProcesses.
-func TestWriterChild(t *testing.T) {
-	dir := os.Getenv("CTXLS_TEST_WRITER_DIR")
-	if dir == "" {
-		t.Skip("run by TestConcurrentProcesses")
-	}
-	var n int
-	fmt.Sscan(os.Getenv("CTXLS_TEST_WRITER_N"), &n)
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ss, err := s.Create(ctx, "writer "+os.Getenv("CTXLS_TEST_WRITER_ID"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if err := s.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: fmt.Sprintf("message %d", i)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.SetContext(ctx, ss.ID, "ports", []string{fmt.Sprint(i % 10)}, ModeMerge); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.AddFile(ctx, ss.ID, fmt.Sprintf("f%d", i), strings.NewReader("x")); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := s.List(ctx, ListOptions{}); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package session
+package postgres
 
 import (
 	"context"
@@ -452,8 +452,8 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = append(msgs, summary)
-	local.SetContextBy(ctx, a.ID, SetFiles, []string{"/w/a.go", "/w/b.go"}, ModeReplace, AddedByUser)
-	local.SetContextBy(ctx, a.ID, SetFiles, []string{"/w/c.go"}, ModeMerge, AddedByModel)
+	local.UpdateContext(ctx, a.ID, SetFiles, []string{"/w/a.go", "/w/b.go"}, ModeReplace, AddedByUser, nil)
+	local.UpdateContext(ctx, a.ID, SetFiles, []string{"/w/c.go"}, ModeMerge, AddedByModel, nil)
 	local.SetContext(ctx, a.ID, "ports", []string{"8080"}, ModeReplace)
 	local.AddFile(ctx, a.ID, "spec.md", strings.NewReader("# spec"))
 	local.WriteOutput(ctx, a.ID, "results/out/report.md", []byte("report"))

@@ -1,4 +1,4 @@
-package session
+package sqlite
 
 import (
 	"context"
@@ -226,39 +226,6 @@ func checkRace(t *testing.T, st *SQLite, dir, id string, n int) {
 // because "is the title still automatic?" is checked in the rename's own
 // transaction.
 func TestAutoTitleNeverOverridesUser(t *testing.T) { forEachStore(t, testAutoTitleNeverOverridesUser) }
-
-func testAutoTitleNeverOverridesUser(t *testing.T, s Store) {
-	const trials = 50
-	for i := range trials {
-		ss, err := s.Create(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		wg.Go(func() {
-			<-start
-			if _, err := s.SetAutoTitle(ctx, ss.ID, "first line"); err != nil {
-				t.Error(err)
-			}
-		})
-		wg.Go(func() {
-			<-start
-			if _, err := s.Rename(ctx, ss.ID, fmt.Sprintf("user title %d", i), TitleUser); err != nil {
-				t.Error(err)
-			}
-		})
-		close(start)
-		wg.Wait()
-		got, err := s.Get(ctx, ss.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.TitleSource != TitleUser || got.Title != fmt.Sprintf("user title %d", i) {
-			t.Fatalf("trial %d: title %q (%s): the automatic title overrode the user's", i, got.Title, got.TitleSource)
-		}
-	}
-}
 
 // TestWriteLockAcrossStores: two stores on one data directory (as two
 // processes would be) exclude each other's write transactions, and a
