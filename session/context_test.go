@@ -1,18 +1,8 @@
 package session
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 func TestNormalizeFileItem(t *testing.T) {
@@ -40,4 +30,3 @@ func TestNormalizeFileItem(t *testing.T) {
 		t.Errorf("relative without roots: %v", err)
 	}
 }
-

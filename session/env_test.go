@@ -1,14 +1,10 @@
 package session
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
-
-func TestSetEnvHintPatchesOneField(t *testing.T) { forEachStore(t, testSetEnvHintPatchesOneField) }
 
 func TestGitBranch(t *testing.T) {
 	write := func(path, content string) {

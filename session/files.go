@@ -144,7 +144,7 @@ func SameSession(a, b string) bool {
 // FolderUnused reports whether a session folder holds nothing anybody put there:
 // only empty subfolders, history.md and temporary files.
 // RemoveStaleTmp removes the files in a data directory's tmp/ older than
-// staleUpload: what a process killed mid-write left (a live one's staged
+// StaleUpload: what a process killed mid-write left (a live one's staged
 // file is seconds old).
 func RemoveStaleTmp(dir string, now time.Time) error {
 	tmp, err := os.ReadDir(dir)
@@ -152,7 +152,7 @@ func RemoveStaleTmp(dir string, now time.Time) error {
 		return err
 	}
 	for _, e := range tmp {
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleUpload {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > StaleUpload {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -205,6 +205,6 @@ func SubdirIn(folder, sub string, inTx bool) (string, error) {
 	return dir, nil
 }
 
-// staleUpload is how long an upload in tmp/ may go unwritten before it is
+// StaleUpload is how long an upload in tmp/ may go unwritten before it is
 // taken for one a killed process left behind.
-const staleUpload = time.Hour
+const StaleUpload = time.Hour

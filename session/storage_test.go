@@ -1,25 +1,8 @@
 package session
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 )
-
-func TestWriteOutput(t *testing.T) { forEachStore(t, testWriteOutput) }
-
-// TestListFiles: sources/ lists the files added, results/ (and the other
-// output folders) every file below it, sorted by path; fileCount counts
-// sources/.
-func TestListFiles(t *testing.T) { forEachStore(t, testListFiles) }
-
-func TestAddFileFromPathTooLargeSaysExactSizes(t *testing.T) {
-	forEachStore(t, testAddFileFromPathTooLargeSaysExactSizes)
-}
 
 func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1,000 bytes",
@@ -29,14 +12,6 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
-
-// TestEnforceSoftLimitFollowsNoLinks: a data/ folder that is a symbolic
-// link, or a link inside data/, never leads the clean-up outside.
-func TestEnforceSoftLimitFollowsNoLinks(t *testing.T) {
-	forEachStore(t, testEnforceSoftLimitFollowsNoLinks)
-}
-
-func TestPruneInactive(t *testing.T) { forEachStore(t, testPruneInactive) }
 
 func TestParseLimitMB(t *testing.T) {
 	for in, want := range map[string]int{"": 0, " 1 ": 1, "1024": 1024} {
@@ -50,6 +25,3 @@ func TestParseLimitMB(t *testing.T) {
 		}
 	}
 }
-
-func TestOutputTarget(t *testing.T) { forEachStore(t, testOutputTarget) }
-

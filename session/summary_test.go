@@ -1,15 +1,8 @@
 package session
 
 import (
-	"database/sql"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestInConversationOrder: summaries move to right after the last message

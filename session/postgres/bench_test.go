@@ -141,7 +141,7 @@ func BenchmarkPostgresResume1000Messages(b *testing.B) {
 		rows = append(rows, []any{sess.ID, "assistant", fmt.Sprintf("answer %d: %0200d", i, i), "complete", int64(i)})
 	}
 	copyRows(b, s, "messages", []string{"session_id", "role", "content", "status", "created_at"}, rows)
-	s.SetContext(ctx, sess.ID, "ports", []string{"8080"}, "")
+	s.UpdateContext(ctx, sess.ID, "ports", []string{"8080"}, "", session.AddedByUser, nil)
 	for b.Loop() {
 		if _, err := s.Get(ctx, sess.ID); err != nil {
 			b.Fatal(err)

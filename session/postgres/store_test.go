@@ -74,7 +74,7 @@ func TestPostgresTwoMachines(t *testing.T) {
 	if _, err := a.WriteOutput(ctx, ss.ID, "results/charts/q1.csv", []byte("a,b\n1,2\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.SetContext(ctx, ss.ID, SetFiles, []string{"/w/spec.md"}, ModeReplace); err != nil {
+	if _, err := a.UpdateContext(ctx, ss.ID, SetFiles, []string{"/w/spec.md"}, ModeReplace, session.AddedByUser, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "numbers for Q1"}); err != nil {
@@ -191,7 +191,7 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 		"Context":       func() error { _, err := bob.Context(ctx, ss.ID); return err }(),
 		"AppendMessage": bob.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "injected"}),
 		"Rename":        func() error { _, err := bob.Rename(ctx, ss.ID, "mine now", TitleUser); return err }(),
-		"SetContext":    func() error { _, err := bob.SetContext(ctx, ss.ID, SetFiles, []string{"/x"}, ModeReplace); return err }(),
+		"SetContext":    func() error { _, err := bob.UpdateContext(ctx, ss.ID, SetFiles, []string{"/x"}, ModeReplace, session.AddedByUser, nil); return err }(),
 		"AddFile":       func() error { _, err := bob.AddFile(ctx, ss.ID, "x.txt", strings.NewReader("x")); return err }(),
 		"ListFiles":     func() error { _, err := bob.ListFiles(ctx, ss.ID, ""); return err }(),
 		"Delete":        bob.Delete(ctx, ss.ID),
@@ -339,7 +339,7 @@ func TestPostgresWatch(t *testing.T) {
 	wb.waitFor(t, "for the new session", has("sessions"))
 	a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "hello"})
 	wb.waitFor(t, "for the message", has("messages"))
-	a.SetContext(ctx, ss.ID, SetFiles, []string{"/w/a.go"}, ModeReplace)
+	a.UpdateContext(ctx, ss.ID, SetFiles, []string{"/w/a.go"}, ModeReplace, session.AddedByUser, nil)
 	wb.waitFor(t, "for the context", has("context_items"))
 	a.WriteOutput(ctx, ss.ID, "data/x.json", []byte("{}"))
 	ch := wb.waitFor(t, "for the file", has("files"))
@@ -454,7 +454,7 @@ func TestCopyToPostgres(t *testing.T) {
 	msgs = append(msgs, summary)
 	local.UpdateContext(ctx, a.ID, SetFiles, []string{"/w/a.go", "/w/b.go"}, ModeReplace, AddedByUser, nil)
 	local.UpdateContext(ctx, a.ID, SetFiles, []string{"/w/c.go"}, ModeMerge, AddedByModel, nil)
-	local.SetContext(ctx, a.ID, "ports", []string{"8080"}, ModeReplace)
+	local.UpdateContext(ctx, a.ID, "ports", []string{"8080"}, ModeReplace, session.AddedByUser, nil)
 	local.AddFile(ctx, a.ID, "spec.md", strings.NewReader("# spec"))
 	local.WriteOutput(ctx, a.ID, "results/out/report.md", []byte("report"))
 	local.WriteOutput(ctx, a.ID, "data/x.bin", []byte{0, 1, 2})

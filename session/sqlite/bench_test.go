@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // fixture sizes shrink with -short (bench/run --short, CI).
@@ -26,7 +28,7 @@ func BenchmarkList10kSessions(b *testing.B) {
 	}
 	tx.Commit()
 	for b.Loop() {
-		if list, _, err := s.List(ctx, ListOptions{}); err != nil || len(list) != 50 {
+		if list, _, err := s.List(ctx, session.ListOptions{}); err != nil || len(list) != 50 {
 			b.Fatal(err)
 		}
 	}
@@ -75,7 +77,7 @@ func BenchmarkResume1000Messages(b *testing.B) {
 		tx.Exec("INSERT INTO messages (session_id, role, content, status, created_at) VALUES (?, 'assistant', ?, 'complete', ?)", sess.ID, fmt.Sprintf("answer %d: %0200d", i, i), i)
 	}
 	tx.Commit()
-	s.SetContext(ctx, sess.ID, "ports", []string{"8080"}, "")
+	s.UpdateContext(ctx, sess.ID, "ports", []string{"8080"}, "", session.AddedByUser, nil)
 	for b.Loop() {
 		if _, err := s.Get(ctx, sess.ID); err != nil {
 			b.Fatal(err)

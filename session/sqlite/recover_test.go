@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // halfRename leaves the state a process killed inside Rename leaves: the
 // folder moved to the new title's name, the database still naming the old
 // one. It returns the new name.
-func halfRename(t *testing.T, s *SQLite, ss *Session, title string) string {
+func halfRename(t *testing.T, s *Store, ss *session.Session, title string) string {
 	t.Helper()
-	moved := FolderName(ss.CreatedAt, title, ss.ID)
+	moved := session.FolderName(ss.CreatedAt, title, ss.ID)
 	if err := os.Rename(ss.Folder, s.folderPath(moved)); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +24,7 @@ func halfRename(t *testing.T, s *SQLite, ss *Session, title string) string {
 }
 
 // sessionDirs lists sessions/.
-func sessionDirs(t *testing.T, s *SQLite) []string {
+func sessionDirs(t *testing.T, s *Store) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(s.dir, "sessions"))
 	if err != nil {
@@ -93,15 +95,15 @@ func TestHalfRenamedFolderFoundByLiveWriters(t *testing.T) {
 			switch op {
 			case "message":
 				// The message's history.md write is what touches the folder.
-				err = s.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "hello"})
+				err = s.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "hello"})
 				if err == nil {
 					err = s.FlushHistory()
 				}
 			case "file":
 				_, err = s.AddFile(ctx, ss.ID, "more.txt", strings.NewReader("more"))
 			case "rename":
-				var got *Session
-				got, err = s.Rename(ctx, ss.ID, "Third title", TitleUser)
+				var got *session.Session
+				got, err = s.Rename(ctx, ss.ID, "Third title", session.TitleUser)
 				if err == nil {
 					folder = got.Folder
 				}
@@ -133,11 +135,11 @@ func TestHalfCreatedFolderRemovedOnOpen(t *testing.T) {
 	}
 	ss, _ := s.Create(ctx, "Real")
 	now := time.Now()
-	empty := s.folderPath(FolderName(now, "New session", NewID()))
-	withFile := s.folderPath(FolderName(now, "Has a file", NewID()))
+	empty := s.folderPath(session.FolderName(now, "New session", session.NewID()))
+	withFile := s.folderPath(session.FolderName(now, "Has a file", session.NewID()))
 	foreign := s.folderPath("my-notes")
 	for _, f := range []string{empty, withFile, foreign} {
-		for _, d := range Subdirs {
+		for _, d := range session.Subdirs {
 			if err := os.MkdirAll(filepath.Join(f, d), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +162,7 @@ func TestHalfCreatedFolderRemovedOnOpen(t *testing.T) {
 }
 
 // TestStaleUploadsRemovedOnOpen: an upload a killed process left in tmp/ is
-// removed once it has not been written for staleUpload; a recent one (an
+// removed once it has not been written for session.StaleUpload; a recent one (an
 // upload another process is writing) is kept.
 func TestStaleUploadsRemovedOnOpen(t *testing.T) {
 	dir := t.TempDir()
@@ -176,7 +178,7 @@ func TestStaleUploadsRemovedOnOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	old := time.Now().Add(-staleUpload - time.Minute)
+	old := time.Now().Add(-session.StaleUpload - time.Minute)
 	os.Chtimes(stale, old, old)
 	s, err = Open(dir)
 	if err != nil {

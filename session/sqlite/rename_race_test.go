@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // TestRenameRacesWritesAcrossProcesses: one process renames a session over
@@ -120,10 +122,10 @@ var raceRoles = []string{"rename", "write-a", "write-b"}
 
 // raceWorker renames the session n times ("rename"), or adds n files,
 // appends n messages and removes every fifth file (any other role).
-func raceWorker(t *testing.T, s *SQLite, role, id string, n int) {
+func raceWorker(t *testing.T, s *Store, role, id string, n int) {
 	for i := range n {
 		if role == "rename" {
-			if _, err := s.Rename(ctx, id, fmt.Sprintf("race %d", i+1), TitleUser); err != nil {
+			if _, err := s.Rename(ctx, id, fmt.Sprintf("race %d", i+1), session.TitleUser); err != nil {
 				t.Errorf("rename %d: %v", i, err)
 			}
 			continue
@@ -132,7 +134,7 @@ func raceWorker(t *testing.T, s *SQLite, role, id string, n int) {
 		if _, err := s.AddFile(ctx, id, name, strings.NewReader("content of "+name)); err != nil {
 			t.Errorf("add %s: %v", name, err)
 		}
-		if err := s.AppendMessage(ctx, &Message{SessionID: id, Role: RoleUser, Content: fmt.Sprintf("%s message %d", role, i)}); err != nil {
+		if err := s.AppendMessage(ctx, &session.Message{SessionID: id, Role: session.RoleUser, Content: fmt.Sprintf("%s message %d", role, i)}); err != nil {
 			t.Errorf("append %d: %v", i, err)
 		}
 		if i%5 == 4 {
@@ -148,7 +150,7 @@ func raceWorker(t *testing.T, s *SQLite, role, id string, n int) {
 
 // checkRace checks the end state of a race run: the last title, the one
 // folder, every file and message, and a current history.md.
-func checkRace(t *testing.T, st *SQLite, dir, id string, n int) {
+func checkRace(t *testing.T, st *Store, dir, id string, n int) {
 	t.Helper()
 	// history.md is written in the background: what is still pending is
 	// written now (in another process, by its Close).
@@ -225,7 +227,6 @@ func checkRace(t *testing.T, st *SQLite, dir, id string, n int) {
 // a user's rename race; the user's title must win whichever runs first,
 // because "is the title still automatic?" is checked in the rename's own
 // transaction.
-func TestAutoTitleNeverOverridesUser(t *testing.T) { forEachStore(t, testAutoTitleNeverOverridesUser) }
 
 // TestWriteLockAcrossStores: two stores on one data directory (as two
 // processes would be) exclude each other's write transactions, and a

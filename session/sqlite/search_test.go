@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // addMessages inserts user messages into a session in one transaction (the
 // FTS triggers run as in production) and returns their ids, oldest first.
-func addMessages(t *testing.T, s *SQLite, sessionID string, contents ...string) []int64 {
+func addMessages(t *testing.T, s *Store, sessionID string, contents ...string) []int64 {
 	t.Helper()
 	tx, err := s.db.Begin()
 	if err != nil {
@@ -35,7 +37,7 @@ func addMessages(t *testing.T, s *SQLite, sessionID string, contents ...string) 
 	return ids
 }
 
-func messageIDs(hits []Hit) []int64 {
+func messageIDs(hits []session.Hit) []int64 {
 	var ids []int64
 	for _, h := range hits {
 		if h.MessageID != 0 {
@@ -95,8 +97,8 @@ func TestSearchWindow(t *testing.T) {
 	if err != nil || len(hits) != 3 || hits[0].MessageID != ids[len(ids)-1] || slices.Contains(messageIDs(hits), ids[0]) {
 		t.Fatalf("window 50: %v %v", err, messageIDs(hits))
 	}
-	if SearchWindow < 1000 {
-		t.Errorf("searchWindow %d: narrow queries must rank all their matches", SearchWindow)
+	if session.SearchWindow < 1000 {
+		t.Errorf("searchWindow %d: narrow queries must rank all their matches", session.SearchWindow)
 	}
 }
 
@@ -163,7 +165,7 @@ func TestSearchPrefixForms(t *testing.T) {
 	}
 }
 
-func mustSearch(t *testing.T, s *SQLite, q string) []Hit {
+func mustSearch(t *testing.T, s *Store, q string) []session.Hit {
 	t.Helper()
 	hits, err := s.Search(ctx, q, 200)
 	if err != nil {
@@ -273,14 +275,14 @@ func TestMigration0003(t *testing.T) {
 	}
 
 	// The triggers feed the new index: insert, update, delete.
-	m := &Message{SessionID: "s2", Role: RoleUser, Content: "the quokka deploy"}
+	m := &session.Message{SessionID: "s2", Role: session.RoleUser, Content: "the quokka deploy"}
 	if err := s.AppendMessage(ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	if ids := messageIDs(mustSearch(t, s, "quok")); !slices.Equal(ids, []int64{m.ID}) {
 		t.Errorf("new message: %v", ids)
 	}
-	if err := s.UpdateMessage(ctx, m.ID, "the wombat deploy", StatusComplete, nil); err != nil {
+	if err := s.UpdateMessage(ctx, m.ID, "the wombat deploy", session.StatusComplete, nil); err != nil {
 		t.Fatal(err)
 	}
 	if ids := messageIDs(mustSearch(t, s, "quokka")); len(ids) != 0 {

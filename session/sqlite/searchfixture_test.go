@@ -89,7 +89,7 @@ func logNormal(r *rand.Rand, median, sigma float64, max int) int {
 
 // fillSearchFixture inserts n messages (and n/50 sessions) into s, in one
 // transaction with the FTS triggers as they are in production.
-func fillSearchFixture(tb testing.TB, s *SQLite, n int) {
+func fillSearchFixture(tb testing.TB, s *Store, n int) {
 	tb.Helper()
 	tx, err := s.db.Begin()
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // TestKeptStatements: a connection prepares a query once and runs it
@@ -14,7 +16,7 @@ func TestKeptStatements(t *testing.T) {
 	s := openTest(t)
 	ss, _ := s.Create(ctx, "kept")
 	for _, c := range []string{"one", "two", "three"} {
-		if err := s.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: c}); err != nil {
+		if err := s.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: c}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // TestListFilesListsFilesOnly is the SQLite store's: the files are put in
@@ -65,7 +67,7 @@ func TestEnforceSoftLimit(t *testing.T) {
 	s := openTest(t)
 	a, _ := s.Create(ctx, "alpha")
 	b, _ := s.Create(ctx, "beta")
-	if err := s.AppendMessage(ctx, &Message{SessionID: a.ID, Role: RoleUser, Content: "keep this message"}); err != nil {
+	if err := s.AppendMessage(ctx, &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: "keep this message"}); err != nil {
 		t.Fatal(err)
 	}
 	base := time.Now().Add(-10 * time.Hour)
@@ -93,7 +95,7 @@ func TestEnforceSoftLimit(t *testing.T) {
 	before, _ := s.Get(ctx, a.ID)
 	s.FlushHistory()
 	s.checkpoint(ctx) // as the clean-up does first: the sizes below are then exact
-	usage := DirSize(s.dir)
+	usage := session.DirSize(s.dir)
 	// Under the limit: nothing happens.
 	c, err := s.EnforceSoftLimit(ctx, usage+1)
 	if err != nil || len(c.Removed) != 0 || c.Summary() != "" {
@@ -115,7 +117,7 @@ func TestEnforceSoftLimit(t *testing.T) {
 	if c.After > limit || c.After+300*kb <= limit || c.Before < c.After {
 		t.Errorf("sizes: before %d after %d limit %d", c.Before, c.After, limit)
 	}
-	if got := DirSize(s.dir); got > limit {
+	if got := session.DirSize(s.dir); got > limit {
 		t.Errorf("still %d bytes, over %d", got, limit)
 	}
 	for i, p := range order {
@@ -172,11 +174,11 @@ func TestDiskUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(u.Sessions) != 2 || u.Sessions[0].ID != b.ID || u.Sessions[0].Size != DirSize(b.Folder) || u.Sessions[0].Size < 5000 {
+	if len(u.Sessions) != 2 || u.Sessions[0].ID != b.ID || u.Sessions[0].Size != session.DirSize(b.Folder) || u.Sessions[0].Size < 5000 {
 		t.Errorf("sessions, largest first: %+v", u.Sessions)
 	}
 	db, _ := os.Stat(filepath.Join(s.dir, "ctxls.db"))
-	if u.Database < db.Size() || u.Total != DirSize(s.dir) || u.Other < 700 ||
+	if u.Database < db.Size() || u.Total != session.DirSize(s.dir) || u.Other < 700 ||
 		u.Total != u.Database+u.Sessions[0].Size+u.Sessions[1].Size+u.Other {
 		t.Errorf("usage %+v (db file %d)", u, db.Size())
 	}
@@ -188,7 +190,7 @@ func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
 	s := openTest(t)
 	a, _ := s.Create(ctx, "")
 	for i := range 200 {
-		if err := s.AppendMessage(ctx, &Message{SessionID: a.ID, Role: RoleUser, Content: strings.Repeat("word ", 800) + string(rune('a'+i%26))}); err != nil {
+		if err := s.AppendMessage(ctx, &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: strings.Repeat("word ", 800) + string(rune('a'+i%26))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,7 +202,7 @@ func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
 	data := filepath.Join(a.Folder, "data", "keep.bin")
 	mustWrite(t, data, 100<<10, time.Now().Add(-time.Hour))
 	s.FlushHistory() // history.md written now, not during the clean-up
-	usage := DirSize(s.dir)
+	usage := session.DirSize(s.dir)
 	limit := usage - fi.Size()/2
 	c, err := s.EnforceSoftLimit(ctx, limit)
 	if err != nil || len(c.Removed) != 0 || c.After > limit || c.Before != usage {
@@ -217,3 +219,17 @@ func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
 	}
 }
 
+func mustWrite(t *testing.T, path string, size int, mtime time.Time) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", size)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

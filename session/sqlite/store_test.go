@@ -1,21 +1,17 @@
 package sqlite
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
-func openTest(t testing.TB) *SQLite {
+func openTest(t testing.TB) *Store {
 	t.Helper()
 	s, err := Open(t.TempDir())
 	if err != nil {
@@ -56,7 +52,7 @@ func TestConcurrentProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	list, _, err := st.List(ctx, ListOptions{Limit: 500})
+	list, _, err := st.List(ctx, session.ListOptions{Limit: 500})
 	if err != nil || len(list) != procs {
 		t.Fatalf("sessions: %d %v", len(list), err)
 	}
@@ -87,18 +83,17 @@ func TestWriterChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if err := s.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: fmt.Sprintf("message %d", i)}); err != nil {
+		if err := s.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: fmt.Sprintf("message %d", i)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SetContext(ctx, ss.ID, "ports", []string{fmt.Sprint(i % 10)}, ModeMerge); err != nil {
+		if _, err := s.UpdateContext(ctx, ss.ID, "ports", []string{fmt.Sprint(i % 10)}, session.ModeMerge, session.AddedByUser, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.AddFile(ctx, ss.ID, fmt.Sprintf("f%d", i), strings.NewReader("x")); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.List(ctx, ListOptions{}); err != nil {
+		if _, _, err := s.List(ctx, session.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
-

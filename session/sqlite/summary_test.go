@@ -2,14 +2,13 @@ package sqlite
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // TestMigration0007 opens a database made before 0007, with a summary
@@ -61,11 +60,10 @@ func TestMigration0007(t *testing.T) {
 	}
 	defer s.Close()
 	summary, rest, err := s.ModelHistory(ctx, "s1")
-	if err != nil || summary == nil || *summary.SummaryOf != (Span{First: 1, Last: 4, Covered: 4}) {
+	if err != nil || summary == nil || *summary.SummaryOf != (session.Span{First: 1, Last: 4, Covered: 4}) {
 		t.Fatalf("summary after the migration: %+v %v", summary, err)
 	}
 	if len(rest) != 3 || rest[0].Content != "message 5" || rest[2].Content != "message 8" {
 		t.Errorf("rest: %+v", rest)
 	}
 }
-

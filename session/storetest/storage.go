@@ -135,6 +135,9 @@ func testWriteOutput(t *testing.T, s Store) {
 	}
 }
 
+// testListFiles: sources/ lists the files added, results/ (and the other
+// output folders) every file below it, sorted by path; fileCount counts
+// sources/.
 func testListFiles(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	for _, name := range []string{"b.csv", "a.txt"} {
@@ -190,6 +193,8 @@ func testAddFileFromPathTooLargeSaysExactSizes(t *testing.T, s Store) {
 	}
 }
 
+// testEnforceSoftLimitFollowsNoLinks: a data/ folder that is a symbolic
+// link, or a link inside data/, never leads the clean-up outside.
 func testEnforceSoftLimitFollowsNoLinks(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "")
 	outside := t.TempDir()
