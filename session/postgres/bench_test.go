@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/sqlite"
+	"github.com/ctxls/ctxls/session/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -20,7 +23,7 @@ import (
 // benchRole is the role the benchmarks' stores connect as.
 const benchRole = "ctxls_bench"
 
-func openBenchPG(b *testing.B) *Postgres {
+func openBenchPG(b *testing.B) *Store {
 	b.Helper()
 	db := newPGDatabaseNamed(b)
 	c := pgShared.cluster
@@ -28,7 +31,7 @@ func openBenchPG(b *testing.B) *Postgres {
 		EXCEPTION WHEN duplicate_object THEN NULL; END $$`); err != nil {
 		b.Fatal(err)
 	}
-	s, err := OpenPostgres(ctx, b.TempDir(), c.DSN(benchRole, db))
+	s, err := Open(ctx, b.TempDir(), c.DSN(benchRole, db))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +42,7 @@ func openBenchPG(b *testing.B) *Postgres {
 // admin runs fn on a connection to the store's database as the tables'
 // owner: loading fixtures with COPY (which Row-Level Security refuses a
 // person's role) and ANALYZE.
-func admin(b *testing.B, s *Postgres, fn func(conn *pgx.Conn) error) {
+func admin(b *testing.B, s *Store, fn func(conn *pgx.Conn) error) {
 	b.Helper()
 	conn, err := pgx.Connect(ctx, pgShared.cluster.DSN("", s.pool.Config().ConnConfig.Database))
 	if err != nil {
@@ -56,7 +59,7 @@ func admin(b *testing.B, s *Postgres, fn func(conn *pgx.Conn) error) {
 // visibility map, and the load's pages written out, so that neither runs
 // during the measurement (on two cores, a checkpoint of a 200 MB load
 // doubled the search times).
-func settle(b *testing.B, s *Postgres) {
+func settle(b *testing.B, s *Store) {
 	b.Helper()
 	admin(b, s, func(conn *pgx.Conn) error {
 		for _, q := range []string{"VACUUM ANALYZE", "CHECKPOINT"} {
@@ -69,7 +72,7 @@ func settle(b *testing.B, s *Postgres) {
 }
 
 // copyRows loads rows into table with COPY; sessions are the bench role's.
-func copyRows(b *testing.B, s *Postgres, table string, columns []string, rows [][]any) {
+func copyRows(b *testing.B, s *Store, table string, columns []string, rows [][]any) {
 	b.Helper()
 	if table == "sessions" {
 		columns = append(columns, "owner")
@@ -93,7 +96,7 @@ func BenchmarkPostgresList10kSessions(b *testing.B) {
 	copyRows(b, s, "sessions", []string{"id", "title", "title_source", "created_at", "updated_at", "folder"}, rows)
 	settle(b, s)
 	for b.Loop() {
-		if list, _, err := s.List(ctx, ListOptions{}); err != nil || len(list) != 50 {
+		if list, _, err := s.List(ctx, session.ListOptions{}); err != nil || len(list) != 50 {
 			b.Fatal(err)
 		}
 	}
@@ -105,7 +108,7 @@ func BenchmarkPostgresSearch100kMessages(b *testing.B) {
 	s := openBenchPG(b)
 	n := size(100000, 2000)
 	var sessions, messages [][]any
-	searchFixture(n, func(id, title string, created, updated int64) {
+	storetest.SearchFixture(n, func(id, title string, created, updated int64) {
 		sessions = append(sessions, []any{id, title, "auto", created, updated, id})
 	}, func(id, role, content string, created int64) {
 		messages = append(messages, []any{id, role, content, "complete", created})
@@ -114,9 +117,9 @@ func BenchmarkPostgresSearch100kMessages(b *testing.B) {
 	copyRows(b, s, "messages", []string{"session_id", "role", "content", "status", "created_at"}, messages)
 	settle(b, s)
 	for _, q := range []struct{ name, query string }{
-		{"broad", fixtureBroadQuery},
-		{"narrow", fixtureNarrowQuery},
-		{"typing", fixtureTypingQuery},
+		{"broad", storetest.FixtureBroadQuery},
+		{"narrow", storetest.FixtureNarrowQuery},
+		{"typing", storetest.FixtureTypingQuery},
 	} {
 		var matches int
 		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE content_tsv @@ to_tsquery('ctxls', $1)", tsQuery(searchWords(q.query))).Scan(&matches); err != nil || (matches == 0 && !testing.Short()) {
@@ -163,9 +166,14 @@ func BenchmarkAppendMessage(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		for _, writers := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/writers=%d", backend, writers), func(b *testing.B) {
-				var s Store
+				var s session.Store
 				if backend == "sqlite" {
-					s = openTest(b)
+					st, err := sqlite.Open(b.TempDir())
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { st.Close() })
+					s = st
 				} else {
 					s = openBenchPG(b)
 				}
@@ -185,7 +193,7 @@ func BenchmarkAppendMessage(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					i := int(n.Add(1)-1) % writers
 					for pb.Next() {
-						if err := s.AppendMessage(ctx, &Message{SessionID: ids[i], Role: RoleUser, Content: "a question of a few words"}); err != nil {
+						if err := s.AppendMessage(ctx, &session.Message{SessionID: ids[i], Role: session.RoleUser, Content: "a question of a few words"}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -194,4 +202,12 @@ func BenchmarkAppendMessage(b *testing.B) {
 			})
 		}
 	}
+}
+
+// fixture sizes shrink with -short (bench/run --short, CI).
+func size(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
 }

@@ -1,15 +1,11 @@
 package postgres
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/jackc/pgx/v5"
@@ -73,9 +69,8 @@ func newPGDatabaseNamed(t testing.TB) string {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})
-	if applied, err := InitPostgres(ctx, c.DSN("", name)); err != nil || len(applied) == 0 {
+	if applied, err := Init(ctx, c.DSN("", name)); err != nil || len(applied) == 0 {
 		t.Fatalf("InitPostgres on %s: %v %v", name, applied, err)
 	}
 	return name
 }
-

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // TestPostgresRenameAnswersItsOwnTitle: two machines rename one session at
@@ -26,11 +28,11 @@ func TestPostgresRenameAnswersItsOwnTitle(t *testing.T) {
 	var wrong atomic.Int64
 	var first sync.Once
 	var wg sync.WaitGroup
-	for i, s := range []*Postgres{a, b} {
+	for i, s := range []*Store{a, b} {
 		wg.Go(func() {
 			for n := range renames {
 				title := fmt.Sprintf("machine %d rename %d", i, n)
-				got, err := s.Rename(ctx, ss.ID, title, TitleUser)
+				got, err := s.Rename(ctx, ss.ID, title, session.TitleUser)
 				if err != nil {
 					t.Errorf("machine %d: %v", i, err)
 					return
@@ -76,7 +78,7 @@ func TestPostgresDeletedElsewhereLeavesNoFolder(t *testing.T) {
 	if err := a.Delete(ctx, ss.ID); err != nil {
 		t.Fatal(err)
 	}
-	wb.waitFor(t, "deleting the session", func(c Change) bool { return c.SessionID == ss.ID && c.Deleted })
+	wb.waitFor(t, "deleting the session", func(c session.Change) bool { return c.SessionID == ss.ID && c.Deleted })
 	if _, err := os.Stat(onB.Folder); !os.IsNotExist(err) {
 		t.Errorf("deleted on another machine, the session keeps its folder %s in this machine's mirror (%v)", onB.Folder, err)
 	}
@@ -84,11 +86,11 @@ func TestPostgresDeletedElsewhereLeavesNoFolder(t *testing.T) {
 
 // twoMachines opens two stores on one fresh database, each with a data
 // directory of its own, as two machines of one person.
-func twoMachines(t *testing.T) (a, b *Postgres) {
+func twoMachines(t *testing.T) (a, b *Store) {
 	t.Helper()
 	dsn := newPGDatabase(t)
-	open := func() *Postgres {
-		s, err := OpenPostgres(ctx, t.TempDir(), dsn)
+	open := func() *Store {
+		s, err := Open(ctx, t.TempDir(), dsn)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 func setup(t *testing.T) *pgtest.Cluster {
 	t.Helper()
 	c := pgtest.Start(t)
-	applied, err := InitPostgres(context.Background(), c.DSN("", "postgres"))
+	applied, err := Init(context.Background(), c.DSN("", "postgres"))
 	if err != nil || len(applied) != pgSchemaVersion() {
 		t.Fatalf("Init: %v %v", applied, err)
 	}
@@ -27,11 +27,11 @@ func setup(t *testing.T) *pgtest.Cluster {
 
 func TestInitIsIdempotent(t *testing.T) {
 	c := setup(t)
-	applied, err := InitPostgres(context.Background(), c.DSN("", "postgres"))
+	applied, err := Init(context.Background(), c.DSN("", "postgres"))
 	if err != nil || len(applied) != 0 {
 		t.Errorf("second Init: %v %v", applied, err)
 	}
-	if _, err := InitPostgres(context.Background(), c.DSN("alice", "postgres")); err == nil {
+	if _, err := Init(context.Background(), c.DSN("alice", "postgres")); err == nil {
 		t.Error("Init as a role that may not create tables succeeded")
 	}
 }

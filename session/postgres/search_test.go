@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxls/ctxls/session"
 )
 
 // Search on PostgreSQL (search_messages in pgmigrations/0006): what it
@@ -14,9 +16,9 @@ import (
 
 // openPGSearch opens a PostgreSQL store on a fresh database as the
 // superuser, which may also move the message ids on (setval).
-func openPGSearch(t *testing.T) *Postgres {
+func openPGSearch(t *testing.T) *Store {
 	t.Helper()
-	s, err := OpenPostgres(ctx, t.TempDir(), newPGDatabase(t))
+	s, err := Open(ctx, t.TempDir(), newPGDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +28,11 @@ func openPGSearch(t *testing.T) *Postgres {
 
 // appendAll stores contents as user messages of session id and returns
 // their ids, oldest first.
-func appendAll(t *testing.T, s Store, id string, contents ...string) []int64 {
+func appendAll(t *testing.T, s session.Store, id string, contents ...string) []int64 {
 	t.Helper()
 	var ids []int64
 	for _, c := range contents {
-		m := &Message{SessionID: id, Role: RoleUser, Content: c}
+		m := &session.Message{SessionID: id, Role: session.RoleUser, Content: c}
 		if err := s.AppendMessage(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +43,7 @@ func appendAll(t *testing.T, s Store, id string, contents ...string) []int64 {
 
 // skipIDs moves the messages' id sequence on, as if n messages had been
 // written elsewhere meanwhile.
-func skipIDs(t *testing.T, s *Postgres, n int) {
+func skipIDs(t *testing.T, s *Store, n int) {
 	t.Helper()
 	if _, err := s.pool.Exec(ctx, "SELECT setval('messages_id_seq', nextval('messages_id_seq') + $1)", n); err != nil {
 		t.Fatal(err)
@@ -109,7 +111,7 @@ func TestPostgresSearchFindsWhatTheQueryMatches(t *testing.T) {
 	}
 }
 
-func mustFind(t *testing.T, s Store, q string) []Hit {
+func mustFind(t *testing.T, s session.Store, q string) []session.Hit {
 	t.Helper()
 	hits, err := s.Search(ctx, q, 200)
 	if err != nil {
@@ -191,4 +193,20 @@ func TestPostgresSearchCountsOnlyWhatThePersonReads(t *testing.T) {
 	if hits, err := alice.search(ctx, "deploy", 200, 50); err != nil || len(hits) != 50 {
 		t.Errorf("alice finds %d of her 60 with a window of 50: %v", len(hits), err)
 	}
+}
+
+func messageIDs(hits []session.Hit) []int64 {
+	var ids []int64
+	for _, h := range hits {
+		if h.MessageID != 0 {
+			ids = append(ids, h.MessageID)
+		}
+	}
+	return ids
+}
+
+// weakMatch is a long message that mentions canary once: a weak bm25 match.
+func weakMatch(i int) string {
+	return fmt.Sprintf("note %d: the rollout went through the usual steps, checks and dashboards, "+
+		"and then the canary stage, with metrics and alerts and logs and a long review afterwards", i)
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/internal/pgtest"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/sqlite"
 )
 
 // What only the PostgreSQL store does: one database seen from two
@@ -25,7 +27,7 @@ import (
 func pgPeople(t *testing.T) *pgtest.Cluster {
 	t.Helper()
 	c := pgtest.Start(t)
-	if _, err := InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := Init(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	for _, role := range []string{"alice", "bob"} {
@@ -36,9 +38,9 @@ func pgPeople(t *testing.T) *pgtest.Cluster {
 	return c
 }
 
-func openPG(t *testing.T, c *pgtest.Cluster, role string) *Postgres {
+func openPG(t *testing.T, c *pgtest.Cluster, role string) *Store {
 	t.Helper()
-	s, err := OpenPostgres(context.Background(), t.TempDir(), c.DSN(role, "postgres"))
+	s, err := Open(context.Background(), t.TempDir(), c.DSN(role, "postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +76,10 @@ func TestPostgresTwoMachines(t *testing.T) {
 	if _, err := a.WriteOutput(ctx, ss.ID, "results/charts/q1.csv", []byte("a,b\n1,2\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.UpdateContext(ctx, ss.ID, SetFiles, []string{"/w/spec.md"}, ModeReplace, session.AddedByUser, nil); err != nil {
+	if _, err := a.UpdateContext(ctx, ss.ID, session.SetFiles, []string{"/w/spec.md"}, session.ModeReplace, session.AddedByUser, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "numbers for Q1"}); err != nil {
+	if err := a.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "numbers for Q1"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -109,7 +111,7 @@ func TestPostgresTwoMachines(t *testing.T) {
 	}
 
 	// b renames, replaces an output and removes the source; a follows.
-	if _, err := b.Rename(ctx, ss.ID, "Q1 report", TitleUser); err != nil {
+	if _, err := b.Rename(ctx, ss.ID, "Q1 report", session.TitleUser); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.WriteOutput(ctx, ss.ID, "results/charts/q1.csv", []byte("a,b\n1,3\n")); err != nil {
@@ -158,7 +160,7 @@ func TestPostgresTwoMachines(t *testing.T) {
 	if err := a.Delete(ctx, ss.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Get(ctx, ss.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := b.Get(ctx, ss.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("b after a's delete: %v", err)
 	}
 }
@@ -175,10 +177,10 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ss.Owner != "alice" || ss.Visibility != VisibilityPrivate {
+	if ss.Owner != "alice" || ss.Visibility != session.VisibilityPrivate {
 		t.Errorf("a new session: owner %q visibility %q", ss.Owner, ss.Visibility)
 	}
-	if err := alice.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "confidential figures"}); err != nil {
+	if err := alice.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "confidential figures"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := alice.AddFile(ctx, ss.ID, "figures.csv", strings.NewReader("x")); err != nil {
@@ -189,20 +191,23 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 		"Get":           func() error { _, err := bob.Get(ctx, ss.ID); return err }(),
 		"Messages":      func() error { _, err := bob.Messages(ctx, ss.ID); return err }(),
 		"Context":       func() error { _, err := bob.Context(ctx, ss.ID); return err }(),
-		"AppendMessage": bob.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "injected"}),
-		"Rename":        func() error { _, err := bob.Rename(ctx, ss.ID, "mine now", TitleUser); return err }(),
-		"SetContext":    func() error { _, err := bob.UpdateContext(ctx, ss.ID, SetFiles, []string{"/x"}, ModeReplace, session.AddedByUser, nil); return err }(),
-		"AddFile":       func() error { _, err := bob.AddFile(ctx, ss.ID, "x.txt", strings.NewReader("x")); return err }(),
-		"ListFiles":     func() error { _, err := bob.ListFiles(ctx, ss.ID, ""); return err }(),
-		"Delete":        bob.Delete(ctx, ss.ID),
-		"Share":         func() error { _, err := bob.Share(ctx, ss.ID, VisibilityTeam); return err }(),
-		"ResolveID":     func() error { _, err := bob.ResolveID(ctx, ss.ID[:6]); return err }(),
+		"AppendMessage": bob.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "injected"}),
+		"Rename":        func() error { _, err := bob.Rename(ctx, ss.ID, "mine now", session.TitleUser); return err }(),
+		"SetContext": func() error {
+			_, err := bob.UpdateContext(ctx, ss.ID, session.SetFiles, []string{"/x"}, session.ModeReplace, session.AddedByUser, nil)
+			return err
+		}(),
+		"AddFile":   func() error { _, err := bob.AddFile(ctx, ss.ID, "x.txt", strings.NewReader("x")); return err }(),
+		"ListFiles": func() error { _, err := bob.ListFiles(ctx, ss.ID, ""); return err }(),
+		"Delete":    bob.Delete(ctx, ss.ID),
+		"Share":     func() error { _, err := bob.Share(ctx, ss.ID, session.VisibilityTeam); return err }(),
+		"ResolveID": func() error { _, err := bob.ResolveID(ctx, ss.ID[:6]); return err }(),
 	} {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, session.ErrNotFound) {
 			t.Errorf("bob's %s on alice's private session: %v, want not found", name, err)
 		}
 	}
-	if list, _, err := bob.List(ctx, ListOptions{}); err != nil || len(list) != 0 {
+	if list, _, err := bob.List(ctx, session.ListOptions{}); err != nil || len(list) != 0 {
 		t.Errorf("bob lists %v %v", list, err)
 	}
 	if hits, err := bob.Search(ctx, "confidential", 10); err != nil || len(hits) != 0 {
@@ -212,11 +217,11 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 		t.Errorf("alice's search: %+v %v", hits, err)
 	}
 
-	shared, err := alice.Share(ctx, ss.ID, VisibilityTeam)
-	if err != nil || shared.Visibility != VisibilityTeam {
+	shared, err := alice.Share(ctx, ss.ID, session.VisibilityTeam)
+	if err != nil || shared.Visibility != session.VisibilityTeam {
 		t.Fatalf("share: %+v %v", shared, err)
 	}
-	if err := bob.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "bob's view"}); err != nil {
+	if err := bob.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "bob's view"}); err != nil {
 		t.Fatal(err)
 	}
 	onBob, err := bob.Get(ctx, ss.ID)
@@ -226,19 +231,19 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 	if got := readString(t, filepath.Join(onBob.Folder, "sources", "figures.csv")); got != "x" {
 		t.Errorf("bob's mirror of the team session's file: %q", got)
 	}
-	if err := bob.Delete(ctx, ss.ID); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
+	if err := bob.Delete(ctx, ss.ID); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
 		t.Errorf("bob deletes the team session: %v", err)
 	}
-	if _, err := bob.Share(ctx, ss.ID, VisibilityPrivate); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
+	if _, err := bob.Share(ctx, ss.ID, session.VisibilityPrivate); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
 		t.Errorf("bob unshares: %v", err)
 	}
-	if _, err := alice.Share(ctx, ss.ID, "public"); !errors.Is(err, ErrInvalid) {
+	if _, err := alice.Share(ctx, ss.ID, "public"); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("a bad visibility: %v", err)
 	}
-	if _, err := alice.Share(ctx, ss.ID, VisibilityPrivate); err != nil {
+	if _, err := alice.Share(ctx, ss.ID, session.VisibilityPrivate); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bob.Get(ctx, ss.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := bob.Get(ctx, ss.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("bob after alice made it private again: %v", err)
 	}
 }
@@ -248,39 +253,36 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 func TestOpenPostgresSaysWhatToDo(t *testing.T) {
 	c := pgtest.Start(t)
 	ctx := context.Background()
-	_, err := OpenPostgres(ctx, t.TempDir(), c.DSN("", "postgres"))
+	_, err := Open(ctx, t.TempDir(), c.DSN("", "postgres"))
 	if err == nil || !strings.Contains(err.Error(), "ctxls store init") {
 		t.Errorf("no schema: %v", err)
 	}
-	if _, err := InitPostgres(ctx, c.DSN("", "postgres")); err != nil {
+	if _, err := Init(ctx, c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := c.Psql(t, "", "postgres", "CREATE ROLE carol LOGIN"); err != nil {
 		t.Fatal(err, out)
 	}
-	_, err = OpenPostgres(ctx, t.TempDir(), c.DSN("carol", "postgres"))
+	_, err = Open(ctx, t.TempDir(), c.DSN("carol", "postgres"))
 	if err == nil || !strings.Contains(err.Error(), "GRANT ctxls_user TO carol") {
 		t.Errorf("not a member: %v", err)
-	}
-	if _, err := OpenStore(ctx, t.TempDir(), "mysql://u:sekrit@h/db"); err == nil || strings.Contains(err.Error(), "sekrit") {
-		t.Errorf("a URL of another database: %v", err)
 	}
 }
 
 // watcher collects what Watch reports.
 type watcher struct {
 	mu      sync.Mutex
-	changes []Change
+	changes []session.Change
 }
 
-func watch(t *testing.T, s Store) *watcher {
+func watch(t *testing.T, s session.Store) *watcher {
 	t.Helper()
 	w := &watcher{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Watch(ctx, func(string) bool { return true }, func(c Change) {
+		s.Watch(ctx, func(string) bool { return true }, func(c session.Change) {
 			w.mu.Lock()
 			w.changes = append(w.changes, c)
 			w.mu.Unlock()
@@ -291,7 +293,7 @@ func watch(t *testing.T, s Store) *watcher {
 }
 
 // waitFor waits up to 3 s for a change that ok accepts and returns it.
-func (w *watcher) waitFor(t *testing.T, what string, ok func(Change) bool) Change {
+func (w *watcher) waitFor(t *testing.T, what string, ok func(session.Change) bool) session.Change {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
@@ -309,10 +311,10 @@ func (w *watcher) waitFor(t *testing.T, what string, ok func(Change) bool) Chang
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t.Fatalf("no change %s within 3 s; got %+v", what, w.changes)
-	return Change{}
+	return session.Change{}
 }
 
-func (w *watcher) all() []Change {
+func (w *watcher) all() []session.Change {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.changes)
@@ -333,13 +335,13 @@ func TestPostgresWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	has := func(kind string) func(Change) bool {
-		return func(c Change) bool { return c.SessionID == ss.ID && slices.Contains(c.Kinds, kind) }
+	has := func(kind string) func(session.Change) bool {
+		return func(c session.Change) bool { return c.SessionID == ss.ID && slices.Contains(c.Kinds, kind) }
 	}
 	wb.waitFor(t, "for the new session", has("sessions"))
-	a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "hello"})
+	a.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "hello"})
 	wb.waitFor(t, "for the message", has("messages"))
-	a.UpdateContext(ctx, ss.ID, SetFiles, []string{"/w/a.go"}, ModeReplace, session.AddedByUser, nil)
+	a.UpdateContext(ctx, ss.ID, session.SetFiles, []string{"/w/a.go"}, session.ModeReplace, session.AddedByUser, nil)
 	wb.waitFor(t, "for the context", has("context_items"))
 	a.WriteOutput(ctx, ss.ID, "data/x.json", []byte("{}"))
 	ch := wb.waitFor(t, "for the file", has("files"))
@@ -347,7 +349,7 @@ func TestPostgresWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch.Files) != 1 || ch.Files[0] != (FileChange{Subdir: "data", Name: "x.json", Size: 2}) {
+	if len(ch.Files) != 1 || ch.Files[0] != (session.FileChange{Subdir: "data", Name: "x.json", Size: 2}) {
 		t.Errorf("the file change: %+v", ch.Files)
 	} else if got := readString(t, filepath.Join(onB.Folder, "data", "x.json")); got != "{}" {
 		t.Errorf("b's mirror when told: %q", got)
@@ -358,15 +360,15 @@ func TestPostgresWatch(t *testing.T) {
 
 	c.Stop(t)
 	c.Start(t)
-	wb.waitFor(t, "saying the connection is back", func(c Change) bool { return c.Reconnected })
-	if err := a.AppendMessage(ctx, &Message{SessionID: ss.ID, Role: RoleUser, Content: "after the restart"}); err != nil {
+	wb.waitFor(t, "saying the connection is back", func(c session.Change) bool { return c.Reconnected })
+	if err := a.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "after the restart"}); err != nil {
 		t.Fatalf("a after the restart: %v", err)
 	}
 	wb.waitFor(t, "after the restart", has("messages"))
 	if err := a.Delete(ctx, ss.ID); err != nil {
 		t.Fatal(err)
 	}
-	wb.waitFor(t, "for the delete", func(c Change) bool { return c.SessionID == ss.ID && c.Deleted })
+	wb.waitFor(t, "for the delete", func(c session.Change) bool { return c.SessionID == ss.ID && c.Deleted })
 }
 
 // TestPostgresTurnLock: one turn per session across daemons; a daemon
@@ -383,7 +385,7 @@ func TestPostgresTurnLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.LockTurn(ctx, ss.ID); !errors.Is(err, ErrTurnElsewhere) {
+	if _, _, err := b.LockTurn(ctx, ss.ID); !errors.Is(err, session.ErrTurnElsewhere) {
 		t.Errorf("b's turn while a's runs: %v", err)
 	}
 	other, _ := a.Create(ctx, "")
@@ -413,7 +415,7 @@ func TestPostgresTurnLock(t *testing.T) {
 			u()
 			break
 		}
-		if !errors.Is(err, ErrTurnElsewhere) || time.Now().After(deadline) {
+		if !errors.Is(err, session.ErrTurnElsewhere) || time.Now().After(deadline) {
 			t.Fatalf("b after a went away: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -426,20 +428,20 @@ func TestPostgresTurnLock(t *testing.T) {
 func TestCopyToPostgres(t *testing.T) {
 	c := pgPeople(t)
 	ctx := context.Background()
-	local, err := Open(t.TempDir())
+	local, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer local.Close()
 	a, _ := local.Create(ctx, "Local work")
 	b, _ := local.Create(ctx, "")
-	msgs := []*Message{
-		{SessionID: a.ID, Role: RoleUser, Content: "plan the migration"},
-		{SessionID: a.ID, Role: RoleAssistant, Content: "", ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)},
-		{SessionID: a.ID, Role: RoleTool, Content: "file text", ToolCallID: "c1"},
-		{SessionID: a.ID, Role: RoleAssistant, Content: "Here is the plan", Usage: &Usage{PromptTokens: 10, CompletionTokens: 4}, Model: "gpt-x"},
-		{SessionID: b.ID, Role: RoleUser, Content: "left mid-answer"},
-		{SessionID: b.ID, Role: RoleAssistant, Content: "partial", Status: StatusStreaming},
+	msgs := []*session.Message{
+		{SessionID: a.ID, Role: session.RoleUser, Content: "plan the migration"},
+		{SessionID: a.ID, Role: session.RoleAssistant, Content: "", ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)},
+		{SessionID: a.ID, Role: session.RoleTool, Content: "file text", ToolCallID: "c1"},
+		{SessionID: a.ID, Role: session.RoleAssistant, Content: "Here is the plan", Usage: &session.Usage{PromptTokens: 10, CompletionTokens: 4}, Model: "gpt-x"},
+		{SessionID: b.ID, Role: session.RoleUser, Content: "left mid-answer"},
+		{SessionID: b.ID, Role: session.RoleAssistant, Content: "partial", Status: session.StatusStreaming},
 	}
 	for _, m := range msgs {
 		if err := local.AppendMessage(ctx, m); err != nil {
@@ -447,14 +449,14 @@ func TestCopyToPostgres(t *testing.T) {
 		}
 	}
 	// A summary of a's first three messages: copied with the new ids.
-	summary := &Message{SessionID: a.ID, Role: RoleSystem, Content: "Goal: the plan, step by step.", SummaryOf: &Span{First: msgs[0].ID, Last: msgs[2].ID}}
+	summary := &session.Message{SessionID: a.ID, Role: session.RoleSystem, Content: "Goal: the plan, step by step.", SummaryOf: &session.Span{First: msgs[0].ID, Last: msgs[2].ID}}
 	if err := local.AppendMessage(ctx, summary); err != nil {
 		t.Fatal(err)
 	}
 	msgs = append(msgs, summary)
-	local.UpdateContext(ctx, a.ID, SetFiles, []string{"/w/a.go", "/w/b.go"}, ModeReplace, AddedByUser, nil)
-	local.UpdateContext(ctx, a.ID, SetFiles, []string{"/w/c.go"}, ModeMerge, AddedByModel, nil)
-	local.UpdateContext(ctx, a.ID, "ports", []string{"8080"}, ModeReplace, session.AddedByUser, nil)
+	local.UpdateContext(ctx, a.ID, session.SetFiles, []string{"/w/a.go", "/w/b.go"}, session.ModeReplace, session.AddedByUser, nil)
+	local.UpdateContext(ctx, a.ID, session.SetFiles, []string{"/w/c.go"}, session.ModeMerge, session.AddedByModel, nil)
+	local.UpdateContext(ctx, a.ID, "ports", []string{"8080"}, session.ModeReplace, session.AddedByUser, nil)
 	local.AddFile(ctx, a.ID, "spec.md", strings.NewReader("# spec"))
 	local.WriteOutput(ctx, a.ID, "results/out/report.md", []byte("report"))
 	local.WriteOutput(ctx, a.ID, "data/x.bin", []byte{0, 1, 2})
@@ -466,7 +468,7 @@ func TestCopyToPostgres(t *testing.T) {
 	before, _ := local.Get(ctx, a.ID)
 
 	pg := openPG(t, c, "alice")
-	rep, err := CopyToPostgres(ctx, local, pg, nil)
+	rep, err := Copy(ctx, local, pg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +479,7 @@ func TestCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Title != "Local work" || got.TitleSource != TitleUser || !got.CreatedAt.Equal(before.CreatedAt) || !got.UpdatedAt.Equal(before.UpdatedAt) || got.Owner != "alice" || got.Visibility != VisibilityPrivate {
+	if got.Title != "Local work" || got.TitleSource != session.TitleUser || !got.CreatedAt.Equal(before.CreatedAt) || !got.UpdatedAt.Equal(before.UpdatedAt) || got.Owner != "alice" || got.Visibility != session.VisibilityPrivate {
 		t.Errorf("copied session %+v, was %+v", got, before)
 	}
 	want, _ := local.Messages(ctx, a.ID)
@@ -502,13 +504,13 @@ func TestCopyToPostgres(t *testing.T) {
 			t.Errorf("message %d: %+v, want %+v", i, h, w)
 		}
 	}
-	if bm, _ := pg.Messages(ctx, b.ID); len(bm) != 2 || bm[1].Status != StatusInterrupted || bm[1].Content != "partial" {
+	if bm, _ := pg.Messages(ctx, b.ID); len(bm) != 2 || bm[1].Status != session.StatusInterrupted || bm[1].Content != "partial" {
 		t.Errorf("the answer left streaming: %+v", bm)
 	}
-	if sets, _ := pg.Context(ctx, a.ID); !reflect.DeepEqual(sets, Context{SetFiles: {"/w/a.go", "/w/b.go", "/w/c.go"}, "ports": {"8080"}}) {
+	if sets, _ := pg.Context(ctx, a.ID); !reflect.DeepEqual(sets, session.Context{session.SetFiles: {"/w/a.go", "/w/b.go", "/w/c.go"}, "ports": {"8080"}}) {
 		t.Errorf("context %v", sets)
 	}
-	if by, _ := pg.AddedBy(ctx, a.ID, SetFiles); by["/w/c.go"] != AddedByModel || by["/w/a.go"] != AddedByUser {
+	if by, _ := pg.AddedBy(ctx, a.ID, session.SetFiles); by["/w/c.go"] != session.AddedByModel || by["/w/a.go"] != session.AddedByUser {
 		t.Errorf("added by %v", by)
 	}
 	for sub, names := range map[string][]string{"sources": {"spec.md"}, "results": {"out/report.md"}, "data": {"x.bin"}} {
@@ -523,7 +525,7 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Errorf("search after the copy: %+v", hits)
 	}
 
-	again, err := CopyToPostgres(ctx, local, pg, nil)
+	again, err := Copy(ctx, local, pg, nil)
 	if err != nil || len(again.Copied) != 0 || len(again.Skipped) != 2 || again.Messages != 0 {
 		t.Errorf("second copy: %+v %v", again, err)
 	}
@@ -575,7 +577,7 @@ func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.Watch(wctx, func(id string) bool { return id == shown.ID }, func(c Change) {
+		b.Watch(wctx, func(id string) bool { return id == shown.ID }, func(c session.Change) {
 			w.mu.Lock()
 			w.changes = append(w.changes, c)
 			w.mu.Unlock()
@@ -586,9 +588,9 @@ func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
 
 	a.AddFile(ctx, other.ID, "x.txt", strings.NewReader("x"))
 	a.AddFile(ctx, shown.ID, "y.txt", strings.NewReader("y"))
-	w.waitFor(t, "for the shown session's file", func(c Change) bool { return c.SessionID == shown.ID && len(c.Files) == 1 })
+	w.waitFor(t, "for the shown session's file", func(c session.Change) bool { return c.SessionID == shown.ID && len(c.Files) == 1 })
 	a.Delete(ctx, other.ID)
-	w.waitFor(t, "for the other session's deletion", func(c Change) bool { return c.SessionID == other.ID && c.Deleted })
+	w.waitFor(t, "for the other session's deletion", func(c session.Change) bool { return c.SessionID == other.ID && c.Deleted })
 	for _, c := range w.all() {
 		if c.SessionID == other.ID {
 			t.Errorf("a change of a session b does not show: %+v", c)
@@ -622,12 +624,12 @@ func TestPostgresEnforceSoftLimit(t *testing.T) {
 	alice.WriteOutput(ctx, mine.ID, "data/new.bin", []byte(big))
 	theirs, _ := bob.Create(ctx, "Bob's, shared")
 	bob.WriteOutput(ctx, theirs.ID, "data/bob.bin", []byte(big))
-	bob.Share(ctx, theirs.ID, VisibilityTeam)
+	bob.Share(ctx, theirs.ID, session.VisibilityTeam)
 	if _, err := alice.Get(ctx, theirs.ID); err != nil { // mirrored on alice's machine too
 		t.Fatal(err)
 	}
 
-	size := DirSize(alice.DataDir())
+	size := session.DirSize(alice.DataDir())
 	c1, err := alice.EnforceSoftLimit(ctx, size-300_000)
 	if err != nil {
 		t.Fatal(err)
@@ -664,7 +666,7 @@ func TestPostgresSweepsFoldersOfSessionsGoneMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	a := openPG(t, c, "alice")
 	dirB := t.TempDir()
-	b, err := OpenPostgres(ctx, dirB, c.DSN("alice", "postgres"))
+	b, err := Open(ctx, dirB, c.DSN("alice", "postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,7 +683,7 @@ func TestPostgresSweepsFoldersOfSessionsGoneMeanwhile(t *testing.T) {
 	if err := a.Delete(ctx, gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	b, err = OpenPostgres(ctx, dirB, c.DSN("alice", "postgres"))
+	b, err = Open(ctx, dirB, c.DSN("alice", "postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}

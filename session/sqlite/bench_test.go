@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/storetest"
 )
 
 // fixture sizes shrink with -short (bench/run --short, CI).
@@ -48,9 +49,9 @@ func BenchmarkSearch100kMessages(b *testing.B) {
 	n := size(100000, 2000)
 	fillSearchFixture(b, s, n)
 	for _, q := range []struct{ name, query string }{
-		{"broad", fixtureBroadQuery},
-		{"narrow", fixtureNarrowQuery},
-		{"typing", fixtureTypingQuery},
+		{"broad", storetest.FixtureBroadQuery},
+		{"narrow", storetest.FixtureNarrowQuery},
+		{"typing", storetest.FixtureTypingQuery},
 	} {
 		var matches int
 		if err := s.db.QueryRow("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", ftsQuery(q.query)).Scan(&matches); err != nil || (matches == 0 && !testing.Short()) {
