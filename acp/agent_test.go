@@ -18,6 +18,7 @@ import (
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // agent is a `ctxls acp` process under test with its data directory and
@@ -160,7 +161,7 @@ func TestInitializeAndNewSession(t *testing.T) {
 
 func openStore(t *testing.T, dir string) session.Store {
 	t.Helper()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestLoadReplaysAfterRestart(t *testing.T) { testLoadReplay(t) }
 // session made on the first is listed, replayed and continued there.
 func TestLoadReplaysOnAnotherMachine(t *testing.T) {
 	c := pgtest.Start(t)
-	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	testLoadReplay(t, "--store", c.DSN("", "postgres"))

@@ -11,6 +11,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // TestCompactOverACP (the built binary): a long session resumed over ACP is
@@ -20,7 +21,7 @@ import (
 func TestCompactOverACP(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"## Goal\nShip the importer."}}))
 	dataDir, cwd := t.TempDir(), t.TempDir()
-	st, err := session.Open(dataDir)
+	st, err := backend.Open(context.Background(), dataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestCompactOverACP(t *testing.T) {
 		t.Errorf("usage_update after /compact: %d %d", size, used)
 	}
 
-	st, err = session.Open(dataDir)
+	st, err = backend.Open(context.Background(), dataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // TestLiveTitle: with the PostgreSQL store, a session open in an ACP
@@ -19,7 +19,7 @@ import (
 // second.
 func TestLiveTitle(t *testing.T) {
 	c := pgtest.Start(t)
-	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := c.Psql(t, "", "postgres", "CREATE ROLE alice LOGIN IN ROLE ctxls_user; GRANT CONNECT ON DATABASE postgres TO alice"); err != nil {
@@ -29,14 +29,14 @@ func TestLiveTitle(t *testing.T) {
 	bin := lsptest.BuildBinary(t)
 	fake, dataDir, cwd := newFixture(t)
 	ac := acptest.Start(t, bin, []string{"acp", "--data-dir", dataDir, "--store", dsn, "--base-url", fake.URL, "--model", "test-model"},
-		[]string{"OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL=", session.StoreEnv + "="})
+		[]string{"OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL=", backend.StoreEnv + "="})
 	if err := ac.Call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, nil); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
 	a := &agent{Client: ac, t: t, fake: fake, dataDir: dataDir, cwd: cwd}
 	id := a.newSession()
 
-	ed := lsptest.Binary(t, []string{session.StoreEnv + "="}, "serve", "--data-dir", t.TempDir(), "--store", dsn)
+	ed := lsptest.Binary(t, []string{backend.StoreEnv + "="}, "serve", "--data-dir", t.TempDir(), "--store", dsn)
 	ed.Initialize(lsptest.InitOptions{})
 	// Both listen for changes before the rename.
 	deadline := time.Now().Add(20 * time.Second)

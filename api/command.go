@@ -12,7 +12,6 @@ package api
 import (
 	"encoding/json"
 	"time"
-
 )
 
 // V is the version carried by every command result as "v".
@@ -233,17 +232,17 @@ type SetModelArgs struct {
 
 // SessionResult carries one session.
 type SessionResult struct {
-	V       int              `json:"v"`
+	V       int      `json:"v"`
 	Session *Session `json:"session"`
 }
 
 // ResumeResult is the result of ctxls.session.resume.
 type ResumeResult struct {
-	V            int              `json:"v"`
+	V            int      `json:"v"`
 	Session      *Session `json:"session"`
 	Context      Context  `json:"context"`
-	MissingFiles []string         `json:"missingFiles"`
-	Reminder     string           `json:"reminder"`
+	MissingFiles []string `json:"missingFiles"`
+	Reminder     string   `json:"reminder"`
 }
 
 // SessionListArgs is the argument of ctxls.session.list.
@@ -255,13 +254,13 @@ type SessionListArgs struct {
 
 // SessionSummary is one row of ctxls.session.list.
 type SessionSummary struct {
-	ID           string              `json:"id"`
-	Title        string              `json:"title"`
+	ID           string      `json:"id"`
+	Title        string      `json:"title"`
 	TitleSource  TitleSource `json:"titleSource"`
-	CreatedAt    time.Time           `json:"createdAt"`
-	UpdatedAt    time.Time           `json:"updatedAt"`
-	MessageCount int                 `json:"messageCount"`
-	FileCount    int                 `json:"fileCount"`
+	CreatedAt    time.Time   `json:"createdAt"`
+	UpdatedAt    time.Time   `json:"updatedAt"`
+	MessageCount int         `json:"messageCount"`
+	FileCount    int         `json:"fileCount"`
 	// Owner and Visibility are set in the PostgreSQL store only.
 	Owner      string     `json:"owner,omitempty"`
 	Visibility Visibility `json:"visibility,omitempty"`
@@ -280,7 +279,7 @@ type SessionListResult struct {
 
 // ShowResult is the result of ctxls.session.show.
 type ShowResult struct {
-	V        int               `json:"v"`
+	V        int       `json:"v"`
 	Session  *Session  `json:"session"`
 	Messages []Message `json:"messages"`
 }
@@ -306,7 +305,7 @@ type SessionSearchArgs struct {
 
 // SearchResult is the result of ctxls.session.search.
 type SearchResult struct {
-	V    int           `json:"v"`
+	V    int   `json:"v"`
 	Hits []Hit `json:"hits"`
 }
 
@@ -318,7 +317,7 @@ type SessionExportArgs struct {
 
 // SessionShareArgs is the argument of ctxls.session.share.
 type SessionShareArgs struct {
-	SessionID  string             `json:"sessionId,omitempty" max:"64"`
+	SessionID  string     `json:"sessionId,omitempty" max:"64"`
 	Visibility Visibility `json:"visibility" max:"16"` // "private" or "team"
 }
 
@@ -353,13 +352,13 @@ type ContextGetArgs struct {
 
 // ContextGetResult is the result of ctxls.context.get.
 type ContextGetResult struct {
-	V       int             `json:"v"`
+	V       int     `json:"v"`
 	Context Context `json:"context"`
 }
 
 // CandidatesResult is the result of ctxls.context.candidates.
 type CandidatesResult struct {
-	V     int                `json:"v"`
+	V     int         `json:"v"`
 	Files []Candidate `json:"files"`
 }
 
@@ -496,12 +495,12 @@ type PreviewTokens struct {
 
 // ContextChangedParams are the params of ctxls/contextChanged.
 type ContextChangedParams struct {
-	SessionID string          `json:"sessionId"`
-	Reason    string          `json:"reason"` // "resume" or "changed"
-	Context   Context `json:"context"`
-	Added     []string        `json:"added"`
-	Removed   []string        `json:"removed"`
-	Missing   []string        `json:"missing"`
+	SessionID string   `json:"sessionId"`
+	Reason    string   `json:"reason"` // "resume" or "changed"
+	Context   Context  `json:"context"`
+	Added     []string `json:"added"`
+	Removed   []string `json:"removed"`
+	Missing   []string `json:"missing"`
 	// Applet is the applet set parsed, present when the session has one.
 	Applet *Applet `json:"applet,omitempty"`
 }
@@ -541,8 +540,8 @@ type Position struct {
 
 // SessionUpdatedParams are the params of ctxls/sessionUpdated.
 type SessionUpdatedParams struct {
-	SessionID   string              `json:"sessionId"`
-	Title       string              `json:"title"`
+	SessionID   string      `json:"sessionId"`
+	Title       string      `json:"title"`
 	TitleSource TitleSource `json:"titleSource"`
 	// CompactedThrough is set when the session was just compacted: the
 	// last message id its new summary covers (the model's view starts
@@ -556,9 +555,9 @@ type SessionCompactResult struct {
 	SessionID string `json:"sessionId"`
 	// Summary is the stored summary; Summary.SummaryOf is its range.
 	Summary          Message `json:"summary"`
-	CompactedThrough int64           `json:"compactedThrough"`
-	Covered          int             `json:"covered"`
-	Tokens           int             `json:"tokens"`
+	CompactedThrough int64   `json:"compactedThrough"`
+	Covered          int     `json:"covered"`
+	Tokens           int     `json:"tokens"`
 }
 
 // ByRemote is ctxls/sessionFilesChanged's `by` for a file changed by

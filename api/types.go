@@ -187,4 +187,3 @@ func ParseProvider(raw json.RawMessage) (Provider, error) {
 	}
 	return p, nil
 }
-

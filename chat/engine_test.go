@@ -14,6 +14,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/sqlite"
 )
 
 type recorder struct {
@@ -49,7 +50,7 @@ type buffers map[string]string
 func (b buffers) TextByPath(p string) (string, bool) { t, ok := b[p]; return t, ok }
 
 func newEngine(t *testing.T, bufs buffers) (*Engine, session.Store, *bytes.Buffer) {
-	st, err := session.Open(t.TempDir())
+	st, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 	e, st, logs := newEngine(t, bufs)
 	ctx := context.Background()
 	s, _ := st.Create(ctx, "named")
-	st.SetContext(ctx, s.ID, "files", []string{file}, "")
+	st.UpdateContext(ctx, s.ID, "files", []string{file}, "", session.AddedByUser, nil)
 	p := provider(t, fake, 600) // a tiny window: 500 tokens after the output reserve
 	long := strings.Repeat("word ", 120)
 	for i := range 4 {

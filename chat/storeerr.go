@@ -3,7 +3,7 @@ package chat
 import (
 	"errors"
 
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // ErrStoreUnreachable: the session store's database could not be reached
@@ -36,5 +36,5 @@ func StoreError(err error) error {
 }
 
 // unreachable reports whether err says the store's database is gone (see
-// session.IsUnavailable).
-func unreachable(err error) bool { return session.IsUnavailable(err) }
+// backend.IsUnavailable).
+func unreachable(err error) bool { return backend.IsUnavailable(err) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // run executes the built binary and returns stdout, stderr and exit code.
@@ -33,14 +34,14 @@ func run(t *testing.T, env []string, args ...string) (string, string, int) {
 
 func TestSessionsCommands(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	a, _ := st.Create(ctx, "Deploy pipeline")
 	st.AppendMessage(ctx, &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: "why is the canary failing"})
-	st.SetContext(ctx, a.ID, "ports", []string{"8080"}, "")
+	st.UpdateContext(ctx, a.ID, "ports", []string{"8080"}, "", session.AddedByUser, nil)
 	b, _ := st.Create(ctx, "Other work")
 	st.Close()
 	env := []string{"CTXLS_DATA_DIR=" + dir}
@@ -166,12 +167,12 @@ func hasSession(list []session.Session, id string, messages int) bool {
 // editor and the model use (relative paths from the working directory).
 func TestSessionsContext(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := st.Create(context.Background(), "Context work")
-	st.SetContext(context.Background(), a.ID, "ports", []string{"8080"}, "")
+	st.UpdateContext(context.Background(), a.ID, "ports", []string{"8080"}, "", session.AddedByUser, nil)
 	st.Close()
 	env := []string{"CTXLS_DATA_DIR=" + dir}
 	wd, _ := os.Getwd()

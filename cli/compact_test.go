@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // TestSessionsCompact: "ctxls chat --compact-at" compacts a turn past that
@@ -19,7 +20,7 @@ func TestSessionsCompact(t *testing.T) {
 	dir := t.TempDir()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"## Goal\nShip the importer."}}))
 	env := chatEnv(dir, fake)
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

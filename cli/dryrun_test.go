@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // noProvider is an environment with no provider, key or data directory.
@@ -58,7 +59,7 @@ func TestREADMEFirstCommandShowsThePrompt(t *testing.T) {
 // history is in the input, and nothing is stored.
 func TestDryRunWithSession(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestDryRunWithSession(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	st, _ = session.Open(dir)
+	st, _ = backend.Open(context.Background(), dir, "")
 	defer st.Close()
 	if msgs, _ := st.Messages(ctx, s.ID); len(msgs) != 2 {
 		t.Errorf("the dry run stored messages: %d", len(msgs))

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ctxls/ctxls/cli.Version=v1.2.3";
@@ -81,7 +81,7 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dataDir, "data-dir", "", "where sessions are stored (default $CTXLS_DATA_DIR, else $XDG_DATA_HOME/ctxls, else ~/.local/share/ctxls)")
-	pf.StringVar(&g.store, "store", "", "the session store: a PostgreSQL URL postgres://user@host/db (default $"+session.StoreEnv+"); without it, SQLite in the data directory")
+	pf.StringVar(&g.store, "store", "", "the session store: a PostgreSQL URL postgres://user@host/db (default $"+backend.StoreEnv+"); without it, SQLite in the data directory")
 	storeFlag := pf.Lookup("store")
 	g.storeSet = func() bool { return storeFlag.Changed }
 	pf.StringVar(&g.logFile, "log-file", "", "write logs to this file instead of stderr")
@@ -215,9 +215,9 @@ func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger
 func (g *globals) resolveStore() (string, error) {
 	url, from := g.store, "--store"
 	if g.storeSet == nil || !g.storeSet() {
-		url, from = os.Getenv(session.StoreEnv), session.StoreEnv
+		url, from = os.Getenv(backend.StoreEnv), backend.StoreEnv
 	}
-	if url == "" || session.IsPostgresURL(url) {
+	if url == "" || backend.IsPostgresURL(url) {
 		return url, nil
 	}
 	return "", usageError{fmt.Errorf("%s is not a PostgreSQL URL: want postgres://user@host/database (or nothing, for the local store in the data directory)", from)}
@@ -229,5 +229,5 @@ func storeKind(url string) string {
 	if url == "" {
 		return "sqlite"
 	}
-	return "postgres " + session.RedactDSN(url)
+	return "postgres " + backend.RedactDSN(url)
 }

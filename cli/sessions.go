@@ -15,6 +15,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // sessionsCmd is "ctxls sessions": the same store the daemon uses.
@@ -257,7 +258,7 @@ func openError(dir, url string, err error) error {
 	if url == "" {
 		return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
 	}
-	return fmt.Errorf("cannot open the PostgreSQL session store %s: %w", session.RedactDSN(url), err)
+	return fmt.Errorf("cannot open the PostgreSQL session store %s: %w", backend.RedactDSN(url), err)
 }
 
 // absPaths makes the --file paths absolute.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 func plant(t *testing.T, path string, size int, age time.Duration) {
@@ -55,14 +56,14 @@ func tableRow(t *testing.T, out, id string) (messages, items, files int, size st
 // headings that say which is which, with its folder's size.
 func TestSessionsListShowsBothCounts(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	a, _ := st.Create(ctx, "Spec work")
-	st.SetContext(ctx, a.ID, "files", []string{"/w/spec.md", "/w/design.md"}, "")
-	st.SetContext(ctx, a.ID, "ports", []string{"8080"}, "")
+	st.UpdateContext(ctx, a.ID, "files", []string{"/w/spec.md", "/w/design.md"}, "", session.AddedByUser, nil)
+	st.UpdateContext(ctx, a.ID, "ports", []string{"8080"}, "", session.AddedByUser, nil)
 	b, _ := st.Create(ctx, "Data crunching")
 	st.AddFile(ctx, b.ID, "in.csv", strings.NewReader("a,b\n"))
 	st.WriteOutput(ctx, b.ID, "results/charts/q1.csv", []byte(strings.Repeat("q", 3000)))
@@ -106,7 +107,7 @@ func TestSessionsListShowsBothCounts(t *testing.T) {
 
 func TestSessionsDu(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestSessionsDu(t *testing.T) {
 
 func TestSessionsPrune(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestSessionsPrune(t *testing.T) {
 func TestChatReportsWritesAndCleanUp(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

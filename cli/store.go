@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // storeCmd is "ctxls store": setting up the shared PostgreSQL store.
@@ -39,9 +40,9 @@ migrations not yet applied. It prints the SQL that lets a person in.`,
 				return err
 			}
 			if dsn == "" {
-				return usageError{errors.New("store init needs a PostgreSQL database: pass --store postgres://owner@host/database or set " + session.StoreEnv + " (the local SQLite store needs no set-up)")}
+				return usageError{errors.New("store init needs a PostgreSQL database: pass --store postgres://owner@host/database or set " + backend.StoreEnv + " (the local SQLite store needs no set-up)")}
 			}
-			applied, err := session.InitPostgres(cmd.Context(), dsn) // its errors name the database without the password
+			applied, err := backend.InitPostgres(cmd.Context(), dsn) // its errors name the database without the password
 			if err != nil {
 				return err
 			}
@@ -50,9 +51,9 @@ migrations not yet applied. It prints the SQL that lets a person in.`,
 				fmt.Fprintf(w, "Applied %s\n", name)
 			}
 			if len(applied) == 0 {
-				fmt.Fprintf(w, "The schema of %s is current: nothing to apply.\n", session.RedactDSN(dsn))
+				fmt.Fprintf(w, "The schema of %s is current: nothing to apply.\n", backend.RedactDSN(dsn))
 			} else {
-				fmt.Fprintf(w, "The schema of %s is current.\n", session.RedactDSN(dsn))
+				fmt.Fprintf(w, "The schema of %s is current.\n", backend.RedactDSN(dsn))
 			}
 			printRoleSQL(w, databaseOf(dsn))
 			return nil
@@ -71,14 +72,14 @@ not at all, and one the database has already is skipped: run it again after an
 interruption, or to copy what is new.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !session.IsPostgresURL(to) {
+			if !backend.IsPostgresURL(to) {
 				return usageError{errors.New("store copy needs --to postgres://user@host/database")}
 			}
 			dir, err := g.resolveDataDir()
 			if err != nil {
 				return err
 			}
-			local, err := session.Open(dir)
+			local, err := backend.Open(cmd.Context(), dir, "")
 			if err != nil {
 				return openError(dir, "", err)
 			}
@@ -89,7 +90,7 @@ interruption, or to copy what is new.`,
 				return err
 			}
 			defer os.RemoveAll(scratch)
-			pg, err := session.OpenPostgres(cmd.Context(), scratch, to)
+			pg, err := backend.Open(cmd.Context(), scratch, to)
 			if err != nil {
 				return openError(dir, to, err)
 			}
@@ -105,14 +106,14 @@ interruption, or to copy what is new.`,
 				}
 				fmt.Fprintf(w, "%-14s%s  %s\n", verb, ss.ID, oneLine(ss.Title, 60))
 			}
-			rep, err := session.CopyToPostgres(cmd.Context(), local, pg, progress)
+			rep, err := backend.CopyToPostgres(cmd.Context(), local, pg, progress)
 			if asJSON && rep != nil {
 				if jerr := writeJSON(w, rep); jerr != nil && err == nil {
 					err = jerr
 				}
 			} else if rep != nil {
 				fmt.Fprintf(w, "%d sessions copied (%d messages, %d files), %d already in %s.\n",
-					len(rep.Copied), rep.Messages, rep.Files, len(rep.Skipped), session.RedactDSN(to))
+					len(rep.Copied), rep.Messages, rep.Files, len(rep.Skipped), backend.RedactDSN(to))
 			}
 			return err
 		},
@@ -127,7 +128,7 @@ interruption, or to copy what is new.`,
 func printRoleSQL(w io.Writer, db string) {
 	fmt.Fprintf(w, "\nLet each person in with a role of their own (as the owner; leave out PASSWORD for peer or certificate authentication):\n")
 	fmt.Fprintf(w, "  CREATE ROLE alice LOGIN PASSWORD 'change me' IN ROLE ctxls_user; GRANT CONNECT ON DATABASE %s TO alice;\n", quoteIdent(db))
-	fmt.Fprintf(w, "Then they run ctxls with --store postgres://alice@HOST/%s (or %s set to it).\n", url.PathEscape(db), session.StoreEnv)
+	fmt.Fprintf(w, "Then they run ctxls with --store postgres://alice@HOST/%s (or %s set to it).\n", url.PathEscape(db), backend.StoreEnv)
 }
 
 // databaseOf is the database a postgres:// URL names: its path, else its
@@ -175,7 +176,7 @@ func checkStore(ctx context.Context, w io.Writer, g *globals) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	st, err := session.OpenStore(ctx, dir, dsn)
+	st, err := backend.Open(ctx, dir, dsn)
 	if err != nil {
 		fmt.Fprintf(w, "✗ store: %v\n", openError(dir, dsn, err))
 		return errors.New("the session store cannot be opened")
@@ -184,7 +185,7 @@ func checkStore(ctx context.Context, w io.Writer, g *globals) error {
 	if dsn == "" {
 		fmt.Fprintf(w, "✓ store: SQLite %s\n", filepath.Join(dir, "ctxls.db"))
 	} else {
-		fmt.Fprintf(w, "✓ store: PostgreSQL %s (schema current, a member of ctxls_user; local mirror in %s)\n", session.RedactDSN(dsn), dir)
+		fmt.Fprintf(w, "✓ store: PostgreSQL %s (schema current, a member of ctxls_user; local mirror in %s)\n", backend.RedactDSN(dsn), dir)
 	}
 	return nil
 }

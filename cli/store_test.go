@@ -11,6 +11,7 @@ import (
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // TestStoreFlagErrors: a --store (or CTXLS_STORE) that is not a PostgreSQL
@@ -18,19 +19,19 @@ import (
 // (which may hold a password) is never repeated.
 func TestStoreFlagErrors(t *testing.T) {
 	dir := t.TempDir()
-	env := []string{"CTXLS_DATA_DIR=" + dir, session.StoreEnv + "="}
+	env := []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}
 	for _, args := range [][]string{{"sessions", "list"}, {"serve"}, {"acp"}, {"store", "init"}, {"sessions", "share", "abcd", "team"}} {
 		out, errOut, code := run(t, env, append([]string{"--store", "mysql://u:sekrit@db.example/app"}, args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, "--store is not a PostgreSQL URL: want postgres://") || strings.Contains(errOut, "sekrit") {
 			t.Errorf("%v: %d %q %q", args, code, out, errOut)
 		}
 	}
-	_, errOut, code := run(t, append(env, session.StoreEnv+"=/var/lib/ctxls.db"), "sessions", "list")
-	if code != 2 || !strings.Contains(errOut, session.StoreEnv+" is not a PostgreSQL URL") {
+	_, errOut, code := run(t, append(env, backend.StoreEnv+"=/var/lib/ctxls.db"), "sessions", "list")
+	if code != 2 || !strings.Contains(errOut, backend.StoreEnv+" is not a PostgreSQL URL") {
 		t.Errorf("from the environment: %d %q", code, errOut)
 	}
 	// --store "" is the local store, whatever the environment says.
-	out, errOut, code := run(t, append(env, session.StoreEnv+"=mysql://x"), "--store", "", "sessions", "list")
+	out, errOut, code := run(t, append(env, backend.StoreEnv+"=mysql://x"), "--store", "", "sessions", "list")
 	if code != 0 || !strings.Contains(out, "No sessions.") {
 		t.Errorf(`--store "": %d %q %q`, code, out, errOut)
 	}
@@ -48,13 +49,13 @@ func TestStoreFlagErrors(t *testing.T) {
 // TestShareLocalStore: the local store has no sharing, and says so.
 func TestShareLocalStore(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := st.Create(context.Background(), "Local work")
 	st.Close()
-	env := []string{"CTXLS_DATA_DIR=" + dir, session.StoreEnv + "="}
+	env := []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}
 
 	out, errOut, code := run(t, env, "sessions", "share", a.ID[:6], "team")
 	if code != 1 || out != "" || !strings.Contains(errOut, "sharing needs the PostgreSQL store") {
@@ -96,13 +97,13 @@ const secretDSN = "postgres://u:sekrit@/db?host=/nonexistent"
 // shows it; they name the database as user@host/database.
 func TestStorePasswordNeverShown(t *testing.T) {
 	dir := t.TempDir()
-	named := session.RedactDSN(secretDSN)
+	named := backend.RedactDSN(secretDSN)
 	noProvider := []string{"OPENAI_BASE_URL=http://127.0.0.1:1/v1", "CTXLS_MODEL=m", "OPENAI_API_KEY="}
 	for _, way := range []struct {
 		env, flag []string
 	}{
-		{env: []string{"CTXLS_DATA_DIR=" + dir, session.StoreEnv + "=" + secretDSN}},
-		{env: []string{"CTXLS_DATA_DIR=" + dir, session.StoreEnv + "="}, flag: []string{"--store", secretDSN}},
+		{env: []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "=" + secretDSN}},
+		{env: []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}, flag: []string{"--store", secretDSN}},
 	} {
 		env, flag := way.env, way.flag
 		with := func(args ...string) []string { return append(append([]string{}, flag...), args...) }
@@ -144,7 +145,7 @@ func TestStorePasswordNeverShown(t *testing.T) {
 // schema current; the SQL it prints lets a person in.
 func TestStoreInit(t *testing.T) {
 	c := pgtest.Start(t)
-	env := []string{"CTXLS_DATA_DIR=" + t.TempDir(), session.StoreEnv + "="}
+	env := []string{"CTXLS_DATA_DIR=" + t.TempDir(), backend.StoreEnv + "="}
 	owner := c.DSN("", "postgres")
 
 	out, errOut, code := run(t, env, "store", "init", "--store", owner)
@@ -167,7 +168,7 @@ func TestStoreInit(t *testing.T) {
 		t.Errorf("alice in ctxls_user: %q %v", got, err)
 	}
 
-	out, errOut, code = run(t, append(env, session.StoreEnv+"="+owner), "store", "init")
+	out, errOut, code = run(t, append(env, backend.StoreEnv+"="+owner), "store", "init")
 	if code != 0 || strings.Contains(out, "Applied") || !strings.Contains(out, "is current: nothing to apply.") {
 		t.Errorf("second init: %d %q\n%s", code, errOut, out)
 	}
@@ -180,10 +181,10 @@ func TestStoreInit(t *testing.T) {
 }
 
 // TestPostgresStoreCLI: sessions list, share and doctor through --store, as
-// two people. It needs the PostgreSQL store (session.OpenPostgres).
+// two people. It needs the PostgreSQL store (postgres.Open through backend.Open).
 func TestPostgresStoreCLI(t *testing.T) {
 	c := pgtest.Start(t)
-	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	for _, sql := range []string{
@@ -195,10 +196,10 @@ func TestPostgresStoreCLI(t *testing.T) {
 			t.Fatalf("%s: %v %s", sql, err, out)
 		}
 	}
-	alice := []string{"CTXLS_DATA_DIR=" + t.TempDir(), session.StoreEnv + "=" + c.DSN("alice", "postgres")}
-	bob := []string{"CTXLS_DATA_DIR=" + t.TempDir(), session.StoreEnv + "=" + c.DSN("bob", "postgres")}
+	alice := []string{"CTXLS_DATA_DIR=" + t.TempDir(), backend.StoreEnv + "=" + c.DSN("alice", "postgres")}
+	bob := []string{"CTXLS_DATA_DIR=" + t.TempDir(), backend.StoreEnv + "=" + c.DSN("bob", "postgres")}
 
-	st, err := session.OpenStore(context.Background(), t.TempDir(), c.DSN("alice", "postgres"))
+	st, err := backend.Open(context.Background(), t.TempDir(), c.DSN("alice", "postgres"))
 	if err != nil {
 		t.Fatalf("the PostgreSQL store does not open yet: %v", err)
 	}
@@ -246,7 +247,7 @@ func TestPostgresStoreCLI(t *testing.T) {
 	if !strings.Contains(out, "✓ store: PostgreSQL alice@") {
 		t.Errorf("doctor as alice:\n%s", out)
 	}
-	carol := []string{"CTXLS_DATA_DIR=" + t.TempDir(), session.StoreEnv + "=" + c.DSN("carol", "postgres")}
+	carol := []string{"CTXLS_DATA_DIR=" + t.TempDir(), backend.StoreEnv + "=" + c.DSN("carol", "postgres")}
 	out, _, code = run(t, append(carol, noProvider...), "doctor")
 	if code != 1 || !strings.Contains(out, "✗ store: cannot open the PostgreSQL session store carol@") {
 		t.Errorf("doctor as a role outside ctxls_user: %d\n%s", code, out)
@@ -258,10 +259,10 @@ func TestPostgresStoreCLI(t *testing.T) {
 func TestStoreCopy(t *testing.T) {
 	c := pgtest.Start(t)
 	dir := t.TempDir()
-	env := []string{"CTXLS_DATA_DIR=" + dir, session.StoreEnv + "="}
+	env := []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}
 	owner := c.DSN("", "postgres")
 	ctx := context.Background()
-	local, err := session.Open(dir)
+	local, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // chatEnv is the environment of a CLI run against the fake provider.
@@ -61,7 +62,7 @@ func sessionOf(t *testing.T, errOut string) string {
 // unique prefix of its id, and says which sessions an ambiguous one matches.
 func TestSessionIDPrefixes(t *testing.T) {
 	dir := t.TempDir()
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestSessionIDPrefixes(t *testing.T) {
 		}
 	}
 	db.Close()
-	st, _ = session.Open(dir)
+	st, _ = backend.Open(context.Background(), dir, "")
 	st.AppendMessage(ctx, &session.Message{SessionID: aID, Role: session.RoleUser, Content: "why is the canary failing"})
 	st.Close()
 	fake := openaitest.New(t)
@@ -231,7 +232,7 @@ func TestChatWaitsForItsTitle(t *testing.T) {
 		t.Errorf("stderr: %q", errOut)
 	}
 	// Read right after exit, straight from the store.
-	st, err := session.Open(dir)
+	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // benchDaemon starts the built binary against fake, initialised, with a
@@ -53,7 +54,7 @@ func benchServe(b *testing.B, fake *openaitest.Server, dataDir string, flags ...
 // starts on it.
 func prefilled(b *testing.B, dataDir, url string, sessions, n int) []string {
 	b.Helper()
-	st, err := session.OpenStore(context.Background(), dataDir, url)
+	st, err := backend.Open(context.Background(), dataDir, url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func BenchmarkDaemonFirstDeltaOverheadHistory(b *testing.B) {
 // connecting as a person's role, through Row-Level Security.
 func BenchmarkDaemonFirstDeltaOverheadPostgres(b *testing.B) {
 	c := pgtest.Start(b)
-	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		b.Fatal(err)
 	}
 	if out, err := c.Psql(b, "", "postgres", "CREATE ROLE ada LOGIN IN ROLE ctxls_user"); err != nil {

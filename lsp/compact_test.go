@@ -15,6 +15,7 @@ import (
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 const lspSummary = "## Goal\nShip the resumable importer.\n\n## Next steps\n1. Write the checkpoints migration."
@@ -23,7 +24,7 @@ const lspSummary = "## Goal\nShip the resumable importer.\n\n## Next steps\n1. W
 // store of dataDir, straight through the store, before a daemon starts.
 func longSession(t *testing.T, dataDir string, n int) string {
 	t.Helper()
-	st, err := session.Open(dataDir)
+	st, err := backend.Open(context.Background(), dataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 var (
@@ -82,7 +82,7 @@ func runFourDaemons(t *testing.T, cfg fourDaemons) {
 	var ds []*daemon
 	for d := range daemons {
 		fake := openaitest.New(t)
-		srv := lsptest.Binary(t, []string{session.StoreEnv + "="}, append([]string{"serve", "--data-dir", cfg.dataDirs[d], "--log-level", "debug"}, cfg.flags...)...)
+		srv := lsptest.Binary(t, []string{backend.StoreEnv + "="}, append([]string{"serve", "--data-dir", cfg.dataDirs[d], "--log-level", "debug"}, cfg.flags...)...)
 		srv.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
 			"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 16000, "maxOutputTokens": 1000},
 		}})
@@ -538,7 +538,7 @@ func checkLog(t testing.TB, who string, srv *lsptest.Server) {
 func (w *world) verify(cfg fourDaemons, ds []*daemon, rootURI string) {
 	t := w.t
 	dataDir := cfg.verifyDir
-	srv := lsptest.Binary(t, []string{session.StoreEnv + "="}, append([]string{"serve", "--data-dir", dataDir}, cfg.flags...)...)
+	srv := lsptest.Binary(t, []string{backend.StoreEnv + "="}, append([]string{"serve", "--data-dir", dataDir}, cfg.flags...)...)
 	srv.Initialize(lsptest.InitOptions{RootURI: rootURI})
 	d := &daemon{n: 4, srv: srv}
 
@@ -801,7 +801,7 @@ func TestFourDaemonsOnePostgres(t *testing.T) {
 	}
 	c := pgtest.Start(t)
 	dsn := c.DSN("", "postgres")
-	if _, err := session.InitPostgres(context.Background(), dsn); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), dsn); err != nil {
 		t.Fatal(err)
 	}
 	runFourDaemons(t, fourDaemons{

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 var crashPGKills = flag.Int("crash.pgkills", 25, "TestCrashRandomKillsPostgres: how many times the daemon is killed")
@@ -37,7 +37,7 @@ func TestCrashRandomKillsPostgres(t *testing.T) {
 	c := pgtest.Start(t)
 	dsn := c.DSN("", "postgres")
 	ctx := context.Background()
-	if _, err := session.InitPostgres(ctx, dsn); err != nil {
+	if _, err := backend.InitPostgres(ctx, dsn); err != nil {
 		t.Fatal(err)
 	}
 	pool, err := pgxpool.New(ctx, dsn)

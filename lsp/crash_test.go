@@ -30,6 +30,7 @@ import (
 	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 var (
@@ -222,7 +223,7 @@ func newCrashRun(t *testing.T, seed int64, dataDir string, db crashDB) *crashRun
 	}
 	r := &crashRun{
 		t: t, seed: seed, db: db, dataDir: dataDir, ws: ws, fake: fake,
-		env:     []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY=", session.StoreEnv + "="},
+		env:     []string{"OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY=", backend.StoreEnv + "="},
 		window:  chat.DefaultCheckpoint,
 		replies: map[string]*replyInfo{"default": {key: "default", text: defaultAnswer}},
 		byID:    map[string]*sessModel{}, phases: map[string]int{}, fileCache: map[string]string{}, stats: map[string]int{},

@@ -1,12 +1,12 @@
 package lsp
 
 import (
-	"github.com/ctxls/ctxls/service"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxls/ctxls/service"
 	"io"
 	"reflect"
 	"strings"

@@ -13,7 +13,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // liveLatency is how soon a change made on one daemon reaches the editors
@@ -24,7 +24,7 @@ const liveLatency = time.Second
 func liveCluster(t *testing.T) *pgtest.Cluster {
 	t.Helper()
 	c := pgtest.Start(t)
-	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := c.Psql(t, "", "postgres", "CREATE ROLE alice LOGIN IN ROLE ctxls_user; GRANT CONNECT ON DATABASE postgres TO alice"); err != nil {
@@ -38,7 +38,7 @@ func liveCluster(t *testing.T) *pgtest.Cluster {
 // provider.
 func startLive(t *testing.T, c *pgtest.Cluster, fake *openaitest.Server) *lsptest.Server {
 	t.Helper()
-	s, _, _ := startChatBinary(t, fake, nil, []string{session.StoreEnv + "="}, "--store", c.DSN("alice", "postgres"))
+	s, _, _ := startChatBinary(t, fake, nil, []string{backend.StoreEnv + "="}, "--store", c.DSN("alice", "postgres"))
 	s.SetTimeout(30 * time.Second)
 	return s
 }

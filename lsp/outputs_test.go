@@ -16,6 +16,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // startChatBinary starts the built binary over real stdio with the fake
@@ -567,7 +568,7 @@ func TestStorageSoftLimitSettings(t *testing.T) {
 	})
 	t.Run("resumed at start by initializationOptions.session", func(t *testing.T) {
 		dataDir := t.TempDir()
-		st, err := session.Open(dataDir)
+		st, err := backend.Open(context.Background(), dataDir, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/service"
 )
 

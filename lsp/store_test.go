@@ -8,7 +8,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // TestShareLocalStore: over real stdio, ctxls.session.share on the local
@@ -16,7 +16,7 @@ import (
 // initializationOptions cannot point the daemon at another store.
 func TestShareLocalStore(t *testing.T) {
 	_, rootURI := workspace(t)
-	s := lsptest.Binary(t, []string{session.StoreEnv + "="}, "serve", "--data-dir", t.TempDir())
+	s := lsptest.Binary(t, []string{backend.StoreEnv + "="}, "serve", "--data-dir", t.TempDir())
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{"store": "postgres://u:sekrit@/db?host=/nonexistent"}})
 
 	var created api.SessionResult
@@ -47,10 +47,10 @@ func TestShareLocalStore(t *testing.T) {
 
 // TestShareOnPostgres: through the daemon's --store, alice's sessions are
 // hers until she shares one with the team; bob then sees it and cannot
-// change it. It needs the PostgreSQL store (session.OpenPostgres).
+// change it. It needs the PostgreSQL store (postgres.Open through backend.Open).
 func TestShareOnPostgres(t *testing.T) {
 	c := pgtest.Start(t)
-	if _, err := session.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
 	}
 	for _, role := range []string{"alice", "bob"} {
@@ -60,7 +60,7 @@ func TestShareOnPostgres(t *testing.T) {
 	}
 	_, rootURI := workspace(t)
 	start := func(role string) *lsptest.Server {
-		s := lsptest.Binary(t, []string{session.StoreEnv + "="}, "serve", "--data-dir", t.TempDir(), "--store", c.DSN(role, "postgres"))
+		s := lsptest.Binary(t, []string{backend.StoreEnv + "="}, "serve", "--data-dir", t.TempDir(), "--store", c.DSN(role, "postgres"))
 		s.Initialize(lsptest.InitOptions{RootURI: rootURI})
 		return s
 	}

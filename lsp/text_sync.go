@@ -205,4 +205,3 @@ func (s *Server) didSave(raw json.RawMessage) error {
 	s.docs.Save(string(p.TextDocument.URI))
 	return nil
 }
-

@@ -26,6 +26,7 @@ import (
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -103,16 +104,16 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.DataDir == "" {
 		return nil, api.Errorf(api.KindInvalidArgument, "no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
 	}
-	store, err := session.OpenStore(ctx, cfg.DataDir, cfg.Store)
+	store, err := backend.Open(ctx, cfg.DataDir, cfg.Store)
 	if err != nil {
 		if cfg.Store == "" {
 			return nil, api.Errorf(api.KindStoreUnavailable, "cannot open the session store in %s: %w", cfg.DataDir, err)
 		}
-		which := "cannot open the PostgreSQL session store " + session.RedactDSN(cfg.Store)
+		which := "cannot open the PostgreSQL session store " + backend.RedactDSN(cfg.Store)
 		if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
 			// Which store, and that it cannot be reached (not the driver's words).
 			if cfg.Log != nil {
-				cfg.Log.Warn("store unreachable", "store", session.RedactDSN(cfg.Store), "err", err)
+				cfg.Log.Warn("store unreachable", "store", backend.RedactDSN(cfg.Store), "err", err)
 			}
 			return nil, api.Errorf(api.KindStoreUnavailable, "%s: %s", which, u.Error())
 		}

@@ -30,7 +30,7 @@ func (s *Service) CaptureView(ctx context.Context, id string, items []string) (s
 	if slices.Equal(sets[prompts.SetApplet], items) {
 		return "applet unchanged"
 	}
-	ch, err := s.store.SetContext(ctx, id, prompts.SetApplet, items, session.ModeReplace)
+	ch, err := s.store.UpdateContext(ctx, id, prompts.SetApplet, items, session.ModeReplace, session.AddedByUser, nil)
 	if err != nil {
 		s.log.Warn("view not captured", "session", id, "err", err)
 		return "not written"

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,47 +47,13 @@ type ContextChange struct {
 	Context  Context  `json:"context"`
 }
 
-// Context returns all sets of a session.
-func (s *SQLite) Context(ctx context.Context, sessionID string) (Context, error) {
-	return loadContext(ctx, s.db, sessionID)
-}
-
-type querier interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}
-
-func loadContext(ctx context.Context, q querier, sessionID string) (Context, error) {
-	var exists int
-	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", sessionID).Scan(&exists); err != nil {
-		return nil, err
-	}
-	if exists == 0 {
-		return nil, notFound(sessionID)
-	}
-	rows, err := q.QueryContext(ctx, "SELECT set_name, item FROM context_items WHERE session_id = ? ORDER BY set_name, position", sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	c := Context{}
-	for rows.Next() {
-		var name, item string
-		if err := rows.Scan(&name, &item); err != nil {
-			return nil, err
-		}
-		c[name] = append(c[name], item)
-	}
-	return c, rows.Err()
-}
-
 func validSetName(name string) error {
 	if name == "" || len(name) > 64 {
-		return invalid("set name must be 1 to 64 characters, got %d", len(name))
+		return Invalidf("set name must be 1 to 64 characters, got %d", len(name))
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			return invalid("set name %q may contain only letters, digits, '_', '.' and '-'", truncate(name, 64))
+			return Invalidf("set name %q may contain only letters, digits, '_', '.' and '-'", Truncate(name, 64))
 		}
 	}
 	return nil
@@ -102,11 +66,11 @@ func cleanItems(items []string) ([]string, error) {
 		it = strings.TrimSpace(it)
 		switch {
 		case it == "":
-			return nil, invalid("item %d is empty", i+1)
+			return nil, Invalidf("item %d is empty", i+1)
 		case len(it) > maxItemBytes:
-			return nil, invalid("item %d is %d bytes long; the limit is %d", i+1, len(it), maxItemBytes)
+			return nil, Invalidf("item %d is %d bytes long; the limit is %d", i+1, len(it), maxItemBytes)
 		case strings.ContainsRune(it, 0):
-			return nil, invalid("item %d contains a NUL character", i+1)
+			return nil, Invalidf("item %d contains a NUL character", i+1)
 		}
 		if !slices.Contains(out, it) {
 			out = append(out, it)
@@ -121,47 +85,9 @@ const (
 	AddedByModel = "model"
 )
 
-// SetContext changes one set on the user's behalf. The limits are checked
-// and the set written in one transaction; a refused change changes nothing.
-func (s *SQLite) SetContext(ctx context.Context, sessionID, setName string, items []string, mode Mode) (*ContextChange, error) {
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, AddedByUser)
-}
-
-// AddedBy returns who added each item of a set (items kept from before a
-// change keep their origin).
-func (s *SQLite) AddedBy(ctx context.Context, sessionID, setName string) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT item, added_by FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var item, by string
-		if err := rows.Scan(&item, &by); err != nil {
-			return nil, err
-		}
-		out[item] = by
-	}
-	return out, rows.Err()
-}
-
-// UpdateContext is the one operation that changes a set for every caller:
-// the editor's command, the model's tool, ACP's /add and /drop, the CLI.
-// Items of the files set are normalised first (file:// URIs converted,
-// relative paths joined to the first of roots, folders refused); by is
-// AddedByUser or AddedByModel.
-func (s *SQLite) UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string, roots []string) (*ContextChange, error) {
-	items, err := normalizeItems(setName, items, roots)
-	if err != nil {
-		return nil, err
-	}
-	return s.SetContextBy(ctx, sessionID, setName, items, mode, by)
-}
-
-// normalizeItems normalises the items of the files set (see
+// NormalizeItems normalises the items of the files set (see
 // NormalizeFileItem); other sets' items are returned as they are.
-func normalizeItems(setName string, items, roots []string) ([]string, error) {
+func NormalizeItems(setName string, items, roots []string) ([]string, error) {
 	if setName != SetFiles {
 		return items, nil
 	}
@@ -176,58 +102,8 @@ func normalizeItems(setName string, items, roots []string) ([]string, error) {
 	return norm, nil
 }
 
-// SetContextBy is SetContext recording who made the change (AddedByUser or
-// AddedByModel) for the items it adds.
-func (s *SQLite) SetContextBy(ctx context.Context, sessionID, setName string, items []string, mode Mode, by string) (*ContextChange, error) {
-	req, err := newContextRequest(setName, items, mode, by)
-	if err != nil {
-		return nil, err
-	}
-	var ch *ContextChange
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		cur, err := loadContext(ctx, tx, sessionID)
-		if err != nil {
-			return err
-		}
-		origin := map[string]string{}
-		rows, err := tx.QueryContext(ctx, "SELECT item, added_by FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var item, who string
-			if err := rows.Scan(&item, &who); err != nil {
-				rows.Close()
-				return err
-			}
-			origin[item] = who
-		}
-		rows.Close()
-		var who []string
-		if ch, who, err = req.apply(cur, origin); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM context_items WHERE session_id = ? AND set_name = ?", sessionID, setName); err != nil {
-			return err
-		}
-		for i, it := range ch.Items {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO context_items (session_id, set_name, position, item, added_by) VALUES (?, ?, ?, ?, ?)", sessionID, setName, i, it, who[i]); err != nil {
-				return err
-			}
-		}
-		return s.touch(ctx, tx, sessionID)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.writeHistory(ctx, sessionID); err != nil {
-		return nil, err
-	}
-	return ch, nil
-}
-
-// contextRequest is one checked change of a set, the same for every store.
-type contextRequest struct {
+// ContextRequest is one checked change of a set, the same for every store.
+type ContextRequest struct {
 	setName  string
 	clean    []string
 	mode     Mode
@@ -235,8 +111,8 @@ type contextRequest struct {
 	warnings []string
 }
 
-// newContextRequest checks a change before any store is read.
-func newContextRequest(setName string, items []string, mode Mode, by string) (*contextRequest, error) {
+// NewContextRequest checks a change before any store is read.
+func NewContextRequest(setName string, items []string, mode Mode, by string) (*ContextRequest, error) {
 	if err := validSetName(setName); err != nil {
 		return nil, err
 	}
@@ -244,13 +120,13 @@ func newContextRequest(setName string, items []string, mode Mode, by string) (*c
 		mode = ModeReplace
 	}
 	if mode != ModeReplace && mode != ModeMerge && mode != ModeRemove {
-		return nil, invalid("mode must be \"replace\", \"merge\" or \"remove\", got %q", truncate(string(mode), 40))
+		return nil, Invalidf("mode must be \"replace\", \"merge\" or \"remove\", got %q", Truncate(string(mode), 40))
 	}
 	clean, err := cleanItems(items)
 	if err != nil {
 		return nil, err
 	}
-	req := &contextRequest{setName: setName, clean: clean, mode: mode, by: by, warnings: []string{}}
+	req := &ContextRequest{setName: setName, clean: clean, mode: mode, by: by, warnings: []string{}}
 	if !slices.Contains(KnownSets, setName) {
 		w := fmt.Sprintf("unknown set name %q — typo?", setName)
 		if near := nearest(setName); near != "" {
@@ -261,11 +137,11 @@ func newContextRequest(setName string, items []string, mode Mode, by string) (*c
 	return req, nil
 }
 
-// apply computes the change against the session's current context (which
+// Apply computes the change against the session's current context (which
 // it updates) and origin, who added each item of the set now. It returns
 // the change and who added each of its items, in order; a change over the
 // limits is refused.
-func (r *contextRequest) apply(cur Context, origin map[string]string) (*ContextChange, []string, error) {
+func (r *ContextRequest) Apply(cur Context, origin map[string]string) (*ContextChange, []string, error) {
 	old := cur[r.setName]
 	next := r.clean
 	switch r.mode {
@@ -280,7 +156,7 @@ func (r *contextRequest) apply(cur Context, origin map[string]string) (*ContextC
 		next = slices.DeleteFunc(slices.Clone(old), func(it string) bool { return slices.Contains(r.clean, it) })
 	}
 	if len(next) > MaxItemsPerSet {
-		return nil, nil, invalid("set %q would have %d items; the limit is %d per set", r.setName, len(next), MaxItemsPerSet)
+		return nil, nil, Invalidf("set %q would have %d items; the limit is %d per set", r.setName, len(next), MaxItemsPerSet)
 	}
 	total := len(next)
 	for name, its := range cur {
@@ -289,7 +165,7 @@ func (r *contextRequest) apply(cur Context, origin map[string]string) (*ContextC
 		}
 	}
 	if total > MaxItemsTotal {
-		return nil, nil, invalid("the session would have %d context items; the limit is %d in all", total, MaxItemsTotal)
+		return nil, nil, Invalidf("the session would have %d context items; the limit is %d in all", total, MaxItemsTotal)
 	}
 	who := make([]string, len(next))
 	for i, it := range next {
@@ -362,7 +238,7 @@ func NormalizeFileItem(item string, roots []string) (string, error) {
 		return "", err
 	}
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-		return "", invalid("%s is a directory; add the files in it one by one", truncate(p, 200))
+		return "", Invalidf("%s is a directory; add the files in it one by one", Truncate(p, 200))
 	}
 	return p, nil
 }
@@ -371,21 +247,21 @@ func normalizeFileItem(item string, roots []string) (string, error) {
 	item = strings.TrimSpace(item)
 	switch {
 	case item == "":
-		return "", invalid("file item is empty")
+		return "", Invalidf("file item is empty")
 	case strings.ContainsRune(item, 0):
-		return "", invalid("file item %q contains a NUL character", truncate(item, 80))
+		return "", Invalidf("file item %q contains a NUL character", Truncate(item, 80))
 	case strings.HasPrefix(item, "file://"):
 		p, ok := PathFromURI(item)
 		if !ok {
-			return "", invalid("%q is not a usable file URI", truncate(item, 200))
+			return "", Invalidf("%q is not a usable file URI", Truncate(item, 200))
 		}
 		return p, nil
 	case strings.Contains(item, "://"):
-		return "", invalid("%q is not a file: only file:// URIs and paths are accepted in the files set", truncate(item, 200))
+		return "", Invalidf("%q is not a file: only file:// URIs and paths are accepted in the files set", Truncate(item, 200))
 	case filepath.IsAbs(item):
 		return filepath.Clean(item), nil
 	case len(roots) == 0:
-		return "", invalid("%q is relative and the editor gave no workspace folder; use an absolute path", truncate(item, 200))
+		return "", Invalidf("%q is relative and the editor gave no workspace folder; use an absolute path", Truncate(item, 200))
 	}
 	return filepath.Join(roots[0], item), nil
 }

@@ -1,29 +1,32 @@
 package session
 
 import (
+	"errors"
 	"testing"
 )
 
-func TestAddedBy(t *testing.T) { forEachStore(t, testAddedBy) }
-
-func testAddedBy(t *testing.T, s Store) {
-	a, _ := s.Create(ctx, "")
-	s.SetContext(ctx, a.ID, "files", []string{"/w/a.go"}, "")
-	s.SetContextBy(ctx, a.ID, "files", []string{"/home/u/.ssh/id_rsa"}, ModeMerge, AddedByModel)
-	by, err := s.AddedBy(ctx, a.ID, "files")
-	if err != nil || by["/w/a.go"] != AddedByUser || by["/home/u/.ssh/id_rsa"] != AddedByModel {
-		t.Fatalf("origins %v %v", by, err)
+func TestNormalizeFileItem(t *testing.T) {
+	roots := []string{"/w/app"}
+	for in, want := range map[string]string{
+		"main.go":                 "/w/app/main.go",
+		"./a/../b.go":             "/w/app/b.go",
+		"file:///w/app/x%20y.go":  "/w/app/x y.go",
+		"/etc/../w/z.go":          "/w/z.go",
+		"  spaced.go ":            "/w/app/spaced.go",
+		"file:///w/app/docs/a.md": "/w/app/docs/a.md",
+		"../outside/of/workspace": "/w/outside/of/workspace",
+	} {
+		got, err := NormalizeFileItem(in, roots)
+		if err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, err, want)
+		}
 	}
-	// A user merge of something else keeps the model's item the model's.
-	s.SetContext(ctx, a.ID, "files", []string{"/w/b.go"}, ModeMerge)
-	by, _ = s.AddedBy(ctx, a.ID, "files")
-	if by["/home/u/.ssh/id_rsa"] != AddedByModel || by["/w/b.go"] != AddedByUser {
-		t.Errorf("after user merge: %v", by)
+	for _, bad := range []string{"", "a\x00", "https://example.com/x"} {
+		if _, err := NormalizeFileItem(bad, roots); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
-	// The user naming it makes it the user's.
-	s.SetContext(ctx, a.ID, "files", []string{"/home/u/.ssh/id_rsa"}, ModeMerge)
-	by, _ = s.AddedBy(ctx, a.ID, "files")
-	if by["/home/u/.ssh/id_rsa"] != AddedByUser {
-		t.Errorf("after user restated: %v", by)
+	if _, err := NormalizeFileItem("rel.go", nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("relative without roots: %v", err)
 	}
 }

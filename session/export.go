@@ -2,18 +2,16 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 )
 
-// markdown renders a session as Markdown: the head (title, times, model,
+// Markdown renders a session as Markdown: the head (title, times, model,
 // relevant context) and every message in conversation order, each summary
 // right after the last message it covers.
-func markdown(ss *Session, sets Context, msgs []Message) string {
+func Markdown(ss *Session, sets Context, msgs []Message) string {
 	var b strings.Builder
 	markdownHead(&b, ss, sets)
 	markdownMessages(&b, InConversationOrder(msgs))
@@ -63,64 +61,16 @@ func markdownMessages(b *strings.Builder, msgs []Message) {
 	}
 }
 
-// writeHistory rewrites a session's history.md. It runs in a write
-// transaction of its own (see inFolder), so history.md writers take turns
-// and the last one renders the latest state.
-func (s *SQLite) writeHistory(ctx context.Context, id string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return s.writeHistoryTx(ctx, tx, id) })
-}
-
-// writeHistoryTx renders history.md from what tx sees into the folder tx
-// names; tx must be a write transaction.
-func (s *SQLite) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) error {
-	ss, _, err := s.get(ctx, tx, id)
-	if err != nil {
-		return err
-	}
-	if err := s.findFolder(ctx, tx, filepath.Base(ss.Folder)); err != nil {
-		return err
-	}
-	sets, err := loadContext(ctx, tx, id)
-	if err != nil {
-		return err
-	}
-	text, err := s.history.cache.render(ss, sets, func(after int64) ([]Message, error) {
-		return queryMessages(ctx, tx, "session_id = ? AND id > ? ORDER BY id", id, after)
-	})
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(ss.Folder, "history.md"), []byte(text))
-}
-
-// Export writes the session as "markdown" or "json" into its folder and
-// returns the file's path and content.
-func (s *SQLite) Export(ctx context.Context, id, format string) (string, string, error) {
-	name, content, err := exportOf(ctx, s, id, format)
-	if err != nil {
-		return "", "", err
-	}
-	var path string
-	err = s.inFolder(ctx, id, func(_ *sql.Tx, folder string) error { // the folder may have moved meanwhile
-		path = filepath.Join(folder, name)
-		return writeFileAtomic(path, []byte(content))
-	})
-	if err != nil {
-		return "", "", err
-	}
-	return path, content, nil
-}
-
-// exportOf renders a session of st as format ("markdown", "md", "" or
+// ExportOf renders a session of st as format ("markdown", "md", "" or
 // "json") and names the file it goes to in the session folder.
-func exportOf(ctx context.Context, st Store, id, format string) (name, content string, err error) {
+func ExportOf(ctx context.Context, st Store, id, format string) (name, content string, err error) {
 	switch format {
 	case "markdown", "md", "":
 		name = "export.md"
 	case "json":
 		name = "export.json"
 	default:
-		return "", "", invalid("format %q is not supported; use \"markdown\" or \"json\"", truncate(format, 40))
+		return "", "", Invalidf("format %q is not supported; use \"markdown\" or \"json\"", Truncate(format, 40))
 	}
 	ss, err := st.Get(ctx, id)
 	if err != nil {
@@ -135,7 +85,7 @@ func exportOf(ctx context.Context, st Store, id, format string) (name, content s
 		return "", "", err
 	}
 	if name == "export.md" {
-		return name, markdown(ss, sets, msgs), nil
+		return name, Markdown(ss, sets, msgs), nil
 	}
 	b, err := json.MarshalIndent(map[string]any{"v": 1, "session": ss, "context": sets, "messages": msgs}, "", "  ")
 	if err != nil {

@@ -26,14 +26,14 @@ const HistoryDelay = 100 * time.Millisecond
 // paced, they take about a fifth of it.
 const historyPace = 4
 
-// historyWriter rewrites history.md files in the background, with write
+// HistoryWriter rewrites history.md files in the background, with write
 // (the store's renderer).
-type historyWriter struct {
-	write func(ctx context.Context, id string) error
+type HistoryWriter struct {
+	Write func(ctx context.Context, id string) error
 
 	// cache is the Markdown of long sessions' settled messages, for the
 	// store's renderer.
-	cache historyCache
+	Cache HistoryCache
 
 	// flushing is held while pending sessions are written, so Flush waits
 	// for a background write under way.
@@ -48,14 +48,14 @@ type historyWriter struct {
 	cost    time.Duration // how long the last rewrite of pending sessions took
 }
 
-// later marks a session's history.md for rewriting within HistoryDelay
+// Later marks a session's history.md for rewriting within HistoryDelay
 // (or historyPace times the last rewrite's duration, when longer). After
-// close it writes at once (nothing would later).
-func (h *historyWriter) later(ctx context.Context, id string) error {
+// Close it writes at once (nothing would later).
+func (h *HistoryWriter) Later(ctx context.Context, id string) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return h.write(ctx, id)
+		return h.Write(ctx, id)
 	}
 	if h.pending == nil {
 		h.pending = map[string]bool{}
@@ -70,7 +70,7 @@ func (h *historyWriter) later(ctx context.Context, id string) error {
 
 // flushPending writes every pending history.md. A session deleted in the
 // meantime is skipped; other failures are kept for FlushHistory to report.
-func (h *historyWriter) flushPending() error {
+func (h *HistoryWriter) flushPending() error {
 	h.flushing.Lock()
 	defer h.flushing.Unlock()
 	h.mu.Lock()
@@ -80,7 +80,7 @@ func (h *historyWriter) flushPending() error {
 	start := time.Now()
 	var errs []error
 	for id := range ids {
-		if err := h.write(context.Background(), id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := h.Write(context.Background(), id); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}
@@ -94,9 +94,9 @@ func (h *historyWriter) flushPending() error {
 	return err
 }
 
-// flush writes every pending history.md now and returns the first failure
+// Flush writes every pending history.md now and returns the first failure
 // of a background write since the last call, if any.
-func (h *historyWriter) flush() error {
+func (h *HistoryWriter) Flush() error {
 	h.mu.Lock()
 	if h.timer != nil {
 		h.timer.Stop()
@@ -112,43 +112,12 @@ func (h *historyWriter) flush() error {
 	return err
 }
 
-// close writes what is pending; later changes write at once.
-func (h *historyWriter) close() error {
+// Close writes what is pending; later changes write at once.
+func (h *HistoryWriter) Close() error {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
-	return h.flush()
-}
-
-// historyLater marks a session's history.md for rewriting (see
-// historyWriter.later).
-func (s *SQLite) historyLater(ctx context.Context, id string) error { return s.history.later(ctx, id) }
-
-// FlushHistory writes every pending history.md now and returns the first
-// failure of a background write since the last call, if any.
-func (s *SQLite) FlushHistory() error { return s.history.flush() }
-
-// historyCache keeps, for the long sessions whose history.md was written
-// lately, the Markdown of their settled messages, so that a rewrite reads
-// and renders only the messages after them: a change to a session of
-// 10,000 messages costs what one to a session of 100 does (issue 14).
-// A message is settled once it no longer streams; a summary is placed
-// among the messages it covers, so one stored after the settled messages
-// but covering some of them has them all rendered again. (An answer
-// saved after another daemon marked it interrupted, with the first one
-// frozen for minutes, shows its earlier text until this daemon renders the
-// session whole again: after a restart or the entry's eviction.)
-type historyCache struct {
-	mu      sync.Mutex
-	entries map[string]*historyEntry
-	bytes   int // held by the entries' bodies
-}
-
-type historyEntry struct {
-	through int64  // the highest id among the messages rendered in body
-	count   int    // how many messages body renders
-	body    string // their Markdown, in conversation order
-	used    time.Time
+	return h.Flush()
 }
 
 const (
@@ -162,10 +131,33 @@ const (
 	historyCacheIdle = 2 * time.Minute
 )
 
-// render returns session ss's history.md: the head from ss and sets, then
+// HistoryCache keeps, for the long sessions whose history.md was written
+// lately, the Markdown of their settled messages, so that a rewrite reads
+// and renders only the messages after them: a change to a session of
+// 10,000 messages costs what one to a session of 100 does (issue 14).
+// A message is settled once it no longer streams; a summary is placed
+// among the messages it covers, so one stored after the settled messages
+// but covering some of them has them all rendered again. (An answer
+// saved after another daemon marked it interrupted, with the first one
+// frozen for minutes, shows its earlier text until this daemon renders the
+// session whole again: after a restart or the entry's eviction.)
+type HistoryCache struct {
+	mu      sync.Mutex
+	entries map[string]*historyEntry
+	bytes   int // held by the entries' bodies
+}
+
+type historyEntry struct {
+	through int64  // the highest id among the messages rendered in body
+	count   int    // how many messages body renders
+	body    string // their Markdown, in conversation order
+	used    time.Time
+}
+
+// Render returns session ss's history.md: the head from ss and sets, then
 // its messages, read through after (the session's messages with ids above
 // the one given, oldest first) from where the kept Markdown stops.
-func (c *historyCache) render(ss *Session, sets Context, after func(id int64) ([]Message, error)) (string, error) {
+func (c *HistoryCache) Render(ss *Session, sets Context, after func(id int64) ([]Message, error)) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var (
@@ -210,9 +202,20 @@ func (c *historyCache) render(ss *Session, sets Context, after func(id int64) ([
 	return out.String(), nil
 }
 
+// Kept is how many messages of session id the cache keeps rendered (0
+// for none).
+func (c *HistoryCache) Kept(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[id]; e != nil {
+		return e.count
+	}
+	return 0
+}
+
 // keep stores e for id when it is worth keeping, and drops entries idle
 // for historyCacheIdle and then the oldest while over historyCacheBytes.
-func (c *historyCache) keep(id string, e *historyEntry) {
+func (c *HistoryCache) keep(id string, e *historyEntry) {
 	if old := c.entries[id]; old != nil {
 		c.bytes -= len(old.body)
 		delete(c.entries, id)
@@ -242,8 +245,8 @@ func (c *historyCache) keep(id string, e *historyEntry) {
 	}
 }
 
-// forget drops a session's entry (the session is deleted).
-func (c *historyCache) forget(id string) {
+// Forget drops a session's entry (the session is deleted).
+func (c *HistoryCache) Forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.entries[id]; old != nil {

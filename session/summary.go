@@ -10,14 +10,14 @@ import (
 // message (role "system", SummaryOf set) stored after the turn's user
 // message, covering a range of ids. These are the rules every reader of a
 // session's messages shares: what the model sees (Store.ModelHistory,
-// viewStart) and where a summary is shown among the originals
+// ViewStart) and where a summary is shown among the originals
 // (InConversationOrder).
 
-// viewStart takes what a store's query for a session's newest summary
+// ViewStart takes what a store's query for a session's newest summary
 // found (none or one) and returns that summary and the id after which the
 // model's messages start (Store.ModelHistory: the newest summary, then the
 // messages after the range it covers, summaries left out).
-func viewStart(newest []Message) (summary *Message, after int64) {
+func ViewStart(newest []Message) (summary *Message, after int64) {
 	if len(newest) == 0 {
 		return nil, 0
 	}

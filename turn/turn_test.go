@@ -11,6 +11,7 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/sqlite"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -20,7 +21,7 @@ func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 
 func newService(t *testing.T) (*turn.Service, session.Store) {
 	t.Helper()
-	st, err := session.Open(t.TempDir())
+	st, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // acpx runs acpx commands against one ctxls agent command.
@@ -121,7 +122,7 @@ func TestAcpx(t *testing.T) {
 	if !strings.Contains(longOut.String(), "cancelled") {
 		t.Errorf("the cancelled prompt's acpx did not report it cancelled:\n%s", longOut.String())
 	}
-	st, err := session.Open(dataDir)
+	st, err := backend.Open(context.Background(), dataDir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

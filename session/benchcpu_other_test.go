@@ -1,8 +1,0 @@
-//go:build !unix
-
-package session
-
-import "testing"
-
-// reportCPU reports nothing where getrusage is missing.
-func reportCPU(*testing.B) {}

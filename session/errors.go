@@ -1,0 +1,66 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	// also registers the "sqlite" driver
+)
+
+var (
+	// ErrNotFound: an unknown session, message or file.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid: an argument that breaks a rule; the message says which.
+	ErrInvalid = errors.New("invalid argument")
+	// ErrTooLarge: a file over MaxFileSize.
+	ErrTooLarge = errors.New("too large")
+)
+
+// MaxFileSize is the largest file a session accepts: 25 MiB, 26,214,400 bytes.
+const MaxFileSize = 25 << 20
+
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func NotFound(id string) error {
+	return fmt.Errorf("session %q: %w", Truncate(id, 80), ErrNotFound)
+}
+
+func Invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// WriteFileAtomic writes data to path through a temporary file and rename.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+func HasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
