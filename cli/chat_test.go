@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
@@ -41,15 +42,15 @@ func TestChatAndDoctor(t *testing.T) {
 		t.Errorf("doctor: %d %s", code, out)
 	}
 	out, _, code = run(t, env, "doctor", "--model", "missing")
-	if code != 1 || !strings.Contains(out, `model "missing" is not among them`) {
+	if code != api.KindProviderFailed.Info().CLI || !strings.Contains(out, `model "missing" is not among them`) {
 		t.Errorf("doctor, unknown model: %d %s", code, out)
 	}
 	out, _, code = run(t, []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=", "CTXLS_MODEL=", "OPENAI_API_KEY="}, "doctor", "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
-	if code != 1 || !strings.Contains(out, "✗ reaching") {
+	if code != api.KindProviderFailed.Info().CLI || !strings.Contains(out, "✗ reaching") {
 		t.Errorf("doctor, unreachable: %d %s", code, out)
 	}
 	_, errOut, code = run(t, []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=", "OPENAI_API_KEY="}, "chat", "hi")
-	if code != 1 || !strings.Contains(errOut, "no model is configured") {
+	if code != api.KindNoProvider.Info().CLI || !strings.Contains(errOut, "no model is configured") {
 		t.Errorf("chat without a model: %d %q", code, errOut)
 	}
 }
@@ -72,7 +73,7 @@ func TestChatCtrlCCancels(t *testing.T) {
 	}
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "cancelled; the partial answer is kept") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != api.KindCancelled.Info().CLI || !strings.Contains(errb.String(), "cancelled; the partial answer is kept") {
 		t.Errorf("exit %v, stderr %q", err, errb.String())
 	}
 	fake.WaitCancelled(0, 2*time.Second)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
@@ -82,7 +83,7 @@ func TestSessionsCommands(t *testing.T) {
 
 	// Errors: clear messages and exit codes, nothing on stdout.
 	out, errOut, code := run(t, env, "sessions", "show", "nope")
-	if code != 1 || out != "" || !strings.Contains(errOut, `session "nope": not found`) {
+	if code != api.KindNotFound.Info().CLI || out != "" || !strings.Contains(errOut, `session "nope": not found`) {
 		t.Errorf("unknown id: %d %q %q", code, out, errOut)
 	}
 	_, errOut, code = run(t, env, "sessions", "show")
@@ -98,7 +99,7 @@ func TestSessionsCommands(t *testing.T) {
 		t.Errorf("unknown command: %d %q", code, errOut)
 	}
 	_, errOut, code = run(t, env, "sessions", "rename", a.ID, " ")
-	if code != 1 || !strings.Contains(errOut, "title must not be empty") {
+	if code != api.KindInvalidArgument.Info().CLI || !strings.Contains(errOut, "title must not be empty") {
 		t.Errorf("empty title: %d %q", code, errOut)
 	}
 	_, errOut, code = run(t, env, "--log-level", "loud", "serve")

@@ -106,13 +106,20 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 	defer stop()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "ctxls: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
-			return 2
-		}
-		return 1
+		return exitCode(err)
 	}
 	return exit
+}
+
+// exitCode is the exit status of a failed command: 2 for a mistake in how
+// it was called, else the CLI column of api.ErrorKinds for the error's kind
+// (1 for an error without one).
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+		return 2
+	}
+	return api.KindOf(err).Info().CLI
 }
 
 // usageError marks a mistake in how the command was called (exit code 2).

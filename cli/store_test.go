@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
@@ -58,7 +59,7 @@ func TestShareLocalStore(t *testing.T) {
 	env := []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}
 
 	out, errOut, code := run(t, env, "sessions", "share", a.ID[:6], "team")
-	if code != 1 || out != "" || !strings.Contains(errOut, "sharing needs the PostgreSQL store") {
+	if code != api.KindInvalidArgument.Info().CLI || out != "" || !strings.Contains(errOut, "sharing needs the PostgreSQL store") {
 		t.Errorf("share on SQLite: %d %q %q", code, out, errOut)
 	}
 	_, errOut, code = run(t, env, "sessions", "share", a.ID, "public")
@@ -70,7 +71,7 @@ func TestShareLocalStore(t *testing.T) {
 		t.Errorf("missing visibility: %d %q", code, errOut)
 	}
 	_, errOut, code = run(t, env, "sessions", "share", "zzzzzz", "private")
-	if code != 1 || !strings.Contains(errOut, "not found") {
+	if code != api.KindNotFound.Info().CLI || !strings.Contains(errOut, "not found") {
 		t.Errorf("unknown id: %d %q", code, errOut)
 	}
 	// The local store's table has no owner or visibility columns.
@@ -83,7 +84,7 @@ func TestShareLocalStore(t *testing.T) {
 		t.Errorf("list --json on SQLite: %s", out)
 	}
 	out, _, code = run(t, env, "doctor", "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
-	if code != 1 || !strings.Contains(out, "✓ store: SQLite "+filepath.Join(dir, "ctxls.db")) {
+	if code != api.KindProviderFailed.Info().CLI || !strings.Contains(out, "✓ store: SQLite "+filepath.Join(dir, "ctxls.db")) {
 		t.Errorf("doctor on SQLite: %d\n%s", code, out)
 	}
 }
@@ -109,11 +110,12 @@ func TestStorePasswordNeverShown(t *testing.T) {
 		with := func(args ...string) []string { return append(append([]string{}, flag...), args...) }
 
 		out, errOut, code := run(t, env, with("sessions", "list")...)
-		if code != 1 || !strings.Contains(errOut, "cannot open the PostgreSQL session store "+named) || strings.Contains(out+errOut, "sekrit") {
+		if code != api.KindStoreUnavailable.Info().CLI || !strings.Contains(errOut, "cannot open the PostgreSQL session store "+named) || strings.Contains(out+errOut, "sekrit") {
 			t.Errorf("sessions list %v: %d %q %q", flag, code, out, errOut)
 		}
 		out, errOut, code = run(t, append(env, noProvider...), with("doctor")...)
-		if code != 1 || !strings.Contains(out, "✗ store: cannot open the PostgreSQL session store "+named) || strings.Contains(out+errOut, "sekrit") {
+		// The provider's failure is the exit status: doctor checks both.
+		if code != api.KindProviderFailed.Info().CLI || !strings.Contains(out, "✗ store: cannot open the PostgreSQL session store "+named) || strings.Contains(out+errOut, "sekrit") {
 			t.Errorf("doctor %v: %d %q %q", flag, code, out, errOut)
 		}
 		out, errOut, code = run(t, env, with("--log-level", "debug", "acp")...)
@@ -233,7 +235,7 @@ func TestPostgresStoreCLI(t *testing.T) {
 		t.Errorf("bob's list after sharing: %d %v\n%s", code, err, out)
 	}
 	_, errOut, code = run(t, bob, "sessions", "share", a.ID, "private")
-	if code != 1 || errOut == "" {
+	if code != api.KindPermissionDenied.Info().CLI || !strings.Contains(errOut, "only its owner may share it") {
 		t.Errorf("bob shares alice's session: %d %q", code, errOut)
 	}
 	out, errOut, code = run(t, alice, "sessions", "share", a.ID, "private", "--json")
@@ -249,7 +251,7 @@ func TestPostgresStoreCLI(t *testing.T) {
 	}
 	carol := []string{"CTXLS_DATA_DIR=" + t.TempDir(), backend.StoreEnv + "=" + c.DSN("carol", "postgres")}
 	out, _, code = run(t, append(carol, noProvider...), "doctor")
-	if code != 1 || !strings.Contains(out, "✗ store: cannot open the PostgreSQL session store carol@") {
+	if code != api.KindProviderFailed.Info().CLI || !strings.Contains(out, "✗ store: cannot open the PostgreSQL session store carol@") {
 		t.Errorf("doctor as a role outside ctxls_user: %d\n%s", code, out)
 	}
 }

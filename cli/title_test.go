@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
@@ -98,18 +99,18 @@ func TestSessionIDPrefixes(t *testing.T) {
 		{"sessions", "delete", "kkkkmmmm"}, {"sessions", "title", "kkkk"}, {"chat", "--session", "kkkk", "hi"},
 	} {
 		out, errOut, code := run(t, env, args...)
-		if code != 1 || out != "" || !strings.Contains(errOut, "is ambiguous") ||
+		if code != api.KindInvalidArgument.Info().CLI || out != "" || !strings.Contains(errOut, "is ambiguous") ||
 			!strings.Contains(errOut, aID+"  Deploy pipeline") || !strings.Contains(errOut, bID+"  Deploy rollback") || strings.Contains(errOut, other.ID) {
 			t.Errorf("%v: %d %q\n%s", args, code, out, errOut)
 		}
 	}
 	for _, args := range [][]string{{"sessions", "show", "zzzzzz"}, {"sessions", "title", "zzzzzz"}, {"chat", "--session", "zzzzzz", "hi"}} {
 		_, errOut, code := run(t, env, args...)
-		if code != 1 || !strings.Contains(errOut, `session "zzzzzz": not found (no session id starts with it)`) {
+		if code != api.KindNotFound.Info().CLI || !strings.Contains(errOut, `session "zzzzzz": not found (no session id starts with it)`) {
 			t.Errorf("%v: %d %q", args, code, errOut)
 		}
 	}
-	if _, errOut, code := run(t, env, "sessions", "show", "kkk"); code != 1 || !strings.Contains(errOut, "at least its first 4 characters") {
+	if _, errOut, code := run(t, env, "sessions", "show", "kkk"); code != api.KindInvalidArgument.Info().CLI || !strings.Contains(errOut, "at least its first 4 characters") {
 		t.Errorf("a short prefix: %d %q", code, errOut)
 	}
 	if len(fake.Requests()) != 0 {
@@ -134,7 +135,7 @@ func TestSessionIDPrefixes(t *testing.T) {
 		t.Errorf("chat --session by prefix: %d %q %q", code, out, errOut)
 	}
 	// One unknown id among several deletes nothing.
-	if _, errOut, code := run(t, env, "sessions", "delete", "kkkkmmmmb", "zzzzzz"); code != 1 || !strings.Contains(errOut, "not found") {
+	if _, errOut, code := run(t, env, "sessions", "delete", "kkkkmmmmb", "zzzzzz"); code != api.KindNotFound.Info().CLI || !strings.Contains(errOut, "not found") {
 		t.Errorf("delete with an unknown id: %d %q", code, errOut)
 	}
 	showJSON(t, env, bID)
@@ -191,7 +192,7 @@ func TestSessionsTitle(t *testing.T) {
 		t.Errorf("the regenerate request:\n%s", text)
 	}
 	fake.Enqueue(openaitest.Reply{Status: 400, ErrorMessage: "no titles today"})
-	if _, errOut, code := title("--regenerate"); code != 1 || !strings.Contains(errOut, "the title request failed; the title is unchanged") || !strings.Contains(errOut, "no titles today") {
+	if _, errOut, code := title("--regenerate"); code != api.KindProviderFailed.Info().CLI || !strings.Contains(errOut, "the title request failed; the title is unchanged") || !strings.Contains(errOut, "no titles today") {
 		t.Errorf("failed regenerate: %d %q", code, errOut)
 	}
 	if out, _, _ := title(); out != "title:  Regenerated title\nsource: model\n" {
@@ -206,10 +207,10 @@ func TestSessionsTitle(t *testing.T) {
 	if _, errOut, code := run(t, env, "sessions", "title"); code != 2 || !strings.Contains(errOut, "needs a session id") {
 		t.Errorf("no id: %d %q", code, errOut)
 	}
-	if _, errOut, code := title(" "); code != 1 || !strings.Contains(errOut, "title must not be empty") {
+	if _, errOut, code := title(" "); code != api.KindInvalidArgument.Info().CLI || !strings.Contains(errOut, "title must not be empty") {
 		t.Errorf("empty title: %d %q", code, errOut)
 	}
-	if _, errOut, code := run(t, []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=", "OPENAI_API_KEY=", "CTXLS_MODEL="}, "sessions", "title", id, "--regenerate", "--base-url", "http://127.0.0.1:1/v1"); code != 1 || !strings.Contains(errOut, "no model is configured") {
+	if _, errOut, code := run(t, []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=", "OPENAI_API_KEY=", "CTXLS_MODEL="}, "sessions", "title", id, "--regenerate", "--base-url", "http://127.0.0.1:1/v1"); code != api.KindNoProvider.Info().CLI || !strings.Contains(errOut, "no model is configured") {
 		t.Errorf("regenerate without a model: %d %q", code, errOut)
 	}
 }

@@ -42,6 +42,8 @@ func kindOf(err error) api.Kind {
 		return api.KindTooLarge
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, buffer.ErrNotOpen), errors.Is(err, chat.ErrSessionDeleted):
 		return api.KindNotFound
+	case errors.Is(err, session.ErrPermission):
+		return api.KindPermissionDenied
 	case errors.Is(err, session.ErrInvalid), errors.As(err, &amb):
 		return api.KindInvalidArgument
 	case errors.Is(err, chat.ErrProviderFailed):

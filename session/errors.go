@@ -17,6 +17,9 @@ var (
 	ErrInvalid = errors.New("invalid argument")
 	// ErrTooLarge: a file over MaxFileSize.
 	ErrTooLarge = errors.New("too large")
+	// ErrPermission: the store refused a change only a session's owner may
+	// make (sharing or deleting another's session in PostgreSQL).
+	ErrPermission = errors.New("permission denied")
 )
 
 // MaxFileSize is the largest file a session accepts: 25 MiB, 26,214,400 bytes.

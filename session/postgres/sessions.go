@@ -329,7 +329,7 @@ func (s *Store) notOwner(ctx context.Context, id, what string) error {
 	if err != nil {
 		return err
 	}
-	return session.Invalidf("session %s belongs to %s; only its owner may %s it", session.Truncate(id, 80), owner, what)
+	return fmt.Errorf("%w: session %s belongs to %s; only its owner may %s it", session.ErrPermission, session.Truncate(id, 80), owner, what)
 }
 
 // removeFolder removes a deleted session's mirror folder: under its name,

@@ -231,10 +231,10 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 	if got := readString(t, filepath.Join(onBob.Folder, "sources", "figures.csv")); got != "x" {
 		t.Errorf("bob's mirror of the team session's file: %q", got)
 	}
-	if err := bob.Delete(ctx, ss.ID); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
+	if err := bob.Delete(ctx, ss.ID); !errors.Is(err, session.ErrPermission) || !strings.Contains(err.Error(), "only its owner") {
 		t.Errorf("bob deletes the team session: %v", err)
 	}
-	if _, err := bob.Share(ctx, ss.ID, session.VisibilityPrivate); !errors.Is(err, session.ErrInvalid) || !strings.Contains(err.Error(), "only its owner") {
+	if _, err := bob.Share(ctx, ss.ID, session.VisibilityPrivate); !errors.Is(err, session.ErrPermission) || !strings.Contains(err.Error(), "only its owner") {
 		t.Errorf("bob unshares: %v", err)
 	}
 	if _, err := alice.Share(ctx, ss.ID, "public"); !errors.Is(err, session.ErrInvalid) {
