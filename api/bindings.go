@@ -96,7 +96,11 @@ func TypeScript() string {
 	for _, n := range ClientNotifications {
 		fmt.Fprintf(&maps, "  %q: %s;\n", n.ID, g.argType(n.Args))
 	}
-	maps.WriteString("}\n")
+	maps.WriteString("}\n\n/** The kind every error carries in its data (`{kind}`): decide on it, never on the message. */\nexport const ErrorKinds = {\n")
+	for _, k := range ErrorKinds {
+		fmt.Fprintf(&maps, "  %s: %q,\n", k.Kind, k.Kind)
+	}
+	maps.WriteString("} as const;\n\nexport type ErrorKind = (typeof ErrorKinds)[keyof typeof ErrorKinds];\n\n/** An error's data. */\nexport interface ErrorData {\n  kind: ErrorKind;\n}\n")
 	return head.String() + g.decls.String() + maps.String()
 }
 
@@ -212,6 +216,10 @@ func Lua() string {
 	section("requests", Requests)
 	section("notifications", Notifications)
 	section("client_notifications", ClientNotifications)
-	b.WriteString("}\n")
+	b.WriteString("  -- The kind every error carries in its data ({kind}): decide on it, never on the message.\n  error_kinds = {\n")
+	for _, k := range ErrorKinds {
+		fmt.Fprintf(&b, "    %s = %q,\n", snake(string(k.Kind)), k.Kind)
+	}
+	b.WriteString("  },\n}\n")
 	return b.String()
 }

@@ -102,6 +102,9 @@ func Elisp() string {
 		b.WriteString(elispString(id))
 	}
 	b.WriteString(")\n  \"Every command id, as the daemon advertises them.\")\n\n")
+	for _, k := range ErrorKinds {
+		fmt.Fprintf(&b, "(defconst ctxls-protocol-error-%s %s\n  %s)\n\n", kebab(string(k.Kind)), elispString(string(k.Kind)), docString(elispFirstSentence(k.Doc)))
+	}
 	b.WriteString("(provide 'ctxls-protocol)\n;;; ctxls-protocol.el ends here\n")
 	return b.String()
 }

@@ -14,11 +14,20 @@ import (
 // docs/protocol.md embeds between its GENERATED markers.
 func Reference() string {
 	var b strings.Builder
-	b.WriteString("## Commands\n\n")
+	b.WriteString("## Error kinds\n\n")
+	b.WriteString("Each door maps an error's kind to its codes from this one table (`api.ErrorKinds`): the LSP and ACP ")
+	b.WriteString("JSON-RPC error codes (the kind itself is in the error's `data`), and the exit status of a `ctxls` ")
+	b.WriteString("subcommand (2 is also a usage mistake). Over ACP a slash command's failure is its reply, with the ")
+	b.WriteString("kind in the chunk's `_meta` as `{\"ctxls\": {\"error\": {\"kind\": ...}}}`.\n\n")
+	b.WriteString("| kind | when | LSP | ACP | CLI |\n| --- | --- | --- | --- | --- |\n")
+	for _, k := range ErrorKinds {
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %d |\n", k.Kind, k.Doc, k.LSP, k.ACP, k.CLI)
+	}
+	b.WriteString("\n## Commands\n\n")
 	b.WriteString("Every command is sent as `workspace/executeCommand` with exactly one argument, a JSON object; ")
 	b.WriteString("unknown fields are rejected. Every result carries `\"v\": 1`. ")
 	b.WriteString("A missing required field, a value of the wrong type or one over the limit its table states is ")
-	b.WriteString("answered with error -32602 (InvalidParams) naming the field (and the limit).\n\n")
+	b.WriteString("answered with error -32602 (InvalidParams, kind `invalidArgument`) naming the field (and the limit).\n\n")
 	b.WriteString(limitsText())
 	b.WriteString("| command | summary |\n| --- | --- |\n")
 	for _, c := range Commands {

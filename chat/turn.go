@@ -201,6 +201,14 @@ func (e *Engine) Abort(sessionID string) <-chan struct{} {
 	return r.done
 }
 
+// Busy reports whether a turn is running in the session.
+func (e *Engine) Busy(sessionID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.running[sessionID]
+	return ok
+}
+
 func (e *Engine) release(id string) {
 	e.mu.Lock()
 	if r, ok := e.running[id]; ok {

@@ -161,5 +161,45 @@ visible lines.")
     "ctxls.session.compact")
   "Every command id, as the daemon advertises them.")
 
+(defconst ctxls-protocol-error-invalid-argument "invalidArgument"
+  "An argument is missing, malformed or out of range (a bad session id
+prefix, an unknown mode, a path outside the workspace).")
+
+(defconst ctxls-protocol-error-not-found "notFound"
+  "The session, message, file or open document named does not exist
+\(deleted, or never made).")
+
+(defconst ctxls-protocol-error-busy "busy"
+  "A turn is already running in the session, here or on another machine:
+wait for it or cancel it.")
+
+(defconst ctxls-protocol-error-no-provider "noProvider"
+  "No usable model provider is configured: set a model and a base URL or
+key (see ctxls doctor).")
+
+(defconst ctxls-protocol-error-provider-failed "providerFailed"
+  "The model provider was asked and failed: refused the key, unknown
+model, rate limit, server error, unreachable, or an empty answer.")
+
+(defconst ctxls-protocol-error-too-large "tooLarge"
+  "An argument or file is over its limit (the message says the limit and
+the size).")
+
+(defconst ctxls-protocol-error-store-unavailable "storeUnavailable"
+  "The session store cannot be used now: not open yet, or its database
+cannot be reached.")
+
+(defconst ctxls-protocol-error-cancelled "cancelled"
+  "The request was cancelled (a turn's partial answer is kept as
+interrupted).")
+
+(defconst ctxls-protocol-error-permission-denied "permissionDenied"
+  "The store refused: only a session's owner may share or delete it
+\(PostgreSQL).")
+
+(defconst ctxls-protocol-error-internal "internal"
+  "Anything else: a bug or an unexpected failure; the message says what
+happened.")
+
 (provide 'ctxls-protocol)
 ;;; ctxls-protocol.el ends here

@@ -1132,10 +1132,16 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
                (_ "done"))))
      (lambda (err)
        (ctxls--finish-turn
-        turn (if (eql (plist-get err :code) -32800) "cancelled"
+        turn (if (equal (ctxls--error-kind err) ctxls-protocol-error-cancelled) "cancelled"
                (format "error: %s" (plist-get err :message)))))
      ;; A turn takes as long as it takes: no timeout.
      'never)))
+
+(defun ctxls--error-kind (err)
+  "The kind of ERR, an error the daemon answered with (its data's kind).
+The package decides on it, never on the message, which is for people."
+  (let ((data (plist-get err :data)))
+    (and (listp data) (plist-get data :kind))))
 
 ;;;###autoload
 (defun ctxls-cancel ()

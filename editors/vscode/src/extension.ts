@@ -12,7 +12,7 @@ import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOpt
 import { ChatView, FromView } from "./chatview";
 import { resolveBinary } from "./daemon";
 import { renderMarkdown } from "./markdown";
-import { baseName, ChatPreviewResult, Connection, CtxlsClient, Session, SessionFilesChanged, turnsFromMessages } from "./protocol";
+import { baseName, ChatPreviewResult, Connection, CtxlsClient, ErrorKinds, errorKind, Session, SessionFilesChanged, turnsFromMessages } from "./protocol";
 import { editorFolders, isUserFile } from "./sync";
 import { contextSets, emptyState, SessionFile, ViewState, ViewTurn, viewTurn } from "./viewstate";
 
@@ -577,8 +577,9 @@ class Controller {
       try {
         r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "ctxls: summarising the session's earlier turns for the model…" }, () => c.compact());
       } catch (e) {
-        if (!/nothing to compact/.test(errorText(e))) throw e;
-        vscode.window.showInformationMessage("ctxls: nothing to compact: every earlier turn is summarised already, or there is only one.");
+        // Nothing to compact is an invalid argument: said, not an error.
+        if (errorKind(e) !== ErrorKinds.invalidArgument) throw e;
+        vscode.window.showInformationMessage("ctxls: " + errorText(e).replace(/^invalid argument:\s*/, ""));
         return;
       }
       await this.loadSession(this.state.sessionId);

@@ -10,6 +10,8 @@ import {
   Commands,
   ContextChangedParams,
   DidChangeViewParams,
+  ErrorKind,
+  ErrorKinds,
   Notifications,
   Requests,
   SessionFilesChangedParams,
@@ -58,8 +60,13 @@ export interface TurnEvents {
   onEnd?(message: string): void;
 }
 
-/** The JSON-RPC error code of a cancelled request. */
-export const RequestCancelled = -32800;
+/**
+ * The kind of an error the daemon answered with (its `data.kind`, one of
+ * ErrorKinds): clients decide on it, never on the message, which is for people.
+ */
+export function errorKind(e: any): ErrorKind | undefined {
+  return e?.data?.kind;
+}
 
 /** How a turn ended, from its result or its error. */
 export interface TurnOutcome {
@@ -148,7 +155,7 @@ export class CtxlsClient {
       if (r.finishReason === "error") out.error = endMessage.replace(/^error:\s*/, "") || "the provider failed";
       return out;
     } catch (e: any) {
-      if (e?.code === RequestCancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed };
+      if (errorKind(e) === ErrorKinds.cancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed };
       return { finishReason: "error", text: streamed, error: e?.message ?? String(e) };
     }
   }

@@ -35,6 +35,13 @@ local function notify(msg, level)
   vim.notify("ctxls: " .. msg, level or vim.log.levels.INFO)
 end
 
+-- error_kind is the kind of an error the daemon answered with (its
+-- data.kind, one of P.error_kinds): the plugin decides on it, never on the
+-- message, which is for people.
+local function error_kind(err)
+  return type(err) == "table" and type(err.data) == "table" and err.data.kind or nil
+end
+
 -- client:request changed from a function field to a method in 0.11.
 local function request(client, method, params, handler)
   if vim.fn.has("nvim-0.11") == 1 then
@@ -308,9 +315,6 @@ local handlers = {
   -- The daemon's messages already say ctxls: shown once, on one line.
   ["window/showMessage"] = function(_, p)
     local msg = (p.message or ""):gsub("^ctxls: ", "")
-    if msg:find("no model provider is configured", 1, true) then
-      msg = msg .. ". In Neovim: require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } })"
-    end
     local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
     notify(msg, levels[p.type] or vim.log.levels.INFO)
   end,
@@ -511,7 +515,11 @@ function M.ask(message)
     local params = { message = message, sessionId = id, workDoneToken = turn.token }
     local ok, rid = request(client, P.requests.chat, params, function(err, result)
       if err then
-        finish(turn, err.code == -32800 and "cancelled" or ("error: " .. (err.message or "")))
+        local kind = error_kind(err)
+        if kind == P.error_kinds.no_provider then
+          notify("no model provider is configured. In Neovim: require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } })", vim.log.levels.WARN)
+        end
+        finish(turn, kind == P.error_kinds.cancelled and "cancelled" or ("error: " .. (err.message or "")))
       elseif result and result.finishReason == "error" then
         finish(turn, "the turn failed; see :messages")
       else
@@ -727,12 +735,9 @@ function M.compact()
     notify(string.format("messages %d–%d (%d) are summarised for the model; every message is kept", r.summary.summaryOf.first, r.compactedThrough, r.covered))
     M.show(r.sessionId)
   end, function(err)
-    local msg = tostring(err.message or err)
-    if msg:find("nothing to compact", 1, true) then
-      notify("nothing to compact: every earlier turn is summarised already, or there is only one")
-    else
-      notify(msg, vim.log.levels.ERROR)
-    end
+    -- Nothing to compact is an invalid argument: said, not an error.
+    local msg = tostring(err.message or err):gsub("^invalid argument: ", "")
+    notify(msg, error_kind(err) == P.error_kinds.invalid_argument and vim.log.levels.INFO or vim.log.levels.ERROR)
   end)
 end
 

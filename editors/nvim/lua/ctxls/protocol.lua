@@ -38,4 +38,17 @@ return {
   client_notifications = {
     did_change_view = "ctxls/didChangeView",
   },
+  -- The kind every error carries in its data ({kind}): decide on it, never on the message.
+  error_kinds = {
+    invalid_argument = "invalidArgument",
+    not_found = "notFound",
+    busy = "busy",
+    no_provider = "noProvider",
+    provider_failed = "providerFailed",
+    too_large = "tooLarge",
+    store_unavailable = "storeUnavailable",
+    cancelled = "cancelled",
+    permission_denied = "permissionDenied",
+    internal = "internal",
+  },
 }

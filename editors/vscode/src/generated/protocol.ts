@@ -454,3 +454,24 @@ export const ClientNotifications = {
 export interface ClientNotificationTypes {
   "ctxls/didChangeView": DidChangeViewParams;
 }
+
+/** The kind every error carries in its data (`{kind}`): decide on it, never on the message. */
+export const ErrorKinds = {
+  invalidArgument: "invalidArgument",
+  notFound: "notFound",
+  busy: "busy",
+  noProvider: "noProvider",
+  providerFailed: "providerFailed",
+  tooLarge: "tooLarge",
+  storeUnavailable: "storeUnavailable",
+  cancelled: "cancelled",
+  permissionDenied: "permissionDenied",
+  internal: "internal",
+} as const;
+
+export type ErrorKind = (typeof ErrorKinds)[keyof typeof ErrorKinds];
+
+/** An error's data. */
+export interface ErrorData {
+  kind: ErrorKind;
+}
