@@ -686,3 +686,49 @@ func TestProviderFromMeta(t *testing.T) {
 		t.Errorf("model %q, want meta-model", m)
 	}
 }
+
+// TestDeleteWhileStreaming: session/delete while the session's prompt
+// streams stops the turn and waits for its end before the session goes (as
+// the LSP door's delete, through the same service operation): the prompt
+// ends with the kind notFound, the session and its messages are gone, and
+// no checkpoint of the answer follows.
+func TestDeleteWhileStreaming(t *testing.T) {
+	fake, dataDir, cwd := newFixture(t)
+	a := startAgent(t, fake, dataDir, cwd, nil)
+	id := a.newSession()
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"partial ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
+	done := a.Async("session/prompt", map[string]any{"sessionId": id, "prompt": []any{text("a long question")}})
+	a.WaitUpdate("the first chunk", func(u acptest.Update) bool {
+		return u.SessionID == id && u.Kind == "agent_message_chunk" && u.Text() == "partial "
+	})
+	time.Sleep(1200 * time.Millisecond) // a checkpoint and a heartbeat happen meanwhile
+	if err := a.Call("session/delete", map[string]any{"sessionId": id}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-done:
+		var data api.ErrorData
+		if m.Error != nil {
+			json.Unmarshal(m.Error.Data, &data)
+		}
+		if m.Error == nil || data.Kind != api.KindNotFound || !strings.Contains(m.Error.Message, "deleted while its turn ran") {
+			t.Errorf("the prompt after the delete: %+v", m.Error)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prompt did not end after the delete")
+	}
+	st := openStore(t, dataDir)
+	if _, err := st.Get(context.Background(), id); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("the session is still stored: %v", err)
+	}
+	if _, err := st.Messages(context.Background(), id); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("its messages: %v", err)
+	}
+	time.Sleep(1200 * time.Millisecond) // no checkpoint of the deleted answer may follow
+	if n := strings.Count(a.Stderr(), "checkpoint failed"); n != 0 {
+		t.Errorf("%d checkpoint warnings after the delete:\n%s", n, a.Stderr())
+	}
+	if err := a.Call("session/resume", map[string]any{"sessionId": id, "cwd": cwd}, nil); rpcCode(t, err) != api.KindNotFound.Info().ACP {
+		t.Errorf("resume after the delete: %v", err)
+	}
+}

@@ -1,0 +1,58 @@
+package service
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLayers keeps the layering of docs/architecture.md: the doors (lsp,
+// acp, cli and the packages below them) reach the domain through the
+// service and api, never chat, prompts or a store backend directly; and no
+// package below the doors imports a door. It reads every package's imports
+// with go list -deps.
+func TestLayers(t *testing.T) {
+	const mod = "github.com/ctxls/ctxls/"
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", mod+"cmd/ctxls", mod+"lsp/...", mod+"acp/...", mod+"cli/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	door := func(p string) bool {
+		for _, d := range []string{"lsp", "acp", "cli"} {
+			if p == mod+d || strings.HasPrefix(p, mod+d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	forbidden := []string{mod + "chat", mod + "prompts", mod + "session/sqlite", mod + "session/postgres"}
+	doors := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, "\t")
+		if !strings.HasPrefix(pkg, mod) {
+			continue
+		}
+		deps := strings.Fields(imports)
+		if door(pkg) {
+			doors++
+			for _, f := range forbidden {
+				if slices.Contains(deps, f) {
+					t.Errorf("%s imports %s: a door calls the service (package service) instead", pkg, f)
+				}
+			}
+			continue
+		}
+		if pkg == mod+"cmd/ctxls" {
+			continue
+		}
+		for _, d := range deps {
+			if door(d) {
+				t.Errorf("%s imports the door %s: the domain never imports a door", pkg, d)
+			}
+		}
+	}
+	if doors < 3 {
+		t.Fatalf("go list found %d door packages:\n%s", doors, out)
+	}
+}
