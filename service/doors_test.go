@@ -307,7 +307,9 @@ func TestErrorKindsAcrossDoors(t *testing.T) {
 	// ends a prompt with stopReason "cancelled", not an error).
 	d.fake.Enqueue(openaitest.Reply{Chunks: []string{"slow ", "answer"}, Fault: openaitest.FaultStall, FaultAfter: 1})
 	wait := lspProv.Send(900, api.ChatRequest, map[string]any{"sessionId": id, "message": "a long one", "workDoneToken": "tok-c"})
-	lspProv.WaitFor("the first delta", func(m *lsptest.Message) bool { return m.Method == "$/progress" && strings.Contains(string(m.Params), "slow") })
+	lspProv.WaitFor("the first delta", func(m *lsptest.Message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), "slow")
+	})
 	lspProv.Notify("$/cancelRequest", map[string]any{"id": 900})
 	if m := wait(); m.Error == nil || kindOf(t, m.Error.Data) != api.KindCancelled || m.Error.Code != api.KindCancelled.Info().LSP {
 		t.Errorf("a cancelled turn over LSP: %+v", m.Error)
