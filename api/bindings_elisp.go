@@ -16,6 +16,7 @@ var ElispPrefixes = map[string]string{
 	"requests":             "ctxls-protocol-request-",
 	"notifications":        "ctxls-protocol-notification-",
 	"client_notifications": "ctxls-protocol-client-notification-",
+	"error_kinds":          "ctxls-protocol-error-",
 }
 
 // kebab is command.Name in kebab-case: "ctxls.session.regenerateTitle" →
@@ -103,7 +104,7 @@ func Elisp() string {
 	}
 	b.WriteString(")\n  \"Every command id, as the daemon advertises them.\")\n\n")
 	for _, k := range ErrorKinds {
-		fmt.Fprintf(&b, "(defconst ctxls-protocol-error-%s %s\n  %s)\n\n", kebab(string(k.Kind)), elispString(string(k.Kind)), docString(elispFirstSentence(k.Doc)))
+		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["error_kinds"], kebab(string(k.Kind)), elispString(string(k.Kind)), docString(elispFirstSentence(k.Doc)))
 	}
 	b.WriteString("(provide 'ctxls-protocol)\n;;; ctxls-protocol.el ends here\n")
 	return b.String()

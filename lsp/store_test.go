@@ -89,7 +89,7 @@ func TestShareOnPostgres(t *testing.T) {
 	}
 	if err := bob.Command(api.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, nil); err == nil {
 		t.Errorf("bob changed the visibility of alice's session")
-	} else if code := rpcCode(t, err); code != -32602 {
+	} else if re, ok := err.(*lsptest.RPCError); !ok || re.Code != api.KindPermissionDenied.Info().LSP || !strings.Contains(string(re.Data), `"permissionDenied"`) {
 		t.Errorf("bob shares alice's session: %v", err)
 	}
 	alice.MustCommand(api.SessionShare, map[string]any{"sessionId": id, "visibility": "private"}, &shared)
