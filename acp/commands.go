@@ -31,6 +31,7 @@ var slashCommands = []slashCommand{
 	{"title", "Rename the session; alone, ask the model for a title", "[TEXT]", (*Agent).slashTitle},
 	{"export", "Export the conversation", "[markdown|json]", (*Agent).slashExport},
 	{"compact", "Summarise the earlier turns now (the originals are kept)", "", (*Agent).slashCompact},
+	{"usage", "Show the tokens the session's turns have cost, by model", "", (*Agent).slashUsage},
 }
 
 // sendCommands sends available_commands_update.
@@ -204,4 +205,13 @@ func (a *Agent) slashCompact(ctx context.Context, s *openSession, _ []string) (s
 	}
 	return fmt.Sprintf("%s\n\nThe model now sees this summary and the turns after message %d; every original message is kept.\n\n%s",
 		service.SummaryMarker(c.Summary.SummaryOf), c.CompactedThrough, c.Summary.Content), nil
+}
+
+// slashUsage is ctxls.session.usage: what the session's turns have cost.
+func (a *Agent) slashUsage(ctx context.Context, s *openSession, _ []string) (string, error) {
+	u, err := a.svc.SessionUsage(ctx, &api.SessionIDArgs{SessionID: s.id})
+	if err != nil {
+		return "", err
+	}
+	return service.UsageText(u), nil
 }

@@ -41,6 +41,7 @@ const (
 	ClearTitle      = "ctxls.session.clearTitle"
 	SetModel        = "ctxls.session.setModel"
 	SessionCompact  = "ctxls.session.compact"
+	SessionUsage    = "ctxls.session.usage"
 )
 
 // Requests other than workspace/executeCommand.
@@ -165,6 +166,10 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionCompactResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "summary": {"id": 2104, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "role": "system", "content": "## Goal\nA resumable importer...", "status": "complete", "createdAt": "2026-12-10T09:30:00Z", "summaryOf": {"first": 7, "last": 2101, "covered": 2095}}, "compactedThrough": 2101, "covered": 2095, "tokens": 1650}`},
+	{ID: SessionUsage, Doc: "What a session's turns have cost: the tokens the provider reported for every answer (each round of a turn with tool calls is an answer), in all and by model, most tokens first. `promptTokens` counts what was sent again each turn (system prompt, relevant files, history). Answers without usage (cancelled before the provider reported it) are counted in `unreported`.",
+		Args: SessionIDArgs{}, Result: SessionUsageResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "answers": 12, "unreported": 1, "promptTokens": 48210, "completionTokens": 2304, "models": [{"model": "gpt-4o-mini", "answers": 10, "promptTokens": 40120, "completionTokens": 1980}, {"model": "gpt-4o", "answers": 2, "promptTokens": 8090, "completionTokens": 324}]}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -558,6 +563,26 @@ type SessionCompactResult struct {
 	CompactedThrough int64   `json:"compactedThrough"`
 	Covered          int     `json:"covered"`
 	Tokens           int     `json:"tokens"`
+}
+
+// SessionUsageResult is the result of ctxls.session.usage.
+type SessionUsageResult struct {
+	V         int    `json:"v"`
+	SessionID string `json:"sessionId"`
+	// Answers counts the answers with usage; Unreported those without.
+	Answers          int          `json:"answers"`
+	Unreported       int          `json:"unreported"`
+	PromptTokens     int          `json:"promptTokens"`
+	CompletionTokens int          `json:"completionTokens"`
+	Models           []ModelUsage `json:"models"`
+}
+
+// ModelUsage is what one model's answers in a session cost.
+type ModelUsage struct {
+	Model            string `json:"model"`
+	Answers          int    `json:"answers"`
+	PromptTokens     int    `json:"promptTokens"`
+	CompletionTokens int    `json:"completionTokens"`
 }
 
 // ByRemote is ctxls/sessionFilesChanged's `by` for a file changed by

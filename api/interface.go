@@ -54,6 +54,8 @@ type Interface interface {
 	SessionSetModel(ctx context.Context, a *SetModelArgs) (*SessionResult, error)
 	// SessionCompact is ctxls.session.compact: Summarises the session's earlier turns now (see Compaction): the model is asked for a summary of every whole turn since the last summary except the newest (kept as it is when it fits in half the window), folding the previous summary in; the summary is stored as a message of its own (`summaryOf`: the first and last message ids it covers) and later turns are given the system prompt, the summary and the turns after it.
 	SessionCompact(ctx context.Context, a *SessionIDArgs) (*SessionCompactResult, error)
+	// SessionUsage is ctxls.session.usage: What a session's turns have cost: the tokens the provider reported for every answer (each round of a turn with tool calls is an answer), in all and by model, most tokens first.
+	SessionUsage(ctx context.Context, a *SessionIDArgs) (*SessionUsageResult, error)
 }
 
 // Dispatch decodes raw with decode into command id's argument and calls
@@ -276,6 +278,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.SessionCompact(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.session.usage":
+		var a SessionIDArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.SessionUsage(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

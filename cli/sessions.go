@@ -153,7 +153,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 
-	cmd.AddCommand(list, show, rename, del, search, export, shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), duCmd(g), pruneCmd(g))
+	cmd.AddCommand(list, show, rename, del, search, export, shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), usageCmd(g), duCmd(g), pruneCmd(g))
 	return cmd
 }
 

@@ -138,6 +138,9 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		api.ClearTitle: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
+		api.SessionUsage: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+		},
 		api.SessionCompact: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},

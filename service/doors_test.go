@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/ctxls/ctxls/acp/acptest"
 	"github.com/ctxls/ctxls/api"
@@ -313,5 +316,50 @@ func TestErrorKindsAcrossDoors(t *testing.T) {
 	lspProv.Notify("$/cancelRequest", map[string]any{"id": 900})
 	if m := wait(); m.Error == nil || kindOf(t, m.Error.Data) != api.KindCancelled || m.Error.Code != api.KindCancelled.Info().LSP {
 		t.Errorf("a cancelled turn over LSP: %+v", m.Error)
+	}
+}
+
+// TestSessionUsage: ctxls.session.usage (the operation docs/architecture.md's
+// recipe was followed for) gives the same figures over LSP, ACP's /usage and
+// `ctxls sessions usage`: the tokens the provider reported for each answer,
+// in all and by model.
+func TestSessionUsage(t *testing.T) {
+	d := newDoors(t)
+	d.fake.Enqueue(openaitest.Reply{Chunks: []string{"One", "two"}, Usage: &openai.Usage{PromptTokens: 1200, CompletionTokens: 40}},
+		openaitest.Reply{Chunks: []string{"Session title"}})
+	_, errOut, code := d.cli("chat", "--base-url", d.fake.URL, "--model", "model-a", "first question")
+	if code != 0 {
+		t.Fatalf("chat: %s", errOut)
+	}
+	id := strings.Fields(errOut[strings.LastIndex(errOut, "session ")+len("session "):])[0]
+	d.fake.Enqueue(openaitest.Reply{Chunks: []string{"Three"}, Usage: &openai.Usage{PromptTokens: 1500, CompletionTokens: 25}})
+	if _, errOut, code := d.cli("chat", "--session", id, "--base-url", d.fake.URL, "--model", "model-b", "second question"); code != 0 {
+		t.Fatalf("second chat: %s", errOut)
+	}
+	want := api.SessionUsageResult{V: 1, SessionID: id, Answers: 2, PromptTokens: 2700, CompletionTokens: 65, Models: []api.ModelUsage{
+		{Model: "model-b", Answers: 1, PromptTokens: 1500, CompletionTokens: 25},
+		{Model: "model-a", Answers: 1, PromptTokens: 1200, CompletionTokens: 40},
+	}}
+
+	var overLSP api.SessionUsageResult
+	d.lsp(nil).MustCommand(api.SessionUsage, map[string]any{"sessionId": id}, &overLSP)
+	if !reflect.DeepEqual(overLSP, want) {
+		t.Errorf("over LSP: %+v, want %+v", overLSP, want)
+	}
+	out, errOut, code := d.cli("sessions", "usage", id[:6], "--json")
+	var fromCLI api.SessionUsageResult
+	if err := json.Unmarshal([]byte(out), &fromCLI); err != nil || code != 0 || !reflect.DeepEqual(fromCLI, want) {
+		t.Errorf("from the CLI: %d %v %q %+v", code, err, errOut, fromCLI)
+	}
+	c := d.acp()
+	d.open(c, id)
+	text := d.slash(c, id, "/usage").Text()
+	for _, line := range []string{"2 answers: 2,700 prompt tokens, 65 completion tokens.", "- model-b: 1 answers, 1,500 prompt, 25 completion", "- model-a: 1 answers, 1,200 prompt, 40 completion"} {
+		if !strings.Contains(text, line) {
+			t.Errorf("/usage lacks %q:\n%s", line, text)
+		}
+	}
+	if _, errOut, code := d.cli("sessions", "usage", "zzzzzz"); code != api.KindNotFound.Info().CLI {
+		t.Errorf("usage of an unknown session: %d %q", code, errOut)
 	}
 }

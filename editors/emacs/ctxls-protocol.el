@@ -112,6 +112,11 @@ its own (summaryOf: the first and last message ids it covers) and
 later turns are given the system prompt, the summary and the turns
 after it.")
 
+(defconst ctxls-protocol-command-session-usage "ctxls.session.usage"
+  "What a session's turns have cost: the tokens the provider reported for
+every answer (each round of a turn with tool calls is an answer), in
+all and by model, most tokens first.")
+
 (defconst ctxls-protocol-request-chat "ctxls/chat"
   "Runs a chat turn (see Chat turns above); the same as the command
 ctxls.chat.")
@@ -158,7 +163,8 @@ visible lines.")
     "ctxls.session.regenerateTitle"
     "ctxls.session.clearTitle"
     "ctxls.session.setModel"
-    "ctxls.session.compact")
+    "ctxls.session.compact"
+    "ctxls.session.usage")
   "Every command id, as the daemon advertises them.")
 
 (defconst ctxls-protocol-error-invalid-argument "invalidArgument"

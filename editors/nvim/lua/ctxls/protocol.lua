@@ -26,6 +26,7 @@ return {
     session_clear_title = "ctxls.session.clearTitle",
     session_set_model = "ctxls.session.setModel",
     session_compact = "ctxls.session.compact",
+    session_usage = "ctxls.session.usage",
   },
   requests = {
     chat = "ctxls/chat",

@@ -321,6 +321,23 @@ export interface SessionCompactResult {
   tokens: number;
 }
 
+export interface ModelUsage {
+  model: string;
+  answers: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface SessionUsageResult {
+  v: number;
+  sessionId: string;
+  answers: number;
+  unreported: number;
+  promptTokens: number;
+  completionTokens: number;
+  models: ModelUsage[];
+}
+
 export interface Applet {
   slug: string;
   params: Record<string, string>;
@@ -396,6 +413,7 @@ export const Commands = {
   sessionClearTitle: "ctxls.session.clearTitle",
   sessionSetModel: "ctxls.session.setModel",
   sessionCompact: "ctxls.session.compact",
+  sessionUsage: "ctxls.session.usage",
 } as const;
 
 /** The argument and result type of every command. */
@@ -422,6 +440,7 @@ export interface CommandTypes {
   "ctxls.session.clearTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.setModel": { args: SetModelArgs; result: SessionResult };
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
+  "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
 }
 
 /** Requests other than executeCommand. */

@@ -1,0 +1,86 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/session"
+)
+
+// SessionUsage adds up the tokens the provider reported for the session's
+// answers, in all and by model (most tokens first).
+func (s *Service) SessionUsage(ctx context.Context, a *api.SessionIDArgs) (*api.SessionUsageResult, error) {
+	sess, err := s.existing(ctx, a.SessionID, api.SessionUsage)
+	if err != nil {
+		return nil, fail(err)
+	}
+	msgs, err := s.store.Messages(ctx, sess.ID)
+	if err != nil {
+		return nil, fail(err)
+	}
+	res := &api.SessionUsageResult{V: api.V, SessionID: sess.ID, Models: []api.ModelUsage{}}
+	byModel := map[string]*api.ModelUsage{}
+	for _, m := range msgs {
+		if m.Role != session.RoleAssistant {
+			continue
+		}
+		if m.Usage == nil || m.Usage.PromptTokens+m.Usage.CompletionTokens == 0 {
+			res.Unreported++
+			continue
+		}
+		res.Answers++
+		res.PromptTokens += m.Usage.PromptTokens
+		res.CompletionTokens += m.Usage.CompletionTokens
+		mu := byModel[m.Model]
+		if mu == nil {
+			mu = &api.ModelUsage{Model: m.Model}
+			byModel[m.Model] = mu
+		}
+		mu.Answers++
+		mu.PromptTokens += m.Usage.PromptTokens
+		mu.CompletionTokens += m.Usage.CompletionTokens
+	}
+	for _, mu := range byModel {
+		res.Models = append(res.Models, *mu)
+	}
+	slices.SortFunc(res.Models, func(x, y api.ModelUsage) int {
+		return cmp.Or(cmp.Compare(y.PromptTokens+y.CompletionTokens, x.PromptTokens+x.CompletionTokens), cmp.Compare(x.Model, y.Model))
+	})
+	return res, nil
+}
+
+// UsageText is a session's usage as lines a person reads (ACP's /usage, the
+// CLI's "sessions usage").
+func UsageText(u *api.SessionUsageResult) string {
+	var b strings.Builder
+	if u.Answers == 0 {
+		b.WriteString("No answer in this session has reported its tokens yet.\n")
+	} else {
+		fmt.Fprintf(&b, "%d answers: %s prompt tokens, %s completion tokens.\n", u.Answers, count(u.PromptTokens), count(u.CompletionTokens))
+		for _, m := range u.Models {
+			name := m.Model
+			if name == "" {
+				name = "(model not recorded)"
+			}
+			fmt.Fprintf(&b, "- %s: %d answers, %s prompt, %s completion\n", name, m.Answers, count(m.PromptTokens), count(m.CompletionTokens))
+		}
+	}
+	if u.Unreported > 0 {
+		fmt.Fprintf(&b, "%d answers reported no usage (cancelled or failed before the provider said).\n", u.Unreported)
+	}
+	return b.String()
+}
+
+// count writes n with thousands separators.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
