@@ -145,7 +145,7 @@ func (a *Agent) changeFiles(ctx context.Context, s *openSession, paths []string,
 
 func (a *Agent) slashFiles(ctx context.Context, s *openSession, _ []string) (string, error) {
 	var b strings.Builder
-	for _, sub := range service.Subfolders {
+	for _, sub := range api.Subfolders {
 		res, err := a.svc.FilesList(ctx, &api.FilesListArgs{SessionID: s.id, Subdir: sub})
 		if err != nil {
 			return "", err

@@ -96,7 +96,8 @@ func TypeScript() string {
 	for _, n := range ClientNotifications {
 		fmt.Fprintf(&maps, "  %q: %s;\n", n.ID, g.argType(n.Args))
 	}
-	maps.WriteString("}\n\n/** The kind every error carries in its data (`{kind}`): decide on it, never on the message. */\nexport const ErrorKinds = {\n")
+	fmt.Fprintf(&maps, "}\n\n/** A session folder's subfolders, in the order they are listed. */\nexport const Subfolders = [%s] as const;\n", quoted(Subfolders))
+	maps.WriteString("\n/** The kind every error carries in its data (`{kind}`): decide on it, never on the message. */\nexport const ErrorKinds = {\n")
 	for _, k := range ErrorKinds {
 		fmt.Fprintf(&maps, "  %s: %q,\n", k.Kind, k.Kind)
 	}
@@ -222,4 +223,13 @@ func Lua() string {
 	}
 	b.WriteString("  },\n}\n")
 	return b.String()
+}
+
+// quoted is items as a comma-separated list of JSON strings.
+func quoted(items []string) string {
+	q := make([]string, len(items))
+	for i, it := range items {
+		q[i] = fmt.Sprintf("%q", it)
+	}
+	return strings.Join(q, ", ")
 }

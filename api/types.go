@@ -109,6 +109,10 @@ type Message struct {
 // Context is a session's relevant-context sets by name.
 type Context map[string][]string
 
+// Subfolders are a session folder's subfolders, in the order they are
+// listed: the user's files (sources), then the model's outputs.
+var Subfolders = []string{"sources", "results", "scripts", "data"}
+
 // The relevant-context sets ctxls knows (others may be named too).
 const (
 	SetFiles     = "files"     // the relevant files: absolute paths

@@ -45,7 +45,7 @@ var toolDefs = []openai.Tool{
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name:        "list_session_files",
 		Description: "List the files in one folder of the session folder: sources (uploaded by the user, the default), results, scripts or data. Files in folders below results, scripts and data are listed as sub/name.",
-		Parameters:  json.RawMessage(`{"type":"object","properties":{"subdir":{"type":"string","enum":["sources","results","scripts","data"]}}}`),
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"subdir":{"type":"string","enum":` + jsonList(session.Subdirs) + `}}}`),
 	}},
 	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name: "write_file",
@@ -300,4 +300,10 @@ func (e *Engine) toolEnv(t Turn, st *session.TurnState, ev Events) *toolEnv {
 		env.userSet[p] = true
 	}
 	return env
+}
+
+// jsonList is a list of strings as JSON.
+func jsonList(items []string) string {
+	b, _ := json.Marshal(items)
+	return string(b)
 }

@@ -14,10 +14,6 @@ import (
 // MaxFileBytes is the largest file ctxls.files.add accepts.
 const MaxFileBytes = 25 << 20
 
-// Subfolders are a session folder's subfolders, in the order they are
-// listed: the user's files, then the model's outputs.
-var Subfolders = []string{"sources", "results", "scripts", "data"}
-
 // FilesAdd copies a file into the session's sources/ folder.
 func (s *Service) FilesAdd(ctx context.Context, a *api.FilesAddArgs) (*api.FilesAddResult, error) {
 	hasPath, hasContent := a.Path != "", a.Name != "" || a.ContentBase64 != ""

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 // TitleSource says who named a session.
@@ -125,7 +127,8 @@ func FolderName(created time.Time, title, id string) string {
 	return created.UTC().Format("2006-01-02T15-04-05") + "--" + Slug(title) + "--" + id[:6]
 }
 
-var Subdirs = []string{"sources", "results", "scripts", "data"}
+// Subdirs are a session folder's subfolders (api.Subfolders).
+var Subdirs = api.Subfolders
 
 // PageLimit is a page size asked for: def for 0, at most max, never
 // negative.

@@ -12,12 +12,12 @@ import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOpt
 import { ChatView, FromView } from "./chatview";
 import { resolveBinary } from "./daemon";
 import { renderMarkdown } from "./markdown";
-import { baseName, ChatPreviewResult, Connection, CtxlsClient, ErrorKinds, errorKind, Session, SessionFilesChanged, turnsFromMessages } from "./protocol";
+import { baseName, ChatPreviewResult, Connection, CtxlsClient, ErrorKinds, errorKind, Session, SessionFilesChanged, Subfolders, turnsFromMessages } from "./protocol";
 import { editorFolders, isUserFile } from "./sync";
 import { contextSets, emptyState, SessionFile, ViewState, ViewTurn, viewTurn } from "./viewstate";
 
 const sessionKey = "ctxls.currentSession";
-const subdirs = ["sources", "results", "scripts", "data"];
+const subdirs = Subfolders;
 
 function provider(): Record<string, string> {
   const cfg = vscode.workspace.getConfiguration("ctxls.provider");

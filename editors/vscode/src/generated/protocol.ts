@@ -474,6 +474,9 @@ export interface ClientNotificationTypes {
   "ctxls/didChangeView": DidChangeViewParams;
 }
 
+/** A session folder's subfolders, in the order they are listed. */
+export const Subfolders = ["sources", "results", "scripts", "data"] as const;
+
 /** The kind every error carries in its data (`{kind}`): decide on it, never on the message. */
 export const ErrorKinds = {
   invalidArgument: "invalidArgument",
