@@ -18,7 +18,8 @@ import (
 	"github.com/ctxls/ctxls/session/backend"
 )
 
-// sessionsCmd is "ctxls sessions": the same store the daemon uses.
+// sessionsCmd is "ctxls sessions": the same store the daemon uses, through
+// the same operations (package service).
 func sessionsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
@@ -26,7 +27,13 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	cmd.PersistentFlags().BoolVar(&g.jsonOut, "json", false, "print JSON instead of a table")
+	cmd.AddCommand(listCmd(g), showCmd(g), renameCmd(g), deleteCmd(g), searchCmd(g), exportCmd(g), shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), usageCmd(g), duCmd(g), pruneCmd(g))
+	return cmd
+}
 
+// listCmd is "ctxls sessions list": ctxls.session.list with each session's
+// context items and folder size.
+func listCmd(g *globals) *cobra.Command {
 	var listArgs api.SessionListArgs
 	list := &cobra.Command{
 		Use:   "list",
@@ -47,7 +54,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 	list.Flags().StringVar(&listArgs.Query, "query", "", "only sessions whose title contains this")
 	list.Flags().IntVar(&listArgs.Limit, "limit", 50, "at most this many sessions")
 	list.Flags().StringVar(&listArgs.Cursor, "cursor", "", "continue a previous listing")
+	return list
+}
 
+// showCmd is "ctxls sessions show": ctxls.session.show with the context.
+func showCmd(g *globals) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show SESSION_ID",
 		Short: "Show a session and its messages (SESSION_ID may be a unique prefix)",
@@ -68,7 +79,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
+	return show
+}
 
+// renameCmd is "ctxls sessions rename": ctxls.session.rename.
+func renameCmd(g *globals) *cobra.Command {
 	rename := &cobra.Command{
 		Use:   "rename SESSION_ID TITLE...",
 		Short: "Rename a session (SESSION_ID may be a unique prefix)",
@@ -85,7 +100,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
+	return rename
+}
 
+// deleteCmd is "ctxls sessions delete": ctxls.session.delete for each id.
+func deleteCmd(g *globals) *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete SESSION_ID...",
 		Short: "Delete sessions with their messages, context and folder (each SESSION_ID may be a unique prefix)",
@@ -115,7 +134,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 			return nil
 		}),
 	}
+	return del
+}
 
+// searchCmd is "ctxls sessions search": ctxls.session.search.
+func searchCmd(g *globals) *cobra.Command {
 	var searchLimit int
 	search := &cobra.Command{
 		Use:   "search QUERY...",
@@ -133,7 +156,11 @@ func sessionsCmd(g *globals) *cobra.Command {
 		}),
 	}
 	search.Flags().IntVar(&searchLimit, "limit", 20, "at most this many hits")
+	return search
+}
 
+// exportCmd is "ctxls sessions export": ctxls.session.export.
+func exportCmd(g *globals) *cobra.Command {
 	var format string
 	export := &cobra.Command{
 		Use:   "export SESSION_ID",
@@ -152,9 +179,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		}),
 	}
 	export.Flags().StringVar(&format, "format", "markdown", "markdown or json")
-
-	cmd.AddCommand(list, show, rename, del, search, export, shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), usageCmd(g), duCmd(g), pruneCmd(g))
-	return cmd
+	return export
 }
 
 // shareCmd is "ctxls sessions share": who sees a session in the

@@ -25,6 +25,12 @@ func storeCmd(g *globals) *cobra.Command {
 		Short: "Set up the PostgreSQL session store (--store)",
 		Args:  cobra.NoArgs,
 	}
+	cmd.AddCommand(storeInitCmd(g), storeCopyCmd(g))
+	return cmd
+}
+
+// storeInitCmd is "ctxls store init".
+func storeInitCmd(g *globals) *cobra.Command {
 	initCmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create or update the PostgreSQL schema, the ctxls_user role and its policies (run as the database's owner)",
@@ -59,6 +65,11 @@ migrations not yet applied. It prints the SQL that lets a person in.`,
 			return nil
 		},
 	}
+	return initCmd
+}
+
+// storeCopyCmd is "ctxls store copy".
+func storeCopyCmd(g *globals) *cobra.Command {
 	var to string
 	var asJSON bool
 	copyCmd := &cobra.Command{
@@ -120,8 +131,7 @@ interruption, or to copy what is new.`,
 	}
 	copyCmd.Flags().StringVar(&to, "to", "", "the PostgreSQL store to copy into (postgres://user@host/database)")
 	copyCmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	cmd.AddCommand(initCmd, copyCmd)
-	return cmd
+	return copyCmd
 }
 
 // printRoleSQL tells the database's owner how to let a person in.
