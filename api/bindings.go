@@ -44,11 +44,16 @@ func Name(id string) string {
 // snake is Name in snake_case, for Lua.
 func snake(id string) string {
 	var b strings.Builder
+	prevUpper := false
 	for _, r := range Name(id) {
-		if unicode.IsUpper(r) {
-			b.WriteByte('_')
+		upper := unicode.IsUpper(r)
+		if upper {
+			if !prevUpper { // "storageSoftLimitMB": one separator before "MB"
+				b.WriteByte('_')
+			}
 			r = unicode.ToLower(r)
 		}
+		prevUpper = upper
 		b.WriteRune(r)
 	}
 	return b.String()
@@ -96,6 +101,9 @@ func TypeScript() string {
 	for _, n := range ClientNotifications {
 		fmt.Fprintf(&maps, "  %q: %s;\n", n.ID, g.argType(n.Args))
 	}
+	g.ref(reflect.TypeFor[Provider]())
+	g.ref(reflect.TypeFor[InitializationOptions]())
+	g.ref(reflect.TypeFor[Settings]())
 	fmt.Fprintf(&maps, "}\n\n/** A session folder's subfolders, in the order they are listed. */\nexport const Subfolders = [%s] as const;\n", quoted(Subfolders))
 	maps.WriteString("\n/** The kind every error carries in its data (`{kind}`): decide on it, never on the message. */\nexport const ErrorKinds = {\n")
 	for _, k := range ErrorKinds {
@@ -158,7 +166,11 @@ func (g *tsGen) ref(t reflect.Type) string {
 				if f.optional {
 					opt = "?"
 				}
-				fmt.Fprintf(&body, "  %s%s: %s;\n", f.name, opt, g.ref(f.typ))
+				typ := f.ts
+				if typ == "" {
+					typ = g.ref(f.typ)
+				}
+				fmt.Fprintf(&body, "  %s%s: %s;\n", f.name, opt, typ)
 			}
 			fmt.Fprintf(&g.decls, "export interface %s {\n%s}\n\n", t.Name(), body.String())
 		}
@@ -171,6 +183,7 @@ type jsonField struct {
 	name     string
 	typ      reflect.Type
 	optional bool
+	ts       string // the ts tag: the field's TypeScript type, when Go's does not say it
 }
 
 // jsonFields lists a struct's JSON fields (embedded structs flattened).
@@ -194,7 +207,7 @@ func jsonFields(t reflect.Type) []jsonField {
 			name = f.Name
 		}
 		optional := slices.Contains(strings.Split(opts, ","), "omitempty")
-		out = append(out, jsonField{name: name, typ: f.Type, optional: optional})
+		out = append(out, jsonField{name: name, typ: f.Type, optional: optional, ts: f.Tag.Get("ts")})
 	}
 	return out
 }
@@ -217,6 +230,15 @@ func Lua() string {
 	section("requests", Requests)
 	section("notifications", Notifications)
 	section("client_notifications", ClientNotifications)
+	names := func(section string, t reflect.Type) {
+		fmt.Fprintf(&b, "  %s = {\n", section)
+		for _, f := range jsonFields(t) {
+			fmt.Fprintf(&b, "    %s = %q,\n", snake(f.name), f.name)
+		}
+		b.WriteString("  },\n")
+	}
+	names("init_options", reflect.TypeFor[InitializationOptions]())
+	names("settings", reflect.TypeFor[Settings]())
 	b.WriteString("  -- The kind every error carries in its data ({kind}): decide on it, never on the message.\n  error_kinds = {\n")
 	for _, k := range ErrorKinds {
 		fmt.Fprintf(&b, "    %s = %q,\n", snake(string(k.Kind)), k.Kind)

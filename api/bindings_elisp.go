@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode"
 )
@@ -17,17 +18,24 @@ var ElispPrefixes = map[string]string{
 	"notifications":        "ctxls-protocol-notification-",
 	"client_notifications": "ctxls-protocol-client-notification-",
 	"error_kinds":          "ctxls-protocol-error-",
+	"init_options":         "ctxls-protocol-init-option-",
+	"settings":             "ctxls-protocol-setting-",
 }
 
 // kebab is command.Name in kebab-case: "ctxls.session.regenerateTitle" →
 // "session-regenerate-title".
 func kebab(id string) string {
 	var b strings.Builder
+	prevUpper := false
 	for _, r := range Name(id) {
-		if unicode.IsUpper(r) {
-			b.WriteByte('-')
+		upper := unicode.IsUpper(r)
+		if upper {
+			if !prevUpper { // "storageSoftLimitMB": one separator before "MB"
+				b.WriteByte('-')
+			}
 			r = unicode.ToLower(r)
 		}
+		prevUpper = upper
 		b.WriteRune(r)
 	}
 	return b.String()
@@ -103,6 +111,12 @@ func Elisp() string {
 		b.WriteString(elispString(id))
 	}
 	b.WriteString(")\n  \"Every command id, as the daemon advertises them.\")\n\n")
+	for _, f := range jsonFields(reflect.TypeFor[InitializationOptions]()) {
+		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["init_options"], kebab(f.name), elispString(f.name), docString("An initializationOptions field."))
+	}
+	for _, f := range jsonFields(reflect.TypeFor[Settings]()) {
+		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["settings"], kebab(f.name), elispString(f.name), docString("A settings.ctxls field."))
+	}
 	for _, k := range ErrorKinds {
 		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["error_kinds"], kebab(string(k.Kind)), elispString(string(k.Kind)), docString(elispFirstSentence(k.Doc)))
 	}

@@ -91,6 +91,7 @@ type Field struct {
 	Max      int64 // 0: no limit
 	ItemMax  int64 // 0: no limit
 	LimitDoc string
+	TS       string // the ts tag: the JSON type, where the Go type does not say it
 }
 
 // Fields lists the JSON fields of an argument type, in declaration order,
@@ -106,6 +107,7 @@ func Fields(t reflect.Type) []Field {
 		fd.Max, _ = strconv.ParseInt(f.Tag.Get("max"), 10, 64)
 		fd.ItemMax, _ = strconv.ParseInt(f.Tag.Get("itemMax"), 10, 64)
 		fd.LimitDoc = f.Tag.Get("limitDoc")
+		fd.TS = f.Tag.Get("ts")
 		out = append(out, fd)
 	}
 	return out

@@ -23,6 +23,14 @@ func Reference() string {
 	for _, k := range ErrorKinds {
 		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %d |\n", k.Kind, k.Doc, k.LSP, k.ACP, k.CLI)
 	}
+	b.WriteString("\n## initializationOptions and settings\n\n")
+	b.WriteString("What an editor sends as `initialize`'s `initializationOptions` (`InitializationOptions` in the bindings), ")
+	b.WriteString("every field optional, and later as `workspace/didChangeConfiguration`'s `settings.ctxls` (`Settings`), ")
+	b.WriteString("where an absent field keeps its value and null goes back to the default. `provider` is a Provider: ")
+	b.WriteString("`baseURL`, `model`, `apiKeyEnv`, `titleModel`, `contextWindow`, `maxOutputTokens`.\n\n")
+	b.WriteString(fieldTable("Option", reflect.TypeFor[InitializationOptions]()))
+	b.WriteString("\n")
+	b.WriteString(fieldTable("Setting", reflect.TypeFor[Settings]()))
 	b.WriteString("\n## Commands\n\n")
 	b.WriteString("Every command is sent as `workspace/executeCommand` with exactly one argument, a JSON object; ")
 	b.WriteString("unknown fields are rejected. Every result carries `\"v\": 1`. ")
@@ -96,6 +104,9 @@ func fieldTable(kind string, t reflect.Type) string {
 			if f.Name == "workDoneToken" {
 				typ = "string or integer"
 			}
+		}
+		if f.TS != "" {
+			typ = strings.ReplaceAll(f.TS, " | ", " or ")
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |", f.Name, typ, required)
 		if withLimits {

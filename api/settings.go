@@ -6,6 +6,41 @@ import (
 	"strings"
 )
 
+// InitializationOptions are the LSP initialize's initializationOptions, every
+// field optional. The ACP door takes provider and compactAt in initialize's
+// _meta.ctxls; the CLI takes them as flags. A field whose JSON type the Go
+// type does not say has its TypeScript type in a ts tag.
+type InitializationOptions struct {
+	// DataDir overrides the data directory for this connection.
+	DataDir string `json:"dataDir,omitempty"`
+	// Session is the id of a session to resume at start.
+	Session string `json:"session,omitempty"`
+	// Provider configures the model (see Provider).
+	Provider json.RawMessage `json:"provider,omitempty" ts:"Provider"`
+	// StorageSoftLimitMB is the data directory's soft limit in MiB (0: the
+	// command line's, else the default).
+	StorageSoftLimitMB int `json:"storageSoftLimitMB,omitempty"`
+	// EnvHint replaces the environment line ctxls records for the sessions
+	// this connection uses.
+	EnvHint string `json:"envHint,omitempty"`
+	// ViewIdleMs is how long the view must rest before it is captured
+	// (1 to 3,600,000).
+	ViewIdleMs json.RawMessage `json:"viewIdleMs,omitempty" ts:"number"`
+	// CompactAt is when a turn summarises earlier turns: a percentage of the
+	// window (1-100, or "80%") or "off".
+	CompactAt json.RawMessage `json:"compactAt,omitempty" ts:"number | string"`
+}
+
+// Settings are workspace/didChangeConfiguration's settings.ctxls: what an
+// editor may change while the daemon runs. An absent field keeps its value;
+// null (or "" for compactAt) goes back to the default.
+type Settings struct {
+	Provider           json.RawMessage `json:"provider,omitempty" ts:"Provider"`
+	StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB,omitempty" ts:"number | null"`
+	ViewIdleMs         json.RawMessage `json:"viewIdleMs,omitempty" ts:"number"`
+	CompactAt          json.RawMessage `json:"compactAt,omitempty" ts:"number | string | null"`
+}
+
 // CompactAt values besides a percentage.
 const (
 	// DefaultCompactAt: compact when the input would take more than 80% of

@@ -40,27 +40,6 @@ type workspaceFolder struct {
 	Name string `json:"name"`
 }
 
-// InitOptions are the initializationOptions ctxls understands.
-type InitOptions struct {
-	// DataDir overrides the data directory for this connection.
-	DataDir string `json:"dataDir,omitempty"`
-	// Session is the id of a session to resume at start.
-	Session string `json:"session,omitempty"`
-	// Provider configures the model (chat turns).
-	Provider json.RawMessage `json:"provider,omitempty"`
-	// StorageSoftLimitMB is the data directory's soft limit in MiB (0: the
-	// command line's, else the default).
-	StorageSoftLimitMB int `json:"storageSoftLimitMB,omitempty"`
-	// EnvHint replaces the envHint ctxls records for the sessions this
-	// connection uses.
-	EnvHint string `json:"envHint,omitempty"`
-	// ViewIdleMs is how long the view must rest before it is captured.
-	ViewIdleMs json.RawMessage `json:"viewIdleMs,omitempty"`
-	// CompactAt is when a turn summarises earlier turns: a percentage of
-	// the window (1-100) or "off" (see api.ParseCompactAt).
-	CompactAt json.RawMessage `json:"compactAt,omitempty"`
-}
-
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
 	// Requests and notifications that came after it wait until now.
 	defer s.initOnce.Do(func() { close(s.initDone) })
@@ -68,71 +47,100 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, api.Errorf(api.KindInvalidArgument, "initialize: %s", argError(err))
 	}
-	var opts InitOptions
-	if len(raw) > 0 && len(p.InitializationOptions) > 0 && string(p.InitializationOptions) != "null" {
-		if err := json.Unmarshal(p.InitializationOptions, &opts); err != nil {
-			return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions: %s", argError(err))
-		}
-	}
-
-	viewIdle, err := parseViewIdle(opts.ViewIdleMs)
+	o, err := parseInitOptions(p.InitializationOptions)
 	if err != nil {
-		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+		return nil, err
 	}
-	compactAt, err := api.ParseCompactAt(opts.CompactAt)
-	if err != nil {
-		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
-	}
-	prov, err := api.ParseProvider(opts.Provider)
-	if err != nil {
-		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
-	}
-	if opts.StorageSoftLimitMB < 0 {
-		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.storageSoftLimitMB is %d; want a whole number of MiB, at least 1 (or 0 for the default)", opts.StorageSoftLimitMB)
-	}
-
 	enc := buffer.UTF16
 	for _, e := range p.Capabilities.General.PositionEncodings {
 		if e == string(protocol.PositionEncodingKindUTF8) {
 			enc = buffer.UTF8
 		}
 	}
-
-	dataDir := s.cfg.DataDir
-	if opts.DataDir != "" {
-		dataDir = opts.DataDir
-	}
-	svc, err := service.Open(ctx, service.Config{
-		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
-		Provider: s.cfg.Provider.Merge(prov), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB,
-	})
+	svc, err := s.openService(ctx, p, o)
 	if err != nil {
 		return nil, err
 	}
-	roots := rootsOf(p)
-	svc.SetRoots(roots)
-	svc.SetClient(clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version), opts.EnvHint)
-	svc.SetCompactAt(compactAt)
-	svc.SetStorageLimitMB(opts.StorageSoftLimitMB)
-	svc.Subscribe(s.onEvent)
-	if opts.Session != "" {
-		if _, err := svc.Session(ctx, opts.Session); err != nil {
-			s.log.Warn("initializationOptions.session not resumed", "session", opts.Session, "err", err)
-		} else {
-			svc.SetCurrent(opts.Session, true)
-			s.resumeAtInit = opts.Session
-		}
-	}
-
 	s.mu.Lock()
 	s.enc = enc
 	s.svc = svc
 	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
 	s.mu.Unlock()
-	s.view.setIdle(viewIdle)
+	s.view.setIdle(o.viewIdle)
 	s.startWatch(svc)
-	s.log.Info("initialized", "encoding", enc, "dataDir", dataDir, "roots", len(roots))
+	s.log.Info("initialized", "encoding", enc, "dataDir", svc.DataDir(), "roots", len(svc.Roots()))
+	return initializeResult(enc, s.cfg.Version)
+}
 
+// initOptions are the initializationOptions, checked.
+type initOptions struct {
+	api.InitializationOptions
+	provider  api.Provider
+	viewIdle  time.Duration
+	compactAt int
+}
+
+// parseInitOptions decodes and checks initializationOptions (absent or
+// null: none).
+func parseInitOptions(raw json.RawMessage) (*initOptions, error) {
+	o := &initOptions{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &o.InitializationOptions); err != nil {
+			return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions: %s", argError(err))
+		}
+	}
+	var err error
+	if o.viewIdle, err = parseViewIdle(o.ViewIdleMs); err != nil {
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
+	if o.compactAt, err = api.ParseCompactAt(o.CompactAt); err != nil {
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
+	if o.provider, err = api.ParseProvider(o.Provider); err != nil {
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
+	if o.StorageSoftLimitMB < 0 {
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.storageSoftLimitMB is %d; want a whole number of MiB, at least 1 (or 0 for the default)", o.StorageSoftLimitMB)
+	}
+	return o, nil
+}
+
+// openService opens the connection's service on the store (the command
+// line's data directory unless the options name another) with what the
+// editor said: folders, client, settings, a session to resume.
+func (s *Server) openService(ctx context.Context, p initializeParams, o *initOptions) (*service.Service, error) {
+	dataDir := s.cfg.DataDir
+	if o.DataDir != "" {
+		dataDir = o.DataDir
+	}
+	svc, err := service.Open(ctx, service.Config{
+		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
+		Provider: s.cfg.Provider.Merge(o.provider), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB,
+	})
+	if err != nil {
+		return nil, err
+	}
+	svc.SetRoots(rootsOf(p))
+	svc.SetClient(clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version), o.EnvHint)
+	svc.SetCompactAt(o.compactAt)
+	svc.SetStorageLimitMB(o.StorageSoftLimitMB)
+	svc.Subscribe(s.onEvent)
+	if o.Session != "" {
+		if _, err := svc.Session(ctx, o.Session); err != nil {
+			s.log.Warn("initializationOptions.session not resumed", "session", o.Session, "err", err)
+		} else {
+			svc.SetCurrent(o.Session, true)
+			s.mu.Lock()
+			s.resumeAtInit = o.Session
+			s.mu.Unlock()
+		}
+	}
+	return svc, nil
+}
+
+// initializeResult is initialize's answer: the negotiated encoding,
+// incremental sync, the commands.
+func initializeResult(enc buffer.Encoding, version string) (any, error) {
 	yes, no := true, false
 	incremental := protocol.TextDocumentSyncKindIncremental
 	result := protocol.InitializeResult{
@@ -145,7 +153,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 			},
 			ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: api.IDs()},
 		},
-		ServerInfo: protocol.ServerInfo{Name: "ctxls", Version: protocol.NewOptional(s.cfg.Version)},
+		ServerInfo: protocol.ServerInfo{Name: "ctxls", Version: protocol.NewOptional(version)},
 	}
 	b, err := protocol.Marshal(result)
 	if err != nil {

@@ -13,12 +13,7 @@ import (
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
-			Ctxls struct {
-				Provider           json.RawMessage `json:"provider"`
-				StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB"`
-				ViewIdleMs         json.RawMessage `json:"viewIdleMs"`
-				CompactAt          json.RawMessage `json:"compactAt"`
-			} `json:"ctxls"`
+			Ctxls api.Settings `json:"ctxls"`
 		} `json:"settings"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {

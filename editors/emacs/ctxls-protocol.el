@@ -167,6 +167,39 @@ visible lines.")
     "ctxls.session.usage")
   "Every command id, as the daemon advertises them.")
 
+(defconst ctxls-protocol-init-option-data-dir "dataDir"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-session "session"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-provider "provider"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-storage-soft-limit-mb "storageSoftLimitMB"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-env-hint "envHint"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-view-idle-ms "viewIdleMs"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-compact-at "compactAt"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-setting-provider "provider"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-storage-soft-limit-mb "storageSoftLimitMB"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-view-idle-ms "viewIdleMs"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-compact-at "compactAt"
+  "A settings.ctxls field.")
+
 (defconst ctxls-protocol-error-invalid-argument "invalidArgument"
   "An argument is missing, malformed or out of range (a bad session id
 prefix, an unknown mode, a path outside the workspace).")

@@ -370,12 +370,16 @@ buffer is synced whole.")
 (defun ctxls--init-options ()
   "The initializationOptions, from the options.
 After a restart, the session that was current is resumed."
-  (or (ctxls--plist :provider ctxls-provider
-                    :dataDir (and ctxls-data-dir (expand-file-name ctxls-data-dir))
-                    :viewIdleMs ctxls-view-idle-ms
-                    :compactAt ctxls-compact-at
-                    :session ctxls--session-id)
+  (or (ctxls--plist (ctxls--key ctxls-protocol-init-option-provider) ctxls-provider
+                    (ctxls--key ctxls-protocol-init-option-data-dir) (and ctxls-data-dir (expand-file-name ctxls-data-dir))
+                    (ctxls--key ctxls-protocol-init-option-view-idle-ms) ctxls-view-idle-ms
+                    (ctxls--key ctxls-protocol-init-option-compact-at) ctxls-compact-at
+                    (ctxls--key ctxls-protocol-init-option-session) ctxls--session-id)
       (ctxls--empty-object)))
+
+(defun ctxls--key (name)
+  "The plist key of the protocol's field NAME (its generated name)."
+  (intern (concat ":" name)))
 
 (defun ctxls--folder (dir)
   "The LSP workspace folder for DIR."

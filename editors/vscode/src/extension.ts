@@ -12,17 +12,30 @@ import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOpt
 import { ChatView, FromView } from "./chatview";
 import { resolveBinary } from "./daemon";
 import { renderMarkdown } from "./markdown";
-import { baseName, ChatPreviewResult, Connection, CtxlsClient, ErrorKinds, errorKind, Session, SessionFilesChanged, Subfolders, turnsFromMessages } from "./protocol";
+import {
+  baseName,
+  ChatPreviewResult,
+  Connection,
+  CtxlsClient,
+  ErrorKinds,
+  errorKind,
+  InitializationOptions,
+  Provider,
+  Session,
+  SessionFilesChanged,
+  Subfolders,
+  turnsFromMessages,
+} from "./protocol";
 import { editorFolders, isUserFile } from "./sync";
 import { contextSets, emptyState, SessionFile, ViewState, ViewTurn, viewTurn } from "./viewstate";
 
 const sessionKey = "ctxls.currentSession";
 const subdirs = Subfolders;
 
-function provider(): Record<string, string> {
+function provider(): Provider {
   const cfg = vscode.workspace.getConfiguration("ctxls.provider");
-  const out: Record<string, string> = {};
-  for (const key of ["baseURL", "model", "apiKeyEnv", "titleModel"]) {
+  const out: Provider = {};
+  for (const key of ["baseURL", "model", "apiKeyEnv", "titleModel"] as const) {
     const v = cfg.get<string>(key);
     if (v) out[key] = v;
   }
@@ -30,10 +43,10 @@ function provider(): Record<string, string> {
 }
 
 /** The daemon's own settings, when set (the daemon's defaults otherwise). */
-function daemonSettings(): Record<string, number | string> {
+function daemonSettings(): InitializationOptions {
   const cfg = vscode.workspace.getConfiguration("ctxls");
-  const out: Record<string, number | string> = {};
-  for (const key of ["viewIdleMs", "storageSoftLimitMB"]) {
+  const out: InitializationOptions = {};
+  for (const key of ["viewIdleMs", "storageSoftLimitMB"] as const) {
     const v = cfg.inspect<number>(key);
     const set = v?.workspaceFolderValue ?? v?.workspaceValue ?? v?.globalValue;
     if (typeof set === "number" && set > 0) out[key] = set;
@@ -141,7 +154,7 @@ class Controller {
     const clientOptions: LanguageClientOptions = {
       // Only the user's files: middleware drops the editor's own (see sync.ts).
       documentSelector: [{ scheme: "file" }],
-      initializationOptions: { provider: provider(), session: this.ext.workspaceState.get<string>(sessionKey), ...daemonSettings() },
+      initializationOptions: { provider: provider(), session: this.ext.workspaceState.get<string>(sessionKey), ...daemonSettings() } satisfies InitializationOptions,
       synchronize: { configurationSection: "ctxls" },
       outputChannelName: "ctxls",
       revealOutputChannelOn: RevealOutputChannelOn.Never,

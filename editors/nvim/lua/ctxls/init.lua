@@ -337,7 +337,8 @@ local function server_cmd()
 end
 
 local function lsp_config()
-  local init = { provider = M.config.provider, dataDir = M.config.data_dir, viewIdleMs = M.config.view_idle_ms, compactAt = M.config.compact_at }
+  local o = P.init_options
+  local init = { [o.provider] = M.config.provider, [o.data_dir] = M.config.data_dir, [o.view_idle_ms] = M.config.view_idle_ms, [o.compact_at] = M.config.compact_at }
   return {
     name = "ctxls",
     cmd = server_cmd(),

@@ -39,6 +39,21 @@ return {
   client_notifications = {
     did_change_view = "ctxls/didChangeView",
   },
+  init_options = {
+    data_dir = "dataDir",
+    session = "session",
+    provider = "provider",
+    storage_soft_limit_mb = "storageSoftLimitMB",
+    env_hint = "envHint",
+    view_idle_ms = "viewIdleMs",
+    compact_at = "compactAt",
+  },
+  settings = {
+    provider = "provider",
+    storage_soft_limit_mb = "storageSoftLimitMB",
+    view_idle_ms = "viewIdleMs",
+    compact_at = "compactAt",
+  },
   -- The kind every error carries in its data ({kind}): decide on it, never on the message.
   error_kinds = {
     invalid_argument = "invalidArgument",

@@ -389,6 +389,32 @@ export interface DidChangeViewParams {
   visibleRange?: Range;
 }
 
+export interface Provider {
+  baseURL?: string;
+  model?: string;
+  apiKeyEnv?: string;
+  titleModel?: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+}
+
+export interface InitializationOptions {
+  dataDir?: string;
+  session?: string;
+  provider?: Provider;
+  storageSoftLimitMB?: number;
+  envHint?: string;
+  viewIdleMs?: number;
+  compactAt?: number | string;
+}
+
+export interface Settings {
+  provider?: Provider;
+  storageSoftLimitMB?: number | null;
+  viewIdleMs?: number;
+  compactAt?: number | string | null;
+}
+
 /** Command IDs (workspace/executeCommand), as declared in package api. */
 export const Commands = {
   sessionNew: "ctxls.session.new",
