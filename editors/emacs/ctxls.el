@@ -221,6 +221,10 @@ buffer is synced whole.")
   "An empty JSON object (nil would be sent as null)."
   (make-hash-table :size 1))
 
+(defun ctxls--key (name)
+  "The plist key of the protocol's field NAME (its generated name)."
+  (intern (concat ":" name)))
+
 (defun ctxls--plist (&rest kvs)
   "A plist of the pairs in KVS whose value is not nil."
   (let (out)
@@ -376,10 +380,6 @@ After a restart, the session that was current is resumed."
                     (ctxls--key ctxls-protocol-init-option-compact-at) ctxls-compact-at
                     (ctxls--key ctxls-protocol-init-option-session) ctxls--session-id)
       (ctxls--empty-object)))
-
-(defun ctxls--key (name)
-  "The plist key of the protocol's field NAME (its generated name)."
-  (intern (concat ":" name)))
 
 (defun ctxls--folder (dir)
   "The LSP workspace folder for DIR."
