@@ -96,7 +96,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 			capture.d = 0
 		}
 		capture.mu.Unlock()
-		ev.Activity(fmt.Sprintf("the provider is busy; retrying in %s", wait))
+		ev.Emit(Activity{Message: fmt.Sprintf("the provider is busy; retrying in %s", wait)})
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
@@ -142,7 +142,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 				}
 				text.WriteString(c.Delta.Content)
 				checkpoint(text.String()) // no copy: a Builder's strings stay valid
-				ev.Delta(c.Delta.Content)
+				ev.Emit(TextDelta{Text: c.Delta.Content})
 			}
 			for _, tc := range c.Delta.ToolCalls {
 				i := len(calls)

@@ -80,11 +80,11 @@ func (e *Engine) turnCompactor(t Turn, ev Events) compactor {
 		for _, h := range older {
 			n += len(h.stored)
 		}
-		ev.Activity(fmt.Sprintf("summarising %d earlier messages to fit the context window", n))
+		ev.Emit(Activity{Message: fmt.Sprintf("summarising %d earlier messages to fit the context window", n)})
 		s, err := e.storeSummary(ctx, t.SessionID, t.Provider, previous, older)
 		if err != nil {
 			e.Log.Warn("compaction failed; leaving the oldest turns out instead", "session", t.SessionID, "err", err)
-			ev.Activity("summarising the earlier turns failed (" + err.Error() + "); the oldest turns are left out instead")
+			ev.Emit(Activity{Message: "summarising the earlier turns failed (" + err.Error() + "); the oldest turns are left out instead"})
 		}
 		return s, err
 	}

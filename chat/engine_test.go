@@ -25,24 +25,19 @@ type recorder struct {
 	compacted []Compaction
 }
 
-func (r *recorder) Delta(s string)                        { r.mu.Lock(); r.deltas.WriteString(s); r.mu.Unlock() }
-func (r *recorder) ContextChanged(*session.ContextChange) {}
-
-func (r *recorder) FilesChanged(string, string, string, int64, string) {}
-func (r *recorder) ToolStarted(ToolCall)                               {}
-func (r *recorder) ToolFinished(ToolCall, string, bool)                {}
-
-func (r *recorder) Activity(s string) { r.mu.Lock(); r.activity = append(r.activity, s); r.mu.Unlock() }
-func (r *recorder) Compacted(c Compaction) {
+func (r *recorder) Emit(ev Event) {
 	r.mu.Lock()
-	r.compacted = append(r.compacted, c)
-	r.mu.Unlock()
-}
-
-func (r *recorder) TitleChanged(s *session.Session) {
-	r.mu.Lock()
-	r.titles = append(r.titles, s.Title)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	switch ev := ev.(type) {
+	case TextDelta:
+		r.deltas.WriteString(ev.Text)
+	case Activity:
+		r.activity = append(r.activity, ev.Message)
+	case Compacted:
+		r.compacted = append(r.compacted, ev.Compaction)
+	case TitleChanged:
+		r.titles = append(r.titles, ev.Session.Title)
+	}
 }
 
 type buffers map[string]string
@@ -282,8 +277,11 @@ type stuckEditor struct {
 	release chan struct{}
 }
 
-func (s *stuckEditor) Delta(text string) {
-	s.recorder.Delta(text)
+func (s *stuckEditor) Emit(ev Event) {
+	s.recorder.Emit(ev)
+	if _, ok := ev.(TextDelta); !ok {
+		return
+	}
 	s.mu.Lock()
 	s.n--
 	stuck := s.n < 0

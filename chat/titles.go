@@ -83,7 +83,7 @@ func (e *Engine) nameLater(t Turn, ev Events) {
 				return
 			}
 			if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
-				ev.TitleChanged(s)
+				ev.Emit(TitleChanged{Session: s})
 			}
 		})
 		if r := pc.Recovered(); r != nil {

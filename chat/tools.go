@@ -148,12 +148,12 @@ func (t *toolEnv) dispatch(ctx context.Context, name, args string) (string, erro
 	store := t.e.Store
 	switch name {
 	case "set_relevant_context":
-		t.ev.Activity(fmt.Sprintf("updating the %s context", a.SetName))
+		t.ev.Emit(Activity{Message: fmt.Sprintf("updating the %s context", a.SetName)})
 		ch, err := store.UpdateContext(ctx, t.turn.SessionID, a.SetName, a.Items, session.Mode(a.Mode), session.AddedByModel, t.turn.Roots)
 		if err != nil {
 			return "", err
 		}
-		t.ev.ContextChanged(ch)
+		t.ev.Emit(ContextChanged{SessionID: t.turn.SessionID, Change: ch})
 		b, _ := json.Marshal(map[string]any{"setName": ch.SetName, "items": ch.Items, "warnings": ch.Warnings})
 		return string(b), nil
 	case "get_relevant_context":
@@ -203,7 +203,7 @@ func (t *toolEnv) readFile(p string) (string, error) {
 	if why := t.refusal(path); why != "" {
 		return "", fmt.Errorf("%s %s", p, why)
 	}
-	t.ev.Activity("reading " + filepath.Base(path))
+	t.ev.Emit(Activity{Message: "reading " + filepath.Base(path)})
 	content, ok := t.e.buffers(t.turn).TextByPath(path)
 	if !ok {
 		data, err := readLimited(path, maxReadBytes+1)
@@ -228,13 +228,13 @@ func (t *toolEnv) writeFile(ctx context.Context, path string, content *string) (
 		return "", errors.New("content is required (an empty string for an empty file)")
 	}
 	if sub, name, err := session.ParseOutputPath(path); err == nil {
-		t.ev.Activity("writing " + sub + "/" + name)
+		t.ev.Emit(Activity{Message: "writing " + sub + "/" + name})
 	}
 	w, err := t.write(ctx, path, *content)
 	if err != nil {
 		return "", err
 	}
-	t.ev.FilesChanged(t.turn.SessionID, w.Subdir, w.Name, w.Size, session.AddedByModel)
+	t.ev.Emit(FilesChanged{SessionID: t.turn.SessionID, Subdir: w.Subdir, Name: w.Name, Size: w.Size, By: session.AddedByModel})
 	verb := "created"
 	if w.Replaced {
 		verb = "replaced the existing file"

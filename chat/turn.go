@@ -50,24 +50,10 @@ type Buffers interface {
 	TextByPath(path string) (string, bool)
 }
 
-// Events receives a turn's progress. Methods are called from the turn's
-// goroutine, except TitleChanged, which may come later from the title job.
-type Events interface {
-	Delta(text string)
-	Activity(message string)
-	TitleChanged(s *session.Session)
-	ContextChanged(ch *session.ContextChange)
-	// FilesChanged: a file in the session folder was written or removed
-	// (size 0); by is "model" (write_file) or "user".
-	FilesChanged(sessionID, subdir, name string, size int64, by string)
-	// ToolStarted and ToolFinished bracket each tool call of the model's;
-	// failed: the tool returned an error (the model got it as text).
-	ToolStarted(c ToolCall)
-	ToolFinished(c ToolCall, output string, failed bool)
-	// Compacted: the turn summarised earlier turns before it called the
-	// model (see compact.go).
-	Compacted(c Compaction)
-}
+// Events receives a turn's events (events.go). Emit is called from the
+// turn's goroutine, except for TitleChanged, which may come later from the
+// title job.
+type Events interface{ Emit(Event) }
 
 // ToolCall is one call of the model's to a tool.
 type ToolCall struct{ ID, Name, Arguments string }
@@ -279,8 +265,8 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, err
 	}
 	if in.Compacted != nil {
-		ev.Compacted(Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
-			Tokens: in.System + in.History + in.Message, Window: t.Provider.ContextWindow})
+		ev.Emit(Compacted{Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
+			Tokens: in.System + in.History + in.Message, Window: t.Provider.ContextWindow}})
 	}
 	messages := in.Messages
 
@@ -383,9 +369,9 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 		for _, c := range calls {
 			tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
-			ev.ToolStarted(tc)
+			ev.Emit(ToolStarted{Call: tc})
 			out, failed := tools.run(ctx, c.Function.Name, c.Function.Arguments)
-			ev.ToolFinished(tc, out, failed)
+			ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
 			tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
 			if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
 				if errors.Is(err, session.ErrNotFound) {
@@ -397,7 +383,7 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		}
 		if round+1 == MaxToolRounds {
 			note := fmt.Sprintf("\n\n[stopped: the model used tools %d times in this turn, the limit; ask again to continue]", MaxToolRounds)
-			ev.Delta(note)
+			ev.Emit(TextDelta{Text: note})
 			all.WriteString(note)
 			nm := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Content: strings.TrimSpace(note)}
 			if err := e.Store.AppendMessage(saveCtx, nm); err == nil {
@@ -479,7 +465,7 @@ func (e *Engine) autoTitle(ctx context.Context, t *Turn, ev Events) {
 	if changed {
 		if s, err := e.Store.Get(ctx, t.SessionID); err == nil {
 			t.Session = s
-			ev.TitleChanged(s)
+			ev.Emit(TitleChanged{Session: s})
 		}
 	}
 }

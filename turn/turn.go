@@ -117,7 +117,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	ctx, t.cancel = context.WithCancel(ctx)
 	ct := r.Turn
 	ct.SessionID, ct.Session = t.SessionID, sess
-	st := &stream{s: s, sessID: t.SessionID, ch: t.events}
+	st := &stream{s: s, ch: t.events}
 	go func() {
 		defer t.cancel()
 		var pc panics.Catcher
