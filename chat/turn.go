@@ -219,17 +219,46 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 		return nil, ErrBusy
 	}
 	defer e.release(t.SessionID)
-	unlock, lockLost, err := e.Store.LockTurn(ctx, t.SessionID)
+	unlock, err := e.lockTurn(ctx, t.SessionID, cancel)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r := &run{e: e, t: t, ev: ev, ctx: ctx, cancel: cancel, res: &Result{SessionID: t.SessionID}}
+	defer r.cleanup()
+	if err := r.begin(); err != nil {
+		return nil, err
+	}
+	for round := 0; ; round++ {
+		more, err := r.round(round)
+		var ab abort
+		switch {
+		case errors.Is(err, errDeleted):
+			return r.deleted()
+		case errors.As(err, &ab):
+			return nil, ab.err
+		case !more:
+			r.res.Text = r.all.String()
+			if err == nil {
+				e.nameLater(r.t, ev)
+			}
+			return r.res, err
+		}
+	}
+}
+
+// lockTurn takes the session's turn lock across processes; when the lock
+// can be lost (its database connection broke), losing it ends the turn as
+// an outage of the store ends it, since another daemon could start a turn.
+func (e *Engine) lockTurn(ctx context.Context, id string, cancel context.CancelCauseFunc) (unlock func(), err error) {
+	unlock, lockLost, err := e.Store.LockTurn(ctx, id)
 	if errors.Is(err, session.ErrTurnElsewhere) {
 		return nil, errBusyElsewhere
 	}
 	if err != nil {
 		return nil, StoreError(err)
 	}
-	defer unlock()
 	if lockLost != nil {
-		// Without its lock another daemon could start a turn here: end
-		// this one as an outage of the store ends it.
 		go func() {
 			select {
 			case <-lockLost:
@@ -238,166 +267,217 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			}
 		}()
 	}
-	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
-		return nil, StoreError(err)
-	}
-	if t.Session, err = e.turnSession(ctx, t); err != nil {
-		return nil, StoreError(err)
-	}
-	t.Provider.Model = e.sessionModel(ctx, t)
-	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
+	return unlock, nil
+}
 
-	// One call begins the turn in the store: answers left streaming by a
-	// daemon that is gone marked interrupted, the user message stored, and
-	// what the model is given of the session read back.
+// run is a turn in progress: what its rounds share.
+type run struct {
+	e        *Engine
+	t        Turn
+	ev       Events
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	tools    *toolEnv
+	messages []openai.ChatCompletionMessage
+	res      *Result
+	all      strings.Builder // the answer's text over all rounds
+	cleanups []func()
+}
+
+// errDeleted: a round found the session deleted under the turn.
+var errDeleted = errors.New("deleted")
+
+// abort is a store failure that ends the turn with no result.
+type abort struct{ err error }
+
+func (a abort) Error() string { return a.err.Error() }
+
+// stored is the error of a store call: errDeleted when the session is gone,
+// else an abort.
+func (r *run) stored(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, session.ErrNotFound):
+		return errDeleted
+	}
+	return abort{StoreError(err)}
+}
+
+func (r *run) cleanup() {
+	for _, f := range r.cleanups {
+		f()
+	}
+}
+
+// deleted ends the turn of a session deleted under it.
+func (r *run) deleted() (*Result, error) {
+	r.cancel(ErrSessionDeleted)
+	r.res.Text, r.res.FinishReason = r.all.String(), FinishError
+	r.e.Log.Info("session deleted during its turn", "session", r.t.SessionID)
+	return r.res, ErrSessionDeleted
+}
+
+// begin saves what a lost store left unsaved, begins the turn in the store
+// (answers left streaming by a daemon that is gone marked interrupted, the
+// user message stored, and what the model is given of the session read
+// back, in one call), names a new session, and builds the model's input.
+func (r *run) begin() error {
+	e, t, ctx := r.e, &r.t, r.ctx
+	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
+		return StoreError(err)
+	}
+	var err error
+	if t.Session, err = e.turnSession(ctx, *t); err != nil {
+		return StoreError(err)
+	}
+	t.Provider.Model = e.sessionModel(ctx, *t)
+	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
 	st, err := e.Store.TurnState(ctx, t.SessionID, user)
 	if err != nil {
-		return nil, StoreError(err)
+		return StoreError(err)
 	}
 	t.Session = st.Session
-	e.autoTitle(ctx, &t, ev)
+	e.autoTitle(ctx, t, r.ev)
 	st.Session = t.Session // renamed, its folder moved, when autoTitle titled it
 	st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
-	tools := e.toolEnv(t, st, ev)
-	in, err := e.assemble(ctx, t, tools, st, true, e.turnCompactor(t, ev))
+	r.tools = e.toolEnv(*t, st, r.ev)
+	in, err := e.assemble(ctx, *t, r.tools, st, true, e.turnCompactor(*t, r.ev))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if in.Compacted != nil {
-		ev.Emit(Compacted{Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
+		r.ev.Emit(Compacted{Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
 			Tokens: in.System + in.History + in.Message, Window: t.Provider.ContextWindow}})
 	}
-	messages := in.Messages
+	r.messages = in.Messages
+	return nil
+}
 
-	res := &Result{SessionID: t.SessionID}
-	var all strings.Builder
-	// deleted ends the turn of a session deleted under it.
-	deleted := func() (*Result, error) {
-		cancel(ErrSessionDeleted)
-		res.Text, res.FinishReason = all.String(), FinishError
-		e.Log.Info("session deleted during its turn", "session", t.SessionID)
-		return res, ErrSessionDeleted
-	}
+// round asks the provider once and stores its answer; with tool calls it
+// runs them and reports more. err is the turn's error (the stream's, a
+// cancel, the store's), errDeleted when the session went.
+func (r *run) round(n int) (more bool, err error) {
+	e, t, ctx := r.e, r.t, r.ctx
+	// The answer's row is created while the request goes out: the insert
+	// overlaps the provider's time to first byte instead of adding to it.
+	// Its first delta waits for the row (ready), so nothing reaches the
+	// editor that a checkpoint could not save.
+	answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming, Model: t.Provider.Model}
+	created := make(chan struct{})
+	var createErr error
+	go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
+	ready := func() error { <-created; return createErr }
 	// gone is called by the checkpoints when the answer's row is gone;
 	// lost when the store's database cannot be reached: the turn ends
 	// there, since neither its answer nor its turn lock (held on a
 	// connection to the database) survives the outage.
-	gone := func() { cancel(ErrSessionDeleted) }
+	gone := func() { r.cancel(ErrSessionDeleted) }
 	lost := func(err error) {
 		e.Log.Warn("session store unreachable during a turn", "session", t.SessionID, "err", err)
-		cancel(StoreError(err))
+		r.cancel(StoreError(err))
 	}
-	var streamErr error
-	for round := 0; ; round++ {
-		// The answer's row is created while the request goes out: the
-		// insert overlaps the provider's time to first byte instead of
-		// adding to it. Its first delta waits for the row (ready), so
-		// nothing reaches the editor that a checkpoint could not save.
-		answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming, Model: t.Provider.Model}
-		created := make(chan struct{})
-		var createErr error
-		go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
-		ready := func() error { <-created; return createErr }
-		withTools := round < MaxToolRounds
-		setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone, lost)
-		text, finish, usage, calls, err := e.stream(ctx, t.Provider, messages, ready, setText, ev, withTools)
-		stopCheckpoints()
-		all.WriteString(text)
-		if cerr := ready(); cerr != nil {
-			if errors.Is(cerr, session.ErrNotFound) || errors.Is(context.Cause(ctx), ErrSessionDeleted) {
-				return deleted()
-			}
-			return nil, StoreError(cerr)
+	setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone, lost)
+	text, finish, usage, calls, err := e.stream(ctx, t.Provider, r.messages, ready, setText, r.ev, n < MaxToolRounds)
+	stopCheckpoints()
+	r.all.WriteString(text)
+	if cerr := ready(); cerr != nil {
+		if errors.Is(cerr, session.ErrNotFound) || errors.Is(context.Cause(ctx), ErrSessionDeleted) {
+			return false, errDeleted
 		}
-		res.MessageID = answer.ID
-		res.Usage.PromptTokens += usage.PromptTokens
-		res.Usage.CompletionTokens += usage.CompletionTokens
-		if errors.Is(context.Cause(ctx), ErrSessionDeleted) {
-			return deleted()
-		}
-		status := session.StatusComplete
-		storeLost := errors.Is(context.Cause(ctx), ErrStoreUnreachable)
-		switch {
-		case storeLost:
-			res.FinishReason, status = FinishError, session.StatusError
-			err = context.Cause(ctx)
-		case err != nil && ctx.Err() != nil:
-			res.FinishReason, status = FinishCancelled, session.StatusInterrupted
-			err = ctx.Err()
-		case err != nil:
-			res.FinishReason, status = FinishError, session.StatusError
-		case finish == string(openai.FinishReasonLength):
-			res.FinishReason = FinishLength
-		default:
-			res.FinishReason = FinishStop
-		}
-		content := text
-		if status == session.StatusError {
-			// Kept with the answer, so show, export and history.md say why.
-			content = withError(text, err)
-		}
-		// Save the final state even when ctx is cancelled.
-		saveCtx := context.WithoutCancel(ctx)
+		return false, abort{StoreError(cerr)}
+	}
+	r.res.MessageID = answer.ID
+	r.res.Usage.PromptTokens += usage.PromptTokens
+	r.res.Usage.CompletionTokens += usage.CompletionTokens
+	if errors.Is(context.Cause(ctx), ErrSessionDeleted) {
+		return false, errDeleted
+	}
+	saveCtx, err := r.save(answer, text, finish, usage, err)
+	if errors.Is(err, errDeleted) || err != nil || len(calls) == 0 {
+		return false, err
+	}
+	return r.runTools(saveCtx, n, answer, text, calls)
+}
+
+// save stores an answer's final state, even when the turn was cancelled,
+// and sets the result's finish reason; it returns the context later writes
+// of the round use and the turn's error.
+func (r *run) save(answer *session.Message, text, finish string, usage session.Usage, err error) (context.Context, error) {
+	e, ctx := r.e, r.ctx
+	status := session.StatusComplete
+	storeLost := errors.Is(context.Cause(ctx), ErrStoreUnreachable)
+	switch {
+	case storeLost:
+		r.res.FinishReason, status = FinishError, session.StatusError
+		err = context.Cause(ctx)
+	case err != nil && ctx.Err() != nil:
+		r.res.FinishReason, status = FinishCancelled, session.StatusInterrupted
+		err = ctx.Err()
+	case err != nil:
+		r.res.FinishReason, status = FinishError, session.StatusError
+	case finish == string(openai.FinishReasonLength):
+		r.res.FinishReason = FinishLength
+	default:
+		r.res.FinishReason = FinishStop
+	}
+	content := text
+	if status == session.StatusError {
+		// Kept with the answer, so show, export and history.md say why.
+		content = withError(text, err)
+	}
+	saveCtx := context.WithoutCancel(ctx)
+	if storeLost {
+		// One try, bounded: the database may be back already (a restart),
+		// or not (then the last checkpoint stays).
+		var cancelSave context.CancelFunc
+		saveCtx, cancelSave = context.WithTimeout(saveCtx, lostSaveTimeout)
+		r.cleanups = append(r.cleanups, cancelSave)
+	}
+	if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, content, status, &usage); errors.Is(uerr, session.ErrNotFound) {
+		return saveCtx, errDeleted
+	} else if uerr != nil {
+		e.Log.Error("saving the answer failed", "session", r.t.SessionID, "err", uerr)
 		if storeLost {
-			// One try, bounded: the database may be back already (a
-			// restart), or not (then the last checkpoint stays).
-			var cancelSave context.CancelFunc
-			saveCtx, cancelSave = context.WithTimeout(saveCtx, lostSaveTimeout)
-			defer cancelSave()
-		}
-		if uerr := e.Store.UpdateMessage(saveCtx, answer.ID, content, status, &usage); errors.Is(uerr, session.ErrNotFound) {
-			return deleted()
-		} else if uerr != nil {
-			e.Log.Error("saving the answer failed", "session", t.SessionID, "err", uerr)
-			if storeLost {
-				e.keepUnsaved(t.SessionID, unsavedAnswer{id: answer.ID, content: content, status: status, usage: usage})
-			}
-		}
-		if err != nil || len(calls) == 0 {
-			streamErr = err
-			break
-		}
-		// Tool round: record the calls, run them, and go on.
-		raw, _ := json.Marshal(storedCalls(calls))
-		if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
-			if errors.Is(err, session.ErrNotFound) {
-				return deleted()
-			}
-			return nil, StoreError(err)
-		}
-		messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
-		for _, c := range calls {
-			tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
-			ev.Emit(ToolStarted{Call: tc})
-			out, failed := tools.run(ctx, c.Function.Name, c.Function.Arguments)
-			ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
-			tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
-			if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
-				if errors.Is(err, session.ErrNotFound) {
-					return deleted()
-				}
-				return nil, StoreError(err)
-			}
-			messages = append(messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
-		}
-		if round+1 == MaxToolRounds {
-			note := fmt.Sprintf("\n\n[stopped: the model used tools %d times in this turn, the limit; ask again to continue]", MaxToolRounds)
-			ev.Emit(TextDelta{Text: note})
-			all.WriteString(note)
-			nm := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Content: strings.TrimSpace(note)}
-			if err := e.Store.AppendMessage(saveCtx, nm); err == nil {
-				res.MessageID = nm.ID
-			}
-			res.FinishReason, res.ToolLimit = FinishStop, true
-			break
+			e.keepUnsaved(r.t.SessionID, unsavedAnswer{id: answer.ID, content: content, status: status, usage: usage})
 		}
 	}
-	res.Text = all.String()
-	if streamErr == nil {
-		e.nameLater(t, ev)
+	return saveCtx, err
+}
+
+// runTools records a round's tool calls, runs them and stores their
+// results; at MaxToolRounds it stops the turn with a note instead.
+func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, text string, calls []openai.ToolCall) (more bool, err error) {
+	e, t := r.e, r.t
+	raw, _ := json.Marshal(storedCalls(calls))
+	if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
+		return false, r.stored(err)
 	}
-	return res, streamErr
+	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
+	for _, c := range calls {
+		tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+		r.ev.Emit(ToolStarted{Call: tc})
+		out, failed := r.tools.run(r.ctx, c.Function.Name, c.Function.Arguments)
+		r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
+		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
+		if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
+			return false, r.stored(err)
+		}
+		r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
+	}
+	if n+1 < MaxToolRounds {
+		return true, nil
+	}
+	note := fmt.Sprintf("\n\n[stopped: the model used tools %d times in this turn, the limit; ask again to continue]", MaxToolRounds)
+	r.ev.Emit(TextDelta{Text: note})
+	r.all.WriteString(note)
+	nm := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Content: strings.TrimSpace(note)}
+	if err := e.Store.AppendMessage(saveCtx, nm); err == nil {
+		r.res.MessageID = nm.ID
+	}
+	r.res.FinishReason, r.res.ToolLimit = FinishStop, true
+	return false, nil
 }
 
 // unsavedAnswer is an answer's final state that could not be saved because
