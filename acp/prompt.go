@@ -259,12 +259,10 @@ func toolCallStart(id, name, args string, status sdk.ToolCallStatus) sdk.Session
 	var in map[string]any
 	_ = json.Unmarshal([]byte(args), &in)
 	title := name
-	u := &sdk.SessionUpdateToolCall{
-		SessionUpdate: "tool_call", ToolCallId: sdk.ToolCallId(id), Kind: kind, Status: status, RawInput: in,
-	}
+	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(status)}
 	if path, _ := in["path"].(string); path != "" {
 		title = name + " " + path
-		u.Locations = []sdk.ToolCallLocation{{Path: path}}
+		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: path}}))
 	}
 	if set, _ := in["setName"].(string); set != "" {
 		title = name + " " + set
@@ -272,8 +270,10 @@ func toolCallStart(id, name, args string, status sdk.ToolCallStatus) sdk.Session
 	if name == "write_file" {
 		delete(in, "content") // the file is in the session folder
 	}
-	u.Title = title
-	return sdk.SessionUpdate{ToolCall: u}
+	if in != nil {
+		opts = append(opts, sdk.WithStartRawInput(in))
+	}
+	return sdk.StartToolCall(sdk.ToolCallId(id), title, opts...)
 }
 
 // maxToolOutput bounds the tool output shown in a tool_call_update.
@@ -292,8 +292,6 @@ func toolCallDone(id, output string, failed bool) sdk.SessionUpdate {
 		}
 		output = output[:n] + fmt.Sprintf("\n[%d more bytes]", len(output)-n)
 	}
-	return sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
-		SessionUpdate: "tool_call_update", ToolCallId: sdk.ToolCallId(id), Status: &status,
-		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(output))},
-	}}
+	return sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(status),
+		sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(output))}))
 }
