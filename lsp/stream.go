@@ -586,130 +586,134 @@ const (
 )
 
 func (k *skimmer) feed(p []byte) {
-	for i := 0; i < len(p); i++ {
+	for i := 0; i < len(p) && k.phase != skimDone; i++ {
 		c := p[i]
 		switch k.phase {
 		case skimBegin:
-			switch {
-			case isSpace(c):
-			case c == '{':
-				k.phase = skimKey
-			default:
-				k.phase = skimDone
-			}
+			k.expect(c, '{', skimKey)
 		case skimKey:
-			switch {
-			case isSpace(c):
-			case c == '"':
-				k.phase, k.key, k.over, k.esc = skimInKey, k.key[:0], false, false
-			default: // '}' or garbage
-				k.phase = skimDone
+			k.expect(c, '"', skimInKey) // '}' or garbage ends
+			if k.phase == skimInKey {
+				k.key, k.over, k.esc = k.key[:0], false, false
 			}
 		case skimInKey:
-			switch {
-			case k.esc:
-				k.esc = false
-			case c == '\\':
-				k.esc = true
-			case c == '"':
-				k.phase = skimColon
-				continue
-			}
-			if len(k.key) < skimMax {
-				k.key = append(k.key, c)
-			} else {
-				k.over = true
-			}
+			k.inKey(c)
 		case skimColon:
-			switch {
-			case isSpace(c):
-			case c == ':':
-				k.phase = skimValue
-			default:
-				k.phase = skimDone
-			}
+			k.expect(c, ':', skimValue)
 		case skimValue:
-			if isSpace(c) {
-				continue
+			if !isSpace(c) {
+				k.startValue()
+				i-- // the first byte of the value is read in skimInValue
 			}
-			key := string(k.key)
-			if bytes.IndexByte(k.key, '\\') >= 0 && json.Unmarshal([]byte(`"`+key+`"`), &key) != nil {
-				key = ""
-			}
-			k.key = append(k.key[:0], key...)
-			k.capture = !k.over && (key == "id" || key == "method")
-			k.over = false
-			switch key {
-			case "method":
-				k.hasMethod = true
-			case "result", "error":
-				k.hasResult = true
-			}
-			k.phase, k.val, k.depth, k.inStr, k.esc = skimInValue, k.val[:0], 0, false, false
-			i-- // the first byte of the value is read below
 		case skimInValue:
-			if k.inStr && !k.capture && !k.esc {
-				// Jump through long strings.
-				j := bytes.IndexAny(p[i:], "\"\\")
-				if j < 0 {
-					i = len(p)
-					continue
-				}
-				i += j
-				c = p[i]
-			}
-			if k.depth == 0 && !k.inStr && len(k.val) > 0 && (isSpace(c) || c == ',' || c == '}') {
-				// The end of a number or literal.
-				k.endValue()
-				i--
-				continue
-			}
-			if k.capture {
-				if len(k.val) < skimMax {
-					k.val = append(k.val, c)
-				} else {
-					k.over = true
-				}
-			} else if len(k.val) == 0 {
-				k.val = append(k.val, c) // only "started" matters
-			}
-			switch {
-			case k.inStr:
-				switch {
-				case k.esc:
-					k.esc = false
-				case c == '\\':
-					k.esc = true
-				case c == '"':
-					k.inStr = false
-					if k.depth == 0 {
-						k.endValue()
-					}
-				}
-			case c == '"':
-				k.inStr = true
-			case c == '{' || c == '[':
-				k.depth++
-			case c == '}' || c == ']':
-				k.depth--
-				if k.depth == 0 {
-					k.endValue()
-				} else if k.depth < 0 {
-					k.phase = skimDone
-				}
-			}
+			i = k.inValue(p, i)
 		case skimComma:
-			switch {
-			case isSpace(c):
-			case c == ',':
-				k.phase = skimKey
-			default: // '}' or garbage
-				k.phase = skimDone
-			}
-		case skimDone:
-			return
+			k.expect(c, ',', skimKey) // '}' or garbage ends
 		}
 	}
+}
+
+// expect moves to next on want; spaces are skipped, anything else ends the
+// skim.
+func (k *skimmer) expect(c, want byte, next skimPhase) {
+	switch {
+	case isSpace(c):
+	case c == want:
+		k.phase = next
+	default:
+		k.phase = skimDone
+	}
+}
+
+// inKey reads a byte of a key.
+func (k *skimmer) inKey(c byte) {
+	switch {
+	case k.esc:
+		k.esc = false
+	case c == '\\':
+		k.esc = true
+	case c == '"':
+		k.phase = skimColon
+		return
+	}
+	if len(k.key) < skimMax {
+		k.key = append(k.key, c)
+	} else {
+		k.over = true
+	}
+}
+
+// startValue notes the key just read and starts its value.
+func (k *skimmer) startValue() {
+	key := string(k.key)
+	if bytes.IndexByte(k.key, '\\') >= 0 && json.Unmarshal([]byte(`"`+key+`"`), &key) != nil {
+		key = ""
+	}
+	k.key = append(k.key[:0], key...)
+	k.capture = !k.over && (key == "id" || key == "method")
+	k.over = false
+	switch key {
+	case "method":
+		k.hasMethod = true
+	case "result", "error":
+		k.hasResult = true
+	}
+	k.phase, k.val, k.depth, k.inStr, k.esc = skimInValue, k.val[:0], 0, false, false
+}
+
+// inValue reads the value's byte at p[i] (jumping through long strings it
+// does not capture) and returns the index of the last byte it read.
+func (k *skimmer) inValue(p []byte, i int) int {
+	c := p[i]
+	if k.inStr && !k.capture && !k.esc {
+		// Jump through long strings.
+		j := bytes.IndexAny(p[i:], "\"\\")
+		if j < 0 {
+			return len(p)
+		}
+		i += j
+		c = p[i]
+	}
+	if k.depth == 0 && !k.inStr && len(k.val) > 0 && (isSpace(c) || c == ',' || c == '}') {
+		// The end of a number or literal: c is read again after it.
+		k.endValue()
+		return i - 1
+	}
+	if k.capture {
+		if len(k.val) < skimMax {
+			k.val = append(k.val, c)
+		} else {
+			k.over = true
+		}
+	} else if len(k.val) == 0 {
+		k.val = append(k.val, c) // only "started" matters
+	}
+	switch {
+	case k.inStr:
+		switch {
+		case k.esc:
+			k.esc = false
+		case c == '\\':
+			k.esc = true
+		case c == '"':
+			k.inStr = false
+			if k.depth == 0 {
+				k.endValue()
+			}
+		}
+	case c == '"':
+		k.inStr = true
+	case c == '{' || c == '[':
+		k.depth++
+	case c == '}' || c == ']':
+		k.depth--
+		if k.depth == 0 {
+			k.endValue()
+		} else if k.depth < 0 {
+			k.phase = skimDone
+		}
+	}
+	return i
 }
 
 func (k *skimmer) endValue() {
