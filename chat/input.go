@@ -62,44 +62,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, st *sessi
 		in.Env = t.Env
 	}
 	in.Context = sets
-	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
-	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
-	seen := map[string]bool{}
-	var last *sentFiles // nil for a preview: nothing is noted as sent
-	if record {
-		last = e.sentFor(t.SessionID)
-	}
-	for _, p := range paths {
-		if seen[p] || slices.Contains(in.Missing, p) {
-			continue
-		}
-		seen[p] = true
-		if why := guard.refusal(p); why != "" {
-			// Added by the model and outside the workspace: never sent.
-			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhyOutside})
-			continue
-		}
-		f := prompts.File{Path: p}
-		if text, ok := e.buffers(t).TextByPath(p); ok {
-			f.Content, f.Unsaved = text, true
-		} else {
-			data, err := readLimited(p, 4<<20)
-			if err != nil {
-				in.Missing = append(in.Missing, p)
-				e.Log.Info("relevant file not read", "path", p, "err", err)
-				continue
-			}
-			f.Content = data
-		}
-		if LooksSecret(p, f.Content) && !guard.userSet[p] {
-			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
-			continue
-		}
-		if last.note(p, f.Content) {
-			in.Changed = append(in.Changed, p)
-		}
-		in.Relevant = append(in.Relevant, f)
-	}
+	e.relevantFiles(t, guard, sets, record, &in)
 	counter := prompts.TokenizerFor(t.Provider.Model)
 	in.Counter = counter
 	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
@@ -114,24 +77,10 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, st *sessi
 	if summary != nil {
 		summaryCost = messageCost(summaryInput(summary), counter)
 	}
-	if limit := compactLimit(t.CompactAt, window); compact != nil && limit > 0 {
-		total := sysTokens + out.Message + summaryCost
-		for _, h := range turns {
-			total += h.cost
-		}
-		// Keep the newest whole turns that fit in half of what the history
-		// may take under the limit beside a summary, and summarise the ones
-		// before; the next compaction is then half a limit of turns away.
-		// (When they all fit, there is nothing to gain: trimming handles
-		// the rest.)
-		keepBudget := max(min(limit, window)-sysTokens-out.Message-summaryCap(window), 0) / 2
-		if keep := keepFrom(turns, keepBudget); total > limit && keep > 0 {
-			if s, err := compact(ctx, summary, turns[:keep]); err == nil {
-				summary, turns = s, turns[keep:]
-				summaryCost = messageCost(summaryInput(summary), counter)
-				out.Compacted, out.Covered = s, s.SummaryOf.Covered
-			}
-		}
+	if s := compactIfOver(ctx, t, compact, window, sysTokens+out.Message, summary, summaryCost, turns); s != nil {
+		turns = turns[len(turns)-s.kept:]
+		summary, summaryCost = s.summary, messageCost(summaryInput(s.summary), counter)
+		out.Compacted, out.Covered = s.summary, s.summary.SummaryOf.Covered
 	}
 	kept, dropped, used := trimTurns(turns, room-summaryCost)
 	out.Messages = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem}}
@@ -246,4 +195,83 @@ func (e *Engine) clock() time.Time {
 		return e.now()
 	}
 	return time.Now()
+}
+
+// relevantFiles reads the relevant files (the files set and the turn's own)
+// into in: the editor's text where it has the file open, else the disk;
+// missing ones noted, ones the model added outside the workspace or that look
+// like secrets withheld, and (with record) those changed since last sent.
+func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, record bool, in *prompts.Input) {
+	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
+	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
+	seen := map[string]bool{}
+	var last *sentFiles // nil for a preview: nothing is noted as sent
+	if record {
+		last = e.sentFor(t.SessionID)
+	}
+	for _, p := range paths {
+		if seen[p] || slices.Contains(in.Missing, p) {
+			continue
+		}
+		seen[p] = true
+		if why := guard.refusal(p); why != "" {
+			// Added by the model and outside the workspace: never sent.
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhyOutside})
+			continue
+		}
+		f := prompts.File{Path: p}
+		if text, ok := e.buffers(t).TextByPath(p); ok {
+			f.Content, f.Unsaved = text, true
+		} else {
+			data, err := readLimited(p, 4<<20)
+			if err != nil {
+				in.Missing = append(in.Missing, p)
+				e.Log.Info("relevant file not read", "path", p, "err", err)
+				continue
+			}
+			f.Content = data
+		}
+		if LooksSecret(p, f.Content) && !guard.userSet[p] {
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
+			continue
+		}
+		if last.note(p, f.Content) {
+			in.Changed = append(in.Changed, p)
+		}
+		in.Relevant = append(in.Relevant, f)
+	}
+}
+
+// compacted is what compactIfOver did: the new summary, and how many of the
+// newest turns are kept after it.
+type compacted struct {
+	summary *session.Message
+	kept    int
+}
+
+// compactIfOver summarises the older whole turns when the input (fixed:
+// the system prompt and the message) would pass the turn's compactAt share
+// of the window: it keeps the newest whole turns that fit in half of what
+// the history may take under the limit beside a summary, so the next
+// compaction is half a limit of turns away. (When they all fit there is
+// nothing to gain: trimming handles the rest.) nil when it did not.
+func compactIfOver(ctx context.Context, t Turn, compact compactor, window, fixed int, summary *session.Message, summaryCost int, turns []histTurn) *compacted {
+	limit := compactLimit(t.CompactAt, window)
+	if compact == nil || limit <= 0 {
+		return nil
+	}
+	total := fixed + summaryCost
+	for _, h := range turns {
+		total += h.cost
+	}
+	keepBudget := max(min(limit, window)-fixed-summaryCap(window), 0) / 2
+	keep := keepFrom(turns, keepBudget)
+	if total <= limit || keep == 0 {
+		return nil
+	}
+	s, err := compact(ctx, summary, turns[:keep])
+	if err != nil {
+		return nil
+	}
+	return &compacted{summary: s, kept: len(turns) - keep}
 }
