@@ -1,7 +1,11 @@
-// Package lsp is ctxls's protocol edge: LSP framing (stream.go), dispatch
-// (dispatch.go), lifecycle, text synchronisation and the custom commands,
-// one file per area. Handlers decode, call the domain packages (buffer,
-// session, prompts) and return; errors.go maps errors to JSON-RPC codes.
+// Package lsp is ctxls's LSP door: framing (stream.go), dispatch
+// (dispatch.go), lifecycle (lifecycle.go), text synchronisation
+// (text_sync.go), the editor's view (view.go), the custom commands
+// (execute_command.go: every one through api.Dispatch to the connection's
+// service.Service), chat turns streamed as $/progress (chat.go), the
+// service's events as notifications (events.go), settings (settings.go) and
+// live updates (live.go), one file per area. Handlers decode, call the
+// service and return; errors.go maps an error's kind to its JSON-RPC code.
 //
 // Ordering: notifications (didOpen, didChange, didClose, didSave,
 // ctxls/didChangeView and its alias didFocus, didChangeWorkspaceFolders,

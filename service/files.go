@@ -11,8 +11,8 @@ import (
 	"github.com/ctxls/ctxls/session"
 )
 
-// MaxFileBytes is the largest file ctxls.files.add accepts.
-const MaxFileBytes = 25 << 20
+// MaxFileBytes is the largest file ctxls.files.add accepts (the store's).
+const MaxFileBytes = session.MaxFileSize
 
 // FilesAdd copies a file into the session's sources/ folder.
 func (s *Service) FilesAdd(ctx context.Context, a *api.FilesAddArgs) (*api.FilesAddResult, error) {
