@@ -42,14 +42,18 @@ func Name(id string) string {
 }
 
 // snake is Name in snake_case, for Lua.
-func snake(id string) string {
+func snake(id string) string { return separated(id, '_') }
+
+// separated is Name in lower case with sep between words; a run of capitals
+// is one word ("storageSoftLimitMB" → "storage_soft_limit_mb").
+func separated(id string, sep byte) string {
 	var b strings.Builder
 	prevUpper := false
 	for _, r := range Name(id) {
 		upper := unicode.IsUpper(r)
 		if upper {
-			if !prevUpper { // "storageSoftLimitMB": one separator before "MB"
-				b.WriteByte('_')
+			if !prevUpper {
+				b.WriteByte(sep)
 			}
 			r = unicode.ToLower(r)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"unicode"
 )
 
 // ElispPath is the Emacs client's generated protocol constants.
@@ -24,22 +23,7 @@ var ElispPrefixes = map[string]string{
 
 // kebab is command.Name in kebab-case: "ctxls.session.regenerateTitle" →
 // "session-regenerate-title".
-func kebab(id string) string {
-	var b strings.Builder
-	prevUpper := false
-	for _, r := range Name(id) {
-		upper := unicode.IsUpper(r)
-		if upper {
-			if !prevUpper { // "storageSoftLimitMB": one separator before "MB"
-				b.WriteByte('-')
-			}
-			r = unicode.ToLower(r)
-		}
-		prevUpper = upper
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func kebab(id string) string { return separated(id, '-') }
 
 // elispString quotes s as an Elisp string literal.
 func elispString(s string) string {

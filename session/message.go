@@ -8,28 +8,30 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 // Role is who wrote a message.
-type Role string
+type Role = api.Role
 
-// Roles.
+// Roles (declared with the wire's, in package api).
 const (
-	RoleSystem    Role = "system"
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-	RoleTool      Role = "tool"
+	RoleSystem    = api.RoleSystem
+	RoleUser      = api.RoleUser
+	RoleAssistant = api.RoleAssistant
+	RoleTool      = api.RoleTool
 )
 
 // Status is how a message ended.
-type Status string
+type Status = api.Status
 
 // Statuses.
 const (
-	StatusComplete    Status = "complete"
-	StatusInterrupted Status = "interrupted"
-	StatusError       Status = "error"
-	StatusStreaming   Status = "streaming"
+	StatusComplete    = api.StatusComplete
+	StatusInterrupted = api.StatusInterrupted
+	StatusError       = api.StatusError
+	StatusStreaming   = api.StatusStreaming
 )
 
 // Usage is a turn's token usage.

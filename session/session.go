@@ -10,14 +10,15 @@ import (
 	"github.com/ctxls/ctxls/api"
 )
 
-// TitleSource says who named a session.
-type TitleSource string
+// TitleSource says who named a session (declared with the wire's, in
+// package api).
+type TitleSource = api.TitleSource
 
 // Title sources.
 const (
-	TitleAuto  TitleSource = "auto"  // from the first message, or the default
-	TitleModel TitleSource = "model" // suggested by the model
-	TitleUser  TitleSource = "user"  // set by the user; never overridden
+	TitleAuto  = api.TitleAuto  // from the first message, or the default
+	TitleModel = api.TitleModel // suggested by the model
+	TitleUser  = api.TitleUser  // set by the user; never overridden
 )
 
 // DefaultTitle names a session before its first message.
@@ -54,12 +55,12 @@ type Session struct {
 }
 
 // Visibility says who sees a session in the PostgreSQL store.
-type Visibility string
+type Visibility = api.Visibility
 
 // Visibilities.
 const (
-	VisibilityPrivate Visibility = "private" // its owner only (the default)
-	VisibilityTeam    Visibility = "team"    // every member of ctxls_user
+	VisibilityPrivate = api.VisibilityPrivate // its owner only (the default)
+	VisibilityTeam    = api.VisibilityTeam    // every member of ctxls_user
 )
 
 // ListOptions select a page of sessions.
