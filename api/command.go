@@ -98,7 +98,7 @@ var Commands = []Info{
 		Args: SessionRenameArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:06:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
-	{ID: SessionDelete, Doc: "Deletes a session: its messages, context and folder. If it was current, the connection has no current session afterwards.",
+	{ID: SessionDelete, Doc: "Deletes a session: its messages, context and folder. A turn running in it is stopped, and has ended (its answer not kept), before the session goes; the same over ACP (`session/delete`) and the CLI. If it was current, the connection has no current session afterwards.",
 		Args: SessionRefArgs{}, Result: DeleteResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "deleted": true}`},
