@@ -42,6 +42,7 @@ const (
 	SetModel        = "ctxls.session.setModel"
 	SessionCompact  = "ctxls.session.compact"
 	SessionUsage    = "ctxls.session.usage"
+	FilesRead       = "ctxls.files.read"
 )
 
 // Requests other than workspace/executeCommand.
@@ -170,6 +171,10 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionUsageResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "answers": 12, "unreported": 1, "promptTokens": 48210, "completionTokens": 2304, "models": [{"model": "gpt-4o-mini", "answers": 10, "promptTokens": 40120, "completionTokens": 1980}, {"model": "gpt-4o", "answers": 2, "promptTokens": 8090, "completionTokens": 324}]}`},
+	{ID: FilesRead, Doc: "Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's). A file that is not UTF-8 text is reported with `binary` and no content. Only files the list shows are read: never a hidden file, a folder or a symbolic link.",
+		Args: FilesReadArgs{}, Result: FilesReadResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv"}`,
+		ExampleResult: `{"v": 1, "subdir": "results", "name": "charts/q1.csv", "size": 2048, "content": "quarter,revenue\n..."}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -395,6 +400,27 @@ type FilesListResult struct {
 	V     int      `json:"v"`
 	Files []string `json:"files"`
 }
+
+// FilesReadArgs is the argument of ctxls.files.read.
+type FilesReadArgs struct {
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Subdir    string `json:"subdir,omitempty" max:"64"` // default sources
+	Name      string `json:"name" max:"4096"`           // as ctxls.files.list gives it
+}
+
+// FilesReadResult is the result of ctxls.files.read.
+type FilesReadResult struct {
+	V         int    `json:"v"`
+	Subdir    string `json:"subdir"`
+	Name      string `json:"name"`
+	Size      int64  `json:"size"`
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Binary    bool   `json:"binary,omitempty"`
+}
+
+// MaxReadBytes is how much of a file ctxls.files.read returns.
+const MaxReadBytes = 1 << 20
 
 // FilesRemoveArgs is the argument of ctxls.files.remove.
 type FilesRemoveArgs struct {

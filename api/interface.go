@@ -56,6 +56,8 @@ type Interface interface {
 	SessionCompact(ctx context.Context, a *SessionIDArgs) (*SessionCompactResult, error)
 	// SessionUsage is ctxls.session.usage: What a session's turns have cost: the tokens the provider reported for every answer (each round of a turn with tool calls is an answer), in all and by model, most tokens first.
 	SessionUsage(ctx context.Context, a *SessionIDArgs) (*SessionUsageResult, error)
+	// FilesRead is ctxls.files.read: Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's).
+	FilesRead(ctx context.Context, a *FilesReadArgs) (*FilesReadResult, error)
 }
 
 // Dispatch decodes raw with decode into command id's argument and calls
@@ -288,6 +290,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.SessionUsage(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.files.read":
+		var a FilesReadArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.FilesRead(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

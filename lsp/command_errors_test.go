@@ -138,6 +138,13 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		api.ClearTitle: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
+		api.FilesRead: {
+			{"missing name", map[string]any{}, -32602, "name is required"},
+			{"bad subdir", map[string]any{"subdir": "../..", "name": "x"}, -32602, "subdir"},
+			{"not listed", map[string]any{"name": "../history.md"}, -32602, "is not a file of the session folder"},
+			{"link", map[string]any{"name": "link"}, -32602, "is a symbolic link; it is not read"},
+			{"unknown id", map[string]any{"sessionId": unknownID, "name": "x"}, -32602, unknownID},
+		},
 		api.SessionUsage: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},

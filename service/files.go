@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
@@ -121,4 +125,65 @@ func decodedLen(b64 string) int64 {
 		n--
 	}
 	return n
+}
+
+// FilesRead returns the text of a file of the session folder that
+// ctxls.files.list names: never a hidden file, a folder or a link (each
+// folder on the way is checked with Lstat), at most api.MaxReadBytes.
+func (s *Service) FilesRead(ctx context.Context, a *api.FilesReadArgs) (*api.FilesReadResult, error) {
+	if a.Name == "" {
+		return nil, required(api.FilesRead, "name")
+	}
+	sub, err := session.CheckSubdir(a.Subdir)
+	if err != nil {
+		return nil, fail(err)
+	}
+	sess, err := s.existing(ctx, a.SessionID, api.FilesRead)
+	if err != nil {
+		return nil, fail(err)
+	}
+	names, err := s.store.ListFiles(ctx, sess.ID, sub)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if !slices.Contains(names, a.Name) {
+		return nil, api.Errorf(api.KindNotFound, "%s: %s/%s is not a file of the session folder", api.FilesRead, sub, truncate(a.Name, 200))
+	}
+	path := sess.Folder
+	for _, part := range append([]string{sub}, strings.Split(a.Name, "/")...) {
+		path = filepath.Join(path, part)
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, api.Errorf(api.KindInvalidArgument, "%s: %s/%s is a symbolic link; it is not read", api.FilesRead, sub, truncate(a.Name, 200))
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: %s/%s is not a regular file", api.FilesRead, sub, truncate(a.Name, 200))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, api.MaxReadBytes+1))
+	if err != nil {
+		return nil, fail(err)
+	}
+	res := &api.FilesReadResult{V: api.V, Subdir: sub, Name: a.Name, Size: fi.Size()}
+	if len(data) > api.MaxReadBytes {
+		data, res.Truncated = data[:api.MaxReadBytes], true
+		for cut := 0; cut < utf8.UTFMax-1 && !utf8.Valid(data); cut++ { // a character cut at the end
+			data = data[:len(data)-1]
+		}
+	}
+	if !utf8.Valid(data) {
+		res.Binary = true
+		return res, nil
+	}
+	res.Content = string(data)
+	return res, nil
 }

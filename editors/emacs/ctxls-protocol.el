@@ -117,6 +117,11 @@ after it.")
 every answer (each round of a turn with tool calls is an answer), in
 all and by model, most tokens first.")
 
+(defconst ctxls-protocol-command-files-read "ctxls.files.read"
+  "Returns the text of a file in one of the session folder's subfolders
+\(sources by default), as ctxls.files.list names it: at most 1 MiB of
+it (truncated says when there is more; size is the whole file's).")
+
 (defconst ctxls-protocol-request-chat "ctxls/chat"
   "Runs a chat turn (see Chat turns above); the same as the command
 ctxls.chat.")
@@ -164,7 +169,8 @@ visible lines.")
     "ctxls.session.clearTitle"
     "ctxls.session.setModel"
     "ctxls.session.compact"
-    "ctxls.session.usage")
+    "ctxls.session.usage"
+    "ctxls.files.read")
   "Every command id, as the daemon advertises them.")
 
 (defconst ctxls-protocol-init-option-data-dir "dataDir"

@@ -27,6 +27,7 @@ return {
     session_set_model = "ctxls.session.setModel",
     session_compact = "ctxls.session.compact",
     session_usage = "ctxls.session.usage",
+    files_read = "ctxls.files.read",
   },
   requests = {
     chat = "ctxls/chat",

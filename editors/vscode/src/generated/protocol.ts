@@ -338,6 +338,22 @@ export interface SessionUsageResult {
   models: ModelUsage[];
 }
 
+export interface FilesReadArgs {
+  sessionId?: string;
+  subdir?: string;
+  name: string;
+}
+
+export interface FilesReadResult {
+  v: number;
+  subdir: string;
+  name: string;
+  size: number;
+  content: string;
+  truncated?: boolean;
+  binary?: boolean;
+}
+
 export interface Applet {
   slug: string;
   params: Record<string, string>;
@@ -440,6 +456,7 @@ export const Commands = {
   sessionSetModel: "ctxls.session.setModel",
   sessionCompact: "ctxls.session.compact",
   sessionUsage: "ctxls.session.usage",
+  filesRead: "ctxls.files.read",
 } as const;
 
 /** The argument and result type of every command. */
@@ -467,6 +484,7 @@ export interface CommandTypes {
   "ctxls.session.setModel": { args: SetModelArgs; result: SessionResult };
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
+  "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
 }
 
 /** Requests other than executeCommand. */
