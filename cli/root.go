@@ -100,7 +100,7 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 	providerFlags(serveCmd, &g.provider)
 	storageLimitFlag(serveCmd, &g.storageLimitMB)
 	serveCmd.Flags().BoolVar(&g.stdio, "stdio", false, "accepted for editors that pass it; stdio is the only transport")
-	root.AddCommand(serveCmd, acpCmd(g, stdin, stdout, stderr, &exit), versionCmd(), sessionsCmd(g), chatCmd(g, stdin), doctorCmd(g), storeCmd(g))
+	root.AddCommand(serveCmd, acpCmd(g, stdin, stdout, stderr, &exit), mcpCmd(g, stdin, stdout, stderr, &exit), versionCmd(), sessionsCmd(g), chatCmd(g, stdin), doctorCmd(g), storeCmd(g))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

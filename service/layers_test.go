@@ -8,18 +8,18 @@ import (
 )
 
 // TestLayers keeps the layering of docs/architecture.md: the doors (lsp,
-// acp, cli and the packages below them) reach the domain through the
+// acp, cli, mcp and the packages below them) reach the domain through the
 // service and api, never chat, prompts or a store backend directly; and no
 // package below the doors imports a door. It reads every package's imports
 // with go list -deps.
 func TestLayers(t *testing.T) {
 	const mod = "github.com/ctxls/ctxls/"
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", mod+"cmd/ctxls", mod+"lsp/...", mod+"acp/...", mod+"cli/...").Output()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", mod+"cmd/ctxls", mod+"lsp/...", mod+"acp/...", mod+"cli/...", mod+"mcp/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	door := func(p string) bool {
-		for _, d := range []string{"lsp", "acp", "cli"} {
+		for _, d := range []string{"lsp", "acp", "cli", "mcp"} {
 			if p == mod+d || strings.HasPrefix(p, mod+d+"/") {
 				return true
 			}
@@ -52,7 +52,7 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
-	if doors < 3 {
+	if doors < 4 {
 		t.Fatalf("go list found %d door packages:\n%s", doors, out)
 	}
 }

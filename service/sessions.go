@@ -211,3 +211,10 @@ func (s *Service) ResolveID(ctx context.Context, prefix string) (string, error) 
 	id, err := s.store.ResolveID(ctx, prefix)
 	return id, fail(err)
 }
+
+// SessionText is a session as the Markdown of its export (title, relevant
+// context, messages in conversation order), without writing it.
+func (s *Service) SessionText(ctx context.Context, id string) (string, error) {
+	_, content, err := session.ExportOf(ctx, s.store, id, "markdown")
+	return content, fail(err)
+}
