@@ -43,6 +43,7 @@ const (
 	SessionCompact  = "ctxls.session.compact"
 	SessionUsage    = "ctxls.session.usage"
 	FilesRead       = "ctxls.files.read"
+	MCPList         = "ctxls.mcp.list"
 )
 
 // Requests other than workspace/executeCommand.
@@ -175,6 +176,10 @@ var Commands = []Info{
 		Args: FilesReadArgs{}, Result: FilesReadResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv"}`,
 		ExampleResult: `{"v": 1, "subdir": "results", "name": "charts/q1.csv", "size": 2048, "content": "quarter,revenue\n..."}`},
+	{ID: MCPList, Doc: "Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so). Each with where it came from and how it is reached; the names of its env variables and headers, never their values. With `tools` each server is started (or reached) and asked for its tools; a server that cannot be says why in `error`. A server the configuration cannot use is in `errors`, naming the file, the server and the field.",
+		Args: MCPListArgs{}, Result: MCPListResult{},
+		ExampleArgs:   `{"tools": true}`,
+		ExampleResult: `{"v": 1, "servers": [{"name": "fs", "source": "/home/ann/.config/ctxls/mcp.json", "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ann/app"], "envKeys": [], "headerKeys": [], "timeoutSeconds": 60, "tools": [{"name": "read_text_file", "description": "Read a file", "readOnly": true}]}], "errors": ["settings: server \"docs\", field url: must be an http:// or https:// URL, got \"ftp://docs\""], "notes": []}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -609,6 +614,42 @@ type ModelUsage struct {
 	Answers          int    `json:"answers"`
 	PromptTokens     int    `json:"promptTokens"`
 	CompletionTokens int    `json:"completionTokens"`
+}
+
+// MCPListArgs is the argument of ctxls.mcp.list.
+type MCPListArgs struct {
+	// Tools starts each server and lists its tools.
+	Tools bool `json:"tools,omitempty"`
+}
+
+// MCPListResult is the result of ctxls.mcp.list.
+type MCPListResult struct {
+	V       int         `json:"v"`
+	Servers []MCPServer `json:"servers"`
+	Errors  []string    `json:"errors"` // servers the configuration cannot use
+	Notes   []string    `json:"notes"`  // servers named again, and which won
+}
+
+// MCPServer is one configured MCP server.
+type MCPServer struct {
+	Name           string    `json:"name"`
+	Source         string    `json:"source"`
+	Type           string    `json:"type"` // "stdio" or "http"
+	Command        string    `json:"command,omitempty"`
+	Args           []string  `json:"args,omitempty"`
+	URL            string    `json:"url,omitempty"`
+	EnvKeys        []string  `json:"envKeys"`
+	HeaderKeys     []string  `json:"headerKeys"`
+	TimeoutSeconds int       `json:"timeoutSeconds"`
+	Tools          []MCPTool `json:"tools,omitempty"`
+	Error          string    `json:"error,omitempty"` // why its tools could not be listed
+}
+
+// MCPTool is a tool an MCP server offers.
+type MCPTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	ReadOnly    bool   `json:"readOnly"`
 }
 
 // ByRemote is ctxls/sessionFilesChanged's `by` for a file changed by

@@ -58,6 +58,8 @@ type Interface interface {
 	SessionUsage(ctx context.Context, a *SessionIDArgs) (*SessionUsageResult, error)
 	// FilesRead is ctxls.files.read: Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's).
 	FilesRead(ctx context.Context, a *FilesReadArgs) (*FilesReadResult, error)
+	// McpList is ctxls.mcp.list: Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so).
+	McpList(ctx context.Context, a *MCPListArgs) (*MCPListResult, error)
 }
 
 // Dispatch decodes raw with decode into command id's argument and calls
@@ -300,6 +302,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.FilesRead(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.mcp.list":
+		var a MCPListArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.McpList(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

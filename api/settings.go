@@ -29,6 +29,9 @@ type InitializationOptions struct {
 	// CompactAt is when a turn summarises earlier turns: a percentage of the
 	// window (1-100, or "80%") or "off".
 	CompactAt json.RawMessage `json:"compactAt,omitempty" ts:"number | string"`
+	// McpServers are MCP servers, in the format of the "mcpServers" object
+	// of Claude Code's .mcp.json (see ctxls.mcp.list).
+	McpServers json.RawMessage `json:"mcpServers,omitempty" ts:"Record<string, unknown>"`
 }
 
 // Settings are workspace/didChangeConfiguration's settings.ctxls: what an
@@ -39,6 +42,7 @@ type Settings struct {
 	StorageSoftLimitMB json.RawMessage `json:"storageSoftLimitMB,omitempty" ts:"number | null"`
 	ViewIdleMs         json.RawMessage `json:"viewIdleMs,omitempty" ts:"number"`
 	CompactAt          json.RawMessage `json:"compactAt,omitempty" ts:"number | string | null"`
+	McpServers         json.RawMessage `json:"mcpServers,omitempty" ts:"Record<string, unknown> | null"`
 }
 
 // CompactAt values besides a percentage.

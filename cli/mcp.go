@@ -1,19 +1,23 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/mcp"
+	"github.com/ctxls/ctxls/service"
 )
 
 // mcpCmd is `ctxls mcp`: the user's sessions for other agents.
 func mcpCmd(g *globals, stdin io.Reader, stdout, stderr io.Writer, exit *int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Offer the sessions to other agents as an MCP server (ctxls mcp serve)",
+		Short: "MCP: list the servers configured for the model (ctxls mcp list); offer the sessions to other agents (ctxls mcp serve)",
 		Args:  cobra.NoArgs,
 	}
 	var (
@@ -45,6 +49,68 @@ and prints on stderr.`,
 	}
 	serveCmd.Flags().BoolVar(&write, "write", false, "also offer the tools that change a session (set_relevant_context)")
 	serveCmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdio")
-	cmd.AddCommand(serveCmd)
+	cmd.AddCommand(serveCmd, mcpListCmd(g))
 	return cmd
+}
+
+// mcpListCmd is `ctxls mcp list`: ctxls.mcp.list.
+func mcpListCmd(g *globals) *cobra.Command {
+	var tools, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--tools]",
+		Short: "List the MCP servers configured ($XDG_CONFIG_HOME/ctxls/mcp.json), where each came from; --tools starts each and lists its tools",
+		Args:  cobra.NoArgs,
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, _ []string) error {
+			res, err := svc.McpList(cmd.Context(), &api.MCPListArgs{Tools: tools})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), res)
+			}
+			printMCP(cmd.OutOrStdout(), res)
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&tools, "tools", false, "start each server and list its tools")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// printMCP shows the servers: how each is reached, where it was configured,
+// its tools or why they could not be listed; env and header names only.
+func printMCP(w io.Writer, res *api.MCPListResult) {
+	if len(res.Servers) == 0 && len(res.Errors) == 0 {
+		fmt.Fprintln(w, "No MCP servers are configured (see docs/editors.md, \"MCP servers\").")
+	}
+	for _, s := range res.Servers {
+		how := s.URL
+		if s.Type == "stdio" {
+			how = strings.Join(append([]string{s.Command}, s.Args...), " ")
+		}
+		fmt.Fprintf(w, "%s  %s  %s\n  from %s", s.Name, s.Type, how, s.Source)
+		if len(s.EnvKeys) > 0 {
+			fmt.Fprintf(w, "; env %s", strings.Join(s.EnvKeys, ", "))
+		}
+		if len(s.HeaderKeys) > 0 {
+			fmt.Fprintf(w, "; headers %s", strings.Join(s.HeaderKeys, ", "))
+		}
+		fmt.Fprintln(w)
+		if s.Error != "" {
+			fmt.Fprintf(w, "  ✗ %s\n", s.Error)
+		}
+		for _, t := range s.Tools {
+			ro := ""
+			if t.ReadOnly {
+				ro = " (read-only)"
+			}
+			fmt.Fprintf(w, "  - %s%s: %s\n", t.Name, ro, oneLine(t.Description, 80))
+		}
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(w, "✗ %s\n", e)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 }

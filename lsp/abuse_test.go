@@ -78,6 +78,9 @@ func abuseCases(t *testing.T, c api.Info, sessionID, unknownID string) []abuseCa
 		}
 		limit := fmt.Sprint(f.Max)
 		switch {
+		case f.Type.Kind() == reflect.Bool:
+			over(f.Name+" a string", "yes", "must be a boolean")
+			over(f.Name+" a list", []any{true}, "must be a boolean")
 		case f.Type == reflect.TypeFor[json.RawMessage]():
 			over(f.Name+" over the limit", strings.Repeat("x", int(f.Max)+1), "limit is "+limit)
 			over(f.Name+" an object", map[string]any{}, "integer or a string")

@@ -145,6 +145,9 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"link", map[string]any{"name": "link"}, -32602, "is a symbolic link; it is not read"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "name": "x"}, -32602, unknownID},
 		},
+		api.MCPList: {
+			{"tools not a boolean", map[string]any{"tools": "yes"}, -32602, "tools"},
+		},
 		api.SessionUsage: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},

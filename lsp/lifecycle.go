@@ -124,6 +124,10 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	svc.SetClient(clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version), o.EnvHint)
 	svc.SetCompactAt(o.compactAt)
 	svc.SetStorageLimitMB(o.StorageSoftLimitMB)
+	if err := svc.SetMCPServers(o.McpServers); err != nil {
+		svc.Close()
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
 	svc.Subscribe(s.onEvent)
 	if o.Session != "" {
 		if _, err := svc.Session(ctx, o.Session); err != nil {

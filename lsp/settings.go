@@ -38,6 +38,11 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 		// null keeps the current value.
 		svc.SetCompactAt(at)
 	}
+	if raw := p.Settings.Ctxls.McpServers; len(raw) > 0 {
+		if err := svc.SetMCPServers(raw); err != nil {
+			s.showMessage(context.Background(), 2, "settings ignored: ctxls."+err.Error())
+		}
+	}
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
 	}

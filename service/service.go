@@ -15,6 +15,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -76,14 +77,15 @@ type Service struct {
 	// it, never across I/O.
 	mu          sync.Mutex
 	provider    api.Provider
-	roots       []string        // workspace folders, absolute; the first is the session's workspace
-	client      string          // "<name> <version>" of the client, for envHint
-	envOverride string          // an envHint the client gave verbatim
-	current     string          // the current session ("" if none): what an empty sessionId means
-	lostCurrent bool            // the current session was deleted; say so when the next is made
-	resumed     map[string]bool // sessions resumed since their last turn
-	compactAt   int             // 0: the default
-	editorMB    int             // the client's storage soft limit in MiB; 0: the command line's
+	roots       []string                   // workspace folders, absolute; the first is the session's workspace
+	client      string                     // "<name> <version>" of the client, for envHint
+	envOverride string                     // an envHint the client gave verbatim
+	current     string                     // the current session ("" if none): what an empty sessionId means
+	lostCurrent bool                       // the current session was deleted; say so when the next is made
+	resumed     map[string]bool            // sessions resumed since their last turn
+	compactAt   int                        // 0: the default
+	editorMB    int                        // the client's storage soft limit in MiB; 0: the command line's
+	mcpServers  map[string]json.RawMessage // the connection's own MCP servers (settings), by name
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.

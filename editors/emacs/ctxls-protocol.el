@@ -122,6 +122,12 @@ all and by model, most tokens first.")
 \(sources by default), as ctxls.files.list names it: at most 1 MiB of
 it (truncated says when there is more; size is the whole file's).")
 
+(defconst ctxls-protocol-command-mcp-list "ctxls.mcp.list"
+  "Lists the MCP servers configured for this connection: the user's file
+\($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then
+mcpServers of initializationOptions and settings (a server named again
+replaces the earlier one; notes says so).")
+
 (defconst ctxls-protocol-request-chat "ctxls/chat"
   "Runs a chat turn (see Chat turns above); the same as the command
 ctxls.chat.")
@@ -170,7 +176,8 @@ visible lines.")
     "ctxls.session.setModel"
     "ctxls.session.compact"
     "ctxls.session.usage"
-    "ctxls.files.read")
+    "ctxls.files.read"
+    "ctxls.mcp.list")
   "Every command id, as the daemon advertises them.")
 
 (defconst ctxls-protocol-init-option-data-dir "dataDir"
@@ -194,6 +201,9 @@ visible lines.")
 (defconst ctxls-protocol-init-option-compact-at "compactAt"
   "An initializationOptions field.")
 
+(defconst ctxls-protocol-init-option-mcp-servers "mcpServers"
+  "An initializationOptions field.")
+
 (defconst ctxls-protocol-setting-provider "provider"
   "A settings.ctxls field.")
 
@@ -204,6 +214,9 @@ visible lines.")
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-setting-compact-at "compactAt"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-mcp-servers "mcpServers"
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-error-invalid-argument "invalidArgument"

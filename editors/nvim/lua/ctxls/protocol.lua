@@ -28,6 +28,7 @@ return {
     session_compact = "ctxls.session.compact",
     session_usage = "ctxls.session.usage",
     files_read = "ctxls.files.read",
+    mcp_list = "ctxls.mcp.list",
   },
   requests = {
     chat = "ctxls/chat",
@@ -48,12 +49,14 @@ return {
     env_hint = "envHint",
     view_idle_ms = "viewIdleMs",
     compact_at = "compactAt",
+    mcp_servers = "mcpServers",
   },
   settings = {
     provider = "provider",
     storage_soft_limit_mb = "storageSoftLimitMB",
     view_idle_ms = "viewIdleMs",
     compact_at = "compactAt",
+    mcp_servers = "mcpServers",
   },
   -- The kind every error carries in its data ({kind}): decide on it, never on the message.
   error_kinds = {

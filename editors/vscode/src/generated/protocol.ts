@@ -354,6 +354,37 @@ export interface FilesReadResult {
   binary?: boolean;
 }
 
+export interface MCPListArgs {
+  tools?: boolean;
+}
+
+export interface MCPTool {
+  name: string;
+  description: string;
+  readOnly: boolean;
+}
+
+export interface MCPServer {
+  name: string;
+  source: string;
+  type: string;
+  command?: string;
+  args?: string[];
+  url?: string;
+  envKeys: string[];
+  headerKeys: string[];
+  timeoutSeconds: number;
+  tools?: MCPTool[];
+  error?: string;
+}
+
+export interface MCPListResult {
+  v: number;
+  servers: MCPServer[];
+  errors: string[];
+  notes: string[];
+}
+
 export interface Applet {
   slug: string;
   params: Record<string, string>;
@@ -422,6 +453,7 @@ export interface InitializationOptions {
   envHint?: string;
   viewIdleMs?: number;
   compactAt?: number | string;
+  mcpServers?: Record<string, unknown>;
 }
 
 export interface Settings {
@@ -429,6 +461,7 @@ export interface Settings {
   storageSoftLimitMB?: number | null;
   viewIdleMs?: number;
   compactAt?: number | string | null;
+  mcpServers?: Record<string, unknown> | null;
 }
 
 /** Command IDs (workspace/executeCommand), as declared in package api. */
@@ -457,6 +490,7 @@ export const Commands = {
   sessionCompact: "ctxls.session.compact",
   sessionUsage: "ctxls.session.usage",
   filesRead: "ctxls.files.read",
+  mcpList: "ctxls.mcp.list",
 } as const;
 
 /** The argument and result type of every command. */
@@ -485,6 +519,7 @@ export interface CommandTypes {
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
+  "ctxls.mcp.list": { args: MCPListArgs; result: MCPListResult };
 }
 
 /** Requests other than executeCommand. */

@@ -1,0 +1,131 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMain runs a small MCP server written with the Go SDK when the test
+// binary is started as one (the tests start it as a stdio server).
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPCLIENT_TEST_SERVER") == "1" {
+		srv := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1"}, nil)
+		type echoIn struct {
+			Text string `json:"text"`
+		}
+		sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echoes the text", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+			func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Text + " " + os.Getenv("SECRET_TOKEN")}}}, nil, nil
+			})
+		sdk.AddTool(srv, &sdk.Tool{Name: "touch", Description: "Changes something"},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return nil, nil, nil
+			})
+		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestParse(t *testing.T) {
+	cfg := `{"mcpServers": {
+		"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/w"], "env": {"TOKEN": "s3cret"}},
+		"docs": {"type": "http", "url": "https://docs.example/mcp", "headers": {"Authorization": "Bearer x"}, "timeoutSeconds": 5},
+		"web": {"url": "http://127.0.0.1:9000/mcp"},
+		"typo": {"comand": "x"},
+		"nocmd": {"args": ["x"]},
+		"badurl": {"type": "http", "url": "ftp://x"},
+		"both": {"command": "x", "url": "http://x/mcp"},
+		"sse": {"type": "sse", "url": "http://x/sse"},
+		"neg": {"command": "x", "timeoutSeconds": -1},
+		"sp ace": {"command": "x"}
+	}}`
+	servers, errs := Parse([]byte(cfg), "/home/ann/.config/ctxls/mcp.json")
+	var names []string
+	for _, s := range servers {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"docs", "fs", "web"}) {
+		t.Errorf("servers %v", names)
+	}
+	fs := servers[1]
+	if fs.Type != "stdio" || fs.Command != "npx" || len(fs.Args) != 3 || fs.Env["TOKEN"] != "s3cret" || fs.Timeout != DefaultTimeout {
+		t.Errorf("fs: %+v", fs)
+	}
+	if d := servers[0]; d.Type != "http" || d.Timeout != 5*time.Second || d.Headers["Authorization"] != "Bearer x" {
+		t.Errorf("docs: %+v", d)
+	}
+	if w := servers[2]; w.Type != "http" || w.URL != "http://127.0.0.1:9000/mcp" {
+		t.Errorf("web: %+v", w)
+	}
+	want := map[string]string{
+		"typo": "field comand: unknown field", "nocmd": "field command: is required", "badurl": "field url: must be an http",
+		"both": "field url: a stdio server", "sse": "field type: must be", "neg": "field timeoutSeconds", "sp ace": "name is 1 to 64",
+	}
+	if len(errs) != len(want) {
+		t.Errorf("%d errors, want %d: %v", len(errs), len(want), errs)
+	}
+	for _, err := range errs {
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "/home/ann/.config/ctxls/mcp.json: server ") || !strings.Contains(err.Error(), want[ce.Server]) {
+			t.Errorf("error %v", err)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("an error shows a secret: %v", err)
+		}
+	}
+	if _, errs := Parse([]byte(`{"servers": {}}`), "x.json"); len(errs) != 1 || !strings.Contains(errs[0].Error(), `not a {"mcpServers"`) {
+		t.Errorf("a VS Code file: %v", errs)
+	}
+	if s, errs := Parse([]byte("  "), "x"); s != nil || errs != nil {
+		t.Errorf("an empty file: %v %v", s, errs)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	user := []Server{{Name: "a", Source: "user"}, {Name: "b", Source: "user"}}
+	settings := []Server{{Name: "b", Source: "settings"}, {Name: "c", Source: "settings"}}
+	got, notes := Merge(user, settings)
+	if len(got) != 3 || got[1].Source != "settings" || len(notes) != 1 || !strings.Contains(notes[0], `"b" of user is replaced by the one of settings`) {
+		t.Errorf("%+v %v", got, notes)
+	}
+}
+
+func TestUserConfig(t *testing.T) {
+	env := map[string]string{"HOME": "/home/ann"}
+	if got := UserConfig(func(k string) string { return env[k] }); got != "/home/ann/.config/ctxls/mcp.json" {
+		t.Error(got)
+	}
+	env["XDG_CONFIG_HOME"] = "/cfg"
+	if got := UserConfig(func(k string) string { return env[k] }); got != "/cfg/ctxls/mcp.json" {
+		t.Error(got)
+	}
+}
+
+// TestListTools starts a Go SDK server over stdio and lists its tools; a
+// command that does not exist is an error naming the server.
+func TestListTools(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := Server{Name: "test", Type: "stdio", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_SERVER": "1"}}
+	tools, err := ListTools(ctx, s, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 || tools[0].Name != "echo" || !tools[0].ReadOnly || tools[1].Name != "touch" || tools[1].ReadOnly {
+		t.Errorf("tools %+v", tools)
+	}
+	_, err = ListTools(ctx, Server{Name: "ghost", Type: "stdio", Command: "ctxls-no-such-command"}, "test")
+	if err == nil || !strings.Contains(err.Error(), `server "ghost": command "ctxls-no-such-command" not found`) {
+		t.Errorf("a missing command: %v", err)
+	}
+}
