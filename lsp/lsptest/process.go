@@ -86,7 +86,9 @@ func Binary(t testing.TB, env []string, args ...string) *Server {
 	t.Helper()
 	bin := BuildBinary(t)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// The user's own configuration (MCP servers in ~/.config/ctxls) stays out
+	// of the tests unless one gives XDG_CONFIG_HOME itself.
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
