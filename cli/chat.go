@@ -204,15 +204,20 @@ func doctorCmd(g *globals) *cobra.Command {
 	var prov api.Provider
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the session store and the model provider configuration, and reach the provider",
+		Short: "Check the session store and the model provider configuration, reach the provider, and start each MCP server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
-			storeErr := checkStore(cmd.Context(), w, g)
-			if err := checkProvider(cmd, prov); err != nil {
-				return err
+			// Everything is checked; the exit status is the provider's
+			// failure, else the store's, else the MCP servers'.
+			storeErr := checkStore(cmd.Context(), cmd.OutOrStdout(), g)
+			providerErr := checkProvider(cmd, prov)
+			mcpErr := checkMCP(cmd)
+			for _, err := range []error{providerErr, storeErr, mcpErr} {
+				if err != nil {
+					return err
+				}
 			}
-			return storeErr
+			return nil
 		},
 	}
 	providerFlags(cmd, &prov)
@@ -245,5 +250,34 @@ func checkProvider(cmd *cobra.Command, prov api.Provider) error {
 		return api.Errorf(api.KindProviderFailed, "the model is not available")
 	}
 	fmt.Fprintf(w, "✓ model %s is available\n", c.Model)
+	return nil
+}
+
+// checkMCP is doctor's MCP lines: each configured server started (or
+// reached) and its tools counted, or why not; configuration errors. It
+// needs no store.
+func checkMCP(cmd *cobra.Command) error {
+	w := cmd.OutOrStdout()
+	svc := service.New(nil, service.Config{NoEnvHint: true})
+	defer svc.Close()
+	res, err := svc.McpList(cmd.Context(), &api.MCPListArgs{Tools: true})
+	if err != nil {
+		return err
+	}
+	failed := len(res.Errors)
+	for _, s := range res.Servers {
+		if s.Error != "" {
+			failed++
+			fmt.Fprintf(w, "✗ MCP server %s (%s, from %s): %s\n", s.Name, s.Type, s.Source, s.Error)
+			continue
+		}
+		fmt.Fprintf(w, "✓ MCP server %s (%s, from %s): %d tools\n", s.Name, s.Type, s.Source, len(s.Tools))
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(w, "✗ MCP configuration: %s\n", e)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d MCP servers cannot be used", failed)
+	}
 	return nil
 }

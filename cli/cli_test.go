@@ -20,7 +20,8 @@ import (
 func run(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(lsptest.BuildBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
+	// The user's own configuration (MCP servers) stays out unless env gives one.
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

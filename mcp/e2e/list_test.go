@@ -88,6 +88,16 @@ func TestMCPList(t *testing.T) {
 		t.Errorf("mcp list:\n%s", out)
 	}
 
+	// doctor starts each server and says which cannot be used.
+	doctor := exec.Command(lsptest.BuildBinary(t), "doctor", "--data-dir", t.TempDir(), "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
+	doctor.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "CTXLS_STORE=")
+	dout, _ := doctor.CombinedOutput()
+	if !strings.Contains(string(dout), "✓ MCP server everything (stdio, from ") || !strings.Contains(string(dout), "✗ MCP server ghost (stdio, from ") ||
+		!strings.Contains(string(dout), `✗ MCP configuration: `+filepath.Join(cfg, "ctxls", "mcp.json")+`: server "typo"`) {
+		// The provider is unreachable here: doctor checks the servers all the same.
+		t.Errorf("doctor:\n%s", dout)
+	}
+
 	// Over LSP: initializationOptions.mcpServers add to the user's file, and
 	// a server named in both is the settings' (said in notes).
 	s := lsptest.Binary(t, []string{"XDG_CONFIG_HOME=" + cfg, "CTXLS_STORE="}, "serve", "--data-dir", t.TempDir())
