@@ -210,8 +210,11 @@ func doctorCmd(g *globals) *cobra.Command {
 			// Everything is checked; the exit status is the provider's
 			// failure, else the store's, else the MCP servers'.
 			storeErr := checkStore(cmd.Context(), cmd.OutOrStdout(), g)
-			providerErr := checkProvider(cmd, prov)
-			mcpErr := checkMCP(cmd)
+			// The provider and MCP checks need no store.
+			svc := service.New(nil, service.Config{Provider: prov, NoEnvHint: true})
+			defer svc.Close()
+			providerErr := checkProvider(cmd, svc)
+			mcpErr := checkMCP(cmd, svc)
 			for _, err := range []error{providerErr, storeErr, mcpErr} {
 				if err != nil {
 					return err
@@ -225,11 +228,9 @@ func doctorCmd(g *globals) *cobra.Command {
 }
 
 // checkProvider is doctor's provider lines: the configuration resolves, the
-// provider answers and has the model. It needs no store.
-func checkProvider(cmd *cobra.Command, prov api.Provider) error {
+// provider answers and has the model.
+func checkProvider(cmd *cobra.Command, svc *service.Service) error {
 	w := cmd.OutOrStdout()
-	svc := service.New(nil, service.Config{Provider: prov, NoEnvHint: true})
-	defer svc.Close()
 	c, err := svc.CheckProvider(cmd.Context(), api.Provider{})
 	if c == nil {
 		fmt.Fprintf(w, "✗ configuration: %v\n", err)
@@ -254,12 +255,9 @@ func checkProvider(cmd *cobra.Command, prov api.Provider) error {
 }
 
 // checkMCP is doctor's MCP lines: each configured server started (or
-// reached) and its tools counted, or why not; configuration errors. It
-// needs no store.
-func checkMCP(cmd *cobra.Command) error {
+// reached) and its tools counted, or why not; configuration errors.
+func checkMCP(cmd *cobra.Command, svc *service.Service) error {
 	w := cmd.OutOrStdout()
-	svc := service.New(nil, service.Config{NoEnvHint: true})
-	defer svc.Close()
 	res, err := svc.McpList(cmd.Context(), &api.MCPListArgs{Tools: true})
 	if err != nil {
 		return err

@@ -58,7 +58,7 @@ func (p *progress) end(message string) {
 // runChat is the LSP door of a turn: it starts the turn on the service,
 // negotiates $/progress and adapts the turn's answer to it; what the turn
 // changes in the session reaches the editor as the service's events.
-func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMessage) (any, error) {
+func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMessage) (*api.ChatResult, error) {
 	svc, err := s.service()
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
@@ -32,9 +31,4 @@ func (s *Server) onEvent(ev service.Event) {
 // showMessage sends window/showMessage (type 1 error, 2 warning, 3 info).
 func (s *Server) showMessage(ctx context.Context, kind int, msg string) {
 	s.notify(ctx, "window/showMessage", map[string]any{"type": kind, "message": "ctxls: " + msg})
-}
-
-// clientInfoText is "<name> <version>" of initialize's clientInfo.
-func clientInfoText(name, version string) string {
-	return strings.TrimSpace(strings.TrimSpace(name) + " " + strings.TrimSpace(version))
 }

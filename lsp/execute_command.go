@@ -32,11 +32,7 @@ func (o ops) Chat(ctx context.Context, a *api.ChatArgs) (*api.ChatResult, error)
 	if len(token) == 0 {
 		token = commandToken(ctx)
 	}
-	res, err := o.s.runChat(ctx, a, token)
-	if r, ok := res.(*api.ChatResult); ok {
-		return r, err
-	}
-	return nil, err
+	return o.s.runChat(ctx, a, token)
 }
 
 // commandTable maps every command ID to a function that decodes its

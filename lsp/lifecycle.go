@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -263,4 +264,9 @@ func (s *Server) service() (*service.Service, error) {
 		return nil, api.Errorf(api.KindStoreUnavailable, "the session store is not open: initialize did not complete")
 	}
 	return s.svc, nil
+}
+
+// clientInfoText is "<name> <version>" of initialize's clientInfo.
+func clientInfoText(name, version string) string {
+	return strings.TrimSpace(strings.TrimSpace(name) + " " + strings.TrimSpace(version))
 }

@@ -81,29 +81,56 @@ type (
 		Limit  int    `json:"limit,omitempty" jsonschema:"at most this many sessions (default 50)"`
 		Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 	}
+	// sessionIn names a session; the other inputs embed it.
 	sessionIn struct {
 		SessionID string `json:"sessionId" jsonschema:"the session's id, or a unique prefix of it (4 characters or more)"`
 	}
 	contextIn struct {
-		SessionID string `json:"sessionId" jsonschema:"the session's id, or a unique prefix of it"`
-		SetName   string `json:"setName,omitempty" jsonschema:"one set (files, applet, endpoints, ports or another name); all sets when absent"`
+		sessionIn
+		SetName string `json:"setName,omitempty" jsonschema:"one set (files, applet, endpoints, ports or another name); all sets when absent"`
 	}
 	filesIn struct {
-		SessionID string `json:"sessionId" jsonschema:"the session's id, or a unique prefix of it"`
-		Subdir    string `json:"subdir,omitempty" jsonschema:"sources (the user's files, the default), results, scripts or data"`
+		sessionIn
+		Subdir string `json:"subdir,omitempty" jsonschema:"sources (the user's files, the default), results, scripts or data"`
 	}
 	readIn struct {
-		SessionID string `json:"sessionId" jsonschema:"the session's id, or a unique prefix of it"`
-		Subdir    string `json:"subdir,omitempty" jsonschema:"sources (the default), results, scripts or data"`
-		Name      string `json:"name" jsonschema:"the file's name as list_session_files gives it (sub/name below results, scripts and data)"`
+		sessionIn
+		Subdir string `json:"subdir,omitempty" jsonschema:"sources (the default), results, scripts or data"`
+		Name   string `json:"name" jsonschema:"the file's name as list_session_files gives it (sub/name below results, scripts and data)"`
 	}
 	setIn struct {
-		SessionID string   `json:"sessionId" jsonschema:"the session's id, or a unique prefix of it"`
-		SetName   string   `json:"setName" jsonschema:"the set: files (paths), applet, endpoints, ports, or another name"`
-		Items     []string `json:"items" jsonschema:"the set's items; an empty list with mode replace deletes the set"`
-		Mode      string   `json:"mode,omitempty" jsonschema:"replace (the default) or merge"`
+		sessionIn
+		SetName string   `json:"setName" jsonschema:"the set: files (paths), applet, endpoints, ports, or another name"`
+		Items   []string `json:"items" jsonschema:"the set's items; an empty list with mode replace deletes the set"`
+		Mode    string   `json:"mode,omitempty" jsonschema:"replace (the default) or merge"`
 	}
 )
+
+func (in sessionIn) session() string { return in.SessionID }
+
+// tool adapts an operation to a tool's handler: a failed operation is the
+// tool's error.
+func tool[In, Out any](op func(context.Context, In) (*Out, error)) sdk.ToolHandlerFor[In, *Out] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, *Out, error) {
+		r, err := op(ctx, in)
+		return nil, r, toolError(err)
+	}
+}
+
+// onSession is tool for an input that names a session: the id (or prefix)
+// is resolved first.
+func onSession[In interface{ session() string }, Out any](svc *service.Service, op func(ctx context.Context, id string, in In) (*Out, error)) sdk.ToolHandlerFor[In, *Out] {
+	return tool(func(ctx context.Context, in In) (*Out, error) {
+		if in.session() == "" {
+			return nil, api.Errorf(api.KindInvalidArgument, "sessionId is required")
+		}
+		id, err := svc.ResolveID(ctx, in.session())
+		if err != nil {
+			return nil, err
+		}
+		return op(ctx, id, in)
+	})
+}
 
 // newServer declares the tools and the session resource over svc.
 func newServer(svc *service.Service, cfg Config) *sdk.Server {
@@ -113,84 +140,51 @@ func newServer(svc *service.Service, cfg Config) *sdk.Server {
 			"Search or list them to find what the user worked on, show one to read it.",
 	})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
-	resolve := func(ctx context.Context, id string) (string, error) {
-		if id == "" {
-			return "", api.Errorf(api.KindInvalidArgument, "sessionId is required")
-		}
-		return svc.ResolveID(ctx, id)
-	}
 	sdk.AddTool(srv, &sdk.Tool{Name: "search_sessions", Annotations: readOnly,
 		Description: "Full-text search over the user's session titles and messages; the most relevant hits, with the session's id and a snippet."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, *api.SearchResult, error) {
+		tool(func(ctx context.Context, in searchIn) (*api.SearchResult, error) {
 			limit := in.Limit
 			if limit == 0 {
 				limit = 20
 			}
-			r, err := svc.SessionSearch(ctx, &api.SessionSearchArgs{Query: in.Query, Limit: limit})
-			return nil, r, toolError(err)
-		})
+			return svc.SessionSearch(ctx, &api.SessionSearchArgs{Query: in.Query, Limit: limit})
+		}))
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_sessions", Annotations: readOnly,
 		Description: "The user's sessions, most recent activity first: id, title, times, message and file counts, the folder it was used in."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in listIn) (*sdk.CallToolResult, *api.SessionListResult, error) {
-			r, err := svc.SessionList(ctx, &api.SessionListArgs{Query: in.Query, Limit: in.Limit, Cursor: in.Cursor})
-			return nil, r, toolError(err)
-		})
+		tool(func(ctx context.Context, in listIn) (*api.SessionListResult, error) {
+			return svc.SessionList(ctx, &api.SessionListArgs{Query: in.Query, Limit: in.Limit, Cursor: in.Cursor})
+		}))
 	sdk.AddTool(srv, &sdk.Tool{Name: "show_session", Annotations: readOnly,
 		Description: "A session with all its messages, oldest first (a summary of earlier turns is a system message with summaryOf)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in sessionIn) (*sdk.CallToolResult, *api.ShowResult, error) {
-			id, err := resolve(ctx, in.SessionID)
-			if err != nil {
-				return nil, nil, toolError(err)
-			}
-			r, err := svc.SessionShow(ctx, &api.SessionIDArgs{SessionID: id})
-			return nil, r, toolError(err)
-		})
+		onSession(svc, func(ctx context.Context, id string, _ sessionIn) (*api.ShowResult, error) {
+			return svc.SessionShow(ctx, &api.SessionIDArgs{SessionID: id})
+		}))
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_relevant_context", Annotations: readOnly,
 		Description: "A session's relevant context: named sets such as files (absolute paths the work is about), applet (the user's view), endpoints, ports."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in contextIn) (*sdk.CallToolResult, *api.ContextGetResult, error) {
-			id, err := resolve(ctx, in.SessionID)
-			if err != nil {
-				return nil, nil, toolError(err)
-			}
-			r, err := svc.ContextGet(ctx, &api.ContextGetArgs{SessionID: id, SetName: in.SetName})
-			return nil, r, toolError(err)
-		})
+		onSession(svc, func(ctx context.Context, id string, in contextIn) (*api.ContextGetResult, error) {
+			return svc.ContextGet(ctx, &api.ContextGetArgs{SessionID: id, SetName: in.SetName})
+		}))
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_session_files", Annotations: readOnly,
 		Description: "The files in one folder of a session's folder: sources (the user's), results, scripts or data (the model's outputs)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in filesIn) (*sdk.CallToolResult, *api.FilesListResult, error) {
-			id, err := resolve(ctx, in.SessionID)
-			if err != nil {
-				return nil, nil, toolError(err)
-			}
-			r, err := svc.FilesList(ctx, &api.FilesListArgs{SessionID: id, Subdir: in.Subdir})
-			return nil, r, toolError(err)
-		})
+		onSession(svc, func(ctx context.Context, id string, in filesIn) (*api.FilesListResult, error) {
+			return svc.FilesList(ctx, &api.FilesListArgs{SessionID: id, Subdir: in.Subdir})
+		}))
 	sdk.AddTool(srv, &sdk.Tool{Name: "read_session_file", Annotations: readOnly,
 		Description: "The text of a file in a session's folder (at most 1 MiB; a file that is not text is reported as binary)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, *api.FilesReadResult, error) {
-			id, err := resolve(ctx, in.SessionID)
-			if err != nil {
-				return nil, nil, toolError(err)
-			}
-			r, err := svc.FilesRead(ctx, &api.FilesReadArgs{SessionID: id, Subdir: in.Subdir, Name: in.Name})
-			return nil, r, toolError(err)
-		})
+		onSession(svc, func(ctx context.Context, id string, in readIn) (*api.FilesReadResult, error) {
+			return svc.FilesRead(ctx, &api.FilesReadArgs{SessionID: id, Subdir: in.Subdir, Name: in.Name})
+		}))
 	if cfg.Write {
 		destructive := true
 		sdk.AddTool(srv, &sdk.Tool{Name: "set_relevant_context", Annotations: &sdk.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: true},
 			Description: "Sets (replace) or extends (merge) one relevant-context set of a session, as the user's editor does; files are absolute paths."},
-			func(ctx context.Context, _ *sdk.CallToolRequest, in setIn) (*sdk.CallToolResult, *api.ContextSetResult, error) {
-				id, err := resolve(ctx, in.SessionID)
-				if err != nil {
-					return nil, nil, toolError(err)
-				}
+			onSession(svc, func(ctx context.Context, id string, in setIn) (*api.ContextSetResult, error) {
 				items := in.Items
 				if items == nil {
 					items = []string{}
 				}
-				r, err := svc.ContextSet(ctx, &api.ContextSetArgs{SessionID: id, SetName: in.SetName, Items: items, Mode: in.Mode})
-				return nil, r, toolError(err)
-			})
+				return svc.ContextSet(ctx, &api.ContextSetArgs{SessionID: id, SetName: in.SetName, Items: items, Mode: in.Mode})
+			}))
 	}
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{
 		Name: "session", Title: "A ctxls session", URITemplate: SessionURI, MIMEType: "text/markdown",

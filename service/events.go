@@ -63,15 +63,11 @@ func (s *Service) publish(ev Event) {
 }
 
 // titleChanged publishes a session's new title.
-func (s *Service) titleChanged(sess *session.Session) {
-	w := wireSession(sess)
-	s.publish(SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: w.ID, Title: w.Title, TitleSource: w.TitleSource}, Session: w})
-}
+func (s *Service) titleChanged(sess *session.Session) { s.publish(titleUpdate(sess)) }
 
-// TitleEvent is the event of a title a turn reports (turn.TitleChanged),
-// for a door that adapts a turn's stream.
-func TitleEvent(ev turn.TitleChanged) SessionUpdated {
-	w := wireSession(ev.Session)
+// titleUpdate is the event of a session's title.
+func titleUpdate(sess *session.Session) SessionUpdated {
+	w := wireSession(sess)
 	return SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: w.ID, Title: w.Title, TitleSource: w.TitleSource}, Session: w}
 }
 
@@ -79,7 +75,7 @@ func TitleEvent(ev turn.TitleChanged) SessionUpdated {
 // (the model's title, suggested after the turn ended).
 func (s *Service) lateEvent(ev turn.Event) {
 	if tc, ok := ev.(turn.TitleChanged); ok {
-		s.publish(TitleEvent(tc))
+		s.titleChanged(tc.Session)
 	}
 }
 
@@ -95,17 +91,6 @@ func (s *Service) contextEvent(id, reason string, sets session.Context, added, r
 		Added: nonNil(added), Removed: nonNil(removed), Missing: s.missingFiles(sets),
 		Applet: appletOf(sets[prompts.SetApplet]),
 	}}
-}
-
-// ContextEvent is the event of a context change a turn reports
-// (turn.ContextChanged).
-func (s *Service) ContextEvent(ev turn.ContextChanged) ContextChanged {
-	return s.contextEvent(ev.SessionID, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed)
-}
-
-// FilesEvent is the event of a file a turn's model wrote (turn.FilesChanged).
-func FilesEvent(ev turn.FilesChanged) FilesChanged {
-	return FilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}}
 }
 
 // appletOf turns the applet set [slug, "key=value", ...] into its object;

@@ -15,7 +15,7 @@ import (
 // of its own needs none from the provider or the environment). sess may be nil. The environment fills
 // in what is still empty; a local Ollama is probed last.
 func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved, error) {
-	prov := p.Merge(s.Provider())
+	prov := p.Merge(s.currentProvider())
 	if prov.Model == "" && sess != nil {
 		prov.Model = sess.Meta.Model
 	}
@@ -30,7 +30,7 @@ func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved,
 // one when it resolves, else its fields with the defaults filled in. It
 // never fails and never needs a key or a running provider.
 func (s *Service) previewProvider(sess *session.Session) chat.Resolved {
-	prov := s.Provider()
+	prov := s.currentProvider()
 	if prov.Model == "" && sess != nil {
 		prov.Model = sess.Meta.Model
 	}

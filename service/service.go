@@ -181,8 +181,8 @@ func (s *Service) SetProvider(p api.Provider) {
 	s.mu.Unlock()
 }
 
-// Provider is the connection's provider configuration, unresolved.
-func (s *Service) Provider() api.Provider {
+// currentProvider is the connection's provider configuration, unresolved.
+func (s *Service) currentProvider() api.Provider {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.provider
@@ -226,10 +226,10 @@ func (s *Service) SetStorageLimitMB(mb int) {
 	s.mu.Unlock()
 }
 
-// EnvHint is the connection's environment line for sessions used in roots
+// envHint is the connection's environment line for sessions used in roots
 // (nil: the workspace folders): the client's override verbatim, else the
 // client, the folders and the git branch; "" with Config.NoEnvHint.
-func (s *Service) EnvHint(roots []string) string {
+func (s *Service) envHint(roots []string) string {
 	if s.noEnv {
 		return ""
 	}
@@ -251,7 +251,7 @@ func (s *Service) recordEnv(ctx context.Context, id string, roots []string) {
 	if id == "" || s.noEnv {
 		return
 	}
-	if _, err := s.store.SetEnvHint(ctx, id, s.EnvHint(roots)); err != nil {
+	if _, err := s.store.SetEnvHint(ctx, id, s.envHint(roots)); err != nil {
 		s.log.Info("envHint not recorded", "session", id, "err", err)
 	}
 }

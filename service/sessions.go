@@ -30,16 +30,13 @@ func (s *Service) SessionResume(ctx context.Context, a *api.SessionRefArgs) (*ap
 	// Recorded first, so the reminder shows the environment the next
 	// turn's prompt will show.
 	s.recordEnv(ctx, a.SessionID, nil)
-	r, err := s.resumeState(ctx, a.SessionID)
+	r, ev, err := s.resumeState(ctx, a.SessionID)
 	if err != nil {
 		return nil, fail(err)
 	}
 	s.SetCurrent(a.SessionID, true)
-	s.publish(ContextChanged{api.ContextChangedParams{
-		SessionID: a.SessionID, Reason: "resume", Context: r.Context, Added: []string{}, Removed: []string{},
-		Missing: r.MissingFiles, Applet: appletOf(r.Context[prompts.SetApplet]),
-	}})
-	s.EnforceStorage(ctx)
+	s.publish(ev)
+	s.enforceStorage(ctx)
 	return r, nil
 }
 
@@ -52,21 +49,22 @@ func (s *Service) ResumeAtStart(ctx context.Context, id string) {
 	}
 }
 
-// resumeState gathers what resume returns.
-func (s *Service) resumeState(ctx context.Context, id string) (*api.ResumeResult, error) {
+// resumeState gathers what resume returns, and the context event it
+// publishes.
+func (s *Service) resumeState(ctx context.Context, id string) (*api.ResumeResult, ContextChanged, error) {
 	sess, err := s.store.Get(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, ContextChanged{}, err
 	}
 	sets, err := s.store.Context(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, ContextChanged{}, err
 	}
-	missing := s.missingFiles(sets)
+	ev := s.contextEvent(id, "resume", sets, nil, nil)
 	return &api.ResumeResult{
-		V: api.V, Session: wireSession(sess), Context: wireContext(sets), MissingFiles: missing,
-		Reminder: prompts.Reminder(sets, missing, sess.Meta.EnvHint),
-	}, nil
+		V: api.V, Session: wireSession(sess), Context: ev.Context, MissingFiles: ev.Missing,
+		Reminder: prompts.Reminder(sets, ev.Missing, sess.Meta.EnvHint),
+	}, ev, nil
 }
 
 // missingFiles lists the files items that are neither an open editor
@@ -137,7 +135,7 @@ func (s *Service) SessionShare(ctx context.Context, a *api.SessionShareArgs) (*a
 	if err != nil {
 		return nil, fail(err)
 	}
-	if sess, err = s.store.Share(ctx, sess.ID, session.Visibility(a.Visibility)); err != nil {
+	if sess, err = s.store.Share(ctx, sess.ID, a.Visibility); err != nil {
 		return nil, fail(err)
 	}
 	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil

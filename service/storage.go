@@ -25,11 +25,11 @@ func (s *Service) storageLimit() int64 {
 	return int64(mb) << 20
 }
 
-// EnforceStorage keeps the data directory under its soft limit after a
+// enforceStorage keeps the data directory under its soft limit after a
 // resume or a write (see session.Store.EnforceSoftLimit) and publishes a
 // Notice of what was removed. Failures are logged: the clean-up never fails
 // what it follows.
-func (s *Service) EnforceStorage(ctx context.Context) {
+func (s *Service) enforceStorage(ctx context.Context) {
 	s.storageMu.Lock()
 	defer s.storageMu.Unlock()
 	limit := s.storageLimit()

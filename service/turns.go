@@ -100,7 +100,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	resumed := s.isResumed(id)
 	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
-		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.EnvHint(roots),
+		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess,
 	}})
 	if err != nil {
@@ -124,14 +124,14 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
 		case turn.TitleChanged:
-			s.publish(TitleEvent(ev))
+			s.titleChanged(ev.Session)
 			continue
 		case turn.ContextChanged:
-			s.publish(s.ContextEvent(ev))
+			s.contextChanged(ev.SessionID, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed)
 			continue
 		case turn.FilesChanged:
-			s.publish(FilesEvent(ev))
-			s.EnforceStorage(ctx) // the model wrote into the session folder
+			s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}})
+			s.enforceStorage(ctx) // the model wrote into the session folder
 			continue
 		case turn.Compacted:
 			s.compacted(ctx, ev.Compaction)
@@ -140,11 +140,11 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 				s.forgetCurrent(t.SessionID)
 			}
 			ev.Err = fail(ev.Err)
-			s.EnforceStorage(ctx)
+			s.enforceStorage(ctx)
 			out <- ev
 			continue
 		case turn.Done, turn.Cancelled:
-			s.EnforceStorage(ctx) // the turn wrote: messages, maybe files
+			s.enforceStorage(ctx) // the turn wrote: messages, maybe files
 		}
 		out <- ev
 	}
@@ -155,7 +155,7 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 func (s *Service) compacted(ctx context.Context, c chat.Compaction) {
 	ev := SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: c.SessionID, CompactedThrough: c.Summary.SummaryOf.Last}, Tokens: c.Tokens, Window: c.Window}
 	if sess, err := s.store.Get(ctx, c.SessionID); err == nil {
-		ev.Title, ev.TitleSource = sess.Title, api.TitleSource(sess.TitleSource)
+		ev.Title, ev.TitleSource = sess.Title, sess.TitleSource
 	}
 	s.publish(ev)
 }
@@ -248,7 +248,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	pv, err := s.engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
-		Env: s.EnvHint(roots), Session: sess,
+		Env: s.envHint(roots), Session: sess,
 	})
 	if err != nil {
 		return nil, fail(err)

@@ -13,18 +13,18 @@ func wireSession(s *session.Session) *api.Session {
 		return nil
 	}
 	return &api.Session{
-		ID: s.ID, Title: s.Title, TitleSource: api.TitleSource(s.TitleSource),
+		ID: s.ID, Title: s.Title, TitleSource: s.TitleSource,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		Meta:   api.Meta{EnvHint: s.Meta.EnvHint, Model: s.Meta.Model, Workspace: s.Meta.Workspace},
 		Folder: s.Folder, MessageCount: s.MessageCount, FileCount: s.FileCount,
-		Owner: s.Owner, Visibility: api.Visibility(s.Visibility),
+		Owner: s.Owner, Visibility: s.Visibility,
 	}
 }
 
 func wireMessage(m session.Message) api.Message {
 	w := api.Message{
-		ID: m.ID, SessionID: m.SessionID, Role: api.Role(m.Role), Content: m.Content,
-		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Status: api.Status(m.Status),
+		ID: m.ID, SessionID: m.SessionID, Role: m.Role, Content: m.Content,
+		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Status: m.Status,
 		CreatedAt: m.CreatedAt, Model: m.Model,
 	}
 	if m.Usage != nil {
@@ -56,7 +56,7 @@ func wireContext(c session.Context) api.Context {
 func wireHits(hs []session.Hit) []api.Hit {
 	out := make([]api.Hit, len(hs))
 	for i, h := range hs {
-		out[i] = api.Hit{SessionID: h.SessionID, Title: h.Title, MessageID: h.MessageID, Role: api.Role(h.Role), Snippet: h.Snippet}
+		out[i] = api.Hit{SessionID: h.SessionID, Title: h.Title, MessageID: h.MessageID, Role: h.Role, Snippet: h.Snippet}
 	}
 	return out
 }
@@ -108,10 +108,10 @@ func ConversationOrder(msgs []api.Message) []api.Message {
 
 func summary(ss *session.Session) api.SessionSummary {
 	return api.SessionSummary{
-		ID: ss.ID, Title: ss.Title, TitleSource: api.TitleSource(ss.TitleSource),
+		ID: ss.ID, Title: ss.Title, TitleSource: ss.TitleSource,
 		CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		MessageCount: ss.MessageCount, FileCount: ss.FileCount,
-		Owner: ss.Owner, Visibility: api.Visibility(ss.Visibility),
+		Owner: ss.Owner, Visibility: ss.Visibility,
 		Workspace: ss.Meta.Workspace, Folder: ss.Folder,
 	}
 }
