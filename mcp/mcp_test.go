@@ -1,15 +1,12 @@
 package mcp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,41 +16,8 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/session/backend"
+	"github.com/ctxls/ctxls/mcp/mcptest"
 )
-
-// fixture is a data directory with one session: two messages, a files set
-// and a file in its folder.
-func fixture(t *testing.T) (dir, id string) {
-	t.Helper()
-	dir = t.TempDir()
-	ctx := context.Background()
-	st, err := backend.Open(ctx, dir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sess, err := st.Create(ctx, "Fix login redirect")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []*session.Message{
-		{SessionID: sess.ID, Role: session.RoleUser, Content: "Why does login redirect twice?"},
-		{SessionID: sess.ID, Role: session.RoleAssistant, Content: "Because the middleware runs twice.", Status: session.StatusComplete},
-	} {
-		if err := st.AppendMessage(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := st.UpdateContext(ctx, sess.ID, session.SetFiles, []string{"/w/login.go"}, session.ModeReplace, session.AddedByUser, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.AddFile(ctx, sess.ID, "notes.md", strings.NewReader("# Notes\nthe cookie path")); err != nil {
-		t.Fatal(err)
-	}
-	return dir, sess.ID
-}
 
 // connect runs `ctxls mcp serve` on dir over stdio with the SDK's client.
 func connect(t *testing.T, dir string, args ...string) *sdk.ClientSession {
@@ -118,7 +82,7 @@ func toolNames(t *testing.T, cs *sdk.ClientSession) []string {
 // own client over stdio: the read-only tools by default, the session as a
 // resource, a clear tool error, and set_relevant_context only with --write.
 func TestServeStdio(t *testing.T) {
-	dir, id := fixture(t)
+	dir, id := mcptest.Fixture(t)
 	cs := connect(t, dir)
 	readOnly := []string{"get_relevant_context", "list_session_files", "list_sessions", "read_session_file", "search_sessions", "show_session"}
 	if got := toolNames(t, cs); !slices.Equal(got, readOnly) {
@@ -207,29 +171,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // or Origin is not localhost 403 (DNS rebinding); a non-loopback address is
 // refused at start.
 func TestServeHTTP(t *testing.T) {
-	dir, id := fixture(t)
-	cmd := exec.Command(lsptest.BuildBinary(t), "mcp", "serve", "--data-dir", dir, "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CTXLS_STORE=", "CTXLS_MCP_TOKEN=s3cret-token")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := ""
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`serving on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatal("no address on stderr")
-	}
-	go io.Copy(io.Discard, stderr)
+	dir, id := mcptest.Fixture(t)
+	url := mcptest.ServeHTTP(t, dir, "s3cret-token")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

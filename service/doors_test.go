@@ -1,10 +1,8 @@
 package service_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,19 +81,7 @@ func (d *doors) slash(c *acptest.Client, id, text string) acptest.Update {
 // cli runs a ctxls subcommand on the data directory.
 func (d *doors) cli(args ...string) (string, string, int) {
 	d.t.Helper()
-	cmd := exec.Command(lsptest.BuildBinary(d.t), args...)
-	cmd.Env = append(append(os.Environ(), bare...), "CTXLS_DATA_DIR="+d.dataDir)
-	cmd.Dir = d.cwd
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		d.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return lsptest.Run(d.t, d.cwd, append(append([]string{}, bare...), "CTXLS_DATA_DIR="+d.dataDir), args...)
 }
 
 // session makes a session with one exchange through the CLI, with model

@@ -86,9 +86,7 @@ func Binary(t testing.TB, env []string, args ...string) *Server {
 	t.Helper()
 	bin := BuildBinary(t)
 	cmd := exec.Command(bin, args...)
-	// The user's own configuration (MCP servers in ~/.config/ctxls) stays out
-	// of the tests unless one gives XDG_CONFIG_HOME itself.
-	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	cmd.Env = Env(t, env)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -150,4 +148,29 @@ func Binary(t testing.TB, env []string, args ...string) *Server {
 		}
 	})
 	return &Server{Editor: e, Exit: wait, Stderr: stderr.String, Kill: kill, Pid: cmd.Process.Pid}
+}
+
+// Env is the environment a test runs the binary with: the test's own, an
+// empty XDG_CONFIG_HOME (the user's own configuration, such as MCP servers
+// in ~/.config/ctxls, stays out unless env gives one), then env.
+func Env(t testing.TB, env []string) []string {
+	return append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
+}
+
+// Run runs the built binary with args to its end, in dir ("" for the
+// test's), with Env(t, env), and returns its stdout, its stderr and its exit
+// code.
+func Run(t testing.TB, dir string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(BuildBinary(t), args...)
+	cmd.Env, cmd.Dir = Env(t, env), dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
 }

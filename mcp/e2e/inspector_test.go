@@ -5,20 +5,16 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/session/backend"
+	"github.com/ctxls/ctxls/mcp/mcptest"
 )
 
 // inspector runs the Inspector's CLI; it returns its output and whether
@@ -58,31 +54,11 @@ func (in *inspector) run(args ...string) (string, bool) {
 	return string(out), err == nil
 }
 
-// fixture is a data directory with one session; it returns its id.
-func fixture(t *testing.T) (dir, id string) {
-	t.Helper()
-	dir = t.TempDir()
-	ctx := context.Background()
-	st, err := backend.Open(ctx, dir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sess, err := st.Create(ctx, "Fix login redirect")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.AppendMessage(ctx, &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: "Why does the middleware redirect twice?"}); err != nil {
-		t.Fatal(err)
-	}
-	return dir, sess.ID
-}
-
 // TestInspectorStdio: the Inspector lists the tools (their schemas portable:
 // --strict), calls one and reads a session as a resource over stdio.
 func TestInspectorStdio(t *testing.T) {
 	in := newInspector(t)
-	dir, id := fixture(t)
+	dir, id := mcptest.Fixture(t)
 	server := []string{lsptest.BuildBinary(t), "mcp", "serve", "--data-dir", dir}
 	out, ok := in.run(append(server, "--method", "tools/list", "--strict")...)
 	for _, tool := range []string{"search_sessions", "list_sessions", "show_session", "get_relevant_context", "list_session_files", "read_session_file"} {
@@ -107,29 +83,8 @@ func TestInspectorStdio(t *testing.T) {
 // token is served, without it refused.
 func TestInspectorHTTP(t *testing.T) {
 	in := newInspector(t)
-	dir, id := fixture(t)
-	cmd := exec.Command(lsptest.BuildBinary(t), "mcp", "serve", "--data-dir", dir, "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CTXLS_STORE=", "CTXLS_MCP_TOKEN=inspector-token")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url := ""
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`serving on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-			break
-		}
-	}
-	if url == "" {
-		t.Fatal("no address on stderr")
-	}
-	go io.Copy(io.Discard, stderr)
+	dir, id := mcptest.Fixture(t)
+	url := mcptest.ServeHTTP(t, dir, "inspector-token")
 	out, ok := in.run(url, "--transport", "http", "--header", "Authorization: Bearer inspector-token",
 		"--method", "tools/call", "--tool-name", "show_session", "--tool-arg", "sessionId="+id[:6])
 	if !ok || !strings.Contains(out, "Fix login redirect") {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,15 +46,10 @@ func TestMCPList(t *testing.T) {
 		"ghost":      map[string]any{"command": "ctxls-no-such-server"},
 		"typo":       map[string]any{"comand": "x"},
 	})
+	env := []string{"XDG_CONFIG_HOME=" + cfg, "CTXLS_STORE="}
 	run := func(args ...string) (string, int) {
-		cmd := exec.Command(lsptest.BuildBinary(t), append([]string{"mcp", "list", "--data-dir", t.TempDir()}, args...)...)
-		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "CTXLS_STORE=")
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return string(out), code
+		out, _, code := lsptest.Run(t, "", env, append([]string{"mcp", "list", "--data-dir", t.TempDir()}, args...)...)
+		return out, code
 	}
 	out, code := run("--tools", "--json")
 	var res api.MCPListResult
@@ -89,11 +83,9 @@ func TestMCPList(t *testing.T) {
 	}
 
 	// doctor starts each server and says which cannot be used.
-	doctor := exec.Command(lsptest.BuildBinary(t), "doctor", "--data-dir", t.TempDir(), "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
-	doctor.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "CTXLS_STORE=")
-	dout, _ := doctor.CombinedOutput()
-	if !strings.Contains(string(dout), "✓ MCP server everything (stdio, from ") || !strings.Contains(string(dout), "✗ MCP server ghost (stdio, from ") ||
-		!strings.Contains(string(dout), `✗ MCP configuration: `+filepath.Join(cfg, "ctxls", "mcp.json")+`: server "typo"`) {
+	dout, _, _ := lsptest.Run(t, "", env, "doctor", "--data-dir", t.TempDir(), "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
+	if !strings.Contains(dout, "✓ MCP server everything (stdio, from ") || !strings.Contains(dout, "✗ MCP server ghost (stdio, from ") ||
+		!strings.Contains(dout, `✗ MCP configuration: `+filepath.Join(cfg, "ctxls", "mcp.json")+`: server "typo"`) {
 		// The provider is unreachable here: doctor checks the servers all the same.
 		t.Errorf("doctor:\n%s", dout)
 	}
