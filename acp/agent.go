@@ -71,7 +71,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	svc, err := service.Open(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv})
+	svc, err := service.Open(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version})
 	if err != nil {
 		log.Error("cannot open the session store", "err", err)
 		return 1

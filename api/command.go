@@ -526,7 +526,10 @@ type PreviewTokens struct {
 	System  int `json:"system"`
 	History int `json:"history"`
 	Files   int `json:"files"`
-	Total   int `json:"total"`
+	// Tools is what the tools' names, descriptions and schemas cost
+	// (ctxls's own and the MCP servers'); they count in the budget.
+	Tools int `json:"tools"`
+	Total int `json:"total"`
 }
 
 // ContextChangedParams are the params of ctxls/contextChanged.

@@ -66,7 +66,7 @@ func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // stream runs the streamed completion with retries before the first token,
 // checkpointing the answer.
-func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, ready func() error, checkpoint func(string), ev Events, withTools bool) (string, string, session.Usage, []openai.ToolCall, error) {
+func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, ready func() error, checkpoint func(string), ev Events, tools []openai.Tool) (string, string, session.Usage, []openai.ToolCall, error) {
 	var usage session.Usage
 	var calls []openai.ToolCall
 	capture := &retryAfter{}
@@ -77,9 +77,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
-	if withTools {
-		req.Tools = toolDefs
-	}
+	req.Tools = tools
 	streamCtx, cancelStream := context.WithCancelCause(ctx)
 	defer cancelStream(nil)
 	var stream *openai.ChatCompletionStream

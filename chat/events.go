@@ -31,15 +31,31 @@ type FilesChanged struct {
 	By                      string
 }
 
-// ToolStarted and ToolFinished bracket each tool call of the model's;
-// Failed: the tool returned an error (the model got it as text).
-type ToolStarted struct{ Call ToolCall }
+// ToolStarted and ToolFinished bracket each tool call of the model's.
+// Pending: the call waits for the user's permission (a toolbox's tool);
+// ToolAllowed follows when it may run.
+type ToolStarted struct {
+	Call    ToolCall
+	Pending bool
+}
+
+// ToolAllowed: a pending call may run (the user allowed it, or allowed it
+// before).
+type ToolAllowed struct{ Call ToolCall }
+
+// ToolProgress: the server reported progress of a running call.
+type ToolProgress struct {
+	Call    ToolCall
+	Message string
+}
 
 // ToolFinished: a tool call ended; Output is what the model got back.
+// Failed: the tool failed or refused (Output says why); Declined: the user
+// did not allow it.
 type ToolFinished struct {
-	Call   ToolCall
-	Output string
-	Failed bool
+	Call             ToolCall
+	Output           string
+	Failed, Declined bool
 }
 
 // Compacted: before calling the model the turn summarised the session's
@@ -53,5 +69,7 @@ func (TitleChanged) TurnEvent()   {}
 func (ContextChanged) TurnEvent() {}
 func (FilesChanged) TurnEvent()   {}
 func (ToolStarted) TurnEvent()    {}
+func (ToolAllowed) TurnEvent()    {}
+func (ToolProgress) TurnEvent()   {}
 func (ToolFinished) TurnEvent()   {}
 func (Compacted) TurnEvent()      {}

@@ -22,6 +22,7 @@ type assembled struct {
 	// contents in it, of the earlier messages kept, and of this turn's
 	// message; Budget is the context window less the output reserve.
 	System, Files, History, Message, Budget int
+	Tools                                   int // the tools' schemas
 	Dropped                                 int // earlier messages left out
 	// Compacted is the summary this assembly made (Run's only), and
 	// Covered the messages it covers.
@@ -43,7 +44,7 @@ type assembled struct {
 // preview of a session's first turn, before there is one): its context,
 // its files, and its history as the model sees it, the newest summary
 // and the messages after it, without this turn's message.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var (
 		sets    session.Context
@@ -69,15 +70,15 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, st *sessi
 	in.FileBudget = window / 2
 	system, fileTokens := prompts.SystemParts(in)
 
-	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message)}
+	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message), Tools: toolTokens(tools, counter)}
 	sysTokens := counter.Count(system)
-	room := window - sysTokens - out.Message // for the summary and the history
+	room := window - sysTokens - out.Message - out.Tools // for the summary and the history
 	turns := groupTurns(rest, counter)
 	summaryCost := 0
 	if summary != nil {
 		summaryCost = messageCost(summaryInput(summary), counter)
 	}
-	if s := compactIfOver(ctx, t, compact, window, sysTokens+out.Message, summary, summaryCost, turns); s != nil {
+	if s := compactIfOver(ctx, t, compact, window, sysTokens+out.Message+out.Tools, summary, summaryCost, turns); s != nil {
 		turns = turns[len(turns)-s.kept:]
 		summary, summaryCost = s.summary, messageCost(summaryInput(s.summary), counter)
 		out.Compacted, out.Covered = s.summary, s.summary.SummaryOf.Covered

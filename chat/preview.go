@@ -18,8 +18,9 @@ type Preview struct {
 	Tools    []openai.Tool
 	// Tokens of the system prompt (files included), of the relevant files'
 	// contents within it, of the history sent (earlier messages kept plus
-	// this turn's message), and in all (system + history).
-	System, Files, History, Total int
+	// this turn's message), of the tools' schemas, and in all (system +
+	// history + tools).
+	System, Files, History, ToolTokens, Total int
 	// Budget is the context window less the output reserve; Dropped is
 	// how many earlier messages do not fit.
 	Budget, Dropped int
@@ -49,13 +50,15 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 			guard.userSet[p] = true
 		}
 	}
-	in, err := e.assemble(ctx, t, guard, st, false, nil)
+	tools := turnTools(ctx, t, nil)
+	in, err := e.assemble(ctx, t, guard, tools, st, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Preview{
-		Model: t.Provider.Model, Messages: in.Messages, Tools: toolDefs,
-		System: in.System, Files: in.Files, History: in.History + in.Message, Total: in.System + in.History + in.Message,
+		Model: t.Provider.Model, Messages: in.Messages, Tools: tools,
+		System: in.System, Files: in.Files, History: in.History + in.Message, ToolTokens: in.Tools,
+		Total:  in.System + in.History + in.Message + in.Tools,
 		Budget: in.Budget, Dropped: in.Dropped,
 	}, nil
 }

@@ -58,6 +58,11 @@ var toolDefs = []openai.Tool{
 	}},
 }
 
+// isOwnTool reports whether name is one of ctxls's own tools.
+func isOwnTool(name string) bool {
+	return slices.ContainsFunc(toolDefs, func(t openai.Tool) bool { return t.Function.Name == name })
+}
+
 // toolEnv is what the tools may touch in one turn.
 type toolEnv struct {
 	e       *Engine

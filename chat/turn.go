@@ -55,8 +55,10 @@ type Buffers interface {
 // title job.
 type Events interface{ Emit(Event) }
 
-// ToolCall is one call of the model's to a tool.
-type ToolCall struct{ ID, Name, Arguments string }
+// ToolCall is one call of the model's to a tool: Name is the name the
+// model used; Server and Tool say which server's tool it is ("" and Name
+// for ctxls's own).
+type ToolCall struct{ ID, Name, Arguments, Server, Tool string }
 
 // Engine runs turns. It is safe for concurrent use: turns of different
 // sessions run at once; a second turn in the same session is refused.
@@ -113,6 +115,9 @@ type Turn struct {
 	// share of the window, in percent (0: DefaultCompactAt; CompactOff:
 	// never, the oldest turns are left out instead).
 	CompactAt int
+	// Tools offers the user's MCP servers' tools beside ctxls's own (nil:
+	// none).
+	Tools Toolbox
 	// Session is the session as read when the turn was asked for (nil:
 	// the engine reads it). The engine keeps it current through its own
 	// changes (a new title moves the folder), so a turn reads the session
@@ -278,6 +283,7 @@ type run struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	tools    *toolEnv
+	defs     []openai.Tool // the tools offered: ctxls's own and the toolbox's
 	messages []openai.ChatCompletionMessage
 	res      *Result
 	all      strings.Builder // the answer's text over all rounds
@@ -343,13 +349,14 @@ func (r *run) begin() error {
 	st.Session = t.Session // renamed, its folder moved, when autoTitle titled it
 	st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
 	r.tools = e.toolEnv(*t, st, r.ev)
-	in, err := e.assemble(ctx, *t, r.tools, st, true, e.turnCompactor(*t, r.ev))
+	r.defs = turnTools(ctx, *t, r.ev)
+	in, err := e.assemble(ctx, *t, r.tools, r.defs, st, true, e.turnCompactor(*t, r.ev))
 	if err != nil {
 		return err
 	}
 	if in.Compacted != nil {
 		r.ev.Emit(Compacted{Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
-			Tokens: in.System + in.History + in.Message, Window: t.Provider.ContextWindow}})
+			Tokens: in.System + in.History + in.Message + in.Tools, Window: t.Provider.ContextWindow}})
 	}
 	r.messages = in.Messages
 	return nil
@@ -379,7 +386,11 @@ func (r *run) round(n int) (more bool, err error) {
 		r.cancel(StoreError(err))
 	}
 	setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone, lost)
-	text, finish, usage, calls, err := e.stream(ctx, t.Provider, r.messages, ready, setText, r.ev, n < MaxToolRounds)
+	var defs []openai.Tool
+	if n < MaxToolRounds {
+		defs = r.defs
+	}
+	text, finish, usage, calls, err := e.stream(ctx, t.Provider, r.messages, ready, setText, r.ev, defs)
 	stopCheckpoints()
 	r.all.WriteString(text)
 	if cerr := ready(); cerr != nil {
@@ -456,15 +467,18 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 	}
 	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 	for _, c := range calls {
-		tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
-		r.ev.Emit(ToolStarted{Call: tc})
-		out, failed := r.tools.run(r.ctx, c.Function.Name, c.Function.Arguments)
-		r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
+		out := r.call(c)
 		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
 		if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
 			return false, r.stored(err)
 		}
 		r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
+	}
+	if err := r.ctx.Err(); err != nil {
+		// Cancelled while the tools ran (a call waiting for a server or
+		// for the user): every call has its result stored, the turn ends.
+		r.res.FinishReason = FinishCancelled
+		return false, err
 	}
 	if n+1 < MaxToolRounds {
 		return true, nil
@@ -478,6 +492,28 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 	}
 	r.res.FinishReason, r.res.ToolLimit = FinishStop, true
 	return false, nil
+}
+
+// call runs one tool call, ctxls's own or the toolbox's, bracketed by
+// ToolStarted and ToolFinished, and returns what the model is given.
+func (r *run) call(c openai.ToolCall) string {
+	tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
+	var server, tool string
+	external := false
+	if r.t.Tools != nil {
+		server, tool, external = r.t.Tools.Describe(tc.Name)
+	}
+	if !external || isOwnTool(tc.Name) {
+		r.ev.Emit(ToolStarted{Call: tc})
+		out, failed := r.tools.run(r.ctx, tc.Name, tc.Arguments)
+		r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
+		return out
+	}
+	tc.Server, tc.Tool = server, tool
+	r.ev.Emit(ToolStarted{Call: tc, Pending: true})
+	out, failed, declined := r.t.Tools.Call(r.ctx, r.t.SessionID, tc, r.ev)
+	r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed, Declined: declined})
+	return out
 }
 
 // unsavedAnswer is an answer's final state that could not be saved because

@@ -23,7 +23,7 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 		}
 	} else {
 		wd, _ := os.Getwd()
-		svc = service.New(nil, service.Config{NoEnvHint: true})
+		svc = service.New(nil, service.Config{NoEnvHint: true, Version: Version})
 		svc.SetRoots([]string{wd})
 	}
 	defer svc.Close()
@@ -44,8 +44,8 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "Model input for %s (dry run: nothing sent, nothing stored)\n", pv.Model)
-	fmt.Fprintf(w, "Tokens: %d in all of a %d-token budget — system %d (relevant files %d), history %d\n",
-		pv.Tokens.Total, pv.Budget, pv.Tokens.System, pv.Tokens.Files, pv.Tokens.History)
+	fmt.Fprintf(w, "Tokens: %d in all of a %d-token budget — system %d (relevant files %d), history %d, tools %d\n",
+		pv.Tokens.Total, pv.Budget, pv.Tokens.System, pv.Tokens.Files, pv.Tokens.History, pv.Tokens.Tools)
 	if pv.Dropped > 0 {
 		fmt.Fprintf(w, "%d earlier messages do not fit and are left out\n", pv.Dropped)
 	}
@@ -55,10 +55,18 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 			fmt.Fprintf(w, "[tool call %s %s]\n", c.Name, c.Arguments)
 		}
 	}
-	names := make([]string, len(pv.Tools))
-	for i, t := range pv.Tools {
-		names[i] = t.Name
+	fmt.Fprintf(w, "\n── tools offered (%d tokens) ──\n", pv.Tokens.Tools)
+	for _, t := range pv.Tools {
+		fmt.Fprintf(w, "%s: %s\n  %s\n", t.Name, firstLine(t.Description), t.Parameters)
 	}
-	fmt.Fprintf(w, "\n── tools offered ──\n%s\n", strings.Join(names, ", "))
 	return nil
+}
+
+// firstLine is a description's first line, shortened.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:119]) + "…"
+	}
+	return s
 }

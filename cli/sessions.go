@@ -270,7 +270,7 @@ func (g *globals) openService(ctx context.Context, prov api.Provider) (*service.
 		return nil, err
 	}
 	wd, _ := os.Getwd()
-	svc, err := service.Open(ctx, service.Config{DataDir: dir, Store: url, Log: discardLogger(), Provider: prov, StorageSoftLimitMB: mb, NoEnvHint: true})
+	svc, err := service.Open(ctx, service.Config{DataDir: dir, Store: url, Log: discardLogger(), Provider: prov, StorageSoftLimitMB: mb, NoEnvHint: true, Version: Version})
 	if err != nil {
 		return nil, err
 	}

@@ -324,7 +324,7 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 	if !strings.Contains(pv.Messages[0].Content, "package main") || pv.Messages[1].Content != "what is in main?" {
 		t.Errorf("preview messages: %+v", pv.Messages)
 	}
-	if pv.Tokens.Total != pv.Tokens.System+pv.Tokens.History || pv.Tokens.Files <= 0 || pv.Tokens.Files >= pv.Tokens.System {
+	if pv.Tokens.Total != pv.Tokens.System+pv.Tokens.History+pv.Tokens.Tools || pv.Tokens.Tools < 200 || pv.Tokens.Files <= 0 || pv.Tokens.Files >= pv.Tokens.System {
 		t.Errorf("tokens %+v", pv.Tokens)
 	}
 	names := []string{}

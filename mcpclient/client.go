@@ -5,41 +5,25 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tool is a tool a server offers.
 type Tool struct {
-	Name, Description string
-	InputSchema       any
-	ReadOnly          bool // the server says it changes nothing (readOnlyHint)
+	Name, Title, Description string
+	InputSchema              any
+	ReadOnly                 bool // the server says it changes nothing (readOnlyHint)
+	Destructive              bool // it may destroy (destructiveHint; true unless the server says not)
 }
 
 // Connect starts the server (stdio: its command, its stderr to stderr) or
-// reaches it (http, with its headers), and initializes an MCP session.
+// reaches it (http, with its headers), and initializes an MCP session: a
+// one-off connection (doctor, mcp list); turns use a Manager's.
 func Connect(ctx context.Context, s Server, version string, stderr io.Writer) (*sdk.ClientSession, error) {
-	var t sdk.Transport
-	switch s.Type {
-	case "http":
-		t = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}, DisableStandaloneSSE: true}
-	default:
-		path, err := exec.LookPath(s.Command)
-		if err != nil {
-			return nil, fmt.Errorf("server %q: command %q not found: %w", s.Name, s.Command, err)
-		}
-		cmd := exec.Command(path, s.Args...)
-		cmd.Env = os.Environ()
-		for _, k := range Keys(s.Env) {
-			cmd.Env = append(cmd.Env, k+"="+s.Env[k])
-		}
-		if stderr == nil {
-			stderr = io.Discard
-		}
-		cmd.Stderr = stderr
-		t = &sdk.CommandTransport{Command: cmd}
+	t, err := transport(s, stderr)
+	if err != nil {
+		return nil, err
 	}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "ctxls", Version: version}, nil).Connect(ctx, t, nil)
 	if err != nil {
@@ -60,8 +44,7 @@ func ListTools(ctx context.Context, s Server, version string) ([]Tool, error) {
 		if err != nil {
 			return out, fmt.Errorf("server %q: listing its tools: %w", s.Name, err)
 		}
-		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
-			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
+		out = append(out, toolOf(t))
 	}
 	return out, nil
 }

@@ -34,6 +34,48 @@ func (s *Service) SetMCPServers(raw json.RawMessage) error {
 	return nil
 }
 
+// mcp is the connection's MCP servers' manager, made on first need.
+func (s *Service) mcp() *mcpclient.Manager {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mcpManager == nil {
+		s.mcpManager = mcpclient.NewManager(s.version, s.log)
+	}
+	return s.mcpManager
+}
+
+// SetSessionMCPServers sets the MCP servers a session was opened with (an
+// ACP client's mcpServers, in the "mcpServers" format: an object of servers
+// by name), over the connection's own for that session's turns. It
+// returns an error for each server it cannot use; the others are kept.
+func (s *Service) SetSessionMCPServers(sessionID string, servers map[string]json.RawMessage, source string) []error {
+	list, errs := mcpclient.ParseServers(servers, source)
+	s.mu.Lock()
+	if s.sessionMCP == nil {
+		s.sessionMCP = map[string][]mcpclient.Server{}
+	}
+	s.sessionMCP[sessionID] = list
+	s.mu.Unlock()
+	return errs
+}
+
+// turnServers are the MCP servers of a session's turn: the connection's,
+// then the session's own over them. The configuration's errors are told
+// the user once.
+func (s *Service) turnServers(sessionID string) []mcpclient.Server {
+	servers, errs, _ := s.servers()
+	for _, e := range errs {
+		s.toolNotice("config:"+e, e)
+	}
+	s.mu.Lock()
+	own := s.sessionMCP[sessionID]
+	s.mu.Unlock()
+	if len(own) > 0 {
+		servers, _ = mcpclient.Merge(servers, own)
+	}
+	return servers
+}
+
 // servers is the connection's MCP configuration: the user's file, then the
 // connection's own servers over it; with the errors of the servers it
 // cannot use and a note for each server named twice.

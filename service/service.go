@@ -14,6 +14,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/mcpclient"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 	"github.com/ctxls/ctxls/turn"
@@ -58,34 +60,42 @@ type Config struct {
 	// NoEnvHint: record no environment line in the sessions used (the CLI,
 	// which leaves the editor's in place).
 	NoEnvHint bool
+	// Version is ctxls's version, as told to MCP servers.
+	Version string
 }
 
 // Service implements api.Interface for one connection. It is safe for
 // concurrent use.
 type Service struct {
-	store  session.Store
-	engine *chat.Engine
-	turns  *turn.Service
-	docs   *buffer.Set
-	log    *slog.Logger
-	getenv func(string) string
-	probe  func() bool
-	cliMB  int
-	noEnv  bool
+	store   session.Store
+	engine  *chat.Engine
+	turns   *turn.Service
+	docs    *buffer.Set
+	log     *slog.Logger
+	getenv  func(string) string
+	probe   func() bool
+	cliMB   int
+	noEnv   bool
+	version string
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
-	mu          sync.Mutex
-	provider    api.Provider
-	roots       []string                   // workspace folders, absolute; the first is the session's workspace
-	client      string                     // "<name> <version>" of the client, for envHint
-	envOverride string                     // an envHint the client gave verbatim
-	current     string                     // the current session ("" if none): what an empty sessionId means
-	lostCurrent bool                       // the current session was deleted; say so when the next is made
-	resumed     map[string]bool            // sessions resumed since their last turn
-	compactAt   int                        // 0: the default
-	editorMB    int                        // the client's storage soft limit in MiB; 0: the command line's
-	mcpServers  map[string]json.RawMessage // the connection's own MCP servers (settings), by name
+	mu            sync.Mutex
+	provider      api.Provider
+	roots         []string                      // workspace folders, absolute; the first is the session's workspace
+	client        string                        // "<name> <version>" of the client, for envHint
+	envOverride   string                        // an envHint the client gave verbatim
+	current       string                        // the current session ("" if none): what an empty sessionId means
+	lostCurrent   bool                          // the current session was deleted; say so when the next is made
+	resumed       map[string]bool               // sessions resumed since their last turn
+	compactAt     int                           // 0: the default
+	editorMB      int                           // the client's storage soft limit in MiB; 0: the command line's
+	mcpServers    map[string]json.RawMessage    // the connection's own MCP servers (settings), by name
+	sessionMCP    map[string][]mcpclient.Server // MCP servers a session was opened with (ACP), by session
+	asker         Asker                         // how to ask the user for a tool call's permission
+	allowReadOnly bool                          // read-only tools run without asking
+	toolNotices   map[string]string             // what the user was last told about a server or tool
+	mcpManager    *mcpclient.Manager            // the running MCP servers; made on first need
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
@@ -138,7 +148,7 @@ func New(store session.Store, cfg Config) *Service {
 	}
 	s := &Service{
 		store: store, docs: docs, log: log, getenv: cfg.Getenv, probe: cfg.Probe, cliMB: cfg.StorageSoftLimitMB, noEnv: cfg.NoEnvHint,
-		provider: cfg.Provider, resumed: map[string]bool{},
+		version: cmp.Or(cfg.Version, "dev"), provider: cfg.Provider, resumed: map[string]bool{},
 	}
 	if s.getenv == nil {
 		s.getenv = os.Getenv
@@ -155,6 +165,12 @@ func New(store session.Store, cfg Config) *Service {
 // Close stops the background work (model titles) and closes the store.
 func (s *Service) Close() error {
 	s.engine.Close()
+	s.mu.Lock()
+	m := s.mcpManager
+	s.mu.Unlock()
+	if m != nil {
+		m.Close()
+	}
 	if s.store == nil {
 		return nil
 	}

@@ -101,7 +101,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
-		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess,
+		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.toolbox(id),
 	}})
 	if err != nil {
 		return nil, fail(err)
@@ -248,7 +248,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	pv, err := s.engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
-		Env: s.envHint(roots), Session: sess,
+		Env: s.envHint(roots), Session: sess, Tools: s.toolbox(id),
 	})
 	if err != nil {
 		return nil, fail(err)
@@ -256,7 +256,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	counter := prompts.TokenizerFor(pv.Model)
 	res := &api.ChatPreviewResult{
 		V: api.V, SessionID: id, Model: pv.Model, Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
-		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Total: pv.Total},
+		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Tools: pv.ToolTokens, Total: pv.Total},
 		Budget: pv.Budget, Dropped: pv.Dropped,
 	}
 	for _, m := range pv.Messages {

@@ -43,6 +43,10 @@ type Sessions interface {
 	SetModel(ctx context.Context, id, model string) (*Session, error)
 	SetEnvHint(ctx context.Context, id, hint string) (bool, error)
 	SetWorkspace(ctx context.Context, id, dir string) error
+	// SetToolPermission records the user's standing decision about a tool
+	// (ToolAllow, ToolDeny; "" forgets it) without touching the session's
+	// activity.
+	SetToolPermission(ctx context.Context, id, tool, decision string) error
 	// Share sets who sees a session: VisibilityPrivate (its owner) or
 	// VisibilityTeam (every member of ctxls_user). Only the PostgreSQL
 	// store shares; the local store refuses with ErrInvalid.

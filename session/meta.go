@@ -27,6 +27,17 @@ func ValidModel(model string) (string, error) {
 	return model, nil
 }
 
+// ValidToolPermission checks a tool's name and a decision for it.
+func ValidToolPermission(tool, decision string) error {
+	switch {
+	case tool == "" || len(tool) > 128 || HasControl(tool):
+		return Invalidf("a tool's name is 1 to 128 characters without control characters")
+	case decision != "" && decision != ToolAllow && decision != ToolDeny:
+		return Invalidf("a tool decision is %q, %q or empty, got %q", ToolAllow, ToolDeny, Truncate(decision, 20))
+	}
+	return nil
+}
+
 // MinIDPrefix is the shortest id prefix ResolveID accepts.
 const MinIDPrefix = 4
 

@@ -35,7 +35,17 @@ type Meta struct {
 	// Workspace is the folder the session was last used in: the editor's
 	// first workspace folder, ACP's cwd, the CLI's working directory.
 	Workspace string `json:"workspace,omitempty"`
+	// Tools are the user's standing decisions about the model's tools in
+	// this session, by the name the model calls them: ToolAllow ("always
+	// allow") or ToolDeny ("always reject").
+	Tools map[string]string `json:"tools,omitempty"`
 }
+
+// Standing decisions about a tool (Meta.Tools).
+const (
+	ToolAllow = "allow"
+	ToolDeny  = "deny"
+)
 
 // Session is one chat session.
 type Session struct {

@@ -16,6 +16,8 @@ type (
 	TextDelta      = chat.TextDelta
 	Activity       = chat.Activity
 	ToolStarted    = chat.ToolStarted
+	ToolAllowed    = chat.ToolAllowed
+	ToolProgress   = chat.ToolProgress
 	ToolFinished   = chat.ToolFinished
 	ContextChanged = chat.ContextChanged
 	FilesChanged   = chat.FilesChanged

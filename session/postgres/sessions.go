@@ -453,6 +453,27 @@ func (s *Store) SetModel(ctx context.Context, id, model string) (*session.Sessio
 	return ss, s.syncFolder(ctx, ss, files)
 }
 
+// SetToolPermission records a standing decision about a tool.
+func (s *Store) SetToolPermission(ctx context.Context, id, tool, decision string) error {
+	if err := session.ValidToolPermission(tool, decision); err != nil {
+		return err
+	}
+	q := "UPDATE sessions SET meta = jsonb_set(meta, '{tools}', coalesce(meta->'tools', '{}'::jsonb) || jsonb_build_object($2::text, $3::text)) WHERE id = $1"
+	args := []any{id, tool, decision}
+	if decision == "" {
+		q = "UPDATE sessions SET meta = jsonb_set(meta, '{tools}', coalesce(meta->'tools', '{}'::jsonb) - $2::text) WHERE id = $1"
+		args = args[:2]
+	}
+	tag, err := s.pool.Exec(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return s.exists(ctx, s.pool, id)
+	}
+	return nil
+}
+
 // SetEnvHint records the session's envHint when it differs; not activity.
 func (s *Store) SetEnvHint(ctx context.Context, id, hint string) (bool, error) {
 	hint = session.CleanEnvHint(hint)

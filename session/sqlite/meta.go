@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -35,6 +36,27 @@ func (s *Store) MarkTitleRequested(ctx context.Context, id string) (bool, error)
 // complete answer asks again.
 func (s *Store) ClearTitleRequested(ctx context.Context, id string) error {
 	res, err := s.exec(ctx, "UPDATE sessions SET meta = json_remove("+metaJSON+", '$.titleRequested') WHERE id = ?", id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return session.NotFound(id)
+	}
+	return nil
+}
+
+// SetToolPermission records a standing decision about a tool.
+func (s *Store) SetToolPermission(ctx context.Context, id, tool, decision string) error {
+	if err := session.ValidToolPermission(tool, decision); err != nil {
+		return err
+	}
+	var decided any = decision
+	if decision == "" {
+		decided = nil // json_patch removes a key set to null
+	}
+	patch, _ := json.Marshal(map[string]any{tool: decided})
+	res, err := s.exec(ctx, "UPDATE sessions SET meta = json_set("+metaJSON+", '$.tools', "+
+		"json_patch(coalesce(json_extract("+metaJSON+", '$.tools'), '{}'), ?)) WHERE id = ?", string(patch), id)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -64,15 +65,35 @@ func testMetaFieldsAreWrittenOneByOne(t *testing.T, s Store) {
 		t.Fatalf("second mark must report it was done: %v %v", ok, err)
 	}
 	got, err := s.SetModel(ctx, ss.ID, " gpt-4o ")
-	if err != nil || got.Meta != (session.Meta{EnvHint: "vim 9; workspace /w", TitleRequested: true, Model: "gpt-4o"}) {
+	if err != nil || !reflect.DeepEqual(got.Meta, session.Meta{EnvHint: "vim 9; workspace /w", TitleRequested: true, Model: "gpt-4o"}) {
 		t.Fatalf("after SetModel: %+v %v", got.Meta, err)
 	}
 	if err := s.ClearTitleRequested(ctx, ss.ID); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.SetModel(ctx, ss.ID, "")
-	if got.Meta != (session.Meta{EnvHint: "vim 9; workspace /w"}) {
+	if !reflect.DeepEqual(got.Meta, session.Meta{EnvHint: "vim 9; workspace /w"}) {
 		t.Errorf("after clearing both: %+v", got.Meta)
+	}
+	// Standing tool decisions: set, changed, forgotten; the other meta
+	// fields stay.
+	for _, step := range []struct{ tool, decision string }{
+		{"mcp__fs__read", session.ToolAllow}, {"mcp__fs__write", session.ToolDeny},
+		{"mcp__fs__write", session.ToolAllow}, {"mcp__fs__read", ""},
+	} {
+		if err := s.SetToolPermission(ctx, ss.ID, step.tool, step.decision); err != nil {
+			t.Fatalf("SetToolPermission(%s, %q): %v", step.tool, step.decision, err)
+		}
+	}
+	got, _ = s.Get(ctx, ss.ID)
+	if !reflect.DeepEqual(got.Meta, session.Meta{EnvHint: "vim 9; workspace /w", Tools: map[string]string{"mcp__fs__write": session.ToolAllow}}) {
+		t.Errorf("after tool decisions: %+v", got.Meta)
+	}
+	if err := s.SetToolPermission(ctx, ss.ID, "x", "maybe"); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("a bad decision: %v", err)
+	}
+	if err := s.SetToolPermission(ctx, "nope", "x", session.ToolAllow); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("tool decision, unknown session: %v", err)
 	}
 	for _, bad := range []string{"a b", "x\x01", strings.Repeat("m", session.MaxModel+1), "\xff"} {
 		if _, err := s.SetModel(ctx, ss.ID, bad); !errors.Is(err, session.ErrInvalid) {

@@ -1,0 +1,134 @@
+// Command server is an MCP server for ctxls's tests, written with the Go
+// SDK: tools that answer, report progress, hang, crash, return 10 MB, an
+// image, a link, an error; with -many a hundred tools; with -badschema a
+// tool whose input schema is not valid. It writes its pid to
+// $TESTMCP_DIR/NAME.pid at start and notes a cancelled call in
+// $TESTMCP_DIR/NAME.cancelled.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	name := flag.String("name", "test", "the server's name, for its files")
+	many := flag.Bool("many", false, "offer a hundred tools")
+	badSchema := flag.Bool("badschema", false, "offer a tool with an invalid input schema")
+	flag.Parse()
+	dir := os.Getenv("TESTMCP_DIR")
+	note := func(what, text string) {
+		if dir != "" {
+			os.WriteFile(filepath.Join(dir, *name+"."+what), []byte(text), 0o644)
+		}
+	}
+	note("pid", fmt.Sprint(os.Getpid()))
+	if os.Getenv("TESTMCP_SECRET") != "" {
+		fmt.Fprintln(os.Stderr, "testmcp: started with a secret in its environment")
+	}
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "testmcp-" + *name, Version: "1"}, nil)
+	if *many {
+		for i := range 100 {
+			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("t%03d", i), Description: fmt.Sprintf("Tool number %d.", i)},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text(fmt.Sprintf("t%03d ran", i)), nil, nil
+				})
+		}
+	}
+	if *badSchema {
+		s.AddTool(&mcp.Tool{Name: "broken", Description: "A tool with a schema no provider accepts.",
+			InputSchema: map[string]any{"type": "object", "properties": "nonsense"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("broken ran"), nil })
+	}
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text("echo: " + in.Text), nil, nil
+		})
+	type addIn struct {
+		A float64 `json:"a"`
+		B float64 `json:"b"`
+	}
+	type addOut struct {
+		Sum float64 `json:"sum"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b; the result is structured."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	type slowIn struct {
+		Steps int `json:"steps"`
+		Ms    int `json:"ms"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Works for steps×ms milliseconds, reporting progress."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+			for i := range in.Steps {
+				if tok := req.Params.GetProgressToken(); tok != nil {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i+1)})
+				}
+				select {
+				case <-ctx.Done():
+					note("cancelled", "slow")
+					return nil, nil, ctx.Err()
+				case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+				}
+			}
+			return text(fmt.Sprintf("slow done after %d steps", in.Steps)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Never answers."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			note("cancelled", "hang")
+			return nil, nil, ctx.Err()
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits in the middle of the call."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	type bigIn struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns a text of the given size."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("x", in.Bytes)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "picture", Description: "Returns an image and a link."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "here it is"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG fake")},
+				&mcp.ResourceLink{URI: "file:///tmp/pic.png", Name: "pic.png", Description: "the picture"},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails as a tool (isError)."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the widget is broken"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool extra."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "extra", Description: "Added by grow."},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text("extra ran"), nil, nil
+				})
+			return text("grown"), nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "testmcp:", err)
+		os.Exit(1)
+	}
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}

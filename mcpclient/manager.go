@@ -1,0 +1,445 @@
+package mcpclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// StartTimeout bounds starting a server and its initialize handshake.
+const StartTimeout = 30 * time.Second
+
+// maxBackoff is the longest wait before a failed server is tried again.
+const maxBackoff = 30 * time.Second
+
+// Manager runs the MCP servers a daemon uses: one process (or HTTP
+// session) per distinct configuration, shared by every session of the
+// daemon, started when a turn first needs it. A server that crashed or
+// could not start is tried again on the next need, after a back-off that
+// doubles with each failure in a row (Backoff, 2×, 4×, … up to 30 s); until
+// then the need fails at once, saying when the next try is. Close ends every
+// server; a server's process also ends when the daemon is killed (see
+// procAttr).
+//
+// Manager is safe for concurrent use. Its goroutines: one per running
+// server waiting for its end (watch), and the SDK's own per session.
+type Manager struct {
+	// Backoff is the first wait after a failure (default 1 s).
+	Backoff time.Duration
+	version string
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	conns  map[string]*conn // by Server.Key
+	closed bool
+}
+
+// NewManager returns a manager whose client says it is ctxls version.
+func NewManager(version string, log *slog.Logger) *Manager {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{Backoff: time.Second, version: version, log: log, conns: map[string]*conn{}}
+}
+
+// conn is one server's connection and what is known about it.
+type conn struct {
+	m   *Manager
+	srv Server // the configuration it was started with (the first name seen)
+
+	mu       sync.Mutex
+	cs       *sdk.ClientSession // nil: not running
+	starting chan struct{}      // non-nil while a start runs; closed when it ends
+	tools    []Tool             // nil: to be listed
+	failures int                // failures in a row
+	retryAt  time.Time          // no start before then
+	lastErr  error
+	progress map[string]func(Progress) // progress token → the call's reporter
+}
+
+// Progress is a server's progress notification for a call.
+type Progress struct {
+	Message         string
+	Progress, Total float64
+}
+
+// Key identifies a configuration: servers with the same key share a
+// process. The name and source do not count; the timeout does not either.
+func (s Server) Key() string {
+	b, _ := json.Marshal([]any{s.Type, s.Command, s.Args, s.Env, s.URL, s.Headers})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
+}
+
+func (m *Manager) conn(s Server) (*conn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errors.New("the daemon is shutting down")
+	}
+	c, ok := m.conns[s.Key()]
+	if !ok {
+		c = &conn{m: m, srv: s, progress: map[string]func(Progress){}}
+		m.conns[s.Key()] = c
+	}
+	return c, nil
+}
+
+// Tools returns the server's tools, starting it when it is not running
+// and listing them again after it said they changed.
+func (m *Manager) Tools(ctx context.Context, s Server) ([]Tool, error) {
+	c, err := m.conn(s)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	tools := c.tools
+	c.mu.Unlock()
+	if tools != nil {
+		return tools, nil
+	}
+	tools = []Tool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("server %q: listing its tools: %w", s.Name, err)
+		}
+		tools = append(tools, toolOf(t))
+	}
+	c.mu.Lock()
+	if c.cs == cs {
+		c.tools = tools
+	}
+	c.mu.Unlock()
+	return tools, nil
+}
+
+func toolOf(t *sdk.Tool) Tool {
+	out := Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	if a := t.Annotations; a != nil {
+		out.ReadOnly = a.ReadOnlyHint
+		out.Destructive = a.DestructiveHint == nil || *a.DestructiveHint
+		out.Title = a.Title
+	} else {
+		out.Destructive = true // the protocol's default
+	}
+	if out.Title == "" {
+		out.Title = t.Title
+	}
+	return out
+}
+
+var progressSeq atomic.Int64
+
+// Call calls a tool with its arguments (a JSON object) within the server's
+// timeout. progress, when set, receives the server's progress
+// notifications for the call. Cancelling ctx cancels the call (the SDK
+// sends notifications/cancelled). A server that is gone, crashed during the
+// call or timed out is an error; a result with isError is not (see Text).
+func (m *Manager) Call(ctx context.Context, s Server, tool string, args json.RawMessage, progress func(Progress)) (*sdk.CallToolResult, error) {
+	c, err := m.conn(s)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("server %q: %s did not answer within %s", s.Name, tool, timeout))
+	defer cancel()
+	var a any = map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		a = args
+	}
+	p := &sdk.CallToolParams{Name: tool, Arguments: a}
+	if progress != nil {
+		token := "ctxls-" + strconv.FormatInt(progressSeq.Add(1), 10)
+		p.SetProgressToken(token)
+		c.mu.Lock()
+		c.progress[token] = progress
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.progress, token)
+			c.mu.Unlock()
+		}()
+	}
+	res, err := cs.CallTool(ctx, p)
+	switch {
+	case err == nil:
+		c.mu.Lock()
+		c.failures = 0
+		c.mu.Unlock()
+		return res, nil
+	case ctx.Err() != nil && context.Cause(ctx) != nil && !errors.Is(context.Cause(ctx), context.Canceled):
+		return nil, context.Cause(ctx) // the timeout, in words
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	if c.dead(cs) {
+		return nil, fmt.Errorf("server %q stopped during the call (%v); it is started again on the next call", s.Name, err)
+	}
+	return nil, fmt.Errorf("server %q: %w", s.Name, err)
+}
+
+// dead reports whether cs has ended (after waiting a moment for the
+// watcher to notice a crash).
+func (c *conn) dead(cs *sdk.ClientSession) bool {
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for {
+		c.mu.Lock()
+		gone := c.cs != cs
+		c.mu.Unlock()
+		if gone || time.Now().After(deadline) {
+			return gone
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// session returns the running session, starting the server when it is not
+// running (one start at a time; others wait for it).
+func (c *conn) session(ctx context.Context) (*sdk.ClientSession, error) {
+	for {
+		c.mu.Lock()
+		if c.cs != nil {
+			cs := c.cs
+			c.mu.Unlock()
+			return cs, nil
+		}
+		if wait := c.starting; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if now := time.Now(); now.Before(c.retryAt) {
+			err := fmt.Errorf("server %q failed (%v); it is tried again in %s", c.srv.Name, c.lastErr, c.retryAt.Sub(now).Round(100*time.Millisecond))
+			c.mu.Unlock()
+			return nil, err
+		}
+		done := make(chan struct{})
+		c.starting = done
+		c.mu.Unlock()
+		go c.start(done)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err() // the start goes on; the next need finds it
+		}
+		c.mu.Lock()
+		cs, err := c.cs, c.lastErr
+		c.mu.Unlock()
+		if cs == nil && err != nil {
+			return nil, err // this start's failure, as it is
+		}
+	}
+}
+
+// start starts the server and records the outcome; done is closed after.
+func (c *conn) start(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	begun := time.Now()
+	cs, err := c.m.connect(ctx, c)
+	c.mu.Lock()
+	defer func() { c.starting = nil; c.mu.Unlock(); close(done) }()
+	if err != nil {
+		c.failed(err)
+		return
+	}
+	c.m.mu.Lock()
+	closed := c.m.closed
+	c.m.mu.Unlock()
+	if closed {
+		cs.Close()
+		c.lastErr = errors.New("the daemon is shutting down")
+		return
+	}
+	c.cs, c.tools = cs, nil
+	c.m.log.Info("mcp server started", "server", c.srv.Name, "type", c.srv.Type, "ms", time.Since(begun).Milliseconds())
+	go c.watch(cs)
+}
+
+// failed records a failure (c.mu held) and sets the next try's time.
+func (c *conn) failed(err error) {
+	c.failures++
+	c.lastErr = err
+	wait := c.m.Backoff << min(c.failures-1, 10)
+	if wait > maxBackoff || wait <= 0 {
+		wait = maxBackoff
+	}
+	c.retryAt = time.Now().Add(wait)
+	c.m.log.Warn("mcp server failed", "server", c.srv.Name, "err", err, "retryIn", wait)
+}
+
+// watch waits for the session to end; an end Close did not ask for is a
+// failure.
+func (c *conn) watch(cs *sdk.ClientSession) {
+	err := cs.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs != cs {
+		return
+	}
+	c.cs, c.tools = nil, nil
+	c.m.mu.Lock()
+	closed := c.m.closed
+	c.m.mu.Unlock()
+	if closed {
+		return
+	}
+	if err == nil {
+		err = errors.New("it exited")
+	}
+	c.failed(fmt.Errorf("it stopped: %w", err))
+}
+
+// connect starts or reaches the server and initializes a session whose
+// notifications go to c.
+func (m *Manager) connect(ctx context.Context, c *conn) (*sdk.ClientSession, error) {
+	s := c.srv
+	opts := &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			c.mu.Lock()
+			c.tools = nil
+			c.mu.Unlock()
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			token := fmt.Sprint(r.Params.ProgressToken)
+			c.mu.Lock()
+			f := c.progress[token]
+			c.mu.Unlock()
+			if f != nil {
+				f(Progress{Message: r.Params.Message, Progress: r.Params.Progress, Total: r.Params.Total})
+			}
+		},
+	}
+	t, err := transport(s, &logLines{log: m.log, server: s.Name})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "ctxls", Version: m.version}, opts).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", s.Name, err)
+	}
+	return cs, nil
+}
+
+// transport is how to reach s: its command, its stderr to stderr (killed
+// with the daemon, see procAttr), or its URL with its headers.
+func transport(s Server, stderr io.Writer) (sdk.Transport, error) {
+	if s.Type == "http" {
+		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}, DisableStandaloneSSE: true}, nil
+	}
+	path, err := exec.LookPath(s.Command)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: command %q not found: %w", s.Name, s.Command, err)
+	}
+	cmd := exec.Command(path, s.Args...)
+	cmd.Env = os.Environ()
+	for _, k := range Keys(s.Env) {
+		cmd.Env = append(cmd.Env, k+"="+s.Env[k])
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = procAttr()
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+}
+
+// Close ends every server and waits for them (each is asked to end by
+// closing its input, then signalled after 2 s).
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	conns := m.conns
+	m.conns = map[string]*conn{}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		c.mu.Lock()
+		cs := c.cs
+		c.cs = nil
+		c.mu.Unlock()
+		if cs != nil {
+			wg.Go(func() { cs.Close() })
+		}
+	}
+	wg.Wait()
+}
+
+// Running is the number of servers running.
+func (m *Manager) Running() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, c := range m.conns {
+		c.mu.Lock()
+		if c.cs != nil {
+			n++
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// logLines writes a server's stderr to the log, a line at a time.
+type logLines struct {
+	log    *slog.Logger
+	server string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := -1
+		for j, b := range l.buf {
+			if b == '\n' {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			if len(l.buf) > 64<<10 { // a line without end: log what came
+				i = len(l.buf)
+			} else {
+				return len(p), nil
+			}
+		}
+		line := string(l.buf[:i])
+		l.buf = l.buf[min(i+1, len(l.buf)):]
+		if line != "" {
+			l.log.Info("mcp server stderr", "server", l.server, "line", truncate(line, 2000))
+		}
+	}
+}
