@@ -28,6 +28,8 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
 		string(StatusStreaming)},
 	reflect.TypeFor[Visibility](): {string(VisibilityPrivate), string(VisibilityTeam)},
+	reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
+		string(ToolDeclined)},
 }
 
 // Name is the identifier a client uses for an ID: "ctxls.session.new" →

@@ -32,6 +32,12 @@ type InitializationOptions struct {
 	// McpServers are MCP servers, in the format of the "mcpServers" object
 	// of Claude Code's .mcp.json (see ctxls.mcp.list).
 	McpServers json.RawMessage `json:"mcpServers,omitempty" ts:"Record<string, unknown>"`
+	// AllowReadOnlyTools lets the model call MCP tools their server marks
+	// read-only (readOnlyHint) without asking.
+	AllowReadOnlyTools bool `json:"allowReadOnlyTools,omitempty"`
+	// ToolPermissionTimeoutSeconds is how long a tool call waits for the
+	// user's answer before it counts as denied (default 120).
+	ToolPermissionTimeoutSeconds int `json:"toolPermissionTimeoutSeconds,omitempty"`
 }
 
 // Settings are workspace/didChangeConfiguration's settings.ctxls: what an
@@ -43,7 +49,15 @@ type Settings struct {
 	ViewIdleMs         json.RawMessage `json:"viewIdleMs,omitempty" ts:"number"`
 	CompactAt          json.RawMessage `json:"compactAt,omitempty" ts:"number | string | null"`
 	McpServers         json.RawMessage `json:"mcpServers,omitempty" ts:"Record<string, unknown> | null"`
+	// AllowReadOnlyTools and ToolPermissionTimeoutSeconds as in
+	// InitializationOptions (absent or null: unchanged).
+	AllowReadOnlyTools           *bool `json:"allowReadOnlyTools,omitempty"`
+	ToolPermissionTimeoutSeconds *int  `json:"toolPermissionTimeoutSeconds,omitempty"`
 }
+
+// DefaultToolPermissionTimeout is how long, in seconds, a tool call waits
+// for the user's answer by default.
+const DefaultToolPermissionTimeout = 120
 
 // CompactAt values besides a percentage.
 const (

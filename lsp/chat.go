@@ -87,6 +87,10 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "delta": ev.Text})
 		case turn.Activity:
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
+		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
+			tc, _ := service.ToolCallUpdate(t.SessionID, ev)
+			s.notify(ctx, api.ToolCall, tc)
+			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})
 		case turn.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
 			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (messages %d–%d)", sp.First, sp.Last)})

@@ -130,6 +130,8 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
 	}
 	svc.Subscribe(s.onEvent)
+	svc.SetAsker(s.askPermission)
+	s.setToolOptions(svc, &o.AllowReadOnlyTools, &o.ToolPermissionTimeoutSeconds)
 	if o.Session != "" {
 		if _, err := svc.Session(ctx, o.Session); err != nil {
 			s.log.Warn("initializationOptions.session not resumed", "session", o.Session, "err", err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -75,15 +76,16 @@ type Server struct {
 
 	// mu guards the fields below. Hold it only to read or swap them, never
 	// across I/O.
-	mu             sync.Mutex
-	state          lifecycle
-	initDone       chan struct{} // closed when initialize returns, however it ended (initOnce)
-	initOnce       sync.Once
-	enc            buffer.Encoding
-	svc            *service.Service // the operations, over the store initialize opened
-	resumeAtInit   string           // initializationOptions.session, resumed on "initialized"
-	clientWorkDone bool             // the client supports window/workDoneProgress/create
-	watch          *watcher         // live updates from other daemons (live.go); nil when stopped
+	mu                sync.Mutex
+	state             lifecycle
+	initDone          chan struct{} // closed when initialize returns, however it ended (initOnce)
+	initOnce          sync.Once
+	enc               buffer.Encoding
+	svc               *service.Service // the operations, over the store initialize opened
+	resumeAtInit      string           // initializationOptions.session, resumed on "initialized"
+	clientWorkDone    bool             // the client supports window/workDoneProgress/create
+	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
+	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
 
 	// view is the editor's view waiting to be captured; it has its own
 	// mutex (see view.go).

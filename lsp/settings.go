@@ -43,6 +43,7 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 			s.showMessage(context.Background(), 2, "settings ignored: ctxls."+err.Error())
 		}
 	}
+	s.setToolOptions(svc, p.Settings.Ctxls.AllowReadOnlyTools, p.Settings.Ctxls.ToolPermissionTimeoutSeconds)
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
 	}

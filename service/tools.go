@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,9 +17,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/mcpclient"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
 )
 
 // The model's view of the user's MCP servers: each server's tools offered
@@ -352,4 +355,85 @@ func schema(in any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("its input schema is not a valid JSON Schema: %v", err)
 	}
 	return out, nil
+}
+
+// Lengths of a tool call's text on the wire (ctxls/toolCall) and in a
+// permission question.
+const (
+	maxWireArguments = 2000
+	maxWireOutput    = 8000
+	maxAskArguments  = 300
+)
+
+// ToolCallUpdate is a turn's tool event as ctxls/toolCall's params; ok is
+// false for other events.
+func ToolCallUpdate(sessionID string, ev turn.Event) (p api.ToolCallParams, ok bool) {
+	var c chat.ToolCall
+	switch ev := ev.(type) {
+	case turn.ToolStarted:
+		c, p.Status = ev.Call, api.ToolRunning
+		if ev.Pending {
+			p.Status = api.ToolPending
+		}
+	case turn.ToolAllowed:
+		c, p.Status = ev.Call, api.ToolRunning
+	case turn.ToolProgress:
+		c, p.Status, p.Progress = ev.Call, api.ToolRunning, ev.Message
+	case turn.ToolFinished:
+		c, p.Status, p.Output = ev.Call, api.ToolDone, session.Truncate(ev.Output, maxWireOutput)
+		switch {
+		case ev.Declined:
+			p.Status = api.ToolDeclined
+		case ev.Failed:
+			p.Status = api.ToolFailed
+		}
+	default:
+		return p, false
+	}
+	p.SessionID, p.ID, p.Name, p.Server, p.Tool = sessionID, c.ID, c.Name, c.Server, cmp.Or(c.Tool, c.Name)
+	p.Arguments = session.Truncate(c.Arguments, maxWireArguments)
+	return p, true
+}
+
+// ToolCallLine is a tool event in one line, for clients that show only a
+// line ($/progress messages, the CLI's stderr).
+func ToolCallLine(p api.ToolCallParams) string {
+	what := p.Tool
+	if p.Server != "" {
+		what = p.Server + " · " + p.Tool
+	}
+	switch p.Status {
+	case api.ToolPending:
+		return what + ": waiting for your permission"
+	case api.ToolRunning:
+		if p.Progress != "" {
+			return what + ": " + p.Progress
+		}
+		return "calling " + what
+	case api.ToolFailed:
+		return what + " failed: " + session.Truncate(strings.TrimPrefix(p.Output, "error: "), 200)
+	case api.ToolDeclined:
+		return what + ": declined"
+	}
+	return what + ": done"
+}
+
+// PermissionQuestion is the question a door asks the user, in one line:
+// the server, the tool, what its server says of it, and its arguments
+// (shortened).
+func PermissionQuestion(r PermissionRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", r.Call.Server, r.Call.Tool)
+	switch {
+	case r.ReadOnly:
+		b.WriteString(" (read-only)")
+	case r.Destructive:
+		b.WriteString(" (may change or delete things)")
+	}
+	args := strings.TrimSpace(r.Call.Arguments)
+	if args != "" && args != "{}" {
+		b.WriteString(" with " + session.Truncate(args, maxAskArguments))
+	}
+	b.WriteString(". Allow it?")
+	return b.String()
 }

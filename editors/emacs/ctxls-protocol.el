@@ -148,6 +148,12 @@ write_file (by \"model\"; subdir results, scripts or data, name the path
 below it such as \"charts/q1.csv\") or by ctxls.files.add /
 ctxls.files.remove (by \"user\", subdir sources).")
 
+(defconst ctxls-protocol-notification-tool-call "ctxls/toolCall"
+  "A tool call of the model's during a turn began, changed or ended, for
+the chat to show it as a card: ctxls's own tools (server empty) and
+the user's MCP servers' (server the server's name, tool its tool's
+name, name what the model called: mcp__SERVER__TOOL).")
+
 (defconst ctxls-protocol-client-notification-did-change-view "ctxls/didChangeView"
   "The editor's view changed: the focused document, its selection and the
 visible lines.")
@@ -204,6 +210,12 @@ visible lines.")
 (defconst ctxls-protocol-init-option-mcp-servers "mcpServers"
   "An initializationOptions field.")
 
+(defconst ctxls-protocol-init-option-allow-read-only-tools "allowReadOnlyTools"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-tool-permission-timeout-seconds "toolPermissionTimeoutSeconds"
+  "An initializationOptions field.")
+
 (defconst ctxls-protocol-setting-provider "provider"
   "A settings.ctxls field.")
 
@@ -217,6 +229,12 @@ visible lines.")
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-setting-mcp-servers "mcpServers"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-allow-read-only-tools "allowReadOnlyTools"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-tool-permission-timeout-seconds "toolPermissionTimeoutSeconds"
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-error-invalid-argument "invalidArgument"

@@ -107,6 +107,18 @@ func New(t testing.TB, r io.Reader, w io.Writer) *Editor {
 	return e
 }
 
+// NoAnswer, returned by a ServerRequestHandler, leaves the request
+// unanswered (an editor that never replies).
+var NoAnswer any = &struct{ noAnswer bool }{}
+
+// OnServerRequest answers the server's requests with h from now on
+// (DefaultServerRequests answers what h leaves: return it for those).
+func (e *Editor) OnServerRequest(h ServerRequestHandler) {
+	e.mu.Lock()
+	e.handler = h
+	e.mu.Unlock()
+}
+
 // DefaultServerRequests answers the requests an editor normally answers:
 // work-done progress creation, configuration and message requests.
 func DefaultServerRequests(method string, params json.RawMessage) (any, *RPCError) {
@@ -165,6 +177,9 @@ func (e *Editor) dispatch(m *Message) {
 		e.broadcastLocked()
 		e.mu.Unlock()
 		result, rerr := h(m.Method, m.Params)
+		if result == NoAnswer {
+			return
+		}
 		resp := map[string]any{"jsonrpc": "2.0", "id": m.ID}
 		if rerr != nil {
 			resp["error"] = rerr

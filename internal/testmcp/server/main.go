@@ -2,7 +2,8 @@
 // SDK: tools that answer, report progress, hang, crash, return 10 MB, an
 // image, a link, an error; with -many a hundred tools; with -badschema a
 // tool whose input schema is not valid. It writes its pid to
-// $TESTMCP_DIR/NAME.pid at start and notes a cancelled call in
+// $TESTMCP_DIR/NAME.pid at start (with -stubborn it ignores SIGTERM and
+// stays after its input closes, as a badly written server does)  and notes a cancelled call in
 // $TESTMCP_DIR/NAME.cancelled.
 package main
 
@@ -11,8 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +25,11 @@ func main() {
 	name := flag.String("name", "test", "the server's name, for its files")
 	many := flag.Bool("many", false, "offer a hundred tools")
 	badSchema := flag.Bool("badschema", false, "offer a tool with an invalid input schema")
+	stubborn := flag.Bool("stubborn", false, "ignore SIGTERM and stay after the input closes, as a badly written server does")
 	flag.Parse()
+	if *stubborn {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	}
 	dir := os.Getenv("TESTMCP_DIR")
 	note := func(what, text string) {
 		if dir != "" {
@@ -46,7 +53,9 @@ func main() {
 	if *badSchema {
 		s.AddTool(&mcp.Tool{Name: "broken", Description: "A tool with a schema no provider accepts.",
 			InputSchema: map[string]any{"type": "object", "properties": "nonsense"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("broken ran"), nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text("broken ran"), nil
+			})
 	}
 	type echoIn struct {
 		Text string `json:"text"`
@@ -123,7 +132,11 @@ func main() {
 				})
 			return text("grown"), nil, nil
 		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	if *stubborn {
+		select {} // only SIGKILL ends it
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "testmcp:", err)
 		os.Exit(1)
 	}

@@ -37,6 +37,7 @@ return {
     context_changed = "ctxls/contextChanged",
     session_updated = "ctxls/sessionUpdated",
     session_files_changed = "ctxls/sessionFilesChanged",
+    tool_call = "ctxls/toolCall",
   },
   client_notifications = {
     did_change_view = "ctxls/didChangeView",
@@ -50,6 +51,8 @@ return {
     view_idle_ms = "viewIdleMs",
     compact_at = "compactAt",
     mcp_servers = "mcpServers",
+    allow_read_only_tools = "allowReadOnlyTools",
+    tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
   },
   settings = {
     provider = "provider",
@@ -57,6 +60,8 @@ return {
     view_idle_ms = "viewIdleMs",
     compact_at = "compactAt",
     mcp_servers = "mcpServers",
+    allow_read_only_tools = "allowReadOnlyTools",
+    tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
   },
   -- The kind every error carries in its data ({kind}): decide on it, never on the message.
   error_kinds = {

@@ -293,6 +293,7 @@ export interface PreviewTokens {
   system: number;
   history: number;
   files: number;
+  tools: number;
   total: number;
 }
 
@@ -416,6 +417,20 @@ export interface SessionFilesChangedParams {
   removed?: boolean;
 }
 
+export type ToolStatus = "pending" | "running" | "done" | "failed" | "declined";
+
+export interface ToolCallParams {
+  sessionId: string;
+  id: string;
+  name: string;
+  server?: string;
+  tool: string;
+  arguments: string;
+  status: ToolStatus;
+  progress?: string;
+  output?: string;
+}
+
 export interface TextDocumentIdentifier {
   uri: string;
 }
@@ -454,6 +469,8 @@ export interface InitializationOptions {
   viewIdleMs?: number;
   compactAt?: number | string;
   mcpServers?: Record<string, unknown>;
+  allowReadOnlyTools?: boolean;
+  toolPermissionTimeoutSeconds?: number;
 }
 
 export interface Settings {
@@ -462,6 +479,8 @@ export interface Settings {
   viewIdleMs?: number;
   compactAt?: number | string | null;
   mcpServers?: Record<string, unknown> | null;
+  allowReadOnlyTools?: boolean;
+  toolPermissionTimeoutSeconds?: number;
 }
 
 /** Command IDs (workspace/executeCommand), as declared in package api. */
@@ -536,12 +555,14 @@ export const Notifications = {
   contextChanged: "ctxls/contextChanged",
   sessionUpdated: "ctxls/sessionUpdated",
   sessionFilesChanged: "ctxls/sessionFilesChanged",
+  toolCall: "ctxls/toolCall",
 } as const;
 
 export interface NotificationTypes {
   "ctxls/contextChanged": ContextChangedParams;
   "ctxls/sessionUpdated": SessionUpdatedParams;
   "ctxls/sessionFilesChanged": SessionFilesChangedParams;
+  "ctxls/toolCall": ToolCallParams;
 }
 
 /** Notifications the editor sends. */
