@@ -96,6 +96,7 @@ func newAgent(cfg Config, log *slog.Logger, svc *service.Service, out io.Writer)
 		open: map[string]*openSession{},
 	}
 	svc.Subscribe(a.onEvent)
+	svc.SetAsker(a.askPermission)
 	return a
 }
 
@@ -140,6 +141,9 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			}
 			prov = a.cfg.Provider.Merge(fromMeta)
 		}
+		if allow, ok := m["allowReadOnlyTools"].(bool); ok {
+			a.svc.SetAllowReadOnly(allow)
+		}
 		if m["compactAt"] != nil {
 			raw, _ := json.Marshal(m["compactAt"])
 			if compactAt, err = api.ParseCompactAt(raw); err != nil {
@@ -160,6 +164,7 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:    mcpCapabilities,
 			SessionCapabilities: sdk.SessionCapabilities{
 				List:   &sdk.SessionListCapabilities{},
 				Resume: &sdk.SessionResumeCapabilities{},

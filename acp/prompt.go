@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -65,10 +66,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		switch ev := ev.(type) {
 		case turn.TextDelta:
 			a.send(ctx, s.id, sdk.UpdateAgentMessageText(ev.Text))
-		case turn.ToolStarted:
-			a.send(ctx, s.id, toolCallStart(ev.Call.ID, ev.Call.Name, ev.Call.Arguments, sdk.ToolCallStatusInProgress))
-		case turn.ToolFinished:
-			a.send(ctx, s.id, toolCallDone(ev.Call.ID, ev.Output, ev.Failed))
+		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished, turn.Activity:
+			if u, ok := toolUpdate(ev); ok {
+				a.send(ctx, s.id, u)
+			}
 		case turn.Usage:
 			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,
@@ -251,14 +252,23 @@ var toolKinds = map[string]sdk.ToolKind{
 }
 
 // toolCallStart is the tool_call update for a call of the model's.
-func toolCallStart(id, name, args string, status sdk.ToolCallStatus) sdk.SessionUpdate {
+func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate {
+	id, name, args := c.ID, c.Name, c.Arguments
 	kind, ok := toolKinds[name]
-	if !ok {
+	switch {
+	case c.Server != "" && c.ReadOnly:
+		kind = sdk.ToolKindRead
+	case c.Server != "":
+		kind = sdk.ToolKindOther
+	case !ok:
 		kind = sdk.ToolKindOther
 	}
 	var in map[string]any
 	_ = json.Unmarshal([]byte(args), &in)
 	title := name
+	if c.Server != "" {
+		title = c.Server + " · " + cmp.Or(c.Title, c.Tool)
+	}
 	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(status)}
 	if path, _ := in["path"].(string); path != "" {
 		title = name + " " + path

@@ -11,8 +11,8 @@ import (
 	"github.com/ctxls/ctxls/service"
 )
 
-// NewSession makes a ctxls session whose workspace is cwd. MCP servers are
-// accepted and not used (docs/protocol.md says so). The slash commands
+// NewSession makes a ctxls session whose workspace is cwd, with the MCP
+// servers the client sent for its turns. The slash commands
 // follow the response, which is what tells the client the session's id.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	if err := checkCwd(p.Cwd); err != nil {
@@ -27,6 +27,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, rpcError(err)
 	}
 	a.register(id, p.Cwd)
+	a.useMCPServers(id, p.McpServers)
 	a.out.afterResponse(id, func() { a.sendCommands(ctx, id) })
 	a.log.Info("session/new", "session", id, "mcpServers", len(p.McpServers))
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
@@ -99,6 +100,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, a.unknown(err, id)
 	}
 	a.register(id, p.Cwd)
+	a.useMCPServers(id, p.McpServers)
 	for _, m := range show.Messages {
 		for _, u := range replay(m) {
 			a.send(ctx, id, u)
@@ -120,6 +122,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 		return sdk.ResumeSessionResponse{}, a.unknown(err, id)
 	}
 	a.register(id, p.Cwd)
+	a.useMCPServers(id, p.McpServers)
 	a.sendState(ctx, id)
 	a.sendCommands(ctx, id)
 	return sdk.ResumeSessionResponse{}, nil
@@ -253,7 +256,7 @@ func replay(m api.Message) []sdk.SessionUpdate {
 		}
 		if len(m.ToolCalls) > 0 && json.Unmarshal(m.ToolCalls, &calls) == nil {
 			for _, c := range calls {
-				out = append(out, toolCallStart(c.ID, c.Function.Name, c.Function.Arguments, sdk.ToolCallStatusCompleted))
+				out = append(out, toolCallStart(storedCall(c.ID, c.Function.Name, c.Function.Arguments), sdk.ToolCallStatusCompleted))
 			}
 		}
 	case api.RoleTool:

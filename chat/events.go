@@ -10,8 +10,13 @@ type Event interface{ TurnEvent() }
 // TextDelta is the next piece of the answer.
 type TextDelta struct{ Text string }
 
-// Activity says what the turn is doing (retrying, reading a file).
-type Activity struct{ Message string }
+// Activity says what the turn is doing (retrying, reading a file);
+// Warning: something the user should see (an MCP server that cannot be
+// used).
+type Activity struct {
+	Message string
+	Warning bool
+}
 
 // TitleChanged: the session has a new title (the instant one, or the
 // model's, which may come after the turn ended).

@@ -20,7 +20,7 @@ type Toolbox interface {
 	// (starting servers).
 	Tools(ctx context.Context, ev Events) []openai.Tool
 	// Describe says which server's tool a name offered by Tools is.
-	Describe(name string) (server, tool string, ok bool)
+	Describe(name string) (server, tool string, info ToolInfo, ok bool)
 	// Call runs one call; it emits ToolAllowed once it may run (after
 	// asking the user), and says whether the call failed or the user
 	// declined it. out is what the model is given.

@@ -57,8 +57,17 @@ type Events interface{ Emit(Event) }
 
 // ToolCall is one call of the model's to a tool: Name is the name the
 // model used; Server and Tool say which server's tool it is ("" and Name
-// for ctxls's own).
-type ToolCall struct{ ID, Name, Arguments, Server, Tool string }
+// for ctxls's own), with what its server says of it.
+type ToolCall struct {
+	ID, Name, Arguments, Server, Tool string
+	ToolInfo
+}
+
+// ToolInfo is what a toolbox's server says of a tool.
+type ToolInfo struct {
+	Title                 string
+	ReadOnly, Destructive bool
+}
 
 // Engine runs turns. It is safe for concurrent use: turns of different
 // sessions run at once; a second turn in the same session is refused.
@@ -499,9 +508,10 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 func (r *run) call(c openai.ToolCall) string {
 	tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
 	var server, tool string
+	var info ToolInfo
 	external := false
 	if r.t.Tools != nil {
-		server, tool, external = r.t.Tools.Describe(tc.Name)
+		server, tool, info, external = r.t.Tools.Describe(tc.Name)
 	}
 	if !external || isOwnTool(tc.Name) {
 		r.ev.Emit(ToolStarted{Call: tc})
@@ -509,7 +519,7 @@ func (r *run) call(c openai.ToolCall) string {
 		r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
 		return out
 	}
-	tc.Server, tc.Tool = server, tool
+	tc.Server, tc.Tool, tc.ToolInfo = server, tool, info
 	r.ev.Emit(ToolStarted{Call: tc, Pending: true})
 	out, failed, declined := r.t.Tools.Call(r.ctx, r.t.SessionID, tc, r.ev)
 	r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed, Declined: declined})

@@ -34,6 +34,13 @@ func (s *Service) SetMCPServers(raw json.RawMessage) error {
 	return nil
 }
 
+// sessionServers are the MCP servers a session was opened with, and the
+// errors of those it cannot use.
+type sessionServers struct {
+	servers []mcpclient.Server
+	errs    []string
+}
+
 // mcp is the connection's MCP servers' manager, made on first need.
 func (s *Service) mcp() *mcpclient.Manager {
 	s.mu.Lock()
@@ -52,28 +59,24 @@ func (s *Service) SetSessionMCPServers(sessionID string, servers map[string]json
 	list, errs := mcpclient.ParseServers(servers, source)
 	s.mu.Lock()
 	if s.sessionMCP == nil {
-		s.sessionMCP = map[string][]mcpclient.Server{}
+		s.sessionMCP = map[string]sessionServers{}
 	}
-	s.sessionMCP[sessionID] = list
+	s.sessionMCP[sessionID] = sessionServers{list, messages(errs)}
 	s.mu.Unlock()
 	return errs
 }
 
 // turnServers are the MCP servers of a session's turn: the connection's,
-// then the session's own over them. The configuration's errors are told
-// the user once.
-func (s *Service) turnServers(sessionID string) []mcpclient.Server {
+// then the session's own over them; with the configuration's errors.
+func (s *Service) turnServers(sessionID string) ([]mcpclient.Server, []string) {
 	servers, errs, _ := s.servers()
-	for _, e := range errs {
-		s.toolNotice("config:"+e, e)
-	}
 	s.mu.Lock()
 	own := s.sessionMCP[sessionID]
 	s.mu.Unlock()
-	if len(own) > 0 {
-		servers, _ = mcpclient.Merge(servers, own)
+	if len(own.servers) > 0 {
+		servers, _ = mcpclient.Merge(servers, own.servers)
 	}
-	return servers
+	return servers, append(errs, own.errs...)
 }
 
 // servers is the connection's MCP configuration: the user's file, then the

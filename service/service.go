@@ -82,20 +82,20 @@ type Service struct {
 	// it, never across I/O.
 	mu            sync.Mutex
 	provider      api.Provider
-	roots         []string                      // workspace folders, absolute; the first is the session's workspace
-	client        string                        // "<name> <version>" of the client, for envHint
-	envOverride   string                        // an envHint the client gave verbatim
-	current       string                        // the current session ("" if none): what an empty sessionId means
-	lostCurrent   bool                          // the current session was deleted; say so when the next is made
-	resumed       map[string]bool               // sessions resumed since their last turn
-	compactAt     int                           // 0: the default
-	editorMB      int                           // the client's storage soft limit in MiB; 0: the command line's
-	mcpServers    map[string]json.RawMessage    // the connection's own MCP servers (settings), by name
-	sessionMCP    map[string][]mcpclient.Server // MCP servers a session was opened with (ACP), by session
-	asker         Asker                         // how to ask the user for a tool call's permission
-	allowReadOnly bool                          // read-only tools run without asking
-	toolNotices   map[string]string             // what the user was last told about a server or tool
-	mcpManager    *mcpclient.Manager            // the running MCP servers; made on first need
+	roots         []string                   // workspace folders, absolute; the first is the session's workspace
+	client        string                     // "<name> <version>" of the client, for envHint
+	envOverride   string                     // an envHint the client gave verbatim
+	current       string                     // the current session ("" if none): what an empty sessionId means
+	lostCurrent   bool                       // the current session was deleted; say so when the next is made
+	resumed       map[string]bool            // sessions resumed since their last turn
+	compactAt     int                        // 0: the default
+	editorMB      int                        // the client's storage soft limit in MiB; 0: the command line's
+	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
+	sessionMCP    map[string]sessionServers  // MCP servers a session was opened with (ACP), by session
+	asker         Asker                      // how to ask the user for a tool call's permission
+	allowReadOnly bool                       // read-only tools run without asking
+	toolNotices   map[string]string          // what the user was last told about a server or tool
+	mcpManager    *mcpclient.Manager         // the running MCP servers; made on first need
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.

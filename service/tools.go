@@ -45,11 +45,9 @@ const (
 // PermissionRequest asks the user whether the model may call a tool.
 type PermissionRequest struct {
 	SessionID string
-	Call      chat.ToolCall // Server, Tool and Arguments say what would run
-	// Title is the tool's title as its server gives it ("" when none).
-	Title string
-	// ReadOnly and Destructive are the server's hints about the tool.
-	ReadOnly, Destructive bool
+	// Call says what would run (Server, Tool, Arguments) and what its
+	// server says of the tool (Title, ReadOnly, Destructive).
+	Call chat.ToolCall
 }
 
 // Asker asks the user (the door's way: ACP's session/request_permission,
@@ -96,7 +94,15 @@ func (s *Service) toolbox(sessionID string) chat.Toolbox {
 // offers them; a server that cannot be used is reported to the user and
 // left out.
 func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
-	servers := b.s.turnServers(b.sessionID)
+	warn := func(key, message string) {
+		if b.s.toolNotice(key, message) && ev != nil {
+			ev.Emit(chat.Activity{Message: message, Warning: true})
+		}
+	}
+	servers, cfgErrs := b.s.turnServers(b.sessionID)
+	for _, e := range cfgErrs {
+		warn("config:"+e, "MCP configuration: "+e)
+	}
 	if len(servers) == 0 {
 		return nil
 	}
@@ -117,14 +123,14 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 	wg.Wait()
 	for i, sv := range servers {
 		if errs[i] != nil {
-			b.s.toolNotice(sv.Name, fmt.Sprintf("MCP server %q cannot be used in this turn: %v", sv.Name, errs[i]))
+			warn(sv.Name, fmt.Sprintf("MCP server %q cannot be used in this turn: %v", sv.Name, errs[i]))
 			continue
 		}
 		b.s.toolNotice(sv.Name, "")
 		lists[i] = slices.DeleteFunc(slices.Clone(lists[i]), func(t mcpclient.Tool) bool {
 			_, err := schema(t.InputSchema)
 			if err != nil {
-				b.s.toolNotice(sv.Name+"/"+t.Name, fmt.Sprintf("MCP server %q: tool %q is left out: %v", sv.Name, t.Name, err))
+				warn(sv.Name+"/"+t.Name, fmt.Sprintf("MCP server %q: tool %q is left out: %v", sv.Name, t.Name, err))
 			}
 			return err != nil
 		})
@@ -147,7 +153,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 		}
 	}
 	if left > 0 {
-		b.s.toolNotice("", fmt.Sprintf("%d MCP tools are left out: a turn offers at most %d tools", left, MaxTools))
+		warn("", fmt.Sprintf("%d MCP tools are left out: a turn offers at most %d tools", left, MaxTools))
 	}
 	b.mu.Lock()
 	b.bound = bound
@@ -181,11 +187,11 @@ func fitTools(lists [][]mcpclient.Tool, room int) int {
 var ownTools = make([]struct{}, 5)
 
 // Describe says which server's tool a name is.
-func (b *toolbox) Describe(name string) (string, string, bool) {
+func (b *toolbox) Describe(name string) (string, string, chat.ToolInfo, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bt, ok := b.bound[name]
-	return bt.server.Name, bt.tool.Name, ok
+	return bt.server.Name, bt.tool.Name, chat.ToolInfo{Title: bt.tool.Title, ReadOnly: bt.tool.ReadOnly, Destructive: bt.tool.Destructive}, ok
 }
 
 // Call asks for permission, then calls the tool.
@@ -249,7 +255,7 @@ func (s *Service) permitted(ctx context.Context, sessionID string, call chat.Too
 	if ask == nil {
 		return false, fmt.Sprintf("The call of %s · %s did not run: the user was not asked (this client cannot ask) and has not allowed it.", call.Server, call.Tool)
 	}
-	d, err := ask(ctx, PermissionRequest{SessionID: sessionID, Call: call, Title: bt.tool.Title, ReadOnly: bt.tool.ReadOnly, Destructive: bt.tool.Destructive})
+	d, err := ask(ctx, PermissionRequest{SessionID: sessionID, Call: call})
 	if err != nil {
 		s.log.Info("permission not given", "tool", call.Name, "err", err)
 		d = RejectOnce
@@ -272,8 +278,8 @@ func (s *Service) permitted(ctx context.Context, sessionID string, call chat.Too
 
 // toolNotice tells the user about a server or tool once, until what there
 // is to say changes ("" forgets what was said, so a server failing again
-// is reported again).
-func (s *Service) toolNotice(key, message string) {
+// is reported again). It reports whether it told.
+func (s *Service) toolNotice(key, message string) bool {
 	s.mu.Lock()
 	if s.toolNotices == nil {
 		s.toolNotices = map[string]string{}
@@ -283,7 +289,9 @@ func (s *Service) toolNotice(key, message string) {
 	s.mu.Unlock()
 	if message != "" && !same {
 		s.publish(Notice{Warning: true, Message: message})
+		return true
 	}
+	return false
 }
 
 func progressText(p mcpclient.Progress) string {
@@ -425,9 +433,9 @@ func PermissionQuestion(r PermissionRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", r.Call.Server, r.Call.Tool)
 	switch {
-	case r.ReadOnly:
+	case r.Call.ReadOnly:
 		b.WriteString(" (read-only)")
-	case r.Destructive:
+	case r.Call.Destructive:
 		b.WriteString(" (may change or delete things)")
 	}
 	args := strings.TrimSpace(r.Call.Arguments)

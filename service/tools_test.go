@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/session"
@@ -138,7 +137,7 @@ func TestMCPToolsWithPermission(t *testing.T) {
 	if !strings.Contains(res["c3"], "here it is") || !strings.Contains(res["c3"], "image (image/png") || !strings.Contains(res["c3"], "[pic.png](file:///tmp/pic.png)") {
 		t.Errorf("picture: %q", res["c3"])
 	}
-	if len(a.requests) != 3 || a.requests[0].Call.Server != "t" || a.requests[0].Call.Tool != "echo" || !a.requests[0].ReadOnly || a.requests[1].ReadOnly {
+	if len(a.requests) != 3 || a.requests[0].Call.Server != "t" || a.requests[0].Call.Tool != "echo" || !a.requests[0].Call.ReadOnly || a.requests[1].Call.ReadOnly {
 		t.Errorf("requests: %+v", a.requests)
 	}
 	// The events: pending, allowed, finished; declined for c2.
@@ -272,7 +271,6 @@ func TestMCPToolFaults(t *testing.T) {
 	if got := toolResults(lastTurnRequest(fake))["g1"]; got != "echo: back" {
 		t.Errorf("after the restart: %q", got)
 	}
-	_ = chat.MaxToolRounds
 }
 
 // TestMCPProgressAndCancel: a server's progress reaches the turn's events;

@@ -23,6 +23,8 @@ type (
 	FilesChanged   = chat.FilesChanged
 	TitleChanged   = chat.TitleChanged
 	Compacted      = chat.Compacted
+	// ToolCall is a tool call the tool events carry.
+	ToolCall = chat.ToolCall
 )
 
 // Usage is what the turn's provider requests cost; Window is the model's

@@ -104,6 +104,7 @@ type Client struct {
 	files     map[string]string
 	writes    []Write
 	perms     []json.RawMessage
+	answers   []string // the next permission answers (optionIds, or "cancelled")
 	protoErrs []string
 	readDone  chan struct{}
 	timeout   time.Duration
@@ -158,6 +159,22 @@ func Start(t testing.TB, bin string, args, env []string) *Client {
 		}
 	})
 	return c
+}
+
+// AnswerPermissions sets the answers to the agent's next permission
+// requests, in turn: an optionId, or "cancelled". With none left the
+// client allows once (the first allow option).
+func (c *Client) AnswerPermissions(answers ...string) {
+	c.mu.Lock()
+	c.answers = append(c.answers, answers...)
+	c.mu.Unlock()
+}
+
+// Permissions are the params of the permission requests so far.
+func (c *Client) Permissions() []json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]json.RawMessage{}, c.perms...)
 }
 
 // Stderr is what the agent process wrote to stderr so far.
@@ -318,10 +335,14 @@ func (c *Client) answer(m *Message) {
 		_ = json.Unmarshal(m.Params, &p)
 		c.mu.Lock()
 		c.perms = append(c.perms, m.Params)
+		next := ""
+		if len(c.answers) > 0 {
+			next, c.answers = c.answers[0], c.answers[1:]
+		}
 		c.mu.Unlock()
 		outcome := map[string]any{"outcome": "cancelled"}
 		for _, o := range p.Options {
-			if strings.HasPrefix(o.Kind, "allow") {
+			if next == "" && strings.HasPrefix(o.Kind, "allow") || next != "" && o.OptionID == next {
 				outcome = map[string]any{"outcome": "selected", "optionId": o.OptionID}
 				break
 			}
