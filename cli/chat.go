@@ -37,6 +37,11 @@ func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 			fmt.Fprintf(errOut, "[%s]\n", ev.Message)
 		case turn.Compacted:
 			fmt.Fprintln(errOut, service.CompactionMarker(ev))
+		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
+			// MCP tools' calls, and any call that failed.
+			if tc, ok := service.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
+				fmt.Fprintf(errOut, "[%s]\n", service.ToolCallLine(tc))
+			}
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}
@@ -71,6 +76,8 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		files     []string
 		dryRun    bool
 		compactAt string
+		allow     []string
+		readOnly  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "chat [--session ID | --continue] [--model MODEL] [--file PATH]... [MESSAGE]",
@@ -102,6 +109,8 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			defer svc.Close()
 			svc.SetCompactAt(at)
 			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
+			svc.SetAsker((&toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}).ask)
+			svc.SetAllowReadOnly(readOnly)
 			return runChat(cmd, svc, sessionID, cont, msg, files, prov.Model, cmd.Flags().Changed("model"))
 		},
 	}
@@ -112,6 +121,8 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
+	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking: SERVER/TOOL or mcp__SERVER__TOOL, with * and ? (repeatable; e.g. github/list_*)")
+	cmd.Flags().BoolVar(&readOnly, "allow-read-only-tools", false, "let the model call MCP tools their server marks read-only without asking")
 	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
 }

@@ -1,0 +1,111 @@
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/testmcp"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// TestChatMCPTools: "ctxls chat" offers the user's MCP servers (their
+// file), runs the calls --allow-tool allows, declines the others when
+// there is no terminal to ask on (the model is told), and asks on a
+// terminal when there is one (a pty, made by script(1)): "always" is kept
+// with the session.
+func TestChatMCPTools(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	config, dataDir, serverDir := t.TempDir(), t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(config, "ctxls"), 0o755)
+	os.WriteFile(filepath.Join(config, "ctxls", "mcp.json"), testmcp.Config(map[string]map[string]any{"t": testmcp.Server(t, "t", serverDir)}), 0o644)
+	env := []string{"XDG_CONFIG_HOME=" + config, "CTXLS_DATA_DIR=" + dataDir, "OPENAI_API_KEY=sk-test-not-real"}
+	base := []string{"chat", "--base-url", fake.URL, "--model", "test-model"}
+
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{ID: "c1", Name: "mcp__t__echo", Arguments: `{"text":"hi"}`},
+			{ID: "c2", Name: "mcp__t__add", Arguments: `{"a":1,"b":2}`},
+		}},
+		openaitest.Reply{Chunks: []string{"Done."}},
+	)
+	out, errOut, code := lsptest.Run(t, "", env, append(base, "--allow-tool", "t/ech?", "use the tools")...)
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("chat: %d\n%s\n%s", code, out, errOut)
+	}
+	res := toolMessages(lastStreamed(fake))
+	if res["c1"] != "echo: hi" || !strings.Contains(res["c2"], "did not run") && !strings.Contains(res["c2"], "declined") {
+		t.Errorf("results %q", res)
+	}
+	if !strings.Contains(errOut, "[calling t · echo]") || !strings.Contains(errOut, "t · add: declined, since there is no terminal to ask on; allow it with --allow-tool t/add") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+	fake.WaitRequests(3, 10*time.Second) // the title's
+
+	// On a terminal the user is asked: "a" allows add always in the session.
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "d1", Name: "mcp__t__add", Arguments: `{"a":2,"b":3}`}}},
+		openaitest.Reply{Chunks: []string{"Five."}},
+	)
+	line := lsptest.BuildBinary(t) + " " + strings.Join(append(base, "--continue", "'add them'"), " ")
+	cmd := exec.Command("script", "-qec", line, "/dev/null")
+	cmd.Env = lsptest.Env(t, env)
+	stdin, _ := cmd.StdinPipe()
+	var screen strings.Builder
+	cmd.Stdout = &screen
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The answer waits in the terminal's input until the question reads it
+	// (nothing else reads the terminal: the message is an argument).
+	stdin.Write([]byte("a\n"))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chat on a terminal: %v\n%s", err, screen.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("chat on a terminal did not end:\n%s", screen.String())
+	}
+	if !strings.Contains(screen.String(), "the model wants to call t · add (may change or delete things) with {\"a\":2,\"b\":3}. Allow it?") {
+		t.Errorf("the question:\n%s", screen.String())
+	}
+	if got := toolMessages(lastStreamed(fake))["d1"]; got != `{"sum":5}` {
+		t.Errorf("add after yes: %q\n%s", got, screen.String())
+	}
+	// Always: the next turn runs add without asking, with no terminal.
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "mcp__t__add", Arguments: `{"a":3,"b":4}`}}},
+		openaitest.Reply{Chunks: []string{"Seven."}},
+	)
+	if _, errOut, code := lsptest.Run(t, "", env, append(base, "--continue", "again")...); code != 0 || toolMessages(lastStreamed(fake))["e1"] != `{"sum":7}` {
+		t.Errorf("always: %d %q\n%s", code, toolMessages(lastStreamed(fake)), errOut)
+	}
+}
+
+func toolMessages(r openaitest.Request) map[string]string {
+	out := map[string]string{}
+	for _, m := range r.Parsed.Messages {
+		if m.Role == "tool" {
+			out[m.ToolCallID] = m.Content
+		}
+	}
+	return out
+}
+
+func lastStreamed(fake *openaitest.Server) openaitest.Request {
+	var last openaitest.Request
+	for _, r := range fake.Requests() {
+		if r.Parsed.Stream {
+			last = r
+		}
+	}
+	return last
+}

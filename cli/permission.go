@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/ctxls/ctxls/service"
+)
+
+// toolAsker is how "ctxls chat" gets the user's permission for a tool
+// call: a call matching an --allow-tool pattern runs; else the user is
+// asked on the terminal (/dev/tty, when stderr is one); with no terminal
+// the call is declined, and the model told.
+type toolAsker struct {
+	allow  []string // --allow-tool patterns
+	errOut io.Writer
+	// tty opens the terminal to ask on (nil: none).
+	tty func() (io.ReadWriteCloser, error)
+}
+
+// matches reports whether a pattern allows the call: a pattern is matched
+// (as path.Match does: *, ?, [...]) against the name the model calls
+// (mcp__SERVER__TOOL) and against SERVER/TOOL.
+func (a *toolAsker) matches(server, tool, name string) bool {
+	for _, p := range a.allow {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, server+"/"+tool); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *toolAsker) ask(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
+	c := r.Call
+	if a.matches(c.Server, c.Tool, c.Name) {
+		return service.AllowOnce, nil
+	}
+	if a.tty == nil {
+		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", c.Server, c.Tool, c.Server, c.Tool)
+		return service.RejectOnce, errors.New("no terminal to ask on")
+	}
+	tty, err := a.tty()
+	if err != nil {
+		return service.RejectOnce, err
+	}
+	defer tty.Close()
+	answer := make(chan string, 1)
+	fmt.Fprintf(tty, "%s\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ", service.PermissionQuestion(r))
+	go func() {
+		line, _ := bufio.NewReader(tty).ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case <-ctx.Done():
+		return service.RejectOnce, ctx.Err()
+	case s := <-answer:
+		switch s {
+		case "y", "yes":
+			return service.AllowOnce, nil
+		case "a", "always":
+			return service.AllowAlways, nil
+		case "v", "never":
+			return service.RejectAlways, nil
+		}
+		return service.RejectOnce, nil
+	}
+}
+
+// terminal opens the controlling terminal when stderr is one (a script's
+// or a test's stderr is not: they are never asked).
+func terminal() func() (io.ReadWriteCloser, error) {
+	fi, err := os.Stderr.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	f.Close()
+	return func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+}
