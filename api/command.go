@@ -44,6 +44,7 @@ const (
 	SessionUsage    = "ctxls.session.usage"
 	FilesRead       = "ctxls.files.read"
 	MCPList         = "ctxls.mcp.list"
+	MCPTrust        = "ctxls.mcp.trust"
 )
 
 // Requests other than workspace/executeCommand.
@@ -178,7 +179,11 @@ var Commands = []Info{
 		Args: FilesReadArgs{}, Result: FilesReadResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv"}`,
 		ExampleResult: `{"v": 1, "subdir": "results", "name": "charts/q1.csv", "size": 2048, "content": "quarter,revenue\n..."}`},
-	{ID: MCPList, Doc: "Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so). Each with where it came from and how it is reached; the names of its env variables and headers, never their values. With `tools` each server is started (or reached) and asked for its tools; a server that cannot be says why in `error`. A server the configuration cannot use is in `errors`, naming the file, the server and the field.",
+	{ID: MCPTrust, Doc: "Trusts (or distrusts, with `trust` false) a workspace's `.mcp.json` as it is now: its servers run commands, so ctxls uses them only once the user trusted the file, and asks again when its content changes. The daemon asks itself when a turn first meets an undecided file (`window/showMessageRequest` \"Trust\" / \"Don't trust\", a terminal prompt in the CLI); this records the decision without a turn. `path` is the file (or its folder); the decision is kept for this machine in the data directory (`mcp-trust.json`) with the file's SHA-256.",
+		Args: MCPTrustArgs{}, Result: MCPWorkspaceFile{},
+		ExampleArgs:   `{"path": "/home/ann/app/.mcp.json", "trust": true}`,
+		ExampleResult: `{"path": "/home/ann/app/.mcp.json", "state": "trusted", "servers": ["github", "postgres"]}`},
+	{ID: MCPList, Doc: "Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so). Each with where it came from, how it is reached and whether this daemon has it `running`; the names of its env variables and headers, never their values. With `tools` each server is started (or reached) and asked for its tools; a server that cannot be says why in `error`. A server the configuration cannot use is in `errors`, naming the file, the server and the field.",
 		Args: MCPListArgs{}, Result: MCPListResult{},
 		ExampleArgs:   `{"tools": true}`,
 		ExampleResult: `{"v": 1, "servers": [{"name": "fs", "source": "/home/ann/.config/ctxls/mcp.json", "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ann/app"], "envKeys": [], "headerKeys": [], "timeoutSeconds": 60, "tools": [{"name": "read_text_file", "description": "Read a file", "readOnly": true}]}], "errors": ["settings: server \"docs\", field url: must be an http:// or https:// URL, got \"ftp://docs\""], "notes": []}`},
@@ -632,8 +637,9 @@ type MCPListArgs struct {
 
 // MCPListResult is the result of ctxls.mcp.list.
 type MCPListResult struct {
-	V       int         `json:"v"`
-	Servers []MCPServer `json:"servers"`
+	V              int                `json:"v"`
+	Servers        []MCPServer        `json:"servers"`
+	WorkspaceFiles []MCPWorkspaceFile `json:"workspaceFiles"`
 	Errors  []string    `json:"errors"` // servers the configuration cannot use
 	Notes   []string    `json:"notes"`  // servers named again, and which won
 }
@@ -649,9 +655,34 @@ type MCPServer struct {
 	EnvKeys        []string  `json:"envKeys"`
 	HeaderKeys     []string  `json:"headerKeys"`
 	TimeoutSeconds int       `json:"timeoutSeconds"`
+	Running        bool      `json:"running"` // this daemon has it running (a turn needed it)
 	Tools          []MCPTool `json:"tools,omitempty"`
 	Error          string    `json:"error,omitempty"` // why its tools could not be listed
 }
+
+// MCPTrustArgs is the argument of ctxls.mcp.trust.
+type MCPTrustArgs struct {
+	Path  string `json:"path" max:"4096"`
+	Trust bool   `json:"trust"`
+}
+
+// MCPWorkspaceFile is a workspace's .mcp.json and where it stands.
+type MCPWorkspaceFile struct {
+	Path string `json:"path"`
+	// State is "trusted", "distrusted", "undecided" (the user was not
+	// asked yet, or it changed since), or "unreadable".
+	State   string   `json:"state"`
+	Servers []string `json:"servers"` // the names it configures
+	Error   string   `json:"error,omitempty"`
+}
+
+// Workspace file states.
+const (
+	TrustTrusted    = "trusted"
+	TrustDistrusted = "distrusted"
+	TrustUndecided  = "undecided"
+	TrustUnreadable = "unreadable"
+)
 
 // MCPTool is a tool an MCP server offers.
 type MCPTool struct {

@@ -58,7 +58,9 @@ type Interface interface {
 	SessionUsage(ctx context.Context, a *SessionIDArgs) (*SessionUsageResult, error)
 	// FilesRead is ctxls.files.read: Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's).
 	FilesRead(ctx context.Context, a *FilesReadArgs) (*FilesReadResult, error)
-	// McpList is ctxls.mcp.list: Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so).
+	// McpTrust is ctxls.mcp.trust: Trusts (or distrusts, with `trust` false) a workspace's `.mcp.json` as it is now: its servers run commands, so ctxls uses them only once the user trusted the file, and asks again when its content changes.
+	McpTrust(ctx context.Context, a *MCPTrustArgs) (*MCPWorkspaceFile, error)
+	// McpList is ctxls.mcp.list: Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so).
 	McpList(ctx context.Context, a *MCPListArgs) (*MCPListResult, error)
 }
 
@@ -302,6 +304,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.FilesRead(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.mcp.trust":
+		var a MCPTrustArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.McpTrust(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

@@ -111,6 +111,7 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
 			svc.SetAsker((&toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}).ask)
 			svc.SetAllowReadOnly(readOnly)
+			svc.SetWorkspaceMCP(true)
 			return runChat(cmd, svc, sessionID, cont, msg, files, prov.Model, cmd.Flags().Changed("model"))
 		},
 	}

@@ -49,7 +49,7 @@ and prints on stderr.`,
 	}
 	serveCmd.Flags().BoolVar(&write, "write", false, "also offer the tools that change a session (set_relevant_context)")
 	serveCmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on this loopback address (127.0.0.1:PORT) instead of stdio")
-	cmd.AddCommand(serveCmd, mcpListCmd(g))
+	cmd.AddCommand(serveCmd, mcpListCmd(g), mcpTrustCmd(g))
 	return cmd
 }
 
@@ -61,6 +61,7 @@ func mcpListCmd(g *globals) *cobra.Command {
 		Short: "List the MCP servers configured ($XDG_CONFIG_HOME/ctxls/mcp.json), where each came from; --tools starts each and lists its tools",
 		Args:  cobra.NoArgs,
 		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, _ []string) error {
+			svc.SetWorkspaceMCP(true)
 			res, err := svc.McpList(cmd.Context(), &api.MCPListArgs{Tools: tools})
 			if err != nil {
 				return err
@@ -74,6 +75,30 @@ func mcpListCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&tools, "tools", false, "start each server and list its tools")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// mcpTrustCmd is `ctxls mcp trust`: ctxls.mcp.trust.
+func mcpTrustCmd(g *globals) *cobra.Command {
+	var no bool
+	cmd := &cobra.Command{
+		Use:   "trust [--no] [PATH]",
+		Short: "Trust a workspace's .mcp.json as it is now (PATH: the file or its folder, default .), so its MCP servers are used; --no distrusts it",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, args []string) error {
+			path := "."
+			if len(args) == 1 {
+				path = args[0]
+			}
+			res, err := svc.McpTrust(cmd.Context(), &api.MCPTrustArgs{Path: path, Trust: !no})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s (servers: %s)\n", res.Path, res.State, strings.Join(res.Servers, ", "))
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&no, "no", false, "distrust it: its servers are not used, and ctxls does not ask again until it changes")
 	return cmd
 }
 
@@ -106,6 +131,16 @@ func printMCP(w io.Writer, res *api.MCPListResult) {
 			}
 			fmt.Fprintf(w, "  - %s%s: %s\n", t.Name, ro, oneLine(t.Description, 80))
 		}
+	}
+	for _, f := range res.WorkspaceFiles {
+		fmt.Fprintf(w, "workspace file %s: %s", f.Path, f.State)
+		switch f.State {
+		case api.TrustUndecided:
+			fmt.Fprintf(w, " (its servers %s are not used until you trust it: ctxls mcp trust %s)", strings.Join(f.Servers, ", "), f.Path)
+		case api.TrustUnreadable:
+			fmt.Fprintf(w, " (%s)", f.Error)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, e := range res.Errors {
 		fmt.Fprintf(w, "✗ %s\n", e)

@@ -109,3 +109,41 @@ func lastStreamed(fake *openaitest.Server) openaitest.Request {
 	}
 	return last
 }
+
+// TestMCPTrustCommand: a workspace's .mcp.json is not used by "ctxls chat"
+// until "ctxls mcp trust" trusted it; "ctxls mcp list" says where it stands.
+func TestMCPTrustCommand(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	work, dataDir, serverDir := t.TempDir(), t.TempDir(), t.TempDir()
+	cfg := filepath.Join(work, ".mcp.json")
+	os.WriteFile(cfg, testmcp.Config(map[string]map[string]any{"w": testmcp.Server(t, "w", serverDir)}), 0o644)
+	env := []string{"CTXLS_DATA_DIR=" + dataDir, "OPENAI_API_KEY=sk-test-not-real"}
+
+	out, _, code := lsptest.Run(t, work, env, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "workspace file "+cfg+": undecided") || !strings.Contains(out, "ctxls mcp trust "+cfg) {
+		t.Errorf("list before: %d\n%s", code, out)
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"No tools."}})
+	_, errOut, code := lsptest.Run(t, work, env, "chat", "--base-url", fake.URL, "--model", "test-model", "--allow-tool", "*", "hello")
+	if code != 0 || !strings.Contains(errOut, cfg+" is not used: it configures MCP servers and is not trusted yet") {
+		t.Errorf("chat before: %d\n%s", code, errOut)
+	}
+	for _, tool := range lastStreamed(fake).Parsed.Tools {
+		if strings.HasPrefix(tool.Function.Name, "mcp__w__") {
+			t.Errorf("an untrusted file's tool is offered: %s", tool.Function.Name)
+		}
+	}
+	out, _, code = lsptest.Run(t, work, env, "mcp", "trust")
+	if code != 0 || !strings.Contains(out, cfg+": trusted (servers: w)") {
+		t.Errorf("trust: %d\n%s", code, out)
+	}
+	fake.WaitRequests(2, 10*time.Second)
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "mcp__w__echo", Arguments: `{"text":"now"}`}}},
+		openaitest.Reply{Chunks: []string{"Done."}},
+	)
+	_, errOut, code = lsptest.Run(t, work, env, "chat", "--base-url", fake.URL, "--model", "test-model", "--allow-tool", "w/*", "--continue", "use it")
+	if got := toolMessages(lastStreamed(fake))["w1"]; code != 0 || got != "echo: now" {
+		t.Errorf("chat after: %d %q\n%s", code, got, errOut)
+	}
+}

@@ -40,6 +40,9 @@ func (a *toolAsker) matches(server, tool, name string) bool {
 }
 
 func (a *toolAsker) ask(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
+	if r.Trust != nil {
+		return a.askTrust(ctx, *r.Trust)
+	}
 	c := r.Call
 	if a.matches(c.Server, c.Tool, c.Name) {
 		return service.AllowOnce, nil
@@ -48,30 +51,58 @@ func (a *toolAsker) ask(ctx context.Context, r service.PermissionRequest) (servi
 		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", c.Server, c.Tool, c.Server, c.Tool)
 		return service.RejectOnce, errors.New("no terminal to ask on")
 	}
-	tty, err := a.tty()
+	s, err := a.prompt(ctx, service.PermissionQuestion(r)+"\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ")
 	if err != nil {
 		return service.RejectOnce, err
 	}
+	switch s {
+	case "y", "yes":
+		return service.AllowOnce, nil
+	case "a", "always":
+		return service.AllowAlways, nil
+	case "v", "never":
+		return service.RejectAlways, nil
+	}
+	return service.RejectOnce, nil
+}
+
+// askTrust asks whether to trust a workspace's .mcp.json; with no
+// terminal it stays undecided (and unused) and the user is told how to
+// trust it.
+func (a *toolAsker) askTrust(ctx context.Context, r service.TrustRequest) (service.Decision, error) {
+	if a.tty == nil {
+		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", r.Path, r.Path)
+		return service.RejectOnce, errors.New("no terminal to ask on")
+	}
+	s, err := a.prompt(ctx, service.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")
+	if err != nil {
+		return service.RejectOnce, err
+	}
+	if s == "t" || s == "trust" || s == "y" || s == "yes" {
+		return service.AllowAlways, nil
+	}
+	return service.RejectAlways, nil
+}
+
+// prompt asks a question on the terminal and returns the answer's line,
+// trimmed and in lower case.
+func (a *toolAsker) prompt(ctx context.Context, question string) (string, error) {
+	tty, err := a.tty()
+	if err != nil {
+		return "", err
+	}
 	defer tty.Close()
 	answer := make(chan string, 1)
-	fmt.Fprintf(tty, "%s\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ", service.PermissionQuestion(r))
+	fmt.Fprint(tty, question)
 	go func() {
 		line, _ := bufio.NewReader(tty).ReadString('\n')
 		answer <- strings.ToLower(strings.TrimSpace(line))
 	}()
 	select {
 	case <-ctx.Done():
-		return service.RejectOnce, ctx.Err()
+		return "", ctx.Err()
 	case s := <-answer:
-		switch s {
-		case "y", "yes":
-			return service.AllowOnce, nil
-		case "a", "always":
-			return service.AllowAlways, nil
-		case "v", "never":
-			return service.RejectAlways, nil
-		}
-		return service.RejectOnce, nil
+		return s, nil
 	}
 }
 

@@ -148,6 +148,11 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		api.MCPList: {
 			{"tools not a boolean", map[string]any{"tools": "yes"}, -32602, "tools"},
 		},
+		api.MCPTrust: {
+			{"missing path", map[string]any{}, -32602, "path is required"},
+			{"no such file", map[string]any{"path": "/nonexistent/.mcp.json", "trust": true}, -32602, "/nonexistent/.mcp.json does not exist"},
+			{"trust not a boolean", map[string]any{"path": "x", "trust": "yes"}, -32602, "trust"},
+		},
 		api.SessionUsage: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},

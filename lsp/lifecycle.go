@@ -131,6 +131,7 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	}
 	svc.Subscribe(s.onEvent)
 	svc.SetAsker(s.askPermission)
+	svc.SetWorkspaceMCP(true)
 	s.setToolOptions(svc, &o.AllowReadOnlyTools, &o.ToolPermissionTimeoutSeconds)
 	if o.Session != "" {
 		if _, err := svc.Session(ctx, o.Session); err != nil {

@@ -221,3 +221,57 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestWorkspaceMCPTrust: a workspace's .mcp.json is used only once the
+// user trusted it (asked once with window/showMessageRequest), and asked
+// about again when it changes; distrusted, its servers are not offered.
+func TestWorkspaceMCPTrust(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	root, rootURI := workspace(t)
+	serverDir := t.TempDir()
+	cfg := filepath.Join(root, ".mcp.json")
+	os.WriteFile(cfg, testmcp.Config(map[string]map[string]any{"w": testmcp.Server(t, "w", serverDir)}), 0o644)
+	answers := &permissionAnswers{answers: []string{"Trust", "Allow once"}}
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
+	s.OnServerRequest(answers.handle)
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
+		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model"},
+	}})
+	var list api.MCPListResult
+	s.MustCommand(api.MCPList, map[string]any{}, &list)
+	if len(list.WorkspaceFiles) != 1 || list.WorkspaceFiles[0].State != api.TrustUndecided || len(list.Servers) != 0 {
+		t.Fatalf("before: %+v", list)
+	}
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "mcp__w__echo", Arguments: `{"text":"trusted"}`}}},
+		openaitest.Reply{Chunks: []string{"Done."}},
+	)
+	s.MustCommand(api.Chat, map[string]any{"message": "use the workspace's tool"}, nil)
+	if got := toolMessages(lastStreamed(fake))["w1"]; got != "echo: trusted" {
+		t.Errorf("the trusted file's tool: %q", got)
+	}
+	q := answers.asked()
+	if len(q) != 2 || !strings.Contains(q[0], cfg+" configures MCP servers") || !strings.Contains(q[0], "w: "+testmcp.Binary(t)) {
+		t.Errorf("questions: %q", q)
+	}
+	s.MustCommand(api.MCPList, map[string]any{}, &list)
+	if list.WorkspaceFiles[0].State != api.TrustTrusted || len(list.Servers) != 1 || !list.Servers[0].Running {
+		t.Errorf("after: %+v", list)
+	}
+	// Changed: asked again; not trusted, its servers are not offered.
+	fake.WaitRequests(3, 10*time.Second) // the title's
+	os.WriteFile(cfg, testmcp.Config(map[string]map[string]any{"w": testmcp.Server(t, "w", serverDir, "-many")}), 0o644)
+	answers.mu.Lock()
+	answers.answers = []string{"Don't trust"}
+	answers.mu.Unlock()
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"No tools."}})
+	s.MustCommand(api.Chat, map[string]any{"message": "again"}, nil)
+	if q := answers.asked(); len(q) != 3 || !strings.Contains(q[2], "configures MCP servers") {
+		t.Errorf("not asked again after the change: %q", q)
+	}
+	for _, tool := range lastStreamed(fake).Parsed.Tools {
+		if strings.HasPrefix(tool.Function.Name, "mcp__w__") {
+			t.Errorf("a distrusted file's tool is offered: %s", tool.Function.Name)
+		}
+	}
+}

@@ -14,6 +14,8 @@ const (
 	allowOnce   = "Allow once"
 	allowAlways = "Always in this session"
 	deny        = "Deny"
+	trust       = "Trust"
+	distrust    = "Don't trust"
 )
 
 // askPermission asks the editor whether the model may call a tool, with
@@ -34,6 +36,10 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	}
 	params := map[string]any{"type": 3, "message": service.PermissionQuestion(r),
 		"actions": []map[string]string{{"title": allowOnce}, {"title": allowAlways}, {"title": deny}}}
+	if r.Trust != nil {
+		params = map[string]any{"type": 2, "message": service.TrustQuestion(*r.Trust),
+			"actions": []map[string]string{{"title": trust}, {"title": distrust}}}
+	}
 	if _, err := s.conn.Call(ctx, "window/showMessageRequest", params, &answer); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return service.RejectOnce, fmt.Errorf("no answer within %s", timeout)
@@ -41,9 +47,16 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 		return service.RejectOnce, err
 	}
 	if answer == nil {
+		if r.Trust != nil {
+			return service.RejectOnce, fmt.Errorf("no answer") // asked again next time
+		}
 		return service.RejectOnce, nil
 	}
 	switch answer.Title {
+	case trust:
+		return service.AllowAlways, nil
+	case distrust:
+		return service.RejectAlways, nil
 	case allowOnce:
 		return service.AllowOnce, nil
 	case allowAlways:

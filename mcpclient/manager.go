@@ -394,6 +394,19 @@ func (m *Manager) Close() {
 	wg.Wait()
 }
 
+// IsRunning reports whether s's server is running.
+func (m *Manager) IsRunning(s Server) bool {
+	m.mu.Lock()
+	c := m.conns[s.Key()]
+	m.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cs != nil
+}
+
 // Running is the number of servers running.
 func (m *Manager) Running() int {
 	m.mu.Lock()

@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -111,21 +113,72 @@ func TestUserConfig(t *testing.T) {
 	}
 }
 
-// TestListTools starts a Go SDK server over stdio and lists its tools; a
-// command that does not exist is an error naming the server.
-func TestListTools(t *testing.T) {
+// TestManagerTools starts a Go SDK server over stdio through a manager,
+// lists its tools and calls one (the env reaches the server); one process
+// serves two names of the same configuration; a command that does not
+// exist is an error naming the server, and the next try waits for the
+// back-off.
+func TestManagerTools(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := Server{Name: "test", Type: "stdio", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_SERVER": "1"}}
-	tools, err := ListTools(ctx, s, "test")
+	m := NewManager("test", nil)
+	defer m.Close()
+	s := Server{Name: "test", Type: "stdio", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_SERVER": "1", "SECRET_TOKEN": "tok"}}
+	tools, err := m.Tools(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 2 || tools[0].Name != "echo" || !tools[0].ReadOnly || tools[1].Name != "touch" || tools[1].ReadOnly {
+	if len(tools) != 2 || tools[0].Name != "echo" || !tools[0].ReadOnly || tools[1].Name != "touch" || tools[1].ReadOnly || !tools[1].Destructive {
 		t.Errorf("tools %+v", tools)
 	}
-	_, err = ListTools(ctx, Server{Name: "ghost", Type: "stdio", Command: "ctxls-no-such-command"}, "test")
+	res, err := m.Call(ctx, s, "echo", []byte(`{"text":"hi"}`), nil)
+	if err != nil || Text(res) != "hi tok" {
+		t.Errorf("call: %v %v", res, err)
+	}
+	again := s
+	again.Name = "same"
+	if _, err := m.Tools(ctx, again); err != nil || m.Running() != 1 || !m.IsRunning(again) {
+		t.Errorf("a second name of the same configuration: %v, %d running", err, m.Running())
+	}
+	ghost := Server{Name: "ghost", Type: "stdio", Command: "ctxls-no-such-command"}
+	_, err = m.Tools(ctx, ghost)
 	if err == nil || !strings.Contains(err.Error(), `server "ghost": command "ctxls-no-such-command" not found`) {
 		t.Errorf("a missing command: %v", err)
+	}
+	_, err = m.Tools(ctx, ghost)
+	if err == nil || !strings.Contains(err.Error(), "it is tried again in") {
+		t.Errorf("within the back-off: %v", err)
+	}
+}
+
+// TestManagerHTTP reaches a streamable HTTP server with the configured
+// headers.
+func TestManagerHTTP(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "httpserver", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ping", Description: "Answers pong"},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "pong"}}}, nil, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer right" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m := NewManager("test", nil)
+	defer m.Close()
+	s := Server{Name: "web", Type: "http", URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer right"}}
+	res, err := m.Call(ctx, s, "ping", nil, nil)
+	if err != nil || Text(res) != "pong" {
+		t.Fatalf("call: %v %v", res, err)
+	}
+	wrong := Server{Name: "wrong", Type: "http", URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer wrong"}}
+	if _, err := m.Tools(ctx, wrong); err == nil || !strings.Contains(err.Error(), `server "wrong"`) {
+		t.Errorf("a refused header: %v", err)
 	}
 }

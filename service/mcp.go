@@ -68,8 +68,8 @@ func (s *Service) SetSessionMCPServers(sessionID string, servers map[string]json
 
 // turnServers are the MCP servers of a session's turn: the connection's,
 // then the session's own over them; with the configuration's errors.
-func (s *Service) turnServers(sessionID string) ([]mcpclient.Server, []string) {
-	servers, errs, _ := s.servers()
+func (s *Service) turnServers(ctx context.Context, sessionID string) ([]mcpclient.Server, []string) {
+	servers, errs, _ := s.servers(ctx, true)
 	s.mu.Lock()
 	own := s.sessionMCP[sessionID]
 	s.mu.Unlock()
@@ -79,10 +79,13 @@ func (s *Service) turnServers(sessionID string) ([]mcpclient.Server, []string) {
 	return servers, append(errs, own.errs...)
 }
 
-// servers is the connection's MCP configuration: the user's file, then the
-// connection's own servers over it; with the errors of the servers it
+// servers is the connection's MCP configuration: the user's file, the
+// workspace's trusted .mcp.json files, then the connection's own servers
+// over them; with the errors of the servers it
 // cannot use and a note for each server named twice.
-func (s *Service) servers() ([]mcpclient.Server, []string, []string) {
+// With ask, a workspace's .mcp.json the user has not decided about is
+// asked about first (a turn's need); else it is left out (a listing).
+func (s *Service) servers(ctx context.Context, ask bool) ([]mcpclient.Server, []string, []string) {
 	var errs []string
 	var fromFile []mcpclient.Server
 	if path := mcpclient.UserConfig(s.getenv); path != "" {
@@ -100,9 +103,11 @@ func (s *Service) servers() ([]mcpclient.Server, []string, []string) {
 	s.mu.Lock()
 	own := s.mcpServers
 	s.mu.Unlock()
+	fromWorkspace, werrs := s.workspaceServers(ctx, ask)
+	errs = append(errs, werrs...)
 	fromSettings, perrs := mcpclient.ParseServers(own, "settings")
 	errs = append(errs, messages(perrs)...)
-	servers, notes := mcpclient.Merge(fromFile, fromSettings)
+	servers, notes := mcpclient.Merge(fromFile, fromWorkspace, fromSettings)
 	return servers, errs, notes
 }
 
@@ -117,8 +122,12 @@ func messages(errs []error) []string {
 // McpList lists the connection's MCP servers; with a.Tools, each is reached
 // (at most four at once) and asked for its tools.
 func (s *Service) McpList(ctx context.Context, a *api.MCPListArgs) (*api.MCPListResult, error) {
-	servers, errs, notes := s.servers()
-	res := &api.MCPListResult{V: api.V, Servers: make([]api.MCPServer, len(servers)), Errors: nonNil(errs), Notes: nonNil(notes)}
+	servers, errs, notes := s.servers(ctx, false)
+	res := &api.MCPListResult{V: api.V, Servers: make([]api.MCPServer, len(servers)), Errors: nonNil(errs), Notes: nonNil(notes), WorkspaceFiles: []api.MCPWorkspaceFile{}}
+	for _, w := range s.workspaceFiles() {
+		res.WorkspaceFiles = append(res.WorkspaceFiles, w.MCPWorkspaceFile)
+	}
+	m := s.mcp()
 	p := pool.New().WithMaxGoroutines(4)
 	for i, sv := range servers {
 		res.Servers[i] = api.MCPServer{
@@ -132,7 +141,7 @@ func (s *Service) McpList(ctx context.Context, a *api.MCPListArgs) (*api.MCPList
 		p.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, listToolsTimeout)
 			defer cancel()
-			tools, err := mcpclient.ListTools(ctx, sv, "ctxls")
+			tools, err := m.Tools(ctx, sv)
 			if err != nil {
 				out.Error = err.Error()
 			}
@@ -143,5 +152,8 @@ func (s *Service) McpList(ctx context.Context, a *api.MCPListArgs) (*api.MCPList
 		})
 	}
 	p.Wait()
+	for i, sv := range servers {
+		res.Servers[i].Running = m.IsRunning(sv)
+	}
 	return res, nil
 }

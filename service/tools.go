@@ -48,6 +48,9 @@ type PermissionRequest struct {
 	// Call says what would run (Server, Tool, Arguments) and what its
 	// server says of the tool (Title, ReadOnly, Destructive).
 	Call chat.ToolCall
+	// Trust, when set, asks instead whether to trust a workspace's
+	// .mcp.json (allow: trust; reject: do not); no Call then.
+	Trust *TrustRequest
 }
 
 // Asker asks the user (the door's way: ACP's session/request_permission,
@@ -99,7 +102,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 			ev.Emit(chat.Activity{Message: message, Warning: true})
 		}
 	}
-	servers, cfgErrs := b.s.turnServers(b.sessionID)
+	servers, cfgErrs := b.s.turnServers(ctx, b.sessionID)
 	for _, e := range cfgErrs {
 		warn("config:"+e, "MCP configuration: "+e)
 	}

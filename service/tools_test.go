@@ -325,3 +325,43 @@ func TestMCPProgressAndCancel(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestMCPToolListChanged: a server that adds a tool says so
+// (notifications/tools/list_changed); the next turn offers it.
+func TestMCPToolListChanged(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	s, _ := mcpService(t, fake, nil)
+	s.SetAsker((&asked{}).ask)
+	sess, _ := s.SessionNew(context.Background(), &api.SessionNewArgs{})
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "g1", Name: "mcp__t__grow", Arguments: `{}`}}},
+		openaitest.Reply{Chunks: []string{"Grown."}},
+	)
+	runTurn(t, s, sess.Session.ID, "grow")
+	fake.WaitRequests(3, 10*time.Second) // the title's
+	offers := func(r openaitest.Request, name string) bool {
+		for _, tool := range r.Parsed.Tools {
+			if tool.Function.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if offers(fake.Requests()[0], "mcp__t__extra") {
+		t.Fatal("extra offered before grow ran")
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Next."}})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runTurn(t, s, sess.Session.ID, "next")
+		if offers(lastTurnRequest(fake), "mcp__t__extra") {
+			break
+		}
+		// The notification may reach the client a moment after the call's
+		// answer; the turn after it offers the tool.
+		if time.Now().After(deadline) {
+			t.Fatal("the added tool is not offered")
+		}
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"Next."}})
+	}
+}

@@ -122,9 +122,16 @@ all and by model, most tokens first.")
 \(sources by default), as ctxls.files.list names it: at most 1 MiB of
 it (truncated says when there is more; size is the whole file's).")
 
+(defconst ctxls-protocol-command-mcp-trust "ctxls.mcp.trust"
+  "Trusts (or distrusts, with trust false) a workspace's .mcp.json as it
+is now: its servers run commands, so ctxls uses them only once the
+user trusted the file, and asks again when its content changes.")
+
 (defconst ctxls-protocol-command-mcp-list "ctxls.mcp.list"
   "Lists the MCP servers configured for this connection: the user's file
 \($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then
+each workspace folder's .mcp.json once the user trusted it (see
+ctxls.mcp.trust; workspaceFiles says where each stands), then
 mcpServers of initializationOptions and settings (a server named again
 replaces the earlier one; notes says so).")
 
@@ -183,6 +190,7 @@ visible lines.")
     "ctxls.session.compact"
     "ctxls.session.usage"
     "ctxls.files.read"
+    "ctxls.mcp.trust"
     "ctxls.mcp.list")
   "Every command id, as the daemon advertises them.")
 

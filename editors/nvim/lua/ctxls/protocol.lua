@@ -28,6 +28,7 @@ return {
     session_compact = "ctxls.session.compact",
     session_usage = "ctxls.session.usage",
     files_read = "ctxls.files.read",
+    mcp_trust = "ctxls.mcp.trust",
     mcp_list = "ctxls.mcp.list",
   },
   requests = {

@@ -355,6 +355,18 @@ export interface FilesReadResult {
   binary?: boolean;
 }
 
+export interface MCPTrustArgs {
+  path: string;
+  trust: boolean;
+}
+
+export interface MCPWorkspaceFile {
+  path: string;
+  state: string;
+  servers: string[];
+  error?: string;
+}
+
 export interface MCPListArgs {
   tools?: boolean;
 }
@@ -375,6 +387,7 @@ export interface MCPServer {
   envKeys: string[];
   headerKeys: string[];
   timeoutSeconds: number;
+  running: boolean;
   tools?: MCPTool[];
   error?: string;
 }
@@ -382,6 +395,7 @@ export interface MCPServer {
 export interface MCPListResult {
   v: number;
   servers: MCPServer[];
+  workspaceFiles: MCPWorkspaceFile[];
   errors: string[];
   notes: string[];
 }
@@ -509,6 +523,7 @@ export const Commands = {
   sessionCompact: "ctxls.session.compact",
   sessionUsage: "ctxls.session.usage",
   filesRead: "ctxls.files.read",
+  mcpTrust: "ctxls.mcp.trust",
   mcpList: "ctxls.mcp.list",
 } as const;
 
@@ -538,6 +553,7 @@ export interface CommandTypes {
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
+  "ctxls.mcp.trust": { args: MCPTrustArgs; result: MCPWorkspaceFile };
   "ctxls.mcp.list": { args: MCPListArgs; result: MCPListResult };
 }
 
