@@ -180,9 +180,9 @@ var Commands = []Info{
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv"}`,
 		ExampleResult: `{"v": 1, "subdir": "results", "name": "charts/q1.csv", "size": 2048, "content": "quarter,revenue\n..."}`},
 	{ID: MCPTrust, Doc: "Trusts (or distrusts, with `trust` false) a workspace's `.mcp.json` as it is now: its servers run commands, so ctxls uses them only once the user trusted the file, and asks again when its content changes. The daemon asks itself when a turn first meets an undecided file (`window/showMessageRequest` \"Trust\" / \"Don't trust\", a terminal prompt in the CLI); this records the decision without a turn. `path` is the file (or its folder); the decision is kept for this machine in the data directory (`mcp-trust.json`) with the file's SHA-256.",
-		Args: MCPTrustArgs{}, Result: MCPWorkspaceFile{},
+		Args: MCPTrustArgs{}, Result: MCPTrustResult{},
 		ExampleArgs:   `{"path": "/home/ann/app/.mcp.json", "trust": true}`,
-		ExampleResult: `{"path": "/home/ann/app/.mcp.json", "state": "trusted", "servers": ["github", "postgres"]}`},
+		ExampleResult: `{"v": 1, "path": "/home/ann/app/.mcp.json", "state": "trusted", "servers": ["github", "postgres"]}`},
 	{ID: MCPList, Doc: "Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so). Each with where it came from, how it is reached and whether this daemon has it `running`; the names of its env variables and headers, never their values. With `tools` each server is started (or reached) and asked for its tools; a server that cannot be says why in `error`. A server the configuration cannot use is in `errors`, naming the file, the server and the field.",
 		Args: MCPListArgs{}, Result: MCPListResult{},
 		ExampleArgs:   `{"tools": true}`,
@@ -664,6 +664,12 @@ type MCPServer struct {
 type MCPTrustArgs struct {
 	Path  string `json:"path" max:"4096"`
 	Trust bool   `json:"trust"`
+}
+
+// MCPTrustResult is the result of ctxls.mcp.trust: the file as decided.
+type MCPTrustResult struct {
+	V int `json:"v"`
+	MCPWorkspaceFile
 }
 
 // MCPWorkspaceFile is a workspace's .mcp.json and where it stands.

@@ -59,7 +59,7 @@ type Interface interface {
 	// FilesRead is ctxls.files.read: Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's).
 	FilesRead(ctx context.Context, a *FilesReadArgs) (*FilesReadResult, error)
 	// McpTrust is ctxls.mcp.trust: Trusts (or distrusts, with `trust` false) a workspace's `.mcp.json` as it is now: its servers run commands, so ctxls uses them only once the user trusted the file, and asks again when its content changes.
-	McpTrust(ctx context.Context, a *MCPTrustArgs) (*MCPWorkspaceFile, error)
+	McpTrust(ctx context.Context, a *MCPTrustArgs) (*MCPTrustResult, error)
 	// McpList is ctxls.mcp.list: Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so).
 	McpList(ctx context.Context, a *MCPListArgs) (*MCPListResult, error)
 }

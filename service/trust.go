@@ -215,7 +215,7 @@ func (s *Service) askTrust(ctx context.Context, w workspaceFile) string {
 }
 
 // McpTrust trusts or distrusts a workspace's .mcp.json as it is now.
-func (s *Service) McpTrust(ctx context.Context, a *api.MCPTrustArgs) (*api.MCPWorkspaceFile, error) {
+func (s *Service) McpTrust(ctx context.Context, a *api.MCPTrustArgs) (*api.MCPTrustResult, error) {
 	if s.store == nil {
 		return nil, api.Errorf(api.KindStoreUnavailable, "no data directory to keep the decision in")
 	}
@@ -240,7 +240,7 @@ func (s *Service) McpTrust(ctx context.Context, a *api.MCPTrustArgs) (*api.MCPWo
 		return nil, api.Errorf(api.KindInternal, "keeping the decision: %v", err)
 	}
 	w.State = map[bool]string{true: api.TrustTrusted, false: api.TrustDistrusted}[a.Trust]
-	return &w.MCPWorkspaceFile, nil
+	return &api.MCPTrustResult{V: api.V, MCPWorkspaceFile: w.MCPWorkspaceFile}, nil
 }
 
 // TrustQuestion is the question a door asks about a workspace file.

@@ -360,7 +360,8 @@ export interface MCPTrustArgs {
   trust: boolean;
 }
 
-export interface MCPWorkspaceFile {
+export interface MCPTrustResult {
+  v: number;
   path: string;
   state: string;
   servers: string[];
@@ -389,6 +390,13 @@ export interface MCPServer {
   timeoutSeconds: number;
   running: boolean;
   tools?: MCPTool[];
+  error?: string;
+}
+
+export interface MCPWorkspaceFile {
+  path: string;
+  state: string;
+  servers: string[];
   error?: string;
 }
 
@@ -553,7 +561,7 @@ export interface CommandTypes {
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
-  "ctxls.mcp.trust": { args: MCPTrustArgs; result: MCPWorkspaceFile };
+  "ctxls.mcp.trust": { args: MCPTrustArgs; result: MCPTrustResult };
   "ctxls.mcp.list": { args: MCPListArgs; result: MCPListResult };
 }
 
