@@ -161,6 +161,14 @@ func Start(t testing.TB, bin string, args, env []string) *Client {
 	return c
 }
 
+// SetTimeout changes how long each wait may take (the reference MCP
+// servers, started with Node, take seconds).
+func (c *Client) SetTimeout(d time.Duration) {
+	c.mu.Lock()
+	c.timeout = d
+	c.mu.Unlock()
+}
+
 // AnswerPermissions sets the answers to the agent's next permission
 // requests, in turn: an optionId, or "cancelled". With none left the
 // client allows once (the first allow option).
