@@ -1,0 +1,82 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/internal/benchutil"
+	"github.com/ctxls/ctxls/internal/testmcp"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/sqlite"
+)
+
+// discard takes a call's events.
+type discard struct{}
+
+func (discard) Emit(chat.Event) {}
+
+// BenchmarkMCPToolCallOverhead measures a tool call through ctxls (the
+// toolbox: the session's standing permission read from the store, the
+// manager's call with its timeout and progress token, the result made
+// text) against the same call made directly with the Go SDK's client on
+// its own process of the same server, alternately. Metrics: ctxls-ms,
+// direct-ms (medians) and overhead-ms (the difference; the target is 2 ms).
+func BenchmarkMCPToolCallOverhead(b *testing.B) {
+	dir := b.TempDir()
+	st, err := sqlite.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(st, Config{Getenv: func(string) string { return "" }, Probe: func() bool { return false }})
+	defer s.Close()
+	raw, _ := json.Marshal(map[string]any{"t": testmcp.Server(b, "t", dir)})
+	if err := s.SetMCPServers(raw); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	sess, err := s.SessionNew(ctx, &api.SessionNewArgs{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.SetToolPermission(ctx, sess.Session.ID, "mcp__t__echo", session.ToolAllow); err != nil {
+		b.Fatal(err)
+	}
+	box := s.toolbox(sess.Session.ID)
+	if len(box.Tools(ctx, nil)) == 0 {
+		b.Fatal("no tools")
+	}
+	direct, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+		&sdk.CommandTransport{Command: exec.Command(testmcp.Binary(b), "-name", "direct")}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	call := chat.ToolCall{ID: "c", Name: "mcp__t__echo", Arguments: `{"text":"hello"}`, Server: "t", Tool: "echo"}
+	var viaCtxls, viaSDK []time.Duration
+	for b.Loop() {
+		begun := time.Now()
+		out, failed, declined := box.Call(ctx, sess.Session.ID, call, discard{})
+		viaCtxls = append(viaCtxls, time.Since(begun))
+		if failed || declined || out != "echo: hello" {
+			b.Fatalf("through ctxls: %q %v %v", out, failed, declined)
+		}
+		begun = time.Now()
+		res, err := direct.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+		viaSDK = append(viaSDK, time.Since(begun))
+		if err != nil || res.IsError {
+			b.Fatalf("direct: %v", err)
+		}
+	}
+	c, d := benchutil.Percentile(viaCtxls, 50), benchutil.Percentile(viaSDK, 50)
+	b.ReportMetric(benchutil.MS(c), "ctxls-ms")
+	b.ReportMetric(benchutil.MS(d), "direct-ms")
+	b.ReportMetric(benchutil.MS(c-d), "overhead-ms")
+	b.ReportMetric(0, "ns/op")
+}
