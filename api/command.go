@@ -640,8 +640,8 @@ type MCPListResult struct {
 	V              int                `json:"v"`
 	Servers        []MCPServer        `json:"servers"`
 	WorkspaceFiles []MCPWorkspaceFile `json:"workspaceFiles"`
-	Errors  []string    `json:"errors"` // servers the configuration cannot use
-	Notes   []string    `json:"notes"`  // servers named again, and which won
+	Errors         []string           `json:"errors"` // servers the configuration cannot use
+	Notes          []string           `json:"notes"`  // servers named again, and which won
 }
 
 // MCPServer is one configured MCP server.
