@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,19 @@ func TestChatMCPTools(t *testing.T) {
 	env := []string{"XDG_CONFIG_HOME=" + config, "CTXLS_DATA_DIR=" + dataDir, "OPENAI_API_KEY=sk-test-not-real"}
 	base := []string{"chat", "--base-url", fake.URL, "--model", "test-model"}
 
+	// The dry run shows the server's tools with their schemas, counted.
+	out, errOut, code := lsptest.Run(t, "", env, "chat", "--dry-run", "use the tools")
+	if code != 0 || !strings.Contains(out, "mcp__t__echo: [MCP server t] Echoes its text.") || !strings.Contains(out, `"text":{"type":"string"}`) {
+		t.Errorf("dry run: %d\n%s", code, out)
+	}
+	// ctxls's five tools alone cost about 400 tokens; the server's nine more.
+	m := regexp.MustCompile(`history \d+, tools (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no tools' tokens in the dry run:\n%s", out)
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 600 {
+		t.Errorf("the tools' tokens: %v\n%s", m, errOut)
+	}
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
 			{ID: "c1", Name: "mcp__t__echo", Arguments: `{"text":"hi"}`},
@@ -33,7 +48,7 @@ func TestChatMCPTools(t *testing.T) {
 		}},
 		openaitest.Reply{Chunks: []string{"Done."}},
 	)
-	out, errOut, code := lsptest.Run(t, "", env, append(base, "--allow-tool", "t/ech?", "use the tools")...)
+	out, errOut, code = lsptest.Run(t, "", env, append(base, "--allow-tool", "t/ech?", "use the tools")...)
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("chat: %d\n%s\n%s", code, out, errOut)
 	}

@@ -68,8 +68,8 @@ func (s *Service) SetSessionMCPServers(sessionID string, servers map[string]json
 
 // turnServers are the MCP servers of a session's turn: the connection's,
 // then the session's own over them; with the configuration's errors.
-func (s *Service) turnServers(ctx context.Context, sessionID string) ([]mcpclient.Server, []string) {
-	servers, errs, _ := s.servers(ctx, true)
+func (s *Service) turnServers(ctx context.Context, sessionID string, ask bool) ([]mcpclient.Server, []string) {
+	servers, errs, _ := s.servers(ctx, ask)
 	s.mu.Lock()
 	own := s.sessionMCP[sessionID]
 	s.mu.Unlock()

@@ -84,13 +84,16 @@ type boundTool struct {
 type toolbox struct {
 	s         *Service
 	sessionID string // "" for a session the turn makes (it has no servers of its own)
+	// ask: an undecided workspace .mcp.json is asked about (a turn's); a
+	// preview asks nothing and offers what is trusted.
+	ask bool
 
 	mu    sync.Mutex
 	bound map[string]boundTool // by the name the model calls
 }
 
-func (s *Service) toolbox(sessionID string) chat.Toolbox {
-	return &toolbox{s: s, sessionID: sessionID}
+func (s *Service) toolbox(sessionID string, ask bool) *toolbox {
+	return &toolbox{s: s, sessionID: sessionID, ask: ask}
 }
 
 // Tools starts the servers not running (at once), lists their tools and
@@ -102,7 +105,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 			ev.Emit(chat.Activity{Message: message, Warning: true})
 		}
 	}
-	servers, cfgErrs := b.s.turnServers(ctx, b.sessionID)
+	servers, cfgErrs := b.s.turnServers(ctx, b.sessionID, b.ask)
 	for _, e := range cfgErrs {
 		warn("config:"+e, "MCP configuration: "+e)
 	}
