@@ -67,7 +67,7 @@ func TestMCPServersOfTheClient(t *testing.T) {
 	if res, err := a.prompt(id, text("use the tools")); err != nil || res.StopReason != "end_turn" {
 		t.Fatalf("prompt: %+v %v", res, err)
 	}
-	results := toolResultsOf(lastStreamedRequest(fake))
+	results := fake.LastStreamed().ToolResults()
 	if results["c1"] != "echo: hi" || !strings.Contains(results["c2"], "declined") || !strings.Contains(results["c3"], "here it is") {
 		t.Errorf("results %q", results)
 	}
@@ -115,7 +115,7 @@ func TestMCPServersOfTheClient(t *testing.T) {
 	if _, err := b.prompt(id, text("again")); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolResultsOf(lastStreamedRequest(fake))["d1"]; !strings.Contains(got, "here it is") || len(b.Permissions()) != 0 {
+	if got := fake.LastStreamed().ToolResults()["d1"]; !strings.Contains(got, "here it is") || len(b.Permissions()) != 0 {
 		t.Errorf("after the restart: %q, %d permission requests", got, len(b.Permissions()))
 	}
 	// Load replays the calls with their servers' names.
@@ -125,24 +125,4 @@ func TestMCPServersOfTheClient(t *testing.T) {
 	b.WaitUpdate("the replayed echo call", func(u acptest.Update) bool {
 		return u.Kind == "tool_call" && u.ToolCallID() == "c1" && u.Title() == "t · echo"
 	})
-}
-
-func toolResultsOf(r openaitest.Request) map[string]string {
-	out := map[string]string{}
-	for _, m := range r.Parsed.Messages {
-		if m.Role == "tool" {
-			out[m.ToolCallID] = m.Content
-		}
-	}
-	return out
-}
-
-func lastStreamedRequest(fake *openaitest.Server) openaitest.Request {
-	var last openaitest.Request
-	for _, r := range fake.Requests() {
-		if r.Parsed.Stream {
-			last = r
-		}
-	}
-	return last
 }

@@ -52,7 +52,7 @@ func TestChatMCPTools(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("chat: %d\n%s\n%s", code, out, errOut)
 	}
-	res := toolMessages(lastStreamed(fake))
+	res := fake.LastStreamed().ToolResults()
 	if res["c1"] != "echo: hi" || !strings.Contains(res["c2"], "did not run") && !strings.Contains(res["c2"], "declined") {
 		t.Errorf("results %q", res)
 	}
@@ -92,7 +92,7 @@ func TestChatMCPTools(t *testing.T) {
 	if !strings.Contains(screen.String(), "the model wants to call t · add (may change or delete things) with {\"a\":2,\"b\":3}. Allow it?") {
 		t.Errorf("the question:\n%s", screen.String())
 	}
-	if got := toolMessages(lastStreamed(fake))["d1"]; got != `{"sum":5}` {
+	if got := fake.LastStreamed().ToolResults()["d1"]; got != `{"sum":5}` {
 		t.Errorf("add after yes: %q\n%s", got, screen.String())
 	}
 	// Always: the next turn runs add without asking, with no terminal.
@@ -100,29 +100,9 @@ func TestChatMCPTools(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "mcp__t__add", Arguments: `{"a":3,"b":4}`}}},
 		openaitest.Reply{Chunks: []string{"Seven."}},
 	)
-	if _, errOut, code := lsptest.Run(t, "", env, append(base, "--continue", "again")...); code != 0 || toolMessages(lastStreamed(fake))["e1"] != `{"sum":7}` {
-		t.Errorf("always: %d %q\n%s", code, toolMessages(lastStreamed(fake)), errOut)
+	if _, errOut, code := lsptest.Run(t, "", env, append(base, "--continue", "again")...); code != 0 || fake.LastStreamed().ToolResults()["e1"] != `{"sum":7}` {
+		t.Errorf("always: %d %q\n%s", code, fake.LastStreamed().ToolResults(), errOut)
 	}
-}
-
-func toolMessages(r openaitest.Request) map[string]string {
-	out := map[string]string{}
-	for _, m := range r.Parsed.Messages {
-		if m.Role == "tool" {
-			out[m.ToolCallID] = m.Content
-		}
-	}
-	return out
-}
-
-func lastStreamed(fake *openaitest.Server) openaitest.Request {
-	var last openaitest.Request
-	for _, r := range fake.Requests() {
-		if r.Parsed.Stream {
-			last = r
-		}
-	}
-	return last
 }
 
 // TestMCPTrustCommand: a workspace's .mcp.json is not used by "ctxls chat"
@@ -143,7 +123,7 @@ func TestMCPTrustCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, cfg+" is not used: it configures MCP servers and is not trusted yet") {
 		t.Errorf("chat before: %d\n%s", code, errOut)
 	}
-	for _, tool := range lastStreamed(fake).Parsed.Tools {
+	for _, tool := range fake.LastStreamed().Parsed.Tools {
 		if strings.HasPrefix(tool.Function.Name, "mcp__w__") {
 			t.Errorf("an untrusted file's tool is offered: %s", tool.Function.Name)
 		}
@@ -158,7 +138,7 @@ func TestMCPTrustCommand(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Done."}},
 	)
 	_, errOut, code = lsptest.Run(t, work, env, "chat", "--base-url", fake.URL, "--model", "test-model", "--allow-tool", "w/*", "--continue", "use it")
-	if got := toolMessages(lastStreamed(fake))["w1"]; code != 0 || got != "echo: now" {
+	if got := fake.LastStreamed().ToolResults()["w1"]; code != 0 || got != "echo: now" {
 		t.Errorf("chat after: %d %q\n%s", code, got, errOut)
 	}
 }

@@ -22,17 +22,6 @@ func chatEnv(dir string, fake *openaitest.Server) []string {
 	return []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model", "OPENAI_API_KEY="}
 }
 
-// streamed are the turns' requests (title requests do not stream).
-func streamed(reqs []openaitest.Request) []openaitest.Request {
-	var out []openaitest.Request
-	for _, r := range reqs {
-		if r.Parsed.Stream {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // showJSON is "ctxls sessions show ID --json".
 func showJSON(t *testing.T, env []string, id string) (s session.Session, msgs []session.Message) {
 	t.Helper()
@@ -297,7 +286,7 @@ func TestChatContinueAndModel(t *testing.T) {
 	// --model: this turn, and the session's later turns.
 	chatOK("-c", "--model", "other-model", "with another model")
 	chatOK("-c", "still the other one")
-	turns := streamed(fake.Requests())
+	turns := fake.Streamed()
 	if n := len(turns); n != 7 || turns[5].Parsed.Model != "other-model" || turns[6].Parsed.Model != "other-model" || turns[4].Parsed.Model != "test-model" {
 		t.Fatalf("%d turns; models %q %q %q", n, turns[4].Parsed.Model, turns[5].Parsed.Model, turns[6].Parsed.Model)
 	}
@@ -325,7 +314,7 @@ func TestChatContinueAndModel(t *testing.T) {
 	}
 	// Another session keeps the provider's model.
 	chatOK("--session", b, "and b?")
-	if turns := streamed(fake.Requests()); turns[len(turns)-1].Parsed.Model != "test-model" {
+	if turns := fake.Streamed(); turns[len(turns)-1].Parsed.Model != "test-model" {
 		t.Errorf("session b used %q", turns[len(turns)-1].Parsed.Model)
 	}
 

@@ -73,12 +73,7 @@ func TestChatToolsAndInjection(t *testing.T) {
 	s.MustCommand(api.Chat, map[string]any{"message": "next"}, &res)
 	// The last turn request (the title request, made in the background
 	// after the first answer, may come after it).
-	var last openaitest.Request
-	for _, r := range fake.Requests() {
-		if r.Parsed.Stream {
-			last = r
-		}
-	}
+	last := fake.LastStreamed()
 	for _, m := range last.Parsed.Messages {
 		if strings.Contains(m.Content, "TOPSECRET") {
 			t.Fatalf("the secret reached the provider in a %s message", m.Role)

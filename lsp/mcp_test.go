@@ -98,7 +98,7 @@ func TestMCPToolsOverLSP(t *testing.T) {
 	if res.Text != "Done." {
 		t.Fatalf("answer %q", res.Text)
 	}
-	results := toolMessages(lastStreamed(fake))
+	results := fake.LastStreamed().ToolResults()
 	if results["c1"] != "echo: hi" || !strings.Contains(results["c2"], "declined") || !strings.Contains(results["c3"], "declined") || !strings.Contains(results["c4"], "here it is") {
 		t.Errorf("results: %q", results)
 	}
@@ -141,7 +141,7 @@ func TestMCPToolsOverLSP(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Again."}},
 	)
 	s2.MustCommand(api.Chat, map[string]any{"message": "again"}, &res)
-	if got := toolMessages(lastStreamed(fake))["d1"]; !strings.Contains(got, "here it is") || len(answers.asked()) != 4 {
+	if got := fake.LastStreamed().ToolResults()["d1"]; !strings.Contains(got, "here it is") || len(answers.asked()) != 4 {
 		t.Errorf("after the restart: %q, asked %d times", got, len(answers.asked()))
 	}
 	db, _ := os.ReadFile(filepath.Join(dataDir, "ctxls.db"))
@@ -155,26 +155,6 @@ func TestMCPToolsOverLSP(t *testing.T) {
 	}
 	s2.Kill()
 	waitGone(t, pid2)
-}
-
-func toolMessages(r openaitest.Request) map[string]string {
-	out := map[string]string{}
-	for _, m := range r.Parsed.Messages {
-		if m.Role == "tool" {
-			out[m.ToolCallID] = m.Content
-		}
-	}
-	return out
-}
-
-func lastStreamed(fake *openaitest.Server) openaitest.Request {
-	var last openaitest.Request
-	for _, r := range fake.Requests() {
-		if r.Parsed.Stream {
-			last = r
-		}
-	}
-	return last
 }
 
 func progressMessages(s *lsptest.Server) string {
@@ -247,7 +227,7 @@ func TestWorkspaceMCPTrust(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Done."}},
 	)
 	s.MustCommand(api.Chat, map[string]any{"message": "use the workspace's tool"}, nil)
-	if got := toolMessages(lastStreamed(fake))["w1"]; got != "echo: trusted" {
+	if got := fake.LastStreamed().ToolResults()["w1"]; got != "echo: trusted" {
 		t.Errorf("the trusted file's tool: %q", got)
 	}
 	q := answers.asked()
@@ -269,7 +249,7 @@ func TestWorkspaceMCPTrust(t *testing.T) {
 	if q := answers.asked(); len(q) != 3 || !strings.Contains(q[2], "configures MCP servers") {
 		t.Errorf("not asked again after the change: %q", q)
 	}
-	for _, tool := range lastStreamed(fake).Parsed.Tools {
+	for _, tool := range fake.LastStreamed().Parsed.Tools {
 		if strings.HasPrefix(tool.Function.Name, "mcp__w__") {
 			t.Errorf("a distrusted file's tool is offered: %s", tool.Function.Name)
 		}

@@ -37,18 +37,6 @@ func startChatBinary(t *testing.T, fake *openaitest.Server, init map[string]any,
 	return s, root, dataDir
 }
 
-// toolResults maps tool call ids to the results the daemon sent back in a
-// provider request.
-func toolResults(r openaitest.Request) map[string]string {
-	out := map[string]string{}
-	for _, m := range r.Parsed.Messages {
-		if m.Role == "tool" {
-			out[m.ToolCallID] = m.Content
-		}
-	}
-	return out
-}
-
 // filesChanged decodes every ctxls/sessionFilesChanged received so far.
 func filesChanged(t *testing.T, s *lsptest.Server) []api.SessionFilesChangedParams {
 	t.Helper()
@@ -121,7 +109,7 @@ func TestWriteFileTool(t *testing.T) {
 		t.Fatalf("turn: %+v", res)
 	}
 	reqs := fake.WaitRequests(3, 10*time.Second)
-	first, second := toolResults(reqs[1]), toolResults(reqs[2])
+	first, second := reqs[1].ToolResults(), reqs[2].ToolResults()
 	for id, want := range map[string]string{
 		"w1": "created results/report.md (9 bytes)",
 		"w2": "created results/charts/q1.csv (8 bytes)",
@@ -202,7 +190,7 @@ func TestWriteFileTool(t *testing.T) {
 	n := len(fake.Requests())
 	s.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "write a big file"}, &res)
 	reqs = fake.WaitRequests(n+2, 20*time.Second)
-	got := toolResults(reqs[n+1])["big"]
+	got := reqs[n+1].ToolResults()["big"]
 	if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, "data/big.bin would be 26,214,401 bytes; the limit is 26,214,400 bytes (25 MiB)") {
 		t.Errorf("too large: %.200q", got)
 	}
@@ -274,7 +262,7 @@ func TestSessionFilesListing(t *testing.T) {
 	if !strings.Contains(sys, "\n- notes.txt\n- spec.md\n\n") || strings.Contains(sys, "subfolder") {
 		t.Errorf("the prompt's session files:\n%s", sys)
 	}
-	got := toolResults(reqs[1])
+	got := reqs[1].ToolResults()
 	if got["l1"] != `["notes.txt","spec.md"]` || got["l2"] != `["charts/2026/q1.csv","summary.md"]` {
 		t.Errorf("list_session_files: %q", got)
 	}
@@ -302,7 +290,7 @@ func TestGetRelevantContextTool(t *testing.T) {
 	)
 	var res api.ChatResult
 	s.MustCommand(api.Chat, map[string]any{"message": "what do you remember?"}, &res)
-	got := toolResults(fake.WaitRequests(2, 10*time.Second)[1])
+	got := fake.WaitRequests(2, 10*time.Second)[1].ToolResults()
 	if got["all"] != "No context stored for this session" || got["one"] != "[]" {
 		t.Errorf("empty context: %q", got)
 	}
@@ -318,7 +306,7 @@ func TestGetRelevantContextTool(t *testing.T) {
 	)
 	n := len(fake.Requests())
 	s.MustCommand(api.Chat, map[string]any{"message": "and now?"}, &res)
-	got = toolResults(fake.WaitRequests(n+2, 10*time.Second)[n+1])
+	got = fake.WaitRequests(n+2, 10*time.Second)[n+1].ToolResults()
 	if got["all"] != `{"ports":["8080","5432"]}` || got["known"] != `["8080","5432"]` || got["unknown"] != "[]" {
 		t.Errorf("with context: %q", got)
 	}

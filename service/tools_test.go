@@ -73,29 +73,6 @@ func runTurn(t *testing.T, s *Service, sessionID, message string) []turn.Event {
 	return evs
 }
 
-// toolResults are the tool messages of a provider request, by call id.
-func toolResults(r openaitest.Request) map[string]string {
-	out := map[string]string{}
-	for _, m := range r.Parsed.Messages {
-		if m.Role == "tool" {
-			out[m.ToolCallID] = m.Content
-		}
-	}
-	return out
-}
-
-// lastTurnRequest is the provider's last streamed request (a title
-// request, made in the background, may come after it).
-func lastTurnRequest(fake *openaitest.Server) openaitest.Request {
-	var last openaitest.Request
-	for _, r := range fake.Requests() {
-		if r.Parsed.Stream {
-			last = r
-		}
-	}
-	return last
-}
-
 func TestMCPToolsWithPermission(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, _ := mcpService(t, fake, nil)
@@ -127,7 +104,7 @@ func TestMCPToolsWithPermission(t *testing.T) {
 	if !strings.Contains(names["mcp__t__echo"], "Echoes its text") {
 		t.Errorf("echo's description: %q", names["mcp__t__echo"])
 	}
-	res := toolResults(reqs[1])
+	res := reqs[1].ToolResults()
 	if res["c1"] != "echo: hi" {
 		t.Errorf("echo, allowed once: %q", res["c1"])
 	}
@@ -172,7 +149,7 @@ func TestMCPToolsWithPermission(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Again."}},
 	)
 	runTurn(t, s, sess.Session.ID, "again")
-	res = toolResults(lastTurnRequest(fake))
+	res = fake.LastStreamed().ToolResults()
 	if !strings.Contains(res["d1"], "here it is") || res["d2"] != `{"sum":5}` {
 		t.Errorf("second turn: %q", res)
 	}
@@ -230,7 +207,7 @@ func TestMCPToolFaults(t *testing.T) {
 		t.Errorf("offered %d tools; many's t042 %v and t099 %v, t's hang %v, bad's echo %v and broken %v", len(offered),
 			offered["mcp__many__t042"], offered["mcp__many__t099"], offered["mcp__t__hang"], offered["mcp__bad__echo"], offered["mcp__bad__broken"])
 	}
-	res := toolResults(reqs[1])
+	res := reqs[1].ToolResults()
 	if len(res["f1"]) > 300<<10 || !strings.Contains(res["f1"], "[truncated: the result is 10485760 bytes") {
 		t.Errorf("10 MB result: %d bytes, ends %q", len(res["f1"]), res["f1"][max(0, len(res["f1"])-120):])
 	}
@@ -268,7 +245,7 @@ func TestMCPToolFaults(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Back."}},
 	)
 	runTurn(t, s, sess.Session.ID, "again")
-	if got := toolResults(lastTurnRequest(fake))["g1"]; got != "echo: back" {
+	if got := fake.LastStreamed().ToolResults()["g1"]; got != "echo: back" {
 		t.Errorf("after the restart: %q", got)
 	}
 }
@@ -354,7 +331,7 @@ func TestMCPToolListChanged(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		runTurn(t, s, sess.Session.ID, "next")
-		if offers(lastTurnRequest(fake), "mcp__t__extra") {
+		if offers(fake.LastStreamed(), "mcp__t__extra") {
 			break
 		}
 		// The notification may reach the client a moment after the call's

@@ -94,6 +94,40 @@ func (r Request) SystemPrompt() string {
 	return ""
 }
 
+// ToolResults maps the tool call ids of the request's tool messages to
+// their content: what the daemon sent back to the model.
+func (r Request) ToolResults() map[string]string {
+	out := map[string]string{}
+	for _, m := range r.Parsed.Messages {
+		if m.Role == openai.ChatMessageRoleTool {
+			out[m.ToolCallID] = m.Content
+		}
+	}
+	return out
+}
+
+// Streamed are the streamed requests so far: the turns' (a title request
+// does not stream).
+func (s *Server) Streamed() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Parsed.Stream {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// LastStreamed is the last streamed request (a title request, made in the
+// background after a turn, may come after it); the zero Request if none.
+func (s *Server) LastStreamed() Request {
+	all := s.Streamed()
+	if len(all) == 0 {
+		return Request{}
+	}
+	return all[len(all)-1]
+}
+
 // Option configures a Server.
 type Option func(*Server)
 

@@ -38,26 +38,6 @@ func workspaceWithNote(t *testing.T) string {
 	return real
 }
 
-func toolResults(r openaitest.Request) map[string]string {
-	out := map[string]string{}
-	for _, m := range r.Parsed.Messages {
-		if m.Role == "tool" {
-			out[m.ToolCallID] = m.Content
-		}
-	}
-	return out
-}
-
-func lastStreamed(fake *openaitest.Server) openaitest.Request {
-	var last openaitest.Request
-	for _, r := range fake.Requests() {
-		if r.Parsed.Stream {
-			last = r
-		}
-	}
-	return last
-}
-
 // referenceCalls is the first round of tool calls each door's test makes,
 // and what each result must hold ("declined" for the one the user rejects).
 func referenceCalls(note string) ([]openaitest.ToolCall, map[string]string) {
@@ -118,7 +98,7 @@ func TestReferenceServersOverACP(t *testing.T) {
 	if err := c.Call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "use the tools"}}}, &res); err != nil || res.StopReason != "end_turn" {
 		t.Fatalf("prompt: %+v %v", res, err)
 	}
-	checkResults(t, toolResults(lastStreamed(fake)), want)
+	checkResults(t, fake.LastStreamed().ToolResults(), want)
 	if n := len(c.Permissions()); n != 6 {
 		t.Errorf("%d permission requests, want 6", n)
 	}
@@ -142,7 +122,7 @@ func TestReferenceServersOverACP(t *testing.T) {
 	if err := c.Call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "again"}}}, &res); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolResults(lastStreamed(fake))["r3"]; !strings.Contains(got, "launch code") || len(c.Permissions()) != 0 {
+	if got := fake.LastStreamed().ToolResults()["r3"]; !strings.Contains(got, "launch code") || len(c.Permissions()) != 0 {
 		t.Errorf("after the restart: %q, asked %d times", got, len(c.Permissions()))
 	}
 }
@@ -196,7 +176,7 @@ func TestReferenceServersOverLSP(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{ToolCalls: calls}, openaitest.Reply{Chunks: []string{"Done."}})
 	var res api.ChatResult
 	s.MustCommand(api.Chat, map[string]any{"message": "use the tools"}, &res)
-	checkResults(t, toolResults(lastStreamed(fake)), want)
+	checkResults(t, fake.LastStreamed().ToolResults(), want)
 	if a.count() != 6 || len(s.Notifications(api.ToolCall)) < 6*2 {
 		t.Errorf("asked %d times; %d toolCall notifications", a.count(), len(s.Notifications(api.ToolCall)))
 	}
@@ -208,7 +188,7 @@ func TestReferenceServersOverLSP(t *testing.T) {
 	s.MustCommand(api.SessionResume, map[string]any{"sessionId": res.SessionID}, nil)
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{calls[2]}}, openaitest.Reply{Chunks: []string{"Again."}})
 	s.MustCommand(api.Chat, map[string]any{"message": "again"}, &res)
-	if got := toolResults(lastStreamed(fake))["r3"]; !strings.Contains(got, "launch code") || a.count() != 6 {
+	if got := fake.LastStreamed().ToolResults()["r3"]; !strings.Contains(got, "launch code") || a.count() != 6 {
 		t.Errorf("after the restart: %q, asked %d times", got, a.count())
 	}
 }
@@ -227,7 +207,7 @@ func TestReferenceServersInCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("chat: %d\n%s", code, errOut)
 	}
-	checkResults(t, toolResults(lastStreamed(fake)), want)
+	checkResults(t, fake.LastStreamed().ToolResults(), want)
 	if !strings.Contains(errOut, "everything · get-sum: declined, since there is no terminal to ask on") || !strings.Contains(errOut, "[calling fs · read_text_file]") {
 		t.Errorf("stderr:\n%s", errOut)
 	}
