@@ -113,7 +113,11 @@ func printMCP(w io.Writer, res *api.MCPListResult) {
 		if s.Type == "stdio" {
 			how = strings.Join(append([]string{s.Command}, s.Args...), " ")
 		}
-		fmt.Fprintf(w, "%s  %s  %s\n  from %s", s.Name, s.Type, how, s.Source)
+		running := ""
+		if s.Running {
+			running = "  (running)"
+		}
+		fmt.Fprintf(w, "%s  %s  %s%s\n  from %s", s.Name, s.Type, how, running, s.Source)
 		if len(s.EnvKeys) > 0 {
 			fmt.Fprintf(w, "; env %s", strings.Join(s.EnvKeys, ", "))
 		}

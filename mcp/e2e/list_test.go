@@ -68,10 +68,10 @@ func TestMCPList(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	if ev.Error != "" || !slices.Contains(names, "echo") || !slices.Contains(names, "get-sum") || !slices.Equal(ev.EnvKeys, []string{"EVERYTHING_SECRET"}) ||
-		ev.Source != filepath.Join(cfg, "ctxls", "mcp.json") || ev.Type != "stdio" || ev.TimeoutSeconds != 60 {
+		ev.Source != filepath.Join(cfg, "ctxls", "mcp.json") || ev.Type != "stdio" || ev.TimeoutSeconds != 60 || !ev.Running {
 		t.Errorf("everything: %+v", ev)
 	}
-	if g := res.Servers[1]; !strings.Contains(g.Error, `command "ctxls-no-such-server" not found`) || len(g.Tools) != 0 {
+	if g := res.Servers[1]; !strings.Contains(g.Error, `command "ctxls-no-such-server" not found`) || len(g.Tools) != 0 || g.Running {
 		t.Errorf("ghost: %+v", g)
 	}
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0], `server "typo", field comand: unknown field`) {
