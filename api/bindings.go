@@ -28,6 +28,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
 		string(StatusStreaming)},
 	reflect.TypeFor[Visibility](): {string(VisibilityPrivate), string(VisibilityTeam)},
+	reflect.TypeFor[ReviewMode](): {string(ReviewAsk), string(ReviewAuto), string(ReviewOff)},
 	reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
 		string(ToolDeclined)},
 }

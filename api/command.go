@@ -40,6 +40,7 @@ const (
 	ChatPreview     = "ctxls.chat.preview"
 	ClearTitle      = "ctxls.session.clearTitle"
 	SetModel        = "ctxls.session.setModel"
+	SetReviewMode   = "ctxls.session.setReviewMode"
 	SessionCompact  = "ctxls.session.compact"
 	SessionUsage    = "ctxls.session.usage"
 	FilesRead       = "ctxls.files.read"
@@ -167,6 +168,10 @@ var Commands = []Info{
 		Args: SetModelArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: SetReviewMode, Doc: "Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (no edit tools are offered: chat only). See \"The model's edits\". Creates a session on first need.",
+		Args: SetReviewModeArgs{}, Result: SessionResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "mode": "auto"}`,
+		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"reviewMode": "auto"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
 	{ID: SessionCompact, Doc: "Summarises the session's earlier turns now (see Compaction): the model is asked for a summary of every whole turn since the last summary except the newest (kept as it is when it fits in half the window), folding the previous summary in; the summary is stored as a message of its own (`summaryOf`: the first and last message ids it covers) and later turns are given the system prompt, the summary and the turns after it. Nothing is deleted. Needs a provider; a turn running in the session is refused (-32803), and so is a session with nothing to compact (-32602). A failed summary request stores nothing and answers with the error. `covered` counts the messages the summary covers; `tokens` is what the summary and the turns kept take now (the system prompt not counted). Sends `ctxls/sessionUpdated` with `compactedThrough`.",
 		Args: SessionIDArgs{}, Result: SessionCompactResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
@@ -253,6 +258,12 @@ type SessionRefArgs struct {
 type SetModelArgs struct {
 	SessionID string `json:"sessionId,omitempty" max:"64"`
 	Model     string `json:"model" max:"200"` // "" for the provider's model
+}
+
+// SetReviewModeArgs is the argument of ctxls.session.setReviewMode.
+type SetReviewModeArgs struct {
+	SessionID string     `json:"sessionId,omitempty" max:"64"`
+	Mode      ReviewMode `json:"mode" max:"8"`
 }
 
 // SessionResult carries one session.

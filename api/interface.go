@@ -52,6 +52,8 @@ type Interface interface {
 	SessionClearTitle(ctx context.Context, a *SessionIDArgs) (*SessionResult, error)
 	// SessionSetModel is ctxls.session.setModel: Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's.
 	SessionSetModel(ctx context.Context, a *SetModelArgs) (*SessionResult, error)
+	// SessionSetReviewMode is ctxls.session.setReviewMode: Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (no edit tools are offered: chat only).
+	SessionSetReviewMode(ctx context.Context, a *SetReviewModeArgs) (*SessionResult, error)
 	// SessionCompact is ctxls.session.compact: Summarises the session's earlier turns now (see Compaction): the model is asked for a summary of every whole turn since the last summary except the newest (kept as it is when it fits in half the window), folding the previous summary in; the summary is stored as a message of its own (`summaryOf`: the first and last message ids it covers) and later turns are given the system prompt, the summary and the turns after it.
 	SessionCompact(ctx context.Context, a *SessionIDArgs) (*SessionCompactResult, error)
 	// SessionUsage is ctxls.session.usage: What a session's turns have cost: the tokens the provider reported for every answer (each round of a turn with tool calls is an answer), in all and by model, most tokens first.
@@ -274,6 +276,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.SessionSetModel(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.session.setReviewMode":
+		var a SetReviewModeArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.SessionSetReviewMode(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

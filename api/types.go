@@ -58,7 +58,22 @@ type Meta struct {
 	Model string `json:"model,omitempty"`
 	// Workspace is the folder the session was last used in.
 	Workspace string `json:"workspace,omitempty"`
+	// Tools are the user's standing decisions about the model's tools in
+	// this session, by the name the model calls them: "allow" or "deny".
+	Tools map[string]string `json:"tools,omitempty"`
+	// ReviewMode is how the model's edits are reviewed ("": ask).
+	ReviewMode ReviewMode `json:"reviewMode,omitempty"`
 }
+
+// ReviewMode is how the model's edits to the user's files are reviewed.
+type ReviewMode string
+
+// Review modes.
+const (
+	ReviewAsk  ReviewMode = "ask"
+	ReviewAuto ReviewMode = "auto"
+	ReviewOff  ReviewMode = "off"
+)
 
 // Session is one chat session.
 type Session struct {

@@ -153,6 +153,11 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"no such file", map[string]any{"path": "/nonexistent/.mcp.json", "trust": true}, -32602, "/nonexistent/.mcp.json does not exist"},
 			{"trust not a boolean", map[string]any{"path": "x", "trust": "yes"}, -32602, "trust"},
 		},
+		api.SetReviewMode: {
+			{"missing mode", map[string]any{}, -32602, "mode is required"},
+			{"bad mode", map[string]any{"mode": "maybe"}, -32602, `got "maybe"`},
+			{"unknown id", map[string]any{"sessionId": unknownID, "mode": "auto"}, -32602, unknownID},
+		},
 		api.SessionUsage: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},

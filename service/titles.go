@@ -49,6 +49,21 @@ func (s *Service) SessionClearTitle(ctx context.Context, a *api.SessionIDArgs) (
 
 // SessionSetModel sets the model the session's turns use ("" for the
 // provider's). Like the other writes, it makes a session on first need.
+// SessionSetReviewMode sets how the model's edits are reviewed.
+func (s *Service) SessionSetReviewMode(ctx context.Context, a *api.SetReviewModeArgs) (*api.SessionResult, error) {
+	if a.Mode == "" {
+		return nil, required(api.SetReviewMode, "mode")
+	}
+	sess, err := s.sessionOf(ctx, a.SessionID, true)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if sess, err = s.store.SetReviewMode(ctx, sess.ID, string(a.Mode)); err != nil {
+		return nil, fail(err)
+	}
+	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
+}
+
 func (s *Service) SessionSetModel(ctx context.Context, a *api.SetModelArgs) (*api.SessionResult, error) {
 	sess, err := s.sessionOf(ctx, a.SessionID, true)
 	if err != nil {

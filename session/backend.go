@@ -47,6 +47,9 @@ type Sessions interface {
 	// (ToolAllow, ToolDeny; "" forgets it) without touching the session's
 	// activity.
 	SetToolPermission(ctx context.Context, id, tool, decision string) error
+	// SetReviewMode sets how the model's edits are reviewed (ReviewAsk,
+	// ReviewAuto, ReviewOff) and returns the session; not activity.
+	SetReviewMode(ctx context.Context, id, mode string) (*Session, error)
 	// Share sets who sees a session: VisibilityPrivate (its owner) or
 	// VisibilityTeam (every member of ctxls_user). Only the PostgreSQL
 	// store shares; the local store refuses with ErrInvalid.

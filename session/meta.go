@@ -38,6 +38,15 @@ func ValidToolPermission(tool, decision string) error {
 	return nil
 }
 
+// ValidReviewMode checks a review mode.
+func ValidReviewMode(mode string) error {
+	switch mode {
+	case ReviewAsk, ReviewAuto, ReviewOff:
+		return nil
+	}
+	return Invalidf("a review mode is %q, %q or %q, got %q", ReviewAsk, ReviewAuto, ReviewOff, Truncate(mode, 20))
+}
+
 // MinIDPrefix is the shortest id prefix ResolveID accepts.
 const MinIDPrefix = 4
 

@@ -39,7 +39,18 @@ type Meta struct {
 	// this session, by the name the model calls them: ToolAllow ("always
 	// allow") or ToolDeny ("always reject").
 	Tools map[string]string `json:"tools,omitempty"`
+	// ReviewMode is how the model's edits to the user's files are
+	// reviewed: ReviewAsk ("" means it), ReviewAuto or ReviewOff.
+	ReviewMode string `json:"reviewMode,omitempty"`
 }
+
+// Review modes (Meta.ReviewMode): the user sees each edit and accepts or
+// rejects it; edits are applied at once; no edit tools are offered.
+const (
+	ReviewAsk  = string(api.ReviewAsk)
+	ReviewAuto = string(api.ReviewAuto)
+	ReviewOff  = string(api.ReviewOff)
+)
 
 // Standing decisions about a tool (Meta.Tools).
 const (

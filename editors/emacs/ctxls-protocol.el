@@ -103,6 +103,13 @@ renamed with it.")
   "Sets the model the session's turns use (meta.model), instead of the
 provider's model; an empty model goes back to the provider's.")
 
+(defconst ctxls-protocol-command-session-set-review-mode "ctxls.session.setReviewMode"
+  "Sets how the model's edits to your files are reviewed in the session
+\(meta.reviewMode, kept with it): ask (the default: each edit is shown
+as a diff and applied only once you accept it), auto (applied at once
+through the editor, whose undo takes it back; the turn ends with the
+list of files changed) or off (no edit tools are offered: chat only).")
+
 (defconst ctxls-protocol-command-session-compact "ctxls.session.compact"
   "Summarises the session's earlier turns now (see Compaction): the model
 is asked for a summary of every whole turn since the last summary
@@ -187,6 +194,7 @@ visible lines.")
     "ctxls.session.regenerateTitle"
     "ctxls.session.clearTitle"
     "ctxls.session.setModel"
+    "ctxls.session.setReviewMode"
     "ctxls.session.compact"
     "ctxls.session.usage"
     "ctxls.files.read"

@@ -453,6 +453,21 @@ func (s *Store) SetModel(ctx context.Context, id, model string) (*session.Sessio
 	return ss, s.syncFolder(ctx, ss, files)
 }
 
+// SetReviewMode sets how the model's edits are reviewed.
+func (s *Store) SetReviewMode(ctx context.Context, id, mode string) (*session.Session, error) {
+	if err := session.ValidReviewMode(mode); err != nil {
+		return nil, err
+	}
+	tag, err := s.pool.Exec(ctx, "UPDATE sessions SET meta = jsonb_set(meta, '{reviewMode}', to_jsonb($2::text)) WHERE id = $1", id, mode)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, s.exists(ctx, s.pool, id)
+	}
+	return s.Get(ctx, id)
+}
+
 // SetToolPermission records a standing decision about a tool.
 func (s *Store) SetToolPermission(ctx context.Context, id, tool, decision string) error {
 	if err := session.ValidToolPermission(tool, decision); err != nil {

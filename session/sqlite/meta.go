@@ -66,6 +66,17 @@ func (s *Store) SetToolPermission(ctx context.Context, id, tool, decision string
 	return nil
 }
 
+// SetReviewMode sets how the model's edits are reviewed.
+func (s *Store) SetReviewMode(ctx context.Context, id, mode string) (*session.Session, error) {
+	if err := session.ValidReviewMode(mode); err != nil {
+		return nil, err
+	}
+	if _, err := s.exec(ctx, "UPDATE sessions SET meta = json_set("+metaJSON+", '$.reviewMode', ?) WHERE id = ?", mode, id); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, id)
+}
+
 // SetModel sets the model the session's turns use; "" goes back to the
 // provider's default. It returns the session as it is afterwards.
 func (s *Store) SetModel(ctx context.Context, id, model string) (*session.Session, error) {

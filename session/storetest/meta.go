@@ -89,6 +89,16 @@ func testMetaFieldsAreWrittenOneByOne(t *testing.T, s Store) {
 	if !reflect.DeepEqual(got.Meta, session.Meta{EnvHint: "vim 9; workspace /w", Tools: map[string]string{"mcp__fs__write": session.ToolAllow}}) {
 		t.Errorf("after tool decisions: %+v", got.Meta)
 	}
+	if got, err := s.SetReviewMode(ctx, ss.ID, session.ReviewAuto); err != nil || got.Meta.ReviewMode != session.ReviewAuto || got.Meta.EnvHint == "" {
+		t.Errorf("SetReviewMode: %+v %v", got, err)
+	}
+	if _, err := s.SetReviewMode(ctx, ss.ID, "sometimes"); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("a bad review mode: %v", err)
+	}
+	if _, err := s.SetReviewMode(ctx, "nope", session.ReviewOff); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("review mode, unknown session: %v", err)
+	}
+	s.SetReviewMode(ctx, ss.ID, session.ReviewAsk)
 	if err := s.SetToolPermission(ctx, ss.ID, "x", "maybe"); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("a bad decision: %v", err)
 	}

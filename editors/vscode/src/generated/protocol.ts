@@ -11,10 +11,14 @@ export interface SessionNewArgs {
 
 export type TitleSource = "auto" | "model" | "user";
 
+export type ReviewMode = "ask" | "auto" | "off";
+
 export interface Meta {
   envHint?: string;
   model?: string;
   workspace?: string;
+  tools?: Record<string, string>;
+  reviewMode?: ReviewMode;
 }
 
 export type Visibility = "private" | "team";
@@ -313,6 +317,11 @@ export interface SetModelArgs {
   model: string;
 }
 
+export interface SetReviewModeArgs {
+  sessionId?: string;
+  mode: ReviewMode;
+}
+
 export interface SessionCompactResult {
   v: number;
   sessionId: string;
@@ -528,6 +537,7 @@ export const Commands = {
   sessionRegenerateTitle: "ctxls.session.regenerateTitle",
   sessionClearTitle: "ctxls.session.clearTitle",
   sessionSetModel: "ctxls.session.setModel",
+  sessionSetReviewMode: "ctxls.session.setReviewMode",
   sessionCompact: "ctxls.session.compact",
   sessionUsage: "ctxls.session.usage",
   filesRead: "ctxls.files.read",
@@ -558,6 +568,7 @@ export interface CommandTypes {
   "ctxls.session.regenerateTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.clearTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.setModel": { args: SetModelArgs; result: SessionResult };
+  "ctxls.session.setReviewMode": { args: SetReviewModeArgs; result: SessionResult };
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
