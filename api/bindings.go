@@ -27,8 +27,9 @@ var enums = map[reflect.Type][]string{
 		string(RoleTool)},
 	reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
 		string(StatusStreaming)},
-	reflect.TypeFor[Visibility](): {string(VisibilityPrivate), string(VisibilityTeam)},
-	reflect.TypeFor[ReviewMode](): {string(ReviewAsk), string(ReviewAuto), string(ReviewOff)},
+	reflect.TypeFor[Visibility]():     {string(VisibilityPrivate), string(VisibilityTeam)},
+	reflect.TypeFor[ReviewMode]():     {string(ReviewAsk), string(ReviewAuto), string(ReviewOff)},
+	reflect.TypeFor[ReviewDecision](): {string(ReviewAccept), string(ReviewAcceptAll), string(ReviewReject)},
 	reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
 		string(ToolDeclined)},
 }
@@ -99,6 +100,14 @@ func TypeScript() string {
 	maps.WriteString("} as const;\n\nexport interface NotificationTypes {\n")
 	for _, n := range Notifications {
 		fmt.Fprintf(&maps, "  %q: %s;\n", n.ID, g.ref(reflect.TypeOf(n.Result)))
+	}
+	maps.WriteString("}\n\n/** Requests the server makes of a client that declared it answers them. */\nexport const ServerRequests = {\n")
+	for _, r := range ServerRequests {
+		fmt.Fprintf(&maps, "  %s: %q,\n", Name(r.ID), r.ID)
+	}
+	maps.WriteString("} as const;\n\nexport interface ServerRequestTypes {\n")
+	for _, r := range ServerRequests {
+		fmt.Fprintf(&maps, "  %q: { params: %s; result: %s };\n", r.ID, g.argType(r.Args), g.ref(reflect.TypeOf(r.Result)))
 	}
 	maps.WriteString("}\n\n/** Notifications the editor sends. */\nexport const ClientNotifications = {\n")
 	for _, n := range ClientNotifications {
@@ -236,6 +245,7 @@ func Lua() string {
 	section("commands", Commands)
 	section("requests", Requests)
 	section("notifications", Notifications)
+	section("server_requests", ServerRequests)
 	section("client_notifications", ClientNotifications)
 	names := func(section string, t reflect.Type) {
 		fmt.Fprintf(&b, "  %s = {\n", section)

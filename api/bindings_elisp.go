@@ -16,6 +16,7 @@ var ElispPrefixes = map[string]string{
 	"requests":             "ctxls-protocol-request-",
 	"notifications":        "ctxls-protocol-notification-",
 	"client_notifications": "ctxls-protocol-client-notification-",
+	"server_requests":      "ctxls-protocol-server-request-",
 	"error_kinds":          "ctxls-protocol-error-",
 	"init_options":         "ctxls-protocol-init-option-",
 	"settings":             "ctxls-protocol-setting-",
@@ -86,6 +87,7 @@ func Elisp() string {
 	section(ElispPrefixes["commands"], Commands)
 	section(ElispPrefixes["requests"], Requests)
 	section(ElispPrefixes["notifications"], Notifications)
+	section(ElispPrefixes["server_requests"], ServerRequests)
 	section(ElispPrefixes["client_notifications"], ClientNotifications)
 	b.WriteString("(defconst ctxls-protocol-commands\n  '(")
 	for i, id := range IDs() {

@@ -63,6 +63,13 @@ const (
 	ToolCall = "ctxls/toolCall"
 )
 
+// Request methods the server sends (answered by clients that declare them).
+const (
+	// ReviewEdit asks the client to show one of the model's edits and say
+	// whether the user accepts it.
+	ReviewEdit = "ctxls/reviewEdit"
+)
+
 // Notification methods sent by the client.
 const (
 	DidChangeView = "ctxls/didChangeView"
@@ -216,6 +223,16 @@ var Notifications = []Info{
 	{ID: ToolCall, Doc: "A tool call of the model's during a turn began, changed or ended, for the chat to show it as a card: ctxls's own tools (`server` empty) and the user's MCP servers' (`server` the server's name, `tool` its tool's name, `name` what the model called: `mcp__SERVER__TOOL`). `status` goes `pending` (waiting for the user's permission: the daemon asks with `window/showMessageRequest`) → `running` → `done`, `failed` or `declined` (the user said no); ctxls's own tools start `running`. `arguments` is the call's JSON, at most 2,000 characters; `progress` is the server's latest progress message while it runs; `output`, on the end, is what the model got back, at most 8,000 characters. Sent for every call, with the same `id` each time; `$/progress` reports carry a one-line `message` for clients that show only those.",
 		Result:        ToolCallParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_1", "name": "mcp__github__list_issues", "server": "github", "tool": "list_issues", "arguments": "{\"repo\": \"ann/app\"}", "status": "done", "output": "[{\"number\": 12, \"title\": \"Login loops\"}]"}`},
+}
+
+// ServerRequests lists the requests the server makes of a client that
+// declared it answers them (initializationOptions). Args is the params
+// type, Result the answer's.
+var ServerRequests = []Info{
+	{ID: ReviewEdit, Doc: "Asks the editor to show one of the model's edits for review (in the `ask` review mode; see \"The model's edits\"), sent only to a client that set `initializationOptions.reviewEdits`; others are asked with `window/showMessageRequest`. `oldText` is the file's text the edit was computed against (the editor's, unsaved edits included; empty for a new file), `newText` the text after it, `diff` the same as a unified diff, `summary` one line. Answer `decision` `accept`, `acceptAll` (this and the rest of the turn's edits) or `reject`; `null`, an error or no answer within `toolPermissionTimeoutSeconds` rejects it. On accept the daemon sends `workspace/applyEdit` (the client must not apply it itself).",
+		Args: ReviewEditParams{}, Result: ReviewEditResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_3", "path": "/home/ann/app/main.go", "uri": "file:///home/ann/app/main.go", "oldText": "package main\n\nfunc main() {}\n", "newText": "package main\n\nfunc main() { run() }\n", "diff": "--- a//home/ann/app/main.go\n+++ b//home/ann/app/main.go\n@@ -1,3 +1,3 @@\n package main\n \n-func main() {}\n+func main() { run() }\n", "summary": "+1 −1 lines"}`,
+		ExampleResult: `{"decision": "accept"}`},
 }
 
 // ClientNotifications lists the notifications ctxls accepts from the
@@ -713,6 +730,34 @@ type MCPTool struct {
 const ByRemote = "remote"
 
 // SessionFilesChangedParams are the params of ctxls/sessionFilesChanged.
+// ReviewEditParams are the params of ctxls/reviewEdit.
+type ReviewEditParams struct {
+	SessionID string `json:"sessionId"`
+	ID        string `json:"id"` // the tool call's (ctxls/toolCall)
+	Path      string `json:"path"`
+	URI       string `json:"uri"`
+	Create    bool   `json:"create,omitempty"`
+	OldText   string `json:"oldText"`
+	NewText   string `json:"newText"`
+	Diff      string `json:"diff"`
+	Summary   string `json:"summary"`
+}
+
+// ReviewDecision is the user's answer to ctxls/reviewEdit.
+type ReviewDecision string
+
+// Review decisions.
+const (
+	ReviewAccept    ReviewDecision = "accept"
+	ReviewAcceptAll ReviewDecision = "acceptAll"
+	ReviewReject    ReviewDecision = "reject"
+)
+
+// ReviewEditResult is the answer to ctxls/reviewEdit.
+type ReviewEditResult struct {
+	Decision ReviewDecision `json:"decision"`
+}
+
 // ToolStatus is where a tool call stands (ctxls/toolCall).
 type ToolStatus string
 

@@ -172,7 +172,7 @@ func TestBindingsAreCurrent(t *testing.T) {
 // in both bindings, with its types in the TypeScript one.
 func TestBindingsCoverTheTables(t *testing.T) {
 	ts, lua := TypeScript(), Lua()
-	for _, list := range [][]Info{Commands, Requests, Notifications, ClientNotifications} {
+	for _, list := range [][]Info{Commands, Requests, Notifications, ServerRequests, ClientNotifications} {
 		for _, c := range list {
 			if !strings.Contains(ts, fmt.Sprintf("  %s: %q,", Name(c.ID), c.ID)) || !strings.Contains(ts, fmt.Sprintf("  %q: ", c.ID)) {
 				t.Errorf("%s is not in the TypeScript bindings", c.ID)

@@ -55,6 +55,14 @@ func Reference() string {
 		fmt.Fprintf(&b, "\nExample:\n\n```json\n%s\n```\n",
 			indent(fmt.Sprintf(`{"jsonrpc": "2.0", "method": %q, "params": %s}`, n.ID, n.ExampleResult)))
 	}
+	b.WriteString("\n## Requests from the server\n")
+	for _, r := range ServerRequests {
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", r.ID, r.Doc)
+		b.WriteString(fieldTable("Param", reflect.TypeOf(r.Args)))
+		fmt.Fprintf(&b, "\nExample:\n\n```json\n%s\n```\n\nAnswer:\n\n```json\n%s\n```\n",
+			indent(fmt.Sprintf(`{"jsonrpc": "2.0", "id": 7, "method": %q, "params": %s}`, r.ID, r.ExampleArgs)),
+			indent(fmt.Sprintf(`{"jsonrpc": "2.0", "id": 7, "result": %s}`, r.ExampleResult)))
+	}
 	b.WriteString("\n## Notifications from the client\n")
 	for _, n := range ClientNotifications {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", n.ID, n.Doc)

@@ -38,6 +38,10 @@ type InitializationOptions struct {
 	// ToolPermissionTimeoutSeconds is how long a tool call waits for the
 	// user's answer before it counts as denied (default 120).
 	ToolPermissionTimeoutSeconds int `json:"toolPermissionTimeoutSeconds,omitempty"`
+	// ReviewEdits: the client shows the model's edits itself when asked
+	// with ctxls/reviewEdit (else the daemon asks with
+	// window/showMessageRequest).
+	ReviewEdits bool `json:"reviewEdits,omitempty"`
 }
 
 // Settings are workspace/didChangeConfiguration's settings.ctxls: what an

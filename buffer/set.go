@@ -285,6 +285,19 @@ func (s *Set) TextByPath(path string) (string, bool) {
 	return "", false
 }
 
+// Document returns the open document at a filesystem path: its URI, text
+// and version.
+func (s *Set) Document(path string) (uri, text string, version int32, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.entries {
+		if e.doc != nil && e.Path == path && path != "" {
+			return e.URI, e.doc.String(), e.version, true
+		}
+	}
+	return "", "", 0, false
+}
+
 // Candidates lists open and recently edited files, most recent first.
 func (s *Set) Candidates() []Candidate {
 	s.mu.Lock()

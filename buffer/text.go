@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -637,4 +638,24 @@ func endsWithCR(head []byte, text string, tail []byte) bool {
 		return head[len(head)-1] == '\r'
 	}
 	return false
+}
+
+// PositionOf is the LSP position of byte offset off in text (at a rune's
+// start), in enc's units.
+func PositionOf(text string, off int, enc Encoding) Position {
+	off = min(max(off, 0), len(text))
+	line := strings.Count(text[:off], "\n")
+	start := strings.LastIndexByte(text[:off], '\n') + 1
+	col := 0
+	switch enc {
+	case UTF8:
+		col = off - start
+	case UTF32:
+		col = utf8.RuneCountInString(text[start:off])
+	default:
+		for _, r := range text[start:off] {
+			col += utf16.RuneLen(r)
+		}
+	}
+	return Position{Line: uint32(line), Character: uint32(col)}
 }

@@ -54,6 +54,16 @@ type ToolProgress struct {
 	Message string
 }
 
+// EditProposed: an edit tool's call proposes this change to a file (the
+// whole text before and after, and the unified diff); it is reviewed and
+// applied next.
+type EditProposed struct {
+	Call                   ToolCall
+	Path, OldText, NewText string
+	Create                 bool
+	Diff                   string
+}
+
 // ToolFinished: a tool call ended; Output is what the model got back.
 // Failed: the tool failed or refused (Output says why); Declined: the user
 // did not allow it.
@@ -77,4 +87,5 @@ func (ToolStarted) TurnEvent()    {}
 func (ToolAllowed) TurnEvent()    {}
 func (ToolProgress) TurnEvent()   {}
 func (ToolFinished) TurnEvent()   {}
+func (EditProposed) TurnEvent()   {}
 func (Compacted) TurnEvent()      {}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,13 @@ type initializeParams struct {
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
+		Workspace struct {
+			ApplyEdit     bool `json:"applyEdit"`
+			WorkspaceEdit struct {
+				DocumentChanges    bool     `json:"documentChanges"`
+				ResourceOperations []string `json:"resourceOperations"`
+			} `json:"workspaceEdit"`
+		} `json:"workspace"`
 	} `json:"capabilities"`
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
 	ClientInfo            struct {
@@ -66,6 +74,12 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.enc = enc
 	s.svc = svc
 	s.clientWorkDone = p.Capabilities.Window.WorkDoneProgress
+	s.edits = editCaps{
+		apply:    p.Capabilities.Workspace.ApplyEdit,
+		versions: p.Capabilities.Workspace.WorkspaceEdit.DocumentChanges,
+		create:   slices.Contains(p.Capabilities.Workspace.WorkspaceEdit.ResourceOperations, "create"),
+		review:   o.ReviewEdits,
+	}
 	s.mu.Unlock()
 	s.view.setIdle(o.viewIdle)
 	s.startWatch(svc)
@@ -131,6 +145,7 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	}
 	svc.Subscribe(s.onEvent)
 	svc.SetAsker(s.askPermission)
+	svc.SetEditDoor(lspEdits{s})
 	svc.SetWorkspaceMCP(true)
 	s.setToolOptions(svc, &o.AllowReadOnlyTools, &o.ToolPermissionTimeoutSeconds)
 	if o.Session != "" {

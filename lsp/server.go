@@ -85,6 +85,7 @@ type Server struct {
 	resumeAtInit      string           // initializationOptions.session, resumed on "initialized"
 	clientWorkDone    bool             // the client supports window/workDoneProgress/create
 	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
+	edits             editCaps         // what the client can do with the model's edits
 	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
 
 	// view is the editor's view waiting to be captured; it has its own

@@ -93,10 +93,11 @@ type Service struct {
 	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
 	sessionMCP    map[string]sessionServers  // MCP servers a session was opened with (ACP), by session
 	asker         Asker                      // how to ask the user for a tool call's permission
-	allowReadOnly bool
-	workspaceMCP  bool               // use the workspace folders' trusted .mcp.json files                       // read-only tools run without asking
-	toolNotices   map[string]string  // what the user was last told about a server or tool
-	mcpManager    *mcpclient.Manager // the running MCP servers; made on first need
+	allowReadOnly bool                       // read-only tools run without asking
+	workspaceMCP  bool                       // use the workspace folders' trusted .mcp.json files
+	editDoor      EditDoor                   // how the model's edits are reviewed and applied; nil: no edit tools
+	toolNotices   map[string]string          // what the user was last told about a server or tool
+	mcpManager    *mcpclient.Manager         // the running MCP servers; made on first need
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.

@@ -88,8 +88,39 @@ type toolbox struct {
 	// preview asks nothing and offers what is trusted.
 	ask bool
 
-	mu    sync.Mutex
-	bound map[string]boundTool // by the name the model calls
+	mu        sync.Mutex
+	bound     map[string]boundTool // by the name the model calls
+	edits     bool                 // the edit tools are offered
+	acceptAll bool                 // the user accepted the rest of the turn's edits
+	edited    []string             // the files the turn's edits changed
+}
+
+func (b *toolbox) acceptsAll() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.acceptAll
+}
+
+func (b *toolbox) setAcceptAll() {
+	b.mu.Lock()
+	b.acceptAll = true
+	b.mu.Unlock()
+}
+
+// changed records a file an edit changed.
+func (b *toolbox) changed(path string) {
+	b.mu.Lock()
+	if !slices.Contains(b.edited, path) {
+		b.edited = append(b.edited, path)
+	}
+	b.mu.Unlock()
+}
+
+// Edited are the files the turn's edits changed.
+func (b *toolbox) Edited() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.edited)
 }
 
 func (s *Service) toolbox(sessionID string, ask bool) *toolbox {
@@ -105,12 +136,16 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 			ev.Emit(chat.Activity{Message: message, Warning: true})
 		}
 	}
+	edits := b.s.editTools(ctx, b.sessionID)
+	b.mu.Lock()
+	b.edits = len(edits) > 0
+	b.mu.Unlock()
 	servers, cfgErrs := b.s.turnServers(ctx, b.sessionID, b.ask)
 	for _, e := range cfgErrs {
 		warn("config:"+e, "MCP configuration: "+e)
 	}
 	if len(servers) == 0 {
-		return nil
+		return edits
 	}
 	m := b.s.mcp()
 	if ev != nil && m.Running() < len(servers) {
@@ -141,7 +176,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 			return err != nil
 		})
 	}
-	left := fitTools(lists, MaxTools-len(ownTools))
+	left := fitTools(lists, MaxTools-len(ownTools)-len(edits))
 	bound := map[string]boundTool{}
 	var defs []openai.Tool
 	for i, sv := range servers {
@@ -164,7 +199,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 	b.mu.Lock()
 	b.bound = bound
 	b.mu.Unlock()
-	return defs
+	return append(edits, defs...)
 }
 
 // fitTools cuts the lists of tools to room in all, from the end of the
@@ -196,6 +231,9 @@ var ownTools = make([]struct{}, 5)
 func (b *toolbox) Describe(name string) (string, string, chat.ToolInfo, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.edits && isEditTool(name) {
+		return "", name, chat.ToolInfo{Destructive: true}, true
+	}
 	bt, ok := b.bound[name]
 	return bt.server.Name, bt.tool.Name, chat.ToolInfo{Title: bt.tool.Title, ReadOnly: bt.tool.ReadOnly, Destructive: bt.tool.Destructive}, ok
 }
@@ -204,9 +242,13 @@ func (b *toolbox) Describe(name string) (string, string, chat.ToolInfo, bool) {
 func (b *toolbox) Call(ctx context.Context, sessionID string, call chat.ToolCall, ev chat.Events) (string, bool, bool) {
 	b.mu.Lock()
 	bt, ok := b.bound[call.Name]
+	edits := b.edits
 	b.mu.Unlock()
 	if ctx.Err() != nil {
 		return "error: the turn was cancelled before this call ran", true, false
+	}
+	if edits && isEditTool(call.Name) {
+		return b.edit(ctx, sessionID, call, ev)
 	}
 	if !ok {
 		return fmt.Sprintf("error: unknown tool %q", call.Name), true, false

@@ -19,6 +19,7 @@ type (
 	ToolAllowed    = chat.ToolAllowed
 	ToolProgress   = chat.ToolProgress
 	ToolFinished   = chat.ToolFinished
+	EditProposed   = chat.EditProposed
 	ContextChanged = chat.ContextChanged
 	FilesChanged   = chat.FilesChanged
 	TitleChanged   = chat.TitleChanged

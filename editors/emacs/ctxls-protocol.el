@@ -168,6 +168,12 @@ the chat to show it as a card: ctxls's own tools (server empty) and
 the user's MCP servers' (server the server's name, tool its tool's
 name, name what the model called: mcp__SERVER__TOOL).")
 
+(defconst ctxls-protocol-server-request-review-edit "ctxls/reviewEdit"
+  "Asks the editor to show one of the model's edits for review (in the
+ask review mode; see \"The model's edits\"), sent only to a client that
+set initializationOptions.reviewEdits; others are asked with
+window/showMessageRequest.")
+
 (defconst ctxls-protocol-client-notification-did-change-view "ctxls/didChangeView"
   "The editor's view changed: the focused document, its selection and the
 visible lines.")
@@ -230,6 +236,9 @@ visible lines.")
   "An initializationOptions field.")
 
 (defconst ctxls-protocol-init-option-tool-permission-timeout-seconds "toolPermissionTimeoutSeconds"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-review-edits "reviewEdits"
   "An initializationOptions field.")
 
 (defconst ctxls-protocol-setting-provider "provider"

@@ -495,6 +495,8 @@ type InitOptions struct {
 	PositionEncodings []string
 	InitOptions       map[string]any
 	WorkDoneProgress  bool
+	// Workspace is capabilities.workspace (nil: none).
+	Workspace map[string]any
 }
 
 // Initialize runs initialize and initialized and returns the result.
@@ -505,6 +507,9 @@ func (e *Editor) Initialize(o InitOptions) map[string]any {
 	}
 	if o.PositionEncodings != nil {
 		caps["general"] = map[string]any{"positionEncodings": o.PositionEncodings}
+	}
+	if o.Workspace != nil {
+		caps["workspace"] = o.Workspace
 	}
 	params := map[string]any{
 		"processId":    nil,

@@ -41,6 +41,9 @@ return {
     session_files_changed = "ctxls/sessionFilesChanged",
     tool_call = "ctxls/toolCall",
   },
+  server_requests = {
+    review_edit = "ctxls/reviewEdit",
+  },
   client_notifications = {
     did_change_view = "ctxls/didChangeView",
   },
@@ -55,6 +58,7 @@ return {
     mcp_servers = "mcpServers",
     allow_read_only_tools = "allowReadOnlyTools",
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
+    review_edits = "reviewEdits",
   },
   settings = {
     provider = "provider",

@@ -462,6 +462,24 @@ export interface ToolCallParams {
   output?: string;
 }
 
+export interface ReviewEditParams {
+  sessionId: string;
+  id: string;
+  path: string;
+  uri: string;
+  create?: boolean;
+  oldText: string;
+  newText: string;
+  diff: string;
+  summary: string;
+}
+
+export type ReviewDecision = "accept" | "acceptAll" | "reject";
+
+export interface ReviewEditResult {
+  decision: ReviewDecision;
+}
+
 export interface TextDocumentIdentifier {
   uri: string;
 }
@@ -502,6 +520,7 @@ export interface InitializationOptions {
   mcpServers?: Record<string, unknown>;
   allowReadOnlyTools?: boolean;
   toolPermissionTimeoutSeconds?: number;
+  reviewEdits?: boolean;
 }
 
 export interface Settings {
@@ -598,6 +617,15 @@ export interface NotificationTypes {
   "ctxls/sessionUpdated": SessionUpdatedParams;
   "ctxls/sessionFilesChanged": SessionFilesChangedParams;
   "ctxls/toolCall": ToolCallParams;
+}
+
+/** Requests the server makes of a client that declared it answers them. */
+export const ServerRequests = {
+  reviewEdit: "ctxls/reviewEdit",
+} as const;
+
+export interface ServerRequestTypes {
+  "ctxls/reviewEdit": { params: ReviewEditParams; result: ReviewEditResult };
 }
 
 /** Notifications the editor sends. */

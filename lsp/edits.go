@@ -1,0 +1,177 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/service"
+)
+
+// editCaps is what the client said it can do with edits.
+type editCaps struct {
+	apply    bool // workspace/applyEdit
+	versions bool // documentChanges: TextDocumentEdit with versions
+	create   bool // the CreateFile resource operation
+	review   bool // ctxls/reviewEdit (initializationOptions.reviewEdits)
+}
+
+// The answers of the review question (window/showMessageRequest).
+const (
+	accept    = "Accept"
+	acceptAll = "Accept all in this turn"
+	reject    = "Reject"
+)
+
+// lspEdits is the LSP door's way with the model's edits: the text of an
+// open document is the editor's; the user reviews with ctxls/reviewEdit
+// (clients that show a diff) or window/showMessageRequest (every client);
+// workspace/applyEdit applies the edit to the editor's buffer, with the
+// version it was computed against, so an edit made meanwhile makes the
+// editor refuse it rather than misapply it.
+type lspEdits struct{ s *Server }
+
+func (e lspEdits) Read(_ context.Context, path string) (string, string, *int32, bool) {
+	uri, text, version, ok := e.s.docs.Document(path)
+	if !ok {
+		return "", "", nil, false
+	}
+	return text, uri, &version, true
+}
+
+// Review asks the user about an edit.
+func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
+	s := e.s
+	s.mu.Lock()
+	caps, timeout := s.edits, s.permissionTimeout
+	s.mu.Unlock()
+	if timeout <= 0 {
+		timeout = api.DefaultToolPermissionTimeout * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if caps.review {
+		var answer *api.ReviewEditResult
+		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {
+			return service.RejectOnce, err
+		}
+		if answer == nil {
+			return service.RejectOnce, nil
+		}
+		switch answer.Decision {
+		case api.ReviewAccept:
+			return service.AllowOnce, nil
+		case api.ReviewAcceptAll:
+			return service.AllowAlways, nil
+		}
+		return service.RejectOnce, nil
+	}
+	var answer *struct {
+		Title string `json:"title"`
+	}
+	msg := fmt.Sprintf("ctxls: the model wants to %s %s (%s). Apply it?", map[bool]string{true: "create", false: "edit"}[r.Create], r.Path, r.Summary)
+	params := map[string]any{"type": 3, "message": msg,
+		"actions": []map[string]string{{"title": accept}, {"title": acceptAll}, {"title": reject}}}
+	if _, err := s.conn.Call(ctx, "window/showMessageRequest", params, &answer); err != nil {
+		return service.RejectOnce, err
+	}
+	switch {
+	case answer == nil:
+		return service.RejectOnce, nil
+	case answer.Title == accept:
+		return service.AllowOnce, nil
+	case answer.Title == acceptAll:
+		return service.AllowAlways, nil
+	}
+	return service.RejectOnce, nil
+}
+
+func reviewParams(r service.EditRequest) api.ReviewEditParams {
+	return api.ReviewEditParams{
+		SessionID: r.SessionID, ID: r.Call.ID, Path: r.Path, URI: fileURI(r.Path, r.URI), Create: r.Create,
+		OldText: r.OldText, NewText: r.NewText, Diff: r.Diff, Summary: r.Summary,
+	}
+}
+
+// Apply sends the edit as workspace/applyEdit: the change between the two
+// texts as one TextEdit in the negotiated encoding, in a TextDocumentEdit
+// with the version it was computed against (null for a file not open), a
+// new file as CreateFile and an insert.
+func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.EditResult, error) {
+	s := e.s
+	s.mu.Lock()
+	caps, enc := s.edits, s.enc
+	s.mu.Unlock()
+	switch {
+	case !caps.apply:
+		return service.EditResult{}, fmt.Errorf("the editor does not apply edits (it lacks workspace.applyEdit)")
+	case r.Create && !(caps.versions && caps.create):
+		return service.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
+	}
+	uri := fileURI(r.Path, r.URI)
+	start, oldEnd, newEnd := changed(r.OldText, r.NewText)
+	edit := map[string]any{
+		"range":   map[string]any{"start": buffer.PositionOf(r.OldText, start, enc), "end": buffer.PositionOf(r.OldText, oldEnd, enc)},
+		"newText": r.NewText[start:newEnd],
+	}
+	var version any // null: the file's text on disk
+	if r.Version != nil {
+		version = *r.Version
+	}
+	var we map[string]any
+	switch {
+	case r.Create:
+		we = map[string]any{"documentChanges": []any{
+			map[string]any{"kind": "create", "uri": uri, "options": map[string]any{"overwrite": false, "ignoreIfExists": false}},
+			map[string]any{"textDocument": map[string]any{"uri": uri, "version": nil}, "edits": []any{edit}},
+		}}
+	case caps.versions:
+		we = map[string]any{"documentChanges": []any{
+			map[string]any{"textDocument": map[string]any{"uri": uri, "version": version}, "edits": []any{edit}},
+		}}
+	default:
+		we = map[string]any{"changes": map[string]any{uri: []any{edit}}}
+	}
+	verb := map[bool]string{true: "create", false: "edit"}[r.Create]
+	var res struct {
+		Applied       bool   `json:"applied"`
+		FailureReason string `json:"failureReason"`
+	}
+	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": "ctxls: " + verb + " " + filepath.Base(r.Path), "edit": we}, &res); err != nil {
+		return service.EditResult{}, err
+	}
+	return service.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
+}
+
+// changed is where two texts differ: from start to oldEnd in old, to newEnd
+// in new (the common beginning and end left out, at rune boundaries).
+func changed(old, new string) (start, oldEnd, newEnd int) {
+	for start < len(old) && start < len(new) && old[start] == new[start] {
+		start++
+	}
+	for start > 0 && start < len(old) && !isRuneStart(old[start]) {
+		start--
+	}
+	s := 0
+	for s < len(old)-start && s < len(new)-start && old[len(old)-1-s] == new[len(new)-1-s] {
+		s++
+	}
+	for s > 0 && !isRuneStart(old[len(old)-s]) {
+		s--
+	}
+	return start, len(old) - s, len(new) - s
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// fileURI is the document's URI: the editor's, else the path's file URI.
+func fileURI(path, uri string) string {
+	if uri != "" {
+		return uri
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}

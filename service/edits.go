@@ -1,0 +1,436 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+)
+
+// The model's edits to the user's files: edit_file and create_file,
+// computed against the text the user sees (the editor's, unsaved edits
+// included; the disk's for a file not open), reviewed as the session's
+// review mode says, and applied through the door (the editor's buffer over
+// LSP, fs/write_text_file over ACP, the disk in the CLI).
+
+// MaxEditBytes is the largest file the model may edit or create.
+const MaxEditBytes = 32 << 20
+
+// Edit tool names.
+const (
+	toolEditFile   = "edit_file"
+	toolCreateFile = "create_file"
+)
+
+var editDefs = []openai.Tool{
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name: toolEditFile,
+		Description: "Edit one of the user's files in the workspace: replace old_string with new_string in its current text (the editor's, unsaved edits included). " +
+			"old_string must occur exactly once (give enough surrounding lines), unless replace_all is true. The user may review the edit first; the result says whether it was applied.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"path":{"type":"string","description":"the file: relative to the workspace, or absolute inside it"},` +
+			`"old_string":{"type":"string","description":"the exact text to replace"},` +
+			`"new_string":{"type":"string","description":"the text to put in its place"},` +
+			`"replace_all":{"type":"boolean","description":"replace every occurrence (default false)"}},` +
+			`"required":["path","old_string","new_string"]}`),
+	}},
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        toolCreateFile,
+		Description: "Create a new file in the workspace with the given content (not for a file that exists: use edit_file). The user may review it first.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"path":{"type":"string","description":"the new file: relative to the workspace, or absolute inside it"},` +
+			`"content":{"type":"string","description":"the whole content of the file"}},` +
+			`"required":["path","content"]}`),
+	}},
+}
+
+// isEditTool reports whether name is one of the edit tools.
+func isEditTool(name string) bool { return name == toolEditFile || name == toolCreateFile }
+
+// EditRequest is an edit the model proposes, as a door shows and applies
+// it.
+type EditRequest struct {
+	SessionID string
+	Call      chat.ToolCall
+	// Path is the file, absolute; URI is the editor's URI of the open
+	// document ("" when it is not open).
+	Path, URI string
+	Create    bool
+	// OldText is the file's text the edit was computed against ("" for a
+	// new file); NewText is the text after it.
+	OldText, NewText string
+	// Version is the open document's version the edit was computed
+	// against; nil when the file is not open (its text is the disk's).
+	Version *int32
+	// Diff is the edit as a unified diff; Summary says it in one line.
+	Diff, Summary string
+}
+
+// EditResult is what became of an edit the door tried to apply.
+type EditResult struct {
+	Applied bool
+	// Reason says why the editor refused it (a newer version, the file
+	// changed on disk).
+	Reason string
+}
+
+// EditDoor shows and applies the model's edits the door's way. Review is
+// asked in the ask mode: AllowOnce accepts, AllowAlways accepts this and
+// the rest of the turn's edits, a rejection (or an error) does not apply
+// it. Read gives the text the user sees of a file the door holds (ok false:
+// the disk's is used).
+type EditDoor interface {
+	Read(ctx context.Context, path string) (text, uri string, version *int32, ok bool)
+	Review(ctx context.Context, r EditRequest) (Decision, error)
+	Apply(ctx context.Context, r EditRequest) (EditResult, error)
+}
+
+// SetEditDoor sets how the connection shows and applies the model's edits;
+// without one no edit tools are offered.
+func (s *Service) SetEditDoor(d EditDoor) {
+	s.mu.Lock()
+	s.editDoor = d
+	s.mu.Unlock()
+}
+
+// reviewMode is the session's review mode ("": ask).
+func reviewMode(sess *session.Session) string {
+	if sess == nil || sess.Meta.ReviewMode == "" {
+		return session.ReviewAsk
+	}
+	return sess.Meta.ReviewMode
+}
+
+// editTools are the edit tools a turn offers: none without a door, or in
+// the off mode.
+func (s *Service) editTools(ctx context.Context, sessionID string) []openai.Tool {
+	s.mu.Lock()
+	door := s.editDoor
+	s.mu.Unlock()
+	if door == nil {
+		return nil
+	}
+	if sessionID != "" {
+		if sess, err := s.store.Get(ctx, sessionID); err == nil && reviewMode(sess) == session.ReviewOff {
+			return nil
+		}
+	}
+	return editDefs
+}
+
+// editArgs are the edit tools' arguments.
+type editArgs struct {
+	Path       string  `json:"path"`
+	OldString  *string `json:"old_string"`
+	NewString  *string `json:"new_string"`
+	ReplaceAll bool    `json:"replace_all"`
+	Content    *string `json:"content"`
+}
+
+// edit runs one edit tool call: it computes the edit, has it reviewed as
+// the session's mode says and applied through the door, and returns what
+// the model is told (the outcome with the edit's diff).
+func (b *toolbox) edit(ctx context.Context, sessionID string, call chat.ToolCall, ev chat.Events) (out string, failed, declined bool) {
+	s := b.s
+	s.mu.Lock()
+	door := s.editDoor
+	s.mu.Unlock()
+	if door == nil {
+		return "error: this client cannot apply edits", true, false
+	}
+	var a editArgs
+	if err := json.Unmarshal([]byte(call.Arguments), &a); err != nil {
+		return fmt.Sprintf("error: the arguments are not valid JSON: %v", err), true, false
+	}
+	sess, err := s.store.Get(ctx, sessionID)
+	if err != nil {
+		return "error: " + fail(err).Error(), true, false
+	}
+	mode := reviewMode(sess)
+	if mode == session.ReviewOff {
+		return "error: edits are off in this session; tell the user what to change instead", true, false
+	}
+	r, err := s.proposeEdit(ctx, door, sess, call, a)
+	if err != nil {
+		return "error: " + err.Error(), true, false
+	}
+	ev.Emit(chat.EditProposed{Call: call, Path: r.Path, OldText: r.OldText, NewText: r.NewText, Create: r.Create, Diff: r.Diff})
+	if mode == session.ReviewAsk && !b.acceptsAll() {
+		d, err := door.Review(ctx, r)
+		if err != nil {
+			s.log.Info("the edit was not reviewed", "path", r.Path, "err", err)
+			d = RejectOnce
+		}
+		switch d {
+		case AllowAlways:
+			b.setAcceptAll()
+		case AllowOnce:
+		default:
+			return fmt.Sprintf("The user rejected this edit of %s; nothing changed. Do not make it again unless the user asks.\n\n%s", r.Path, fenced(r.Diff)), false, true
+		}
+	}
+	ev.Emit(chat.ToolAllowed{Call: call})
+	res, err := door.Apply(ctx, r)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("error: the edit of %s could not be applied: %v", r.Path, err), true, false
+	case !res.Applied:
+		return s.refused(ctx, door, r, res.Reason), true, false
+	}
+	b.changed(r.Path)
+	verb := "edited"
+	if r.Create {
+		verb = "created"
+	}
+	return fmt.Sprintf("%s %s (%s); the change is in the editor, unsaved until the user saves it.\n\n%s", verb, r.Path, r.Summary, fenced(r.Diff)), false, false
+}
+
+// refused tells the model the editor refused an edit, with the file's
+// text now around the place of the edit.
+func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, reason string) string {
+	if reason == "" {
+		reason = "the editor refused it"
+	}
+	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
+	if now, _, _, err := s.currentText(ctx, door, r.Path); err == nil && now != r.OldText {
+		at := firstDifference(r.OldText, r.NewText)
+		msg += "\n\nIts text now around the edit:\n" + linesAround(now, at, 5)
+	}
+	return msg
+}
+
+// proposeEdit checks the path and computes the edit against the text the
+// user sees.
+func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, call chat.ToolCall, a editArgs) (EditRequest, error) {
+	r := EditRequest{SessionID: sess.ID, Call: call, Create: call.Name == toolCreateFile}
+	path, err := s.editPath(ctx, sess, a.Path, r.Create)
+	if err != nil {
+		return r, err
+	}
+	r.Path = path
+	text, uri, version, err := s.currentText(ctx, door, path)
+	switch {
+	case r.Create && err == nil:
+		return r, fmt.Errorf("%s exists; use edit_file to change it", path)
+	case r.Create && !errors.Is(err, fs.ErrNotExist):
+		return r, err
+	case !r.Create && err != nil:
+		return r, err
+	}
+	r.URI, r.Version, r.OldText = uri, version, text
+	if r.Create {
+		if a.Content == nil {
+			return r, errors.New("content is required (an empty string for an empty file)")
+		}
+		r.NewText = *a.Content
+	} else {
+		if a.OldString == nil || *a.OldString == "" || a.NewString == nil {
+			return r, errors.New("old_string (not empty) and new_string are required")
+		}
+		if *a.OldString == *a.NewString {
+			return r, errors.New("old_string and new_string are the same: nothing would change")
+		}
+		if r.NewText, err = replaceIn(path, text, *a.OldString, *a.NewString, a.ReplaceAll); err != nil {
+			return r, err
+		}
+	}
+	if len(r.NewText) > MaxEditBytes {
+		return r, fmt.Errorf("the file would be %d bytes; the limit is %d", len(r.NewText), MaxEditBytes)
+	}
+	if !utf8.ValidString(r.NewText) {
+		return r, errors.New("the new text is not valid UTF-8")
+	}
+	if chat.LooksSecret(path, r.OldText+r.NewText) && !s.addedByUser(ctx, sess.ID, path) {
+		return r, fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
+	}
+	r.Diff, r.Summary = unifiedDiff(path, r.OldText, r.NewText, r.Create)
+	return r, nil
+}
+
+// currentText is the file's text as the user sees it: the door's (the
+// editor's buffer) when it holds the file, else the disk's.
+func (s *Service) currentText(ctx context.Context, door EditDoor, path string) (text, uri string, version *int32, err error) {
+	if text, uri, version, ok := door.Read(ctx, path); ok {
+		return text, uri, version, nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return "", "", nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if info.Size() > MaxEditBytes {
+		return "", "", nil, fmt.Errorf("%s is %d bytes; the limit is %d", path, info.Size(), MaxEditBytes)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
+		return "", "", nil, fmt.Errorf("%s is not a text file", path)
+	}
+	return string(data), "", nil, nil
+}
+
+// editPath is the absolute path the model may edit or create: inside a
+// workspace folder once symbolic links are resolved (a new file's folder
+// resolved), never in .git, never in the session folder.
+func (s *Service) editPath(ctx context.Context, sess *session.Session, p string, create bool) (string, error) {
+	roots := s.Roots()
+	if p == "" || strings.ContainsRune(p, 0) {
+		return "", errors.New("path is required")
+	}
+	if len(roots) == 0 {
+		return "", errors.New("there is no workspace folder to edit in")
+	}
+	path := p
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(roots[0], path)
+	}
+	path = filepath.Clean(path)
+	real := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		real = resolved
+	} else if create {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+			real = filepath.Join(dir, filepath.Base(path))
+		}
+	}
+	within := func(root string) bool {
+		rr, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			rr = root
+		}
+		return inside(path, root) && inside(real, rr)
+	}
+	switch {
+	case !slices.ContainsFunc(roots, within):
+		return "", fmt.Errorf("%s is outside the workspace folders (symbolic links followed); ctxls edits only files inside them", p)
+	case slices.Contains(strings.Split(filepath.ToSlash(real), "/"), ".git"):
+		return "", fmt.Errorf("%s is inside a .git folder; ctxls does not edit it", p)
+	case sess.Folder != "" && (inside(path, sess.Folder) || inside(real, sess.Folder)):
+		return "", fmt.Errorf("%s is in the session folder; use write_file for the session's files", p)
+	}
+	return path, nil
+}
+
+// inside reports whether path is within dir.
+func inside(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// addedByUser reports whether the user added path to the session's files.
+func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
+	st, err := s.store.TurnState(ctx, id, nil)
+	return err == nil && st.AddedBy[path] == session.AddedByUser
+}
+
+// replaceIn replaces old with new in text: old must occur exactly once
+// unless all; otherwise the error says how often it occurs, and where (or
+// the nearest lines when it does not).
+func replaceIn(path, text, old, new string, all bool) (string, error) {
+	n := strings.Count(text, old)
+	switch {
+	case n == 0:
+		return "", fmt.Errorf("old_string does not occur in %s; nothing changed. The nearest lines:\n%s", path, nearest(text, old))
+	case n > 1 && !all:
+		return "", fmt.Errorf("old_string occurs %d times in %s (lines %s); nothing changed. Give more surrounding lines to pick one, or replace_all", n, path, occurrenceLines(text, old, 10))
+	case all:
+		return strings.ReplaceAll(text, old, new), nil
+	}
+	i := strings.Index(text, old)
+	return text[:i] + new + text[i+len(old):], nil
+}
+
+// occurrenceLines lists the lines (1-based) where old starts, at most max.
+func occurrenceLines(text, old string, max int) string {
+	var lines []string
+	line, from := 1, 0
+	for len(lines) < max {
+		i := strings.Index(text[from:], old)
+		if i < 0 {
+			break
+		}
+		line += strings.Count(text[from:from+i], "\n")
+		lines = append(lines, fmt.Sprint(line))
+		line += strings.Count(old, "\n")
+		from += i + len(old)
+	}
+	return strings.Join(lines, ", ")
+}
+
+// nearest shows the lines of text most like old's first line (with line
+// numbers), for a model whose old_string did not match.
+func nearest(text, old string) string {
+	want := strings.TrimSpace(strings.SplitN(old, "\n", 2)[0])
+	lines := strings.Split(text, "\n")
+	best, bestScore := -1, 0
+	for i, l := range lines {
+		if score := common(strings.TrimSpace(l), want); score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		return "(no line of the file is like old_string's first line)"
+	}
+	return numbered(lines, max(best-2, 0), min(best+3, len(lines)))
+}
+
+// common is how many characters a and b share from the start, or a's
+// length when b contains it whole.
+func common(a, b string) int {
+	if a == "" {
+		return 0
+	}
+	if strings.Contains(b, a) || strings.Contains(a, b) {
+		return min(len(a), len(b)) + 1
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func numbered(lines []string, from, to int) string {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		fmt.Fprintf(&b, "%6d  %s\n", i+1, lines[i])
+	}
+	return b.String()
+}
+
+// linesAround shows the lines of text around byte offset at.
+func linesAround(text string, at, context int) string {
+	at = min(at, len(text))
+	line := strings.Count(text[:at], "\n")
+	lines := strings.Split(text, "\n")
+	return numbered(lines, max(line-context, 0), min(line+context+1, len(lines)))
+}
+
+// firstDifference is the byte offset where a and b first differ.
+func firstDifference(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// fenced is a diff in a Markdown code block.
+func fenced(diff string) string {
+	return "```diff\n" + strings.TrimRight(diff, "\n") + "\n```"
+}
