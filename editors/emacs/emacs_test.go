@@ -401,7 +401,8 @@ func TestVimALE(t *testing.T) {
 // TestEmacsTools: the model calls tools of the test MCP server; each call
 // is a line in the chat buffer, its output shown with RET; the permission
 // question is answered with keys typed while it is on screen (allow once,
-// deny, none until the timeout, always in this session); a new Emacs shows
+// deny, none until the timeout, always in this session), a slow call shows
+// its progress; a new Emacs shows
 // the same lines in the resumed session's history.
 func TestEmacsTools(t *testing.T) {
 	emacs := editor(t, "emacs")
@@ -419,7 +420,8 @@ func TestEmacsTools(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"One was refused."}},
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c4", "mcp__t__echo", `{"text":"late"}`)}},
 		openaitest.Reply{Chunks: []string{"No answer came."}},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`)}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`),
+			call("c7", "mcp__t__slow", `{"steps":3,"ms":150}`)}},
 		openaitest.Reply{Chunks: []string{"Twice."}},
 	)
 	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
@@ -438,7 +440,7 @@ func TestEmacsTools(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"c1": "echo: hi", "c2": "The user declined this call of t · add", "c3": "error: ",
-		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b",
+		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
 	} {
 		if !strings.HasPrefix(results[id], want) {
 			t.Errorf("the model got %q for %s, want %q…", results[id], id, want)

@@ -70,7 +70,8 @@ func TestNeovimPlugin(t *testing.T) {
 // TestNeovimTools: the model calls tools of the test MCP server; each call
 // is a line in the chat buffer, updated in place, its output folded; the
 // permission question is answered at its prompt with keys (allow once,
-// deny, no answer, always in this session); a new Neovim shows the same
+// deny, no answer, always in this session), a slow call shows its progress;
+// a new Neovim shows the same
 // lines in the resumed session's history.
 func TestNeovimTools(t *testing.T) {
 	nvim := nvimOrSkip(t)
@@ -89,7 +90,8 @@ func TestNeovimTools(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"One was refused."}},
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c4", "mcp__t__echo", `{"text":"late"}`)}},
 		openaitest.Reply{Chunks: []string{"No answer came."}},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`)}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`),
+			call("c7", "mcp__t__slow", `{"steps":3,"ms":150}`)}},
 		openaitest.Reply{Chunks: []string{"Twice."}},
 	)
 	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
@@ -133,7 +135,7 @@ func TestNeovimTools(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"c1": "echo: hi", "c2": "The user declined this call of t · add", "c3": "error: ",
-		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b",
+		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
 	} {
 		if !strings.HasPrefix(results[id], want) {
 			t.Errorf("the model got %q for %s, want %q…", results[id], id, want)

@@ -616,7 +616,7 @@ Return whether the call's output is then shown."
   (find-file (ctxls-test--file "main.go"))
   (ctxls-mode 1)
   (ctxls-test--ready)
-  (let ((asked (ctxls-test--answer-prompts (list ?y ?n ?y nil ?a)))
+  (let ((asked (ctxls-test--answer-prompts (list ?y ?n ?y nil ?a ?y)))
         (echo "t · echo `{\"text\":\"hi\"}`"))
     (cl-flet ((turn (question last-words)
                 (ctxls-test--mx "ctxls-ask" question)
@@ -663,10 +663,21 @@ Return whether the call's output is then shown."
       (should (ctxls-test--said "ctxls: no answer within 2 s: the call is declined"))
       (should (string-search "▸ t · echo `{\"text\":\"late\"}` — declined\n" (ctxls-test--chat-text)))
 
-      ;; 4. Always in this session: the second call is not asked.
-      (turn "echo twice" "Twice.")
-      (should (= 5 (length (car asked))))
-      (should (string-search "▸ t · echo `{\"text\":\"b\"}` — done\n" (ctxls-test--chat-text))))
+      ;; 4. Always in this session: the second call is not asked.  A slow
+      ;; call shows its server's progress while it runs.
+      (let* ((progress nil)
+             (watch (run-with-timer 0.02 0.02
+                                    (lambda ()
+                                      (when (string-search "• t · slow `{\"steps\":3,\"ms\":150}` — running: step 2 (2/3)\n"
+                                                           (ctxls-test--chat-text))
+                                        (setq progress t))))))
+        (unwind-protect (turn "echo twice" "Twice.")
+          (cancel-timer watch))
+        (should progress))
+      (should (= 6 (length (car asked))))
+      (should (string-search "t · slow" (car (car (car asked)))))
+      (should (string-search "▸ t · echo `{\"text\":\"b\"}` — done\n" (ctxls-test--chat-text)))
+      (should (string-search "▸ t · slow `{\"steps\":3,\"ms\":150}` — done\n" (ctxls-test--chat-text))))
     (with-temp-file (getenv "CTXLS_TOOL_LINES")
       (insert (string-join (ctxls-test--tool-lines) "\n")))
     (ctxls-test--stop)))
@@ -686,7 +697,7 @@ Return whether the call's output is then shown."
         (want (with-temp-buffer
                 (insert-file-contents (getenv "CTXLS_TOOL_LINES"))
                 (split-string (buffer-string) "\n"))))
-    (should (= 6 (length (funcall mcp want))))
+    (should (= 7 (length (funcall mcp want))))
     (should (equal (funcall mcp (ctxls-test--tool-lines)) (funcall mcp want))))
   (let ((chat (ctxls-test--chat-text)))
     ;; One answer heading per turn.

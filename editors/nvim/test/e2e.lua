@@ -132,7 +132,7 @@ local ok, err = pcall(function()
   if phase == "tools" then
     -- The model calls tools: each call is a line in the chat, updated in
     -- place; the user answers the permission question at its prompt.
-    local asked = answer_prompts(ctxls, { "1<CR>", "3<CR>", "1<CR>", false, "2<CR>" })
+    local asked = answer_prompts(ctxls, { "1<CR>", "3<CR>", "1<CR>", false, "2<CR>", "1<CR>" })
     vim.cmd("CtxlsNew")
     local chat
     wait("the chat buffer", function()
@@ -219,14 +219,25 @@ local ok, err = pcall(function()
     if vim.loop.now() - t0 < 1900 then
       fail("the unanswered question ended before the timeout")
     end
+    if not said("ctxls: no answer within 2 s: the call is declined") then
+      fail("the timeout was not said")
+    end
     if not row_of(chat, '▾ t · echo `{"text":"late"}` — declined') then
       fail("the unanswered call's line:\n" .. chat_text())
     end
 
-    -- 4. Always in this session: the second call is not asked.
+    -- 4. Always in this session: the second call is not asked. A slow
+    -- call shows its server's progress while it runs.
     turn("echo twice", "Twice.")
-    if #asked ~= 5 or not row_of(chat, '▾ t · echo `{"text":"b"}` — done') then
+    if #asked ~= 6 or not row_of(chat, '▾ t · echo `{"text":"b"}` — done') or not asked[6]:find("t · slow", 1, true) then
       fail("always in this session: " .. vim.inspect(asked) .. "\n" .. chat_text())
+    end
+    local progress = false
+    for _, e in ipairs(log) do
+      progress = progress or e.text == '• t · slow `{"steps":3,"ms":150}` — running: step 2 (2/3)'
+    end
+    if not progress or not row_of(chat, '▾ t · slow `{"steps":3,"ms":150}` — done') then
+      fail("the slow call's progress: " .. vim.inspect(log))
     end
     -- The calls' lines, for the next phase to compare with the history.
     vim.fn.writefile(call_lines(chat), os.getenv("CTXLS_TOOL_LINES"))
@@ -248,7 +259,7 @@ local ok, err = pcall(function()
     local got = vim.tbl_filter(function(l)
       return l:find(" · ", 1, true) ~= nil
     end, call_lines(chat))
-    if #want ~= 6 or not vim.deep_equal(got, want) then
+    if #want ~= 7 or not vim.deep_equal(got, want) then
       fail("the history's call lines:\n" .. table.concat(got, "\n") .. "\nwant\n" .. table.concat(want, "\n") .. "\n" .. chat_text())
     end
     -- One answer heading per turn, and its output unfolds.

@@ -295,10 +295,12 @@ function T.ask(params, timeout)
   end, 10)
   pcall(vim.cmd, "redraw")
   asking, asked = message, asked + 1
-  local timer = vim.loop.new_timer()
-  timer:start(math.max(timeout or 0, 1) * 1000, 0, function()
+  local timer, timed_out = vim.loop.new_timer(), false
+  timeout = math.max(timeout or 0, 1)
+  timer:start(timeout * 1000, 0, function()
     -- A luv callback: only fast API calls. nvim_input ends the prompt.
     if asking then
+      timed_out = true
       vim.api.nvim_input("<Esc>")
     end
   end)
@@ -306,7 +308,10 @@ function T.ask(params, timeout)
   asking = nil
   timer:stop()
   timer:close()
-  if not ok or type(choice) ~= "number" or choice < 1 or choice > #actions then
+  if timed_out then
+    vim.notify(string.format("ctxls: no answer within %d s: the call is declined", timeout), vim.log.levels.WARN)
+  end
+  if not ok or timed_out or type(choice) ~= "number" or choice < 1 or choice > #actions then
     return vim.NIL
   end
   return actions[choice]
