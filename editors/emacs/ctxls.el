@@ -28,6 +28,12 @@
 ;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' asks a
 ;; question and streams the answer into the *ctxls chat* buffer while you keep
 ;; editing.  Nothing blocks: every request is asynchronous.
+;;
+;; The model may call tools: ctxls's own, and those of the MCP servers in
+;; `ctxls-mcp-servers' (and ~/.config/ctxls/mcp.json).  Each call is a line
+;; in the chat buffer that shows its status as it goes; RET or TAB on it
+;; shows what the model got back.  Before an MCP tool runs you are asked
+;; (`ctxls-tool-permission-timeout').
 
 ;;; Code:
 
@@ -88,6 +94,38 @@ instead.  Sent as initializationOptions.compactAt; nil keeps the
 daemon's default of 80.  \\[ctxls-compact] summarises now."
   :type '(choice (const :tag "Default" nil) (natnum :tag "Percent") (const :tag "Off" "off") string))
 
+(defcustom ctxls-mcp-servers nil
+  "The MCP servers whose tools the model may call, beside ctxls's own.
+An alist of (NAME . PLIST), PLIST with :command (a string), :args (a
+list of strings) and :env (an alist of (VARIABLE . VALUE)), as Claude
+Code's .mcp.json has them; for example
+  ((\"github\" :command \"github-mcp-server\" :args (\"stdio\")
+               :env ((\"GITHUB_TOKEN\" . \"...\"))))
+Sent as initializationOptions.mcpServers; the daemon also reads the
+servers of $XDG_CONFIG_HOME/ctxls/mcp.json.  The model sees each tool
+as mcp__NAME__TOOL, and ctxls asks you before each call runs (see
+`ctxls-tool-permission-timeout').  Changes take effect when the daemon
+starts."
+  :type '(alist :key-type (string :tag "Name")
+                :value-type (plist :key-type (choice (const :command) (const :args) (const :env))
+                                   :value-type sexp)))
+
+(defcustom ctxls-allow-read-only-tools nil
+  "Non-nil: MCP tools their server says are read-only run unasked.
+The model may then call them without asking you first
+\(initializationOptions.allowReadOnlyTools)."
+  :type 'boolean)
+
+(defcustom ctxls-tool-permission-timeout nil
+  "Seconds the question whether the model may call a tool waits for you.
+Before an MCP tool runs, ctxls asks in the echo area with the server,
+the tool and its arguments: y allows it once, a always in this
+session, n denies it, and so does \\[keyboard-quit].  No answer
+within this time denies it too, and the question goes away.  Sent as
+initializationOptions.toolPermissionTimeoutSeconds; nil keeps the
+daemon's default of 120."
+  :type '(choice (const :tag "Default (120)" nil) natnum))
+
 (defcustom ctxls-view-delay 0.3
   "Seconds of idleness before the view (file, point, region) is sent."
   :type 'number)
@@ -138,6 +176,18 @@ everything, for debugging."
 
 (defface ctxls-note '((t :inherit (shadow italic)))
   "Notes in the chat buffer: thinking, cancelled, errors.")
+
+(defface ctxls-tool '((t :inherit font-lock-builtin-face))
+  "A tool call's line in the chat buffer.")
+
+(defface ctxls-tool-pending '((t :inherit warning))
+  "The status of a tool call waiting for your permission.")
+
+(defface ctxls-tool-failed '((t :inherit error))
+  "The status of a tool call that failed.")
+
+(defface ctxls-tool-declined '((t :inherit warning))
+  "The status of a tool call that was declined.")
 
 ;;;; State
 
@@ -378,8 +428,26 @@ After a restart, the session that was current is resumed."
                     (ctxls--key ctxls-protocol-init-option-data-dir) (and ctxls-data-dir (expand-file-name ctxls-data-dir))
                     (ctxls--key ctxls-protocol-init-option-view-idle-ms) ctxls-view-idle-ms
                     (ctxls--key ctxls-protocol-init-option-compact-at) ctxls-compact-at
+                    (ctxls--key ctxls-protocol-init-option-mcp-servers) (ctxls--mcp-servers-json)
+                    (ctxls--key ctxls-protocol-init-option-allow-read-only-tools) (and ctxls-allow-read-only-tools t)
+                    (ctxls--key ctxls-protocol-init-option-tool-permission-timeout-seconds) ctxls-tool-permission-timeout
                     (ctxls--key ctxls-protocol-init-option-session) ctxls--session-id)
       (ctxls--empty-object)))
+
+(defun ctxls--mcp-servers-json ()
+  "`ctxls-mcp-servers' as the JSON object the daemon reads, or nil."
+  (when ctxls-mcp-servers
+    (let ((servers (make-hash-table :test #'equal)))
+      (pcase-dolist (`(,name . ,spec) ctxls-mcp-servers)
+        (let ((server (make-hash-table :test #'equal))
+              (env (make-hash-table :test #'equal)))
+          (puthash "command" (plist-get spec :command) server)
+          (puthash "args" (vconcat (plist-get spec :args)) server)
+          (pcase-dolist (`(,k . ,v) (plist-get spec :env))
+            (puthash (format "%s" k) v env))
+          (puthash "env" env server)
+          (puthash (format "%s" name) server servers)))
+      servers)))
 
 (defun ctxls--folder (dir)
   "The LSP workspace folder for DIR."
@@ -566,6 +634,8 @@ Chat turns and everything else are asynchronous."
   "Answer the daemon's request METHOD with PARAMS."
   (pcase method
     ('window/workDoneProgress/create nil)
+    ;; Answered by `ctxls--receive' when the user has chosen; this is
+    ;; reached only if that advice is missing: no answer denies.
     ('window/showMessageRequest
      (ctxls--say "%s" (plist-get params :message))
      nil)
@@ -756,6 +826,7 @@ Chat turns and everything else are asynchronous."
      ((string= name ctxls-protocol-notification-context-changed) (ctxls--on-context-changed params))
      ((string= name ctxls-protocol-notification-session-updated) (ctxls--on-session-updated params))
      ((string= name ctxls-protocol-notification-session-files-changed) (ctxls--on-files-changed params))
+     ((string= name ctxls-protocol-notification-tool-call) (ctxls--on-tool-call params))
      ((eq method 'window/showMessage)
       (ctxls--log "%s" (plist-get params :message))
       (ctxls--say "%s" (plist-get params :message)))
@@ -837,11 +908,17 @@ capture changes the context each time you rest, silently."
     (define-key map (kbd "c") #'ctxls-show-context)
     (define-key map (kbd "p") #'ctxls-preview)
     (define-key map (kbd "q") #'quit-window)
+    (define-key map (kbd "TAB") #'ctxls-chat-tab)
     map)
   "Keys of the chat buffer.")
 
 (define-minor-mode ctxls-chat-buffer-mode
   "Toggle the keys and header line of the ctxls chat buffer.
+Each tool call of the model's is a line, \"• server · tool \\=`{args}\\=` —
+status\", changed as the call goes: waiting for your permission,
+running, done, failed or declined.  Once it has ended, RET or TAB on
+the line shows what the model got back (\"▾\") and hides it again
+\(\"▸\"); isearch shows it too.
 \\{ctxls-chat-buffer-mode-map}"
   :lighter nil
   (setq header-line-format (and ctxls-chat-buffer-mode '(:eval (ctxls--header-line)))))
@@ -854,6 +931,13 @@ capture changes the context each time you rest, silently."
 
 (defvar-local ctxls--title-end nil
   "Marker at the end of the current session's title in the chat buffer.")
+
+(defvar-local ctxls--after-tool nil
+  "Non-nil when the chat buffer ends with a tool call's line.")
+
+(defvar-local ctxls--tool-lines nil
+  "The chat buffer's tool call lines by call id: markers at their starts.
+The newest line of an id: a session shown again makes new ones.")
 
 (defun ctxls--header-line ()
   "The chat buffer's header line."
@@ -905,6 +989,17 @@ capture changes the context each time you rest, silently."
   "Append TEXT to the chat buffer."
   (ctxls--chat-insert (lambda () (insert text))))
 
+(defun ctxls--chat-append-prose (text)
+  "Append TEXT to the chat buffer, after a blank line if it ends with a tool call."
+  (with-current-buffer (ctxls--chat-buffer)
+    (when ctxls--after-tool
+      (setq ctxls--after-tool nil)
+      (unless (string-prefix-p "\n" text)
+        (setq text (concat "\n" text)))
+      (when (string-prefix-p "\n\n" text)
+        (setq text (substring text 1)))))
+  (ctxls--chat-append text))
+
 (defun ctxls--separator ()
   "Blank lines before a new block, unless the buffer is empty."
   (with-current-buffer (ctxls--chat-buffer)
@@ -953,23 +1048,40 @@ capture changes the context each time you rest, silently."
             (insert (ctxls--heading ctxls--session-title 'ctxls-session-heading))
             (set-marker ctxls--title-end (point))))))))
 
-(defun ctxls--render-message (msg)
-  "Insert the stored message MSG (a plist from ctxls.session.show)."
+(defun ctxls--render-message (msg results continued)
+  "Insert the stored message MSG (a plist from ctxls.session.show).
+RESULTS maps tool call ids to their results, for MSG's tool calls.
+CONTINUED: MSG continues an answer after its tool calls' results (a
+turn with tool calls is stored as an answer per round, shown as one)."
   (let ((role (plist-get msg :role))
         (content (or (plist-get msg :content) ""))
-        (status (plist-get msg :status)))
+        (status (plist-get msg :status))
+        (calls (ctxls--stored-calls msg results)))
+    (when (and ctxls--after-tool (not (equal role "assistant")))
+      (setq ctxls--after-tool nil)
+      (insert "\n"))
     (pcase role
       ("user" (insert (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" content "\n\n"))
       ("assistant"
-       (unless (and (string-empty-p content) (plist-get msg :toolCalls))
-         (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n" content)
+       (unless continued
+         (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n"))
+       (unless (string-empty-p content)
+         (when ctxls--after-tool
+           (setq ctxls--after-tool nil)
+           (insert "\n"))
+         (insert content)
          (when (equal status "interrupted") (insert "\n\n" (ctxls--heading "_cancelled_" 'ctxls-note)))
-         (insert "\n\n")))
+         (insert "\n\n"))
+       (dolist (c calls)
+         (ctxls--tool-insert c)))
       ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
 
 (defun ctxls--compacted-line (span)
   "Insert the line that marks where the model's view starts, for SPAN.
 SPAN is the newest summary's summaryOf: it covers the messages above."
+  (when ctxls--after-tool
+    (setq ctxls--after-tool nil)
+    (insert "\n"))
   (insert (ctxls--heading (format "_summarised for the model: messages %d–%d (%d); all are kept here_"
                                   (plist-get span :first) (plist-get span :last) (plist-get span :covered))
                           'ctxls-note)
@@ -987,7 +1099,13 @@ newest one covers marks where the model's view of the session starts."
        (let* ((messages (append (plist-get show :messages) nil))
               (span (plist-get (car (last (cl-remove-if-not (lambda (m) (plist-get m :summaryOf)) messages)))
                                :summaryOf))
-              (marked (not span)))
+              (marked (not span))
+              (results (make-hash-table :test #'equal))
+              prev)
+         (dolist (m messages)
+           (when (equal (plist-get m :role) "tool")
+             (puthash (plist-get m :toolCallId) (plist-get m :content) results)))
+         (setq ctxls--after-tool nil)
          (if (null messages)
              (insert "_no messages yet_\n\n")
            (dolist (m messages)
@@ -995,8 +1113,13 @@ newest one covers marks where the model's view of the session starts."
                         (> (plist-get m :id) (plist-get span :last)))
                (ctxls--compacted-line span)
                (setq marked t))
+             (unless (or (plist-get m :summaryOf) (equal (plist-get m :role) "tool"))
+               (ctxls--render-message m results (equal prev "tool")))
              (unless (plist-get m :summaryOf)
-               (ctxls--render-message m)))
+               (setq prev (plist-get m :role))))
+           (when ctxls--after-tool
+             (setq ctxls--after-tool nil)
+             (insert "\n"))
            (unless marked
              (ctxls--compacted-line span))))))))
 
@@ -1008,6 +1131,297 @@ newest one covers marks where the model's view of the session starts."
         ctxls--session-title (plist-get session :title)
         ctxls--session-folder (plist-get session :folder))
   (force-mode-line-update t))
+
+;;;; Tool calls
+
+;; Each tool call of the model's is a line in the chat buffer, changed in
+;; place as ctxls/toolCall reports it: "• server · tool `{args}` — status"
+;; (ctxls's own tools by name).  Once it ends, what the model got back
+;; follows the line, hidden: RET or TAB on the line (a button) shows it
+;; ("▾") and hides it again ("▸").
+
+(defconst ctxls--tool-statuses '("pending" "running" "done" "failed" "declined")
+  "The statuses of ctxls/toolCall (docs/protocol.md).
+The generated ctxls-protocol.el does not carry them (yet).")
+
+(defvar ctxls--tool-pending nil
+  "The ids of the tool calls waiting for the user's permission.")
+
+(define-button-type 'ctxls-tool
+  'action #'ctxls--tool-button-toggle
+  'follow-link t
+  'face nil
+  'help-echo "RET or TAB: show or hide what the model got back")
+
+(defun ctxls--tool-split-name (name)
+  "The server and tool of NAME, as the model calls a tool: (SERVER . TOOL).
+An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
+  (if (string-match "\\`mcp__\\(.+?\\)__\\(.+\\)\\'" name)
+      (cons (match-string 1 name) (match-string 2 name))
+    (cons "" name)))
+
+(defun ctxls--tool-args (args)
+  "ARGS, a call's JSON arguments, shortened for its line, as inline code."
+  (let ((a (string-trim (replace-regexp-in-string "[ \t\n\r]+" " " (or args "")))))
+    (cond ((member a '("" "{}")) "")
+          (t (when (> (length a) 60)
+               (setq a (concat (substring a 0 59) "…")))
+             (if (string-search "`" a) (format " `` %s ``" a) (format " `%s`" a))))))
+
+(defun ctxls--tool-status-text (params)
+  "The status of the tool call PARAMS, in words."
+  (let ((status (plist-get params :status))
+        (progress (plist-get params :progress)))
+    (cond ((equal status "pending") "waiting for your permission")
+          ((and (equal status "running") progress (not (string-empty-p progress)))
+           (concat "running: " (ctxls--one-line progress 80)))
+          (t (or status "")))))
+
+(defun ctxls--tool-output (params)
+  "What the ended tool call PARAMS gave the model, fenced, or nil."
+  (let ((out (plist-get params :output)))
+    (when (and out (member (plist-get params :status) '("done" "failed" "declined")))
+      (let* ((text (if (string-empty-p out) "(no output)" (string-trim-right out "\n")))
+             (longest 0)
+             (start 0))
+        (while (string-match "`+" text start)
+          (setq longest (max longest (- (match-end 0) (match-beginning 0)))
+                start (match-end 0)))
+        (let ((fence (make-string (max 3 (1+ longest)) ?`)))
+          (concat fence "\n" text "\n" fence "\n"))))))
+
+(defun ctxls--tool-line (params glyph)
+  "The line of the tool call PARAMS, starting with GLYPH, as a button."
+  (let* ((server (plist-get params :server))
+         (what (if (and server (not (string-empty-p server)))
+                   (format "%s · %s" server (plist-get params :tool))
+                 (or (plist-get params :tool) (plist-get params :name))))
+         (head (concat glyph " " what (ctxls--tool-args (plist-get params :arguments)) " — "))
+         (status (ctxls--tool-status-text params))
+         (face (pcase (plist-get params :status)
+                 ("pending" 'ctxls-tool-pending)
+                 ("failed" 'ctxls-tool-failed)
+                 ("declined" 'ctxls-tool-declined)
+                 (_ 'ctxls-tool)))
+         (line (concat (ctxls--heading head 'ctxls-tool) (ctxls--heading status face))))
+    (make-text-button line nil 'type 'ctxls-tool 'ctxls-tool (plist-get params :id))))
+
+(defun ctxls--tool-insert (params)
+  "Insert the line of the tool call PARAMS at point (the chat's end)."
+  (let* ((output (ctxls--tool-output params))
+         (sep (cond ((or ctxls--after-tool (bobp)) "")
+                    ((looking-back "\n\n" (max (point-min) (- (point) 2))) "")
+                    ((eq (char-before) ?\n) "\n")
+                    (t "\n\n"))))
+    (insert sep)
+    (let ((start (point-marker)))
+      (insert (ctxls--tool-line params (if output "▸" "•")) "\n")
+      (when output
+        (ctxls--tool-set-output start output))
+      (puthash (plist-get params :id) start
+               (or ctxls--tool-lines (setq ctxls--tool-lines (make-hash-table :test #'equal)))))
+    (setq ctxls--after-tool t)))
+
+(defun ctxls--tool-set-output (start output)
+  "Insert OUTPUT after the tool call's line at START, hidden; point after it."
+  (goto-char start)
+  (forward-line 1)
+  (let ((beg (point)))
+    (insert output)
+    (let ((ov (make-overlay beg (point) nil t nil)))
+      (overlay-put ov 'invisible t)
+      (overlay-put ov 'ctxls-tool-output t)
+      (overlay-put ov 'ctxls-tool-line start)
+      (overlay-put ov 'isearch-open-invisible
+                   (lambda (ov) (ctxls--tool-show (overlay-get ov 'ctxls-tool-line) ov t)))
+      (put-text-property start (1+ start) 'ctxls-tool-overlay ov))))
+
+(defun ctxls--tool-update (params)
+  "Show the tool call PARAMS in the chat buffer: its line, new or changed."
+  (ctxls--chat-insert
+   (lambda ()
+     (let ((start (and ctxls--tool-lines (gethash (plist-get params :id) ctxls--tool-lines))))
+       (if (not (and start (marker-buffer start)))
+           (ctxls--tool-insert params)
+         (goto-char start)
+         (let* ((ov (get-text-property start 'ctxls-tool-overlay))
+                (output (and (not ov) (ctxls--tool-output params)))
+                (glyph (cond ((and ov (not (overlay-get ov 'invisible))) "▾")
+                             ((or ov output) "▸")
+                             (t "•"))))
+           (delete-region start (line-end-position))
+           (insert (ctxls--tool-line params glyph))
+           (when ov
+             (put-text-property start (1+ start) 'ctxls-tool-overlay ov))
+           (when output
+             (ctxls--tool-set-output start output))))))))
+
+(defun ctxls--on-tool-call (params)
+  "Show a tool call of the model's as it changes (PARAMS of ctxls/toolCall)."
+  (let ((id (plist-get params :id)))
+    (setq ctxls--tool-pending (delete id ctxls--tool-pending))
+    (when (equal (plist-get params :status) "pending")
+      (push id ctxls--tool-pending)))
+  (when (or (equal (plist-get params :sessionId) ctxls--session-id)
+            (and ctxls--turn (null ctxls--session-id)))
+    (when ctxls--turn
+      (ctxls--drop-thinking)
+      (setq ctxls--turn (plist-put ctxls--turn :tool-note t)))
+    (ctxls--tool-update params)))
+
+(defun ctxls--tool-show (pos ov show)
+  "SHOW (or hide) OV, the output of the tool call whose line starts at POS."
+  (let ((inhibit-read-only t))
+    (overlay-put ov 'invisible (not show))
+    (save-excursion
+      (goto-char pos)
+      (when (memq (char-after) '(?▸ ?▾))
+        (subst-char-in-region pos (1+ pos) (char-after) (if show ?▾ ?▸) t)))))
+
+(defun ctxls--tool-button-toggle (button)
+  "Show or hide the output of the tool call of BUTTON."
+  (ctxls-toggle-tool-output (button-start button)))
+
+(defun ctxls-toggle-tool-output (&optional pos)
+  "Show or hide what the model got back from the tool call at POS (point)."
+  (interactive)
+  (let* ((start (save-excursion (goto-char (or pos (point))) (line-beginning-position)))
+         (ov (get-text-property start 'ctxls-tool-overlay)))
+    (if ov
+        (ctxls--tool-show start ov (overlay-get ov 'invisible))
+      (ctxls--say "no tool call output on this line"))))
+
+(defun ctxls-chat-tab ()
+  "On a tool call's line, show or hide its output; elsewhere, TAB as usual."
+  (interactive)
+  (if (get-text-property (line-beginning-position) 'ctxls-tool-overlay)
+      (ctxls-toggle-tool-output)
+    (let* ((ctxls-chat-buffer-mode nil)
+           (cmd (key-binding (kbd "TAB"))))
+      (when (commandp cmd)
+        (call-interactively cmd)))))
+
+;;;;; Stored calls
+
+(defun ctxls--stored-status (result)
+  "The status of a stored tool call from its RESULT, or nil without one.
+The stored messages carry none, so the daemon's own fixed texts for a
+declined call and a failed one (\"error: …\") tell."
+  (cond ((null result) nil)
+        ((or (string-prefix-p "The user declined this call" result)
+             (string-match-p "\\`The call of .* did not run" result))
+         "declined")
+        ((string-prefix-p "error: " result) "failed")
+        (t "done")))
+
+(defun ctxls--stored-calls (msg results)
+  "MSG's tool calls as ctxls/toolCall params, with their RESULTS (a hash).
+The calls are OpenAI's ({id, function: {name, arguments}})."
+  (let (out)
+    (dolist (c (append (plist-get msg :toolCalls) nil))
+      (let* ((f (or (plist-get c :function) c))
+             (name (or (plist-get f :name) "?"))
+             (split (ctxls--tool-split-name name))
+             (result (gethash (plist-get c :id) results)))
+        (push (list :id (plist-get c :id) :name name :server (car split) :tool (cdr split)
+                    :arguments (or (plist-get f :arguments) "")
+                    :status (or (ctxls--stored-status result) "no result")
+                    :output result)
+              out)))
+    (nreverse out)))
+
+;;;;; The permission question
+
+;; The daemon asks with window/showMessageRequest before an MCP tool
+;; runs.  jsonrpc.el answers a request with what its dispatcher returns,
+;; from its process filter: a question there would read keys inside the
+;; filter.  So `ctxls--receive' takes the question out of jsonrpc's hands,
+;; asks from a timer (the command loop), and answers when the user has.
+
+(defvar ctxls--questions nil
+  "Permission questions waiting to be asked, oldest first.
+Each is (CONN ID PARAMS RECEIVED): the request ID of CONN, and when.")
+
+(defvar ctxls--asking nil
+  "The permission question on screen, or nil.")
+
+(defvar ctxls--asked 0
+  "How many permission questions have been asked.")
+
+(defconst ctxls--permission-keys
+  '(("Allow once" ?y "yes, once")
+    ("Always in this session" ?a "always in this session")
+    ("Deny" ?n "no"))
+  "The keys and names of the daemon's answers, by their titles.")
+
+(defun ctxls--receive (receive conn msg)
+  "Around RECEIVE (`jsonrpc-connection-receive') of CONN's message MSG.
+ctxls's window/showMessageRequest is queued for `ctxls--ask-next'."
+  (if (and (eq conn ctxls--connection)
+           (plist-get msg :id)
+           (equal (plist-get msg :method) "window/showMessageRequest"))
+      (progn
+        (setq ctxls--questions
+              (append ctxls--questions
+                      (list (list conn (plist-get msg :id) (plist-get msg :params) (float-time)))))
+        (run-at-time 0 nil #'ctxls--ask-next))
+    (funcall receive conn msg)))
+
+(advice-add 'jsonrpc-connection-receive :around #'ctxls--receive)
+
+(defun ctxls-unload-function ()
+  "Remove the advice on `jsonrpc-connection-receive' as ctxls is unloaded."
+  (advice-remove 'jsonrpc-connection-receive #'ctxls--receive)
+  nil)
+
+(defun ctxls--permission-timeout ()
+  "Seconds the daemon waits for the answer to a permission question."
+  (if (and (numberp ctxls-tool-permission-timeout) (>= ctxls-tool-permission-timeout 1))
+      ctxls-tool-permission-timeout
+    120))
+
+(defun ctxls--ask-next ()
+  "Ask the oldest permission question waiting, unless one is on screen."
+  (unless ctxls--asking
+    (when-let ((q (pop ctxls--questions)))
+      (unwind-protect
+          (apply #'ctxls--ask-permission q)
+        (setq ctxls--asking nil)
+        (when ctxls--questions
+          (run-at-time 0 nil #'ctxls--ask-next))))))
+
+(defun ctxls--ask-permission (conn id params received)
+  "Ask the user PARAMS's question (request ID of CONN, RECEIVED then).
+The answer is the action chosen; \\[keyboard-quit], or no answer before
+the daemon stops waiting, answers null: the daemon takes it as Deny."
+  (let* ((actions (append (plist-get params :actions) nil))
+         (question (ctxls--one-line (plist-get params :message) 2000))
+         (choices (cl-loop for a in actions for i from 1
+                           for known = (assoc (plist-get a :title) ctxls--permission-keys)
+                           collect (list (if known (nth 1 known) (+ ?0 i))
+                                         (if known (nth 2 known) (plist-get a :title))
+                                         a)))
+         left answer)
+    (if (null actions)
+        (ctxls--say "%s" question)
+      ;; The call's line first: its ctxls/toolCall may come just after.
+      (with-timeout (0.3)
+        (while (not ctxls--tool-pending)
+          (accept-process-output nil 0.02)))
+      (setq left (- (ctxls--permission-timeout) (- (float-time) received)))
+      (when (> left 0)
+        (setq ctxls--asking question
+              ctxls--asked (1+ ctxls--asked))
+        (let ((key (with-local-quit
+                     (with-timeout (left
+                                    (ctxls--say "no answer within %d s: the call is declined"
+                                                (ctxls--permission-timeout))
+                                    nil)
+                       (car (read-multiple-choice
+                             question (mapcar (lambda (c) (list (car c) (cadr c))) choices)))))))
+          (setq answer (nth 2 (assq key choices))))))
+    (when (jsonrpc-running-p conn)
+      (jsonrpc-connection-send conn :id id :result (and answer (list :title (plist-get answer :title)))))))
 
 ;;;; Chat turns
 
@@ -1039,8 +1453,12 @@ newest one covers marks where the model's view of the session starts."
                (ctxls--drop-thinking)
                (setq turn (plist-put turn :answered t)
                      ctxls--turn turn))
-             (ctxls--chat-append delta))
-           (when msg (ctxls--say "%s" msg))))
+             (ctxls--chat-append-prose delta))
+           (when msg
+             (if (plist-get turn :tool-note)
+                 ;; The line of a tool call just shown says it already.
+                 (setq turn (plist-put turn :tool-note nil) ctxls--turn turn)
+               (ctxls--say "%s" msg)))))
         ("end" (ctxls--finish-turn turn (plist-get value :message)))))))
 
 (defun ctxls--finish-turn (turn outcome)
@@ -1051,11 +1469,11 @@ newest one covers marks where the model's view of the session starts."
     (let ((note (cond ((or (null outcome) (equal outcome "done")) nil)
                       ((equal outcome "cancelled") "_cancelled_")
                       (t (format "_%s_" (ctxls--one-line outcome 300))))))
-      (ctxls--chat-append (concat (if note
-                                      (concat (if (plist-get turn :answered) "\n\n" "")
-                                              (ctxls--heading note 'ctxls-note))
-                                    "")
-                                  "\n\n")))
+      (ctxls--chat-append-prose (concat (if note
+                                            (concat (if (plist-get turn :answered) "\n\n" "")
+                                                    (ctxls--heading note 'ctxls-note))
+                                          "")
+                                        "\n\n")))
     (force-mode-line-update t)))
 
 (defvar ctxls--history nil "Questions asked with `ctxls-ask'.")

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -395,4 +396,55 @@ func TestVimALE(t *testing.T) {
 	if got := res.Context.Result.Context["files"]; len(got) != 1 || got[0] != file {
 		t.Errorf("the documented command set the files %q, want [%s]", got, file)
 	}
+}
+
+// TestEmacsTools: the model calls tools of the test MCP server; each call
+// is a line in the chat buffer, its output shown with RET; the permission
+// question is answered with keys typed while it is on screen (allow once,
+// deny, none until the timeout, always in this session), a slow call shows
+// its progress; a new Emacs shows
+// the same lines in the resumed session's history.
+func TestEmacsTools(t *testing.T) {
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t)
+	call := func(id, name, args string) openaitest.ToolCall {
+		return openaitest.ToolCall{ID: id, Name: name, Arguments: args}
+	}
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			call("w1", "write_file", `{"path":"results/notes.md","content":"hello"}`),
+			call("c1", "mcp__t__echo", `{"text":"hi"}`)}},
+		openaitest.Reply{Chunks: []string{"Echoed."}},
+		openaitest.Reply{Chunks: []string{"Tool session"}}, // the title
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c2", "mcp__t__add", `{"a":1,"b":2}`), call("c3", "mcp__t__fail", `{}`)}},
+		openaitest.Reply{Chunks: []string{"One was refused."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c4", "mcp__t__echo", `{"text":"late"}`)}},
+		openaitest.Reply{Chunks: []string{"No answer came."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`),
+			call("c7", "mcp__t__slow", `{"steps":3,"ms":150}`)}},
+		openaitest.Reply{Chunks: []string{"Twice."}},
+	)
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
+	env := []string{"CTXLS_MCP_SERVERS=" + string(servers), "CTXLS_TOOL_LINES=" + filepath.Join(t.TempDir(), "lines")}
+	r.run(t, "ctxls-test-tools", env...)
+	// What the model was told of each call: its result, or that the user
+	// declined it (denied, or not answered in time).
+	results := map[string]string{}
+	for _, req := range fake.Requests() {
+		for _, m := range req.Parsed.Messages {
+			if m.Role == "tool" {
+				results[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	for id, want := range map[string]string{
+		"c1": "echo: hi", "c2": "The user declined this call of t · add", "c3": "error: ",
+		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
+	} {
+		if !strings.HasPrefix(results[id], want) {
+			t.Errorf("the model got %q for %s, want %q…", results[id], id, want)
+		}
+	}
+	r.run(t, "ctxls-test-tools-resume", env...)
 }

@@ -11,13 +11,17 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/editors/screenshot"
+	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
 // TestEmacsScreenshot runs Emacs in a terminal (tmux) with its real command
-// loop, in a light and a dark theme: it asks about a region, types into the
-// file while the answer streams (the typed text shows before the answer
-// ends: nothing blocks), and renders the screen to
+// loop, in a light and a dark theme: it asks about a region (the model
+// first calls a tool of an MCP server: the permission question is rendered
+// to CTXLS_SCREENSHOT_DIR/emacs-permission-light.png and -dark.png, then
+// answered with y), types into the file while the answer streams (the
+// typed text shows before the answer ends: nothing blocks), shows the tool
+// call's output with RET on its line, and renders the screen to
 // CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it asks a
 // second question, runs M-x ctxls-compact and renders the chat with the line
 // that marks where the model's view starts to emacs-compact-light.png and
@@ -41,12 +45,14 @@ func TestEmacsScreenshot(t *testing.T) {
 	} {
 		t.Run(theme.name, func(t *testing.T) {
 			fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Greeting in main.go"}}))
+			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mcp__docs__echo", Arguments: `{"text": "fmt.Println"}`}}})
 			fake.Enqueue(openaitest.Reply{Delay: 250 * time.Millisecond, Chunks: []string{
 				"`main` prints ", "a greeting with ", "`fmt.Println`:\n\n", "- the string is ", "UTF-8, so ", "`héllo` ",
 				"prints as written;\n", "- nothing else ", "runs.\n\n", "Lines 5-7 are ", "the whole program.",
 			}})
 			work := workspace(t)
 			here, _ := filepath.Abs(".")
+			mcp := testmcp.Server(t, "docs", t.TempDir())
 			setup := filepath.Join(t.TempDir(), "setup.el")
 			os.WriteFile(setup, []byte(fmt.Sprintf(`
 ;; Debian's elpa packages (markdown-mode, when installed), as emacs without -Q.
@@ -56,13 +62,14 @@ func TestEmacsScreenshot(t *testing.T) {
 (add-to-list 'load-path %q)
 (require 'ctxls)
 (setq ctxls-command '(%q "serve") ctxls-data-dir %q
-      ctxls-provider '(:baseURL %q :model "test-model"))
+      ctxls-provider '(:baseURL %q :model "test-model")
+      ctxls-mcp-servers '(("docs" :command %q :args ("-name" "docs") :env (("TESTMCP_DIR" . %q)))))
 (load-theme '%s t)
 (setq inhibit-startup-screen t)
 (menu-bar-mode -1)
 (global-set-key (kbd "C-c a") 'ctxls-command-map)
 (ctxls-mode 1)
-`, here, bin, t.TempDir(), fake.URL, theme.emacsTheme)), 0o644)
+`, here, bin, t.TempDir(), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"], theme.emacsTheme)), 0o644)
 			term := screenshot.StartTmux(t, "ctxls-emacs-shot-"+theme.name, 110, 40, work,
 				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 				"emacs", "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
@@ -73,6 +80,18 @@ func TestEmacsScreenshot(t *testing.T) {
 			waitFor("the prompt", func(s string) bool { return strings.Contains(s, "Ask ctxls about main.go:5-7:") })
 			keys("-l", "What does main print?")
 			keys("Enter")
+			// The model calls docs · echo: its line waits while the question
+			// is in the echo area.
+			waitFor("the permission question", func(s string) bool {
+				return strings.Contains(s, "• docs · echo `{\"text\": \"fmt.Println\"}` — waiting for your permission") &&
+					strings.Contains(s, `the model wants to call docs · echo (read-only) with {"text": "fmt.Println"}. Allow it? (yes, once,`) // the keys underlined
+			})
+			png := filepath.Join(dir, "emacs-permission-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", png)
+			keys("y")
 			waitFor("the first words", func(s string) bool { return strings.Contains(s, "prints") })
 			// Type into the file while the answer streams.
 			keys("M-<", "C-e")
@@ -83,10 +102,17 @@ func TestEmacsScreenshot(t *testing.T) {
 			}
 			waitFor("the whole answer", func(s string) bool { return strings.Contains(s, "the whole program.") })
 			waitFor("the model's title", func(s string) bool { return strings.Contains(s, "Greeting in main.go") })
-			// Show the whole exchange: the chat window from its top.
+			// Show the whole exchange: the chat window from its top, the tool
+			// call's output shown (RET on its line).
 			keys("C-x", "o", "M-<")
 			waitFor("the chat's top", func(s string) bool { return strings.Contains(s, "# Greeting in main.go") })
-			png := filepath.Join(dir, "emacs-"+theme.name+".png")
+			keys("C-s")
+			keys("-l", "docs · echo")
+			keys("Enter", "Enter", "M-<")
+			waitFor("the call's output", func(s string) bool {
+				return strings.Contains(s, "▾ docs · echo `{\"text\": \"fmt.Println\"}` — done") && strings.Contains(s, "echo: fmt.Println")
+			})
+			png = filepath.Join(dir, "emacs-"+theme.name+".png")
 			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +136,7 @@ func TestEmacsScreenshot(t *testing.T) {
 			keys("-l", "# Greeting in main.go")
 			keys("Enter", "C-u", "0", "C-l")
 			shown := waitFor("the mark", func(s string) bool {
-				return strings.Contains(s, "summarised for the model: messages 1–2 (2)") && strings.Contains(s, "exits with status 0.")
+				return strings.Contains(s, "summarised for the model: messages 1–4 (4)") && strings.Contains(s, "exits with status 0.")
 			})
 			if a, m, b := strings.Index(shown, "Lines 5-7"), strings.Index(shown, "summarised for the model"), strings.Index(shown, "And after that?"); a < 0 || !(a < m && m < b) {
 				t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)

@@ -3,6 +3,7 @@
 package nvim_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -63,4 +65,81 @@ func TestNeovimPlugin(t *testing.T) {
 	if !strings.Contains(reqs[3].Parsed.Messages[1].Content, "It prints hello.") {
 		t.Errorf("the summary request lacks the first answer: %.300s", reqs[3].Parsed.Messages[1].Content)
 	}
+}
+
+// TestNeovimTools: the model calls tools of the test MCP server; each call
+// is a line in the chat buffer, updated in place, its output folded; the
+// permission question is answered at its prompt with keys (allow once,
+// deny, no answer, always in this session), a slow call shows its progress;
+// a new Neovim shows the same
+// lines in the resumed session's history.
+func TestNeovimTools(t *testing.T) {
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t)
+	call := func(id, name, args string) openaitest.ToolCall {
+		return openaitest.ToolCall{ID: id, Name: name, Arguments: args}
+	}
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			call("w1", "write_file", `{"path":"results/notes.md","content":"hello"}`),
+			call("c1", "mcp__t__echo", `{"text":"hi"}`)}},
+		openaitest.Reply{Chunks: []string{"Echoed."}},
+		openaitest.Reply{Chunks: []string{"Tool session"}}, // the title
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c2", "mcp__t__add", `{"a":1,"b":2}`), call("c3", "mcp__t__fail", `{}`)}},
+		openaitest.Reply{Chunks: []string{"One was refused."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c4", "mcp__t__echo", `{"text":"late"}`)}},
+		openaitest.Reply{Chunks: []string{"No answer came."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`),
+			call("c7", "mcp__t__slow", `{"steps":3,"ms":150}`)}},
+		openaitest.Reply{Chunks: []string{"Twice."}},
+	)
+	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
+	work := t.TempDir()
+	file := filepath.Join(work, "main.go")
+	os.WriteFile(file, []byte("package main\n"), 0o644)
+	dataDir, lines := t.TempDir(), filepath.Join(t.TempDir(), "lines")
+	run := func(phase string) {
+		t.Helper()
+		here, _ := filepath.Abs(".")
+		cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "e2e.lua"))
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_TEST_FILE="+file,
+			"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TEST_PHASE="+phase, "HOME="+t.TempDir(),
+			"CTXLS_MCP_SERVERS="+string(servers), "CTXLS_TOOL_LINES="+lines)
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = cmd.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(90 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: nvim did not finish:\n%s", phase, out)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", phase, err, out)
+		}
+	}
+	run("tools")
+	// What the model was told of each call: its result, or that the user
+	// declined it (denied, or not answered in time).
+	results := map[string]string{}
+	for _, r := range fake.Requests() {
+		for _, m := range r.Parsed.Messages {
+			if m.Role == "tool" {
+				results[m.ToolCallID] = m.Content
+			}
+		}
+	}
+	for id, want := range map[string]string{
+		"c1": "echo: hi", "c2": "The user declined this call of t · add", "c3": "error: ",
+		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
+	} {
+		if !strings.HasPrefix(results[id], want) {
+			t.Errorf("the model got %q for %s, want %q…", results[id], id, want)
+		}
+	}
+	run("tools-resume")
 }

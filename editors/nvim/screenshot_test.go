@@ -1,6 +1,7 @@
 package nvim_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,14 +11,18 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/editors/screenshot"
+	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
 // TestNeovimScreenshot runs Neovim in tmux, in a light and a dark
-// background: it adds the file, asks a question, asks a second one and
-// compacts the session, and renders the screen after the first answer to
-// CTXLS_SCREENSHOT_DIR/nvim-light.png and nvim-dark.png, and after the
-// compaction (the line that marks where the model's view starts) to
+// background: it adds the file, asks a question (the model calls a tool of
+// an MCP server first: the permission question is rendered to
+// CTXLS_SCREENSHOT_DIR/nvim-permission-light.png and -dark.png, then
+// answered), asks a second one and compacts the session, and renders the
+// screen after the first answer (the tool call's line, folded, then the
+// answer) to nvim-light.png and nvim-dark.png, and after the compaction
+// (the line that marks where the model's view starts) to
 // nvim-compact-light.png and nvim-compact-dark.png. It runs only when that
 // variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Screenshot
 func TestNeovimScreenshot(t *testing.T) {
@@ -37,6 +42,7 @@ func TestNeovimScreenshot(t *testing.T) {
 	} {
 		t.Run(theme.name, func(t *testing.T) {
 			fake := openaitest.New(t)
+			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mcp__docs__echo", Arguments: `{"text": "/healthz"}`}}})
 			fake.Enqueue(openaitest.Reply{Delay: 40 * time.Millisecond, Chunks: []string{
 				"`main` reads ", "the port from ", "`PORT` and ", "starts the server.\n\n",
 				"It also registers ", "a **health check**:\n\n", "```go\n", "http.HandleFunc(\"/healthz\", ok)\n", "```\n\n",
@@ -46,11 +52,20 @@ func TestNeovimScreenshot(t *testing.T) {
 			file := filepath.Join(work, "main.go")
 			os.WriteFile(file, []byte("package main\n\nimport (\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\thttp.HandleFunc(\"/healthz\", ok)\n\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n}\n"), 0o644)
 			rtp, _ := filepath.Abs(".")
-			setup := `lua require("ctxls").setup({cmd={"` + bin + `","serve","--data-dir","` + t.TempDir() + `"}, provider={baseURL="` + fake.URL + `", model="test-model"}})`
+			// The test MCP server as "docs", in Lua (the setup is a file: tmux
+			// need not pass the environment).
+			mcp := testmcp.Server(t, "docs", t.TempDir())
+			setup := filepath.Join(t.TempDir(), "setup.lua")
+			os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+  mcp_servers = { docs = { command = %q, args = { "-name", "docs" }, env = { TESTMCP_DIR = %q } } },
+})
+`, bin, t.TempDir(), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"])), 0o644)
 			term := screenshot.StartTmux(t, "ctxls-shot-"+theme.name, 110, 28, work,
 				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 				"nvim", "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
-				"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", setup, file)
+				"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)
 			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
 			shoot := func(name string) {
 				png := filepath.Join(dir, name+"-"+theme.name+".png")
@@ -62,7 +77,20 @@ func TestNeovimScreenshot(t *testing.T) {
 			waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
 			keys(":CtxlsAdd", "Enter")
 			keys(":CtxlsAsk What does main do now?", "Enter")
+			// The model calls docs · echo: its line waits while the question
+			// is on screen.
+			// (The chat window is narrow: its lines wrap.)
+			waitFor("the permission question", func(s string) bool {
+				return strings.Contains(s, "• docs · echo `{\"text\": \"/healthz\"}`") && strings.Contains(s, "— waiting for") &&
+					strings.Contains(s, `the model wants to call docs · echo (read-only) with {"text": "/healthz"}. Allow it?`) &&
+					strings.Contains(s, "Type number and <Enter>")
+			})
+			shoot("nvim-permission")
+			keys("1", "Enter")
 			waitFor("the answer", func(s string) bool { return strings.Contains(s, "without touching the database.") })
+			waitFor("the call's folded line", func(s string) bool {
+				return strings.Contains(s, "▸ docs · echo `{\"text\": \"/healthz\"}` — done")
+			})
 			// Both windows' status lines show the model's title, the file's
 			// too though it is not the current window.
 			waitFor("the model's title", func(s string) bool { return strings.Count(s, "ctxls: Server health check") == 2 })
@@ -80,7 +108,7 @@ func TestNeovimScreenshot(t *testing.T) {
 			waitFor("the compaction's message", func(s string) bool { return strings.Contains(s, "are summarised for the model") })
 			keys("5", "z", "t")
 			shown := waitFor("the mark", func(s string) bool {
-				return strings.Contains(s, "summarised for the model: messages 1–2 (2)") && strings.Contains(s, "Anything else?")
+				return strings.Contains(s, "summarised for the model: messages 1–4 (4)") && strings.Contains(s, "Anything else?")
 			})
 			if a, m, b := strings.Index(shown, "without touching the database."), strings.Index(shown, "summarised for the model"), strings.Index(shown, "Anything else?"); a < 0 || !(a < m && m < b) {
 				t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)

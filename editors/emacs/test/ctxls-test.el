@@ -7,7 +7,9 @@
 ;;     --eval "(ert-run-tests-batch-and-exit '(member ctxls-test-sync))"
 ;; Environment: CTXLS_BIN (the built daemon), CTXLS_DATA_DIR, CTXLS_WORK (a
 ;; project folder with main.go, sync.txt and tool.py), OPENAI_BASE_URL (the
-;; fake provider), CTXLS_FAKE_LSP_BIN (a fake language server for eglot).
+;; fake provider), CTXLS_FAKE_LSP_BIN (a fake language server for eglot),
+;; CTXLS_MCP_SERVERS (the test MCP server, as mcpServers JSON) and
+;; CTXLS_TOOL_LINES (a file: the tool calls' lines, from one test to the next).
 ;; Commands are typed as keys (M-x ..., the minibuffer answers) with
 ;; `execute-kbd-macro'; the test waits with `accept-process-output', during
 ;; which timers and process filters run as in the command loop.
@@ -556,6 +558,152 @@
                (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" block)))
     ;; The summary itself is not shown as a message.
     (should-not (string-search "Goal: explain main.go" block)))
+  (ctxls-test--stop))
+
+;;;; Tool calls
+
+(defun ctxls-test--mcp-servers ()
+  "$CTXLS_MCP_SERVERS (mcpServers JSON) as `ctxls-mcp-servers' documents it."
+  (mapcar (lambda (e)
+            (let ((spec (cdr e)))
+              (list (symbol-name (car e))
+                    :command (alist-get 'command spec)
+                    :args (append (alist-get 'args spec) nil)
+                    :env (mapcar (lambda (kv) (cons (symbol-name (car kv)) (cdr kv)))
+                                 (alist-get 'env spec)))))
+          (json-parse-string (getenv "CTXLS_MCP_SERVERS") :object-type 'alist)))
+
+(defun ctxls-test--answer-prompts (keys)
+  "Answer the permission questions as a person at the keyboard would.
+Once a question is on screen and the chat shows its call waiting, the
+next of KEYS is typed (nil: none, the question is left to time out).
+Return a cons whose car gets (QUESTION CHAT-TEXT) for each, newest first."
+  (let ((asked (list nil))
+        (last 0))
+    (run-with-timer 0.05 0.05
+                    (lambda ()
+                      (when (and ctxls--asking (/= ctxls--asked last)
+                                 (string-search "waiting for your permission" (ctxls-test--chat-text)))
+                        (setq last ctxls--asked)
+                        (push (list ctxls--asking (ctxls-test--chat-text)) (car asked))
+                        (when-let ((k (pop keys)))
+                          (setq unread-command-events (list k))))))
+    asked))
+
+(defun ctxls-test--tool-lines ()
+  "The chat buffer's tool call lines, in order."
+  (cl-remove-if-not (lambda (l) (string-match-p "\\`[•▸▾] .* — " l))
+                    (split-string (ctxls-test--chat-text) "\n")))
+
+(defun ctxls-test--toggle-at (line key)
+  "Type KEY on the chat buffer's tool call LINE (its text after the glyph).
+Return whether the call's output is then shown."
+  (pop-to-buffer ctxls--chat)
+  (goto-char (point-max))
+  (should (search-backward line nil t))
+  (beginning-of-line)
+  (execute-kbd-macro (kbd key))
+  (let ((ov (get-text-property (line-beginning-position) 'ctxls-tool-overlay)))
+    (should ov)
+    (should (equal (char-after (line-beginning-position)) (if (overlay-get ov 'invisible) ?▸ ?▾)))
+    (not (invisible-p (overlay-start ov)))))
+
+(ert-deftest ctxls-test-tools ()
+  "The model's tool calls are lines in the chat; the user answers each question."
+  (ctxls-test--setup)
+  (setq ctxls-mcp-servers (ctxls-test--mcp-servers)
+        ctxls-tool-permission-timeout 2)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((asked (ctxls-test--answer-prompts (list ?y ?n ?y nil ?a ?y)))
+        (echo "t · echo `{\"text\":\"hi\"}`"))
+    (cl-flet ((turn (question last-words)
+                (ctxls-test--mx "ctxls-ask" question)
+                (ctxls-test--wait (concat "the answer to " question)
+                                  (lambda () (and (null ctxls--turn)
+                                                  (string-search last-words (ctxls-test--chat-text)))))))
+      ;; 1. ctxls's own write_file runs unasked; echo is asked, and allowed once.
+      (turn "write the notes and echo hi" "Echoed.")
+      (pcase-let ((`(,question ,chat) (car (last (car asked)))))
+        (should (equal question "ctxls: the model wants to call t · echo (read-only) with {\"text\":\"hi\"}. Allow it?"))
+        ;; The call's line waited while the question was on screen.
+        (should (string-search (concat "• " echo " — waiting for your permission\n") chat)))
+      (should (ctxls-test--said (regexp-quote "Allow it? ([Y]es, once, [A]lways in this session, [N]o, [?]): ")))
+      (let ((chat (ctxls-test--chat-text)))
+        ;; One line per call, changed in place; the answer after a blank line.
+        (should (= 1 (cl-count-if (lambda (l) (string-search echo l)) (split-string chat "\n"))))
+        (should (string-search "## ctxls\n\n▸ write_file `{\"path\":\"results/notes.md\",\"content\":\"hello\"}` — done\n```\ncreated results/notes.md (5 bytes)\n```\n" chat))
+        (should (string-search (concat "▸ " echo " — done\n```\necho: hi\n```\n\nEchoed.\n") chat)))
+      ;; The output is hidden until RET on the line; TAB hides it again.
+      (with-current-buffer ctxls--chat
+        (goto-char (point-min))
+        (search-forward "echo: hi")
+        (should (invisible-p (match-beginning 0))))
+      (should (ctxls-test--toggle-at echo "RET"))
+      (should-not (ctxls-test--toggle-at echo "TAB"))
+      (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Tool session")))
+
+      ;; 2. add is denied, fail is allowed and fails.
+      (turn "add and fail" "One was refused.")
+      (should (equal (car (nth 1 (reverse (car asked))))
+                     "ctxls: the model wants to call t · add (may change or delete things) with {\"a\":1,\"b\":2}. Allow it?"))
+      (let ((chat (ctxls-test--chat-text)))
+        (should (string-search "▸ t · add `{\"a\":1,\"b\":2}` — declined\n```\nThe user declined this call of t · add" chat))
+        (should (string-search "▸ t · fail — failed\n```\nerror: " chat)))
+      (should (ctxls-test--toggle-at "t · add `{\"a\":1,\"b\":2}` — declined" "RET"))
+
+      ;; 3. No answer: the question goes away when the daemon stops
+      ;; waiting (2 s), and the call is declined.
+      (let ((t0 (float-time)))
+        (turn "echo late" "No answer came.")
+        (should (>= (- (float-time) t0) 1.9)))
+      (should (= 4 (length (car asked))))
+      (should-not ctxls--asking)
+      (should (ctxls-test--said "ctxls: no answer within 2 s: the call is declined"))
+      (should (string-search "▸ t · echo `{\"text\":\"late\"}` — declined\n" (ctxls-test--chat-text)))
+
+      ;; 4. Always in this session: the second call is not asked.  A slow
+      ;; call shows its server's progress while it runs.
+      (let* ((progress nil)
+             (watch (run-with-timer 0.02 0.02
+                                    (lambda ()
+                                      (when (string-search "• t · slow `{\"steps\":3,\"ms\":150}` — running: step 2 (2/3)\n"
+                                                           (ctxls-test--chat-text))
+                                        (setq progress t))))))
+        (unwind-protect (turn "echo twice" "Twice.")
+          (cancel-timer watch))
+        (should progress))
+      (should (= 6 (length (car asked))))
+      (should (string-search "t · slow" (car (car (car asked)))))
+      (should (string-search "▸ t · echo `{\"text\":\"b\"}` — done\n" (ctxls-test--chat-text)))
+      (should (string-search "▸ t · slow `{\"steps\":3,\"ms\":150}` — done\n" (ctxls-test--chat-text))))
+    (with-temp-file (getenv "CTXLS_TOOL_LINES")
+      (insert (string-join (ctxls-test--tool-lines) "\n")))
+    (ctxls-test--stop)))
+
+(ert-deftest ctxls-test-tools-resume ()
+  "A resumed session's history shows its tool calls as the live chat did."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the history" (lambda () (string-search "Twice." (ctxls-test--chat-text))))
+  ;; The MCP calls' lines as they were, shown or hidden aside (write_file's
+  ;; stored arguments leave its content out).
+  (let ((mcp (lambda (lines)
+               (mapcar (lambda (l) (substring l 1))
+                       (cl-remove-if-not (lambda (l) (string-search " · " l)) lines))))
+        (want (with-temp-buffer
+                (insert-file-contents (getenv "CTXLS_TOOL_LINES"))
+                (split-string (buffer-string) "\n"))))
+    (should (= 7 (length (funcall mcp want))))
+    (should (equal (funcall mcp (ctxls-test--tool-lines)) (funcall mcp want))))
+  (let ((chat (ctxls-test--chat-text)))
+    ;; One answer heading per turn.
+    (should (string-search "## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▸ write_file " chat))
+    (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n## You" chat)))
+  (should (ctxls-test--toggle-at "t · echo `{\"text\":\"hi\"}` — done" "RET"))
   (ctxls-test--stop))
 
 ;;;; The documented setup

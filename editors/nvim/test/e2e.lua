@@ -1,9 +1,12 @@
 -- Headless end-to-end test, run by editors/nvim/nvim_test.go:
 --   nvim --headless --clean -c 'set rtp+=editors/nvim' -c 'luafile editors/nvim/test/e2e.lua'
 -- Environment: CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_TEST_FILE, OPENAI_BASE_URL,
--- CTXLS_TEST_PHASE ("ask" or "resume"). Exits 0 on success, 1 with a
--- message on stderr otherwise.
+-- CTXLS_TEST_PHASE ("ask", "resume", "tools" or "tools-resume"), and for
+-- the tools phases CTXLS_MCP_SERVERS (the mcpServers JSON) and
+-- CTXLS_TOOL_LINES (a file: the calls' lines the first shows, for the
+-- second). Exits 0 on success, 1 with a message on stderr otherwise.
 local messages = {}
+local phase = os.getenv("CTXLS_TEST_PHASE")
 
 local function fail(msg)
   io.stderr:write("FAIL: " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
@@ -26,16 +29,98 @@ local function wait(what, cond, ms)
   end
 end
 
+-- chat_text is the chat buffer's text ("" before it exists).
+local function chat_text()
+  local chat = vim.fn.bufnr("ctxls://chat/")
+  return chat >= 0 and table.concat(vim.api.nvim_buf_get_lines(chat, 0, -1, false), "\n") or ""
+end
+
+-- call_lines are the chat buffer's tool call lines, in order.
+local function call_lines(buf)
+  local out = {}
+  for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if (l:find("^• ") or l:find("^▾ ")) and l:find(" — ", 1, true) then
+      table.insert(out, l)
+    end
+  end
+  return out
+end
+
+-- row_of is the 1-based line number of the chat's line that starts with
+-- prefix, or nil.
+local function row_of(buf, prefix)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if l:sub(1, #prefix) == prefix then
+      return i
+    end
+  end
+end
+
+-- press types keys in the current window, mappings included.
+local function press(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
+end
+
+-- expand checks that the call on line lnum of the chat window is folded,
+-- presses <CR> on it, and returns the lines it then shows under it.
+local function expand(win, lnum)
+  vim.api.nvim_set_current_win(win)
+  local buf = vim.api.nvim_win_get_buf(win)
+  if vim.fn.foldclosed(lnum) ~= lnum then
+    fail("the output of line " .. lnum .. " is not folded away:\n" .. chat_text())
+  end
+  local shown = vim.fn.foldtextresult(lnum)
+  vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+  press("<CR>")
+  if vim.fn.foldclosed(lnum) ~= -1 then
+    fail("<CR> did not open the output of line " .. lnum)
+  end
+  local out = {}
+  for i = lnum + 1, vim.api.nvim_buf_line_count(buf) do
+    if vim.fn.foldlevel(i) == 0 then
+      break
+    end
+    table.insert(out, vim.api.nvim_buf_get_lines(buf, i - 1, i, false)[1])
+  end
+  return out, shown
+end
+
+-- answer_prompts answers the permission questions as they come up, as a
+-- person at the keyboard: each key sequence of keys is typed into the
+-- prompt once it is on screen (false: none, the question is left to time
+-- out). It returns the questions asked, in order.
+local function answer_prompts(ctxls, keys)
+  local asked, last = {}, 0
+  local timer = vim.loop.new_timer()
+  timer:start(20, 20, function()
+    -- A luv callback: only fast API calls (nvim_get_mode, nvim_input).
+    local q, n = ctxls.asking()
+    if not q or n == last or not vim.api.nvim_get_mode().blocking then
+      return
+    end
+    last = n
+    table.insert(asked, q)
+    local k = table.remove(keys, 1)
+    if k then
+      vim.api.nvim_input(k)
+    end
+  end)
+  return asked
+end
+
 local ok, err = pcall(function()
   vim.cmd("runtime plugin/ctxls.lua")
   local ctxls = require("ctxls")
   vim.notify = function(msg)
     table.insert(messages, msg)
   end
+  local servers = os.getenv("CTXLS_MCP_SERVERS")
   ctxls.setup({
     cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
     provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
     debounce = 0,
+    mcp_servers = servers and vim.json.decode(servers) or nil,
+    tool_permission_timeout_seconds = servers and 2 or nil,
   })
   local file = os.getenv("CTXLS_TEST_FILE")
   vim.cmd("edit " .. file)
@@ -44,7 +129,149 @@ local ok, err = pcall(function()
     return c ~= nil and c.initialized
   end)
 
-  if os.getenv("CTXLS_TEST_PHASE") == "ask" then
+  if phase == "tools" then
+    -- The model calls tools: each call is a line in the chat, updated in
+    -- place; the user answers the permission question at its prompt.
+    local asked = answer_prompts(ctxls, { "1<CR>", "3<CR>", "1<CR>", false, "2<CR>", "1<CR>" })
+    vim.cmd("CtxlsNew")
+    local chat
+    wait("the chat buffer", function()
+      chat = vim.fn.bufnr("ctxls://chat/")
+      return chat >= 0
+    end)
+    local win = vim.fn.bufwinid(chat)
+    -- Every change to a call's line, with how many questions were asked then.
+    local log = {}
+    vim.api.nvim_buf_attach(chat, false, {
+      on_lines = function(_, b, _, first, _, new_last)
+        for i, l in ipairs(vim.api.nvim_buf_get_lines(b, first, new_last, false)) do
+          if l:find(" — ", 1, true) then
+            table.insert(log, { row = first + i, text = l, asked = #asked })
+          end
+        end
+      end,
+    })
+    local function turn(question, last_words)
+      vim.cmd("CtxlsAsk " .. question)
+      wait("the answer to " .. question, function()
+        return chat_text():find(last_words, 1, true) ~= nil and not ctxls.busy()
+      end)
+    end
+
+    -- 1. ctxls's own write_file runs unasked; echo is asked and allowed once.
+    turn("write the notes and echo hi", "Echoed.")
+    if asked[1] ~= 'ctxls: the model wants to call t · echo (read-only) with {"text":"hi"}. Allow it?' then
+      fail("the question: " .. vim.inspect(asked))
+    end
+    local echo = '▾ t · echo `{"text":"hi"}` — done'
+    local write = '▾ write_file `{"path":"results/notes.md","content":"hello"}` — done'
+    local lnum = row_of(chat, echo)
+    if not lnum or not row_of(chat, write) then
+      fail("the calls' lines:\n" .. chat_text())
+    end
+    -- The echo line was shown waiting before the question was answered,
+    -- then changed in place.
+    local states = {}
+    for _, e in ipairs(log) do
+      if e.text:find("t · echo", 1, true) then
+        if e.row ~= lnum then
+          fail(string.format("the echo call's line moved from %d to %d:\n%s", e.row, lnum, chat_text()))
+        end
+        table.insert(states, e.text:match(" — (.*)$") .. "@" .. e.asked)
+      end
+    end
+    if states[1] ~= "waiting for your permission@0" or states[#states] ~= "done@1" then
+      fail("the echo line's states: " .. vim.inspect(states))
+    end
+    -- The answer follows the calls after a blank line.
+    if not chat_text():find('```\n\nEchoed.', 1, true) then
+      fail("the answer after the calls:\n" .. chat_text())
+    end
+    local out, folded = expand(win, lnum)
+    if table.concat(out, "\n") ~= "```\necho: hi\n```" or not folded:find('^▸ t · echo `{"text":"hi"}` — done  %[1 line%]') then
+      fail("the echo call's output: " .. vim.inspect(out) .. " folded as " .. folded)
+    end
+    wait("the model's title", function()
+      return vim.api.nvim_buf_get_lines(chat, 0, 1, false)[1] == "# Tool session"
+    end)
+
+    -- 2. add is denied, fail is allowed and fails.
+    turn("add and fail", "One was refused.")
+    if not (asked[2] or ""):find('t · add (may change or delete things) with {"a":1,"b":2}. Allow it?', 1, true) then
+      fail("the second question: " .. vim.inspect(asked))
+    end
+    lnum = row_of(chat, '▾ t · add `{"a":1,"b":2}` — declined')
+    if not lnum or not row_of(chat, "▾ t · fail — failed") then
+      fail("the declined and failed calls' lines:\n" .. chat_text())
+    end
+    out = expand(win, lnum)
+    if not (out[2] or ""):find("^The user declined this call of t · add") then
+      fail("the declined call's output: " .. vim.inspect(out))
+    end
+
+    -- 3. No answer: the prompt closes when the daemon stops waiting (2 s),
+    -- and the call is declined.
+    local t0 = vim.loop.now()
+    turn("echo late", "No answer came.")
+    if #asked ~= 4 or ctxls.asking() ~= nil or vim.api.nvim_get_mode().blocking then
+      fail("the unanswered prompt is still open: " .. vim.inspect(asked))
+    end
+    if vim.loop.now() - t0 < 1900 then
+      fail("the unanswered question ended before the timeout")
+    end
+    if not said("ctxls: no answer within 2 s: the call is declined") then
+      fail("the timeout was not said")
+    end
+    if not row_of(chat, '▾ t · echo `{"text":"late"}` — declined') then
+      fail("the unanswered call's line:\n" .. chat_text())
+    end
+
+    -- 4. Always in this session: the second call is not asked. A slow
+    -- call shows its server's progress while it runs.
+    turn("echo twice", "Twice.")
+    if #asked ~= 6 or not row_of(chat, '▾ t · echo `{"text":"b"}` — done') or not asked[6]:find("t · slow", 1, true) then
+      fail("always in this session: " .. vim.inspect(asked) .. "\n" .. chat_text())
+    end
+    local progress = false
+    for _, e in ipairs(log) do
+      progress = progress or e.text == '• t · slow `{"steps":3,"ms":150}` — running: step 2 (2/3)'
+    end
+    if not progress or not row_of(chat, '▾ t · slow `{"steps":3,"ms":150}` — done') then
+      fail("the slow call's progress: " .. vim.inspect(log))
+    end
+    -- The calls' lines, for the next phase to compare with the history.
+    vim.fn.writefile(call_lines(chat), os.getenv("CTXLS_TOOL_LINES"))
+  elseif phase == "tools-resume" then
+    -- In a new Neovim, the session's history shows the same lines.
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[1])
+    end
+    vim.cmd("CtxlsSessions")
+    local chat
+    wait("the history", function()
+      chat = vim.fn.bufnr("ctxls://chat/")
+      return chat >= 0 and chat_text():find("Twice.", 1, true) ~= nil
+    end)
+    -- (write_file's stored arguments leave its content out: its line differs.)
+    local want = vim.tbl_filter(function(l)
+      return l:find(" · ", 1, true) ~= nil
+    end, vim.fn.readfile(os.getenv("CTXLS_TOOL_LINES")))
+    local got = vim.tbl_filter(function(l)
+      return l:find(" · ", 1, true) ~= nil
+    end, call_lines(chat))
+    if #want ~= 7 or not vim.deep_equal(got, want) then
+      fail("the history's call lines:\n" .. table.concat(got, "\n") .. "\nwant\n" .. table.concat(want, "\n") .. "\n" .. chat_text())
+    end
+    -- One answer heading per turn, and its output unfolds.
+    local t = chat_text()
+    if not t:find('## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▾ write_file', 1, true) or not t:find("```\n\nEchoed.", 1, true) then
+      fail("the history:\n" .. t)
+    end
+    local out = expand(vim.fn.bufwinid(chat), row_of(chat, '▾ t · echo `{"text":"hi"}` — done'))
+    if table.concat(out, "\n") ~= "```\necho: hi\n```" then
+      fail("the stored echo output: " .. vim.inspect(out))
+    end
+  elseif phase == "ask" then
     -- Change the buffer without saving.
     vim.api.nvim_buf_set_lines(0, 0, 0, false, { "// UNSAVED LINE FROM NEOVIM" })
     vim.cmd("CtxlsAdd")

@@ -4,6 +4,8 @@ local M = {}
 
 -- The protocol's names, generated from package api (go test ./api -update).
 local P = require("ctxls.protocol")
+-- The model's tool calls in the chat, and the permission question.
+local tools = require("ctxls.tools")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -17,6 +19,12 @@ M.config = {
   -- The daemon's log (its stderr would be shown as [ERROR] lines in the LSP
   -- log): --log-file is added to cmd unless cmd names one. false: no file.
   log_file = vim.fn.stdpath("cache") .. "/ctxls.log",
+  -- MCP servers whose tools the model may call, in Claude Code's .mcp.json
+  -- format: { NAME = { command = "...", args = { ... }, env = { ... } } }.
+  -- Each call is asked first (:help ctxls-tools).
+  mcp_servers = nil,
+  allow_read_only_tools = nil, -- true: tools their server says change nothing run unasked
+  tool_permission_timeout_seconds = nil, -- no answer within it denies (nil: 120)
 }
 
 -- state is the plugin's one connection:
@@ -107,6 +115,7 @@ local function prose_window(win)
   vim.api.nvim_win_set_option(win, "linebreak", true)
   vim.api.nvim_win_set_option(win, "breakindent", true)
   vim.api.nvim_win_set_option(win, "conceallevel", 2)
+  tools.window(win)
 end
 
 -- chat_buffer returns the chat buffer of a session, made on first use,
@@ -122,6 +131,7 @@ local function chat_buffer(id)
   vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
   set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), "" })
   vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
+  tools.keys(buf)
   -- Answers are prose in whatever window shows them, the plugin's own
   -- (show_chat) included.
   vim.api.nvim_create_autocmd("BufWinEnter", {
@@ -167,6 +177,9 @@ local function follow(buf)
 end
 
 local function append(buf, text)
+  if tools.after_tool(buf) and text:sub(1, 1) ~= "\n" then
+    text = "\n" .. text -- prose after a tool call starts after a blank line
+  end
   local last = vim.api.nvim_buf_line_count(buf)
   local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ""
   set_lines(buf, last - 1, last, vim.split(tail .. text, "\n", { plain = true }))
@@ -201,6 +214,7 @@ end
 local function render_history(sess, messages)
   set_title(sess.id, sess.title)
   local buf = chat_buffer(sess.id)
+  tools.forget(buf)
   set_lines(buf, 0, -1, { "# " .. sess.title, "" })
   local span
   for _, m in ipairs(messages or {}) do
@@ -217,20 +231,43 @@ local function render_history(sess, messages)
       marked = true
     end
   end
+  -- The tool calls' results, by call: shown under the calls' lines.
+  local results = {}
+  for _, m in ipairs(messages or {}) do
+    if m.role == "tool" and m.toolCallId then
+      results[m.toolCallId] = m.content
+    end
+  end
+  -- answered: this turn's answer has its heading (a turn with tool calls
+  -- is stored as an answer per round, shown as one).
+  local answered = false
   for _, m in ipairs(messages or {}) do
     if span and m.role == "user" and m.id > span.last then
       mark()
     end
     if m.role == "user" then
       append(buf, "\n## You\n\n" .. m.content .. "\n")
-    elseif m.role == "assistant" and m.content ~= "" then
-      local mark = ""
-      if m.status == "interrupted" then
-        mark = "\n\n_cancelled_"
-      elseif m.status == "error" then
-        mark = "\n\n_failed_"
+      answered = false
+    elseif m.role == "assistant" then
+      local calls = tools.stored_calls(m, results)
+      if m.content ~= "" or #calls > 0 then
+        local head = answered and "" or "\n## ctxls\n\n"
+        answered = true
+        if m.content ~= "" then
+          local note = ""
+          if m.status == "interrupted" then
+            note = "\n\n_cancelled_"
+          elseif m.status == "error" then
+            note = "\n\n_failed_"
+          end
+          append(buf, head .. m.content .. note .. "\n")
+        elseif head ~= "" then
+          append(buf, head)
+        end
+        for _, c in ipairs(calls) do
+          tools.update(buf, c)
+        end
       end
-      append(buf, "\n## ctxls\n\n" .. m.content .. mark .. "\n")
     end
   end
   mark()
@@ -276,7 +313,11 @@ local function on_progress(err, result, ctx, config)
     elseif v.kind == "end" then
       finish(turn, v.message)
     elseif v.kind == "report" and v.message then
-      notify(v.message)
+      if turn.tool_note then
+        turn.tool_note = nil -- the tool call's line says it already
+      else
+        notify(v.message)
+      end
     end
     return
   end
@@ -296,8 +337,30 @@ local function context_line(ctx)
   return #parts > 0 and table.concat(parts, ", ") or "empty"
 end
 
+-- permission_timeout is how long the daemon waits for a permission answer.
+local function permission_timeout()
+  local s = M.config.tool_permission_timeout_seconds
+  return (type(s) == "number" and s >= 1) and s or 120
+end
+
 local handlers = {
   ["$/progress"] = on_progress,
+  -- A tool call began or changed: its line in the session's chat buffer.
+  [P.notifications.tool_call] = function(_, p)
+    local buf, turn = state.bufs[p.sessionId], state.turn
+    if turn and turn.session == p.sessionId then
+      buf = turn.buf
+      turn.tool_note = true -- its $/progress line follows
+      if turn.thinking then
+        set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
+        turn.thinking = nil
+      end
+    end
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      tools.update(buf, p)
+      follow(buf)
+    end
+  end,
   [P.notifications.context_changed] = function(_, p)
     local head = p.reason == "resume" and "resumed context: " or "context changed: "
     local missing = (p.missing and #p.missing > 0) and string.format("; %d missing", #p.missing) or ""
@@ -309,7 +372,9 @@ local handlers = {
   [P.notifications.session_files_changed] = function(_, p)
     local buf = state.bufs[p.sessionId]
     if buf and vim.api.nvim_buf_is_valid(buf) and p.by == "model" then
-      append(buf, string.format("\n\n_wrote %s/%s (%d bytes)_\n\n", p.subdir, p.name, p.size))
+      local last = vim.api.nvim_buf_line_count(buf)
+      local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1]
+      append(buf, string.format("%s_wrote %s/%s (%d bytes)_\n\n", tail == "" and "\n" or "\n\n", p.subdir, p.name, p.size))
     end
   end,
   -- The daemon's messages already say ctxls: shown once, on one line.
@@ -318,10 +383,10 @@ local handlers = {
     local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
     notify(msg, levels[p.type] or vim.log.levels.INFO)
   end,
-  -- The default handler waits for a choice, which blocks a headless editor.
+  -- The daemon asks before the model calls an MCP tool: the user answers
+  -- (no answer within the timeout denies).
   ["window/showMessageRequest"] = function(_, p)
-    notify(p.message or "", vim.log.levels.WARN)
-    return vim.NIL
+    return tools.ask(p, permission_timeout())
   end,
 }
 
@@ -338,7 +403,15 @@ end
 
 local function lsp_config()
   local o = P.init_options
-  local init = { [o.provider] = M.config.provider, [o.data_dir] = M.config.data_dir, [o.view_idle_ms] = M.config.view_idle_ms, [o.compact_at] = M.config.compact_at }
+  local init = {
+    [o.provider] = M.config.provider,
+    [o.data_dir] = M.config.data_dir,
+    [o.view_idle_ms] = M.config.view_idle_ms,
+    [o.compact_at] = M.config.compact_at,
+    [o.mcp_servers] = M.config.mcp_servers,
+    [o.allow_read_only_tools] = M.config.allow_read_only_tools,
+    [o.tool_permission_timeout_seconds] = M.config.tool_permission_timeout_seconds,
+  }
   return {
     name = "ctxls",
     cmd = server_cmd(),
@@ -800,6 +873,10 @@ end
 function M.title()
   return state.current and state.titles[state.current] or ""
 end
+
+-- asking is the permission question on screen (or nil), and how many
+-- have been asked.
+M.asking = tools.asking
 
 -- busy reports whether a turn is running.
 function M.busy()

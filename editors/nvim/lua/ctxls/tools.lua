@@ -1,0 +1,365 @@
+-- The model's tool calls in a chat buffer, and the permission question.
+--
+-- Each call is one line, "• server · tool `{args}` — status" (ctxls's own
+-- tools by name), updated in place by the call's id as ctxls/toolCall
+-- reports it. Once it ends with an output, the line becomes "▾ …" and the
+-- output follows it in a fenced block: a fold (foldexpr below), closed at
+-- first; za, or <CR> on the line, opens it.
+local T = {}
+
+-- The statuses of ctxls/toolCall (docs/protocol.md). The generated
+-- protocol.lua does not carry them (yet).
+T.status = { pending = "pending", running = "running", done = "done", failed = "failed", declined = "declined" }
+
+local ns = vim.api.nvim_create_namespace("ctxls_tools") -- one extmark per call, on its line
+local hl_ns = vim.api.nvim_create_namespace("ctxls_tools_hl")
+
+vim.cmd([[
+  highlight default link CtxlsTool Special
+  highlight default link CtxlsToolPending WarningMsg
+  highlight default link CtxlsToolFailed ErrorMsg
+  highlight default link CtxlsToolDeclined WarningMsg
+  highlight default link CtxlsToolDone CtxlsTool
+]])
+
+-- calls[buf][id] = { mark = extmark id, n = output lines after the line }
+-- (the newest call of that id: a history shown again makes new ones).
+-- gap[buf]: the buffer ends with a tool block, so prose that follows
+-- starts after a blank line.
+local calls, gap = {}, {}
+
+local function set_lines(buf, first, last, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+end
+
+-- set_line replaces line row's text (nvim_buf_set_lines would move the
+-- extmark on it to the next line).
+local function set_line(buf, row, text)
+  local old = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.api.nvim_buf_set_text(buf, row, 0, row, #old, { text })
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+end
+
+-- pending: the calls waiting for the user's permission, by id.
+local pending = {}
+
+-- split_name gives the server and tool of a name the model called:
+-- mcp__SERVER__TOOL, else one of ctxls's own tools ("" server).
+function T.split_name(name)
+  local rest = name:match("^mcp__(.+)$")
+  if rest then
+    local server, tool = rest:match("^(.-)__(.+)$")
+    if server and server ~= "" then
+      return server, tool
+    end
+  end
+  return "", name
+end
+
+-- short shortens a call's arguments (JSON) for its line: one line, at most
+-- 60 characters, as inline code.
+local function short(args)
+  args = vim.trim(((args or ""):gsub("%s+", " ")))
+  if args == "" or args == "{}" then
+    return ""
+  end
+  if vim.fn.strchars(args) > 60 then
+    args = vim.fn.strcharpart(args, 0, 59) .. "…"
+  end
+  if args:find("`", 1, true) then
+    return " `` " .. args .. " ``"
+  end
+  return " `" .. args .. "`"
+end
+
+local function status_text(p)
+  if p.status == T.status.pending then
+    return "waiting for your permission"
+  elseif p.status == T.status.running and p.progress and p.progress ~= "" then
+    return "running: " .. (p.progress:gsub("%s+", " "))
+  end
+  return p.status or ""
+end
+
+local status_hl = {
+  pending = "CtxlsToolPending",
+  failed = "CtxlsToolFailed",
+  declined = "CtxlsToolDeclined",
+  done = "CtxlsToolDone",
+}
+
+-- line is a call's line: its glyph (▾ with an output to unfold, • without),
+-- what is called, the arguments and the status.
+local function line(p, has_output)
+  local what = p.tool or p.name or "?"
+  if p.server and p.server ~= "" then
+    what = p.server .. " · " .. what
+  end
+  local head = (has_output and "▾ " or "• ") .. what .. short(p.arguments)
+  return head, head .. " — " .. status_text(p)
+end
+
+-- output_lines is a call's output as a fenced block (a fence longer than
+-- any backtick run in it), or nil while it runs.
+local function output_lines(p)
+  local ended = p.status == T.status.done or p.status == T.status.failed or p.status == T.status.declined
+  if not ended or p.output == nil then
+    return nil
+  end
+  local out = p.output
+  if out == "" then
+    out = "(no output)"
+  end
+  local longest = 0
+  for run in out:gmatch("`+") do
+    longest = math.max(longest, #run)
+  end
+  local fence = string.rep("`", math.max(3, longest + 1))
+  local lines = { fence }
+  vim.list_extend(lines, vim.split((out:gsub("\n$", "")), "\n", { plain = true }))
+  table.insert(lines, fence)
+  return lines
+end
+
+local function highlight(buf, row, head, text, status)
+  vim.api.nvim_buf_clear_namespace(buf, hl_ns, row, row + 1)
+  vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsTool", row, 0, #head)
+  local group = status_hl[status]
+  if group then
+    vim.api.nvim_buf_add_highlight(buf, hl_ns, group, row, #head + #" — ", #text)
+  end
+end
+
+-- update shows a call in buf from ctxls/toolCall's params (or a stored
+-- call shaped like them): a new line at the end for an id not seen, else
+-- its line changed in place, its output added once it ends.
+function T.update(buf, p)
+  calls[buf] = calls[buf] or {}
+  pending[p.id] = p.status == T.status.pending or nil
+  local c = calls[buf][p.id]
+  local out = output_lines(p)
+  local head, text = line(p, out ~= nil or (c ~= nil and c.n > 0))
+  local row = c and vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
+  if not row then
+    -- At the end, after a blank line unless it follows prose's blank
+    -- line or another call; the last line stays empty for what follows.
+    local last = vim.api.nvim_buf_line_count(buf)
+    local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ""
+    local before = last >= 2 and vim.api.nvim_buf_get_lines(buf, last - 2, last - 1, false)[1] or ""
+    if tail ~= "" then
+      set_lines(buf, last, last, { "", text, "" })
+      row = last + 1
+    elseif before == "" or gap[buf] then
+      set_lines(buf, last - 1, last, { text, "" })
+      row = last - 1
+    else
+      set_lines(buf, last - 1, last, { "", text, "" })
+      row = last
+    end
+    -- right_gravity false: the mark stays on the line as it is replaced.
+    c = { mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, { right_gravity = false }), n = 0 }
+    calls[buf][p.id] = c
+    gap[buf] = true
+  elseif not out then
+    set_line(buf, row, text)
+  end
+  if out then
+    -- The line and its output in one change, its fold known before: the
+    -- fold levels of the changed lines are computed as they change.
+    local old = c.n
+    c.n = #out
+    set_lines(buf, row, row + 1 + old, vim.list_extend({ text }, out))
+    -- Closed at first in every window showing it (Neovim opens a new fold
+    -- once the user has opened another).
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      vim.api.nvim_win_call(win, function()
+        pcall(vim.cmd, (row + 1) .. "foldclose")
+      end)
+    end
+  end
+  highlight(buf, row, head, text, p.status)
+end
+
+-- after_tool reports once whether buf ends with a tool block: the prose
+-- that follows starts after a blank line.
+function T.after_tool(buf)
+  local was = gap[buf]
+  gap[buf] = nil
+  return was == true
+end
+
+-- forget drops buf's calls (its lines are about to be replaced).
+function T.forget(buf)
+  calls[buf], gap[buf] = nil, nil
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(buf, hl_ns, 0, -1)
+end
+
+-- Folds ----------------------------------------------------------------------
+
+-- levels[buf] = { tick, [lnum] = fold level }, computed once per change.
+local levels = {}
+
+local function fold_levels(buf)
+  local tick = vim.api.nvim_buf_get_changedtick(buf)
+  local l = levels[buf]
+  if l and l.tick == tick then
+    return l
+  end
+  l = { tick = tick }
+  for _, c in pairs(calls[buf] or {}) do
+    if c.n > 0 then
+      local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
+      if row then
+        l[row + 1] = ">1"
+        for i = row + 2, row + 1 + c.n do
+          l[i] = "1"
+        end
+      end
+    end
+  end
+  levels[buf] = l
+  return l
+end
+
+-- foldexpr: a call's line and its output are one fold.
+function T.foldexpr(lnum)
+  return fold_levels(vim.api.nvim_get_current_buf())[lnum] or "0"
+end
+
+-- foldtext: the call's line, "▸" for closed, and the output's length
+-- (its fences left out).
+function T.foldtext()
+  local first = vim.fn.getline(vim.v.foldstart):gsub("^▾", "▸", 1)
+  local n = vim.v.foldend - vim.v.foldstart - 2
+  return string.format("%s  [%d %s]", first, n, n == 1 and "line" or "lines")
+end
+
+-- is_call_line reports whether the cursor's line is a call with an output.
+function T.is_call_line(buf, lnum)
+  return fold_levels(buf)[lnum] == ">1"
+end
+
+-- window sets up win, showing a chat buffer, to fold the calls' outputs.
+function T.window(win)
+  vim.api.nvim_win_call(win, function()
+    vim.cmd([[
+      setlocal foldmethod=expr foldexpr=v:lua.require'ctxls.tools'.foldexpr(v:lnum)
+      setlocal foldtext=v:lua.require'ctxls.tools'.foldtext() foldlevel=0 foldenable
+      setlocal fillchars+=fold:\ 
+    ]])
+  end)
+end
+
+-- keys maps <CR> on a call's line to open or close its output.
+function T.keys(buf)
+  vim.keymap.set("n", "<CR>", function()
+    return T.is_call_line(buf, vim.fn.line(".")) and "za" or "<CR>"
+  end, { buffer = buf, expr = true, desc = "ctxls: show or hide a tool call's output" })
+end
+
+-- The permission question -------------------------------------------------------
+
+local asking, asked = nil, 0 -- the question on screen (or nil), how many were
+
+-- asking is the permission question on screen (or nil), and how many
+-- have been asked (to tell one from the next).
+function T.asking()
+  return asking, asked
+end
+
+-- ask answers window/showMessageRequest: the message and its actions as a
+-- numbered list (inputlist: Neovim 0.7's request handlers must answer
+-- before they return, and a number and Enter is hard to give by accident).
+-- Esc, q, an empty answer or none within timeout seconds (the prompt is
+-- closed then, as the daemon gives up too) answer null: the daemon takes
+-- that as Deny.
+function T.ask(params, timeout)
+  local actions = params.actions or {}
+  local message = (params.message or ""):gsub("%s*\n%s*", " ")
+  if #actions == 0 then
+    vim.notify(message, vim.log.levels.INFO)
+    return vim.NIL
+  end
+  local items = { message }
+  for i, a in ipairs(actions) do
+    table.insert(items, string.format("%d. %s", i, a.title))
+  end
+  -- The call's line, waiting for the answer, on screen first: its
+  -- ctxls/toolCall may come just after the question.
+  vim.wait(300, function()
+    return next(pending) ~= nil
+  end, 10)
+  pcall(vim.cmd, "redraw")
+  asking, asked = message, asked + 1
+  local timer, timed_out = vim.loop.new_timer(), false
+  timeout = math.max(timeout or 0, 1)
+  timer:start(timeout * 1000, 0, function()
+    -- A luv callback: only fast API calls. nvim_input ends the prompt.
+    if asking then
+      timed_out = true
+      vim.api.nvim_input("<Esc>")
+    end
+  end)
+  local ok, choice = pcall(vim.fn.inputlist, items)
+  asking = nil
+  timer:stop()
+  timer:close()
+  if timed_out then
+    vim.notify(string.format("ctxls: no answer within %d s: the call is declined", timeout), vim.log.levels.WARN)
+  end
+  if not ok or timed_out or type(choice) ~= "number" or choice < 1 or choice > #actions then
+    return vim.NIL
+  end
+  return actions[choice]
+end
+
+-- Stored calls -------------------------------------------------------------------
+
+-- stored_status is the status of a stored call from its result: the
+-- stored messages carry none, so the daemon's own fixed texts for a
+-- declined call and a failed one ("error: …") tell.
+function T.stored_status(result)
+  if result == nil then
+    return nil
+  end
+  if result:find("^The user declined this call") or result:find("^The call of .- did not run") then
+    return T.status.declined
+  elseif result:find("^error: ") then
+    return T.status.failed
+  end
+  return T.status.done
+end
+
+-- stored_calls gives an assistant message's toolCalls (OpenAI's shape,
+-- {id, function = {name, arguments}}, or {id, name, arguments}) as
+-- ctxls/toolCall params, their results from results (id → content).
+function T.stored_calls(message, results)
+  local out = {}
+  local list = message.toolCalls
+  if type(list) == "string" then
+    local ok, decoded = pcall(vim.json.decode, list)
+    list = ok and decoded or nil
+  end
+  for _, c in ipairs(type(list) == "table" and list or {}) do
+    local f = type(c["function"]) == "table" and c["function"] or c
+    local name = f.name or "?"
+    local server, tool = T.split_name(name)
+    local result = results[c.id]
+    table.insert(out, {
+      id = c.id,
+      name = name,
+      server = server,
+      tool = tool,
+      arguments = f.arguments or "",
+      status = T.stored_status(result) or "no result",
+      output = result,
+    })
+  end
+  return out
+end
+
+return T
