@@ -62,6 +62,9 @@ type openSession struct {
 	title string        // the title last sent (sendState, the service's events)
 	turn  *service.Turn // the running turn, if any
 	done  chan struct{} // closed when the running turn has ended
+	// started are the tool calls whose tool_call was sent: by the prompt's
+	// loop, or first by the permission question, which must follow it.
+	started map[string]bool
 }
 
 // Serve runs the agent on in/out until the client goes away or ctx ends,

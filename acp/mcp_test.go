@@ -86,15 +86,35 @@ func TestMCPServersOfTheClient(t *testing.T) {
 	if p.ToolCall.ToolCallID != "c1" || p.ToolCall.Title != "t · echo" || p.ToolCall.Kind != "read" || p.ToolCall.Status != "pending" || p.ToolCall.RawInput["text"] != "hi" || len(p.Options) != 4 {
 		t.Errorf("request_permission: %s", perms[0])
 	}
-	// The pending tool_call came before the question; each call ended.
-	var seq []string
+	// Each call: one pending tool_call, then its updates; the pending one
+	// came before its question.
+	seq := map[string][]string{}
+	pendingAt := map[string]int{}
 	for _, u := range a.Updates(id) {
 		if u.Kind == "tool_call" || u.Kind == "tool_call_update" {
-			seq = append(seq, u.ToolCallID()+":"+u.Status())
+			seq[u.ToolCallID()] = append(seq[u.ToolCallID()], u.Kind+":"+u.Status())
+			if u.Kind == "tool_call" {
+				pendingAt[u.ToolCallID()] = u.Seq
+			}
 		}
 	}
-	if got := strings.Join(seq, " "); got != "c1:pending c1:in_progress c1:completed c2:pending c2:failed c3:pending c3:in_progress c3:completed" {
-		t.Errorf("tool updates: %s", got)
+	for id, want := range map[string]string{
+		"c1": "tool_call:pending tool_call_update:in_progress tool_call_update:completed",
+		"c2": "tool_call:pending tool_call_update:failed",
+		"c3": "tool_call:pending tool_call_update:in_progress tool_call_update:completed",
+	} {
+		if got := strings.Join(seq[id], " "); got != want {
+			t.Errorf("%s: %s, want %s", id, got, want)
+		}
+	}
+	for _, m := range a.Received() {
+		if m.Method == "session/request_permission" {
+			var p struct{ ToolCall struct{ ToolCallID string } }
+			json.Unmarshal(m.Params, &p)
+			if at, ok := pendingAt[p.ToolCall.ToolCallID]; !ok || at > m.Seq {
+				t.Errorf("the question of %s came before its pending tool_call", p.ToolCall.ToolCallID)
+			}
+		}
 	}
 	if !strings.Contains(a.AgentText(id), `server "nothing"`) {
 		t.Errorf("the unusable server was not told: %q", a.AgentText(id))

@@ -93,6 +93,11 @@ var permissionOptions = []sdk.PermissionOption{
 // request, counts as rejected once.
 func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
 	start := toolCallStart(r.Call, sdk.ToolCallStatusPending)
+	if a.startOnce(r.SessionID, r.Call.ID) {
+		// The question raced the prompt's loop to the client: the pending
+		// tool_call goes first.
+		a.send(ctx, r.SessionID, start)
+	}
 	tc := start.ToolCall
 	title, kind, status := tc.Title, tc.Kind, tc.Status
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
@@ -115,6 +120,25 @@ func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) 
 		return service.RejectAlways, nil
 	}
 	return service.RejectOnce, nil
+}
+
+// startOnce reports whether the tool call's tool_call is still to be sent,
+// and records that it is being sent.
+func (a *Agent) startOnce(sessionID, callID string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.open[sessionID]
+	if s == nil {
+		return true
+	}
+	if s.started == nil {
+		s.started = map[string]bool{}
+	}
+	if s.started[callID] {
+		return false
+	}
+	s.started[callID] = true
+	return true
 }
 
 // toolUpdate is a turn's tool event as a session/update.

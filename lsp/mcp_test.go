@@ -120,6 +120,19 @@ func TestMCPToolsOverLSP(t *testing.T) {
 			t.Errorf("%s: statuses %q, want %q", id, got, want)
 		}
 	}
+	// Each question comes after its call was shown pending.
+	pending, questions := 0, 0
+	for _, m := range s.Received() {
+		switch {
+		case m.Method == api.ToolCall && strings.Contains(string(m.Params), `"status":"pending"`):
+			pending++
+		case m.Method == "window/showMessageRequest":
+			questions++
+			if pending < questions {
+				t.Errorf("question %d came before its call was shown pending", questions)
+			}
+		}
+	}
 	if !strings.Contains(progressMessages(s), "t · echo: waiting for your permission") {
 		t.Errorf("$/progress messages: %s", progressMessages(s))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/turn"
 )
 
 // The answers of the permission question (window/showMessageRequest).
@@ -36,6 +37,12 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	}
 	params := map[string]any{"type": 3, "message": service.PermissionQuestion(r),
 		"actions": []map[string]string{{"title": allowOnce}, {"title": allowAlways}, {"title": deny}}}
+	if r.Trust == nil && s.startOnce(r.SessionID, r.Call.ID) {
+		// The question raced the turn's loop to the client: the call is
+		// shown pending before it is asked.
+		tc, _ := service.ToolCallUpdate(r.SessionID, turn.ToolStarted{Call: r.Call, Pending: true})
+		s.notify(ctx, api.ToolCall, tc)
+	}
 	if r.Trust != nil {
 		params = map[string]any{"type": 2, "message": service.TrustQuestion(*r.Trust),
 			"actions": []map[string]string{{"title": trust}, {"title": distrust}}}
@@ -63,6 +70,29 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 		return service.AllowAlways, nil
 	}
 	return service.RejectOnce, nil
+}
+
+// startOnce reports whether a tool call's first ctxls/toolCall is still to
+// be sent (by the turn's loop, or by the permission question, which must
+// follow it), and records that it is being sent; ended forgets the call.
+func (s *Server) startOnce(sessionID, callID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := sessionID + "\x00" + callID
+	if s.toolStarted == nil {
+		s.toolStarted = map[string]bool{}
+	}
+	if s.toolStarted[key] {
+		return false
+	}
+	s.toolStarted[key] = true
+	return true
+}
+
+func (s *Server) ended(sessionID, callID string) {
+	s.mu.Lock()
+	delete(s.toolStarted, sessionID+"\x00"+callID)
+	s.mu.Unlock()
 }
 
 // setToolOptions takes allowReadOnlyTools and toolPermissionTimeoutSeconds

@@ -178,6 +178,13 @@ func (c *Client) AnswerPermissions(answers ...string) {
 	c.mu.Unlock()
 }
 
+// Received are the notifications and the agent's requests so far.
+func (c *Client) Received() []*Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Message{}, c.received...)
+}
+
 // Permissions are the params of the permission requests so far.
 func (c *Client) Permissions() []json.RawMessage {
 	c.mu.Lock()
