@@ -52,6 +52,9 @@ type Agent struct {
 	mu   sync.Mutex
 	caps sdk.ClientCapabilities
 	open map[string]*openSession // sessions opened on this connection
+	// startMu is held while a tool call's tool_call is written (sendStart),
+	// so its permission question cannot overtake it.
+	startMu sync.Mutex
 }
 
 // openSession is a session the client opened with session/new, load or

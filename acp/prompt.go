@@ -67,10 +67,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		case turn.TextDelta:
 			a.send(ctx, s.id, sdk.UpdateAgentMessageText(ev.Text))
 		case turn.ToolStarted:
-			if a.startOnce(s.id, ev.Call.ID) {
-				u, _ := toolUpdate(ev)
-				a.send(ctx, s.id, u)
-			}
+			u, _ := toolUpdate(ev)
+			a.sendStart(ctx, s.id, ev.Call.ID, u)
 		case turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished, turn.Activity:
 			if u, ok := toolUpdate(ev); ok {
 				a.send(ctx, s.id, u)

@@ -93,11 +93,9 @@ var permissionOptions = []sdk.PermissionOption{
 // request, counts as rejected once.
 func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
 	start := toolCallStart(r.Call, sdk.ToolCallStatusPending)
-	if a.startOnce(r.SessionID, r.Call.ID) {
-		// The question raced the prompt's loop to the client: the pending
-		// tool_call goes first.
-		a.send(ctx, r.SessionID, start)
-	}
+	// The question may race the prompt's loop to the client: the pending
+	// tool_call goes first.
+	a.sendStart(ctx, r.SessionID, r.Call.ID, start)
 	tc := start.ToolCall
 	title, kind, status := tc.Title, tc.Kind, tc.Status
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
@@ -122,23 +120,25 @@ func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) 
 	return service.RejectOnce, nil
 }
 
-// startOnce reports whether the tool call's tool_call is still to be sent,
-// and records that it is being sent.
-func (a *Agent) startOnce(sessionID, callID string) bool {
+// sendStart sends a tool call's tool_call once: the prompt's loop and the
+// permission question (which must follow it) both call it, and the second
+// returns only once the first has written it.
+func (a *Agent) sendStart(ctx context.Context, sessionID, callID string, u sdk.SessionUpdate) {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	s := a.open[sessionID]
-	if s == nil {
-		return true
+	first := s == nil || !s.started[callID]
+	if s != nil {
+		if s.started == nil {
+			s.started = map[string]bool{}
+		}
+		s.started[callID] = true
 	}
-	if s.started == nil {
-		s.started = map[string]bool{}
+	a.mu.Unlock()
+	if first {
+		a.send(ctx, sessionID, u)
 	}
-	if s.started[callID] {
-		return false
-	}
-	s.started[callID] = true
-	return true
 }
 
 // toolUpdate is a turn's tool event as a session/update.

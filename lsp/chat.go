@@ -89,12 +89,13 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
 			tc, _ := service.ToolCallUpdate(t.SessionID, ev)
-			if _, end := ev.(turn.ToolFinished); end {
-				s.ended(tc.SessionID, tc.ID)
-			}
-			// A call's first notification may have gone with its permission
-			// question already.
-			if _, start := ev.(turn.ToolStarted); !start || s.startOnce(tc.SessionID, tc.ID) {
+			switch ev.(type) {
+			case turn.ToolStarted: // it may have gone with its permission question already
+				s.sendStart(ctx, tc)
+			case turn.ToolFinished:
+				s.ended(tc)
+				s.notify(ctx, api.ToolCall, tc)
+			default:
 				s.notify(ctx, api.ToolCall, tc)
 			}
 			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})

@@ -86,7 +86,8 @@ type Server struct {
 	clientWorkDone    bool             // the client supports window/workDoneProgress/create
 	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
 	edits             editCaps         // what the client can do with the model's edits
-	toolStarted       map[string]bool  // tool calls whose first ctxls/toolCall was sent (startOnce)
+	toolMu            sync.Mutex       // guards toolStarted, held while its notification is written
+	toolStarted       map[string]bool  // tool calls whose first ctxls/toolCall was sent (sendStart)
 	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
 
 	// view is the editor's view waiting to be captured; it has its own

@@ -37,11 +37,11 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	}
 	params := map[string]any{"type": 3, "message": service.PermissionQuestion(r),
 		"actions": []map[string]string{{"title": allowOnce}, {"title": allowAlways}, {"title": deny}}}
-	if r.Trust == nil && s.startOnce(r.SessionID, r.Call.ID) {
-		// The question raced the turn's loop to the client: the call is
+	if r.Trust == nil {
+		// The question may race the turn's loop to the client: the call is
 		// shown pending before it is asked.
 		tc, _ := service.ToolCallUpdate(r.SessionID, turn.ToolStarted{Call: r.Call, Pending: true})
-		s.notify(ctx, api.ToolCall, tc)
+		s.sendStart(ctx, tc)
 	}
 	if r.Trust != nil {
 		params = map[string]any{"type": 2, "message": service.TrustQuestion(*r.Trust),
@@ -72,27 +72,28 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	return service.RejectOnce, nil
 }
 
-// startOnce reports whether a tool call's first ctxls/toolCall is still to
-// be sent (by the turn's loop, or by the permission question, which must
-// follow it), and records that it is being sent; ended forgets the call.
-func (s *Server) startOnce(sessionID, callID string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := sessionID + "\x00" + callID
+// sendStart sends a tool call's first ctxls/toolCall once: the turn's loop
+// and the permission question (which must follow it) both call it, and
+// the second returns only once the first has written it.
+func (s *Server) sendStart(ctx context.Context, tc api.ToolCallParams) {
+	s.toolMu.Lock()
+	defer s.toolMu.Unlock()
+	key := tc.SessionID + "\x00" + tc.ID
+	if s.toolStarted[key] {
+		return
+	}
 	if s.toolStarted == nil {
 		s.toolStarted = map[string]bool{}
 	}
-	if s.toolStarted[key] {
-		return false
-	}
 	s.toolStarted[key] = true
-	return true
+	s.notify(ctx, api.ToolCall, tc)
 }
 
-func (s *Server) ended(sessionID, callID string) {
-	s.mu.Lock()
-	delete(s.toolStarted, sessionID+"\x00"+callID)
-	s.mu.Unlock()
+// ended forgets a tool call sendStart sent.
+func (s *Server) ended(tc api.ToolCallParams) {
+	s.toolMu.Lock()
+	delete(s.toolStarted, tc.SessionID+"\x00"+tc.ID)
+	s.toolMu.Unlock()
 }
 
 // setToolOptions takes allowReadOnlyTools and toolPermissionTimeoutSeconds
