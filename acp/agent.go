@@ -52,9 +52,9 @@ type Agent struct {
 	mu   sync.Mutex
 	caps sdk.ClientCapabilities
 	open map[string]*openSession // sessions opened on this connection
-	// startMu is held while a tool call's tool_call is written (sendStart),
-	// so its permission question cannot overtake it.
-	startMu sync.Mutex
+	// shownCalls: by session and call, closed once the call's tool_call
+	// was sent (waitShown).
+	shownCalls map[string]chan struct{}
 }
 
 // openSession is a session the client opened with session/new, load or
@@ -65,9 +65,6 @@ type openSession struct {
 	title string        // the title last sent (sendState, the service's events)
 	turn  *service.Turn // the running turn, if any
 	done  chan struct{} // closed when the running turn has ended
-	// started are the tool calls whose tool_call was sent: by the prompt's
-	// loop, or first by the permission question, which must follow it.
-	started map[string]bool
 }
 
 // Serve runs the agent on in/out until the client goes away or ctx ends,

@@ -68,8 +68,13 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			a.send(ctx, s.id, sdk.UpdateAgentMessageText(ev.Text))
 		case turn.ToolStarted:
 			u, _ := toolUpdate(ev)
-			a.sendStart(ctx, s.id, ev.Call.ID, u)
-		case turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished, turn.Activity:
+			a.send(ctx, s.id, u)
+			a.shown(s.id, ev.Call.ID)
+		case turn.ToolFinished:
+			u, _ := toolUpdate(ev)
+			a.send(ctx, s.id, u)
+			a.ended(s.id, ev.Call.ID)
+		case turn.ToolAllowed, turn.ToolProgress, turn.Activity:
 			if u, ok := toolUpdate(ev); ok {
 				a.send(ctx, s.id, u)
 			}

@@ -93,9 +93,9 @@ var permissionOptions = []sdk.PermissionOption{
 // request, counts as rejected once.
 func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
 	start := toolCallStart(r.Call, sdk.ToolCallStatusPending)
-	// The question may race the prompt's loop to the client: the pending
-	// tool_call goes first.
-	a.sendStart(ctx, r.SessionID, r.Call.ID, start)
+	// The prompt's loop shows the call (and every earlier call's end)
+	// first.
+	a.waitShown(ctx, r.SessionID, r.Call.ID)
 	tc := start.ToolCall
 	title, kind, status := tc.Title, tc.Kind, tc.Status
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
@@ -120,25 +120,48 @@ func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) 
 	return service.RejectOnce, nil
 }
 
-// sendStart sends a tool call's tool_call once: the prompt's loop and the
-// permission question (which must follow it) both call it, and the second
-// returns only once the first has written it.
-func (a *Agent) sendStart(ctx context.Context, sessionID, callID string, u sdk.SessionUpdate) {
-	a.startMu.Lock()
-	defer a.startMu.Unlock()
+// A permission question is asked on the turn's goroutine, while the
+// prompt's loop sends the call's updates in order: the question waits until
+// the loop has sent the call's tool_call (shown), so the client sees it
+// pending first.
+
+// shownChan is the channel closed once the call's tool_call was sent.
+func (a *Agent) shownChan(sessionID, callID string) chan struct{} {
 	a.mu.Lock()
-	s := a.open[sessionID]
-	first := s == nil || !s.started[callID]
-	if s != nil {
-		if s.started == nil {
-			s.started = map[string]bool{}
-		}
-		s.started[callID] = true
+	defer a.mu.Unlock()
+	key := sessionID + "\x00" + callID
+	if a.shownCalls == nil {
+		a.shownCalls = map[string]chan struct{}{}
 	}
+	ch := a.shownCalls[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		a.shownCalls[key] = ch
+	}
+	return ch
+}
+
+func (a *Agent) shown(sessionID, callID string) {
+	ch := a.shownChan(sessionID, callID)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+func (a *Agent) waitShown(ctx context.Context, sessionID, callID string) {
+	select {
+	case <-a.shownChan(sessionID, callID):
+	case <-ctx.Done():
+	}
+}
+
+// ended forgets a call.
+func (a *Agent) ended(sessionID, callID string) {
+	a.mu.Lock()
+	delete(a.shownCalls, sessionID+"\x00"+callID)
 	a.mu.Unlock()
-	if first {
-		a.send(ctx, sessionID, u)
-	}
 }
 
 // toolUpdate is a turn's tool event as a session/update.

@@ -26,7 +26,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[Role](): {string(RoleSystem), string(RoleUser), string(RoleAssistant),
 		string(RoleTool)},
 	reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
-		string(StatusStreaming)},
+		string(StatusStreaming), string(StatusDeclined)},
 	reflect.TypeFor[Visibility]():     {string(VisibilityPrivate), string(VisibilityTeam)},
 	reflect.TypeFor[ReviewMode]():     {string(ReviewAsk), string(ReviewAuto), string(ReviewOff)},
 	reflect.TypeFor[ReviewDecision](): {string(ReviewAccept), string(ReviewAcceptAll), string(ReviewReject)},
@@ -256,12 +256,37 @@ func Lua() string {
 	}
 	names("init_options", reflect.TypeFor[InitializationOptions]())
 	names("settings", reflect.TypeFor[Settings]())
+	b.WriteString("  -- The values of the protocol's closed string types.\n")
+	for _, e := range sortedEnums() {
+		fmt.Fprintf(&b, "  %s = {\n", snake(e.name))
+		for _, v := range e.values {
+			fmt.Fprintf(&b, "    %s = %q,\n", snake(v), v)
+		}
+		b.WriteString("  },\n")
+	}
 	b.WriteString("  -- The kind every error carries in its data ({kind}): decide on it, never on the message.\n  error_kinds = {\n")
 	for _, k := range ErrorKinds {
 		fmt.Fprintf(&b, "    %s = %q,\n", snake(string(k.Kind)), k.Kind)
 	}
 	b.WriteString("  },\n}\n")
 	return b.String()
+}
+
+// enumValues is one closed string type: its name with a lower-case first
+// letter, and its values.
+type enumValues struct {
+	name   string
+	values []string
+}
+
+// sortedEnums are the closed string types, by name.
+func sortedEnums() []enumValues {
+	var out []enumValues
+	for t, vals := range enums {
+		out = append(out, enumValues{strings.ToLower(t.Name()[:1]) + t.Name()[1:], vals})
+	}
+	slices.SortFunc(out, func(a, b enumValues) int { return strings.Compare(a.name, b.name) })
+	return out
 }
 
 // quoted is items as a comma-separated list of JSON strings.

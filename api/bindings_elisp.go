@@ -89,6 +89,11 @@ func Elisp() string {
 	section(ElispPrefixes["notifications"], Notifications)
 	section(ElispPrefixes["server_requests"], ServerRequests)
 	section(ElispPrefixes["client_notifications"], ClientNotifications)
+	for _, e := range sortedEnums() {
+		for _, v := range e.values {
+			fmt.Fprintf(&b, "(defconst ctxls-protocol-%s-%s %s\n  \"A value of %s.\")\n\n", kebab(e.name), kebab(v), elispString(v), e.name)
+		}
+	}
 	b.WriteString("(defconst ctxls-protocol-commands\n  '(")
 	for i, id := range IDs() {
 		if i > 0 {

@@ -49,6 +49,9 @@ const (
 	StatusInterrupted Status = "interrupted"
 	StatusError       Status = "error"
 	StatusStreaming   Status = "streaming"
+	// StatusDeclined: a tool call's result message when the user did not
+	// allow the call (a failed call's is StatusError).
+	StatusDeclined Status = "declined"
 )
 
 // Meta is what ctxls notes about a session's situation.

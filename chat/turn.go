@@ -476,8 +476,16 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 	}
 	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 	for _, c := range calls {
-		out := r.call(c)
-		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID}
+		out, failed, declined := r.call(c)
+		// The result's status tells history what became of the call.
+		status := session.StatusComplete
+		switch {
+		case declined:
+			status = session.StatusDeclined
+		case failed:
+			status = session.StatusError
+		}
+		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID, Status: status}
 		if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
 			return false, r.stored(err)
 		}
@@ -504,8 +512,9 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 }
 
 // call runs one tool call, ctxls's own or the toolbox's, bracketed by
-// ToolStarted and ToolFinished, and returns what the model is given.
-func (r *run) call(c openai.ToolCall) string {
+// ToolStarted and ToolFinished, and returns what the model is given and
+// whether the call failed or the user declined it.
+func (r *run) call(c openai.ToolCall) (out string, failed, declined bool) {
 	tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
 	var server, tool string
 	var info ToolInfo
@@ -515,15 +524,15 @@ func (r *run) call(c openai.ToolCall) string {
 	}
 	if !external || isOwnTool(tc.Name) {
 		r.ev.Emit(ToolStarted{Call: tc})
-		out, failed := r.tools.run(r.ctx, tc.Name, tc.Arguments)
+		out, failed = r.tools.run(r.ctx, tc.Name, tc.Arguments)
 		r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
-		return out
+		return out, failed, false
 	}
 	tc.Server, tc.Tool, tc.ToolInfo = server, tool, info
 	r.ev.Emit(ToolStarted{Call: tc, Pending: true})
-	out, failed, declined := r.t.Tools.Call(r.ctx, r.t.SessionID, tc, r.ev)
+	out, failed, declined = r.t.Tools.Call(r.ctx, r.t.SessionID, tc, r.ev)
 	r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed, Declined: declined})
-	return out
+	return out, failed, declined
 }
 
 // unsavedAnswer is an answer's final state that could not be saved because

@@ -89,14 +89,12 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
 			tc, _ := service.ToolCallUpdate(t.SessionID, ev)
+			s.notify(ctx, api.ToolCall, tc)
 			switch ev.(type) {
-			case turn.ToolStarted: // it may have gone with its permission question already
-				s.sendStart(ctx, tc)
+			case turn.ToolStarted: // a question about it may now be asked
+				s.shown(tc.SessionID, tc.ID)
 			case turn.ToolFinished:
-				s.ended(tc)
-				s.notify(ctx, api.ToolCall, tc)
-			default:
-				s.notify(ctx, api.ToolCall, tc)
+				s.ended(tc.SessionID, tc.ID)
 			}
 			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})
 		case turn.Compacted:

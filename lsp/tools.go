@@ -7,7 +7,6 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // The answers of the permission question (window/showMessageRequest).
@@ -38,10 +37,7 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	params := map[string]any{"type": 3, "message": service.PermissionQuestion(r),
 		"actions": []map[string]string{{"title": allowOnce}, {"title": allowAlways}, {"title": deny}}}
 	if r.Trust == nil {
-		// The question may race the turn's loop to the client: the call is
-		// shown pending before it is asked.
-		tc, _ := service.ToolCallUpdate(r.SessionID, turn.ToolStarted{Call: r.Call, Pending: true})
-		s.sendStart(ctx, tc)
+		s.waitShown(ctx, r.SessionID, r.Call.ID)
 	}
 	if r.Trust != nil {
 		params = map[string]any{"type": 2, "message": service.TrustQuestion(*r.Trust),
@@ -72,27 +68,50 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	return service.RejectOnce, nil
 }
 
-// sendStart sends a tool call's first ctxls/toolCall once: the turn's loop
-// and the permission question (which must follow it) both call it, and
-// the second returns only once the first has written it.
-func (s *Server) sendStart(ctx context.Context, tc api.ToolCallParams) {
+// A question about a tool call (its permission, an edit's review) is asked
+// on the turn's goroutine, while the turn's loop sends the call's
+// notifications in order: the question waits until the loop has shown the
+// call (shown), so the client sees every earlier call's end, then this one
+// pending, then the question.
+
+// shownChan is the channel closed once the call was shown.
+func (s *Server) shownChan(sessionID, callID string) chan struct{} {
 	s.toolMu.Lock()
 	defer s.toolMu.Unlock()
-	key := tc.SessionID + "\x00" + tc.ID
-	if s.toolStarted[key] {
-		return
+	key := sessionID + "\x00" + callID
+	if s.toolShown == nil {
+		s.toolShown = map[string]chan struct{}{}
 	}
-	if s.toolStarted == nil {
-		s.toolStarted = map[string]bool{}
+	ch := s.toolShown[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.toolShown[key] = ch
 	}
-	s.toolStarted[key] = true
-	s.notify(ctx, api.ToolCall, tc)
+	return ch
 }
 
-// ended forgets a tool call sendStart sent.
-func (s *Server) ended(tc api.ToolCallParams) {
+// shown records that the turn's loop sent the call's first notification.
+func (s *Server) shown(sessionID, callID string) {
+	ch := s.shownChan(sessionID, callID)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// waitShown waits until the call was shown (or ctx ends).
+func (s *Server) waitShown(ctx context.Context, sessionID, callID string) {
+	select {
+	case <-s.shownChan(sessionID, callID):
+	case <-ctx.Done():
+	}
+}
+
+// ended forgets a call.
+func (s *Server) ended(sessionID, callID string) {
 	s.toolMu.Lock()
-	delete(s.toolStarted, tc.SessionID+"\x00"+tc.ID)
+	delete(s.toolShown, sessionID+"\x00"+callID)
 	s.toolMu.Unlock()
 }
 

@@ -31,6 +31,7 @@ const (
 	StatusComplete    = api.StatusComplete
 	StatusInterrupted = api.StatusInterrupted
 	StatusError       = api.StatusError
+	StatusDeclined    = api.StatusDeclined
 	StatusStreaming   = api.StatusStreaming
 )
 
@@ -101,7 +102,7 @@ func ValidRole(r Role) bool {
 
 func ValidStatus(s Status) bool {
 	switch s {
-	case StatusComplete, StatusInterrupted, StatusError, StatusStreaming:
+	case StatusComplete, StatusInterrupted, StatusError, StatusStreaming, StatusDeclined:
 		return true
 	}
 	return false

@@ -178,6 +178,81 @@ window/showMessageRequest.")
   "The editor's view changed: the focused document, its selection and the
 visible lines.")
 
+(defconst ctxls-protocol-review-decision-accept "accept"
+  "A value of reviewDecision.")
+
+(defconst ctxls-protocol-review-decision-accept-all "acceptAll"
+  "A value of reviewDecision.")
+
+(defconst ctxls-protocol-review-decision-reject "reject"
+  "A value of reviewDecision.")
+
+(defconst ctxls-protocol-review-mode-ask "ask"
+  "A value of reviewMode.")
+
+(defconst ctxls-protocol-review-mode-auto "auto"
+  "A value of reviewMode.")
+
+(defconst ctxls-protocol-review-mode-off "off"
+  "A value of reviewMode.")
+
+(defconst ctxls-protocol-role-system "system"
+  "A value of role.")
+
+(defconst ctxls-protocol-role-user "user"
+  "A value of role.")
+
+(defconst ctxls-protocol-role-assistant "assistant"
+  "A value of role.")
+
+(defconst ctxls-protocol-role-tool "tool"
+  "A value of role.")
+
+(defconst ctxls-protocol-status-complete "complete"
+  "A value of status.")
+
+(defconst ctxls-protocol-status-interrupted "interrupted"
+  "A value of status.")
+
+(defconst ctxls-protocol-status-error "error"
+  "A value of status.")
+
+(defconst ctxls-protocol-status-streaming "streaming"
+  "A value of status.")
+
+(defconst ctxls-protocol-status-declined "declined"
+  "A value of status.")
+
+(defconst ctxls-protocol-title-source-auto "auto"
+  "A value of titleSource.")
+
+(defconst ctxls-protocol-title-source-model "model"
+  "A value of titleSource.")
+
+(defconst ctxls-protocol-title-source-user "user"
+  "A value of titleSource.")
+
+(defconst ctxls-protocol-tool-status-pending "pending"
+  "A value of toolStatus.")
+
+(defconst ctxls-protocol-tool-status-running "running"
+  "A value of toolStatus.")
+
+(defconst ctxls-protocol-tool-status-done "done"
+  "A value of toolStatus.")
+
+(defconst ctxls-protocol-tool-status-failed "failed"
+  "A value of toolStatus.")
+
+(defconst ctxls-protocol-tool-status-declined "declined"
+  "A value of toolStatus.")
+
+(defconst ctxls-protocol-visibility-private "private"
+  "A value of visibility.")
+
+(defconst ctxls-protocol-visibility-team "team"
+  "A value of visibility.")
+
 (defconst ctxls-protocol-commands
   '("ctxls.session.new"
     "ctxls.session.resume"

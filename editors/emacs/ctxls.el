@@ -1104,7 +1104,7 @@ newest one covers marks where the model's view of the session starts."
               prev)
          (dolist (m messages)
            (when (equal (plist-get m :role) "tool")
-             (puthash (plist-get m :toolCallId) (plist-get m :content) results)))
+             (puthash (plist-get m :toolCallId) m results)))
          (setq ctxls--after-tool nil)
          (if (null messages)
              (insert "_no messages yet_\n\n")
@@ -1140,10 +1140,6 @@ newest one covers marks where the model's view of the session starts."
 ;; follows the line, hidden: RET or TAB on the line (a button) shows it
 ;; ("▾") and hides it again ("▸").
 
-(defconst ctxls--tool-statuses '("pending" "running" "done" "failed" "declined")
-  "The statuses of ctxls/toolCall (docs/protocol.md).
-The generated ctxls-protocol.el does not carry them (yet).")
-
 (defvar ctxls--tool-pending nil
   "The ids of the tool calls waiting for the user's permission.")
 
@@ -1172,15 +1168,16 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
   "The status of the tool call PARAMS, in words."
   (let ((status (plist-get params :status))
         (progress (plist-get params :progress)))
-    (cond ((equal status "pending") "waiting for your permission")
-          ((and (equal status "running") progress (not (string-empty-p progress)))
+    (cond ((equal status ctxls-protocol-tool-status-pending) "waiting for your permission")
+          ((and (equal status ctxls-protocol-tool-status-running) progress (not (string-empty-p progress)))
            (concat "running: " (ctxls--one-line progress 80)))
           (t (or status "")))))
 
 (defun ctxls--tool-output (params)
   "What the ended tool call PARAMS gave the model, fenced, or nil."
   (let ((out (plist-get params :output)))
-    (when (and out (member (plist-get params :status) '("done" "failed" "declined")))
+    (when (and out (member (plist-get params :status) (list ctxls-protocol-tool-status-done ctxls-protocol-tool-status-failed
+                                                            ctxls-protocol-tool-status-declined)))
       (let* ((text (if (string-empty-p out) "(no output)" (string-trim-right out "\n")))
              (longest 0)
              (start 0))
@@ -1198,11 +1195,11 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
                  (or (plist-get params :tool) (plist-get params :name))))
          (head (concat glyph " " what (ctxls--tool-args (plist-get params :arguments)) " — "))
          (status (ctxls--tool-status-text params))
-         (face (pcase (plist-get params :status)
-                 ("pending" 'ctxls-tool-pending)
-                 ("failed" 'ctxls-tool-failed)
-                 ("declined" 'ctxls-tool-declined)
-                 (_ 'ctxls-tool)))
+         (status-value (plist-get params :status))
+         (face (cond ((equal status-value ctxls-protocol-tool-status-pending) 'ctxls-tool-pending)
+                     ((equal status-value ctxls-protocol-tool-status-failed) 'ctxls-tool-failed)
+                     ((equal status-value ctxls-protocol-tool-status-declined) 'ctxls-tool-declined)
+                     (t 'ctxls-tool)))
          (line (concat (ctxls--heading head 'ctxls-tool) (ctxls--heading status face))))
     (make-text-button line nil 'type 'ctxls-tool 'ctxls-tool (plist-get params :id))))
 
@@ -1260,7 +1257,7 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
   "Show a tool call of the model's as it changes (PARAMS of ctxls/toolCall)."
   (let ((id (plist-get params :id)))
     (setq ctxls--tool-pending (delete id ctxls--tool-pending))
-    (when (equal (plist-get params :status) "pending")
+    (when (equal (plist-get params :status) ctxls-protocol-tool-status-pending)
       (push id ctxls--tool-pending)))
   (when (or (equal (plist-get params :sessionId) ctxls--session-id)
             (and ctxls--turn (null ctxls--session-id)))
@@ -1304,15 +1301,12 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
 ;;;;; Stored calls
 
 (defun ctxls--stored-status (result)
-  "The status of a stored tool call from its RESULT, or nil without one.
-The stored messages carry none, so the daemon's own fixed texts for a
-declined call and a failed one (\"error: …\") tell."
-  (cond ((null result) nil)
-        ((or (string-prefix-p "The user declined this call" result)
-             (string-match-p "\\`The call of .* did not run" result))
-         "declined")
-        ((string-prefix-p "error: " result) "failed")
-        (t "done")))
+  "The status of a stored tool call from its RESULT message, or nil without one."
+  (pcase (and result (plist-get result :status))
+    ('nil (and result ctxls-protocol-tool-status-done))
+    ((pred (equal ctxls-protocol-status-declined)) ctxls-protocol-tool-status-declined)
+    ((pred (equal ctxls-protocol-status-error)) ctxls-protocol-tool-status-failed)
+    (_ ctxls-protocol-tool-status-done)))
 
 (defun ctxls--stored-calls (msg results)
   "MSG's tool calls as ctxls/toolCall params, with their RESULTS (a hash).
@@ -1326,7 +1320,7 @@ The calls are OpenAI's ({id, function: {name, arguments}})."
         (push (list :id (plist-get c :id) :name name :server (car split) :tool (cdr split)
                     :arguments (or (plist-get f :arguments) "")
                     :status (or (ctxls--stored-status result) "no result")
-                    :output result)
+                    :output (and result (plist-get result :content)))
               out)))
     (nreverse out)))
 

@@ -235,7 +235,7 @@ local function render_history(sess, messages)
   local results = {}
   for _, m in ipairs(messages or {}) do
     if m.role == "tool" and m.toolCallId then
-      results[m.toolCallId] = m.content
+      results[m.toolCallId] = m
     end
   end
   -- answered: this turn's answer has its heading (a turn with tool calls

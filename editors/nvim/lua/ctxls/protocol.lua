@@ -69,6 +69,46 @@ return {
     allow_read_only_tools = "allowReadOnlyTools",
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
   },
+  -- The values of the protocol's closed string types.
+  review_decision = {
+    accept = "accept",
+    accept_all = "acceptAll",
+    reject = "reject",
+  },
+  review_mode = {
+    ask = "ask",
+    auto = "auto",
+    off = "off",
+  },
+  role = {
+    system = "system",
+    user = "user",
+    assistant = "assistant",
+    tool = "tool",
+  },
+  status = {
+    complete = "complete",
+    interrupted = "interrupted",
+    error = "error",
+    streaming = "streaming",
+    declined = "declined",
+  },
+  title_source = {
+    auto = "auto",
+    model = "model",
+    user = "user",
+  },
+  tool_status = {
+    pending = "pending",
+    running = "running",
+    done = "done",
+    failed = "failed",
+    declined = "declined",
+  },
+  visibility = {
+    private = "private",
+    team = "team",
+  },
   -- The kind every error carries in its data ({kind}): decide on it, never on the message.
   error_kinds = {
     invalid_argument = "invalidArgument",

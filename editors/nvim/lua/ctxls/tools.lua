@@ -7,9 +7,9 @@
 -- first; za, or <CR> on the line, opens it.
 local T = {}
 
--- The statuses of ctxls/toolCall (docs/protocol.md). The generated
--- protocol.lua does not carry them (yet).
-T.status = { pending = "pending", running = "running", done = "done", failed = "failed", declined = "declined" }
+-- The statuses of ctxls/toolCall (docs/protocol.md).
+local P = require("ctxls.protocol")
+T.status = P.tool_status
 
 local ns = vim.api.nvim_create_namespace("ctxls_tools") -- one extmark per call, on its line
 local hl_ns = vim.api.nvim_create_namespace("ctxls_tools_hl")
@@ -319,16 +319,14 @@ end
 
 -- Stored calls -------------------------------------------------------------------
 
--- stored_status is the status of a stored call from its result: the
--- stored messages carry none, so the daemon's own fixed texts for a
--- declined call and a failed one ("error: …") tell.
+-- stored_status is the status of a stored call from its result message's
+-- status (nil without a result).
 function T.stored_status(result)
   if result == nil then
     return nil
-  end
-  if result:find("^The user declined this call") or result:find("^The call of .- did not run") then
+  elseif result.status == P.status.declined then
     return T.status.declined
-  elseif result:find("^error: ") then
+  elseif result.status == P.status.error then
     return T.status.failed
   end
   return T.status.done
@@ -336,7 +334,8 @@ end
 
 -- stored_calls gives an assistant message's toolCalls (OpenAI's shape,
 -- {id, function = {name, arguments}}, or {id, name, arguments}) as
--- ctxls/toolCall params, their results from results (id → content).
+-- ctxls/toolCall params, their results from results (id → the result's
+-- message).
 function T.stored_calls(message, results)
   local out = {}
   local list = message.toolCalls
@@ -356,7 +355,7 @@ function T.stored_calls(message, results)
       tool = tool,
       arguments = f.arguments or "",
       status = T.stored_status(result) or "no result",
-      output = result,
+      output = result and result.content,
     })
   end
   return out

@@ -86,7 +86,7 @@ export interface SessionIDArgs {
 
 export type Role = "system" | "user" | "assistant" | "tool";
 
-export type Status = "complete" | "interrupted" | "error" | "streaming";
+export type Status = "complete" | "interrupted" | "error" | "streaming" | "declined";
 
 export interface Usage {
   promptTokens: number;
