@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -65,6 +66,11 @@ func TestVSCodeInCodeServer(t *testing.T) {
 	start := time.Now()
 	bin := lsptest.BuildBinary(t)
 	provider := newScriptedProvider(t)
+	// The MCP server the suite configures in the extension's settings (ctxls.mcpServers).
+	mcpServers, err := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// Package the extension exactly as a user does (README: npx vsce package).
 	build := exec.Command("npx", "tsc", "-p", ".")
@@ -112,6 +118,7 @@ func TestVSCodeInCodeServer(t *testing.T) {
 		"CTXLS_E2E_BIN="+bin,
 		"CTXLS_E2E_PROVIDER="+provider.URL+"/v1",
 		"CTXLS_E2E_CONTROL="+provider.URL+"/control",
+		"CTXLS_E2E_MCP="+string(mcpServers),
 		"CTXLS_ARTIFACTS="+artifacts,
 		"CTXLS_SCREENSHOT_DIR="+shots,
 		"OPENAI_API_KEY=",
@@ -119,7 +126,7 @@ func TestVSCodeInCodeServer(t *testing.T) {
 	var out syncBuffer
 	suite.Stdout = io.MultiWriter(&out, testWriter{t})
 	suite.Stderr = suite.Stdout
-	err := suite.Run()
+	err = suite.Run()
 	// The suite's process group (code-server, its extension host, the daemon,
 	// Chromium) never outlives the test.
 	if suite.Process != nil {

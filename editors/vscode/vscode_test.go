@@ -5,6 +5,7 @@
 package vscode_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
@@ -28,14 +30,21 @@ func TestExtensionProtocol(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"x is ", "one."}},
 		openaitest.Reply{Chunks: []string{"About x"}}, // the title, asked after the first answer
 		openaitest.Reply{Chunks: []string{"partial ", "never sent"}, Fault: openaitest.FaultStall, FaultAfter: 1},
+		// The MCP test: two calls of the test server's tools, then the answer.
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{ID: "node_echo", Name: "mcp__t__echo", Arguments: `{"text":"hi from node"}`},
+			{ID: "node_add", Name: "mcp__t__add", Arguments: `{"a":2,"b":3}`},
+		}},
+		openaitest.Reply{Chunks: []string{"Echoed."}},
 	)
+	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
 	cmd := exec.Command("npm", "test", "--silent")
-	cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=")
+	cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TESTMCP="+string(servers))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("npm test: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "pass 7") || !strings.Contains(string(out), "fail 0") {
+	if !strings.Contains(string(out), "pass 10") || !strings.Contains(string(out), "fail 0") {
 		t.Fatalf("the node tests did not all run:\n%s", out)
 	}
 	reqs := fake.WaitRequests(3, 5*time.Second)
@@ -43,4 +52,15 @@ func TestExtensionProtocol(t *testing.T) {
 		t.Errorf("the provider did not get the unsaved text:\n%s", sys)
 	}
 	fake.WaitCancelled(2, 5*time.Second)
+	// The allowed call's result reached the model; the denied one did not run.
+	reqs = fake.WaitRequests(5, 5*time.Second)
+	var results []string
+	for _, m := range reqs[4].Parsed.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
+		}
+	}
+	if len(results) != 2 || results[0] != "echo: hi from node" || !strings.Contains(results[1], "declined") {
+		t.Errorf("the model got back %q, want the echo and the refusal", results)
+	}
 }

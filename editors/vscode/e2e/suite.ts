@@ -4,7 +4,7 @@
 // (a screenshot of it lands in the artifacts folder).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Frame } from "playwright-core";
+import { Frame, Locator } from "playwright-core";
 import { check, Editor, env, makeLayout, sleep, until } from "./harness";
 
 const control = env("CTXLS_E2E_CONTROL");
@@ -70,13 +70,22 @@ const settings = {
   "ctxls.provider.baseURL": env("CTXLS_E2E_PROVIDER"),
   "ctxls.provider.model": "test-model",
   "ctxls.provider.titleModel": "title-model",
+  // The in-repo test MCP server (internal/testmcp), as a user configures theirs.
+  "ctxls.mcpServers": JSON.parse(env("CTXLS_E2E_MCP")),
 };
 
 let chat: Frame;
 const steps: { name: string; ms: number }[] = [];
 const stopAfter = process.env.CTXLS_E2E_UNTIL || "";
+// While working on one step: CTXLS_E2E_SKIP=<regexp> skips the steps it
+// matches (later steps may then fail; combine with CTXLS_E2E_UNTIL).
+const skip = process.env.CTXLS_E2E_SKIP ? new RegExp(process.env.CTXLS_E2E_SKIP) : undefined;
 
 async function step(name: string, f: () => Promise<void>): Promise<void> {
+  if (skip?.test(name)) {
+    console.log(`skip ${name} (CTXLS_E2E_SKIP)`);
+    return;
+  }
   const t0 = Date.now();
   try {
     await f();
@@ -121,6 +130,10 @@ async function chips(): Promise<string[]> {
 async function allChips(): Promise<string[]> {
   return chat.locator("#context .chip .label").allInnerTexts();
 }
+/** Opens a tool call's card with a click on its line, unless it is open (the view keeps opened cards open). */
+async function openCard(card: Locator): Promise<void> {
+  if (!(await card.locator("details").evaluate((d) => (d as HTMLDetailsElement).open))) await card.locator("summary").click();
+}
 async function openChat(): Promise<void> {
   await ed.palette("ctxls: Open Chat");
   chat = await ed.chat();
@@ -156,6 +169,43 @@ async function contrast(selector: string): Promise<number> {
       return 0.2126 * r + 0.7152 * g + 0.0722 * b;
     };
     const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    return (a + 0.05) / (b + 0.05);
+  });
+}
+
+/**
+ * How far an element's own background stands out from the background it
+ * sits on (the contrast ratio of the two, 1 when it has none): inline code
+ * must be shaded in every theme.
+ */
+async function shade(selector: string): Promise<number> {
+  return chat.locator(selector).first().evaluate((el) => {
+    const parse = (c: string): number[] => {
+      const m = c.match(/[\d.]+/g);
+      if (!m) return [0, 0, 0, 0];
+      const n = m.map(Number);
+      if (c.startsWith("color(")) return [n[0] * 255, n[1] * 255, n[2] * 255, n.length > 3 ? n[3] : 1];
+      return [n[0], n[1], n[2], n.length > 3 ? n[3] : 1];
+    };
+    const over = (top: number[], bottom: number[]) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+    // The backdrop: the first opaque background above the element, with the translucent ones between.
+    const layers: number[][] = [];
+    for (let e: Element | null = el.parentElement; e; e = e.parentElement) {
+      const b = parse(getComputedStyle(e).backgroundColor);
+      if (b[3] > 0) layers.push(b);
+      if (b[3] >= 1) break;
+    }
+    let below = [255, 255, 255, 1];
+    for (let i = layers.length - 1; i >= 0; i--) below = over(layers[i], below);
+    const own = over(parse(getComputedStyle(el).backgroundColor), below);
+    const lum = (c: number[]) => {
+      const [r, g, b] = c.slice(0, 3).map((v) => {
+        const s = v / 255;
+        return s <= 0.03928 ? s / 12.92 : Math.pow((s + 0.055) / 1.055, 2.4);
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const [a, b] = [lum(own), lum(below)].sort((x, y) => y - x);
     return (a + 0.05) / (b + 0.05);
   });
 }
@@ -343,8 +393,12 @@ async function main(): Promise<void> {
       const q = await contrast("#log .turn .q");
       const a = await contrast("#log .turn .a p");
       const code = await contrast("#log .turn .a pre code");
-      console.log(`     ${theme}: contrast question ${q.toFixed(2)}, answer ${a.toFixed(2)}, code ${code.toFixed(2)}`);
-      check(q >= 4.5 && a >= 4.5 && code >= 4.5, `${theme}: text contrast below 4.5 (question ${q}, answer ${a}, code ${code})`);
+      const inline = await contrast("#log .turn .a li code");
+      const inlineShade = await shade("#log .turn .a li code");
+      console.log(`     ${theme}: contrast question ${q.toFixed(2)}, answer ${a.toFixed(2)}, code ${code.toFixed(2)}, inline code ${inline.toFixed(2)} on a shade of ${inlineShade.toFixed(3)}`);
+      check(q >= 4.5 && a >= 4.5 && code >= 4.5 && inline >= 4.5, `${theme}: text contrast below 4.5 (question ${q}, answer ${a}, code ${code}, inline code ${inline})`);
+      // High-contrast themes set nothing apart by shades: black on black there.
+      if (!theme.includes("High Contrast")) check(inlineShade >= 1.05, `${theme}: inline code has no shaded background (${inlineShade.toFixed(3)})`);
       await ed.page.mouse.move(1000, 600); // no hover tooltips in the pictures
       await sleep(300);
       if (shot.startsWith("vscode-chat-high")) await ed.shot(shot);
@@ -547,6 +601,134 @@ async function main(): Promise<void> {
     check((await chat.locator("#log .compacted").count()) === 1, "the marker went away after the next turn");
   });
 
+  const echoText = "hi from code-server";
+  await step("issue 21: an MCP tool call is a card; the permission question names the server, the tool and the arguments; Allow once on the notification runs it", async () => {
+    await ed.clearToasts();
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "mcp__t__echo", arguments: JSON.stringify({ text: echoText }) }] },
+      { chunks: ["The test server answered ", "`echo: " + echoText + "`."] },
+    ]);
+    await typeInChat("Echo something through the test server");
+    const card = lastTurn().locator(".tool", { hasText: "t · echo" });
+    // The server starts on the turn's first need of it.
+    await until("the card waiting for permission", async () => (await card.getAttribute("data-status")) === "pending", 30_000);
+    check((await card.locator(".tool-note").innerText()) === "waiting for your permission", `the card's note: ${await card.locator(".tool-note").innerText()}`);
+    check((await card.locator(".tool-title").innerText()) === "t · echo", `title: ${await card.locator(".tool-title").innerText()}`);
+    check((await card.locator(".tool-args").innerText()) === `text: "${echoText}"`, `arguments: ${await card.locator(".tool-args").innerText()}`);
+    // The question as a notification, with the server, the tool and the arguments…
+    const toast = await ed.toast("the model wants to call t · echo");
+    const question = await toast.locator(".notification-list-item-message").innerText();
+    check(question.includes(`t · echo (read-only) with {"text":"${echoText}"}. Allow it?`), `the question: ${question}`);
+    const buttons = await toast.locator(".monaco-button").allInnerTexts();
+    check(["Allow once", "Always in this session", "Deny"].every((b) => buttons.includes(b)), `the notification's buttons: ${buttons}`);
+    // …and on the card.
+    await until("the question on the card", async () => (await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Always in this session|Deny");
+    // (Quickly: a notification goes to the notification centre after 15 s.)
+    await ed.page.mouse.move(1000, 500);
+    await sleep(500); // the notification slides in
+    await ed.shot("tool-pending-dark");
+    const note = await contrast("#log .turn:last-child .tool .tool-note");
+    check(note >= 4.5, `Dark Modern: the card's note has a contrast of ${note.toFixed(2)}`);
+    check((await card.getAttribute("data-status")) === "pending", "the call did not wait for the answer");
+    await toast.locator(".monaco-button", { hasText: "Allow once" }).click();
+    await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+    await idle();
+    check(await card.locator(".tool-ask").isHidden(), "the card still asks after the answer");
+    check((await card.locator(".tool-status").innerText()) === "done", `status: ${await card.locator(".tool-status").innerText()}`);
+    check(await card.locator(".tool-output").isHidden(), "the result shows before the card is opened");
+    await card.locator("summary").click();
+    await until("the result in the opened card", async () => (await card.locator(".tool-output").innerText()) === `echo: ${echoText}`, 5000);
+    check((await card.locator(".tool-args-full").innerText()).includes(`"text": "${echoText}"`), `arguments in full: ${await card.locator(".tool-args-full").innerText()}`);
+    check((await lastTurn().locator(".a .md").last().innerText()).includes(`The test server answered echo: ${echoText}.`), "the answer after the call");
+    // The card comes before the answer that followed it.
+    check((await lastTurn().locator(".a > *").first().getAttribute("class")) === "tool", "the card is not first");
+    // A whole redraw of the view (here: a new title) keeps an opened card open.
+    await ed.palette("ctxls: Rename Session");
+    await ed.answer("New session title", "Tools at work");
+    await until("the redraw", async () => (await title()) === "Tools at work");
+    check(await card.locator(".tool-output").isVisible(), "the opened card closed when the view was drawn again");
+    const reqs = await requests();
+    check(reqs[reqs.length - 1].messages.some((m) => m.role === "tool" && m.content === `echo: ${echoText}`), "the model did not get the tool's result");
+    for (const [theme, shot] of [
+      ["Light Modern", "tool-done-light"],
+      ["Dark Modern", "tool-done-dark"],
+    ]) {
+      await setTheme(theme);
+      await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+      for (const sel of [".tool-title", ".tool-status", ".tool-output", ".tool-label"]) {
+        const c = await contrast(`#log .turn:last-child .tool ${sel}`);
+        check(c >= 4.5, `${theme}: the card's ${sel} has a contrast of ${c.toFixed(2)}`);
+      }
+      await ed.page.mouse.move(1000, 600);
+      await ed.shot(shot);
+    }
+  });
+
+  await step("issue 21: Deny on the card declines the call; the model is told", async () => {
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "mcp__t__add", arguments: JSON.stringify({ a: 2, b: 3 }) }] },
+      { chunks: ["I did not add them."] },
+    ]);
+    await setTheme("Light Modern");
+    await typeInChat("Add 2 and 3 with the test server");
+    const card = lastTurn().locator(".tool", { hasText: "t · add" });
+    await until("the question on the card", async () => (await card.locator(".tool-answers button").count()) === 3, 30_000);
+    check((await card.locator(".tool-note").innerText()) === "waiting for your permission", "the card does not say it waits");
+    // The same question is a notification too (add may change things, and says so).
+    const toast = await ed.toast("the model wants to call t · add (may change or delete things)");
+    await ed.page.mouse.move(1000, 500);
+    await sleep(500);
+    await ed.shot("tool-pending-light");
+    const note = await contrast("#log .turn:last-child .tool .tool-note");
+    check(note >= 4.5, `Light Modern: the card's note has a contrast of ${note.toFixed(2)}`);
+    await card.locator(".tool-answers button", { hasText: "Deny" }).click();
+    await until("the card declined", async () => (await card.getAttribute("data-status")) === "declined", 15_000);
+    await idle();
+    check(await card.locator(".tool-ask").isHidden(), "the card still asks after the answer");
+    check((await lastTurn().locator(".a .md").last().innerText()).includes("I did not add them."), "the answer after the refusal");
+    const reqs = await requests();
+    const told = reqs[reqs.length - 1].messages.filter((m) => m.role === "tool").pop()?.content ?? "";
+    check(told.includes("declined"), `the model was told: ${told}`);
+    // The notification of a question answered on the card has nothing left to decide.
+    await toast.locator(".monaco-button", { hasText: "Allow once" }).click({ timeout: 3000 }).catch(() => undefined);
+    await sleep(500);
+    check((await card.getAttribute("data-status")) === "declined", "a late click on the notification changed the call");
+    await ed.clearToasts();
+    await setTheme("Dark Modern");
+  });
+
+  await step("issue 21: a running call shows its server's progress; Always in this session stops asking", async () => {
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "mcp__t__slow", arguments: JSON.stringify({ steps: 4, ms: 900 }) }] },
+      { chunks: ["Slow is done."] },
+    ]);
+    await typeInChat("Run the slow tool");
+    const card = lastTurn().locator(".tool", { hasText: "t · slow" });
+    await until("the question on the card", async () => (await card.locator(".tool-answers button").count()) === 3, 30_000);
+    await card.locator(".tool-answers button", { hasText: "Always in this session" }).click();
+    await until("the server's progress on the card", async () => /^running: step \d \(\d\/4\)$/.test(await card.locator(".tool-status").innerText()), 10_000, 50);
+    check(await chat.locator("#stop").isVisible(), "no Stop button while the tool runs");
+    await ed.page.mouse.move(1000, 600);
+    await ed.shot("tool-running-dark");
+    await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+    await idle();
+    await ed.clearToasts();
+    // Allowed for the session: the next call runs without a question.
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "mcp__t__slow", arguments: JSON.stringify({ steps: 1, ms: 10 }) }] },
+      { chunks: ["Again."] },
+    ]);
+    const before = await turns().count();
+    await typeInChat("Once more");
+    await until("the new turn", async () => (await turns().count()) === before + 1);
+    const again = turns().nth(before).locator(".tool", { hasText: "t · slow" });
+    await until("the second call done", async () => (await again.getAttribute("data-status")) === "done", 30_000);
+    await idle();
+    check(!(await ed.toastTexts()).some((t) => t.includes("t · slow")), "asked again after Always in this session");
+    await openCard(again);
+    await until("its result", async () => (await again.locator(".tool-output").innerText()) === "slow done after 1 steps", 5000);
+  });
+
   let firstTitle = "";
   await step("4 New Session resets the view and the status bar", async () => {
     firstTitle = await title();
@@ -568,6 +750,19 @@ async function main(): Promise<void> {
     check((await turns().first().locator(".a").innerText()).includes("zebrafish"), "first answer");
     check((await turns().nth(1).locator(".status").innerText()) === "interrupted", "the cancelled answer's mark");
     check((await chips()).includes("app.ts"), "the resumed context");
+    // The tool calls are cards in the history too, with what the model got back.
+    const echo = chat.locator(".turn .tool", { hasText: "t · echo" });
+    check((await echo.count()) === 1, `${await echo.count()} echo cards in the history`);
+    check((await echo.getAttribute("data-status")) === "stored", `the stored card's status: ${await echo.getAttribute("data-status")}`);
+    check((await echo.locator(".tool-args").innerText()) === `text: "${echoText}"`, "the stored call's arguments");
+    await openCard(echo);
+    await until("the stored result", async () => (await echo.locator(".tool-output").innerText()) === `echo: ${echoText}`, 5000);
+    const add = chat.locator(".turn .tool", { hasText: "t · add" });
+    await openCard(add);
+    await until("the declined call's result", async () => (await add.locator(".tool-output").innerText()).includes("declined"), 5000);
+    await echo.scrollIntoViewIfNeeded();
+    await ed.page.mouse.move(1000, 600);
+    await ed.shot("tool-history-dark");
     await until("the status bar", async () => (await ed.statusItem()).includes(firstTitle));
   });
 

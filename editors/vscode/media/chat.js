@@ -16,6 +16,9 @@
   let state = null;
   let revealed = 0;
   let scrolledTo = undefined;
+  // The tool cards the user opened, by id: a whole redraw (a new title, a
+  // context change) keeps them open.
+  const openCards = new Set();
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -93,15 +96,98 @@
     }
   }
 
-  function drawTurnBody(div, t) {
-    let a = div.querySelector(".a");
-    if (a.dataset.html !== t.html) {
-      a.innerHTML = t.html;
-      a.dataset.html = t.html;
+  // A tool call's card: one line (state, "server · tool", the arguments
+  // shortened, the status) that opens to the arguments and the result. It is
+  // updated in place by its id, so an opened card stays open.
+  function toolNode(card) {
+    const box = el("div", "tool");
+    box.dataset.id = card.id;
+    const details = el("details");
+    details.open = openCards.has(card.id);
+    const summary = el("summary");
+    summary.appendChild(el("span", "tool-icon"));
+    summary.appendChild(el("span", "tool-title"));
+    summary.appendChild(el("span", "tool-args"));
+    summary.appendChild(el("span", "tool-status"));
+    details.appendChild(summary);
+    const body = el("div", "tool-body");
+    body.appendChild(el("div", "tool-label", "Arguments"));
+    body.appendChild(el("pre", "tool-pre tool-args-full"));
+    body.appendChild(el("div", "tool-label tool-output-label", "Result"));
+    body.appendChild(el("pre", "tool-pre tool-output"));
+    details.appendChild(body);
+    box.appendChild(details);
+    const ask = el("div", "tool-ask");
+    ask.appendChild(el("span", "tool-note"));
+    ask.appendChild(el("span", "tool-answers"));
+    box.appendChild(ask);
+    return box;
+  }
+  function drawTool(box, card) {
+    box.dataset.status = card.status;
+    box.querySelector(".tool-title").textContent = card.title;
+    const args = box.querySelector(".tool-args");
+    args.textContent = card.args;
+    args.hidden = !card.args;
+    box.querySelector(".tool-status").textContent = card.statusText;
+    box.querySelector("summary").title = card.title + (card.statusText ? " (" + card.statusText + ")" : "");
+    box.querySelector(".tool-args-full").textContent = card.argsFull || "(none)";
+    const hasOutput = card.output !== undefined;
+    box.querySelector(".tool-output-label").hidden = !hasOutput;
+    const out = box.querySelector(".tool-output");
+    out.hidden = !hasOutput;
+    out.textContent = hasOutput ? card.output || "(empty)" : "";
+    // While the call waits: why, and the permission question's answers once it is asked.
+    const ask = box.querySelector(".tool-ask");
+    box.querySelector(".tool-note").textContent = card.note || "";
+    const answers = box.querySelector(".tool-answers");
+    const key = (card.actions || []).join("\n");
+    if (answers.dataset.key !== key) {
+      answers.dataset.key = key;
+      answers.textContent = "";
+      (card.actions || []).forEach((title, i) => {
+        const b = el("button", i === 0 ? "primary" : "secondary", title);
+        b.type = "button";
+        b.dataset.toolAnswer = title;
+        answers.appendChild(b);
+      });
     }
+    answers.hidden = !card.actions || card.actions.length === 0;
+    ask.hidden = !card.note && answers.hidden;
+  }
+  function drawParts(a, parts) {
+    parts.forEach((p, i) => {
+      const key = p.kind === "text" ? "text-" + i : "tool-" + p.card.id;
+      let node = a.children[i];
+      if (!node || node.dataset.key !== key) {
+        const fresh = p.kind === "text" ? el("div", "md") : toolNode(p.card);
+        fresh.dataset.key = key;
+        if (node) a.replaceChild(fresh, node);
+        else a.appendChild(fresh);
+        node = fresh;
+      }
+      if (p.kind === "text") {
+        if (node.dataset.html !== p.html) {
+          node.innerHTML = p.html;
+          node.dataset.html = p.html;
+        }
+      } else drawTool(node, p.card);
+    });
+    while (a.children.length > parts.length) a.lastElementChild.remove();
+  }
+
+  function drawTurnBody(div, t) {
+    const a = div.querySelector(".a");
+    const parts = t.parts || [];
+    drawParts(a, parts);
     div.querySelectorAll(".status, .activity, .written, .compacted").forEach((n) => n.remove());
-    if (t.status === "streaming" && !t.html) div.appendChild(el("div", "activity thinking", t.activity || "thinking"));
-    else if (t.status === "streaming" && t.activity) div.appendChild(el("div", "activity", t.activity));
+    const last = parts[parts.length - 1];
+    const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
+    if (t.status === "streaming" && !toolBusy) {
+      // Nothing new to read yet (no text, or a tool call just ended): the model is at work.
+      if (!last || last.kind === "tool") div.appendChild(el("div", "activity thinking", t.activity || "thinking"));
+      else if (t.activity) div.appendChild(el("div", "activity", t.activity));
+    }
     if (t.files && t.files.length) {
       const w = el("div", "written");
       w.appendChild(el("span", "set-name", "Files written: "));
@@ -256,6 +342,13 @@
       vscode.postMessage({ type: "openFile", path: file.dataset.path });
       return;
     }
+    const answer = t.closest("button[data-tool-answer]");
+    if (answer) {
+      const box = answer.closest(".tool");
+      answer.parentElement.querySelectorAll("button").forEach((b) => (b.disabled = true));
+      vscode.postMessage({ type: "toolAnswer", id: box.dataset.id, title: answer.dataset.toolAnswer });
+      return;
+    }
     const copy = t.closest("button.copy");
     if (copy) {
       const code = copy.closest(".code-block")?.querySelector("code");
@@ -267,6 +360,17 @@
     const cmd = t.closest("button[data-command]");
     if (cmd) vscode.postMessage({ type: "action", command: cmd.dataset.command });
   });
+
+  document.addEventListener(
+    "toggle",
+    (e) => {
+      const box = e.target instanceof Element ? e.target.closest(".tool") : null;
+      if (!box || e.target.tagName !== "DETAILS") return;
+      if (e.target.open) openCards.add(box.dataset.id);
+      else openCards.delete(box.dataset.id);
+    },
+    true, // toggle does not bubble
+  );
 
   const saved = vscode.getState();
   if (saved && saved.draft) input.value = saved.draft;

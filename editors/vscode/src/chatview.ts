@@ -17,7 +17,9 @@ export type FromView =
   | { type: "openSessionFile"; subdir: string; name: string }
   | { type: "removeContext"; set: string; value: string }
   | { type: "copy"; text: string }
-  | { type: "action"; command: string };
+  | { type: "action"; command: string }
+  /** The permission question on a tool call's card, answered with one of its actions. */
+  | { type: "toolAnswer"; id: string; title: string };
 
 export class ChatView implements vscode.WebviewViewProvider {
   static readonly id = "ctxls.chatView";

@@ -8,10 +8,9 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
+import { CancellationToken, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
 import { resolveBinary } from "./daemon";
-import { renderMarkdown } from "./markdown";
 import {
   baseName,
   ChatPreviewResult,
@@ -25,9 +24,10 @@ import {
   SessionFilesChanged,
   Subfolders,
   turnsFromMessages,
+  TurnOutcome,
 } from "./protocol";
 import { editorFolders, isUserFile } from "./sync";
-import { contextSets, emptyState, SessionFile, ViewState, ViewTurn, viewTurn } from "./viewstate";
+import { contextSets, emptyState, OpenAsk, SessionFile, StreamingAnswer, ViewState, ViewTurn, viewTurn } from "./viewstate";
 
 const sessionKey = "ctxls.currentSession";
 const subdirs = Subfolders;
@@ -54,7 +54,26 @@ function daemonSettings(): InitializationOptions {
   // "" leaves it to the daemon (80); "60", "60%" or "off" as the daemon reads them.
   const at = cfg.get<string>("compactAt")?.trim();
   if (at) out.compactAt = at;
+  // The MCP servers whose tools the model may call (Claude Code's .mcp.json format).
+  const servers = cfg.get<Record<string, unknown>>("mcpServers");
+  if (servers && typeof servers === "object" && Object.keys(servers).length > 0) out.mcpServers = servers;
+  if (cfg.get<boolean>("allowReadOnlyTools")) out.allowReadOnlyTools = true;
+  const wait = cfg.get<number>("toolPermissionTimeoutSeconds");
+  if (typeof wait === "number" && wait > 0) out.toolPermissionTimeoutSeconds = wait;
   return out;
+}
+
+/** window/showMessageRequest's params and answer. */
+interface MessageRequest {
+  type: number;
+  message: string;
+  actions?: { title: string }[];
+}
+
+/** Shows a question as a notification with its actions, as vscode-languageclient does by default. */
+function showQuestion(p: MessageRequest): Thenable<{ title: string } | undefined> {
+  const show = p.type === 1 ? vscode.window.showErrorMessage : p.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  return show(p.message, ...(p.actions ?? []));
 }
 
 function errorText(e: any): string {
@@ -106,6 +125,10 @@ class Controller {
   private session?: Session;
   /** A turn compacted the session: reload it when the turn ends. */
   private compactedDuringTurn = false;
+  /** The running turn's answer (its text and tool calls) and how to redraw it. */
+  private running?: { answer: StreamingAnswer; redraw(): void };
+  /** A tool call was just shown as a card: its one-line $/progress report is not repeated. */
+  private toolLineFollows = false;
   private lastEditor?: vscode.TextEditor;
   private viewTimer?: NodeJS.Timeout;
   private readonly status: vscode.StatusBarItem;
@@ -191,6 +214,19 @@ class Controller {
       this.view.postState();
     });
     ctxls.onSessionFilesChanged((p) => this.sessionFileChanged(p));
+    ctxls.onToolCall((p) => {
+      const r = this.running;
+      if (!r || (this.state.sessionId && p.sessionId !== this.state.sessionId)) return;
+      r.answer.toolCall(p);
+      this.toolLineFollows = true;
+      r.redraw();
+    });
+    // The daemon asks before an MCP tool runs: the question is shown as a
+    // notification, as every LSP client shows it, and on the call's card,
+    // where it is answered too (the 15-second toast may have gone to the
+    // notification centre). The first answer wins; both answer with the
+    // chosen action's title, no answer (a closed notification) is null.
+    client.onRequest("window/showMessageRequest", (p: MessageRequest, token: CancellationToken) => this.question(p, token));
     this.client = client;
     this.ctxls = ctxls;
     try {
@@ -335,6 +371,34 @@ class Controller {
 
   // ---- chat ----
 
+  private question(p: MessageRequest, token: CancellationToken): Promise<{ title: string } | null> {
+    const r = this.running;
+    if (!r || !p.actions?.length) return Promise.resolve(showQuestion(p)).then((a) => a ?? null);
+    return new Promise((resolve) => {
+      let done = false;
+      const ask: OpenAsk = {
+        actions: p.actions!.map((a) => a.title),
+        answer: (title) => {
+          if (done) return;
+          done = true;
+          r.answer.settled(ask);
+          r.redraw();
+          resolve(title ? { title } : null);
+        },
+      };
+      token.onCancellationRequested(() => ask.answer(undefined));
+      r.answer.ask(ask);
+      r.redraw();
+      void showQuestion(p).then((a) => ask.answer(a?.title));
+    });
+  }
+
+  /** An answer given on a tool call's card. */
+  private answerOnCard(id: string, title: string): void {
+    const ask = this.running?.answer.askOf(id);
+    if (ask?.actions.includes(title)) ask.answer(title);
+  }
+
   async ask(message: string, opts: { files?: string[] } = {}): Promise<void> {
     const c = await this.need();
     if (!c) return;
@@ -345,36 +409,53 @@ class Controller {
     await this.view.reveal(false);
     this.state.highlight = undefined;
     const index = this.state.turns.length;
-    const turn: ViewTurn = { question: message, html: "", status: "streaming", files: [] };
+    const turn: ViewTurn = { question: message, parts: [], status: "streaming", files: [] };
     this.state.turns.push(turn);
     this.state.busy = true;
     this.view.postTurn(index, turn);
     this.view.postBusy(true);
     this.updateStatus();
-    let answer = "";
+    const answer = new StreamingAnswer();
     let timer: NodeJS.Timeout | undefined;
     const flush = () => {
+      if (timer) clearTimeout(timer);
       timer = undefined;
-      turn.html = renderMarkdown(answer);
+      turn.parts = answer.view();
       this.view.postTurn(index, turn);
     };
-    const out = await c.turn(
-      message,
-      {
-        onDelta: (d) => {
-          answer += d;
-          turn.activity = undefined;
-          timer ??= setTimeout(flush, 40);
+    this.running = { answer, redraw: flush };
+    this.toolLineFollows = false;
+    let out: TurnOutcome;
+    try {
+      out = await c.turn(
+        message,
+        {
+          onDelta: (d) => {
+            answer.delta(d);
+            turn.activity = undefined;
+            this.toolLineFollows = false;
+            timer ??= setTimeout(flush, 40);
+          },
+          onActivity: (m) => {
+            // A tool call's line: its card says it already.
+            if (this.toolLineFollows) {
+              this.toolLineFollows = false;
+              return;
+            }
+            turn.activity = m;
+            this.view.postTurn(index, turn);
+          },
         },
-        onActivity: (m) => {
-          turn.activity = m;
-          this.view.postTurn(index, turn);
-        },
-      },
-      opts.files?.length ? { files: opts.files } : {},
-    );
+        opts.files?.length ? { files: opts.files } : {},
+      );
+    } finally {
+      this.running = undefined;
+      // Questions still open when the turn ends are settled as unanswered.
+      for (const a of answer.openAsks()) a.answer(undefined);
+    }
     if (timer) clearTimeout(timer);
-    turn.html = renderMarkdown(out.text || answer);
+    if (!answer.text() && out.text) answer.delta(out.text);
+    turn.parts = answer.view();
     turn.activity = undefined;
     turn.status = { stop: "done", cancelled: "cancelled", length: "length", error: "error" }[out.finishReason] ?? "done";
     turn.error = out.error;
@@ -427,6 +508,9 @@ class Controller {
         break;
       case "action":
         if (m.command === "openSetting") run(async () => this.openSetting());
+        break;
+      case "toolAnswer":
+        this.answerOnCard(m.id, m.title);
         break;
     }
   }

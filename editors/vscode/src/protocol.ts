@@ -17,6 +17,8 @@ import {
   SessionFilesChangedParams,
   SessionUpdatedParams,
   Span,
+  ToolCallParams,
+  ToolStatus,
 } from "./generated/protocol";
 
 // Every name and type of the protocol comes from the module generated from
@@ -51,6 +53,7 @@ export type SessionUpdated = SessionUpdatedParams;
 
 export type SessionFilesChanged = SessionFilesChangedParams;
 export type DidChangeView = DidChangeViewParams;
+export type ToolCallUpdate = ToolCallParams;
 
 /** Streaming callbacks of one chat turn. */
 export interface TurnEvents {
@@ -86,6 +89,7 @@ export class CtxlsClient {
   private contextListeners: ((p: ContextChanged) => void)[] = [];
   private titleListeners: ((p: SessionUpdated) => void)[] = [];
   private filesListeners: ((p: SessionFilesChanged) => void)[] = [];
+  private toolListeners: ((p: ToolCallUpdate) => void)[] = [];
 
   /** The running turn's token, for cancel(). */
   current?: string;
@@ -94,6 +98,7 @@ export class CtxlsClient {
     conn.onNotification(Notifications.contextChanged, (p: ContextChanged) => this.contextListeners.forEach((f) => f(p)));
     conn.onNotification(Notifications.sessionUpdated, (p: SessionUpdated) => this.titleListeners.forEach((f) => f(p)));
     conn.onNotification(Notifications.sessionFilesChanged, (p: SessionFilesChanged) => this.filesListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.toolCall, (p: ToolCallUpdate) => this.toolListeners.forEach((f) => f(p)));
   }
 
   onContextChanged(f: (p: ContextChanged) => void): void {
@@ -106,6 +111,11 @@ export class CtxlsClient {
 
   onSessionFilesChanged(f: (p: SessionFilesChanged) => void): void {
     this.filesListeners.push(f);
+  }
+
+  /** ctxls/toolCall: a tool call of the model's began, changed or ended (same id each time). */
+  onToolCall(f: (p: ToolCallUpdate) => void): void {
+    this.toolListeners.push(f);
   }
 
   /** Runs a command with its single object argument, typed by the table. */
@@ -237,13 +247,39 @@ export function baseName(p: string): string {
   return p.split(/[\\/]/).pop() || p;
 }
 
+/**
+ * A tool call as the chat shows it: the latest ctxls/toolCall of a running
+ * turn, or one rebuilt from a session's stored messages. A stored call has
+ * the status "stored": the store keeps what the model got back, not how the
+ * call ended.
+ */
+export interface ShownToolCall {
+  id: string;
+  /** What the model called: ctxls's own tool, or mcp__SERVER__TOOL. */
+  name: string;
+  /** The MCP server's name; absent for ctxls's own tools. */
+  server?: string;
+  tool: string;
+  /** The call's arguments, JSON text. */
+  arguments: string;
+  status: ToolStatus | "stored";
+  progress?: string;
+  output?: string;
+}
+
+/** A piece of an answer: text, or a tool call, in the order they came. */
+export type ShownPart = { kind: "text"; text: string } | { kind: "tool"; call: ShownToolCall };
+
 /** A turn as the chat view shows it. */
 export interface ShownTurn {
   question: string;
   questionId?: number;
   /** The ids of the question and of every message that answered it. */
   ids?: number[];
+  /** The answer's text (every round's, joined). */
   answer: string;
+  /** The answer's text and tool calls in order. */
+  parts: ShownPart[];
   /** "done", "streaming", "cancelled", "error", "length" or "interrupted". */
   status: string;
   error?: string;
@@ -253,40 +289,96 @@ export interface ShownTurn {
   compacted?: Span;
 }
 
+/** The most of a tool's output the view keeps (the daemon sends at most as much). */
+export const maxShownOutput = 8000;
+
+/** An MCP tool's name as the model calls it (mcp__SERVER__TOOL) split; ctxls's own tools have no server. */
+export function splitToolName(name: string): { server?: string; tool: string } {
+  const m = /^mcp__(.+?)__(.+)$/.exec(name);
+  return m ? { server: m[1], tool: m[2] } : { tool: name };
+}
+
+/**
+ * The tool calls of a stored assistant message (its toolCalls): the
+ * OpenAI shape the daemon stores, [{id, type, function: {name, arguments}}],
+ * or the flat [{id, name, arguments}].
+ */
+export function storedToolCalls(raw: unknown): { id: string; name: string; arguments: string }[] {
+  let list = raw;
+  if (typeof list === "string") {
+    try {
+      list = JSON.parse(list);
+    } catch {
+      return [];
+    }
+  }
+  if (!Array.isArray(list)) return [];
+  const out: { id: string; name: string; arguments: string }[] = [];
+  for (const c of list) {
+    if (!c || typeof c !== "object") continue;
+    const f = (c as any).function ?? c;
+    const name = typeof f.name === "string" ? f.name : "";
+    if (!name) continue;
+    const args = typeof f.arguments === "string" ? f.arguments : f.arguments === undefined ? "" : JSON.stringify(f.arguments);
+    out.push({ id: String((c as any).id ?? ""), name, arguments: args });
+  }
+  return out;
+}
+
+function addText(parts: ShownPart[], text: string): void {
+  if (!text) return;
+  const last = parts[parts.length - 1];
+  if (last?.kind === "text") last.text += "\n\n" + text;
+  else parts.push({ kind: "text", text });
+}
+
 /**
  * Folds a session's stored messages (ctxls.session.show) into question and
- * answer pairs: tool calls and their results stay out of the view, an answer
- * that was interrupted or failed keeps its mark.
+ * answer pairs: an answer's text and its tool calls in order (each call with
+ * what the model got back), an answer that was interrupted or failed keeps
+ * its mark.
  */
 export function turnsFromMessages(
-  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; summaryOf?: Span }[],
+  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; toolCallId?: string; summaryOf?: Span }[],
 ): ShownTurn[] {
   const turns: ShownTurn[] = [];
   let summary: Span | undefined;
   for (const m of messages) {
     if (m.summaryOf) summary = m.summaryOf; // oldest first: the last one seen is the newest, which stands for the others
     if (m.role === "user") {
-      turns.push({ question: m.content, questionId: m.id, ids: [m.id], answer: "", status: "done" });
+      turns.push({ question: m.content, questionId: m.id, ids: [m.id], answer: "", parts: [], status: "done" });
       continue;
     }
     if (turns.length === 0) continue;
-    if (m.role !== "assistant") {
-      turns[turns.length - 1].ids!.push(m.id);
+    const t = turns[turns.length - 1];
+    if (m.role === "tool") {
+      t.ids!.push(m.id);
+      const part = t.parts.find((p) => p.kind === "tool" && p.call.id === m.toolCallId);
+      if (part?.kind === "tool") part.call.output = m.content.length > maxShownOutput ? m.content.slice(0, maxShownOutput) + "…" : m.content;
       continue;
     }
-    const t = turns[turns.length - 1];
+    if (m.role !== "assistant") {
+      t.ids!.push(m.id);
+      continue;
+    }
     t.ids!.push(m.id);
-    if (m.content) t.answer += (t.answer ? "\n\n" : "") + m.content;
+    let content = m.content;
+    if (m.status === "error") {
+      const i = content.lastIndexOf("Error: ");
+      if (i >= 0) {
+        t.error = content.slice(i + "Error: ".length).trim();
+        content = content.slice(0, i).trimEnd();
+      }
+    }
+    if (content) t.answer += (t.answer ? "\n\n" : "") + content;
+    addText(t.parts, content);
+    for (const c of storedToolCalls(m.toolCalls)) {
+      t.parts.push({ kind: "tool", call: { id: c.id, name: c.name, ...splitToolName(c.name), arguments: c.arguments, status: "stored" } });
+    }
     if (m.model) t.model = m.model;
     if (m.status === "interrupted") t.status = "interrupted";
-    else if (m.status === "error") {
-      t.status = "error";
-      const i = t.answer.lastIndexOf("Error: ");
-      if (i >= 0) {
-        t.error = t.answer.slice(i + "Error: ".length).trim();
-        t.answer = t.answer.slice(0, i).trimEnd();
-      }
-    } else if (m.status === "streaming") t.status = "streaming";
+    else if (m.status === "error") t.status = "error";
+    else if (m.status === "streaming") t.status = "streaming";
   }
   if (summary) {
     // The marker goes after the last turn the summary covers (a summary is

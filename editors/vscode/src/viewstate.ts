@@ -1,7 +1,7 @@
 // What the chat view shows, with no dependency on vscode: the extension keeps
 // one ViewState and sends it (or one turn of it) to the webview, which only
 // draws. The node tests check the folding rules here.
-import { baseName, Context, ShownTurn, Span } from "./protocol";
+import { baseName, Context, maxShownOutput, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
 
 /** A file the model (or the user) put into the session folder. */
@@ -17,8 +17,8 @@ export interface ViewTurn {
   questionId?: number;
   /** The stored messages of the turn (a search hit names one of them). */
   ids?: number[];
-  /** The answer as HTML (markdown-it, HTML disabled). */
-  html: string;
+  /** The answer: its text as HTML (markdown-it, HTML disabled) and its tool calls, in order. */
+  parts: ViewPart[];
   /** "streaming", "done", "cancelled", "interrupted", "error" or "length". */
   status: string;
   error?: string;
@@ -100,9 +100,195 @@ export function contextSets(context: Context, missing: string[] = []): ContextSe
   }));
 }
 
+/** A tool call as the view draws it: a card, collapsed to one line. */
+export interface ToolCard {
+  id: string;
+  /** "server · tool", or the name of ctxls's own tool. */
+  title: string;
+  /** The arguments in one line, shortened. */
+  args: string;
+  /** The arguments in full, indented when they are JSON. */
+  argsFull: string;
+  status: ToolStatus | "stored";
+  /** The status in a word or two, at the end of the card's line: "running", "done", the server's progress… */
+  statusText: string;
+  /** A line under it while the call waits: "waiting for your permission". */
+  note?: string;
+  /** What the model got back, once the call ended. */
+  output?: string;
+  /** While the permission question is open: its answers (the request's action titles). */
+  actions?: string[];
+}
+
+/** A piece of an answer: Markdown as HTML, or a tool call's card. */
+export type ViewPart = { kind: "text"; html: string } | { kind: "tool"; card: ToolCard };
+
+/** The most of the arguments the collapsed card shows. */
+export const shortArgumentsMax = 120;
+
+/**
+ * The arguments in one line: a JSON object as `key: value, …` (values as
+ * JSON), anything else as its text with its white space folded; at most max
+ * characters, then "…".
+ */
+export function shortArguments(json: string, max = shortArgumentsMax): string {
+  let text = json.replace(/\s+/g, " ").trim();
+  try {
+    const v = JSON.parse(json);
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      text = Object.entries(v)
+        .map(([k, x]) => `${k}: ${JSON.stringify(x)}`)
+        .join(", ");
+    } else if (v !== undefined) {
+      text = JSON.stringify(v);
+    }
+  } catch {
+    // not JSON (or cut at the daemon's limit): shown as it is
+  }
+  return text.length > max ? text.slice(0, max - 1) + "…" : text;
+}
+
+/** The arguments in full: JSON indented, anything else as it is. */
+export function prettyArguments(json: string): string {
+  try {
+    return JSON.stringify(JSON.parse(json), null, 2);
+  } catch {
+    return json;
+  }
+}
+
+/** What a card's line says of its status. */
+export function toolStatusText(status: ToolStatus | "stored", progress?: string): string {
+  switch (status) {
+    case "pending":
+      return "waiting";
+    case "running":
+      return progress ? `running: ${progress}` : "running";
+    case "stored":
+      return "";
+    default:
+      return status; // done, failed, declined
+  }
+}
+
+export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
+  const card: ToolCard = {
+    id: c.id,
+    title: c.server ? `${c.server} · ${c.tool}` : c.tool || c.name,
+    args: shortArguments(c.arguments),
+    argsFull: prettyArguments(c.arguments),
+    status: c.status,
+    statusText: toolStatusText(c.status, c.progress),
+  };
+  if (c.status === "pending") card.note = "waiting for your permission";
+  if (c.output !== undefined) card.output = c.output;
+  if (actions?.length) card.actions = actions;
+  return card;
+}
+
+function viewParts(parts: ShownPart[]): ViewPart[] {
+  return parts.map((p) => (p.kind === "text" ? { kind: "text", html: renderMarkdown(p.text) } : { kind: "tool", card: toolCard(p.call) }));
+}
+
 /** A stored or streaming turn for the view. */
 export function viewTurn(t: ShownTurn): ViewTurn {
-  return { question: t.question, questionId: t.questionId, ids: t.ids, html: renderMarkdown(t.answer), status: t.status, error: t.error, files: [], compacted: t.compacted };
+  const parts = viewParts(t.parts);
+  // An answer with no stored parts (a plain text answer) still has its text.
+  if (parts.length === 0 && t.answer) parts.push({ kind: "text", html: renderMarkdown(t.answer) });
+  return { question: t.question, questionId: t.questionId, ids: t.ids, parts, status: t.status, error: t.error, files: [], compacted: t.compacted };
+}
+
+/** A permission question (window/showMessageRequest) waiting for its card. */
+export interface OpenAsk {
+  actions: string[];
+  /** Settles the question: an action's title, or undefined for none (denied). */
+  answer(title: string | undefined): void;
+}
+
+/**
+ * A running turn's answer as it streams: its text deltas and its tool calls
+ * (ctxls/toolCall, updated in place by id) in the order they came, and the
+ * permission questions, each shown on the card that waits for it.
+ *
+ * The daemon sends a call's "pending" update and asks with
+ * window/showMessageRequest from two goroutines, so either may come first:
+ * a question and a pending card are paired in the order they came,
+ * whichever arrives second. A card that leaves "pending" settles its
+ * question if it is still open (the daemon stopped waiting).
+ */
+export class StreamingAnswer {
+  private parts: ({ kind: "text"; text: string; html?: string } | { kind: "tool"; call: ShownToolCall; ask?: OpenAsk })[] = [];
+  private unpaired: OpenAsk[] = [];
+
+  /** Text of the model's: it follows the last part. */
+  delta(text: string): void {
+    const last = this.parts[this.parts.length - 1];
+    if (last?.kind === "text") {
+      last.text += text;
+      last.html = undefined;
+    } else this.parts.push({ kind: "text", text });
+  }
+
+  /** Every text delta so far, joined. */
+  text(): string {
+    return this.parts.map((p) => (p.kind === "text" ? p.text : "")).join("");
+  }
+
+  /** A ctxls/toolCall: a new card, or the card of its id updated. */
+  toolCall(p: ToolCallUpdate): void {
+    const call: ShownToolCall = { id: p.id, name: p.name, server: p.server || undefined, tool: p.tool || splitToolName(p.name).tool, arguments: p.arguments, status: p.status };
+    if (p.progress) call.progress = p.progress;
+    if (p.output !== undefined) call.output = p.output.length > maxShownOutput ? p.output.slice(0, maxShownOutput) + "…" : p.output;
+    let part = this.parts.find((x) => x.kind === "tool" && x.call.id === p.id) as { kind: "tool"; call: ShownToolCall; ask?: OpenAsk } | undefined;
+    if (!part) {
+      part = { kind: "tool", call };
+      this.parts.push(part);
+    } else {
+      part.call = call;
+    }
+    if (call.status === "pending") {
+      if (!part.ask && this.unpaired.length) part.ask = this.unpaired.shift();
+    } else if (part.ask) {
+      const ask = part.ask;
+      part.ask = undefined;
+      ask.answer(undefined);
+    }
+  }
+
+  /** A permission question: shown on the oldest pending card without one, else kept until such a card comes. */
+  ask(a: OpenAsk): void {
+    const part = this.parts.find((x) => x.kind === "tool" && x.call.status === "pending" && !x.ask) as { ask?: OpenAsk } | undefined;
+    if (part) part.ask = a;
+    else this.unpaired.push(a);
+  }
+
+  /** Takes the question off the view once it has an answer (from anywhere). */
+  settled(a: OpenAsk): void {
+    this.unpaired = this.unpaired.filter((x) => x !== a);
+    for (const p of this.parts) if (p.kind === "tool" && p.ask === a) p.ask = undefined;
+  }
+
+  /** The open question shown on a card, for an answer given on the card. */
+  askOf(id: string): OpenAsk | undefined {
+    const part = this.parts.find((x) => x.kind === "tool" && x.call.id === id);
+    return part?.kind === "tool" ? part.ask : undefined;
+  }
+
+  /** Every question still open (the turn ended: they are settled as unanswered). */
+  openAsks(): OpenAsk[] {
+    const out = [...this.unpaired];
+    for (const p of this.parts) if (p.kind === "tool" && p.ask) out.push(p.ask);
+    return out;
+  }
+
+  /** The parts as the view draws them (only changed text is rendered again). */
+  view(): ViewPart[] {
+    return this.parts.map((p) => {
+      if (p.kind === "tool") return { kind: "tool", card: toolCard(p.call, p.ask?.actions) };
+      p.html ??= renderMarkdown(p.text);
+      return { kind: "text", html: p.html };
+    });
+  }
 }
 
 export { escapeHtml };

@@ -11,9 +11,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
-import { CtxlsClient, ContextChanged, SessionUpdated, turnsFromMessages } from "../src/protocol";
+import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
 import { renderMarkdown } from "../src/markdown";
-import { contextSets } from "../src/viewstate";
+import { contextSets, OpenAsk, shortArguments, StreamingAnswer, toolCard, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { editorFolders, isUserFile } from "../src/sync";
 
@@ -136,6 +136,88 @@ test("chat, cancel, show and search through the protocol layer against the real 
   }
 });
 
+test("MCP tool calls against the real binary: ctxls/toolCall updates, the question answered on the card with an action's title, the calls in the history", async () => {
+  const bin = process.env.CTXLS_BIN;
+  const baseURL = process.env.OPENAI_BASE_URL;
+  const servers = process.env.CTXLS_TESTMCP;
+  assert.ok(bin && baseURL && servers, "CTXLS_BIN, OPENAI_BASE_URL and CTXLS_TESTMCP must be set");
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "ctxls-vscode-mcp-"));
+  const child = spawn(bin!, ["serve", "--data-dir", path.join(work, "data")], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, XDG_CONFIG_HOME: path.join(work, "config") } });
+  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const ctxls = new CtxlsClient(conn);
+  // What the extension does: every update goes to the turn's answer, every
+  // question to it as well, answered on the card (here: by the test).
+  const answer = new StreamingAnswer();
+  const updates: ToolCallUpdate[] = [];
+  ctxls.onToolCall((p) => {
+    updates.push(p);
+    answer.toolCall(p);
+  });
+  const asked: { type: number; message: string; actions: { title: string }[] }[] = [];
+  conn.onRequest("window/showMessageRequest", (p: { type: number; message: string; actions: { title: string }[] }) => {
+    asked.push(p);
+    return new Promise((resolve) => {
+      const q: OpenAsk = {
+        actions: p.actions.map((a) => a.title),
+        answer: (title) => {
+          answer.settled(q);
+          resolve(title ? { title } : null);
+        },
+      };
+      answer.ask(q);
+    });
+  });
+  conn.listen();
+  try {
+    await conn.sendRequest("initialize", {
+      processId: process.pid,
+      rootUri: "file://" + work,
+      capabilities: { general: { positionEncodings: ["utf-16"] }, window: { workDoneProgress: true } },
+      initializationOptions: { provider: { baseURL, model: "test-model" }, mcpServers: JSON.parse(servers!) },
+    });
+    await conn.sendNotification("initialized", {});
+    // The model calls echo (allowed once on its card), then add (denied on its card).
+    const turn = ctxls.turn("Use the tools", { onDelta: (d) => answer.delta(d) });
+    for (const [id, title] of [
+      ["node_echo", "Allow once"],
+      ["node_add", "Deny"],
+    ]) {
+      const q = await until(`the question on ${id}'s card`, () => answer.askOf(id), 15000);
+      assert.deepEqual(q.actions, ["Allow once", "Always in this session", "Deny"]);
+      const card = answer.view().flatMap((p) => (p.kind === "tool" && p.card.id === id ? [p.card] : []))[0];
+      assert.equal(card.note, "waiting for your permission");
+      q.answer(title);
+    }
+    const out = await turn;
+    assert.equal(out.finishReason, "stop");
+    assert.match(asked[0].message, /^ctxls: the model wants to call t · echo \(read-only\) with \{"text":"hi from node"\}\. Allow it\?$/);
+    assert.match(asked[1].message, /t · add \(may change or delete things\) with \{"a":2,"b":3\}\. Allow it\?$/);
+    const seq = (id: string) => updates.filter((u) => u.id === id).map((u) => u.status);
+    assert.deepEqual(seq("node_echo"), ["pending", "running", "done"]);
+    assert.deepEqual(seq("node_add"), ["pending", "declined"]);
+    const parts = answer.view();
+    assert.deepEqual(
+      parts.map((p) => (p.kind === "text" ? p.html.trim() : [p.card.title, p.card.args, p.card.status, p.card.output])),
+      [["t · echo", 'text: "hi from node"', "done", "echo: hi from node"], ["t · add", "a: 2, b: 3", "declined", parts[1].kind === "tool" ? parts[1].card.output : ""], "<p>Echoed.</p>"],
+    );
+    assert.match((parts[1] as any).card.output, /declined/);
+    // The same cards from the stored session.
+    const shown = await ctxls.show(out.sessionId);
+    const [t] = turnsFromMessages(shown.messages);
+    assert.deepEqual(
+      t.parts.map((p) => (p.kind === "text" ? p.text : [p.call.id, p.call.server, p.call.tool, p.call.arguments, p.call.status])),
+      [["node_echo", "t", "echo", '{"text":"hi from node"}', "stored"], ["node_add", "t", "add", '{"a":2,"b":3}', "stored"], "Echoed."],
+    );
+    assert.equal((t.parts[0] as any).call.output, "echo: hi from node");
+    assert.match((t.parts[1] as any).call.output, /declined/);
+    await conn.sendRequest("shutdown");
+    await conn.sendNotification("exit");
+  } finally {
+    conn.dispose();
+    child.kill();
+  }
+});
+
 test("markdown: lists, emphasis, code blocks with a copy button; raw HTML stays text", () => {
   const html = renderMarkdown("Steps:\n\n- one\n- _two_\n\n1. **three**\n\n```ts\nconst a = 1 < 2;\n```\n\n<script>alert(1)</script> <b>x</b>\n\n[docs](https://example.com/a) and [file](src/app.ts#L3)");
   assert.match(html, /<ul>\s*<li>one<\/li>\s*<li><em>two<\/em><\/li>\s*<\/ul>/);
@@ -161,19 +243,123 @@ test("context cards: files first by name, the applet as one item", () => {
   assert.deepEqual(contextSets({ applet: ["git-diff", "path=/repo", "mode=split"] })[0].items[0], { label: "git-diff (path=/repo, mode=split)", value: "*", path: undefined });
 });
 
-test("turnsFromMessages: tool rounds stay out, failures keep their error", () => {
+test("turnsFromMessages: an answer's text and tool calls in order, each call with its result; failures keep their error", () => {
   const turns = turnsFromMessages([
     { id: 1, role: "user", content: "Q1", status: "complete" },
-    { id: 2, role: "assistant", content: "", toolCalls: [{}], status: "complete" },
-    { id: 3, role: "tool", content: "{...}", status: "complete" },
-    { id: 4, role: "assistant", content: "A1", status: "complete", model: "m" },
-    { id: 5, role: "user", content: "Q2", status: "complete" },
-    { id: 6, role: "assistant", content: "half\n\nError: the provider said no", status: "error" },
+    // As the daemon stores them (OpenAI's shape), and the flat shape.
+    {
+      id: 2,
+      role: "assistant",
+      content: "Let me look.",
+      toolCalls: [
+        { id: "c1", type: "function", function: { name: "mcp__github__list_issues", arguments: '{"repo":"ann/app"}' } },
+        { id: "c2", name: "read_file", arguments: '{"path":"a.go"}' },
+        {},
+      ],
+      status: "complete",
+    },
+    { id: 3, role: "tool", content: "[#12 Login loops]", toolCallId: "c1", status: "complete" },
+    { id: 4, role: "tool", content: "package a", toolCallId: "c2", status: "complete" },
+    { id: 5, role: "assistant", content: "A1", status: "complete", model: "m" },
+    { id: 6, role: "user", content: "Q2", status: "complete" },
+    { id: 7, role: "assistant", content: "half\n\nError: the provider said no", status: "error" },
   ]);
   assert.deepEqual(turns, [
-    { question: "Q1", questionId: 1, ids: [1, 2, 3, 4], answer: "A1", status: "done", model: "m" },
-    { question: "Q2", questionId: 5, ids: [5, 6], answer: "half", status: "error", error: "the provider said no" },
+    {
+      question: "Q1",
+      questionId: 1,
+      ids: [1, 2, 3, 4, 5],
+      answer: "Let me look.\n\nA1",
+      parts: [
+        { kind: "text", text: "Let me look." },
+        { kind: "tool", call: { id: "c1", name: "mcp__github__list_issues", server: "github", tool: "list_issues", arguments: '{"repo":"ann/app"}', status: "stored", output: "[#12 Login loops]" } },
+        { kind: "tool", call: { id: "c2", name: "read_file", tool: "read_file", arguments: '{"path":"a.go"}', status: "stored", output: "package a" } },
+        { kind: "text", text: "A1" },
+      ],
+      status: "done",
+      model: "m",
+    },
+    { question: "Q2", questionId: 6, ids: [6, 7], answer: "half", parts: [{ kind: "text", text: "half" }], status: "error", error: "the provider said no" },
   ]);
+  // The view's cards for them: a server's tool by its server, ctxls's own by its name, no status line.
+  const cards = viewTurn(turns[0]).parts.flatMap((p) => (p.kind === "tool" ? [p.card] : []));
+  assert.deepEqual(
+    cards.map((c) => [c.title, c.args, c.status, c.statusText, c.output]),
+    [
+      ["github · list_issues", 'repo: "ann/app"', "stored", "", "[#12 Login loops]"],
+      ["read_file", 'path: "a.go"', "stored", "", "package a"],
+    ],
+  );
+});
+
+test("tool cards: arguments shortened to one line, in full indented; the status in words", () => {
+  assert.equal(shortArguments('{"text": "hi",\n "n": 2, "deep": {"a": [1, 2]}}'), 'text: "hi", n: 2, deep: {"a":[1,2]}');
+  assert.equal(shortArguments(""), "");
+  assert.equal(shortArguments("{}"), "");
+  assert.equal(shortArguments('{"t": "cut at the daemon\'s lim'), '{"t": "cut at the daemon\'s lim');
+  const long = shortArguments(JSON.stringify({ text: "x".repeat(500) }));
+  assert.equal(long.length, 120);
+  assert.ok(long.endsWith("…"));
+  const card = toolCard({ id: "c", name: "mcp__t__slow", server: "t", tool: "slow", arguments: '{"steps":3}', status: "running", progress: "step 2 (2/3)" });
+  assert.deepEqual(card, { id: "c", title: "t · slow", args: "steps: 3", argsFull: '{\n  "steps": 3\n}', status: "running", statusText: "running: step 2 (2/3)" });
+  const pending = toolCard({ ...card, name: "x", tool: "x", arguments: "{}", status: "pending" }, ["Allow once", "Deny"]);
+  assert.deepEqual([pending.statusText, pending.note, pending.actions], ["waiting", "waiting for your permission", ["Allow once", "Deny"]]);
+  assert.equal(card.note, undefined);
+  for (const s of ["done", "failed", "declined"] as const) assert.equal(toolCard({ ...card, name: "x", tool: "x", arguments: "{}", status: s }).statusText, s);
+});
+
+test("a streaming answer: text and cards in order, updated by id; a question is paired with its pending card whichever comes first", () => {
+  const a = new StreamingAnswer();
+  const update = (id: string, status: ToolCallUpdate["status"], extra: Partial<ToolCallUpdate> = {}): ToolCallUpdate => ({
+    sessionId: "s",
+    id,
+    name: "mcp__t__echo",
+    server: "t",
+    tool: "echo",
+    arguments: '{"text":"hi"}',
+    status,
+    ...extra,
+  });
+  const answers: (string | undefined)[] = [];
+  const ask = (): OpenAsk => {
+    const q: OpenAsk = { actions: ["Allow once", "Deny"], answer: (t) => (answers.push(t), a.settled(q)) };
+    return q;
+  };
+  a.delta("Let me ");
+  a.delta("check.");
+  // The card first, then the question.
+  a.toolCall(update("c1", "pending"));
+  const q1 = ask();
+  a.ask(q1);
+  assert.equal(a.askOf("c1"), q1);
+  let cards = a.view().flatMap((p) => (p.kind === "tool" ? [p.card] : []));
+  assert.deepEqual(cards[0].actions, ["Allow once", "Deny"]);
+  q1.answer("Allow once");
+  assert.equal(a.askOf("c1"), undefined);
+  a.toolCall(update("c1", "running", { progress: "step 1" }));
+  a.toolCall(update("c1", "done", { output: "echo: hi" }));
+  // The question first, then the card.
+  const q2 = ask();
+  a.ask(q2);
+  a.toolCall(update("c2", "pending"));
+  assert.equal(a.askOf("c2"), q2);
+  // The daemon stopped waiting (its timeout): the card declined, the question settled unanswered.
+  a.toolCall(update("c2", "declined", { output: "The user declined this call" }));
+  assert.deepEqual(answers, ["Allow once", undefined]);
+  assert.deepEqual(a.openAsks(), []);
+  a.delta("Done.");
+  const parts = a.view();
+  assert.deepEqual(
+    parts.map((p) => (p.kind === "text" ? p.html.trim() : [p.card.id, p.card.status, p.card.statusText, p.card.output ?? null, p.card.actions ?? null])),
+    ["<p>Let me check.</p>", ["c1", "done", "done", "echo: hi", null], ["c2", "declined", "declined", "The user declined this call", null], "<p>Done.</p>"],
+  );
+  assert.equal(a.text(), "Let me check.Done.");
+  // A question no card claims stays open until it is answered elsewhere.
+  const q3 = ask();
+  a.ask(q3);
+  assert.deepEqual(a.openAsks(), [q3]);
+  q3.answer("Deny");
+  assert.deepEqual(a.openAsks(), []);
 });
 
 test("turnsFromMessages: the newest summary marks the last turn it covers, and is not shown as a turn", () => {
