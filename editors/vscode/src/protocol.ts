@@ -354,7 +354,11 @@ export function turnsFromMessages(
     if (m.role === "tool") {
       t.ids!.push(m.id);
       const part = t.parts.find((p) => p.kind === "tool" && p.call.id === m.toolCallId);
-      if (part?.kind === "tool") part.call.output = m.content.length > maxShownOutput ? m.content.slice(0, maxShownOutput) + "…" : m.content;
+      if (part?.kind === "tool") {
+        part.call.output = m.content.length > maxShownOutput ? m.content.slice(0, maxShownOutput) + "…" : m.content;
+        // The result's status says what became of the call.
+        part.call.status = m.status === "declined" ? "declined" : m.status === "error" ? "failed" : "done";
+      }
       continue;
     }
     if (m.role !== "assistant") {

@@ -206,7 +206,7 @@ test("MCP tool calls against the real binary: ctxls/toolCall updates, the questi
     const [t] = turnsFromMessages(shown.messages);
     assert.deepEqual(
       t.parts.map((p) => (p.kind === "text" ? p.text : [p.call.id, p.call.server, p.call.tool, p.call.arguments, p.call.status])),
-      [["node_echo", "t", "echo", '{"text":"hi from node"}', "stored"], ["node_add", "t", "add", '{"a":2,"b":3}', "stored"], "Echoed."],
+      [["node_echo", "t", "echo", '{"text":"hi from node"}', "done"], ["node_add", "t", "add", '{"a":2,"b":3}', "declined"], "Echoed."],
     );
     assert.equal((t.parts[0] as any).call.output, "echo: hi from node");
     assert.match((t.parts[1] as any).call.output, /declined/);
@@ -259,7 +259,7 @@ test("turnsFromMessages: an answer's text and tool calls in order, each call wit
       status: "complete",
     },
     { id: 3, role: "tool", content: "[#12 Login loops]", toolCallId: "c1", status: "complete" },
-    { id: 4, role: "tool", content: "package a", toolCallId: "c2", status: "complete" },
+    { id: 4, role: "tool", content: "error: no such file", toolCallId: "c2", status: "error" },
     { id: 5, role: "assistant", content: "A1", status: "complete", model: "m" },
     { id: 6, role: "user", content: "Q2", status: "complete" },
     { id: 7, role: "assistant", content: "half\n\nError: the provider said no", status: "error" },
@@ -272,8 +272,8 @@ test("turnsFromMessages: an answer's text and tool calls in order, each call wit
       answer: "Let me look.\n\nA1",
       parts: [
         { kind: "text", text: "Let me look." },
-        { kind: "tool", call: { id: "c1", name: "mcp__github__list_issues", server: "github", tool: "list_issues", arguments: '{"repo":"ann/app"}', status: "stored", output: "[#12 Login loops]" } },
-        { kind: "tool", call: { id: "c2", name: "read_file", tool: "read_file", arguments: '{"path":"a.go"}', status: "stored", output: "package a" } },
+        { kind: "tool", call: { id: "c1", name: "mcp__github__list_issues", server: "github", tool: "list_issues", arguments: '{"repo":"ann/app"}', status: "done", output: "[#12 Login loops]" } },
+        { kind: "tool", call: { id: "c2", name: "read_file", tool: "read_file", arguments: '{"path":"a.go"}', status: "failed", output: "error: no such file" } },
         { kind: "text", text: "A1" },
       ],
       status: "done",
@@ -281,13 +281,13 @@ test("turnsFromMessages: an answer's text and tool calls in order, each call wit
     },
     { question: "Q2", questionId: 6, ids: [6, 7], answer: "half", parts: [{ kind: "text", text: "half" }], status: "error", error: "the provider said no" },
   ]);
-  // The view's cards for them: a server's tool by its server, ctxls's own by its name, no status line.
+  // The view's cards for them: a server's tool by its server, ctxls's own by its name, with the stored status.
   const cards = viewTurn(turns[0]).parts.flatMap((p) => (p.kind === "tool" ? [p.card] : []));
   assert.deepEqual(
     cards.map((c) => [c.title, c.args, c.status, c.statusText, c.output]),
     [
-      ["github · list_issues", 'repo: "ann/app"', "stored", "", "[#12 Login loops]"],
-      ["read_file", 'path: "a.go"', "stored", "", "package a"],
+      ["github · list_issues", 'repo: "ann/app"', "done", "done", "[#12 Login loops]"],
+      ["read_file", 'path: "a.go"', "failed", "failed", "error: no such file"],
     ],
   );
 });
