@@ -100,6 +100,7 @@ func newAgent(cfg Config, log *slog.Logger, svc *service.Service, out io.Writer)
 	}
 	svc.Subscribe(a.onEvent)
 	svc.SetAsker(a.askPermission)
+	svc.SetEditDoor(acpEdits{a})
 	return a
 }
 

@@ -74,7 +74,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			u, _ := toolUpdate(ev)
 			a.send(ctx, s.id, u)
 			a.ended(s.id, ev.Call.ID)
-		case turn.ToolAllowed, turn.ToolProgress, turn.Activity:
+		case turn.ToolAllowed, turn.ToolProgress, turn.Activity, turn.EditProposed:
 			if u, ok := toolUpdate(ev); ok {
 				a.send(ctx, s.id, u)
 			}
@@ -257,6 +257,8 @@ var toolKinds = map[string]sdk.ToolKind{
 	"get_relevant_context": sdk.ToolKindThink,
 	"set_relevant_context": sdk.ToolKindThink,
 	"write_file":           sdk.ToolKindEdit,
+	"edit_file":            sdk.ToolKindEdit,
+	"create_file":          sdk.ToolKindEdit,
 }
 
 // toolCallStart is the tool_call update for a call of the model's.

@@ -180,6 +180,10 @@ func toolUpdate(ev turn.Event) (sdk.SessionUpdate, bool) {
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(ev.Message))})), true
 	case turn.ToolFinished:
 		return toolCallDone(ev.Call.ID, ev.Output, ev.Failed || ev.Declined), true
+	case turn.EditProposed:
+		r := service.EditRequest{Path: ev.Path, OldText: ev.OldText, NewText: ev.NewText, Create: ev.Create}
+		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{diffContent(r)}),
+			sdk.WithUpdateLocations([]sdk.ToolCallLocation{{Path: ev.Path}})), true
 	case turn.Activity:
 		if ev.Warning {
 			return sdk.UpdateAgentMessageText("> ⚠ " + strings.ReplaceAll(ev.Message, "\n", " ") + "\n\n"), true

@@ -78,6 +78,7 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		compactAt string
 		allow     []string
 		readOnly  bool
+		edits     string
 	)
 	cmd := &cobra.Command{
 		Use:   "chat [--session ID | --continue] [--model MODEL] [--file PATH]... [MESSAGE]",
@@ -109,10 +110,16 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 			defer svc.Close()
 			svc.SetCompactAt(at)
 			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
-			svc.SetAsker((&toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}).ask)
+			asker := &toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}
+			svc.SetAsker(asker.ask)
+			svc.SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: asker})
 			svc.SetAllowReadOnly(readOnly)
 			svc.SetWorkspaceMCP(true)
-			return runChat(cmd, svc, sessionID, cont, msg, files, prov.Model, cmd.Flags().Changed("model"))
+			if edits != "" && !slices.Contains([]string{string(api.ReviewAsk), string(api.ReviewAuto), string(api.ReviewOff)}, edits) {
+				return usageError{fmt.Errorf("--edits is ask, auto or off, got %q", edits)}
+			}
+			return runChat(cmd, svc, chatRun{prefix: sessionID, cont: cont, msg: msg, files: files, model: prov.Model,
+				modelSet: cmd.Flags().Changed("model"), edits: edits})
 		},
 	}
 	providerFlags(cmd, &prov)
@@ -123,24 +130,42 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
 	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking: SERVER/TOOL or mcp__SERVER__TOOL, with * and ? (repeatable; e.g. github/list_*)")
+	cmd.Flags().StringVar(&edits, "edits", "", "how the model's edits to your files are reviewed in the session, kept with it: ask (each shown on the terminal; the default), auto (applied at once) or off (no edit tools)")
 	cmd.Flags().BoolVar(&readOnly, "allow-read-only-tools", false, "let the model call MCP tools their server marks read-only without asking")
 	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
 }
 
-// runChat runs one turn of "ctxls chat" and prints it; with --model
-// (modelSet) the model is recorded as the session's.
-func runChat(cmd *cobra.Command, svc *service.Service, prefix string, cont bool, msg string, files []string, model string, modelSet bool) error {
+// chatRun is what a "ctxls chat" turn is asked with.
+type chatRun struct {
+	prefix   string // --session
+	cont     bool   // --continue
+	msg      string
+	files    []string
+	model    string
+	modelSet bool   // --model given: recorded as the session's
+	edits    string // --edits: the session's review mode from now on
+}
+
+// runChat runs one turn of "ctxls chat" and prints it.
+func runChat(cmd *cobra.Command, svc *service.Service, c chatRun) error {
 	ctx := cmd.Context()
-	id, err := chatSession(cmd, svc, prefix, cont)
+	id, err := chatSession(cmd, svc, c.prefix, c.cont)
 	if err != nil {
 		return err
 	}
-	opts := service.TurnOptions{}
-	if modelSet {
-		opts.Model = model
+	if c.edits != "" {
+		res, err := svc.SessionSetReviewMode(ctx, &api.SetReviewModeArgs{SessionID: id, Mode: api.ReviewMode(c.edits)})
+		if err != nil {
+			return err
+		}
+		id = res.Session.ID
 	}
-	t, err := svc.StartTurn(ctx, &api.ChatArgs{SessionID: id, Message: msg, Files: files}, opts)
+	opts := service.TurnOptions{}
+	if c.modelSet {
+		opts.Model = c.model
+	}
+	t, err := svc.StartTurn(ctx, &api.ChatArgs{SessionID: id, Message: c.msg, Files: c.files}, opts)
 	if err != nil {
 		return err
 	}

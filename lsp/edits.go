@@ -35,7 +35,7 @@ const (
 // editor refuse it rather than misapply it.
 type lspEdits struct{ s *Server }
 
-func (e lspEdits) Read(_ context.Context, path string) (string, string, *int32, bool) {
+func (e lspEdits) Read(_ context.Context, _, path string) (string, string, *int32, bool) {
 	uri, text, version, ok := e.s.docs.Document(path)
 	if !ok {
 		return "", "", nil, false

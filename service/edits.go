@@ -80,6 +80,9 @@ type EditRequest struct {
 // EditResult is what became of an edit the door tried to apply.
 type EditResult struct {
 	Applied bool
+	// OnDisk: it was written to the file on disk (not to an editor's
+	// buffer).
+	OnDisk bool
 	// Reason says why the editor refused it (a newer version, the file
 	// changed on disk).
 	Reason string
@@ -91,7 +94,7 @@ type EditResult struct {
 // it. Read gives the text the user sees of a file the door holds (ok false:
 // the disk's is used).
 type EditDoor interface {
-	Read(ctx context.Context, path string) (text, uri string, version *int32, ok bool)
+	Read(ctx context.Context, sessionID, path string) (text, uri string, version *int32, ok bool)
 	Review(ctx context.Context, r EditRequest) (Decision, error)
 	Apply(ctx context.Context, r EditRequest) (EditResult, error)
 }
@@ -161,7 +164,7 @@ func (b *toolbox) edit(ctx context.Context, sessionID string, call chat.ToolCall
 	if mode == session.ReviewOff {
 		return "error: edits are off in this session; tell the user what to change instead", true, false
 	}
-	r, err := s.proposeEdit(ctx, door, sess, call, a)
+	r, err := s.proposeEdit(ctx, door, sess, b.roots, call, a)
 	if err != nil {
 		return "error: " + err.Error(), true, false
 	}
@@ -193,7 +196,11 @@ func (b *toolbox) edit(ctx context.Context, sessionID string, call chat.ToolCall
 	if r.Create {
 		verb = "created"
 	}
-	return fmt.Sprintf("%s %s (%s); the change is in the editor, unsaved until the user saves it.\n\n%s", verb, r.Path, r.Summary, fenced(r.Diff)), false, false
+	where := "the change is in the editor, unsaved until the user saves it"
+	if res.OnDisk {
+		where = "written to the file"
+	}
+	return fmt.Sprintf("%s %s (%s); %s.\n\n%s", verb, r.Path, r.Summary, where, fenced(r.Diff)), false, false
 }
 
 // refused tells the model the editor refused an edit, with the file's
@@ -203,7 +210,7 @@ func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, rea
 		reason = "the editor refused it"
 	}
 	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
-	if now, _, _, err := s.currentText(ctx, door, r.Path); err == nil && now != r.OldText {
+	if now, _, _, err := s.currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText {
 		at := firstDifference(r.OldText, r.NewText)
 		msg += "\n\nIts text now around the edit:\n" + linesAround(now, at, 5)
 	}
@@ -212,14 +219,14 @@ func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, rea
 
 // proposeEdit checks the path and computes the edit against the text the
 // user sees.
-func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, call chat.ToolCall, a editArgs) (EditRequest, error) {
+func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, roots []string, call chat.ToolCall, a editArgs) (EditRequest, error) {
 	r := EditRequest{SessionID: sess.ID, Call: call, Create: call.Name == toolCreateFile}
-	path, err := s.editPath(ctx, sess, a.Path, r.Create)
+	path, err := editPath(sess, roots, a.Path, r.Create)
 	if err != nil {
 		return r, err
 	}
 	r.Path = path
-	text, uri, version, err := s.currentText(ctx, door, path)
+	text, uri, version, err := s.currentText(ctx, door, sess.ID, path)
 	switch {
 	case r.Create && err == nil:
 		return r, fmt.Errorf("%s exists; use edit_file to change it", path)
@@ -260,8 +267,8 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 
 // currentText is the file's text as the user sees it: the door's (the
 // editor's buffer) when it holds the file, else the disk's.
-func (s *Service) currentText(ctx context.Context, door EditDoor, path string) (text, uri string, version *int32, err error) {
-	if text, uri, version, ok := door.Read(ctx, path); ok {
+func (s *Service) currentText(ctx context.Context, door EditDoor, sessionID, path string) (text, uri string, version *int32, err error) {
+	if text, uri, version, ok := door.Read(ctx, sessionID, path); ok {
 		return text, uri, version, nil
 	}
 	info, err := os.Stat(path)
@@ -287,8 +294,7 @@ func (s *Service) currentText(ctx context.Context, door EditDoor, path string) (
 // editPath is the absolute path the model may edit or create: inside a
 // workspace folder once symbolic links are resolved (a new file's folder
 // resolved), never in .git, never in the session folder.
-func (s *Service) editPath(ctx context.Context, sess *session.Session, p string, create bool) (string, error) {
-	roots := s.Roots()
+func editPath(sess *session.Session, roots []string, p string, create bool) (string, error) {
 	if p == "" || strings.ContainsRune(p, 0) {
 		return "", errors.New("path is required")
 	}
@@ -324,6 +330,57 @@ func (s *Service) editPath(ctx context.Context, sess *session.Session, p string,
 		return "", fmt.Errorf("%s is in the session folder; use write_file for the session's files", p)
 	}
 	return path, nil
+}
+
+// WriteToDisk applies an edit to the file on disk, for a door with no
+// editor to apply it in (the CLI; an ACP client without
+// fs/write_text_file): the file is written whole (staged, then renamed into
+// place, its mode kept), and only if its text is still the one the edit was
+// computed against (a new file only if it does not exist yet); otherwise
+// it is refused and the reason says so.
+func WriteToDisk(r EditRequest) (EditResult, error) {
+	mode := os.FileMode(0o644)
+	if r.Create {
+		if _, err := os.Lstat(r.Path); err == nil {
+			return EditResult{Reason: "the file exists now"}, nil
+		}
+		if err := os.MkdirAll(filepath.Dir(r.Path), 0o755); err != nil {
+			return EditResult{}, err
+		}
+	} else {
+		info, err := os.Stat(r.Path)
+		if err != nil {
+			return EditResult{}, err
+		}
+		mode = info.Mode().Perm()
+		now, err := os.ReadFile(r.Path)
+		if err != nil {
+			return EditResult{}, err
+		}
+		if string(now) != r.OldText {
+			return EditResult{Reason: "the file changed on disk since the edit was made"}, nil
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(r.Path), "."+filepath.Base(r.Path)+".ctxls-*")
+	if err != nil {
+		return EditResult{}, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(r.NewText); err != nil {
+		tmp.Close()
+		return EditResult{}, err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return EditResult{}, err
+	}
+	if err := tmp.Close(); err != nil {
+		return EditResult{}, err
+	}
+	if err := os.Rename(tmp.Name(), r.Path); err != nil {
+		return EditResult{}, err
+	}
+	return EditResult{Applied: true, OnDisk: true}, nil
 }
 
 // inside reports whether path is within dir.

@@ -48,7 +48,7 @@ func BenchmarkMCPToolCallOverhead(b *testing.B) {
 	if err := st.SetToolPermission(ctx, sess.Session.ID, "mcp__t__echo", session.ToolAllow); err != nil {
 		b.Fatal(err)
 	}
-	box := s.toolbox(sess.Session.ID, true)
+	box := s.toolbox(sess.Session.ID, true, nil)
 	if len(box.Tools(ctx, nil)) == 0 {
 		b.Fatal("no tools")
 	}

@@ -87,6 +87,8 @@ type toolbox struct {
 	// ask: an undecided workspace .mcp.json is asked about (a turn's); a
 	// preview asks nothing and offers what is trusted.
 	ask bool
+	// roots are the turn's workspace folders: where edits may go.
+	roots []string
 
 	mu        sync.Mutex
 	bound     map[string]boundTool // by the name the model calls
@@ -123,8 +125,8 @@ func (b *toolbox) Edited() []string {
 	return slices.Clone(b.edited)
 }
 
-func (s *Service) toolbox(sessionID string, ask bool) *toolbox {
-	return &toolbox{s: s, sessionID: sessionID, ask: ask}
+func (s *Service) toolbox(sessionID string, ask bool, roots []string) *toolbox {
+	return &toolbox{s: s, sessionID: sessionID, ask: ask, roots: roots}
 }
 
 // Tools starts the servers not running (at once), lists their tools and

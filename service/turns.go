@@ -101,7 +101,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
-		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.toolbox(id, true),
+		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.toolbox(id, true, roots),
 	}})
 	if err != nil {
 		return nil, fail(err)
@@ -248,7 +248,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	pv, err := s.engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
-		Env: s.envHint(roots), Session: sess, Tools: s.toolbox(id, false),
+		Env: s.envHint(roots), Session: sess, Tools: s.toolbox(id, false, roots),
 	})
 	if err != nil {
 		return nil, fail(err)

@@ -1,0 +1,83 @@
+package acp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+)
+
+// TestModelEditsOverACP: the model's edits are computed against the
+// client's text (fs/read_text_file, unsaved), shown as a tool_call of kind
+// edit with a diff, asked with session/request_permission, and written
+// through fs/write_text_file; rejected ones are not; without the client's
+// fs the file on disk is written.
+func TestModelEditsOverACP(t *testing.T) {
+	for _, viaClient := range []bool{true, false} {
+		t.Run(map[bool]string{true: "client fs", false: "disk"}[viaClient], func(t *testing.T) {
+			fake, dataDir, cwd := newFixture(t)
+			path := filepath.Join(cwd, "main.go")
+			os.WriteFile(path, []byte("package main\n\nfunc main() {}\n"), 0o644)
+			a := startAgent(t, fake, dataDir, cwd, map[string]bool{"readTextFile": viaClient, "writeTextFile": viaClient})
+			unsaved := "package main\n\nfunc main() { unsaved() }\n"
+			if viaClient {
+				a.SetFile(path, unsaved)
+			}
+			id := a.newSession()
+			old := "func main() {}"
+			if viaClient {
+				old = "func main() { unsaved() }"
+			}
+			a.AnswerPermissions("accept", "reject")
+			fake.Enqueue(
+				openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+					{ID: "e1", Name: "edit_file", Arguments: `{"path":"main.go","old_string":"` + old + `","new_string":"func main() { run() }"}`},
+					{ID: "e2", Name: "create_file", Arguments: `{"path":"extra.go","content":"package main\n"}`},
+				}},
+				openaitest.Reply{Chunks: []string{"Edited."}},
+			)
+			if _, err := a.prompt(id, text("edit main")); err != nil {
+				t.Fatal(err)
+			}
+			got := fake.LastStreamed().ToolResults()
+			if !strings.Contains(got["e1"], "edited "+path) || !strings.Contains(got["e1"], "+func main() { run() }") || !strings.Contains(got["e2"], "rejected") {
+				t.Errorf("results: %q", got)
+			}
+			perms := a.Permissions()
+			if len(perms) != 2 {
+				t.Fatalf("%d permission requests", len(perms))
+			}
+			var p struct {
+				ToolCall struct {
+					Kind    string
+					Content []struct {
+						Type, Path       string
+						OldText, NewText *string
+					}
+					Locations []struct{ Path string }
+				}
+			}
+			json.Unmarshal(perms[0], &p)
+			if p.ToolCall.Kind != "edit" || len(p.ToolCall.Content) != 1 || p.ToolCall.Content[0].Type != "diff" || p.ToolCall.Content[0].Path != path ||
+				p.ToolCall.Content[0].OldText == nil || !strings.Contains(*p.ToolCall.Content[0].OldText, old) || len(p.ToolCall.Locations) != 1 {
+				t.Errorf("the review: %s", perms[0])
+			}
+			want := strings.Replace(map[bool]string{true: unsaved, false: "package main\n\nfunc main() {}\n"}[viaClient], old, "func main() { run() }", 1)
+			disk, _ := os.ReadFile(path)
+			if viaClient {
+				w := a.Writes()
+				if len(w) != 1 || w[0].Path != path || w[0].Content != want || string(disk) != "package main\n\nfunc main() {}\n" {
+					t.Errorf("writes %+v; disk %q", w, disk)
+				}
+			} else if string(disk) != want {
+				t.Errorf("disk %q, want %q", disk, want)
+			}
+			if _, err := os.Stat(filepath.Join(cwd, "extra.go")); err == nil {
+				t.Error("the rejected file was created")
+			}
+		})
+	}
+}
