@@ -81,7 +81,6 @@ func hunkRange(first, count int) string {
 	return fmt.Sprintf("%d,%d", first, count)
 }
 
-
 // splitLines splits text into lines without their newlines.
 func splitLines(text string) []string {
 	if text == "" {
