@@ -753,11 +753,12 @@ async function main(): Promise<void> {
     // The tool calls are cards in the history too, with what the model got back.
     const echo = chat.locator(".turn .tool", { hasText: "t · echo" });
     check((await echo.count()) === 1, `${await echo.count()} echo cards in the history`);
-    check((await echo.getAttribute("data-status")) === "stored", `the stored card's status: ${await echo.getAttribute("data-status")}`);
+    check((await echo.getAttribute("data-status")) === "done", `the stored card's status: ${await echo.getAttribute("data-status")}`);
     check((await echo.locator(".tool-args").innerText()) === `text: "${echoText}"`, "the stored call's arguments");
     await openCard(echo);
     await until("the stored result", async () => (await echo.locator(".tool-output").innerText()) === `echo: ${echoText}`, 5000);
     const add = chat.locator(".turn .tool", { hasText: "t · add" });
+    check((await add.getAttribute("data-status")) === "declined", `the stored declined card's status: ${await add.getAttribute("data-status")}`);
     await openCard(add);
     await until("the declined call's result", async () => (await add.locator(".tool-output").innerText()).includes("declined"), 5000);
     await echo.scrollIntoViewIfNeeded();
