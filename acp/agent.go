@@ -191,9 +191,39 @@ func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, 
 	return sdk.LogoutResponse{}, nil
 }
 
-// SetSessionMode: ctxls has one mode.
-func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, invalid(fmt.Sprintf("ctxls has no session modes (asked for %q)", p.ModeId))
+// SetSessionMode sets the session's review mode (the modes are how the
+// model's edits are reviewed: ask, auto, off) and tells the client.
+func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	s, err := a.opened(ctx, p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	res, err := a.svc.SessionSetReviewMode(ctx, &api.SetReviewModeArgs{SessionID: s.id, Mode: api.ReviewMode(p.ModeId)})
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, rpcError(err)
+	}
+	a.send(ctx, s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{
+		SessionUpdate: "current_mode_update", CurrentModeId: sdk.SessionModeId(reviewModeOf(res.Session))}})
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// reviewModeOf is a session's review mode ("": ask).
+func reviewModeOf(s *api.Session) api.ReviewMode {
+	if s == nil || s.Meta.ReviewMode == "" {
+		return api.ReviewAsk
+	}
+	return s.Meta.ReviewMode
+}
+
+// modes are the session's modes as ACP advertises them: how the model's
+// edits to the user's files are reviewed.
+func modes(s *api.Session) *sdk.SessionModeState {
+	desc := func(s string) *string { return &s }
+	return &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(reviewModeOf(s)), AvailableModes: []sdk.SessionMode{
+		{Id: sdk.SessionModeId(api.ReviewAsk), Name: "Ask before edits", Description: desc("Each edit of your files is shown as a diff and applied only once you accept it")},
+		{Id: sdk.SessionModeId(api.ReviewAuto), Name: "Edit automatically", Description: desc("Edits are applied at once; your editor's undo takes them back")},
+		{Id: sdk.SessionModeId(api.ReviewOff), Name: "Chat only", Description: desc("The model is offered no tools to edit your files")},
+	}}
 }
 
 // SetSessionConfigOption: ctxls advertises no config options.

@@ -584,7 +584,8 @@ func TestBadInput(t *testing.T) {
 		{"session/prompt", map[string]any{"sessionId": 5, "prompt": "x"}, -32602, ""},
 		{"session/prompt", map[string]any{"sessionId": id, "prompt": []any{}}, -32602, "no text"},
 		{"session/list", map[string]any{"cursor": "garbage"}, -32602, "cursor"},
-		{"session/set_mode", map[string]any{"sessionId": id, "modeId": "x"}, -32602, "no session modes"},
+		{"session/set_mode", map[string]any{"sessionId": id, "modeId": "x"}, -32602, `a review mode is "ask", "auto" or "off", got "x"`},
+		{"session/set_mode", map[string]any{"sessionId": "nope", "modeId": "auto"}, -32002, "unknown session"},
 		{"no/such/method", map[string]any{}, -32601, ""},
 	} {
 		err := a.Call(tc.method, tc.params, nil)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/acp/acptest"
 	"github.com/ctxls/ctxls/chat/openaitest"
 )
 
@@ -79,5 +80,50 @@ func TestModelEditsOverACP(t *testing.T) {
 				t.Error("the rejected file was created")
 			}
 		})
+	}
+}
+
+// TestReviewModesOverACP: session/new advertises the review modes;
+// session/set_mode changes the session's (current_mode_update follows),
+// kept with it: resume answers with it, and off offers no edit tools.
+func TestReviewModesOverACP(t *testing.T) {
+	fake, dataDir, cwd := newFixture(t)
+	a := startAgent(t, fake, dataDir, cwd, nil)
+	var created struct {
+		SessionID string
+		Modes     struct {
+			CurrentModeID  string `json:"currentModeId"`
+			AvailableModes []struct{ ID, Name string }
+		}
+	}
+	if err := a.Call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.Modes.CurrentModeID != "ask" || len(created.Modes.AvailableModes) != 3 || created.Modes.AvailableModes[2].ID != "off" {
+		t.Fatalf("modes: %+v", created.Modes)
+	}
+	id := created.SessionID
+	if err := a.Call("session/set_mode", map[string]any{"sessionId": id, "modeId": "off"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	a.WaitUpdate("current_mode_update", func(u acptest.Update) bool {
+		return u.SessionID == id && u.Kind == "current_mode_update" && strings.Contains(string(u.Raw), `"currentModeId":"off"`)
+	})
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Chat only."}})
+	if _, err := a.prompt(id, text("hello")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range fake.LastStreamed().Parsed.Tools {
+		if tool.Function.Name == "edit_file" || tool.Function.Name == "create_file" {
+			t.Errorf("%s offered in the off mode", tool.Function.Name)
+		}
+	}
+	var resumed struct {
+		Modes struct {
+			CurrentModeID string `json:"currentModeId"`
+		}
+	}
+	if err := a.Call("session/resume", map[string]any{"sessionId": id, "cwd": cwd}, &resumed); err != nil || resumed.Modes.CurrentModeID != "off" {
+		t.Errorf("resume: %+v %v", resumed, err)
 	}
 }

@@ -30,7 +30,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.useMCPServers(id, p.McpServers)
 	a.out.afterResponse(id, func() { a.sendCommands(ctx, id) })
 	a.log.Info("session/new", "session", id, "mcpServers", len(p.McpServers))
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id), Modes: modes(res.Session)}, nil
 }
 
 func (a *Agent) register(id, cwd string) *openSession {
@@ -108,7 +108,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	a.sendState(ctx, id)
 	a.sendCommands(ctx, id)
-	return sdk.LoadSessionResponse{}, nil
+	return sdk.LoadSessionResponse{Modes: modes(show.Session)}, nil
 }
 
 // ResumeSession opens a session without replaying it; its next turn carries
@@ -125,7 +125,11 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	a.useMCPServers(id, p.McpServers)
 	a.sendState(ctx, id)
 	a.sendCommands(ctx, id)
-	return sdk.ResumeSessionResponse{}, nil
+	sess, err := a.svc.Session(ctx, id)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, a.unknown(err, id)
+	}
+	return sdk.ResumeSessionResponse{Modes: modes(sess)}, nil
 }
 
 // unknown says which session was not found.
