@@ -89,6 +89,9 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	switch f := final.(type) {
 	case turn.Done:
 		r := f.Result
+		if len(r.Edited) > 0 {
+			a.send(ctx, s.id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\n_Changed: %s_", strings.Join(r.Edited, ", "))))
+		}
 		reason := sdk.StopReasonEndTurn
 		switch {
 		case r.ToolLimit:

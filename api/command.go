@@ -521,6 +521,9 @@ type ChatResult struct {
 	Text         string    `json:"text"`
 	FinishReason string    `json:"finishReason"`
 	Usage        ChatUsage `json:"usage"`
+	// Edited are the user's files the turn's edits changed (applied in
+	// the editor, or written), absent when none.
+	Edited []string `json:"edited,omitempty"`
 }
 
 // ChatPreviewResult is the result of ctxls.chat.preview.

@@ -25,6 +25,8 @@ type Toolbox interface {
 	// asking the user), and says whether the call failed or the user
 	// declined it. out is what the model is given.
 	Call(ctx context.Context, sessionID string, call ToolCall, ev Events) (out string, failed, declined bool)
+	// Edited are the user's files the turn's calls changed.
+	Edited() []string
 }
 
 // turnTools is the tools a turn offers: ctxls's own, then its toolbox's.

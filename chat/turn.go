@@ -151,6 +151,8 @@ type Result struct {
 	Usage        session.Usage
 	// ToolLimit: the turn stopped at MaxToolRounds (FinishReason "stop").
 	ToolLimit bool
+	// Edited are the user's files the turn's edits changed.
+	Edited []string
 }
 
 // Finish reasons.
@@ -253,6 +255,9 @@ func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
 			return nil, ab.err
 		case !more:
 			r.res.Text = r.all.String()
+			if t.Tools != nil {
+				r.res.Edited = t.Tools.Edited()
+			}
 			if err == nil {
 				e.nameLater(r.t, ev)
 			}

@@ -185,6 +185,9 @@ func runChat(cmd *cobra.Command, svc *service.Service, c chatRun) error {
 		}
 		return err
 	}
+	if len(res.Edited) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "(the model changed %s)\n", strings.Join(res.Edited, ", "))
+	}
 	if res.FinishReason == api.FinishLength {
 		fmt.Fprintln(cmd.ErrOrStderr(), "(the answer was cut at the output token limit)")
 	}

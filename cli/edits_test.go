@@ -71,7 +71,8 @@ func TestChatEdits(t *testing.T) {
 
 	// --edits auto: applied at once, and kept for the next turn.
 	fake.Enqueue(edit("e3", "two()", "three()"), openaitest.Reply{Chunks: []string{"Auto."}})
-	if _, errOut, code := lsptest.Run(t, work, env, append(base, "--continue", "--edits", "auto", "once more")...); code != 0 || disk() != "package main\n\nfunc main() { three() }\n" {
+	if _, errOut, code := lsptest.Run(t, work, env, append(base, "--continue", "--edits", "auto", "once more")...); code != 0 || disk() != "package main\n\nfunc main() { three() }\n" ||
+		!strings.Contains(errOut, "(the model changed "+path+")") {
 		t.Errorf("auto: %d %q\n%s", code, disk(), errOut)
 	}
 	fake.Enqueue(edit("e4", "three()", "four()"), openaitest.Reply{Chunks: []string{"Auto again."}})

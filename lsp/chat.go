@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ctxls/ctxls/api"
@@ -106,6 +107,8 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 	}
 	res, err := service.Outcome(final)
 	switch {
+	case err == nil && len(res.Edited) > 0:
+		p.end("done; changed " + strings.Join(res.Edited, ", "))
 	case err == nil:
 		p.end("done")
 	case api.KindOf(err) == api.KindCancelled:

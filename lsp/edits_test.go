@@ -321,9 +321,13 @@ func TestModelEditsOverLSP(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "a1", Name: "edit_file", Arguments: `{"path":"closed.go","old_string":"var x = 1","new_string":"var x = 3"}`}}},
 		openaitest.Reply{Chunks: []string{"Auto."}},
 	)
-	s.MustCommand(api.Chat, map[string]any{"message": "auto"}, nil)
+	var auto api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "auto"}, &auto)
 	if got := fake.LastStreamed().ToolResults()["a1"]; !strings.Contains(got, "edited ") || len(ed.asked) != 5 {
 		t.Errorf("auto: %q, asked %d", got, len(ed.asked))
+	}
+	if len(auto.Edited) != 1 || auto.Edited[0] != filepath.Join(root, "closed.go") {
+		t.Errorf("the turn's changed files: %v", auto.Edited)
 	}
 	// Off: no edit tools offered.
 	s.MustCommand(api.SetReviewMode, map[string]any{"mode": "off"}, nil)

@@ -271,6 +271,7 @@ export interface ChatResult {
   text: string;
   finishReason: string;
   usage: ChatUsage;
+  edited?: string[];
 }
 
 export interface PreviewToolCall {
