@@ -528,14 +528,17 @@ type ChatResult struct {
 
 // ChatPreviewResult is the result of ctxls.chat.preview.
 type ChatPreviewResult struct {
-	V         int              `json:"v"`
-	SessionID string           `json:"sessionId,omitempty"` // "" for a new session's first turn
-	Model     string           `json:"model"`
-	Messages  []PreviewMessage `json:"messages"`
-	Tools     []PreviewTool    `json:"tools"`
-	Tokens    PreviewTokens    `json:"tokens"`
-	Budget    int              `json:"budget"`
-	Dropped   int              `json:"dropped"`
+	V         int    `json:"v"`
+	SessionID string `json:"sessionId,omitempty"` // "" for a new session's first turn
+	Model     string `json:"model"`
+	// ReviewMode is how the turn's edits would be reviewed (the session's;
+	// "ask" for a new one); with "off" no edit tools are among Tools.
+	ReviewMode ReviewMode       `json:"reviewMode"`
+	Messages   []PreviewMessage `json:"messages"`
+	Tools      []PreviewTool    `json:"tools"`
+	Tokens     PreviewTokens    `json:"tokens"`
+	Budget     int              `json:"budget"`
+	Dropped    int              `json:"dropped"`
 }
 
 // PreviewMessage is one message of the model input, as sent.

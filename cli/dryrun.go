@@ -27,6 +27,9 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 		svc.SetRoots([]string{wd})
 	}
 	defer svc.Close()
+	// The tools are the ones "ctxls chat" offers.
+	svc.SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: &toolAsker{errOut: cmd.ErrOrStderr()}})
+	svc.SetWorkspaceMCP(true)
 	sessionID := ""
 	if prefix != "" || cont {
 		var err error
@@ -43,7 +46,7 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 		return err
 	}
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "Model input for %s (dry run: nothing sent, nothing stored)\n", pv.Model)
+	fmt.Fprintf(w, "Model input for %s (dry run: nothing sent, nothing stored); edits: %s\n", pv.Model, pv.ReviewMode)
 	fmt.Fprintf(w, "Tokens: %d in all of a %d-token budget — system %d (relevant files %d), history %d, tools %d\n",
 		pv.Tokens.Total, pv.Budget, pv.Tokens.System, pv.Tokens.Files, pv.Tokens.History, pv.Tokens.Tools)
 	if pv.Dropped > 0 {

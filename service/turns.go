@@ -256,7 +256,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	}
 	counter := prompts.TokenizerFor(pv.Model)
 	res := &api.ChatPreviewResult{
-		V: api.V, SessionID: id, Model: pv.Model, Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
+		V: api.V, SessionID: id, Model: pv.Model, ReviewMode: api.ReviewMode(reviewMode(sess)), Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
 		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Tools: pv.ToolTokens, Total: pv.Total},
 		Budget: pv.Budget, Dropped: pv.Dropped,
 	}

@@ -306,6 +306,7 @@ export interface ChatPreviewResult {
   v: number;
   sessionId?: string;
   model: string;
+  reviewMode: ReviewMode;
   messages: PreviewMessage[];
   tools: PreviewTool[];
   tokens: PreviewTokens;
