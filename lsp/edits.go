@@ -114,7 +114,7 @@ func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.Edi
 		return service.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
 	}
 	uri := fileURI(r.Path, r.URI)
-	start, oldEnd, newEnd := changed(r.OldText, r.NewText)
+	start, oldEnd, newEnd := r.Start, r.OldEnd, r.NewEnd
 	edit := map[string]any{
 		"range":   map[string]any{"start": buffer.PositionOf(r.OldText, start, enc), "end": buffer.PositionOf(r.OldText, oldEnd, enc)},
 		"newText": r.NewText[start:newEnd],
@@ -147,27 +147,6 @@ func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.Edi
 	}
 	return service.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
 }
-
-// changed is where two texts differ: from start to oldEnd in old, to newEnd
-// in new (the common beginning and end left out, at rune boundaries).
-func changed(old, new string) (start, oldEnd, newEnd int) {
-	for start < len(old) && start < len(new) && old[start] == new[start] {
-		start++
-	}
-	for start > 0 && start < len(old) && !isRuneStart(old[start]) {
-		start--
-	}
-	s := 0
-	for s < len(old)-start && s < len(new)-start && old[len(old)-1-s] == new[len(new)-1-s] {
-		s++
-	}
-	for s > 0 && !isRuneStart(old[len(old)-s]) {
-		s--
-	}
-	return start, len(old) - s, len(new) - s
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // fileURI is the document's URI: the editor's, else the path's file URI.
 func fileURI(path, uri string) string {

@@ -81,6 +81,10 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		review:   o.ReviewEdits,
 	}
 	s.mu.Unlock()
+	if p.Capabilities.Workspace.ApplyEdit {
+		// Edits are offered only to an editor that can apply them.
+		svc.SetEditDoor(lspEdits{s})
+	}
 	s.view.setIdle(o.viewIdle)
 	s.startWatch(svc)
 	s.log.Info("initialized", "encoding", enc, "dataDir", svc.DataDir(), "roots", len(svc.Roots()))
@@ -145,7 +149,6 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	}
 	svc.Subscribe(s.onEvent)
 	svc.SetAsker(s.askPermission)
-	svc.SetEditDoor(lspEdits{s})
 	svc.SetWorkspaceMCP(true)
 	s.setToolOptions(svc, &o.AllowReadOnlyTools, &o.ToolPermissionTimeoutSeconds)
 	if o.Session != "" {

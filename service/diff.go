@@ -3,6 +3,7 @@ package service
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // contextLines is how many unchanged lines a diff shows around a change.
@@ -10,25 +11,19 @@ const contextLines = 3
 
 // unifiedDiff is the edit from old to new as a unified diff of one hunk
 // (from the first changed line to the last, with three lines around), and
-// a one-line summary of it. It works from the common beginning and end of
-// the two texts, so it costs what the change's size costs plus one count
-// of the lines before it: a one-line edit of a 10 MB file is cheap.
-func unifiedDiff(path, old, new string, create bool) (diff, summary string) {
+// a one-line summary of it. It works from where the texts differ
+// (changeStart to changeOldEnd in old, to changeNewEnd in new: see
+// Changed), so it costs what the change's size costs plus one count of the
+// lines before it: a one-line edit of a 10 MB file is cheap.
+func unifiedDiff(path, old, new string, create bool, changeStart, changeOldEnd, changeNewEnd int) (diff, summary string) {
 	from, to := "a/"+path, "b/"+path
 	if create {
 		from = "/dev/null"
 	}
 	// The changed region, in whole lines: [start, oldEnd) of old and
 	// [start, newEnd) of new.
-	p := 0
-	for p < len(old) && p < len(new) && old[p] == new[p] {
-		p++
-	}
-	start := strings.LastIndexByte(old[:p], '\n') + 1
-	s := 0
-	for s < len(old)-start && s < len(new)-start && old[len(old)-1-s] == new[len(new)-1-s] {
-		s++
-	}
+	start := strings.LastIndexByte(old[:changeStart], '\n') + 1
+	s := len(old) - changeOldEnd // = len(new) - changeNewEnd
 	// The common end counts in whole lines: it starts after a newline in
 	// both texts (or is all of what is left).
 	atLineStart := func(text string, i int) bool { return i == start || text[i-1] == '\n' }
@@ -70,6 +65,51 @@ func unifiedDiff(path, old, new string, create bool) (diff, summary string) {
 		summary = fmt.Sprintf("a new file of %d lines", len(newLines))
 	}
 	return b.String(), summary
+}
+
+// Changed is where two texts differ: from start to oldEnd in old, to newEnd
+// in new (their common beginning and end left out, cut at rune
+// boundaries). It compares a block at a time, so a small change in a
+// large text costs a few milliseconds at most.
+func Changed(old, new string) (start, oldEnd, newEnd int) {
+	start = commonPrefix(old, new)
+	for start > 0 && start < len(old) && !utf8.RuneStart(old[start]) {
+		start--
+	}
+	s := commonSuffix(old[start:], new[start:])
+	for s > 0 && !utf8.RuneStart(old[len(old)-s]) {
+		s--
+	}
+	return start, len(old) - s, len(new) - s
+}
+
+// block is how much commonPrefix and commonSuffix compare at once.
+const block = 4096
+
+// commonPrefix is the length of a's and b's common beginning.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	p := 0
+	for p+block <= n && a[p:p+block] == b[p:p+block] {
+		p += block
+	}
+	for p < n && a[p] == b[p] {
+		p++
+	}
+	return p
+}
+
+// commonSuffix is the length of a's and b's common end.
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	s := 0
+	for s+block <= n && a[len(a)-s-block:len(a)-s] == b[len(b)-s-block:len(b)-s] {
+		s += block
+	}
+	for s < n && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return s
 }
 
 // hunkRange is a hunk header's "line,count" (an empty range is the line

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestUnifiedDiff(t *testing.T) {
@@ -22,12 +23,12 @@ func TestUnifiedDiff(t *testing.T) {
 		{"within a line", strings.Replace(old, "d\n", "dd\n", 1),
 			"--- a/x.go\n+++ b/x.go\n@@ -1,7 +1,7 @@\n a\n b\n c\n-d\n+dd\n e\n f\n g\n", "+1 −1 lines", false},
 	} {
-		diff, summary := unifiedDiff("x.go", old, c.new, c.create)
+		diff, summary := diffOf("x.go", old, c.new, c.create)
 		if diff != c.want || summary != c.summary {
 			t.Errorf("%s:\n%s\nwant\n%s(%s / %s)", c.name, diff, c.want, summary, c.summary)
 		}
 	}
-	diff, summary := unifiedDiff("n.go", "", "package n\n", true)
+	diff, summary := diffOf("n.go", "", "package n\n", true)
 	if diff != "--- /dev/null\n+++ b/n.go\n@@ -0,0 +1,1 @@\n+package n\n" || summary != "a new file of 1 lines" {
 		t.Errorf("create:\n%s %s", diff, summary)
 	}
@@ -55,7 +56,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 		if old == new {
 			continue
 		}
-		diff, _ := unifiedDiff("f", old, new, false)
+		diff, _ := diffOf("f", old, new, false)
 		if got := applyHunk(t, old, diff); got != new {
 			t.Fatalf("case %d: old %q new %q\ndiff:\n%s\napplied: %q", i, old, new, diff, got)
 		}
@@ -100,4 +101,25 @@ func applyHunk(t *testing.T, old, diff string) string {
 		return ""
 	}
 	return strings.Join(out, "\n") + "\n"
+}
+
+// diffOf is unifiedDiff of two whole texts.
+func diffOf(path, old, new string, create bool) (string, string) {
+	start, oldEnd, newEnd := Changed(old, new)
+	return unifiedDiff(path, old, new, create, start, oldEnd, newEnd)
+}
+
+// TestReplaceInSpan: a replacement's span says where the texts differ:
+// the same before it and after it, at rune boundaries, no wider than the
+// replaced text.
+func TestReplaceInSpan(t *testing.T) {
+	text := "package main\n\nfunc main() { println(\"😀 unsaved\") }\n"
+	for _, c := range [][2]string{{"unsaved", "edited"}, {"😀 unsaved", "😃 unsaved"}, {"main() {", "main() { x()"}, {"\n\n", "\n"}, {"println", "println"[:3]}} {
+		out, s, oe, ne, err := replaceIn("f", text, c[0], c[1], false)
+		i := strings.Index(text, c[0])
+		if err != nil || out[:s] != text[:s] || out[ne:] != text[oe:] || s < i || oe > i+len(c[0]) ||
+			!utf8.RuneStart(text[s]) || oe < len(text) && !utf8.RuneStart(text[oe]) {
+			t.Errorf("%q → %q: span %d %d %d (%v)", c[0], c[1], s, oe, ne, err)
+		}
+	}
 }

@@ -75,6 +75,9 @@ type EditRequest struct {
 	Version *int32
 	// Diff is the edit as a unified diff; Summary says it in one line.
 	Diff, Summary string
+	// Start, OldEnd and NewEnd are where the texts differ: OldText[Start:
+	// OldEnd] became NewText[Start:NewEnd] (see Changed).
+	Start, OldEnd, NewEnd int
 }
 
 // EditResult is what became of an edit the door tried to apply.
@@ -241,6 +244,7 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 			return r, errors.New("content is required (an empty string for an empty file)")
 		}
 		r.NewText = *a.Content
+		r.Start, r.OldEnd, r.NewEnd = 0, 0, len(r.NewText)
 	} else {
 		if a.OldString == nil || *a.OldString == "" || a.NewString == nil {
 			return r, errors.New("old_string (not empty) and new_string are required")
@@ -248,20 +252,25 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 		if *a.OldString == *a.NewString {
 			return r, errors.New("old_string and new_string are the same: nothing would change")
 		}
-		if r.NewText, err = replaceIn(path, text, *a.OldString, *a.NewString, a.ReplaceAll); err != nil {
+		if r.NewText, r.Start, r.OldEnd, r.NewEnd, err = replaceIn(path, text, *a.OldString, *a.NewString, a.ReplaceAll); err != nil {
 			return r, err
 		}
 	}
 	if len(r.NewText) > MaxEditBytes {
 		return r, fmt.Errorf("the file would be %d bytes; the limit is %d", len(r.NewText), MaxEditBytes)
 	}
-	if !utf8.ValidString(r.NewText) {
+	// The old text is valid UTF-8 (the editor's, or checked when read), so
+	// only what the model wrote is checked.
+	if !utf8.ValidString(r.NewText[r.Start:r.NewEnd]) {
 		return r, errors.New("the new text is not valid UTF-8")
 	}
-	if chat.LooksSecret(path, r.OldText+r.NewText) && !s.addedByUser(ctx, sess.ID, path) {
+	// The new text is the old one but for its changed span (and the few
+	// bytes around it a header could straddle).
+	around := r.NewText[max(r.Start-16, 0):min(r.NewEnd+16, len(r.NewText))]
+	if (chat.LooksSecret(path, r.OldText) || chat.LooksSecret(path, around)) && !s.addedByUser(ctx, sess.ID, path) {
 		return r, fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
 	}
-	r.Diff, r.Summary = unifiedDiff(path, r.OldText, r.NewText, r.Create)
+	r.Diff, r.Summary = unifiedDiff(path, r.OldText, r.NewText, r.Create, r.Start, r.OldEnd, r.NewEnd)
 	return r, nil
 }
 
@@ -397,19 +406,35 @@ func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
 
 // replaceIn replaces old with new in text: old must occur exactly once
 // unless all; otherwise the error says how often it occurs, and where (or
-// the nearest lines when it does not).
-func replaceIn(path, text, old, new string, all bool) (string, error) {
-	n := strings.Count(text, old)
-	switch {
-	case n == 0:
-		return "", fmt.Errorf("old_string does not occur in %s; nothing changed. The nearest lines:\n%s", path, nearest(text, old))
-	case n > 1 && !all:
-		return "", fmt.Errorf("old_string occurs %d times in %s (lines %s); nothing changed. Give more surrounding lines to pick one, or replace_all", n, path, occurrenceLines(text, old, 10))
-	case all:
-		return strings.ReplaceAll(text, old, new), nil
-	}
+// the nearest lines when it does not). It returns the new text and where
+// it differs (see Changed). A single replacement reads the text once.
+func replaceIn(path, text, old, new string, all bool) (out string, start, oldEnd, newEnd int, err error) {
 	i := strings.Index(text, old)
-	return text[:i] + new + text[i+len(old):], nil
+	if i < 0 {
+		return "", 0, 0, 0, fmt.Errorf("old_string does not occur in %s; nothing changed. The nearest lines:\n%s", path, nearest(text, old))
+	}
+	again := strings.Index(text[i+len(old):], old) >= 0
+	switch {
+	case again && !all:
+		n := strings.Count(text, old)
+		return "", 0, 0, 0, fmt.Errorf("old_string occurs %d times in %s (lines %s); nothing changed. Give more surrounding lines to pick one, or replace_all", n, path, occurrenceLines(text, old, 10))
+	case again:
+		out = strings.ReplaceAll(text, old, new)
+		start, oldEnd, newEnd = Changed(text, out)
+		return out, start, oldEnd, newEnd, nil
+	}
+	out = text[:i] + new + text[i+len(old):]
+	// Within the replaced span, what old and new share at their ends is
+	// unchanged.
+	p := commonPrefix(old, new)
+	for p > 0 && p < len(old) && !utf8.RuneStart(old[p]) {
+		p--
+	}
+	s := commonSuffix(old[p:], new[p:])
+	for s > 0 && !utf8.RuneStart(old[len(old)-s]) {
+		s--
+	}
+	return out, i + p, i + len(old) - s, i + len(new) - s, nil
 }
 
 // occurrenceLines lists the lines (1-based) where old starts, at most max.

@@ -264,6 +264,8 @@ var targets = []target{
 		return fmt.Sprintf("%.2f× (%.3g vs %.3g ms)", r.value, a.value, n.value), r.value <= 1.1, true
 	}},
 	{"an MCP tool call's overhead beyond the server's own time (median)", "≤ 2 ms", atMost("BenchmarkMCPToolCallOverhead overhead-ms", 2, "ms")},
+	// Issue 22: the model's edits applied through the editor.
+	{"an edit of a 10 MB open buffer: the provider's answer → workspace/applyEdit (median)", "≤ 5 ms", atMost("BenchmarkEditApply10MB apply-ms", 5, "ms")},
 	{"PostgreSQL store: list 10,000 sessions, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresList10kSessions", "BenchmarkList10kSessions", "ns/op", 2)},
 	{"PostgreSQL store: search 100,000 messages, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresSearch100kMessages", "BenchmarkSearch100kMessages", "ns/op", 2)},
 	{"PostgreSQL store: resume a 1,000-message session, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresResume1000Messages", "BenchmarkResume1000Messages", "ns/op", 2)},
@@ -315,7 +317,7 @@ func main() {
 	fmt.Fprintln(w, "The status column is computed from the figures below by `bench/report`. Timed tests are never used for")
 	fmt.Fprintln(w, "these targets; CI runs `bench/run --short` only to show the suite works.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "## Targets (issues 5, 12, 13, 14 and 21)")
+	fmt.Fprintln(w, "## Targets (issues 5, 12, 13, 14, 21 and 22)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| measure | target | this run | status |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")

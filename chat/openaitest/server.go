@@ -76,10 +76,13 @@ func HugeReply(n int) Reply {
 
 // Request is one chat request as received.
 type Request struct {
-	Body        []byte
-	Parsed      openai.ChatCompletionRequest
-	Header      http.Header
-	StartedAt   time.Time
+	Body      []byte
+	Parsed    openai.ChatCompletionRequest
+	Header    http.Header
+	StartedAt time.Time
+	// FinishedAt is when a streamed answer's last event ([DONE]) was
+	// written and flushed.
+	FinishedAt  time.Time
 	Cancelled   bool
 	CancelledAt time.Time
 }
@@ -460,6 +463,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 		}
 	}
 	send([]byte("[DONE]"))
+	s.mu.Lock()
+	req.FinishedAt = time.Now()
+	s.signalLocked()
+	s.mu.Unlock()
 }
 
 func (s *Server) fault(w http.ResponseWriter, r *http.Request, reply Reply, send func([]byte) bool) {
