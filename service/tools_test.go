@@ -162,10 +162,10 @@ func TestMCPToolFaults(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	dir := t.TempDir()
 	s, _ := mcpService(t, fake, map[string]map[string]any{
-		"many": testmcp.Server(t, "many", dir, "-many"),
-		"bad":  testmcp.Server(t, "bad", dir, "-badschema"),
-		"gone": {"command": "/nonexistent/mcp-server"},
-		"t":    func() map[string]any { m := testmcp.Server(t, "t", dir); m["timeoutSeconds"] = 1; return m }(),
+		"many":  testmcp.Server(t, "many", dir, "-many"),
+		"bad":   testmcp.Server(t, "bad", dir, "-badschema"),
+		"gone":  {"command": "/nonexistent/mcp-server"},
+		"quick": func() map[string]any { m := testmcp.Server(t, "quick", dir); m["timeoutSeconds"] = 1; return m }(),
 	})
 	s.mcp().Backoff = 50 * time.Millisecond
 	s.SetAllowReadOnly(true)
@@ -183,7 +183,7 @@ func TestMCPToolFaults(t *testing.T) {
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
 			{ID: "f1", Name: "mcp__t__big", Arguments: `{"bytes":10485760}`},
-			{ID: "f2", Name: "mcp__t__hang", Arguments: `{}`},
+			{ID: "f2", Name: "mcp__quick__hang", Arguments: `{}`},
 			{ID: "f3", Name: "mcp__t__fail", Arguments: `{}`},
 			{ID: "f4", Name: "mcp__t__crash", Arguments: `{}`},
 			{ID: "f5", Name: "mcp__t__echo", Arguments: `{"text":"after the crash"}`},
@@ -201,17 +201,17 @@ func TestMCPToolFaults(t *testing.T) {
 	for _, tool := range reqs[0].Parsed.Tools {
 		offered[tool.Function.Name] = true
 	}
-	// 5 of ctxls's, many's 109, bad's 9 and a broken one, t's 9: many's
-	// last four are cut, the broken one left out.
-	if len(offered) != MaxTools || !offered["mcp__many__t042"] || offered["mcp__many__t099"] || !offered["mcp__t__hang"] || !offered["mcp__bad__echo"] || offered["mcp__bad__broken"] {
+	// 5 of ctxls's, many's 109, bad's 9 and a broken one, quick's 9, t's
+	// 9: many's last thirteen are cut, the broken one left out.
+	if len(offered) != MaxTools || !offered["mcp__many__t042"] || offered["mcp__many__t099"] || !offered["mcp__quick__hang"] || !offered["mcp__t__big"] || !offered["mcp__bad__echo"] || offered["mcp__bad__broken"] {
 		t.Errorf("offered %d tools; many's t042 %v and t099 %v, t's hang %v, bad's echo %v and broken %v", len(offered),
-			offered["mcp__many__t042"], offered["mcp__many__t099"], offered["mcp__t__hang"], offered["mcp__bad__echo"], offered["mcp__bad__broken"])
+			offered["mcp__many__t042"], offered["mcp__many__t099"], offered["mcp__quick__hang"], offered["mcp__bad__echo"], offered["mcp__bad__broken"])
 	}
 	res := reqs[1].ToolResults()
 	if len(res["f1"]) > 300<<10 || !strings.Contains(res["f1"], "[truncated: the result is 10485760 bytes") {
 		t.Errorf("10 MB result: %d bytes, ends %q", len(res["f1"]), res["f1"][max(0, len(res["f1"])-120):])
 	}
-	if !strings.Contains(res["f2"], `server "t": hang did not answer within 1s`) {
+	if !strings.Contains(res["f2"], `server "quick": hang did not answer within 1s`) {
 		t.Errorf("hang: %q", res["f2"])
 	}
 	if res["f3"] != "error: the widget is broken" {
@@ -226,13 +226,13 @@ func TestMCPToolFaults(t *testing.T) {
 	if res["f6"] != "t042 ran" || !strings.Contains(res["f7"], "not a JSON object") {
 		t.Errorf("many: %q; bad arguments: %q", res["f6"], res["f7"])
 	}
-	if _, err := os.Stat(filepath.Join(dir, "t.cancelled")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "quick.cancelled")); err != nil {
 		t.Errorf("the timed-out call was not cancelled at the server: %v", err)
 	}
 	mu.Lock()
 	all := strings.Join(notices, "\n")
 	mu.Unlock()
-	for _, want := range []string{`MCP server "gone" cannot be used`, `"/nonexistent/mcp-server" not found`, `tool "broken" is left out`, "4 MCP tools are left out"} {
+	for _, want := range []string{`MCP server "gone" cannot be used`, `"/nonexistent/mcp-server" not found`, `tool "broken" is left out`, "13 MCP tools are left out"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("notices lack %q:\n%s", want, all)
 		}
