@@ -142,3 +142,45 @@ func TestAcpx(t *testing.T) {
 		t.Errorf("sessions list after the agent ended:\n%s", out)
 	}
 }
+
+// TestAcpxEdits: the model's edit_file through acpx, a third-party client:
+// with the edit denied (permission asked, no terminal: denied; the file kept,
+// the model told); with --approve-all it is accepted and written through
+// the client's fs/write_text_file.
+func TestAcpxEdits(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Edits"}}))
+	a := newAcpx(t, fake, t.TempDir())
+	path := filepath.Join(a.work, "main.go")
+	if err := os.WriteFile(path, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file",
+		Arguments: `{"path":"main.go","old_string":"func main() {}","new_string":"func main() { run() }"}`}}}
+	a.run("sessions", "new", "--name", "edits")
+
+	fake.Enqueue(edit, openaitest.Reply{Chunks: []string{"Rejected."}})
+	// acpx exits 5 when it denied a permission; the turn itself ends well.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	raw, err := a.command(ctx, "--approve-reads", "--non-interactive-permissions", "deny", "prompt", "-s", "edits", "edit main.go").CombinedOutput()
+	out := string(raw)
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 5) || !strings.Contains(out, "[done] end_turn") {
+		t.Errorf("denied: %v\n%s", err, out)
+	}
+	if got := fake.LastStreamed().ToolResults()["e1"]; !strings.Contains(got, "rejected") {
+		t.Errorf("denied: the model was told %q\n%s", got, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "package main\n\nfunc main() {}\n" {
+		t.Errorf("denied, the file: %q", b)
+	}
+	fake.WaitRequests(3, 10*time.Second) // the title's
+
+	fake.Enqueue(edit, openaitest.Reply{Chunks: []string{"Edited."}})
+	out = a.run("--approve-all", "prompt", "-s", "edits", "edit main.go again")
+	if got := fake.LastStreamed().ToolResults()["e1"]; !strings.Contains(got, "edited "+path) {
+		t.Errorf("approved: the model was told %q\n%s", got, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "package main\n\nfunc main() { run() }\n" {
+		t.Errorf("approved, the file: %q\n%s", b, out)
+	}
+}
