@@ -19,6 +19,7 @@ import (
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
+	"github.com/sashabaranov/go-openai"
 )
 
 // agent is a `ctxls acp` process under test with its data directory and
@@ -72,7 +73,7 @@ func (a *agent) newSession() string {
 type promptResult struct {
 	StopReason string `json:"stopReason"`
 	Usage      *struct {
-		InputTokens, OutputTokens, TotalTokens int
+		InputTokens, OutputTokens, TotalTokens, CachedReadTokens int
 	} `json:"usage"`
 }
 
@@ -173,12 +174,13 @@ func TestPromptStreamsWithTitlesAndUsage(t *testing.T) {
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
-	fake.Enqueue(openaitest.Reply{Chunks: []string{"Roll ", "back ", "with helm."}})
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Roll ", "back ", "with helm."}, Usage: &openai.Usage{PromptTokens: 300, CompletionTokens: 3,
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 256}}})
 	res, err := a.prompt(id, text("How do I undo the canary deploy?\nIt broke checkout."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StopReason != "end_turn" || res.Usage == nil || res.Usage.TotalTokens == 0 {
+	if res.StopReason != "end_turn" || res.Usage == nil || res.Usage.TotalTokens != 303 || res.Usage.CachedReadTokens != 256 {
 		t.Errorf("prompt result: %+v", res)
 	}
 	if got := a.AgentText(id); got != "Roll back with helm." {

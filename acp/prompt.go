@@ -99,11 +99,11 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		case r.FinishReason == api.FinishLength:
 			reason = sdk.StopReasonMaxTokens
 		}
-		return sdk.PromptResponse{StopReason: reason, Usage: usageOf(r.Usage.PromptTokens, r.Usage.CompletionTokens)}, nil
+		return sdk.PromptResponse{StopReason: reason, Usage: usageOf(r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.CachedTokens)}, nil
 	case turn.Cancelled:
 		var u *sdk.Usage
 		if f.Result != nil {
-			u = usageOf(f.Result.Usage.PromptTokens, f.Result.Usage.CompletionTokens)
+			u = usageOf(f.Result.Usage.PromptTokens, f.Result.Usage.CompletionTokens, f.Result.Usage.CachedTokens)
 		}
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
 	case turn.Failed:
@@ -143,8 +143,12 @@ func (a *Agent) waitIdle(s *openSession) {
 	}
 }
 
-func usageOf(prompt, completion int) *sdk.Usage {
-	return &sdk.Usage{InputTokens: prompt, OutputTokens: completion, TotalTokens: prompt + completion}
+func usageOf(prompt, completion, cached int) *sdk.Usage {
+	u := &sdk.Usage{InputTokens: prompt, OutputTokens: completion, TotalTokens: prompt + completion}
+	if cached > 0 {
+		u.CachedReadTokens = &cached
+	}
+	return u
 }
 
 // promptInput is a decoded prompt.

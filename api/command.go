@@ -511,6 +511,9 @@ const (
 type ChatUsage struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+	// CachedTokens: how much of the prompts the provider read from its
+	// cache, at a discount (absent when it did not say).
+	CachedTokens int `json:"cachedTokens,omitempty"`
 }
 
 // ChatResult is the result of a chat turn.
@@ -652,6 +655,7 @@ type SessionUsageResult struct {
 	Unreported       int          `json:"unreported"`
 	PromptTokens     int          `json:"promptTokens"`
 	CompletionTokens int          `json:"completionTokens"`
+	CachedTokens     int          `json:"cachedTokens"` // of PromptTokens, read from the provider's cache
 	Models           []ModelUsage `json:"models"`
 }
 
@@ -661,6 +665,7 @@ type ModelUsage struct {
 	Answers          int    `json:"answers"`
 	PromptTokens     int    `json:"promptTokens"`
 	CompletionTokens int    `json:"completionTokens"`
+	CachedTokens     int    `json:"cachedTokens"`
 }
 
 // MCPListArgs is the argument of ctxls.mcp.list.

@@ -98,6 +98,9 @@ type Session struct {
 type Usage struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+	// CachedTokens: how much of the prompt the provider read from its
+	// cache, at a discount (absent when it did not say).
+	CachedTokens int `json:"cachedTokens,omitempty"`
 }
 
 // Span is a range of message ids, both ends included; Covered is how many

@@ -132,6 +132,9 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		}
 		if resp.Usage != nil {
 			usage = session.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens}
+			if d := resp.Usage.PromptTokensDetails; d != nil {
+				usage.CachedTokens = d.CachedTokens
+			}
 		}
 		for _, c := range resp.Choices {
 			if c.Delta.Content != "" {

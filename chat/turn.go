@@ -416,6 +416,7 @@ func (r *run) round(n int) (more bool, err error) {
 	r.res.MessageID = answer.ID
 	r.res.Usage.PromptTokens += usage.PromptTokens
 	r.res.Usage.CompletionTokens += usage.CompletionTokens
+	r.res.Usage.CachedTokens += usage.CachedTokens
 	if errors.Is(context.Cause(ctx), ErrSessionDeleted) {
 		return false, errDeleted
 	}

@@ -93,7 +93,11 @@ func printSession(w io.Writer, res *api.ShowResult, sets api.Context) {
 		if m.Model != "" {
 			model = " · " + m.Model
 		}
-		fmt.Fprintf(w, "\n[%s%s · %s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), status, m.Content)
+		tokens := ""
+		if t := service.TokensText(m.Usage); t != "" {
+			tokens = " · " + t
+		}
+		fmt.Fprintf(w, "\n[%s%s · %s%s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), tokens, status, m.Content)
 	}
 }
 

@@ -88,6 +88,9 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "delta": ev.Text})
 		case turn.Activity:
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
+		case turn.Usage:
+			p.send(map[string]any{"kind": "report", "usage": api.ChatUsage{
+				PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, CachedTokens: ev.Usage.CachedTokens}})
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
 			tc, _ := service.ToolCallUpdate(t.SessionID, ev)
 			s.notify(ctx, api.ToolCall, tc)

@@ -58,7 +58,8 @@ func progressFor(s *lsptest.Server, token string) (deltas string, kinds []string
 
 func TestChatStreamsWithUnsavedBufferAndTitles(t *testing.T) {
 	fake := openaitest.New(t)
-	fake.Enqueue(openaitest.Reply{Chunks: []string{"The ", "redirect ", "loops because ", "of 😀 middleware."}, Usage: &openai.Usage{PromptTokens: 120, CompletionTokens: 9}},
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"The ", "redirect ", "loops because ", "of 😀 middleware."}, Usage: &openai.Usage{PromptTokens: 120, CompletionTokens: 9,
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 64}}},
 		openaitest.Reply{Chunks: []string{"Login redirect loop fix"}})
 	s, root := startChat(t, fake)
 	main := filepath.Join(root, "main.go")
@@ -72,8 +73,11 @@ func TestChatStreamsWithUnsavedBufferAndTitles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "The redirect loops because of 😀 middleware."
-	if res.Text != want || res.FinishReason != "stop" || res.Usage.PromptTokens != 120 || res.Usage.CompletionTokens != 9 || res.V != 1 {
+	if res.Text != want || res.FinishReason != "stop" || res.Usage.PromptTokens != 120 || res.Usage.CompletionTokens != 9 || res.Usage.CachedTokens != 64 || res.V != 1 {
 		t.Errorf("result %+v", res)
+	}
+	if !strings.Contains(progressMessagesRaw(s), `"usage":{"promptTokens":120,"completionTokens":9,"cachedTokens":64}`) {
+		t.Errorf("no usage report in the progress: %s", progressMessagesRaw(s))
 	}
 	deltas, kinds, end := progressFor(s, `"tok-1"`)
 	if deltas != want || kinds[0] != "begin" || kinds[len(kinds)-1] != "end" || end != "done" {
@@ -293,4 +297,13 @@ func TestChatSystemPromptGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// progressMessagesRaw is every $/progress notification's params.
+func progressMessagesRaw(s *lsptest.Server) string {
+	var out []string
+	for _, m := range s.Notifications("$/progress") {
+		out = append(out, string(m.Params))
+	}
+	return strings.Join(out, "\n")
 }

@@ -318,12 +318,13 @@ func TestSessionUsage(t *testing.T) {
 		t.Fatalf("chat: %s", errOut)
 	}
 	id := strings.Fields(errOut[strings.LastIndex(errOut, "session ")+len("session "):])[0]
-	d.fake.Enqueue(openaitest.Reply{Chunks: []string{"Three"}, Usage: &openai.Usage{PromptTokens: 1500, CompletionTokens: 25}})
+	d.fake.Enqueue(openaitest.Reply{Chunks: []string{"Three"}, Usage: &openai.Usage{PromptTokens: 1500, CompletionTokens: 25,
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 1024}}})
 	if _, errOut, code := d.cli("chat", "--session", id, "--base-url", d.fake.URL, "--model", "model-b", "second question"); code != 0 {
 		t.Fatalf("second chat: %s", errOut)
 	}
-	want := api.SessionUsageResult{V: 1, SessionID: id, Answers: 2, PromptTokens: 2700, CompletionTokens: 65, Models: []api.ModelUsage{
-		{Model: "model-b", Answers: 1, PromptTokens: 1500, CompletionTokens: 25},
+	want := api.SessionUsageResult{V: 1, SessionID: id, Answers: 2, PromptTokens: 2700, CompletionTokens: 65, CachedTokens: 1024, Models: []api.ModelUsage{
+		{Model: "model-b", Answers: 1, PromptTokens: 1500, CompletionTokens: 25, CachedTokens: 1024},
 		{Model: "model-a", Answers: 1, PromptTokens: 1200, CompletionTokens: 40},
 	}}
 
@@ -337,10 +338,13 @@ func TestSessionUsage(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &fromCLI); err != nil || code != 0 || !reflect.DeepEqual(fromCLI, want) {
 		t.Errorf("from the CLI: %d %v %q %+v", code, err, errOut, fromCLI)
 	}
+	if out, _, _ := d.cli("sessions", "show", id); !strings.Contains(out, "1,500 tokens in (1,024 cached), 25 out]") {
+		t.Errorf("sessions show lacks the answer's tokens:\n%s", out)
+	}
 	c := d.acp()
 	d.open(c, id)
 	text := d.slash(c, id, "/usage").Text()
-	for _, line := range []string{"2 answers: 2,700 prompt tokens, 65 completion tokens.", "- model-b: 1 answers, 1,500 prompt, 25 completion", "- model-a: 1 answers, 1,200 prompt, 40 completion"} {
+	for _, line := range []string{"2 answers: 2,700 prompt tokens (1,024 of them cached), 65 completion tokens.", "- model-b: 1 answers, 1,500 prompt (1,024 of them cached), 25 completion", "- model-a: 1 answers, 1,200 prompt, 40 completion"} {
 		if !strings.Contains(text, line) {
 			t.Errorf("/usage lacks %q:\n%s", line, text)
 		}

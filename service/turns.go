@@ -195,7 +195,7 @@ func Outcome(final turn.Event) (*api.ChatResult, error) {
 func chatResult(r *chat.Result) *api.ChatResult {
 	return &api.ChatResult{
 		V: api.V, SessionID: r.SessionID, MessageID: r.MessageID, Text: r.Text, FinishReason: r.FinishReason,
-		Usage:  api.ChatUsage{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens},
+		Usage:  api.ChatUsage{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, CachedTokens: r.Usage.CachedTokens},
 		Edited: r.Edited,
 	}
 }

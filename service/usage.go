@@ -36,6 +36,7 @@ func (s *Service) SessionUsage(ctx context.Context, a *api.SessionIDArgs) (*api.
 		res.Answers++
 		res.PromptTokens += m.Usage.PromptTokens
 		res.CompletionTokens += m.Usage.CompletionTokens
+		res.CachedTokens += m.Usage.CachedTokens
 		mu := byModel[m.Model]
 		if mu == nil {
 			mu = &api.ModelUsage{Model: m.Model}
@@ -44,6 +45,7 @@ func (s *Service) SessionUsage(ctx context.Context, a *api.SessionIDArgs) (*api.
 		mu.Answers++
 		mu.PromptTokens += m.Usage.PromptTokens
 		mu.CompletionTokens += m.Usage.CompletionTokens
+		mu.CachedTokens += m.Usage.CachedTokens
 	}
 	for _, mu := range byModel {
 		res.Models = append(res.Models, *mu)
@@ -61,19 +63,40 @@ func UsageText(u *api.SessionUsageResult) string {
 	if u.Answers == 0 {
 		b.WriteString("No answer in this session has reported its tokens yet.\n")
 	} else {
-		fmt.Fprintf(&b, "%d answers: %s prompt tokens, %s completion tokens.\n", u.Answers, count(u.PromptTokens), count(u.CompletionTokens))
+		fmt.Fprintf(&b, "%d answers: %s prompt tokens%s, %s completion tokens.\n", u.Answers, count(u.PromptTokens), cachedText(u.CachedTokens), count(u.CompletionTokens))
 		for _, m := range u.Models {
 			name := m.Model
 			if name == "" {
 				name = "(model not recorded)"
 			}
-			fmt.Fprintf(&b, "- %s: %d answers, %s prompt, %s completion\n", name, m.Answers, count(m.PromptTokens), count(m.CompletionTokens))
+			fmt.Fprintf(&b, "- %s: %d answers, %s prompt%s, %s completion\n", name, m.Answers, count(m.PromptTokens), cachedText(m.CachedTokens), count(m.CompletionTokens))
 		}
 	}
 	if u.Unreported > 0 {
 		fmt.Fprintf(&b, "%d answers reported no usage (cancelled or failed before the provider said).\n", u.Unreported)
 	}
 	return b.String()
+}
+
+// TokensText is one answer's usage in a few words: "1,500 tokens in (1,024
+// cached), 25 out" ("" for none).
+func TokensText(u *api.Usage) string {
+	if u == nil || u.PromptTokens+u.CompletionTokens == 0 {
+		return ""
+	}
+	in := count(u.PromptTokens) + " tokens in"
+	if u.CachedTokens > 0 {
+		in += " (" + count(u.CachedTokens) + " cached)"
+	}
+	return in + ", " + count(u.CompletionTokens) + " out"
+}
+
+// cachedText says how much of the prompt tokens were cached ("" for none).
+func cachedText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return " (" + count(n) + " of them cached)"
 }
 
 // count writes n with thousands separators.

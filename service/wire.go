@@ -29,7 +29,7 @@ func wireMessage(m session.Message) api.Message {
 		CreatedAt: m.CreatedAt, Model: m.Model,
 	}
 	if m.Usage != nil {
-		w.Usage = &api.Usage{PromptTokens: m.Usage.PromptTokens, CompletionTokens: m.Usage.CompletionTokens}
+		w.Usage = &api.Usage{PromptTokens: m.Usage.PromptTokens, CompletionTokens: m.Usage.CompletionTokens, CachedTokens: m.Usage.CachedTokens}
 	}
 	if m.SummaryOf != nil {
 		w.SummaryOf = &api.Span{First: m.SummaryOf.First, Last: m.SummaryOf.Last, Covered: m.SummaryOf.Covered}

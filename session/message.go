@@ -39,6 +39,10 @@ const (
 type Usage struct {
 	PromptTokens     int `json:"promptTokens"`
 	CompletionTokens int `json:"completionTokens"`
+	// CachedTokens is how much of the prompt the provider said it read from
+	// its cache (OpenAI's prompt_tokens_details.cached_tokens), at a
+	// discount; 0 when it said nothing.
+	CachedTokens int `json:"cachedTokens,omitempty"`
 }
 
 // Message is one message of a session.
@@ -88,7 +92,7 @@ func MessageArgs(m *Message, now int64, owner string) []any {
 	if m.SummaryOf != nil {
 		sf, sl = m.SummaryOf.First, m.SummaryOf.Last
 	}
-	pt, ct := UsageArgs(m.Usage)
+	pt, ct, _ := UsageArgs(m.Usage)
 	return []any{m.SessionID, m.Role, m.Content, toolCalls, Nullable(m.ToolCallID), m.Status, now, pt, ct, Nullable(m.Model), streamOwner, heartbeat, sf, sl}
 }
 
@@ -115,11 +119,13 @@ func Nullable(s string) any {
 	return s
 }
 
-func UsageArgs(u *Usage) (any, any) {
+// UsageArgs are a usage's columns (prompt, completion and cached tokens),
+// NULL when there is none.
+func UsageArgs(u *Usage) (pt, ct, cached any) {
 	if u == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return u.PromptTokens, u.CompletionTokens
+	return u.PromptTokens, u.CompletionTokens, u.CachedTokens
 }
 
 // CheckMessage checks a message to append, defaulting its status to

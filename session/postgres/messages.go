@@ -63,15 +63,16 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 		return session.Invalidf("unknown status %q", status)
 	}
 	// One statement: the message changed and its session's activity bumped.
-	pt, ct := session.UsageArgs(usage)
+	pt, ct, cached := session.UsageArgs(usage)
 	now := s.millis()
 	var sessionID string
 	err := s.pool.QueryRow(ctx, `WITH changed AS (
 			UPDATE messages SET content = $1, status = $2,
-				prompt_tokens = coalesce($3, prompt_tokens), completion_tokens = coalesce($4, completion_tokens), heartbeat_at = $5
+				prompt_tokens = coalesce($3, prompt_tokens), completion_tokens = coalesce($4, completion_tokens), heartbeat_at = $5,
+				cached_tokens = coalesce($7, cached_tokens)
 			WHERE id = $6 RETURNING session_id)
 		UPDATE sessions s SET updated_at = GREATEST(s.updated_at + 1, $5) FROM changed WHERE s.id = changed.session_id
-		RETURNING s.id`, content, status, pt, ct, now, id).Scan(&sessionID)
+		RETURNING s.id`, content, status, pt, ct, now, id, cached).Scan(&sessionID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("message %d: %w", id, session.ErrNotFound)
 	}
@@ -174,7 +175,7 @@ func (s *Store) queryMessages(ctx context.Context, q pgQuerier, where string, ar
 }
 
 // pgMessageColumns are the columns scanMessages reads.
-const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count`
+const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens`
 
 // scanMessages reads the messages of a query of pgMessageColumns.
 func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error) {
@@ -188,10 +189,10 @@ func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error
 			m                            session.Message
 			toolCalls, toolCallID, model *string
 			created                      int64
-			pt, ct                       *int64
+			pt, ct, cached               *int64
 			sf, sl, sc                   *int64
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &cached); err != nil {
 			return nil, err
 		}
 		if sf != nil && sl != nil {
@@ -217,6 +218,9 @@ func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error
 			}
 			if ct != nil {
 				m.Usage.CompletionTokens = int(*ct)
+			}
+			if cached != nil {
+				m.Usage.CachedTokens = int(*cached)
 			}
 		}
 		out = append(out, m)

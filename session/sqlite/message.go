@@ -71,10 +71,11 @@ func (s *Store) UpdateMessage(ctx context.Context, id int64, content string, sta
 			}
 			return err
 		}
-		pt, ct := session.UsageArgs(usage)
+		pt, ct, cached := session.UsageArgs(usage)
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, status = ?,
-			prompt_tokens = coalesce(?, prompt_tokens), completion_tokens = coalesce(?, completion_tokens), heartbeat_at = ? WHERE id = ?`,
-			content, status, pt, ct, s.millis(), id); err != nil {
+			prompt_tokens = coalesce(?, prompt_tokens), completion_tokens = coalesce(?, completion_tokens),
+			cached_tokens = coalesce(?, cached_tokens), heartbeat_at = ? WHERE id = ?`,
+			content, status, pt, ct, cached, s.millis(), id); err != nil {
 			return err
 		}
 		return s.touch(ctx, tx, sessionID)
@@ -208,7 +209,7 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]session.M
 // queryMessages reads the messages that where (a condition and an order)
 // selects through q.
 func queryMessages(ctx context.Context, q querier, where string, args ...any) ([]session.Message, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens
 		FROM messages WHERE `+where, args...)
 	if err != nil {
 		return nil, err
@@ -221,11 +222,11 @@ func queryMessages(ctx context.Context, q querier, where string, args ...any) ([
 			toolCalls  sql.NullString
 			toolCallID sql.NullString
 			created    int64
-			pt, ct     sql.NullInt64
+			pt, ct, ca sql.NullInt64
 			model      sql.NullString
 			sf, sl, sc sql.NullInt64
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &ca); err != nil {
 			return nil, err
 		}
 		m.SummaryOf = spanOf(sf, sl, sc)
@@ -236,7 +237,7 @@ func queryMessages(ctx context.Context, q querier, where string, args ...any) ([
 		m.Model = model.String
 		m.CreatedAt = session.FromMillis(created)
 		if pt.Valid || ct.Valid {
-			m.Usage = &session.Usage{PromptTokens: int(pt.Int64), CompletionTokens: int(ct.Int64)}
+			m.Usage = &session.Usage{PromptTokens: int(pt.Int64), CompletionTokens: int(ct.Int64), CachedTokens: int(ca.Int64)}
 		}
 		out = append(out, m)
 	}

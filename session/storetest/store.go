@@ -194,7 +194,7 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	if err := s.AppendMessage(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateMessage(ctx, m.ID, "Use encoding/json.", session.StatusComplete, &session.Usage{PromptTokens: 10, CompletionTokens: 4}); err != nil {
+	if err := s.UpdateMessage(ctx, m.ID, "Use encoding/json.", session.StatusComplete, &session.Usage{PromptTokens: 10, CompletionTokens: 4, CachedTokens: 6}); err != nil {
 		t.Fatal(err)
 	}
 	tc := &session.Message{SessionID: a.ID, Role: session.RoleAssistant, ToolCalls: []byte(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)}
@@ -205,7 +205,7 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	if err != nil || len(msgs) != 3 {
 		t.Fatalf("messages: %v %v", msgs, err)
 	}
-	if msgs[1].Content != "Use encoding/json." || msgs[1].Status != session.StatusComplete || msgs[1].Usage == nil || msgs[1].Usage.CompletionTokens != 4 {
+	if msgs[1].Content != "Use encoding/json." || msgs[1].Status != session.StatusComplete || msgs[1].Usage == nil || msgs[1].Usage.CompletionTokens != 4 || msgs[1].Usage.CachedTokens != 6 {
 		t.Errorf("updated message: %+v", msgs[1])
 	}
 	if string(msgs[2].ToolCalls) != string(tc.ToolCalls) {

@@ -91,6 +91,7 @@ export type Status = "complete" | "interrupted" | "error" | "streaming" | "decli
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number;
 }
 
 export interface Span {
@@ -262,6 +263,7 @@ export interface ChatArgs {
 export interface ChatUsage {
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number;
 }
 
 export interface ChatResult {
@@ -338,6 +340,7 @@ export interface ModelUsage {
   answers: number;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens: number;
 }
 
 export interface SessionUsageResult {
@@ -347,6 +350,7 @@ export interface SessionUsageResult {
   unreported: number;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens: number;
   models: ModelUsage[];
 }
 
