@@ -368,7 +368,7 @@ func testLoadReplay(t *testing.T, flags ...string) {
 		t.Fatal(err)
 	}
 	reqs := fake.Requests()
-	if sys := reqs[len(reqs)-1].SystemPrompt(); !strings.Contains(strings.ToLower(sys), "resum") {
+	if sys := reqs[len(reqs)-1].ModelContext(); !strings.Contains(strings.ToLower(sys), "resum") {
 		t.Errorf("no resume reminder after load:\n%s", sys)
 	}
 }
@@ -403,7 +403,7 @@ func TestResumeCloseDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := fake.Requests()
-	if sys := reqs[len(reqs)-1].SystemPrompt(); !strings.Contains(strings.ToLower(sys), "resum") {
+	if sys := reqs[len(reqs)-1].ModelContext(); !strings.Contains(strings.ToLower(sys), "resum") {
 		t.Errorf("no resume reminder after resume:\n%s", sys)
 	}
 	if err := a.Call("session/delete", map[string]any{"sessionId": id}, nil); err != nil {
@@ -524,7 +524,7 @@ func TestSlashCommands(t *testing.T) {
 	if out := run("/usr/bin is what?"); out != "A path." {
 		t.Errorf("a slash that names no command goes to the model: %q", out)
 	}
-	if sys := fake.Requests()[0].SystemPrompt(); !strings.Contains(sys, filepath.Join(cwd, "b.go")) {
+	if sys := fake.Requests()[0].ModelContext(); !strings.Contains(sys, filepath.Join(cwd, "b.go")) {
 		t.Errorf("the added file is not in the prompt:\n%s", sys)
 	}
 }
@@ -552,7 +552,7 @@ func TestEditorText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := fake.Requests()[0].SystemPrompt()
+	sys := fake.Requests()[0].ModelContext()
 	for _, want := range []string{"unsaved a.go embedded", "// disk b.go", "unsaved c.go from the editor"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q:\n%s", want, sys)

@@ -101,7 +101,7 @@ func BenchmarkACPFirstChunkOverhead(b *testing.B) {
 		direct = append(direct, d)
 	}
 	b.StopTimer()
-	if reqs := fake.Requests(); !strings.Contains(reqs[len(reqs)-2].SystemPrompt(), "package main // unsaved") {
+	if reqs := fake.Requests(); !strings.Contains(reqs[len(reqs)-2].ModelContext(), "package main // unsaved") {
 		b.Fatal("the agent's request did not carry the relevant files")
 	}
 	am, dm := benchutil.Percentile(viaACP, 50), benchutil.Percentile(direct, 50)

@@ -164,7 +164,7 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 	}
 	reqs := fake.Requests()
 	last := reqs[len(reqs)-1].Parsed.Messages
-	if last[len(last)-1].Content != "question D" {
+	if reqs[len(reqs)-1].Question() != "question D" {
 		t.Errorf("the new message must always be sent")
 	}
 	if len(last) >= 8 {
@@ -173,7 +173,7 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 	if len(last) > 2 && last[1].Content == "question A" {
 		t.Errorf("the oldest message should have been dropped first")
 	}
-	if !strings.Contains(reqs[2].Parsed.Messages[0].Content, "Changed since the last turn: a.go") {
+	if !strings.Contains(reqs[2].ModelContext(), "Changed since the last turn: a.go") {
 		t.Errorf("turn 3 should name the changed file")
 	}
 	if strings.Contains(reqs[3].Parsed.Messages[0].Content, "Changed since the last turn") {

@@ -18,9 +18,10 @@ import (
 // assembled is a turn's model input and what its parts cost.
 type assembled struct {
 	Messages []openai.ChatCompletionMessage
-	// Tokens of the system prompt (files included), of the relevant files'
-	// contents in it, of the earlier messages kept, and of this turn's
-	// message; Budget is the context window less the output reserve.
+	// Tokens of what ctxls adds (the system prompt, and the turn's context
+	// before the message, files included), of the relevant files' contents
+	// in it, of the earlier messages kept, and of this turn's message as the
+	// user wrote it; Budget is the context window less the output reserve.
 	System, Files, History, Message, Budget int
 	Tools                                   int // the tools' schemas
 	Dropped                                 int // earlier messages left out
@@ -68,10 +69,15 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	in.Counter = counter
 	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
 	in.FileBudget = window / 2
-	system, fileTokens := prompts.SystemParts(in)
+	// What changes least comes first (see prompts.System): the system
+	// prompt, the history, then the turn's context with the message.
+	system := prompts.System(in)
+	turnContext, fileTokens := prompts.TurnContext(in)
+	message := prompts.WithContext(turnContext, t.Message)
 
 	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message), Tools: toolTokens(tools, counter)}
-	sysTokens := counter.Count(system)
+	contextTokens := counter.Count(message) - out.Message
+	sysTokens := counter.Count(system) + contextTokens
 	room := window - sysTokens - out.Message - out.Tools // for the summary and the history
 	turns := groupTurns(rest, counter)
 	summaryCost := 0
@@ -97,9 +103,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 		system += prompts.DroppedNote(dropped)
 	}
 	out.Messages[0].Content = system
-	out.System, out.History, out.Dropped = counter.Count(system), used, dropped
+	out.System, out.History, out.Dropped = counter.Count(system)+contextTokens, used, dropped
 	out.Messages = append(append(out.Messages, kept...),
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.Message})
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: message})
 	return out, nil
 }
 

@@ -235,7 +235,7 @@ func firstDelta(b *testing.B, fake *openaitest.Server, s *lsptest.Server, ids []
 		n++
 	}
 	b.StopTimer()
-	if reqs := fake.Requests(); !strings.Contains(reqs[len(reqs)-2].SystemPrompt(), "package main // unsaved") {
+	if reqs := fake.Requests(); !strings.Contains(reqs[len(reqs)-2].ModelContext(), "package main // unsaved") {
 		b.Fatal("the daemon's request did not carry the relevant files")
 	}
 	dm, dr := benchutil.Percentile(daemon, 50), benchutil.Percentile(direct, 50)

@@ -84,12 +84,12 @@ func TestChatStreamsWithUnsavedBufferAndTitles(t *testing.T) {
 		t.Errorf("progress: deltas %q kinds %v end %q", deltas, kinds, end)
 	}
 	reqs := fake.WaitRequests(2, 5*time.Second)
-	sys := reqs[0].SystemPrompt()
+	sys := reqs[0].ModelContext()
 	if !strings.Contains(sys, "// UNSAVED EDIT") || !strings.Contains(sys, "(unsaved editor text)") {
 		t.Errorf("the system prompt lacks the unsaved buffer:\n%s", sys)
 	}
 	last := reqs[0].Parsed.Messages[len(reqs[0].Parsed.Messages)-1]
-	if last.Role != "user" || last.Content != "Why does login redirect twice?\nmore detail" {
+	if last.Role != "user" || reqs[0].Question() != "Why does login redirect twice?\nmore detail" {
 		t.Errorf("last message %+v", last)
 	}
 	// Instant title from the first line, then the model's title.
@@ -285,7 +285,7 @@ func TestChatSystemPromptGolden(t *testing.T) {
 			s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": []string{"README.md", "docs/spec.md"}}, nil)
 			s.MustCommand(api.ContextSet, map[string]any{"setName": "ports", "items": []string{"8080"}}, nil)
 			s.MustCommand(api.Chat, map[string]any{"message": "hello"}, nil)
-			got := strings.ReplaceAll(fake.Requests()[0].SystemPrompt(), root, "/WORKSPACE")
+			got := strings.ReplaceAll(fake.Requests()[0].ModelContext(), root, "/WORKSPACE")
 			path := filepath.Join("testdata", fmt.Sprintf("system_prompt_%d_files.golden", n))
 			if *update {
 				os.WriteFile(path, []byte(got), 0o644)

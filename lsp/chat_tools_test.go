@@ -79,8 +79,8 @@ func TestChatToolsAndInjection(t *testing.T) {
 			t.Fatalf("the secret reached the provider in a %s message", m.Role)
 		}
 	}
-	if !strings.Contains(last.SystemPrompt(), secret+": withheld") {
-		t.Errorf("withheld not listed:\n%s", last.SystemPrompt())
+	if !strings.Contains(last.ModelContext(), secret+": withheld") {
+		t.Errorf("withheld not listed:\n%s", last.ModelContext())
 	}
 	// The stored conversation has the tool calls and results.
 	var show api.ShowResult

@@ -115,7 +115,7 @@ func TestCompactionOverLSP(t *testing.T) {
 	if !strings.HasPrefix(turnReq[1].Content, marker) || !strings.Contains(turnReq[1].Content, lspSummary) {
 		t.Fatalf("the input's second message is not the summary: %.200s", turnReq[1].Content)
 	}
-	if turnReq[2].Role != "user" || turnReq[len(turnReq)-1].Content != "What is the next step?" {
+	if turnReq[2].Role != "user" || reqs[len(reqs)-1].Question() != "What is the next step?" {
 		t.Errorf("the recent turns: %q … %q", turnReq[2].Content, turnReq[len(turnReq)-1].Content)
 	}
 	if n := requestTokens(turnReq); n > budget {
@@ -181,7 +181,7 @@ func TestCompactAtSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := fake.Requests()
-	if len(reqs) != 1 || !strings.Contains(reqs[0].SystemPrompt(), "earlier messages not shown]") {
+	if len(reqs) != 1 || !strings.Contains(reqs[0].ModelContext(), "earlier messages not shown]") {
 		t.Fatalf("compactAt off: %d requests", len(reqs))
 	}
 
@@ -192,7 +192,7 @@ func TestCompactAtSetting(t *testing.T) {
 	}
 	reqs = fake.Requests()
 	if len(reqs) < 3 || reqs[1].SystemPrompt() != prompts.SummarySystem(437*3/4) {
-		t.Errorf("compactAt 50 from settings: %d requests, second %.80q", len(reqs), reqs[1].SystemPrompt())
+		t.Errorf("compactAt 50 from settings: %d requests, second %.80q", len(reqs), reqs[1].ModelContext())
 	}
 
 	// Off again; settings without compactAt, or with null, keep it off;
@@ -204,7 +204,7 @@ func TestCompactAtSetting(t *testing.T) {
 	if err := s.Call("ctxls/chat", map[string]any{"sessionId": id2, "message": "still off?"}, &res); err != nil {
 		t.Fatal(err)
 	}
-	if reqs = fake.Requests(); len(reqs) != before+1 || !strings.Contains(reqs[before].SystemPrompt(), "earlier messages not shown]") {
+	if reqs = fake.Requests(); len(reqs) != before+1 || !strings.Contains(reqs[before].ModelContext(), "earlier messages not shown]") {
 		t.Fatalf("compactAt off, then settings without it: %d requests, want 1 (no summary)", len(reqs)-before)
 	}
 	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": map[string]any{"compactAt": ""}}})
@@ -212,7 +212,7 @@ func TestCompactAtSetting(t *testing.T) {
 	if err := s.Call("ctxls/chat", map[string]any{"sessionId": id2, "message": "and with the default?"}, &res); err != nil {
 		t.Fatal(err)
 	}
-	if reqs = fake.Requests(); len(reqs) < before+2 || !strings.HasPrefix(reqs[before].SystemPrompt(), "You are compacting") {
-		t.Errorf(`compactAt "" from settings: %d requests, the first %.80q; want a summary request`, len(reqs)-before, reqs[before].SystemPrompt())
+	if reqs = fake.Requests(); len(reqs) < before+2 || !strings.HasPrefix(reqs[before].ModelContext(), "You are compacting") {
+		t.Errorf(`compactAt "" from settings: %d requests, the first %.80q; want a summary request`, len(reqs)-before, reqs[before].ModelContext())
 	}
 }

@@ -189,7 +189,7 @@ func TestLiveTwoMachines(t *testing.T) {
 			t.Errorf("B's provider request lacks %q", want)
 		}
 	}
-	if !strings.Contains(req.SystemPrompt(), "notes.txt") {
+	if !strings.Contains(req.ModelContext(), "notes.txt") {
 		t.Errorf("B's system prompt does not list the session file notes.txt")
 	}
 	waitLive(t, a, "A: sessionUpdated after B's turn", since, api.SessionUpdated, id, nil)

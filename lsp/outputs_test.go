@@ -258,7 +258,7 @@ func TestSessionFilesListing(t *testing.T) {
 	)
 	s.MustCommand(api.Chat, map[string]any{"message": "what do I have?"}, nil)
 	reqs := fake.WaitRequests(2, 10*time.Second)
-	sys := reqs[0].SystemPrompt()
+	sys := reqs[0].ModelContext()
 	if !strings.Contains(sys, "\n- notes.txt\n- spec.md\n\n") || strings.Contains(sys, "subfolder") {
 		t.Errorf("the prompt's session files:\n%s", sys)
 	}

@@ -221,7 +221,7 @@ func TestHistoryKeepsWholeTurns(t *testing.T) {
 			t.Errorf("tool call %s sent without its result", id)
 		}
 	}
-	if last[len(last)-1].Content != "last question" {
+	if last[len(last)-1].Role != "user" || !strings.HasSuffix(last[len(last)-1].Content, "last question") {
 		t.Errorf("the new message must be last")
 	}
 }
@@ -297,7 +297,7 @@ func TestWithheldAndMissingFilesSayWhy(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"ok"}})
 	s.MustCommand(api.Chat, map[string]any{"message": "go on"}, nil)
 	reqs := fake.Requests()
-	sys := reqs[len(reqs)-1].SystemPrompt()
+	sys := reqs[len(reqs)-1].ModelContext()
 	if !strings.Contains(sys, outside+": withheld because it is outside the workspace folders and the session folder") {
 		t.Errorf("the outside file's reason:\n%s", sys)
 	}
@@ -321,7 +321,10 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 	if pv.SessionID != "" || pv.Model != "test-model" || pv.Budget != 15000 || len(pv.Messages) != 2 {
 		t.Fatalf("preview of a first turn: %+v", pv)
 	}
-	if !strings.Contains(pv.Messages[0].Content, "package main") || pv.Messages[1].Content != "what is in main?" {
+	// The file's text is in the turn's context, before the question (the
+	// system prompt stays the same from turn to turn).
+	if strings.Contains(pv.Messages[0].Content, "package main") || !strings.Contains(pv.Messages[1].Content, "package main") ||
+		!strings.HasSuffix(pv.Messages[1].Content, "</ctxls-context>\n\nwhat is in main?") {
 		t.Errorf("preview messages: %+v", pv.Messages)
 	}
 	if pv.Tokens.Total != pv.Tokens.System+pv.Tokens.History+pv.Tokens.Tools || pv.Tokens.Tools < 200 || pv.Tokens.Files <= 0 || pv.Tokens.Files >= pv.Tokens.System {

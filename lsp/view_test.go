@@ -409,7 +409,7 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 	var turn *openaitest.Request
 	for _, r := range fake.Requests() {
 		msgs := r.Parsed.Messages
-		if len(msgs) > 0 && msgs[len(msgs)-1].Content == "second question" {
+		if len(msgs) > 0 && r.Question() == "second question" {
 			turn = &r
 		}
 	}
@@ -418,13 +418,14 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 	}
 	// The turn's system prompt starts its Session Context with the envHint
 	// recorded at turn start (needs chat/engine.go to fill prompts.Input.Env).
-	if sys := turn.SystemPrompt(); !strings.Contains(sys, "## Session Context\n\nEnvironment: lsptest; workspace "+rootB+"\n") {
+	if sys := turn.ModelContext(); !strings.Contains(sys, "## Session Context\n\nEnvironment: lsptest; workspace "+rootB+"\n") {
 		t.Errorf("the second turn's system prompt lacks the environment:\n%s", sys)
 	}
 	var got []string
-	for _, m := range turn.Parsed.Messages[1:] {
+	for _, m := range turn.Parsed.Messages[1 : len(turn.Parsed.Messages)-1] {
 		got = append(got, m.Role+": "+m.Content)
 	}
+	got = append(got, "user: "+turn.Question()) // after the turn's context
 	want := []string{"user: first question", "assistant: first answer", "system: " + note, "user: second question"}
 	if !slices.Equal(got, want) {
 		b, _ := json.MarshalIndent(got, "", "  ")

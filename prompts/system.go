@@ -58,17 +58,20 @@ const (
 	WhyOutside = "is outside the workspace folders and the session folder; ask the user to add it if it is needed"
 )
 
-// System renders the system prompt: base instructions, the session
-// folder's layout, the session's files, its context (introduced as a reminder after a resume), the
-// relevant files' contents within the budget, and the editor's candidates.
-func System(in Input) string {
-	text, _ := SystemParts(in)
-	return text
-}
+// The model's input is laid out so that what changes least comes first:
+// providers cache the longest prefix a request repeats from the one before
+// it (OpenAI automatically, Anthropic up to its breakpoints), so an edit to a
+// relevant file must not change the input's beginning. The system prompt
+// holds what stays the same from turn to turn (the instructions, the
+// session folder's layout, the session's files); the history follows; and
+// the turn's context (the reminder, the relevant files' current text, what
+// changed, the editor's open files) comes last, in a <ctxls-context> block
+// before the user's message (Context), rebuilt every turn and never
+// stored.
 
-// SystemParts is System, also returning the tokens the relevant files'
-// contents take in it (within FileBudget).
-func SystemParts(in Input) (text string, fileTokens int) {
+// System renders the system prompt: base instructions, the session
+// folder's layout and the session's files.
+func System(in Input) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(baseInstructions, "\n"))
 	b.WriteString("\n\n")
@@ -86,6 +89,16 @@ func SystemParts(in Input) (text string, fileTokens int) {
 		}
 		b.WriteString("\nUse these files when relevant to the user's requests. You can read them with `read_file(\"sources/filename\")`.\n")
 	}
+	return b.String()
+}
+
+// TurnContext renders the turn's context: the session's context
+// (introduced as a reminder after a resume), the relevant files' contents
+// within the budget and what changed since the last turn, and the editor's
+// candidates; with the tokens the files' contents take (within FileBudget).
+// It is "" when there is nothing to say.
+func TurnContext(in Input) (text string, fileTokens int) {
+	var b strings.Builder
 	if reminder := Reminder(in.Context, in.Missing, in.Env); reminder != "" {
 		b.WriteString("\n## Session Context\n\n")
 		if in.Resumed {
@@ -131,7 +144,32 @@ func SystemParts(in Input) (text string, fileTokens int) {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	return b.String(), fileTokens
+	return strings.TrimLeft(b.String(), "\n"), fileTokens
+}
+
+// The tags around the turn's context in the user's message.
+const (
+	ContextOpen  = "<ctxls-context>\n"
+	ContextClose = "</ctxls-context>\n\n"
+)
+
+// WithContext is the user's message as the model gets it: the turn's
+// context first (when there is any), then the message.
+func WithContext(context, message string) string {
+	if context == "" {
+		return message
+	}
+	return ContextOpen + context + ContextClose + message
+}
+
+// SplitContext undoes WithContext: the context and the user's message.
+func SplitContext(content string) (context, message string) {
+	if rest, ok := strings.CutPrefix(content, ContextOpen); ok {
+		if i := strings.Index(rest, ContextClose); i >= 0 {
+			return rest[:i], rest[i+len(ContextClose):]
+		}
+	}
+	return "", content
 }
 
 // fit cuts content to whole lines within budget tokens and returns the kept

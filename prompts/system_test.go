@@ -42,10 +42,17 @@ func TestSystemGolden(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := System(tc.in)
+			// The golden holds the system prompt, then the turn's context
+			// as the user's message carries it.
+			ctx, _ := TurnContext(tc.in)
+			got := System(tc.in) + "\n=== the user's message ===\n" + WithContext(ctx, "the question")
 			golden(t, tc.name, got)
-			if System(tc.in) != got {
-				t.Error("System is not deterministic")
+			ctx2, _ := TurnContext(tc.in)
+			if System(tc.in)+"\n=== the user's message ===\n"+WithContext(ctx2, "the question") != got {
+				t.Error("System and TurnContext are not deterministic")
+			}
+			if c, q := SplitContext(WithContext(ctx, "the question")); c != ctx || q != "the question" {
+				t.Errorf("SplitContext: %q %q", c, q)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/sashabaranov/go-openai"
 )
 
@@ -85,6 +86,30 @@ type Request struct {
 	FinishedAt  time.Time
 	Cancelled   bool
 	CancelledAt time.Time
+}
+
+// ModelContext is what the daemon told the model beside the conversation:
+// the system prompt, then the turn's context (the <ctxls-context> block
+// before the user's last message: the relevant files, the reminder, the
+// open files).
+func (r Request) ModelContext() string {
+	ctx, _ := prompts.SplitContext(r.lastUser())
+	return r.SystemPrompt() + "\n" + ctx
+}
+
+// Question is the user's last message without the turn's context.
+func (r Request) Question() string {
+	_, q := prompts.SplitContext(r.lastUser())
+	return q
+}
+
+func (r Request) lastUser() string {
+	for i := len(r.Parsed.Messages) - 1; i >= 0; i-- {
+		if m := r.Parsed.Messages[i]; m.Role == openai.ChatMessageRoleUser {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 // SystemPrompt is the content of the first system message.

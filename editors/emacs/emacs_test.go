@@ -157,7 +157,7 @@ func TestEmacs(t *testing.T) {
 		r.run(t, "ctxls-test-ask")
 		reqs := fake.WaitRequests(answered+1, 5*time.Second)
 		turn := reqs[answered]
-		sys := turn.SystemPrompt()
+		sys := turn.ModelContext()
 		if !strings.Contains(sys, "// UNSAVED LINE FROM EMACS: naïve café 😀\n") {
 			t.Errorf("the model did not get the unsaved buffer byte for byte:\n%s", sys)
 		}
@@ -205,7 +205,7 @@ func TestEmacs(t *testing.T) {
 		before := len(fake.Requests())
 		r.run(t, "ctxls-test-compact")
 		reqs := fake.Requests()
-		if len(reqs) != before+1 || !strings.HasPrefix(reqs[before].SystemPrompt(), "You are compacting") {
+		if len(reqs) != before+1 || !strings.HasPrefix(reqs[before].ModelContext(), "You are compacting") {
 			t.Fatalf("%d requests, want one summary request", len(reqs)-before)
 		}
 		if in := reqs[before].Parsed.Messages[1].Content; !strings.Contains(in, "count slowly") || strings.Contains(in, "after the restart") {

@@ -52,14 +52,14 @@ func TestNeovimPlugin(t *testing.T) {
 	}
 	run("ask")
 	reqs := fake.WaitRequests(1, 5*time.Second)
-	if sys := reqs[0].SystemPrompt(); !strings.Contains(sys, "// UNSAVED LINE FROM NEOVIM") {
+	if sys := reqs[0].ModelContext(); !strings.Contains(sys, "// UNSAVED LINE FROM NEOVIM") {
 		t.Errorf("the provider did not get the unsaved buffer:\n%s", sys)
 	}
 	// The resume phase's second turn, then the summary :CtxlsCompact asks for.
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Then it ", "exits."}}, openaitest.Reply{Chunks: []string{"## Goal\n\nExplain main.go."}})
 	run("resume")
 	reqs = fake.Requests()
-	if n := len(reqs); n != 4 || !strings.HasPrefix(reqs[3].SystemPrompt(), "You are compacting") {
+	if n := len(reqs); n != 4 || !strings.HasPrefix(reqs[3].ModelContext(), "You are compacting") {
 		t.Fatalf("%d requests; want the first turn, its title, the second turn and a summary", n)
 	}
 	if !strings.Contains(reqs[3].Parsed.Messages[1].Content, "It prints hello.") {

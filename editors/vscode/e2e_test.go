@@ -255,7 +255,7 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 			}
 			out := []req{}
 			for _, q := range p.chat.Requests() {
-				rq := req{Model: q.Parsed.Model, System: q.SystemPrompt(), Cancelled: q.Cancelled}
+				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Cancelled: q.Cancelled}
 				for _, m := range q.Parsed.Messages {
 					rq.Messages = append(rq.Messages, msg{m.Role, m.Content})
 				}

@@ -48,7 +48,7 @@ func TestExtensionProtocol(t *testing.T) {
 		t.Fatalf("the node tests did not all run:\n%s", out)
 	}
 	reqs := fake.WaitRequests(3, 5*time.Second)
-	if sys := reqs[0].SystemPrompt(); !strings.Contains(sys, "// UNSAVED FROM VSCODE") {
+	if sys := reqs[0].ModelContext(); !strings.Contains(sys, "// UNSAVED FROM VSCODE") {
 		t.Errorf("the provider did not get the unsaved text:\n%s", sys)
 	}
 	fake.WaitCancelled(2, 5*time.Second)
