@@ -22,6 +22,14 @@ var ElispPrefixes = map[string]string{
 	"settings":             "ctxls-protocol-setting-",
 }
 
+// The closed string types' values are named by their type too:
+// ctxls-protocol-tool-status-done is protocol.lua's tool_status.done.
+func init() {
+	for _, e := range sortedEnums() {
+		ElispPrefixes[snake(e.name)] = "ctxls-protocol-" + kebab(e.name) + "-"
+	}
+}
+
 // kebab is command.Name in kebab-case: "ctxls.session.regenerateTitle" →
 // "session-regenerate-title".
 func kebab(id string) string { return separated(id, '-') }
@@ -91,7 +99,7 @@ func Elisp() string {
 	section(ElispPrefixes["client_notifications"], ClientNotifications)
 	for _, e := range sortedEnums() {
 		for _, v := range e.values {
-			fmt.Fprintf(&b, "(defconst ctxls-protocol-%s-%s %s\n  \"A value of %s.\")\n\n", kebab(e.name), kebab(v), elispString(v), e.name)
+			fmt.Fprintf(&b, "(defconst %s%s %s\n  \"A value of %s.\")\n\n", ElispPrefixes[snake(e.name)], kebab(v), elispString(v), e.name)
 		}
 	}
 	b.WriteString("(defconst ctxls-protocol-commands\n  '(")

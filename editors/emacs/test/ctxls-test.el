@@ -470,11 +470,11 @@
     (ctxls-test--wait "the preview"
                       (lambda () (and (get-buffer "*ctxls preview*")
                                       (with-current-buffer "*ctxls preview*"
-                                        (string-search "## user\n\nwhy is it fast?" (buffer-string))))))
+                                        (string-search "</ctxls-context>\n\nwhy is it fast?" (buffer-string))))))
     (with-current-buffer "*ctxls preview*"
       (should buffer-read-only)
       (should (string-search "# Prompt preview (test-model)" (buffer-string)))
-      ;; The file in the context is in the system prompt.
+      ;; The file in the context is in the turn's context, before the question.
       (should (string-search "fmt.Println(\"héllo\")" (buffer-string))))
     ;; Remove it with d on its line in the context buffer, which follows.
     (pop-to-buffer "*ctxls context*")
