@@ -34,10 +34,16 @@ func (e Encoding) String() string {
 }
 
 // Position is an LSP position.
-type Position struct{ Line, Character uint32 }
+type Position struct {
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
+}
 
 // Range is an LSP range.
-type Range struct{ Start, End Position }
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
 
 func (p Position) after(q Position) bool {
 	return p.Line > q.Line || p.Line == q.Line && p.Character > q.Character

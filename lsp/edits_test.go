@@ -287,6 +287,10 @@ func TestModelEditsOverLSP(t *testing.T) {
 		}
 	}
 	json.Unmarshal(ed.applied[0], &first)
+	// LSP's names, exactly (Go's decoder would take "Line" for "line").
+	if raw := string(ed.applied[0]); !strings.Contains(raw, `"start":{"line":3,"character":13}`) || !strings.Contains(raw, `"end":{"line":3,"character":18}`) {
+		t.Errorf("the range's JSON: %s", raw)
+	}
 	dc := first.Edit.DocumentChanges[0]
 	if dc.TextDocument.URI != uri || dc.TextDocument.Version == nil || *dc.TextDocument.Version != 2 || len(dc.Edits) != 1 ||
 		dc.Edits[0].Range.Start.Line != 3 || dc.Edits[0].Range.Start.Character != 13 || dc.Edits[0].Range.End.Character != 18 || dc.Edits[0].NewText != "edit" {
