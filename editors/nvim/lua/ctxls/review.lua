@@ -176,6 +176,9 @@ local function close_view(r)
   if shown == r then
     shown = nil
   end
+  -- Back to the tab the review came from if the user was looking at the
+  -- review (or closed it): not if they had gone elsewhere meanwhile.
+  local back = not (r.tab and vim.api.nvim_tabpage_is_valid(r.tab)) or vim.api.nvim_get_current_tabpage() == r.tab
   if r.tab and vim.api.nvim_tabpage_is_valid(r.tab) then
     if #vim.api.nvim_list_tabpages() > 1 then
       pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(r.tab))
@@ -195,7 +198,7 @@ local function close_view(r)
       pcall(vim.api.nvim_buf_delete, b, { force = true })
     end
   end
-  if r.prev_tab and vim.api.nvim_tabpage_is_valid(r.prev_tab) then
+  if back and r.prev_tab and vim.api.nvim_tabpage_is_valid(r.prev_tab) then
     vim.api.nvim_set_current_tabpage(r.prev_tab)
   end
   r.tab, r.bufs, r.wins = nil, nil, nil
@@ -278,6 +281,9 @@ show = function(r)
     return
   end
   shown = r
+  if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    vim.cmd("stopinsert") -- the review's keys are normal-mode keys
+  end
   local p = r.params
   local name = relative(p.path)
   r.prev_tab = vim.api.nvim_get_current_tabpage()
