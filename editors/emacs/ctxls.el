@@ -1465,6 +1465,8 @@ Each is a plist (:conn CONN :id ID :params PARAMS :received TIME
     (define-key map (kbd "C-c C-c") #'ctxls-review-accept)
     (define-key map (kbd "C-c C-a") #'ctxls-review-accept-all)
     (define-key map (kbd "C-c C-k") #'ctxls-review-reject)
+    ;; diff-mode's q would hide the diff and leave the daemon waiting.
+    (define-key map (kbd "q") #'ctxls-review-reject)
     map)
   "Keys of the *ctxls review* buffer (over `diff-mode''s).")
 
@@ -1473,9 +1475,9 @@ Each is a plist (:conn CONN :id ID :params PARAMS :received TIME
 \\<ctxls-review-mode-map>\\[ctxls-review-accept] accepts it: the daemon applies it to the file's buffer,
 unsaved (undo takes it back).  \\[ctxls-review-accept-all] accepts it and the rest of this
 turn's edits, which are then applied without asking.
-\\[ctxls-review-reject] rejects it, and so does killing the buffer, or no decision
-within `ctxls-tool-permission-timeout' seconds.  The model is told
-what became of it.
+\\[ctxls-review-reject] (or q) rejects it, and so does killing the buffer, or no
+decision within `ctxls-tool-permission-timeout' seconds.  The model is
+told what became of it.
 \\{ctxls-review-mode-map}"
   :lighter " ctxls-review")
 
@@ -1520,6 +1522,9 @@ what became of it.
                   (plist-get params :diff))
           (diff-mode)
           (ctxls-review-mode 1)
+          ;; Over diff-mode's read-only keys (q among them), which it puts
+          ;; in this list.
+          (push (cons 'ctxls-review-mode ctxls-review-mode-map) minor-mode-overriding-map-alist)
           (setq buffer-read-only t)
           (setq-local ctxls--review-of review)
           (setq header-line-format
@@ -1529,8 +1534,11 @@ what became of it.
           (goto-char (point-min))
           (when (re-search-forward "^@@" nil t)
             (goto-char (match-beginning 0)))))
-      (select-window (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
-                                           (inhibit-same-window . t))))
+      (let ((win (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
+                                       (inhibit-same-window . t)))))
+        ;; Selected for its keys, unless you are typing in the minibuffer.
+        (when (and win (not (active-minibuffer-window)))
+          (select-window win)))
       (ctxls--say "the model wants to %s: C-c C-c accept, C-c C-a accept all, C-c C-k reject"
                   (ctxls--review-what params)))))
 

@@ -15,7 +15,7 @@ import (
 // TestEmacsEdits: the model edits main.go, visited with an unsaved line
 // (its path has a space and a non-ASCII letter, the edit an emoji): each
 // edit is shown in a diff-mode buffer, accepted with C-c C-c (in the
-// buffer, unsaved; undo takes it back), rejected with C-c C-k, refused by
+// buffer, unsaved; undo takes it back), rejected with q and C-c C-k, refused by
 // the editor when the user typed during the review, rejected by killing
 // the diff; C-c C-a accepts the rest of the turn, a new file among them (a
 // buffer, not on disk); in the auto mode a file not visited is edited
@@ -32,6 +32,7 @@ func TestEmacsEdits(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
 			edit("e1", "main.go", `fmt.Println("héllo")`, `fmt.Println("héllo, wörld 😀")`),
 			edit("e2", "main.go", "func main() {", "func main() { // rejected"),
+			edit("e2b", "main.go", `import "fmt"`, `import "os"`),
 		}},
 		openaitest.Reply{Chunks: []string{"Done A.\n\n```go\n// from the chat\nvar fromChat = 1\n```\n"}},
 		openaitest.Reply{Chunks: []string{"Edit session"}}, // the title
@@ -64,6 +65,7 @@ func TestEmacsEdits(t *testing.T) {
 	for id, want := range map[string][]string{
 		"e1":  {"edited " + file, "unsaved until the user saves it", `+	fmt.Println("héllo, wörld 😀")`},
 		"e2":  {"The user rejected this edit of " + file},
+		"e2b": {"The user rejected this edit of " + file},
 		"e3":  {"was not applied: main.go changed since the edit was made", "// TYPED DURING THE REVIEW"},
 		"e4":  {"The user rejected this edit of " + file},
 		"e5":  {"edited " + file},

@@ -747,8 +747,8 @@ Return whether the call's output is then shown."
     (delete-other-windows)
     (ctxls-mode 1)
     (ctxls-test--ready)
-    ;; 1. An unsaved line, then a turn whose two edits are shown as diffs:
-    ;; the first accepted with C-c C-c, the second rejected with C-c C-k.
+    ;; 1. An unsaved line, then a turn whose three edits are shown as diffs:
+    ;; the first accepted with C-c C-c, the others rejected with q and C-c C-k.
     (goto-char (point-min))
     (insert "// UNSAVED LINE\n")
     (setq before (ctxls-test--text main)
@@ -778,6 +778,8 @@ Return whether the call's output is then shown."
     ;; The second edit was made against the first's result.
     (with-current-buffer "*ctxls review*"
       (should (string-search " \tfmt.Println(\"héllo, wörld 😀\")\n" (buffer-string))))
+    (execute-kbd-macro (kbd "q"))       ; quitting the diff rejects
+    (ctxls-test--review 2 "e2b")
     (execute-kbd-macro (kbd "C-c C-k"))
     (ctxls-test--turn-end "Done A.")
     (should (equal (ctxls-test--text main) after-e1))
@@ -840,21 +842,21 @@ Return whether the call's output is then shown."
     ;; model is told).  Killing the diff rejects.  C-c C-a accepts this
     ;; and the rest of the turn's edits unasked, a new file among them.
     (ctxls-test--mx "ctxls-ask" "more edits")
-    (ctxls-test--review 2 "e3")
+    (ctxls-test--review 3 "e3")
     (with-current-buffer main
       (save-excursion
         (goto-char (point-min))
         (insert "// TYPED DURING THE REVIEW\n")))
     (setq typed (ctxls-test--text main))
     (execute-kbd-macro (kbd "C-c C-c"))
-    (ctxls-test--review 3 "e4")
+    (ctxls-test--review 4 "e4")
     (should (equal (ctxls-test--text main) typed))
     (should (ctxls-test--said (regexp-quote "refused the model's edit: main.go changed since the edit was made")))
     (kill-buffer "*ctxls review*")
-    (ctxls-test--review 4 "e5")
+    (ctxls-test--review 5 "e5")
     (execute-kbd-macro (kbd "C-c C-a"))
     (ctxls-test--turn-end "Done B.")
-    (should (= ctxls--reviewed 5))
+    (should (= ctxls--reviewed 6))
     (should-not ctxls--reviews)
     (should (equal (ctxls-test--text main)
                    (replace-regexp-in-string
@@ -882,7 +884,7 @@ Return whether the call's output is then shown."
     ;; undo group of the change above by itself.
     (ctxls-ask "auto edits")
     (ctxls-test--turn-end "Done C.")
-    (should (= ctxls--reviewed 5))
+    (should (= ctxls--reviewed 6))
     (let ((buf (find-buffer-visiting tool)))
       (should buf)
       (should (equal (ctxls-test--text buf) "def hello(name):\n    return 'hello ' + name\n"))
