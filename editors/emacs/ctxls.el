@@ -34,6 +34,14 @@
 ;; in the chat buffer that shows its status as it goes; RET or TAB on it
 ;; shows what the model got back.  Before an MCP tool runs you are asked
 ;; (`ctxls-tool-permission-timeout').
+;;
+;; The model may also edit your files (edit_file, create_file), in the text
+;; you see: a buffer's, unsaved edits included.  Each edit is shown as a
+;; diff first: C-c C-c accepts it, C-c C-a accepts it and the rest of the
+;; turn's, C-c C-k (or killing the diff) rejects it.  An accepted edit goes
+;; into the buffer, never to disk: it stays unsaved, and undo takes it back.
+;; `ctxls-set-review-mode' makes edits apply unasked (auto) or turns them
+;; off; `ctxls-apply-block' puts a code block of the chat into a file.
 
 ;;; Code:
 
@@ -121,7 +129,9 @@ The model may then call them without asking you first
 Before an MCP tool runs, ctxls asks in the echo area with the server,
 the tool and its arguments: y allows it once, a always in this
 session, n denies it, and so does \\[keyboard-quit].  No answer
-within this time denies it too, and the question goes away.  Sent as
+within this time denies it too, and the question goes away.  An edit
+of the model's shown for review (`ctxls-review-mode') waits as long,
+then is rejected.  Sent as
 initializationOptions.toolPermissionTimeoutSeconds; nil keeps the
 daemon's default of 120."
   :type '(choice (const :tag "Default (120)" nil) natnum))
@@ -417,7 +427,10 @@ buffer is synced whole.")
         :window (list :workDoneProgress t
                       :showMessage (list :messageActionItem (list :additionalPropertiesSupport :json-false)))
         :workspace (list :workspaceFolders t :configuration :json-false
-                         :didChangeConfiguration (list :dynamicRegistration :json-false))
+                         :didChangeConfiguration (list :dynamicRegistration :json-false)
+                         ;; The model's edits: `ctxls--apply-edit'.
+                         :applyEdit t
+                         :workspaceEdit (list :documentChanges t :resourceOperations ["create"]))
         :textDocument (list :synchronization (list :dynamicRegistration :json-false
                                                    :didSave t :willSave :json-false))))
 
@@ -431,6 +444,8 @@ After a restart, the session that was current is resumed."
                     (ctxls--key ctxls-protocol-init-option-mcp-servers) (ctxls--mcp-servers-json)
                     (ctxls--key ctxls-protocol-init-option-allow-read-only-tools) (and ctxls-allow-read-only-tools t)
                     (ctxls--key ctxls-protocol-init-option-tool-permission-timeout-seconds) ctxls-tool-permission-timeout
+                    ;; Edits are reviewed in a diff buffer (`ctxls--review-next').
+                    (ctxls--key ctxls-protocol-init-option-review-edits) t
                     (ctxls--key ctxls-protocol-init-option-session) ctxls--session-id)
       (ctxls--empty-object)))
 
@@ -641,6 +656,7 @@ Chat turns and everything else are asynchronous."
      nil)
     ('workspace/configuration
      (make-vector (length (plist-get params :items)) nil))
+    ('workspace/applyEdit (ctxls--apply-edit params))
     ((or 'client/registerCapability 'client/unregisterCapability) nil)
     (_ (jsonrpc-error :code -32601 :message (format "%s is not handled by ctxls.el" method)))))
 
@@ -909,6 +925,7 @@ capture changes the context each time you rest, silently."
     (define-key map (kbd "p") #'ctxls-preview)
     (define-key map (kbd "q") #'quit-window)
     (define-key map (kbd "TAB") #'ctxls-chat-tab)
+    (define-key map (kbd "i") #'ctxls-apply-block)
     map)
   "Keys of the chat buffer.")
 
@@ -945,7 +962,7 @@ The newest line of an id: a session shown again makes new ones.")
           (cond (ctxls--turn (if (plist-get ctxls--turn :answered) " · answering…" " · thinking…"))
                 ((eq ctxls--state 'starting) " · starting…")
                 (t ""))
-          (if ctxls--turn "   C-c C-k cancel" "   a ask  r resume  s search  n new  + add file  c context")))
+          (if ctxls--turn "   C-c C-k cancel" "   a ask  r resume  s search  n new  + add file  c context  i insert block")))
 
 (defvar ctxls--chat nil
   "The chat buffer, once made.")
@@ -1350,16 +1367,20 @@ Each is (CONN ID PARAMS RECEIVED): the request ID of CONN, and when.")
 
 (defun ctxls--receive (receive conn msg)
   "Around RECEIVE (`jsonrpc-connection-receive') of CONN's message MSG.
-ctxls's window/showMessageRequest is queued for `ctxls--ask-next'."
-  (if (and (eq conn ctxls--connection)
-           (plist-get msg :id)
-           (equal (plist-get msg :method) "window/showMessageRequest"))
-      (progn
-        (setq ctxls--questions
-              (append ctxls--questions
-                      (list (list conn (plist-get msg :id) (plist-get msg :params) (float-time)))))
-        (run-at-time 0 nil #'ctxls--ask-next))
-    (funcall receive conn msg)))
+ctxls's window/showMessageRequest is queued for `ctxls--ask-next', its
+ctxls/reviewEdit for `ctxls--review-next'."
+  (let ((method (plist-get msg :method)))
+    (cond
+     ((not (and (eq conn ctxls--connection) (plist-get msg :id)))
+      (funcall receive conn msg))
+     ((equal method "window/showMessageRequest")
+      (setq ctxls--questions
+            (append ctxls--questions
+                    (list (list conn (plist-get msg :id) (plist-get msg :params) (float-time)))))
+      (run-at-time 0 nil #'ctxls--ask-next))
+     ((equal method ctxls-protocol-server-request-review-edit)
+      (ctxls--review-add conn (plist-get msg :id) (plist-get msg :params)))
+     (t (funcall receive conn msg)))))
 
 (advice-add 'jsonrpc-connection-receive :around #'ctxls--receive)
 
@@ -1417,6 +1438,393 @@ the daemon stops waiting, answers null: the daemon takes it as Deny."
     (when (jsonrpc-running-p conn)
       (jsonrpc-connection-send conn :id id :result (and answer (list :title (plist-get answer :title)))))))
 
+;;;; The model's edits
+
+;; The model edits files with edit_file and create_file, in the text you
+;; see.  In the `ask' review mode the daemon asks with ctxls/reviewEdit
+;; (initializationOptions.reviewEdits): `ctxls--receive' queues the
+;; question and `ctxls--review-next' shows it from a timer (the command
+;; loop) as a diff, in the *ctxls review* buffer; the answer is sent when
+;; you decide.  An accepted edit comes back as workspace/applyEdit, which
+;; `ctxls--apply-edit' applies to the buffer (visiting the file if needed),
+;; never saving it.
+
+(defvar ctxls--reviews nil
+  "The edits waiting for review, oldest first.
+Each is a plist (:conn CONN :id ID :params PARAMS :received TIME
+:timer TIMER): the request ID of CONN, ctxls/reviewEdit's PARAMS.")
+
+(defvar ctxls--review nil
+  "The review shown in the *ctxls review* buffer, or nil.")
+
+(defvar ctxls--reviewed 0
+  "How many reviews have been decided (or given up).")
+
+(defvar ctxls-review-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'ctxls-review-accept)
+    (define-key map (kbd "C-c C-a") #'ctxls-review-accept-all)
+    (define-key map (kbd "C-c C-k") #'ctxls-review-reject)
+    ;; diff-mode's q would hide the diff and leave the daemon waiting.
+    (define-key map (kbd "q") #'ctxls-review-reject)
+    map)
+  "Keys of the *ctxls review* buffer (over `diff-mode''s).")
+
+(define-minor-mode ctxls-review-mode
+  "The model's edit shown as a diff, for you to decide on.
+\\<ctxls-review-mode-map>\\[ctxls-review-accept] accepts it: the daemon applies it to the file's buffer,
+unsaved (undo takes it back).  \\[ctxls-review-accept-all] accepts it and the rest of this
+turn's edits, which are then applied without asking.
+\\[ctxls-review-reject] (or q) rejects it, and so does killing the buffer, or no
+decision within `ctxls-tool-permission-timeout' seconds.  The model is
+told what became of it.
+\\{ctxls-review-mode-map}"
+  :lighter " ctxls-review")
+
+(defvar-local ctxls--review-of nil
+  "The review this *ctxls review* buffer shows.")
+
+(defun ctxls--review-add (conn id params)
+  "Queue the review of PARAMS, request ID of CONN, and show it when its turn comes."
+  (let* ((review (list :conn conn :id id :params params :received (float-time)))
+         (timer (run-at-time (ctxls--permission-timeout) nil #'ctxls--review-timed-out review)))
+    (setq ctxls--reviews (append ctxls--reviews (list (plist-put review :timer timer))))
+    (run-at-time 0 nil #'ctxls--review-next)))
+
+(defun ctxls--review-timed-out (review)
+  "Reject REVIEW: the daemon stopped waiting for it."
+  (when (memq review ctxls--reviews)
+    (ctxls--say "no decision within %d s: the edit of %s is rejected"
+                (ctxls--permission-timeout)
+                (file-name-nondirectory (plist-get (plist-get review :params) :path)))
+    (ctxls--review-decide review nil)))
+
+(defun ctxls--review-what (params)
+  "The edit PARAMS in words: \"edit main.go (+1 −1 lines)\"."
+  (format "%s %s (%s)" (if (eq (plist-get params :create) t) "create" "edit")
+          (file-relative-name (plist-get params :path)) (plist-get params :summary)))
+
+(defun ctxls--review-next ()
+  "Show the oldest review waiting, unless one is shown."
+  (unless (or ctxls--review (null ctxls--reviews))
+    (let* ((review (car ctxls--reviews))
+           (params (plist-get review :params))
+           (path (plist-get params :path))
+           (file-buffer (find-buffer-visiting path))
+           (buf (get-buffer-create "*ctxls review*")))
+      (setq ctxls--review review)
+      (with-current-buffer buf
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (format "The model's edit of %s, against its text now%s:\n\n"
+                          (file-relative-name path)
+                          (if (and file-buffer (buffer-modified-p file-buffer)) " (unsaved edits included)" ""))
+                  (plist-get params :diff))
+          (diff-mode)
+          (ctxls-review-mode 1)
+          ;; Over diff-mode's read-only keys (q among them), which it puts
+          ;; in this list.
+          (push (cons 'ctxls-review-mode ctxls-review-mode-map) minor-mode-overriding-map-alist)
+          (setq buffer-read-only t)
+          (setq-local ctxls--review-of review)
+          (setq header-line-format
+                (format " ctxls: %s   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject"
+                        (replace-regexp-in-string "%" "%%" (ctxls--review-what params))))
+          (add-hook 'kill-buffer-hook #'ctxls--review-killed nil t)
+          (goto-char (point-min))
+          (when (re-search-forward "^@@" nil t)
+            (goto-char (match-beginning 0)))))
+      (let ((win (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
+                                       (inhibit-same-window . t)))))
+        ;; Selected for its keys, unless you are typing in the minibuffer.
+        (when (and win (not (active-minibuffer-window)))
+          (select-window win)))
+      (ctxls--say "the model wants to %s: C-c C-c accept, C-c C-a accept all, C-c C-k reject"
+                  (ctxls--review-what params)))))
+
+(defun ctxls--review-killed ()
+  "Reject the review of the buffer being killed, unless it was decided."
+  (when (and ctxls--review-of (memq ctxls--review-of ctxls--reviews))
+    (ctxls--review-decide ctxls--review-of ctxls-protocol-review-decision-reject t)))
+
+(defun ctxls--review-decide (review decision &optional killed)
+  "Answer REVIEW with DECISION (nil: null), close its diff, show the next.
+KILLED: its buffer is being killed already."
+  (when (memq review ctxls--reviews)
+    (setq ctxls--reviews (delq review ctxls--reviews)
+          ctxls--reviewed (1+ ctxls--reviewed))
+    (when-let ((timer (plist-get review :timer)))
+      (cancel-timer timer))
+    (let ((conn (plist-get review :conn)))
+      (when (jsonrpc-running-p conn)
+        (jsonrpc-connection-send conn :id (plist-get review :id)
+                                 :result (and decision (list :decision decision)))))
+    (when (eq review ctxls--review)
+      (setq ctxls--review nil)
+      (let ((buf (get-buffer "*ctxls review*")))
+        (when (and buf (not killed))
+          (with-current-buffer buf
+            (setq ctxls--review-of nil))
+          (dolist (win (get-buffer-window-list buf nil t))
+            (quit-restore-window win 'bury))
+          (kill-buffer buf))))
+    (when ctxls--reviews
+      (run-at-time 0 nil #'ctxls--review-next))))
+
+(defun ctxls--review-drop-all ()
+  "Give up the reviews waiting: their turn ended."
+  (dolist (review ctxls--reviews)
+    (ctxls--review-decide review nil)))
+
+(defun ctxls--review-current ()
+  "The review to decide on: the one shown, else the oldest."
+  (or ctxls--review (car ctxls--reviews)
+      (user-error "ctxls: no edit is waiting for review")))
+
+(defun ctxls-review-accept ()
+  "Accept the edit shown: the daemon applies it to the buffer, unsaved."
+  (interactive)
+  (ctxls--review-decide (ctxls--review-current) ctxls-protocol-review-decision-accept))
+
+(defun ctxls-review-accept-all ()
+  "Accept the edit shown and the rest of this turn's, which are not asked."
+  (interactive)
+  (ctxls--review-decide (ctxls--review-current) ctxls-protocol-review-decision-accept-all))
+
+(defun ctxls-review-reject ()
+  "Reject the edit shown: nothing changes, and the model is told."
+  (interactive)
+  (ctxls--review-decide (ctxls--review-current) ctxls-protocol-review-decision-reject))
+
+;;;###autoload
+(defun ctxls-set-review-mode (mode)
+  "Set how the current session's edits are reviewed: MODE is a string.
+\"ask\" (the default) shows each edit as a diff for you to accept or
+reject; \"auto\" applies them at once (undo takes one back); \"off\"
+offers the model no edit tools, so it can only tell you what to
+change.  The mode is kept with the session."
+  (interactive
+   (list (completing-read "Review the model's edits: "
+                          (list ctxls-protocol-review-mode-ask ctxls-protocol-review-mode-auto
+                                ctxls-protocol-review-mode-off)
+                          nil t nil nil ctxls-protocol-review-mode-ask)))
+  (unless (member mode (list ctxls-protocol-review-mode-ask ctxls-protocol-review-mode-auto
+                             ctxls-protocol-review-mode-off))
+    (user-error "ctxls: the review mode is ask, auto or off, not %S" mode))
+  (ctxls--command ctxls-protocol-command-session-set-review-mode
+                  (ctxls--plist :sessionId ctxls--session-id :mode mode)
+                  (lambda (r)
+                    (ctxls--set-session (plist-get r :session))
+                    (ctxls--say "review mode %s: %s" mode
+                                (pcase mode
+                                  ("auto" "edits are applied at once (undo takes one back)")
+                                  ("off" "the model cannot edit files")
+                                  (_ "each edit is shown as a diff for you to accept"))))))
+
+;;;;; Applying an edit
+
+(defun ctxls--uri-file (uri)
+  "The file name of the file:// URI."
+  (decode-coding-string (url-unhex-string (string-remove-prefix "file://" uri)) 'utf-8))
+
+(defun ctxls--lsp-point (pos)
+  "The buffer position of the LSP position POS (a plist).
+Its character is counted in the negotiated encoding.  Past the end of a
+line is its end; past the last line, the buffer's end."
+  ;; The daemon sent {Line, Character} for a while: both spellings are read.
+  (let ((line (or (plist-get pos :line) (plist-get pos :Line) 0))
+        (char (or (plist-get pos :character) (plist-get pos :Character) 0)))
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char (point-min))
+        (if (> (forward-line line) 0)
+            (point-max)
+          (let ((eol (line-end-position))
+                (n 0))
+            (while (and (< n char) (< (point) eol))
+              (let ((c (char-after)))
+                (setq n (+ n (pcase ctxls--encoding
+                               ('utf-8 (cond ((< c #x80) 1) ((< c #x800) 2) ((< c #x10000) 3) (t 4)))
+                               ('utf-32 1)
+                               (_ (if (> c #xFFFF) 2 1))))))
+              (forward-char 1))
+            (point)))))))
+
+(defun ctxls--apply-text-edits (edits)
+  "Apply the LSP TextEdits EDITS to the current buffer, as one undo step."
+  (save-restriction
+    (widen)
+    (let ((changes (mapcar (lambda (e)
+                             (let ((range (plist-get e :range)))
+                               (list (copy-marker (ctxls--lsp-point (plist-get range :start)))
+                                     (copy-marker (ctxls--lsp-point (plist-get range :end)) t)
+                                     (or (plist-get e :newText) ""))))
+                           (append edits nil))))
+      (undo-boundary)
+      (dolist (c changes)
+        (pcase-let ((`(,beg ,end ,text) c))
+          (save-excursion
+            (goto-char beg)
+            (delete-region beg end)
+            (insert text))
+          (set-marker beg nil)
+          (set-marker end nil)))
+      (undo-boundary))))
+
+(defun ctxls--created-buffer (path)
+  "A buffer visiting the new file PATH, not saved; its folder is made on save."
+  (let ((buf (find-file-noselect path t)))
+    (with-current-buffer buf
+      (add-hook 'before-save-hook
+                (lambda () (make-directory (file-name-directory buffer-file-name) t))
+                nil t))
+    buf))
+
+(defun ctxls--edit-refusal (changes)
+  "Why the documentChanges CHANGES cannot be applied, or nil.
+A version that is not the buffer's (a change typed since), a file not
+open whose buffer has unsaved changes, a new file that exists refuse."
+  (let ((new-files nil))
+    (cl-loop
+     for c in changes
+     for kind = (plist-get c :kind)
+     thereis
+     (cond
+      ((equal kind "create")
+       (let* ((path (ctxls--uri-file (plist-get c :uri)))
+              (buf (find-buffer-visiting path))
+              (opts (plist-get c :options)))
+         (push path new-files)
+         (and (or (file-exists-p path)
+                  (and buf (or (buffer-modified-p buf) (> (buffer-size buf) 0))))
+              (not (eq (plist-get opts :ignoreIfExists) t))
+              (not (eq (plist-get opts :overwrite) t))
+              (format "%s exists" (file-relative-name path)))))
+      (kind (format "ctxls.el does not %s files" kind))
+      (t
+       (let* ((doc (plist-get c :textDocument))
+              (path (ctxls--uri-file (plist-get doc :uri)))
+              (version (plist-get doc :version))
+              (buf (find-buffer-visiting path)))
+         (cond
+          (version
+           (if (not (and buf (buffer-local-value 'ctxls--uri buf)))
+               (format "%s is not open any more" (file-relative-name path))
+             (with-current-buffer buf
+               (unless (and (eql ctxls--version version)
+                            (eql ctxls--tick (buffer-chars-modified-tick)))
+                 (format "%s changed since the edit was made (version %s, the buffer's is %s)"
+                         (file-relative-name path) version ctxls--version)))))
+          ((and buf (not (member path new-files)) (buffer-modified-p buf))
+           (format "%s has unsaved changes the edit was not made against" (file-relative-name path))))))))))
+
+(defun ctxls--apply-edit (params)
+  "Answer workspace/applyEdit (PARAMS): apply the edit to the buffers.
+Every change is checked first (`ctxls--edit-refusal'); then a new file
+gets a buffer (nothing is written), a file not open is visited, and the
+edits go into the buffers as one undo step each, unsaved.  The daemon
+gets the changes (didChange) before the answer."
+  (let* ((edit (plist-get params :edit))
+         (changes (or (append (plist-get edit :documentChanges) nil)
+                      (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
+                               collect (list :textDocument (list :uri (substring (symbol-name uri) 1))
+                                             :edits edits))))
+         (refusal (ctxls--edit-refusal changes)))
+    (if refusal
+        (progn (ctxls--say "refused the model's edit: %s" refusal)
+               (list :applied :json-false :failureReason refusal))
+      (let ((enable-local-variables :safe)
+            (large-file-warning-threshold nil)
+            (touched nil))
+        (dolist (c changes)
+          (let ((kind (plist-get c :kind)))
+            (cond
+             ((equal kind "create")
+              (push (ctxls--created-buffer (ctxls--uri-file (plist-get c :uri))) touched))
+             ((null kind)
+              (let* ((path (ctxls--uri-file (plist-get (plist-get c :textDocument) :uri)))
+                     (buf (or (find-buffer-visiting path) (find-file-noselect path t))))
+                (with-current-buffer buf
+                  (ctxls--flush)
+                  (ctxls--apply-text-edits (plist-get c :edits)))
+                (push buf touched))))))
+        (ctxls--flush)
+        (ctxls--say "%s: unsaved (undo takes it back)"
+                    (mapconcat (lambda (b) (buffer-name b)) (delete-dups (nreverse touched)) ", "))
+        (list :applied t)))))
+
+;;;;; A code block of the chat
+
+(defun ctxls--block-at (pos)
+  "The fenced code block of the chat buffer around POS: (TEXT BEG END), or nil.
+TEXT is its lines without the fences; a fence line counts as in its block."
+  (save-excursion
+    (goto-char (point-min))
+    (let (open run found)
+      (while (and (not found) (not (eobp)))
+        (when (looking-at "^ \\{0,3\\}\\(`\\{3,\\}\\|~\\{3,\\}\\)\\(.*\\)$")
+          (let ((r (match-string 1)) (rest (match-string 2)))
+            (cond
+             ((not open) (setq open (line-beginning-position) run r))
+             ((and (eq (aref r 0) (aref run 0)) (>= (length r) (length run))
+                   (string-blank-p rest))
+              (when (and (>= pos open) (<= pos (line-end-position)))
+                (setq found (list (buffer-substring-no-properties
+                                   (save-excursion (goto-char open) (forward-line 1) (point))
+                                   (line-beginning-position))
+                                  open (line-end-position))))
+              (setq open nil)))))
+        (when (and (not open) (> (line-beginning-position) pos))
+          (goto-char (point-max)))
+        (forward-line 1))
+      found)))
+
+(defun ctxls--file-window ()
+  "The window used last, other than the selected one, that shows a file."
+  (let (best)
+    (dolist (w (window-list nil 'nomini))
+      (when (and (not (eq w (selected-window)))
+                 (buffer-local-value 'buffer-file-name (window-buffer w))
+                 (or (null best) (> (window-use-time w) (window-use-time best))))
+        (setq best w)))
+    best))
+
+;;;###autoload
+(defun ctxls-apply-block ()
+  "Put the chat's code block at point into the file shown in another window.
+With point in a fenced code block of the chat buffer (a fence line
+counts), its text (the fences left out) goes into the window used last
+that shows a file: when that buffer's region is active (you selected
+text there, then came to the chat), the block replaces the region;
+otherwise it is inserted at that window's point, as yanking would.
+That window is then selected, with point after the block and the mark
+before it.  One undo step; the buffer is not saved."
+  (interactive)
+  (unless (eq (current-buffer) ctxls--chat)
+    (user-error "ctxls: put point on a code block of the chat buffer first"))
+  (let ((block (ctxls--block-at (point)))
+        (win (ctxls--file-window)))
+    (cond
+     ((null block) (user-error "ctxls: point is not in a code block"))
+     ((null win) (user-error "ctxls: no window shows a file: show it beside the chat")))
+    (let* ((text (car block))
+           (lines (length (split-string text "\n" t)))
+           (buf (window-buffer win)))
+      (select-window win)
+      (with-current-buffer buf
+        (undo-boundary)
+        (if (region-active-p)
+            (let ((beg (region-beginning)) (end (region-end)))
+              (delete-region beg end)
+              (goto-char beg)
+              (ctxls--say "replaced the region of %s with the block (%d lines)" (buffer-name) lines))
+          (ctxls--say "inserted the block (%d lines) into %s" lines (buffer-name)))
+        (push-mark (point) t)
+        (insert text)
+        (deactivate-mark)
+        (undo-boundary)))))
+
 ;;;; Chat turns
 
 (defun ctxls--thinking-region ()
@@ -1459,6 +1867,8 @@ the daemon stops waiting, answers null: the daemon takes it as Deny."
   "End TURN with OUTCOME (\"done\", \"cancelled\", \"error: …\"), once."
   (when (and turn (eq turn ctxls--turn))
     (setq ctxls--turn nil)
+    ;; An edit still shown for review is moot once its turn has ended.
+    (ctxls--review-drop-all)
     (ctxls--drop-thinking)
     (let ((note (cond ((or (null outcome) (equal outcome "done")) nil)
                       ((equal outcome "cancelled") "_cancelled_")
@@ -1851,6 +2261,8 @@ buffer used last) is the default."
     (define-key map (kbd "c") #'ctxls-show-context)
     (define-key map (kbd "p") #'ctxls-preview)
     (define-key map (kbd "b") #'ctxls-chat)
+    (define-key map (kbd "i") #'ctxls-apply-block)
+    (define-key map (kbd "e") #'ctxls-set-review-mode)
     map)
   "Prefix keymap of the ctxls commands; bind it to a key of your choice.")
 ;;;###autoload

@@ -25,7 +25,9 @@ import (
 // CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it asks a
 // second question, runs M-x ctxls-compact and renders the chat with the line
 // that marks where the model's view starts to emacs-compact-light.png and
-// emacs-compact-dark.png. It runs only when
+// emacs-compact-dark.png; then the model edits main.go (unsaved) and the
+// diff shown for review is rendered to emacs-review-light.png and
+// emacs-review-dark.png before it is accepted. It runs only when
 // that variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/emacs -run Screenshot
 func TestEmacsScreenshot(t *testing.T) {
 	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
@@ -146,6 +148,32 @@ func TestEmacsScreenshot(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("wrote %s", png)
+
+			// The model edits main.go (unsaved since the typing above): the
+			// edit is shown as a diff for review, then accepted with C-c C-c.
+			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file",
+				Arguments: `{"path": "main.go", "old_string": "\tfmt.Println(\"héllo\")\n", ` +
+					`"new_string": "\tname := \"wörld\"\n\tfmt.Println(\"héllo,\", name)\n"}`}}},
+				openaitest.Reply{Chunks: []string{"`main` now ", "greets the world."}})
+			keys("C-x", "b")
+			keys("-l", "main.go")
+			keys("Enter", "C-c", "a", "a")
+			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
+			keys("-l", "Greet the world by name.")
+			keys("Enter")
+			waitFor("the review", func(s string) bool {
+				return strings.Contains(s, "ctxls: edit main.go (+2 −1 lines)   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject") &&
+					strings.Contains(s, "against its text now (unsaved edits included)") && strings.Contains(s, `fmt.Println("héllo,", name)`)
+			})
+			png = filepath.Join(dir, "emacs-review-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", png)
+			keys("C-c", "C-c")
+			waitFor("the edit in the buffer", func(s string) bool {
+				return strings.Contains(s, `name := "wörld"`) && strings.Contains(s, "-UUU:**--F1  main.go") && !strings.Contains(s, "C-c C-c accept")
+			})
 		})
 	}
 }

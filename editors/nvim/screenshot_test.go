@@ -23,7 +23,10 @@ import (
 // screen after the first answer (the tool call's line, folded, then the
 // answer) to nvim-light.png and nvim-dark.png, and after the compaction
 // (the line that marks where the model's view starts) to
-// nvim-compact-light.png and nvim-compact-dark.png. It runs only when that
+// nvim-compact-light.png and nvim-compact-dark.png; then the model edits
+// the file, which has an unsaved line, and the review tab (the current
+// text beside the proposed one, in diff mode) is rendered to
+// nvim-review-light.png and nvim-review-dark.png. It runs only when that
 // variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Screenshot
 func TestNeovimScreenshot(t *testing.T) {
 	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
@@ -114,6 +117,26 @@ func TestNeovimScreenshot(t *testing.T) {
 				t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)
 			}
 			shoot("nvim-compact")
+
+			// The model edits main.go, which has an unsaved line: the edit
+			// is shown for review in a tab of its own (the current text
+			// beside the proposed one), then accepted with ga.
+			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file", Arguments: `{"path": "main.go", ` +
+				`"old_string": "\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n", ` +
+				`"new_string": "\tif err := http.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil); err != nil {\n\t\tpanic(err)\n\t}\n"}`}}},
+				openaitest.Reply{Chunks: []string{"`main` now stops ", "when it cannot listen."}})
+			keys(":topleft vsplit main.go", "Enter")
+			keys("G", "O", "// TODO: read the port from flags", "Escape")
+			keys(":CtxlsAsk Stop when the server cannot listen.", "Enter")
+			waitFor("the review", func(s string) bool {
+				return strings.Contains(s, "the model wants to edit main.go (+3 −1 lines)") && strings.Contains(s, "ga accept · gA accept all in this turn · gr reject") &&
+					strings.Contains(s, "panic(err)") && strings.Contains(s, "// TODO: read the port from flags")
+			})
+			shoot("nvim-review")
+			keys("g", "a")
+			waitFor("the edit in the buffer", func(s string) bool {
+				return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit")
+			})
 		})
 	}
 }

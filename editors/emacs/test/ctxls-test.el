@@ -121,7 +121,8 @@
       (with-temp-buffer
         (insert-file-contents generated-autoload-file)
         (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
-                                 ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview))
+                                 ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
+                                 ctxls-set-review-mode ctxls-apply-block))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; A missing daemon is named, with the setting to change; the mode stays off.
@@ -705,6 +706,197 @@ Return whether the call's output is then shown."
     (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n## You" chat)))
   (should (ctxls-test--toggle-at "t · echo `{\"text\":\"hi\"}` — done" "RET"))
   (ctxls-test--stop))
+
+;;;; The model's edits
+
+(defun ctxls-test--text (buffer)
+  "BUFFER's text, without properties."
+  (with-current-buffer buffer
+    (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max)))))
+
+(defun ctxls-test--disk (file)
+  "FILE's text on disk, or nil."
+  (when (file-exists-p file)
+    (with-temp-buffer
+      (insert-file-contents file)
+      (buffer-string))))
+
+(defun ctxls-test--review (n id)
+  "Wait until the edit ID is shown for review, N reviews decided before."
+  (ctxls-test--wait (format "the review of %s" id)
+                    (lambda ()
+                      (and ctxls--review (= ctxls--reviewed n)
+                           (equal (plist-get (plist-get ctxls--review :params) :id) id)
+                           (get-buffer-window "*ctxls review*")))))
+
+(defun ctxls-test--turn-end (last-words)
+  "Wait until the turn has ended with LAST-WORDS in the chat."
+  (ctxls-test--wait (concat "the turn ending with " last-words)
+                    (lambda () (and (null ctxls--turn) (string-search last-words (ctxls-test--chat-text))))))
+
+(ert-deftest ctxls-test-edits ()
+  "The model's edits are shown as diffs and applied to the buffers, unsaved."
+  (ctxls-test--setup)
+  (let* ((file (ctxls-test--file "main.go"))
+         (tool (ctxls-test--file "tool.py"))
+         (new-file (ctxls-test--file "pkg/new.go"))
+         (on-disk (ctxls-test--disk file))
+         (tool-on-disk (ctxls-test--disk tool))
+         (main (find-file file))
+         before after-e1 typed before-auto)
+    (delete-other-windows)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    ;; 1. An unsaved line, then a turn whose three edits are shown as diffs:
+    ;; the first accepted with C-c C-c, the others rejected with q and C-c C-k.
+    (goto-char (point-min))
+    (insert "// UNSAVED LINE\n")
+    (setq before (ctxls-test--text main)
+          after-e1 (replace-regexp-in-string "héllo\")" "héllo, wörld 😀\")" before t t))
+    (ctxls-test--mx "ctxls-ask" "edit main")
+    (ctxls-test--review 0 "e1")
+    (should (eq (window-buffer (selected-window)) (get-buffer "*ctxls review*")))
+    (with-current-buffer "*ctxls review*"
+      (should (derived-mode-p 'diff-mode))
+      (should ctxls-review-mode)
+      (should buffer-read-only)
+      (should (string-search "-\tfmt.Println(\"héllo\")\n+\tfmt.Println(\"héllo, wörld 😀\")\n" (buffer-string)))
+      ;; Against the unsaved text: its line numbers count the unsaved line.
+      (should (string-search "\n@@ -4,5 +4,5 @@\n" (buffer-string)))
+      (should (string-prefix-p "The model's edit of main.go, against its text now (unsaved edits included):\n\n--- a/"
+                               (buffer-string)))
+      (should (equal header-line-format
+                     " ctxls: edit main.go (+1 −1 lines)   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject")))
+    (should (ctxls-test--said (regexp-quote "ctxls: the model wants to edit main.go (+1 −1 lines): C-c C-c accept")))
+    (should (string-search "• edit_file `{\"path\":\"main.go\",\"old_string\":\"fmt.Println(\\\"héllo\\\")\"," (ctxls-test--chat-text)))
+    (should (string-search "— waiting for your permission" (ctxls-test--chat-text)))
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (ctxls-test--review 1 "e2")
+    (should (equal (ctxls-test--text main) after-e1))
+    (should (buffer-modified-p main))
+    (should (equal (ctxls-test--disk file) on-disk))
+    ;; The second edit was made against the first's result.
+    (with-current-buffer "*ctxls review*"
+      (should (string-search " \tfmt.Println(\"héllo, wörld 😀\")\n" (buffer-string))))
+    (execute-kbd-macro (kbd "q"))       ; quitting the diff rejects
+    (ctxls-test--review 2 "e2b")
+    (execute-kbd-macro (kbd "C-c C-k"))
+    (ctxls-test--turn-end "Done A.")
+    (should (equal (ctxls-test--text main) after-e1))
+    (should-not (get-buffer "*ctxls review*"))
+    (let ((chat (ctxls-test--chat-text)))
+      (should (string-search "▸ edit_file `{\"path\":\"main.go\",\"old_string\":\"fmt.Println(\\\"héllo\\\")\"," chat))
+      (should (string-search "— declined\n" chat)))
+    (with-current-buffer main (ctxls-test--same "the accepted edit"))
+
+    ;; 2. Undo takes the edit back, alone; redo makes it again.
+    (select-window (get-buffer-window main))
+    (execute-kbd-macro (kbd "C-/"))
+    (should (equal (ctxls-test--text main) before))
+    (ctxls-test--same "undo")
+    (execute-kbd-macro (kbd "C-?"))
+    (should (equal (ctxls-test--text main) after-e1))
+    (ctxls-test--same "redo")
+
+    ;; 3. ctxls-apply-block: the answer's code block goes in at the file
+    ;; window's point, or replaces its active region.
+    (let ((chat-win (get-buffer-window ctxls--chat))
+          (main-win (get-buffer-window main))
+          (block "// from the chat\nvar fromChat = 1\n"))
+      (should chat-win)
+      (with-selected-window main-win
+        (goto-char (point-min))
+        (forward-line 2))
+      (select-window chat-win)
+      (goto-char (point-max))
+      (should (search-backward "var fromChat = 1" nil t))
+      (ctxls-test--mx "ctxls-apply-block")
+      (should (eq (selected-window) main-win))
+      (should (equal (ctxls-test--text main)
+                     (with-temp-buffer
+                       (insert after-e1)
+                       (goto-char (point-min))
+                       (forward-line 2)
+                       (insert block)
+                       (buffer-string))))
+      (should (ctxls-test--said (regexp-quote "inserted the block (2 lines) into main.go")))
+      (ctxls-test--same "the inserted block")
+      (execute-kbd-macro (kbd "C-/"))
+      (should (equal (ctxls-test--text main) after-e1))
+      ;; Lines 1-2 selected, then the chat: the block replaces them.
+      (execute-kbd-macro (kbd "M-< C-SPC C-n C-n"))
+      (select-window chat-win)
+      (should (search-backward "```go" nil t))
+      (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-apply-block" (kbd "RET")))
+      (should (equal (ctxls-test--text main)
+                     (concat block (mapconcat #'identity (nthcdr 2 (split-string after-e1 "\n")) "\n"))))
+      (execute-kbd-macro (kbd "C-/"))
+      (should (equal (ctxls-test--text main) after-e1))
+      ;; Outside a block it says so.
+      (select-window chat-win)
+      (goto-char (point-min))
+      (should-error (ctxls-apply-block) :type 'user-error))
+    (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Edit session")))
+
+    ;; 4. Typed over during the review: accepted, the edit is refused (the
+    ;; model is told).  Killing the diff rejects.  C-c C-a accepts this
+    ;; and the rest of the turn's edits unasked, a new file among them.
+    (ctxls-test--mx "ctxls-ask" "more edits")
+    (ctxls-test--review 3 "e3")
+    (with-current-buffer main
+      (save-excursion
+        (goto-char (point-min))
+        (insert "// TYPED DURING THE REVIEW\n")))
+    (setq typed (ctxls-test--text main))
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (ctxls-test--review 4 "e4")
+    (should (equal (ctxls-test--text main) typed))
+    (should (ctxls-test--said (regexp-quote "refused the model's edit: main.go changed since the edit was made")))
+    (kill-buffer "*ctxls review*")
+    (ctxls-test--review 5 "e5")
+    (execute-kbd-macro (kbd "C-c C-a"))
+    (ctxls-test--turn-end "Done B.")
+    (should (= ctxls--reviewed 6))
+    (should-not ctxls--reviews)
+    (should (equal (ctxls-test--text main)
+                   (replace-regexp-in-string
+                    "func main() {" "func main() { // all"
+                    (replace-regexp-in-string "héllo, wörld" "héllo, all" typed t t) t t)))
+    (let ((new (find-buffer-visiting new-file)))
+      (should new)
+      (should (equal (ctxls-test--text new) "package pkg\n"))
+      (should (buffer-modified-p new))
+      (with-current-buffer new (ctxls-test--same "the new file")))
+    (should-not (file-exists-p (file-name-directory new-file)))
+    (should (equal (ctxls-test--disk file) on-disk))
+    (with-current-buffer main (ctxls-test--same "the second turn"))
+
+    ;; 5. Auto: applied at once, a file not open visited for it; an edit is
+    ;; an undo step of its own even right after a change.
+    (ctxls-test--mx "ctxls-set-review-mode" "auto")
+    (ctxls-test--wait "the review mode" (lambda () (ctxls-test--said "review mode auto")))
+    (with-current-buffer main
+      (save-excursion
+        (goto-char (point-max))
+        (insert "// LAST LINE\n")))
+    (setq before-auto (ctxls-test--text main))
+    ;; Asked from Lisp, not as a command: the command loop would close the
+    ;; undo group of the change above by itself.
+    (ctxls-ask "auto edits")
+    (ctxls-test--turn-end "Done C.")
+    (should (= ctxls--reviewed 6))
+    (let ((buf (find-buffer-visiting tool)))
+      (should buf)
+      (should (equal (ctxls-test--text buf) "def hello(name):\n    return 'hello ' + name\n"))
+      (should (buffer-modified-p buf))
+      (with-current-buffer buf (ctxls-test--same "the file not open")))
+    (should (equal (ctxls-test--disk tool) tool-on-disk))
+    (should (equal (ctxls-test--text main) (replace-regexp-in-string "héllo, all" "héllo, auto" before-auto t t)))
+    (select-window (get-buffer-window main))
+    (execute-kbd-macro (kbd "C-/"))
+    (should (equal (ctxls-test--text main) before-auto))
+    (ctxls-test--same "undo in auto mode")
+    (ctxls-test--stop)))
 
 ;;;; The documented setup
 

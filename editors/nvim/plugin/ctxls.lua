@@ -22,3 +22,14 @@ cmd("CtxlsSearch", function(a) require("ctxls").search(a.args) end, { nargs = "*
 cmd("CtxlsRegenerateTitle", function() require("ctxls").regenerate_title() end)
 cmd("CtxlsCompact", function() require("ctxls").compact() end)
 cmd("CtxlsPreview", function(a) require("ctxls").preview(a.args) end, { nargs = "*" })
+local decision = function(name)
+  return function() require("ctxls").decide(require("ctxls.protocol").review_decision[name]) end
+end
+cmd("CtxlsAccept", decision("accept"))
+cmd("CtxlsAcceptAll", decision("accept_all"))
+cmd("CtxlsReject", decision("reject"))
+cmd("CtxlsReviewMode", function(a) require("ctxls").review_mode(a.args) end, {
+  nargs = "?",
+  complete = function() return { "ask", "auto", "off" } end,
+})
+cmd("CtxlsApplyBlock", function(a) require("ctxls").apply_block(a.bang) end, { bang = true })

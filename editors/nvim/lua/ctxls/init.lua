@@ -6,6 +6,9 @@ local M = {}
 local P = require("ctxls.protocol")
 -- The model's tool calls in the chat, and the permission question.
 local tools = require("ctxls.tools")
+-- The model's edits: reviewed in a diff tab, applied to the buffers.
+local review = require("ctxls.review")
+local edits = require("ctxls.edits")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -34,8 +37,9 @@ M.config = {
 --   bufs        session id → its chat buffer
 --   turn        the running turn: {token, buf, session, request_id, thinking, done}
 --   last_file   the last normal file buffer entered (for :CtxlsAdd from the chat)
+--   last_win    the last window entered that shows a file (:CtxlsApplyBlock)
 -- creating: the callbacks waiting for a session.new in flight (with_session).
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, creating = nil }
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil }
 
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
@@ -51,11 +55,15 @@ local function error_kind(err)
 end
 
 -- client:request changed from a function field to a method in 0.11.
+-- No buffer is named: Neovim then first sends every buffer's didChange
+-- it holds back (the debounce), so a question asked right after typing is
+-- answered about the text typed. (Given 0, Neovim 0.7 looks for buffer 0's
+-- changes, finds none, and sends the request ahead of them.)
 local function request(client, method, params, handler)
   if vim.fn.has("nvim-0.11") == 1 then
-    return client:request(method, params, handler, 0)
+    return client:request(method, params, handler)
   end
-  return client.request(method, params, handler, 0)
+  return client.request(method, params, handler)
 end
 
 local function client_notify(client, method, params)
@@ -287,6 +295,8 @@ local function finish(turn, how)
     state.turn = nil
     redraw_status()
   end
+  -- An edit still shown for review is moot once its turn has ended.
+  review.end_session(turn.session)
   if turn.thinking then
     set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
     turn.thinking = nil
@@ -388,7 +398,30 @@ local handlers = {
   ["window/showMessageRequest"] = function(_, p)
     return tools.ask(p, permission_timeout())
   end,
+  -- The daemon asks before it applies an edit of the model's: the diff in
+  -- a tab, answered when the user decides (:help ctxls-edits).
+  [P.server_requests.review_edit] = function(_, p)
+    return review.request(p, permission_timeout())
+  end,
+  -- An accepted edit, applied to the buffer (unsaved, undoable).
+  ["workspace/applyEdit"] = function(_, p, ctx)
+    return edits.apply(p, vim.lsp.get_client_by_id(ctx.client_id), function(buf)
+      M.attach(buf)
+    end)
+  end,
 }
+
+-- capabilities: Neovim's, with what the daemon needs to apply the model's
+-- edits in the buffers: versioned TextDocumentEdits and CreateFile.
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  caps.workspace.applyEdit = true
+  caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
+  caps.workspace.workspaceEdit.resourceOperations = { "create" }
+  return caps
+end
 
 -- Starting and attaching ----------------------------------------------------
 
@@ -411,12 +444,14 @@ local function lsp_config()
     [o.mcp_servers] = M.config.mcp_servers,
     [o.allow_read_only_tools] = M.config.allow_read_only_tools,
     [o.tool_permission_timeout_seconds] = M.config.tool_permission_timeout_seconds,
+    [o.review_edits] = true,
   }
   return {
     name = "ctxls",
     cmd = server_cmd(),
     root_dir = vim.loop.cwd(),
     init_options = init,
+    capabilities = capabilities(),
     handlers = handlers,
     flags = { debounce_text_changes = M.config.debounce },
     settings = { ctxls = { provider = M.config.provider } },
@@ -518,6 +553,14 @@ function M.setup(opts)
     group = group,
     callback = function()
       M.view()
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "WinEnter", "BufEnter" }, {
+    group = group,
+    callback = function()
+      if attachable(vim.api.nvim_get_current_buf()) then
+        state.last_win = vim.api.nvim_get_current_win()
+      end
     end,
   })
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
@@ -867,6 +910,111 @@ function M.export()
   M.command(P.commands.session_export, { format = "markdown" }, function(r)
     notify("exported to " .. r.path)
   end)
+end
+
+-- The model's edits -----------------------------------------------------------
+
+-- decide answers the edit shown for review: P.review_decision.accept,
+-- accept_all or reject (:CtxlsAccept, :CtxlsAcceptAll, :CtxlsReject).
+function M.decide(decision)
+  review.decide_shown(decision)
+end
+
+-- reviewing is the edit shown for review (ctxls/reviewEdit's params, or
+-- nil), how many wait, and how many have been decided.
+M.reviewing = review.state
+
+local mode_words = {
+  [P.review_mode.ask] = "each edit is shown as a diff for you to accept",
+  [P.review_mode.auto] = "edits are applied at once (u undoes them)",
+  [P.review_mode.off] = "the model cannot edit files",
+}
+
+-- review_mode sets how the session's edits are reviewed: ask, auto or off
+-- (picked from a list when not given).
+function M.review_mode(mode)
+  if not mode or mode == "" then
+    vim.ui.select({ P.review_mode.ask, P.review_mode.auto, P.review_mode.off }, {
+      prompt = "Review the model's edits",
+      format_item = function(m)
+        return m .. ": " .. mode_words[m]
+      end,
+    }, function(m)
+      if m then
+        M.review_mode(m)
+      end
+    end)
+    return
+  end
+  if not mode_words[mode] then
+    notify("the review mode is ask, auto or off", vim.log.levels.WARN)
+    return
+  end
+  with_session(function(id)
+    M.command(P.commands.session_set_review_mode, { sessionId = id, mode = mode }, function()
+      notify("review mode " .. mode .. ": " .. mode_words[mode])
+    end)
+  end)
+end
+
+-- target_window is the window :CtxlsApplyBlock puts a block into: the
+-- last one entered that shows a file, else one in this tab that does.
+local function target_window()
+  local win = state.last_win
+  if win and vim.api.nvim_win_is_valid(win) and attachable(vim.api.nvim_win_get_buf(win)) then
+    return win
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if attachable(vim.api.nvim_win_get_buf(w)) then
+      return w
+    end
+  end
+end
+
+-- apply_block puts the fenced code block under the cursor in a chat
+-- buffer into the last window that showed a file: its lines go below
+-- that window's cursor line; with replace (:CtxlsApplyBlock!) they replace
+-- the lines of the last visual selection made in that buffer. One undo
+-- step, unsaved; the cursor goes to the first line put.
+function M.apply_block(replace)
+  local chat = vim.api.nvim_get_current_buf()
+  if not is_chat(chat) then
+    notify("put the cursor on a code block in a chat buffer first", vim.log.levels.WARN)
+    return
+  end
+  local lines = edits.block_at(chat, vim.api.nvim_win_get_cursor(0)[1])
+  if not lines then
+    notify("the cursor is not in a code block", vim.log.levels.WARN)
+    return
+  end
+  local win = target_window()
+  if not win then
+    notify("no window shows a file: open the file beside the chat", vim.log.levels.WARN)
+    return
+  end
+  local buf = vim.api.nvim_win_get_buf(win)
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":t")
+  local first, last, msg
+  if replace then
+    local s, e = vim.api.nvim_buf_get_mark(buf, "<"), vim.api.nvim_buf_get_mark(buf, ">")
+    if s[1] == 0 or e[1] == 0 then
+      notify("no visual selection in " .. name .. " to replace", vim.log.levels.WARN)
+      return
+    end
+    first, last = math.min(s[1], e[1]) - 1, math.min(math.max(s[1], e[1]), vim.api.nvim_buf_line_count(buf))
+    msg = string.format("replaced lines %d–%d of %s with the block (%d lines)", first + 1, last, name, #lines)
+  else
+    first = vim.api.nvim_win_get_cursor(win)[1]
+    last = first
+    msg = string.format("put the block (%d lines) below line %d of %s", #lines, first, name)
+  end
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("let &g:undolevels = &g:undolevels")
+  end)
+  vim.api.nvim_buf_set_lines(buf, first, last, true, lines)
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { first + 1, 0 })
+  notify(msg)
 end
 
 -- title is the current session's title.

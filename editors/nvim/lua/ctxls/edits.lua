@@ -1,0 +1,258 @@
+-- The model's edits, applied (workspace/applyEdit), and a chat's code
+-- block put into a file (:CtxlsApplyBlock).
+--
+-- The daemon sends an accepted edit as a WorkspaceEdit of documentChanges:
+-- a TextDocumentEdit with the version it was computed against (null for a
+-- file not open: its text on disk), or CreateFile then an insert for a new
+-- file. It is applied to the BUFFER, never saved: the buffer stays
+-- modified until you write it, and u takes the edit back (it is an undo
+-- step of its own). An edit whose version is not the buffer's (you typed
+-- meanwhile) is refused, and the daemon tells the model.
+local E = {}
+
+local function relative_name(path)
+  return vim.fn.fnamemodify(path, ":~:.")
+end
+
+-- find_buf is the buffer named path, or nil (none is made).
+function E.find_buf(path)
+  local full = vim.fn.fnamemodify(path, ":p")
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if name == path or name == full then
+      return b
+    end
+  end
+end
+
+-- line_ending is the buffer's line ending as Neovim sends its text.
+local function line_ending(b)
+  local ff = vim.api.nvim_buf_get_option(b, "fileformat")
+  return ff == "dos" and "\r\n" or ff == "mac" and "\r" or "\n"
+end
+
+-- text is the buffer's text as the daemon holds it (Neovim sends its lines
+-- joined, with a final line ending when 'eol' is set); "" for a buffer
+-- made for a new file.
+local function text(b, new)
+  if new then
+    return ""
+  end
+  local le = line_ending(b)
+  local t = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, true), le)
+  if vim.api.nvim_buf_get_option(b, "eol") then
+    t = t .. le
+  end
+  return t
+end
+
+-- offset is the byte offset in t (lines split by le) of an LSP position
+-- counted in encoding. (The daemon's positions were sent as {Line,
+-- Character} for a while: both spellings are read.)
+local function offset(t, le, pos, encoding)
+  local off = 0
+  for _ = 1, pos.line or pos.Line or 0 do
+    local i = t:find(le, off + 1, true)
+    if not i then
+      return #t
+    end
+    off = i - 1 + #le
+  end
+  local nl = t:find(le, off + 1, true)
+  local line = t:sub(off + 1, nl and nl - 1 or #t)
+  local char = pos.character or pos.Character or 0
+  if encoding == "utf-8" then
+    return off + math.min(char, #line)
+  end
+  local ok, i = pcall(vim.str_byteindex, line, char, encoding ~= "utf-32")
+  return off + (ok and i or #line)
+end
+
+-- splice applies TextEdits (non-overlapping) to t.
+local function splice(t, le, edits, encoding)
+  local ranges = {}
+  for _, e in ipairs(edits) do
+    table.insert(ranges, { from = offset(t, le, e.range.start, encoding), to = offset(t, le, e.range["end"], encoding), text = e.newText or "" })
+  end
+  table.sort(ranges, function(a, b)
+    return a.from > b.from
+  end)
+  for _, r in ipairs(ranges) do
+    t = t:sub(1, r.from) .. r.text .. t:sub(math.max(r.to, r.from) + 1)
+  end
+  return t
+end
+
+-- undo_break ends the buffer's undo block: the edit is one step of its own.
+local function undo_break(b)
+  vim.api.nvim_buf_call(b, function()
+    vim.cmd("let &g:undolevels = &g:undolevels")
+  end)
+end
+
+-- set_text makes the buffer's text t, changing only the lines that differ
+-- (marks, folds and the cursor elsewhere stay).
+local function set_text(b, t)
+  local le = line_ending(b)
+  local eol = t:sub(-#le) == le
+  if eol then
+    t = t:sub(1, -#le - 1)
+  end
+  local new = vim.split(t, le, { plain = true })
+  local old = vim.api.nvim_buf_get_lines(b, 0, -1, true)
+  local p = 0
+  while p < #old and p < #new and old[p + 1] == new[p + 1] do
+    p = p + 1
+  end
+  local s = 0
+  while s < #old - p and s < #new - p and old[#old - s] == new[#new - s] do
+    s = s + 1
+  end
+  undo_break(b)
+  vim.api.nvim_buf_set_lines(b, p, #old - s, true, vim.list_slice(new, p + 1, #new - s))
+  if eol ~= vim.api.nvim_buf_get_option(b, "eol") and t ~= "" then
+    vim.api.nvim_buf_set_option(b, "eol", eol)
+    vim.api.nvim_buf_set_option(b, "fixeol", eol)
+  end
+  undo_break(b)
+end
+
+-- created makes the buffer of a new file (empty, not on disk: its folder
+-- is made when it is first written).
+local function created(path)
+  local b = E.find_buf(path) or vim.fn.bufadd(path)
+  if not vim.api.nvim_buf_is_loaded(b) then
+    vim.fn.bufload(b)
+  end
+  vim.api.nvim_buf_set_option(b, "buflisted", true)
+  vim.api.nvim_create_autocmd("BufWritePre", {
+    buffer = b,
+    once = true,
+    callback = function()
+      vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+    end,
+  })
+  return b
+end
+
+-- apply answers workspace/applyEdit: every change is checked first (a
+-- version that is not the buffer's, a new file that exists, a file not
+-- open whose buffer has unsaved text refuse the whole edit), then applied
+-- to the buffers. attach(buf) attaches a buffer opened for it to the
+-- daemon's client; the daemon is sent the changes before the answer.
+function E.apply(params, client, attach)
+  local edit = (params or {}).edit or {}
+  local changes = edit.documentChanges
+  if not changes and edit.changes then
+    changes = {}
+    for uri, edits in pairs(edit.changes) do
+      table.insert(changes, { textDocument = { uri = uri }, edits = edits, unversioned = true })
+    end
+  end
+  -- The buffers' changes reach the daemon before the answer (an edit
+  -- refused too: the model is told the text there now). Any notification
+  -- makes Neovim send the didChange it is holding back (the debounce);
+  -- $/setTrace with the trace as it is changes nothing.
+  local function answer(result)
+    if client then
+      local notify = vim.fn.has("nvim-0.11") == 1 and function(m, p)
+        return client:notify(m, p)
+      end or client.notify
+      notify("$/setTrace", { value = (client.config and client.config.trace) or "off" })
+    end
+    return result
+  end
+  local function refuse(reason)
+    return answer({ applied = false, failureReason = reason })
+  end
+  local versions = vim.lsp.util.buf_versions
+  local new_files = {}
+  for _, c in ipairs(changes or {}) do
+    if c.kind == "create" then
+      local path = vim.uri_to_fname(c.uri)
+      local b = E.find_buf(path)
+      local has_text = b and vim.api.nvim_buf_is_loaded(b)
+        and (vim.api.nvim_buf_get_option(b, "modified") or vim.api.nvim_buf_line_count(b) > 1 or vim.api.nvim_buf_get_lines(b, 0, 1, true)[1] ~= "")
+      local opts = c.options or {}
+      if (vim.loop.fs_stat(path) or has_text) and not (opts.ignoreIfExists or opts.overwrite) then
+        return refuse(relative_name(path) .. " exists")
+      end
+      new_files[path] = true
+    elseif c.kind then
+      return refuse("ctxls.nvim does not " .. c.kind .. " files")
+    else
+      local path = vim.uri_to_fname(c.textDocument.uri)
+      local b = E.find_buf(path)
+      local v = c.textDocument.version
+      local loaded = b and vim.api.nvim_buf_is_loaded(b)
+      if v ~= nil and v ~= vim.NIL then
+        if not loaded then
+          return refuse(relative_name(path) .. " is not open any more")
+        elseif versions[b] ~= v then
+          return refuse(string.format("%s changed since the edit was made (version %s, the buffer's is %s)", relative_name(path), v, tostring(versions[b])))
+        end
+      elseif loaded and not new_files[path] and not c.unversioned and vim.api.nvim_buf_get_option(b, "modified") then
+        return refuse(relative_name(path) .. " has unsaved changes the edit was not made against")
+      end
+    end
+  end
+  for _, c in ipairs(changes or {}) do
+    if c.kind == "create" then
+      local b = created(vim.uri_to_fname(c.uri))
+      attach(b)
+    elseif not c.kind then
+      local path = vim.uri_to_fname(c.textDocument.uri)
+      local new = new_files[path]
+      local b = E.find_buf(path) or vim.fn.bufadd(path)
+      if not vim.api.nvim_buf_is_loaded(b) then
+        vim.fn.bufload(b)
+      end
+      vim.api.nvim_buf_set_option(b, "buflisted", true)
+      attach(b)
+      local enc = client and client.offset_encoding or "utf-16"
+      local le = line_ending(b)
+      set_text(b, splice(text(b, new), le, c.edits or {}, enc))
+    end
+  end
+  return answer({ applied = true })
+end
+
+-- Code blocks -----------------------------------------------------------------
+
+-- fence matches a Markdown code fence: its indent, its run of ` or ~, the
+-- rest (the info string).
+local function fence(line)
+  local indent, run, rest = line:match("^(%s*)(```+)(.*)$")
+  if not run then
+    indent, run, rest = line:match("^(%s*)(~~~+)(.*)$")
+  end
+  if run and #indent <= 3 then
+    return run, rest
+  end
+end
+
+-- block_at gives the lines of the fenced code block around line lnum
+-- (1-based; a fence line counts as in its block) of buf, and the block's
+-- first and last line, or nil.
+function E.block_at(buf, lnum)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local open, run
+  for i, l in ipairs(lines) do
+    local r, rest = fence(l)
+    if not open then
+      if r then
+        open, run = i, r
+      end
+    elseif r and r:sub(1, 1) == run:sub(1, 1) and #r >= #run and vim.trim(rest) == "" then
+      if lnum >= open and lnum <= i then
+        return vim.list_slice(lines, open + 1, i - 1), open, i
+      end
+      open = nil
+    end
+    if i > lnum and not open then
+      return nil
+    end
+  end
+end
+
+return E
