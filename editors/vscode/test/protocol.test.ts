@@ -117,8 +117,9 @@ test("chat, cancel, show and search through the protocol layer against the real 
     assert.equal(cleared.session.title, "What is x?");
 
     const preview = await ctxls.preview("And y?");
-    assert.match(preview.messages[0].content, /UNSAVED FROM VSCODE/);
-    assert.equal(preview.messages.at(-1)?.content, "And y?");
+    // The file is in the turn's context, before the question (the system prompt stays the same).
+    assert.match(preview.messages[preview.messages.length - 1].content, /UNSAVED FROM VSCODE/);
+    assert.match(preview.messages.at(-1)?.content ?? "", /<\/ctxls-context>\n\nAnd y\?$/);
 
     // Deliberately without the required field: the daemon says what is missing.
     await assert.rejects(ctxls.command("ctxls.session.resume", {} as { sessionId: string }), /sessionId is required/);
