@@ -270,8 +270,19 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 	if (chat.LooksSecret(path, r.OldText) || chat.LooksSecret(path, around)) && !s.addedByUser(ctx, sess.ID, path) {
 		return r, fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
 	}
-	r.Diff, r.Summary = unifiedDiff(path, r.OldText, r.NewText, r.Create, r.Start, r.OldEnd, r.NewEnd)
+	r.Diff, r.Summary = unifiedDiff(shownPath(path, roots), r.OldText, r.NewText, r.Create, r.Start, r.OldEnd, r.NewEnd)
 	return r, nil
+}
+
+// shownPath is how a diff names a file: relative to the workspace folder
+// holding it, as git names files.
+func shownPath(path string, roots []string) string {
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, path); err == nil && inside(path, r) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return path
 }
 
 // currentText is the file's text as the user sees it: the door's (the
