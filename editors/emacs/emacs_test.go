@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/editortest"
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
@@ -407,23 +408,7 @@ func TestVimALE(t *testing.T) {
 func TestEmacsTools(t *testing.T) {
 	emacs := editor(t, "emacs")
 	fake := openaitest.New(t)
-	call := func(id, name, args string) openaitest.ToolCall {
-		return openaitest.ToolCall{ID: id, Name: name, Arguments: args}
-	}
-	fake.Enqueue(
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
-			call("w1", "write_file", `{"path":"results/notes.md","content":"hello"}`),
-			call("c1", "mcp__t__echo", `{"text":"hi"}`)}},
-		openaitest.Reply{Chunks: []string{"Echoed."}},
-		openaitest.Reply{Chunks: []string{"Tool session"}}, // the title
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c2", "mcp__t__add", `{"a":1,"b":2}`), call("c3", "mcp__t__fail", `{}`)}},
-		openaitest.Reply{Chunks: []string{"One was refused."}},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c4", "mcp__t__echo", `{"text":"late"}`)}},
-		openaitest.Reply{Chunks: []string{"No answer came."}},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{call("c5", "mcp__t__echo", `{"text":"a"}`), call("c6", "mcp__t__echo", `{"text":"b"}`),
-			call("c7", "mcp__t__slow", `{"steps":3,"ms":150}`)}},
-		openaitest.Reply{Chunks: []string{"Twice."}},
-	)
+	fake.Enqueue(editortest.ToolScenario()...)
 	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
 	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
 	env := []string{"CTXLS_MCP_SERVERS=" + string(servers), "CTXLS_TOOL_LINES=" + filepath.Join(t.TempDir(), "lines")}
