@@ -55,6 +55,8 @@ type Agent struct {
 	// shownCalls: by session and call, closed once the call's tool_call
 	// was sent (waitShown).
 	shownCalls map[string]chan struct{}
+	// models is the provider's models, for the model config option.
+	models modelCache
 }
 
 // openSession is a session the client opened with session/new, load or
@@ -224,11 +226,6 @@ func modes(s *api.Session) *sdk.SessionModeState {
 		{Id: sdk.SessionModeId(api.ReviewAuto), Name: "Edit automatically", Description: desc("Edits are applied at once; your editor's undo takes them back")},
 		{Id: sdk.SessionModeId(api.ReviewOff), Name: "Chat only", Description: desc("The model is offered no tools to edit your files")},
 	}}
-}
-
-// SetSessionConfigOption: ctxls advertises no config options.
-func (a *Agent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, invalid("ctxls has no session config options")
 }
 
 // checkCwd refuses a cwd that is not an absolute path.

@@ -127,3 +127,56 @@ func TestReviewModesOverACP(t *testing.T) {
 		t.Errorf("resume: %+v %v", resumed, err)
 	}
 }
+
+// TestModelConfigOption: the session's model is a config option of
+// category "model" listing the provider's models; choosing one makes the
+// session's turns use it, kept for resume.
+func TestModelConfigOption(t *testing.T) {
+	fake := openaitest.New(t, openaitest.WithModels("test-model", "big-model"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	dataDir, cwd := t.TempDir(), t.TempDir()
+	a := startAgent(t, fake, dataDir, cwd, nil)
+	type option struct {
+		ID, Category, Type string
+		CurrentValue       string `json:"currentValue"`
+		Options            []struct{ Value, Name string }
+	}
+	var created struct {
+		SessionID     string
+		ConfigOptions []option `json:"configOptions"`
+	}
+	if err := a.Call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	if len(created.ConfigOptions) != 1 {
+		t.Fatalf("configOptions: %+v", created.ConfigOptions)
+	}
+	o := created.ConfigOptions[0]
+	if o.ID != "model" || o.Category != "model" || o.Type != "select" || o.CurrentValue != "test-model" || len(o.Options) != 2 || o.Options[1].Value != "big-model" {
+		t.Errorf("the model option: %+v", o)
+	}
+	var set struct {
+		ConfigOptions []option `json:"configOptions"`
+	}
+	if err := a.Call("session/set_config_option", map[string]any{"sessionId": created.SessionID, "configId": "model", "value": "big-model"}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if len(set.ConfigOptions) != 1 || set.ConfigOptions[0].CurrentValue != "big-model" {
+		t.Errorf("after set_config_option: %+v", set.ConfigOptions)
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"From the big one."}})
+	if _, err := a.prompt(created.SessionID, text("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if m := fake.LastStreamed().Parsed.Model; m != "big-model" {
+		t.Errorf("the turn's model: %q", m)
+	}
+	var resumed struct {
+		ConfigOptions []option `json:"configOptions"`
+	}
+	if err := a.Call("session/resume", map[string]any{"sessionId": created.SessionID, "cwd": cwd}, &resumed); err != nil || len(resumed.ConfigOptions) != 1 || resumed.ConfigOptions[0].CurrentValue != "big-model" {
+		t.Errorf("resume: %+v %v", resumed, err)
+	}
+	if err := a.Call("session/set_config_option", map[string]any{"sessionId": created.SessionID, "configId": "speed", "value": "fast"}, nil); rpcCode(t, err) != -32602 {
+		t.Errorf("an unknown option: %v", err)
+	}
+}

@@ -30,7 +30,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.useMCPServers(id, p.McpServers)
 	a.out.afterResponse(id, func() { a.sendCommands(ctx, id) })
 	a.log.Info("session/new", "session", id, "mcpServers", len(p.McpServers))
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id), Modes: modes(res.Session)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id), Modes: modes(res.Session), ConfigOptions: a.configOptions(ctx, id)}, nil
 }
 
 func (a *Agent) register(id, cwd string) *openSession {
@@ -108,7 +108,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	a.sendState(ctx, id)
 	a.sendCommands(ctx, id)
-	return sdk.LoadSessionResponse{Modes: modes(show.Session)}, nil
+	return sdk.LoadSessionResponse{Modes: modes(show.Session), ConfigOptions: a.configOptions(ctx, id)}, nil
 }
 
 // ResumeSession opens a session without replaying it; its next turn carries
@@ -129,7 +129,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, a.unknown(err, id)
 	}
-	return sdk.ResumeSessionResponse{Modes: modes(sess)}, nil
+	return sdk.ResumeSessionResponse{Modes: modes(sess), ConfigOptions: a.configOptions(ctx, id)}, nil
 }
 
 // unknown says which session was not found.

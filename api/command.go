@@ -41,6 +41,7 @@ const (
 	ClearTitle      = "ctxls.session.clearTitle"
 	SetModel        = "ctxls.session.setModel"
 	SetReviewMode   = "ctxls.session.setReviewMode"
+	ModelsList      = "ctxls.models.list"
 	SessionCompact  = "ctxls.session.compact"
 	SessionUsage    = "ctxls.session.usage"
 	FilesRead       = "ctxls.files.read"
@@ -175,6 +176,10 @@ var Commands = []Info{
 		Args: SetModelArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
+	{ID: ModelsList, Doc: "Lists the models the provider offers (its `/v1/models`), for choosing the session's model (`ctxls.session.setModel`): `current` is the model the session's next turn uses (the session's own, else the provider's), `default` the provider's. A provider that cannot be reached answers with its error (kind providerFailed); none configured, kind noProvider.",
+		Args: SessionIDArgs{}, Result: ModelsListResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "models": ["gpt-4o", "gpt-4o-mini", "o4-mini"], "current": "gpt-4o", "default": "gpt-4o-mini"}`},
 	{ID: SetReviewMode, Doc: "Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (no edit tools are offered: chat only). See \"The model's edits\". Creates a session on first need.",
 		Args: SetReviewModeArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "mode": "auto"}`,
@@ -275,6 +280,14 @@ type SessionRefArgs struct {
 type SetModelArgs struct {
 	SessionID string `json:"sessionId,omitempty" max:"64"`
 	Model     string `json:"model" max:"200"` // "" for the provider's model
+}
+
+// ModelsListResult is the result of ctxls.models.list.
+type ModelsListResult struct {
+	V       int      `json:"v"`
+	Models  []string `json:"models"`
+	Current string   `json:"current"`
+	Default string   `json:"default"`
 }
 
 // SetReviewModeArgs is the argument of ctxls.session.setReviewMode.

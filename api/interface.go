@@ -52,6 +52,8 @@ type Interface interface {
 	SessionClearTitle(ctx context.Context, a *SessionIDArgs) (*SessionResult, error)
 	// SessionSetModel is ctxls.session.setModel: Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's.
 	SessionSetModel(ctx context.Context, a *SetModelArgs) (*SessionResult, error)
+	// ModelsList is ctxls.models.list: Lists the models the provider offers (its `/v1/models`), for choosing the session's model (`ctxls.session.setModel`): `current` is the model the session's next turn uses (the session's own, else the provider's), `default` the provider's.
+	ModelsList(ctx context.Context, a *SessionIDArgs) (*ModelsListResult, error)
 	// SessionSetReviewMode is ctxls.session.setReviewMode: Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (no edit tools are offered: chat only).
 	SessionSetReviewMode(ctx context.Context, a *SetReviewModeArgs) (*SessionResult, error)
 	// SessionCompact is ctxls.session.compact: Summarises the session's earlier turns now (see Compaction): the model is asked for a summary of every whole turn since the last summary except the newest (kept as it is when it fits in half the window), folding the previous summary in; the summary is stored as a message of its own (`summaryOf`: the first and last message ids it covers) and later turns are given the system prompt, the summary and the turns after it.
@@ -276,6 +278,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.SessionSetModel(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.models.list":
+		var a SessionIDArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.ModelsList(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

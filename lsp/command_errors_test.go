@@ -153,6 +153,10 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"no such file", map[string]any{"path": "/nonexistent/.mcp.json", "trust": true}, -32602, "/nonexistent/.mcp.json does not exist"},
 			{"trust not a boolean", map[string]any{"path": "x", "trust": "yes"}, -32602, "trust"},
 		},
+		api.ModelsList: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+			{"id not a string", map[string]any{"sessionId": 7}, -32602, "sessionId"},
+		},
 		api.SetReviewMode: {
 			{"missing mode", map[string]any{}, -32602, "mode is required"},
 			{"bad mode", map[string]any{"mode": "maybe"}, -32602, `got "maybe"`},

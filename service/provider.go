@@ -66,3 +66,35 @@ func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*ProviderC
 	}
 	return c, nil
 }
+
+// modelsTimeout bounds asking the provider for its models.
+const modelsTimeout = 10 * time.Second
+
+// ModelsList lists the provider's models, with the one the session's next
+// turn uses and the provider's default.
+func (s *Service) ModelsList(ctx context.Context, a *api.SessionIDArgs) (*api.ModelsListResult, error) {
+	var sess *session.Session
+	if s.store != nil {
+		var err error
+		if sess, err = s.sessionOf(ctx, a.SessionID, false); err != nil {
+			return nil, fail(err)
+		}
+	}
+	r, err := s.resolve(api.Provider{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	res := &api.ModelsListResult{V: api.V, Default: r.Model, Current: r.Model}
+	if sess != nil && sess.Meta.Model != "" {
+		res.Current = sess.Meta.Model
+	}
+	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
+	defer cancel()
+	if res.Models, err = chat.ListModels(ctx, r); err != nil {
+		return nil, api.Errorf(api.KindProviderFailed, "%w", err)
+	}
+	if res.Models == nil {
+		res.Models = []string{}
+	}
+	return res, nil
+}

@@ -103,6 +103,12 @@ renamed with it.")
   "Sets the model the session's turns use (meta.model), instead of the
 provider's model; an empty model goes back to the provider's.")
 
+(defconst ctxls-protocol-command-models-list "ctxls.models.list"
+  "Lists the models the provider offers (its /v1/models), for choosing
+the session's model (ctxls.session.setModel): current is the model the
+session's next turn uses (the session's own, else the provider's),
+default the provider's.")
+
 (defconst ctxls-protocol-command-session-set-review-mode "ctxls.session.setReviewMode"
   "Sets how the model's edits to your files are reviewed in the session
 \(meta.reviewMode, kept with it): ask (the default: each edit is shown
@@ -275,6 +281,7 @@ visible lines.")
     "ctxls.session.regenerateTitle"
     "ctxls.session.clearTitle"
     "ctxls.session.setModel"
+    "ctxls.models.list"
     "ctxls.session.setReviewMode"
     "ctxls.session.compact"
     "ctxls.session.usage"

@@ -25,6 +25,7 @@ return {
     session_regenerate_title = "ctxls.session.regenerateTitle",
     session_clear_title = "ctxls.session.clearTitle",
     session_set_model = "ctxls.session.setModel",
+    models_list = "ctxls.models.list",
     session_set_review_mode = "ctxls.session.setReviewMode",
     session_compact = "ctxls.session.compact",
     session_usage = "ctxls.session.usage",

@@ -321,6 +321,13 @@ export interface SetModelArgs {
   model: string;
 }
 
+export interface ModelsListResult {
+  v: number;
+  models: string[];
+  current: string;
+  default: string;
+}
+
 export interface SetReviewModeArgs {
   sessionId?: string;
   mode: ReviewMode;
@@ -562,6 +569,7 @@ export const Commands = {
   sessionRegenerateTitle: "ctxls.session.regenerateTitle",
   sessionClearTitle: "ctxls.session.clearTitle",
   sessionSetModel: "ctxls.session.setModel",
+  modelsList: "ctxls.models.list",
   sessionSetReviewMode: "ctxls.session.setReviewMode",
   sessionCompact: "ctxls.session.compact",
   sessionUsage: "ctxls.session.usage",
@@ -593,6 +601,7 @@ export interface CommandTypes {
   "ctxls.session.regenerateTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.clearTitle": { args: SessionIDArgs; result: SessionResult };
   "ctxls.session.setModel": { args: SetModelArgs; result: SessionResult };
+  "ctxls.models.list": { args: SessionIDArgs; result: ModelsListResult };
   "ctxls.session.setReviewMode": { args: SetReviewModeArgs; result: SessionResult };
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
