@@ -183,7 +183,7 @@ func TestViewCaptureGoesToTheSessionOfTheView(t *testing.T) {
 
 	// No current session: nothing is created.
 	s.Notify(api.DidChangeView, viewNote(mainURI, 1, 0, 1, 0))
-	waitStderr(t, s, `reason="no current session"`, 1)
+	waitStderr(t, s, `reason="no current session yet; kept for the first question's"`, 1)
 	var list api.SessionListResult
 	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 0 {
@@ -478,5 +478,27 @@ func TestViewCapturesRaceSessionSwitches(t *testing.T) {
 	s.Shutdown()
 	if code := s.Exit(); code != 0 {
 		t.Errorf("exit code %d", code)
+	}
+}
+
+// TestFirstQuestionCarriesTheView: a view captured before any session
+// existed goes with the first question: its session starts with the view
+// as its applet, and the model is given it.
+func TestFirstQuestionCarriesTheView(t *testing.T) {
+	root, rootURI := workspace(t)
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	s := startViewBinary(t, []string{"OPENAI_API_KEY=sk-test-not-real", "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model"},
+		rootURI, map[string]any{"name": "lsptest"}, map[string]any{"viewIdleMs": 50})
+	mainURI := "file://" + filepath.Join(root, "main.go")
+	s.Notify(api.DidChangeView, viewNote(mainURI, 1, 0, 1, 0))
+	waitStderr(t, s, "kept for the first question", 1)
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"It is main."}})
+	var res api.ChatResult
+	s.MustCommand(api.Chat, map[string]any{"message": "what is this line?"}, &res)
+	if got := storedApplet(t, s, res.SessionID); !slices.Contains(got, "line=2") {
+		t.Errorf("the new session's applet: %q", got)
+	}
+	if ctx := fake.LastStreamed().ModelContext(); !strings.Contains(ctx, "file="+filepath.Join(root, "main.go")) || !strings.Contains(ctx, "line=2") {
+		t.Errorf("the first turn's context lacks the view:\n%s", ctx)
 	}
 }

@@ -96,6 +96,7 @@ type Service struct {
 	allowReadOnly bool                       // read-only tools run without asking
 	workspaceMCP  bool                       // use the workspace folders' trusted .mcp.json files
 	editDoor      EditDoor                   // how the model's edits are reviewed and applied; nil: no edit tools
+	pendingView   []string                   // the editor's view captured before any session existed
 	toolNotices   map[string]string          // what the user was last told about a server or tool
 	mcpManager    *mcpclient.Manager         // the running MCP servers; made on first need
 

@@ -82,6 +82,13 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if err != nil {
 		return nil, fail(err)
 	}
+	if sess == nil && a.SessionID == "" {
+		// The first question of a new session carries the editor's view,
+		// captured before the session existed.
+		if sess, err = s.withPendingView(ctx); err != nil {
+			return nil, fail(err)
+		}
+	}
 	p := o.Provider
 	if o.Model != "" {
 		p.Model = o.Model

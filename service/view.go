@@ -18,7 +18,11 @@ import (
 func (s *Service) CaptureView(ctx context.Context, id string, items []string) (skipped string) {
 	switch {
 	case id == "":
-		return "no current session"
+		// Kept for the session the first question makes (StartTurn).
+		s.mu.Lock()
+		s.pendingView = slices.Clone(items)
+		s.mu.Unlock()
+		return "no current session yet; kept for the first question's"
 	case s.Current() != id:
 		return "the session is no longer current"
 	}
@@ -37,6 +41,28 @@ func (s *Service) CaptureView(ctx context.Context, id string, items []string) (s
 	}
 	s.contextChanged(id, "changed", ch.Context, ch.Added, ch.Removed)
 	return ""
+}
+
+// withPendingView makes the session a first question needs when the
+// editor's view was captured before any session existed, with that view as
+// its applet set; nil when there is no such view (the turn makes the
+// session).
+func (s *Service) withPendingView(ctx context.Context) (*session.Session, error) {
+	s.mu.Lock()
+	items := s.pendingView
+	s.pendingView = nil
+	s.mu.Unlock()
+	if len(items) == 0 {
+		return nil, nil
+	}
+	sess, err := s.sessionOf(ctx, "", true)
+	if err != nil {
+		return nil, err
+	}
+	if skipped := s.CaptureView(ctx, sess.ID, items); skipped != "" {
+		s.log.Info("the view was not captured for the new session", "reason", skipped)
+	}
+	return s.store.Get(ctx, sess.ID)
 }
 
 // WorkspaceChanged sets the workspace folders and stores "Workspace
