@@ -506,8 +506,12 @@ type DocumentGetResult struct {
 
 // ChatArgs are the params of ctxls/chat and the argument of ctxls.chat.
 type ChatArgs struct {
-	SessionID     string          `json:"sessionId,omitempty" max:"64"`
-	Message       string          `json:"message" max:"1048576"`
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	Message   string `json:"message" max:"1048576"`
+	// Files go with this turn only: paths (relative to the workspace, or
+	// absolute), each optionally naming the lines the user selected,
+	// "main.go:5-8" or "main.go:12" (the model is told, the file is sent
+	// whole).
 	Files         []string        `json:"files,omitempty" max:"50" itemMax:"4096"`
 	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty" max:"256"`
 }

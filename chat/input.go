@@ -227,6 +227,9 @@ func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, rec
 			continue
 		}
 		f := prompts.File{Path: p}
+		if l, ok := t.Lines[p]; ok {
+			f.Lines = [2]int{l.First, l.Last}
+		}
 		if text, ok := e.buffers(t).TextByPath(p); ok {
 			f.Content, f.Unsaved = text, true
 		} else {

@@ -102,10 +102,13 @@ type Engine struct {
 
 // Turn is one user message.
 type Turn struct {
-	SessionID  string
-	Message    string
-	Files      []string // absolute paths added for this turn only
-	Resumed    bool     // the first turn after a resume
+	SessionID string
+	Message   string
+	Files     []string // absolute paths added for this turn only
+	// Lines are the lines of a turn's file the user selected (1-based,
+	// inclusive), by path.
+	Lines      map[string]Lines
+	Resumed    bool // the first turn after a resume
 	Candidates []string
 	Roots      []string // workspace folders
 	Provider   Resolved
@@ -133,6 +136,9 @@ type Turn struct {
 	// once or twice, not at every step.
 	Session *session.Session
 }
+
+// Lines is a range of lines, 1-based, both ends included.
+type Lines struct{ First, Last int }
 
 // buffers is where the turn reads the editor's text.
 func (e *Engine) buffers(t Turn) Buffers {

@@ -386,3 +386,22 @@ func TestSessionModelWithoutProviderModel(t *testing.T) {
 		t.Errorf("turn with the session's model: %+v", res)
 	}
 }
+
+// TestTurnFileLines: a turn's file may name the lines the user selected
+// (main.go:1-2, main.go:1): the model is told them beside the whole file; a
+// range that ends before it starts is an invalid argument.
+func TestTurnFileLines(t *testing.T) {
+	fake := openaitest.New(t)
+	_, rootURI := workspace(t)
+	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
+	var pv api.ChatPreviewResult
+	s.MustCommand(api.ChatPreview, map[string]any{"message": "what do these do?", "files": []string{"main.go:1-2", "README.md:1"}}, &pv)
+	last := pv.Messages[len(pv.Messages)-1].Content
+	if !strings.Contains(last, "main.go (the user selected lines 1–2)\n```\npackage main") || !strings.Contains(last, "README.md (the user selected line 1)") {
+		t.Errorf("the turn's context:\n%s", last)
+	}
+	err := s.Command(api.ChatPreview, map[string]any{"message": "x", "files": []string{"main.go:5-2"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the lines end before they start") {
+		t.Errorf("a backwards range: %v", err)
+	}
+}

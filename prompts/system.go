@@ -24,6 +24,9 @@ type File struct {
 	Path    string // absolute path, as shown to the model
 	Content string
 	Unsaved bool // the editor's buffer, with edits not yet saved
+	// Lines are the lines the user selected, 1-based, both ends included
+	// (zero: none).
+	Lines [2]int
 }
 
 // Input is everything the system prompt is built from. It is gathered
@@ -123,6 +126,12 @@ func TurnContext(in Input) (text string, fileTokens int) {
 			label := f.Path
 			if f.Unsaved {
 				label += " (unsaved editor text)"
+			}
+			if f.Lines[0] > 0 {
+				label += fmt.Sprintf(" (the user selected lines %d–%d)", f.Lines[0], f.Lines[1])
+				if f.Lines[0] == f.Lines[1] {
+					label = strings.Replace(label, fmt.Sprintf("lines %d–%d", f.Lines[0], f.Lines[1]), fmt.Sprintf("line %d", f.Lines[0]), 1)
+				}
 			}
 			fence := fenceFor(content)
 			fmt.Fprintf(&b, "\n%s\n%s\n%s", label, fence, content)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"regexp"
+	"strconv"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
@@ -74,7 +77,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if roots == nil {
 		roots = s.Roots()
 	}
-	files, err := absFiles(a.Files, roots)
+	files, lines, err := turnFiles(a.Files, roots)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -106,7 +109,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	s.mu.Unlock()
 	resumed := s.isResumed(id)
 	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
-		SessionID: id, Message: a.Message, Files: files, Resumed: resumed,
+		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.toolbox(id, true, roots),
 	}})
@@ -207,17 +210,41 @@ func chatResult(r *chat.Result) *api.ChatResult {
 	}
 }
 
-// absFiles normalises a turn's files to absolute paths.
-func absFiles(items, roots []string) ([]string, error) {
-	files := make([]string, 0, len(items))
+// lineRange is "PATH:N" or "PATH:N-M" at the end of a turn's file.
+var lineRange = regexp.MustCompile(`^(.+):([1-9][0-9]*)(?:-([1-9][0-9]*))?$`)
+
+// turnFiles normalises a turn's files to absolute paths, and reads the
+// lines a file names (main.go:5-8: the user's selection) into lines.
+func turnFiles(items, roots []string) (files []string, lines map[string]chat.Lines, err error) {
+	files = make([]string, 0, len(items))
 	for _, f := range items {
+		var sel *chat.Lines
+		if m := lineRange.FindStringSubmatch(f); m != nil {
+			if _, statErr := os.Stat(f); statErr != nil { // not a file named so
+				first, _ := strconv.Atoi(m[2])
+				last := first
+				if m[3] != "" {
+					last, _ = strconv.Atoi(m[3])
+				}
+				if last < first {
+					return nil, nil, api.Errorf(api.KindInvalidArgument, "files: %q: the lines end before they start", f)
+				}
+				f, sel = m[1], &chat.Lines{First: first, Last: last}
+			}
+		}
 		p, err := session.NormalizeFileItem(f, roots)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		files = append(files, p)
+		if sel != nil {
+			if lines == nil {
+				lines = map[string]chat.Lines{}
+			}
+			lines[p] = *sel
+		}
 	}
-	return files, nil
+	return files, lines, nil
 }
 
 // candidatePaths are the open and recently edited files, most recent first.
@@ -238,7 +265,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		return nil, required(api.ChatPreview, "message")
 	}
 	roots := s.Roots()
-	files, err := absFiles(a.Files, roots)
+	files, lines, err := turnFiles(a.Files, roots)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -254,7 +281,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	}
 	prov := s.previewProvider(sess)
 	pv, err := s.engine.Preview(ctx, chat.Turn{
-		SessionID: id, Message: a.Message, Files: files, Resumed: s.isResumed(id),
+		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
 		Env: s.envHint(roots), Session: sess, Tools: s.toolbox(id, false, roots),
 	})
