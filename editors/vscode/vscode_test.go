@@ -37,14 +37,27 @@ func TestExtensionProtocol(t *testing.T) {
 		}},
 		openaitest.Reply{Chunks: []string{"Echoed."}},
 	)
+	// The edits test: two edits of calc.ts (one accepted, one rejected), then one in the auto mode.
+	edits := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"(no scripted reply)"}}))
+	edits.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{ID: "node_e1", Name: "edit_file", Arguments: `{"path":"calc.ts","old_string":"return a - b;","new_string":"return b - a;"}`},
+			{ID: "node_e2", Name: "edit_file", Arguments: `{"path":"calc.ts","old_string":"// unsaved","new_string":"// rejected"}`},
+		}},
+		openaitest.Reply{Chunks: []string{"Edited."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{ID: "node_e3", Name: "edit_file", Arguments: `{"path":"calc.ts","old_string":"function sub(","new_string":"function minus("}`},
+		}},
+		openaitest.Reply{Chunks: []string{"Renamed."}},
+	)
 	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
 	cmd := exec.Command("npm", "test", "--silent")
-	cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TESTMCP="+string(servers))
+	cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TESTMCP="+string(servers), "CTXLS_EDITS_BASE_URL="+edits.URL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("npm test: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "pass 10") || !strings.Contains(string(out), "fail 0") {
+	if !strings.Contains(string(out), "pass 14") || !strings.Contains(string(out), "fail 0") {
 		t.Fatalf("the node tests did not all run:\n%s", out)
 	}
 	reqs := fake.WaitRequests(3, 5*time.Second)
@@ -62,5 +75,15 @@ func TestExtensionProtocol(t *testing.T) {
 	}
 	if len(results) != 2 || results[0] != "echo: hi from node" || !strings.Contains(results[1], "declined") {
 		t.Errorf("the model got back %q, want the echo and the refusal", results)
+	}
+	// The model was told which edit was applied and which the user rejected.
+	ereqs := edits.WaitRequests(4, 5*time.Second)
+	told := ereqs[1].ToolResults()
+	if !strings.Contains(told["node_e1"], "edited ") || !strings.Contains(told["node_e1"], "unsaved until the user saves it") ||
+		!strings.Contains(told["node_e2"], "The user rejected this edit") {
+		t.Errorf("the model was told %q", told)
+	}
+	if got := ereqs[3].ToolResults()["node_e3"]; !strings.Contains(got, "edited ") {
+		t.Errorf("auto mode: the model was told %q", got)
 	}
 }

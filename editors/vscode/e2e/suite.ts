@@ -51,6 +51,12 @@ const specTxt = path.join(L.outside, "spec.txt");
 fs.writeFileSync(appTs, "export function add(a: number, b: number): number {\n  return a + b;\n}\n\nexport const answer = add(40, 2);\n");
 fs.writeFileSync(notesMd, "# Notes\n\nNothing yet.\n");
 fs.writeFileSync(specTxt, "The spec: add() must stay pure.\n");
+// The model's edits (issue 22) go to these.
+const calcTs = path.join(L.workspace, "calc.ts");
+const calcText = "export function sub(a: number, b: number): number {\n  return a - b;\n}\n";
+const scratchTs = path.join(L.workspace, "scratch.ts");
+fs.writeFileSync(calcTs, calcText);
+fs.writeFileSync(scratchTs, "// scratch\n");
 
 const settings = {
   "files.autoSave": "off",
@@ -63,6 +69,8 @@ const settings = {
   "telemetry.telemetryLevel": "off",
   "git.enabled": false,
   "editor.minimap.enabled": false,
+  // The review diffs are read side by side (with the wide side bar VS Code would switch to inline).
+  "diffEditor.useInlineViewWhenSpaceIsLimited": false,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "window.title": "ctxls e2e",
   "ctxls.path": wrongPath,
@@ -802,6 +810,190 @@ async function main(): Promise<void> {
     await dialog.locator(".monaco-button", { hasText: "Delete" }).click();
     await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await allChips()).length === 0);
     await until("the status bar", async () => (await ed.statusItem()).includes("New session"));
+  });
+
+  // ---- issue 22: the model's edits, reviewed in a diff; the review mode; code blocks ----
+
+  const calcUnsaved = "// UNSAVED CALC";
+  /** The editor-title button of the active diff (Accept Edit, Accept All Edits in This Turn, Reject Edit). */
+  const titleButton = (label: string) => ed.page.locator(`.editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`).first();
+  const diffSide = async (side: "original" | "modified") =>
+    (await ed.page.locator(`.editor-group-container.active .monaco-diff-editor .editor.${side} .view-lines`).first().innerText()).replace(/\u00a0/g, " ");
+  const reviewTabs = async () => (await ed.tabTitles()).filter((t) => t.includes("(ctxls)"));
+  const dirty = async () => ((await ed.activeTab().getAttribute("class")) ?? "").split(/\s+/).includes("dirty");
+  const lastToolResult = async () => {
+    const reqs = await requests();
+    return reqs[reqs.length - 1].messages.filter((m) => m.role === "tool").pop()?.content ?? "";
+  };
+
+  await step("issue 22: the model's edit of a file with unsaved changes opens a diff; Accept applies it to the buffer (still unsaved) and Undo takes it back", async () => {
+    await ed.clearToasts();
+    await ed.openFile("calc.ts");
+    await ed.page.keyboard.press("Control+End");
+    await ed.page.keyboard.type(calcUnsaved);
+    await until("calc.ts dirty", dirty, 5000);
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "edit_file", arguments: JSON.stringify({ path: "calc.ts", old_string: "return a - b;", new_string: "return b - a;" }) }] },
+      { chunks: ["I swapped the operands."] },
+    ]);
+    await typeInChat("Swap the operands in calc.ts");
+    await until("the diff editor", async () => (await ed.activeTabTitle()).startsWith("calc.ts: proposed edit (ctxls)"), 30_000);
+    // Left: the buffer as it is, unsaved line included; right: the proposed text.
+    await until("both sides of the diff", async () => (await diffSide("original")).includes("return a - b;") && (await diffSide("modified")).includes("return b - a;"), 10_000);
+    check((await diffSide("original")).includes(calcUnsaved), `the left side is not the unsaved buffer: ${await diffSide("original")}`);
+    check((await diffSide("modified")).includes(calcUnsaved), `the right side lacks the unsaved line: ${await diffSide("modified")}`);
+    for (const b of ["Accept Edit", "Accept All Edits in This Turn", "Reject Edit"]) check(await titleButton(b).isVisible(), `no "${b}" button on the diff`);
+    // The call's card waits for the review, with the same answers.
+    const card = lastTurn().locator(".tool", { hasText: "edit_file" });
+    await until("the review on the card", async () => (await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Accept|Accept all in this turn|Reject");
+    check((await card.locator(".tool-note").innerText()) === "waiting for your review", `the card's note: ${await card.locator(".tool-note").innerText()}`);
+    check((await card.getAttribute("data-status")) === "pending", "the card does not wait");
+    await ed.clearToasts(); // (a new session's notice, from the turn) nothing over the pictures
+    for (const [theme, shot] of [
+      ["Light Modern", "edit-review-light"],
+      ["Dark Modern", "edit-review-dark"],
+    ]) {
+      await setTheme(theme);
+      await until("the diff still open", async () => (await ed.activeTabTitle()).startsWith("calc.ts: proposed edit (ctxls)"), 5000);
+      const note = await contrast("#log .turn:last-child .tool .tool-note");
+      check(note >= 4.5, `${theme}: the review note on the card has a contrast of ${note.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await ed.shot(shot);
+    }
+    check((await card.getAttribute("data-status")) === "pending", "the edit did not wait for the review");
+    check(!fs.readFileSync(calcTs, "utf8").includes("b - a"), "the edit reached the disk before it was accepted");
+    await titleButton("Accept Edit").click();
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+    await idle();
+    check(await card.locator(".tool-ask").isHidden(), "the card still asks after the answer");
+    await until("calc.ts active again", async () => (await ed.activeTabTitle()).startsWith("calc.ts"), 5000);
+    await until("the edit in the buffer", async () => (await ed.editorText()).includes("return b - a;"), 5000);
+    check((await ed.editorText()).includes(calcUnsaved), "the unsaved line was lost");
+    check(await dirty(), "calc.ts is not dirty after the edit");
+    check(fs.readFileSync(calcTs, "utf8") === calcText, "the edit was written to the disk");
+    const told = await lastToolResult();
+    check(told.includes("edited " + calcTs) && told.includes("unsaved until the user saves it"), `the model was told: ${told}`);
+    // Undo takes the edit back, and only the edit.
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+Z");
+    await until("the edit undone", async () => (await ed.editorText()).includes("return a - b;"), 5000);
+    check((await ed.editorText()).includes(calcUnsaved), "Undo took back more than the edit");
+  });
+
+  await step("issue 22: Reject on the card leaves the buffer as it was and the model is told; closing a new file's diff rejects it too", async () => {
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "edit_file", arguments: JSON.stringify({ path: "calc.ts", old_string: "export function sub(", new_string: "export function difference(" }) }] },
+      { chunks: ["Left as it was."] },
+    ]);
+    const before = await ed.editorText();
+    check(before.includes(calcUnsaved) && before.includes("return a - b;"), `calc.ts before the edit: ${before}`);
+    await typeInChat("Rename sub to difference");
+    await until("the diff editor", async () => (await ed.activeTabTitle()).startsWith("calc.ts: proposed edit (ctxls)"), 30_000);
+    const card = lastTurn().locator(".tool", { hasText: "edit_file" });
+    await until("the review on the card", async () => (await card.locator(".tool-answers button").count()) === 3);
+    await card.locator(".tool-answers button", { hasText: /^Reject$/ }).click();
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("the card declined", async () => (await card.getAttribute("data-status")) === "declined", 15_000);
+    await idle();
+    await until("calc.ts active again", async () => (await ed.activeTabTitle()).startsWith("calc.ts"), 5000);
+    await until("the buffer as it was", async () => (await ed.editorText()) === before, 5000);
+    const told = await lastToolResult();
+    check(told.includes("The user rejected this edit of " + calcTs), `the model was told: ${told}`);
+    // A new file: an empty left side; the diff closed without an answer is a rejection.
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "create_file", arguments: JSON.stringify({ path: "todo.md", content: "# To do\n\n- swap the operands\n" }) }] },
+      { chunks: ["No file then."] },
+    ]);
+    await typeInChat("Write a to-do file");
+    await until("the new file's diff", async () => (await ed.activeTabTitle()).startsWith("todo.md: proposed new file (ctxls)"), 30_000);
+    await until("its proposed text", async () => (await diffSide("modified")).includes("swap the operands"), 10_000);
+    check((await diffSide("original")).trim() === "", `the left side of a new file is not empty: ${await diffSide("original")}`);
+    const created = lastTurn().locator(".tool", { hasText: "create_file" });
+    await ed.activeTab().locator(".tab-actions .action-label").first().click();
+    await until("the card declined", async () => (await created.getAttribute("data-status")) === "declined", 15_000);
+    await idle();
+    check(!fs.existsSync(path.join(L.workspace, "todo.md")), "todo.md was created");
+    const told2 = await lastToolResult();
+    check(told2.includes("The user rejected this edit"), `the model was told: ${told2}`);
+  });
+
+  await step("issue 22: Set Edit Review Mode: the chat's header shows the mode; auto applies the edit without a diff", async () => {
+    await until("the mode in the header", async () => (await chat.locator("#mode").innerText()) === "edits: ask", 5000);
+    await ed.palette("ctxls: Set Edit Review Mode");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    const rows = await until("the three modes", async () => ((await ed.pickRows()).length === 3 ? ed.pickRows() : undefined));
+    check(rows[0].startsWith("Ask") && rows[1].startsWith("Auto") && rows[2].startsWith("Off"), `the modes: ${rows}`);
+    await input.fill("Auto");
+    await until("only Auto", async () => (await ed.pickRows()).length === 1);
+    await input.press("Enter");
+    await until("auto in the header", async () => (await chat.locator("#mode").innerText()) === "edits: auto", 10_000);
+    const c = await contrast("#mode");
+    check(c >= 4.5, `the mode's contrast is ${c.toFixed(2)}`);
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "edit_file", arguments: JSON.stringify({ path: "calc.ts", old_string: "return a - b;", new_string: "return a - b; // checked" }) }] },
+      { chunks: ["Marked."] },
+    ]);
+    await typeInChat("Mark the return as checked");
+    const card = lastTurn().locator(".tool", { hasText: "edit_file" });
+    await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 30_000);
+    await idle();
+    check((await reviewTabs()).length === 0, `a diff opened in the auto mode: ${await reviewTabs()}`);
+    await until("the edit in the buffer", async () => (await ed.editorText()).includes("return a - b; // checked"), 5000);
+    check(await dirty(), "calc.ts is not dirty");
+    check(fs.readFileSync(calcTs, "utf8") === calcText, "the auto edit was written to the disk");
+    // The header's mode is a button to the same picker: back to ask.
+    await chat.locator("#mode").click();
+    await input.waitFor({ state: "visible" });
+    await input.fill("Ask");
+    await until("only Ask", async () => (await ed.pickRows()).length === 1);
+    await input.press("Enter");
+    await until("ask in the header", async () => (await chat.locator("#mode").innerText()) === "edits: ask", 10_000);
+  });
+
+  await step("code blocks: Insert at cursor puts the block into the editor (Undo takes it back); Apply without a selection reviews it against a picked file", async () => {
+    const helper = "export const twice = (n: number) => n * 2;";
+    await enqueue([{ chunks: ["Use this helper:\n\n```ts\n" + helper + "\n```\n"] }]);
+    const before = await turns().count();
+    await typeInChat("A helper that doubles?");
+    await until("the answer", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".a .code-block").count()) === 1, 15_000);
+    await idle();
+    const block = lastTurn().locator(".a .code-block").first();
+    const buttons = (await block.locator(".code-head button").allInnerTexts()).map((b) => b.trim());
+    check(buttons.join("|") === "Insert|Apply|Copy", `the block's buttons: ${JSON.stringify(buttons)}`);
+    await ed.openFile("calc.ts");
+    await ed.page.keyboard.press("Control+End");
+    await ed.page.keyboard.press("Enter");
+    await block.evaluate((b) => b.scrollIntoView({ block: "center" }));
+    await ed.page.mouse.move(1000, 600);
+    await ed.shot("code-block-actions-dark");
+    await block.locator("button.insert").click();
+    await until("the block in calc.ts", async () => (await ed.editorText()).includes(helper), 5000);
+    check((await ed.activeTabTitle()).startsWith("calc.ts"), "calc.ts is not the active editor after Insert");
+    await until("the editor focused", async () => ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), 5000);
+    await ed.page.keyboard.press("Control+Z");
+    await until("the insert undone", async () => !(await ed.editorText()).includes(helper), 5000);
+    // Apply with no selection: pick a file, review the block as its new text.
+    await ed.focusEditor();
+    await block.locator("button.apply").click();
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await until("calc.ts first, as the file last worked in", async () => (await ed.pickRows())[0]?.startsWith("calc.ts"), 10_000);
+    await input.fill("scratch");
+    await until("scratch.ts", async () => (await ed.pickRows()).some((r) => r.startsWith("scratch.ts")), 10_000);
+    await input.press("Enter");
+    await until("the block's diff", async () => (await ed.activeTabTitle()).startsWith("scratch.ts: apply code block (ctxls)"), 10_000);
+    await until("its sides", async () => (await diffSide("original")).includes("// scratch") && (await diffSide("modified")).includes(helper), 10_000);
+    check(await titleButton("Accept Edit").isVisible(), "no Accept button on the block's diff");
+    check(!(await titleButton("Accept All Edits in This Turn").isVisible()), "Accept All on a code block's diff");
+    await titleButton("Accept Edit").click();
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("scratch.ts active", async () => (await ed.activeTabTitle()).startsWith("scratch.ts"), 5000);
+    await until("the block in scratch.ts", async () => (await ed.editorText()).trim() === helper, 5000);
+    check(await dirty(), "scratch.ts is not dirty");
+    check(fs.readFileSync(scratchTs, "utf8") === "// scratch\n", "the block was written to the disk");
   });
 
   await step("Open the ctxls.path Setting from the palette", async () => {

@@ -6,6 +6,7 @@
   const vscode = acquireVsCodeApi();
   const $ = (id) => document.getElementById(id);
   const title = $("title");
+  const mode = $("mode");
   const context = $("context");
   const banner = $("banner");
   const log = $("log");
@@ -234,6 +235,15 @@
     state = s;
     title.textContent = s.title;
     title.title = s.title;
+    // The session's review mode of the model's edits, next to its title; a click changes it.
+    mode.hidden = !s.reviewMode;
+    mode.textContent = "edits: " + s.reviewMode;
+    mode.dataset.mode = s.reviewMode || "";
+    mode.title = {
+      ask: "The model's edits are shown as a diff and applied when you accept them. Click to change.",
+      auto: "The model's edits are applied at once (unsaved; Undo takes them back). Click to change.",
+      off: "The model may not edit files. Click to change.",
+    }[s.reviewMode] || "";
     drawContext(s);
     banner.hidden = !s.banner;
     banner.textContent = "";
@@ -347,6 +357,18 @@
       const box = answer.closest(".tool");
       answer.parentElement.querySelectorAll("button").forEach((b) => (b.disabled = true));
       vscode.postMessage({ type: "toolAnswer", id: box.dataset.id, title: answer.dataset.toolAnswer });
+      return;
+    }
+    const insert = t.closest("button.insert");
+    if (insert) {
+      const code = insert.closest(".code-block")?.querySelector("code");
+      vscode.postMessage({ type: "insertCode", text: code ? code.textContent : "" });
+      return;
+    }
+    const apply = t.closest("button.apply");
+    if (apply) {
+      const code = apply.closest(".code-block")?.querySelector("code");
+      vscode.postMessage({ type: "applyCode", text: code ? code.textContent : "", file: apply.dataset.file || undefined });
       return;
     }
     const copy = t.closest("button.copy");

@@ -17,6 +17,10 @@ export type FromView =
   | { type: "openSessionFile"; subdir: string; name: string }
   | { type: "removeContext"; set: string; value: string }
   | { type: "copy"; text: string }
+  /** A code block's Insert: at the cursor of the editor the user last worked in. */
+  | { type: "insertCode"; text: string }
+  /** A code block's Apply: to the selection, else to a file the user picks (the one the block names first). */
+  | { type: "applyCode"; text: string; file?: string }
   | { type: "action"; command: string }
   /** The permission question on a tool call's card, answered with one of its actions. */
   | { type: "toolAnswer"; id: string; title: string };
@@ -90,7 +94,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 <link rel="stylesheet" href="${css}">
 <title>ctxls</title>
 </head><body>
-<header><h1 id="title">ctxls</h1><div id="context" class="context" aria-label="Session context"></div></header>
+<header><div class="head"><h1 id="title">ctxls</h1><button id="mode" class="mode" type="button" data-command="setReviewMode" hidden></button></div><div id="context" class="context" aria-label="Session context"></div></header>
 <div id="banner" class="banner" role="alert" hidden></div>
 <main id="log" aria-live="polite"></main>
 <form id="composer">

@@ -20,14 +20,30 @@ import {
   errorKind,
   InitializationOptions,
   Provider,
+  ReviewEditParams,
+  ReviewEditResult,
+  ReviewMode,
   Session,
   SessionFilesChanged,
   Subfolders,
   turnsFromMessages,
   TurnOutcome,
 } from "./protocol";
+import { Decision, Reviews } from "./review";
+import { changedSpan } from "./span";
 import { editorFolders, isUserFile } from "./sync";
-import { contextSets, emptyState, OpenAsk, SessionFile, StreamingAnswer, ViewState, ViewTurn, viewTurn } from "./viewstate";
+import {
+  contextSets,
+  emptyState,
+  OpenAsk,
+  ReviewAnswers,
+  reviewDecision,
+  SessionFile,
+  StreamingAnswer,
+  ViewState,
+  ViewTurn,
+  viewTurn,
+} from "./viewstate";
 
 const sessionKey = "ctxls.currentSession";
 const subdirs = Subfolders;
@@ -95,6 +111,13 @@ class PreviewDocs implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** The review modes as the Set Edit Review Mode picker offers them. */
+const reviewModes: { mode: ReviewMode; label: string; detail: string }[] = [
+  { mode: "ask", label: "Ask", detail: "Show each of the model's edits as a diff; it is applied to the editor only when you accept it." },
+  { mode: "auto", label: "Auto", detail: "Apply the model's edits at once, to the editor (unsaved; Undo takes an edit back)." },
+  { mode: "off", label: "Off", detail: "Offer the model no edit tools: it can only tell you what to change." },
+];
+
 /** The preview as Markdown: token counts, then each message and the tools. */
 export function previewMarkdown(p: ChatPreviewResult, message: string): string {
   const t = p.tokens;
@@ -134,6 +157,7 @@ class Controller {
   private readonly status: vscode.StatusBarItem;
   private readonly view: ChatView;
   private readonly previews = new PreviewDocs();
+  private readonly reviews = new Reviews();
   private readonly folders: string[];
 
   constructor(private readonly ext: vscode.ExtensionContext) {
@@ -143,6 +167,7 @@ class Controller {
     this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m));
     ext.subscriptions.push(
       this.status,
+      this.reviews,
       vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => this.viewChanged(e)),
@@ -177,7 +202,13 @@ class Controller {
     const clientOptions: LanguageClientOptions = {
       // Only the user's files: middleware drops the editor's own (see sync.ts).
       documentSelector: [{ scheme: "file" }],
-      initializationOptions: { provider: provider(), session: this.ext.workspaceState.get<string>(sessionKey), ...daemonSettings() } satisfies InitializationOptions,
+      // reviewEdits: the model's edits are reviewed here, in a diff (ctxls/reviewEdit).
+      initializationOptions: {
+        provider: provider(),
+        session: this.ext.workspaceState.get<string>(sessionKey),
+        reviewEdits: true,
+        ...daemonSettings(),
+      } satisfies InitializationOptions,
       synchronize: { configurationSection: "ctxls" },
       outputChannelName: "ctxls",
       revealOutputChannelOn: RevealOutputChannelOn.Never,
@@ -227,6 +258,8 @@ class Controller {
     // notification centre). The first answer wins; both answer with the
     // chosen action's title, no answer (a closed notification) is null.
     client.onRequest("window/showMessageRequest", (p: MessageRequest, token: CancellationToken) => this.question(p, token));
+    // The model's edits in the ask mode: a diff to accept or reject (see review.ts).
+    ctxls.onReviewEdit((p, token) => this.reviewEdit(p, token));
     this.client = client;
     this.ctxls = ctxls;
     try {
@@ -309,6 +342,7 @@ class Controller {
     this.session = s;
     this.state.sessionId = s?.id;
     this.state.title = s?.title ?? "New session";
+    this.state.reviewMode = s?.meta?.reviewMode || "ask";
     void this.ext.workspaceState.update(sessionKey, s?.id);
     this.updateStatus();
   }
@@ -391,6 +425,38 @@ class Controller {
       r.redraw();
       void showQuestion(p).then((a) => ask.answer(a?.title));
     });
+  }
+
+  /**
+   * One of the model's edits to review (ctxls/reviewEdit): a diff editor
+   * with Accept, Accept All and Reject, the same answers on the call's card
+   * in the chat. The first answer wins; the daemon giving up (its timeout,
+   * the turn cancelled) closes the diff.
+   */
+  private reviewEdit(p: ReviewEditParams, token: { onCancellationRequested(l: () => void): unknown }): Promise<ReviewEditResult> {
+    const name = baseName(p.path);
+    const review = this.reviews.show({
+      kind: "model",
+      path: p.path,
+      original: p.create ? undefined : vscode.Uri.parse(p.uri),
+      proposed: p.newText,
+      title: `${name}: proposed ${p.create ? "new file" : "edit"} (ctxls)`,
+    });
+    token.onCancellationRequested(() => review.answer("reject"));
+    const r = this.running;
+    if (r) {
+      const ask: OpenAsk = {
+        actions: [ReviewAnswers.accept, ReviewAnswers.acceptAll, ReviewAnswers.reject],
+        answer: (title) => review.answer(reviewDecision(title)),
+      };
+      r.answer.askFor(p.id, ask);
+      r.redraw();
+      void review.decision.then(() => {
+        r.answer.settled(ask);
+        r.redraw();
+      });
+    }
+    return review.decision.then((decision) => ({ decision }));
   }
 
   /** An answer given on a tool call's card. */
@@ -506,8 +572,15 @@ class Controller {
           vscode.window.setStatusBarMessage("ctxls: code copied", 2000);
         });
         break;
+      case "insertCode":
+        run(() => this.insertCode(m.text));
+        break;
+      case "applyCode":
+        run(() => this.applyCode(m.text, m.file));
+        break;
       case "action":
         if (m.command === "openSetting") run(async () => this.openSetting());
+        else if (m.command === "setReviewMode") run(async () => vscode.commands.executeCommand("ctxls.ui.setReviewMode"));
         break;
       case "toolAnswer":
         this.answerOnCard(m.id, m.title);
@@ -553,6 +626,94 @@ class Controller {
       target = path.join(root, decodeURIComponent(target));
     }
     await this.openFile(target, line !== undefined ? new vscode.Range(line, 0, line, 0) : undefined);
+  }
+
+  // ---- code blocks of the answers ----
+
+  /** The editor the user last worked in, shown (a live editor to edit in), or undefined after saying what to do. */
+  private async editorForCode(what: string): Promise<vscode.TextEditor | undefined> {
+    const e = this.currentEditor();
+    if (!e) {
+      vscode.window.showInformationMessage(`ctxls: open a file in the editor first; ${what}`);
+      return undefined;
+    }
+    return vscode.window.showTextDocument(e.document, { viewColumn: e.viewColumn ?? vscode.ViewColumn.Active, preserveFocus: false });
+  }
+
+  /** Insert: the block at the cursor (each cursor; a selection is replaced), as one edit Undo takes back. */
+  async insertCode(text: string): Promise<void> {
+    const e = await this.editorForCode("Insert puts the code block at its cursor.");
+    if (!e) return;
+    const selections = e.selections;
+    // At the start of a line the block comes with its line break; inside a line, without it.
+    const ok = await e.edit((b) => selections.forEach((s) => b.replace(s, s.start.character === 0 ? text : text.replace(/\r?\n$/, ""))));
+    if (!ok) throw new Error(`the code could not be inserted into ${baseName(e.document.uri.fsPath)}`);
+  }
+
+  /**
+   * Apply: a selection in the editor the user last worked in is replaced
+   * by the block; without one, the user picks a file (the one the block
+   * names first, then the current one), and the block as that file's whole
+   * new text is shown as a diff to accept or reject.
+   */
+  async applyCode(text: string, named?: string): Promise<void> {
+    const cur = this.currentEditor();
+    if (cur && cur.selections.some((s) => !s.isEmpty)) {
+      const e = await vscode.window.showTextDocument(cur.document, { viewColumn: cur.viewColumn ?? vscode.ViewColumn.Active, preserveFocus: false });
+      const selections = e.selections.filter((s) => !s.isEmpty);
+      const ok = await e.edit((b) => selections.forEach((s) => b.replace(s, text)));
+      if (!ok) throw new Error(`the code could not be applied to ${baseName(e.document.uri.fsPath)}`);
+      vscode.window.setStatusBarMessage("ctxls: the selection was replaced by the code block (Undo takes it back)", 4000);
+      return;
+    }
+    const uri = await this.pickFileFor(named, cur?.document.uri);
+    if (!uri) return;
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const review = this.reviews.show({ kind: "block", path: uri.fsPath, original: uri, proposed: text, title: `${baseName(uri.fsPath)}: apply code block (ctxls)` });
+    if ((await review.decision) === "reject") return;
+    const span = changedSpan(doc.getText(), text);
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, new vscode.Range(doc.positionAt(span.start), doc.positionAt(span.oldEnd)), span.text);
+    if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the code block could not be applied to ${baseName(uri.fsPath)}`);
+    await vscode.window.showTextDocument(doc, { preview: false });
+  }
+
+  /** A file to apply a code block to: the one it names and the current one first, then open and workspace files. */
+  private async pickFileFor(named: string | undefined, current: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
+    type Item = vscode.QuickPickItem & { uri: vscode.Uri };
+    const items = (async (): Promise<Item[]> => {
+      const out: Item[] = [];
+      const seen = new Set<string>();
+      const add = (uri: vscode.Uri, description?: string) => {
+        if (seen.has(uri.toString()) || !this.syncable(uri)) return;
+        seen.add(uri.toString());
+        out.push({ label: vscode.workspace.asRelativePath(uri, false), description, uri });
+      };
+      if (named) {
+        const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri);
+        const candidates = path.isAbsolute(named) ? [vscode.Uri.file(named)] : roots.map((r) => vscode.Uri.joinPath(r, named));
+        for (const c of candidates) {
+          try {
+            await vscode.workspace.fs.stat(c);
+            add(c, "named by the code block");
+            break;
+          } catch {
+            // not in this folder
+          }
+        }
+      }
+      if (current) add(current, "the file you last worked in");
+      for (const d of vscode.workspace.textDocuments) add(d.uri, "open");
+      const files = await vscode.workspace.findFiles("**/*", "{**/node_modules/**,**/.git/**}", 2000);
+      files.sort((a, b) => a.fsPath.localeCompare(b.fsPath)).forEach((f) => add(f));
+      return out;
+    })();
+    const pick = await vscode.window.showQuickPick(items, {
+      title: "Apply the code block to a file",
+      placeHolder: "The block becomes the file's whole text; you review the diff first",
+      matchOnDescription: true,
+    });
+    return pick?.uri;
   }
 
   // ---- the editor's view (ctxls/didChangeView), debounced ----
@@ -761,6 +922,27 @@ class Controller {
       const doc = await vscode.workspace.openTextDocument(uri);
       await vscode.window.showTextDocument(doc, { preview: true });
     });
+    withClient("ctxls.ui.setReviewMode", async (c, arg?: unknown) => {
+      let mode = reviewModes.find((m) => m.mode === arg)?.mode;
+      if (!mode) {
+        const pick = await vscode.window.showQuickPick(
+          reviewModes.map((m) => ({ label: m.label, description: m.mode === this.state.reviewMode ? "current" : undefined, detail: m.detail, mode: m.mode })),
+          { placeHolder: `How the model's edits are reviewed in this session (now: ${this.state.reviewMode})` },
+        );
+        if (!pick) return;
+        mode = pick.mode;
+      }
+      const { session } = await c.setReviewMode(mode, this.state.sessionId);
+      this.setSession(session);
+      this.view.postState();
+      vscode.window.setStatusBarMessage(`ctxls: edit review mode ${this.state.reviewMode}`, 4000);
+    });
+    const decide = (d: Decision) => async (arg?: unknown) => {
+      if (!this.reviews.decide(arg, d)) vscode.window.showInformationMessage("ctxls: there is no proposed edit to review.");
+    };
+    reg("ctxls.ui.acceptEdit", decide("accept"));
+    reg("ctxls.ui.acceptAllEdits", decide("acceptAll"));
+    reg("ctxls.ui.rejectEdit", decide("reject"));
     reg("ctxls.ui.cancel", async () => this.cancel());
     reg("ctxls.ui.focusChat", async () => this.view.reveal(true));
   }

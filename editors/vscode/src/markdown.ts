@@ -18,19 +18,49 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
-// Code blocks: a header with the language and a copy button. The button's
-// code is the block's own text, read by the view's script from the <code>.
+// Code blocks: a header with the language and the block's actions: Insert
+// (at the cursor of the editor you last worked in), Apply (to the
+// selection, else to a file you pick, reviewed as a diff) and Copy. The
+// actions take the block's own text, read by the view's script from the
+// <code>; a file the block's info string names (```ts src/app.ts) goes to
+// Apply as data-file.
 md.renderer.rules.fence = (tokens, idx) => {
   const t = tokens[idx];
-  const lang = t.info.trim().split(/\s+/)[0] ?? "";
-  const langLabel = lang ? `<span class="lang">${md.utils.escapeHtml(lang)}</span>` : "<span class=\"lang\"></span>";
+  const { lang, file } = fenceInfo(t.info);
+  const langLabel = `<span class="lang">${md.utils.escapeHtml(lang)}</span>`;
+  const button = (cls: string, label: string, title: string, extra = "") =>
+    `<button class="${cls}" type="button" title="${title}" aria-label="${title}"${extra}>${label}</button>`;
   return (
-    `<div class="code-block"><div class="code-head">${langLabel}` +
-    `<button class="copy" type="button" title="Copy code" aria-label="Copy code">Copy</button></div>` +
-    `<pre><code${lang ? ` class="language-${md.utils.escapeHtml(lang)}"` : ""}>${md.utils.escapeHtml(t.content)}</code></pre></div>\n`
+    `<div class="code-block"><div class="code-head">${langLabel}<span class="code-actions">` +
+    button("code-action insert", "Insert", "Insert at cursor") +
+    button("code-action apply", "Apply", "Apply to file", file ? ` data-file="${md.utils.escapeHtml(file)}"` : "") +
+    button("copy", "Copy", "Copy code") +
+    `</span></div><pre><code${lang ? ` class="language-${md.utils.escapeHtml(lang)}"` : ""}>${md.utils.escapeHtml(t.content)}</code></pre></div>\n`
   );
 };
 md.renderer.rules.code_block = md.renderer.rules.fence;
+
+/**
+ * A fence's info string: its language, and the file it names, if any: a
+ * second word that looks like a path (```ts src/app.ts), or
+ * path=/file=/title= (quoted or not).
+ */
+export function fenceInfo(info: string): { lang: string; file?: string } {
+  const words = info.trim().split(/\s+/).filter(Boolean);
+  let lang = words[0] ?? "";
+  let file: string | undefined;
+  // ```app.ts alone: a file name, its extension the language.
+  if (/^[\w-]+(\.[\w-]+)*\.\w+$/.test(lang)) {
+    file = lang;
+    lang = lang.slice(lang.lastIndexOf(".") + 1);
+  }
+  for (const w of words.slice(1)) {
+    const kv = /^(?:path|file|title|filename)=["']?([^"']+)["']?$/i.exec(w);
+    if (kv) file = kv[1];
+    else if (!file && /[./\\]/.test(w) && !/[{}()=]/.test(w)) file = w.replace(/^["']|["']$/g, "");
+  }
+  return file ? { lang, file } : { lang };
+}
 
 /** Renders Markdown to HTML that is safe to put into the chat view. */
 export function renderMarkdown(text: string): string {

@@ -14,6 +14,10 @@ import {
   ErrorKinds,
   Notifications,
   Requests,
+  ReviewEditParams,
+  ReviewEditResult,
+  ReviewMode,
+  ServerRequests,
   SessionFilesChangedParams,
   SessionUpdatedParams,
   Span,
@@ -41,6 +45,7 @@ export interface Connection {
   sendNotification(method: string, params?: unknown): Promise<void> | void;
   onNotification(method: string, handler: (params: any) => void): unknown;
   onProgress(type: any, token: string | number, handler: (value: any) => void): Disposable;
+  onRequest(method: string, handler: (params: any, token: any) => any): unknown;
 }
 
 // Both libraries ignore the progress type at run time unless a work-done
@@ -116,6 +121,16 @@ export class CtxlsClient {
   /** ctxls/toolCall: a tool call of the model's began, changed or ended (same id each time). */
   onToolCall(f: (p: ToolCallUpdate) => void): void {
     this.toolListeners.push(f);
+  }
+
+  /**
+   * ctxls/reviewEdit: the daemon asks to review one of the model's edits
+   * (sent once initializationOptions.reviewEdits is set). The handler's
+   * decision answers it; the daemon then applies an accepted edit with
+   * workspace/applyEdit. The token ends when the daemon stops waiting.
+   */
+  onReviewEdit(f: (p: ReviewEditParams, token: { onCancellationRequested(l: () => void): unknown }) => Promise<ReviewEditResult>): void {
+    this.conn.onRequest(ServerRequests.reviewEdit, f);
   }
 
   /** Runs a command with its single object argument, typed by the table. */
@@ -201,6 +216,10 @@ export class CtxlsClient {
     return this.command(Commands.sessionRename, sessionId ? { sessionId, title } : { title });
   }
   /** Summarises the session's earlier turns now (every message is kept). */
+  /** Sets how the model's edits are reviewed in the session (created on first need). */
+  setReviewMode(mode: ReviewMode, sessionId?: string) {
+    return this.command(Commands.sessionSetReviewMode, sessionId ? { sessionId, mode } : { mode });
+  }
   compact() {
     return this.command(Commands.sessionCompact, {});
   }

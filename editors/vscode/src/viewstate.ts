@@ -1,7 +1,7 @@
 // What the chat view shows, with no dependency on vscode: the extension keeps
 // one ViewState and sends it (or one turn of it) to the webview, which only
 // draws. The node tests check the folding rules here.
-import { baseName, Context, maxShownOutput, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
+import { baseName, Context, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
 
 /** A file the model (or the user) put into the session folder. */
@@ -50,6 +50,8 @@ export interface Banner {
 export interface ViewState {
   title: string;
   sessionId?: string;
+  /** How the model's edits are reviewed in the session (its meta.reviewMode; ask by default). */
+  reviewMode: ReviewMode;
   busy: boolean;
   turns: ViewTurn[];
   context: ContextSet[];
@@ -62,7 +64,7 @@ export interface ViewState {
 }
 
 export function emptyState(title = "New session"): ViewState {
-  return { title, busy: false, turns: [], context: [], sessionFiles: [] };
+  return { title, reviewMode: "ask", busy: false, turns: [], context: [], sessionFiles: [] };
 }
 
 /** The value that stands for a whole set (the applet is removed as one). */
@@ -171,6 +173,19 @@ export function toolStatusText(status: ToolStatus | "stored", progress?: string)
   }
 }
 
+/** ctxls's own tools that edit the user's files: their question is a review of the edit. */
+export function isEditTool(name: string): boolean {
+  return name === "edit_file" || name === "create_file";
+}
+
+/** The answers to an edit's review, on its card (the diff editor has the same as buttons). */
+export const ReviewAnswers = { accept: "Accept", acceptAll: "Accept all in this turn", reject: "Reject" } as const;
+
+/** An answer's title as the review's decision; anything else (none) rejects. */
+export function reviewDecision(title: string | undefined): "accept" | "acceptAll" | "reject" {
+  return title === ReviewAnswers.accept ? "accept" : title === ReviewAnswers.acceptAll ? "acceptAll" : "reject";
+}
+
 export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
   const card: ToolCard = {
     id: c.id,
@@ -180,7 +195,7 @@ export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
     status: c.status,
     statusText: toolStatusText(c.status, c.progress),
   };
-  if (c.status === "pending") card.note = "waiting for your permission";
+  if (c.status === "pending") card.note = isEditTool(c.name) ? "waiting for your review" : "waiting for your permission";
   if (c.output !== undefined) card.output = c.output;
   if (actions?.length) card.actions = actions;
   return card;
@@ -219,6 +234,8 @@ export interface OpenAsk {
 export class StreamingAnswer {
   private parts: ({ kind: "text"; text: string; html?: string } | { kind: "tool"; call: ShownToolCall; ask?: OpenAsk })[] = [];
   private unpaired: OpenAsk[] = [];
+  /** Questions about a named call whose card has not come yet (an edit's review), by call id. */
+  private byId = new Map<string, OpenAsk>();
 
   /** Text of the model's: it follows the last part. */
   delta(text: string): void {
@@ -247,7 +264,13 @@ export class StreamingAnswer {
       part.call = call;
     }
     if (call.status === "pending") {
-      if (!part.ask && this.unpaired.length) part.ask = this.unpaired.shift();
+      const named = this.byId.get(call.id);
+      if (!part.ask && named) {
+        part.ask = named;
+        this.byId.delete(call.id);
+      }
+      // An edit's card waits for its review (askFor), never for another call's question.
+      if (!part.ask && this.unpaired.length && !isEditTool(call.name)) part.ask = this.unpaired.shift();
     } else if (part.ask) {
       const ask = part.ask;
       part.ask = undefined;
@@ -257,14 +280,23 @@ export class StreamingAnswer {
 
   /** A permission question: shown on the oldest pending card without one, else kept until such a card comes. */
   ask(a: OpenAsk): void {
-    const part = this.parts.find((x) => x.kind === "tool" && x.call.status === "pending" && !x.ask) as { ask?: OpenAsk } | undefined;
+    const part = this.parts.find((x) => x.kind === "tool" && x.call.status === "pending" && !x.ask && !isEditTool(x.call.name)) as { ask?: OpenAsk } | undefined;
     if (part) part.ask = a;
     else this.unpaired.push(a);
+  }
+
+  /** A question about one call (an edit's review, which names its call): shown on that call's card, now or when it comes. */
+  askFor(id: string, a: OpenAsk): void {
+    const part = this.parts.find((x) => x.kind === "tool" && x.call.id === id) as { kind: "tool"; call: ShownToolCall; ask?: OpenAsk } | undefined;
+    if (part && part.call.status === "pending") part.ask = a;
+    else if (!part) this.byId.set(id, a);
+    // A card that is no longer pending: the daemon stopped waiting; the question is not shown.
   }
 
   /** Takes the question off the view once it has an answer (from anywhere). */
   settled(a: OpenAsk): void {
     this.unpaired = this.unpaired.filter((x) => x !== a);
+    for (const [id, x] of this.byId) if (x === a) this.byId.delete(id);
     for (const p of this.parts) if (p.kind === "tool" && p.ask === a) p.ask = undefined;
   }
 
@@ -276,7 +308,7 @@ export class StreamingAnswer {
 
   /** Every question still open (the turn ended: they are settled as unanswered). */
   openAsks(): OpenAsk[] {
-    const out = [...this.unpaired];
+    const out = [...this.unpaired, ...this.byId.values()];
     for (const p of this.parts) if (p.kind === "tool" && p.ask) out.push(p.ask);
     return out;
   }

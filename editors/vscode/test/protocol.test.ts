@@ -12,8 +12,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
-import { renderMarkdown } from "../src/markdown";
-import { contextSets, OpenAsk, shortArguments, StreamingAnswer, toolCard, viewTurn } from "../src/viewstate";
+import { fenceInfo, renderMarkdown } from "../src/markdown";
+import { changedSpan } from "../src/span";
+import { contextSets, OpenAsk, ReviewAnswers, reviewDecision, shortArguments, StreamingAnswer, toolCard, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { editorFolders, isUserFile } from "../src/sync";
 
@@ -219,17 +220,160 @@ test("MCP tool calls against the real binary: ctxls/toolCall updates, the questi
   }
 });
 
+test("the model's edits against the real binary: reviewEdit asked (on the card too), accepted and applied with workspace/applyEdit at the editor's version, rejected, auto mode without a question", async () => {
+  const bin = process.env.CTXLS_BIN;
+  const baseURL = process.env.CTXLS_EDITS_BASE_URL;
+  assert.ok(bin && baseURL, "CTXLS_BIN and CTXLS_EDITS_BASE_URL must be set");
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "ctxls-vscode-edits-"));
+  const file = path.join(work, "calc.ts");
+  fs.writeFileSync(file, "export function sub(a: number, b: number): number {\n  return a - b;\n}\n");
+  const child = spawn(bin!, ["serve", "--data-dir", path.join(work, "data")], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, XDG_CONFIG_HOME: path.join(work, "config") } });
+  const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  const ctxls = new CtxlsClient(conn);
+  const uri = "file://" + file;
+  // The editor's buffer: what the daemon is told, and what applyEdit changes.
+  let text = "export function sub(a: number, b: number): number {\n  return a - b;\n}\n// unsaved\n";
+  let version = 2;
+  const applied: any[] = [];
+  conn.onRequest("workspace/applyEdit", async (p: any) => {
+    applied.push(p);
+    const dc = p.edit.documentChanges[0];
+    if (dc.textDocument.version !== null && dc.textDocument.version !== version) return { applied: false, failureReason: "version" };
+    const e = dc.edits[0];
+    const at = (pos: { line: number; character: number }) => text.split("\n").slice(0, pos.line).reduce((n, l) => n + l.length + 1, 0) + pos.character;
+    text = text.slice(0, at(e.range.start)) + e.newText + text.slice(at(e.range.end));
+    version++;
+    await conn.sendNotification("textDocument/didChange", { textDocument: { uri, version }, contentChanges: [{ text }] });
+    return { applied: true };
+  });
+  // What the extension does: the review on the call's card, answered there (here: by the test).
+  const answer = new StreamingAnswer();
+  const updates: ToolCallUpdate[] = [];
+  ctxls.onToolCall((p) => {
+    updates.push(p);
+    answer.toolCall(p);
+  });
+  const reviews: any[] = [];
+  ctxls.onReviewEdit((p) => {
+    reviews.push(p);
+    return new Promise((resolve) => {
+      const q: OpenAsk = {
+        actions: [ReviewAnswers.accept, ReviewAnswers.acceptAll, ReviewAnswers.reject],
+        answer: (title) => {
+          answer.settled(q);
+          resolve({ decision: reviewDecision(title) });
+        },
+      };
+      answer.askFor(p.id, q);
+    });
+  });
+  conn.listen();
+  try {
+    await conn.sendRequest("initialize", {
+      processId: process.pid,
+      rootUri: "file://" + work,
+      capabilities: {
+        general: { positionEncodings: ["utf-16"] },
+        window: { workDoneProgress: true },
+        workspace: { applyEdit: true, workspaceEdit: { documentChanges: true, resourceOperations: ["create"] } },
+      },
+      initializationOptions: { provider: { baseURL, model: "test-model" }, reviewEdits: true },
+    });
+    await conn.sendNotification("initialized", {});
+    await conn.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "typescript", version: 1, text: "x" } });
+    await conn.sendNotification("textDocument/didChange", { textDocument: { uri, version: 2 }, contentChanges: [{ text }] });
+    // A titled session: no title request takes one of the scripted replies.
+    await ctxls.newSession("Edits");
+    // The model edits calc.ts twice: the first accepted on its card, the second rejected.
+    const turn = ctxls.turn("Swap the subtraction", { onDelta: (d) => answer.delta(d) });
+    for (const [id, title] of [
+      ["node_e1", ReviewAnswers.accept],
+      ["node_e2", ReviewAnswers.reject],
+    ]) {
+      const q = await until(`the review on ${id}'s card`, () => answer.askOf(id), 15000);
+      const card = answer.view().flatMap((p) => (p.kind === "tool" && p.card.id === id ? [p.card] : []))[0];
+      assert.equal(card.note, "waiting for your review");
+      q.answer(title);
+    }
+    const out = await turn;
+    assert.equal(out.finishReason, "stop");
+    assert.equal(reviews.length, 2);
+    assert.deepEqual(
+      { path: reviews[0].path, uri: reviews[0].uri, id: reviews[0].id, create: !!reviews[0].create, newText: reviews[0].newText },
+      { path: file, uri, id: "node_e1", create: false, newText: text },
+    );
+    assert.match(reviews[0].diff, /-  return a - b;\n\+  return b - a;/);
+    assert.match(reviews[0].oldText, /\/\/ unsaved/);
+    // Applied once, to the buffer, at the version it was computed against; the disk untouched.
+    assert.equal(applied.length, 1);
+    assert.equal(applied[0].edit.documentChanges[0].textDocument.version, 2);
+    assert.equal(text, "export function sub(a: number, b: number): number {\n  return b - a;\n}\n// unsaved\n");
+    assert.match(fs.readFileSync(file, "utf8"), /return a - b;/);
+    const seq = (id: string) => updates.filter((u) => u.id === id).map((u) => u.status);
+    assert.deepEqual(seq("node_e1"), ["pending", "running", "done"]);
+    assert.deepEqual(seq("node_e2"), ["pending", "declined"]);
+    // Auto: applied without a question; the mode is the session's.
+    const set = await ctxls.setReviewMode("auto", out.sessionId);
+    assert.equal(set.session.meta.reviewMode, "auto");
+    const auto = await ctxls.turn("Rename it");
+    assert.equal(auto.finishReason, "stop");
+    assert.equal(reviews.length, 2);
+    assert.equal(applied.length, 2);
+    assert.match(text, /export function minus\(/);
+    assert.equal((await ctxls.setReviewMode("off")).session.meta.reviewMode, "off");
+    assert.equal((await ctxls.show(out.sessionId)).session.meta.reviewMode, "off");
+    await conn.sendRequest("shutdown");
+    await conn.sendNotification("exit");
+  } finally {
+    conn.dispose();
+    child.kill();
+  }
+});
+
 test("markdown: lists, emphasis, code blocks with a copy button; raw HTML stays text", () => {
   const html = renderMarkdown("Steps:\n\n- one\n- _two_\n\n1. **three**\n\n```ts\nconst a = 1 < 2;\n```\n\n<script>alert(1)</script> <b>x</b>\n\n[docs](https://example.com/a) and [file](src/app.ts#L3)");
   assert.match(html, /<ul>\s*<li>one<\/li>\s*<li><em>two<\/em><\/li>\s*<\/ul>/);
   assert.match(html, /<ol>\s*<li><strong>three<\/strong><\/li>\s*<\/ol>/);
-  assert.match(html, /<div class="code-block"><div class="code-head"><span class="lang">ts<\/span><button class="copy"[^>]*>Copy<\/button><\/div><pre><code class="language-ts">const a = 1 &lt; 2;\n<\/code><\/pre><\/div>/);
+  assert.match(
+    html,
+    /<div class="code-block"><div class="code-head"><span class="lang">ts<\/span><span class="code-actions"><button class="code-action insert"[^>]*>Insert<\/button><button class="code-action apply" type="button" title="Apply to file" aria-label="Apply to file">Apply<\/button><button class="copy"[^>]*>Copy<\/button><\/span><\/div><pre><code class="language-ts">const a = 1 &lt; 2;\n<\/code><\/pre><\/div>/,
+  );
   assert.doesNotMatch(html, /<script|<b>/);
   assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &lt;b&gt;x&lt;\/b&gt;/);
   assert.match(html, /<a href="https:\/\/example.com\/a" data-href="https:\/\/example.com\/a"[^>]*>docs<\/a>/);
   assert.match(html, /data-href="src\/app.ts#L3"/);
   // markdown-it refuses script links.
   assert.doesNotMatch(renderMarkdown("[x](javascript:alert(1))"), /href="javascript/);
+});
+
+test("code blocks: the file a fence names goes to Apply; the language stays the class", () => {
+  assert.deepEqual(fenceInfo("ts"), { lang: "ts" });
+  assert.deepEqual(fenceInfo(""), { lang: "" });
+  assert.deepEqual(fenceInfo("ts src/app.ts"), { lang: "ts", file: "src/app.ts" });
+  assert.deepEqual(fenceInfo("main.go"), { lang: "go", file: "main.go" });
+  assert.deepEqual(fenceInfo('python title="tools/run.py"'), { lang: "python", file: "tools/run.py" });
+  assert.deepEqual(fenceInfo("js {1,3}"), { lang: "js" });
+  const html = renderMarkdown('```go cmd/main.go\npackage main\n```\n\n```sh\necho "<x>"\n```');
+  assert.match(html, /<button class="code-action apply"[^>]* data-file="cmd\/main.go">Apply<\/button>/);
+  assert.match(html, /<code class="language-go">package main\n<\/code>/);
+  assert.equal((html.match(/data-file=/g) ?? []).length, 1);
+  assert.match(html, /echo &quot;&lt;x&gt;&quot;/);
+});
+
+test("changedSpan: one replacement without the common ends, never inside a surrogate pair", () => {
+  assert.deepEqual(changedSpan("return a - b;\n", "return b - a;\n"), { start: 7, oldEnd: 12, text: "b - a" });
+  assert.deepEqual(changedSpan("same", "same"), { start: 4, oldEnd: 4, text: "" });
+  assert.deepEqual(changedSpan("", "new\n"), { start: 0, oldEnd: 0, text: "new\n" });
+  assert.deepEqual(changedSpan("x = 😀;", "x = 😃;"), { start: 4, oldEnd: 6, text: "😃" });
+  for (const [a, b] of [
+    ["abc", "abXc"],
+    ["aaa", "aa"],
+    ["😀😀", "😀"],
+    ["line 1\nline 2\n", "line 0\nline 1\nline 2\n"],
+  ]) {
+    const s = changedSpan(a, b);
+    assert.equal(a.slice(0, s.start) + s.text + a.slice(s.oldEnd), b, `${a} → ${b}`);
+  }
 });
 
 test("context cards: files first by name, the applet as one item", () => {
@@ -361,6 +505,44 @@ test("a streaming answer: text and cards in order, updated by id; a question is 
   assert.deepEqual(a.openAsks(), [q3]);
   q3.answer("Deny");
   assert.deepEqual(a.openAsks(), []);
+});
+
+test("an edit's review goes on its own card (by id, whichever comes first), never on another call's; the answers map to decisions", () => {
+  const a = new StreamingAnswer();
+  const update = (id: string, name: string, status: ToolCallUpdate["status"]): ToolCallUpdate => ({ sessionId: "s", id, name, tool: name, arguments: "{}", status });
+  const answers: (string | undefined)[] = [];
+  const review = (): OpenAsk => {
+    const q: OpenAsk = { actions: [ReviewAnswers.accept, ReviewAnswers.acceptAll, ReviewAnswers.reject], answer: (t) => (answers.push(t), a.settled(q)) };
+    return q;
+  };
+  // An MCP question waiting for a card is not paired with an edit's pending card.
+  const mcp: OpenAsk = { actions: ["Allow once", "Deny"], answer: (t) => (answers.push(t), a.settled(mcp)) };
+  a.ask(mcp);
+  a.toolCall(update("e1", "edit_file", "pending"));
+  assert.equal(a.askOf("e1"), undefined);
+  const r1 = review();
+  a.askFor("e1", r1);
+  assert.equal(a.askOf("e1"), r1);
+  const card = a.view().flatMap((p) => (p.kind === "tool" ? [p.card] : []))[0];
+  assert.deepEqual([card.note, card.actions], ["waiting for your review", ["Accept", "Accept all in this turn", "Reject"]]);
+  a.toolCall(update("m1", "mcp__t__add", "pending"));
+  assert.equal(a.askOf("m1"), mcp);
+  // The review before its card: shown once the card comes.
+  const r2 = review();
+  a.askFor("e2", r2);
+  assert.deepEqual(a.openAsks().includes(r2), true);
+  a.toolCall(update("e2", "create_file", "pending"));
+  assert.equal(a.askOf("e2"), r2);
+  // The daemon stopped waiting: the card leaves pending and its review is settled unanswered.
+  a.toolCall(update("e1", "edit_file", "declined"));
+  assert.deepEqual(answers, [undefined]);
+  r2.answer(ReviewAnswers.acceptAll);
+  assert.equal(a.askOf("e2"), undefined);
+  assert.deepEqual(a.openAsks(), [mcp]);
+  assert.deepEqual(
+    [ReviewAnswers.accept, ReviewAnswers.acceptAll, ReviewAnswers.reject, undefined, "Allow once"].map(reviewDecision),
+    ["accept", "acceptAll", "reject", "reject", "reject"],
+  );
 });
 
 test("turnsFromMessages: the newest summary marks the last turn it covers, and is not shown as a turn", () => {
