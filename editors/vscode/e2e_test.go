@@ -249,13 +249,14 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 			}
 			type req struct {
 				Model     string `json:"model"`
-				System    string `json:"system"`
+				System    string `json:"system"`   // the system prompt and the turn's context
+				Question  string `json:"question"` // the user's last message without the turn's context
 				Messages  []msg  `json:"messages"`
 				Cancelled bool   `json:"cancelled"`
 			}
 			out := []req{}
 			for _, q := range p.chat.Requests() {
-				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Cancelled: q.Cancelled}
+				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Question: q.Question(), Cancelled: q.Cancelled}
 				for _, m := range q.Parsed.Messages {
 					rq.Messages = append(rq.Messages, msg{m.Role, m.Content})
 				}

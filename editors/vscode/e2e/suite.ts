@@ -34,6 +34,7 @@ async function release(): Promise<void> {
 interface SeenRequest {
   model: string;
   system: string;
+  question: string;
   messages: { role: string; content: string }[];
   cancelled: boolean;
 }
@@ -548,7 +549,7 @@ async function main(): Promise<void> {
     await idle();
     const reqs = await requests();
     const last = reqs[reqs.length - 1];
-    const user = last.messages[last.messages.length - 1].content;
+    const user = last.question;
     check(user.startsWith("About app.ts lines 1–3:\n```typescript\nexport function add"), `the message: ${user}`);
     check(user.endsWith("What does this do?"), `the message: ${user}`);
     check(last.system.includes(appTs), "the file is not in the turn's context");
