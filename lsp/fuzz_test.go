@@ -45,7 +45,7 @@ func FuzzCommandArguments(f *testing.F) {
 	f.Cleanup(func() { s.svc.Close() })
 	f.Fuzz(func(t *testing.T, which uint8, arg []byte) {
 		c := api.Commands[int(which)%len(api.Commands)]
-		if c.ID == api.SessionDelete || c.ID == api.Chat || c.ID == api.RegenerateTitle || c.ID == api.SessionCompact || c.ID == api.MCPList ||
+		if c.ID == api.SessionDelete || c.ID == api.Chat || c.ID == api.RegenerateTitle || c.ID == api.SessionCompact || c.ID == api.MCPList || c.ID == api.ModelsList ||
 			c.ID == api.FilesAdd && strings.Contains(string(arg), "path") {
 			// Keep the fuzzer from calling a model provider, deleting the store it
 			// writes to or copying large system files.
