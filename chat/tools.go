@@ -58,6 +58,9 @@ var toolDefs = []openai.Tool{
 	}},
 }
 
+// OwnTools is how many tools of ctxls's own every turn offers.
+var OwnTools = len(toolDefs)
+
 // isOwnTool reports whether name is one of ctxls's own tools.
 func isOwnTool(name string) bool {
 	return slices.ContainsFunc(toolDefs, func(t openai.Tool) bool { return t.Function.Name == name })
@@ -97,12 +100,6 @@ func hasPrivateKey(text string) bool {
 	}
 }
 
-// inside reports whether path is within dir.
-func inside(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
 // sessionFolder is the session folder now: a rename during the turn (the
 // user's, or the model's title) moves it.
 func (t *toolEnv) sessionFolder() string {
@@ -130,7 +127,7 @@ func (t *toolEnv) refusal(path string) string {
 		if err != nil {
 			rd = dir
 		}
-		return inside(path, dir) && inside(real, rd)
+		return session.Within(path, dir) && session.Within(real, rd)
 	}
 	// The session folder (a store query) is looked up only for a path
 	// outside every workspace folder.

@@ -60,16 +60,7 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 	}
 	fmt.Fprintf(w, "\n── tools offered (%d tokens) ──\n", pv.Tokens.Tools)
 	for _, t := range pv.Tools {
-		fmt.Fprintf(w, "%s: %s\n  %s\n", t.Name, firstLine(t.Description), t.Parameters)
+		fmt.Fprintf(w, "%s: %s\n  %s\n", t.Name, oneLine(strings.SplitN(strings.TrimSpace(t.Description), "\n", 2)[0], 120), t.Parameters)
 	}
 	return nil
-}
-
-// firstLine is a description's first line, shortened.
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:119]) + "…"
-	}
-	return s
 }

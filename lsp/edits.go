@@ -3,13 +3,13 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/service"
+	"go.lsp.dev/uri"
 )
 
 // editCaps is what the client said it can do with edits.
@@ -149,9 +149,9 @@ func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.Edi
 }
 
 // fileURI is the document's URI: the editor's, else the path's file URI.
-func fileURI(path, uri string) string {
-	if uri != "" {
-		return uri
+func fileURI(path, editorURI string) string {
+	if editorURI != "" {
+		return editorURI
 	}
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	return string(uri.File(path))
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/session"
 )
 
 // defaultViewIdle is how long the editor's view must stay unchanged before
@@ -112,13 +113,7 @@ func appletItems(path string, sel, visible *api.Range) []string {
 
 // insideAny reports whether path is one of roots or inside one.
 func insideAny(path string, roots []string) bool {
-	for _, r := range roots {
-		rel, err := filepath.Rel(r, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(roots, func(r string) bool { return session.Within(path, r) })
 }
 
 // arm makes c the pending view and (re)starts the idle timer. Called on the

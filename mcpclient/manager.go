@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -435,13 +436,7 @@ func (l *logLines) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
 	for {
-		i := -1
-		for j, b := range l.buf {
-			if b == '\n' {
-				i = j
-				break
-			}
-		}
+		i := bytes.IndexByte(l.buf, '\n')
 		if i < 0 {
 			if len(l.buf) > 64<<10 { // a line without end: log what came
 				i = len(l.buf)

@@ -13,7 +13,7 @@ const contextLines = 3
 // (from the first changed line to the last, with three lines around), and
 // a one-line summary of it. It works from where the texts differ
 // (changeStart to changeOldEnd in old, to changeNewEnd in new: see
-// Changed), so it costs what the change's size costs plus one count of the
+// changed), so it costs what the change's size costs plus one count of the
 // lines before it: a one-line edit of a 10 MB file is cheap.
 func unifiedDiff(path, old, new string, create bool, changeStart, changeOldEnd, changeNewEnd int) (diff, summary string) {
 	from, to := "a/"+path, "b/"+path
@@ -67,11 +67,11 @@ func unifiedDiff(path, old, new string, create bool, changeStart, changeOldEnd, 
 	return b.String(), summary
 }
 
-// Changed is where two texts differ: from start to oldEnd in old, to newEnd
+// changed is where two texts differ: from start to oldEnd in old, to newEnd
 // in new (their common beginning and end left out, cut at rune
 // boundaries). It compares a block at a time, so a small change in a
 // large text costs a few milliseconds at most.
-func Changed(old, new string) (start, oldEnd, newEnd int) {
+func changed(old, new string) (start, oldEnd, newEnd int) {
 	start = commonPrefix(old, new)
 	for start > 0 && start < len(old) && !utf8.RuneStart(old[start]) {
 		start--

@@ -105,7 +105,7 @@ func applyHunk(t *testing.T, old, diff string) string {
 
 // diffOf is unifiedDiff of two whole texts.
 func diffOf(path, old, new string, create bool) (string, string) {
-	start, oldEnd, newEnd := Changed(old, new)
+	start, oldEnd, newEnd := changed(old, new)
 	return unifiedDiff(path, old, new, create, start, oldEnd, newEnd)
 }
 

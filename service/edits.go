@@ -76,7 +76,7 @@ type EditRequest struct {
 	// Diff is the edit as a unified diff; Summary says it in one line.
 	Diff, Summary string
 	// Start, OldEnd and NewEnd are where the texts differ: OldText[Start:
-	// OldEnd] became NewText[Start:NewEnd] (see Changed).
+	// OldEnd] became NewText[Start:NewEnd] (see changed).
 	Start, OldEnd, NewEnd int
 }
 
@@ -214,7 +214,7 @@ func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, rea
 	}
 	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
 	if now, _, _, err := s.currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText {
-		at := firstDifference(r.OldText, r.NewText)
+		at := commonPrefix(r.OldText, r.NewText)
 		msg += "\n\nIts text now around the edit:\n" + linesAround(now, at, 5)
 	}
 	return msg
@@ -278,7 +278,7 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 // holding it, as git names files.
 func shownPath(path string, roots []string) string {
 	for _, r := range roots {
-		if rel, err := filepath.Rel(r, path); err == nil && inside(path, r) {
+		if rel, err := filepath.Rel(r, path); err == nil && session.Within(path, r) {
 			return filepath.ToSlash(rel)
 		}
 	}
@@ -339,14 +339,14 @@ func editPath(sess *session.Session, roots []string, p string, create bool) (str
 		if err != nil {
 			rr = root
 		}
-		return inside(path, root) && inside(real, rr)
+		return session.Within(path, root) && session.Within(real, rr)
 	}
 	switch {
 	case !slices.ContainsFunc(roots, within):
 		return "", fmt.Errorf("%s is outside the workspace folders (symbolic links followed); ctxls edits only files inside them", p)
 	case slices.Contains(strings.Split(filepath.ToSlash(real), "/"), ".git"):
 		return "", fmt.Errorf("%s is inside a .git folder; ctxls does not edit it", p)
-	case sess.Folder != "" && (inside(path, sess.Folder) || inside(real, sess.Folder)):
+	case sess.Folder != "" && (session.Within(path, sess.Folder) || session.Within(real, sess.Folder)):
 		return "", fmt.Errorf("%s is in the session folder; use write_file for the session's files", p)
 	}
 	return path, nil
@@ -381,32 +381,10 @@ func WriteToDisk(r EditRequest) (EditResult, error) {
 			return EditResult{Reason: "the file changed on disk since the edit was made"}, nil
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(r.Path), "."+filepath.Base(r.Path)+".ctxls-*")
-	if err != nil {
-		return EditResult{}, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(r.NewText); err != nil {
-		tmp.Close()
-		return EditResult{}, err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return EditResult{}, err
-	}
-	if err := tmp.Close(); err != nil {
-		return EditResult{}, err
-	}
-	if err := os.Rename(tmp.Name(), r.Path); err != nil {
+	if err := session.WriteFileAtomicMode(r.Path, []byte(r.NewText), mode); err != nil {
 		return EditResult{}, err
 	}
 	return EditResult{Applied: true, OnDisk: true}, nil
-}
-
-// inside reports whether path is within dir.
-func inside(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // addedByUser reports whether the user added path to the session's files.
@@ -418,7 +396,7 @@ func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
 // replaceIn replaces old with new in text: old must occur exactly once
 // unless all; otherwise the error says how often it occurs, and where (or
 // the nearest lines when it does not). It returns the new text and where
-// it differs (see Changed). A single replacement reads the text once.
+// it differs (see changed). A single replacement reads the text once.
 func replaceIn(path, text, old, new string, all bool) (out string, start, oldEnd, newEnd int, err error) {
 	i := strings.Index(text, old)
 	if i < 0 {
@@ -431,7 +409,7 @@ func replaceIn(path, text, old, new string, all bool) (out string, start, oldEnd
 		return "", 0, 0, 0, fmt.Errorf("old_string occurs %d times in %s (lines %s); nothing changed. Give more surrounding lines to pick one, or replace_all", n, path, occurrenceLines(text, old, 10))
 	case again:
 		out = strings.ReplaceAll(text, old, new)
-		start, oldEnd, newEnd = Changed(text, out)
+		start, oldEnd, newEnd = changed(text, out)
 		return out, start, oldEnd, newEnd, nil
 	}
 	out = text[:i] + new + text[i+len(old):]
@@ -512,15 +490,6 @@ func linesAround(text string, at, context int) string {
 	line := strings.Count(text[:at], "\n")
 	lines := strings.Split(text, "\n")
 	return numbered(lines, max(line-context, 0), min(line+context+1, len(lines)))
-}
-
-// firstDifference is the byte offset where a and b first differ.
-func firstDifference(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // fenced is a diff in a Markdown code block.

@@ -178,7 +178,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 			return err != nil
 		})
 	}
-	left := fitTools(lists, MaxTools-len(ownTools)-len(edits))
+	left := fitTools(lists, MaxTools-chat.OwnTools-len(edits))
 	bound := map[string]boundTool{}
 	var defs []openai.Tool
 	for i, sv := range servers {
@@ -225,9 +225,6 @@ func fitTools(lists [][]mcpclient.Tool, room int) int {
 	}
 	return cut
 }
-
-// ownTools stands for ctxls's own tools in the count against MaxTools.
-var ownTools = make([]struct{}, 5)
 
 // Describe says which server's tool a name is.
 func (b *toolbox) Describe(name string) (string, string, chat.ToolInfo, bool) {

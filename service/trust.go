@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/mcpclient"
+	"github.com/ctxls/ctxls/session"
 )
 
 // A workspace's .mcp.json can run commands, so its servers are used only
@@ -148,20 +149,7 @@ func (s *Service) decide(path, hash string, trusted bool) error {
 	files := s.readTrust()
 	files[path] = trustDecision{SHA256: hash, Trusted: trusted, At: time.Now().UTC()}
 	data, _ := json.MarshalIndent(map[string]any{"files": files}, "", "  ")
-	dir := s.store.DataDir()
-	tmp, err := os.CreateTemp(dir, trustFile+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, trustFile))
+	return session.WriteFileAtomic(filepath.Join(s.store.DataDir(), trustFile), data)
 }
 
 // workspaceServers are the servers of the workspace files the user

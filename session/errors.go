@@ -44,6 +44,12 @@ func Truncate(s string, n int) string {
 
 // WriteFileAtomic writes data to path through a temporary file and rename.
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteFileAtomicMode(path, data, 0)
+}
+
+// WriteFileAtomicMode is WriteFileAtomic giving the file mode (0: the
+// temporary file's, 0600).
+func WriteFileAtomicMode(path string, data []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
@@ -52,6 +58,13 @@ func WriteFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err
+	}
+	if mode != 0 {
+		if err := tmp.Chmod(mode); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
@@ -62,6 +75,13 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// Within reports whether path is dir or inside it (lexically: resolve
+// symbolic links first where they matter).
+func Within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func HasControl(s string) bool {
