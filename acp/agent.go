@@ -52,9 +52,9 @@ type Agent struct {
 	mu   sync.Mutex
 	caps sdk.ClientCapabilities
 	open map[string]*openSession // sessions opened on this connection
-	// shownCalls: by session and call, closed once the call's tool_call
-	// was sent (waitShown).
-	shownCalls map[string]chan struct{}
+	// shownCalls: a tool call's question waits until the prompt's loop
+	// sent its tool_call.
+	shownCalls service.ShownCalls
 	// models is the provider's models, for the model config option.
 	models modelCache
 }

@@ -36,7 +36,7 @@ func (e acpEdits) Read(ctx context.Context, sessionID, path string) (string, str
 // Review asks with session/request_permission, the edit shown as a diff.
 func (e acpEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
 	a := e.a
-	a.waitShown(ctx, r.SessionID, r.Call.ID)
+	a.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	title := editTitle(r)
 	kind, status := sdk.ToolKindEdit, sdk.ToolCallStatusPending
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{

@@ -69,11 +69,11 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		case turn.ToolStarted:
 			u, _ := toolUpdate(ev)
 			a.send(ctx, s.id, u)
-			a.shown(s.id, ev.Call.ID)
+			a.shownCalls.Shown(s.id, ev.Call.ID)
 		case turn.ToolFinished:
 			u, _ := toolUpdate(ev)
 			a.send(ctx, s.id, u)
-			a.ended(s.id, ev.Call.ID)
+			a.shownCalls.Ended(s.id, ev.Call.ID)
 		case turn.ToolAllowed, turn.ToolProgress, turn.Activity, turn.EditProposed:
 			if u, ok := toolUpdate(ev); ok {
 				a.send(ctx, s.id, u)

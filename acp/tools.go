@@ -95,7 +95,7 @@ func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) 
 	start := toolCallStart(r.Call, sdk.ToolCallStatusPending)
 	// The prompt's loop shows the call (and every earlier call's end)
 	// first.
-	a.waitShown(ctx, r.SessionID, r.Call.ID)
+	a.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	tc := start.ToolCall
 	title, kind, status := tc.Title, tc.Kind, tc.Status
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
@@ -118,50 +118,6 @@ func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) 
 		return service.RejectAlways, nil
 	}
 	return service.RejectOnce, nil
-}
-
-// A permission question is asked on the turn's goroutine, while the
-// prompt's loop sends the call's updates in order: the question waits until
-// the loop has sent the call's tool_call (shown), so the client sees it
-// pending first.
-
-// shownChan is the channel closed once the call's tool_call was sent.
-func (a *Agent) shownChan(sessionID, callID string) chan struct{} {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	key := sessionID + "\x00" + callID
-	if a.shownCalls == nil {
-		a.shownCalls = map[string]chan struct{}{}
-	}
-	ch := a.shownCalls[key]
-	if ch == nil {
-		ch = make(chan struct{})
-		a.shownCalls[key] = ch
-	}
-	return ch
-}
-
-func (a *Agent) shown(sessionID, callID string) {
-	ch := a.shownChan(sessionID, callID)
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
-}
-
-func (a *Agent) waitShown(ctx context.Context, sessionID, callID string) {
-	select {
-	case <-a.shownChan(sessionID, callID):
-	case <-ctx.Done():
-	}
-}
-
-// ended forgets a call.
-func (a *Agent) ended(sessionID, callID string) {
-	a.mu.Lock()
-	delete(a.shownCalls, sessionID+"\x00"+callID)
-	a.mu.Unlock()
 }
 
 // toolUpdate is a turn's tool event as a session/update.

@@ -96,9 +96,9 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			s.notify(ctx, api.ToolCall, tc)
 			switch ev.(type) {
 			case turn.ToolStarted: // a question about it may now be asked
-				s.shown(tc.SessionID, tc.ID)
+				s.shownCalls.Shown(tc.SessionID, tc.ID)
 			case turn.ToolFinished:
-				s.ended(tc.SessionID, tc.ID)
+				s.shownCalls.Ended(tc.SessionID, tc.ID)
 			}
 			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})
 		case turn.Compacted:

@@ -54,7 +54,7 @@ func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	s.waitShown(ctx, r.SessionID, r.Call.ID)
+	s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	if caps.review {
 		var answer *api.ReviewEditResult
 		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {

@@ -37,7 +37,7 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 	params := map[string]any{"type": 3, "message": service.PermissionQuestion(r),
 		"actions": []map[string]string{{"title": allowOnce}, {"title": allowAlways}, {"title": deny}}}
 	if r.Trust == nil {
-		s.waitShown(ctx, r.SessionID, r.Call.ID)
+		s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	}
 	if r.Trust != nil {
 		params = map[string]any{"type": 2, "message": service.TrustQuestion(*r.Trust),
@@ -66,53 +66,6 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 		return service.AllowAlways, nil
 	}
 	return service.RejectOnce, nil
-}
-
-// A question about a tool call (its permission, an edit's review) is asked
-// on the turn's goroutine, while the turn's loop sends the call's
-// notifications in order: the question waits until the loop has shown the
-// call (shown), so the client sees every earlier call's end, then this one
-// pending, then the question.
-
-// shownChan is the channel closed once the call was shown.
-func (s *Server) shownChan(sessionID, callID string) chan struct{} {
-	s.toolMu.Lock()
-	defer s.toolMu.Unlock()
-	key := sessionID + "\x00" + callID
-	if s.toolShown == nil {
-		s.toolShown = map[string]chan struct{}{}
-	}
-	ch := s.toolShown[key]
-	if ch == nil {
-		ch = make(chan struct{})
-		s.toolShown[key] = ch
-	}
-	return ch
-}
-
-// shown records that the turn's loop sent the call's first notification.
-func (s *Server) shown(sessionID, callID string) {
-	ch := s.shownChan(sessionID, callID)
-	select {
-	case <-ch:
-	default:
-		close(ch)
-	}
-}
-
-// waitShown waits until the call was shown (or ctx ends).
-func (s *Server) waitShown(ctx context.Context, sessionID, callID string) {
-	select {
-	case <-s.shownChan(sessionID, callID):
-	case <-ctx.Done():
-	}
-}
-
-// ended forgets a call.
-func (s *Server) ended(sessionID, callID string) {
-	s.toolMu.Lock()
-	delete(s.toolShown, sessionID+"\x00"+callID)
-	s.toolMu.Unlock()
 }
 
 // setToolOptions takes allowReadOnlyTools and toolPermissionTimeoutSeconds

@@ -492,3 +492,55 @@ func PermissionQuestion(r PermissionRequest) string {
 	b.WriteString(". Allow it?")
 	return b.String()
 }
+
+// ShownCalls orders a door's questions about a tool call (its permission,
+// an edit's review) after the call itself: the question is asked on the
+// turn's goroutine while the door's turn loop sends the call's updates, so
+// the question waits (Wait) until the loop has shown the call (Shown); the
+// client then sees every earlier call's end and this one pending first.
+// Ended forgets a call. The zero value is ready; it is safe for concurrent
+// use.
+type ShownCalls struct {
+	mu    sync.Mutex
+	calls map[string]chan struct{} // by session and call: closed once shown
+}
+
+func (g *ShownCalls) channel(sessionID, callID string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key := sessionID + "\x00" + callID
+	if g.calls == nil {
+		g.calls = map[string]chan struct{}{}
+	}
+	ch := g.calls[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		g.calls[key] = ch
+	}
+	return ch
+}
+
+// Shown records that the door's loop showed the call.
+func (g *ShownCalls) Shown(sessionID, callID string) {
+	ch := g.channel(sessionID, callID)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// Wait waits until the call was shown, or ctx ends.
+func (g *ShownCalls) Wait(ctx context.Context, sessionID, callID string) {
+	select {
+	case <-g.channel(sessionID, callID):
+	case <-ctx.Done():
+	}
+}
+
+// Ended forgets a call.
+func (g *ShownCalls) Ended(sessionID, callID string) {
+	g.mu.Lock()
+	delete(g.calls, sessionID+"\x00"+callID)
+	g.mu.Unlock()
+}
