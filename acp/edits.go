@@ -24,13 +24,11 @@ func (e acpEdits) Read(ctx context.Context, sessionID, path string) (string, str
 	if !read {
 		return "", "", nil, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	res, err := a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(sessionID), Path: path})
+	text, err := a.readClientFile(ctx, sessionID, path)
 	if err != nil {
 		return "", "", nil, false // a file the client does not have: the disk's
 	}
-	return res.Content, "", nil, true
+	return text, "", nil, true
 }
 
 // Review asks with session/request_permission, the edit shown as a diff.

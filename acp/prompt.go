@@ -227,15 +227,25 @@ func (b *turnBuffers) TextByPath(path string) (string, bool) {
 		b.asked = map[string]bool{}
 	}
 	b.asked[path] = true
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
-	defer cancel()
-	resp, err := b.a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(b.id), Path: path})
+	text, err := b.a.readClientFile(b.ctx, b.id, path)
 	if err != nil {
 		b.a.log.Info("fs/read_text_file failed; reading the disk", "path", path, "err", err)
 		return "", false
 	}
-	b.known[path] = resp.Content
-	return resp.Content, true
+	b.known[path] = text
+	return text, true
+}
+
+// readClientFile reads a file as the client has it (fs/read_text_file: its
+// buffer, unsaved edits included), within 5 s.
+func (a *Agent) readClientFile(ctx context.Context, sessionID, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(sessionID), Path: path})
+	if err != nil {
+		return "", err
+	}
+	return resp.Content, nil
 }
 
 // writer is how the model's output files are written: through the
