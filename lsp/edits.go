@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
@@ -47,12 +46,9 @@ func (e lspEdits) Read(_ context.Context, _, path string) (string, string, *int3
 func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
 	s := e.s
 	s.mu.Lock()
-	caps, timeout := s.edits, s.permissionTimeout
+	caps := s.edits
 	s.mu.Unlock()
-	if timeout <= 0 {
-		timeout = api.DefaultToolPermissionTimeout * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, timeout := s.questionContext(ctx)
 	defer cancel()
 	s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	if caps.review {
@@ -71,24 +67,9 @@ func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 		}
 		return service.RejectOnce, nil
 	}
-	var answer *struct {
-		Title string `json:"title"`
-	}
 	msg := fmt.Sprintf("ctxls: the model wants to %s %s (%s). Apply it?", map[bool]string{true: "create", false: "edit"}[r.Create], r.Path, r.Summary)
-	params := map[string]any{"type": 3, "message": msg,
-		"actions": []map[string]string{{"title": accept}, {"title": acceptAll}, {"title": reject}}}
-	if _, err := s.conn.Call(ctx, "window/showMessageRequest", params, &answer); err != nil {
-		return service.RejectOnce, err
-	}
-	switch {
-	case answer == nil:
-		return service.RejectOnce, nil
-	case answer.Title == accept:
-		return service.AllowOnce, nil
-	case answer.Title == acceptAll:
-		return service.AllowAlways, nil
-	}
-	return service.RejectOnce, nil
+	title, err := s.showMessageRequest(ctx, timeout, 3, msg, accept, acceptAll, reject)
+	return decisions[title], err
 }
 
 func reviewParams(r service.EditRequest) api.ReviewEditParams {

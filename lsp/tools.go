@@ -18,11 +18,36 @@ const (
 	distrust    = "Don't trust"
 )
 
-// askPermission asks the editor whether the model may call a tool, with
-// window/showMessageRequest: every LSP client shows it as it is. No answer
-// within the timeout (toolPermissionTimeoutSeconds), no action chosen or a
-// failed request counts as denied.
+// askPermission asks the editor whether the model may call a tool (or
+// trust a workspace's .mcp.json), with window/showMessageRequest: every LSP
+// client shows it as it is. No answer within the timeout
+// (toolPermissionTimeoutSeconds), no action chosen or a failed request
+// counts as denied (a trust question unanswered is asked again next time).
 func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
+	ctx, cancel, timeout := s.questionContext(ctx)
+	defer cancel()
+	if r.Trust != nil {
+		title, err := s.showMessageRequest(ctx, timeout, 2, service.TrustQuestion(*r.Trust), trust, distrust)
+		if err == nil && title == "" {
+			err = fmt.Errorf("no answer")
+		}
+		return decisions[title], err
+	}
+	s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
+	title, err := s.showMessageRequest(ctx, timeout, 3, service.PermissionQuestion(r), allowOnce, allowAlways, deny)
+	return decisions[title], err
+}
+
+// decisions are what the questions' answers decide (any other: RejectOnce).
+var decisions = map[string]service.Decision{
+	allowOnce: service.AllowOnce, allowAlways: service.AllowAlways,
+	trust: service.AllowAlways, distrust: service.RejectAlways,
+	accept: service.AllowOnce, acceptAll: service.AllowAlways,
+}
+
+// questionContext bounds a question to the user by
+// toolPermissionTimeoutSeconds, which it returns.
+func (s *Server) questionContext(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
 	s.mu.Lock()
 	timeout := s.permissionTimeout
 	s.mu.Unlock()
@@ -30,42 +55,29 @@ func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest)
 		timeout = api.DefaultToolPermissionTimeout * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	return ctx, cancel, timeout
+}
+
+// showMessageRequest asks with window/showMessageRequest (type 2 warning,
+// 3 info) and returns the chosen action's title, "" when none was chosen.
+func (s *Server) showMessageRequest(ctx context.Context, timeout time.Duration, kind int, message string, actions ...string) (string, error) {
+	items := make([]map[string]string, len(actions))
+	for i, a := range actions {
+		items[i] = map[string]string{"title": a}
+	}
 	var answer *struct {
 		Title string `json:"title"`
 	}
-	params := map[string]any{"type": 3, "message": service.PermissionQuestion(r),
-		"actions": []map[string]string{{"title": allowOnce}, {"title": allowAlways}, {"title": deny}}}
-	if r.Trust == nil {
-		s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
-	}
-	if r.Trust != nil {
-		params = map[string]any{"type": 2, "message": service.TrustQuestion(*r.Trust),
-			"actions": []map[string]string{{"title": trust}, {"title": distrust}}}
-	}
-	if _, err := s.conn.Call(ctx, "window/showMessageRequest", params, &answer); err != nil {
+	if _, err := s.conn.Call(ctx, "window/showMessageRequest", map[string]any{"type": kind, "message": message, "actions": items}, &answer); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return service.RejectOnce, fmt.Errorf("no answer within %s", timeout)
+			return "", fmt.Errorf("no answer within %s", timeout)
 		}
-		return service.RejectOnce, err
+		return "", err
 	}
 	if answer == nil {
-		if r.Trust != nil {
-			return service.RejectOnce, fmt.Errorf("no answer") // asked again next time
-		}
-		return service.RejectOnce, nil
+		return "", nil
 	}
-	switch answer.Title {
-	case trust:
-		return service.AllowAlways, nil
-	case distrust:
-		return service.RejectAlways, nil
-	case allowOnce:
-		return service.AllowOnce, nil
-	case allowAlways:
-		return service.AllowAlways, nil
-	}
-	return service.RejectOnce, nil
+	return answer.Title, nil
 }
 
 // setToolOptions takes allowReadOnlyTools and toolPermissionTimeoutSeconds
