@@ -64,6 +64,7 @@ type conn struct {
 
 	mu       sync.Mutex
 	cs       *sdk.ClientSession // nil: not running
+	ended    chan struct{}      // closed once cs's end was recorded (watch)
 	starting chan struct{}      // non-nil while a start runs; closed when it ends
 	tools    []Tool             // nil: to be listed
 	failures int                // failures in a row
@@ -163,6 +164,7 @@ func (m *Manager) Call(ctx context.Context, s Server, tool string, args json.Raw
 	if err != nil {
 		return nil, err
 	}
+	ended := c.endedOf(cs)
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -198,24 +200,33 @@ func (m *Manager) Call(ctx context.Context, s Server, tool string, args json.Raw
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	}
-	if c.dead(cs) {
+	if c.dead(ended) {
 		return nil, fmt.Errorf("server %q stopped during the call (%v); it is started again on the next call", s.Name, err)
 	}
 	return nil, fmt.Errorf("server %q: %w", s.Name, err)
 }
 
-// dead reports whether cs has ended (after waiting a moment for the
-// watcher to notice a crash).
-func (c *conn) dead(cs *sdk.ClientSession) bool {
-	deadline := time.Now().Add(200 * time.Millisecond)
-	for {
-		c.mu.Lock()
-		gone := c.cs != cs
-		c.mu.Unlock()
-		if gone || time.Now().After(deadline) {
-			return gone
-		}
-		time.Sleep(10 * time.Millisecond)
+// endedOf is the channel closed once cs's end was recorded (closed already
+// when cs is not the running session).
+func (c *conn) endedOf(cs *sdk.ClientSession) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs == cs {
+		return c.ended
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
+// dead reports whether a session whose call failed has ended (waiting a
+// moment for the watcher to record a crash).
+func (c *conn) dead(ended <-chan struct{}) bool {
+	select {
+	case <-ended:
+		return true
+	case <-time.After(200 * time.Millisecond):
+		return false
 	}
 }
 
@@ -281,9 +292,9 @@ func (c *conn) start(done chan struct{}) {
 		c.lastErr = errors.New("the daemon is shutting down")
 		return
 	}
-	c.cs, c.tools = cs, nil
+	c.cs, c.tools, c.ended = cs, nil, make(chan struct{})
 	c.m.log.Info("mcp server started", "server", c.srv.Name, "type", c.srv.Type, "ms", time.Since(begun).Milliseconds())
-	go c.watch(cs)
+	go c.watch(cs, c.ended)
 }
 
 // failed records a failure (c.mu held) and sets the next try's time.
@@ -300,8 +311,9 @@ func (c *conn) failed(err error) {
 
 // watch waits for the session to end; an end Close did not ask for is a
 // failure.
-func (c *conn) watch(cs *sdk.ClientSession) {
+func (c *conn) watch(cs *sdk.ClientSession, ended chan struct{}) {
 	err := cs.Wait()
+	defer close(ended) // after the state below is recorded
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cs != cs {
