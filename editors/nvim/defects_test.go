@@ -48,23 +48,7 @@ func newPhaseRunner(t *testing.T, baseURL string) *phaseRunner {
 
 func (r *phaseRunner) run(phase string) {
 	r.t.Helper()
-	here, _ := filepath.Abs(".")
-	cmd := exec.Command(r.nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "defects.lua"))
-	cmd.Env = append(r.env, "CTXLS_TEST_PHASE="+phase)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		r.t.Fatalf("%s: nvim did not finish:\n%s", phase, out)
-	}
-	if err != nil {
-		r.t.Fatalf("%s: %v\n%s", phase, err, out)
-	}
+	runNvim(r.t, r.nvim, "", "defects.lua", append(r.env, "CTXLS_TEST_PHASE="+phase), 60*time.Second, phase)
 }
 
 // TestNeovimDefects: each phase is a defect seen in Neovim 0.7.2, driven as

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,25 +58,8 @@ func TestNeovimEdits(t *testing.T) {
 	os.WriteFile(file, []byte(mainText), 0o644)
 	os.WriteFile(filepath.Join(work, "closed.txt"), []byte("one\ntwo\n"), 0o644)
 
-	here, _ := filepath.Abs(".")
-	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "edits.lua"))
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
-		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("nvim did not finish:\n%s", out)
-	}
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	runNvim(t, nvim, work, "edits.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
+		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), 90*time.Second, "edits")
 
 	// What the model was told of each edit.
 	results := map[string]string{}

@@ -33,23 +33,8 @@ func TestNeovimPlugin(t *testing.T) {
 	os.WriteFile(file, []byte("package main\n\nfunc main() { println(\"hello\") }\n"), 0o644)
 	dataDir := t.TempDir()
 	run := func(phase string) {
-		cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+=.", "-c", "luafile test/e2e.lua")
-		cmd.Dir = "."
-		cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_TEST_FILE="+file,
-			"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TEST_PHASE="+phase, "HOME="+t.TempDir())
-		done := make(chan struct{})
-		var out []byte
-		go func() { out, err = cmd.CombinedOutput(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%s: nvim did not finish:\n%s", phase, out)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", phase, err, out)
-		}
+		runNvim(t, nvim, "", "e2e.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_TEST_FILE="+file,
+			"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TEST_PHASE="+phase, "HOME="+t.TempDir()), 60*time.Second, phase)
 	}
 	run("ask")
 	reqs := fake.WaitRequests(1, 5*time.Second)
@@ -86,26 +71,9 @@ func TestNeovimTools(t *testing.T) {
 	dataDir, lines := t.TempDir(), filepath.Join(t.TempDir(), "lines")
 	run := func(phase string) {
 		t.Helper()
-		here, _ := filepath.Abs(".")
-		cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "e2e.lua"))
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_TEST_FILE="+file,
+		runNvim(t, nvim, work, "e2e.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_TEST_FILE="+file,
 			"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TEST_PHASE="+phase, "HOME="+t.TempDir(),
-			"CTXLS_MCP_SERVERS="+string(servers), "CTXLS_TOOL_LINES="+lines)
-		done := make(chan struct{})
-		var out []byte
-		var err error
-		go func() { out, err = cmd.CombinedOutput(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(90 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%s: nvim did not finish:\n%s", phase, out)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", phase, err, out)
-		}
+			"CTXLS_MCP_SERVERS="+string(servers), "CTXLS_TOOL_LINES="+lines), 90*time.Second, phase)
 	}
 	run("tools")
 	// What the model was told of each call: its result, or that the user
