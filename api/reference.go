@@ -27,7 +27,7 @@ func Reference() string {
 	b.WriteString("What an editor sends as `initialize`'s `initializationOptions` (`InitializationOptions` in the bindings), ")
 	b.WriteString("every field optional, and later as `workspace/didChangeConfiguration`'s `settings.ctxls` (`Settings`), ")
 	b.WriteString("where an absent field keeps its value and null goes back to the default. `provider` is a Provider: ")
-	b.WriteString("`baseURL`, `model`, `apiKeyEnv`, `titleModel`, `contextWindow`, `maxOutputTokens`.\n\n")
+	b.WriteString("`api` (`openai` or `anthropic`), `baseURL`, `model`, `apiKeyEnv`, `titleModel`, `contextWindow`, `maxOutputTokens`.\n\n")
 	b.WriteString(fieldTable("Option", reflect.TypeFor[InitializationOptions]()))
 	b.WriteString("\n")
 	b.WriteString(fieldTable("Setting", reflect.TypeFor[Settings]()))

@@ -168,16 +168,30 @@ type Candidate struct {
 // flags. Empty fields come from the environment (OPENAI_BASE_URL,
 // CTXLS_MODEL, the key variable).
 type Provider struct {
+	// API is the wire protocol the provider speaks: APIOpenAI (an
+	// OpenAI-compatible chat completions API, the default) or APIAnthropic
+	// (Anthropic's Messages API); "" infers it from the base URL (host
+	// api.anthropic.com: anthropic).
+	API             string `json:"api,omitempty"`
 	BaseURL         string `json:"baseURL,omitempty"`
 	Model           string `json:"model,omitempty"`
-	APIKeyEnv       string `json:"apiKeyEnv,omitempty"` // the environment variable holding the key; default OPENAI_API_KEY
+	APIKeyEnv       string `json:"apiKeyEnv,omitempty"` // the environment variable holding the key; default OPENAI_API_KEY (ANTHROPIC_API_KEY for api "anthropic")
 	TitleModel      string `json:"titleModel,omitempty"`
 	ContextWindow   int    `json:"contextWindow,omitempty"`
 	MaxOutputTokens int    `json:"maxOutputTokens,omitempty"`
 }
 
+// The provider APIs (Provider.API).
+const (
+	APIOpenAI    = "openai"
+	APIAnthropic = "anthropic"
+)
+
 // Merge returns p with empty fields taken from q.
 func (p Provider) Merge(q Provider) Provider {
+	if p.API == "" {
+		p.API = q.API
+	}
 	if p.BaseURL == "" {
 		p.BaseURL = q.BaseURL
 	}
@@ -209,6 +223,9 @@ func ParseProvider(raw json.RawMessage) (Provider, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return p, Errorf(KindInvalidArgument, "provider settings: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if p.API != "" && p.API != APIOpenAI && p.API != APIAnthropic {
+		return p, Errorf(KindInvalidArgument, "provider settings: api must be %q or %q, not %q", APIOpenAI, APIAnthropic, p.API)
 	}
 	return p, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/ctxls/ctxls/session"
@@ -67,6 +68,9 @@ func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // stream runs the streamed completion with retries before the first token,
 // checkpointing the answer.
 func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatCompletionMessage, ready func() error, checkpoint func(string), ev Events, tools []openai.Tool) (string, string, session.Usage, []openai.ToolCall, error) {
+	if p.API == APIAnthropic {
+		return e.streamAnthropic(ctx, p, messages, ready, checkpoint, ev, tools)
+	}
 	var usage session.Usage
 	var calls []openai.ToolCall
 	capture := &retryAfter{}
@@ -169,10 +173,34 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	return text.String(), finish, usage, calls, nil
 }
 
+// complete asks p's model for one answer, not streamed, to a system
+// prompt and an input (titles, summaries): the answer's text ("" when it
+// has none) or the provider's error as it came.
+func (e *Engine) complete(ctx context.Context, p Resolved, model, system, input string) (string, error) {
+	if p.API == APIAnthropic {
+		return e.completeAnthropic(ctx, p, model, system, input)
+	}
+	resp, err := e.client(p, nil).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+		Model: model,
+		Messages: []openai.ChatCompletionMessage{
+			{Role: openai.ChatMessageRoleSystem, Content: system},
+			{Role: openai.ChatMessageRoleUser, Content: input},
+		},
+	})
+	if err != nil || len(resp.Choices) == 0 {
+		return "", err
+	}
+	return resp.Choices[0].Message.Content, nil
+}
+
 func retryable(err error) bool {
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var antErr *anthropic.Error
 	switch {
+	case errors.As(err, &antErr):
+		status, _ := anthropicStatus(antErr)
+		return status == 429 || status >= 500
 	case errors.As(err, &apiErr):
 		return apiErr.HTTPStatusCode == 429 || apiErr.HTTPStatusCode >= 500
 	case errors.As(err, &reqErr):
@@ -210,16 +238,16 @@ func describeRaw(err error, p Resolved, started bool) error {
 	status := 0
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var antErr *anthropic.Error
 	msg := err.Error()
 	if errors.As(err, &apiErr) {
 		status, msg = apiErr.HTTPStatusCode, apiErr.Message
 	} else if errors.As(err, &reqErr) {
 		status = reqErr.HTTPStatusCode
+	} else if errors.As(err, &antErr) {
+		status, msg = anthropicStatus(antErr)
 	}
-	keyEnv := p.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
+	keyEnv := p.KeyEnv()
 	switch {
 	case status == 401 || status == 403:
 		return fmt.Errorf("the provider at %s refused the API key (HTTP %d): check %s (%s)", p.BaseURL, status, keyEnv, msg)

@@ -181,13 +181,7 @@ func (e *Engine) summaryRequest(ctx context.Context, p Resolved, system, input s
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := e.client(p, nil).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
-		Model: p.Model,
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: system},
-			{Role: openai.ChatMessageRoleUser, Content: input},
-		},
-	})
+	text, err := e.complete(ctx, p, p.Model, system, input)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return "", redactedError{err: fmt.Errorf("the provider did not answer within %s", timeout)}
@@ -196,10 +190,10 @@ func (e *Engine) summaryRequest(ctx context.Context, p Resolved, system, input s
 	case err != nil:
 		return "", describe(err, p, false)
 	}
-	if len(resp.Choices) == 0 || strings.TrimSpace(resp.Choices[0].Message.Content) == "" {
+	if strings.TrimSpace(text) == "" {
 		return "", redactedError{err: errors.New("the model sent an empty summary")}
 	}
-	return strings.TrimSpace(resp.Choices[0].Message.Content), nil
+	return strings.TrimSpace(text), nil
 }
 
 // cutTokens cuts text to about n tokens, on a line boundary when it can.

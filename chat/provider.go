@@ -1,17 +1,22 @@
-// Package chat runs chat turns against any OpenAI-compatible API: it builds
-// the model's input fresh from the session's state, streams the answer,
-// checkpoints it into the store, and names new sessions.
+// Package chat runs chat turns against any OpenAI-compatible API or
+// Anthropic's Messages API (anthropic.go): it builds the model's input fresh
+// from the session's state, streams the answer, checkpoints it into the
+// store, and names new sessions.
 package chat
 
 import (
 	"context"
 	"fmt"
-	"github.com/ctxls/ctxls/api"
-	"github.com/sashabaranov/go-openai"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 // Provider is the model configuration (a wire type: see api.Provider).
@@ -19,15 +24,23 @@ type Provider = api.Provider
 
 // Default values.
 const (
-	OpenAIBaseURL        = "https://api.openai.com/v1"
-	OllamaBaseURL        = "http://127.0.0.1:11434/v1"
-	DefaultOpenAIModel   = "gpt-4o-mini"
-	DefaultContextWindow = 128000
-	DefaultMaxOutput     = 4096
+	OpenAIBaseURL         = "https://api.openai.com/v1"
+	AnthropicBaseURL      = "https://api.anthropic.com"
+	OllamaBaseURL         = "http://127.0.0.1:11434/v1"
+	DefaultOpenAIModel    = "gpt-4o-mini"
+	DefaultAnthropicModel = anthropic.ModelClaudeSonnet5_5 // the SDK's current Sonnet
+	DefaultContextWindow  = 128000
+	DefaultMaxOutput      = 4096
 )
 
-// Resolved is a usable provider: defaults filled in and the key read. Its
-// LogValue never shows the key.
+// The provider APIs (Provider.API).
+const (
+	APIOpenAI    = api.APIOpenAI
+	APIAnthropic = api.APIAnthropic
+)
+
+// Resolved is a usable provider: defaults filled in (API is always set)
+// and the key read. Its LogValue never shows the key.
 type Resolved struct {
 	Provider
 	apiKey string
@@ -36,47 +49,84 @@ type Resolved struct {
 // APIKey is the key to send (empty for local servers).
 func (r Resolved) APIKey() string { return r.apiKey }
 
+// KeyEnv is the environment variable the key is read from.
+func (r Resolved) KeyEnv() string { return keyEnv(r.Provider) }
+
+// keyEnv is the variable p's key is read from: APIKeyEnv, else the API's
+// usual one.
+func keyEnv(p Provider) string {
+	switch {
+	case p.APIKeyEnv != "":
+		return p.APIKeyEnv
+	case p.API == APIAnthropic:
+		return "ANTHROPIC_API_KEY"
+	}
+	return "OPENAI_API_KEY"
+}
+
 // LogValue implements slog.LogValuer without the key.
 func (r Resolved) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("baseURL", r.BaseURL), slog.String("model", r.Model), slog.Bool("hasKey", r.apiKey != ""))
+	return slog.GroupValue(slog.String("api", r.API), slog.String("baseURL", r.BaseURL), slog.String("model", r.Model), slog.Bool("hasKey", r.apiKey != ""))
+}
+
+// inferAPI is the API of a base URL given without one: Anthropic's for its
+// own host, else OpenAI-compatible.
+func inferAPI(baseURL string) string {
+	if u, err := url.Parse(baseURL); err == nil && strings.EqualFold(u.Hostname(), "api.anthropic.com") {
+		return APIAnthropic
+	}
+	return APIOpenAI
 }
 
 // Resolve fills in a provider from the environment: OPENAI_BASE_URL,
 // CTXLS_MODEL and the key variable. With no base URL it picks OpenAI when a
-// key is set, else a local Ollama if one answers. probeOllama may be nil
-// (no probe).
+// key is set, else a local Ollama if one answers; with api "anthropic",
+// Anthropic's API. An unset api is inferred from the base URL. probeOllama
+// may be nil (no probe).
 func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (Resolved, error) {
-	if p.BaseURL == "" {
+	switch p.API {
+	case "", APIOpenAI, APIAnthropic:
+	default:
+		return Resolved{}, fmt.Errorf("provider.api must be %q or %q, not %q", APIOpenAI, APIAnthropic, p.API)
+	}
+	if p.BaseURL == "" && p.API != APIAnthropic {
 		p.BaseURL = getenv("OPENAI_BASE_URL")
+	}
+	if p.API == "" {
+		p.API = inferAPI(p.BaseURL)
 	}
 	if p.Model == "" {
 		p.Model = getenv("CTXLS_MODEL")
 	}
-	keyEnv := p.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = "OPENAI_API_KEY"
-	}
+	keyEnv := keyEnv(p)
 	key := getenv(keyEnv)
 	if p.BaseURL == "" {
 		switch {
+		case p.API == APIAnthropic:
+			p.BaseURL = AnthropicBaseURL
 		case key != "":
 			p.BaseURL = OpenAIBaseURL
 		case probeOllama != nil && probeOllama():
 			p.BaseURL = OllamaBaseURL
 		default:
-			return Resolved{}, fmt.Errorf("no model provider is configured: set %s for OpenAI, or set provider.baseURL (initializationOptions or settings ctxls.provider) or OPENAI_BASE_URL to an OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1), with a model in provider.model or CTXLS_MODEL", keyEnv)
+			return Resolved{}, fmt.Errorf("no model provider is configured: set %s for OpenAI, or set provider.baseURL (initializationOptions or settings ctxls.provider) or OPENAI_BASE_URL to an OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1), with a model in provider.model or CTXLS_MODEL; for Anthropic's API set provider.api to \"anthropic\" and ANTHROPIC_API_KEY", keyEnv)
 		}
 	}
 	p.BaseURL = strings.TrimRight(p.BaseURL, "/")
-	isOpenAI := strings.HasPrefix(p.BaseURL, OpenAIBaseURL)
-	if isOpenAI && key == "" {
-		return Resolved{}, fmt.Errorf("the OpenAI API needs a key: set the environment variable %s", keyEnv)
+	// The hosted APIs need a key and have a default model; other servers
+	// (local ones) need a model and may take no key.
+	hosted, name, defaultModel := strings.HasPrefix(p.BaseURL, OpenAIBaseURL), "OpenAI", DefaultOpenAIModel
+	if p.API == APIAnthropic {
+		hosted, name, defaultModel = inferAPI(p.BaseURL) == APIAnthropic, "Anthropic", DefaultAnthropicModel
+	}
+	if hosted && key == "" {
+		return Resolved{}, fmt.Errorf("the %s API needs a key: set the environment variable %s", name, keyEnv)
 	}
 	if p.Model == "" {
-		if !isOpenAI {
+		if !hosted {
 			return Resolved{}, fmt.Errorf("no model is configured for %s: set provider.model or CTXLS_MODEL", p.BaseURL)
 		}
-		p.Model = DefaultOpenAIModel
+		p.Model = defaultModel
 	}
 	return Resolved{Provider: withSizes(p), apiKey: key}, nil
 }
@@ -112,6 +162,9 @@ func ProbeOllama() bool {
 // ListModels asks the provider for its models (the doctor's check that it
 // answers and has the model).
 func ListModels(ctx context.Context, r Resolved) ([]string, error) {
+	if r.API == APIAnthropic {
+		return listAnthropicModels(ctx, r)
+	}
 	cfg := openai.DefaultConfig(r.APIKey())
 	cfg.BaseURL = r.BaseURL
 	models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sashabaranov/go-openai"
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/ctxls/ctxls/prompts"
@@ -115,21 +114,14 @@ func (e *Engine) RegenerateTitle(ctx context.Context, sessionID string, p Resolv
 func (e *Engine) suggestTitle(ctx context.Context, p Resolved, first, answer string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	client := e.client(p, nil)
-	resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
-		Model: p.TitleModel,
-		Messages: []openai.ChatCompletionMessage{
-			{Role: openai.ChatMessageRoleSystem, Content: prompts.TitleSystem()},
-			{Role: openai.ChatMessageRoleUser, Content: prompts.TitleInput(first, answer)},
-		},
-	})
+	text, err := e.complete(ctx, p, p.TitleModel, prompts.TitleSystem(), prompts.TitleInput(first, answer))
 	if err != nil {
 		return "", describe(err, p, false)
 	}
-	if len(resp.Choices) == 0 {
+	if strings.TrimSpace(text) == "" {
 		return "", redactedError{err: errors.New("no title in the answer")}
 	}
-	title := strings.Trim(strings.TrimSpace(resp.Choices[0].Message.Content), "\"'.")
+	title := strings.Trim(strings.TrimSpace(text), "\"'.")
 	if title == "" || len(strings.Fields(title)) > 12 {
 		return "", redactedError{err: fmt.Errorf("unusable title %q", title)}
 	}

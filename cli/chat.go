@@ -20,9 +20,10 @@ import (
 
 // providerFlags are the provider settings the command line can override.
 func providerFlags(cmd *cobra.Command, p *api.Provider) {
-	cmd.Flags().StringVar(&p.BaseURL, "base-url", "", "OpenAI-compatible API base URL (default $OPENAI_BASE_URL, else OpenAI or a local Ollama)")
+	cmd.Flags().StringVar(&p.API, "api", "", `the provider's API: "openai" (OpenAI-compatible, the default) or "anthropic" (Anthropic's Messages API); default: inferred from the base URL`)
+	cmd.Flags().StringVar(&p.BaseURL, "base-url", "", "the API's base URL (default $OPENAI_BASE_URL, else OpenAI or a local Ollama; https://api.anthropic.com for --api anthropic)")
 	cmd.Flags().StringVar(&p.Model, "model", "", "model name (default $CTXLS_MODEL)")
-	cmd.Flags().StringVar(&p.APIKeyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
+	cmd.Flags().StringVar(&p.APIKeyEnv, "api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY, ANTHROPIC_API_KEY for --api anthropic)")
 }
 
 // printTurn prints a turn's answer to out and what happens around it to
@@ -280,7 +281,7 @@ func checkProvider(cmd *cobra.Command, svc *service.Service) error {
 	if c.HasKey {
 		key = "set in " + c.KeyEnv
 	}
-	fmt.Fprintf(w, "✓ provider: %s\n  model: %s\n  title model: %s\n  API key: %s\n", c.BaseURL, c.Model, c.TitleModel, key)
+	fmt.Fprintf(w, "✓ provider: %s (%s API)\n  model: %s\n  title model: %s\n  API key: %s\n", c.BaseURL, c.API, c.Model, c.TitleModel, key)
 	if err != nil {
 		fmt.Fprintf(w, "✗ reaching %s: %v\n", c.BaseURL, err)
 		return api.Errorf(api.KindProviderFailed, "the provider cannot be reached")

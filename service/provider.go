@@ -39,7 +39,7 @@ func (s *Service) previewProvider(sess *session.Session) chat.Resolved {
 
 // ProviderCheck is what CheckProvider found.
 type ProviderCheck struct {
-	BaseURL, Model, TitleModel string
+	API, BaseURL, Model, TitleModel string // API: chat.APIOpenAI or chat.APIAnthropic
 	KeyEnv                     string // the variable the key is read from
 	HasKey                     bool
 	Models                     []string // the provider's models, when it answered
@@ -55,10 +55,7 @@ func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*ProviderC
 	if err != nil {
 		return nil, err
 	}
-	c := &ProviderCheck{BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.APIKeyEnv, HasKey: r.APIKey() != ""}
-	if c.KeyEnv == "" {
-		c.KeyEnv = "OPENAI_API_KEY"
-	}
+	c := &ProviderCheck{API: r.API, BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.KeyEnv(), HasKey: r.APIKey() != ""}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if c.Models, err = chat.ListModels(ctx, r); err != nil {

@@ -514,6 +514,7 @@ export interface DidChangeViewParams {
 }
 
 export interface Provider {
+  api?: string;
   baseURL?: string;
   model?: string;
   apiKeyEnv?: string;
