@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/sqlite"
 )
@@ -173,11 +174,19 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 	if len(last) > 2 && last[1].Content == "question A" {
 		t.Errorf("the oldest message should have been dropped first")
 	}
-	if !strings.Contains(reqs[2].ModelContext(), "Changed since the last turn: a.go") {
-		t.Errorf("turn 3 should name the changed file")
+	if !strings.Contains(reqs[2].TurnContext(), "// edited") {
+		t.Errorf("turn 3 should send the changed file's text:\n%s", reqs[2].TurnContext())
 	}
-	if strings.Contains(reqs[3].Parsed.Messages[0].Content, "Changed since the last turn") {
-		t.Errorf("turn 4: nothing changed")
+	// Turn 4: nothing changed. The file's text is repeated only when the
+	// turn that showed it (turn 3) was left out for the budget.
+	turn3Kept := false
+	for _, m := range last[:len(last)-1] {
+		if strings.HasSuffix(m.Content, "question C") {
+			turn3Kept = true
+		}
+	}
+	if repeated := strings.Contains(reqs[3].TurnContext(), "// edited"); repeated == turn3Kept || !strings.Contains(reqs[3].ModelContext(), "// edited") {
+		t.Errorf("turn 4 (turn 3 kept: %v): the file's text repeated: %v\n%s", turn3Kept, repeated, reqs[3].TurnContext())
 	}
 	if strings.Contains(logs.String(), "sk-secret-do-not-log") {
 		t.Error("the API key reached the log")
@@ -324,29 +333,40 @@ func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
 	}
 }
 
-// TestSentFilesForgetAndIdle: the record of sent files says what changed,
-// and is dropped when its session is deleted (Abort) or idle for an hour.
-func TestSentFilesForgetAndIdle(t *testing.T) {
+// TestModelViewForgetAndIdle: a session's model view is dropped when its
+// session is deleted (Abort) or idle for an hour.
+func TestModelViewForgetAndIdle(t *testing.T) {
 	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	e := &Engine{now: func() time.Time { return now }}
-	a := e.sentFor("a")
-	if a.note("/w/x.go", "v1") || a.note("/w/x.go", "v1") || !a.note("/w/x.go", "v2") {
-		t.Error("first sight, same text, changed text")
+	tk := prompts.TokenizerFor("gpt-4o")
+	all := func(int64) bool { return true }
+	show := func(id string, text string) {
+		in := prompts.Input{Relevant: []prompts.File{{Path: "/w/x.go", Content: text}}}
+		e.viewFor(id).record(1, "block", in, false, all, tk)
+	}
+	shown := func(id string, text string) bool {
+		in := prompts.Input{Relevant: []prompts.File{{Path: "/w/x.go", Content: text}}}
+		e.viewFor(id).state().plan(&in, all, tk)
+		return len(in.Shown) == 1
+	}
+	show("a", "v1")
+	if !shown("a", "v1") || shown("a", "v2") {
+		t.Error("same text shown, changed text not")
 	}
 	e.Abort("a") // deleted: forgotten
-	if e.sentFor("a").note("/w/x.go", "v3") {
+	if shown("a", "v1") {
 		t.Error("a deleted session's files are new again")
 	}
-	e.sentFor("b").note("/w/y.go", "v1")
-	now = now.Add(sentIdle + time.Minute)
-	if e.sentFor("c"); len(e.sent) != 1 {
-		t.Errorf("idle records kept: %d", len(e.sent))
+	show("b", "v1")
+	now = now.Add(viewIdle + time.Minute)
+	if e.viewFor("c"); len(e.views) != 1 {
+		t.Errorf("idle views kept: %d", len(e.views))
 	}
-	if e.sentFor("b").note("/w/y.go", "v2") {
-		t.Error("an idle session's record survived")
+	if shown("b", "v1") {
+		t.Error("an idle session's view survived")
 	}
-	var preview *sentFiles
-	if preview.note("/w/x.go", "v1") {
-		t.Error("a preview notes nothing")
+	var preview *modelView
+	if preview.state().blocks != nil {
+		t.Error("no view, nothing shown")
 	}
 }

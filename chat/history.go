@@ -32,12 +32,14 @@ type histTurn struct {
 // the messages kept, how many were dropped, and the tokens the kept ones
 // take.
 func trimHistory(history []session.Message, budget int, counter prompts.Counter) (kept []openai.ChatCompletionMessage, dropped, used int) {
-	return trimTurns(groupTurns(history, counter), budget)
+	return trimTurns(groupTurns(history, counter, nil), budget)
 }
 
 // groupTurns splits stored messages (summaries left out, see
 // Store.ModelHistory) into whole turns, with what each costs the model.
-func groupTurns(history []session.Message, counter prompts.Counter) []histTurn {
+// blocks holds the context block each user message was sent with (see
+// modelView), given again before it.
+func groupTurns(history []session.Message, counter prompts.Counter, blocks map[int64]string) []histTurn {
 	var turns []histTurn
 	results := map[string]bool{} // tool call ids with a stored result
 	for _, m := range history {
@@ -58,7 +60,7 @@ func groupTurns(history []session.Message, counter prompts.Counter) []histTurn {
 		var om openai.ChatCompletionMessage
 		switch m.Role {
 		case session.RoleUser:
-			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Content}
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompts.WithContext(blocks[m.ID], m.Content)}
 		case session.RoleSystem:
 			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: m.Content}
 		case session.RoleAssistant:

@@ -2,11 +2,9 @@ package chat
 
 import (
 	"context"
-	"crypto/sha256"
 	"io"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
@@ -34,23 +32,27 @@ type assembled struct {
 // assemble gathers the session's state and renders the model input: the
 // system prompt, the newest summary of earlier turns if there is one, the
 // history after it kept within the budget (whole turns, oldest dropped
-// first) and the new message. history is the session's stored messages
-// without this turn's. guard decides which relevant files may be read.
-// record notes the files' contents as sent (for "changed since the last
-// turn"); a preview does not. compact, when not nil (a turn's), is called
-// when the input would pass t.CompactAt of the window: it summarises the
-// older turns, and when it fails the oldest turns are left out as usual.
+// first), each earlier user message with the context block it was sent
+// with, and the new message with this turn's block (what is new or changed
+// since: see modelView). history is the session's stored messages without
+// this turn's. guard decides which relevant files may be read. msg is the
+// id of the turn's stored message: a turn (msg > 0) records what its block
+// showed; a preview (0) records nothing and shows exactly what a turn would
+// send. compact, when not nil (a turn's), is called when the input would
+// pass t.CompactAt of the window: it summarises the older turns, and when
+// it fails the oldest turns are left out as usual.
 //
 // st is what the turn read of its session (Store.TurnState; nil for a
 // preview of a session's first turn, before there is one): its context,
 // its files, and its history as the model sees it, the newest summary
 // and the messages after it, without this turn's message.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []openai.Tool, st *session.TurnState, msg int64, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var (
 		sets    session.Context
 		summary *session.Message
 		rest    []session.Message
+		view    *modelView
 	)
 	if st != nil {
 		in.Env = st.Session.Meta.EnvHint // the reminder's first line
@@ -59,54 +61,141 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", st.SourcesErr)
 		}
 		sets, summary, rest = st.Context, st.Summary, st.History
+		view = e.viewFor(t.SessionID)
 	}
 	if t.Env != "" {
 		in.Env = t.Env
 	}
 	in.Context = sets
-	e.relevantFiles(t, guard, sets, record, &in)
+	e.relevantFiles(t, guard, sets, &in)
 	counter := prompts.TokenizerFor(t.Provider.Model)
 	in.Counter = counter
 	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
 	in.FileBudget = window / 2
 	// What changes least comes first (see prompts.System): the system
-	// prompt, the history, then the turn's context with the message.
+	// prompt, the history with the blocks its messages were sent with,
+	// then this turn's block with the message.
 	system := prompts.System(in)
-	turnContext, fileTokens := prompts.TurnContext(in)
-	message := prompts.WithContext(turnContext, t.Message)
+	baseTokens := counter.Count(system)
+	seen := view.state()
+	out := &assembled{Budget: window, Message: counter.Count(t.Message), Tools: toolTokens(tools, counter)}
 
-	out := &assembled{Files: fileTokens, Budget: window, Message: counter.Count(t.Message), Tools: toolTokens(tools, counter)}
-	contextTokens := counter.Count(message) - out.Message
-	sysTokens := counter.Count(system) + contextTokens
-	room := window - sysTokens - out.Message - out.Tools // for the summary and the history
-	turns := groupTurns(rest, counter)
+	// The blocks of the history as sent, unless the context is shown
+	// afresh: when the superseded file text they carry outweighs the
+	// current text, or when the turns holding a part's text are left out.
+	fresh := len(seen.blocks) == 0
+	var (
+		turns   []histTurn // the turns the model may be given
+		from    int        // turns[from:] are after the summary
+		planned prompts.Input
+		message string
+		used    int
+		kept    []openai.ChatCompletionMessage // the newest of turns[from:], within the budget
+	)
+	plan := func(present func(int64) bool) (sysTokens int) {
+		planned = in
+		if !fresh {
+			stale, live := seen.plan(&planned, present, counter)
+			if stale > max(live, minStale) {
+				fresh = true
+				planned = in
+			}
+		}
+		turnContext, fileTokens := prompts.TurnContext(planned)
+		message = prompts.WithContext(turnContext, t.Message)
+		out.Files = fileTokens
+		return baseTokens + counter.Count(message) - out.Message
+	}
+	group := func() {
+		blocks := seen.blocks
+		if fresh {
+			blocks = nil
+		}
+		turns = groupTurns(rest, counter, blocks)
+	}
+	group()
+	sysTokens := plan(userIn(turns))
+	if fresh && len(seen.blocks) > 0 {
+		group() // the plan chose to show the context afresh
+	}
 	summaryCost := 0
 	if summary != nil {
 		summaryCost = messageCost(summaryInput(summary), counter)
 	}
 	if s := compactIfOver(ctx, t, compact, window, sysTokens+out.Message+out.Tools, summary, summaryCost, turns); s != nil {
-		turns = turns[len(turns)-s.kept:]
+		from = len(turns) - s.kept
 		summary, summaryCost = s.summary, messageCost(summaryInput(s.summary), counter)
 		out.Compacted, out.Covered = s.summary, s.summary.SummaryOf.Covered
 	}
-	kept, dropped, used := trimTurns(turns, room-summaryCost)
+	trim := func() {
+		room := window - sysTokens - out.Message - out.Tools - summaryCost // for the history
+		kept, out.Dropped, used = trimTurns(turns[from:], room)
+	}
+	trim()
+	if !fresh && from+out.Dropped > 0 {
+		// The plan counted on every turn, and some are left out (summarised
+		// or over the budget): plan with those kept, so what the others'
+		// blocks held is shown again; and when that leaves out more,
+		// show the context afresh.
+		before := len(kept)
+		sysTokens = plan(userIn(keptFrom(turns[from:], kept)))
+		if fresh {
+			group()
+		}
+		trim()
+		if !fresh && len(kept) < before {
+			fresh = true
+			sysTokens = plan(nil)
+			group()
+			trim()
+		}
+	}
 	out.Messages = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem}}
 	if summary != nil {
 		sm := summaryInput(summary)
-		if dropped > 0 {
+		if out.Dropped > 0 {
 			// The cut is marked where it is: right before the first message kept.
-			sm.Content += prompts.DroppedNote(dropped)
+			sm.Content += prompts.DroppedNote(out.Dropped)
 		}
 		out.Messages = append(out.Messages, sm)
 		used += messageCost(sm, counter)
-	} else if dropped > 0 {
-		system += prompts.DroppedNote(dropped)
+	} else if out.Dropped > 0 {
+		system += prompts.DroppedNote(out.Dropped)
 	}
 	out.Messages[0].Content = system
-	out.System, out.History, out.Dropped = counter.Count(system)+contextTokens, used, dropped
+	out.System, out.History = sysTokens+counter.Count(system)-baseTokens, used
 	out.Messages = append(append(out.Messages, kept...),
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: message})
+	if msg > 0 {
+		block, _ := prompts.SplitContext(message)
+		keptIDs := userIn(keptFrom(turns[from:], kept))
+		view.record(msg, block, planned, fresh, keptIDs, counter)
+	}
 	return out, nil
+}
+
+// userIn reports whether a user message is among turns.
+func userIn(turns []histTurn) func(int64) bool {
+	ids := map[int64]bool{}
+	for _, h := range turns {
+		for _, m := range h.stored {
+			if m.Role == session.RoleUser {
+				ids[m.ID] = true
+			}
+		}
+	}
+	return func(id int64) bool { return ids[id] }
+}
+
+// keptFrom is the newest turns whose messages make up kept (trimTurns
+// keeps whole turns, newest first).
+func keptFrom(turns []histTurn, kept []openai.ChatCompletionMessage) []histTurn {
+	n, i := 0, len(turns)
+	for i > 0 && n+len(turns[i-1].msgs) <= len(kept) {
+		i--
+		n += len(turns[i].msgs)
+	}
+	return turns[i:]
 }
 
 // MissingFiles lists the paths that are neither an open editor buffer nor
@@ -135,64 +224,11 @@ func readLimited(path string, limit int64) (string, error) {
 	return string(data), err
 }
 
-// sentIdle is how long a session's record of sent files is kept without a
-// turn: after that a turn's files are new to it again ("changed since the
-// last turn" needs a last turn the model still has in mind).
-const sentIdle = time.Hour
-
-// sentFiles records, for one session, a hash of each relevant file's
-// content as last sent, so the next turn can say which changed. Hashes,
-// not texts: the daemon would otherwise keep every relevant file of every
-// session it served for its whole life.
-type sentFiles struct {
-	mu   sync.Mutex
-	hash map[string][sha256.Size]byte
-	used time.Time
-}
-
-// note records content as sent for path and reports whether it differs
-// from what was sent last time (false the first time). A nil record (a
-// preview) notes nothing.
-func (s *sentFiles) note(path, content string) (changed bool) {
-	if s == nil {
-		return false
-	}
-	h := sha256.Sum256([]byte(content))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	prev, ok := s.hash[path]
-	s.hash[path] = h
-	return ok && prev != h
-}
-
-// sentFor returns the session's record, and drops the records of sessions
-// idle for more than sentIdle.
-func (e *Engine) sentFor(id string) *sentFiles {
-	now := e.clock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.sent == nil {
-		e.sent = map[string]*sentFiles{}
-	}
-	for sid, s := range e.sent {
-		if sid != id && now.Sub(s.used) > sentIdle {
-			delete(e.sent, sid)
-		}
-	}
-	s := e.sent[id]
-	if s == nil || now.Sub(s.used) > sentIdle {
-		s = &sentFiles{hash: map[string][sha256.Size]byte{}}
-		e.sent[id] = s
-	}
-	s.used = now
-	return s
-}
-
-// Forget drops what the engine keeps about a session (its record of sent
-// files, an answer a lost store did not take): the session was deleted.
+// Forget drops what the engine keeps about a session (its model view, an
+// answer a lost store did not take): the session was deleted.
 func (e *Engine) Forget(id string) {
 	e.mu.Lock()
-	delete(e.sent, id)
+	delete(e.views, id)
 	delete(e.unsaved, id)
 	e.mu.Unlock()
 }
@@ -206,16 +242,12 @@ func (e *Engine) clock() time.Time {
 
 // relevantFiles reads the relevant files (the files set and the turn's own)
 // into in: the editor's text where it has the file open, else the disk;
-// missing ones noted, ones the model added outside the workspace or that look
-// like secrets withheld, and (with record) those changed since last sent.
-func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, record bool, in *prompts.Input) {
+// missing ones noted, and ones the model added outside the workspace or
+// that look like secrets withheld.
+func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, in *prompts.Input) {
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
 	seen := map[string]bool{}
-	var last *sentFiles // nil for a preview: nothing is noted as sent
-	if record {
-		last = e.sentFor(t.SessionID)
-	}
 	for _, p := range paths {
 		if seen[p] || slices.Contains(in.Missing, p) {
 			continue
@@ -244,9 +276,6 @@ func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, rec
 		if LooksSecret(p, f.Content) && !guard.userSet[p] {
 			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
 			continue
-		}
-		if last.note(p, f.Content) {
-			in.Changed = append(in.Changed, p)
 		}
 		in.Relevant = append(in.Relevant, f)
 	}

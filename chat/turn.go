@@ -92,10 +92,10 @@ type Engine struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 
-	// mu guards running, sent and unsaved.
+	// mu guards running, views and unsaved.
 	mu      sync.Mutex
 	running map[string]runningTurn   // session → its running turn
-	sent    map[string]*sentFiles    // session → hashes of the files last sent
+	views   map[string]*modelView    // session → what its model was shown of its context
 	unsaved map[string]unsavedAnswer // session → the final state a lost store did not take
 	now     func() time.Time         // the clock (tests)
 }
@@ -370,7 +370,7 @@ func (r *run) begin() error {
 	st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
 	r.tools = e.toolEnv(*t, st, r.ev)
 	r.defs = turnTools(ctx, *t, r.ev)
-	in, err := e.assemble(ctx, *t, r.tools, r.defs, st, true, e.turnCompactor(*t, r.ev))
+	in, err := e.assemble(ctx, *t, r.tools, r.defs, st, user.ID, e.turnCompactor(*t, r.ev))
 	if err != nil {
 		return err
 	}

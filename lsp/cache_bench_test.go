@@ -14,20 +14,19 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
-	"github.com/ctxls/ctxls/prompts"
 )
 
-// BenchmarkCachePrefix measures how much of each turn's model input repeats
-// the previous turn's from its beginning (what a provider's prompt cache can
-// serve at a discount) in a session of 20 turns (answers of about 1,200
-// bytes) with three relevant files of 4.5 KB, one of which the user edits
-// before every turn (the common case). It
-// compares the layout ctxls sends (the turn's context before the last
-// message) with the earlier one (the context in the system prompt), built
-// from the same requests. Metrics: shared-pct and shared-pct-old (the
-// median share of a turn's input, in bytes of its JSON messages, that is
-// the previous turn's prefix).
-func BenchmarkCachePrefix(b *testing.B) {
+// BenchmarkInputReuse is issue 23's "input reuse" benchmark: a scripted
+// session of 20 turns over LSP (answers of about 1,200 bytes) with five
+// relevant files of 20 KB open in the editor, in which the user edits one
+// relevant file (the next in turn, unsaved) before every third turn. For each
+// turn after the first it takes the share of the model input, in bytes of
+// the request's JSON messages, that is a common prefix with the previous
+// turn's input: what a provider's prompt cache can serve at a discount.
+// Metrics: reuse-median-pct (over the 19 turns), reuse-quiet-min-pct (the
+// least on a turn no edit preceded) and reuse-edit-median-pct (the turns
+// an edit preceded).
+func BenchmarkInputReuse(b *testing.B) {
 	for b.Loop() {
 		// An answer of about 1,200 bytes: some prose and a code block.
 		answer := strings.Repeat("The function reads the file, then checks each line. ", 12) + "\n\n```go\n" +
@@ -38,33 +37,48 @@ func BenchmarkCachePrefix(b *testing.B) {
 		s.Initialize(lsptest.InitOptions{RootURI: "file://" + root, InitOptions: map[string]any{
 			"provider": map[string]any{"baseURL": fake.URL, "model": "test-model"},
 		}})
-		var files []string
-		for i := range 3 {
+		var files, texts []string
+		for i := range 5 {
 			p := filepath.Join(root, fmt.Sprintf("f%d.go", i))
-			os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("func f%d() { /* some code */ }\n", i), 150)), 0o644)
-			files = append(files, p)
+			// 20 KB: 640 lines of 32 bytes.
+			text := strings.Repeat(fmt.Sprintf("func f%d() { /* some code */ }\n", i), 640)
+			os.WriteFile(p, []byte(text), 0o644)
+			files, texts = append(files, p), append(texts, text)
+			s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + p, "languageId": "go", "version": 1, "text": text}})
 		}
-		uri := "file://" + files[0]
-		text, _ := os.ReadFile(files[0])
-		s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": string(text)}})
 		s.MustCommand(api.ContextSet, map[string]any{"setName": "files", "items": files}, nil)
+		edited := map[int]bool{}
 		for turn := range 20 {
-			// The user edits the first relevant file, then asks.
-			edited := strings.Replace(string(text), "/* some code */", fmt.Sprintf("/* edit %d */", turn), 1)
-			s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": turn + 2},
-				"contentChanges": []any{map[string]any{"text": edited}}})
+			if turn%3 == 2 {
+				// The user edits the next relevant file, unsaved, then asks.
+				k := (turn / 3) % len(files)
+				texts[k] = strings.Replace(texts[k], "/* some code */", fmt.Sprintf("/* edit %d */", turn), 1)
+				s.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": "file://" + files[k], "version": turn + 2},
+					"contentChanges": []any{map[string]any{"text": texts[k]}}})
+				edited[turn] = true
+			}
 			s.MustCommand(api.Chat, map[string]any{"message": fmt.Sprintf("question %d about the code", turn)}, nil)
 		}
 		turns := fake.Streamed()
-		var now, old []float64
-		for i := 1; i < len(turns); i++ {
-			now = append(now, sharedPrefix(turns[i-1].Parsed.Messages, turns[i].Parsed.Messages))
-			old = append(old, sharedPrefix(oldLayout(turns[i-1].Parsed.Messages), oldLayout(turns[i].Parsed.Messages)))
+		if len(turns) != 20 {
+			b.Fatalf("%d requests, want 20", len(turns))
 		}
-		b.ReportMetric(medianPct(now), "shared-pct")
-		b.ReportMetric(medianPct(old), "shared-pct-old")
-		b.ReportMetric(now[len(now)-1], "shared-pct-last")
-		b.ReportMetric(old[len(old)-1], "shared-pct-old-last")
+		var all, quiet, afterEdit []float64
+		for i := 1; i < len(turns); i++ {
+			pct := sharedPrefix(turns[i-1].Parsed.Messages, turns[i].Parsed.Messages)
+			all = append(all, pct)
+			if edited[i] {
+				afterEdit = append(afterEdit, pct)
+			} else {
+				quiet = append(quiet, pct)
+			}
+			if os.Getenv("CTXLS_BENCH_VERBOSE") != "" {
+				b.Logf("turn %2d edited=%v reuse %.1f%%", i, edited[i], pct)
+			}
+		}
+		b.ReportMetric(medianPct(all), "reuse-median-pct")
+		b.ReportMetric(slices.Min(quiet), "reuse-quiet-min-pct")
+		b.ReportMetric(medianPct(afterEdit), "reuse-edit-median-pct")
 		s.Shutdown()
 		s.Exit()
 	}
@@ -81,17 +95,6 @@ func sharedPrefix(a, b []openai.ChatCompletionMessage) float64 {
 		n++
 	}
 	return 100 * float64(n) / float64(len(y))
-}
-
-// oldLayout is the same input as ctxls laid it out before issue 23: the
-// turn's context inside the system prompt, the last message the question.
-func oldLayout(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
-	out := append([]openai.ChatCompletionMessage{}, msgs...)
-	last := len(out) - 1
-	ctx, q := prompts.SplitContext(out[last].Content)
-	out[0].Content += "\n" + ctx
-	out[last].Content = q
-	return out
 }
 
 // medianPct is the median of v.

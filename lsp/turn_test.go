@@ -304,8 +304,10 @@ func TestWithheldAndMissingFilesSayWhy(t *testing.T) {
 	if strings.Contains(sys, "looks like it holds secrets") || strings.Contains(sys, "plain notes") {
 		t.Errorf("the outside file is called a secret or sent:\n%s", sys)
 	}
-	if !strings.Contains(sys, "(1 file not found)") || strings.Contains(sys, "package gone") {
-		t.Errorf("the prompt disagrees with resume on the missing file:\n%s", sys)
+	// The missing file's text went with the first turn, when it existed;
+	// this turn says it is gone.
+	if turn := reqs[len(reqs)-1].TurnContext(); !strings.Contains(turn, "(1 file not found)") || !strings.Contains(turn, "- "+gone+" (not found)") || strings.Contains(turn, "package gone") {
+		t.Errorf("the prompt disagrees with resume on the missing file:\n%s", turn)
 	}
 }
 

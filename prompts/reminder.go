@@ -26,9 +26,25 @@ const (
 // is no context and no env at all.
 func Reminder(sets map[string][]string, missing []string, env string) string {
 	var b strings.Builder
-	if env != "" {
-		fmt.Fprintf(&b, "Environment: %s\n", env)
+	for _, p := range ReminderParts(sets, missing, env) {
+		b.WriteString(p.Text)
 	}
+	return b.String()
+}
+
+// ReminderPart is one part of the reminder: Key "env", "files" (the
+// relevant files with the count of those not found), "applet", or a set's
+// name; Text its lines.
+type ReminderPart struct{ Key, Text string }
+
+// ReminderParts is Reminder in parts, in its order, so a turn can repeat
+// only the parts that changed.
+func ReminderParts(sets map[string][]string, missing []string, env string) []ReminderPart {
+	var parts []ReminderPart
+	if env != "" {
+		parts = append(parts, ReminderPart{"env", fmt.Sprintf("Environment: %s\n", env)})
+	}
+	var b strings.Builder
 	files := sets[SetFiles]
 	var present []string
 	for _, f := range files {
@@ -50,13 +66,16 @@ func Reminder(sets map[string][]string, missing []string, env string) string {
 		}
 		fmt.Fprintf(&b, "(%d %s not found)\n", nMissing, noun)
 	}
+	if b.Len() > 0 {
+		parts = append(parts, ReminderPart{SetFiles, b.String()})
+	}
 	if applet := sets[SetApplet]; len(applet) > 0 {
 		// [slug, "key=value", ...], as the design stores it.
-		fmt.Fprintf(&b, "Last applet: %s", applet[0])
+		text := "Last applet: " + applet[0]
 		if len(applet) > 1 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(applet[1:], ", "))
+			text += fmt.Sprintf(" (%s)", strings.Join(applet[1:], ", "))
 		}
-		b.WriteString("\n")
+		parts = append(parts, ReminderPart{SetApplet, text + "\n"})
 	}
 	names := make([]string, 0, len(sets))
 	for name, items := range sets {
@@ -66,7 +85,7 @@ func Reminder(sets map[string][]string, missing []string, env string) string {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		fmt.Fprintf(&b, "%s: %s\n", name, strings.Join(sets[name], ", "))
+		parts = append(parts, ReminderPart{name, fmt.Sprintf("%s: %s\n", name, strings.Join(sets[name], ", "))})
 	}
-	return b.String()
+	return parts
 }

@@ -3,7 +3,7 @@ package prompts
 import (
 	_ "embed"
 	"fmt"
-	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -37,10 +37,26 @@ type Input struct {
 	Missing      []string            // files items that do not exist
 	Resumed      bool                // the first turn after ctxls.session.resume
 	Env          string              // the session's envHint (Meta.EnvHint), shown first in the reminder
-	Relevant     []File              // the files set and the turn's files, in order
-	Changed      []string            // relevant files whose content changed since they were last sent
-	Withheld     []Withheld          // relevant files not sent, with why
-	Candidates   []string            // open and recently edited files
+	Relevant     []File              // the relevant files whose text goes with this turn's message, in order
+	// Changed are those of Relevant the conversation was shown before,
+	// with other text: they are labelled as changed since.
+	Changed []string
+	// Shown are relevant files whose current text an earlier message of the
+	// conversation already holds, unchanged: named, not repeated (see
+	// chat's model view). A selection (Lines) is quoted.
+	Shown []File
+	// Gone are files the conversation was shown that are no longer
+	// relevant.
+	Gone       []string
+	Withheld   []Withheld // relevant files not sent, with why
+	Candidates []string   // open and recently edited files
+	// ReminderShown are the reminder's parts (ReminderPart.Key) an earlier
+	// message of the conversation holds as they are, left out of this
+	// turn's (unless Resumed); ReminderGone the parts it held that are
+	// gone. OmitCandidates leaves out the open files when an earlier
+	// message holds the same list (CandidatesSection).
+	ReminderShown, ReminderGone []string
+	OmitCandidates              bool
 	// FileBudget is the number of tokens the relevant files' contents may
 	// take; Counter counts them.
 	FileBudget int
@@ -67,10 +83,13 @@ const (
 // relevant file must not change the input's beginning. The system prompt
 // holds what stays the same from turn to turn (the instructions, the
 // session folder's layout, the session's files); the history follows; and
-// the turn's context (the reminder, the relevant files' current text, what
-// changed, the editor's open files) comes last, in a <ctxls-context> block
-// before the user's message (Context), rebuilt every turn and never
-// stored.
+// each turn's context (the reminder, the relevant files' text, what
+// changed, the editor's open files) comes in a <ctxls-context> block before
+// that turn's message (TurnContext, WithContext). A block stays where it
+// was sent: a later turn repeats none of it, and sends only what changed
+// (a changed file's current text, a file no longer relevant, a new
+// reminder), so a turn's input begins with the whole of the previous one.
+// docs/protocol.md has the layout and the measurements behind it.
 
 // System renders the system prompt: base instructions, the session
 // folder's layout and the session's files.
@@ -95,43 +114,75 @@ func System(in Input) string {
 	return b.String()
 }
 
-// TurnContext renders the turn's context: the session's context
-// (introduced as a reminder after a resume), the relevant files' contents
-// within the budget and what changed since the last turn, and the editor's
-// candidates; with the tokens the files' contents take (within FileBudget).
-// It is "" when there is nothing to say.
+// ReminderSection is the session context as a turn's block gives it
+// (introduced as a reminder after a resume); "" when there is none.
+// Parts the conversation holds as they are (ReminderShown) are left out,
+// except after a resume, and parts it held that are gone are named.
+func ReminderSection(in Input) string {
+	var b strings.Builder
+	omitted := 0
+	for _, p := range ReminderParts(in.Context, in.Missing, in.Env) {
+		if !in.Resumed && slices.Contains(in.ReminderShown, p.Key) {
+			omitted++
+			continue
+		}
+		b.WriteString(p.Text)
+	}
+	for _, key := range in.ReminderGone {
+		switch key {
+		case SetFiles:
+			b.WriteString("Relevant files: none now\n")
+		case "env":
+		default:
+			fmt.Fprintf(&b, "%s: empty now\n", key)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	intro := ""
+	switch {
+	case in.Resumed:
+		intro = "The user has resumed this session. As a reminder, this is where the work stood:\n\n"
+	case omitted > 0:
+		intro = "What changed since shown above (the rest stands):\n\n"
+	}
+	return "\n## Session Context\n\n" + intro + b.String()
+}
+
+// CandidatesSection lists the editor's open and recently edited files; ""
+// when there are none.
+func CandidatesSection(in Input) string {
+	if len(in.Candidates) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Open and Recently Edited Files\n\nThe user has these files open or edited them recently; read one with `read_file` if it is relevant:\n\n")
+	for _, c := range in.Candidates {
+		fmt.Fprintf(&b, "- %s\n", c)
+	}
+	return b.String()
+}
+
+// TurnContext renders a turn's context block: the session context (what
+// changed of it), the relevant files — the text of those not shown before
+// or changed since, within the budget, and the names of those the
+// conversation already holds unchanged — and the editor's open files
+// (unless OmitCandidates); with the tokens the files' text takes (within
+// FileBudget). It is "" when there is nothing to say.
 func TurnContext(in Input) (text string, fileTokens int) {
 	var b strings.Builder
-	if reminder := Reminder(in.Context, in.Missing, in.Env); reminder != "" {
-		b.WriteString("\n## Session Context\n\n")
-		if in.Resumed {
-			b.WriteString("The user has resumed this session. As a reminder, this is where the work stood:\n\n")
-		}
-		b.WriteString(reminder)
-	}
-	if len(in.Relevant) > 0 || len(in.Withheld) > 0 {
+	b.WriteString(ReminderSection(in))
+	if len(in.Relevant) > 0 || len(in.Shown) > 0 || len(in.Gone) > 0 || len(in.Withheld) > 0 {
 		b.WriteString("\n## Relevant Files\n")
-		if len(in.Changed) > 0 {
-			names := make([]string, len(in.Changed))
-			for i, c := range in.Changed {
-				names[i] = filepath.Base(c)
-			}
-			fmt.Fprintf(&b, "\nChanged since the last turn: %s\n", strings.Join(names, ", "))
-		}
 		budget := in.FileBudget
 		for _, f := range in.Relevant {
 			content, used, note := fit(f.Content, budget, in.Counter)
 			budget -= used
 			fileTokens += used
-			label := f.Path
-			if f.Unsaved {
-				label += " (unsaved editor text)"
-			}
-			if f.Lines[0] > 0 {
-				label += fmt.Sprintf(" (the user selected lines %d–%d)", f.Lines[0], f.Lines[1])
-				if f.Lines[0] == f.Lines[1] {
-					label = strings.Replace(label, fmt.Sprintf("lines %d–%d", f.Lines[0], f.Lines[1]), fmt.Sprintf("line %d", f.Lines[0]), 1)
-				}
+			label := fileLabel(f)
+			if slices.Contains(in.Changed, f.Path) {
+				label += " (changed since it was shown above; this is its current text)"
 			}
 			fence := fenceFor(content)
 			fmt.Fprintf(&b, "\n%s\n%s\n%s", label, fence, content)
@@ -143,17 +194,67 @@ func TurnContext(in Input) (text string, fileTokens int) {
 				b.WriteString(note + "\n")
 			}
 		}
+		if len(in.Shown) > 0 {
+			b.WriteString("\nShown above and unchanged since (their text above is current):\n")
+			for _, f := range in.Shown {
+				fmt.Fprintf(&b, "- %s\n", fileLabel(f))
+			}
+			for _, f := range in.Shown {
+				if f.Lines[0] > 0 {
+					if excerpt := lines(f.Content, f.Lines); excerpt != "" {
+						fence := fenceFor(excerpt)
+						fmt.Fprintf(&b, "\nThe selected lines of %s:\n%s\n%s%s\n", f.Path, fence, excerpt, fence)
+					}
+				}
+			}
+		}
+		if len(in.Gone) > 0 {
+			b.WriteString("\nNo longer relevant (shown above; removed from the context, or no longer found):\n")
+			for _, p := range in.Gone {
+				if slices.Contains(in.Missing, p) {
+					p += " (not found)"
+				}
+				fmt.Fprintf(&b, "- %s\n", p)
+			}
+		}
 		for _, w := range in.Withheld {
 			fmt.Fprintf(&b, "\n%s: withheld because it %s.\n", w.Path, w.Why)
 		}
 	}
-	if len(in.Candidates) > 0 {
-		b.WriteString("\n## Open and Recently Edited Files\n\nThe user has these files open or edited them recently; read one with `read_file` if it is relevant:\n\n")
-		for _, c := range in.Candidates {
-			fmt.Fprintf(&b, "- %s\n", c)
-		}
+	if !in.OmitCandidates {
+		b.WriteString(CandidatesSection(in))
 	}
 	return strings.TrimLeft(b.String(), "\n"), fileTokens
+}
+
+// fileLabel is how a relevant file is named in a turn's block.
+func fileLabel(f File) string {
+	label := f.Path
+	if f.Unsaved {
+		label += " (unsaved editor text)"
+	}
+	switch {
+	case f.Lines[0] > 0 && f.Lines[0] == f.Lines[1]:
+		label += fmt.Sprintf(" (the user selected line %d)", f.Lines[0])
+	case f.Lines[0] > 0:
+		label += fmt.Sprintf(" (the user selected lines %d–%d)", f.Lines[0], f.Lines[1])
+	}
+	return label
+}
+
+// lines is the text of lines r[0]..r[1] (1-based, both included) of
+// content, each ending in a line break; "" when out of range.
+func lines(content string, r [2]int) string {
+	var b strings.Builder
+	for i, l := range strings.SplitAfter(content, "\n") {
+		if n := i + 1; n >= r[0] && n <= r[1] && l != "" {
+			b.WriteString(l)
+			if !strings.HasSuffix(l, "\n") {
+				b.WriteString("\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 // The tags around the turn's context in the user's message.

@@ -40,6 +40,22 @@ func TestSystemGolden(t *testing.T) {
 			FileBudget: 300,
 			Counter:    tk,
 		}},
+		// A later turn: one file changed, two shown before and unchanged
+		// (one with a selection), one no longer relevant; the reminder and
+		// the open files as the conversation already has them.
+		{"system_later_turn.golden", Input{
+			Context:        map[string][]string{"files": {"/w/app/main.go", "/w/app/util.go", "/w/app/doc.md"}, "ports": {"8080", "9090"}},
+			ReminderShown:  []string{"files"},
+			ReminderGone:   []string{"endpoints"},
+			Relevant:       []File{{Path: "/w/app/main.go", Content: "package main\n\nfunc main() {}\n", Unsaved: true}},
+			Changed:        []string{"/w/app/main.go"},
+			Shown:          []File{{Path: "/w/app/util.go", Content: "package main\n\nfunc a() {}\nfunc b() {}\n", Lines: [2]int{3, 4}}, {Path: "/w/app/doc.md", Content: "# Doc\n"}},
+			Gone:           []string{"/w/app/old.go"},
+			Candidates:     []string{"/w/app/util.go"},
+			OmitCandidates: true,
+			FileBudget:     300,
+			Counter:        tk,
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The golden holds the system prompt, then the turn's context

@@ -89,12 +89,27 @@ type Request struct {
 }
 
 // ModelContext is what the daemon told the model beside the conversation:
-// the system prompt, then the turn's context (the <ctxls-context> block
-// before the user's last message: the relevant files, the reminder, the
-// open files).
+// the system prompt, then the context blocks (<ctxls-context>, before the
+// user's messages: the relevant files, the reminder, the open files), the
+// oldest first. A turn's block holds what is new or changed since the
+// blocks before it (TurnContext gives the last one alone).
 func (r Request) ModelContext() string {
+	var b strings.Builder
+	b.WriteString(r.SystemPrompt() + "\n")
+	for _, m := range r.Parsed.Messages {
+		if m.Role == openai.ChatMessageRoleUser {
+			ctx, _ := prompts.SplitContext(m.Content)
+			b.WriteString(ctx)
+		}
+	}
+	return b.String()
+}
+
+// TurnContext is the block before the user's last message: what this turn
+// adds to the context the conversation holds.
+func (r Request) TurnContext() string {
 	ctx, _ := prompts.SplitContext(r.lastUser())
-	return r.SystemPrompt() + "\n" + ctx
+	return ctx
 }
 
 // Question is the user's last message without the turn's context.

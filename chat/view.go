@@ -1,0 +1,222 @@
+package chat
+
+import (
+	"crypto/sha256"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxls/ctxls/prompts"
+)
+
+// viewIdle is how long a session's model view is kept without a turn:
+// after that a turn shows the model its context afresh (providers keep a
+// cached prefix for minutes, not hours).
+const viewIdle = time.Hour
+
+// minStale is how many tokens of superseded file text a conversation may
+// carry before the context is shown afresh, whatever the files' size.
+const minStale = 2000
+
+// modelView is what one session's model has been shown of its context, and
+// where: the <ctxls-context> block each of its user messages was sent with,
+// and for each part of the context (a relevant file, the reminder, the open
+// files) the message whose block holds its newest text. A turn sends only
+// what is new or changed since, and the earlier messages are given again
+// with their blocks as sent, so each turn's input begins with the whole of
+// the previous one (what providers' prompt caches reuse). A view lives in
+// memory only: after a restart, an idle hour or in another process, the
+// first turn shows the context afresh before its message (and the history
+// goes without blocks).
+type modelView struct {
+	mu   sync.Mutex
+	used time.Time
+	// blocks holds the block each user message was sent with, by id.
+	blocks map[int64]string
+	// parts says where each part's newest text was shown: "file:" and the
+	// path, "reminder:" and a reminder part's key, "candidates".
+	parts map[string]shownPart
+	// copies are the file texts the blocks hold, superseded ones included
+	// (what showing the context afresh would save).
+	copies []fileCopy
+}
+
+// shownPart is where a part of the context was last shown.
+type shownPart struct {
+	hash [sha256.Size]byte
+	msg  int64 // the user message whose block holds it
+}
+
+// fileCopy is one file text a block holds.
+type fileCopy struct {
+	path   string
+	hash   [sha256.Size]byte
+	msg    int64
+	tokens int
+}
+
+// viewState is a copy of a view taken for one assembly: the view may change
+// under a preview while it is being built.
+type viewState struct {
+	blocks map[int64]string
+	parts  map[string]shownPart
+	copies []fileCopy
+}
+
+// viewFor returns the session's view (made when there is none) and drops
+// the views of sessions idle for more than viewIdle.
+func (e *Engine) viewFor(id string) *modelView {
+	now := e.clock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.views == nil {
+		e.views = map[string]*modelView{}
+	}
+	for sid, v := range e.views {
+		if sid != id && now.Sub(v.used) > viewIdle {
+			delete(e.views, sid)
+		}
+	}
+	v := e.views[id]
+	if v == nil || now.Sub(v.used) > viewIdle {
+		v = &modelView{}
+		e.views[id] = v
+	}
+	v.used = now
+	return v
+}
+
+// state copies the view; a nil view (a preview of a session's first turn)
+// has shown nothing.
+func (v *modelView) state() viewState {
+	if v == nil {
+		return viewState{}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return viewState{blocks: maps.Clone(v.blocks), parts: maps.Clone(v.parts), copies: append([]fileCopy(nil), v.copies...)}
+}
+
+// plan decides what a turn's block says, given the turn's relevant files
+// (in.Relevant, their current text), the reminder and open files it would
+// show, and present: whether a user message of the kept history is given
+// again with its block. It moves the files shown before and unchanged
+// from in.Relevant to in.Shown, marks changed ones, names files no longer
+// relevant, and omits a reminder or open-files list the conversation
+// holds as it is. It returns the tokens of the conversation's file texts
+// that are superseded (stale) and of the relevant files' current text
+// (live), for the decision to show the context afresh.
+func (s viewState) plan(in *prompts.Input, present func(int64) bool, counter prompts.Counter) (stale, live int) {
+	shown := func(key string, text string) bool {
+		p, ok := s.parts[key]
+		return ok && present(p.msg) && p.hash == sha256.Sum256([]byte(text))
+	}
+	current := map[string][sha256.Size]byte{}
+	var send []prompts.File
+	for _, f := range in.Relevant {
+		h := sha256.Sum256([]byte(f.Content))
+		current[f.Path] = h
+		if shown("file:"+f.Path, f.Content) {
+			in.Shown = append(in.Shown, f)
+			continue
+		}
+		if p, ok := s.parts["file:"+f.Path]; ok && present(p.msg) {
+			in.Changed = append(in.Changed, f.Path)
+		}
+		send = append(send, f)
+	}
+	in.Relevant = send
+	for key, p := range s.parts {
+		path, ok := cutFile(key)
+		if _, relevant := current[path]; ok && !relevant && present(p.msg) {
+			in.Gone = append(in.Gone, path)
+		}
+	}
+	slices.Sort(in.Gone)
+	reminder := map[string]bool{}
+	for _, p := range prompts.ReminderParts(in.Context, in.Missing, in.Env) {
+		reminder[p.Key] = true
+		if shown("reminder:"+p.Key, p.Text) {
+			in.ReminderShown = append(in.ReminderShown, p.Key)
+		}
+	}
+	for key, p := range s.parts {
+		if k, ok := strings.CutPrefix(key, "reminder:"); ok && !reminder[k] && present(p.msg) {
+			in.ReminderGone = append(in.ReminderGone, k)
+		}
+	}
+	slices.Sort(in.ReminderGone)
+	in.OmitCandidates = in.OmitCandidates || (prompts.CandidatesSection(*in) != "" && shown("candidates", prompts.CandidatesSection(*in)))
+	for _, c := range s.copies {
+		if !present(c.msg) {
+			continue
+		}
+		if h, ok := current[c.path]; ok && h == c.hash && s.parts["file:"+c.path].msg == c.msg {
+			live += c.tokens
+		} else {
+			stale += c.tokens
+		}
+	}
+	for _, f := range send {
+		live += counter.Count(f.Content)
+	}
+	return stale, live
+}
+
+// record notes what a turn's block (sent before user message msg) showed:
+// in is the input as planned (in.Relevant the files whose text it holds),
+// fresh whether the earlier blocks were left out (the context shown
+// afresh), and kept whether a message is in the history the turn sent
+// (blocks of messages it left out are forgotten).
+func (v *modelView) record(msg int64, block string, in prompts.Input, fresh bool, kept func(int64) bool, counter prompts.Counter) {
+	if v == nil || msg == 0 {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if fresh || v.blocks == nil {
+		v.blocks, v.parts, v.copies = map[int64]string{}, map[string]shownPart{}, nil
+	}
+	maps.DeleteFunc(v.blocks, func(id int64, _ string) bool { return !kept(id) })
+	maps.DeleteFunc(v.parts, func(_ string, p shownPart) bool { return !kept(p.msg) })
+	v.copies = deleteCopies(v.copies, func(c fileCopy) bool { return !kept(c.msg) })
+	for _, p := range in.Gone {
+		delete(v.parts, "file:"+p)
+	}
+	if block == "" {
+		return
+	}
+	v.blocks[msg] = block
+	for _, f := range in.Relevant {
+		h := sha256.Sum256([]byte(f.Content))
+		v.parts["file:"+f.Path] = shownPart{hash: h, msg: msg}
+		v.copies = append(v.copies, fileCopy{path: f.Path, hash: h, msg: msg, tokens: counter.Count(f.Content)})
+	}
+	for _, key := range in.ReminderGone {
+		delete(v.parts, "reminder:"+key)
+	}
+	for _, p := range prompts.ReminderParts(in.Context, in.Missing, in.Env) {
+		if in.Resumed || !slices.Contains(in.ReminderShown, p.Key) {
+			v.parts["reminder:"+p.Key] = shownPart{hash: sha256.Sum256([]byte(p.Text)), msg: msg}
+		}
+	}
+	if !in.OmitCandidates {
+		if c := prompts.CandidatesSection(in); c != "" {
+			v.parts["candidates"] = shownPart{hash: sha256.Sum256([]byte(c)), msg: msg}
+		}
+	}
+}
+
+func deleteCopies(c []fileCopy, del func(fileCopy) bool) []fileCopy {
+	out := c[:0]
+	for _, x := range c {
+		if !del(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func cutFile(key string) (string, bool) { return strings.CutPrefix(key, "file:") }

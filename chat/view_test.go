@@ -1,0 +1,107 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/session"
+)
+
+// TestContextStaysWhereSent: a turn's block stays before its message in
+// later turns, which send only what changed, so each turn's input begins
+// with the whole of the previous one; a preview is exactly the next turn's
+// input; a file removed from the context is named; and when superseded
+// text outweighs the current text, the context is shown afresh.
+func TestContextStaysWhereSent(t *testing.T) {
+	fake := openaitest.New(t)
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a.go"), filepath.Join(root, "b.go")
+	os.WriteFile(a, []byte("package a\n"), 0o644)
+	os.WriteFile(b, []byte(strings.Repeat("// b\n", 200)), 0o644)
+	bufs := buffers{}
+	e, st, _ := newEngine(t, bufs)
+	ctx := context.Background()
+	s, _ := st.Create(ctx, "named")
+	st.UpdateContext(ctx, s.ID, "files", []string{a, b}, "", session.AddedByUser, nil)
+	p := provider(t, fake, 64000)
+	turn := func(q string) Turn {
+		return Turn{SessionID: s.ID, Message: q, Roots: []string{root}, Provider: p}
+	}
+	ask := func(q string) openaitest.Request {
+		t.Helper()
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"answer to " + q}})
+		if _, err := e.Run(ctx, turn(q), &recorder{}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := fake.Requests()
+		return reqs[len(reqs)-1]
+	}
+	prefix := func(prev, cur openaitest.Request) {
+		t.Helper()
+		x, _ := json.Marshal(prev.Parsed.Messages)
+		y, _ := json.Marshal(cur.Parsed.Messages)
+		x = x[:len(x)-1] // the array's closing bracket
+		if !strings.HasPrefix(string(y), string(x)) {
+			t.Errorf("%q does not begin with the previous turn's input", cur.Question())
+		}
+	}
+
+	r1 := ask("one")
+	if c := r1.TurnContext(); !strings.Contains(c, "package a") || !strings.Contains(c, "// b") {
+		t.Fatalf("the first turn shows the files:\n%s", c)
+	}
+	// Nothing changed: the files are named, not repeated.
+	pv, err := e.Preview(ctx, turn("two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := ask("two")
+	prefix(r1, r2)
+	if c := r2.TurnContext(); strings.Contains(c, "package a") || !strings.Contains(c, "Shown above and unchanged since") || strings.Contains(c, "## Session Context") {
+		t.Errorf("a quiet turn repeats what the conversation holds:\n%s", c)
+	}
+	if !reflect.DeepEqual(pv.Messages, r2.Parsed.Messages) {
+		t.Errorf("the preview is not the turn's input:\n%+v\n%+v", pv.Messages, r2.Parsed.Messages)
+	}
+	// An edit: the changed file alone goes, marked as changed.
+	bufs[a] = "package a\n// edited\n"
+	r3 := ask("three")
+	prefix(r2, r3)
+	if c := r3.TurnContext(); !strings.Contains(c, a+" (unsaved editor text) (changed since it was shown above") || strings.Contains(c, "// b\n") {
+		t.Errorf("an edit sends the changed file alone:\n%s", c)
+	}
+	// A file removed from the context is named as no longer relevant.
+	st.UpdateContext(ctx, s.ID, "files", []string{a}, "", session.AddedByUser, nil)
+	r4 := ask("four")
+	prefix(r3, r4)
+	if c := r4.TurnContext(); !strings.Contains(c, "No longer relevant") || !strings.Contains(c, "- "+b) {
+		t.Errorf("a removed file is not named:\n%s", c)
+	}
+	// Superseded text beyond the current text's (and minStale): afresh,
+	// the history without its blocks.
+	big := strings.Repeat("x := 1 // a long line of code\n", 200)
+	var last openaitest.Request
+	for i := range 4 {
+		bufs[a] = fmt.Sprintf("package a\n// version %d\n%s", i, big)
+		last = ask(fmt.Sprintf("edit %d", i))
+	}
+	blocks := 0
+	for _, m := range last.Parsed.Messages {
+		if strings.HasPrefix(m.Content, "<ctxls-context>") {
+			blocks++
+		}
+	}
+	if blocks >= 4 {
+		t.Errorf("%d blocks: superseded text never shown afresh", blocks)
+	}
+	if c := last.TurnContext(); !strings.Contains(c, "// version 3") {
+		t.Errorf("the current text is missing:\n%s", c)
+	}
+}
