@@ -40,9 +40,9 @@ func (s *Service) previewProvider(sess *session.Session) chat.Resolved {
 // ProviderCheck is what CheckProvider found.
 type ProviderCheck struct {
 	API, BaseURL, Model, TitleModel string // API: chat.APIOpenAI or chat.APIAnthropic
-	KeyEnv                     string // the variable the key is read from
-	HasKey                     bool
-	Models                     []string // the provider's models, when it answered
+	KeyEnv                          string // the variable the key is read from
+	HasKey                          bool
+	Models                          []string // the provider's models, when it answered
 }
 
 // CheckProvider resolves the connection's provider with p over it, as a
