@@ -71,13 +71,16 @@ absolute file name."
 
 (defcustom ctxls-provider nil
   "The model provider, sent as initializationOptions.provider.
-A plist with any of :baseURL, :model, :apiKeyEnv, :titleModel,
+A plist with any of :api, :baseURL, :model, :apiKeyEnv, :titleModel,
 :contextWindow and :maxOutputTokens, for example
   (:baseURL \"http://127.0.0.1:11434/v1\" :model \"qwen2.5-coder\").
+:api is \"openai\" (an OpenAI-compatible API, the default) or
+\"anthropic\" (Anthropic's Messages API; unset, inferred from :baseURL).
 The API key itself is never sent: :apiKeyEnv names the environment
-variable that holds it (default OPENAI_API_KEY).  nil leaves the
-choice to the daemon (OPENAI_BASE_URL, OPENAI_API_KEY, a local Ollama)."
-  :type '(plist :key-type (choice (const :baseURL) (const :model) (const :apiKeyEnv)
+variable that holds it (default OPENAI_API_KEY, ANTHROPIC_API_KEY for
+\"anthropic\").  nil leaves the choice to the daemon (OPENAI_BASE_URL,
+OPENAI_API_KEY, a local Ollama)."
+  :type '(plist :key-type (choice (const :api) (const :baseURL) (const :model) (const :apiKeyEnv)
                                   (const :titleModel) (const :contextWindow)
                                   (const :maxOutputTokens))
                 :value-type (choice string integer)))

@@ -51,7 +51,7 @@ const subdirs = Subfolders;
 function provider(): Provider {
   const cfg = vscode.workspace.getConfiguration("ctxls.provider");
   const out: Provider = {};
-  for (const key of ["baseURL", "model", "apiKeyEnv", "titleModel"] as const) {
+  for (const key of ["api", "baseURL", "model", "apiKeyEnv", "titleModel"] as const) {
     const v = cfg.get<string>(key);
     if (v) out[key] = v;
   }
