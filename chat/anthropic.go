@@ -70,6 +70,8 @@ func (e *Engine) streamAnthropic(ctx context.Context, p Resolved, messages []ope
 		switch {
 		case err == nil:
 			return r.text.String(), r.finish, r.usage(), r.toolCalls(), nil
+		case r.readyErr != nil:
+			return r.text.String(), r.finish, r.usage(), nil, r.readyErr // the store's, not the provider's
 		case context.Cause(streamCtx) == errStalled:
 			return r.text.String(), r.finish, r.usage(), nil, errStalled
 		case ctx.Err() != nil:
@@ -102,6 +104,8 @@ type anthropicAnswer struct {
 	byIndex map[int64]int // content block index → its tool call
 	// started: text reached the user or a tool call began; no retry then.
 	started bool
+	// readyErr: the answer's row could not be stored.
+	readyErr error
 	// The usage as reported: input (uncached), cache writes and reads,
 	// output.
 	input, created, cacheRead, output int64
@@ -188,6 +192,7 @@ func (r *anthropicAnswer) delta(s string) error {
 		return nil
 	}
 	if err := r.ready(); err != nil {
+		r.readyErr = err
 		return err
 	}
 	r.started = true
@@ -233,7 +238,7 @@ func anthropicParams(model string, maxTokens int, messages []openai.ChatCompleti
 	params := anthropic.MessageNewParams{Model: model, MaxTokens: int64(maxTokens)}
 	i := 0
 	for ; i < len(messages) && messages[i].Role == openai.ChatMessageRoleSystem; i++ {
-		if messages[i].Content != "" {
+		if strings.TrimSpace(messages[i].Content) != "" {
 			params.System = append(params.System, anthropic.TextBlockParam{Text: messages[i].Content})
 		}
 	}
@@ -262,7 +267,7 @@ func anthropicParams(model string, maxTokens int, messages []openai.ChatCompleti
 			add(false, blocks...)
 		case openai.ChatMessageRoleTool:
 			result := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
-			if m.Content != "" {
+			if strings.TrimSpace(m.Content) != "" {
 				result.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
 			}
 			add(true, anthropic.ContentBlockParamUnion{OfToolResult: &result})
@@ -294,10 +299,10 @@ type anthropicMessage struct {
 	blocks []anthropic.ContentBlockParamUnion
 }
 
-// textBlocks is text as content blocks: none for "" (the API refuses empty
-// text blocks).
+// textBlocks is text as content blocks: none for text that is empty or
+// only white space (the API refuses such text blocks).
 func textBlocks(s string) []anthropic.ContentBlockParamUnion {
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return nil
 	}
 	return []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(s)}

@@ -97,7 +97,7 @@ func TestAnthropicParams(t *testing.T) {
 		{Role: "user", Content: "first question"},
 		{Role: "assistant", Content: "let me look", ToolCalls: calls},
 		{Role: "tool", ToolCallID: "c1", Content: "package a"},
-		{Role: "tool", ToolCallID: "c2", Content: ""},
+		{Role: "tool", ToolCallID: "c2", Content: " \n"},
 		{Role: "assistant", Content: "done"},
 		{Role: "system", Content: "the workspace changed"},
 		{Role: "user", Content: "second question"},

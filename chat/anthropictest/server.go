@@ -603,8 +603,8 @@ func validate(m MessagesRequest) error {
 		if b.Type != "text" {
 			return fmt.Errorf("system.%d.type: Input should be 'text'", i)
 		}
-		if b.Text == "" {
-			return fmt.Errorf("system: text content blocks must be non-empty")
+		if strings.TrimSpace(b.Text) == "" {
+			return fmt.Errorf("system: text content blocks must contain non-whitespace text")
 		}
 		if b.CacheControl != nil {
 			breakpoints++
@@ -646,8 +646,8 @@ func validate(m MessagesRequest) error {
 			}
 			switch b.Type {
 			case "text":
-				if b.Text == "" {
-					return fmt.Errorf("messages: text content blocks must be non-empty")
+				if strings.TrimSpace(b.Text) == "" {
+					return fmt.Errorf("messages: text content blocks must contain non-whitespace text")
 				}
 			case "tool_use":
 				var obj map[string]json.RawMessage
@@ -662,8 +662,8 @@ func validate(m MessagesRequest) error {
 					return fmt.Errorf("messages.%d: tool_result blocks must come before any other content", i)
 				}
 				for _, c := range b.Content {
-					if c.Type != "text" || c.Text == "" {
-						return fmt.Errorf("messages.%d.content.%d.content: text content blocks must be non-empty", i, j)
+					if c.Type != "text" || strings.TrimSpace(c.Text) == "" {
+						return fmt.Errorf("messages.%d.content.%d.content: text content blocks must contain non-whitespace text", i, j)
 					}
 				}
 			default:

@@ -106,7 +106,7 @@ func TestErrorsAndChecks(t *testing.T) {
 		{"no max_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, "max_tokens"},
 		{"assistant first", `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":"hi"}]}`, `first message must use the \"user\" role`},
 		{"two users", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`, "roles must alternate"},
-		{"empty text", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, "text content blocks must be non-empty"},
+		{"empty text", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":" \n"}]}]}`, "text content blocks must contain non-whitespace text"},
 		{"tool_use unanswered", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"user","content":"b"}]}`, "`tool_use` ids were found without `tool_result` blocks immediately after: t1"},
 		{"result after text", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"user","content":[{"type":"text","text":"b"},{"type":"tool_result","tool_use_id":"t1"}]}]}`, "must come before any other content"},
 		{"stray result", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9"}]}]}`, "unexpected `tool_use_id`"},
