@@ -3,6 +3,7 @@ module github.com/ctxls/ctxls
 go 1.26.8
 
 require (
+	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/google/jsonschema-go v0.4.3
@@ -20,7 +21,6 @@ require (
 )
 
 require (
-	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
