@@ -148,6 +148,12 @@ func TestAnthropicChatToolRoundTrip(t *testing.T) {
 	if tools != 2 || !strings.Contains(string(show.Messages[1].ToolCalls), "toolu_a") {
 		t.Errorf("stored: %+v", show.Messages)
 	}
+	// The models, from GET /v1/models.
+	var models api.ModelsListResult
+	s.MustCommand(api.ModelsList, map[string]any{}, &models)
+	if len(models.Models) != 1 || models.Models[0] != "test-model" || models.Current != "test-model" {
+		t.Errorf("models: %+v", models)
+	}
 }
 
 // TestAnthropicChatCancel: $/cancelRequest ends the turn at once: the fake
