@@ -94,7 +94,12 @@ func BenchmarkACPFirstChunkOverhead(b *testing.B) {
 	var viaACP, direct []time.Duration
 	for b.Loop() {
 		viaACP = append(viaACP, turn())
-		d, err := benchutil.FirstChunkDirect(ctx, client)
+		// The same request, sent directly (see benchutil.FirstChunkOf).
+		req, err := benchutil.LastAsked(parsed(fake.Streamed()), "question")
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := benchutil.FirstChunkOf(ctx, client, req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,4 +114,13 @@ func BenchmarkACPFirstChunkOverhead(b *testing.B) {
 	b.ReportMetric(benchutil.MS(dm), "direct-ms")
 	b.ReportMetric(benchutil.MS(am-dm), "overhead-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// parsed is the requests' parsed bodies.
+func parsed(reqs []openaitest.Request) []openai.ChatCompletionRequest {
+	out := make([]openai.ChatCompletionRequest, len(reqs))
+	for i, r := range reqs {
+		out[i] = r.Parsed
+	}
+	return out
 }

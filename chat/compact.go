@@ -255,7 +255,7 @@ func (e *Engine) Compact(ctx context.Context, sessionID string, p Resolved) (*Co
 	}
 	counter := prompts.TokenizerFor(p.Model)
 	window := p.ContextWindow - p.MaxOutputTokens
-	turns := groupTurns(rest, counter, nil)
+	turns := groupTurns(rest, counter, nil, nil)
 	keep := len(turns) - 1
 	if keep >= 0 && turns[keep].cost > window/2 {
 		keep = len(turns)

@@ -32,14 +32,15 @@ type histTurn struct {
 // the messages kept, how many were dropped, and the tokens the kept ones
 // take.
 func trimHistory(history []session.Message, budget int, counter prompts.Counter) (kept []openai.ChatCompletionMessage, dropped, used int) {
-	return trimTurns(groupTurns(history, counter, nil), budget)
+	return trimTurns(groupTurns(history, counter, nil, nil), budget)
 }
 
 // groupTurns splits stored messages (summaries left out, see
 // Store.ModelHistory) into whole turns, with what each costs the model.
 // blocks holds the context block each user message was sent with (see
-// modelView), given again before it.
-func groupTurns(history []session.Message, counter prompts.Counter, blocks map[int64]string) []histTurn {
+// modelView), given again before it; view (nil: none) keeps the costs
+// counted, so a turn counts only messages new to it.
+func groupTurns(history []session.Message, counter prompts.Counter, blocks map[int64]string, view *modelView) []histTurn {
 	var turns []histTurn
 	results := map[string]bool{} // tool call ids with a stored result
 	for _, m := range history {
@@ -89,7 +90,8 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 			continue
 		}
 		cur.msgs = append(cur.msgs, om)
-		cur.cost += messageCost(om, counter)
+		_, block := blocks[m.ID]
+		cur.cost += view.costOf(counter, costKey{m.ID, block && m.Role == session.RoleUser}, func() int { return messageCost(om, counter) })
 	}
 	return turns
 }

@@ -62,6 +62,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 		}
 		sets, summary, rest = st.Context, st.Summary, st.History
 		view = e.viewFor(t.SessionID)
+		if msg > 0 {
+			view.hold(summary, rest)
+		}
 	}
 	if t.Env != "" {
 		in.Env = t.Env
@@ -111,7 +114,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 		if fresh {
 			blocks = nil
 		}
-		turns = groupTurns(rest, counter, blocks)
+		turns = groupTurns(rest, counter, blocks, view)
 	}
 	group()
 	sysTokens := plan(userIn(turns))

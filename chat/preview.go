@@ -40,7 +40,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 	var st *session.TurnState
 	if t.SessionID != "" {
 		var err error
-		if st, err = e.Store.TurnState(ctx, t.SessionID, nil); err != nil {
+		if st, err = e.Store.TurnState(ctx, t.SessionID, nil, nil); err != nil {
 			return nil, err
 		}
 		t.Session = st.Session

@@ -360,10 +360,12 @@ func (r *run) begin() error {
 	t.Provider.Model = e.sessionModel(ctx, *t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
 	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
-	st, err := e.Store.TurnState(ctx, t.SessionID, user)
+	view := e.viewFor(t.SessionID)
+	st, err := e.Store.TurnState(ctx, t.SessionID, user, view.mark())
 	if err != nil {
 		return StoreError(err)
 	}
+	st.History = view.history(st) // what the view held, and what is new
 	t.Session = st.Session
 	e.autoTitle(ctx, t, r.ev)
 	st.Session = t.Session // renamed, its folder moved, when autoTitle titled it

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
 )
 
 // viewIdle is how long a session's model view is kept without a turn:
@@ -41,6 +42,96 @@ type modelView struct {
 	// copies are the file texts the blocks hold, superseded ones included
 	// (what showing the context afresh would save).
 	copies []fileCopy
+
+	// The session's model history as the last turn read it, so the next
+	// reads only what is new (session.HistoryMark): the messages after
+	// the summary heldSummary (0: none), through heldThrough, all settled.
+	heldSummary, heldThrough int64
+	held                     []session.Message
+	// costs are the tokens history messages take as the model is given
+	// them (with or without their block), counted by costCounter.
+	costs       map[costKey]int
+	costCounter prompts.Counter
+}
+
+// costKey names a history message as the model is given it.
+type costKey struct {
+	id    int64
+	block bool
+}
+
+// mark is what the view holds of the session's history (nil: nothing).
+func (v *modelView) mark() *session.HistoryMark {
+	if v == nil {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.heldThrough == 0 {
+		return nil
+	}
+	return &session.HistoryMark{Summary: v.heldSummary, Through: v.heldThrough}
+}
+
+// history completes a TurnState read with a mark: the messages the view
+// holds, then those read (st.History when the store read it whole).
+func (v *modelView) history(st *session.TurnState) []session.Message {
+	if v == nil || st.Since == 0 {
+		return st.History
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]session.Message, 0, len(v.held)+len(st.History))
+	for _, m := range v.held {
+		if m.ID <= st.Since {
+			out = append(out, m)
+		}
+	}
+	return append(out, st.History...)
+}
+
+// hold keeps the session's model history as this turn read it (without
+// its own message), through the last message before any still streaming.
+func (v *modelView) hold(summary *session.Message, history []session.Message) {
+	if v == nil {
+		return
+	}
+	n := len(history)
+	for i, m := range history {
+		if m.Status == session.StatusStreaming {
+			n = i
+			break
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.heldSummary, v.held, v.heldThrough = session.SummaryID(summary), history[:n:n], 0
+	if n > 0 {
+		v.heldThrough = history[n-1].ID
+	}
+}
+
+// costOf returns a cached cost, or counts it with count and keeps it.
+func (v *modelView) costOf(counter prompts.Counter, key costKey, count func() int) int {
+	if v == nil {
+		return count()
+	}
+	v.mu.Lock()
+	if v.costCounter != counter || v.costs == nil {
+		v.costs, v.costCounter = map[costKey]int{}, counter
+	}
+	n, ok := v.costs[key]
+	v.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = count()
+	v.mu.Lock()
+	if v.costCounter == counter {
+		v.costs[key] = n
+	}
+	v.mu.Unlock()
+	return n
 }
 
 // shownPart is where a part of the context was last shown.
@@ -180,6 +271,7 @@ func (v *modelView) record(msg int64, block string, in prompts.Input, fresh bool
 		v.blocks, v.parts, v.copies = map[int64]string{}, map[string]shownPart{}, nil
 	}
 	maps.DeleteFunc(v.blocks, func(id int64, _ string) bool { return !kept(id) })
+	maps.DeleteFunc(v.costs, func(k costKey, _ int) bool { return k.id < v.heldFirst() })
 	maps.DeleteFunc(v.parts, func(_ string, p shownPart) bool { return !kept(p.msg) })
 	v.copies = deleteCopies(v.copies, func(c fileCopy) bool { return !kept(c.msg) })
 	for _, p := range in.Gone {
@@ -220,3 +312,12 @@ func deleteCopies(c []fileCopy, del func(fileCopy) bool) []fileCopy {
 }
 
 func cutFile(key string) (string, bool) { return strings.CutPrefix(key, "file:") }
+
+// heldFirst is the oldest history message the view holds (costs of older
+// ones are dropped: a summary covers them). v.mu is held.
+func (v *modelView) heldFirst() int64 {
+	if len(v.held) == 0 {
+		return 0
+	}
+	return v.held[0].ID
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -103,5 +104,47 @@ func TestContextStaysWhereSent(t *testing.T) {
 	}
 	if c := last.TurnContext(); !strings.Contains(c, "// version 3") {
 		t.Errorf("the current text is missing:\n%s", c)
+	}
+}
+
+// TestHeldHistoryReadsOnlyWhatIsNew: a turn reads only the messages after
+// those its view holds, and still gives the model every message, those
+// another process (a second engine on the same store) added included, in
+// order; a session's first turn after the other engine's compaction reads
+// it whole.
+func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
+	fake := openaitest.New(t)
+	e1, st, _ := newEngine(t, nil)
+	e2 := &Engine{Store: st, Log: e1.Log}
+	ctx := context.Background()
+	s, _ := st.Create(ctx, "named")
+	p := provider(t, fake, 64000)
+	var want []string
+	for i := range 6 {
+		e := e1
+		if i%3 == 2 {
+			e = e2 // another daemon's turn in the same session
+		}
+		q := fmt.Sprintf("question %d", i)
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"answer " + q}})
+		if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: q, Provider: p}, &recorder{}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := fake.Requests()
+		var got []string
+		for _, m := range reqs[len(reqs)-1].Parsed.Messages[1:] {
+			_, text := prompts.SplitContext(m.Content)
+			got = append(got, text)
+		}
+		want = append(want, q)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("turn %d gave the model %q, want %q", i, got, want)
+		}
+		want = append(want, "answer "+q)
+		if i >= 1 && e == e1 {
+			if m := e1.viewFor(s.ID).mark(); m == nil || m.Through == 0 {
+				t.Errorf("turn %d: the view holds no history", i)
+			}
+		}
 	}
 }

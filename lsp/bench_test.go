@@ -227,7 +227,16 @@ func firstDelta(b *testing.B, fake *openaitest.Server, s *lsptest.Server, ids []
 	n := 0
 	for b.Loop() {
 		daemon = append(daemon, turn(n))
-		d, err := benchutil.FirstChunkDirect(ctx, client)
+		// The same request, sent directly (see benchutil.FirstChunkOf).
+		var reqs []openai.ChatCompletionRequest
+		for _, r := range fake.Streamed() {
+			reqs = append(reqs, r.Parsed)
+		}
+		req, err := benchutil.LastAsked(reqs, "question t"+strconv.Itoa(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := benchutil.FirstChunkOf(ctx, client, req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -389,7 +389,7 @@ func WriteToDisk(r EditRequest) (EditResult, error) {
 
 // addedByUser reports whether the user added path to the session's files.
 func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
-	st, err := s.store.TurnState(ctx, id, nil)
+	st, err := s.store.TurnState(ctx, id, nil, nil)
 	return err == nil && st.AddedBy[path] == session.AddedByUser
 }
 

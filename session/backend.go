@@ -88,8 +88,9 @@ type Messages interface {
 type Turns interface {
 	// TurnState begins a turn, when user is not nil (stale answers
 	// interrupted, user appended), and reads at once what the turn gives
-	// the model of the session (see TurnState).
-	TurnState(ctx context.Context, id string, user *Message) (*TurnState, error)
+	// the model of the session (see TurnState); with a mark (not nil),
+	// only the history the caller does not hold (see HistoryMark).
+	TurnState(ctx context.Context, id string, user *Message, mark *HistoryMark) (*TurnState, error)
 	// LockTurn holds the session's turn lock across processes until
 	// unlock is called; held elsewhere, it fails with ErrTurnElsewhere.
 	// lost (nil where locks cannot be lost) is closed if the lock goes

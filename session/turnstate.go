@@ -21,4 +21,28 @@ type TurnState struct {
 	// among them).
 	Summary *Message
 	History []Message
+	// Since is the mark's Through when the store honoured a HistoryMark:
+	// History then holds only the messages after it (the caller holds the
+	// rest). 0: History is whole.
+	Since int64
+}
+
+// HistoryMark is what a caller holds of a session's model history from an
+// earlier TurnState, so the next reads only what is new: the newest
+// summary's id then (0: none), and Through, a message id such that the
+// caller holds every message of the history after that summary up to it,
+// all settled (none streaming: a settled message no longer changes). When
+// the newest summary is still Summary, TurnState reads only the messages
+// after Through and sets TurnState.Since; otherwise (a compaction since,
+// here or elsewhere) it reads the whole history.
+type HistoryMark struct {
+	Summary, Through int64
+}
+
+// SummaryID is the id of a newest summary, 0 for none.
+func SummaryID(summary *Message) int64 {
+	if summary == nil {
+		return 0
+	}
+	return summary.ID
 }

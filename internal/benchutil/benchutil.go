@@ -6,6 +6,8 @@ package benchutil
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"io"
 	"slices"
 	"time"
@@ -28,15 +30,24 @@ func Percentile(d []time.Duration, p float64) time.Duration {
 func MS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // FirstChunkDirect is the time to the first content chunk of a streamed
-// completion asked for directly with go-openai: the baseline a daemon's
-// time to first delta is compared with.
+// completion of one short message asked for directly with go-openai.
 func FirstChunkDirect(ctx context.Context, client *openai.Client) (time.Duration, error) {
-	start := time.Now()
-	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
+	return FirstChunkOf(ctx, client, openai.ChatCompletionRequest{
 		Model:    "test-model",
-		Stream:   true,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hello"}},
 	})
+}
+
+// FirstChunkOf is the time to the first content chunk of req (streamed)
+// asked for directly with go-openai: the baseline a daemon's time to first
+// delta is compared with, given the daemon's own request, so that the
+// difference is what the daemon adds (reading and storing the session,
+// building the input), not what any client pays to send that input and
+// the provider to read it.
+func FirstChunkOf(ctx context.Context, client *openai.Client, req openai.ChatCompletionRequest) (time.Duration, error) {
+	req.Stream = true
+	start := time.Now()
+	stream, err := client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return 0, err
 	}
@@ -53,4 +64,16 @@ func FirstChunkDirect(ctx context.Context, client *openai.Client) (time.Duration
 			return time.Since(start), nil
 		}
 	}
+}
+
+// LastAsked is the newest of reqs (a fake provider's requests, as parsed)
+// whose last message ends with question: a turn's own request, not a
+// title's or a summary's.
+func LastAsked(reqs []openai.ChatCompletionRequest, question string) (openai.ChatCompletionRequest, error) {
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if m := reqs[i].Messages; len(m) > 0 && strings.HasSuffix(m[len(m)-1].Content, question) {
+			return reqs[i], nil
+		}
+	}
+	return openai.ChatCompletionRequest{}, fmt.Errorf("no request asked %q", question)
 }

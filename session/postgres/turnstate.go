@@ -15,7 +15,7 @@ import (
 // history. Stale answers found cost a second statement (rare: a daemon
 // died mid-answer); then the mirror is brought up to date as Get brings
 // it.
-func (s *Store) TurnState(ctx context.Context, id string, user *session.Message) (*session.TurnState, error) {
+func (s *Store) TurnState(ctx context.Context, id string, user *session.Message, mark *session.HistoryMark) (*session.TurnState, error) {
 	ts := &session.TurnState{}
 	var (
 		files []pgFile
@@ -46,8 +46,16 @@ func (s *Store) TurnState(ctx context.Context, id string, user *session.Message)
 		ts.Context, ts.AddedBy, err = scanContext(rows, nil)
 		return err
 	})
-	b.Queue(pgModelHistory, id).Query(func(rows pgx.Rows) (err error) {
+	var held session.HistoryMark // none: the whole history (-1 is no summary's id)
+	held.Summary = -1
+	if mark != nil {
+		held = *mark
+	}
+	b.Queue(pgModelHistorySince, id, held.Summary, held.Through).Query(func(rows pgx.Rows) (err error) {
 		ts.Summary, ts.History, err = splitModelHistory(s.scanMessages(rows, nil))
+		if err == nil && mark != nil && session.SummaryID(ts.Summary) == mark.Summary {
+			ts.Since = mark.Through // as the statement decided
+		}
 		return err
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {

@@ -192,13 +192,24 @@ func (s *Store) ModelHistory(ctx context.Context, sessionID string) (*session.Me
 	if _, err := s.folderOf(ctx, sessionID); err != nil {
 		return nil, nil, err
 	}
+	summary, rest, _, err := s.modelHistorySince(ctx, sessionID, nil)
+	return summary, rest, err
+}
+
+// modelHistorySince is ModelHistory less what mark says the caller holds
+// (see session.HistoryMark): since is mark.Through when it held.
+func (s *Store) modelHistorySince(ctx context.Context, sessionID string, mark *session.HistoryMark) (summary *session.Message, rest []session.Message, since int64, err error) {
 	newest, err := queryMessages(ctx, s.db, "session_id = ? AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1", sessionID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	summary, after := session.ViewStart(newest)
-	rest, err := queryMessages(ctx, s.db, "session_id = ? AND id > ? AND summary_first IS NULL ORDER BY id", sessionID, after)
-	return summary, rest, err
+	if mark != nil && mark.Summary == session.SummaryID(summary) {
+		since = mark.Through
+		after = max(after, since)
+	}
+	rest, err = queryMessages(ctx, s.db, "session_id = ? AND id > ? AND summary_first IS NULL ORDER BY id", sessionID, after)
+	return summary, rest, since, err
 }
 
 // loadMessages reads a session's messages through q, oldest first.

@@ -13,7 +13,7 @@ import (
 // the caller holds the turn lock), and user is appended (AppendMessage).
 // A preview passes nil and changes nothing. Here each part is the
 // method's own read.
-func (s *Store) TurnState(ctx context.Context, id string, user *session.Message) (*session.TurnState, error) {
+func (s *Store) TurnState(ctx context.Context, id string, user *session.Message, mark *session.HistoryMark) (*session.TurnState, error) {
 	if user != nil {
 		if user.SessionID != id {
 			return nil, session.Invalidf("the turn's message belongs to session %q, not %q", user.SessionID, id)
@@ -37,7 +37,7 @@ func (s *Store) TurnState(ctx context.Context, id string, user *session.Message)
 		return nil, err
 	}
 	ts.Sources, ts.SourcesErr = s.ListFiles(ctx, id, "sources")
-	if ts.Summary, ts.History, err = s.ModelHistory(ctx, id); err != nil {
+	if ts.Summary, ts.History, ts.Since, err = s.modelHistorySince(ctx, id, mark); err != nil {
 		return nil, err
 	}
 	return ts, nil

@@ -91,6 +91,7 @@ var tests = []struct {
 	{"AutoTitleNeverOverridesUser", withStore(testAutoTitleNeverOverridesUser)},
 	{"TurnState", testTurnState},
 	{"TurnStateBegins", testTurnStateBegins},
+	{"TurnStateSince", testTurnStateSince},
 }
 
 // Run runs every test of the suite as a subtest of t, each on a store open

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,12 +26,12 @@ func testTurnState(t *testing.T, e *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := s.TurnState(ctx, empty.ID, nil)
+	ts, err := s.TurnState(ctx, empty.ID, nil, nil)
 	if err != nil || ts.Session.ID != empty.ID || ts.Summary != nil || len(ts.History) != 0 ||
 		len(ts.Context) != 0 || len(ts.AddedBy) != 0 || len(ts.Sources) != 0 || ts.SourcesErr != nil {
 		t.Fatalf("an empty session: %+v, %v", ts, err)
 	}
-	if _, err := s.TurnState(ctx, "nosuchsessionatall", nil); !errors.Is(err, session.ErrNotFound) {
+	if _, err := s.TurnState(ctx, "nosuchsessionatall", nil, nil); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("a missing session: %v, want ErrNotFound", err)
 	}
 
@@ -81,7 +82,7 @@ func testTurnState(t *testing.T, e *Env) {
 		}
 	}
 
-	ts, err = s.TurnState(ctx, sess.ID, nil)
+	ts, err = s.TurnState(ctx, sess.ID, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,15 +163,15 @@ func testTurnStateBegins(t *testing.T, e *Env) {
 	}
 	before, _ := s.Get(ctx, sess.ID)
 
-	if _, err := s.TurnState(ctx, sess.ID, &session.Message{SessionID: "someothersession", Role: session.RoleUser, Content: "x"}); !errors.Is(err, session.ErrInvalid) {
+	if _, err := s.TurnState(ctx, sess.ID, &session.Message{SessionID: "someothersession", Role: session.RoleUser, Content: "x"}, nil); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("a message of another session: %v, want ErrInvalid", err)
 	}
-	if _, err := s.TurnState(ctx, "nosuchsessionatall", &session.Message{SessionID: "nosuchsessionatall", Role: session.RoleUser, Content: "x"}); !errors.Is(err, session.ErrNotFound) {
+	if _, err := s.TurnState(ctx, "nosuchsessionatall", &session.Message{SessionID: "nosuchsessionatall", Role: session.RoleUser, Content: "x"}, nil); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("a missing session: %v, want ErrNotFound", err)
 	}
 
 	user := &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: "second question"}
-	ts, err := s.TurnState(ctx, sess.ID, user)
+	ts, err := s.TurnState(ctx, sess.ID, user, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +206,55 @@ func testTurnStateBegins(t *testing.T, e *Env) {
 	}
 	if all, _ := s.Messages(ctx, sess.ID); len(all) != 4 {
 		t.Errorf("%d messages stored, want 4 (nothing from the refused calls)", len(all))
+	}
+}
+
+// testTurnStateSince (both stores): with a HistoryMark whose summary is
+// still the newest, TurnState reads only the messages after its Through
+// and says so; after a compaction (a newer summary) it reads the whole
+// history again.
+func testTurnStateSince(t *testing.T, e *Env) {
+	s := e.S
+	sess, err := s.Create(ctx, "since")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 4 {
+		role := session.RoleUser
+		if i%2 == 1 {
+			role = session.RoleAssistant
+		}
+		m := &session.Message{SessionID: sess.ID, Role: role, Content: fmt.Sprintf("m%d", i)}
+		if err := s.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	ts, err := s.TurnState(ctx, sess.ID, nil, &session.HistoryMark{Through: ids[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Since != ids[1] || len(ts.History) != 2 || ts.History[0].Content != "m2" {
+		t.Errorf("with a mark: since %d, %d messages %+v; want since %d, m2 and m3", ts.Since, len(ts.History), ts.History, ids[1])
+	}
+	// A mark naming a summary that is not the newest: the whole history.
+	ts, err = s.TurnState(ctx, sess.ID, nil, &session.HistoryMark{Summary: 999999, Through: ids[1]})
+	if err != nil || ts.Since != 0 || len(ts.History) != 4 {
+		t.Errorf("a stale mark: since %d, %d messages, %v; want the whole history", ts.Since, len(ts.History), err)
+	}
+	// A compaction since the mark: the new summary and what follows it.
+	sum := &session.Message{SessionID: sess.ID, Role: session.RoleSystem, Content: "summary of m0–m1",
+		SummaryOf: &session.Span{First: ids[0], Last: ids[1], Covered: 2}}
+	if err := s.AppendMessage(ctx, sum); err != nil {
+		t.Fatal(err)
+	}
+	ts, err = s.TurnState(ctx, sess.ID, nil, &session.HistoryMark{Through: ids[2]})
+	if err != nil || ts.Since != 0 || ts.Summary == nil || ts.Summary.ID != sum.ID || len(ts.History) != 2 || ts.History[0].Content != "m2" {
+		t.Errorf("after a compaction: since %d, summary %+v, history %+v, %v", ts.Since, ts.Summary, ts.History, err)
+	}
+	ts, err = s.TurnState(ctx, sess.ID, nil, &session.HistoryMark{Summary: sum.ID, Through: ids[2]})
+	if err != nil || ts.Since != ids[2] || len(ts.History) != 1 || ts.History[0].Content != "m3" {
+		t.Errorf("a mark after the compaction: since %d, history %+v, %v", ts.Since, ts.History, err)
 	}
 }
