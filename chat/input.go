@@ -114,7 +114,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 		if fresh {
 			blocks = nil
 		}
-		turns = groupTurns(rest, counter, blocks, view)
+		turns = view.group(rest, session.SummaryID(summary), counter, blocks, !fresh)
 	}
 	group()
 	sysTokens := plan(userIn(turns))
@@ -177,17 +177,14 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	return out, nil
 }
 
-// userIn reports whether a user message is among turns.
+// userIn reports whether a message of the history is among turns, the
+// newest turns of the history (a suffix: the test is one comparison).
 func userIn(turns []histTurn) func(int64) bool {
-	ids := map[int64]bool{}
-	for _, h := range turns {
-		for _, m := range h.stored {
-			if m.Role == session.RoleUser {
-				ids[m.ID] = true
-			}
-		}
+	if len(turns) == 0 || len(turns[0].stored) == 0 {
+		return func(int64) bool { return false }
 	}
-	return func(id int64) bool { return ids[id] }
+	first := turns[0].stored[0].ID
+	return func(id int64) bool { return id >= first }
 }
 
 // keptFrom is the newest turns whose messages make up kept (trimTurns

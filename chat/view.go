@@ -52,6 +52,57 @@ type modelView struct {
 	// them (with or without their block), counted by costCounter.
 	costs       map[costKey]int
 	costCounter prompts.Counter
+	// grouped is the history's whole turns but the last, as the last turn
+	// grouped them; blocksGen counts the times blocks were taken away
+	// (which regroups).
+	grouped   groupedTurns
+	blocksGen int
+}
+
+// groupedTurns are a history's first turns as groupTurns made them, for
+// the next turn to group only what follows.
+type groupedTurns struct {
+	summary   int64 // the summary the history follows
+	blocks    bool  // with the view's blocks (not afresh)
+	blocksGen int
+	counter   prompts.Counter
+	msgs      int   // how many messages of the history the turns hold
+	lastID    int64 // the last of them
+	turns     []histTurn
+}
+
+// group is groupTurns(history, counter, blocks, v), reusing the turns the
+// last call grouped when the history begins with the same messages and
+// nothing about them changed (the same summary before them, the same
+// blocks, the same counter).
+func (v *modelView) group(history []session.Message, summary int64, counter prompts.Counter, blocks map[int64]string, withBlocks bool) []histTurn {
+	if v == nil {
+		return groupTurns(history, counter, blocks, nil)
+	}
+	v.mu.Lock()
+	g := v.grouped
+	gen := v.blocksGen
+	v.mu.Unlock()
+	var turns []histTurn
+	if g.msgs > 0 && g.summary == summary && g.blocks == withBlocks && g.blocksGen == gen && g.counter == counter &&
+		len(history) >= g.msgs && history[g.msgs-1].ID == g.lastID {
+		turns = append(g.turns[:len(g.turns):len(g.turns)], groupTurns(history[g.msgs:], counter, blocks, v)...)
+	} else {
+		turns = groupTurns(history, counter, blocks, v)
+	}
+	// Keep all but the last turn, which later messages may continue.
+	g = groupedTurns{summary: summary, blocks: withBlocks, blocksGen: gen, counter: counter}
+	if len(turns) > 1 {
+		g.turns = turns[: len(turns)-1 : len(turns)-1]
+		for _, h := range g.turns {
+			g.msgs += len(h.stored)
+		}
+		g.lastID = history[g.msgs-1].ID
+	}
+	v.mu.Lock()
+	v.grouped = g
+	v.mu.Unlock()
+	return turns
 }
 
 // costKey names a history message as the model is given it.
@@ -269,8 +320,13 @@ func (v *modelView) record(msg int64, block string, in prompts.Input, fresh bool
 	defer v.mu.Unlock()
 	if fresh || v.blocks == nil {
 		v.blocks, v.parts, v.copies = map[int64]string{}, map[string]shownPart{}, nil
+		v.blocksGen++
 	}
+	before := len(v.blocks)
 	maps.DeleteFunc(v.blocks, func(id int64, _ string) bool { return !kept(id) })
+	if len(v.blocks) < before {
+		v.blocksGen++
+	}
 	maps.DeleteFunc(v.costs, func(k costKey, _ int) bool { return k.id < v.heldFirst() })
 	maps.DeleteFunc(v.parts, func(_ string, p shownPart) bool { return !kept(p.msg) })
 	v.copies = deleteCopies(v.copies, func(c fileCopy) bool { return !kept(c.msg) })

@@ -126,15 +126,32 @@ func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
 			e = e2 // another daemon's turn in the same session
 		}
 		q := fmt.Sprintf("question %d", i)
+		// What an engine holding nothing would send (no relevant files:
+		// no blocks either way).
+		pv, err := (&Engine{Store: st, Log: e1.Log}).Preview(ctx, Turn{SessionID: s.ID, Message: q, Provider: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 { // a tool round: the turn's messages go on after its answer
+			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_relevant_context", Arguments: `{}`}}})
+		}
 		fake.Enqueue(openaitest.Reply{Chunks: []string{"answer " + q}})
 		if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: q, Provider: p}, &recorder{}); err != nil {
 			t.Fatal(err)
 		}
 		reqs := fake.Requests()
+		first := reqs[len(reqs)-1] // the turn's first request
+		if i == 3 {
+			first = reqs[len(reqs)-2]
+		}
+		if !reflect.DeepEqual(pv.Messages, first.Parsed.Messages) {
+			t.Errorf("turn %d: the input differs from one built from nothing held:\n%+v\n%+v", i, pv.Messages, first.Parsed.Messages)
+		}
 		var got []string
 		for _, m := range reqs[len(reqs)-1].Parsed.Messages[1:] {
-			_, text := prompts.SplitContext(m.Content)
-			got = append(got, text)
+			if _, text := prompts.SplitContext(m.Content); m.Role == "user" || m.Role == "assistant" && text != "" {
+				got = append(got, text)
+			}
 		}
 		want = append(want, q)
 		if !reflect.DeepEqual(got, want) {
