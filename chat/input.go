@@ -27,6 +27,9 @@ type assembled struct {
 	// Covered the messages it covers.
 	Compacted *session.Message
 	Covered   int
+	// Record notes in the session's view what the turn's block showed,
+	// given the id of the turn's stored message (a turn's only).
+	Record func(msg int64)
 }
 
 // assemble gathers the session's state and renders the model input: the
@@ -35,9 +38,9 @@ type assembled struct {
 // first), each earlier user message with the context block it was sent
 // with, and the new message with this turn's block (what is new or changed
 // since: see modelView). history is the session's stored messages without
-// this turn's. guard decides which relevant files may be read. msg is the
-// id of the turn's stored message: a turn (msg > 0) records what its block
-// showed; a preview (0) records nothing and shows exactly what a turn would
+// this turn's. guard decides which relevant files may be read. A turn
+// (record) gets Record, to note what its block showed once its message is
+// stored; a preview records nothing and shows exactly what a turn would
 // send. compact, when not nil (a turn's), is called when the input would
 // pass t.CompactAt of the window: it summarises the older turns, and when
 // it fails the oldest turns are left out as usual.
@@ -46,7 +49,7 @@ type assembled struct {
 // preview of a session's first turn, before there is one): its context,
 // its files, and its history as the model sees it, the newest summary
 // and the messages after it, without this turn's message.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []openai.Tool, st *session.TurnState, msg int64, compact compactor) (*assembled, error) {
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var (
 		sets    session.Context
@@ -62,7 +65,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 		}
 		sets, summary, rest = st.Context, st.Summary, st.History
 		view = e.viewFor(t.SessionID)
-		if msg > 0 {
+		if record {
 			view.hold(summary, rest)
 		}
 	}
@@ -169,10 +172,10 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	out.System, out.History = sysTokens+counter.Count(system)-baseTokens, used
 	out.Messages = append(append(out.Messages, kept...),
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: message})
-	if msg > 0 {
+	if record {
 		block, _ := prompts.SplitContext(message)
 		keptIDs := userIn(keptFrom(turns[from:], kept))
-		view.record(msg, block, planned, fresh, keptIDs, counter)
+		out.Record = func(msg int64) { view.record(msg, block, planned, fresh, keptIDs, counter) }
 	}
 	return out, nil
 }

@@ -51,7 +51,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 		}
 	}
 	tools := turnTools(ctx, t, nil)
-	in, err := e.assemble(ctx, t, guard, tools, st, 0, nil)
+	in, err := e.assemble(ctx, t, guard, tools, st, false, nil)
 	if err != nil {
 		return nil, err
 	}

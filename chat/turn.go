@@ -308,6 +308,8 @@ type run struct {
 	res      *Result
 	all      strings.Builder // the answer's text over all rounds
 	cleanups []func()
+	// userStored waits until the turn's message is stored (see begin).
+	userStored func() error
 }
 
 // errDeleted: a round found the session deleted under the turn.
@@ -369,13 +371,27 @@ func (r *run) begin() error {
 	t.Session = st.Session
 	e.autoTitle(ctx, t, r.ev)
 	st.Session = t.Session // renamed, its folder moved, when autoTitle titled it
-	st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
+	stored := st.Stored
+	if stored == nil { // stored already, and read with the rest
+		st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
+		stored = func() error { return nil }
+	}
 	r.tools = e.toolEnv(*t, st, r.ev)
 	r.defs = turnTools(ctx, *t, r.ev)
-	in, err := e.assemble(ctx, *t, r.tools, r.defs, st, user.ID, e.turnCompactor(*t, r.ev))
+	in, err := e.assemble(ctx, *t, r.tools, r.defs, st, true, e.turnCompactor(*t, r.ev))
 	if err != nil {
 		return err
 	}
+	// The message may still be being stored (Store.TurnState): the first
+	// round's answer row waits for it, and the view notes the block
+	// under its id.
+	r.userStored = sync.OnceValue(func() error {
+		err := stored()
+		if err == nil {
+			in.Record(user.ID)
+		}
+		return err
+	})
 	if in.Compacted != nil {
 		r.ev.Emit(Compacted{Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
 			Tokens: in.System + in.History + in.Message + in.Tools, Window: t.Provider.ContextWindow}})
@@ -396,7 +412,14 @@ func (r *run) round(n int) (more bool, err error) {
 	answer := &session.Message{SessionID: t.SessionID, Role: session.RoleAssistant, Status: session.StatusStreaming, Model: t.Provider.Model}
 	created := make(chan struct{})
 	var createErr error
-	go func() { createErr = e.Store.AppendMessage(ctx, answer); close(created) }()
+	go func() {
+		// After the turn's message (ids in order), which may still be being
+		// written.
+		if createErr = r.userStored(); createErr == nil {
+			createErr = e.Store.AppendMessage(ctx, answer)
+		}
+		close(created)
+	}()
 	ready := func() error { <-created; return createErr }
 	// gone is called by the checkpoints when the answer's row is gone;
 	// lost when the store's database cannot be reached: the turn ends

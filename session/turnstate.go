@@ -18,9 +18,16 @@ type TurnState struct {
 	SourcesErr error
 	// Summary and History are ModelHistory's: the newest summary (nil when
 	// none) and the messages after what it covers (the turn's message
-	// among them).
+	// among them unless Stored is set).
 	Summary *Message
 	History []Message
+	// Stored, when not nil, waits until the turn's message is stored (a
+	// store may write it in the background, so the turn's request goes out
+	// meanwhile) and returns the error; the message's ID and CreatedAt are
+	// set once it returned nil. History and Session were then read before
+	// the message was stored: the message is not in History, nor counted
+	// in Session.
+	Stored func() error
 	// Since is the mark's Through when the store honoured a HistoryMark:
 	// History then holds only the messages after it (the caller holds the
 	// rest). 0: History is whole.

@@ -175,6 +175,19 @@ func testTurnStateBegins(t *testing.T, e *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ts.Stored != nil {
+		// Stored in the background: not read with the rest.
+		if err := ts.Stored(); err != nil {
+			t.Fatal(err)
+		}
+		if len(ts.History) != 3 || ts.Session.MessageCount != 3 {
+			t.Errorf("read before the message was stored: %d messages read, the session counts %d; want 3 and 3", len(ts.History), ts.Session.MessageCount)
+		}
+		ts.History = append(ts.History, *user)
+		if ts.Session, err = s.Get(ctx, sess.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if user.ID == 0 || user.CreatedAt.IsZero() {
 		t.Errorf("the message was not given its id and time: %+v", user)
 	}
