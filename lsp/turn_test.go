@@ -407,3 +407,24 @@ func TestTurnFileLines(t *testing.T) {
 		t.Errorf("a backwards range: %v", err)
 	}
 }
+
+// TestOwnFilesAreNotCandidates: a file ctxls wrote itself (in a session's
+// folder under the data directory), open in the editor, is not listed to
+// the model as one of the user's open files; a workspace file is.
+func TestOwnFilesAreNotCandidates(t *testing.T) {
+	fake := openaitest.New(t)
+	root, rootURI := workspace(t)
+	dataDir := t.TempDir()
+	s := binaryChat(t, fake, dataDir, rootURI, 16000, 1000)
+	own := filepath.Join(dataDir, "sessions", "some-session", "results", "report.md")
+	mine := filepath.Join(root, "notes.md")
+	for _, p := range []string{own, mine} {
+		s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + p, "languageId": "markdown", "version": 1, "text": "# text\n"}})
+	}
+	var pv api.ChatPreviewResult
+	s.MustCommand(api.ChatPreview, map[string]any{"message": "hello"}, &pv)
+	last := pv.Messages[len(pv.Messages)-1].Content
+	if !strings.Contains(last, "- "+mine+"\n") || strings.Contains(last, "report.md") {
+		t.Errorf("the open files listed to the model:\n%s", last)
+	}
+}

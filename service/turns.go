@@ -250,8 +250,14 @@ func turnFiles(items, roots []string) (files []string, lines map[string]chat.Lin
 // candidatePaths are the open and recently edited files, most recent first.
 func (s *Service) candidatePaths() []string {
 	var out []string
+	data := ""
+	if s.store != nil {
+		data = s.store.DataDir()
+	}
 	for _, c := range s.docs.Candidates() {
-		if c.Path != "" {
+		// Files ctxls wrote itself (a session folder's results/, an
+		// export) are not the user's recently edited files.
+		if c.Path != "" && (data == "" || !session.Within(c.Path, data)) {
 			out = append(out, c.Path)
 		}
 	}
