@@ -13,6 +13,12 @@
 // reported as it came: a JSON-RPC error reply still ends the round trip, and
 // the output says so.
 //
+// With -first-request METHOD (and -first-request-params), a run instead
+// sends that request the moment initialized is sent and times its answer,
+// from its send and from spawn, then shuts down: what a client that asks
+// for something at once waits (a server may still be starting up behind
+// its initialize answer). Idle memory and the edits are not measured then.
+//
 // Each run starts the server in a process group of its own, with lspbench as
 // child subreaper, so the whole tree (children that daemonize included) is
 // killed and reaped before the next run. Every wait has a deadline
@@ -53,6 +59,11 @@ type config struct {
 	params     string // request params with ${uri}, ${line} and ${character} placeholders; "" = a text document position
 	timeout    time.Duration
 	trace      bool
+	// first, when set, is a request sent right after initialized (params
+	// firstParams); a run then ends after its reply (no idle memory, no
+	// edits): what a client that asks for something at once waits.
+	first       string
+	firstParams json.RawMessage
 }
 
 // reply is one message from the server that answers a call of ours.
@@ -235,6 +246,7 @@ func (c *conn) setting(section string) any {
 
 type sample struct {
 	start, edits, shutdown time.Duration
+	first, firstSpawn      time.Duration // -first-request: from its send, and from spawn
 	cpu                    time.Duration // user+sys of the whole tree, spawn to exit
 	peakKB                 int
 	idleKB                 int    // resident set of the tree a moment after initialized
@@ -460,6 +472,31 @@ func run(cfg *config, dir string) (s sample, err error) {
 		}
 	}
 
+	// shutdown ends the run: shutdown, exit, and the process gone.
+	shutdown := func() error {
+		t2 := time.Now()
+		var shutCh chan reply
+		if err := send("shutdown", func() (err error) { shutCh, err = c.call("shutdown", nil); return err }); err != nil {
+			return err
+		}
+		if _, err := await("shutdown", shutCh); err != nil {
+			return err
+		}
+		c.notify("exit", nil)
+		stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(cfg.timeout):
+			return fail("exit", fmt.Sprintf("the server did not exit within %s of the exit notification", cfg.timeout))
+		}
+		s.shutdown = time.Since(t2)
+		// Whatever of the tree still runs was started by the server and not
+		// ended with it; p.kill reaps it.
+		s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		s.stragglers = len(children(os.Getpid()))
+		return nil
+	}
+
 	var initCh chan reply
 	if err := send("initialize", func() (err error) {
 		initCh, err = c.call("initialize", map[string]any{
@@ -495,6 +532,20 @@ func run(cfg *config, dir string) (s sample, err error) {
 		}
 		return nil
 	}); err != nil {
+		return s, err
+	}
+	if cfg.first != "" {
+		var firstCh chan reply
+		tf := time.Now()
+		if err := send(cfg.first, func() (err error) { firstCh, err = c.call(cfg.first, cfg.firstParams); return err }); err != nil {
+			return s, err
+		}
+		r, err := await(cfg.first, firstCh)
+		if err != nil {
+			return s, err
+		}
+		s.first, s.firstSpawn, s.reply = time.Since(tf), time.Since(t0), r.summary()
+		err = shutdown()
 		return s, err
 	}
 	// Idle memory: what the server keeps resident once started, before any
@@ -539,28 +590,8 @@ func run(cfg *config, dir string) (s sample, err error) {
 	s.edits = time.Since(t1)
 	s.reply = r.summary()
 	s.peakKB = treeHWM(cmd.Process.Pid)
-
-	t2 := time.Now()
-	var shutCh chan reply
-	if err := send("shutdown", func() (err error) { shutCh, err = c.call("shutdown", nil); return err }); err != nil {
-		return s, err
-	}
-	if _, err := await("shutdown", shutCh); err != nil {
-		return s, err
-	}
-	c.notify("exit", nil)
-	stdin.Close()
-	select {
-	case <-p.done:
-	case <-time.After(cfg.timeout):
-		return s, fail("exit", fmt.Sprintf("the server did not exit within %s of the exit notification", cfg.timeout))
-	}
-	s.shutdown = time.Since(t2)
-	// Whatever of the tree still runs was started by the server and not
-	// ended with it; p.kill reaps it.
-	s.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	s.stragglers = len(children(os.Getpid()))
-	return s, nil
+	err = shutdown()
+	return s, err
 }
 
 // setSubreaper makes lspbench the parent of any orphan of the server tree,
@@ -600,6 +631,9 @@ func main() {
 	flag.StringVar(&cfg.params, "request-params", "", "params `JSON` of the request; ${uri}, ${line} and ${character} are replaced (default: a position in the document)")
 	flag.DurationVar(&cfg.timeout, "timeout", 60*time.Second, "deadline for each step (initialize, the edits, the request, shutdown, exit)")
 	flag.BoolVar(&cfg.trace, "trace", false, "print every message from the server to stderr")
+	var firstParams jsonFlag
+	flag.StringVar(&cfg.first, "first-request", "", "a request (`method`) sent right after initialized and timed; a run then ends after its reply (no idle memory, no edits)")
+	flag.Var(&firstParams, "first-request-params", "params `JSON` of -first-request (default null)")
 	asJSON := flag.Bool("json", false, "print one JSON object: median, min and max of each measure ([3]float64) and every run's figures (samples)")
 	merge := flag.String("merge", "", "print the summary of the runs in `FILE`, the -json outputs of several lspbench runs one a line (runs interleaved with another server's), and exit")
 	flag.Parse()
@@ -611,7 +645,7 @@ func main() {
 		return
 	}
 	cfg.argv = flag.Args()
-	cfg.initOpts, cfg.settings = initOpts.v, settings.v
+	cfg.initOpts, cfg.settings, cfg.firstParams = initOpts.v, settings.v, firstParams.v
 	if len(cfg.argv) == 0 || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: lspbench [-runs N] [-init-options JSON] [-language-id ID -ext .EXT] [-request METHOD] -- SERVER ARGS...")
 		os.Exit(2)
@@ -627,10 +661,8 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(dir)
-	var starts, edits, shutdowns, cpus []time.Duration
-	var peaks, idles, anons []int
 	var replies []string
-	var samples []map[string]float64 // per run, for -json
+	var samples []map[string]float64 // per run
 	stragglers := 0
 	for i := range *runs {
 		s, err := run(&cfg, dir)
@@ -639,9 +671,14 @@ func main() {
 			os.RemoveAll(dir)
 			os.Exit(1)
 		}
-		starts, edits, shutdowns, cpus, peaks, idles = append(starts, s.start), append(edits, s.edits), append(shutdowns, s.shutdown), append(cpus, s.cpu), append(peaks, s.peakKB), append(idles, s.idleKB)
-		anons = append(anons, s.idleAnonKB)
-		samples = append(samples, map[string]float64{"startMs": ms(s.start), "editsMs": ms(s.edits), "peakMB": float64(s.peakKB) / 1024, "idleMB": float64(s.idleKB) / 1024, "idleAnonMB": float64(s.idleAnonKB) / 1024, "shutdownMs": ms(s.shutdown), "cpuMs": ms(s.cpu)})
+		sample := map[string]float64{"startMs": ms(s.start), "shutdownMs": ms(s.shutdown), "cpuMs": ms(s.cpu)}
+		if cfg.first != "" {
+			sample["firstMs"], sample["firstSpawnMs"] = ms(s.first), ms(s.firstSpawn)
+		} else {
+			sample["editsMs"], sample["peakMB"] = ms(s.edits), float64(s.peakKB)/1024
+			sample["idleMB"], sample["idleAnonMB"] = float64(s.idleKB)/1024, float64(s.idleAnonKB)/1024
+		}
+		samples = append(samples, sample)
 		if !slices.Contains(replies, s.reply) {
 			replies = append(replies, s.reply)
 		}
@@ -650,35 +687,42 @@ func main() {
 	if stragglers > 0 {
 		fmt.Fprintf(os.Stderr, "lspbench: %s: over %d runs, %d processes started by the server still ran after it exited (killed by lspbench)\n", filepath.Base(cfg.argv[0]), *runs, stragglers)
 	}
-	sm, sl, sh := stats(starts)
-	em, el, eh := stats(edits)
-	dm, dl, dh := stats(shutdowns)
-	cm, cl, ch := stats(cpus)
-	pm, pl, ph := stats(peaks)
-	im, il, ih := stats(idles)
-	am, al, ah := stats(anons)
+	method := cfg.method
+	if cfg.first != "" {
+		method = cfg.first
+	}
+	f := summarize(samples)
 	if *asJSON {
-		var b bytes.Buffer
-		json.NewEncoder(&b).Encode(map[string]any{
+		out := map[string]any{
 			"server": strings.Join(cfg.argv, " "), "runs": *runs,
-			"request": cfg.method, "reply": strings.Join(replies, "; "),
-			"startMs":    []float64{ms(sm), ms(sl), ms(sh)},
-			"editsMs":    []float64{ms(em), ms(el), ms(eh)},
-			"shutdownMs": []float64{ms(dm), ms(dl), ms(dh)},
-			"cpuMs":      []float64{ms(cm), ms(cl), ms(ch)},
-			"peakMB":     []float64{float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
-			"idleMB":     []float64{float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024},
-			"idleAnonMB": []float64{float64(am) / 1024, float64(al) / 1024, float64(ah) / 1024},
-			"samples":    samples,
-		})
+			"request": method, "reply": strings.Join(replies, "; "),
+			"samples": samples,
+		}
+		for k, v := range f {
+			out[k] = v[:]
+		}
+		var b bytes.Buffer
+		json.NewEncoder(&b).Encode(out)
 		os.Stdout.Write(b.Bytes())
 		return
 	}
-	printSummary(strings.Join(cfg.argv, " "), *runs, cfg.method, strings.Join(replies, "; "), map[string][3]float64{
-		"startMs": {ms(sm), ms(sl), ms(sh)}, "editsMs": {ms(em), ms(el), ms(eh)},
-		"idleMB": {float64(im) / 1024, float64(il) / 1024, float64(ih) / 1024}, "idleAnonMB": {float64(am) / 1024, float64(al) / 1024, float64(ah) / 1024}, "peakMB": {float64(pm) / 1024, float64(pl) / 1024, float64(ph) / 1024},
-		"shutdownMs": {ms(dm), ms(dl), ms(dh)}, "cpuMs": {ms(cm), ms(cl), ms(ch)},
-	})
+	printSummary(strings.Join(cfg.argv, " "), *runs, method, strings.Join(replies, "; "), f)
+}
+
+// summarize gives the median, min and max of each measure of the samples.
+func summarize(samples []map[string]float64) map[string][3]float64 {
+	cols := map[string][]float64{}
+	for _, s := range samples {
+		for k, v := range s {
+			cols[k] = append(cols[k], v)
+		}
+	}
+	f := map[string][3]float64{}
+	for k, v := range cols {
+		m, lo, hi := stats(v)
+		f[k] = [3]float64{m, lo, hi}
+	}
+	return f
 }
 
 // printSummary prints the figures (median, min, max of each measure) as
@@ -687,6 +731,8 @@ func printSummary(server string, runs int, method, replies string, f map[string]
 	fmt.Printf("server: %s (%d runs; median [min–max])\n", server, runs)
 	for _, l := range []struct{ label, key, unit string }{
 		{"spawn → initialize reply:           ", "startMs", "ms"},
+		{"first request, sent after initialized:", "firstMs", "ms"},
+		{"spawn → first request's reply:      ", "firstSpawnMs", "ms"},
 		{"200 KB open + 1,000 edits + request:", "editsMs", "ms"},
 		{"idle resident memory after initialize:", "idleMB", "MB"},
 		{"  of it anonymous (not the binary's pages):", "idleAnonMB", "MB"},
@@ -694,7 +740,10 @@ func printSummary(server string, runs int, method, replies string, f map[string]
 		{"shutdown → exit:                    ", "shutdownMs", "ms"},
 		{"CPU time, spawn to exit (tree):     ", "cpuMs", "ms"},
 	} {
-		v := f[l.key]
+		v, ok := f[l.key]
+		if !ok {
+			continue
+		}
 		fmt.Printf("%s %7.1f %s [%.1f–%.1f]\n", l.label, v[0], l.unit, v[1], v[2])
 	}
 	fmt.Printf("request %s answered with: %s\n", method, replies)
@@ -708,8 +757,7 @@ func printMerged(file string) error {
 	}
 	var server, method string
 	var replies []string
-	cols := map[string][]float64{}
-	runs := 0
+	var samples []map[string]float64
 	dec := json.NewDecoder(bytes.NewReader(b))
 	for dec.More() {
 		var r struct {
@@ -723,22 +771,12 @@ func printMerged(file string) error {
 		if !slices.Contains(replies, r.Reply) {
 			replies = append(replies, r.Reply)
 		}
-		for _, s := range r.Samples {
-			runs++
-			for k, v := range s {
-				cols[k] = append(cols[k], v)
-			}
-		}
+		samples = append(samples, r.Samples...)
 	}
-	if runs == 0 {
+	if len(samples) == 0 {
 		return fmt.Errorf("%s: no runs", file)
 	}
-	f := map[string][3]float64{}
-	for k, v := range cols {
-		m, lo, hi := stats(v)
-		f[k] = [3]float64{m, lo, hi}
-	}
-	printSummary(server, runs, method, strings.Join(replies, "; "), f)
+	printSummary(server, len(samples), method, strings.Join(replies, "; "), summarize(samples))
 	return nil
 }
 
