@@ -76,7 +76,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	svc, err := service.Open(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version})
+	// The store opens on a goroutine of its own while the connection reads
+	// and answers initialize; the first method that needs it waits for it.
+	svc, err := service.Start(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version})
 	if err != nil {
 		log.Error("cannot open the session store", "err", err)
 		return 1

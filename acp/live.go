@@ -12,15 +12,25 @@ import (
 // events do (onEvent): a new title as session_info_update, as a local
 // rename sends it.
 
-// watch follows the live updates until stopped; the returned function ends
-// them and waits (at most 2 s).
+// watch waits for the store Serve started opening (logging an open that
+// failed: every method that needs the store answers its error), then
+// follows the live updates until stopped; the returned function ends them
+// and waits (at most 2 s).
 func (a *Agent) watch() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var pc panics.Catcher
-		pc.Try(func() { _ = a.svc.Follow(ctx, a.openIDs) })
+		pc.Try(func() {
+			if err := a.svc.WaitStore(ctx); err != nil {
+				if ctx.Err() == nil {
+					a.log.Error("cannot open the session store", "err", err)
+				}
+				return
+			}
+			_ = a.svc.Follow(ctx, a.openIDs)
+		})
 		if r := pc.Recovered(); r != nil {
 			a.log.Error("live updates panicked", "panic", r.Value)
 		}

@@ -231,7 +231,15 @@ func (e *Engine) release(id string) {
 // interrupted (cancelled: the returned error is the context's) or error.
 // A failure returns both the Result (partial text, FinishReason "error")
 // and the error.
-func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (*Result, error) {
+func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (res *Result, err error) {
+	parent := ctx
+	defer func() {
+		// Written to the log, not only shown: a failure the user saw and
+		// dismissed is still there to read (the error never holds the key).
+		if err != nil && parent.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrBusy) && !errors.Is(err, session.ErrInvalid) {
+			e.Log.Warn("chat turn failed", "session", t.SessionID, "model", t.Provider.Model, "err", err)
+		}
+	}()
 	if strings.TrimSpace(t.Message) == "" {
 		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
 	}

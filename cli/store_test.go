@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxls/ctxls/acp/acptest"
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
@@ -118,16 +119,33 @@ func TestStorePasswordNeverShown(t *testing.T) {
 		if code != api.KindProviderFailed.Info().CLI || !strings.Contains(out, "✗ store: cannot open the PostgreSQL session store "+named) || strings.Contains(out+errOut, "sekrit") {
 			t.Errorf("doctor %v: %d %q %q", flag, code, out, errOut)
 		}
-		out, errOut, code = run(t, env, with("--log-level", "debug", "acp")...)
-		if code != 1 || !strings.Contains(errOut, `store="postgres `+named+`"`) || strings.Contains(out+errOut, "sekrit") {
-			t.Errorf("acp %v: %d %q %q", flag, code, out, errOut)
+		// Both doors answer initialize before the store is open; what needs
+		// the store then fails naming the database, never its password.
+		a := acptest.Start(t, lsptest.BuildBinary(t), with("--log-level", "debug", "acp"), env)
+		if err := a.Call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, nil); err != nil {
+			t.Errorf("acp %v: initialize: %v", flag, err)
+		}
+		err := a.Call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}, nil)
+		if err == nil || !strings.Contains(err.Error(), "cannot open the PostgreSQL session store "+named) || strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("acp %v: session/new answered %v", flag, err)
+		}
+		a.Close()
+		if errOut := a.Stderr(); !strings.Contains(errOut, `store="postgres `+named+`"`) || strings.Contains(errOut, "sekrit") {
+			t.Errorf("acp %v: stderr %q", flag, errOut)
 		}
 
 		logFile := filepath.Join(t.TempDir(), "ctxls.log")
 		s := lsptest.Binary(t, env, with("serve", "--log-file", logFile, "--log-level", "debug")...)
-		err := s.Call("initialize", map[string]any{"processId": nil, "capabilities": map[string]any{}}, nil)
-		if err == nil || !strings.Contains(err.Error(), "cannot open the PostgreSQL session store "+named) || strings.Contains(err.Error(), "sekrit") {
+		if err := s.Call("initialize", map[string]any{"processId": nil, "capabilities": map[string]any{}}, nil); err != nil {
 			t.Errorf("serve %v: initialize answered %v", flag, err)
+		}
+		s.Notify("initialized", map[string]any{})
+		err = s.Command(api.SessionList, map[string]any{}, nil)
+		if err == nil || !strings.Contains(err.Error(), "cannot open the PostgreSQL session store "+named) || strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("serve %v: %s answered %v", flag, api.SessionList, err)
+		}
+		if m := s.WaitNotification("window/showMessage", 1); !strings.Contains(string(m.Params), "cannot open the PostgreSQL session store "+named) {
+			t.Errorf("serve %v: showMessage %s", flag, m.Params)
 		}
 		s.Kill()
 		s.Exit()

@@ -958,6 +958,13 @@ type dbMessage struct {
 // checkState checks the database and the folders against everything the
 // editor was told, with the next daemon up and idle.
 func (r *crashRun) checkState(it *iter) {
+	// The store opens after initialize's answer: a command that reads it
+	// waits for the open, which marks what the killed daemon left
+	// streaming as interrupted.
+	if err := it.s.Command(api.SessionList, map[string]any{}, nil); err != nil {
+		r.errorf("the first command after start-up: %v", err)
+		return
+	}
 	read := func(q string) []map[string]any {
 		rows, err := r.db.query(q)
 		if err != nil {

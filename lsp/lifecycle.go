@@ -49,9 +49,20 @@ type workspaceFolder struct {
 	Name string `json:"name"`
 }
 
+// initialize answers without waiting for the store: openService starts
+// opening it on a goroutine of its own (service.Start), and the first
+// command that needs it waits for the rest of the open. Requests and
+// notifications that come after initialize wait until initDone is closed:
+// when initialize returns, or, when initializationOptions.session names a
+// session to resume, once the store has said whether that session exists.
 func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, error) {
-	// Requests and notifications that came after it wait until now.
-	defer s.initOnce.Do(func() { close(s.initDone) })
+	ready := func() { s.initOnce.Do(func() { close(s.initDone) }) }
+	resuming := false
+	defer func() {
+		if !resuming {
+			ready()
+		}
+	}()
 	var p initializeParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, api.Errorf(api.KindInvalidArgument, "initialize: %s", argError(err))
@@ -87,8 +98,28 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	s.view.setIdle(o.viewIdle)
 	s.startWatch(svc)
+	if o.Session != "" {
+		resuming = true
+		go func() {
+			defer ready()
+			s.resumeAtStart(context.WithoutCancel(ctx), svc, o.Session)
+		}()
+	}
 	s.log.Info("initialized", "encoding", enc, "dataDir", svc.DataDir(), "roots", len(svc.Roots()))
 	return initializeResult(enc, s.cfg.Version)
+}
+
+// resumeAtStart makes initializationOptions.session the current session if
+// it exists; "initialized" then resumes it (onInitialized).
+func (s *Server) resumeAtStart(ctx context.Context, svc *service.Service, id string) {
+	if _, err := svc.Session(ctx, id); err != nil {
+		s.log.Warn("initializationOptions.session not resumed", "session", id, "err", err)
+		return
+	}
+	svc.SetCurrent(id, true)
+	s.mu.Lock()
+	s.resumeAtInit = id
+	s.mu.Unlock()
 }
 
 // initOptions are the initializationOptions, checked.
@@ -124,15 +155,15 @@ func parseInitOptions(raw json.RawMessage) (*initOptions, error) {
 	return o, nil
 }
 
-// openService opens the connection's service on the store (the command
-// line's data directory unless the options name another) with what the
-// editor said: folders, client, settings, a session to resume.
+// openService makes the connection's service, its store (the command line's
+// data directory unless the options name another) opening in the
+// background, with what the editor said: folders, client, settings.
 func (s *Server) openService(ctx context.Context, p initializeParams, o *initOptions) (*service.Service, error) {
 	dataDir := s.cfg.DataDir
 	if o.DataDir != "" {
 		dataDir = o.DataDir
 	}
-	svc, err := service.Open(ctx, service.Config{
+	svc, err := service.Start(ctx, service.Config{
 		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
 		Provider: s.cfg.Provider.Merge(o.provider), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB, Version: s.cfg.Version,
 	})
@@ -151,16 +182,6 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	svc.SetAsker(s.askPermission)
 	svc.SetWorkspaceMCP(true)
 	s.setToolOptions(svc, &o.AllowReadOnlyTools, &o.ToolPermissionTimeoutSeconds)
-	if o.Session != "" {
-		if _, err := svc.Session(ctx, o.Session); err != nil {
-			s.log.Warn("initializationOptions.session not resumed", "session", o.Session, "err", err)
-		} else {
-			svc.SetCurrent(o.Session, true)
-			s.mu.Lock()
-			s.resumeAtInit = o.Session
-			s.mu.Unlock()
-		}
-	}
 	return svc, nil
 }
 

@@ -25,8 +25,10 @@ type watcher struct {
 	done   chan struct{}
 }
 
-// startWatch follows the store's live updates (service.Follow) on a
-// goroutine of its own until stopWatch (shutdown, or the end of Run); only
+// startWatch waits on a goroutine of its own for the store initialize
+// started opening, tells the user if it cannot be opened (the commands that
+// need it fail with the same error), then follows the store's live updates
+// (service.Follow) until stopWatch (shutdown, or the end of Run); only
 // the session the editor shows (the current one) is followed: an editor
 // with no current session would otherwise take any session changed on any
 // machine for the one its own first turn made. The SQLite store's returns
@@ -47,6 +49,13 @@ func (s *Server) startWatch(svc *service.Service) {
 		defer close(w.done)
 		var pc panics.Catcher
 		pc.Try(func() {
+			if err := svc.WaitStore(ctx); err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("cannot open the session store", "err", err)
+					s.showMessage(ctx, 1, err.Error())
+				}
+				return
+			}
 			if err := svc.Follow(ctx, showing); err != nil && ctx.Err() == nil {
 				s.log.Warn("live updates ended", "err", err)
 			}

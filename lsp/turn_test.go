@@ -428,3 +428,21 @@ func TestOwnFilesAreNotCandidates(t *testing.T) {
 		t.Errorf("the open files listed to the model:\n%s", last)
 	}
 }
+
+// TestProviderFailureIsLogged: a provider's failure is written to the log
+// (here stderr), not only shown, and never with the key.
+func TestProviderFailureIsLogged(t *testing.T) {
+	fake := openaitest.New(t)
+	_, rootURI := workspace(t)
+	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
+	fake.Enqueue(openaitest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: sk-test-not-real", ErrorType: "invalid_request_error", ErrorCode: "invalid_api_key"})
+	var res api.ChatResult
+	s.Call("ctxls/chat", map[string]any{"message": "q"}, &res)
+	logs := s.Stderr()
+	if !strings.Contains(logs, "chat turn failed") || !strings.Contains(logs, "refused the API key") {
+		t.Errorf("the failure is not in the log:\n%s", logs)
+	}
+	if strings.Contains(logs, "sk-test-not-real") {
+		t.Error("the key reached the log")
+	}
+}

@@ -161,6 +161,8 @@ func TestViewIdleCapturesApplet(t *testing.T) {
 	if got := storedApplet(t, s, id); !slices.Equal(got, want) {
 		t.Errorf("applet after the burst %q, want %q", got, want)
 	}
+	// The capture is logged after its notification is sent: wait for it.
+	waitStderr(t, s, `msg="view captured"`, captured+1)
 	if got := strings.Count(s.Stderr(), `msg="view captured"`); got != captured+1 {
 		t.Errorf("a burst of 5 views was captured %d times", got-captured)
 	}

@@ -68,6 +68,7 @@ type Config struct {
 // concurrent use.
 type Service struct {
 	store   session.Store
+	opening *backend.Pending // the store while Start opens it; nil after Open or New
 	engine  *chat.Engine
 	turns   *turn.Service
 	docs    *buffer.Set
@@ -117,24 +118,60 @@ var _ api.Interface = (*Service)(nil)
 // Open opens the store cfg names and returns the connection's service.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.DataDir == "" {
-		return nil, api.Errorf(api.KindInvalidArgument, "no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
+		return nil, errNoDataDir()
 	}
 	store, err := backend.Open(ctx, cfg.DataDir, cfg.Store)
 	if err != nil {
-		if cfg.Store == "" {
-			return nil, api.Errorf(api.KindStoreUnavailable, "cannot open the session store in %s: %w", cfg.DataDir, err)
-		}
-		which := "cannot open the PostgreSQL session store " + backend.RedactDSN(cfg.Store)
-		if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
-			// Which store, and that it cannot be reached (not the driver's words).
-			if cfg.Log != nil {
-				cfg.Log.Warn("store unreachable", "store", backend.RedactDSN(cfg.Store), "err", err)
-			}
-			return nil, api.Errorf(api.KindStoreUnavailable, "%s: %s", which, u.Error())
-		}
-		return nil, api.Errorf(api.KindStoreUnavailable, "%s: %w", which, err)
+		return nil, openError(cfg, err)
 	}
 	return New(store, cfg), nil
+}
+
+// Start returns the connection's service at once, with its store opening
+// on a goroutine of its own (backend.Start): a door answers its client's
+// initialize without waiting for the store, and the first operation that
+// needs the store waits for the rest of the open instead. If the open
+// fails, every such operation fails with the error Open would have
+// returned; WaitStore reports it.
+func Start(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.DataDir == "" {
+		return nil, errNoDataDir()
+	}
+	p := backend.Start(ctx, cfg.DataDir, cfg.Store, func(err error) error { return openError(cfg, err) })
+	s := New(p, cfg)
+	s.opening = p
+	return s, nil
+}
+
+// WaitStore waits until the store is open (see Start) and returns the
+// open's error, or ctx's if it ends first.
+func (s *Service) WaitStore(ctx context.Context) error {
+	if s.opening == nil {
+		return nil
+	}
+	_, err := s.opening.Wait(ctx)
+	return err
+}
+
+func errNoDataDir() error {
+	return api.Errorf(api.KindInvalidArgument, "no data directory: pass --data-dir, set CTXLS_DATA_DIR or initializationOptions.dataDir")
+}
+
+// openError is the error of a store that cannot be opened: which store,
+// and, for a PostgreSQL store that cannot be reached, that (not the
+// driver's words).
+func openError(cfg Config, err error) error {
+	if cfg.Store == "" {
+		return api.Errorf(api.KindStoreUnavailable, "cannot open the session store in %s: %w", cfg.DataDir, err)
+	}
+	which := "cannot open the PostgreSQL session store " + backend.RedactDSN(cfg.Store)
+	if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
+		if cfg.Log != nil {
+			cfg.Log.Warn("store unreachable", "store", backend.RedactDSN(cfg.Store), "err", err)
+		}
+		return api.Errorf(api.KindStoreUnavailable, "%s: %s", which, u.Error())
+	}
+	return api.Errorf(api.KindStoreUnavailable, "%s: %w", which, err)
 }
 
 // New returns the service of a store already open; Close closes it. A nil

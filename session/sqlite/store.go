@@ -98,7 +98,10 @@ func Open(dataDir string) (*Store, error) {
 
 // migrate applies the embedded migrations newer than PRAGMA user_version,
 // in one immediate transaction, so two processes starting at once apply
-// them once.
+// them once. A database already at the newest version (every start but the
+// first after an upgrade) is only read: a write transaction, even one that
+// changes nothing, makes SQLite restart the write-ahead log and wait for the
+// disk (fsync), which was most of the store's opening time.
 func (s *Store) migrate() error {
 	files, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
@@ -106,6 +109,13 @@ func (s *Store) migrate() error {
 	}
 	slices.Sort(files)
 	ctx := context.Background()
+	var current int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return err
+	}
+	if current == len(files) {
+		return nil
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
