@@ -517,6 +517,9 @@ func TestSlashCommands(t *testing.T) {
 	if out := run("/export yaml"); !strings.Contains(out, "failed") {
 		t.Errorf("/export yaml: %q", out)
 	}
+	if out := run("/help"); !strings.Contains(out, "/add PATH...: Add files") || !strings.Contains(out, "/usage: ") || !strings.Contains(out, "/help: ") {
+		t.Errorf("/help: %q", out)
+	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("slash commands called the model %d times", n)
 	}

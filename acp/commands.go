@@ -34,9 +34,28 @@ var slashCommands = []slashCommand{
 	{"usage", "Show the tokens the session's turns have cost, by model", "", (*Agent).slashUsage},
 }
 
+// helpCommand is /help, answered with the commands (kept out of
+// slashCommands, which its text lists).
+const helpCommand, helpDescription = "help", "List these commands"
+
+// helpText lists the commands, as /help answers.
+func helpText() string {
+	var b strings.Builder
+	b.WriteString("ctxls commands (anything else goes to the model):\n")
+	for _, c := range slashCommands {
+		name := "/" + c.name
+		if c.hint != "" {
+			name += " " + c.hint
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", name, c.description)
+	}
+	fmt.Fprintf(&b, "\n- /%s: %s\n", helpCommand, helpDescription)
+	return b.String()
+}
+
 // sendCommands sends available_commands_update.
 func (a *Agent) sendCommands(ctx context.Context, id string) {
-	cmds := make([]sdk.AvailableCommand, 0, len(slashCommands))
+	cmds := make([]sdk.AvailableCommand, 0, len(slashCommands)+1)
 	for _, c := range slashCommands {
 		ac := sdk.AvailableCommand{Name: c.name, Description: c.description}
 		if c.hint != "" {
@@ -44,6 +63,7 @@ func (a *Agent) sendCommands(ctx context.Context, id string) {
 		}
 		cmds = append(cmds, ac)
 	}
+	cmds = append(cmds, sdk.AvailableCommand{Name: helpCommand, Description: helpDescription})
 	a.send(ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
 		SessionUpdate: "available_commands_update", AvailableCommands: cmds,
 	}})
@@ -63,6 +83,10 @@ func (a *Agent) runSlash(ctx context.Context, s *openSession, text string) (ok b
 	fields := strings.Fields(text[1:])
 	if len(fields) == 0 {
 		return false
+	}
+	if fields[0] == helpCommand && len(fields) == 1 {
+		a.send(ctx, s.id, sdk.UpdateAgentMessageText(helpText()))
+		return true
 	}
 	for _, c := range slashCommands {
 		if c.name != fields[0] {

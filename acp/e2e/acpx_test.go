@@ -96,6 +96,13 @@ func TestAcpx(t *testing.T) {
 	if !strings.Contains(last, "Roll back with helm.") || !strings.Contains(last, "Is that safe?") {
 		t.Errorf("the follow-up request lacks the first exchange: %s", last)
 	}
+	// /help is answered with the commands, not sent to the model.
+	if out := a.run("prompt", "-s", "work", "/help"); !strings.Contains(out, "/context: Show the session's relevant context") {
+		t.Errorf("/help:\n%s", out)
+	}
+	if n := len(fake.Requests()); n != len(reqs) {
+		t.Errorf("/help went to the model (%d requests, %d before)", n, len(reqs))
+	}
 
 	// Cancel a slow answer from a second acpx process.
 	chunks := make([]string, 300)
