@@ -150,11 +150,13 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 				s.forgetCurrent(t.SessionID)
 			}
 			ev.Err = fail(ev.Err)
-			s.enforceStorage(ctx)
 			out <- ev
+			s.enforceStorage(ctx) // after the answer: the editor does not wait on it
 			continue
 		case turn.Done, turn.Cancelled:
+			out <- ev
 			s.enforceStorage(ctx) // the turn wrote: messages, maybe files
+			continue
 		}
 		out <- ev
 	}
