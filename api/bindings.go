@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -20,19 +21,22 @@ const (
 	LuaPath        = "editors/nvim/lua/ctxls/protocol.lua"
 )
 
-// enums are the string types with a closed set of values.
-var enums = map[reflect.Type][]string{
-	reflect.TypeFor[TitleSource](): {string(TitleAuto), string(TitleModel), string(TitleUser)},
-	reflect.TypeFor[Role](): {string(RoleSystem), string(RoleUser), string(RoleAssistant),
-		string(RoleTool)},
-	reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
-		string(StatusStreaming), string(StatusDeclined)},
-	reflect.TypeFor[Visibility]():     {string(VisibilityPrivate), string(VisibilityTeam)},
-	reflect.TypeFor[ReviewMode]():     {string(ReviewAsk), string(ReviewAuto), string(ReviewOff)},
-	reflect.TypeFor[ReviewDecision](): {string(ReviewAccept), string(ReviewAcceptAll), string(ReviewReject)},
-	reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
-		string(ToolDeclined)},
-}
+// enums are the string types with a closed set of values (built when the
+// bindings are generated, not at start-up).
+var enums = sync.OnceValue(func() map[reflect.Type][]string {
+	return map[reflect.Type][]string{
+		reflect.TypeFor[TitleSource](): {string(TitleAuto), string(TitleModel), string(TitleUser)},
+		reflect.TypeFor[Role](): {string(RoleSystem), string(RoleUser), string(RoleAssistant),
+			string(RoleTool)},
+		reflect.TypeFor[Status](): {string(StatusComplete), string(StatusInterrupted), string(StatusError),
+			string(StatusStreaming), string(StatusDeclined)},
+		reflect.TypeFor[Visibility]():     {string(VisibilityPrivate), string(VisibilityTeam)},
+		reflect.TypeFor[ReviewMode]():     {string(ReviewAsk), string(ReviewAuto), string(ReviewOff)},
+		reflect.TypeFor[ReviewDecision](): {string(ReviewAccept), string(ReviewAcceptAll), string(ReviewReject)},
+		reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
+			string(ToolDeclined)},
+	}
+})
 
 // Name is the identifier a client uses for an ID: "ctxls.session.new" →
 // "sessionNew", "ctxls/contextChanged" → "contextChanged".
@@ -149,7 +153,7 @@ func (g *tsGen) ref(t reflect.Type) string {
 	if t == reflect.TypeFor[json.RawMessage]() {
 		return "unknown"
 	}
-	if vals, ok := enums[t]; ok {
+	if vals, ok := enums()[t]; ok {
 		if !g.declared[t] {
 			g.declared[t] = true
 			quoted := make([]string, len(vals))
@@ -282,7 +286,7 @@ type enumValues struct {
 // sortedEnums are the closed string types, by name.
 func sortedEnums() []enumValues {
 	var out []enumValues
-	for t, vals := range enums {
+	for t, vals := range enums() {
 		out = append(out, enumValues{strings.ToLower(t.Name()[:1]) + t.Name()[1:], vals})
 	}
 	slices.SortFunc(out, func(a, b enumValues) int { return strings.Compare(a.name, b.name) })

@@ -4,31 +4,33 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // ElispPath is the Emacs client's generated protocol constants.
 const ElispPath = "editors/emacs/ctxls-protocol.el"
 
-// elispPrefixes name the Elisp constants of each table; the keys are the
-// sections of the generated Lua table, for the cross-check below.
-var ElispPrefixes = map[string]string{
-	"commands":             "ctxls-protocol-command-",
-	"requests":             "ctxls-protocol-request-",
-	"notifications":        "ctxls-protocol-notification-",
-	"client_notifications": "ctxls-protocol-client-notification-",
-	"server_requests":      "ctxls-protocol-server-request-",
-	"error_kinds":          "ctxls-protocol-error-",
-	"init_options":         "ctxls-protocol-init-option-",
-	"settings":             "ctxls-protocol-setting-",
-}
-
-// The closed string types' values are named by their type too:
-// ctxls-protocol-tool-status-done is protocol.lua's tool_status.done.
-func init() {
-	for _, e := range sortedEnums() {
-		ElispPrefixes[snake(e.name)] = "ctxls-protocol-" + kebab(e.name) + "-"
+// ElispPrefixes name the Elisp constants of each table; the keys are the
+// sections of the generated Lua table, for the cross-check below. The
+// closed string types' values are named by their type too:
+// ctxls-protocol-tool-status-done is protocol.lua's tool_status.done. Built
+// when the bindings are generated, not at start-up.
+var ElispPrefixes = sync.OnceValue(func() map[string]string {
+	m := map[string]string{
+		"commands":             "ctxls-protocol-command-",
+		"requests":             "ctxls-protocol-request-",
+		"notifications":        "ctxls-protocol-notification-",
+		"client_notifications": "ctxls-protocol-client-notification-",
+		"server_requests":      "ctxls-protocol-server-request-",
+		"error_kinds":          "ctxls-protocol-error-",
+		"init_options":         "ctxls-protocol-init-option-",
+		"settings":             "ctxls-protocol-setting-",
 	}
-}
+	for _, e := range sortedEnums() {
+		m[snake(e.name)] = "ctxls-protocol-" + kebab(e.name) + "-"
+	}
+	return m
+})
 
 // kebab is command.Name in kebab-case: "ctxls.session.regenerateTitle" →
 // "session-regenerate-title".
@@ -92,14 +94,14 @@ func Elisp() string {
 			fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", prefix, kebab(c.ID), elispString(c.ID), docString(elispFirstSentence(c.Doc)))
 		}
 	}
-	section(ElispPrefixes["commands"], Commands)
-	section(ElispPrefixes["requests"], Requests)
-	section(ElispPrefixes["notifications"], Notifications)
-	section(ElispPrefixes["server_requests"], ServerRequests)
-	section(ElispPrefixes["client_notifications"], ClientNotifications)
+	section(ElispPrefixes()["commands"], Commands)
+	section(ElispPrefixes()["requests"], Requests)
+	section(ElispPrefixes()["notifications"], Notifications)
+	section(ElispPrefixes()["server_requests"], ServerRequests)
+	section(ElispPrefixes()["client_notifications"], ClientNotifications)
 	for _, e := range sortedEnums() {
 		for _, v := range e.values {
-			fmt.Fprintf(&b, "(defconst %s%s %s\n  \"A value of %s.\")\n\n", ElispPrefixes[snake(e.name)], kebab(v), elispString(v), e.name)
+			fmt.Fprintf(&b, "(defconst %s%s %s\n  \"A value of %s.\")\n\n", ElispPrefixes()[snake(e.name)], kebab(v), elispString(v), e.name)
 		}
 	}
 	b.WriteString("(defconst ctxls-protocol-commands\n  '(")
@@ -111,13 +113,13 @@ func Elisp() string {
 	}
 	b.WriteString(")\n  \"Every command id, as the daemon advertises them.\")\n\n")
 	for _, f := range jsonFields(reflect.TypeFor[InitializationOptions]()) {
-		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["init_options"], kebab(f.name), elispString(f.name), docString("An initializationOptions field."))
+		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes()["init_options"], kebab(f.name), elispString(f.name), docString("An initializationOptions field."))
 	}
 	for _, f := range jsonFields(reflect.TypeFor[Settings]()) {
-		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["settings"], kebab(f.name), elispString(f.name), docString("A settings.ctxls field."))
+		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes()["settings"], kebab(f.name), elispString(f.name), docString("A settings.ctxls field."))
 	}
 	for _, k := range ErrorKinds {
-		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes["error_kinds"], kebab(string(k.Kind)), elispString(string(k.Kind)), docString(elispFirstSentence(k.Doc)))
+		fmt.Fprintf(&b, "(defconst %s%s %s\n  %s)\n\n", ElispPrefixes()["error_kinds"], kebab(string(k.Kind)), elispString(string(k.Kind)), docString(elispFirstSentence(k.Doc)))
 	}
 	b.WriteString("(provide 'ctxls-protocol)\n;;; ctxls-protocol.el ends here\n")
 	return b.String()

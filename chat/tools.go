@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sashabaranov/go-openai"
 
@@ -75,12 +76,14 @@ type toolEnv struct {
 	ev      Events
 }
 
-var secretName = regexp.MustCompile(`(?i)(^\.env(\..*)?$|\.pem$|\.key$|^id_(rsa|dsa|ecdsa|ed25519)|\.p12$|\.pfx$|^\.netrc$|^credentials(\.json)?$)`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^\.env(\..*)?$|\.pem$|\.key$|^id_(rsa|dsa|ecdsa|ed25519)|\.p12$|\.pfx$|^\.netrc$|^credentials(\.json)?$)`)
+})
 
 // LooksSecret reports whether a file looks like it holds secrets, by name
 // or by a private-key header in its content.
 func LooksSecret(path, content string) bool {
-	return secretName.MatchString(filepath.Base(path)) || hasPrivateKey(content)
+	return secretName().MatchString(filepath.Base(path)) || hasPrivateKey(content)
 }
 
 // hasPrivateKey reports whether text holds "PRIVATE KEY-----". It looks for

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,11 +161,11 @@ func databaseOf(dsn string) string {
 	return "DATABASE"
 }
 
-var plainIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+var plainIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*$`) })
 
 // quoteIdent quotes an SQL identifier unless it needs none.
 func quoteIdent(s string) string {
-	if plainIdent.MatchString(s) {
+	if plainIdent().MatchString(s) {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`

@@ -355,14 +355,14 @@ func progressText(p mcpclient.Progress) string {
 	return b.String()
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
 // toolName is the name the model calls a server's tool by:
 // mcp__SERVER__TOOL with characters other than letters, digits, _ and -
 // made _, at most 64 characters (longer names end in a hash of the whole),
 // distinct from the names taken.
 func toolName(server, tool string, taken map[string]boundTool) string {
-	name := "mcp__" + unsafeName.ReplaceAllString(server, "_") + "__" + unsafeName.ReplaceAllString(tool, "_")
+	name := "mcp__" + unsafeName().ReplaceAllString(server, "_") + "__" + unsafeName().ReplaceAllString(tool, "_")
 	if _, clash := taken[name]; clash || len(name) > 64 {
 		h := fnv.New32a()
 		h.Write([]byte(server + "\x00" + tool))

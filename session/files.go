@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -131,13 +132,16 @@ func WalkFiles(dir, prefix string, depth int, fn func(name string, fi fs.FileInf
 // to go to) or made a second, empty folder under the old name beside the one
 // holding the files. Found by the crash test (lsp/crash_test.go).
 
-// FolderPattern matches folderName's output.
-var FolderPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}--.+--[a-z2-7]{6}$`)
+// FolderPattern matches folderName's output (compiled on first use, not at
+// start-up).
+var FolderPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}--.+--[a-z2-7]{6}$`)
+})
 
 // SameSession reports whether two folder names can belong to one session:
 // same creation time and id prefix, any title.
 func SameSession(a, b string) bool {
-	return a != b && FolderPattern.MatchString(a) && FolderPattern.MatchString(b) &&
+	return a != b && FolderPattern().MatchString(a) && FolderPattern().MatchString(b) &&
 		a[:21] == b[:21] && a[len(a)-8:] == b[len(b)-8:]
 }
 

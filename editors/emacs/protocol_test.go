@@ -38,7 +38,7 @@ func TestElispProtocolMatchesLua(t *testing.T) {
 		if m == nil {
 			continue
 		}
-		prefix, ok := api.ElispPrefixes[section]
+		prefix, ok := api.ElispPrefixes()[section]
 		if !ok {
 			t.Errorf("protocol.lua section %q has no Elisp prefix", section)
 			continue

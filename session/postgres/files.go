@@ -113,7 +113,7 @@ func (s *Store) sweepMirror(ctx context.Context) error {
 	byID := map[string][]string{}
 	var ids []string
 	for _, e := range entries {
-		if !e.IsDir() || !session.FolderPattern.MatchString(e.Name()) {
+		if !e.IsDir() || !session.FolderPattern().MatchString(e.Name()) {
 			continue
 		}
 		if id := readManifest(s.folderPath(e.Name())).ID; id != "" {

@@ -221,7 +221,7 @@ func (s *Store) recoverFolders(ctx context.Context) error {
 		}
 		for _, e := range entries {
 			path := s.folderPath(e.Name())
-			if e.IsDir() && !named[e.Name()] && session.FolderPattern.MatchString(e.Name()) && session.FolderUnused(path) {
+			if e.IsDir() && !named[e.Name()] && session.FolderPattern().MatchString(e.Name()) && session.FolderUnused(path) {
 				os.RemoveAll(path) // best effort: it is tried again next time
 			}
 		}
