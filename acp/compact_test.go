@@ -63,7 +63,7 @@ func TestCompactOverACP(t *testing.T) {
 	}
 	reqs := fake.Requests()
 	turnReq := reqs[len(reqs)-1].Parsed.Messages
-	if len(reqs) < 2 || !strings.HasPrefix(turnReq[1].Content, "[earlier turns summarised: messages 1–") {
+	if len(reqs) < 2 || !strings.HasPrefix(turnReq[1].Content, "[earlier turns summarised: the first ") {
 		t.Fatalf("the turn's input after %d requests: %.200s", len(reqs), turnReq[1].Content)
 	}
 
@@ -74,7 +74,7 @@ func TestCompactOverACP(t *testing.T) {
 		t.Fatalf("/compact: %+v %v", res, err)
 	}
 	out := a.AgentText(sess.ID)
-	if !strings.Contains(out, "[earlier turns summarised: messages 1–") || !strings.Contains(out, "## Goal\nFolded.") {
+	if !strings.Contains(out, "[earlier turns summarised: the first ") || !strings.Contains(out, "## Goal\nFolded.") {
 		t.Errorf("/compact answered %q", out[max(0, len(out)-300):])
 	}
 	reqs = fake.Requests()

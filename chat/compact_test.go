@@ -225,7 +225,7 @@ func TestCompaction2000Messages(t *testing.T) {
 		t.Errorf("the second summary covers %+v, the first %+v", sum2.SummaryOf, sum.SummaryOf)
 	}
 	last := reqs[len(reqs)-1].Parsed.Messages
-	if strings.Count(fmt.Sprint(last), "[earlier turns summarised:") != 1 || !strings.Contains(last[1].Content, "[earlier turns summarised: messages "+fmt.Sprint(sum.SummaryOf.First)) {
+	if strings.Count(fmt.Sprint(last), "[earlier turns summarised:") != 1 || !strings.Contains(last[1].Content, "[earlier turns summarised: the first "+fmt.Sprint(sum2.SummaryOf.Covered)+" messages]") {
 		t.Errorf("the input after the second compaction: %.300s", last[1].Content)
 	}
 	checkWholeTurns(t, last)
@@ -323,7 +323,7 @@ func TestCompactOnDemand(t *testing.T) {
 		t.Errorf("again with one turn after the summary: %v", err)
 	}
 	pv, err := e.Preview(ctx, Turn{SessionID: s.ID, Message: "q", Provider: p})
-	if err != nil || !strings.HasPrefix(pv.Messages[1].Content, "[earlier turns summarised: messages") || pv.Messages[2].Content != orig[4].Content {
+	if err != nil || !strings.HasPrefix(pv.Messages[1].Content, "[earlier turns summarised: the first ") || pv.Messages[2].Content != orig[4].Content {
 		t.Errorf("preview after a compaction: %+v %v", pv.Messages, err)
 	}
 

@@ -40,12 +40,12 @@ func TestSessionsCompact(t *testing.T) {
 	// A turn past 1% of the window summarises every earlier turn first.
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"## Goal\nShip the importer."}}, openaitest.Reply{Chunks: []string{"the answer"}})
 	out, errOut, code := run(t, env, "chat", "--session", sess.ID[:8], "--compact-at", "1%", "what next?")
-	if code != 0 || !strings.Contains(out, "the answer") || !strings.Contains(errOut, "[earlier turns summarised: messages 1–400, 400 in all]") {
+	if code != 0 || !strings.Contains(out, "the answer") || !strings.Contains(errOut, "[earlier turns summarised: the first 400 messages]") {
 		t.Fatalf("chat --compact-at 1%%: %d %q %q", code, out, errOut)
 	}
 	reqs := fake.Requests()
 	if len(reqs) != 2 || reqs[0].Parsed.Stream || !strings.Contains(reqs[0].Parsed.Messages[1].Content, "[#1 user]\nquestion 0:") ||
-		!strings.HasPrefix(reqs[1].Parsed.Messages[1].Content, "[earlier turns summarised: messages 1–400") {
+		!strings.HasPrefix(reqs[1].Parsed.Messages[1].Content, "[earlier turns summarised: the first 400 messages]") {
 		t.Fatalf("requests: %d", len(reqs))
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"second answer"}})
@@ -56,7 +56,7 @@ func TestSessionsCompact(t *testing.T) {
 	// On demand: everything but the last turn, folding the summary in.
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"## Goal\nFolded."}})
 	out, errOut, code = run(t, env, "sessions", "compact", sess.ID[:8])
-	if code != 0 || !strings.HasPrefix(out, "[earlier turns summarised: messages 1–403, 402 in all]") || !strings.Contains(out, "## Goal\nFolded.") {
+	if code != 0 || !strings.HasPrefix(out, "[earlier turns summarised: the first 402 messages]") || !strings.Contains(out, "## Goal\nFolded.") {
 		t.Fatalf("compact: %d %q %q", code, out, errOut)
 	}
 	reqs = fake.Requests()
@@ -67,8 +67,8 @@ func TestSessionsCompact(t *testing.T) {
 	if strings.Count(out, "\n[user ·") != 202 {
 		t.Errorf("show lost originals: %d questions", strings.Count(out, "\n[user ·"))
 	}
-	checkInOrder(t, out, "answer 199: checkpoint", "[earlier turns summarised: messages 1–400", "## Goal\nShip the importer.", "what next?", "the answer",
-		"[earlier turns summarised: messages 1–403", "## Goal\nFolded.", "and then?", "second answer")
+	checkInOrder(t, out, "answer 199: checkpoint", "[earlier turns summarised: the first 400 messages]", "## Goal\nShip the importer.", "what next?", "the answer",
+		"[earlier turns summarised: the first 402 messages]", "## Goal\nFolded.", "and then?", "second answer")
 	_, msgs := showJSON(t, env, sess.ID)
 	if len(msgs) != 406 || msgs[401].SummaryOf == nil || msgs[405].SummaryOf == nil || msgs[405].SummaryOf.Last != 403 {
 		t.Errorf("show --json: %d messages", len(msgs))

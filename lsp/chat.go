@@ -103,7 +103,7 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})
 		case turn.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
-			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (messages %d–%d)", sp.First, sp.Last)})
+			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (the first %d messages)", sp.Covered)})
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}

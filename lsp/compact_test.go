@@ -101,7 +101,7 @@ func TestCompactionOverLSP(t *testing.T) {
 	}
 	reported := false
 	for _, m := range s.Notifications("$/progress") {
-		reported = reported || strings.Contains(string(m.Params), `"tok-c"`) && strings.Contains(string(m.Params), "earlier turns summarised (messages")
+		reported = reported || strings.Contains(string(m.Params), `"tok-c"`) && strings.Contains(string(m.Params), "earlier turns summarised (the first")
 	}
 	if !reported {
 		t.Error("the progress does not report the compaction")

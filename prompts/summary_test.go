@@ -16,7 +16,7 @@ func TestSummaryPromptGoldens(t *testing.T) {
 	}
 	golden(t, "summary_input.golden", SummaryInput("", lines))
 	golden(t, "summary_input_fold.golden", SummaryInput("## Goal\nA resumable importer.\n\n## Next steps\n1. Write the migration.", lines[3:]))
-	golden(t, "summary_message.golden", SummaryMessage("[earlier turns summarised: messages 1–15, 15 in all]", "## Goal\nA resumable importer.\n"))
+	golden(t, "summary_message.golden", SummaryMessage("[earlier turns summarised: the first 15 messages]", "## Goal\nA resumable importer.\n"))
 }
 
 // TestSummaryPromptKeepsWhatMatters: the instructions name each thing a

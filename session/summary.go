@@ -26,9 +26,12 @@ func ViewStart(newest []Message) (summary *Message, after int64) {
 
 // SummaryMarker is the line that marks a summary among the originals (in
 // show, export and history.md) and opens it in the model's input: where
-// the model's view of the session starts.
+// the model's view of the session starts. A summary covers the session
+// from its first message (each folds the one before), so it counts the
+// messages as the user does, within the session (summaries left out),
+// not by the store's ids.
 func SummaryMarker(sp Span) string {
-	return fmt.Sprintf("[earlier turns summarised: messages %d–%d, %d in all]", sp.First, sp.Last, sp.Covered)
+	return fmt.Sprintf("[earlier turns summarised: the first %d messages]", sp.Covered)
 }
 
 // InConversationOrder returns msgs with each summary moved to right after

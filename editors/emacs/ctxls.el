@@ -1102,8 +1102,8 @@ SPAN is the newest summary's summaryOf: it covers the messages above."
   (when ctxls--after-tool
     (setq ctxls--after-tool nil)
     (insert "\n"))
-  (insert (ctxls--heading (format "_summarised for the model: messages %d–%d (%d); all are kept here_"
-                                  (plist-get span :first) (plist-get span :last) (plist-get span :covered))
+  (insert (ctxls--heading (format "_summarised for the model: the first %d messages; all are kept here_"
+                                  (plist-get span :covered))
                           'ctxls-note)
           "\n\n"))
 
@@ -2084,9 +2084,8 @@ the model's view now starts."
     (ctxls--say "summarising the session's earlier turns for the model…")
     (ctxls--command ctxls-protocol-command-session-compact (list :sessionId id)
                     (lambda (r)
-                      (ctxls--say "messages %d–%d (%d) are summarised for the model; every message is kept"
-                                  (plist-get (plist-get (plist-get r :summary) :summaryOf) :first)
-                                  (plist-get r :compactedThrough) (plist-get r :covered))
+                      (ctxls--say "the first %d messages are summarised for the model; every message is kept"
+                                  (plist-get (plist-get (plist-get r :summary) :summaryOf) :covered))
                       (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
                                       (lambda (show)
                                         (ctxls--render-session show)

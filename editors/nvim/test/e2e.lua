@@ -341,7 +341,7 @@ local ok, err = pcall(function()
       return said("are summarised for the model; every message is kept")
     end)
     wait("the mark in the chat buffer", function()
-      return text():find("_summarised for the model: messages 1–2 (2); all are kept here_", 1, true) ~= nil
+      return text():find("_summarised for the model: the first 2 messages; all are kept here_", 1, true) ~= nil
     end)
     local t = text()
     local first, mark, second = t:find("It prints hello.", 1, true), t:find("_summarised for the model", 1, true), t:find("and then?", 1, true)

@@ -214,7 +214,7 @@ end
 -- compacted_line marks where the model's view of a session starts: after
 -- the last message its newest summary covers.
 local function compacted_line(span)
-  return string.format("\n---\n_summarised for the model: messages %d–%d (%d); all are kept here_\n", span.first, span.last, span.covered)
+  return string.format("\n---\n_summarised for the model: the first %d messages; all are kept here_\n", span.covered)
 end
 
 -- render_history fills a session's buffer with its stored messages, the
@@ -849,7 +849,7 @@ function M.compact()
   end
   notify("summarising the session's earlier turns for the model…")
   M.command(P.commands.session_compact, { sessionId = state.current }, function(r)
-    notify(string.format("messages %d–%d (%d) are summarised for the model; every message is kept", r.summary.summaryOf.first, r.compactedThrough, r.covered))
+    notify(string.format("the first %d messages are summarised for the model; every message is kept", r.summary.summaryOf.covered))
     M.show(r.sessionId)
   end, function(err)
     -- Nothing to compact is an invalid argument: said, not an error.
