@@ -207,9 +207,10 @@ func firstDelta(b *testing.B, fake *openaitest.Server, s *lsptest.Server, ids []
 	turn := func(n int) time.Duration {
 		id := ids[(n+len(ids))%len(ids)]
 		token := "t" + strconv.Itoa(n)
+		from := s.ReceivedCount()
 		start := time.Now()
 		wait := s.Send(s.NextID(), "ctxls/chat", map[string]any{"sessionId": id, "message": "question " + token, "workDoneToken": token})
-		s.WaitFor("first delta of "+token, func(m *lsptest.Message) bool {
+		s.WaitForFrom(from, "first delta of "+token, func(m *lsptest.Message) bool {
 			return m.Method == "$/progress" && strings.Contains(string(m.Params), `"token":"`+token+`"`) && strings.Contains(string(m.Params), `"delta"`)
 		})
 		d := time.Since(start)

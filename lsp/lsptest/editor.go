@@ -409,8 +409,24 @@ func (e *Editor) MustCommand(id string, arg, result any) {
 // the call.
 func (e *Editor) WaitFor(what string, pred func(*Message) bool) *Message {
 	e.t.Helper()
+	return e.WaitForFrom(0, what, pred)
+}
+
+// ReceivedCount is how many messages the editor has received so far: a
+// starting point for WaitForFrom.
+func (e *Editor) ReceivedCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.received)
+}
+
+// WaitForFrom is WaitFor over the messages received after the first from
+// (ReceivedCount before the request): what a benchmark waits on, so that
+// the wait does not grow with what came before.
+func (e *Editor) WaitForFrom(from int, what string, pred func(*Message) bool) *Message {
+	e.t.Helper()
 	deadline := time.After(e.Timeout())
-	seen := 0
+	seen := from
 	for {
 		e.mu.Lock()
 		for ; seen < len(e.received); seen++ {
