@@ -295,6 +295,7 @@ func main() {
 	goCmd := flag.String("gocmd", "", "the go test command, as shown")
 	notes := flag.String("notes", "", "markdown appended after the targets (analysis, history)")
 	minimalFile := flag.String("minimal", "", "bench/lspbench output for bench/minimal (the start-up baseline)")
+	firstFile := flag.String("first", "", "bench/lspbench -first-request output for ctxls (the first command, sent the moment initialized is)")
 	testTime := flag.String("testtime", "", "a file holding the wall time in seconds of the README's test command")
 	flag.Parse()
 	lspOut, err := os.ReadFile(*lspFile)
@@ -302,6 +303,11 @@ func main() {
 	var minimalOut []byte
 	if *minimalFile != "" {
 		minimalOut, err = os.ReadFile(*minimalFile)
+		check(err)
+	}
+	var firstOut []byte
+	if *firstFile != "" {
+		firstOut, err = os.ReadFile(*firstFile)
 		check(err)
 	}
 	gf, err := os.Open(*goFile)
@@ -352,6 +358,9 @@ func main() {
 	fmt.Fprintf(w, "## LSP driver (`%s`)\n\n```\n%s\n```\n\n", *lspCmd, strings.TrimSpace(string(lspOut)))
 	if minimalOut != nil {
 		fmt.Fprintf(w, "The start-up baseline, `bench/minimal` (a Go stdio server that answers initialize and nothing else), with the same driver in the same run:\n\n```\n%s\n```\n\n", strings.TrimSpace(string(minimalOut)))
+	}
+	if firstOut != nil {
+		fmt.Fprintf(w, "The first command, `ctxls.session.list` sent the moment `initialized` is (`lspbench -first-request workspace/executeCommand`), in the same run: the store opens after the initialize answer, so a command sent at once waits for the rest of the open.\n\n```\n%s\n```\n\n", strings.TrimSpace(string(firstOut)))
 	}
 	fmt.Fprintf(w, "## Go benchmarks (`%s`)\n\n", *goCmd)
 	fmt.Fprintln(w, "Medians are taken per benchmark over the `-count` runs; custom metrics (p99-ms, overhead-ms, peak-MB) are")
