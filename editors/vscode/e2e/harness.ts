@@ -99,6 +99,19 @@ export class Editor {
     this.browser = await chromium.launch({ executablePath: env("CTXLS_E2E_CHROMIUM"), args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
     const context = await this.browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ["clipboard-read", "clipboard-write"] });
     this.page = await context.newPage();
+    // A link the chat view follows may open a browser tab beside the
+    // workbench: code-server opens the http(s) links a webview follows,
+    // besides the extension's own handling of the click. Chromium then
+    // draws the workbench as a background page, about one frame a second,
+    // and every later step crawls (the suite took twice as long). Close
+    // such tabs at once and keep the workbench in front.
+    context.on("page", (p) => {
+      console.log(`     (closed a browser tab the workbench opened: ${p.url()})`);
+      void p
+        .close()
+        .then(() => this.page.bringToFront())
+        .catch(() => undefined);
+    });
     this.page.on("console", (m) => {
       if (m.type() === "error") this.logs.push(`console: ${m.text()}`);
       if (/Content Security Policy/i.test(m.text())) this.cspViolations.push(`${m.location().url}: ${m.text()}`);
@@ -139,7 +152,13 @@ export class Editor {
     let tries = 0;
     await until(`running "${title}" from the palette`, async () => {
       tries++;
-      await this.paletteOnce(title, tries === 1 ? 30_000 : 5_000);
+      const t0 = Date.now();
+      try {
+        await this.paletteOnce(title, tries === 1 ? 10_000 : 5_000);
+      } catch (e) {
+        console.log(`     (the palette's try ${tries} for "${title}" failed after ${Date.now() - t0} ms: ${e instanceof Error ? e.message.split("\n")[0] : e})`);
+        throw e;
+      }
       return true;
     }, 60_000, 200);
   }

@@ -238,7 +238,8 @@ async function setTheme(name: string): Promise<void> {
       if (attempt === 2) throw e;
     }
   }
-  await sleep(1500); // the webview takes the new colours
+  // The chat view takes the new colours (its document names the theme once they are set).
+  await until(`the chat view in the ${name} theme`, async () => (await chat.evaluate(() => document.body.dataset.vscodeThemeName)) === name, 10_000, 50);
 }
 
 async function main(): Promise<void> {
