@@ -22,6 +22,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/sashabaranov/go-openai"
 )
 
 // The end-to-end suite installs the packaged extension into code-server (VS
@@ -193,12 +194,24 @@ type replySpec struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"toolCalls"`
+	// Usage is what the reply reports it cost (the fake's default otherwise).
+	Usage *struct {
+		Prompt     int `json:"prompt"`
+		Completion int `json:"completion"`
+		Cached     int `json:"cached"`
+	} `json:"usage"`
 }
 
 func (r replySpec) reply(i int) openaitest.Reply {
 	out := openaitest.Reply{Chunks: r.Chunks, Delay: time.Duration(r.DelayMs) * time.Millisecond, Status: r.Status, ErrorMessage: r.Error, HoldAt: r.HoldAt}
 	if r.Stall {
 		out.Fault, out.FaultAfter = openaitest.FaultStall, r.StallAfter
+	}
+	if u := r.Usage; u != nil {
+		out.Usage = &openai.Usage{PromptTokens: u.Prompt, CompletionTokens: u.Completion}
+		if u.Cached > 0 {
+			out.Usage.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: u.Cached}
+		}
 	}
 	for j, c := range r.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, openaitest.ToolCall{ID: fmt.Sprintf("call_%d_%d", i, j), Name: c.Name, Arguments: c.Arguments})
@@ -208,7 +221,9 @@ func (r replySpec) reply(i int) openaitest.Reply {
 
 func newScriptedProvider(t *testing.T) *scriptedProvider {
 	p := &scriptedProvider{
-		chat:   openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"(no scripted reply)"}})),
+		chat: openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"(no scripted reply)"}}),
+			// What ctxls: Choose Model lists (GET /v1/models).
+			openaitest.WithModels("test-model", "test-model-large", "test-model-mini")),
 		titles: openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Streaming Markdown Demo"}})),
 	}
 	proxy := func(target string) *httputil.ReverseProxy {
@@ -248,13 +263,14 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 			type req struct {
 				Model     string `json:"model"`
 				System    string `json:"system"`   // the system prompt and the turn's context
+				Turn      string `json:"turn"`     // the context block of the user's last message: what this turn added
 				Question  string `json:"question"` // the user's last message without the turn's context
 				Messages  []msg  `json:"messages"`
 				Cancelled bool   `json:"cancelled"`
 			}
 			out := []req{}
 			for _, q := range p.chat.Requests() {
-				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Question: q.Question(), Cancelled: q.Cancelled}
+				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Turn: q.TurnContext(), Question: q.Question(), Cancelled: q.Cancelled}
 				for _, m := range q.Parsed.Messages {
 					rq.Messages = append(rq.Messages, msg{m.Role, m.Content})
 				}

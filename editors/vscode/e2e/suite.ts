@@ -19,6 +19,8 @@ interface Reply {
   /** Chunk indexes the stream stops before until release() is called once for each. */
   holdAt?: number[];
   toolCalls?: { name: string; arguments: string }[];
+  /** What the reply reports it cost; cached: the part of the prompt read from the provider's cache. */
+  usage?: { prompt: number; completion: number; cached?: number };
   status?: number;
   error?: string;
 }
@@ -34,6 +36,8 @@ async function release(): Promise<void> {
 interface SeenRequest {
   model: string;
   system: string;
+  /** The context block of the last user message: what this turn added to the model's context. */
+  turn: string;
   question: string;
   messages: { role: string; content: string }[];
   cancelled: boolean;
@@ -120,7 +124,11 @@ async function title(): Promise<string> {
   return (await chat.locator("#title").innerText()).trim();
 }
 async function idle(ms = 20_000): Promise<void> {
-  await until("the turn to end", async () => (await chat.locator("#input").isEnabled()) && (await chat.locator("#stop").isHidden()), ms);
+  await until(
+    "the turn to end",
+    async () => (await chat.locator("#input").isEnabled()) && (await chat.locator("#stop").isHidden()) && (await chat.locator("#send").isEnabled()),
+    ms,
+  );
 }
 /** Types into the chat view's own input as a person does; lines joined by Shift+Enter. */
 async function typeInChat(...lines: string[]): Promise<void> {
@@ -130,6 +138,10 @@ async function typeInChat(...lines: string[]): Promise<void> {
     await ed.page.keyboard.type(lines[i]);
   }
   await ed.page.keyboard.press("Enter");
+}
+/** What the chip above the input says (the file that goes with the question), "" when there is none. */
+async function turnChip(): Promise<string> {
+  return (await chat.locator("#turn-file .turn-chip:not(.removed) .label").allInnerTexts()).join(" ").trim();
 }
 /** The file cards of the context. */
 async function chips(): Promise<string[]> {
@@ -144,7 +156,7 @@ async function openCard(card: Locator): Promise<void> {
   if (!(await card.locator("details").evaluate((d) => (d as HTMLDetailsElement).open))) await card.locator("summary").click();
 }
 async function openChat(): Promise<void> {
-  await ed.palette("ctxls: Open Chat");
+  await ed.palette("ctxls: Focus on Chat View");
   chat = await ed.chat();
 }
 
@@ -316,7 +328,9 @@ async function main(): Promise<void> {
     await until("the turn to start", async () => (await turns().count()) === 1);
     check((await lastTurn().locator(".q").innerText()) === "What does app.ts do?\nAnswer briefly.", "Shift+Enter did not make a new line");
     await until("the stream to reach its first hold", async () => (await lastTurn().locator(".a ol li").count()) === firstHold - 7);
-    check(await chat.locator("#input").isDisabled(), "the input is not disabled while the turn runs");
+    // The input stays usable while the answer streams (issue 24); Send gives way to Stop.
+    check(await chat.locator("#input").isEnabled(), "the input is disabled while the turn runs");
+    check(await chat.locator("#send").isHidden(), "Send is offered while the turn runs");
     check(await chat.locator("#stop").isVisible(), "no Stop button while the turn runs");
     check((await ed.statusItemHtml()).includes("loading"), `the status bar shows no busy state: ${await ed.statusItemHtml()}`);
     const log = chat.locator("#log");
@@ -470,6 +484,296 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
+  // ---- issue 24: what goes with a question, the input while a turn runs, the model, usage ----
+
+  const notesUnsaved = "NOTES UNSAVED 24";
+  const notesSecond = "NOTES SECOND EDIT 24";
+  await step("issue 24: the active editor's file is a chip above the input and goes with the question, with its selected lines; x leaves it out until another editor is active", async () => {
+    await ed.openFile("notes.md");
+    await ed.page.keyboard.press("Control+End");
+    await ed.page.keyboard.type(notesUnsaved);
+    await until("the notes.md chip", async () => (await turnChip()) === "notes.md", 5000);
+    const hint = async () => (await chat.locator("#hint").innerText()).trim();
+    check((await hint()).startsWith("Sent with the question: notes.md"), `the hint: ${await hint()}`);
+    check((await hint()).includes("Other open files are listed by name only"), `the hint: ${await hint()}`);
+    check(!(await hint()).includes("your open files go with"), `the hint still says open files go: ${await hint()}`);
+    await enqueue([{ chunks: ["Notes seen."] }]);
+    await typeInChat("What do my notes say?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Notes seen."));
+    await idle();
+    let reqs = await requests();
+    let last = reqs[reqs.length - 1];
+    check(last.turn.includes(notesMd) && last.turn.includes(notesUnsaved), `the turn did not carry notes.md's unsaved text:\n${last.turn}`);
+    // A selection: the chip names its lines, and so does the turn.
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+Home");
+    await ed.page.keyboard.press("Shift+ArrowDown");
+    await ed.page.keyboard.press("Shift+ArrowDown");
+    await ed.page.keyboard.press("Shift+End");
+    await until("the chip with the selected lines", async () => (await turnChip()) === "notes.md:1-3", 5000);
+    await enqueue([{ chunks: ["Lines seen."] }]);
+    await typeInChat("And these lines?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Lines seen."));
+    await idle();
+    reqs = await requests();
+    last = reqs[reqs.length - 1];
+    check(last.turn.includes(notesMd + " (unsaved editor text) (the user selected lines 1–3)") || last.turn.includes(notesMd + " (the user selected lines 1–3)"), `the turn does not name the selected lines:\n${last.turn}`);
+    // x: the next question goes without the file; the chip stays, struck out, to put it back.
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+End");
+    await ed.page.keyboard.type(" " + notesSecond);
+    await until("the chip without a selection", async () => (await turnChip()) === "notes.md", 5000);
+    await chat.locator("#turn-file .turn-chip button.turn-remove").click();
+    await until("the chip removed", async () => (await chat.locator("#turn-file .turn-chip.removed").count()) === 1 && (await turnChip()) === "", 5000);
+    check((await hint()).includes("notes.md is not sent"), `the hint: ${await hint()}`);
+    await enqueue([{ chunks: ["Without the file."] }]);
+    await typeInChat("Answer without my notes");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Without the file."));
+    await idle();
+    reqs = await requests();
+    last = reqs[reqs.length - 1];
+    check(!JSON.stringify(last.messages).includes(notesSecond), `the removed file's text reached the model:\n${last.turn}`);
+    check(!last.turn.includes("(the user selected"), `the turn names a selection:\n${last.turn}`);
+    check((await chat.locator("#turn-file .turn-chip.removed").count()) === 1, "the removed chip came back after the question");
+    // Another editor: its file is the chip; back on notes.md, notes.md is sent again.
+    await ed.openFile("app.ts");
+    await until("the app.ts chip", async () => (await turnChip()) === "app.ts", 5000);
+    await ed.openFile("notes.md");
+    await until("the notes.md chip back", async () => (await turnChip()) === "notes.md", 5000);
+    // The removed chip is put back with a click too.
+    await chat.locator("#turn-file .turn-chip button.turn-remove").click();
+    await until("the chip removed", async () => (await turnChip()) === "", 5000);
+    await chat.locator("#turn-file .turn-chip button.restore").click();
+    await until("the chip back", async () => (await turnChip()) === "notes.md", 5000);
+  });
+
+  await step("issue 24: ctxls.sendActiveFile off: no chip, the hint says no file goes", async () => {
+    await ed.palette("Preferences: Open Settings (UI)");
+    // The settings editor opens with its search box focused.
+    await ed.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
+    await sleep(500);
+    await ed.page.keyboard.type("ctxls.sendActiveFile");
+    const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Send Active File" }).first();
+    await row.waitFor({ timeout: 15_000 });
+    const box = row.locator(".setting-value-checkbox").first();
+    check((await box.getAttribute("aria-checked")) === "true", "ctxls.sendActiveFile is not on by default");
+    await box.click();
+    await until("the setting off", async () => (await box.getAttribute("aria-checked")) === "false", 5000);
+    await until("no chip", async () => (await chat.locator("#turn-file .turn-chip").count()) === 0, 5000);
+    check((await chat.locator("#hint").innerText()).includes("No file is sent with the question") || (await chat.locator("#hint").innerText()).startsWith("Sent with the question: the context's"), `the hint: ${await chat.locator("#hint").innerText()}`);
+    await box.click();
+    await until("the setting on", async () => (await box.getAttribute("aria-checked")) === "true", 5000);
+    // The text editor under the settings (a modal editor) is the one whose file goes.
+    await until("the chip back", async () => (await turnChip()) === "notes.md", 10_000);
+    // VS Code 1.139 shows the settings in a modal editor: Escape closes it.
+    await ed.page.keyboard.press("Escape");
+    await ed.page.locator(".settings-editor").first().waitFor({ state: "hidden", timeout: 5000 });
+    await ed.openFile("notes.md");
+    await until("the chip still there", async () => (await turnChip()) === "notes.md", 5000);
+  });
+
+  await step("issue 24: the + above the input adds a workspace file to the session's context", async () => {
+    await chat.locator("#add-file").click();
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await until("calc.ts in the list", async () => (await ed.pickRows()).some((r) => r.startsWith("calc.ts")), 10_000);
+    await input.fill("calc.ts");
+    await until("only calc.ts", async () => (await ed.pickRows()).length === 1, 5000);
+    await input.press("Enter");
+    await until("the calc.ts card", async () => (await chips()).includes("calc.ts"), 10_000);
+    await chat.locator('#context .set[data-set="files"] .chip', { hasText: "calc.ts" }).locator("button.remove").click();
+    await until("the card to go", async () => !(await chips()).includes("calc.ts"), 5000);
+  });
+
+  await step("issue 24: the input stays usable while an answer streams: the next question is typed, Enter waits with a hint, Esc stops the turn", async () => {
+    await enqueue([{ chunks: ["Thinking it ", "over"], stall: true, stallAfter: 1 }]);
+    await typeInChat("Take your time");
+    await until("the partial answer", async () => (await lastTurn().locator(".a").innerText()).includes("Thinking it"));
+    const before = await turns().count();
+    check(await chat.locator("#input").isEnabled(), "the input is disabled while the turn runs");
+    await chat.locator("#input").click();
+    await ed.page.keyboard.type("The next question");
+    check((await chat.locator("#input").inputValue()) === "The next question", "typing while the answer streams did not reach the input");
+    await ed.page.keyboard.press("Enter");
+    await until("the hint to say Enter waits", async () => (await chat.locator("#hint.attention").count()) === 1, 3000);
+    check((await chat.locator("#hint").innerText()).includes("Enter sends it once this answer ends") && (await chat.locator("#hint").innerText()).includes("Esc stops"), `the hint: ${await chat.locator("#hint").innerText()}`);
+    check((await turns().count()) === before, "Enter sent a second question while the turn ran");
+    check((await chat.locator("#input").inputValue()) === "The next question", "Enter cleared the typed question");
+    await ed.page.keyboard.press("Escape");
+    await idle();
+    check((await lastTurn().locator(".status").innerText()) === "cancelled", "Escape did not stop the turn");
+    await enqueue([{ chunks: ["Next answer."] }]);
+    await chat.locator("#input").click();
+    await ed.page.keyboard.press("Enter");
+    await until("the typed question sent", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".q").innerText()) === "The next question", 5000);
+    await until("its answer", async () => (await lastTurn().locator(".a").innerText()).includes("Next answer."));
+    await idle();
+  });
+
+  await step("issue 24: keybindings: ctrl+alt+x c focuses the chat, ctrl+alt+x s asks about the selection, ctrl+alt+x k stops the turn", async () => {
+    await ed.openFile("app.ts");
+    await ed.page.keyboard.press("Control+Alt+X");
+    await ed.page.keyboard.press("c");
+    await until("the chat input focused", async () => chat.evaluate(() => document.activeElement?.id === "input" && document.hasFocus()), 5000);
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+Home");
+    await ed.page.keyboard.press("Shift+ArrowDown");
+    await ed.page.keyboard.press("Shift+ArrowDown");
+    await ed.page.keyboard.press("Control+Alt+X");
+    await ed.page.keyboard.press("s");
+    await until("the selection's chip", async () => (await turnChip()) === "app.ts:1-2", 5000);
+    await until("the chat input focused", async () => chat.evaluate(() => document.activeElement?.id === "input" && document.hasFocus()), 5000);
+    await enqueue([{ chunks: ["Stopping ", "soon"], stall: true, stallAfter: 1 }]);
+    await ed.page.keyboard.type("Stop me from the editor");
+    await ed.page.keyboard.press("Enter");
+    await until("the partial answer", async () => (await lastTurn().locator(".a").innerText()).includes("Stopping"));
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+Alt+X");
+    await ed.page.keyboard.press("k");
+    await idle();
+    check((await lastTurn().locator(".status").innerText()) === "cancelled", "ctrl+alt+x k did not stop the turn");
+  });
+
+  await step("issue 24: ctxls: Choose Model lists the provider's models; the choice is in the status bar and the chat's header, and the next turn uses it", async () => {
+    const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
+    await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model"), 5000);
+    check((await chat.locator("#model").innerText()) === "model: test-model", `the header's model: ${await chat.locator("#model").innerText()}`);
+    await ed.palette("ctxls: Choose Model");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    const rows = await until("the provider's models", async () => ((await ed.pickRows()).length === 3 ? ed.pickRows() : undefined), 10_000);
+    check(rows.some((r) => r.startsWith("test-model-large")) && rows.some((r) => r.startsWith("test-model-mini")), `the models: ${rows}`);
+    check(rows.some((r) => r.startsWith("test-model") && r.includes("current")), `the current model is not marked: ${rows}`);
+    await input.fill("test-model-large");
+    await until("one row", async () => (await ed.pickRows()).length === 1, 5000);
+    await input.press("Enter");
+    await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model-large"), 10_000);
+    await until("the model in the header", async () => (await chat.locator("#model").innerText()) === "model: test-model-large", 5000);
+    await enqueue([{ chunks: ["From the large model."] }]);
+    await typeInChat("Which model?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("From the large model."));
+    await idle();
+    const reqs = await requests();
+    check(reqs[reqs.length - 1].model === "test-model-large", `the turn used ${reqs[reqs.length - 1].model}`);
+    // A click on the status bar item opens the same picker; a typed name is taken as it is.
+    await modelItem.click();
+    await input.waitFor({ state: "visible" });
+    await until("the list", async () => (await ed.pickRows()).length >= 3, 10_000);
+    await input.fill("my-own-model");
+    await until("the typed name offered", async () => (await ed.pickRows())[0]?.startsWith("my-own-model"), 5000);
+    await input.press("Enter");
+    await until("the typed model in the status bar", async () => (await modelItem.innerText()).includes("my-own-model"), 10_000);
+    // Back to the provider's model for the steps that follow.
+    await ed.palette("ctxls: Choose Model");
+    await input.waitFor({ state: "visible" });
+    await until("the list", async () => (await ed.pickRows()).length >= 3, 10_000);
+    await input.fill("test-model");
+    await until("test-model first", async () => (await ed.pickRows())[0]?.startsWith("test-model"), 5000);
+    await input.press("Enter");
+    await until("test-model in the status bar", async () => /\btest-model$/.test((await modelItem.innerText()).trim()), 10_000);
+  });
+
+  const usageShown = "1,234 in (1,000 cached) · 56 out";
+  await step("issue 24: each answer shows its token usage (cached input included); the session's total is in the header and the status bar's tooltip", async () => {
+    const total = async () => (await chat.locator("#usage").innerText()).trim();
+    const inTokens = (t: string) => Number((/session: ([\d,]+) in/.exec(t)?.[1] ?? "0").replace(/,/g, ""));
+    await until("the session's usage in the header", async () => inTokens(await total()) > 0, 5000);
+    const before = inTokens(await total());
+    await enqueue([{ chunks: ["Counted."], usage: { prompt: 1234, completion: 56, cached: 1000 } }]);
+    await typeInChat("How much does this cost?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Counted."));
+    await idle();
+    await until("the turn's usage under the answer", async () => (await lastTurn().locator(".turn-usage").innerText()).trim() === usageShown, 5000);
+    await until("the session's total grown by the turn", async () => inTokens(await total()) === before + 1234, 5000);
+    check(/cached\)/.test(await total()), `the session's total leaves out the cached tokens: ${await total()}`);
+    const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
+    await modelItem.hover();
+    const shown = (await total()).replace(/^session: /, "");
+    const tip = ed.page.locator(".monaco-hover, .workbench-hover").filter({ hasText: `This session: ${shown} tokens.` });
+    await until("the session's usage in the model's tooltip", async () => (await tip.count()) > 0, 5000);
+    await ed.page.mouse.move(1000, 600);
+  });
+
+  await step("issue 24: pictures of the chat with the file chip, the model and the usage (light and dark)", async () => {
+    await ed.openFile("app.ts");
+    await ed.page.keyboard.press("Control+Home");
+    await ed.page.keyboard.press("Shift+ArrowDown");
+    await ed.page.keyboard.press("Shift+End");
+    await until("the selection's chip", async () => (await turnChip()) === "app.ts:1-2", 5000);
+    await chat.locator("#input").click();
+    await ed.page.keyboard.type("Why is add exported?");
+    await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-ask-light"],
+      ["Dark Modern", "vscode-ask-dark"],
+    ]) {
+      await setTheme(theme);
+      for (const sel of ["#turn-file .turn-chip .label", "#hint", "#log .turn:last-child .turn-usage", "#usage", "#model"]) {
+        const c = await contrast(sel);
+        check(c >= 4.5, `${theme}: ${sel} has a contrast of ${c.toFixed(2)}`);
+      }
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    await chat.locator("#input").fill("");
+  });
+
+  await step("issue 24: the palette has one way to open the chat; the context menus' entries say ctxls and what they do", async () => {
+    await ed.closeQuickInput();
+    await ed.page.keyboard.press("F1");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    /** The palette's rows for what is typed (their titles), once the list has settled. */
+    const rowsFor = async (typed: string): Promise<string[]> => {
+      await input.fill(`>${typed}`);
+      let prev = "";
+      return until(`the palette's rows for "${typed}"`, async () => {
+        await sleep(300);
+        const now = (await ed.pickRows()).map((r) => r.split(",")[0].trim());
+        const same = now.join("|") === prev;
+        prev = now.join("|");
+        return same && now.length ? now : undefined;
+      }, 10_000, 0);
+    };
+    const listed: string[] = [];
+    const every: string[] = [];
+    for (const t of ["ctxls: Focus on Chat View", "ctxls: Open Chat", "ctxls: Copy File into Session Folder", "ctxls: Add File to Session", "ctxls: Choose Model", "ctxls: Add Current File to Context"]) {
+      const rows = await rowsFor(t);
+      if (rows.includes(t)) listed.push(t);
+      every.push(...rows);
+      fs.appendFileSync(path.join(artifacts, "palette-ctxls.txt"), `${t}: ${rows.join(" | ")}\n`);
+    }
+    check(listed.includes("ctxls: Focus on Chat View"), `no Focus on Chat View in the palette: ${listed.join(" | ")}`);
+    check(!listed.includes("ctxls: Open Chat"), "both Open Chat and Focus on Chat View in the palette");
+    check(!listed.includes("ctxls: Add File to Session"), "Add File to Session in the palette");
+    check(listed.includes("ctxls: Copy File into Session Folder") && listed.includes("ctxls: Choose Model") && listed.includes("ctxls: Add Current File to Context"), `the palette: ${listed.join(" | ")}`);
+    // The context menus' own entries ("ctxls: …" titles) are not in the palette.
+    check(!every.some((r) => r.startsWith("ctxls: ctxls:")), `a palette title repeats ctxls: ${every.filter((r) => r.startsWith("ctxls: ctxls:"))}`);
+    await ed.closeQuickInput();
+    const menu = async (): Promise<string[]> => {
+      const items = ed.page.locator(".context-view .monaco-menu .action-label");
+      await items.first().waitFor({ timeout: 5000 });
+      return (await items.allInnerTexts()).map((t) => t.trim()).filter(Boolean);
+    };
+    // The editor's context menu.
+    await ed.openFile("notes.md");
+    await ed.page.locator(".editor-group-container.active .view-lines").first().click({ button: "right", position: { x: 40, y: 8 } });
+    const editorMenu = await menu();
+    await ed.page.keyboard.press("Escape");
+    check(editorMenu.includes("ctxls: Add File to Context"), `the editor's context menu: ${editorMenu.join(" | ")}`);
+    check(!editorMenu.includes("Add Current File to Context"), `the editor's context menu: ${editorMenu.join(" | ")}`);
+    // The explorer's.
+    await ed.palette("View: Show Explorer");
+    const row = ed.page.locator(".explorer-folders-view .monaco-list-row", { hasText: "notes.md" }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await row.click({ button: "right" });
+    const explorerMenu = await menu();
+    await ed.page.keyboard.press("Escape");
+    check(explorerMenu.includes("ctxls: Copy File into Session Folder"), `the explorer's context menu: ${explorerMenu.join(" | ")}`);
+    await openChat();
+  });
+
   await step("palette Ask streams into the chat view; a failure shows in the view", async () => {
     await enqueue([{ chunks: ["Palette ", "answer."] }]);
     await ed.palette("ctxls: Ask");
@@ -481,11 +785,12 @@ async function main(): Promise<void> {
     await idle();
     await until("the failure in the view", async () => (await lastTurn().locator(".status.error").innerText()).includes("does not exist"));
     check(await chat.locator("#input").isEnabled(), "the input stays disabled after a failure");
+    check(await chat.locator("#send").isEnabled(), "Send stays disabled after a failure");
     await ed.clearToasts();
   });
 
-  await step("10 Add File to Session says what it did and lists the file", async () => {
-    await ed.palette("ctxls: Add File to Session");
+  await step("10 Copy File into Session Folder says what it did and lists the file", async () => {
+    await ed.palette("ctxls: Copy File into Session Folder");
     const input = ed.quickInput().locator(".quick-input-box input");
     await input.waitFor({ state: "visible" });
     // The simple file dialog fills in the workspace folder first; type over it once it has.
@@ -532,7 +837,7 @@ async function main(): Promise<void> {
     await until("the export", async () => /\.md/.test(await ed.activeTabTitle()) && !(await ed.activeTabTitle()).startsWith("Prompt preview"));
   });
 
-  await step("Ask about Selection sends the file and the line range", async () => {
+  await step("Ask about Selection shows the selection as a chip (app.ts:1-3) and sends the file with those lines, no code pasted into the question", async () => {
     await ed.openFile("app.ts");
     // Select lines 1 to 3 by their numbers in the gutter, as with the mouse.
     const numbers = ed.page.locator(".editor-group-container.active .margin-view-overlays .line-numbers");
@@ -545,15 +850,23 @@ async function main(): Promise<void> {
     await until("the applet card for the selection", async () => (await allChips()).includes("editor app.ts:1–3"), 10_000);
     await enqueue([{ chunks: ["It adds."] }]);
     await ed.palette("ctxls: Ask about Selection");
-    await ed.answer("Ask about app.ts lines 1–3", "What does this do?");
+    await until("the selection's chip above the input", async () => (await turnChip()) === "app.ts:1-3", 5000);
+    await until("the input focused", async () => chat.evaluate(() => document.activeElement?.id === "input"), 5000);
+    // No input box asks for the question: the palette closes and stays closed.
+    await ed.quickInput().waitFor({ state: "hidden", timeout: 5000 }).catch(() => undefined);
+    await sleep(300);
+    check(!(await ed.quickInput().isVisible()), `Ask about Selection opened an input box: ${await ed.quickInput().innerText().catch(() => "")}`);
+    check((await chat.locator("#input").inputValue()) === "", `the input holds pasted text: ${await chat.locator("#input").inputValue()}`);
+    await ed.page.keyboard.type("What does this do?");
+    await ed.page.keyboard.press("Enter");
     await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("It adds."));
     await idle();
+    check((await lastTurn().locator(".q").innerText()) === "What does this do?", `the question shown: ${await lastTurn().locator(".q").innerText()}`);
     const reqs = await requests();
     const last = reqs[reqs.length - 1];
-    const user = last.question;
-    check(user.startsWith("About app.ts lines 1–3:\n```typescript\nexport function add"), `the message: ${user}`);
-    check(user.endsWith("What does this do?"), `the message: ${user}`);
-    check(last.system.includes(appTs), "the file is not in the turn's context");
+    check(last.question === "What does this do?", `the message has more than the question: ${last.question}`);
+    check(!last.question.includes("```"), "code fences were pasted into the question");
+    check(last.turn.includes(appTs) && last.turn.includes("(the user selected lines 1–3)"), `the turn's context does not name app.ts's lines 1–3:\n${last.turn}`);
     check(last.system.includes(unsaved), "the editor's unsaved text of app.ts did not reach the model");
   });
 
@@ -739,6 +1052,40 @@ async function main(): Promise<void> {
     await until("its result", async () => (await again.locator(".tool-output").innerText()) === "slow done after 1 steps", 5000);
   });
 
+  await step("issue 24: three tool calls in one turn, one refused: three cards, each with its outcome", async () => {
+    await enqueue([
+      {
+        chunks: [],
+        toolCalls: [
+          { name: "mcp__t__slow", arguments: JSON.stringify({ steps: 1, ms: 10 }) },
+          { name: "mcp__t__echo", arguments: JSON.stringify({ text: "three calls" }) },
+          { name: "mcp__t__add", arguments: JSON.stringify({ a: 20, b: 22 }) },
+        ],
+      },
+      { chunks: ["Two ran, one was refused."] },
+    ]);
+    const before = await turns().count();
+    await typeInChat("Make three calls");
+    await until("the new turn", async () => (await turns().count()) === before + 1);
+    const turn = turns().nth(before);
+    const echo = turn.locator(".tool", { hasText: "t · echo" });
+    await until("the echo question on its card", async () => (await echo.locator(".tool-answers button").count()) === 3, 30_000);
+    await echo.locator(".tool-answers button", { hasText: "Allow once" }).click();
+    const add = turn.locator(".tool", { hasText: "t · add" });
+    await until("the add question on its card", async () => (await add.locator(".tool-answers button").count()) === 3, 30_000);
+    await add.locator(".tool-answers button", { hasText: "Deny" }).click();
+    await until("the answer after the calls", async () => (await turn.locator(".a .md").last().innerText()).includes("Two ran, one was refused."), 30_000);
+    await idle();
+    const cards = turn.locator(".tool");
+    check((await cards.count()) === 3, `${await cards.count()} cards for three calls`);
+    const statuses = await cards.evaluateAll((cs) => cs.map((c) => `${c.querySelector(".tool-title")?.textContent}=${c.getAttribute("data-status")}`));
+    check(statuses.join(" ") === "t · slow=done t · echo=done t · add=declined", `the cards: ${statuses.join(" ")}`);
+    check((await add.locator(".tool-args").innerText()) === "a: 20, b: 22", `add's arguments: ${await add.locator(".tool-args").innerText()}`);
+    await openCard(echo);
+    await until("echo's result", async () => (await echo.locator(".tool-output").innerText()) === "echo: three calls", 5000);
+    await ed.clearToasts();
+  });
+
   let firstTitle = "";
   await step("4 New Session resets the view and the status bar", async () => {
     firstTitle = await title();
@@ -761,16 +1108,25 @@ async function main(): Promise<void> {
     check((await turns().nth(1).locator(".status").innerText()) === "interrupted", "the cancelled answer's mark");
     check((await chips()).includes("app.ts"), "the resumed context");
     // The tool calls are cards in the history too, with what the model got back.
-    const echo = chat.locator(".turn .tool", { hasText: "t · echo" });
+    // (The turn that asked for it: a later turn made three calls, an echo among them.)
+    const echo = chat.locator(".turn", { hasText: "Echo something through the test server" }).locator(".tool", { hasText: "t · echo" });
     check((await echo.count()) === 1, `${await echo.count()} echo cards in the history`);
     check((await echo.getAttribute("data-status")) === "done", `the stored card's status: ${await echo.getAttribute("data-status")}`);
     check((await echo.locator(".tool-args").innerText()) === `text: "${echoText}"`, "the stored call's arguments");
     await openCard(echo);
     await until("the stored result", async () => (await echo.locator(".tool-output").innerText()) === `echo: ${echoText}`, 5000);
-    const add = chat.locator(".turn .tool", { hasText: "t · add" });
+    const add = chat.locator(".turn", { hasText: "Add 2 and 3 with the test server" }).locator(".tool", { hasText: "t · add" });
     check((await add.getAttribute("data-status")) === "declined", `the stored declined card's status: ${await add.getAttribute("data-status")}`);
     await openCard(add);
     await until("the declined call's result", async () => (await add.locator(".tool-output").innerText()).includes("declined"), 5000);
+    // The turn of three calls, one refused, the same after the resume.
+    const three = chat.locator(".turn", { hasText: "Make three calls" });
+    const stored = await three.locator(".tool").evaluateAll((cs) => cs.map((c) => `${c.querySelector(".tool-title")?.textContent}=${c.getAttribute("data-status")}`));
+    check(stored.join(" ") === "t · slow=done t · echo=done t · add=declined", `the stored cards: ${stored.join(" ")}`);
+    // Each answer's token usage, from the stored answers.
+    const costly = chat.locator(".turn", { hasText: "How much does this cost?" });
+    check((await costly.locator(".turn-usage").innerText()).trim() === usageShown, `the stored turn's usage: ${await costly.locator(".turn-usage").innerText()}`);
+    check(/^session: [\d,]+ in \([\d,]+ cached\) · [\d,]+ out$/.test((await chat.locator("#usage").innerText()).trim()), `the session's usage: ${await chat.locator("#usage").innerText()}`);
     await echo.scrollIntoViewIfNeeded();
     await ed.page.mouse.move(1000, 600);
     await ed.shot("tool-history-dark");

@@ -14,6 +14,10 @@
   const send = $("send");
   const stop = $("stop");
   const form = $("composer");
+  const hint = $("hint");
+  const turnFile = $("turn-file");
+  const model = $("model");
+  const usage = $("usage");
   let state = null;
   let revealed = 0;
   let scrolledTo = undefined;
@@ -57,7 +61,7 @@
   function drawContext(s) {
     context.textContent = "";
     if (s.context.length === 0 && s.sessionFiles.length === 0) {
-      context.appendChild(el("div", "empty", "No context yet: add files with ctxls: Add Current File to Context."));
+      context.appendChild(el("div", "empty", "No context yet: add files with + above the input or ctxls: Add Current File to Context."));
       return;
     }
     for (const set of s.context) {
@@ -181,7 +185,7 @@
     const a = div.querySelector(".a");
     const parts = t.parts || [];
     drawParts(a, parts);
-    div.querySelectorAll(".status, .activity, .written, .compacted").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .activity, .written, .compacted, .turn-usage").forEach((n) => n.remove());
     const last = parts[parts.length - 1];
     const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
     if (t.status === "streaming" && !toolBusy) {
@@ -197,6 +201,11 @@
         w.appendChild(sessionFileLink(f));
       });
       div.appendChild(w);
+    }
+    if (t.usage) {
+      const u = el("div", "turn-usage", t.usage);
+      u.title = "Tokens this turn cost: input (the part read from the provider's cache) · output";
+      div.appendChild(u);
     }
     if (t.status === "cancelled") div.appendChild(el("div", "status cancelled", "cancelled"));
     else if (t.status === "interrupted") div.appendChild(el("div", "status interrupted", "interrupted"));
@@ -222,11 +231,69 @@
     return div;
   }
 
+  // While an answer streams the input stays usable: the next question can
+  // be typed; Enter sends it once the answer ends (the hint says so) and Esc
+  // stops the answer.
   function drawBusy(busy) {
-    input.disabled = busy;
     send.hidden = busy;
+    send.disabled = busy;
     stop.hidden = !busy;
     document.body.classList.toggle("busy", busy);
+    drawHint();
+  }
+
+  // What goes with the question, in words: the chip's file and the
+  // context's files; open files only by name.
+  function drawHint(attention) {
+    const s = state;
+    hint.classList.toggle("attention", !!attention);
+    if (s && s.busy) {
+      hint.textContent = "Answering… Type your next question: Enter sends it once this answer ends. Esc stops the answer.";
+      return;
+    }
+    const files = (s && s.context.find((c) => c.name === "files")) || { items: [] };
+    const n = files.items.length;
+    const ctx = n === 0 ? "" : n === 1 ? "the context's file" : "the context's " + n + " files";
+    const f = s && s.turnFile;
+    const parts = [];
+    if (f && !f.removed) parts.push(f.label + " (its text as in the editor)");
+    if (ctx) parts.push(ctx);
+    let text = parts.length ? "Sent with the question: " + parts.join(" and ") + "." : "No file is sent with the question.";
+    if (f && f.removed) text += " " + f.label + " is not sent.";
+    hint.textContent = text + " Other open files are listed by name only.";
+  }
+
+  function drawTurnFile(f) {
+    if (state) state.turnFile = f;
+    turnFile.textContent = "";
+    if (f) {
+      const chip = el("span", "chip turn-chip" + (f.removed ? " removed" : ""));
+      chip.dataset.item = f.item;
+      if (f.removed) {
+        const b = el("button", "link label restore", f.label);
+        b.type = "button";
+        b.title = "Not sent: click to send " + f.label + " with the question";
+        chip.appendChild(b);
+      } else {
+        const a = fileLink(f.label, f.path, "label");
+        a.title = f.item + ": sent with the question (the editor's text, unsaved edits included)";
+        chip.appendChild(a);
+        const x = el("button", "remove turn-remove", "×");
+        x.type = "button";
+        x.title = "Send the question without " + f.label;
+        x.setAttribute("aria-label", x.title);
+        chip.appendChild(x);
+      }
+      turnFile.appendChild(chip);
+    }
+    drawHint();
+  }
+
+  function drawSessionLine(m, u) {
+    model.hidden = !m;
+    model.textContent = m ? "model: " + m : "";
+    usage.hidden = !u;
+    usage.textContent = u ? "session: " + u : "";
   }
 
   function draw(s) {
@@ -245,6 +312,8 @@
       off: "The model may not edit files. Click to change.",
     }[s.reviewMode] || "";
     drawContext(s);
+    drawTurnFile(s.turnFile);
+    drawSessionLine(s.model, s.usage);
     banner.hidden = !s.banner;
     banner.textContent = "";
     if (s.banner) {
@@ -257,7 +326,7 @@
       }
     }
     log.textContent = "";
-    if (s.turns.length === 0) log.appendChild(el("div", "welcome", "Ask about your code: the open files, unsaved edits included, and the session's context go with the question."));
+    if (s.turns.length === 0) log.appendChild(el("div", "welcome", "Ask about your code: the file shown above the input (the active editor's, with its selected lines and unsaved edits) and the files of the session's context go with the question; other open files are listed by name."));
     s.turns.forEach((t, i) => log.appendChild(drawTurn(t, i)));
     drawBusy(s.busy);
     if (s.highlight !== undefined) {
@@ -305,12 +374,25 @@
       if (!m.busy) input.focus();
     } else if (m.type === "focusInput") {
       input.focus();
+    } else if (m.type === "turnFile") {
+      drawTurnFile(m.file);
+    } else if (m.type === "sessionLine") {
+      if (state) {
+        state.model = m.model;
+        state.usage = m.usage;
+      }
+      drawSessionLine(m.model, m.usage);
     }
   });
 
   function submit() {
     const text = input.value;
-    if (!text.trim() || input.disabled) return;
+    if (!text.trim()) return;
+    if (state && state.busy) {
+      // Kept in the input until the answer ends; the hint says so.
+      drawHint(true);
+      return;
+    }
     input.value = "";
     vscode.setState({ draft: "" });
     vscode.postMessage({ type: "send", text });
@@ -327,6 +409,13 @@
   });
   input.addEventListener("input", () => vscode.setState({ draft: input.value }));
   stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+  // Esc in the view stops a running answer.
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && state && state.busy && !e.isComposing) {
+      e.preventDefault();
+      vscode.postMessage({ type: "stop" });
+    }
+  });
 
   document.addEventListener("click", (e) => {
     const t = e.target instanceof Element ? e.target : null;
@@ -335,6 +424,18 @@
     if (a) {
       e.preventDefault();
       vscode.postMessage({ type: "openLink", href: a.dataset.href || a.getAttribute("href") || "" });
+      return;
+    }
+    if (t.closest("button.turn-remove")) {
+      vscode.postMessage({ type: "removeTurnFile" });
+      return;
+    }
+    if (t.closest("button.restore")) {
+      vscode.postMessage({ type: "restoreTurnFile" });
+      return;
+    }
+    if (t.closest("#add-file")) {
+      vscode.postMessage({ type: "addContextFile" });
       return;
     }
     const remove = t.closest("button.remove");

@@ -5,7 +5,7 @@
 // draw; the page posts back what the user did.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
-import { ViewState, ViewTurn } from "./viewstate";
+import { TurnFileChip, ViewState, ViewTurn } from "./viewstate";
 
 /** Messages the page posts. */
 export type FromView =
@@ -16,6 +16,12 @@ export type FromView =
   | { type: "openFile"; path: string }
   | { type: "openSessionFile"; subdir: string; name: string }
   | { type: "removeContext"; set: string; value: string }
+  /** The × of the chip above the input: the next question goes without the active file. */
+  | { type: "removeTurnFile" }
+  /** A click on the removed (dashed) chip: the file goes with the question again. */
+  | { type: "restoreTurnFile" }
+  /** The + above the input: pick a workspace file to add to the session's context. */
+  | { type: "addContextFile" }
   | { type: "copy"; text: string }
   /** A code block's Insert: at the cursor of the editor the user last worked in. */
   | { type: "insertCode"; text: string }
@@ -75,6 +81,16 @@ export class ChatView implements vscode.WebviewViewProvider {
     this.view?.webview.postMessage({ type: "busy", busy });
   }
 
+  /** The chip above the input (the file that goes with the next question) changed. */
+  postTurnFile(file: TurnFileChip | undefined): void {
+    this.view?.webview.postMessage({ type: "turnFile", file });
+  }
+
+  /** The session's model or usage changed (the header's line). */
+  postSessionLine(model: string | undefined, usage: string | undefined): void {
+    this.view?.webview.postMessage({ type: "sessionLine", model, usage });
+  }
+
   private html(webview: vscode.Webview, media: vscode.Uri): string {
     const nonce = crypto.randomBytes(18).toString("base64");
     const css = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
@@ -94,13 +110,16 @@ export class ChatView implements vscode.WebviewViewProvider {
 <link rel="stylesheet" href="${css}">
 <title>ctxls</title>
 </head><body>
-<header><div class="head"><h1 id="title">ctxls</h1><button id="mode" class="mode" type="button" data-command="setReviewMode" hidden></button></div><div id="context" class="context" aria-label="Session context"></div></header>
+<header><div class="head"><h1 id="title">ctxls</h1><button id="mode" class="mode" type="button" data-command="setReviewMode" hidden></button></div>
+<div id="session-line" class="session-line"><button id="model" class="link model" type="button" data-command="chooseModel" title="The model of this session's turns. Click to choose another."></button><span id="usage" class="usage" title="Tokens this session's turns have cost, as the provider reported them"></span></div>
+<div id="context" class="context" aria-label="Session context"></div></header>
 <div id="banner" class="banner" role="alert" hidden></div>
 <main id="log" aria-live="polite"></main>
 <form id="composer">
+<div id="attach" class="attach" aria-label="Sent with the question"><button id="add-file" class="add-file" type="button" title="Add a workspace file to the session's context" aria-label="Add a file to the context">+</button><span id="turn-file" class="turn-file"></span></div>
 <textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line"></textarea>
-<div class="actions"><span class="hint">Files in the context and your open files go with the question.</span>
-<span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden>Stop</button></span></div>
+<div class="actions"><span id="hint" class="hint"></span>
+<span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>
 </form>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;

@@ -38,8 +38,12 @@ import {
   OpenAsk,
   ReviewAnswers,
   reviewDecision,
+  selectedLines,
   SessionFile,
   StreamingAnswer,
+  TurnFileChip,
+  turnFileChip,
+  usageLine,
   ViewState,
   ViewTurn,
   viewTurn,
@@ -154,7 +158,14 @@ class Controller {
   private toolLineFollows = false;
   private lastEditor?: vscode.TextEditor;
   private viewTimer?: NodeJS.Timeout;
+  /** The document whose chip the user removed: its file stays out of questions until the active editor changes. */
+  private removedDoc?: string;
+  private turnFileTimer?: NodeJS.Timeout;
+  /** The provider's default model, once ctxls.models.list has said it. */
+  private defaultModel?: string;
   private readonly status: vscode.StatusBarItem;
+  /** The session's model (click: Choose Model); its tooltip has the session's token usage. */
+  private readonly modelStatus: vscode.StatusBarItem;
   private readonly view: ChatView;
   private readonly previews = new PreviewDocs();
   private readonly reviews = new Reviews();
@@ -164,20 +175,35 @@ class Controller {
     this.folders = editorFolders(ext.globalStorageUri.fsPath, ext.logUri.fsPath, ext.extensionUri.fsPath);
     this.status = vscode.window.createStatusBarItem("ctxls.status", vscode.StatusBarAlignment.Left, 100);
     this.status.name = "ctxls";
+    this.modelStatus = vscode.window.createStatusBarItem("ctxls.model", vscode.StatusBarAlignment.Left, 99);
+    this.modelStatus.name = "ctxls model";
+    this.modelStatus.command = "ctxls.ui.chooseModel";
     this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m));
     ext.subscriptions.push(
       this.status,
+      this.modelStatus,
       this.reviews,
       vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
-      vscode.window.onDidChangeActiveTextEditor((e) => this.viewChanged(e)),
-      vscode.window.onDidChangeTextEditorSelection((e) => this.viewChanged(e.textEditor)),
+      vscode.window.onDidChangeActiveTextEditor((e) => {
+        this.viewChanged(e);
+        // Another text editor: a removed chip comes back for the new file.
+        if (e && e.document.uri.toString() !== this.removedDoc) this.removedDoc = undefined;
+        this.turnFileChanged();
+      }),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.turnFileChanged()),
+      vscode.window.onDidChangeTextEditorSelection((e) => {
+        this.viewChanged(e.textEditor);
+        this.turnFileChanged();
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("ctxls.path")) void this.restart();
+        if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
       }),
     );
     const e = vscode.window.activeTextEditor;
     if (e && this.syncable(e.document.uri)) this.lastEditor = e;
+    this.state.turnFile = this.turnFile();
     this.updateStatus();
     this.status.show();
   }
@@ -270,6 +296,7 @@ class Controller {
       this.view.postState();
       const e = vscode.window.activeTextEditor;
       if (e) this.viewChanged(e);
+      void this.learnDefaultModel(ctxls);
     } catch (e) {
       this.client = undefined;
       this.ctxls = undefined;
@@ -302,6 +329,7 @@ class Controller {
     this.ctxls = undefined;
     if (old) await old.stop().catch(() => undefined);
     this.state = emptyState();
+    this.state.turnFile = this.turnFile();
     this.session = undefined;
     await this.start();
   }
@@ -336,6 +364,90 @@ class Controller {
       s.tooltip = "ctxls session. Click to switch sessions.";
       s.command = "ctxls.ui.resumeSession";
     }
+    void vscode.commands.executeCommand("setContext", "ctxls.busy", this.state.busy);
+    const m = this.modelStatus;
+    if (this.startError) {
+      m.hide();
+      return;
+    }
+    this.state.model = this.session?.meta?.model || provider().model || this.defaultModel;
+    m.text = `$(sparkle) ${this.state.model ?? "model"}`;
+    m.tooltip =
+      `ctxls model: ${this.state.model ?? "the provider's default"}. Click to choose another.` +
+      (this.state.usage ? `\nThis session: ${this.state.usage} tokens.` : "");
+    m.show();
+  }
+
+  /** The model and usage line in the chat's header, and the model's status bar item. */
+  private postSessionLine(): void {
+    this.updateStatus();
+    this.view.postSessionLine(this.state.model, this.state.usage);
+  }
+
+  /** The provider's default model, for the status bar when neither the session nor the settings name one. */
+  private async learnDefaultModel(c: CtxlsClient): Promise<void> {
+    try {
+      const r = await c.models(this.state.sessionId);
+      this.defaultModel = r.default || r.current || undefined;
+      this.postSessionLine();
+    } catch {
+      // No provider, or one that lists no models: the item says "model".
+    }
+  }
+
+  /** What the session's turns cost, asked again after each turn and on a session switch. */
+  private async refreshUsage(): Promise<void> {
+    const c = this.ctxls;
+    const id = this.state.sessionId;
+    if (!c || !id) {
+      this.state.usage = undefined;
+      this.postSessionLine();
+      return;
+    }
+    try {
+      const u = await c.usage(id);
+      if (id !== this.state.sessionId) return;
+      this.state.usage = usageLine(u);
+    } catch {
+      this.state.usage = undefined;
+    }
+    this.postSessionLine();
+  }
+
+  // ---- the file that goes with the question ----
+
+  /** Whether the active editor's file goes with each question (ctxls.sendActiveFile). */
+  private sendActiveFile(): boolean {
+    return vscode.workspace.getConfiguration("ctxls").get<boolean>("sendActiveFile", true) !== false;
+  }
+
+  /** The active editor's file and selected lines as the chip above the input, or undefined. */
+  private turnFile(): TurnFileChip | undefined {
+    if (!this.sendActiveFile()) return undefined;
+    let e = vscode.window.activeTextEditor;
+    // A non-text editor in front (the settings, a webview): the text editor last worked in, while it is shown.
+    const l = this.lastEditor;
+    if (!e && l && !l.document.isClosed) e = vscode.window.visibleTextEditors.find((v) => v.document === l.document);
+    if (!e || !this.syncable(e.document.uri)) return undefined;
+    const sel = e.selection;
+    const chip = turnFileChip(e.document.uri.fsPath, sel.isEmpty ? undefined : selectedLines(sel.start, sel.end));
+    if (this.removedDoc === e.document.uri.toString()) chip.removed = true;
+    return chip;
+  }
+
+  /** Redraws the chip (selection changes come in bursts: drawn once they rest). */
+  private turnFileChanged(delay = 80): void {
+    if (this.turnFileTimer) clearTimeout(this.turnFileTimer);
+    this.turnFileTimer = setTimeout(() => {
+      this.state.turnFile = this.turnFile();
+      this.view.postTurnFile(this.state.turnFile);
+    }, delay);
+  }
+
+  /** The turn's files: the chip's, unless removed or turned off. */
+  private turnFiles(): string[] {
+    const f = this.turnFile();
+    return f && !f.removed ? [f.item] : [];
   }
 
   private setSession(s: Session | undefined): void {
@@ -344,7 +456,7 @@ class Controller {
     this.state.title = s?.title ?? "New session";
     this.state.reviewMode = s?.meta?.reviewMode || "ask";
     void this.ext.workspaceState.update(sessionKey, s?.id);
-    this.updateStatus();
+    this.postSessionLine();
   }
 
   /** Learns the current session's title and folder without touching the turns shown. */
@@ -357,6 +469,7 @@ class Controller {
       this.setSession(shown.session);
       this.state.sessionFiles = await this.sessionFiles();
       this.view.postState();
+      void this.refreshUsage();
     } catch {
       // The session may have been deleted meanwhile; the view keeps what it has.
     }
@@ -375,6 +488,7 @@ class Controller {
     this.state.sessionFiles = await this.sessionFiles();
     this.state.highlight = highlight;
     this.view.postState();
+    void this.refreshUsage();
   }
 
   private async sessionFiles(): Promise<SessionFile[]> {
@@ -401,6 +515,7 @@ class Controller {
     const banner = this.state.banner;
     this.state = emptyState(title);
     this.state.banner = banner;
+    this.state.turnFile = this.turnFile();
   }
 
   // ---- chat ----
@@ -473,6 +588,8 @@ class Controller {
       return;
     }
     await this.view.reveal(false);
+    // The chip's file (the active editor's, with its selected lines) goes with the question.
+    const files = opts.files ?? this.turnFiles();
     this.state.highlight = undefined;
     const index = this.state.turns.length;
     const turn: ViewTurn = { question: message, parts: [], status: "streaming", files: [] };
@@ -502,6 +619,10 @@ class Controller {
             this.toolLineFollows = false;
             timer ??= setTimeout(flush, 40);
           },
+          onUsage: (u) => {
+            turn.usage = usageLine(u);
+            this.view.postTurn(index, turn);
+          },
           onActivity: (m) => {
             // A tool call's line: its card says it already.
             if (this.toolLineFollows) {
@@ -512,7 +633,7 @@ class Controller {
             this.view.postTurn(index, turn);
           },
         },
-        opts.files?.length ? { files: opts.files } : {},
+        files.length ? { files } : {},
       );
     } finally {
       this.running = undefined;
@@ -525,6 +646,7 @@ class Controller {
     turn.activity = undefined;
     turn.status = { stop: "done", cancelled: "cancelled", length: "length", error: "error" }[out.finishReason] ?? "done";
     turn.error = out.error;
+    turn.usage = usageLine(out.usage) ?? turn.usage;
     this.state.busy = false;
     this.view.postTurn(index, turn);
     this.view.postBusy(false);
@@ -534,6 +656,7 @@ class Controller {
       this.compactedDuringTurn = false;
       await this.loadSession(this.state.sessionId);
     }
+    await this.refreshUsage();
   }
 
   private fromView(m: FromView): void {
@@ -560,6 +683,17 @@ class Controller {
       case "openLink":
         run(() => this.openLink(m.href));
         break;
+      case "removeTurnFile":
+        this.removedDoc = this.turnFile()?.path ? vscode.Uri.file(this.turnFile()!.path).toString() : undefined;
+        this.turnFileChanged(0);
+        break;
+      case "restoreTurnFile":
+        this.removedDoc = undefined;
+        this.turnFileChanged(0);
+        break;
+      case "addContextFile":
+        run(() => this.addContextFile());
+        break;
       case "removeContext":
         run(async () => {
           const c = await this.need();
@@ -581,11 +715,95 @@ class Controller {
       case "action":
         if (m.command === "openSetting") run(async () => this.openSetting());
         else if (m.command === "setReviewMode") run(async () => vscode.commands.executeCommand("ctxls.ui.setReviewMode"));
+        else if (m.command === "chooseModel") run(async () => vscode.commands.executeCommand("ctxls.ui.chooseModel"));
         break;
       case "toolAnswer":
         this.answerOnCard(m.id, m.title);
         break;
     }
+  }
+
+  /** The chat view's +: a workspace file picked from a list goes into the session's context (files set, merged). */
+  private async addContextFile(): Promise<void> {
+    const c = await this.need();
+    if (!c) return;
+    type Item = vscode.QuickPickItem & { uri: vscode.Uri };
+    const items = (async (): Promise<Item[]> => {
+      const out: Item[] = [];
+      const seen = new Set<string>();
+      const add = (uri: vscode.Uri, description?: string) => {
+        if (seen.has(uri.toString()) || !this.syncable(uri)) return;
+        seen.add(uri.toString());
+        out.push({ label: vscode.workspace.asRelativePath(uri, false), description, uri });
+      };
+      for (const d of vscode.workspace.textDocuments) add(d.uri, "open");
+      const files = await vscode.workspace.findFiles("**/*", "{**/node_modules/**,**/.git/**}", 5000);
+      files.sort((a, b) => a.fsPath.localeCompare(b.fsPath)).forEach((f) => add(f));
+      return out;
+    })();
+    const pick = await vscode.window.showQuickPick(items, {
+      title: "Add a file to the ctxls session's context",
+      placeHolder: "Its text goes with every question of the session, until you remove it (×)",
+      matchOnDescription: true,
+    });
+    if (!pick) return;
+    const r = await c.addFiles([pick.uri.fsPath]);
+    for (const w of r.warnings ?? []) vscode.window.showWarningMessage(`ctxls: ${w}`);
+    vscode.window.setStatusBarMessage(`ctxls: added ${baseName(pick.uri.fsPath)} to the context`, 4000);
+  }
+
+  /** Choose Model: the provider's models (ctxls.models.list), or a name typed in; ctxls.session.setModel. */
+  private async chooseModel(c: CtxlsClient): Promise<void> {
+    type Item = vscode.QuickPickItem & { model: string };
+    const qp = vscode.window.createQuickPick<Item>();
+    qp.title = "ctxls: the model of this session's turns";
+    qp.placeholder = "Pick a model of the provider's, or type a model's name";
+    qp.busy = true;
+    let listed: Item[] = [];
+    let current = this.state.model ?? "";
+    let fallback = "";
+    const typed = (): Item[] => {
+      const v = qp.value.trim();
+      return v && !listed.some((i) => i.model === v) ? [{ label: v, description: "use this name", model: v, alwaysShow: true }] : [];
+    };
+    const refresh = () => (qp.items = [...typed(), ...listed]);
+    qp.onDidChangeValue(refresh);
+    const chosen = new Promise<string | undefined>((resolve) => {
+      qp.onDidAccept(() => {
+        const it = qp.selectedItems[0] ?? qp.activeItems[0];
+        const v = it?.model ?? qp.value.trim();
+        if (v || it) resolve(v);
+        qp.hide();
+      });
+      qp.onDidHide(() => resolve(undefined));
+    });
+    qp.show();
+    try {
+      const r = await c.models(this.state.sessionId);
+      current = r.current || current;
+      fallback = r.default;
+      this.defaultModel = r.default || this.defaultModel;
+      listed = (r.models ?? []).map((m) => ({
+        label: m,
+        description: [m === current ? "current" : "", m === fallback ? "the provider's default" : ""].filter(Boolean).join(", ") || undefined,
+        model: m,
+      }));
+      if (current && !listed.some((i) => i.model === current)) listed.unshift({ label: current, description: "current", model: current });
+      refresh();
+      const cur = qp.items.find((i) => i.model === current);
+      if (cur && !qp.value) qp.activeItems = [cur];
+    } catch (e) {
+      qp.placeholder = `The provider listed no models (${errorText(e)}): type a model's name`;
+    } finally {
+      qp.busy = false;
+    }
+    const model = await chosen;
+    qp.dispose();
+    if (model === undefined) return;
+    const { session } = await c.setModel(model, this.state.sessionId);
+    this.setSession(session);
+    this.view.postState();
+    vscode.window.setStatusBarMessage(`ctxls: this session's turns use ${session.meta?.model || model}`, 4000);
   }
 
   async cancel(): Promise<void> {
@@ -764,7 +982,9 @@ class Controller {
 
     reg("ctxls.ui.openSetting", async () => this.openSetting());
     withClient("ctxls.ui.ask", async () => {
-      const message = await vscode.window.showInputBox({ prompt: "Ask ctxls", placeHolder: "Your question (the context and open files go with it)" });
+      const f = this.turnFile();
+      const what = f && !f.removed ? `${f.label} and the context's files go with it` : "the context's files go with it";
+      const message = await vscode.window.showInputBox({ prompt: "Ask ctxls", placeHolder: `Your question (${what})` });
       if (message) await this.ask(message);
     });
     withClient("ctxls.ui.askSelection", async () => {
@@ -773,17 +993,13 @@ class Controller {
         vscode.window.showInformationMessage("ctxls: select the lines to ask about in an editor first, then run Ask about Selection.");
         return;
       }
-      const sel = editor.selection;
-      const doc = editor.document;
-      const first = sel.start.line + 1;
-      const last = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line : sel.end.line + 1;
-      const rel = vscode.workspace.asRelativePath(doc.uri, false);
-      const where = first === last ? `line ${first}` : `lines ${first}–${last}`;
-      const question = await vscode.window.showInputBox({ prompt: `Ask about ${rel} ${where}`, placeHolder: "Your question about the selection" });
-      if (!question) return;
-      const fence = "```";
-      const message = `About ${rel} ${where}:\n${fence}${doc.languageId}\n${doc.getText(sel).replace(/\n$/, "")}\n${fence}\n\n${question}`;
-      await this.ask(message, { files: [doc.uri.fsPath] });
+      // The selection is the chip above the chat's input (main.go:5-8): the
+      // question typed there goes with the file and those lines.
+      this.removedDoc = undefined;
+      if (editor !== vscode.window.activeTextEditor) await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, selection: editor.selection, preserveFocus: false });
+      this.state.turnFile = this.turnFile() ?? turnFileChip(editor.document.uri.fsPath, selectedLines(editor.selection.start, editor.selection.end));
+      this.view.postTurnFile(this.state.turnFile);
+      await this.view.reveal(true);
     });
     withClient("ctxls.ui.newSession", async (c) => {
       const { session } = await c.newSession();
@@ -945,6 +1161,10 @@ class Controller {
     reg("ctxls.ui.rejectEdit", decide("reject"));
     reg("ctxls.ui.cancel", async () => this.cancel());
     reg("ctxls.ui.focusChat", async () => this.view.reveal(true));
+    withClient("ctxls.ui.chooseModel", async (c) => this.chooseModel(c));
+    // The context menus' entries (their titles name ctxls; the palette has the commands above).
+    reg("ctxls.ui.menu.addFileToSession", async (arg?: vscode.Uri) => vscode.commands.executeCommand("ctxls.ui.addFileToSession", arg));
+    reg("ctxls.ui.menu.addCurrentFile", async (arg?: vscode.Uri) => vscode.commands.executeCommand("ctxls.ui.addCurrentFile", arg));
   }
 
   /** A session picker; typing searches message text through the daemon (resume, search). */

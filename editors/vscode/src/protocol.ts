@@ -5,6 +5,7 @@
 
 import {
   ChatResult,
+  ChatUsage,
   ClientNotifications,
   CommandTypes,
   Commands,
@@ -64,6 +65,8 @@ export type ToolCallUpdate = ToolCallParams;
 export interface TurnEvents {
   onDelta?(text: string): void;
   onActivity?(message: string): void;
+  /** What the turn's provider requests cost, once they ended (a usage report). */
+  onUsage?(usage: ChatUsage): void;
   /** The progress end's message: "done", "cancelled" or "error: …". */
   onEnd?(message: string): void;
 }
@@ -85,6 +88,8 @@ export interface TurnOutcome {
   messageId?: number;
   /** The error's message when finishReason is "error". */
   error?: string;
+  /** The tokens the turn cost, when the provider said (the result's, else the last usage report). */
+  usage?: ChatUsage;
 }
 
 let tokenSeq = 0;
@@ -144,6 +149,7 @@ export class CtxlsClient {
     const sub = this.conn.onProgress(progressType, token, (v: any) => {
       v = v ?? {};
       if (typeof v.delta === "string") events.onDelta?.(v.delta);
+      else if (v.kind === "report" && v.usage && typeof v.usage === "object") events.onUsage?.(v.usage);
       else if (v.kind === "report" && v.message) events.onActivity?.(v.message);
       else if (v.kind === "end") events.onEnd?.(v.message ?? "");
     });
@@ -163,7 +169,12 @@ export class CtxlsClient {
   async turn(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[] } = {}): Promise<TurnOutcome> {
     let streamed = "";
     let endMessage = "";
+    let usage: ChatUsage | undefined;
     const wrapped: TurnEvents = {
+      onUsage: (u) => {
+        usage = u;
+        events.onUsage?.(u);
+      },
       onDelta: (d) => {
         streamed += d;
         events.onDelta?.(d);
@@ -177,11 +188,13 @@ export class CtxlsClient {
     try {
       const r = await this.chat(message, wrapped, opts);
       const out: TurnOutcome = { finishReason: r.finishReason, text: r.text, sessionId: r.sessionId, messageId: r.messageId };
+      if (r.usage && (r.usage.promptTokens || r.usage.completionTokens)) out.usage = r.usage;
+      else if (usage) out.usage = usage;
       if (r.finishReason === "error") out.error = endMessage.replace(/^error:\s*/, "") || "the provider failed";
       return out;
     } catch (e: any) {
-      if (errorKind(e) === ErrorKinds.cancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed };
-      return { finishReason: "error", text: streamed, error: e?.message ?? String(e) };
+      if (errorKind(e) === ErrorKinds.cancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed, ...(usage ? { usage } : {}) };
+      return { finishReason: "error", text: streamed, error: e?.message ?? String(e), ...(usage ? { usage } : {}) };
     }
   }
 
@@ -259,6 +272,18 @@ export class CtxlsClient {
   addToSession(path: string) {
     return this.command(Commands.filesAdd, { path });
   }
+  /** The provider's models (its /v1/models), the session's current one and the provider's default. */
+  models(sessionId?: string) {
+    return this.command(Commands.modelsList, sessionId ? { sessionId } : {});
+  }
+  /** Sets the model of the session's turns ("" goes back to the provider's). */
+  setModel(model: string, sessionId?: string) {
+    return this.command(Commands.sessionSetModel, sessionId ? { sessionId, model } : { model });
+  }
+  /** What the session's turns have cost, in tokens. */
+  usage(sessionId?: string) {
+    return this.command(Commands.sessionUsage, sessionId ? { sessionId } : {});
+  }
 }
 
 /** The file name of a path (either separator). */
@@ -303,6 +328,8 @@ export interface ShownTurn {
   status: string;
   error?: string;
   model?: string;
+  /** The tokens the turn's answers cost, summed, when the provider said. */
+  usage?: ChatUsage;
   /** The newest summary of earlier turns covers this turn and the ones
    *  before it: the model's view of the session starts after it. */
   compacted?: Span;
@@ -358,7 +385,7 @@ function addText(parts: ShownPart[], text: string): void {
  * its mark.
  */
 export function turnsFromMessages(
-  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; toolCallId?: string; summaryOf?: Span }[],
+  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; toolCallId?: string; summaryOf?: Span; usage?: ChatUsage }[],
 ): ShownTurn[] {
   const turns: ShownTurn[] = [];
   let summary: Span | undefined;
@@ -399,6 +426,12 @@ export function turnsFromMessages(
       t.parts.push({ kind: "tool", call: { id: c.id, name: c.name, ...splitToolName(c.name), arguments: c.arguments, status: "stored" } });
     }
     if (m.model) t.model = m.model;
+    if (m.usage) {
+      const u = (t.usage ??= { promptTokens: 0, completionTokens: 0 });
+      u.promptTokens += m.usage.promptTokens || 0;
+      u.completionTokens += m.usage.completionTokens || 0;
+      if (m.usage.cachedTokens) u.cachedTokens = (u.cachedTokens ?? 0) + m.usage.cachedTokens;
+    }
     if (m.status === "interrupted") t.status = "interrupted";
     else if (m.status === "error") t.status = "error";
     else if (m.status === "streaming") t.status = "streaming";

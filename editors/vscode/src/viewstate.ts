@@ -1,7 +1,7 @@
 // What the chat view shows, with no dependency on vscode: the extension keeps
 // one ViewState and sends it (or one turn of it) to the webview, which only
 // draws. The node tests check the folding rules here.
-import { baseName, Context, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
+import { baseName, ChatUsage, Context, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
 
 /** A file the model (or the user) put into the session folder. */
@@ -26,6 +26,8 @@ export interface ViewTurn {
   files: SessionFile[];
   /** The newest summary ends with this turn: a marker follows it. */
   compacted?: Span;
+  /** What the turn cost, as a line under the answer: "1,234 in (1,000 cached) · 56 out". */
+  usage?: string;
 }
 
 export interface ContextItem {
@@ -61,10 +63,52 @@ export interface ViewState {
   highlight?: number;
   /** Bumped to make the view scroll the context card into sight. */
   revealContext?: number;
+  /** The file that goes with the next question (the active editor's), shown as a chip above the input. */
+  turnFile?: TurnFileChip;
+  /** The model the session's next turn uses, when known. */
+  model?: string;
+  /** What the session's turns have cost in all, as a line in the header. */
+  usage?: string;
+}
+
+/**
+ * The active editor's file as the chip above the chat input. `item` is
+ * what goes in the turn's files: the path, with the selected lines
+ * ("/w/main.go:5-8"); `label` is what the chip says ("main.go:5-8").
+ * A chip the user removed stays shown, dashed, as `removed`: a click puts
+ * it back.
+ */
+export interface TurnFileChip {
+  item: string;
+  label: string;
+  path: string;
+  removed?: boolean;
 }
 
 export function emptyState(title = "New session"): ViewState {
   return { title, reviewMode: "ask", busy: false, turns: [], context: [], sessionFiles: [] };
+}
+
+/** 1-based lines of a selection; one that ends at character 0 of a later line ends on the line before. */
+export function selectedLines(start: { line: number; character: number }, end: { line: number; character: number }): [number, number] {
+  const first = start.line + 1;
+  const last = end.character === 0 && end.line > start.line ? end.line : end.line + 1;
+  return [first, Math.max(first, last)];
+}
+
+/** The chip of a file with its selected lines, if any: main.go, main.go:5, main.go:5-8. */
+export function turnFileChip(path: string, lines?: [number, number]): TurnFileChip {
+  const range = lines ? (lines[0] === lines[1] ? `:${lines[0]}` : `:${lines[0]}-${lines[1]}`) : "";
+  return { item: path + range, label: baseName(path) + range, path };
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** Token usage as people read it: "1,234 in (1,000 cached) · 56 out"; undefined when nothing was reported. */
+export function usageLine(u: { promptTokens?: number; completionTokens?: number; cachedTokens?: number } | undefined): string | undefined {
+  if (!u || (!u.promptTokens && !u.completionTokens)) return undefined;
+  const cached = u.cachedTokens ? ` (${count(u.cachedTokens)} cached)` : "";
+  return `${count(u.promptTokens ?? 0)} in${cached} · ${count(u.completionTokens ?? 0)} out`;
 }
 
 /** The value that stands for a whole set (the applet is removed as one). */
@@ -210,7 +254,7 @@ export function viewTurn(t: ShownTurn): ViewTurn {
   const parts = viewParts(t.parts);
   // An answer with no stored parts (a plain text answer) still has its text.
   if (parts.length === 0 && t.answer) parts.push({ kind: "text", html: renderMarkdown(t.answer) });
-  return { question: t.question, questionId: t.questionId, ids: t.ids, parts, status: t.status, error: t.error, files: [], compacted: t.compacted };
+  return { question: t.question, questionId: t.questionId, ids: t.ids, parts, status: t.status, error: t.error, files: [], compacted: t.compacted, usage: usageLine(t.usage) };
 }
 
 /** A permission question (window/showMessageRequest) waiting for its card. */

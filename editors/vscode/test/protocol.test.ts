@@ -14,7 +14,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
 import { fenceInfo, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
-import { contextSets, OpenAsk, ReviewAnswers, reviewDecision, shortArguments, StreamingAnswer, toolCard, viewTurn } from "../src/viewstate";
+import { contextSets, OpenAsk, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnFileChip, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { editorFolders, isUserFile } from "../src/sync";
 
@@ -118,9 +118,15 @@ test("chat, cancel, show and search through the protocol layer against the real 
     assert.equal(cleared.session.title, "What is x?");
 
     const preview = await ctxls.preview("And y?");
-    // The file is in the turn's context, before the question (the system prompt stays the same).
-    assert.match(preview.messages[preview.messages.length - 1].content, /UNSAVED FROM VSCODE/);
-    assert.match(preview.messages.at(-1)?.content ?? "", /<\/ctxls-context>\n\nAnd y\?$/);
+    // The file's unsaved text went with the first question, in its turn's context (the system
+    // prompt stays the same); this turn's context names it as shown above and unchanged, before
+    // the question (issue 23: a later turn sends only what changed).
+    const firstQuestion = preview.messages.find((m) => m.role === "user" && m.content.endsWith("What is x?"));
+    assert.match(firstQuestion?.content ?? "", /<ctxls-context>[\s\S]*UNSAVED FROM VSCODE[\s\S]*<\/ctxls-context>\n\nWhat is x\?$/);
+    assert.ok(!preview.messages[0].content.includes("UNSAVED FROM VSCODE"), "the file's text is in the system prompt");
+    const last = preview.messages.at(-1)?.content ?? "";
+    assert.ok(last.includes("Shown above and unchanged since") && last.includes(`${file} (unsaved editor text)`), last);
+    assert.match(last, /<\/ctxls-context>\n\nAnd y\?$/);
 
     // Deliberately without the required field: the daemon says what is missing.
     await assert.rejects(ctxls.command("ctxls.session.resume", {} as { sessionId: string }), /sessionId is required/);
@@ -604,4 +610,31 @@ test("only the user's files are synced", () => {
   assert.equal(isUserFile({ scheme: "untitled", fsPath: "Untitled-1" }, folders), false);
   assert.equal(isUserFile({ scheme: "file", fsPath: "/home/ann/app/main.go" }, folders), true);
   assert.equal(isUserFile({ scheme: "file", fsPath: "/u/database.txt" }, folders), true);
+});
+
+test("usageLine: input (cached) and output tokens as people read them; nothing when nothing was reported", () => {
+  assert.equal(usageLine({ promptTokens: 1234, completionTokens: 56, cachedTokens: 1000 }), "1,234 in (1,000 cached) · 56 out");
+  assert.equal(usageLine({ promptTokens: 10, completionTokens: 2 }), "10 in · 2 out");
+  assert.equal(usageLine({ promptTokens: 0, completionTokens: 0 }), undefined);
+  assert.equal(usageLine(undefined), undefined);
+});
+
+test("turnsFromMessages: a turn's usage is the sum of its answers' (each round of a turn with tool calls)", () => {
+  const [t] = turnsFromMessages([
+    { id: 1, role: "user", content: "Q", status: "complete" },
+    { id: 2, role: "assistant", content: "", status: "complete", toolCalls: [{ id: "c1", name: "read_file", arguments: "{}" }], usage: { promptTokens: 100, completionTokens: 5, cachedTokens: 80 } },
+    { id: 3, role: "tool", content: "x", status: "complete", toolCallId: "c1" },
+    { id: 4, role: "assistant", content: "A", status: "complete", usage: { promptTokens: 120, completionTokens: 7 } },
+  ]);
+  assert.deepEqual(t.usage, { promptTokens: 220, completionTokens: 12, cachedTokens: 80 });
+  assert.equal(viewTurn(t).usage, "220 in (80 cached) · 12 out");
+});
+
+test("turnFileChip and selectedLines: the chip names the file and the selected lines as the daemon reads them", () => {
+  assert.deepEqual(turnFileChip("/w/main.go"), { item: "/w/main.go", label: "main.go", path: "/w/main.go" });
+  assert.deepEqual(turnFileChip("/w/main.go", [5, 8]), { item: "/w/main.go:5-8", label: "main.go:5-8", path: "/w/main.go" });
+  assert.equal(turnFileChip("/w/main.go", [12, 12]).item, "/w/main.go:12");
+  // A selection that ends at the start of a line ends on the line before.
+  assert.deepEqual(selectedLines({ line: 4, character: 0 }, { line: 8, character: 0 }), [5, 8]);
+  assert.deepEqual(selectedLines({ line: 4, character: 2 }, { line: 4, character: 9 }), [5, 5]);
 });
