@@ -632,6 +632,22 @@ async function main(): Promise<void> {
     await ed.page.keyboard.press("k");
     await idle();
     check((await lastTurn().locator(".status").innerText()) === "cancelled", "ctrl+alt+x k did not stop the turn");
+    // No other keybinding starts with ctrl+alt+x: VS Code's defaults (with every extension's) hold ours only.
+    await ed.palette("Preferences: Open Default Keyboard Shortcuts (JSON)");
+    await until("the default keybindings", async () => (await ed.activeTabTitle()).startsWith("Default Keybindings"), 15_000);
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+F");
+    const find = ed.page.locator(".editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input").first();
+    await find.waitFor({ timeout: 5000 });
+    await find.fill('"ctrl+alt+x');
+    const matches = ed.page.locator(".editor-group-container.active .find-widget .matchesCount").first();
+    const count = await until("the find widget's count", async () => {
+      const t = (await matches.innerText()).trim();
+      return /of \d+|No results/.test(t) ? t : undefined;
+    }, 10_000);
+    check(/^\d+ of 3$/.test(count), `"ctrl+alt+x" in the default keybindings: ${count} (ours are 3)`);
+    await ed.page.keyboard.press("Escape");
+    await ed.palette("View: Close Editor");
   });
 
   await step("issue 24: ctxls: Choose Model lists the provider's models; the choice is in the status bar and the chat's header, and the next turn uses it", async () => {
