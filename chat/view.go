@@ -189,6 +189,9 @@ func (v *modelView) costOf(counter prompts.Counter, key costKey, count func() in
 type shownPart struct {
 	hash [sha256.Size]byte
 	msg  int64 // the user message whose block holds it
+	// set: a file of the session's files set then (not only the turn's):
+	// when it leaves the set, the model is told it is no longer relevant.
+	set bool
 }
 
 // fileCopy is one file text a block holds.
@@ -272,7 +275,7 @@ func (s viewState) plan(in *prompts.Input, present func(int64) bool, counter pro
 	in.Relevant = send
 	for key, p := range s.parts {
 		path, ok := cutFile(key)
-		if _, relevant := current[path]; ok && !relevant && present(p.msg) {
+		if _, relevant := current[path]; ok && p.set && !relevant && present(p.msg) {
 			in.Gone = append(in.Gone, path)
 		}
 	}
@@ -333,13 +336,19 @@ func (v *modelView) record(msg int64, block string, in prompts.Input, fresh bool
 	for _, p := range in.Gone {
 		delete(v.parts, "file:"+p)
 	}
+	for _, f := range in.Shown { // in the set now, or no longer
+		if p, ok := v.parts["file:"+f.Path]; ok {
+			p.set = slices.Contains(in.Context[prompts.SetFiles], f.Path)
+			v.parts["file:"+f.Path] = p
+		}
+	}
 	if block == "" {
 		return
 	}
 	v.blocks[msg] = block
 	for _, f := range in.Relevant {
 		h := sha256.Sum256([]byte(f.Content))
-		v.parts["file:"+f.Path] = shownPart{hash: h, msg: msg}
+		v.parts["file:"+f.Path] = shownPart{hash: h, msg: msg, set: slices.Contains(in.Context[prompts.SetFiles], f.Path)}
 		v.copies = append(v.copies, fileCopy{path: f.Path, hash: h, msg: msg, tokens: counter.Count(f.Content)})
 	}
 	for _, key := range in.ReminderGone {

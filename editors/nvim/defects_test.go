@@ -109,6 +109,35 @@ func TestNeovimDefects(t *testing.T) {
 		nokey := newPhaseRunner(t, "")
 		nokey.run("nokey")
 	})
+	t.Run("not installed", func(t *testing.T) {
+		newPhaseRunner(t, "").run("nomissing")
+	})
+	t.Run("the file in front of you goes with the question", func(t *testing.T) {
+		own := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Model title"}}))
+		own.Enqueue(openaitest.Reply{Chunks: []string{"quick ", "answer"}, Delay: 100 * time.Millisecond},
+			openaitest.Reply{Chunks: []string{"first answer"}}, openaitest.Reply{Chunks: []string{"second answer"}},
+			openaitest.Reply{Chunks: []string{"third answer"}}, openaitest.Reply{Chunks: []string{"fourth answer"}})
+		af := newPhaseRunner(t, own.URL)
+		af.run("activefile")
+		asked := map[string]openaitest.Request{}
+		for _, r := range own.Streamed() {
+			asked[r.Question()] = r
+		}
+		if _, ok := asked["quick two"]; ok {
+			t.Error("the second quick ask reached the model")
+		}
+		if c := asked["what is this?"].TurnContext(); !strings.Contains(c, "// UNSAVED ACTIVE LINE") || !strings.Contains(c, "main.go (unsaved editor text)") {
+			t.Errorf("the current file's unsaved text did not go with the question:\n%s", c)
+		}
+		if c := asked["and these lines?"].TurnContext(); !strings.Contains(c, "(the user selected lines 3–4)") || !strings.Contains(c, "func main() {") {
+			t.Errorf("the range did not go with the question:\n%s", c)
+		}
+		for _, q := range []string{"without the file", "no file by default"} {
+			if c := asked[q].TurnContext(); strings.Contains(c, "## Relevant Files") {
+				t.Errorf("%q: a file went with the question:\n%s", q, c)
+			}
+		}
+	})
 }
 
 // TestHelpAfterInstall follows the README's install with a fresh copy of

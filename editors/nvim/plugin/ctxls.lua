@@ -7,7 +7,9 @@ local function cmd(name, fn, opts)
   vim.api.nvim_create_user_command(name, fn, opts or {})
 end
 
-cmd("CtxlsAsk", function(a) require("ctxls").ask(a.args) end, { nargs = "*" })
+cmd("CtxlsAsk", function(a)
+  require("ctxls").ask(a.args, { range = a.range > 0 and { a.line1, a.line2 } or nil, bang = a.bang })
+end, { nargs = "*", range = true, bang = true })
 cmd("CtxlsNew", function() require("ctxls").new_session() end)
 cmd("CtxlsSessions", function() require("ctxls").sessions() end)
 cmd("CtxlsRename", function(a) require("ctxls").rename(a.args) end, { nargs = "*" })

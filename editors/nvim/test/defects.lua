@@ -56,7 +56,7 @@ local ok, err = pcall(function()
     table.insert(messages, msg)
   end
   ctxls.setup({
-    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
+    cmd = phase == "nomissing" and { "ctxls-not-installed-here", "serve" } or { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
     provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
     debounce = 0,
     log_file = os.getenv("CTXLS_LOG_FILE"),
@@ -67,7 +67,7 @@ local ok, err = pcall(function()
   if phase ~= "nofile" then
     vim.cmd("edit " .. file)
   end
-  if phase ~= "early" and phase ~= "nofile" then
+  if phase ~= "early" and phase ~= "nofile" and phase ~= "nomissing" then
     wait("the daemon", function()
       local c = ctxls.client()
       return c ~= nil and c.initialized
@@ -326,11 +326,15 @@ local ok, err = pcall(function()
   elseif phase == "view" then
     -- 9. The view is sent on BufEnter and CursorHold: the daemon captures
     -- it as the session's applet.
+    local source = vim.api.nvim_get_current_win()
     vim.cmd("CtxlsAsk hello")
     wait("the answer", function()
       return not ctxls.busy() and #chat_bufs() == 1 and has(chat_bufs()[1], "hi")
     end)
-    vim.cmd("wincmd p")
+    -- The cursor stayed in the source (the chat shows beside it).
+    if vim.api.nvim_get_current_win() ~= source then
+      fail("the cursor moved into the chat")
+    end
     vim.api.nvim_win_set_cursor(0, { 3, 0 })
     vim.cmd("doautocmd CursorHold")
     local applet
@@ -343,6 +347,87 @@ local ok, err = pcall(function()
     if applet[1] ~= "editor" or applet[2] ~= "file=" .. file then
       fail("applet " .. vim.inspect(applet))
     end
+  elseif phase == "activefile" then
+    -- 10. Issue 24: the file in front of you goes with the question.
+    local said = function(s)
+      for _, m in ipairs(messages) do
+        if m:find(s, 1, true) then
+          return true
+        end
+      end
+      return false
+    end
+    local answered = function(s)
+      return function()
+        return not ctxls.busy() and #chat_bufs() == 1 and has(chat_bufs()[1], s)
+      end
+    end
+    -- Two asks at once in a fresh editor (no session yet): the second is
+    -- refused, and the first answer arrives whole.
+    vim.cmd("CtxlsAsk quick one")
+    vim.cmd("CtxlsAsk quick two")
+    wait("the quick answer", answered("quick answer"))
+    if not said("a turn is running") or has(chat_bufs()[1], "quick two") then
+      fail("the second quick ask was not refused")
+    end
+    -- The current file, with an unsaved edit, goes with the question, and
+    -- the chat says so; the cursor stays in it.
+    local source = vim.api.nvim_get_current_win()
+    vim.api.nvim_buf_set_lines(0, 0, 0, false, { "// UNSAVED ACTIVE LINE" })
+    vim.cmd("CtxlsAsk what is this?")
+    wait("the first answer", answered("first answer"))
+    if not has(chat_bufs()[1], "_with main.go_") then
+      fail("the chat does not say which file went")
+    end
+    if vim.api.nvim_get_current_win() ~= source then
+      fail("the cursor moved into the chat")
+    end
+    -- A range: its lines go too.
+    vim.cmd("3,4CtxlsAsk and these lines?")
+    wait("the second answer", answered("second answer"))
+    if not has(chat_bufs()[1], "_with main.go:3-4_") then
+      fail("the chat does not say which lines went")
+    end
+    -- :CtxlsAsk! leaves the file out; so does send_active_file = false.
+    vim.cmd("CtxlsAsk! without the file")
+    wait("the third answer", answered("third answer"))
+    ctxls.config.send_active_file = false
+    vim.cmd("CtxlsAsk no file by default")
+    wait("the fourth answer", answered("fourth answer"))
+    ctxls.config.send_active_file = true
+    -- The editor view's capture is not told; a change the user makes is.
+    local before = #messages
+    vim.api.nvim_win_set_cursor(0, { 4, 0 })
+    vim.cmd("doautocmd CursorHold")
+    local applet
+    wait("the applet", function()
+      ctxls.command(require("ctxls.protocol").commands.context_get, { setName = "applet" }, function(r)
+        applet = r.context.applet
+      end)
+      return applet ~= nil and vim.tbl_contains(applet, "line=4")
+    end)
+    vim.wait(300)
+    for i = before + 1, #messages do
+      if messages[i]:find("context changed", 1, true) then
+        fail("the editor view's capture was told: " .. messages[i])
+      end
+    end
+    vim.cmd("CtxlsAdd")
+    wait("the change told", function()
+      return said("context changed: editor view, files (1)")
+    end)
+  elseif phase == "nomissing" then
+    -- 11. No ctxls where it looks: the message says it is not installed
+    -- and where it looked, not that "the daemon is not running".
+    vim.cmd("CtxlsAsk hello")
+    wait("the message", function()
+      for _, m in ipairs(messages) do
+        if m:find("ctxls is not installed", 1, true) and m:find("go/bin", 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
   elseif phase == "nokey" then
     -- 9. With no provider, the message names setup({provider=…}), once.
     vim.cmd("CtxlsAsk hello")

@@ -28,6 +28,13 @@ M.config = {
   mcp_servers = nil,
   allow_read_only_tools = nil, -- true: tools their server says change nothing run unasked
   tool_permission_timeout_seconds = nil, -- no answer within it denies (nil: 120)
+  -- :CtxlsAsk sends the file in front of you (its current text, unsaved
+  -- edits included) with the question, and the lines of a range
+  -- (:'<,'>CtxlsAsk). false: only the session's relevant files go
+  -- (:CtxlsAsk! leaves the file out once).
+  send_active_file = true,
+  -- true: :CtxlsAsk moves the cursor into the chat window.
+  focus_chat = false,
 }
 
 -- state is the plugin's one connection:
@@ -39,7 +46,9 @@ M.config = {
 --   last_file   the last normal file buffer entered (for :CtxlsAdd from the chat)
 --   last_win    the last window entered that shows a file (:CtxlsApplyBlock)
 -- creating: the callbacks waiting for a session.new in flight (with_session).
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil }
+-- told_context: session id → the context last told (applet left out).
+-- asking: a :CtxlsAsk is on its way to becoming state.turn.
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false }
 
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
@@ -82,7 +91,7 @@ end
 function M.command(id, arg, cb, on_err)
   local client = M.ensure_client()
   if not client then
-    notify("the daemon is not running", vim.log.levels.ERROR)
+    notify(state.missing or "the daemon is not running", vim.log.levels.ERROR)
     return
   end
   if arg == nil or next(arg) == nil then
@@ -341,7 +350,11 @@ end
 local function context_line(ctx)
   local parts = {}
   for name, items in pairs(ctx or {}) do
-    table.insert(parts, string.format("%s (%d)", name, #items))
+    if name == "applet" then
+      table.insert(parts, "editor view")
+    else
+      table.insert(parts, string.format("%s (%d)", name, #items))
+    end
   end
   table.sort(parts)
   return #parts > 0 and table.concat(parts, ", ") or "empty"
@@ -372,6 +385,20 @@ local handlers = {
     end
   end,
   [P.notifications.context_changed] = function(_, p)
+    -- Only what the user or the model changed is told: the editor view
+    -- (the applet set, captured when the cursor rests) changes all the time.
+    local others = {}
+    for name, items in pairs(p.context or {}) do
+      if name ~= "applet" then
+        others[name] = items
+      end
+    end
+    local key = vim.inspect(others)
+    local before = state.told_context[p.sessionId] or vim.inspect({})
+    state.told_context[p.sessionId] = key
+    if p.reason ~= "resume" and before == key then
+      return
+    end
     local head = p.reason == "resume" and "resumed context: " or "context changed: "
     local missing = (p.missing and #p.missing > 0) and string.format("; %d missing", #p.missing) or ""
     notify(head .. context_line(p.context) .. missing .. " (:CtxlsContext)")
@@ -434,6 +461,38 @@ local function server_cmd()
   return cmd
 end
 
+-- resolved_cmd is config.cmd with its program found: on $PATH, else in
+-- Go's install folder ($GOBIN, $GOPATH/bin, ~/go/bin), as the VS Code
+-- extension looks. nil when it is nowhere: state.missing then says where
+-- it looked and what to do.
+local function resolved_cmd()
+  local cmd = server_cmd()
+  local prog = cmd[1]
+  if vim.fn.executable(prog) == 1 then
+    return cmd
+  end
+  if prog:find("/") then
+    state.missing = string.format("ctxls is not installed at %s (cmd in require(\"ctxls\").setup())", prog)
+  else
+    local dirs = {}
+    if vim.env.GOBIN and vim.env.GOBIN ~= "" then
+      table.insert(dirs, vim.env.GOBIN)
+    end
+    if vim.env.GOPATH and vim.env.GOPATH ~= "" then
+      table.insert(dirs, vim.env.GOPATH .. "/bin")
+    end
+    table.insert(dirs, vim.fn.expand("~/go/bin"))
+    for _, d in ipairs(dirs) do
+      if vim.fn.executable(d .. "/" .. prog) == 1 then
+        cmd[1] = d .. "/" .. prog
+        return cmd
+      end
+    end
+    state.missing = string.format("ctxls is not installed: %s is neither on $PATH nor in %s. Install it with go install github.com/ctxls/ctxls/cmd/ctxls@latest, or set cmd in require(\"ctxls\").setup()", prog, table.concat(dirs, " or "))
+  end
+  return nil
+end
+
 local function lsp_config()
   local o = P.init_options
   local init = {
@@ -448,7 +507,7 @@ local function lsp_config()
   }
   return {
     name = "ctxls",
-    cmd = server_cmd(),
+    cmd = resolved_cmd(),
     root_dir = vim.loop.cwd(),
     init_options = init,
     capabilities = capabilities(),
@@ -472,6 +531,9 @@ function M.ensure_client()
   if client then
     return client
   end
+  if not resolved_cmd() then
+    return nil
+  end
   if vim.fn.has("nvim-0.11") == 1 then
     state.client_id = vim.lsp.start(lsp_config(), { attach = false })
   else
@@ -486,6 +548,13 @@ function M.attach(buf)
     return
   end
   state.last_file = buf
+  if not M.client() and not resolved_cmd() then
+    if not state.missing_told then -- once, not on every file opened
+      state.missing_told = true
+      notify(state.missing, vim.log.levels.ERROR)
+    end
+    return
+  end
   if vim.lsp.start then
     -- 0.8+: starts the client once (same name and root) and attaches buf.
     local id = vim.lsp.start(lsp_config(), { bufnr = buf })
@@ -595,33 +664,81 @@ local function with_session(cb)
     end
   end, function(err)
     state.creating = nil
+    state.asking = false
     notify(P.commands.session_new .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
   end)
 end
 
-function M.ask(message)
+-- active_file is the file a question is about: the current buffer's,
+-- else (from the chat) the last file entered; nil when there is none.
+local function active_file()
+  local buf = vim.api.nvim_get_current_buf()
+  if not attachable(buf) then
+    buf = state.last_file
+  end
+  if not buf or not vim.api.nvim_buf_is_valid(buf) or not attachable(buf) then
+    return nil
+  end
+  return vim.api.nvim_buf_get_name(buf)
+end
+
+-- turn_file is what goes with a question (see config.send_active_file):
+-- the item sent ("/abs/main.go" or "/abs/main.go:5-8") and how it is shown
+-- ("main.go:5-8"); nil when nothing goes.
+function M.turn_file(opts)
+  opts = opts or {}
+  if opts.bang or (not M.config.send_active_file and not opts.range) then
+    return nil
+  end
+  local path = active_file()
+  if not path then
+    return nil
+  end
+  local item, label = path, vim.fn.fnamemodify(path, ":t")
+  local r = opts.range
+  if r then
+    local lines = r[1] == r[2] and tostring(r[1]) or string.format("%d-%d", r[1], r[2])
+    item, label = item .. ":" .. lines, label .. ":" .. lines
+  end
+  return { item = item, label = label }
+end
+
+-- ask sends message as a turn of the current session (made when there is
+-- none), with the file in front of you (M.turn_file). opts: range = {first,
+-- last} (:'<,'>CtxlsAsk), bang (:CtxlsAsk!: without the file).
+function M.ask(message, opts)
+  opts = opts or {}
+  local file = M.turn_file(opts)
   if not message or message == "" then
-    vim.ui.input({ prompt = "Ask ctxls: " }, function(input)
+    local with = file and (" (with " .. file.label .. ")") or ""
+    vim.ui.input({ prompt = "Ask ctxls" .. with .. ": " }, function(input)
       if input and input ~= "" then
-        M.ask(input)
+        M.ask(input, opts)
       end
     end)
     return
   end
   local client = M.ensure_client()
   if not client then
-    notify("the daemon is not running", vim.log.levels.ERROR)
+    notify(state.missing or "the daemon is not running", vim.log.levels.ERROR)
     return
   end
-  if state.turn then
+  if state.turn or state.asking then
     notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
     return
   end
+  state.asking = true -- until the turn is state.turn (the session may not exist yet)
+  local from = vim.api.nvim_get_current_win()
   with_session(function(id)
+    state.asking = false
     state.seq = state.seq + 1
     local buf = chat_buffer(id)
     show_chat(buf)
-    append(buf, "\n## You\n\n" .. message .. "\n\n## ctxls\n\n")
+    if not M.config.focus_chat and vim.api.nvim_win_is_valid(from) then
+      vim.api.nvim_set_current_win(from) -- the cursor stays in the source
+    end
+    local with = file and ("_with " .. file.label .. "_\n\n") or ""
+    append(buf, "\n## You\n\n" .. with .. message .. "\n\n## ctxls\n\n")
     local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id }
     turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
     set_lines(buf, turn.thinking, turn.thinking + 1, { "_thinking…_" })
@@ -629,7 +746,7 @@ function M.ask(message)
     follow(buf)
     state.turn = turn
     redraw_status()
-    local params = { message = message, sessionId = id, workDoneToken = turn.token }
+    local params = { message = message, sessionId = id, workDoneToken = turn.token, files = file and { file.item } or nil }
     local ok, rid = request(client, P.requests.chat, params, function(err, result)
       if err then
         local kind = error_kind(err)
