@@ -297,6 +297,9 @@ func TestWithheldAndMissingFilesSayWhy(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"ok"}})
 	s.MustCommand(api.Chat, map[string]any{"message": "go on"}, nil)
 	reqs := fake.Requests()
+	for len(reqs) > 1 && reqs[len(reqs)-1].Question() != "go on" {
+		reqs = reqs[:len(reqs)-1] // the session's title, asked in the background
+	}
 	sys := reqs[len(reqs)-1].ModelContext()
 	if !strings.Contains(sys, outside+": withheld because it is outside the workspace folders and the session folder") {
 		t.Errorf("the outside file's reason:\n%s", sys)
@@ -438,7 +441,14 @@ func TestProviderFailureIsLogged(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: sk-test-not-real", ErrorType: "invalid_request_error", ErrorCode: "invalid_api_key"})
 	var res api.ChatResult
 	s.Call("ctxls/chat", map[string]any{"message": "q"}, &res)
+	// The log line is written as the turn ends; stderr reaches the test
+	// through a pipe, a moment later.
+	deadline := time.Now().Add(10 * time.Second)
 	logs := s.Stderr()
+	for !strings.Contains(logs, "chat turn failed") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		logs = s.Stderr()
+	}
 	if !strings.Contains(logs, "chat turn failed") || !strings.Contains(logs, "refused the API key") {
 		t.Errorf("the failure is not in the log:\n%s", logs)
 	}
