@@ -342,7 +342,7 @@ func TestModelViewForgetAndIdle(t *testing.T) {
 	all := func(int64) bool { return true }
 	show := func(id string, text string) {
 		in := prompts.Input{Relevant: []prompts.File{{Path: "/w/x.go", Content: text}}}
-		e.viewFor(id).record(1, "block", in, false, all, tk)
+		e.viewFor(id).record(1, prompts.WithContext("block", "q"), in, false, all, tk)
 	}
 	shown := func(id string, text string) bool {
 		in := prompts.Input{Relevant: []prompts.File{{Path: "/w/x.go", Content: text}}}

@@ -37,8 +37,8 @@ func trimHistory(history []session.Message, budget int, counter prompts.Counter)
 
 // groupTurns splits stored messages (summaries left out, see
 // Store.ModelHistory) into whole turns, with what each costs the model.
-// blocks holds the context block each user message was sent with (see
-// modelView), given again before it; view (nil: none) keeps the costs
+// blocks holds user messages as they were sent, their context block
+// before them (see modelView), given again so; view (nil: none) keeps the costs
 // counted, so a turn counts only messages new to it.
 func groupTurns(history []session.Message, counter prompts.Counter, blocks map[int64]string, view *modelView) []histTurn {
 	var turns []histTurn
@@ -61,7 +61,10 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 		var om openai.ChatCompletionMessage
 		switch m.Role {
 		case session.RoleUser:
-			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompts.WithContext(blocks[m.ID], m.Content)}
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: m.Content}
+			if sent, ok := blocks[m.ID]; ok {
+				om.Content = sent // with its block, as sent
+			}
 		case session.RoleSystem:
 			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: m.Content}
 		case session.RoleAssistant:

@@ -173,9 +173,8 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	out.Messages = append(append(out.Messages, kept...),
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: message})
 	if record {
-		block, _ := prompts.SplitContext(message)
 		keptIDs := userIn(keptFrom(turns[from:], kept))
-		out.Record = func(msg int64) { view.record(msg, block, planned, fresh, keptIDs, counter) }
+		out.Record = func(msg int64) { view.record(msg, message, planned, fresh, keptIDs, counter) }
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxls/ctxls/prompts"
@@ -16,6 +17,11 @@ import (
 // after that a turn shows the model its context afresh (providers keep a
 // cached prefix for minutes, not hours).
 const viewIdle = time.Hour
+
+// maxViewBytes bounds the text all sessions' views hold (their blocks):
+// past it the least recently used views are dropped (their next turn shows
+// the context afresh, as after a restart).
+const maxViewBytes = 32 << 20
 
 // minStale is how many tokens of superseded file text a conversation may
 // carry before the context is shown afresh, whatever the files' size.
@@ -33,8 +39,12 @@ const minStale = 2000
 // goes without blocks).
 type modelView struct {
 	mu   sync.Mutex
-	used time.Time
-	// blocks holds the block each user message was sent with, by id.
+	used time.Time    // guarded by Engine.mu
+	size atomic.Int64 // the bytes of blocks
+
+	// blocks holds each user message as it was sent, its block before
+	// it (prompts.WithContext), by id: the history gives it again as it
+	// is, so the text is held once.
 	blocks map[int64]string
 	// parts says where each part's newest text was shown: "file:" and the
 	// path, "reminder:" and a reminder part's key, "candidates".
@@ -219,10 +229,26 @@ func (e *Engine) viewFor(id string) *modelView {
 	if e.views == nil {
 		e.views = map[string]*modelView{}
 	}
+	var total int64
 	for sid, v := range e.views {
 		if sid != id && now.Sub(v.used) > viewIdle {
 			delete(e.views, sid)
+			continue
 		}
+		total += v.size.Load()
+	}
+	for total > maxViewBytes {
+		oldest := ""
+		for sid, v := range e.views {
+			if sid != id && (oldest == "" || v.used.Before(e.views[oldest].used)) {
+				oldest = sid
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		total -= e.views[oldest].size.Load()
+		delete(e.views, oldest)
 	}
 	v := e.views[id]
 	if v == nil || now.Sub(v.used) > viewIdle {
@@ -315,7 +341,7 @@ func (s viewState) plan(in *prompts.Input, present func(int64) bool, counter pro
 // fresh whether the earlier blocks were left out (the context shown
 // afresh), and kept whether a message is in the history the turn sent
 // (blocks of messages it left out are forgotten).
-func (v *modelView) record(msg int64, block string, in prompts.Input, fresh bool, kept func(int64) bool, counter prompts.Counter) {
+func (v *modelView) record(msg int64, sent string, in prompts.Input, fresh bool, kept func(int64) bool, counter prompts.Counter) {
 	if v == nil || msg == 0 {
 		return
 	}
@@ -342,10 +368,17 @@ func (v *modelView) record(msg int64, block string, in prompts.Input, fresh bool
 			v.parts["file:"+f.Path] = p
 		}
 	}
-	if block == "" {
+	defer func() {
+		n := 0
+		for _, b := range v.blocks {
+			n += len(b)
+		}
+		v.size.Store(int64(n))
+	}()
+	if block, _ := prompts.SplitContext(sent); block == "" {
 		return
 	}
-	v.blocks[msg] = block
+	v.blocks[msg] = sent
 	for _, f := range in.Relevant {
 		h := sha256.Sum256([]byte(f.Content))
 		v.parts["file:"+f.Path] = shownPart{hash: h, msg: msg, set: slices.Contains(in.Context[prompts.SetFiles], f.Path)}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/prompts"
@@ -163,5 +164,23 @@ func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
 				t.Errorf("turn %d: the view holds no history", i)
 			}
 		}
+	}
+}
+
+// TestViewsBoundedInBytes: past maxViewBytes of blocks in all, the least
+// recently used sessions' views are dropped, not the one in use.
+func TestViewsBoundedInBytes(t *testing.T) {
+	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	e := &Engine{now: func() time.Time { return now }}
+	tk := prompts.TokenizerFor("gpt-4o")
+	big := prompts.WithContext(strings.Repeat("x", maxViewBytes/4-100), "q")
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		now = now.Add(time.Minute)
+		e.viewFor(id).record(1, big, prompts.Input{}, false, func(int64) bool { return true }, tk)
+	}
+	now = now.Add(time.Minute)
+	e.viewFor("e")
+	if _, ok := e.views["a"]; ok || len(e.views) != 4 {
+		t.Errorf("views kept: %d (a among them: %v)", len(e.views), ok)
 	}
 }
