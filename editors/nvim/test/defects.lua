@@ -49,6 +49,21 @@ local function call(name, arg)
   return result
 end
 
+-- rest_on rests the cursor on line (CursorHold) and waits until the daemon
+-- recorded the view (the applet set); it returns the set.
+local function rest_on(ctxls, line)
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
+  vim.cmd("doautocmd CursorHold")
+  local applet
+  wait("the applet", function()
+    ctxls.command(require("ctxls.protocol").commands.context_get, { setName = "applet" }, function(r)
+      applet = r.context.applet
+    end)
+    return applet ~= nil and vim.tbl_contains(applet, "line=" .. line)
+  end)
+  return applet
+end
+
 local ok, err = pcall(function()
   vim.cmd("runtime plugin/ctxls.lua")
   local ctxls = require("ctxls")
@@ -335,15 +350,7 @@ local ok, err = pcall(function()
     if vim.api.nvim_get_current_win() ~= source then
       fail("the cursor moved into the chat")
     end
-    vim.api.nvim_win_set_cursor(0, { 3, 0 })
-    vim.cmd("doautocmd CursorHold")
-    local applet
-    wait("the applet", function()
-      ctxls.command(require("ctxls.protocol").commands.context_get, { setName = "applet" }, function(r)
-        applet = r.context.applet
-      end)
-      return applet ~= nil and vim.tbl_contains(applet, "line=3")
-    end)
+    local applet = rest_on(ctxls, 3)
     if applet[1] ~= "editor" or applet[2] ~= "file=" .. file then
       fail("applet " .. vim.inspect(applet))
     end
@@ -397,15 +404,7 @@ local ok, err = pcall(function()
     ctxls.config.send_active_file = true
     -- The editor view's capture is not told; a change the user makes is.
     local before = #messages
-    vim.api.nvim_win_set_cursor(0, { 4, 0 })
-    vim.cmd("doautocmd CursorHold")
-    local applet
-    wait("the applet", function()
-      ctxls.command(require("ctxls.protocol").commands.context_get, { setName = "applet" }, function(r)
-        applet = r.context.applet
-      end)
-      return applet ~= nil and vim.tbl_contains(applet, "line=4")
-    end)
+    rest_on(ctxls, 4)
     vim.wait(300)
     for i = before + 1, #messages do
       if messages[i]:find("context changed", 1, true) then
