@@ -23,11 +23,29 @@
 ;;   (setq ctxls-provider '(:baseURL "http://127.0.0.1:11434/v1"
 ;;                          :model "qwen2.5-coder"))
 ;;   (ctxls-mode 1)
-;;   (global-set-key (kbd "C-c a") ctxls-command-map)
+;;   (global-set-key (kbd "C-c x") ctxls-command-map)
 ;;
-;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' asks a
-;; question and streams the answer into the *ctxls chat* buffer while you keep
-;; editing.  Nothing blocks: every request is asynchronous.
+;; C-c x is only a suggestion: any key will do.  C-c and a letter is
+;; yours by Emacs's conventions, but not C-c a, which Org's manual
+;; suggests for `org-agenda'; and C-; cannot be typed in a terminal.
+;; If ctxls is not installed (neither on `exec-path' nor in Go's install
+;; folder, $GOBIN, $GOPATH/bin or ~/go/bin), `ctxls-mode' warns and
+;; stays off: the rest of your init file runs.
+;;
+;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' (C-c x a)
+;; asks a question and streams the answer into the *ctxls chat* buffer
+;; while you keep editing.  Nothing blocks: every request is asynchronous.
+;; The file in front of you goes with the question, its text as you see
+;; it (unsaved edits included), or the lines of the active region: the
+;; prompt says what goes ("Ask ctxls (with main.go:5-8): ") and the chat
+;; shows it under the question.  C-u C-c x a leaves it out once;
+;; `ctxls-send-active-file' nil leaves it out unless a region is active.
+;; The other open files stay candidates the model may read.
+;;
+;; `ctxls-resume' (C-c x r) offers the sessions most recent first;
+;; `ctxls-rename-session' (C-c x R), `ctxls-set-model' (C-c x m, the
+;; model shows in the chat's header line) and `ctxls-export' (C-c x x)
+;; act on the current one.
 ;;
 ;; The model may call tools: ctxls's own, and those of the MCP servers in
 ;; `ctxls-mcp-servers' (and ~/.config/ctxls/mcp.json).  Each call is a line
@@ -50,6 +68,7 @@
 (require 'project)
 (require 'url-util)
 (require 'subr-x)
+(require 'parse-time)
 (require 'ctxls-protocol)
 
 (defconst ctxls-version "0.1.0"
@@ -138,6 +157,17 @@ then is rejected.  Sent as
 initializationOptions.toolPermissionTimeoutSeconds; nil keeps the
 daemon's default of 120."
   :type '(choice (const :tag "Default (120)" nil) natnum))
+
+(defcustom ctxls-send-active-file t
+  "Non-nil: `ctxls-ask' sends the file in front of you with the question.
+The current buffer's file (from the chat buffer, the file buffer used
+last) goes as the turn's file, its current text, unsaved edits
+included; with an active region, its lines.  The prompt says what
+goes (\"Ask ctxls (with main.go:5-8): \"), and so does the chat, under
+the question.  nil: only the session's relevant files go, and a
+region's lines only when a region is active.  \\[universal-argument] \\[ctxls-ask]
+leaves the file out once either way."
+  :type 'boolean)
 
 (defcustom ctxls-view-delay 0.3
   "Seconds of idleness before the view (file, point, region) is sent."
@@ -251,8 +281,12 @@ everything, for debugging."
 (defvar ctxls--stderr nil
   "The pipe process receiving the daemon's stderr.")
 
+(defvar ctxls--model nil
+  "The model the current session's turns use, when known.")
+
 (defvar ctxls--files 'unknown
-  "The current session's files set as last announced, to tell its changes.")
+  "The current session's context as last announced, to tell its changes.
+An alist of (SET . ITEMS), the editor view left out (`ctxls--told-context').")
 
 (defvar-local ctxls--uri nil
   "The URI this buffer was opened with on the daemon, or nil.")
@@ -408,17 +442,47 @@ buffer is synced whole.")
   "Return non-nil when the daemon runs and is not shutting down."
   (and (ctxls--live-p) (memq ctxls--state '(starting ready))))
 
+(defun ctxls--go-bin-dirs ()
+  "Go's install folders, where `go install' puts ctxls.
+$GOBIN, $GOPATH/bin (each folder of GOPATH), ~/go/bin."
+  (delete-dups
+   (append (let ((gobin (getenv "GOBIN")))
+             (and gobin (not (string-empty-p gobin)) (list gobin)))
+           (mapcar (lambda (d) (expand-file-name "bin" d))
+                   (let ((gopath (getenv "GOPATH")))
+                     (and gopath (split-string gopath path-separator t))))
+           (list (expand-file-name "~/go/bin")))))
+
+(defun ctxls--find-program ()
+  "The daemon's executable: (t . FILE), or (nil . WHY) when it is nowhere.
+A program name that is not absolute is looked up on the variable
+`exec-path', then in Go's install folders (`ctxls--go-bin-dirs')."
+  (let ((prog (car ctxls-command)))
+    (cond
+     ((null prog) (cons nil "`ctxls-command' names no program"))
+     ((file-name-absolute-p prog)
+      (if (file-executable-p prog) (cons t prog)
+        (cons nil (format "ctxls is not installed at %s" prog))))
+     ((executable-find prog) (cons t (executable-find prog)))
+     (t
+      (let* ((dirs (ctxls--go-bin-dirs))
+             (found (cl-some (lambda (d)
+                               (let ((f (expand-file-name prog d)))
+                                 (and (file-executable-p f) (not (file-directory-p f)) f)))
+                             dirs)))
+        (if found (cons t found)
+          (cons nil (format "ctxls is not installed: %S is neither on exec-path nor in Go's install folder (%s)"
+                            prog (mapconcat #'abbreviate-file-name dirs ", ")))))))))
+
+(defconst ctxls--install-hint
+  "install it with go install github.com/ctxls/ctxls/cmd/ctxls@latest, or set `ctxls-command' (M-x customize-option RET ctxls-command)"
+  "What to do when the daemon's program is not found.")
+
 (defun ctxls--program ()
-  "The daemon's executable, or signal a `user-error' naming the setting."
-  (let* ((prog (car ctxls-command))
-         (exe (and prog (if (file-name-absolute-p prog)
-                            (and (file-executable-p prog) prog)
-                          (executable-find prog)))))
-    (or exe
-        (user-error "ctxls: cannot start %S: %s; set `ctxls-command' (M-x customize-option RET ctxls-command)"
-                    prog (if (and prog (file-name-absolute-p prog))
-                             "no such executable file"
-                           "not found on exec-path")))))
+  "The daemon's executable, or signal a `user-error' saying where it looked."
+  (let ((found (ctxls--find-program)))
+    (if (car found) (cdr found)
+      (user-error "ctxls: %s; %s" (cdr found) ctxls--install-hint))))
 
 (defun ctxls--stderr-filter (_proc string)
   "Copy the daemon's stderr STRING to the log."
@@ -852,22 +916,39 @@ Chat turns and everything else are asynchronous."
      ((eq method 'window/logMessage)
       (ctxls--log "%s" (plist-get params :message))))))
 
+(defun ctxls--set-label (key)
+  "How the context set KEY (:files, :applet, ...) is named to the user."
+  (if (eq key :applet) "editor view" (substring (symbol-name key) 1)))
+
+(defun ctxls--told-context (ctx)
+  "The part of the context sets CTX a change of which is said.
+The editor view (the set the daemon captures whenever point rests) is
+left out: it changes all the time, by itself."
+  (cl-loop for (key items) on ctx by #'cddr
+           unless (or (eq key :applet) (zerop (length items)))
+           collect (cons key (append items nil))))
+
 (defun ctxls--on-context-changed (params)
   "Say in one line what the context is now (PARAMS of contextChanged).
-Only a resume or a change of the files set is said: the idle view's
-capture changes the context each time you rest, silently."
+Only a resume, or a change the user or the model made (to the files
+or another set), is said: the editor view's capture changes the
+context each time you rest, silently."
   (let* ((ctx (plist-get params :context))
-         (files (append (plist-get ctx :files) nil))
+         (told (ctxls--told-context ctx))
+         (files (alist-get :files told))
+         (others (assq-delete-all :files (copy-alist told)))
          (missing (append (plist-get params :missing) nil))
          (resume (equal (plist-get params :reason) "resume")))
     (when (or resume
-              (if (eq ctxls--files 'unknown) files (not (equal files ctxls--files))))
-      (ctxls--say "%s: %s%s" (if resume "resumed context" "context")
+              (if (eq ctxls--files 'unknown) told (not (equal told ctxls--files))))
+      (ctxls--say "%s: %s%s%s" (if resume "resumed context" "context")
                   (if files
                       (mapconcat #'file-name-nondirectory files ", ")
                     "no files")
+                  (mapconcat (lambda (o) (format ", %s (%d)" (ctxls--set-label (car o)) (length (cdr o))))
+                             others "")
                   (if missing (format " (%d missing)" (length missing)) "")))
-    (setq ctxls--files files)
+    (setq ctxls--files told)
     (when-let ((buf (get-buffer "*ctxls context*")))
       (ctxls--render-context buf ctx))))
 
@@ -962,6 +1043,8 @@ The newest line of an id: a session shown again makes new ones.")
 (defun ctxls--header-line ()
   "The chat buffer's header line."
   (concat " ctxls · " (or ctxls--session-title "no session")
+          (let ((model (or ctxls--model (plist-get ctxls-provider :model))))
+            (if model (concat " · " model) ""))
           (cond (ctxls--turn (if (plist-get ctxls--turn :answered) " · answering…" " · thinking…"))
                 ((eq ctxls--state 'starting) " · starting…")
                 (t ""))
@@ -1149,7 +1232,8 @@ newest one covers marks where the model's view of the session starts."
     (setq ctxls--files 'unknown))
   (setq ctxls--session-id (plist-get session :id)
         ctxls--session-title (plist-get session :title)
-        ctxls--session-folder (plist-get session :folder))
+        ctxls--session-folder (plist-get session :folder)
+        ctxls--model (ctxls--session-model session))
   (force-mode-line-update t))
 
 ;;;; Tool calls
@@ -1885,32 +1969,54 @@ before it.  One undo step; the buffer is not saved."
 
 (defvar ctxls--history nil "Questions asked with `ctxls-ask'.")
 
+(defun ctxls--turn-file (&optional leave-out)
+  "The file that goes with a question asked now, or nil.
+\"/abs/main.go\", or \"/abs/main.go:5-8\" with an active region: the
+current buffer's file, else (from the chat buffer, or any buffer that
+visits no file) the file buffer used last.  LEAVE-OUT (the prefix
+argument of `ctxls-ask') sends none; so does `ctxls-send-active-file'
+nil, unless a region is active."
+  (let ((region (and (use-region-p) buffer-file-name
+                     (cons (line-number-at-pos (region-beginning) t)
+                           (line-number-at-pos (if (and (> (region-end) (region-beginning))
+                                                        (= (char-before (region-end)) ?\n))
+                                                   (1- (region-end))
+                                                 (region-end))
+                                               t)))))
+    (unless (or leave-out (and (not ctxls-send-active-file) (not region)))
+      (let ((buf (if buffer-file-name (current-buffer)
+                   (cl-find-if (lambda (b) (buffer-local-value 'buffer-file-name b)) (buffer-list)))))
+        (when buf
+          (let ((file (expand-file-name (buffer-local-value 'buffer-file-name buf))))
+            (if region
+                (format "%s:%d-%d" file (car region) (cdr region))
+              file)))))))
+
+(defun ctxls--file-label (item)
+  "How a turn's file ITEM (\"/abs/main.go:5-8\") is shown: \"main.go:5-8\"."
+  (file-name-nondirectory item))
+
 (defun ctxls--ask-args ()
-  "Read the question for `ctxls-ask'; with a region, its file and lines."
-  (let* ((region (and (use-region-p) buffer-file-name
-                      (cons (line-number-at-pos (region-beginning) t)
-                            (line-number-at-pos (if (and (> (region-end) (region-beginning))
-                                                         (= (char-before (region-end)) ?\n))
-                                                    (1- (region-end))
-                                                  (region-end))
-                                                t))))
-         (prompt (if region
-                     (format "Ask ctxls about %s:%d-%d: " (file-name-nondirectory buffer-file-name)
-                             (car region) (cdr region))
-                   "Ask ctxls: "))
+  "Read the question for `ctxls-ask' and what goes with it (`ctxls--turn-file')."
+  (let* ((file (ctxls--turn-file current-prefix-arg))
+         (prompt (if file (format "Ask ctxls (with %s): " (ctxls--file-label file)) "Ask ctxls: "))
          (q (read-string prompt nil 'ctxls--history)))
     (when (string-blank-p q) (user-error "ctxls: nothing to ask"))
-    (if region
-        (list (format "%s\n\n(About lines %d-%d of %s.)" q (car region) (cdr region) buffer-file-name)
-              (list buffer-file-name))
-      (list q nil))))
+    (list q (and file (list file)))))
 
 ;;;###autoload
 (defun ctxls-ask (message &optional files)
   "Ask ctxls MESSAGE; the answer streams into the chat buffer.
-With an active region in a file buffer, the file is given to the
-model for this turn and the question names the region's lines.
-FILES is a list of file names to give the model for this turn.
+Interactively, the file in front of you goes with the question: the
+current buffer's file (from the chat buffer, the file buffer used
+last), its text as you see it, unsaved edits included; with an active
+region, the region's lines (\"main.go:5-8\").  The prompt and the chat
+say what goes.  With a prefix argument, or with
+`ctxls-send-active-file' nil and no region, no file goes: only the
+session's relevant files (the open ones stay candidates the model may
+read).
+FILES is a list of the files to give the model for this turn: file
+names, or \"FILE:FIRST-LAST\" for lines of one.
 Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (when ctxls--turn
@@ -1930,7 +2036,13 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
     (let ((sep (ctxls--separator)))
       (ctxls--chat-insert
        (lambda ()
-         (insert sep (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" message "\n\n"
+         (insert sep (ctxls--heading "## You" 'ctxls-question-heading) "\n\n"
+                 (if files
+                     (concat (ctxls--heading (format "_with %s_" (mapconcat #'ctxls--file-label files ", "))
+                                             'ctxls-note)
+                             "\n\n")
+                   "")
+                 message "\n\n"
                  (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n")
          (insert (propertize "_thinking…_" 'ctxls-thinking t 'face 'ctxls-note 'font-lock-face 'ctxls-note)))))
     (force-mode-line-update t)
@@ -2010,24 +2122,53 @@ The package decides on it, never on the message, which is for people."
                                       (ctxls--render-session show)
                                       (ctxls--show-chat))))))
 
+(defun ctxls--ago (at)
+  "How long ago the RFC 3339 time AT was: \"just now\", \"5 min ago\"..."
+  (let ((secs (condition-case nil
+                  (float-time (time-subtract nil (parse-iso8601-time-string at)))
+                (error nil))))
+    (cond ((null secs) (or at "?"))
+          ((< secs 60) "just now")
+          ((< secs 3600) (format "%d min ago" (/ secs 60)))
+          ((< secs 86400) (format "%d h ago" (/ secs 3600)))
+          ((< secs (* 30 86400)) (format "%d days ago" (/ secs 86400)))
+          (t (substring at 0 (min 10 (length at)))))))
+
 (defun ctxls--session-label (s)
-  "A completion label for the session summary S."
-  (let ((at (or (plist-get s :updatedAt) "")))
-    (format "%s  (%s, %d messages)" (plist-get s :title)
-            (replace-regexp-in-string "T" " " (substring at 0 (min 16 (length at))))
-            (or (plist-get s :messageCount) 0))))
+  "A completion label for the session summary S: title, age, messages."
+  (let ((n (or (plist-get s :messageCount) 0)))
+    (format "%s  (%s, %d message%s)" (plist-get s :title) (ctxls--ago (plist-get s :updatedAt))
+            n (if (= n 1) "" "s"))))
+
+(defun ctxls--in-order (table)
+  "A completion table of the alist TABLE that keeps its order when shown.
+Completion UIs (the *Completions* buffer, icomplete, fido) sort
+alphabetically unless the table says otherwise."
+  (lambda (string pred action)
+    (if (eq action 'metadata)
+        '(metadata (display-sort-function . identity) (cycle-sort-function . identity))
+      (complete-with-action action table string pred))))
 
 (defun ctxls--pick-session (prompt)
   "Read a stored session with PROMPT (the most recent is the default).
-Return its summary plist, or nil when there are none."
+The sessions are offered most recently updated first, each with how
+long ago and its message count; two that would read the same get the
+end of their ids.  Return its summary plist, or nil when there are none."
   (let* ((sessions (append (plist-get (ctxls--call ctxls-protocol-command-session-list
                                                    (list :limit 100))
                                       :sessions)
                            nil))
-         (table (mapcar (lambda (s) (cons (ctxls--session-label s) s)) sessions)))
+         (labels (mapcar #'ctxls--session-label sessions))
+         (table (cl-mapcar (lambda (s label)
+                             (cons (if (> (cl-count label labels :test #'equal) 1)
+                                       (let ((id (plist-get s :id)))
+                                         (format "%s [%s]" label (substring id (max 0 (- (length id) 6)))))
+                                     label)
+                                   s))
+                           sessions labels)))
     (if (null sessions)
         (progn (ctxls--say "no sessions yet") nil)
-      (cdr (assoc (completing-read prompt table nil t nil nil (caar table)) table)))))
+      (cdr (assoc (completing-read prompt (ctxls--in-order table) nil t nil nil (caar table)) table)))))
 
 ;;;###autoload
 (defun ctxls-resume (session-id)
@@ -2053,15 +2194,65 @@ Interactively, pick the session (RET takes the most recent)."
                                        h))))
     (if (null hits)
         (ctxls--say "no session matches %S" query)
-      (let ((choice (completing-read "Resume: " table nil t nil nil (caar table))))
+      (let ((choice (completing-read "Resume: " (ctxls--in-order table) nil t nil nil (caar table))))
         (ctxls--open-session (plist-get (cdr (assoc choice table)) :sessionId))))))
 
 ;;;###autoload
 (defun ctxls-rename-session (title)
-  "Rename the current session to TITLE."
-  (interactive (list (read-string "New title: " ctxls--session-title)))
+  "Rename the current session to TITLE.
+Interactively, the prompt starts empty: what you type is the new
+title; M-n brings the current one back to edit, and RET alone keeps it."
+  (interactive (list (let ((title (read-string (format-prompt "New title" ctxls--session-title)
+                                               nil nil ctxls--session-title)))
+                       (if (string-blank-p title) (user-error "ctxls: a title cannot be empty") title))))
   (ctxls--command ctxls-protocol-command-session-rename (ctxls--plist :sessionId ctxls--session-id :title title)
                   (lambda (r) (ctxls--set-session (plist-get r :session)) (ctxls--update-header))))
+
+;;;###autoload
+(defun ctxls-export (&optional json)
+  "Write the current session as Markdown into its folder; offer to open it.
+With a prefix argument (JSON non-nil), as JSON."
+  (interactive "P")
+  (unless ctxls--session-id
+    (user-error "ctxls: no current session"))
+  ;; Answered at once (the daemon writes one file); the question that
+  ;; follows belongs to this command (keyboard macros, C-g).
+  (let ((path (plist-get (ctxls--call ctxls-protocol-command-session-export
+                                      (list :sessionId ctxls--session-id :format (if json "json" "markdown")))
+                         :path)))
+    (if (y-or-n-p (format "Exported the session to %s; open it? " (abbreviate-file-name path)))
+        (find-file path)
+      (ctxls--say "exported the session to %s" path))))
+
+(defun ctxls--session-model (session)
+  "The model SESSION (a plist from a result) uses: its own, else the provider's."
+  (or (plist-get (plist-get session :meta) :model)
+      (plist-get ctxls-provider :model)))
+
+;;;###autoload
+(defun ctxls-set-model (model)
+  "Make the current session's turns use MODEL (a new session if none).
+Interactively, pick one of the provider's models (ctxls.models.list),
+or type any name; the current model is the default.  An empty MODEL
+goes back to the provider's `:model'."
+  (interactive
+   (let* ((r (ctxls--call ctxls-protocol-command-models-list
+                          (ctxls--plist :sessionId ctxls--session-id)))
+          (models (append (plist-get r :models) nil))
+          (current (plist-get r :current)))
+     (list (completing-read (format-prompt "Model" current) models nil nil nil nil current))))
+  (ctxls--command ctxls-protocol-command-session-set-model
+                  (ctxls--plist :sessionId ctxls--session-id :model model)
+                  (lambda (r)
+                    (let ((session (plist-get r :session)))
+                      (when (or (null ctxls--session-id) (equal (plist-get session :id) ctxls--session-id))
+                        (unless ctxls--session-id
+                          (ctxls--set-session session)
+                          (ctxls--session-header ctxls--session-id ctxls--session-title)
+                          (ctxls--show-chat))
+                        (setq ctxls--model (ctxls--session-model session))
+                        (force-mode-line-update t))
+                      (ctxls--say "the session's model is %s" (ctxls--session-model session))))))
 
 ;;;###autoload
 (defun ctxls-regenerate-title ()
@@ -2181,7 +2372,7 @@ buffer used last) is the default."
       (if (null ctx)
           (insert "No context yet: M-x ctxls-add-file adds the current file.\n")
         (cl-loop for (key items) on ctx by #'cddr do
-                 (insert (substring (symbol-name key) 1) ":\n")
+                 (insert (ctxls--set-label key) ":\n")
                  (mapc (lambda (item)
                          (let ((start (point)))
                            (insert "  ")
@@ -2265,6 +2456,9 @@ buffer used last) is the default."
     (define-key map (kbd "b") #'ctxls-chat)
     (define-key map (kbd "i") #'ctxls-apply-block)
     (define-key map (kbd "e") #'ctxls-set-review-mode)
+    (define-key map (kbd "m") #'ctxls-set-model)
+    (define-key map (kbd "x") #'ctxls-export)
+    (define-key map (kbd "R") #'ctxls-rename-session)
     map)
   "Prefix keymap of the ctxls commands; bind it to a key of your choice.")
 ;;;###autoload
@@ -2293,19 +2487,36 @@ lsp-mode keep theirs).  \\[ctxls-ask] asks a question."
         (dolist (buf (buffer-list))
           (ctxls--track buf))
         (unless (ctxls--usable-p)
-          (condition-case err
-              (ctxls--start)
-            (error
-             (setq ctxls-mode nil)
-             (ctxls--untrack-all)
-             (signal (car err) (cdr err))))))
-    (remove-hook 'find-file-hook #'ctxls--track)
-    (remove-hook 'after-save-hook #'ctxls--after-save)
-    (remove-hook 'kill-emacs-hook #'ctxls--kill-emacs)
-    (when ctxls--view-timer (cancel-timer ctxls--view-timer))
-    (setq ctxls--view-timer nil ctxls--last-view nil)
+          (let ((found (ctxls--find-program)))
+            (if (not (car found))
+                ;; Never an error: it would stop the init file that turns
+                ;; the mode on.  The next ctxls command says it again.
+                (progn
+                  (setq ctxls-mode nil)
+                  (ctxls--untrack-all)
+                  (ctxls--remove-hooks)
+                  (display-warning 'ctxls (format "%s; %s.  `ctxls-mode' stays off."
+                                                  (cdr found) ctxls--install-hint)
+                                   :warning))
+              (condition-case err
+                  (ctxls--start)
+                (error
+                 (setq ctxls-mode nil)
+                 (ctxls--untrack-all)
+                 (ctxls--remove-hooks)
+                 (display-warning 'ctxls (format "cannot start the daemon: %s" (error-message-string err))
+                                  :warning)))))))
+    (ctxls--remove-hooks)
     (ctxls--untrack-all)
     (ctxls--stop)))
+
+(defun ctxls--remove-hooks ()
+  "Undo what turning `ctxls-mode' on hooked and timed."
+  (remove-hook 'find-file-hook #'ctxls--track)
+  (remove-hook 'after-save-hook #'ctxls--after-save)
+  (remove-hook 'kill-emacs-hook #'ctxls--kill-emacs)
+  (when ctxls--view-timer (cancel-timer ctxls--view-timer))
+  (setq ctxls--view-timer nil ctxls--last-view nil))
 
 (defun ctxls--untrack-all ()
   "Stop syncing every buffer."

@@ -162,10 +162,41 @@ func TestEmacs(t *testing.T) {
 		if !strings.Contains(sys, "// UNSAVED LINE FROM EMACS: naïve café 😀\n") {
 			t.Errorf("the model did not get the unsaved buffer byte for byte:\n%s", sys)
 		}
-		msgs := turn.Parsed.Messages
-		if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "what does this do?") ||
-			!strings.Contains(last, "(About lines 3-4 of "+file+".)") {
-			t.Errorf("the question does not name the region: %q", last)
+		// The region's lines went with the question as the turn's file.
+		if q := turn.Question(); q != "what does this do?" {
+			t.Errorf("the question is %q", q)
+		}
+		if c := turn.TurnContext(); !strings.Contains(c, "(the user selected lines 3–4)") || !strings.Contains(c, file) {
+			t.Errorf("the region did not go with the question:\n%s", c)
+		}
+		answered = len(fake.Requests())
+	})
+
+	// The file in front of you goes with the question (its unsaved text),
+	// also asked from the chat buffer; C-u and ctxls-send-active-file nil
+	// leave it out.
+	t.Run("activefile", func(t *testing.T) {
+		r.run(t, "ctxls-test-activefile")
+		asked := map[string]openaitest.Request{}
+		for _, req := range fake.Requests()[answered:] {
+			asked[req.Question()] = req
+		}
+		if c := asked["what is this?"].TurnContext(); !strings.Contains(c, "// UNSAVED ACTIVE LINE") || !strings.Contains(c, "main.go (unsaved editor text)") {
+			t.Errorf("the current file's unsaved text did not go with the question:\n%s", c)
+		}
+		// Asked again, the file is named (its text, shown in the first
+		// turn, unchanged).
+		if c := asked["from the chat"].TurnContext(); !strings.Contains(c, "main.go (unsaved editor text)") {
+			t.Errorf("from the chat: the file buffer used last did not go with the question:\n%s", c)
+		}
+		for _, q := range []string{"without the file", "no file by default"} {
+			req, ok := asked[q]
+			if !ok {
+				t.Fatalf("%q did not reach the model", q)
+			}
+			if c := req.TurnContext(); strings.Contains(c, "## Relevant Files") {
+				t.Errorf("%q: a file went with the question:\n%s", q, c)
+			}
 		}
 		answered = len(fake.Requests())
 	})
@@ -211,6 +242,26 @@ func TestEmacs(t *testing.T) {
 		}
 		if in := reqs[before].Parsed.Messages[1].Content; !strings.Contains(in, "count slowly") || strings.Contains(in, "after the restart") {
 			t.Errorf("the summary request does not hold the earlier turns only: %.400s", in)
+		}
+	})
+
+	// The sessions picker (most recent first, told apart), rename, the
+	// model (its turns go to it), export; context messages.
+	t.Run("sessions", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"Answered by the other model."}})
+		before := len(fake.Requests())
+		r.run(t, "ctxls-test-sessions")
+		var found bool
+		for _, req := range fake.Requests()[before:] {
+			if req.Question() == "which model?" {
+				found = true
+				if req.Parsed.Model != "other-model" {
+					t.Errorf("the turn went to %q, want other-model", req.Parsed.Model)
+				}
+			}
+		}
+		if !found {
+			t.Error("the question did not reach the model")
 		}
 	})
 

@@ -69,7 +69,7 @@ func TestEmacsScreenshot(t *testing.T) {
 (load-theme '%s t)
 (setq inhibit-startup-screen t)
 (menu-bar-mode -1)
-(global-set-key (kbd "C-c a") 'ctxls-command-map)
+(global-set-key (kbd "C-c x") 'ctxls-command-map)
 (ctxls-mode 1)
 `, here, bin, t.TempDir(), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"], theme.emacsTheme)), 0o644)
 			term := screenshot.StartTmux(t, "ctxls-emacs-shot-"+theme.name, 110, 40, work,
@@ -78,8 +78,8 @@ func TestEmacsScreenshot(t *testing.T) {
 			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
 			waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 			// Select lines 5-7 (func main) and ask about them.
-			keys("M-<", "C-n", "C-n", "C-n", "C-n", "C-Space", "C-n", "C-n", "C-n", "C-c", "a", "a")
-			waitFor("the prompt", func(s string) bool { return strings.Contains(s, "Ask ctxls about main.go:5-7:") })
+			keys("M-<", "C-n", "C-n", "C-n", "C-n", "C-Space", "C-n", "C-n", "C-n", "C-c", "x", "a")
+			waitFor("the prompt", func(s string) bool { return strings.Contains(s, "Ask ctxls (with main.go:5-7):") })
 			keys("-l", "What does main print?")
 			keys("Enter")
 			// The model calls docs · echo: its line waits while the question
@@ -124,7 +124,7 @@ func TestEmacsScreenshot(t *testing.T) {
 			// the model's view of the session now starts.
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"It returns, ", "so the program ", "exits with status 0."}},
 				openaitest.Reply{Chunks: []string{"The user asked what main prints: a UTF-8 greeting, nothing else."}})
-			keys("M->", "C-c", "a", "a")
+			keys("M->", "C-c", "x", "a")
 			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
 			keys("-l", "And after that?")
 			keys("Enter")
@@ -157,7 +157,7 @@ func TestEmacsScreenshot(t *testing.T) {
 				openaitest.Reply{Chunks: []string{"`main` now ", "greets the world."}})
 			keys("C-x", "b")
 			keys("-l", "main.go")
-			keys("Enter", "C-c", "a", "a")
+			keys("Enter", "C-c", "x", "a")
 			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
 			keys("-l", "Greet the world by name.")
 			keys("Enter")

@@ -122,20 +122,45 @@
         (insert-file-contents generated-autoload-file)
         (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
-                                 ctxls-set-review-mode ctxls-apply-block))
+                                 ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
-    ;; A missing daemon is named, with the setting to change; the mode stays off.
-    (dolist (cmd '(("/nonexistent/ctxls" "serve") ("ctxls-not-on-path" "serve")))
-      (let ((ctxls-command cmd))
-        (let ((err (should-error (ctxls-mode 1) :type 'user-error)))
-          (should (string-match-p (regexp-quote (format "cannot start %S" (car cmd))) (cadr err)))
-          (should (string-match-p "set .ctxls-command." (cadr err))))
-        (should-not ctxls-mode)
-        (should-not ctxls--connection)
-        (let ((err (should-error (ctxls-ask "hello") :type 'user-error)))
-          (should (string-match-p "ctxls-command" (cadr err))))
-        (should-not ctxls--turn))))
+    ;; A missing daemon: (ctxls-mode 1) in an init file warns, saying
+    ;; where it looked, and the init file goes on; the mode stays off.  A
+    ;; command says it again.
+    (let ((process-environment (copy-sequence process-environment))
+          (gobin (make-temp-file "gobin" t))
+          (gopath (make-temp-file "gopath" t)))
+      (setenv "GOBIN" gobin)
+      (setenv "GOPATH" gopath)
+      (dolist (cmd '(("/nonexistent/ctxls" "serve") ("ctxls-not-on-path" "serve")))
+        (let ((ctxls-command cmd))
+          (when (get-buffer "*Warnings*") (kill-buffer "*Warnings*"))
+          (should (eq 'went-on (progn (ctxls-mode 1) 'went-on)))
+          (let ((warning (with-current-buffer "*Warnings*" (buffer-string))))
+            (should (string-search "ctxls is not installed" warning))
+            (should (string-search "ctxls-command" warning))
+            (unless (file-name-absolute-p (car cmd))
+              (should (string-search (format "%S is neither on exec-path nor in Go's install folder" (car cmd))
+                                     warning))
+              (dolist (dir (list gobin (expand-file-name "bin" gopath) "~/go/bin"))
+                (should (string-search (abbreviate-file-name dir) warning)))))
+          (should-not ctxls-mode)
+          (should-not ctxls--connection)
+          (should-not (memq #'ctxls--track find-file-hook))
+          (let ((err (should-error (ctxls-ask "hello") :type 'user-error)))
+            (should (string-match-p "not installed" (cadr err)))
+            (should (string-match-p "ctxls-command" (cadr err))))
+          (should-not ctxls--turn)))
+      ;; Installed by go install (in $GOBIN, else $GOPATH/bin, else
+      ;; ~/go/bin) but not on exec-path: found there.
+      (let ((ctxls-command '("ctxls" "serve"))
+            (exec-path (list "/nonexistent")))
+        (should-not (car (ctxls--find-program)))
+        (dolist (dir (list (expand-file-name "bin" gopath) gobin))
+          (make-directory dir t)
+          (make-symbolic-link (getenv "CTXLS_BIN") (expand-file-name "ctxls" dir))
+          (should (equal (ctxls--program) (expand-file-name "ctxls" dir)))))))
   ;; A daemon that fails initialize (a viewIdleMs out of range) ends the
   ;; question waiting for it, with the reason, and the next ask is not refused.
   (let ((ctxls-command (list (getenv "CTXLS_BIN") "serve"))
@@ -290,6 +315,12 @@
 
 ;;;; Chat
 
+(defun ctxls-test--prompts ()
+  "Record the prompts of `read-string' from now on; return a function giving them, newest first."
+  (let ((seen nil))
+    (advice-add 'read-string :before (lambda (prompt &rest _) (push prompt seen)) '((name . ctxls-test-prompts)))
+    (lambda () seen)))
+
 (defun ctxls-test--lighter ()
   "The mode line text of `ctxls-mode' (`format-mode-line' gives \"\" in batch)."
   (should (equal (cadr (assq 'ctxls-mode minor-mode-alist)) '(:eval (ctxls--lighter))))
@@ -308,6 +339,7 @@
     (goto-char (point-min))
     (forward-line 2)
     (let* ((ticks 0)
+           (prompts (ctxls-test--prompts))
            (timer (run-with-timer 0.05 0.05 (lambda () (cl-incf ticks))))
            (t0 (float-time))
            took partial ticks-at-first)
@@ -328,7 +360,10 @@
               (should-not (nth 2 (car pending))))
             (should (string-match-p "|busy\\]" (ctxls-test--lighter)))
             (should (string-search "thinking…" (ctxls-test--chat-text)))
-            (should (string-search (format "(About lines 3-4 of %s.)" file) (ctxls-test--chat-text)))
+            ;; The region's lines go with the question: the prompt and the
+            ;; chat say so.
+            (should (equal (car (funcall prompts)) "Ask ctxls (with main.go:3-4): "))
+            (should (string-search "## You\n\n_with main.go:3-4_\n\nwhat does this do?\n" (ctxls-test--chat-text)))
             ;; Partial text shows while the turn runs.
             (ctxls-test--wait "the first words" (lambda () (string-search "Streaming " (ctxls-test--chat-text))))
             (setq partial (ctxls-test--chat-text) ticks-at-first ticks)
@@ -341,7 +376,7 @@
             (should (>= (- ticks ticks-at-first) 15)))
         (cancel-timer timer))
       (let ((chat (ctxls-test--chat-text)))
-        (should (string-search "## You\n\nwhat does this do?" chat))
+        (should (string-search "## You\n\n_with main.go:3-4_\n\nwhat does this do?" chat))
         (should (string-search "## ctxls\n\nStreaming answer: it prints a greeting, final words.\n" chat))
         (should-not (string-search "_cancelled_" chat))
         (should (string-prefix-p "# " chat)))
@@ -365,7 +400,8 @@
       ;; batch Emacs, so the test calls its function).
       (should (memq ctxls--view-timer timer-idle-list))
       (should (eq (timer--function ctxls--view-timer) #'ctxls--send-view))
-      ;; The view: a region on lines 1-2 is recorded as the session's applet.
+      ;; The view: a region on lines 1-2 is recorded as the session's
+      ;; editor view (the applet set).
       (switch-to-buffer (get-file-buffer file))
       (goto-char (point-min))
       (push-mark (point) t t)
@@ -379,6 +415,45 @@
                             (and (member (concat "file=" file) (append applet nil))
                                  (member "selection=1-2" (append applet nil))))))
       (ctxls-test--stop))))
+
+(ert-deftest ctxls-test-activefile ()
+  "The file in front of you goes with the question, unless left out."
+  (ctxls-test--setup)
+  (let ((file (ctxls-test--file "main.go"))
+        (prompts (ctxls-test--prompts)))
+    (find-file file)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (goto-char (point-min))
+    (insert "// UNSAVED ACTIVE LINE\n")
+    ;; The current buffer's file, its unsaved text (the Go test reads the
+    ;; model's input).
+    (ctxls-test--mx "ctxls-ask" "what is this?")
+    (should (equal (car (funcall prompts)) "Ask ctxls (with main.go): "))
+    (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go_\n\nwhat is this?\n" (ctxls-test--chat-text)))
+    ;; From the chat buffer: the file buffer used last.
+    (ctxls-chat)
+    (should (eq (current-buffer) ctxls--chat))
+    (ctxls-test--mx "ctxls-ask" "from the chat")
+    (should (equal (car (funcall prompts)) "Ask ctxls (with main.go): "))
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go_\n\nfrom the chat\n" (ctxls-test--chat-text)))
+    ;; C-u leaves it out once.
+    (switch-to-buffer (get-file-buffer file))
+    (execute-kbd-macro (vconcat (kbd "C-u M-x") "ctxls-ask" (kbd "RET") "without the file" (kbd "RET")))
+    (should (equal (car (funcall prompts)) "Ask ctxls: "))
+    (ctxls-test--wait "the third answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\nwithout the file\n" (ctxls-test--chat-text)))
+    ;; The option off: no file unless a region is active.
+    (setq ctxls-send-active-file nil)
+    (ctxls-test--mx "ctxls-ask" "no file by default")
+    (should (equal (car (funcall prompts)) "Ask ctxls: "))
+    (ctxls-test--wait "the fourth answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\nno file by default\n" (ctxls-test--chat-text)))
+    (should-not (string-search "_with" (cadr (split-string (ctxls-test--chat-text) "without the file"))))
+    (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+    (ctxls-test--stop)))
 
 (ert-deftest ctxls-test-cancel ()
   "Cancel keeps the partial answer, marked cancelled; the next ask works."
@@ -397,13 +472,14 @@
   ;; The next question is not refused.
   (ctxls-test--mx "ctxls-ask" "again please")
   (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
-  (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok\n" (ctxls-test--chat-text)))
+  ;; main.go, the current buffer's file, went with each question.
+  (should (string-search "## You\n\n_with main.go_\n\nagain please\n\n## ctxls\n\nafter cancel ok\n" (ctxls-test--chat-text)))
   (should-not (ctxls-test--said "a turn is running"))
   ;; A provider failure is shown in the chat, not only in the echo area.
   (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
   (ctxls-test--mx "ctxls-ask" "fail now")
   (ctxls-test--wait "the failed turn" (lambda () (null ctxls--turn)))
-  (should (string-match-p "## You\n\nfail now\n\n## ctxls\n\n_error: .*no such model.*_\n" (ctxls-test--chat-text)))
+  (should (string-match-p "## You\n\n_with main.go_\n\nfail now\n\n## ctxls\n\n_error: .*no such model.*_\n" (ctxls-test--chat-text)))
   ;; The daemon dies: the next question restarts it in the same session,
   ;; with the buffers open again.
   (let ((proc (jsonrpc--process ctxls--connection))
@@ -898,6 +974,101 @@ Return whether the call's output is then shown."
     (ctxls-test--same "undo in auto mode")
     (ctxls-test--stop)))
 
+;;;; Sessions: the picker, rename, export, the model; context messages
+
+(ert-deftest ctxls-test-sessions ()
+  "Sessions are offered most recent first and told apart; rename, export
+and the model; the editor view's capture is not announced."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  ;; Aaaa comes first alphabetically and by length; the two Same
+  ;; sessions are newer.
+  (dolist (title '("Aaaa" "Same" "Same"))
+    (ctxls-test--call ctxls-protocol-command-session-new (list :title title))
+    (sleep-for 1.1))
+  (let (offered)
+    (let ((grab (lambda () (when (string-prefix-p "Resume" (minibuffer-prompt))
+                             ;; A list whose last cdr is the base size.
+                             (let ((all (completion-all-sorted-completions)))
+                               (while (consp all)
+                                 (push (car all) offered)
+                                 (setq all (cdr all)))
+                               (setq offered (nreverse offered)))))))
+      (add-hook 'minibuffer-setup-hook grab)
+      (unwind-protect (ctxls-test--mx "ctxls-resume" "")
+        (remove-hook 'minibuffer-setup-hook grab)))
+    (should (string-prefix-p "Same  (just now, 0 messages)" (nth 0 offered)))
+    (should (string-prefix-p "Same  (just now, 0 messages)" (nth 1 offered)))
+    (should-not (equal (nth 0 offered) (nth 1 offered)))
+    (should (string-prefix-p "Aaaa  (" (nth 2 offered))))
+  (ctxls-test--wait "the resumed session" (lambda () (equal ctxls--session-title "Same")))
+  ;; Rename: what is typed is the new title, not added to the old one.
+  (ctxls-test--mx "ctxls-rename-session" "Login redirect")
+  (ctxls-test--wait "the new title" (lambda () (equal ctxls--session-title "Login redirect")))
+  (should (equal (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                                         (list :sessionId ctxls--session-id))
+                                       :session)
+                            :title)
+                 "Login redirect"))
+  ;; RET alone keeps it.
+  (ctxls-test--mx "ctxls-rename-session" "")
+  (ctxls-test--wait "the kept title" (lambda () (equal ctxls--session-title "Login redirect")))
+  ;; The model: the provider's list, or typed; shown in the chat's header.
+  (let (offered)
+    (let ((grab (lambda () (when (string-prefix-p "Model" (minibuffer-prompt))
+                             (setq offered (all-completions "" minibuffer-completion-table))))))
+      (add-hook 'minibuffer-setup-hook grab)
+      (unwind-protect (ctxls-test--mx "ctxls-set-model" "other-model")
+        (remove-hook 'minibuffer-setup-hook grab)))
+    (should (member "test-model" offered)))
+  (ctxls-test--wait "the model" (lambda () (equal ctxls--model "other-model")))
+  (should (equal (plist-get (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                                                    (list :sessionId ctxls--session-id))
+                                                  :session)
+                                       :meta)
+                            :model)
+                 "other-model"))
+  (ctxls-test--mx "ctxls-ask" "which model?")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (with-current-buffer ctxls--chat
+    (should (string-match-p "ctxls · Login redirect · other-model " (ctxls--header-line))))
+  ;; Export: where it went, and it opens.
+  (ctxls-test--mx "ctxls-export" "y")
+  (let ((buf (cl-find-if (lambda (b) (string-suffix-p "/export.md" (or (buffer-file-name b) ""))) (buffer-list))))
+    (should buf)
+    (should (string-prefix-p (file-name-as-directory (expand-file-name (getenv "CTXLS_DATA_DIR")))
+                             (buffer-file-name buf)))
+    (should (string-search "which model?" (with-current-buffer buf (buffer-string)))))
+  ;; The editor view's capture is not announced; a file added is.
+  (switch-to-buffer (get-file-buffer (ctxls-test--file "main.go")))
+  (setq ctxls-test--messages nil)
+  (goto-char (point-min))
+  (push-mark (point) t t)
+  (forward-line 2)
+  (ctxls--send-view)
+  (ctxls-test--wait "the view's capture"
+                    (lambda () (member "selection=1-2"
+                                       (append (plist-get (plist-get (ctxls-test--call ctxls-protocol-command-context-get nil)
+                                                                     :context)
+                                                          :applet)
+                                               nil))))
+  (accept-process-output nil 0.5)
+  (deactivate-mark)
+  (should-not (ctxls-test--said "context"))
+  (ctxls-add-file (ctxls-test--file "main.go"))
+  (ctxls-test--wait "the change said" (lambda () (ctxls-test--said "ctxls: context: main.go")))
+  (should-not (ctxls-test--said "applet"))
+  (ctxls-show-context)
+  (ctxls-test--wait "the context buffer"
+                    (lambda () (and (get-buffer "*ctxls context*")
+                                    (with-current-buffer "*ctxls context*"
+                                      (string-search "editor view:\n" (buffer-string))))))
+  (with-current-buffer "*ctxls context*"
+    (should-not (string-search "applet" (buffer-string))))
+  (ctxls-test--stop))
+
 ;;;; The documented setup
 
 (ert-deftest ctxls-test-docs-setup ()
@@ -915,8 +1086,10 @@ Return whether the call's output is then shown."
   (should ctxls-mode)
   (should (equal ctxls-command '("ctxls" "serve")))
   (should (equal ctxls-provider '(:model "gpt-4o-mini")))
-  (should (eq (key-binding (kbd "C-c a a")) 'ctxls-ask))
-  (should (eq (key-binding (kbd "C-c a k")) 'ctxls-cancel))
+  ;; Not C-c a: Org's manual suggests it for org-agenda.
+  (should (eq (key-binding (kbd "C-c x a")) 'ctxls-ask))
+  (should (eq (key-binding (kbd "C-c x k")) 'ctxls-cancel))
+  (should-not (key-binding (kbd "C-c a")))
   (find-file (ctxls-test--file "main.go"))
   (ctxls-test--ready)
   (should ctxls--uri)
