@@ -952,9 +952,15 @@ context each time you rest, silently."
     (when-let ((buf (get-buffer "*ctxls context*")))
       (ctxls--render-context buf ctx))))
 
+(defvar ctxls--titles (make-hash-table :test #'equal)
+  "Titles the daemon announced, by session id.
+A first turn's title may be announced after the turn has ended but
+before its result names the session: the result takes it from here.")
+
 (defun ctxls--on-session-updated (params)
   "Show a session's new title (PARAMS of sessionUpdated)."
   (let ((id (plist-get params :sessionId)))
+    (puthash id (plist-get params :title) ctxls--titles)
     (when (or (equal id ctxls--session-id)
               (and (null ctxls--session-id) ctxls--turn))
       (setq ctxls--session-id id
@@ -2064,7 +2070,10 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
        (let ((id (plist-get result :sessionId)))
          (when (and id (not (equal id ctxls--session-id)))
            (setq ctxls--session-id id)
-           (ctxls--update-header)))
+           (when-let ((title (gethash id ctxls--titles)))
+             (setq ctxls--session-title title))
+           (ctxls--update-header)
+           (force-mode-line-update t)))
        (ctxls--finish-turn
         turn (pcase (plist-get result :finishReason)
                ("length" "the answer was cut at the output limit")
