@@ -177,6 +177,11 @@ type Option func(*Server)
 // WithDefault sets the reply served when the queue is empty.
 func WithDefault(r Reply) Option { return func(s *Server) { s.def = r } }
 
+// WithTitles answers the daemon's title requests (their system prompt is
+// prompts.TitleSystem) with r instead of the queue, so a title asked in the
+// background, whenever it comes, never takes a reply queued for a turn.
+func WithTitles(r Reply) Option { return func(s *Server) { s.titles = &r } }
+
 // WithModels sets what GET /models lists.
 func WithModels(names ...string) Option { return func(s *Server) { s.models = names } }
 
@@ -196,6 +201,7 @@ type Server struct {
 	mu      sync.Mutex
 	queue   []Reply
 	reqs    []*Request
+	titles  *Reply // WithTitles
 	changed chan struct{}
 	done    chan struct{}
 	release chan struct{} // one value per Release, taken by a held stream
@@ -325,7 +331,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
 	reply := s.def
-	if len(s.queue) > 0 {
+	switch {
+	case s.titles != nil && req.SystemPrompt() == prompts.TitleSystem():
+		reply = *s.titles
+	case len(s.queue) > 0:
 		reply, s.queue = s.queue[0], s.queue[1:]
 	}
 	s.signalLocked()

@@ -54,7 +54,10 @@ func (r *phaseRunner) run(phase string) {
 // TestNeovimDefects: each phase is a defect seen in Neovim 0.7.2, driven as
 // a person uses the plugin (see test/defects.lua).
 func TestNeovimDefects(t *testing.T) {
-	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Model title"}}))
+	// Titles are asked in the background after a session's first answer,
+	// maybe during the next phase: they never take a phase's reply.
+	title := openaitest.Reply{Chunks: []string{"Model title"}}
+	fake := openaitest.New(t, openaitest.WithDefault(title), openaitest.WithTitles(title))
 	r := newPhaseRunner(t, fake.URL)
 
 	t.Run("cancel then ask again", func(t *testing.T) {
@@ -113,7 +116,7 @@ func TestNeovimDefects(t *testing.T) {
 		newPhaseRunner(t, "").run("nomissing")
 	})
 	t.Run("the file in front of you goes with the question", func(t *testing.T) {
-		own := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Model title"}}))
+		own := openaitest.New(t, openaitest.WithDefault(title), openaitest.WithTitles(title))
 		own.Enqueue(openaitest.Reply{Chunks: []string{"quick ", "answer"}, Delay: 100 * time.Millisecond},
 			openaitest.Reply{Chunks: []string{"first answer"}}, openaitest.Reply{Chunks: []string{"second answer"}},
 			openaitest.Reply{Chunks: []string{"third answer"}}, openaitest.Reply{Chunks: []string{"fourth answer"}})

@@ -240,7 +240,8 @@ local ok, err = pcall(function()
     end
     wait("the notice", function()
       for _, m in ipairs(messages) do
-        if m:find("context changed: files (1)", 1, true) then
+        -- ("editor view, " before it once the view is recorded)
+        if m:find("context changed:", 1, true) and m:find("files (1)", 1, true) then
           return true
         end
       end
