@@ -72,6 +72,11 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 				continue
 			}
 			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Content}
+			if m.Status == session.StatusInterrupted && m.Content != "" {
+				// Stopped (cancelled, or its daemon died): the model is told
+				// the answer is not whole, so it does not build on its end.
+				om.Content += prompts.CutOffNote
+			}
 			var calls []openai.ToolCall
 			if len(m.ToolCalls) > 0 && json.Unmarshal(m.ToolCalls, &calls) == nil {
 				for _, c := range calls {

@@ -12,6 +12,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/anthropictest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -190,8 +191,9 @@ func TestAnthropicChatCancel(t *testing.T) {
 	if err := s.Call("ctxls/chat", map[string]any{"message": "again"}, &res); err != nil || res.Text != "fine now" {
 		t.Errorf("next turn: %+v %v", res, err)
 	}
-	// The interrupted answer is history: the fake accepted the request.
-	if r := fake.LastStreamed(); len(r.Parsed.Messages) != 3 || r.Parsed.Messages[1].Content.Text() != "partial " {
+	// The interrupted answer is history, marked as cut off: the fake
+	// accepted the request.
+	if r := fake.LastStreamed(); len(r.Parsed.Messages) != 3 || r.Parsed.Messages[1].Content.Text() != "partial "+prompts.CutOffNote {
 		t.Errorf("the next request: %s", r.Body)
 	}
 }

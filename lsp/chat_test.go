@@ -16,6 +16,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/prompts"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -176,6 +177,25 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 	s.Notify("window/workDoneProgress/cancel", map[string]any{"token": "tok-d"})
 	if m := wait(); m.Error == nil || m.Error.Code != -32800 {
 		t.Errorf("cancel by token: %+v", m)
+	}
+	// The next turn gives the model the cancelled answers marked as cut
+	// off (the stored answers stay as they were).
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"whole"}})
+	s.MustCommand(api.Chat, map[string]any{"message": "go on"}, nil)
+	var cut int
+	var goOn openaitest.Request
+	for _, r := range fake.Streamed() {
+		if r.Question() == "go on" {
+			goOn = r
+		}
+	}
+	for _, m := range goOn.Parsed.Messages {
+		if m.Role == "assistant" && strings.HasSuffix(m.Content, prompts.CutOffNote) {
+			cut++
+		}
+	}
+	if cut != 2 {
+		t.Errorf("%d cancelled answers marked as cut off, want 2: %+v", cut, goOn.Parsed.Messages)
 	}
 }
 

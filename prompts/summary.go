@@ -68,3 +68,7 @@ func SummaryMessage(marker, summary string) string {
 	return marker + "\nThe earlier turns of this session are summarised below; the turns after this message follow on from it. " +
 		"(The user still sees the original messages.)\n\n" + strings.TrimSpace(summary) + "\n"
 }
+
+// CutOffNote ends an answer that was stopped before it ended (cancelled by
+// the user, or its daemon gone) where the history gives it to the model.
+const CutOffNote = "\n\n[This answer was cut off here: it was stopped before it ended.]"
