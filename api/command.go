@@ -100,10 +100,10 @@ var Commands = []Info{
 		Args: SessionRefArgs{}, Result: ResumeResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "meta": {"envHint": "vscode 1.90.0; workspace /home/ann/app; git branch main"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--fix-login-redirect--k3j5q0", "messageCount": 4, "fileCount": 1}, "context": {"applet": ["editor", "file=/home/ann/app/login.go", "line=42"], "files": ["/home/ann/app/login.go", "/home/ann/app/old.go"], "ports": ["8080"]}, "missingFiles": ["/home/ann/app/old.go"], "reminder": "Environment: vscode 1.90.0; workspace /home/ann/app; git branch main\nRelevant files:\n- /home/ann/app/login.go\n(1 file not found)\nLast applet: editor (file=/home/ann/app/login.go, line=42)\nports: 8080\n"}`},
-	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles. `nextCursor` is present only when there are more sessions: pass it back as `cursor` for the next page; the last page has none.",
+	{ID: SessionList, Doc: "Lists sessions, most recent activity first. `query` filters titles. `nextCursor` is present only when there are more sessions: pass it back as `cursor` for the next page; the last page has none. Each row has `messageCount` (every stored message, tool results and summaries included), `questions` (the user's questions) and `firstQuestion` (the first one's first line, at most 120 characters), which tells sessions of the same title apart.",
 		Args: SessionListArgs{}, Result: SessionListResult{},
 		ExampleArgs:   `{"query": "login", "limit": 20}`,
-		ExampleResult: `{"v": 1, "sessions": [{"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "messageCount": 4, "fileCount": 1}]}`},
+		ExampleResult: `{"v": 1, "sessions": [{"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Fix login redirect", "titleSource": "user", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:05:00Z", "messageCount": 4, "fileCount": 1, "questions": 2, "firstQuestion": "Why does login redirect twice?"}]}`},
 	{ID: SessionShow, Doc: "Returns a session and all its messages, oldest first.",
 		Args: SessionIDArgs{}, Result: ShowResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
@@ -325,8 +325,13 @@ type SessionSummary struct {
 	TitleSource  TitleSource `json:"titleSource"`
 	CreatedAt    time.Time   `json:"createdAt"`
 	UpdatedAt    time.Time   `json:"updatedAt"`
-	MessageCount int         `json:"messageCount"`
+	MessageCount int         `json:"messageCount"` // every stored message, tool results and summaries included
 	FileCount    int         `json:"fileCount"`
+	// Questions is how many questions the user asked in the session (its
+	// user messages), and FirstQuestion the first one's first line, cut at
+	// 120 characters: what tells two sessions of the same title apart.
+	Questions     int    `json:"questions"`
+	FirstQuestion string `json:"firstQuestion,omitempty"`
 	// Owner and Visibility are set in the PostgreSQL store only.
 	Owner      string     `json:"owner,omitempty"`
 	Visibility Visibility `json:"visibility,omitempty"`

@@ -2,6 +2,10 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
@@ -23,7 +27,25 @@ func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved,
 	if err != nil {
 		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", err)
 	}
+	if err := checkBaseURL(r.BaseURL); err != nil {
+		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", err)
+	}
 	return r, nil
+}
+
+// checkBaseURL rejects a base URL no HTTP client can call, such as
+// "localhost:11434/v1" (no scheme: Go's client would fail every request
+// with "unsupported protocol scheme"), before a turn is stored.
+func checkBaseURL(base string) error {
+	u, err := url.Parse(base)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	msg := fmt.Sprintf("the provider's base URL %q is not an http:// or https:// URL: set provider.baseURL (or OPENAI_BASE_URL) to one", base)
+	if !strings.Contains(base, "://") {
+		msg += fmt.Sprintf(", such as %q", "http://"+strings.TrimLeft(base, "/"))
+	}
+	return errors.New(msg)
 }
 
 // previewProvider is the provider a preview counts with: the configured

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
@@ -96,8 +97,30 @@ func (s *Service) list(ctx context.Context, a *api.SessionListArgs, workspace st
 	res := &api.SessionListResult{V: api.V, Sessions: make([]api.SessionSummary, len(list)), NextCursor: next}
 	for i := range list {
 		res.Sessions[i] = summary(&list[i])
+		msgs, err := s.store.Messages(ctx, list[i].ID)
+		if err != nil {
+			return nil, fail(err)
+		}
+		res.Sessions[i].Questions, res.Sessions[i].FirstQuestion = questions(msgs)
 	}
 	return res, nil
+}
+
+// questions counts a session's questions (its user messages) and returns
+// the first one's first line, cut at 120 characters.
+func questions(msgs []session.Message) (n int, first string) {
+	for _, m := range msgs {
+		if m.Role != session.RoleUser {
+			continue
+		}
+		if n++; n == 1 {
+			first, _, _ = strings.Cut(strings.TrimSpace(m.Content), "\n")
+			if r := []rune(first); len(r) > 120 {
+				first = string(r[:119]) + "…"
+			}
+		}
+	}
+	return n, first
 }
 
 // SessionShow returns a session and its messages, oldest first.

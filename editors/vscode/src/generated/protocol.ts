@@ -68,6 +68,8 @@ export interface SessionSummary {
   updatedAt: string;
   messageCount: number;
   fileCount: number;
+  questions: number;
+  firstQuestion?: string;
   owner?: string;
   visibility?: Visibility;
   workspace?: string;
