@@ -805,6 +805,77 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
+  /** Sets ctxls.provider.baseURL in the settings editor (UI), then closes it. */
+  const setBaseURL = async (value: string, open = true) => {
+    if (open) {
+      await ed.palette("Preferences: Open Settings (UI)");
+      await ed.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
+      await sleep(500);
+      await ed.page.keyboard.type("ctxls.provider.baseURL");
+    }
+    const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: /Provider: Base URL/ }).first();
+    await row.waitFor({ timeout: 15_000 });
+    const input = row.locator("input").first();
+    await input.click();
+    await input.fill(value);
+    await input.press("Tab");
+    // Written to the user's settings.json, then sent to the daemon (didChangeConfiguration).
+    const file = path.join(L.userData, "User", "settings.json");
+    await until(`ctxls.provider.baseURL ${value} in settings.json`, async () => fs.readFileSync(file, "utf8").includes(`"ctxls.provider.baseURL": "${value}"`), 10_000);
+    await sleep(1000);
+    // VS Code 1.139 shows the settings in a modal editor: Escape closes it (a first one may only leave the input).
+    await until("the settings editor closed", async () => {
+      await ed.page.keyboard.press("Escape");
+      return ed.page.locator(".settings-editor").first().isHidden();
+    }, 10_000, 1000);
+  };
+  await step("issue 24: a base URL without http:// is refused with what to set and Open Settings; the question waits in the input and goes once the setting is right", async () => {
+    const good = env("CTXLS_E2E_PROVIDER");
+    const bad = good.replace(/^https?:\/\//, "");
+    await setBaseURL(bad);
+    await openChat();
+    const asked = (await requests()).length;
+    const before = await turns().count();
+    await typeInChat("Is the provider set right?");
+    // Nothing was sent or stored: no turn in the log, the banner says what to set, the question is back in the input.
+    const banner = chat.locator("#banner");
+    await until("the banner", async () => (await banner.isVisible()) && (await banner.innerText()).includes("ctxls.provider.baseURL"), 10_000);
+    await idle();
+    const text = await banner.innerText();
+    check(text.includes("ctxls.provider.model") && !text.includes("unsupported protocol scheme"), `the banner: ${text}`);
+    check(text.includes(`"${bad}" is not an http:// or https:// URL`), `the banner does not say what is wrong: ${text}`);
+    check((await turns().count()) === before, `${await turns().count()} turns shown, ${before} before`);
+    check((await requests()).length === asked, "a request reached the provider");
+    const toast = await ed.toast("ctxls.provider.baseURL");
+    check(await toast.locator(".monaco-button", { hasText: "Open Settings" }).isVisible(), "the toast has no Open Settings button");
+    await sleep(500);
+    check((await ed.toastTexts()).length === 1, `one notification, in VS Code's words: ${(await ed.toastTexts()).join(" | ")}`);
+    check((await chat.locator("#input").inputValue()) === "Is the provider set right?", `the input: ${await chat.locator("#input").inputValue()}`);
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-provider-error-light"],
+      ["Dark Modern", "vscode-provider-error-dark"],
+    ]) {
+      await setTheme(theme);
+      const c = await contrast("#banner .banner-text");
+      check(c >= 4.5, `${theme}: the banner's contrast is ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    await ed.clearToasts();
+    // The view's Open Settings opens the provider's settings.
+    await banner.locator("button", { hasText: "Open Settings" }).click();
+    await ed.page.locator(".settings-editor .setting-item-contents", { hasText: /Provider: Base URL/ }).first().waitFor({ timeout: 15_000 });
+    await setBaseURL(good, false);
+    await enqueue([{ chunks: ["Set right now."] }]);
+    await chat.locator("#input").click();
+    await ed.page.keyboard.press("Enter");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Set right now."), 15_000);
+    await idle();
+    check((await lastTurn().locator(".q").innerText()).trim() === "Is the provider set right?", "the resent question");
+    check(await banner.isHidden(), "the banner stayed after the question went");
+  });
+
   await step("10 Copy File into Session Folder says what it did and lists the file", async () => {
     await ed.palette("ctxls: Copy File into Session Folder");
     const input = ed.quickInput().locator(".quick-input-box input");
@@ -849,8 +920,15 @@ async function main(): Promise<void> {
     await sleep(300);
     check(!(await text()).includes("EDITED"), "the preview is editable");
     check(!(await ed.activeTab().getAttribute("class"))!.includes("dirty"), "the preview became dirty");
+    await ed.clearToasts();
     await ed.palette("ctxls: Export Session");
-    await until("the export", async () => /\.md/.test(await ed.activeTabTitle()) && !(await ed.activeTabTitle()).startsWith("Prompt preview"));
+    // Where it went is said, with Open.
+    const toast = await ed.toast("exported the session to");
+    const where = /exported the session to (\S+\.md)/.exec(await toast.innerText())?.[1] ?? "";
+    check(fs.existsSync(where), `the export named in the toast does not exist: ${await toast.innerText()}`);
+    check(await toast.locator(".monaco-button", { hasText: "Save a Copy As" }).isVisible(), "no Save a Copy As button");
+    await toast.locator(".monaco-button", { hasText: "Open" }).first().click();
+    await until("the export", async () => (await ed.activeTabTitle()).startsWith(path.basename(where)));
   });
 
   await step("Ask about Selection shows the selection as a chip (app.ts:1-3) and sends the file with those lines, no code pasted into the question", async () => {
@@ -905,7 +983,10 @@ async function main(): Promise<void> {
     check(before >= 3, `only ${before} turns to compact`);
     await enqueue([{ chunks: ["## Goal\n\nUnderstand app.ts.\n\n## Decisions\n\nadd() stays pure."] }]);
     await ed.palette("ctxls: Compact Session");
-    await ed.toast(/messages \d+–\d+ \(\d+\) are summarised for the model; every message is kept/, 30_000);
+    // Counted within the session, not in the store's message ids.
+    const toast = await ed.toast(/summarised for the model; every message is kept/, 30_000);
+    const toastText = await toast.innerText();
+    check(/the first \d+ messages are summarised for the model; every message is kept\./.test(toastText) && !/messages \d+–/.test(toastText), `toast: ${toastText}`);
     const reqs = await requests();
     const asked = reqs[reqs.length - 1];
     check(asked.system.startsWith("You are compacting a long working session"), `the last request is not a summary request: ${asked.system.slice(0, 200)}`);
@@ -915,7 +996,13 @@ async function main(): Promise<void> {
     check((await turns().count()) === before, `${await turns().count()} turns shown after compaction, ${before} before`);
     check((await turns().nth(before - 2).locator(".compacted").count()) === 1, "the marker is not after the turn before the newest");
     const marker = (await chat.locator("#log .compacted").innerText()).trim();
-    check(/^Summarised for the model: messages 1–\d+ \(\d+\)\. All are kept here\.$/.test(marker), `marker: ${marker}`);
+    const words = /the first (\d+) messages are summarised/.exec(toastText)![1];
+    check(marker.startsWith(`The first ${words} messages are summarised for the model; every message is kept.`), `marker: ${marker}`);
+    // The marker's Show summary shows what the model reads instead of those turns.
+    const summaryText = chat.locator("#log .summary-text");
+    check(await summaryText.isHidden(), "the summary is shown before a click");
+    await chat.locator("#log .compacted .show-summary").click();
+    await until("the summary under the marker", async () => (await summaryText.isVisible()) && (await summaryText.innerText()).includes("add() stays pure."), 5000);
     await ed.clearToasts();
     await turns().nth(before - 2).locator(".compacted").scrollIntoViewIfNeeded();
     for (const [theme, shot] of [
@@ -1172,9 +1259,35 @@ async function main(): Promise<void> {
     await until("its messages", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
   });
 
-  await step("4 deleting the current session resets the view and the status bar", async () => {
+  await step("issue 24: the pickers tell sessions apart (first question, how long ago, questions not messages, 1 file); deleting the current session goes to the most recent remaining one", async () => {
+    // A second session with a question, then back to the first.
+    await ed.palette("ctxls: New Session");
+    await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0);
+    await enqueue([{ chunks: ["Second Session"] }], "title");
+    await enqueue([{ chunks: ["This is the second one."] }]);
+    await typeInChat("Which session is this?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("the second one"));
+    await idle();
+    await until("the second session's title", async () => (await title()) === "Second Session", 15_000);
+    await ed.palette("ctxls: Resume Session");
+    let input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await until("the sessions", async () => (await ed.pickRows()).some((r) => r.includes(firstTitle)));
+    const rows = await ed.pickRows();
+    const first = rows.find((r) => r.includes(firstTitle))!;
+    const second = rows.find((r) => r.includes("Second Session"))!;
+    check(first.includes("“What does app.ts do?") && /\b(just now|\d+ min ago)\b/.test(first), `the first session's row: ${first}`);
+    check(/“Which session is this\?” · 1 question\b/.test(second) && second.includes("(current)"), `the second session's row: ${second}`);
+    check(!rows.some((r) => /\b1 files\b|\d+ messages\b/.test(r)), `rows: ${rows.join(" | ")}`);
+    await input.fill(firstTitle);
+    await until("the session row", async () => (await ed.pickRows()).some((r) => r.includes(firstTitle)));
+    await input.press("Enter");
+    await until("the first session back", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
+    // Questions, not messages: the first session's answers and tool results are not counted.
+    check(Number(/(\d+) questions/.exec(first)?.[1]) === (await turns().count()), `questions in the row: ${first}, ${await turns().count()} turns shown`);
+
     await ed.palette("ctxls: Delete Session");
-    const input = ed.quickInput().locator(".quick-input-box input");
+    input = ed.quickInput().locator(".quick-input-box input");
     await input.waitFor({ state: "visible" });
     await input.fill(firstTitle);
     await until("the session row", async () => (await ed.pickRows()).some((r) => r.includes("(current)")));
@@ -1182,8 +1295,50 @@ async function main(): Promise<void> {
     const dialog = ed.page.locator(".monaco-dialog-box");
     await dialog.waitFor();
     await dialog.locator(".monaco-button", { hasText: "Delete" }).click();
-    await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await allChips()).length === 0);
-    await until("the status bar", async () => (await ed.statusItem()).includes("New session"));
+    // Not a blank "New session": the most recent remaining session, with its messages.
+    await until("the second session", async () => (await title()) === "Second Session" && (await turns().count()) === 1);
+    check((await turns().first().locator(".q").innerText()).trim() === "Which session is this?", "the second session's question");
+    await until("the status bar", async () => (await ed.statusItem()).includes("Second Session"));
+    await ed.toast(`deleted “${firstTitle}”. Now in “Second Session”.`);
+    await ed.clearToasts();
+  });
+
+  /** The pids of the daemons code-server's extension host runs (this suite's binary, `serve`). */
+  const daemonPids = (): number[] =>
+    fs
+      .readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
+          return argv[0] === bin && argv[1] === "serve";
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  await step("issue 24: a question sent while the daemon is down stays in the input; the daemon starts again and the question goes with Enter", async () => {
+    const pids = daemonPids();
+    check(pids.length === 1, `daemons running: ${pids.join(", ")}`);
+    process.kill(pids[0], "SIGKILL");
+    await until("the view to say the daemon stopped", async () => (await chat.locator("#banner").isVisible()) && (await chat.locator("#banner").innerText()).includes("daemon stopped"), 10_000);
+    check((await chat.locator("#banner button").innerText()) === "Restart", "the banner has no Restart button");
+    const raw = (await ed.toastTexts()).filter((t) => /EPIPE|connection|crashed|Couldn't/i.test(t));
+    check(raw.length === 0, `raw language client notifications: ${raw.join(" | ")}`);
+    await typeInChat("Are you back?");
+    await ed.toast("your question is still in the chat's input", 30_000);
+    check((await chat.locator("#input").inputValue()) === "Are you back?", `the input: ${await chat.locator("#input").inputValue()}`);
+    const again = daemonPids();
+    check(again.length === 1 && again[0] !== pids[0], `daemons after the restart: ${again.join(", ")}`);
+    // The same session, back in the view.
+    await until("the session back", async () => (await title()) === "Second Session" && (await turns().count()) === 1 && (await chat.locator("#banner").isHidden()), 15_000);
+    await enqueue([{ chunks: ["Back again."] }]);
+    await chat.locator("#input").click();
+    await ed.page.keyboard.press("Enter");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Back again."), 15_000);
+    await idle();
+    check((await lastTurn().locator(".q").innerText()).trim() === "Are you back?", "the question sent");
+    await ed.clearToasts();
   });
 
   // ---- issue 22: the model's edits, reviewed in a diff; the review mode; code blocks ----
@@ -1368,6 +1523,39 @@ async function main(): Promise<void> {
     await until("the block in scratch.ts", async () => (await ed.editorText()).trim() === helper, 5000);
     check(await dirty(), "scratch.ts is not dirty");
     check(fs.readFileSync(scratchTs, "utf8") === "// scratch\n", "the block was written to the disk");
+  });
+
+  await step("issue 24: ctxls.path pointing at another program gives one clear message with Open Setting, no raw notifications", async () => {
+    await ed.clearToasts();
+    const setPath = async (value: string) => {
+      await ed.palette("Preferences: Open Settings (UI)");
+      await ed.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
+      await sleep(500);
+      await ed.page.keyboard.type("ctxls.path");
+      const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Ctxls: Path" }).first();
+      await row.waitFor({ timeout: 15_000 });
+      const input = row.locator("input").first();
+      await input.click();
+      await input.fill(value);
+      await input.press("Tab");
+      const file = path.join(L.userData, "User", "settings.json");
+      await until(`ctxls.path ${value} in settings.json`, async () => fs.readFileSync(file, "utf8").includes(`"ctxls.path": "${value}"`), 10_000);
+      await until("the settings editor closed", async () => {
+        await ed.page.keyboard.press("Escape");
+        return ed.page.locator(".settings-editor").first().isHidden();
+      }, 10_000, 1000);
+    };
+    await setPath("/bin/cat");
+    const toast = await ed.toast("ctxls.path points at /bin/cat, which is not ctxls", 30_000);
+    check(await toast.locator(".monaco-button", { hasText: "Open Setting" }).isVisible(), "no Open Setting button");
+    await until("the banner", async () => (await chat.locator("#banner").innerText()).includes("which is not ctxls"), 5000);
+    await sleep(2000);
+    const texts = await ed.toastTexts();
+    check(texts.length === 1 && !texts.some((t) => /EPIPE|connection|Couldn't/i.test(t)), `notifications: ${texts.join(" | ")}`);
+    await ed.shot("not-ctxls");
+    await setPath(bin);
+    await until("the daemon back", async () => (await chat.locator("#banner").isHidden()) && (await ed.statusItem()) !== "ctxls" && !(await ed.statusItemHtml()).includes("codicon-error"), 30_000);
+    await ed.clearToasts();
   });
 
   await step("Open the ctxls.path Setting from the palette", async () => {

@@ -185,7 +185,7 @@
     const a = div.querySelector(".a");
     const parts = t.parts || [];
     drawParts(a, parts);
-    div.querySelectorAll(".status, .activity, .written, .compacted, .turn-usage").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage").forEach((n) => n.remove());
     const last = parts[parts.length - 1];
     const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
     if (t.status === "streaming" && !toolBusy) {
@@ -213,10 +213,32 @@
     else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
     if (t.compacted) {
       const c = t.compacted;
-      const m = el("div", "compacted", "Summarised for the model: messages " + c.first + "–" + c.last + " (" + c.covered + "). All are kept here.");
+      const m = el("div", "compacted");
+      m.appendChild(el("span", "compacted-text", compactedWords(c.covered)));
       m.title = "The model now sees a summary of the turns above and every turn below in full.";
-      div.appendChild(m);
+      if (t.summary) {
+        const b = el("button", "link show-summary", "Show summary");
+        b.type = "button";
+        b.setAttribute("aria-expanded", "false");
+        const text = el("div", "summary-text", t.summary);
+        text.hidden = true;
+        b.addEventListener("click", () => {
+          text.hidden = !text.hidden;
+          b.textContent = text.hidden ? "Show summary" : "Hide summary";
+          b.setAttribute("aria-expanded", String(!text.hidden));
+        });
+        m.appendChild(b);
+        div.appendChild(m);
+        div.appendChild(text);
+      } else div.appendChild(m);
     }
+  }
+
+  /** The words of the compaction toast (extension.ts), counted within the session. */
+  function compactedWords(n) {
+    return n === 1
+      ? "The first message is summarised for the model; every message is kept."
+      : "The first " + n + " messages are summarised for the model; every message is kept.";
   }
 
   function drawTurn(t, i) {
@@ -373,6 +395,12 @@
       drawBusy(m.busy);
       if (!m.busy) input.focus();
     } else if (m.type === "focusInput") {
+      input.focus();
+    } else if (m.type === "restoreInput") {
+      if (!input.value.trim()) {
+        input.value = m.text;
+        vscode.setState({ draft: m.text });
+      }
       input.focus();
     } else if (m.type === "turnFile") {
       drawTurnFile(m.file);

@@ -86,6 +86,11 @@ export class ChatView implements vscode.WebviewViewProvider {
     this.view?.webview.postMessage({ type: "turnFile", file });
   }
 
+  /** A question that failed before it was sent goes back into the input (unless the user typed another). */
+  postRestoreInput(text: string): void {
+    this.view?.webview.postMessage({ type: "restoreInput", text });
+  }
+
   /** The session's model or usage changed (the header's line). */
   postSessionLine(model: string | undefined, usage: string | undefined): void {
     this.view?.webview.postMessage({ type: "sessionLine", model, usage });

@@ -1,6 +1,7 @@
 // Finding the ctxls binary, with no dependency on vscode: the extension says
 // exactly which paths it tried before starting the daemon, instead of the
 // language client's "couldn't create connection to server".
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -69,4 +70,25 @@ export function resolveBinary(setting: string, env: Record<string, string | unde
     tried,
     message: `ctxls: the daemon could not be started: "ctxls" was not found on PATH nor in ${goBins.join(", ")}. Install it (go install ./cmd/ctxls) or set ctxls.path to the binary.`,
   };
+}
+
+/**
+ * Whether the program at p is ctxls: `p version` prints "ctxls …" within a
+ * few seconds. Undefined when it is; else why not, for a message that
+ * names the setting ("it printed …", "it exited with code 1", "it did not
+ * answer within 5 s"), instead of the language client's "write EPIPE".
+ */
+export function notCtxls(p: string, timeoutMs = 5000): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(p, ["version"], { timeout: timeoutMs, maxBuffer: 64 * 1024, env: process.env }, (err, stdout) => {
+      const out = String(stdout ?? "");
+      if (!err && out.startsWith("ctxls ")) return resolve(undefined);
+      const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: number | string; signal?: string }) | null;
+      if (e?.killed || e?.signal === "SIGTERM") return resolve(`it did not answer \`version\` within ${timeoutMs / 1000} s`);
+      if (e && typeof e.code === "string") return resolve(`it could not be run (${e.code})`);
+      const first = out.trim().split("\n")[0]?.slice(0, 80);
+      if (e && typeof e.code === "number") return resolve(`it exited with code ${e.code}` + (first ? ` after printing "${first}"` : "") + " when asked its version");
+      return resolve(first ? `it printed "${first}" when asked its version` : "it printed nothing when asked its version");
+    });
+  });
 }

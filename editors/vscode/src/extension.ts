@@ -8,9 +8,9 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { CancellationToken, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
+import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
-import { resolveBinary } from "./daemon";
+import { notCtxls, resolveBinary } from "./daemon";
 import {
   baseName,
   ChatPreviewResult,
@@ -40,6 +40,7 @@ import {
   reviewDecision,
   selectedLines,
   SessionFile,
+  sessionRow,
   StreamingAnswer,
   TurnFileChip,
   turnFileChip,
@@ -50,6 +51,10 @@ import {
 } from "./viewstate";
 
 const sessionKey = "ctxls.currentSession";
+
+/** What a turn refused for want of a usable provider (kind noProvider) says in VS Code. */
+const noProviderText =
+  "no usable model provider: set ctxls.provider.baseURL to an OpenAI-compatible server's URL, with http:// or https:// (such as http://127.0.0.1:11434/v1 for Ollama), and ctxls.provider.model in the settings.";
 const subdirs = Subfolders;
 
 function provider(): Provider {
@@ -154,6 +159,8 @@ class Controller {
   private compactedDuringTurn = false;
   /** The running turn's answer (its text and tool calls) and how to redraw it. */
   private running?: { answer: StreamingAnswer; redraw(): void };
+  /** The daemon's error messages during the running turn, shown when it ends (see doStart). */
+  private turnMessages: MessageRequest[] = [];
   /** A tool call was just shown as a card: its one-line $/progress report is not repeated. */
   private toolLineFollows = false;
   private lastEditor?: vscode.TextEditor;
@@ -223,22 +230,37 @@ class Controller {
     const setting = vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "";
     const found = resolveBinary(setting, process.env, os.homedir());
     if (!found.ok) return this.fail(found.message);
+    // Another program (not ctxls) would fail the language client's start
+    // with "write EPIPE" and a handful of raw notifications: one message instead.
+    const other = await notCtxls(found.path);
+    if (other) return this.fail(`ctxls: ctxls.path points at ${found.path}, which is not ctxls (${other}). Set ctxls.path to the ctxls binary (go install ./cmd/ctxls puts it in ~/go/bin).`);
     const serverOptions: ServerOptions = { command: found.path, args: ["serve"] };
     const keep = <T>(uri: vscode.Uri, next: () => T): T | Promise<void> => (this.syncable(uri) ? next() : Promise.resolve());
     const clientOptions: LanguageClientOptions = {
       // Only the user's files: middleware drops the editor's own (see sync.ts).
       documentSelector: [{ scheme: "file" }],
       // reviewEdits: the model's edits are reviewed here, in a diff (ctxls/reviewEdit).
-      initializationOptions: {
+      // A function: a daemon the client restarts (after a crash) gets the current session and settings.
+      initializationOptions: (): InitializationOptions => ({
         provider: provider(),
         session: this.ext.workspaceState.get<string>(sessionKey),
         reviewEdits: true,
         ...daemonSettings(),
-      } satisfies InitializationOptions,
+      }),
       synchronize: { configurationSection: "ctxls" },
       outputChannelName: "ctxls",
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false,
+      // No raw notifications ("write EPIPE", "Connection to server got
+      // closed"): a start that fails is said by fail(), a daemon that stops
+      // later by daemonStopped(), each once.
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => {
+          if (this.client === client && started) this.daemonStopped();
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
       middleware: {
         didOpen: (doc, next) => keep(doc.uri, () => next(doc)) as Promise<void>,
         didChange: (ev, next) => keep(ev.document.uri, () => next(ev)) as Promise<void>,
@@ -247,6 +269,7 @@ class Controller {
         willSave: (ev, next) => keep(ev.document.uri, () => next(ev)) as Promise<void>,
       },
     };
+    let started = false;
     const client = new LanguageClient("ctxls", "ctxls", serverOptions, clientOptions);
     const ctxls = new CtxlsClient(client as unknown as Connection);
     ctxls.onSessionUpdated((p) => {
@@ -284,12 +307,21 @@ class Controller {
     // notification centre). The first answer wins; both answer with the
     // chosen action's title, no answer (a closed notification) is null.
     client.onRequest("window/showMessageRequest", (p: MessageRequest, token: CancellationToken) => this.question(p, token));
+    // The daemon's messages. Errors during a turn wait for its end: a turn
+    // refused for want of a provider (kind noProvider) is said in the view
+    // and by this extension's own notification, in VS Code's words, with
+    // Open Settings; any other is shown then.
+    client.onNotification("window/showMessage", (p: MessageRequest) => {
+      if (p.type === 1 && this.running) this.turnMessages.push(p);
+      else void showQuestion(p);
+    });
     // The model's edits in the ask mode: a diff to accept or reject (see review.ts).
     ctxls.onReviewEdit((p, token) => this.reviewEdit(p, token));
     this.client = client;
     this.ctxls = ctxls;
     try {
       await client.start();
+      started = true;
       this.startError = undefined;
       this.state.banner = undefined;
       this.updateStatus();
@@ -318,6 +350,11 @@ class Controller {
     if (pick === "Open Setting") await this.openSetting();
   }
 
+  /** The provider's settings (ctxls.provider.baseURL, .model, …) in the settings editor. */
+  private openProviderSettings(): Thenable<unknown> {
+    return vscode.commands.executeCommand("workbench.action.openSettings", "ctxls.provider");
+  }
+
   private openSetting(): Thenable<unknown> {
     return vscode.commands.executeCommand("workbench.action.openSettings", "ctxls.path");
   }
@@ -332,6 +369,25 @@ class Controller {
     this.state.turnFile = this.turnFile();
     this.session = undefined;
     await this.start();
+  }
+
+  /** Starts a daemon that stopped again (the session it had is resumed). */
+  private async waitForDaemon(): Promise<void> {
+    if (this.starting) await this.starting;
+    if (!this.client?.isRunning()) await this.restart();
+  }
+
+  /**
+   * The daemon exited while it ran (a crash, a kill): said in the view and
+   * the status bar, not in the language client's notifications; the next
+   * question (or Restart) starts it again.
+   */
+  private daemonStopped(): void {
+    this.state.banner = { text: "The ctxls daemon stopped. It starts again when you send a question, or now with Restart; the ctxls output channel may say why.", action: { label: "Restart", command: "restartDaemon" } };
+    this.status.text = "$(error) ctxls stopped";
+    this.status.tooltip = "The ctxls daemon stopped. Send a question or click to start it again.";
+    this.status.command = "ctxls.ui.restartDaemon";
+    this.view.postState();
   }
 
   /** The running daemon's client, or undefined after telling the user why not. */
@@ -581,13 +637,29 @@ class Controller {
   }
 
   async ask(message: string, opts: { files?: string[] } = {}): Promise<void> {
+    if (!this.startError && this.client && !this.starting && !this.client.isRunning()) {
+      // The daemon stopped (it crashed, or was killed): the question stays
+      // in the input, to send once it runs again.
+      this.view.postRestoreInput(message);
+      await this.waitForDaemon();
+      if (this.client?.isRunning()) vscode.window.showInformationMessage("ctxls: the daemon had stopped and is running again; your question is still in the chat's input: press Enter to send it.");
+      else vscode.window.showErrorMessage("ctxls: the daemon stopped and could not be started again; your question is still in the chat's input. See the ctxls output channel.");
+      return;
+    }
     const c = await this.need();
-    if (!c) return;
+    if (!c) {
+      this.view.postRestoreInput(message);
+      return;
+    }
     if (this.state.busy) {
       vscode.window.showInformationMessage("ctxls: a turn is running; wait for it or press Stop.");
       return;
     }
     await this.view.reveal(false);
+    if (this.state.banner?.kind === "provider") {
+      this.state.banner = undefined;
+      this.view.postState();
+    }
     // The chip's file (the active editor's, with its selected lines) goes with the question.
     const files = opts.files ?? this.turnFiles();
     this.state.highlight = undefined;
@@ -607,6 +679,7 @@ class Controller {
       this.view.postTurn(index, turn);
     };
     this.running = { answer, redraw: flush };
+    this.turnMessages = [];
     this.toolLineFollows = false;
     let out: TurnOutcome;
     try {
@@ -646,6 +719,27 @@ class Controller {
     turn.activity = undefined;
     turn.status = { stop: "done", cancelled: "cancelled", length: "length", error: "error" }[out.finishReason] ?? "done";
     turn.error = out.error;
+    if (out.finishReason === "error" && out.kind === ErrorKinds.noProvider) {
+      // Nothing was sent or stored: the question leaves the log and goes
+      // back into the input, to send again once the settings are right; the
+      // banner says what to set, with the daemon's words for the details.
+      this.state.turns.splice(index, 1);
+      this.state.busy = false;
+      this.state.banner = {
+        text: `Not sent: ${noProviderText} Your question is back in the input.\n(${errorText(out.error)})`,
+        action: { label: "Open Settings", command: "openProviderSettings" },
+        kind: "provider",
+      };
+      this.view.postState();
+      this.view.postBusy(false);
+      this.view.postRestoreInput(message);
+      this.updateStatus();
+      void vscode.window.showErrorMessage(`ctxls: ${noProviderText}`, "Open Settings").then((a) => a && this.openProviderSettings());
+      return;
+    }
+    const messages = this.turnMessages;
+    this.turnMessages = [];
+    if (out.kind !== ErrorKinds.noProvider) for (const m of messages) void showQuestion(m);
     turn.usage = usageLine(out.usage) ?? turn.usage;
     this.state.busy = false;
     this.view.postTurn(index, turn);
@@ -714,6 +808,8 @@ class Controller {
         break;
       case "action":
         if (m.command === "openSetting") run(async () => this.openSetting());
+        else if (m.command === "openProviderSettings") run(async () => this.openProviderSettings());
+        else if (m.command === "restartDaemon") run(async () => this.restart());
         else if (m.command === "setReviewMode") run(async () => vscode.commands.executeCommand("ctxls.ui.setReviewMode"));
         else if (m.command === "chooseModel") run(async () => vscode.commands.executeCommand("ctxls.ui.chooseModel"));
         break;
@@ -981,6 +1077,7 @@ class Controller {
       });
 
     reg("ctxls.ui.openSetting", async () => this.openSetting());
+    reg("ctxls.ui.restartDaemon", async () => this.restart());
     withClient("ctxls.ui.ask", async () => {
       const f = this.turnFile();
       const what = f && !f.removed ? `${f.label} and the context's files go with it` : "the context's files go with it";
@@ -1057,8 +1154,8 @@ class Controller {
         return;
       }
       await this.loadSession(this.state.sessionId);
-      const { first } = r.summary.summaryOf!;
-      vscode.window.showInformationMessage(`ctxls: messages ${first}–${r.compactedThrough} (${r.covered}) are summarised for the model; every message is kept.`);
+      const n = r.summary.summaryOf?.covered ?? r.covered;
+      vscode.window.showInformationMessage(`ctxls: ${n === 1 ? "the first message is" : `the first ${n} messages are`} summarised for the model; every message is kept.`);
     });
     withClient("ctxls.ui.clearTitle", async (c) => {
       const { session } = await c.clearTitle();
@@ -1071,12 +1168,23 @@ class Controller {
       if (!pick) return;
       if ((await vscode.window.showWarningMessage(`Delete the session “${pick.label}”? Its messages, context and folder are removed.`, { modal: true }, "Delete")) !== "Delete") return;
       await c.remove(pick.id);
+      let switched = "";
       if (pick.id === this.state.sessionId) {
+        // The most recent remaining session with a question in it, else a new one.
+        const { sessions } = await c.list();
+        const next = (sessions ?? []).find((s) => s.id !== pick.id && (s.questions ?? 0) > 0);
         this.resetView();
-        this.setSession(undefined);
-        this.view.postState();
+        if (next) {
+          this.state.sessionId = next.id;
+          await c.resume(next.id);
+          await this.loadSession(next.id);
+          switched = ` Now in “${next.title}”.`;
+        } else {
+          this.setSession(undefined);
+          this.view.postState();
+        }
       }
-      vscode.window.showInformationMessage(`ctxls: deleted “${pick.label}”.`);
+      vscode.window.showInformationMessage(`ctxls: deleted “${pick.label}”.${switched}`);
     });
     withClient("ctxls.ui.addCurrentFile", async (c) => {
       const editor = this.currentEditor();
@@ -1128,7 +1236,21 @@ class Controller {
     });
     withClient("ctxls.ui.exportSession", async (c) => {
       const { path: p } = await c.exportSession("markdown");
-      await vscode.window.showTextDocument(vscode.Uri.file(p));
+      // The export is written into the session's folder (in ctxls's data
+      // folder): say where, and offer to open it or save a copy elsewhere.
+      const pick = await vscode.window.showInformationMessage(`ctxls: exported the session to ${p}`, "Open", "Save a Copy As…");
+      if (pick === "Open") await vscode.window.showTextDocument(vscode.Uri.file(p));
+      else if (pick === "Save a Copy As…") {
+        const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+        const to = await vscode.window.showSaveDialog({
+          defaultUri: root ? vscode.Uri.joinPath(root, path.basename(p)) : undefined,
+          filters: { Markdown: ["md"] },
+          saveLabel: "Save Export",
+        });
+        if (!to) return;
+        await vscode.workspace.fs.copy(vscode.Uri.file(p), to, { overwrite: true });
+        await vscode.window.showTextDocument(to);
+      }
     });
     withClient("ctxls.ui.previewPrompt", async (c) => {
       const message = await vscode.window.showInputBox({ prompt: "Preview the prompt for this message (nothing is sent)", placeHolder: "Your question" });
@@ -1229,12 +1351,8 @@ class Controller {
       qp.show();
       try {
         const { sessions } = await c.list();
-        base = (sessions ?? []).map((s) => ({
-          label: s.title,
-          description: new Date(s.updatedAt).toLocaleString(),
-          detail: `${s.messageCount} messages, ${s.fileCount} files${s.id === this.state.sessionId ? " (current)" : ""}`,
-          id: s.id,
-        }));
+        const now = new Date();
+        base = (sessions ?? []).map((s) => ({ ...sessionRow(s, s.id === this.state.sessionId, now), id: s.id }));
         if (mode !== "search" && !qp.value.trim()) qp.items = base;
       } finally {
         qp.busy = false;

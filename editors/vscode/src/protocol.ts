@@ -88,6 +88,8 @@ export interface TurnOutcome {
   messageId?: number;
   /** The error's message when finishReason is "error". */
   error?: string;
+  /** The error's kind (ErrorKinds), when the daemon answered with one. */
+  kind?: ErrorKind;
   /** The tokens the turn cost, when the provider said (the result's, else the last usage report). */
   usage?: ChatUsage;
 }
@@ -194,7 +196,8 @@ export class CtxlsClient {
       return out;
     } catch (e: any) {
       if (errorKind(e) === ErrorKinds.cancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed, ...(usage ? { usage } : {}) };
-      return { finishReason: "error", text: streamed, error: e?.message ?? String(e), ...(usage ? { usage } : {}) };
+      const kind = errorKind(e);
+      return { finishReason: "error", text: streamed, error: e?.message ?? String(e), ...(kind ? { kind } : {}), ...(usage ? { usage } : {}) };
     }
   }
 
@@ -333,6 +336,8 @@ export interface ShownTurn {
   /** The newest summary of earlier turns covers this turn and the ones
    *  before it: the model's view of the session starts after it. */
   compacted?: Span;
+  /** The newest summary's text (what the model reads instead of the turns it covers). */
+  summary?: string;
 }
 
 /** The most of a tool's output the view keeps (the daemon sends at most as much). */
@@ -389,8 +394,12 @@ export function turnsFromMessages(
 ): ShownTurn[] {
   const turns: ShownTurn[] = [];
   let summary: Span | undefined;
+  let summaryText = "";
   for (const m of messages) {
-    if (m.summaryOf) summary = m.summaryOf; // oldest first: the last one seen is the newest, which stands for the others
+    if (m.summaryOf) {
+      summary = m.summaryOf; // oldest first: the last one seen is the newest, which stands for the others
+      summaryText = m.content;
+    }
     if (m.role === "user") {
       turns.push({ question: m.content, questionId: m.id, ids: [m.id], answer: "", parts: [], status: "done" });
       continue;
@@ -440,7 +449,7 @@ export function turnsFromMessages(
     // The marker goes after the last turn the summary covers (a summary is
     // stored later, after the question of the turn that made it).
     const covered = turns.filter((t) => t.questionId !== undefined && t.questionId <= summary!.last);
-    if (covered.length) covered[covered.length - 1].compacted = summary;
+    if (covered.length) Object.assign(covered[covered.length - 1], { compacted: summary, summary: summaryText });
   }
   return turns;
 }

@@ -26,6 +26,8 @@ export interface ViewTurn {
   files: SessionFile[];
   /** The newest summary ends with this turn: a marker follows it. */
   compacted?: Span;
+  /** The summary's text, shown under the marker on a click. */
+  summary?: string;
   /** What the turn cost, as a line under the answer: "1,234 in (1,000 cached) · 56 out". */
   usage?: string;
 }
@@ -47,6 +49,8 @@ export interface Banner {
   text: string;
   /** A button: its label and the message it posts back. */
   action?: { label: string; command: string };
+  /** "provider": a question refused for want of a provider; the next question takes it away. */
+  kind?: "provider";
 }
 
 export interface ViewState {
@@ -254,7 +258,7 @@ export function viewTurn(t: ShownTurn): ViewTurn {
   const parts = viewParts(t.parts);
   // An answer with no stored parts (a plain text answer) still has its text.
   if (parts.length === 0 && t.answer) parts.push({ kind: "text", html: renderMarkdown(t.answer) });
-  return { question: t.question, questionId: t.questionId, ids: t.ids, parts, status: t.status, error: t.error, files: [], compacted: t.compacted, usage: usageLine(t.usage) };
+  return { question: t.question, questionId: t.questionId, ids: t.ids, parts, status: t.status, error: t.error, files: [], compacted: t.compacted, summary: t.summary, usage: usageLine(t.usage) };
 }
 
 /** A permission question (window/showMessageRequest) waiting for its card. */
@@ -368,3 +372,35 @@ export class StreamingAnswer {
 }
 
 export { escapeHtml };
+
+/** How long ago a time was, as the session pickers say it: "just now", "5 min ago", "2 h ago", "3 days ago". */
+export function ago(then: Date | string, now: Date = new Date()): string {
+  const t = typeof then === "string" ? new Date(then) : then;
+  const s = Math.max(0, (now.getTime() - t.getTime()) / 1000);
+  if (!Number.isFinite(s)) return "";
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  const d = Math.floor(s / 86400);
+  if (d < 30) return d === 1 ? "yesterday" : `${d} days ago`;
+  return t.toLocaleDateString();
+}
+
+/** "1 file", "2 files". */
+export function plural(n: number, one: string, many = one + "s"): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** A session picker's row: the title, when it was last used, and what tells it apart (its first question, its size). */
+export function sessionRow(
+  s: { title: string; updatedAt: string; questions?: number; firstQuestion?: string; fileCount: number },
+  current: boolean,
+  now = new Date(),
+): { label: string; description: string; detail: string } {
+  const size = [plural(s.questions ?? 0, "question"), ...(s.fileCount ? [plural(s.fileCount, "file")] : [])].join(", ");
+  return {
+    label: s.title,
+    description: ago(s.updatedAt, now),
+    detail: (s.firstQuestion ? `“${s.firstQuestion}” · ` : "") + size + (current ? " (current)" : ""),
+  };
+}
