@@ -1279,6 +1279,24 @@ async function main(): Promise<void> {
     check(first.includes("“What does app.ts do?") && /\b(just now|\d+ min ago)\b/.test(first), `the first session's row: ${first}`);
     check(/“Which session is this\?” · 1 question\b/.test(second) && second.includes("(current)"), `the second session's row: ${second}`);
     check(!rows.some((r) => /\b1 files\b|\d+ messages\b/.test(r)), `rows: ${rows.join(" | ")}`);
+    // Pictures of the picker, dark (the theme now) and light.
+    const shootPicker = async (shot: string) => {
+      await ed.page.mouse.move(1000, 700);
+      await sleep(300);
+      await docsShot(shot);
+    };
+    await shootPicker("vscode-sessions-dark");
+    await ed.closeQuickInput();
+    await setTheme("Light Modern");
+    await ed.palette("ctxls: Resume Session");
+    await until("the sessions", async () => (await ed.pickRows()).some((r) => r.includes("Second Session")));
+    await shootPicker("vscode-sessions-light");
+    await ed.closeQuickInput();
+    await setTheme("Dark Modern");
+    await ed.palette("ctxls: Resume Session");
+    input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await until("the sessions", async () => (await ed.pickRows()).some((r) => r.includes(firstTitle)));
     await input.fill(firstTitle);
     await until("the session row", async () => (await ed.pickRows()).some((r) => r.includes(firstTitle)));
     await input.press("Enter");
