@@ -67,6 +67,10 @@ type Config struct {
 // Service implements api.Interface for one connection. It is safe for
 // concurrent use.
 type Service struct {
+	// questions caches listed sessions' questions (questionsOf).
+	questionsMu sync.Mutex
+	questions   map[string]questionStat
+
 	store   session.Store
 	opening *backend.Pending // the store while Start opens it; nil after Open or New
 	engine  *chat.Engine

@@ -97,13 +97,51 @@ func (s *Service) list(ctx context.Context, a *api.SessionListArgs, workspace st
 	res := &api.SessionListResult{V: api.V, Sessions: make([]api.SessionSummary, len(list)), NextCursor: next}
 	for i := range list {
 		res.Sessions[i] = summary(&list[i])
-		msgs, err := s.store.Messages(ctx, list[i].ID)
-		if err != nil {
-			return nil, fail(err)
+		if i < maxQuestionRows {
+			res.Sessions[i].Questions, res.Sessions[i].FirstQuestion = s.questionsOf(ctx, &list[i])
 		}
-		res.Sessions[i].Questions, res.Sessions[i].FirstQuestion = questions(msgs)
 	}
 	return res, nil
+}
+
+// maxQuestionRows is how many rows of a list carry their questions: what a
+// picker shows; a longer list (every session at once) would read them all.
+const maxQuestionRows = 200
+
+// questionStat is a session's questions as last read, with the message
+// count they were read at.
+type questionStat struct {
+	messages, n int
+	first       string
+}
+
+// questionsOf is a listed session's question count and first question,
+// read from its messages only when its message count changed since the
+// last list (s.questions caches them); a session deleted meanwhile, or
+// one that cannot be read, has none.
+func (s *Service) questionsOf(ctx context.Context, sess *session.Session) (int, string) {
+	if sess.MessageCount == 0 {
+		return 0, ""
+	}
+	s.questionsMu.Lock()
+	q, ok := s.questions[sess.ID]
+	s.questionsMu.Unlock()
+	if ok && q.messages == sess.MessageCount {
+		return q.n, q.first
+	}
+	msgs, err := s.store.Messages(ctx, sess.ID)
+	if err != nil {
+		return 0, ""
+	}
+	q = questionStat{messages: sess.MessageCount}
+	q.n, q.first = questions(msgs)
+	s.questionsMu.Lock()
+	if s.questions == nil {
+		s.questions = map[string]questionStat{}
+	}
+	s.questions[sess.ID] = q
+	s.questionsMu.Unlock()
+	return q.n, q.first
 }
 
 // questions counts a session's questions (its user messages) and returns
