@@ -48,6 +48,7 @@ func startAnthropic(t *testing.T, fake *anthropictest.Server, dataDir string, wi
 // turn's prefix from the cache: the fake's cached tokens reach the result,
 // the progress report and the stored answer.
 func TestAnthropicChatStreamsTitlesAndCaches(t *testing.T) {
+	parallel(t, waitTests)
 	fake := anthropictest.New(t, anthropictest.WithAPIKey(antKey))
 	fake.Enqueue(anthropictest.Reply{Chunks: []string{"The ", "redirect ", "loops because ", "of 😀 middleware."}},
 		anthropictest.Reply{Chunks: []string{"Login redirect loop fix"}})
@@ -111,6 +112,7 @@ func TestAnthropicChatStreamsTitlesAndCaches(t *testing.T) {
 // workspace file with read_file; the results go back as tool_result blocks
 // of one user message, and the calls and results are stored.
 func TestAnthropicChatToolRoundTrip(t *testing.T) {
+	parallel(t, waitTests)
 	fake := anthropictest.New(t, anthropictest.WithDefault(anthropictest.Reply{Chunks: []string{"A title"}}))
 	s, root, _ := startAnthropic(t, fake, "", 16000, 1000)
 	s.MustCommand(api.FilesAdd, map[string]any{"name": "data.csv", "contentBase64": "YSxiCjEsMgo="}, nil)
@@ -161,6 +163,7 @@ func TestAnthropicChatToolRoundTrip(t *testing.T) {
 // sees its request's context end, the partial answer is kept interrupted,
 // and the session's next turn works.
 func TestAnthropicChatCancel(t *testing.T) {
+	parallel(t, waitTests)
 	fake := anthropictest.New(t, anthropictest.WithDefault(anthropictest.Reply{Chunks: []string{"A title"}}))
 	fake.Enqueue(anthropictest.Reply{Chunks: []string{"partial ", "never"}, Fault: anthropictest.FaultStall, FaultAfter: 1})
 	s, _, _ := startAnthropic(t, fake, "", 16000, 1000)
@@ -202,6 +205,7 @@ func TestAnthropicChatCancel(t *testing.T) {
 // streams: after a restart the question and the checkpointed partial
 // answer are there, and the next turn works.
 func TestAnthropicSIGKILLMidStream(t *testing.T) {
+	parallel(t, waitTests)
 	fake := anthropictest.New(t, anthropictest.WithDefault(anthropictest.Reply{Chunks: []string{"A title"}}))
 	var chunks []string
 	for i := range 40 {
@@ -290,6 +294,7 @@ func TestAnthropicCompaction(t *testing.T) {
 // time it says; a refused key is described as for OpenAI, naming
 // ANTHROPIC_API_KEY, never the key, even when the provider echoes it.
 func TestAnthropicChatFailures(t *testing.T) {
+	parallel(t, waitTests)
 	fake := anthropictest.New(t, anthropictest.WithDefault(anthropictest.Reply{Chunks: []string{"A title"}}))
 	fake.Enqueue(anthropictest.Reply{Status: 429, ErrorMessage: "slow down", RetryAfter: "1"}, anthropictest.Reply{Chunks: []string{"ok after retry"}})
 	s, _, _ := startAnthropic(t, fake, "", 16000, 1000)

@@ -14,6 +14,7 @@ import (
 // streams: after a restart the user message and the checkpointed partial
 // answer are there, and the next turn works.
 func TestSIGKILLMidStreamKeepsCheckpoint(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	var chunks []string
 	for i := range 40 {

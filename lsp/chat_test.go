@@ -21,10 +21,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// startChat starts a server whose provider is the fake OpenAI server.
+// startChat starts a server whose provider is the fake OpenAI server (it
+// needs no API key: no t.Setenv, so the tests can run in parallel).
 func startChat(t *testing.T, fake *openaitest.Server) (*lsptest.Server, string) {
 	t.Helper()
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-real")
 	root, rootURI := workspace(t)
 	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, WorkDoneProgress: true, InitOptions: map[string]any{
@@ -200,6 +200,7 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 }
 
 func TestChatProviderFailures(t *testing.T) {
+	parallel(t, waitTests)
 	for _, tc := range []struct {
 		name  string
 		reply openaitest.Reply
@@ -250,6 +251,7 @@ func TestChatProviderFailures(t *testing.T) {
 // ends after the last chunk without a finish chunk or data: [DONE] (as some
 // local servers do), are whole answers; the next turn works.
 func TestChatStreamsThatEndOddly(t *testing.T) {
+	parallel(t, waitTests)
 	for _, tc := range []struct {
 		name  string
 		fault openaitest.Fault
@@ -277,6 +279,7 @@ func TestChatStreamsThatEndOddly(t *testing.T) {
 }
 
 func TestChat429RetriesWithRetryAfter(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Status: 429, ErrorMessage: "slow down", RetryAfter: "1"}, openaitest.Reply{Chunks: []string{"ok after retry"}})
 	s, _ := startChat(t, fake)
@@ -293,6 +296,7 @@ func TestChat429RetriesWithRetryAfter(t *testing.T) {
 // TestChatSystemPromptGolden pins the exact system prompt bytes the provider
 // receives with 0, 3 and 55 session files and an unsaved buffer.
 func TestChatSystemPromptGolden(t *testing.T) {
+	parallel(t, waitTests)
 	for _, n := range []int{0, 3, 55} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			fake := openaitest.New(t)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestChatToolsAndInjection(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s, root := startChat(t, fake)
 	// A secret outside the workspace, and a relevant file that tells the
@@ -97,6 +98,7 @@ func TestChatToolsAndInjection(t *testing.T) {
 }
 
 func TestChatToolRoundLimit(t *testing.T) {
+	parallel(t, waitTests)
 	loop := openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "x", Name: "get_relevant_context", Arguments: `{}`}}}
 	fake := openaitest.New(t, openaitest.WithDefault(loop))
 	s, _ := startChat(t, fake)
@@ -114,6 +116,7 @@ func TestChatToolRoundLimit(t *testing.T) {
 // while the model is answering; its read_file of sources/ still finds the
 // file in the moved folder.
 func TestReadFileAfterRenameMidTurn(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s, _ := startChat(t, fake)
 	var created api.SessionResult

@@ -281,6 +281,7 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 
 // TestSessionCreatedOnFirstNeed: a write without a session creates one.
 func TestSessionCreatedOnFirstNeed(t *testing.T) {
+	parallel(t, waitTests)
 	s, _ := startWithRoot(t)
 	var files api.FilesListResult
 	s.MustCommand(api.FilesList, map[string]any{}, &files)

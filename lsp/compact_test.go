@@ -156,6 +156,7 @@ func TestCompactionOverLSP(t *testing.T) {
 // oldest turns out instead of summarising; a bad value fails initialize,
 // and in settings it is ignored with a warning.
 func TestCompactAtSetting(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	dataDir := t.TempDir()
 	id := longSession(t, dataDir, 400)

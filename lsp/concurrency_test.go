@@ -44,6 +44,7 @@ var (
 // one folder per session on disk (the one the database names), a current
 // history.md, no stray files, and no "database is locked" in any log.
 func TestFourDaemonsOneDataDir(t *testing.T) {
+	parallel(t, loadTests)
 	writes := *daemonWrites
 	if testing.Short() && writes > 200 {
 		writes = 200
@@ -795,6 +796,7 @@ var daemonPGWrites = flag.Int("daemon-pg-writes", 400, "writes per daemon in Tes
 // database; each machine's mirror must hold no stray folder, none of a
 // deleted session, and the exports made there.
 func TestFourDaemonsOnePostgres(t *testing.T) {
+	parallel(t, loadTests)
 	writes := *daemonPGWrites
 	if testing.Short() && writes > 100 {
 		writes = 100

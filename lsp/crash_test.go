@@ -1488,6 +1488,7 @@ func median(d []time.Duration) time.Duration {
 // params slice taken before jsonrpc2.Async, which points into the reused
 // frame buffer, not the copy Async makes.
 func TestRequestParamsOutliveTheNextFrame(t *testing.T) {
+	parallel(t, waitTests)
 	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{})
 	var created api.SessionResult

@@ -18,6 +18,7 @@ import (
 // is created, given context and files, renamed, found by search and
 // exported; after the daemon restarts, everything reads back identically.
 func TestRestartKeepsEverything(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := workspace(t)
 	dataDir := t.TempDir()
 	start := func() *lsptest.Server {
@@ -104,6 +105,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 // TestTwoDaemonsOneStore: two daemons write to one data directory at the same
 // time; nothing is lost.
 func TestTwoDaemonsOneStore(t *testing.T) {
+	parallel(t, waitTests)
 	dataDir := t.TempDir()
 	const perDaemon = 60
 	var wg sync.WaitGroup

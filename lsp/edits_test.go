@@ -185,6 +185,7 @@ func offsetUTF16(text string, line, char int) int {
 // (version null); an edit the user typed over during the review refused by
 // the editor, the model told; auto mode applies at once; off offers none.
 func TestModelEditsOverLSP(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	root, rootURI := workspace(t)
 	outside := t.TempDir()

@@ -27,6 +27,7 @@ func rpcCode(t *testing.T, err error) int {
 }
 
 func TestInitializeNegotiatesEncoding(t *testing.T) {
+	parallel(t, waitTests)
 	for _, tc := range []struct {
 		name    string
 		offered []string
@@ -71,6 +72,7 @@ func TestInitializeNegotiatesEncoding(t *testing.T) {
 }
 
 func TestLifecycleErrors(t *testing.T) {
+	parallel(t, waitTests)
 	s := startInProcess(t)
 	// Before initialize: -32002, notifications are dropped without harm.
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file:///x", "languageId": "go", "version": 1, "text": "x"}})
@@ -116,6 +118,7 @@ func TestLifecycleErrors(t *testing.T) {
 }
 
 func TestExitWithoutShutdown(t *testing.T) {
+	parallel(t, waitTests)
 	s := startInProcess(t)
 	s.Initialize(lsptest.InitOptions{})
 	s.Notify("exit", nil)
@@ -125,6 +128,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 }
 
 func TestStringAndNumberIDs(t *testing.T) {
+	parallel(t, waitTests)
 	s := startInProcess(t)
 	s.Initialize(lsptest.InitOptions{})
 	m := s.Send("abc-1", "workspace/executeCommand", map[string]any{"command": api.ContextGet, "arguments": []any{map[string]any{}}})()
@@ -145,6 +149,7 @@ func TestStringAndNumberIDs(t *testing.T) {
 // notifications applied in wire order with the negotiated encoding, over
 // real stdio to the built binary.
 func TestMessagesBeforeInitializeIsAnswered(t *testing.T) {
+	parallel(t, waitTests)
 	for i := range 5 {
 		s := lsptest.Binary(t, nil, "serve", "--data-dir", t.TempDir())
 		init := s.Send(1, "initialize", map[string]any{"processId": nil,

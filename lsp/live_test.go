@@ -89,6 +89,7 @@ func waitLive(t *testing.T, s *lsptest.Server, what string, since time.Time, met
 // the provider's input; B's rename reaches A; and a turn on B while A's
 // streams is refused -32803.
 func TestLiveTwoMachines(t *testing.T) {
+	parallel(t, waitTests)
 	c := liveCluster(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"default"}}))
 	b := startLive(t, c, fake)
@@ -136,6 +137,7 @@ func TestLiveTwoMachines(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{writeCall("w1", "results/summary.md", "# Summary\n")}},
 		openaitest.Reply{Chunks: []string{"Wrote the summary."}})
 	var res api.ChatResult
+	sent := time.Now()
 	a.MustCommand(api.Chat, map[string]any{"sessionId": id, "message": "Summarise the notes"}, &res)
 	if res.Text != "Wrote the summary." || res.FinishReason != "stop" {
 		t.Fatalf("A's turn: %+v", res)
@@ -143,9 +145,18 @@ func TestLiveTwoMachines(t *testing.T) {
 	wrote := a.WaitFor("A: sessionFilesChanged by the model", func(m *lsptest.Message) bool {
 		return m.Method == api.SessionFilesChanged && strings.Contains(string(m.Params), `"summary.md"`)
 	})
-	p = waitLive(t, b, "B: sessionFilesChanged for results/summary.md", wrote.At, api.SessionFilesChanged, id, func(p json.RawMessage) bool {
-		return strings.Contains(string(p), `"summary.md"`)
+	// B's notice is looked for from the turn's start and timed from A's:
+	// each editor's messages are read apart, so under load B's may be read
+	// first.
+	onB := b.WaitFor("B: sessionFilesChanged for results/summary.md", func(m *lsptest.Message) bool {
+		var fc api.SessionFilesChangedParams
+		return m.IsNotification() && m.Method == api.SessionFilesChanged && !m.At.Before(sent) &&
+			json.Unmarshal(m.Params, &fc) == nil && fc.SessionID == id && strings.Contains(string(m.Params), `"summary.md"`)
 	})
+	if d := onB.At.Sub(wrote.At); d > liveLatency {
+		t.Errorf("B: sessionFilesChanged for results/summary.md arrived %v after A's, want within %v", d, liveLatency)
+	}
+	p = onB.Params
 	json.Unmarshal(p, &fc)
 	if fc.Subdir != "results" || fc.Size != int64(len("# Summary\n")) || fc.By != api.ByRemote {
 		t.Errorf("B's sessionFilesChanged for the model's file: %s", p)
@@ -248,6 +259,7 @@ func TestLiveTwoMachines(t *testing.T) {
 // ctxls/sessionUpdated) and the next turn works, saving the failed answer
 // first.
 func TestLivePostgresRestartMidTurn(t *testing.T) {
+	parallel(t, waitTests)
 	c := liveCluster(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"default"}}))
 	a := startLive(t, c, fake)

@@ -79,6 +79,7 @@ func (p *permissionAnswers) asked() []string {
 // also when the daemon is killed (the server is one that ignores SIGTERM
 // and stays after its input closes).
 func TestMCPToolsOverLSP(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	_, rootURI := workspace(t)
 	dataDir, serverDir := t.TempDir(), t.TempDir()
@@ -219,6 +220,7 @@ func waitGone(t *testing.T, pid int) {
 // user trusted it (asked once with window/showMessageRequest), and asked
 // about again when it changes; distrusted, its servers are not offered.
 func TestWorkspaceMCPTrust(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	root, rootURI := workspace(t)
 	serverDir := t.TempDir()

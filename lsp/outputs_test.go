@@ -65,6 +65,7 @@ func writeCall(id, path, content string) openaitest.ToolCall {
 // a file, and every write is announced with ctxls/sessionFilesChanged by
 // "model".
 func TestWriteFileTool(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, _, _ := startChatBinary(t, fake, nil, nil)
 	// A turn of three rounds and fifteen tool calls, each write synced to
@@ -208,6 +209,7 @@ func TestWriteFileTool(t *testing.T) {
 // and removing a file announce it by "user"; a 27,000,000-byte file is
 // refused with its exact size.
 func TestSessionFilesListing(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, root, _ := startChatBinary(t, fake, nil, nil)
 	var created api.SessionResult
@@ -282,6 +284,7 @@ func TestSessionFilesListing(t *testing.T) {
 // TestGetRelevantContextTool (defect 11): no context at all is said in
 // words, an unknown set is [], a known set is its items.
 func TestGetRelevantContextTool(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, _, _ := startChatBinary(t, fake, nil, nil)
 	fake.Enqueue(
@@ -388,6 +391,7 @@ func checkCleanup(t *testing.T, msg, dataDir string, limit int64, data []string,
 // first, just enough; sources/, results/, scripts/ and messages stay; the
 // user is told with window/showMessage naming the files.
 func TestStorageSoftLimit(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	s, _, dataDir := startChatBinary(t, fake, nil, nil, "--storage-soft-limit-mb", "2")
 	const limit, kb = 2 << 20, 1 << 10
@@ -487,6 +491,7 @@ func TestStorageSoftLimit(t *testing.T) {
 // and settings (the editor's, which win over the command line), else the
 // flag, else CTXLS_STORAGE_SOFT_LIMIT_MB, else 1024 MiB.
 func TestStorageSoftLimitSettings(t *testing.T) {
+	parallel(t, waitTests)
 	overfill := func(t *testing.T, folder string) string {
 		return dataFile(t, folder, fmt.Sprintf("data/fill-%d.bin", time.Now().UnixNano()), 1500<<10, time.Hour)
 	}

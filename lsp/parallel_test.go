@@ -1,49 +1,85 @@
 package lsp_test
 
 import (
+	"os"
 	"sync"
 	"testing"
+
+	"github.com/ctxls/ctxls/internal/testmain"
 )
 
-// Kinds of test that run in parallel with the tests of their kind only.
+// Kinds of parallel test, and what may run beside them.
 const (
 	// timingTests check what happened within a window of time (the crash
 	// suites: text streamed a checkpoint window plus crashSlack before a
-	// kill must be saved). They leave most of the machine idle.
+	// kill must be saved). They leave most of the machine idle, and never
+	// run beside a load test.
 	timingTests = "timing"
 	// loadTests keep the machine busy (hundreds of MB through a daemon, a
-	// 2,000-message session) and assert nothing about time.
+	// 2,000-message session, four daemons writing at once) and assert
+	// nothing about time. At most maxLoad run at once, after the timing
+	// tests.
 	loadTests = "load"
+	maxLoad   = 2
+	// waitTests spend most of their time waiting (on daemons, timers, a
+	// provider's retries, another process's stale age) and run beside
+	// anything, at most maxWait at once.
+	waitTests = "wait"
+	maxWait   = 6
 )
 
-// kinds is which kind of test runs now, and how many of it.
+// kinds counts the parallel tests of each kind that wait for their turn
+// (pending: paused by t.Parallel, or waiting here) and that run.
 var kinds struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	kind    string
-	running int
+	mu               sync.Mutex
+	cond             *sync.Cond
+	pending, running map[string]int
 }
 
-func init() { kinds.cond = sync.NewCond(&kinds.mu) }
+func init() {
+	kinds.cond = sync.NewCond(&kinds.mu)
+	kinds.pending, kinds.running = map[string]int{}, map[string]int{}
+}
 
-// parallel runs t in parallel (t.Parallel) beside tests of the same kind
-// only: it waits while tests of another kind run.
+// mayRun says whether a test of kind may start now. kinds.mu is held.
+func mayRun(kind string) bool {
+	switch kind {
+	case timingTests:
+		return kinds.running[loadTests] == 0
+	case loadTests:
+		return kinds.pending[timingTests] == 0 && kinds.running[timingTests] == 0 && kinds.running[loadTests] < maxLoad
+	case waitTests:
+		return kinds.running[waitTests] < maxWait
+	}
+	panic("unknown kind of test " + kind)
+}
+
+// parallel runs t in parallel (t.Parallel) once a test of its kind may
+// run (mayRun). A test counts as pending from this call on, that is from
+// the sequential part of the run, so the load tests know which timing
+// tests are still to come.
 func parallel(t *testing.T, kind string) {
 	t.Helper()
+	kinds.mu.Lock()
+	kinds.pending[kind]++
+	kinds.mu.Unlock()
 	t.Parallel()
 	kinds.mu.Lock()
-	for kinds.running > 0 && kinds.kind != kind {
+	for !mayRun(kind) {
 		kinds.cond.Wait()
 	}
-	kinds.kind = kind
-	kinds.running++
+	kinds.pending[kind]--
+	kinds.running[kind]++
 	kinds.mu.Unlock()
 	t.Cleanup(func() {
 		kinds.mu.Lock()
-		if kinds.running--; kinds.running == 0 {
-			kinds.kind = ""
-			kinds.cond.Broadcast()
-		}
+		kinds.running[kind]--
+		kinds.cond.Broadcast()
 		kinds.mu.Unlock()
 	})
 }
+
+// TestMain lets every parallel test be started at once (a test waiting
+// for its kind holds its place among -test.parallel's too); how many run at
+// once is parallel's business.
+func TestMain(m *testing.M) { os.Exit(testmain.Run(m, 64)) }

@@ -42,6 +42,7 @@ func mustUnchanged(t *testing.T, path, marker string) {
 }
 
 func TestPathsStayInside(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	root, rootURI := workspace(t)
@@ -204,6 +205,7 @@ func checkPrivate(t *testing.T, dir string) {
 // database and its WAL included), everything the editor received, and the
 // CLI's output.
 func TestAPIKeyGoesOnlyToTheProvider(t *testing.T) {
+	parallel(t, waitTests)
 	const key = "sk-live-KEYMUSTNOTLEAK-0123456789abcdef"
 	fake := openaitest.New(t, openaitest.WithAPIKey(key))
 	dataDir := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // store answers a clear -32602 and the daemon keeps serving;
 // initializationOptions cannot point the daemon at another store.
 func TestShareLocalStore(t *testing.T) {
+	parallel(t, waitTests)
 	_, rootURI := workspace(t)
 	s := lsptest.Binary(t, []string{backend.StoreEnv + "="}, "serve", "--data-dir", t.TempDir())
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{"store": "postgres://u:sekrit@/db?host=/nonexistent"}})
@@ -49,6 +50,7 @@ func TestShareLocalStore(t *testing.T) {
 // hers until she shares one with the team; bob then sees it and cannot
 // change it. It needs the PostgreSQL store (postgres.Open through backend.Open).
 func TestShareOnPostgres(t *testing.T) {
+	parallel(t, waitTests)
 	c := pgtest.Start(t)
 	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)

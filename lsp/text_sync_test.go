@@ -56,6 +56,7 @@ var pieces = []string{"a", "xyz", " ", "\t", "\n", "\r\n", "é", "中文", "😀
 // both encodings, and checks the server's text against the reference after
 // every 100 edits and at the end.
 func TestIncrementalEditsOverStdio(t *testing.T) {
+	parallel(t, waitTests)
 	for _, enc := range []string{"utf-16", "utf-8"} {
 		t.Run(enc, func(t *testing.T) {
 			s := lsptest.Binary(t, nil, "serve", "--data-dir", t.TempDir())
@@ -134,6 +135,7 @@ func checkText(t *testing.T, s *lsptest.Server, uri, want, when string) {
 // TestOpenFileTracking covers candidates: open, dirty, active, closed files
 // kept as recently edited with their text dropped.
 func TestOpenFileTracking(t *testing.T) {
+	parallel(t, waitTests)
 	s := startInProcess(t)
 	s.Initialize(lsptest.InitOptions{})
 	open := func(uri, text string) {

@@ -55,6 +55,7 @@ func chatTurn(t *testing.T, s *lsptest.Server, arg map[string]any) api.ChatResul
 // and the first complete answer, and is made once per session: not again
 // after later turns, not even when it failed and the title stayed "auto".
 func TestModelTitleAskedOnce(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s := startBinaryChat(t, fake)
 	first := "How do I undo the canary deploy?\nIt broke checkout."
@@ -104,6 +105,7 @@ func TestModelTitleAskedOnce(t *testing.T) {
 // fails, the title request after the next successful turn still uses the
 // first message, with the first complete answer.
 func TestTitleFromFirstMessageAfterFailedTurn(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s := startBinaryChat(t, fake)
 	fake.Enqueue(openaitest.Reply{Status: 400, ErrorMessage: "context too long"})
@@ -132,6 +134,7 @@ func TestTitleFromFirstMessageAfterFailedTurn(t *testing.T) {
 // folder and sending sessionUpdated), and the next complete answer asks the
 // model again, which replaces it.
 func TestClearTitle(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s := startBinaryChat(t, fake)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Because of the middleware."}}, openaitest.Reply{Chunks: []string{"Login redirect loop"}})
@@ -174,6 +177,7 @@ func TestClearTitle(t *testing.T) {
 // each answer; show, export and history.md name it; "" goes back to the
 // provider's model.
 func TestSetModel(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s := startBinaryChat(t, fake)
 	var set api.SessionResult

@@ -42,6 +42,7 @@ func showMessages(s *lsptest.Server) string {
 // current session, and the next turn says it starts a new one. A second
 // turn in a busy session is answered -32803 (request failed).
 func TestDeleteWhileStreaming(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"partial ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
 	_, rootURI := workspace(t)
@@ -113,6 +114,7 @@ func asRPC(err error, target **lsptest.RPCError) bool {
 // store, with no turn in that session; an answer a live daemon is
 // streaming is left alone by a second daemon on the same data directory.
 func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"live "}, Fault: openaitest.FaultStall, FaultAfter: 1},
 		openaitest.Reply{Chunks: []string{"killed "}, Fault: openaitest.FaultStall, FaultAfter: 1})
@@ -167,6 +169,7 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 // carries a tool call without its result, and says how many messages it
 // left out.
 func TestHistoryKeepsWholeTurns(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	_, rootURI := workspace(t)
 	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
@@ -231,6 +234,7 @@ func TestHistoryKeepsWholeTurns(t *testing.T) {
 // stream broke), and the failed answer is stored with that message, which
 // show and export carry.
 func TestProviderUnreachableStoredWithError(t *testing.T) {
+	parallel(t, waitTests)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +273,7 @@ func TestProviderUnreachableStoredWithError(t *testing.T) {
 // directory is refused as a files item; resume and the next turn's prompt
 // agree on which files are missing.
 func TestWithheldAndMissingFilesSayWhy(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	root, rootURI := workspace(t)
 	outside := filepath.Join(t.TempDir(), "notes.txt")
@@ -318,6 +323,7 @@ func TestWithheldAndMissingFilesSayWhy(t *testing.T) {
 // the turn then sends, with token counts, stores nothing, calls no
 // provider, and creates no session.
 func TestChatPreviewStoresNothing(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	_, rootURI := workspace(t)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
@@ -376,6 +382,7 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 // model (a local server) is usable by a session that has a model of its
 // own; without one the turn says a model is needed.
 func TestSessionModelWithoutProviderModel(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=", "CTXLS_MODEL=", "OPENAI_BASE_URL=" + fake.URL}, "serve", "--data-dir", t.TempDir())
 	s.Initialize(lsptest.InitOptions{})
@@ -396,6 +403,7 @@ func TestSessionModelWithoutProviderModel(t *testing.T) {
 // (main.go:1-2, main.go:1): the model is told them beside the whole file; a
 // range that ends before it starts is an invalid argument.
 func TestTurnFileLines(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	_, rootURI := workspace(t)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)
@@ -415,6 +423,7 @@ func TestTurnFileLines(t *testing.T) {
 // folder under the data directory), open in the editor, is not listed to
 // the model as one of the user's open files; a workspace file is.
 func TestOwnFilesAreNotCandidates(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	root, rootURI := workspace(t)
 	dataDir := t.TempDir()
@@ -435,6 +444,7 @@ func TestOwnFilesAreNotCandidates(t *testing.T) {
 // TestProviderFailureIsLogged: a provider's failure is written to the log
 // (here stderr), not only shown, and never with the key.
 func TestProviderFailureIsLogged(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t)
 	_, rootURI := workspace(t)
 	s := binaryChat(t, fake, t.TempDir(), rootURI, 16000, 1000)

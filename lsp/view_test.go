@@ -89,6 +89,7 @@ func storedApplet(t *testing.T, s *lsptest.Server, id string) []string {
 // workspace and a non-file URI are not captured; a burst of views is
 // captured once, as its last view, after the idle time set in settings.
 func TestViewIdleCapturesApplet(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := workspace(t)
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "lsptest"}, map[string]any{"viewIdleMs": 100})
 	var created api.SessionResult
@@ -180,6 +181,7 @@ func TestViewIdleCapturesApplet(t *testing.T) {
 // session became current before the idle time ran out; with no current
 // session none is created.
 func TestViewCaptureGoesToTheSessionOfTheView(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := workspace(t)
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "lsptest"}, map[string]any{"viewIdleMs": 600})
 	mainURI := "file://" + filepath.Join(root, "main.go")
@@ -224,6 +226,7 @@ func TestViewCaptureGoesToTheSessionOfTheView(t *testing.T) {
 // TestDidFocusIsAnAliasOfDidChangeView: textDocument/didFocus records the
 // active file and is captured like a view without a selection.
 func TestDidFocusIsAnAliasOfDidChangeView(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := workspace(t)
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "lsptest"}, map[string]any{"viewIdleMs": 100})
 	var created api.SessionResult
@@ -281,6 +284,7 @@ func gitWorkspace(t *testing.T, head string) (string, string) {
 // reminder starts with it, then shows the captured applet in the design's
 // format; initializationOptions.envHint replaces the computed hint.
 func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := gitWorkspace(t, "ref: refs/heads/feature/login\n")
 	s := startViewBinary(t, nil, rootURI, map[string]any{"name": "vscode", "version": "1.90.0"}, map[string]any{"viewIdleMs": 100})
 	var created api.SessionResult
@@ -345,6 +349,7 @@ func TestResumeShowsEnvironmentAndApplet(t *testing.T) {
 // TestBadViewIdleMsIsRefused: initializationOptions.viewIdleMs out of range
 // fails initialize with InvalidParams naming it.
 func TestBadViewIdleMsIsRefused(t *testing.T) {
+	parallel(t, waitTests)
 	for _, v := range []any{0, -5, 3_600_001, "2000", 1.5} {
 		s := lsptest.Binary(t, nil, "serve", "--data-dir", t.TempDir())
 		err := s.Call("initialize", map[string]any{"processId": nil, "capabilities": map[string]any{}, "initializationOptions": map[string]any{"viewIdleMs": v}}, nil)
@@ -363,6 +368,7 @@ func TestBadViewIdleMsIsRefused(t *testing.T) {
 // and the environment check needs it to fill prompts.Input.Env: both land
 // with the engine change of issue 10.)
 func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
+	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Some title"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"first answer"}})
 	rootA, uriA := workspace(t)
@@ -444,6 +450,7 @@ func TestWorkspaceFolderChangeIsStoredAndSent(t *testing.T) {
 // switched, then shutdown while captures may be running. Every applet
 // written is one of the views sent, and the daemon exits cleanly.
 func TestViewCapturesRaceSessionSwitches(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := workspace(t)
 	s := startInProcess(t)
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{"viewIdleMs": 1}})
@@ -489,6 +496,7 @@ func TestViewCapturesRaceSessionSwitches(t *testing.T) {
 // existed goes with the first question: its session starts with the view
 // as its applet, and the model is given it.
 func TestFirstQuestionCarriesTheView(t *testing.T) {
+	parallel(t, waitTests)
 	root, rootURI := workspace(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s := startViewBinary(t, []string{"OPENAI_API_KEY=sk-test-not-real", "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=test-model"},
