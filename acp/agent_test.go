@@ -104,6 +104,7 @@ func (a *agent) waitModelTitle(id string) {
 }
 
 func TestInitializeAndNewSession(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	bin := lsptest.BuildBinary(t)
 	c := acptest.Start(t, bin, []string{"acp", "--data-dir", dataDir, "--base-url", fake.URL}, nil)
@@ -171,6 +172,7 @@ func openStore(t *testing.T, dir string) session.Store {
 }
 
 func TestPromptStreamsWithTitlesAndUsage(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
@@ -219,6 +221,7 @@ func TestPromptStreamsWithTitlesAndUsage(t *testing.T) {
 }
 
 func TestToolCallsAndWrites(t *testing.T) {
+	t.Parallel()
 	for _, viaClient := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fs.writeTextFile=%v", viaClient), func(t *testing.T) {
 			fake, dataDir, cwd := newFixture(t)
@@ -298,6 +301,7 @@ func TestLoadReplaysAfterRestart(t *testing.T) { testLoadReplay(t) }
 // second agent on another machine (a data directory of its own): the
 // session made on the first is listed, replayed and continued there.
 func TestLoadReplaysOnAnotherMachine(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t)
 	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
@@ -374,6 +378,7 @@ func testLoadReplay(t *testing.T, flags ...string) {
 }
 
 func TestResumeCloseDelete(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
@@ -420,6 +425,7 @@ func TestResumeCloseDelete(t *testing.T) {
 // TestCancel: session/cancel stops the upstream stream within 100 ms, keeps
 // the partial answer as interrupted, and the prompt answers "cancelled".
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
@@ -457,6 +463,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestStopReasons(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
@@ -480,6 +487,7 @@ func TestStopReasons(t *testing.T) {
 }
 
 func TestSlashCommands(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	for _, f := range []string{"a.go", "b.go"} {
 		os.WriteFile(filepath.Join(cwd, f), []byte("package a\n"), 0o600)
@@ -535,6 +543,7 @@ func TestSlashCommands(t *testing.T) {
 // TestEditorText: the editor's text wins over the disk: embedded resources,
 // then fs/read_text_file; resource links are read from the disk.
 func TestEditorText(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a1, b1, c1 := filepath.Join(cwd, "a.go"), filepath.Join(cwd, "b.go"), filepath.Join(cwd, "c.go")
 	for _, p := range []string{a1, b1, c1} {
@@ -571,6 +580,7 @@ func TestEditorText(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
@@ -619,6 +629,7 @@ func TestBadInput(t *testing.T) {
 // TestOneStoreBothDoors: a session made over ACP is seen by the LSP door and
 // the CLI, and one made over LSP by the ACP door.
 func TestOneStoreBothDoors(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()
@@ -670,6 +681,7 @@ func TestOneStoreBothDoors(t *testing.T) {
 // TestProviderFromMeta: initialize's _meta.ctxls.provider configures the
 // provider, as the LSP door's initializationOptions.provider does.
 func TestProviderFromMeta(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	bin := lsptest.BuildBinary(t)
 	c := acptest.Start(t, bin, []string{"acp", "--data-dir", dataDir}, []string{"OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL="})
@@ -699,6 +711,7 @@ func TestProviderFromMeta(t *testing.T) {
 // ends with the kind notFound, the session and its messages are gone, and
 // no checkpoint of the answer follows.
 func TestDeleteWhileStreaming(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	id := a.newSession()

@@ -19,6 +19,7 @@ import (
 // what the input takes now), and /compact summarises again on demand,
 // folding the first summary in; the originals stay.
 func TestCompactOverACP(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"## Goal\nShip the importer."}}))
 	dataDir, cwd := t.TempDir(), t.TempDir()
 	st, err := backend.Open(context.Background(), dataDir, "")

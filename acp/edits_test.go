@@ -17,6 +17,7 @@ import (
 // through fs/write_text_file; rejected ones are not; without the client's
 // fs the file on disk is written.
 func TestModelEditsOverACP(t *testing.T) {
+	t.Parallel()
 	for _, viaClient := range []bool{true, false} {
 		t.Run(map[bool]string{true: "client fs", false: "disk"}[viaClient], func(t *testing.T) {
 			fake, dataDir, cwd := newFixture(t)
@@ -87,6 +88,7 @@ func TestModelEditsOverACP(t *testing.T) {
 // session/set_mode changes the session's (current_mode_update follows),
 // kept with it: resume answers with it, and off offers no edit tools.
 func TestReviewModesOverACP(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	a := startAgent(t, fake, dataDir, cwd, nil)
 	var created struct {
@@ -132,6 +134,7 @@ func TestReviewModesOverACP(t *testing.T) {
 // category "model" listing the provider's models; choosing one makes the
 // session's turns use it, kept for resume.
 func TestModelConfigOption(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithModels("test-model", "big-model"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	dataDir, cwd := t.TempDir(), t.TempDir()
 	a := startAgent(t, fake, dataDir, cwd, nil)

@@ -18,6 +18,7 @@ import (
 // another machine) gets session_info_update with the new title within a
 // second.
 func TestLiveTitle(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t)
 	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)

@@ -47,6 +47,7 @@ func mcpAgent(t *testing.T, fake *openaitest.Server, dataDir, cwd string) *agent
 // agent is started again and the session resumed, and load replays the
 // calls.
 func TestMCPServersOfTheClient(t *testing.T) {
+	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
 	serverDir := t.TempDir()
 	a := mcpAgent(t, fake, dataDir, cwd)

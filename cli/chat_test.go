@@ -14,6 +14,7 @@ import (
 )
 
 func TestChatAndDoctor(t *testing.T) {
+	t.Parallel()
 	// Title requests get the default reply, so the queue holds only the
 	// turns' replies.
 	fake := openaitest.New(t, openaitest.WithModels("test-model", "other"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Greeting"}}))
@@ -56,6 +57,7 @@ func TestChatAndDoctor(t *testing.T) {
 }
 
 func TestChatCtrlCCancels(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"partial ", "never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
 	dir := t.TempDir()

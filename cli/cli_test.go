@@ -21,6 +21,7 @@ func run(t *testing.T, env []string, args ...string) (string, string, int) {
 }
 
 func TestSessionsCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
@@ -96,6 +97,7 @@ func TestSessionsCommands(t *testing.T) {
 }
 
 func TestVersionAndDefaultDataDir(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, nil, "version")
 	if code != 0 || !strings.HasPrefix(out, "ctxls ") {
 		t.Errorf("version: %d %q", code, out)
@@ -123,6 +125,7 @@ func TestVersionAndDefaultDataDir(t *testing.T) {
 // TestServeLogsToFileOnly: in serve mode with --log-file, stderr stays
 // quiet and stdout carries only frames.
 func TestServeLogsToFileOnly(t *testing.T) {
+	t.Parallel()
 	logFile := filepath.Join(t.TempDir(), "ctxls.log")
 	s := lsptest.Binary(t, nil, "serve", "--data-dir", t.TempDir(), "--log-file", logFile, "--log-level", "debug")
 	s.Initialize(lsptest.InitOptions{})
@@ -154,6 +157,7 @@ func hasSession(list []session.Session, id string, messages int) bool {
 // TestSessionsContext: the CLI changes the files set with the operation the
 // editor and the model use (relative paths from the working directory).
 func TestSessionsContext(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {

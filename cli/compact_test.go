@@ -17,6 +17,7 @@ import (
 // keeps every original and marks where the model's view started; a bad
 // --compact-at is a usage error.
 func TestSessionsCompact(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"## Goal\nShip the importer."}}))
 	env := chatEnv(dir, fake)

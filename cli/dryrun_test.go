@@ -23,6 +23,7 @@ func noProvider(home string) []string {
 // user would on a machine with no provider: it prints the assembled model
 // input with the file's text, and creates no data directory.
 func TestREADMEFirstCommandShowsThePrompt(t *testing.T) {
+	t.Parallel()
 	root, _ := filepath.Abs("..")
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
@@ -58,6 +59,7 @@ func TestREADMEFirstCommandShowsThePrompt(t *testing.T) {
 // TestDryRunWithSession previews the next turn of a stored session: its
 // history is in the input, and nothing is stored.
 func TestDryRunWithSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // auto applies at once and is kept with the session; --edits off offers no
 // edit tools.
 func TestChatEdits(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	work := t.TempDir()
 	path := filepath.Join(work, "main.go")

@@ -21,6 +21,7 @@ import (
 // terminal when there is one (a pty, made by script(1)): "always" is kept
 // with the session.
 func TestChatMCPTools(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	config, dataDir, serverDir := t.TempDir(), t.TempDir(), t.TempDir()
 	os.MkdirAll(filepath.Join(config, "ctxls"), 0o755)
@@ -108,6 +109,7 @@ func TestChatMCPTools(t *testing.T) {
 // TestMCPTrustCommand: a workspace's .mcp.json is not used by "ctxls chat"
 // until "ctxls mcp trust" trusted it; "ctxls mcp list" says where it stands.
 func TestMCPTrustCommand(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	work, dataDir, serverDir := t.TempDir(), t.TempDir(), t.TempDir()
 	cfg := filepath.Join(work, ".mcp.json")

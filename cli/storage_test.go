@@ -55,6 +55,7 @@ func tableRow(t *testing.T, out, id string) (messages, items, files int, size st
 // context set has items but which has no session files shows both, under
 // headings that say which is which, with its folder's size.
 func TestSessionsListShowsBothCounts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
@@ -106,6 +107,7 @@ func TestSessionsListShowsBothCounts(t *testing.T) {
 }
 
 func TestSessionsDu(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
@@ -173,6 +175,7 @@ func TestSessionsDu(t *testing.T) {
 }
 
 func TestSessionsPrune(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
@@ -251,6 +254,7 @@ func TestSessionsPrune(t *testing.T) {
 // TestChatReportsWritesAndCleanUp: "ctxls chat" says on stderr what the
 // model wrote and what the storage clean-up removed after the turn.
 func TestChatReportsWritesAndCleanUp(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"A title"}}))
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")

@@ -20,6 +20,7 @@ import (
 // URL is a usage error in every command that opens the store, and the value
 // (which may hold a password) is never repeated.
 func TestStoreFlagErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}
 	for _, args := range [][]string{{"sessions", "list"}, {"serve"}, {"acp"}, {"store", "init"}, {"sessions", "share", "abcd", "team"}} {
@@ -50,6 +51,7 @@ func TestStoreFlagErrors(t *testing.T) {
 
 // TestShareLocalStore: the local store has no sharing, and says so.
 func TestShareLocalStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
@@ -98,6 +100,7 @@ const secretDSN = "postgres://u:sekrit@/db?host=/nonexistent"
 // no output, error or log line of serve, acp, sessions list or doctor
 // shows it; they name the database as user@host/database.
 func TestStorePasswordNeverShown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	named := backend.RedactDSN(secretDSN)
 	noProvider := []string{"OPENAI_BASE_URL=http://127.0.0.1:1/v1", "CTXLS_MODEL=m", "OPENAI_API_KEY="}
@@ -164,6 +167,7 @@ func TestStorePasswordNeverShown(t *testing.T) {
 // TestStoreInit: store init applies the migrations once, then finds the
 // schema current; the SQL it prints lets a person in.
 func TestStoreInit(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t)
 	env := []string{"CTXLS_DATA_DIR=" + t.TempDir(), backend.StoreEnv + "="}
 	owner := c.DSN("", "postgres")
@@ -203,6 +207,7 @@ func TestStoreInit(t *testing.T) {
 // TestPostgresStoreCLI: sessions list, share and doctor through --store, as
 // two people. It needs the PostgreSQL store (postgres.Open through backend.Open).
 func TestPostgresStoreCLI(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t)
 	if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
 		t.Fatal(err)
@@ -277,6 +282,7 @@ func TestPostgresStoreCLI(t *testing.T) {
 // TestStoreCopy: ctxls store copy --to moves the local store's sessions
 // into PostgreSQL, where --store finds them; a second run copies nothing.
 func TestStoreCopy(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t)
 	dir := t.TempDir()
 	env := []string{"CTXLS_DATA_DIR=" + dir, backend.StoreEnv + "="}

@@ -51,6 +51,7 @@ func sessionOf(t *testing.T, errOut string) string {
 // TestSessionIDPrefixes: every command that takes a session accepts a
 // unique prefix of its id, and says which sessions an ambiguous one matches.
 func TestSessionIDPrefixes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := backend.Open(context.Background(), dir, "")
 	if err != nil {
@@ -144,6 +145,7 @@ func TestSessionIDPrefixes(t *testing.T) {
 // TestSessionsTitle: "ctxls sessions title" prints, sets, clears and
 // regenerates a title.
 func TestSessionsTitle(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	dir := t.TempDir()
 	env := chatEnv(dir, fake)
@@ -207,6 +209,7 @@ func TestSessionsTitle(t *testing.T) {
 // TestChatWaitsForItsTitle (defect 4): "ctxls chat" exits only once the
 // title request its turn started has finished.
 func TestChatWaitsForItsTitle(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	dir := t.TempDir()
 	env := chatEnv(dir, fake)
@@ -236,6 +239,7 @@ func TestChatWaitsForItsTitle(t *testing.T) {
 // TestChatTitleWaitIsBounded: a title request that does not answer holds
 // "ctxls chat" up for 10 s at most, and is then abandoned.
 func TestChatTitleWaitIsBounded(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	dir := t.TempDir()
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"hello"}}, openaitest.Reply{Chunks: []string{"Never"}, Delay: time.Minute})
@@ -256,6 +260,7 @@ func TestChatTitleWaitIsBounded(t *testing.T) {
 // session; --model is used for the turn and kept as the session's model,
 // which show, export and history.md name; --new is gone.
 func TestChatContinueAndModel(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"ok"}}))
 	dir := t.TempDir()
 	env := chatEnv(dir, fake)

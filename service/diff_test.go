@@ -9,6 +9,7 @@ import (
 )
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	old := "a\nb\nc\nd\ne\nf\ng\nh\n"
 	for _, c := range []struct {
 		name, new, want, summary string
@@ -37,6 +38,7 @@ func TestUnifiedDiff(t *testing.T) {
 // TestUnifiedDiffApplies: for many edits, the hunk applied to the old
 // lines gives the new lines.
 func TestUnifiedDiffApplies(t *testing.T) {
+	t.Parallel()
 	rnd := rand.New(rand.NewPCG(1, 2))
 	words := []string{"a", "b", "c", "", "dd", "x y", "package main", "}"}
 	text := func(n int) string {
@@ -113,6 +115,7 @@ func diffOf(path, old, new string, create bool) (string, string) {
 // the same before it and after it, at rune boundaries, no wider than the
 // replaced text.
 func TestReplaceInSpan(t *testing.T) {
+	t.Parallel()
 	text := "package main\n\nfunc main() { println(\"😀 unsaved\") }\n"
 	for _, c := range [][2]string{{"unsaved", "edited"}, {"😀 unsaved", "😃 unsaved"}, {"main() {", "main() { x()"}, {"\n\n", "\n"}, {"println", "println"[:3]}} {
 		out, s, oe, ne, err := replaceIn("f", text, c[0], c[1], false)

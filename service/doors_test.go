@@ -119,6 +119,7 @@ func (d *doors) lastModel() string {
 // model (a local server, no CTXLS_MODEL), a session that has a model of its
 // own gets a new title from that model over LSP, ACP and the CLI alike.
 func TestRegenerateTitleWithTheSessionModel(t *testing.T) {
+	t.Parallel()
 	d := newDoors(t)
 	id := d.session("session-model")
 
@@ -167,6 +168,7 @@ func cliKind(code int) api.Kind {
 // for it (api.ErrorKinds), and the kind in the error's data. A door that
 // does not offer the operation says so (nil).
 func TestErrorKindsAcrossDoors(t *testing.T) {
+	t.Parallel()
 	d := newDoors(t)
 	id := d.session("test-model")
 	unknown := "zzzzzzzzzzzzzzzzzzzzzzzzzz"
@@ -310,6 +312,7 @@ func TestErrorKindsAcrossDoors(t *testing.T) {
 // `ctxls sessions usage`: the tokens the provider reported for each answer,
 // in all and by model.
 func TestSessionUsage(t *testing.T) {
+	t.Parallel()
 	d := newDoors(t)
 	d.fake.Enqueue(openaitest.Reply{Chunks: []string{"One", "two"}, Usage: &openai.Usage{PromptTokens: 1200, CompletionTokens: 40}},
 		openaitest.Reply{Chunks: []string{"Session title"}})

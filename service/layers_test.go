@@ -13,6 +13,7 @@ import (
 // package below the doors imports a door. It reads every package's imports
 // with go list -deps.
 func TestLayers(t *testing.T) {
+	t.Parallel()
 	const mod = "github.com/ctxls/ctxls/"
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}", mod+"cmd/ctxls", mod+"lsp/...", mod+"acp/...", mod+"cli/...", mod+"mcp/...").Output()
 	if err != nil {

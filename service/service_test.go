@@ -42,6 +42,7 @@ func open(t *testing.T, st session.Store, prov api.Provider) *Service {
 // That every declared operation is implemented, the compiler checks
 // (var _ api.Interface = (*Service)(nil)).
 func TestOperationsAreDeclared(t *testing.T) {
+	t.Parallel()
 	iface := reflect.TypeFor[api.Interface]()
 	svc := reflect.TypeFor[*Service]()
 	ctxType := reflect.TypeFor[context.Context]()
@@ -70,6 +71,7 @@ func TestOperationsAreDeclared(t *testing.T) {
 
 // TestKinds: the domain's errors get their kinds in one place.
 func TestKinds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err  error
 		want api.Kind
@@ -102,6 +104,7 @@ func TestKinds(t *testing.T) {
 // model (a local server, no CTXLS_MODEL), a session with a model of its own
 // gets its title from that model; one without fails with noProvider.
 func TestRegenerateTitleUsesTheSessionModel(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	s := open(t, nil, api.Provider{BaseURL: fake.URL})
 	ctx := context.Background()
@@ -206,6 +209,7 @@ func (w *writeLog) Delete(ctx context.Context, id string) error {
 // of the turn (its answer's last checkpoint, its final state) is written
 // after the delete, and the turn ends as deleted.
 func TestDeleteStopsTheTurnFirst(t *testing.T) {
+	t.Parallel()
 	st, err := sqlite.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,7 @@ func runTurn(t *testing.T, s *Service, sessionID, message string) []turn.Event {
 }
 
 func TestMCPToolsWithPermission(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, _ := mcpService(t, fake, nil)
 	a := &asked{decisions: []Decision{AllowOnce, RejectOnce, AllowAlways}}
@@ -159,6 +160,7 @@ func TestMCPToolsWithPermission(t *testing.T) {
 }
 
 func TestMCPToolFaults(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	dir := t.TempDir()
 	s, _ := mcpService(t, fake, map[string]map[string]any{
@@ -253,6 +255,7 @@ func TestMCPToolFaults(t *testing.T) {
 // TestMCPProgressAndCancel: a server's progress reaches the turn's events;
 // cancelling the turn cancels the call at the server.
 func TestMCPProgressAndCancel(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, dir := mcpService(t, fake, nil)
 	s.SetAsker((&asked{}).ask)
@@ -306,6 +309,7 @@ func TestMCPProgressAndCancel(t *testing.T) {
 // TestMCPToolListChanged: a server that adds a tool says so
 // (notifications/tools/list_changed); the next turn offers it.
 func TestMCPToolListChanged(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, _ := mcpService(t, fake, nil)
 	s.SetAsker((&asked{}).ask)

@@ -71,6 +71,7 @@ func (a *acpx) run(args ...string) string {
 // the session listed from the store after the agent is gone, by a client
 // with no state of its own.
 func TestAcpx(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Canary rollback plan"}}))
 	dataDir := t.TempDir()
 	a := newAcpx(t, fake, dataDir)
@@ -155,6 +156,7 @@ func TestAcpx(t *testing.T) {
 // the model told); with --approve-all it is accepted and written through
 // the client's fs/write_text_file.
 func TestAcpxEdits(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Edits"}}))
 	a := newAcpx(t, fake, t.TempDir())
 	path := filepath.Join(a.work, "main.go")

@@ -22,6 +22,7 @@ import (
 // unasked. The model is told what became of each edit. ctxls-test-edits
 // in test/ctxls-test.el is the person at the keyboard.
 func TestEmacsEdits(t *testing.T) {
+	t.Parallel()
 	emacs := editor(t, "emacs")
 	fake := openaitest.New(t)
 	edit := func(id, path, old, new string) openaitest.ToolCall {

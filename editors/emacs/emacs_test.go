@@ -20,18 +20,20 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/editortest"
+	"github.com/ctxls/ctxls/internal/testmain"
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
 // TestMain doubles as a fake language server (standing in for gopls or
-// pyright next to ctxls) when CTXLS_FAKE_LSP is set.
+// pyright next to ctxls) when CTXLS_FAKE_LSP is set. The tests, each with
+// its own workspace, run up to 4 at once: they wait on Emacs and Vim.
 func TestMain(m *testing.M) {
 	if os.Getenv("CTXLS_FAKE_LSP") != "" {
 		fakeLSP(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testmain.Run(m, 4))
 }
 
 // editor finds an editor binary; with CI set a missing one fails the test.
@@ -117,6 +119,7 @@ func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
 // share the data directory and the provider's reply queue, and run in
 // order: resume shows the sessions ask and cancel made.
 func TestEmacs(t *testing.T) {
+	t.Parallel()
 	emacs := editor(t, "emacs")
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
 	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
@@ -388,6 +391,7 @@ func docBlock(t *testing.T, name string) string {
 // vim-ale: an unsaved edit reaches ctxls through ALE, and the documented
 // command works over ALE's connection.
 func TestVimALE(t *testing.T) {
+	t.Parallel()
 	vim := editor(t, "vim")
 	if _, err := os.Stat("/usr/share/vim/vimfiles/pack/dist-bundle/opt/ale"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -457,6 +461,7 @@ func TestVimALE(t *testing.T) {
 // its progress; a new Emacs shows
 // the same lines in the resumed session's history.
 func TestEmacsTools(t *testing.T) {
+	t.Parallel()
 	emacs := editor(t, "emacs")
 	fake := openaitest.New(t)
 	fake.Enqueue(editortest.ToolScenario()...)

@@ -14,6 +14,7 @@ import (
 // (editors/nvim/lua/ctxls/protocol.lua) against ctxls-protocol.el: the two
 // clients cannot disagree on a name.
 func TestElispProtocolMatchesLua(t *testing.T) {
+	t.Parallel()
 	lua, err := os.ReadFile(filepath.Join("..", "..", api.LuaPath))
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ func (r *phaseRunner) run(phase string) {
 // TestNeovimDefects: each phase is a defect seen in Neovim 0.7.2, driven as
 // a person uses the plugin (see test/defects.lua).
 func TestNeovimDefects(t *testing.T) {
+	t.Parallel()
 	// Titles are asked in the background after a session's first answer,
 	// maybe during the next phase: they never take a phase's reply.
 	title := openaitest.Reply{Chunks: []string{"Model title"}}
@@ -146,6 +147,7 @@ func TestNeovimDefects(t *testing.T) {
 // TestHelpAfterInstall follows the README's install with a fresh copy of
 // the plugin (no doc/tags): :help ctxls works right after setup().
 func TestHelpAfterInstall(t *testing.T) {
+	t.Parallel()
 	nvim := nvimOrSkip(t)
 	plugin := filepath.Join(t.TempDir(), "ctxls.nvim")
 	if out, err := exec.Command("cp", "-r", ".", plugin).CombinedOutput(); err != nil {

@@ -23,6 +23,7 @@ import (
 // told what became of each edit. test/edits.lua is the person at the
 // keyboard.
 func TestNeovimEdits(t *testing.T) {
+	t.Parallel()
 	nvim := nvimOrSkip(t)
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)

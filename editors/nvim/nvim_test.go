@@ -18,6 +18,7 @@ import (
 )
 
 func TestNeovimPlugin(t *testing.T) {
+	t.Parallel()
 	nvim, err := exec.LookPath("nvim")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -60,6 +61,7 @@ func TestNeovimPlugin(t *testing.T) {
 // a new Neovim shows the same
 // lines in the resumed session's history.
 func TestNeovimTools(t *testing.T) {
+	t.Parallel()
 	nvim := nvimOrSkip(t)
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)

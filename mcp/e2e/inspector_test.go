@@ -57,6 +57,7 @@ func (in *inspector) run(args ...string) (string, bool) {
 // TestInspectorStdio: the Inspector lists the tools (their schemas portable:
 // --strict), calls one and reads a session as a resource over stdio.
 func TestInspectorStdio(t *testing.T) {
+	t.Parallel()
 	in := newInspector(t)
 	dir, id := mcptest.Fixture(t)
 	server := []string{lsptest.BuildBinary(t), "mcp", "serve", "--data-dir", dir}
@@ -82,6 +83,7 @@ func TestInspectorStdio(t *testing.T) {
 // TestInspectorHTTP: over streamable HTTP the Inspector with the bearer
 // token is served, without it refused.
 func TestInspectorHTTP(t *testing.T) {
+	t.Parallel()
 	in := newInspector(t)
 	dir, id := mcptest.Fixture(t)
 	url := mcptest.ServeHTTP(t, dir, "inspector-token")

@@ -41,6 +41,7 @@ func userConfig(t *testing.T, servers map[string]any) string {
 // with a typo are reported, naming the server and the field, while the
 // others go on; the value of an env variable is never shown.
 func TestMCPList(t *testing.T) {
+	t.Parallel()
 	cfg := userConfig(t, map[string]any{
 		"everything": everything(t),
 		"ghost":      map[string]any{"command": "ctxls-no-such-server"},

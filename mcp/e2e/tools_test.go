@@ -67,6 +67,7 @@ func checkResults(t *testing.T, got, want map[string]string) {
 // rejected, allowed always; progress shown; always holds after the agent
 // is started again and the session resumed.
 func TestReferenceServersOverACP(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	dataDir, work := t.TempDir(), workspaceWithNote(t)
 	servers := func() []any {
@@ -158,6 +159,7 @@ func (a *answers) count() int {
 // TestReferenceServersOverLSP: the same over LSP, asked with
 // window/showMessageRequest; always holds after a restart of the daemon.
 func TestReferenceServersOverLSP(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	dataDir, work := t.TempDir(), workspaceWithNote(t)
 	a := &answers{next: []string{"Allow once", "Deny", "Always in this session", "Allow once", "Allow once", "Allow once"}}
@@ -196,6 +198,7 @@ func TestReferenceServersOverLSP(t *testing.T) {
 // TestReferenceServersInCLI: "ctxls chat" with the user's servers and
 // --allow-tool; the call not allowed is declined (no terminal).
 func TestReferenceServersInCLI(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	work := workspaceWithNote(t)
 	cfg := userConfig(t, map[string]any{"everything": everything(t), "fs": filesystem(t, work)})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxls/ctxls/internal/pgtest"
+	"github.com/ctxls/ctxls/internal/testmain"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -18,10 +19,15 @@ var pgShared struct {
 	stop    func() error
 	err     error
 	dbs     atomic.Int64
+	// initMu: Init of two databases at once can collide on the cluster's
+	// roles (duplicate key in pg_authid), so the parallel tests take turns.
+	initMu sync.Mutex
 }
 
+// TestMain runs up to 4 tests at once (they mostly wait on the database
+// server), then stops the shared cluster.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testmain.Run(m, 4)
 	if pgShared.stop != nil {
 		if err := pgShared.stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the shared PostgreSQL cluster:", err)
@@ -69,7 +75,10 @@ func newPGDatabaseNamed(t testing.TB) string {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})
-	if applied, err := Init(ctx, c.DSN("", name)); err != nil || len(applied) == 0 {
+	pgShared.initMu.Lock()
+	applied, err := Init(ctx, c.DSN("", name))
+	pgShared.initMu.Unlock()
+	if err != nil || len(applied) == 0 {
 		t.Fatalf("InitPostgres on %s: %v %v", name, applied, err)
 	}
 	return name

@@ -19,6 +19,7 @@ import (
 // another daemon set a moment later (Rename reads the session again after
 // its commit).
 func TestPostgresRenameAnswersItsOwnTitle(t *testing.T) {
+	t.Parallel()
 	a, b := twoMachines(t)
 	ss, err := a.Create(ctx, "Shared")
 	if err != nil {
@@ -58,6 +59,7 @@ func TestPostgresRenameAnswersItsOwnTitle(t *testing.T) {
 // Change, which makes its mirror folder) kept the folder of a session
 // deleted elsewhere, with its files, for good.
 func TestPostgresDeletedElsewhereLeavesNoFolder(t *testing.T) {
+	t.Parallel()
 	a, b := twoMachines(t)
 	wb := watch(t, b)
 	time.Sleep(200 * time.Millisecond) // listening

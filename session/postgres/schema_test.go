@@ -26,6 +26,7 @@ func setup(t *testing.T) *pgtest.Cluster {
 }
 
 func TestInitIsIdempotent(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	applied, err := Init(context.Background(), c.DSN("", "postgres"))
 	if err != nil || len(applied) != 0 {
@@ -41,6 +42,7 @@ func TestInitIsIdempotent(t *testing.T) {
 // team session is readable and writable by the team, and only its owner
 // deletes it or changes its visibility.
 func TestRowLevelSecurity(t *testing.T) {
+	t.Parallel()
 	c := setup(t)
 	sql := func(role, q string) (string, error) { return c.Psql(t, role, "postgres", q) }
 	must := func(role, q string) string {

@@ -54,6 +54,7 @@ func skipIDs(t *testing.T, s *Store, n int) {
 // two, three and more letters, accents and misses, the messages found are
 // exactly those the plain tsquery (the last word a prefix) matches.
 func TestPostgresSearchFindsWhatTheQueryMatches(t *testing.T) {
+	t.Parallel()
 	s := openPGSearch(t)
 	a, _ := s.Create(ctx, "Zulu rollout")
 	contents := []string{
@@ -126,6 +127,7 @@ func mustFind(t *testing.T, s session.Store, q string) []session.Hit {
 // the newest matches, reaching back over a gap of 50 buckets for the rest
 // of them and no further.
 func TestPostgresSearchAcrossBuckets(t *testing.T) {
+	t.Parallel()
 	s := openPGSearch(t)
 	a, _ := s.Create(ctx, "rollouts")
 	first := appendAll(t, s, a.ID, "the kubelet evicted everything once")[0]
@@ -170,6 +172,7 @@ func TestPostgresSearchAcrossBuckets(t *testing.T) {
 // messages match bob's words too, and fill more than a window, 20 buckets
 // after his; bob's own older ones are still found, and none of hers.
 func TestPostgresSearchCountsOnlyWhatThePersonReads(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	alice, bob := openPG(t, c, "alice"), openPG(t, c, "bob")
 	mine, _ := bob.Create(ctx, "bob's")

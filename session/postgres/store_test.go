@@ -62,6 +62,7 @@ func readString(t *testing.T, path string) string {
 // removals, a new title's folder name and history.md; a file put into the
 // folder by hand stays.
 func TestPostgresTwoMachines(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
@@ -169,6 +170,7 @@ func TestPostgresTwoMachines(t *testing.T) {
 // find alice's private session; once she shares it with the team he reads
 // and writes it, but only she deletes it or changes who sees it.
 func TestPostgresPrivacyThroughTheStore(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	alice, bob := openPG(t, c, "alice"), openPG(t, c, "bob")
@@ -251,6 +253,7 @@ func TestPostgresPrivacyThroughTheStore(t *testing.T) {
 // TestOpenPostgresSaysWhatToDo: a database without the schema, and a role
 // that is not a member of ctxls_user, are met with what to run.
 func TestOpenPostgresSaysWhatToDo(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t)
 	ctx := context.Background()
 	_, err := Open(ctx, t.TempDir(), c.DSN("", "postgres"))
@@ -325,6 +328,7 @@ func (w *watcher) all() []session.Change {
 // its own changes; after PostgreSQL restarts the watch says so and goes
 // on.
 func TestPostgresWatch(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
@@ -374,6 +378,7 @@ func TestPostgresWatch(t *testing.T) {
 // TestPostgresTurnLock: one turn per session across daemons; a daemon
 // that goes away lets go of its turn.
 func TestPostgresTurnLock(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
@@ -426,6 +431,7 @@ func TestPostgresTurnLock(t *testing.T) {
 // with their times, statuses and tool calls, context with who added it,
 // the folder's files — and a second run copies nothing twice.
 func TestCopyToPostgres(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	local, err := sqlite.Open(t.TempDir())
@@ -537,6 +543,7 @@ func TestCopyToPostgres(t *testing.T) {
 // TestPostgresTurnLockLost: a lock whose connection breaks (PostgreSQL
 // restarted under the turn) says so, so the turn can end.
 func TestPostgresTurnLockLost(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	a := openPG(t, c, "alice")
@@ -567,6 +574,7 @@ func TestPostgresTurnLockLost(t *testing.T) {
 // of the sessions its editor shows, not every session on the database (no
 // query, no mirror folder for the others), but every deletion.
 func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
@@ -608,6 +616,7 @@ func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
 // role's sessions mirrored here go, oldest first, from the database and
 // the mirror; results/ and a teammate's shared session are left alone.
 func TestPostgresEnforceSoftLimit(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	alice, bob := openPG(t, c, "alice"), openPG(t, c, "bob")
@@ -662,6 +671,7 @@ func TestPostgresEnforceSoftLimit(t *testing.T) {
 // a machine was not listening loses that machine's folder when its store
 // next opens; a folder made by hand is left alone.
 func TestPostgresSweepsFoldersOfSessionsGoneMeanwhile(t *testing.T) {
+	t.Parallel()
 	c := pgPeople(t)
 	ctx := context.Background()
 	a := openPG(t, c, "alice")

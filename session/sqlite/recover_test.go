@@ -42,6 +42,7 @@ func sessionDirs(t *testing.T, s *Store) []string {
 // undone when the store opens: the folder is back under the name the
 // database records, with its files, and nothing else is in sessions/.
 func TestHalfRenamedFolderMovedBackOnOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir)
 	if err != nil {
@@ -82,6 +83,7 @@ func TestHalfRenamedFolderMovedBackOnOpen(t *testing.T) {
 // messages, files and renames keep working, and no second folder appears
 // under the old name beside the one holding the files.
 func TestHalfRenamedFolderFoundByLiveWriters(t *testing.T) {
+	t.Parallel()
 	for _, op := range []string{"message", "file", "rename", "export"} {
 		t.Run(op, func(t *testing.T) {
 			s := openTest(t)
@@ -128,6 +130,7 @@ func TestHalfRenamedFolderFoundByLiveWriters(t *testing.T) {
 // store opens; a folder nobody names that holds files is left alone, and
 // so is anything that is not named like a session folder.
 func TestHalfCreatedFolderRemovedOnOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir)
 	if err != nil {
@@ -165,6 +168,7 @@ func TestHalfCreatedFolderRemovedOnOpen(t *testing.T) {
 // removed once it has not been written for session.StaleUpload; a recent one (an
 // upload another process is writing) is kept.
 func TestStaleUploadsRemovedOnOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 // names, none may fail, no old folder may come back, and history.md must
 // end up with every message under the last title.
 func TestRenameRacesWritesAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("CTXLS_TEST_RACE_DIR") != "" {
 		return // the child part runs in TestRenameRaceChild
 	}
@@ -99,6 +100,7 @@ func TestRenameRaceChild(t *testing.T) {
 // TestRenameRacesWritesInProcess is the same race between goroutines of one
 // process sharing a Store.
 func TestRenameRacesWritesInProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir)
 	if err != nil {
@@ -232,6 +234,7 @@ func checkRace(t *testing.T, st *Store, dir, id string, n int) {
 // processes would be) exclude each other's write transactions, and a
 // writer that gives up waiting (its context ends) leaves the lock usable.
 func TestWriteLockAcrossStores(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, err := Open(dir)
 	if err != nil {

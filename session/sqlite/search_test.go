@@ -54,6 +54,7 @@ func weakMatch(i int) string {
 }
 
 func TestSearchOldMostRelevantFirst(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "rollouts")
 	contents := []string{"Canary canary: why does the canary fail?"}
@@ -79,6 +80,7 @@ func TestSearchOldMostRelevantFirst(t *testing.T) {
 }
 
 func TestSearchWindow(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "rollouts")
 	contents := []string{"canary canary canary"}
@@ -106,6 +108,7 @@ func TestSearchWindow(t *testing.T) {
 // prefix (spelled out from the vocabulary, a prefix index, a plain FTS5
 // prefix) finds exactly the messages the plain FTS5 prefix query finds.
 func TestSearchPrefixForms(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "Zulu rollout")
 	contents := []string{
@@ -178,6 +181,7 @@ func mustSearch(t *testing.T, s *Store, q string) []session.Hit {
 // (no prefix indexes, no vocabulary table) and checks that the upgrade keeps
 // its search results and that the index follows later changes.
 func TestMigration0003(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "ctxls.db")+"?_pragma=foreign_keys(1)")
 	if err != nil {

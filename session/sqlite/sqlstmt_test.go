@@ -13,6 +13,7 @@ import (
 // open (nested, in one transaction) gets a statement of its own; scripts
 // of several statements run as before; closing the store closes them all.
 func TestKeptStatements(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ss, _ := s.Create(ctx, "kept")
 	for _, c := range []string{"one", "two", "three"} {

@@ -17,6 +17,7 @@ import (
 // they the session's (the PostgreSQL store's files are in its database and
 // mirrored to the folder). TestListFiles is its conformance part.
 func TestListFilesListsFilesOnly(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "")
 	src := filepath.Join(a.Folder, "sources")
@@ -64,6 +65,7 @@ func TestListFilesListsFilesOnly(t *testing.T) {
 // folders by hand with the times it needs, and the directory's size
 // includes the database (checkpointed first).
 func TestEnforceSoftLimit(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "alpha")
 	b, _ := s.Create(ctx, "beta")
@@ -164,6 +166,7 @@ func TestEnforceSoftLimit(t *testing.T) {
 // TestDiskUsage is the SQLite store's: the files are put in the session
 // folders by hand, and the database is a file in the data directory.
 func TestDiskUsage(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "small")
 	b, _ := s.Create(ctx, "big")
@@ -187,6 +190,7 @@ func TestDiskUsage(t *testing.T) {
 // TestEnforceSoftLimitTruncatesTheLogFirst: space the write-ahead log holds
 // is given back before any file is removed.
 func TestEnforceSoftLimitTruncatesTheLogFirst(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	a, _ := s.Create(ctx, "")
 	for i := range 200 {

@@ -24,6 +24,7 @@ func openTest(t testing.TB) *Store {
 // TestConcurrentProcesses runs writers in separate OS processes on one data
 // directory; every write must land and none may fail with "locked".
 func TestConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	if dir := os.Getenv("CTXLS_TEST_WRITER_DIR"); dir != "" {
 		return // the child part runs in TestWriterChild
 	}

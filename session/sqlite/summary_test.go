@@ -15,6 +15,7 @@ import (
 // stored then, and checks that its covered count is filled in from the
 // messages, and that ModelHistory finds it.
 func TestMigration0007(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "ctxls.db")+"?_pragma=foreign_keys(1)")
 	if err != nil {

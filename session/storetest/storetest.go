@@ -94,11 +94,14 @@ var tests = []struct {
 	{"TurnStateSince", testTurnStateSince},
 }
 
-// Run runs every test of the suite as a subtest of t, each on a store open
-// returns (a new, empty one each time).
+// Run runs every test of the suite as a parallel subtest of t, each on a
+// store open returns (a new, empty one each time).
 func Run(t *testing.T, open func(t *testing.T) *Env) {
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t))
+		})
 	}
 }
 
