@@ -37,6 +37,7 @@ import (
 // (relative paths are taken from the repository root) the suite rewrites
 // docs/vscode-chat-dark.png and docs/vscode-chat-light.png.
 func TestVSCodeInCodeServer(t *testing.T) {
+	t.Parallel()
 	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
 	// CTXLS_ARTIFACTS and CTXLS_SCREENSHOT_DIR may be relative to the repository root.
 	fromRoot := func(p string) string {
@@ -73,16 +74,8 @@ func TestVSCodeInCodeServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Package the extension exactly as a user does (README: npx vsce package).
-	// Its vscode:prepublish script compiles everything tsconfig.json
-	// includes, the suite (out/e2e) too: no tsc of its own here.
-	vsix := filepath.Join(t.TempDir(), "ctxls.vsix")
-	pack := exec.Command("npx", "vsce", "package", "--out", vsix)
-	pack.Stdin = nil
-	if out, err := pack.CombinedOutput(); err != nil {
-		t.Fatalf("vsce package: %v\n%s", err, out)
-	}
-	t.Logf("built and packaged in %v", time.Since(start).Round(time.Millisecond))
+	vsix := packageExtension(t)
+	t.Logf("built and packaged in %v (the package: %v)", time.Since(start).Round(time.Millisecond), packaged.took.Round(time.Millisecond))
 
 	artifacts := os.Getenv("CTXLS_ARTIFACTS")
 	if artifacts == "" {

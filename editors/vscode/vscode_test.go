@@ -18,6 +18,7 @@ import (
 )
 
 func TestExtensionProtocol(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("node_modules/.bin/tsc"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("editors/vscode/node_modules is missing; .ci/run runs npm ci")
@@ -51,11 +52,14 @@ func TestExtensionProtocol(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Renamed."}},
 	)
 	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
-	cmd := exec.Command("npm", "test", "--silent")
+	// npm test is tsc -p . && node --test out/test/: the compile is the
+	// package's (packageExtension), shared with the e2e suite.
+	packageExtension(t)
+	cmd := exec.Command("node", "--test", "out/test/")
 	cmd.Env = append(os.Environ(), "CTXLS_BIN="+bin, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TESTMCP="+string(servers), "CTXLS_EDITS_BASE_URL="+edits.URL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("npm test: %v\n%s", err, out)
+		t.Fatalf("node --test out/test/: %v\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "pass 17") || !strings.Contains(string(out), "fail 0") {
 		t.Fatalf("the node tests did not all run:\n%s", out)

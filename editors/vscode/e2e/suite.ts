@@ -74,6 +74,8 @@ const settings = {
   "telemetry.telemetryLevel": "off",
   "git.enabled": false,
   "editor.minimap.enabled": false,
+  "workbench.reduceMotion": "on",
+  "editor.cursorBlinking": "solid",
   // The review diffs are read side by side (with the wide side bar VS Code would switch to inline).
   "diffEditor.useInlineViewWhenSpaceIsLimited": false,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
@@ -1321,7 +1323,11 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
-  /** The pids of the daemons code-server's extension host runs (this suite's binary, `serve`). */
+  /**
+   * The pids of the daemons code-server's extension host runs: this suite's
+   * binary, `serve`, with this suite's data folder in its environment (other
+   * tests run the same binary at the same time).
+   */
   const daemonPids = (): number[] =>
     fs
       .readdirSync("/proc")
@@ -1329,7 +1335,8 @@ async function main(): Promise<void> {
       .filter((d) => {
         try {
           const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
-          return argv[0] === bin && argv[1] === "serve";
+          const environ = fs.readFileSync(`/proc/${d}/environ`, "utf8").split("\0");
+          return argv[0] === bin && argv[1] === "serve" && environ.includes(`CTXLS_DATA_DIR=${L.dataDir}`);
         } catch {
           return false;
         }
