@@ -92,6 +92,7 @@ func checkWholeTurns(t *testing.T, msgs []openai.ChatCompletionMessage) {
 // the recent whole turns within the budget. Every original stays. A second
 // compaction folds the first summary in.
 func TestCompaction2000Messages(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{fakeSummary}}))
 	e, st, _ := newEngine(t, nil)
 	ctx := context.Background()
@@ -243,6 +244,7 @@ func TestCompaction2000Messages(t *testing.T) {
 // on with the oldest whole turns left out and the cut marked. With
 // compactAt "off" no summary is asked for.
 func TestCompactionFallsBack(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		reply *openaitest.Reply
@@ -303,6 +305,7 @@ func TestCompactionFallsBack(t *testing.T) {
 // TestCompactOnDemand: Engine.Compact summarises every turn but the last,
 // refuses when there is nothing to compact, and a busy session is refused.
 func TestCompactOnDemand(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{fakeSummary}}))
 	e, st, _ := newEngine(t, nil)
 	ctx := context.Background()
@@ -335,6 +338,7 @@ func TestCompactOnDemand(t *testing.T) {
 }
 
 func TestCompactLimit(t *testing.T) {
+	t.Parallel()
 	if compactLimit(0, 1000) != 800 || compactLimit(50, 1000) != 500 || compactLimit(CompactOff, 1000) != 0 {
 		t.Error("compactLimit")
 	}

@@ -70,6 +70,7 @@ func provider(t *testing.T, fake *openaitest.Server, window int) Resolved {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	r, err := Resolve(Provider{}, env(map[string]string{"OPENAI_API_KEY": "k"}), nil)
 	if err != nil || r.BaseURL != OpenAIBaseURL || r.Model != DefaultOpenAIModel || r.APIKey() != "k" || r.ContextWindow != DefaultContextWindow {
@@ -101,6 +102,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestFirstLineTitle(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Fix the login\nsecond": "Fix the login",
 		"\n\n  spaced   out  ":  "spaced out",
@@ -113,6 +115,7 @@ func TestFirstLineTitle(t *testing.T) {
 }
 
 func TestStallEndsTheTurn(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"some ", "more"}, Fault: openaitest.FaultStall, FaultAfter: 1})
 	e, st, _ := newEngine(t, nil)
@@ -131,6 +134,7 @@ func TestStallEndsTheTurn(t *testing.T) {
 }
 
 func TestHugeAnswerAndDeltasEqualText(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.HugeReply(2 << 20))
 	e, st, _ := newEngine(t, nil)
@@ -143,6 +147,7 @@ func TestHugeAnswerAndDeltasEqualText(t *testing.T) {
 }
 
 func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	root := t.TempDir()
 	file := filepath.Join(root, "a.go")
@@ -208,6 +213,7 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 // daemon killed during the pause keeps it (the crash test's guarantee).
 // Saving only when a chunk arrived left it unsaved until the pause ended.
 func TestCheckpointDuringAPause(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	chunks := []string{"one ", "two ", "three ", "four ", "five "}
 	// Five quick chunks, then nothing until the client goes away.
@@ -304,6 +310,7 @@ func (s *stuckEditor) Emit(ev Event) {
 // when sending deltas to the editor blocks (a full pipe), so a crash then
 // does not lose text the editor already showed.
 func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	chunks := []string{"one ", "two ", "three ", "four ", "five "}
 	fake.Enqueue(openaitest.Reply{Chunks: chunks, Delay: 5 * time.Millisecond})
@@ -336,6 +343,7 @@ func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
 // TestModelViewForgetAndIdle: a session's model view is dropped when its
 // session is deleted (Abort) or idle for an hour.
 func TestModelViewForgetAndIdle(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	e := &Engine{now: func() time.Time { return now }}
 	tk := prompts.TokenizerFor("gpt-4o")

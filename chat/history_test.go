@@ -12,6 +12,7 @@ import (
 )
 
 func TestTrimHistoryWholeTurns(t *testing.T) {
+	t.Parallel()
 	counter := prompts.TokenizerFor("gpt-4o-mini")
 	calls := func(ids ...string) json.RawMessage {
 		var cs []openai.ToolCall

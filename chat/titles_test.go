@@ -7,6 +7,7 @@ import (
 )
 
 func TestWaitBackground(t *testing.T) {
+	t.Parallel()
 	var e Engine
 	release := make(chan struct{})
 	e.bg.Add(1)

@@ -22,6 +22,7 @@ import (
 // input; a file removed from the context is named; and when superseded
 // text outweighs the current text, the context is shown afresh.
 func TestContextStaysWhereSent(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	root := t.TempDir()
 	a, b := filepath.Join(root, "a.go"), filepath.Join(root, "b.go")
@@ -114,6 +115,7 @@ func TestContextStaysWhereSent(t *testing.T) {
 // order; a session's first turn after the other engine's compaction reads
 // it whole.
 func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
+	t.Parallel()
 	fake := openaitest.New(t)
 	e1, st, _ := newEngine(t, nil)
 	e2 := &Engine{Store: st, Log: e1.Log}
@@ -170,6 +172,7 @@ func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
 // TestViewsBoundedInBytes: past maxViewBytes of blocks in all, the least
 // recently used sessions' views are dropped, not the one in use.
 func TestViewsBoundedInBytes(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	e := &Engine{now: func() time.Time { return now }}
 	tk := prompts.TokenizerFor("gpt-4o")

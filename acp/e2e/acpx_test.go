@@ -140,14 +140,39 @@ func TestAcpx(t *testing.T) {
 		t.Errorf("stored after cancel: %+v", msgs)
 	}
 
-	// The agent is gone; a client with no state of its own lists the
-	// session from ctxls (session/list).
-	time.Sleep(2 * time.Second) // past --ttl
+	// The agent is gone (--ttl after the last prompt); a client with no
+	// state of its own lists the session from ctxls (session/list).
+	agentGone(t, dataDir)
 	fresh := *a
 	fresh.home = t.TempDir()
 	out = fresh.run("sessions", "list")
 	if !strings.Contains(out, id) || !strings.Contains(out, "Canary rollback plan") {
 		t.Errorf("sessions list after the agent ended:\n%s", out)
+	}
+}
+
+// agentGone waits until no ctxls agent runs on dataDir: acpx's queue owner
+// ends it --ttl after the last prompt.
+func agentGone(t *testing.T, dataDir string) {
+	t.Helper()
+	arg := []byte("\x00--data-dir\x00" + dataDir + "\x00")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		running := false
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte("\x00acp\x00")) && bytes.Contains(b, arg) {
+				running = true
+				break
+			}
+		}
+		if !running {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent on %s still runs 20 s after the last prompt", dataDir)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -126,24 +126,6 @@ func TestEmacs(t *testing.T) {
 	file := filepath.Join(r.work, "main.go")
 	answered := 0 // chat requests the provider has seen
 
-	// The package compiles without a warning and its autoloads work.
-	t.Run("package", func(t *testing.T) { r.run(t, "ctxls-test-package") })
-
-	// The init code docs/editors.md gives, plain and with use-package, with
-	// "ctxls" found on PATH.
-	here, _ := filepath.Abs(".")
-	for _, block := range []string{"emacs-setup", "emacs-use-package"} {
-		t.Run(block, func(t *testing.T) {
-			code := docBlock(t, block)
-			if !strings.Contains(code, "/path/to/ctxls/editors/emacs") {
-				t.Fatalf("the %s block does not load /path/to/ctxls/editors/emacs:\n%s", block, code)
-			}
-			code = strings.ReplaceAll(code, "/path/to/ctxls/editors/emacs", here)
-			r.run(t, "ctxls-test-docs-setup", "CTXLS_DOC_SETUP="+code,
-				"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "CTXLS_DATA_DIR="+t.TempDir())
-		})
-	}
-
 	// Unsaved edits reach the daemon byte for byte, in both encodings. The
 	// test saves the file, so each run starts from a fresh one.
 	syncText, _ := os.ReadFile(filepath.Join(r.work, "sync.txt"))
@@ -267,6 +249,34 @@ func TestEmacs(t *testing.T) {
 			t.Error("the question did not reach the model")
 		}
 	})
+}
+
+// TestEmacsSetup: the package itself and the documented ways of setting it
+// up (plain, use-package, lsp-mode, eglot), each in a fresh Emacs, on a
+// workspace of its own beside TestEmacs.
+func TestEmacsSetup(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+
+	// The package compiles without a warning and its autoloads work.
+	t.Run("package", func(t *testing.T) { r.run(t, "ctxls-test-package") })
+
+	// The init code docs/editors.md gives, plain and with use-package, with
+	// "ctxls" found on PATH.
+	here, _ := filepath.Abs(".")
+	for _, block := range []string{"emacs-setup", "emacs-use-package"} {
+		t.Run(block, func(t *testing.T) {
+			code := docBlock(t, block)
+			if !strings.Contains(code, "/path/to/ctxls/editors/emacs") {
+				t.Fatalf("the %s block does not load /path/to/ctxls/editors/emacs:\n%s", block, code)
+			}
+			code = strings.ReplaceAll(code, "/path/to/ctxls/editors/emacs", here)
+			r.run(t, "ctxls-test-docs-setup", "CTXLS_DOC_SETUP="+code,
+				"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "CTXLS_DATA_DIR="+t.TempDir())
+		})
+	}
 
 	// lsp-mode runs ctxls as an add-on server, as documented.
 	t.Run("lsp-mode", func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ctxls/ctxls/session"
 )
@@ -62,7 +61,7 @@ func TestPostgresDeletedElsewhereLeavesNoFolder(t *testing.T) {
 	t.Parallel()
 	a, b := twoMachines(t)
 	wb := watch(t, b)
-	time.Sleep(200 * time.Millisecond) // listening
+	listening(t, b, 1)
 	ss, err := a.Create(ctx, "Deleted elsewhere")
 	if err != nil {
 		t.Fatal(err)

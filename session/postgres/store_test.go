@@ -278,6 +278,24 @@ type watcher struct {
 	changes []session.Change
 }
 
+// listening waits until n connections to s's database listen for changes
+// (their Watch has run its LISTEN).
+func listening(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var got int
+		err := s.pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN ctxls_changes'").Scan(&got)
+		if err == nil && got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections listen for changes, want %d (%v)", got, n, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func watch(t *testing.T, s session.Store) *watcher {
 	t.Helper()
 	w := &watcher{}
@@ -333,7 +351,7 @@ func TestPostgresWatch(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPG(t, c, "alice"), openPG(t, c, "alice")
 	wa, wb := watch(t, a), watch(t, b)
-	time.Sleep(200 * time.Millisecond) // both listening
+	listening(t, a, 2)
 
 	ss, err := a.Create(ctx, "Watched")
 	if err != nil {
@@ -592,7 +610,7 @@ func TestPostgresWatchOnlyWhatIsShown(t *testing.T) {
 		})
 	}()
 	defer func() { cancel(); <-done }()
-	time.Sleep(200 * time.Millisecond) // listening
+	listening(t, b, 1)
 
 	a.AddFile(ctx, other.ID, "x.txt", strings.NewReader("x"))
 	a.AddFile(ctx, shown.ID, "y.txt", strings.NewReader("y"))
