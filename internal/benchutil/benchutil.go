@@ -7,9 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
