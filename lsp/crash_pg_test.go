@@ -66,6 +66,18 @@ type pgCrashDB struct {
 
 func (db *pgCrashDB) flags() []string { return []string{"--store", db.dsn} }
 
+func (db *pgCrashDB) queries(qs ...string) ([][]map[string]any, error) {
+	out := make([][]map[string]any, len(qs))
+	for i, q := range qs {
+		rows, err := db.query(q)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", q, err)
+		}
+		out[i] = rows
+	}
+	return out, nil
+}
+
 func (db *pgCrashDB) query(q string) ([]map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,6 +171,10 @@ type crashDB interface {
 	// and PostgreSQL) and returns its rows as column → value (strings,
 	// float64 numbers, nil).
 	query(q string) ([]map[string]any, error)
+	// queries runs read-only statements in one go, and returns each one's
+	// rows (one sqlite3 process instead of one each, under a loaded
+	// machine's process start-up).
+	queries(qs ...string) ([][]map[string]any, error)
 	// integrity checks the database as a kill left it.
 	integrity(r *crashRun)
 	// checkFolders checks the session folders (the SQLite store's own, the
@@ -187,6 +190,10 @@ type sqliteCrashDB struct{ path string }
 func (*sqliteCrashDB) flags() []string { return nil }
 
 func (db *sqliteCrashDB) query(q string) ([]map[string]any, error) { return query(db.path, true, q) }
+
+func (db *sqliteCrashDB) queries(qs ...string) ([][]map[string]any, error) {
+	return queries(db.path, true, qs...)
+}
 
 type crashRun struct {
 	t       *testing.T
@@ -313,21 +320,7 @@ func (r *crashRun) newReply(rng *rand.Rand, kind string) *replyInfo {
 // drain empties the fake provider's queue (the daemon is dead): replies
 // queued for turns the kill cut short must not reach the next daemon's
 // verification turn.
-func (r *crashRun) drain() {
-	for range 1000 {
-		body := `{"model":"test-model","messages":[{"role":"user","content":"drain"}]}`
-		resp, err := http.Post(r.fake.URL+"/chat/completions", "application/json", strings.NewReader(body))
-		if err != nil {
-			r.t.Fatalf("draining the fake provider: %v", err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if strings.Contains(string(b), `"content":"`+defaultAnswer+`"`) {
-			return
-		}
-	}
-	r.t.Fatal("the fake provider's queue does not drain")
-}
+func (r *crashRun) drain() { r.fake.Clear() }
 
 // iter is one daemon's life.
 type iter struct {
@@ -846,6 +839,62 @@ func countKey(ps []progressValue, key string, before time.Time) int {
 // the CLI a few milliseconds. Without it the test uses modernc.
 var sqliteCLI, _ = exec.LookPath("sqlite3")
 
+// queries runs SQL statements on the database at path and returns each
+// one's rows as query does: with the sqlite3 command, all in one process,
+// each statement's rows after a marker row naming it.
+func queries(path string, readOnly bool, qs ...string) ([][]map[string]any, error) {
+	out := make([][]map[string]any, len(qs))
+	if sqliteCLI == "" {
+		for i, q := range qs {
+			rows, err := query(path, readOnly, q)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", q, err)
+			}
+			out[i] = rows
+		}
+		return out, nil
+	}
+	var script strings.Builder
+	for i, q := range qs {
+		fmt.Fprintf(&script, "SELECT %d AS query_marker; %s;\n", i, q)
+	}
+	args := []string{"-json", "-bail", "-cmd", ".timeout 10000"}
+	if readOnly {
+		args = append(args, "-readonly")
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(sqliteCLI, append(args, path, script.String())...)
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	at := -1
+	for {
+		var rows []map[string]any
+		if derr := dec.Decode(&rows); derr == io.EOF {
+			break
+		} else if derr != nil {
+			return nil, fmt.Errorf("sqlite3 output %q: %v", raw, derr)
+		}
+		if len(rows) == 1 && len(rows[0]) == 1 && rows[0]["query_marker"] != nil {
+			n, _ := rows[0]["query_marker"].(float64)
+			at = int(n)
+			continue
+		}
+		if at < 0 || at >= len(qs) {
+			return nil, fmt.Errorf("sqlite3 output %q: rows before a marker", raw)
+		}
+		out[at] = append(out[at], rows...)
+	}
+	if err != nil {
+		failed := "the first statement"
+		if at >= 0 {
+			failed = qs[at]
+		}
+		return nil, fmt.Errorf("sqlite3 (at %s): %v: %s", failed, err, stderr.String())
+	}
+	return out, nil
+}
+
 // query runs one SQL statement on the database at path and returns its
 // rows as column → value (strings, float64 numbers, nil).
 func query(path string, readOnly bool, q string) ([]map[string]any, error) {
@@ -934,16 +983,17 @@ func (db *sqliteCrashDB) integrity(r *crashRun) {
 			r.t.Fatal(err)
 		}
 	}
-	rows, err := query(dst, false, "PRAGMA integrity_check")
-	if err != nil || len(rows) != 1 || str(rows[0], "integrity_check") != "ok" {
-		r.errorf("integrity_check: %v %v", rows, err)
-	}
-	if rows, err := query(dst, false, "PRAGMA foreign_key_check"); err != nil || len(rows) != 0 {
-		r.errorf("foreign_key_check: %v %v", rows, err)
-	}
-	for _, fts := range []string{"messages_fts", "titles_fts"} {
-		if _, err := query(dst, false, fmt.Sprintf("INSERT INTO %s(%s, rank) VALUES('integrity-check', 1)", fts, fts)); err != nil {
-			r.errorf("%s integrity-check: %v", fts, err)
+	checks, err := queries(dst, false, "PRAGMA integrity_check", "PRAGMA foreign_key_check",
+		"INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 1)",
+		"INSERT INTO titles_fts(titles_fts, rank) VALUES('integrity-check', 1)")
+	if err != nil {
+		r.errorf("integrity checks: %v", err)
+	} else {
+		if rows := checks[0]; len(rows) != 1 || str(rows[0], "integrity_check") != "ok" {
+			r.errorf("integrity_check: %v", rows)
+		}
+		if rows := checks[1]; len(rows) != 0 {
+			r.errorf("foreign_key_check: %v", rows)
 		}
 	}
 	r.stat("integrity checks", 1)
@@ -965,20 +1015,21 @@ func (r *crashRun) checkState(it *iter) {
 		r.errorf("the first command after start-up: %v", err)
 		return
 	}
-	read := func(q string) []map[string]any {
-		rows, err := r.db.query(q)
-		if err != nil {
-			r.errorf("%s: %v", q, err)
-		}
-		return rows
+	read, err := r.db.queries(
+		"SELECT id, title, title_source, folder FROM sessions",
+		"SELECT id, session_id, role, content, coalesce(tool_calls, '') AS tool_calls, coalesce(tool_call_id, '') AS tool_call_id, status FROM messages ORDER BY id",
+		"SELECT session_id, set_name, item FROM context_items ORDER BY session_id, set_name, position")
+	if err != nil {
+		r.errorf("reading the state: %v", err)
+		return
 	}
 	type row struct{ id, title, source, folder string }
 	dbSessions := map[string]row{}
-	for _, x := range read("SELECT id, title, title_source, folder FROM sessions") {
+	for _, x := range read[0] {
 		dbSessions[str(x, "id")] = row{str(x, "id"), str(x, "title"), str(x, "title_source"), str(x, "folder")}
 	}
 	msgs := map[string][]dbMessage{}
-	for _, x := range read("SELECT id, session_id, role, content, coalesce(tool_calls, '') AS tool_calls, coalesce(tool_call_id, '') AS tool_call_id, status FROM messages ORDER BY id") {
+	for _, x := range read[1] {
 		id, _ := x["id"].(float64)
 		m := dbMessage{id: int64(id), session: str(x, "session_id"), role: str(x, "role"), content: str(x, "content"),
 			toolCalls: str(x, "tool_calls"), toolCallID: str(x, "tool_call_id"), status: str(x, "status")}
@@ -990,7 +1041,7 @@ func (r *crashRun) checkState(it *iter) {
 		}
 	}
 	sets := map[string]map[string][]string{}
-	for _, x := range read("SELECT session_id, set_name, item FROM context_items ORDER BY session_id, set_name, position") {
+	for _, x := range read[2] {
 		id, set := str(x, "session_id"), str(x, "set_name")
 		if sets[id] == nil {
 			sets[id] = map[string][]string{}

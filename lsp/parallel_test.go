@@ -25,7 +25,7 @@ const (
 	// provider's retries, another process's stale age) and run beside
 	// anything, at most maxWait at once.
 	waitTests = "wait"
-	maxWait   = 6
+	maxWait   = 4
 )
 
 // kinds counts the parallel tests of each kind that wait for their turn

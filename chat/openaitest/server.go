@@ -230,6 +230,14 @@ func (s *Server) Enqueue(r ...Reply) {
 	s.mu.Unlock()
 }
 
+// Clear drops the replies still queued: a test whose client died mid-turn
+// keeps what it queued for that turn from the next client.
+func (s *Server) Clear() {
+	s.mu.Lock()
+	s.queue = nil
+	s.mu.Unlock()
+}
+
 // Release lets one held stream (Reply.HoldAt) go on to its next hold or its
 // end. A release given before a stream reaches its hold is kept for it.
 func (s *Server) Release() {

@@ -126,16 +126,6 @@ func TestEmacs(t *testing.T) {
 	file := filepath.Join(r.work, "main.go")
 	answered := 0 // chat requests the provider has seen
 
-	// Unsaved edits reach the daemon byte for byte, in both encodings. The
-	// test saves the file, so each run starts from a fresh one.
-	syncText, _ := os.ReadFile(filepath.Join(r.work, "sync.txt"))
-	for _, enc := range []struct{ offer, want string }{{"utf-8,utf-16", "utf-8"}, {"utf-16", "utf-16"}} {
-		t.Run("sync-"+enc.want, func(t *testing.T) {
-			os.WriteFile(filepath.Join(r.work, "sync.txt"), syncText, 0o644)
-			r.run(t, "ctxls-test-sync", "CTXLS_TEST_ENCODINGS="+enc.offer, "CTXLS_TEST_EXPECT="+enc.want)
-		})
-	}
-
 	// An asked question streams while Emacs keeps running.
 	t.Run("ask", func(t *testing.T) {
 		fake.Enqueue(openaitest.Reply{Delay: 300 * time.Millisecond,
@@ -249,6 +239,23 @@ func TestEmacs(t *testing.T) {
 			t.Error("the question did not reach the model")
 		}
 	})
+}
+
+// TestEmacsSync: unsaved edits reach the daemon byte for byte, in both
+// encodings, on a workspace of its own beside TestEmacs.
+func TestEmacsSync(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	// The test saves the file, so each run starts from a fresh one.
+	syncText, _ := os.ReadFile(filepath.Join(r.work, "sync.txt"))
+	for _, enc := range []struct{ offer, want string }{{"utf-8,utf-16", "utf-8"}, {"utf-16", "utf-16"}} {
+		t.Run("sync-"+enc.want, func(t *testing.T) {
+			os.WriteFile(filepath.Join(r.work, "sync.txt"), syncText, 0o644)
+			r.run(t, "ctxls-test-sync", "CTXLS_TEST_ENCODINGS="+enc.offer, "CTXLS_TEST_EXPECT="+enc.want)
+		})
+	}
 }
 
 // TestEmacsSetup: the package itself and the documented ways of setting it
