@@ -16,7 +16,10 @@ var ctx = context.Background()
 // TestConformance runs the store conformance suite (session/storetest) on
 // the PostgreSQL store: one throwaway cluster per test binary (see
 // TestMain), a database of its own for each test.
-func TestConformance(t *testing.T) { storetest.Run(t, openEnv) }
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, openEnv)
+}
 
 // openEnv opens a new, empty PostgreSQL store for a conformance test.
 func openEnv(t *testing.T) *storetest.Env {

@@ -12,7 +12,10 @@ import (
 
 // TestConformance runs the store conformance suite (session/storetest) on
 // the SQLite store.
-func TestConformance(t *testing.T) { storetest.Run(t, openEnv) }
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, openEnv)
+}
 
 // openEnv opens a new, empty SQLite store for a conformance test.
 func openEnv(t *testing.T) *storetest.Env {
