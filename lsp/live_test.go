@@ -80,6 +80,13 @@ func waitLive(t *testing.T, s *lsptest.Server, what string, since time.Time, met
 	return m.Params
 }
 
+// The live tests run alone, not beside the waiting tests: under their load
+// TestLiveTwoMachines sometimes missed B's notice of the model's file
+// (twice in about ten runs with issue 23's parallel tests). The PostgreSQL
+// store's watch reports a file only when its mirror lacks it (syncFiles),
+// so a read of the session that mirrors the file first may swallow the
+// notice.
+
 // TestLiveTwoMachines: two daemons with their own data directories on one
 // database, as two machines of one person. A session made, given context
 // and a file, and continued with a model's write_file on A reaches B's
@@ -89,7 +96,6 @@ func waitLive(t *testing.T, s *lsptest.Server, what string, since time.Time, met
 // the provider's input; B's rename reaches A; and a turn on B while A's
 // streams is refused -32803.
 func TestLiveTwoMachines(t *testing.T) {
-	parallel(t, waitTests)
 	c := liveCluster(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"default"}}))
 	b := startLive(t, c, fake)
@@ -259,7 +265,6 @@ func TestLiveTwoMachines(t *testing.T) {
 // ctxls/sessionUpdated) and the next turn works, saving the failed answer
 // first.
 func TestLivePostgresRestartMidTurn(t *testing.T) {
-	parallel(t, waitTests)
 	c := liveCluster(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"default"}}))
 	a := startLive(t, c, fake)
