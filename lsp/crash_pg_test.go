@@ -139,17 +139,24 @@ func (db *pgCrashDB) integrity(r *crashRun) {
 		"SELECT count(*) FROM sessions WHERE title_tsv @@ to_tsquery('ctxls', 'renamed')",
 		"SELECT count(*) FROM sessions WHERE title_tsv @@ to_tsquery('ctxls', 'session')",
 	} {
+		// Both counts see one snapshot: a transaction the killed daemon
+		// sent its COMMIT for may still land meanwhile.
 		var n [2]int64
-		for i, off := range []string{"enable_seqscan", "enable_bitmapscan"} {
-			err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, "SET LOCAL "+off+" = off"); err != nil {
+		err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+			for i, settings := range [][]string{{"enable_seqscan = off"}, {"enable_seqscan = on", "enable_bitmapscan = off"}} {
+				for _, set := range settings {
+					if _, err := tx.Exec(ctx, "SET LOCAL "+set); err != nil {
+						return err
+					}
+				}
+				if err := tx.QueryRow(ctx, q).Scan(&n[i]); err != nil {
 					return err
 				}
-				return tx.QueryRow(ctx, q).Scan(&n[i])
-			})
-			if err != nil {
-				r.errorf("%s with %s off: %v", q, off, err)
 			}
+			return nil
+		})
+		if err != nil {
+			r.errorf("%s: %v", q, err)
 		}
 		if n[0] != n[1] {
 			r.errorf("%s: %d through the full-text index, %d scanning the table", q, n[0], n[1])
