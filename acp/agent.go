@@ -39,6 +39,9 @@ type Config struct {
 	Provider api.Provider // flags; the environment and initialize's _meta fill the rest
 	// Getenv reads the provider's environment (default os.Getenv).
 	Getenv func(string) string
+	// StoreOpened is service.Config.Opened: called once the store's open
+	// has ended.
+	StoreOpened func(error)
 }
 
 // Agent serves one ACP connection.
@@ -78,7 +81,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	}
 	// The store opens on a goroutine of its own while the connection reads
 	// and answers initialize; the first method that needs it waits for it.
-	svc, err := service.Start(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version})
+	svc, err := service.Start(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version, Opened: cfg.StoreOpened})
 	if err != nil {
 		log.Error("cannot open the session store", "err", err)
 		return 1

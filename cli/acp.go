@@ -32,6 +32,6 @@ initialize's _meta.ctxls.provider.`,
 
 func serveACP(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
 	return daemon(g, stderr, "serving ACP", func(log *slog.Logger, dir, store string) int {
-		return acp.Serve(ctx, stdin, stdout, acp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider})
+		return acp.Serve(ctx, stdin, stdout, acp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider, StoreOpened: releaseStartupPages(log)})
 	})
 }

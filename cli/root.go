@@ -180,7 +180,7 @@ func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.W
 			fmt.Fprintf(stderr, "ctxls: %v\n", err)
 			return 2
 		}
-		return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB})
+		return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB, StoreOpened: releaseStartupPages(log)})
 	})
 }
 

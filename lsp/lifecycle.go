@@ -166,6 +166,7 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	svc, err := service.Start(ctx, service.Config{
 		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
 		Provider: s.cfg.Provider.Merge(o.provider), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB, Version: s.cfg.Version,
+		Opened: s.cfg.StoreOpened,
 	})
 	if err != nil {
 		return nil, err

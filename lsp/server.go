@@ -37,6 +37,9 @@ type Config struct {
 	// 0 means session.DefaultSoftLimitMB. initializationOptions and settings
 	// override it (see storageLimit).
 	StorageSoftLimitMB int
+	// StoreOpened is service.Config.Opened: called once the store's open
+	// at initialize has ended.
+	StoreOpened func(error)
 }
 
 // lifecycle is the server's position in the LSP lifecycle.

@@ -62,6 +62,10 @@ type Config struct {
 	NoEnvHint bool
 	// Version is ctxls's version, as told to MCP servers.
 	Version string
+	// Opened, if set, is called once when Start's store open ends, with
+	// its error, on a goroutine of its own. The daemon's command hands
+	// back its start-up pages then (procmem.ReleaseImage).
+	Opened func(error)
 }
 
 // Service implements api.Interface for one connection. It is safe for
@@ -144,6 +148,12 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	p := backend.Start(ctx, cfg.DataDir, cfg.Store, func(err error) error { return openError(cfg, err) })
 	s := New(p, cfg)
 	s.opening = p
+	if cfg.Opened != nil {
+		go func() {
+			_, err := p.Wait(context.Background())
+			cfg.Opened(err)
+		}()
+	}
 	return s, nil
 }
 

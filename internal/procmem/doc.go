@@ -1,0 +1,3 @@
+// Package procmem holds what the daemon does about its own process's
+// memory.
+package procmem
