@@ -452,7 +452,7 @@ func TestCancel(t *testing.T) {
 		t.Errorf("stopReason %q, want cancelled", res.StopReason)
 	}
 	msgs, err := openStore(t, dataDir).Messages(context.Background(), id)
-	if err != nil || len(msgs) != 2 || msgs[1].Status != session.StatusInterrupted || !strings.HasPrefix(msgs[1].Content, "w0 ") {
+	if err != nil || len(msgs) != 2 || msgs[1].Status != session.StatusCancelled || !strings.HasPrefix(msgs[1].Content, "w0 ") {
 		t.Errorf("stored: %+v %v", msgs, err)
 	}
 	// The session takes the next prompt at once.

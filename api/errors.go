@@ -64,7 +64,7 @@ var ErrorKinds = []KindInfo{
 	{KindProviderFailed, "The model provider was asked and failed: refused the key, unknown model, rate limit, server error, unreachable, or an empty answer.", CodeProviderFailed, CodeProviderFailed, 6},
 	{KindTooLarge, "An argument or file is over its limit (the message says the limit and the size).", CodeInvalidParams, CodeInvalidParams, 7},
 	{KindStoreUnavailable, "The session store cannot be used now: not open yet, or its database cannot be reached.", CodeRequestFailed, CodeInternalError, 8},
-	{KindCancelled, "The request was cancelled (a turn's partial answer is kept as interrupted).", CodeRequestCancelled, CodeRequestCancelled, 130},
+	{KindCancelled, "The request was cancelled (a turn's partial answer is kept as cancelled).", CodeRequestCancelled, CodeRequestCancelled, 130},
 	{KindPermissionDenied, "The store refused: only a session's owner may share or delete it (PostgreSQL).", CodeInvalidRequest, CodeInvalidRequest, 9},
 	{KindInternal, "Anything else: a bug or an unexpected failure; the message says what happened.", CodeInternalError, CodeInternalError, 1},
 }

@@ -45,10 +45,15 @@ type Status string
 
 // Statuses.
 const (
-	StatusComplete    Status = "complete"
+	StatusComplete Status = "complete"
+	// StatusInterrupted: the answer stopped without being stopped by the
+	// user (its daemon died or was killed while it streamed).
 	StatusInterrupted Status = "interrupted"
-	StatusError       Status = "error"
-	StatusStreaming   Status = "streaming"
+	// StatusCancelled: the user stopped the answer (a cancelled turn); its
+	// text is what streamed until then.
+	StatusCancelled Status = "cancelled"
+	StatusError     Status = "error"
+	StatusStreaming Status = "streaming"
 	// StatusDeclined: a tool call's result message when the user did not
 	// allow the call (a failed call's is StatusError).
 	StatusDeclined Status = "declined"

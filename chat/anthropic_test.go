@@ -423,7 +423,7 @@ func TestAnthropicCancel(t *testing.T) {
 		t.Errorf("the upstream stream ended %v after the cancel", r.CancelledAt.Sub(cancelAt))
 	}
 	msgs, _ := st.Messages(context.Background(), s.ID)
-	if msgs[1].Content != want || msgs[1].Status != session.StatusInterrupted {
+	if msgs[1].Content != want || msgs[1].Status != session.StatusCancelled {
 		t.Errorf("after the cancel: %+v", msgs[1])
 	}
 }

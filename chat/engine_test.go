@@ -241,7 +241,7 @@ func TestCheckpointDuringAPause(t *testing.T) {
 		t.Error("the cancelled turn returned no error")
 	}
 	msgs, _ := st.Messages(context.Background(), s.ID)
-	if msgs[1].Content != want || msgs[1].Status != session.StatusInterrupted {
+	if msgs[1].Content != want || msgs[1].Status != session.StatusCancelled {
 		t.Errorf("after the cancel: %+v", msgs[1])
 	}
 }

@@ -72,7 +72,7 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 				continue
 			}
 			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: m.Content}
-			if m.Status == session.StatusInterrupted && m.Content != "" {
+			if (m.Status == session.StatusInterrupted || m.Status == session.StatusCancelled) && m.Content != "" {
 				// Stopped (cancelled, or its daemon died): the model is told
 				// the answer is not whole, so it does not build on its end.
 				om.Content += prompts.CutOffNote

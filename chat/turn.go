@@ -228,7 +228,8 @@ func (e *Engine) release(id string) {
 
 // Run runs a turn. The user message is stored before the provider is
 // called; the answer is checkpointed while it streams and ends complete,
-// interrupted (cancelled: the returned error is the context's) or error.
+// cancelled (the returned error is the context's) or error; an answer a
+// daemon left streaming when it died is marked interrupted by the store.
 // A failure returns both the Result (partial text, FinishReason "error")
 // and the error.
 func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (res *Result, err error) {
@@ -478,7 +479,7 @@ func (r *run) save(answer *session.Message, text, finish string, usage session.U
 		r.res.FinishReason, status = FinishError, session.StatusError
 		err = context.Cause(ctx)
 	case err != nil && ctx.Err() != nil:
-		r.res.FinishReason, status = FinishCancelled, session.StatusInterrupted
+		r.res.FinishReason, status = FinishCancelled, session.StatusCancelled
 		err = ctx.Err()
 	case err != nil:
 		r.res.FinishReason, status = FinishError, session.StatusError

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -82,5 +83,14 @@ func TestChatCtrlCCancels(t *testing.T) {
 	out, _, _ := run(t, []string{"CTXLS_DATA_DIR=" + dir}, "sessions", "list", "--json")
 	if !strings.Contains(out, `"messageCount": 2`) {
 		t.Errorf("the turn is stored: %s", out)
+	}
+	var list api.SessionListResult
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Sessions) != 1 {
+		t.Fatalf("sessions list --json: %v %s", err, out)
+	}
+	// Stopped by the user: "cancelled", not "interrupted" as after a crash.
+	out, _, _ = run(t, []string{"CTXLS_DATA_DIR=" + dir}, "sessions", "show", list.Sessions[0].ID)
+	if !strings.Contains(out, "(cancelled)]\npartial \n") || strings.Contains(out, "interrupted") {
+		t.Errorf("sessions show after Ctrl-C:\n%s", out)
 	}
 }

@@ -165,7 +165,7 @@ func TestChatCancelStopsUpstream(t *testing.T) {
 	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	var show api.ShowResult
 	s.MustCommand(api.SessionShow, map[string]any{"sessionId": list.Sessions[0].ID}, &show)
-	if len(show.Messages) != 2 || show.Messages[1].Content != "partial " || show.Messages[1].Status != api.StatusInterrupted {
+	if len(show.Messages) != 2 || show.Messages[1].Content != "partial " || show.Messages[1].Status != api.StatusCancelled {
 		t.Errorf("kept partial answer: %+v", show.Messages)
 	}
 	// window/workDoneProgress/cancel cancels too.

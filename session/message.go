@@ -30,6 +30,7 @@ type Status = api.Status
 const (
 	StatusComplete    = api.StatusComplete
 	StatusInterrupted = api.StatusInterrupted
+	StatusCancelled   = api.StatusCancelled
 	StatusError       = api.StatusError
 	StatusDeclined    = api.StatusDeclined
 	StatusStreaming   = api.StatusStreaming
@@ -106,7 +107,7 @@ func ValidRole(r Role) bool {
 
 func ValidStatus(s Status) bool {
 	switch s {
-	case StatusComplete, StatusInterrupted, StatusError, StatusStreaming, StatusDeclined:
+	case StatusComplete, StatusInterrupted, StatusCancelled, StatusError, StatusStreaming, StatusDeclined:
 		return true
 	}
 	return false

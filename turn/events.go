@@ -40,7 +40,7 @@ type Usage struct {
 type Done struct{ Result *chat.Result }
 
 // Cancelled: the turn was cancelled; the partial answer is stored as
-// interrupted.
+// cancelled.
 type Cancelled struct{ Result *chat.Result }
 
 // Failed: the turn failed. Result is nil when nothing of an answer was

@@ -57,7 +57,7 @@ type Turn struct {
 func (t *Turn) Events() <-chan Event { return t.events }
 
 // Cancel stops the turn: the stream from the provider ends, the partial
-// answer is kept as interrupted, and the final event is Cancelled.
+// answer is kept as cancelled, and the final event is Cancelled.
 func (t *Turn) Cancel() { t.cancel() }
 
 // Abandon cancels the turn and reads the rest of its stream on a goroutine

@@ -136,7 +136,7 @@ func TestAcpx(t *testing.T) {
 	}
 	msgs, _ := st.Messages(context.Background(), id)
 	st.Close()
-	if len(msgs) != 6 || msgs[5].Status != session.StatusInterrupted || !strings.HasPrefix(msgs[5].Content, "w0 ") {
+	if len(msgs) != 6 || msgs[5].Status != session.StatusCancelled || !strings.HasPrefix(msgs[5].Content, "w0 ") {
 		t.Errorf("stored after cancel: %+v", msgs)
 	}
 

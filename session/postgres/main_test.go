@@ -50,6 +50,22 @@ func newPGDatabase(t testing.TB) string {
 // newPGDatabaseNamed is newPGDatabase, returning the database's name.
 func newPGDatabaseNamed(t testing.TB) string {
 	t.Helper()
+	name := newPGDatabaseBare(t)
+	c := pgShared.cluster
+	pgShared.initMu.Lock()
+	applied, err := Init(ctx, c.DSN("", name))
+	pgShared.initMu.Unlock()
+	if err != nil || len(applied) == 0 {
+		t.Fatalf("InitPostgres on %s: %v %v", name, applied, err)
+	}
+	return name
+}
+
+// newPGDatabaseBare makes an empty database of the test's own in the
+// shared cluster (no Init), dropped when the test ends, and returns its
+// name.
+func newPGDatabaseBare(t testing.TB) string {
+	t.Helper()
 	pgShared.once.Do(func() {
 		pgShared.cluster, pgShared.stop, pgShared.err = pgtest.Launch()
 	})
@@ -75,11 +91,5 @@ func newPGDatabaseNamed(t testing.TB) string {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})
-	pgShared.initMu.Lock()
-	applied, err := Init(ctx, c.DSN("", name))
-	pgShared.initMu.Unlock()
-	if err != nil || len(applied) == 0 {
-		t.Fatalf("InitPostgres on %s: %v %v", name, applied, err)
-	}
 	return name
 }

@@ -92,6 +92,7 @@ var tests = []struct {
 	{"TurnState", testTurnState},
 	{"TurnStateBegins", testTurnStateBegins},
 	{"TurnStateSince", testTurnStateSince},
+	{"CancelledKept", testCancelledKept},
 }
 
 // Run runs every test of the suite as a parallel subtest of t, each on a

@@ -271,3 +271,60 @@ func testTurnStateSince(t *testing.T, e *Env) {
 		t.Errorf("a mark after the compaction: since %d, history %+v, %v", ts.Since, ts.History, err)
 	}
 }
+
+// testCancelledKept (both stores): an answer the user stopped is stored
+// "cancelled" and stays so: another store opening the database (which
+// marks answers left streaming by dead daemons interrupted) and the next
+// turn's TurnState leave it as it is, and the export says "cancelled".
+func testCancelledKept(t *testing.T, e *Env) {
+	s := e.S
+	sess, err := s.Create(ctx, "Stopped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: "a long answer please", Status: session.StatusComplete}
+	a := &session.Message{SessionID: sess.ID, Role: session.RoleAssistant, Content: "the first", Status: session.StatusStreaming}
+	for _, m := range []*session.Message{q, a} {
+		if err := s.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.UpdateMessage(ctx, a.ID, "the first words", session.StatusCancelled, &session.Usage{PromptTokens: 12, CompletionTokens: 3}); err != nil {
+		t.Fatalf("UpdateMessage cancelled: %v", err)
+	}
+	if err := s.UpdateMessage(ctx, a.ID, "x", "stopped", nil); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("an unknown status: %v, want ErrInvalid", err)
+	}
+	check := func(when string, msgs []session.Message) {
+		t.Helper()
+		if len(msgs) < 2 || msgs[1].ID != a.ID || msgs[1].Status != session.StatusCancelled || msgs[1].Content != "the first words" {
+			t.Errorf("%s: %+v, want the answer cancelled with its words", when, msgs)
+		}
+	}
+	msgs, err := s.Messages(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("stored", msgs)
+	if msgs[1].Usage == nil || msgs[1].Usage.CompletionTokens != 3 {
+		t.Errorf("usage of the cancelled answer: %+v", msgs[1].Usage)
+	}
+	other := e.Reopen()
+	msgs, _ = other.Messages(ctx, sess.ID)
+	check("read by another store", msgs)
+	ts, err := other.TurnState(ctx, sess.ID, &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: "go on"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Stored != nil {
+		if err := ts.Stored(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("the next turn's history", ts.History)
+	msgs, _ = s.Messages(ctx, sess.ID)
+	check("after the next turn began", msgs)
+	if _, content, err := s.Export(ctx, sess.ID, "markdown"); err != nil || !strings.Contains(content, "## assistant (cancelled)") {
+		t.Errorf("export: %v\n%s", err, content)
+	}
+}

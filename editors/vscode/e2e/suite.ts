@@ -1210,7 +1210,7 @@ async function main(): Promise<void> {
     await until("the resumed history", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
     check((await turns().first().locator(".q").innerText()).startsWith("What does app.ts do?"), "first question");
     check((await turns().first().locator(".a").innerText()).includes("zebrafish"), "first answer");
-    check((await turns().nth(1).locator(".status").innerText()) === "interrupted", "the cancelled answer's mark");
+    check((await turns().nth(1).locator(".status").innerText()) === "cancelled", "the cancelled answer's mark");
     check((await chips()).includes("app.ts"), "the resumed context");
     // The tool calls are cards in the history too, with what the model got back.
     // (The turn that asked for it: a later turn made three calls, an echo among them.)

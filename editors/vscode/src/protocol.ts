@@ -386,8 +386,8 @@ function addText(parts: ShownPart[], text: string): void {
 /**
  * Folds a session's stored messages (ctxls.session.show) into question and
  * answer pairs: an answer's text and its tool calls in order (each call with
- * what the model got back), an answer that was interrupted or failed keeps
- * its mark.
+ * what the model got back), an answer that was cancelled, interrupted or
+ * failed keeps its mark.
  */
 export function turnsFromMessages(
   messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; toolCallId?: string; summaryOf?: Span; usage?: ChatUsage }[],
@@ -441,7 +441,8 @@ export function turnsFromMessages(
       u.completionTokens += m.usage.completionTokens || 0;
       if (m.usage.cachedTokens) u.cachedTokens = (u.cachedTokens ?? 0) + m.usage.cachedTokens;
     }
-    if (m.status === "interrupted") t.status = "interrupted";
+    if (m.status === "cancelled") t.status = "cancelled";
+    else if (m.status === "interrupted") t.status = "interrupted";
     else if (m.status === "error") t.status = "error";
     else if (m.status === "streaming") t.status = "streaming";
   }

@@ -103,7 +103,7 @@ test("chat, cancel, show and search through the protocol layer against the real 
       turns.map((t) => [t.question, t.answer, t.status]),
       [
         ["What is x?", "x is one.", "done"],
-        ["Tell me more", "partial ", "interrupted"],
+        ["Tell me more", "partial ", "cancelled"],
       ],
     );
 

@@ -88,7 +88,7 @@ export interface SessionIDArgs {
 
 export type Role = "system" | "user" | "assistant" | "tool";
 
-export type Status = "complete" | "interrupted" | "error" | "streaming" | "declined";
+export type Status = "complete" | "interrupted" | "cancelled" | "error" | "streaming" | "declined";
 
 export interface Usage {
   promptTokens: number;
