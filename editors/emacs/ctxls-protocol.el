@@ -220,6 +220,9 @@ visible lines.")
 (defconst ctxls-protocol-status-interrupted "interrupted"
   "A value of status.")
 
+(defconst ctxls-protocol-status-cancelled "cancelled"
+  "A value of status.")
+
 (defconst ctxls-protocol-status-error "error"
   "A value of status.")
 
@@ -374,7 +377,7 @@ cannot be reached.")
 
 (defconst ctxls-protocol-error-cancelled "cancelled"
   "The request was cancelled (a turn's partial answer is kept as
-interrupted).")
+cancelled).")
 
 (defconst ctxls-protocol-error-permission-denied "permissionDenied"
   "The store refused: only a session's owner may share or delete it

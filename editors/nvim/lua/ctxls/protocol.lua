@@ -90,6 +90,7 @@ return {
   status = {
     complete = "complete",
     interrupted = "interrupted",
+    cancelled = "cancelled",
     error = "error",
     streaming = "streaming",
     declined = "declined",
