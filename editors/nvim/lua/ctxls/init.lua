@@ -48,7 +48,10 @@ M.config = {
 -- creating: the callbacks waiting for a session.new in flight (with_session).
 -- told_context: session id → the context last told (applet left out).
 -- asking: a :CtxlsAsk is on its way to becoming state.turn.
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false }
+-- shown: session id → the signature of the stored messages its chat buffer
+--   shows (see signature); questions: session id → how many questions it
+--   shows; settling: session id → reads of a turn's end in flight (settle).
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {} }
 
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
@@ -226,9 +229,42 @@ local function compacted_line(span)
   return string.format("\n---\n_summarised for the model: the first %d messages; all are kept here_\n", span.covered)
 end
 
+-- signature sums a session's stored messages up: it changes when a message
+-- is added, or the last one grows or ends (a turn made elsewhere).
+local function signature(messages)
+  messages = messages or {}
+  local last = messages[#messages]
+  if not last then
+    return "0"
+  end
+  return string.format("%d:%s:%s:%d", #messages, tostring(last.id), tostring(last.status), #(last.content or ""))
+end
+
+-- questions counts the questions among a session's stored messages.
+local function questions(messages)
+  local n = 0
+  for _, m in ipairs(messages or {}) do
+    if m.role == "user" then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+-- status_notes: what an answer's stored status adds after its text. A
+-- cancelled answer was stopped by the user; an interrupted one was cut off
+-- when its daemon stopped (a crash, the editor closed).
+local status_notes = {
+  [P.status.cancelled] = "\n\n_cancelled_",
+  [P.status.interrupted] = "\n\n_interrupted: the daemon stopped before the answer ended_",
+  [P.status.error] = "\n\n_failed_",
+}
+
 -- render_history fills a session's buffer with its stored messages, the
 -- newest summary's mark after the last message it covers.
 local function render_history(sess, messages)
+  state.shown[sess.id] = signature(messages)
+  state.questions[sess.id] = questions(messages)
   set_title(sess.id, sess.title)
   local buf = chat_buffer(sess.id)
   tools.forget(buf)
@@ -271,12 +307,7 @@ local function render_history(sess, messages)
         local head = answered and "" or "\n## ctxls\n\n"
         answered = true
         if m.content ~= "" then
-          local note = ""
-          if m.status == "interrupted" then
-            note = "\n\n_cancelled_"
-          elseif m.status == "error" then
-            note = "\n\n_failed_"
-          end
+          local note = status_notes[m.status] or ""
           append(buf, head .. m.content .. note .. "\n")
         elseif head ~= "" then
           append(buf, head)
@@ -289,6 +320,69 @@ local function render_history(sess, messages)
   end
   mark()
   return buf
+end
+
+-- Turns made elsewhere --------------------------------------------------------
+
+-- running_in reports whether a turn of session id is running (or on its
+-- way) in this Neovim: its chat buffer is then being written.
+local function running_in(id)
+  return (state.turn and state.turn.session == id) or (state.asking and state.current == id)
+end
+
+-- refresh reads session id again and shows its stored messages in its open
+-- chat buffer when they changed since the buffer showed them: a turn asked
+-- in another editor (or another Neovim) on the same sessions. A turn
+-- streaming here is never overwritten: its end is settled instead.
+local refresh
+function refresh(id)
+  local buf = id and state.bufs[id]
+  if not buf or not vim.api.nvim_buf_is_valid(buf) or not M.client() or running_in(id) then
+    return
+  end
+  M.command(P.commands.session_show, { sessionId = id }, function(r)
+    if state.settling[id] then
+      -- A turn that ended here is being recorded: read again after it.
+      vim.defer_fn(function()
+        refresh(id)
+      end, 100)
+      return
+    end
+    if running_in(id) or not vim.api.nvim_buf_is_valid(buf) then
+      return
+    end
+    if signature(r.messages) ~= state.shown[id] then
+      render_history(r.session, r.messages)
+      follow(buf)
+    end
+  end, function() end) -- a session deleted meanwhile: nothing to show
+end
+
+-- settle records what the store holds once a turn that ran here ended (the
+-- buffer shows it already), or shows it all again when the store holds
+-- questions the buffer does not (asked elsewhere meanwhile).
+local function settle(turn)
+  if turn.settled then
+    return
+  end
+  turn.settled = true
+  local id = turn.session
+  state.settling[id] = (state.settling[id] or 0) + 1
+  local function done()
+    state.settling[id] = state.settling[id] > 1 and state.settling[id] - 1 or nil
+  end
+  M.command(P.commands.session_show, { sessionId = id }, function(r)
+    done()
+    if running_in(id) then
+      return
+    end
+    if questions(r.messages) ~= (state.questions[id] or 0) then
+      render_history(r.session, r.messages)
+      follow(state.bufs[id])
+    else
+      state.shown[id] = signature(r.messages)
+    end
+  end, done)
 end
 
 -- Turns ------------------------------------------------------------------------
@@ -317,6 +411,12 @@ local function finish(turn, how)
   end
   append(turn.buf, "\n")
   redraw()
+  if how == "cancelled" then
+    -- Neovim 0.7 drops a cancelled request's reply, which settles the turn.
+    vim.defer_fn(function()
+      settle(turn)
+    end, 1000)
+  end
 end
 
 local function on_progress(err, result, ctx, config)
@@ -403,8 +503,13 @@ local handlers = {
     local missing = (p.missing and #p.missing > 0) and string.format("; %d missing", #p.missing) or ""
     notify(head .. context_line(p.context) .. missing .. " (:CtxlsContext)")
   end,
+  -- A session's title changed, or (with a store other daemons share) its
+  -- messages: an open chat shows turns made elsewhere.
   [P.notifications.session_updated] = function(_, p)
-    set_title(p.sessionId, p.title)
+    if p.title and p.title ~= "" then
+      set_title(p.sessionId, p.title)
+    end
+    refresh(p.sessionId)
   end,
   [P.notifications.session_files_changed] = function(_, p)
     local buf = state.bufs[p.sessionId]
@@ -624,6 +729,26 @@ function M.setup(opts)
       M.view()
     end,
   })
+  -- Turns made elsewhere on the same sessions: the daemon says so with
+  -- ctxls/sessionUpdated where the store tells it (PostgreSQL); the chat is
+  -- also read again when you come back to Neovim or enter it (SQLite).
+  vim.api.nvim_create_autocmd("FocusGained", {
+    group = group,
+    callback = function()
+      for id in pairs(state.bufs) do
+        refresh(id)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    callback = function(a)
+      local ok, id = pcall(vim.api.nvim_buf_get_var, a.buf, "ctxls_session")
+      if ok and id then
+        refresh(id)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd({ "WinEnter", "BufEnter" }, {
     group = group,
     callback = function()
@@ -739,6 +864,7 @@ function M.ask(message, opts)
     end
     local with = file and ("_with " .. file.label .. "_\n\n") or ""
     append(buf, "\n## You\n\n" .. with .. message .. "\n\n## ctxls\n\n")
+    state.questions[id] = (state.questions[id] or 0) + 1
     local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id }
     turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
     set_lines(buf, turn.thinking, turn.thinking + 1, { "_thinking…_" })
@@ -759,6 +885,7 @@ function M.ask(message, opts)
       else
         finish(turn, "done")
       end
+      settle(turn)
     end)
     if ok then
       turn.request_id = rid

@@ -1,0 +1,142 @@
+package nvim_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/pgtest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/session/backend"
+)
+
+// chatEnv is the environment of a test/chat.lua run: its own HOME, the
+// daemon on dataDir (and store, a PostgreSQL DSN, when not ""), the fake
+// provider, and shared, the file two runs pass a session id in.
+func chatEnv(t *testing.T, bin, dataDir, store, baseURL, file, shared string) []string {
+	return append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_STORE_DSN="+store, backend.StoreEnv+"=",
+		"CTXLS_TEST_FILE="+file, "OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY=", "CTXLS_MODEL=", "CTXLS_SHARED="+shared,
+		"HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+}
+
+func testFile(t *testing.T) string {
+	file := filepath.Join(t.TempDir(), "main.go")
+	os.WriteFile(file, []byte("package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"), 0o644)
+	return file
+}
+
+// startNvim runs test/chat.lua's phase in the background; the returned
+// func waits for it and fails the test when it failed.
+func startNvim(t *testing.T, nvim string, env []string, phase string, timeout time.Duration) func() {
+	here, _ := filepath.Abs(".")
+	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "chat.lua"))
+	cmd.Env = append(env, "CTXLS_TEST_PHASE="+phase)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return func() {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", phase, err, out.String())
+			}
+		case <-time.After(timeout):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: nvim did not finish:\n%s", phase, out.String())
+		}
+	}
+}
+
+// waitFile waits for path to exist (written by a phase).
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not written", path)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestNeovimTurnsMadeElsewhere: a turn asked in another Neovim (another
+// daemon) in the session open in this Neovim's chat appears there: live
+// with the PostgreSQL store (the daemon's ctxls/sessionUpdated), and with
+// SQLite when Neovim is come back to (FocusGained). The chat's own turns
+// still stream in, nothing shown twice.
+func TestNeovimTurnsMadeElsewhere(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	title := openaitest.Reply{Chunks: []string{"Shared session"}}
+	for _, store := range []string{"postgres", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			fake := openaitest.New(t, openaitest.WithTitles(title))
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}},
+				openaitest.Reply{Chunks: []string{"second answer ", "in A"}, Delay: 50 * time.Millisecond})
+			dsn, dirA, dirB, phase := "", t.TempDir(), t.TempDir(), "focus-a"
+			var c *pgtest.Cluster
+			if store == "postgres" {
+				c = pgtest.Start(t)
+				if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+					t.Fatal(err)
+				}
+				if out, err := c.Psql(t, "", "postgres", "CREATE ROLE alice LOGIN IN ROLE ctxls_user; GRANT CONNECT ON DATABASE postgres TO alice"); err != nil {
+					t.Fatalf("%v %s", err, out)
+				}
+				dsn, phase = c.DSN("alice", "postgres"), "live-a"
+			} else {
+				dirB = dirA // two daemons on one data directory
+			}
+			file, shared := testFile(t), filepath.Join(t.TempDir(), "session")
+			waitA := startNvim(t, nvim, chatEnv(t, bin, dirA, dsn, fake.URL, file, shared), phase, 90*time.Second)
+			waitFile(t, shared)
+			if c != nil {
+				// A's daemon listens for changes before B changes anything.
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					out, err := c.Psql(t, "", "postgres", "SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN ctxls_changes'")
+					if n, _ := strconv.Atoi(strings.TrimSpace(out)); err == nil && n >= 1 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("A's daemon does not listen for changes: %q %v", out, err)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			startNvim(t, nvim, chatEnv(t, bin, dirB, dsn, fake.URL, file, shared), "live-b", 60*time.Second)()
+			waitA()
+		})
+	}
+}
+
+// TestNeovimStoppedAnswers: an answer stopped with :CtxlsCancel reads
+// "cancelled" in the chat after a reload too, and one cut off when its
+// daemon died reads "interrupted".
+func TestNeovimStoppedAnswers(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Title"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"stopped part", " never"}, Fault: openaitest.FaultStall, FaultAfter: 1},
+		openaitest.Reply{Chunks: []string{"crashed part", " never"}, Fault: openaitest.FaultStall, FaultAfter: 1})
+	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
+	startNvim(t, nvim, env, "stop", 60*time.Second)()
+	startNvim(t, nvim, env, "stop-reload", 60*time.Second)()
+}

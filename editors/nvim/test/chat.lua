@@ -1,0 +1,240 @@
+-- Headless tests of the chat buffer, run by chat_test.go, one phase per
+-- Neovim process:
+--   nvim --headless --clean -c 'set rtp+=.' -c 'luafile test/chat.lua'
+-- Environment: CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_STORE_DSN (optional: the
+-- daemon's --store), CTXLS_TEST_FILE, OPENAI_BASE_URL, CTXLS_TEST_PHASE,
+-- CTXLS_SHARED (a file the phases of one test pass a session id in).
+-- Exits 0 on success, 1 with a message on stderr otherwise.
+local messages = {}
+local phase = os.getenv("CTXLS_TEST_PHASE")
+
+local function fail(msg)
+  io.stderr:write("FAIL (" .. phase .. "): " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
+  vim.cmd("cquit 1")
+end
+
+local function wait(what, cond, ms)
+  if not vim.wait(ms or 10000, cond, 20) then
+    fail("timed out waiting for " .. what)
+  end
+end
+
+local function text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+end
+
+local function chat_bufs()
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):find("ctxls://chat/", 1, true) then
+      table.insert(out, b)
+    end
+  end
+  return out
+end
+
+local function has(buf, s)
+  return text(buf):find(s, 1, true) ~= nil
+end
+
+local function count(buf, s)
+  local n, at = 0, 1
+  local t = text(buf)
+  while true do
+    local i = t:find(s, at, true)
+    if not i then
+      return n
+    end
+    n, at = n + 1, i + #s
+  end
+end
+
+-- call runs the ctxls command named by its key in the protocol's commands
+-- and waits for its result.
+local function call(name, arg)
+  local result
+  require("ctxls").command(require("ctxls.protocol").commands[name], arg, function(r)
+    result = r
+  end)
+  wait("the result of " .. name, function()
+    return result ~= nil
+  end)
+  return result
+end
+
+local shared = os.getenv("CTXLS_SHARED")
+local function put_shared(s)
+  local f = assert(io.open(shared .. ".tmp", "w"))
+  f:write(s)
+  f:close()
+  os.rename(shared .. ".tmp", shared)
+end
+local function get_shared()
+  local f = assert(io.open(shared))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+-- ask asks question with :CtxlsAsk and waits for the turn to end with want
+-- in the chat buffer; it returns the buffer.
+local function ask(ctxls, question, want)
+  vim.cmd("CtxlsAsk " .. question)
+  local buf
+  wait("the answer to " .. question, function()
+    for _, b in ipairs(chat_bufs()) do
+      if has(b, want) then
+        buf = b
+      end
+    end
+    return buf ~= nil and not ctxls.busy()
+  end)
+  return buf
+end
+
+local ok, err = pcall(function()
+  vim.cmd("runtime plugin/ctxls.lua")
+  local ctxls = require("ctxls")
+  vim.notify = function(msg)
+    table.insert(messages, msg)
+  end
+  local cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") }
+  local dsn = os.getenv("CTXLS_STORE_DSN")
+  if dsn and dsn ~= "" then
+    vim.list_extend(cmd, { "--store", dsn })
+  end
+  ctxls.setup({
+    cmd = cmd,
+    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+    debounce = 0,
+    log_file = false,
+  })
+  local file = os.getenv("CTXLS_TEST_FILE")
+  vim.cmd("cd " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h")))
+  vim.cmd("edit " .. file)
+  wait("the daemon", function()
+    local c = ctxls.client()
+    return c ~= nil and c.initialized
+  end)
+
+  if phase == "live-a" or phase == "focus-a" then
+    -- Neovim A asks, then keeps its chat open while another Neovim (with a
+    -- daemon of its own on the same store) asks in the same session: the
+    -- new question and answer appear in A's chat, live with PostgreSQL
+    -- (ctxls/sessionUpdated), when A is come back to with SQLite
+    -- (FocusGained).
+    local buf = ask(ctxls, "question in A", "answer in A")
+    local id = vim.api.nvim_buf_get_var(buf, "ctxls_session")
+    put_shared(id)
+    local function shows_b()
+      return has(buf, "## You\n\nquestion from B") and has(buf, "## ctxls\n\nanswer from B")
+    end
+    if phase == "focus-a" then
+      -- No notice comes with SQLite: A looks again when focused.
+      local deadline = vim.loop.now() + 30000
+      while not shows_b() and vim.loop.now() < deadline do
+        vim.cmd("doautocmd FocusGained")
+        vim.wait(300, shows_b, 20)
+      end
+    end
+    wait("the turn asked in B", shows_b, 30000)
+    if count(buf, "question in A") ~= 1 or count(buf, "question from B") ~= 1 or count(buf, "answer from B") ~= 1 then
+      fail("the chat after the turn made elsewhere:\n" .. text(buf))
+    end
+    local t = text(buf)
+    if t:find("question in A", 1, true) > t:find("question from B", 1, true) then
+      fail("the turns are out of order:\n" .. t)
+    end
+    -- A asks again in the same session: its turn streams in as before,
+    -- after B's, and nothing is shown twice.
+    buf = ask(ctxls, "again in A", "second answer in A")
+    if count(buf, "question from B") ~= 1 or count(buf, "again in A") ~= 1 or count(buf, "second answer in A") ~= 1 then
+      fail("the chat after A's second turn:\n" .. text(buf))
+    end
+    vim.wait(500) -- a late notice changes nothing
+    if count(buf, "again in A") ~= 1 or not has(buf, "second answer in A") then
+      fail("the chat after A's second turn, later:\n" .. text(buf))
+    end
+  elseif phase == "live-b" then
+    -- Another Neovim resumes A's session from the picker and asks.
+    local id = get_shared()
+    vim.ui.select = function(items, _, on_choice)
+      for _, s in ipairs(items) do
+        if s.id == id then
+          return on_choice(s)
+        end
+      end
+      fail("the picker lacks session " .. id)
+    end
+    vim.cmd("CtxlsSessions")
+    wait("the resumed chat", function()
+      local b = chat_bufs()[1]
+      return b ~= nil and has(b, "answer in A")
+    end)
+    ask(ctxls, "question from B", "answer from B")
+  elseif phase == "stop" then
+    -- An answer stopped with :CtxlsCancel, and one cut off when its daemon
+    -- died (killed mid-answer); stop-reload shows both from the store.
+    vim.cmd("CtxlsAsk stop me")
+    local buf
+    wait("the partial answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "stopped part")
+    end)
+    vim.cmd("CtxlsCancel")
+    wait("the cancelled mark", function()
+      return has(buf, "stopped part\n\n_cancelled_") and not ctxls.busy()
+    end)
+    vim.cmd("CtxlsNew")
+    wait("the new session", function()
+      return #chat_bufs() == 2
+    end)
+    vim.cmd("CtxlsAsk crash me")
+    wait("the second partial answer", function()
+      for _, b in ipairs(chat_bufs()) do
+        if has(b, "crashed part") then
+          return true
+        end
+      end
+      return false
+    end)
+    vim.wait(1500) -- a checkpoint saves the partial answer (every 500 ms)
+    vim.loop.kill(ctxls.client().rpc.pid, 9)
+  elseif phase == "stop-reload" then
+    local function resume(question)
+      vim.ui.select = function(items, _, on_choice)
+        for _, s in ipairs(items) do
+          if s.title == question then
+            return on_choice(s)
+          end
+        end
+        fail("the picker lacks " .. question .. ": " .. vim.inspect(items))
+      end
+      vim.cmd("CtxlsSessions")
+      local buf
+      wait("the resumed chat of " .. question, function()
+        for _, b in ipairs(chat_bufs()) do
+          if has(b, "## You\n\n" .. question) then
+            buf = b
+          end
+        end
+        return buf ~= nil
+      end)
+      return buf
+    end
+    local stopped = resume("stop me")
+    if not has(stopped, "stopped part\n\n_cancelled_") or has(stopped, "_interrupted") then
+      fail("the stopped answer after a reload:\n" .. text(stopped))
+    end
+    local crashed = resume("crash me")
+    if not has(crashed, "crashed part\n\n_interrupted: the daemon stopped before the answer ended_") or has(crashed, "_cancelled_") then
+      fail("the answer cut off by the daemon's death after a reload:\n" .. text(crashed))
+    end
+  else
+    fail("no such phase")
+  end
+end)
+if not ok then
+  fail(tostring(err))
+end
+vim.cmd("qall!")
