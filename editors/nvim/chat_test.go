@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
+
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
@@ -139,4 +141,28 @@ func TestNeovimStoppedAnswers(t *testing.T) {
 	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
 	startNvim(t, nvim, env, "stop", 60*time.Second)()
 	startNvim(t, nvim, env, "stop-reload", 60*time.Second)()
+}
+
+// TestNeovimModelAndUsage: each answer's token usage under it and the
+// session's in the chat's header beside the model; :CtxlsModel chooses the
+// model from the provider's list, typed, back to the default, or given;
+// the next turn uses it; a new Neovim's resumed chat reads the same.
+func TestNeovimModelAndUsage(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithModels("test-model", "big-model"), openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Usage session"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"first ", "answer"}, Usage: &openai.Usage{PromptTokens: 1200, CompletionTokens: 30, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 200}}},
+		openaitest.Reply{Chunks: []string{"second ", "answer"}, Usage: &openai.Usage{PromptTokens: 500, CompletionTokens: 20}})
+	shared := filepath.Join(t.TempDir(), "chat")
+	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), shared)
+	startNvim(t, nvim, env, "model", 60*time.Second)()
+	models := map[string]string{}
+	for _, r := range fake.Streamed() {
+		models[r.Question()] = r.Parsed.Model
+	}
+	if models["first question"] != "test-model" || models["second question"] != "big-model" {
+		t.Errorf("the models asked: %v", models)
+	}
+	startNvim(t, nvim, env, "model-reload", 60*time.Second)()
 }

@@ -35,3 +35,7 @@ cmd("CtxlsReviewMode", function(a) require("ctxls").review_mode(a.args) end, {
   complete = function() return { "ask", "auto", "off" } end,
 })
 cmd("CtxlsApplyBlock", function(a) require("ctxls").apply_block(a.bang) end, { bang = true })
+cmd("CtxlsModel", function(a)
+  -- ! goes back to the provider's default; no name: pick one.
+  require("ctxls").set_model(a.bang and "" or (a.args ~= "" and a.args or nil))
+end, { nargs = "?", bang = true })

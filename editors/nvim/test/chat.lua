@@ -230,6 +230,81 @@ local ok, err = pcall(function()
     if not has(crashed, "crashed part\n\n_interrupted: the daemon stopped before the answer ended_") or has(crashed, "_cancelled_") then
       fail("the answer cut off by the daemon's death after a reload:\n" .. text(crashed))
     end
+  elseif phase == "model" then
+    -- Token usage under each answer and for the session in the chat's
+    -- header, with the model; :CtxlsModel picks another from the
+    -- provider's list, takes one typed, goes back to the default (!) or
+    -- takes a name given.
+    local buf = ask(ctxls, "first question", "first answer")
+    local function line2()
+      return vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1]
+    end
+    if not has(buf, "first answer\n\n_tokens: 1,200 in (200 cached) · 30 out_\n") then
+      fail("the first answer's usage:\n" .. text(buf))
+    end
+    wait("the header after the first turn", function()
+      return line2() == "_model: test-model (default) · this session: 1,200 in (200 cached) · 30 out_"
+    end)
+    local offered
+    vim.ui.select = function(items, opts, on_choice)
+      offered = { items = items, prompt = opts.prompt, shown = vim.tbl_map(opts.format_item, items) }
+      on_choice("big-model")
+    end
+    vim.cmd("CtxlsModel")
+    wait("the chosen model in the header", function()
+      return line2():find("^_model: big%-model · this session: ") ~= nil
+    end)
+    if not vim.tbl_contains(offered.items, "test-model") or not vim.tbl_contains(offered.items, "big-model")
+      or not offered.prompt:find("now test-model", 1, true) or not vim.tbl_contains(offered.shown, "test-model  (current, the provider's default)") then
+      fail("the models offered: " .. vim.inspect(offered))
+    end
+    buf = ask(ctxls, "second question", "second answer")
+    if not has(buf, "second answer\n\n_tokens: 500 in · 20 out_\n") then
+      fail("the second answer's usage:\n" .. text(buf))
+    end
+    wait("the session's usage", function()
+      return line2() == "_model: big-model · this session: 1,700 in (200 cached) · 50 out_"
+    end)
+    -- A name typed in.
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[#items])
+    end
+    vim.ui.input = function(_, on_confirm)
+      on_confirm("typed-model")
+    end
+    vim.cmd("CtxlsModel")
+    wait("the typed model", function()
+      return line2():find("^_model: typed%-model · ") ~= nil
+    end)
+    vim.cmd("CtxlsModel!")
+    wait("the default model", function()
+      return line2():find("^_model: test%-model %(default%) · ") ~= nil
+    end)
+    vim.cmd("CtxlsModel big-model")
+    wait("the model given", function()
+      return line2():find("^_model: big%-model · ") ~= nil
+    end)
+    if ctxls.model() ~= "big-model" then
+      fail("require('ctxls').model(): " .. ctxls.model())
+    end
+    put_shared(text(buf))
+  elseif phase == "model-reload" then
+    -- In a new Neovim the resumed session's chat shows the same.
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[1])
+    end
+    vim.cmd("CtxlsSessions")
+    local buf
+    wait("the resumed chat", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "second answer")
+    end)
+    -- (The file that went with a question is not stored: the live chat
+    -- alone says it.)
+    local before = get_shared():gsub("_with main%.go_\n\n", "")
+    if text(buf) ~= before then
+      fail("the chat after a reload:\n" .. text(buf) .. "\n\nbefore:\n" .. before)
+    end
   else
     fail("no such phase")
   end

@@ -50,8 +50,9 @@ M.config = {
 -- asking: a :CtxlsAsk is on its way to becoming state.turn.
 -- shown: session id → the signature of the stored messages its chat buffer
 --   shows (see signature); questions: session id → how many questions it
---   shows; settling: session id → reads of a turn's end in flight (settle).
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {} }
+--   shows; settling: session id → reads of a turn's end in flight (settle);
+--   header: session id → what the chat's header line says (header_line).
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {} }
 
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
@@ -138,8 +139,82 @@ local function prose_window(win)
   tools.window(win)
 end
 
+-- thousands writes n with thousands separators: 12,345.
+local function thousands(n)
+  local s = tostring(math.floor(n or 0))
+  local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+
+-- usage_text is a usage ({promptTokens, completionTokens, cachedTokens})
+-- in words: "1,234 in (200 cached) · 56 out"; nil when the provider said
+-- nothing.
+local function usage_text(u)
+  if type(u) ~= "table" or ((u.promptTokens or 0) == 0 and (u.completionTokens or 0) == 0) then
+    return nil
+  end
+  local cached = (u.cachedTokens or 0) > 0 and string.format(" (%s cached)", thousands(u.cachedTokens)) or ""
+  return string.format("%s in%s · %s out", thousands(u.promptTokens), cached, thousands(u.completionTokens))
+end
+
+-- add_usage adds usage b to a (nil: none yet) and returns the sum.
+local function add_usage(a, b)
+  if type(b) ~= "table" then
+    return a
+  end
+  a = a or { promptTokens = 0, completionTokens = 0, cachedTokens = 0 }
+  a.promptTokens = a.promptTokens + (b.promptTokens or 0)
+  a.completionTokens = a.completionTokens + (b.completionTokens or 0)
+  a.cachedTokens = a.cachedTokens + (b.cachedTokens or 0)
+  return a
+end
+
+-- header_line is a chat buffer's second line: the model of the session's
+-- turns and what its turns have cost. state.header[id]: chosen (the
+-- session's own model, "" for the provider's), last (the model of the last
+-- answer), usage (the session's).
+local function header_line(id)
+  local h = state.header[id] or {}
+  local model = (h.chosen and h.chosen ~= "") and h.chosen or nil
+  if not model then
+    local configured = type(M.config.provider) == "table" and M.config.provider.model or nil
+    model = configured or state.default_model or h.last
+    model = model and (model .. " (default)") or "the provider's default"
+  end
+  local s = "_model: " .. model
+  local u = usage_text(h.usage)
+  if u then
+    s = s .. " · this session: " .. u
+  end
+  return s .. "_"
+end
+
+-- set_header shows session id's header line (see header_line).
+local function set_header(id)
+  local buf = state.bufs[id]
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    set_lines(buf, 1, 2, { header_line(id) })
+  end
+end
+
+-- header_from records what a stored session says for its header: its
+-- model, the last answer's, the usage of every answer.
+local function header_from(sess, messages)
+  local h = { chosen = (sess.meta or {}).model or "" }
+  for _, m in ipairs(messages or {}) do
+    if m.role == "assistant" then
+      if m.model and m.model ~= "" then
+        h.last = m.model
+      end
+      h.usage = add_usage(h.usage, m.usage)
+    end
+  end
+  state.header[sess.id] = h
+  set_header(sess.id)
+end
+
 -- chat_buffer returns the chat buffer of a session, made on first use,
--- with a header naming the session.
+-- with a header naming the session, its model and usage.
 local function chat_buffer(id)
   local buf = state.bufs[id]
   if buf and vim.api.nvim_buf_is_valid(buf) then
@@ -149,7 +224,7 @@ local function chat_buffer(id)
   vim.api.nvim_buf_set_name(buf, "ctxls://chat/" .. id:sub(1, 6))
   vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
   vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
-  set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), "" })
+  set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), header_line(id), "" })
   vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
   tools.keys(buf)
   -- Answers are prose in whatever window shows them, the plugin's own
@@ -268,7 +343,8 @@ local function render_history(sess, messages)
   set_title(sess.id, sess.title)
   local buf = chat_buffer(sess.id)
   tools.forget(buf)
-  set_lines(buf, 0, -1, { "# " .. sess.title, "" })
+  set_lines(buf, 0, -1, { "# " .. sess.title, "", "" })
+  header_from(sess, messages)
   local span
   for _, m in ipairs(messages or {}) do
     if m.summaryOf then
@@ -292,9 +368,20 @@ local function render_history(sess, messages)
     end
   end
   -- answered: this turn's answer has its heading (a turn with tool calls
-  -- is stored as an answer per round, shown as one).
-  local answered = false
+  -- is stored as an answer per round, shown as one); used: what its
+  -- answers cost, shown after it.
+  local answered, used = false, nil
+  local function turn_usage()
+    local u = usage_text(used)
+    if u then
+      append(buf, "\n_tokens: " .. u .. "_\n")
+    end
+    used = nil
+  end
   for _, m in ipairs(messages or {}) do
+    if m.role == "user" then
+      turn_usage()
+    end
     if span and m.role == "user" and m.id > span.last then
       mark()
     end
@@ -302,6 +389,7 @@ local function render_history(sess, messages)
       append(buf, "\n## You\n\n" .. m.content .. "\n")
       answered = false
     elseif m.role == "assistant" then
+      used = add_usage(used, m.usage)
       local calls = tools.stored_calls(m, results)
       if m.content ~= "" or #calls > 0 then
         local head = answered and "" or "\n## ctxls\n\n"
@@ -318,6 +406,7 @@ local function render_history(sess, messages)
       end
     end
   end
+  turn_usage()
   mark()
   return buf
 end
@@ -381,6 +470,7 @@ local function settle(turn)
       follow(state.bufs[id])
     else
       state.shown[id] = signature(r.messages)
+      header_from(r.session, r.messages)
     end
   end, done)
 end
@@ -410,6 +500,14 @@ local function finish(turn, how)
     append(turn.buf, "\n\n_" .. how:gsub("\n", " ") .. "_")
   end
   append(turn.buf, "\n")
+  local used = usage_text(turn.usage)
+  if used then
+    append(turn.buf, "\n_tokens: " .. used .. "_\n")
+    local h = state.header[turn.session] or {}
+    h.usage = add_usage(h.usage, turn.usage)
+    state.header[turn.session] = h
+    set_header(turn.session)
+  end
   redraw()
   if how == "cancelled" then
     -- Neovim 0.7 drops a cancelled request's reply, which settles the turn.
@@ -429,6 +527,8 @@ local function on_progress(err, result, ctx, config)
         turn.thinking = nil
       end
       append(turn.buf, v.delta)
+    elseif v.kind == "report" and type(v.usage) == "table" then
+      turn.usage = v.usage -- the turn's, once its provider requests ended
     elseif v.kind == "end" then
       finish(turn, v.message)
     elseif v.kind == "report" and v.message then
@@ -1116,6 +1216,81 @@ function M.delete()
         notify("deleted " .. s.title)
       end)
     end)
+  end)
+end
+
+-- model is the model of session id's turns (default: the current
+-- session's) as its chat's header says it.
+function M.model(id)
+  id = id or state.current
+  local h = id and state.header[id] or {}
+  if h.chosen and h.chosen ~= "" then
+    return h.chosen
+  end
+  local configured = type(M.config.provider) == "table" and M.config.provider.model or nil
+  return configured or state.default_model or h.last or ""
+end
+
+-- set_model sets the model of the current session's turns (made when there
+-- is none); "" goes back to the provider's default. With model nil, the
+-- provider's models (ctxls.models.list) are offered with vim.ui.select,
+-- with an entry to type a name.
+function M.set_model(model)
+  local function set(name)
+    with_session(function(id)
+      M.command(P.commands.session_set_model, { sessionId = id, model = name }, function(r)
+        local chosen = (r.session.meta or {}).model or ""
+        local h = state.header[id] or {}
+        h.chosen = chosen
+        state.header[id] = h
+        set_header(id)
+        redraw_status()
+        notify("this session's turns use " .. (chosen ~= "" and chosen or "the provider's default model"))
+      end)
+    end)
+  end
+  if model then
+    set(model)
+    return
+  end
+  local typed = "Type a model's name…"
+  local function ask_name(prompt)
+    vim.ui.input({ prompt = prompt }, function(name)
+      if name and vim.trim(name) ~= "" then
+        set(vim.trim(name))
+      end
+    end)
+  end
+  M.command(P.commands.models_list, { sessionId = state.current }, function(r)
+    state.default_model = (r.default ~= "" and r.default) or state.default_model
+    local items = vim.deepcopy(r.models or {})
+    if r.current and r.current ~= "" and not vim.tbl_contains(items, r.current) then
+      table.insert(items, 1, r.current)
+    end
+    table.insert(items, typed)
+    vim.ui.select(items, {
+      prompt = "Model for this session's turns (now " .. (r.current ~= "" and r.current or "the provider's default") .. ")",
+      format_item = function(m)
+        local notes = {}
+        if m == r.current then
+          table.insert(notes, "current")
+        end
+        if m == r.default then
+          table.insert(notes, "the provider's default")
+        end
+        return #notes > 0 and (m .. "  (" .. table.concat(notes, ", ") .. ")") or m
+      end,
+    }, function(m)
+      if m == typed then
+        ask_name("Model: ")
+      elseif m then
+        set(m)
+      end
+    end)
+  end, function(err)
+    -- The provider lists no models (or cannot be reached): type one.
+    notify("the provider listed no models (" .. tostring(err.message or err):gsub("\n", " ") .. "): type a model's name", vim.log.levels.WARN)
+    ask_name("Model: ")
   end)
 end
 
