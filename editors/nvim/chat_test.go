@@ -166,3 +166,29 @@ func TestNeovimModelAndUsage(t *testing.T) {
 	}
 	startNvim(t, nvim, env, "model-reload", 60*time.Second)()
 }
+
+// TestNeovimCompose: :CtxlsChat's compose window sends a question of
+// several lines (Enter a new line, Ctrl-S or Enter in Normal mode sends),
+// with the range it was opened with; a question sent while a turn runs is
+// kept.
+func TestNeovimCompose(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Compose"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "one"}},
+		openaitest.Reply{Chunks: []string{"slow ", "answer"}, Delay: 400 * time.Millisecond},
+		openaitest.Reply{Chunks: []string{"answer ", "three"}})
+	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
+	startNvim(t, nvim, env, "compose", 60*time.Second)()
+	var asked []string
+	for _, r := range fake.Streamed() {
+		asked = append(asked, r.Question())
+	}
+	if want := []string{"first line\nsecond line", "slow question", "next\nquestion"}; strings.Join(asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the questions asked: %q, want %q", asked, want)
+	}
+	if c := fake.Streamed()[0].TurnContext(); !strings.Contains(c, "(the user selected lines 3–4)") {
+		t.Errorf("the range did not go with the first question:\n%s", c)
+	}
+}

@@ -305,6 +305,64 @@ local ok, err = pcall(function()
     if text(buf) ~= before then
       fail("the chat after a reload:\n" .. text(buf) .. "\n\nbefore:\n" .. before)
     end
+  elseif phase == "compose" then
+    -- :CtxlsChat opens the compose window: Enter inserts a new line,
+    -- Ctrl-S sends (Enter in Normal mode too); the window's status line
+    -- says so and what goes; a question sent while a turn runs is kept.
+    local keys = function(k)
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false)
+    end
+    local source = vim.api.nvim_get_current_win()
+    vim.cmd("3,4CtxlsChat")
+    local compose = vim.api.nvim_get_current_buf()
+    if vim.api.nvim_buf_get_name(compose) ~= "ctxls://compose" or vim.api.nvim_get_current_win() == source then
+      fail("the cursor is not in the compose window: " .. vim.api.nvim_buf_get_name(compose))
+    end
+    local status = vim.api.nvim_eval_statusline(vim.wo.statusline, { winid = 0, fillchar = " ", maxwidth = 200 }).str
+    if vim.trim(status) ~= "Ctrl-S sends · Enter: new line · ctxls question (with main.go:3-4)" then
+      fail("the compose window's status line: " .. status)
+    end
+    keys("ifirst line<CR>second line<C-s>")
+    local buf
+    wait("the first answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "## You\n\n_with main.go:3-4_\n\nfirst line\nsecond line\n\n## ctxls\n\nanswer one") and not ctxls.busy()
+    end)
+    if vim.api.nvim_get_current_buf() ~= compose then
+      fail("the cursor left the compose window")
+    end
+    if table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "\n") ~= "" then
+      fail("the compose buffer was not emptied")
+    end
+    status = vim.api.nvim_eval_statusline(vim.wo.statusline, { winid = 0, fillchar = " ", maxwidth = 200 }).str
+    if vim.trim(status) ~= "Ctrl-S sends · Enter: new line · ctxls question (with main.go)" then
+      fail("the range went with the second question too: " .. status)
+    end
+    -- Enter in Normal mode sends; the next question, sent while that
+    -- answer streams, is kept.
+    keys("<Esc>ggdGislow question<Esc><CR>")
+    wait("the slow answer to start", function()
+      return has(buf, "slow question") and ctxls.busy()
+    end)
+    keys("ggdGinext<CR>question<C-s>")
+    wait("the warning", function()
+      for _, m in ipairs(messages) do
+        if m:find("a turn is running: the question is kept", 1, true) then
+          return true
+        end
+      end
+      return false
+    end)
+    if table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "\n") ~= "next\nquestion" then
+      fail("the question sent during a turn was not kept: " .. vim.inspect(vim.api.nvim_buf_get_lines(compose, 0, -1, false)))
+    end
+    wait("the slow answer", function()
+      return has(buf, "slow answer") and not ctxls.busy()
+    end)
+    keys("<C-s>")
+    wait("the third answer", function()
+      return has(buf, "next\nquestion\n\n## ctxls\n\nanswer three") and not ctxls.busy()
+    end)
   else
     fail("no such phase")
   end

@@ -251,7 +251,7 @@ local function show_chat(buf)
     end
   end
   for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if is_chat(vim.api.nvim_win_get_buf(win)) then
+    if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)):find("^ctxls://chat/") then
       vim.api.nvim_win_set_buf(win, buf)
       return win
     end
@@ -993,6 +993,84 @@ function M.ask(message, opts)
       finish(turn, "error: the request could not be sent")
     end
   end)
+end
+
+-- The compose buffer (:CtxlsChat) ---------------------------------------------
+
+-- compose: the buffer a question of several lines is written in (kept,
+-- with its draft, while Neovim runs); compose_opts: the range (and !) given
+-- to :CtxlsChat, for its next question only.
+local compose, compose_opts = nil, {}
+
+-- compose_status is the compose window's status line: what goes with the
+-- question, and the keys.
+function M.compose_status()
+  local file = M.turn_file(compose_opts)
+  local with = file and (" (with " .. file.label .. ")") or ""
+  return " Ctrl-S sends · Enter: new line · ctxls question" .. with
+end
+
+-- send_compose sends the compose buffer's text as a question and empties
+-- it; while a turn runs the text stays and the user is told.
+function M.send_compose()
+  if not compose or not vim.api.nvim_buf_is_valid(compose) then
+    return
+  end
+  local message = vim.trim(table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "\n"))
+  if message == "" then
+    notify("write the question first; Ctrl-S sends it", vim.log.levels.WARN)
+    return
+  end
+  if state.turn or state.asking then
+    notify("a turn is running: the question is kept; :CtxlsCancel stops the turn", vim.log.levels.WARN)
+    return
+  end
+  local opts = compose_opts
+  compose_opts = {}
+  vim.api.nvim_buf_set_lines(compose, 0, -1, false, {})
+  M.ask(message, opts)
+end
+
+-- chat opens the compose window under the session's chat (the cursor in
+-- it, in Insert mode): Enter inserts a new line, Ctrl-S (or Enter in
+-- Normal mode) sends. opts as M.ask's, for the first question sent.
+function M.chat(opts)
+  compose_opts = opts or {}
+  if not compose or not vim.api.nvim_buf_is_valid(compose) then
+    compose = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(compose, "ctxls://compose")
+    vim.api.nvim_buf_set_option(compose, "bufhidden", "hide")
+    vim.api.nvim_buf_set_option(compose, "filetype", "markdown")
+    local map = function(mode, lhs)
+      vim.api.nvim_buf_set_keymap(compose, mode, lhs, "", {
+        noremap = true,
+        nowait = true,
+        desc = "ctxls: send the question",
+        callback = M.send_compose,
+      })
+    end
+    map("i", "<C-s>")
+    map("n", "<C-s>")
+    map("n", "<CR>")
+  end
+  local win = vim.fn.bufwinid(compose)
+  if win == -1 then
+    local from = vim.api.nvim_get_current_win()
+    local chat = nil
+    if state.current then
+      chat = show_chat(chat_buffer(state.current))
+    end
+    vim.api.nvim_set_current_win(chat or from)
+    vim.cmd("belowright 6split")
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, compose)
+    vim.api.nvim_win_set_option(win, "winfixheight", true)
+    vim.api.nvim_win_set_option(win, "wrap", true)
+    vim.api.nvim_win_set_option(win, "linebreak", true)
+    vim.api.nvim_win_set_option(win, "statusline", "%{v:lua.require'ctxls'.compose_status()}")
+  end
+  vim.api.nvim_set_current_win(win)
+  vim.cmd("startinsert!")
 end
 
 function M.cancel()
