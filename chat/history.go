@@ -112,6 +112,13 @@ func trimTurns(turns []histTurn, budget int) (kept []openai.ChatCompletionMessag
 		first--
 		used += turns[first].cost
 	}
+	n := 0
+	for _, t := range turns[first:] {
+		n += len(t.msgs)
+	}
+	// One allocation: appending turn by turn grew and copied the slice a
+	// dozen times on a long session.
+	kept = make([]openai.ChatCompletionMessage, 0, n)
 	for i, t := range turns {
 		if i < first {
 			dropped += len(t.msgs)

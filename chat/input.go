@@ -156,7 +156,8 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 			trim()
 		}
 	}
-	out.Messages = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem}}
+	out.Messages = make([]openai.ChatCompletionMessage, 1, len(kept)+3) // system, summary, kept, message
+	out.Messages[0].Role = openai.ChatMessageRoleSystem
 	if summary != nil {
 		sm := summaryInput(summary)
 		if out.Dropped > 0 {

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,28 @@ func Truncate(s string, n int) string {
 // WriteFileAtomic writes data to path through a temporary file and rename.
 func WriteFileAtomic(path string, data []byte) error {
 	return WriteFileAtomicMode(path, data, 0)
+}
+
+// WriteFileAtomicFrom is WriteFileAtomic with the content written by src.
+func WriteFileAtomicFrom(path string, src io.WriterTo) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := src.WriteTo(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }
 
 // WriteFileAtomicMode is WriteFileAtomic giving the file mode (0: the

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -150,32 +151,58 @@ type HistoryCache struct {
 type historyEntry struct {
 	through int64  // the highest id among the messages rendered in body
 	count   int    // how many messages body renders
-	body    string // their Markdown, in conversation order
+	body    []byte // their Markdown, in conversation order; only ever appended to
 	used    time.Time
+}
+
+// History is a rendered history.md in three parts: the head, the settled
+// messages' Markdown (the cache's own bytes, shared and never changed) and
+// the messages after them. A rewrite writes the parts as they are, so a
+// session of 10,000 messages costs no copy of its Markdown.
+type History struct {
+	head, settled, rest []byte
+}
+
+// WriteTo writes the whole file to w.
+func (h History) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, p := range [][]byte{h.head, h.settled, h.rest} {
+		k, err := w.Write(p)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// String is the whole file.
+func (h History) String() string {
+	return string(h.head) + string(h.settled) + string(h.rest)
 }
 
 // Render returns session ss's history.md: the head from ss and sets, then
 // its messages, read through after (the session's messages with ids above
 // the one given, oldest first) from where the kept Markdown stops.
-func (c *HistoryCache) Render(ss *Session, sets Context, after func(id int64) ([]Message, error)) (string, error) {
+func (c *HistoryCache) Render(ss *Session, sets Context, after func(id int64) ([]Message, error)) (History, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var (
 		through int64
 		count   int
-		body    string
+		body    []byte
 	)
 	if e := c.entries[ss.ID]; e != nil {
 		through, count, body = e.through, e.count, e.body
 	}
 	tail, err := after(through)
 	if err != nil {
-		return "", err
+		return History{}, err
 	}
 	if through > 0 && slices.ContainsFunc(tail, func(m Message) bool { return m.IsSummary() && m.SummaryOf.Last <= through }) {
-		through, count, body = 0, 0, ""
+		through, count, body = 0, 0, nil
 		if tail, err = after(0); err != nil {
-			return "", err
+			return History{}, err
 		}
 	}
 	// Settled: the messages before the first one still streaming, less any
@@ -187,19 +214,20 @@ func (c *HistoryCache) Render(ss *Session, sets Context, after func(id int64) ([
 	for k > 0 && slices.ContainsFunc(tail[k:], func(m Message) bool { return m.IsSummary() && m.SummaryOf.Last < tail[k-1].ID }) {
 		k--
 	}
-	var settled strings.Builder
-	settled.Grow(len(body))
-	settled.WriteString(body)
-	markdownMessages(&settled, InConversationOrder(tail[:k]))
 	if k > 0 {
+		// Appended after the kept bytes: a History returned earlier holds
+		// body[:its length], which this never writes (append writes only
+		// past len, in spare capacity or a new array).
+		var more strings.Builder
+		markdownMessages(&more, InConversationOrder(tail[:k]))
+		body = append(body, more.String()...)
 		through, count = tail[k-1].ID, count+k
 	}
-	var out strings.Builder
-	markdownHead(&out, ss, sets)
-	out.WriteString(settled.String())
-	markdownMessages(&out, InConversationOrder(tail[k:]))
-	c.keep(ss.ID, &historyEntry{through: through, count: count, body: settled.String(), used: time.Now()})
-	return out.String(), nil
+	var head, rest strings.Builder
+	markdownHead(&head, ss, sets)
+	markdownMessages(&rest, InConversationOrder(tail[k:]))
+	c.keep(ss.ID, &historyEntry{through: through, count: count, body: body, used: time.Now()})
+	return History{head: []byte(head.String()), settled: body, rest: []byte(rest.String())}, nil
 }
 
 // Kept is how many messages of session id the cache keeps rendered (0

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -56,7 +57,7 @@ func (s *Store) writeManifest(folder string, m *manifest) error {
 	if err != nil {
 		return err
 	}
-	return s.writeStaged(filepath.Join(folder, mirrorManifest), b)
+	return s.writeStaged(filepath.Join(folder, mirrorManifest), bytes.NewReader(b))
 }
 
 // placeFolder makes sure a session's mirror folder is where its name says:
@@ -254,18 +255,18 @@ func (s *Store) writeMirrorFile(folder, sub, name string, content []byte) error 
 	if err != nil {
 		return err
 	}
-	return s.writeStaged(target, content)
+	return s.writeStaged(target, bytes.NewReader(content))
 }
 
 // writeStaged writes a file of the mirror through a temporary file in the
 // data directory's tmp/ and a rename, so a daemon killed mid-write leaves
 // nothing in a session folder (Open clears tmp/ of old ones).
-func (s *Store) writeStaged(path string, data []byte) error {
+func (s *Store) writeStaged(path string, data io.WriterTo) error {
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), ".mirror-*")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	_, err = data.WriteTo(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -558,7 +559,7 @@ func (s *Store) writeHistory(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.writeStaged(filepath.Join(folder, "history.md"), []byte(text)); err != nil {
+		if err := s.writeStaged(filepath.Join(folder, "history.md"), text); err != nil {
 			return err
 		}
 		m := readManifest(folder)
@@ -588,7 +589,7 @@ func (s *Store) Export(ctx context.Context, id, format string) (string, string, 
 			return err
 		}
 		path = filepath.Join(folder, name)
-		return s.writeStaged(path, []byte(content))
+		return s.writeStaged(path, strings.NewReader(content))
 	})
 	if err != nil {
 		return "", "", err

@@ -35,7 +35,7 @@ func (s *Store) writeHistoryTx(ctx context.Context, tx *sql.Tx, id string) error
 	if err != nil {
 		return err
 	}
-	return session.WriteFileAtomic(filepath.Join(ss.Folder, "history.md"), []byte(text))
+	return session.WriteFileAtomicFrom(filepath.Join(ss.Folder, "history.md"), text)
 }
 
 // Export writes the session as "markdown" or "json" into its folder and
