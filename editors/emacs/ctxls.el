@@ -284,6 +284,16 @@ everything, for debugging."
 (defvar ctxls--model nil
   "The model the current session's turns use, when known.")
 
+(defvar ctxls--session-usage nil
+  "What the current session's turns have cost, in words, or nil.")
+
+(defvar ctxls--live-pending nil
+  "Non-nil when the session changed elsewhere while a turn ran here.")
+
+(defvar ctxls--live-state nil
+  "nil, `reading' while a ctxls.session.show for an update is out, or
+`again' when another update came meanwhile.")
+
 (defvar ctxls--files 'unknown
   "The current session's context as last announced, to tell its changes.
 An alist of (SET . ITEMS), the editor view left out (`ctxls--told-context').")
@@ -958,7 +968,7 @@ A first turn's title may be announced after the turn has ended but
 before its result names the session: the result takes it from here.")
 
 (defun ctxls--on-session-updated (params)
-  "Show a session's new title (PARAMS of sessionUpdated)."
+  "Show a session's new title and turns made elsewhere (PARAMS of sessionUpdated)."
   (let ((id (plist-get params :sessionId)))
     (puthash id (plist-get params :title) ctxls--titles)
     (when (or (equal id ctxls--session-id)
@@ -966,7 +976,9 @@ before its result names the session: the result takes it from here.")
       (setq ctxls--session-id id
             ctxls--session-title (plist-get params :title))
       (ctxls--update-header)
-      (force-mode-line-update t))))
+      (force-mode-line-update t)
+      ;; Its messages may have changed too: a turn made elsewhere.
+      (ctxls--live-refresh))))
 
 (defun ctxls--on-files-changed (params)
   "Show a session file written or removed (PARAMS of sessionFilesChanged)."
@@ -1004,6 +1016,7 @@ before its result names the session: the result takes it from here.")
 (defvar ctxls-chat-buffer-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "a") #'ctxls-ask)
+    (define-key map (kbd "w") #'ctxls-compose)
     (define-key map (kbd "C-c C-c") #'ctxls-ask)
     (define-key map (kbd "C-c C-k") #'ctxls-cancel)
     (define-key map (kbd "n") #'ctxls-new-session)
@@ -1014,6 +1027,7 @@ before its result names the session: the result takes it from here.")
     (define-key map (kbd "c") #'ctxls-show-context)
     (define-key map (kbd "p") #'ctxls-preview)
     (define-key map (kbd "q") #'quit-window)
+    (define-key map (kbd "g") #'ctxls-chat-refresh)
     (define-key map (kbd "TAB") #'ctxls-chat-tab)
     (define-key map (kbd "i") #'ctxls-apply-block)
     map)
@@ -1033,6 +1047,14 @@ the line shows what the model got back (\"▾\") and hides it again
 (defvar-local ctxls--chat-session nil
   "The session whose header the chat buffer shows last: an id, `new' or nil.")
 
+(defvar-local ctxls--chat-shown-id nil
+  "The id of the last stored message the chat shows for its session, or nil.
+Messages after it are turns made elsewhere.")
+
+(defvar-local ctxls--chat-live nil
+  "The part of the chat that shows a turn still running elsewhere, or nil.
+A pair of markers (START . END); the next update replaces it.")
+
 (defvar-local ctxls--title-start nil
   "Marker at the start of the current session's title in the chat buffer.")
 
@@ -1051,10 +1073,11 @@ The newest line of an id: a session shown again makes new ones.")
   (concat " ctxls · " (or ctxls--session-title "no session")
           (let ((model (or ctxls--model (plist-get ctxls-provider :model))))
             (if model (concat " · " model) ""))
+          (if ctxls--session-usage (concat " · " ctxls--session-usage) "")
           (cond (ctxls--turn (if (plist-get ctxls--turn :answered) " · answering…" " · thinking…"))
                 ((eq ctxls--state 'starting) " · starting…")
                 (t ""))
-          (if ctxls--turn "   C-c C-k cancel" "   a ask  r resume  s search  n new  + add file  c context  i insert block")))
+          (if ctxls--turn "   C-c C-k cancel" "   a ask  w write  r resume  s search  n new  + add file  c context  i insert block")))
 
 (defvar ctxls--chat nil
   "The chat buffer, once made.")
@@ -1069,6 +1092,9 @@ The newest line of an id: a session shown again makes new ones.")
         (setq-local truncate-lines nil)
         (setq-local word-wrap t)
         (buffer-disable-undo)
+        ;; Come back to the chat: turns made elsewhere show (SQLite has no
+        ;; live updates).
+        (add-hook 'window-selection-change-functions #'ctxls--chat-selected nil t)
         (current-buffer))))
 
 (defun ctxls--show-chat ()
@@ -1132,7 +1158,9 @@ The newest line of an id: a session shown again makes new ones.")
          (ctxls--face head (point) 'ctxls-session-heading))
        (insert "\n\n")))
     (with-current-buffer (ctxls--chat-buffer)
-      (setq ctxls--chat-session id))))
+      (setq ctxls--chat-session id
+            ctxls--chat-shown-id (if (eq id 'new) 0 nil))
+      (ctxls--live-forget))))
 
 (defun ctxls--face (beg end face)
   "Give BEG..END the FACE, also under font-lock (markdown-mode)."
@@ -1157,6 +1185,47 @@ The newest line of an id: a session shown again makes new ones.")
             (insert (ctxls--heading ctxls--session-title 'ctxls-session-heading))
             (set-marker ctxls--title-end (point))))))))
 
+(defun ctxls--status-note (status)
+  "The note shown after an answer stored with STATUS, or nil.
+A stopped answer is \"cancelled\"; one the daemon could not finish (it
+stopped or crashed) \"interrupted\"; one still streaming elsewhere (a
+turn of another editor or machine) is being answered."
+  (pcase status
+    ((pred (equal ctxls-protocol-status-cancelled)) "_cancelled_")
+    ((pred (equal ctxls-protocol-status-interrupted)) "_interrupted: the daemon stopped before the answer was complete_")
+    ((pred (equal ctxls-protocol-status-streaming)) "_answering elsewhere…_")))
+
+(defun ctxls--count (n)
+  "N with thousands separated by commas: 48,210."
+  (let ((s (number-to-string (or n 0))))
+    (while (string-match "\\([0-9]\\)\\([0-9]\\{3\\}\\)\\(?:,\\|\\'\\)" s)
+      (setq s (replace-match "\\1,\\2" t nil s 0)))
+    s))
+
+(defun ctxls--usage-text (usage)
+  "USAGE (promptTokens, completionTokens, cachedTokens) in words, or nil.
+\"1,834 in (1,536 cached) · 211 out\"; nil when the provider said nothing."
+  (let ((in (or (plist-get usage :promptTokens) 0))
+        (out (or (plist-get usage :completionTokens) 0))
+        (cached (or (plist-get usage :cachedTokens) 0)))
+    (unless (and (zerop in) (zerop out))
+      (format "%s in%s · %s out" (ctxls--count in)
+              (if (> cached 0) (format " (%s cached)" (ctxls--count cached)) "")
+              (ctxls--count out)))))
+
+(defun ctxls--usage-add (acc usage)
+  "ACC, a usage plist or nil, with USAGE added."
+  (if (null usage) acc
+    (list :promptTokens (+ (or (plist-get acc :promptTokens) 0) (or (plist-get usage :promptTokens) 0))
+          :completionTokens (+ (or (plist-get acc :completionTokens) 0) (or (plist-get usage :completionTokens) 0))
+          :cachedTokens (+ (or (plist-get acc :cachedTokens) 0) (or (plist-get usage :cachedTokens) 0)))))
+
+(defun ctxls--usage-line (usage)
+  "The note that says what a turn cost (USAGE), with its blank line, or \"\"."
+  (if-let ((text (ctxls--usage-text usage)))
+      (concat (ctxls--heading (concat "_tokens: " text "_") 'ctxls-note) "\n\n")
+    ""))
+
 (defun ctxls--render-message (msg results continued)
   "Insert the stored message MSG (a plist from ctxls.session.show).
 RESULTS maps tool call ids to their results, for MSG's tool calls.
@@ -1164,7 +1233,7 @@ CONTINUED: MSG continues an answer after its tool calls' results (a
 turn with tool calls is stored as an answer per round, shown as one)."
   (let ((role (plist-get msg :role))
         (content (or (plist-get msg :content) ""))
-        (status (plist-get msg :status))
+        (note (ctxls--status-note (plist-get msg :status)))
         (calls (ctxls--stored-calls msg results)))
     (when (and ctxls--after-tool (not (equal role "assistant")))
       (setq ctxls--after-tool nil)
@@ -1174,13 +1243,14 @@ turn with tool calls is stored as an answer per round, shown as one)."
       ("assistant"
        (unless continued
          (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n"))
-       (unless (string-empty-p content)
+       (when (or note (not (string-empty-p content)))
          (when ctxls--after-tool
            (setq ctxls--after-tool nil)
-           (insert "\n"))
-         (insert content)
-         (when (equal status "interrupted") (insert "\n\n" (ctxls--heading "_cancelled_" 'ctxls-note)))
-         (insert "\n\n"))
+           (insert "\n")))
+       (unless (string-empty-p content)
+         (insert content "\n\n"))
+       (when note
+         (insert (ctxls--heading note 'ctxls-note) "\n\n"))
        (dolist (c calls)
          (ctxls--tool-insert c)))
       ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
@@ -1196,46 +1266,223 @@ SPAN is the newest summary's summaryOf: it covers the messages above."
                           'ctxls-note)
           "\n\n"))
 
+(defun ctxls--insert-messages (messages results prev &optional span)
+  "Insert the stored MESSAGES at point, as the chat shows them.
+RESULTS maps tool call ids to their result messages; PREV is the role
+of the message before the first (nil: none).  Summaries and tool
+results are not shown as messages; each turn ends with what its
+answers cost.  SPAN, the newest summary's summaryOf, puts the line that
+marks where the model's view starts after the last message it covers.
+Return non-nil when that line was inserted."
+  (let ((marked (not span))
+        usage)
+    (cl-flet ((flush ()
+                (when usage
+                  (when ctxls--after-tool
+                    (setq ctxls--after-tool nil)
+                    (insert "\n"))
+                  (insert (ctxls--usage-line usage))
+                  (setq usage nil))))
+      (dolist (m messages)
+        (let ((role (plist-get m :role)))
+          (when (equal role "user")
+            (flush)
+            (when (and (not marked) (> (plist-get m :id) (plist-get span :last)))
+              (ctxls--compacted-line span)
+              (setq marked t)))
+          (unless (or (plist-get m :summaryOf) (equal role "tool"))
+            (ctxls--render-message m results (equal prev "tool")))
+          (when (equal role "assistant")
+            (setq usage (ctxls--usage-add usage (plist-get m :usage))))
+          (unless (plist-get m :summaryOf)
+            (setq prev role))))
+      (flush))
+    (when ctxls--after-tool
+      (setq ctxls--after-tool nil)
+      (insert "\n"))
+    (and span (not marked))))
+
+(defun ctxls--tool-results (messages)
+  "The tool result messages among MESSAGES, by their call ids."
+  (let ((results (make-hash-table :test #'equal)))
+    (dolist (m messages)
+      (when (equal (plist-get m :role) "tool")
+        (puthash (plist-get m :toolCallId) m results)))
+    results))
+
+(defun ctxls--last-id (messages)
+  "The largest id among MESSAGES, or 0."
+  (apply #'max 0 (mapcar (lambda (m) (or (plist-get m :id) 0)) messages)))
+
 (defun ctxls--render-session (show)
   "Render SHOW, a ctxls.session.show result, as a new block.
 Summaries are not shown as messages: a line after the last message the
 newest one covers marks where the model's view of the session starts."
   (let* ((session (plist-get show :session))
-         (id (plist-get session :id)))
+         (id (plist-get session :id))
+         (messages (append (plist-get show :messages) nil)))
     (ctxls--session-header id (plist-get session :title))
     (ctxls--chat-insert
      (lambda ()
-       (let* ((messages (append (plist-get show :messages) nil))
-              (span (plist-get (car (last (cl-remove-if-not (lambda (m) (plist-get m :summaryOf)) messages)))
-                               :summaryOf))
-              (marked (not span))
-              (results (make-hash-table :test #'equal))
-              prev)
-         (dolist (m messages)
-           (when (equal (plist-get m :role) "tool")
-             (puthash (plist-get m :toolCallId) m results)))
+       (let ((span (plist-get (car (last (cl-remove-if-not (lambda (m) (plist-get m :summaryOf)) messages)))
+                              :summaryOf)))
          (setq ctxls--after-tool nil)
          (if (null messages)
              (insert "_no messages yet_\n\n")
-           (dolist (m messages)
-             (when (and (not marked) (equal (plist-get m :role) "user")
-                        (> (plist-get m :id) (plist-get span :last)))
-               (ctxls--compacted-line span)
-               (setq marked t))
-             (unless (or (plist-get m :summaryOf) (equal (plist-get m :role) "tool"))
-               (ctxls--render-message m results (equal prev "tool")))
-             (unless (plist-get m :summaryOf)
-               (setq prev (plist-get m :role))))
-           (when ctxls--after-tool
-             (setq ctxls--after-tool nil)
-             (insert "\n"))
-           (unless marked
-             (ctxls--compacted-line span))))))))
+           (when (ctxls--insert-messages messages (ctxls--tool-results messages) nil span)
+             (ctxls--compacted-line span))))))
+    (with-current-buffer (ctxls--chat-buffer)
+      (setq ctxls--chat-shown-id (ctxls--last-id messages))
+      (ctxls--live-forget))
+    (ctxls--refresh-usage id)))
+
+;;;; Turns made elsewhere
+
+;; Another editor or machine may add turns to the session this chat shows
+;; (a PostgreSQL store's daemons tell each other: ctxls/sessionUpdated).
+;; The chat then shows the messages stored after the last one it shows,
+;; at its end: a turn still being answered there is shown as it stands and
+;; replaced by the next update, until it is complete.  While a turn of
+;; this Emacs streams, nothing is inserted: the update waits for its end.
+
+(defun ctxls--live-forget ()
+  "Keep the part of the chat showing a turn running elsewhere as it is."
+  (when ctxls--chat-live
+    (set-marker (car ctxls--chat-live) nil)
+    (set-marker (cdr ctxls--chat-live) nil)
+    (setq ctxls--chat-live nil)))
+
+(defun ctxls--live-shown-p (id)
+  "Non-nil when the chat buffer's last block shows session ID."
+  (and id (buffer-live-p ctxls--chat)
+       (equal (buffer-local-value 'ctxls--chat-session ctxls--chat) id)))
+
+(defun ctxls--live-refresh ()
+  "Show the turns made elsewhere in the current session, when the chat shows it."
+  (let ((id ctxls--session-id))
+    (cond
+     ((not (and (ctxls--live-shown-p id) (ctxls--usable-p))))
+     (ctxls--turn (setq ctxls--live-pending t))
+     (ctxls--live-state (setq ctxls--live-state 'again))
+     (t
+      (setq ctxls--live-state 'reading)
+      (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                      (lambda (show)
+                        (let ((again (eq ctxls--live-state 'again)))
+                          (setq ctxls--live-state nil)
+                          (ctxls--live-apply id show)
+                          (when again (ctxls--live-refresh))))
+                      (lambda (err)
+                        (setq ctxls--live-state nil)
+                        (ctxls--log "ctxls: the session was not read again: %s" (plist-get err :message))))))))
+
+(defun ctxls--turn-done-p (messages)
+  "Non-nil when the last turn of MESSAGES has ended (its answer is final)."
+  (let ((last (car (last (cl-remove-if (lambda (m) (plist-get m :summaryOf)) messages)))))
+    (and last (equal (plist-get last :role) "assistant")
+         (not (equal (plist-get last :status) ctxls-protocol-status-streaming))
+         (not (plist-get last :toolCalls)))))
+
+(defun ctxls--live-apply (id show)
+  "Show the messages of SHOW (session ID) stored after those the chat shows."
+  (cond
+   ((not (and (equal id ctxls--session-id) (ctxls--live-shown-p id))))
+   (ctxls--turn (setq ctxls--live-pending t))
+   (t
+    (with-current-buffer (ctxls--chat-buffer)
+      (let* ((messages (append (plist-get show :messages) nil))
+             (shown ctxls--chat-shown-id)
+             (new (and shown (cl-remove-if-not (lambda (m) (> (plist-get m :id) shown)) messages))))
+        (cond
+         ((null shown) (setq ctxls--chat-shown-id (ctxls--last-id messages)))
+         ((or ctxls--chat-live
+              (cl-some (lambda (m) (member (plist-get m :role) '("user" "assistant"))) new))
+          (let* ((before (cl-remove-if (lambda (m) (or (> (plist-get m :id) shown) (plist-get m :summaryOf)))
+                                       messages))
+                 (prev (plist-get (car (last before)) :role))
+                 (done (ctxls--turn-done-p new))
+                 (inhibit-read-only t))
+            (when ctxls--chat-live
+              (delete-region (car ctxls--chat-live) (cdr ctxls--chat-live)))
+            (ctxls--chat-insert
+             (lambda ()
+               (let ((start (if ctxls--chat-live (car ctxls--chat-live) (point))))
+                 (goto-char (if ctxls--chat-live (cdr ctxls--chat-live) (point-max)))
+                 (unless ctxls--chat-live
+                   (insert (ctxls--separator))
+                   (setq start (point)))
+                 (setq ctxls--after-tool nil)
+                 (ctxls--insert-messages new (ctxls--tool-results messages) prev)
+                 (unless (or done (equal (plist-get (car (last new)) :status) ctxls-protocol-status-streaming))
+                   ;; The question, or a tool's result, before the answer.
+                   (insert (ctxls--heading (ctxls--status-note ctxls-protocol-status-streaming) 'ctxls-note) "\n\n"))
+                 (if done
+                     (progn (ctxls--live-forget)
+                            (setq ctxls--chat-shown-id (ctxls--last-id messages)))
+                   (unless ctxls--chat-live
+                     (setq ctxls--chat-live (cons (copy-marker start) (copy-marker (point) t))))))))
+            (when done
+              (ctxls--refresh-usage id))))))))))
+
+(defun ctxls--turn-stored (id message-id)
+  "Note that this Emacs's turn in session ID stored up to MESSAGE-ID.
+Without MESSAGE-ID (a cancelled or failed turn) the session is read for
+it.  Then an update that came during the turn is shown."
+  (let ((then (lambda (last)
+                (when (and (ctxls--live-shown-p id) (equal id ctxls--session-id))
+                  (with-current-buffer ctxls--chat
+                    (setq ctxls--chat-shown-id (max (or ctxls--chat-shown-id 0) last))))
+                (when (and ctxls--live-pending (not ctxls--turn))
+                  (setq ctxls--live-pending nil)
+                  (ctxls--live-refresh))
+                (ctxls--refresh-usage id))))
+    ;; Never restarts a daemon that has died: its next command does.
+    (when (and id (ctxls--usable-p))
+      (if (and (numberp message-id) (> message-id 0))
+          (funcall then message-id)
+        (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                        (lambda (show) (funcall then (ctxls--last-id (append (plist-get show :messages) nil))))
+                        #'ignore)))))
+
+;;;###autoload
+(defun ctxls-chat-refresh ()
+  "Show the turns made elsewhere in the chat's session since it was shown.
+Another editor or machine may continue the session: with the PostgreSQL
+store they show by themselves, as they are made; with the local
+(SQLite) store when you come back to the chat (its window selected,
+Emacs focused, \[ctxls-chat]) or with this command."
+  (interactive)
+  (ctxls--live-refresh))
+
+(defun ctxls--chat-selected (win)
+  "Show turns made elsewhere when the chat's window WIN is selected."
+  (when (and (eq win (selected-window)) (eq (window-buffer win) ctxls--chat))
+    (ctxls--live-refresh)))
+
+(defun ctxls--on-focus-change ()
+  "Show turns made elsewhere when Emacs is come back to and shows the chat."
+  (when (and ctxls-mode (buffer-live-p ctxls--chat) (get-buffer-window ctxls--chat 'visible)
+             (cl-some #'frame-focus-state (frame-list)))
+    (ctxls--live-refresh)))
+
+;;;; Token usage
+
+(defun ctxls--refresh-usage (id)
+  "Read what session ID's turns have cost, for the header line."
+  (cond
+   ((null id) (setq ctxls--session-usage nil))
+   ((ctxls--usable-p)
+    (ctxls--command ctxls-protocol-command-session-usage (list :sessionId id)
+                    (lambda (r)
+                      (when (equal id ctxls--session-id)
+                        (setq ctxls--session-usage (ctxls--usage-text r))
+                        (force-mode-line-update t)))
+                    #'ignore))))
 
 (defun ctxls--set-session (session)
   "Make SESSION (a plist from a result) the current one."
   (unless (equal (plist-get session :id) ctxls--session-id)
-    (setq ctxls--files 'unknown))
+    (setq ctxls--files 'unknown ctxls--session-usage nil))
   (setq ctxls--session-id (plist-get session :id)
         ctxls--session-title (plist-get session :title)
         ctxls--session-folder (plist-get session :folder)
@@ -1942,7 +2189,10 @@ before it.  One undo step; the buffer is not saved."
       (pcase (plist-get value :kind)
         ("report"
          (let ((delta (plist-get value :delta))
-               (msg (plist-get value :message)))
+               (msg (plist-get value :message))
+               (usage (plist-get value :usage)))
+           (when usage
+             (setq turn (plist-put turn :usage usage) ctxls--turn turn))
            (when (and delta (not (string-empty-p delta)))
              (unless (plist-get turn :answered)
                (ctxls--drop-thinking)
@@ -1970,7 +2220,9 @@ before it.  One undo step; the buffer is not saved."
                                             (concat (if (plist-get turn :answered) "\n\n" "")
                                                     (ctxls--heading note 'ctxls-note))
                                           "")
-                                        "\n\n")))
+                                        "\n\n"
+                                        ;; What it cost: the last usage report.
+                                        (ctxls--usage-line (plist-get turn :usage)))))
     (force-mode-line-update t)))
 
 (defvar ctxls--history nil "Questions asked with `ctxls-ask'.")
@@ -2035,6 +2287,8 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
     (deactivate-mark)
     (ctxls--show-chat)
     (with-current-buffer (ctxls--chat-buffer)
+      ;; A turn made elsewhere shown as it stood stays so: this one follows.
+      (ctxls--live-forget)
       (unless (and ctxls--chat-session
                    (or (eq ctxls--chat-session 'new)
                        (equal ctxls--chat-session ctxls--session-id)))
@@ -2058,6 +2312,86 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
              (signal (car err) (cdr err))))
     nil))
 
+;;;;; A longer question
+
+(defvar ctxls-compose-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'ctxls-compose-send)
+    (define-key map (kbd "C-c C-k") #'ctxls-compose-abort)
+    map)
+  "Keys of the *ctxls question* buffer.")
+
+(define-minor-mode ctxls-compose-mode
+  "Write a question to ctxls over several lines.
+RET starts a new line; \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends the question (the answer streams into
+the chat buffer), \\[ctxls-compose-abort] throws it away.  The file (or lines) shown in the
+header line go with it, as with `ctxls-ask'.
+\\{ctxls-compose-mode-map}"
+  :lighter " ctxls-question")
+
+(defvar-local ctxls--compose-files nil
+  "The files that go with the question written in this buffer.")
+
+(defun ctxls--compose-header (files)
+  "The header line of a question buffer whose question goes with FILES."
+  (concat " ctxls: your question"
+          (if files (format " (with %s)" (mapconcat #'ctxls--file-label files ", ")) "")
+          "   RET new line   C-c C-c send   C-c C-k abort"))
+
+;;;###autoload
+(defun ctxls-compose (&optional leave-out)
+  "Write a question over several lines in a buffer of its own, then send it.
+RET starts a new line, \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends, \\[ctxls-compose-abort] aborts; the header line
+says so, and what goes with the question: the file in front of you, or
+the lines of the active region, as with `ctxls-ask'.  With a prefix
+argument (LEAVE-OUT), no file goes."
+  (interactive "P")
+  (let ((files (let ((f (ctxls--turn-file leave-out))) (and f (list f))))
+        (buf (get-buffer-create "*ctxls question*")))
+    (deactivate-mark)
+    (with-current-buffer buf
+      (unless (derived-mode-p 'text-mode)
+        (if (fboundp 'markdown-mode) (markdown-mode) (text-mode)))
+      (ctxls-compose-mode 1)
+      (setq ctxls--compose-files files)
+      (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files))))
+    (pop-to-buffer buf '((display-buffer-reuse-window display-buffer-below-selected)
+                         (window-height . 8)))
+    (ctxls--say "write your question: C-c C-c sends it, C-c C-k aborts")))
+
+(defun ctxls-compose-send ()
+  "Send the question of this buffer; the buffer goes away.
+If a turn is running, the question stays here to be sent later."
+  (interactive)
+  (unless ctxls-compose-mode
+    (user-error "ctxls: not a question buffer"))
+  (let ((q (string-trim (buffer-substring-no-properties (point-min) (point-max))))
+        (files ctxls--compose-files)
+        (buf (current-buffer)))
+    (when (string-empty-p q)
+      (user-error "ctxls: nothing to ask; C-c C-k aborts"))
+    (when ctxls--turn
+      (user-error "ctxls: a turn is running; your question stays here (M-x ctxls-cancel stops the turn)"))
+    (unless (ctxls--usable-p)
+      (ctxls--program))                 ; a missing daemon: the question stays
+    (add-to-history 'ctxls--history q)
+    (ctxls--compose-close buf)
+    (ctxls-ask q files)))
+
+(defun ctxls--compose-close (buf)
+  "Close the question buffer BUF and its window."
+  (when-let ((win (get-buffer-window buf)))
+    (quit-restore-window win 'kill))
+  (when (buffer-live-p buf) (kill-buffer buf)))
+
+(defun ctxls-compose-abort ()
+  "Throw the question of this buffer away."
+  (interactive)
+  (unless ctxls-compose-mode
+    (user-error "ctxls: not a question buffer"))
+  (ctxls--compose-close (current-buffer))
+  (ctxls--say "question aborted"))
+
 (defun ctxls--ask-request (turn message files)
   "Send the chat request of TURN asking MESSAGE with FILES."
   (let ((token (plist-get turn :token)))
@@ -2079,11 +2413,13 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
                ("length" "the answer was cut at the output limit")
                ("error" "error: the turn failed (see *ctxls log*)")
                ("cancelled" "cancelled")
-               (_ "done"))))
+               (_ "done")))
+       (ctxls--turn-stored (plist-get result :sessionId) (plist-get result :messageId)))
      (lambda (err)
        (ctxls--finish-turn
         turn (if (equal (ctxls--error-kind err) ctxls-protocol-error-cancelled) "cancelled"
-               (format "error: %s" (plist-get err :message)))))
+               (format "error: %s" (plist-get err :message))))
+       (ctxls--turn-stored ctxls--session-id nil))
      ;; A turn takes as long as it takes: no timeout.
      'never)))
 
@@ -2118,6 +2454,8 @@ The package decides on it, never on the message, which is for people."
                   (lambda (r)
                     (ctxls--set-session (plist-get r :session))
                     (ctxls--session-header ctxls--session-id ctxls--session-title)
+                    (with-current-buffer (ctxls--chat-buffer)
+                      (setq ctxls--chat-shown-id 0))
                     (ctxls--show-chat)
                     (ctxls--say "new session"))))
 
@@ -2258,6 +2596,8 @@ goes back to the provider's `:model'."
                         (unless ctxls--session-id
                           (ctxls--set-session session)
                           (ctxls--session-header ctxls--session-id ctxls--session-title)
+                          (with-current-buffer (ctxls--chat-buffer)
+                            (setq ctxls--chat-shown-id 0))
                           (ctxls--show-chat))
                         (setq ctxls--model (ctxls--session-model session))
                         (force-mode-line-update t))
@@ -2454,6 +2794,7 @@ buffer used last) is the default."
 (defvar ctxls-command-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "a") #'ctxls-ask)
+    (define-key map (kbd "w") #'ctxls-compose)
     (define-key map (kbd "k") #'ctxls-cancel)
     (define-key map (kbd "n") #'ctxls-new-session)
     (define-key map (kbd "r") #'ctxls-resume)
@@ -2475,9 +2816,11 @@ buffer used last) is the default."
 
 ;;;###autoload
 (defun ctxls-chat ()
-  "Show the chat buffer."
+  "Show the chat buffer, and the turns made elsewhere since it was shown.
+See `ctxls-chat-refresh'."
   (interactive)
-  (pop-to-buffer (ctxls--chat-buffer)))
+  (pop-to-buffer (ctxls--chat-buffer))
+  (ctxls--live-refresh))
 
 ;;;###autoload
 (define-minor-mode ctxls-mode
@@ -2492,6 +2835,7 @@ lsp-mode keep theirs).  \\[ctxls-ask] asks a question."
         (add-hook 'find-file-hook #'ctxls--track)
         (add-hook 'after-save-hook #'ctxls--after-save)
         (add-hook 'kill-emacs-hook #'ctxls--kill-emacs)
+        (add-function :after after-focus-change-function #'ctxls--on-focus-change)
         (setq ctxls--view-timer (run-with-idle-timer ctxls-view-delay t #'ctxls--send-view))
         (dolist (buf (buffer-list))
           (ctxls--track buf))
@@ -2524,6 +2868,7 @@ lsp-mode keep theirs).  \\[ctxls-ask] asks a question."
   (remove-hook 'find-file-hook #'ctxls--track)
   (remove-hook 'after-save-hook #'ctxls--after-save)
   (remove-hook 'kill-emacs-hook #'ctxls--kill-emacs)
+  (remove-function after-focus-change-function #'ctxls--on-focus-change)
   (when ctxls--view-timer (cancel-timer ctxls--view-timer))
   (setq ctxls--view-timer nil ctxls--last-view nil))
 

@@ -13,16 +13,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
+
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/editortest"
+	"github.com/ctxls/ctxls/internal/pgtest"
 	"github.com/ctxls/ctxls/internal/testmain"
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // TestMain doubles as a fake language server (standing in for gopls or
@@ -89,10 +94,16 @@ type emacsRunner struct {
 
 func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
 	t.Helper()
+	return r.start(t, test, env...)()
+}
+
+// start starts the ERT test in the background; the returned func waits for
+// it, fails the test when it failed, and returns Emacs's output.
+func (r emacsRunner) start(t *testing.T, test string, env ...string) func() string {
+	t.Helper()
 	dir, _ := filepath.Abs(".")
 	readLisp(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
 	cmd := exec.CommandContext(ctx, r.emacs, "-Q", "--batch", "-L", dir, "-l", filepath.Join(dir, "test", "ctxls-test.el"),
 		"--eval", fmt.Sprintf("(ert-run-tests-batch-and-exit '(member %s))", test))
 	cmd.Dir = r.work
@@ -100,19 +111,30 @@ func (r emacsRunner) run(t *testing.T, test string, env ...string) string {
 	cmd.Env = append(os.Environ(), "CTXLS_BIN="+r.bin, "CTXLS_DATA_DIR="+r.dataDir, "CTXLS_WORK="+r.work,
 		"OPENAI_BASE_URL="+r.fakeURL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "CTXLS_FAKE_LSP_BIN="+self)
 	cmd.Env = append(cmd.Env, env...)
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s: %.1fs", test, time.Since(start).Seconds())
-	if ctx.Err() != nil {
-		t.Fatalf("%s: Emacs did not finish within 40 s:\n%s", test, out)
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
 	}
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", test, err, out)
+	return func() string {
+		t.Helper()
+		defer cancel()
+		err := cmd.Wait()
+		out := buf.String()
+		t.Logf("%s: %.1fs", test, time.Since(start).Seconds())
+		if ctx.Err() != nil {
+			t.Fatalf("%s: Emacs did not finish within 40 s:\n%s", test, out)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", test, err, out)
+		}
+		if !strings.Contains(out, "Ran 1 test") || !strings.Contains(out, "1 results as expected") {
+			t.Fatalf("%s: the ERT test did not run:\n%s", test, out)
+		}
+		return out
 	}
-	if !strings.Contains(string(out), "Ran 1 test") || !strings.Contains(string(out), "1 results as expected") {
-		t.Fatalf("%s: the ERT test did not run:\n%s", test, out)
-	}
-	return string(out)
 }
 
 // TestEmacs drives ctxls.el in one fresh Emacs per subtest. The subtests
@@ -239,6 +261,117 @@ func TestEmacs(t *testing.T) {
 			t.Error("the question did not reach the model")
 		}
 	})
+}
+
+// TestEmacsCompose: a question written in the *ctxls question* buffer
+// reaches the model with its lines, and the region's lines as its file.
+func TestEmacsCompose(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Two lines ", "read."}},
+		openaitest.Reply{Delay: 300 * time.Millisecond, Chunks: []string{"slow ", "answer ", "done"}},
+		openaitest.Reply{Chunks: []string{"Sent after all."}})
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	r.run(t, "ctxls-test-compose")
+	var asked []string
+	for _, req := range fake.Requests() {
+		asked = append(asked, req.Question())
+	}
+	reqs := fake.Requests()
+	if len(reqs) == 0 || reqs[0].Question() != "first line\nsecond line" {
+		t.Fatalf("the model was asked %q, want the two lines first", asked)
+	}
+	if c := reqs[0].TurnContext(); !strings.Contains(c, "(the user selected lines 3–4)") {
+		t.Errorf("the region did not go with the question:\n%s", c)
+	}
+	if !slices.Contains(asked, "kept\nfor later") || slices.Contains(asked, "never sent") {
+		t.Errorf("the model was asked %q: want the kept question, not the aborted one", asked)
+	}
+}
+
+// TestEmacsElsewhere: a turn another client (the ctxls CLI, a daemon of
+// its own) makes in the session open in Emacs's chat shows there: live with
+// the PostgreSQL store (the question while the answer streams, then the
+// answer), with SQLite (one data directory) when the chat is come back to
+// or refreshed with g; a turn of this Emacs's streams meanwhile untouched,
+// nothing shown twice.
+func TestEmacsElsewhere(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	bin := lsptest.BuildBinary(t)
+	for _, store := range []string{"postgres", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Shared session"}}))
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "here"}},
+				openaitest.Reply{Delay: 400 * time.Millisecond, Chunks: []string{"answer ", "from ", "the ", "other ", "client"}},
+				openaitest.Reply{Delay: 300 * time.Millisecond, Chunks: []string{"second ", "answer here, ", "all ", "of it"}},
+				openaitest.Reply{Chunks: []string{"last ", "one"}})
+			r := emacsRunner{emacs: emacs, bin: bin, work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+			other, dsn := r.dataDir, ""
+			var c *pgtest.Cluster
+			if store == "postgres" {
+				c = pgtest.Start(t)
+				if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
+					t.Fatal(err)
+				}
+				if out, err := c.Psql(t, "", "postgres", "CREATE ROLE alice LOGIN IN ROLE ctxls_user; GRANT CONNECT ON DATABASE postgres TO alice"); err != nil {
+					t.Fatalf("%v %s", err, out)
+				}
+				other, dsn = t.TempDir(), c.DSN("alice", "postgres")
+			}
+			shared := filepath.Join(t.TempDir(), "session")
+			wait := r.start(t, "ctxls-test-elsewhere", "CTXLS_TEST_STORE="+store, backend.StoreEnv+"="+dsn,
+				"CTXLS_OTHER_DATA_DIR="+other, "CTXLS_SHARED="+shared)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if _, err := os.Stat(shared); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					wait()
+					t.Fatal("Emacs did not write the session's id")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			// Emacs's daemon listens for changes before the other client
+			// changes anything.
+			for c != nil {
+				out, err := c.Psql(t, "", "postgres", "SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN ctxls_changes'")
+				if n, _ := strconv.Atoi(strings.TrimSpace(out)); err == nil && n >= 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("Emacs's daemon does not listen for changes: %q %v", out, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := os.WriteFile(shared+".go", nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wait()
+		})
+	}
+}
+
+// TestEmacsHistory: each answer in the chat says what it cost (cached
+// input tokens included) and the header line what the session cost; a
+// stopped answer reads "cancelled" and one the killed daemon left
+// "interrupted", live, resumed, and in a new Emacs.
+func TestEmacsHistory(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Costly ", "answer."},
+		Usage: &openai.Usage{PromptTokens: 1834, CompletionTokens: 211, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 1536}}})
+	// The title request comes between the first two turns.
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Emacs Test Title"}},
+		openaitest.Reply{Chunks: []string{"Cheap."}}, // 10 in, 1 out
+		openaitest.Reply{Chunks: []string{"one ", "two "}, Fault: openaitest.FaultStall, FaultAfter: 1},
+		openaitest.Reply{Chunks: []string{"partial ", "words "}, Fault: openaitest.FaultStall, FaultAfter: 1})
+	r.run(t, "ctxls-test-history")
+	r.run(t, "ctxls-test-history-resume")
 }
 
 // TestEmacsSync: unsaved edits reach the daemon byte for byte, in both

@@ -50,7 +50,11 @@
     (unless (funcall pred)
       (ert-fail (list 'timed-out-waiting-for what
                       :messages (reverse ctxls-test--messages)
-                      :chat (ctxls-test--chat-text))))))
+                      :chat (ctxls-test--chat-text)
+                      :log (if-let ((b (get-buffer "*ctxls log*")))
+                               (with-current-buffer b
+                                 (buffer-substring-no-properties (max (point-min) (- (point-max) 3000)) (point-max)))
+                             ""))))))
 
 (defun ctxls-test--ready ()
   "Wait for the daemon to answer initialize."
@@ -779,7 +783,9 @@ Return whether the call's output is then shown."
   (let ((chat (ctxls-test--chat-text)))
     ;; One answer heading per turn.
     (should (string-search "## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▸ write_file " chat))
-    (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n## You" chat)))
+    ;; Each turn ends with what its answers cost (the fake provider says
+    ;; 10 prompt tokens and a completion token a chunk for each request).
+    (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n_tokens: 20 in · 1 out_\n\n## You" chat)))
   (should (ctxls-test--toggle-at "t · echo `{\"text\":\"hi\"}` — done" "RET"))
   (ctxls-test--stop))
 
@@ -1067,6 +1073,242 @@ and the model; the editor view's capture is not announced."
                                       (string-search "editor view:\n" (buffer-string))))))
   (with-current-buffer "*ctxls context*"
     (should-not (string-search "applet" (buffer-string))))
+  (ctxls-test--stop))
+
+;;;; A longer question
+
+(ert-deftest ctxls-test-compose ()
+  "A question written over several lines: RET a new line, C-c C-c sends, C-c C-k aborts."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((source (current-buffer)))
+    ;; Lines 3-4 selected: they go with the question, as the header says.
+    (goto-char (point-min))
+    (forward-line 2)
+    (execute-kbd-macro (vconcat (kbd "C-SPC C-n C-n M-x") "ctxls-compose" (kbd "RET")))
+    (should (equal (buffer-name) "*ctxls question*"))
+    (should ctxls-compose-mode)
+    (should (equal header-line-format " ctxls: your question (with main.go:3-4)   RET new line   C-c C-c send   C-c C-k abort"))
+    (execute-kbd-macro (vconcat "first line" (kbd "RET") "second line"))
+    (should (equal (buffer-string) "first line\nsecond line"))
+    (should-not ctxls--turn)
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (should ctxls--turn)
+    (should-not (get-buffer "*ctxls question*"))
+    (should (eq (current-buffer) source))
+    (should (string-search "## You\n\n_with main.go:3-4_\n\nfirst line\nsecond line\n\n## ctxls\n\n" (ctxls-test--chat-text)))
+    (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+    (should (string-search "second line\n\n## ctxls\n\nTwo lines read.\n" (ctxls-test--chat-text)))
+    (should (equal (car ctxls--history) "first line\nsecond line"))
+    ;; C-c C-k throws the question away.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "never sent" (kbd "RET C-c C-k")))
+    (should-not (get-buffer "*ctxls question*"))
+    (should (eq (current-buffer) source))
+    (should-not ctxls--turn)
+    (should (ctxls-test--said "question aborted"))
+    (should-not (string-search "never sent" (ctxls-test--chat-text)))
+    ;; Sent while a turn runs: refused, and the question stays to be sent after.
+    (ctxls-test--mx "ctxls-ask" "answer slowly")
+    (should ctxls--turn)
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "kept" (kbd "RET") "for later"))
+    (should-error (execute-kbd-macro (kbd "C-c C-c")) :type 'user-error)
+    (should (equal (buffer-name) "*ctxls question*"))
+    (should (equal (buffer-string) "kept\nfor later"))
+    (ctxls-test--wait "the slow answer" (lambda () (null ctxls--turn)))
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (ctxls-test--wait "the kept question's answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go_\n\nkept\nfor later\n\n## ctxls\n\nSent after all.\n" (ctxls-test--chat-text))))
+  (ctxls-test--stop))
+
+;;;; Turns made elsewhere
+
+(defun ctxls-test--elsewhere (&rest args)
+  "Run the ctxls CLI with ARGS as another client of the current session's store.
+It has a data directory of its own with PostgreSQL (another machine),
+the same with SQLite; its process is returned, running."
+  (let ((process-environment (append (list (concat "CTXLS_DATA_DIR=" (getenv "CTXLS_OTHER_DATA_DIR"))
+                                           "CTXLS_MODEL=test-model")
+                                     process-environment)))
+    (make-process :name "ctxls elsewhere" :buffer (generate-new-buffer " *ctxls elsewhere*")
+                  :command (cons (getenv "CTXLS_BIN") args)
+                  :connection-type 'pipe :noquery t)))
+
+(defun ctxls-test--finished (proc)
+  "Wait for PROC to exit, and fail unless it did with status 0."
+  (ctxls-test--wait "the other client" (lambda () (not (process-live-p proc))) 20)
+  (unless (= 0 (process-exit-status proc))
+    (ert-fail (list 'the-other-client-failed (process-exit-status proc)
+                    (with-current-buffer (process-buffer proc) (buffer-string))))))
+
+(defun ctxls-test--count (needle)
+  "How many times NEEDLE is in the chat."
+  (let ((chat (ctxls-test--chat-text)) (n 0) (start 0))
+    (while (setq start (string-search needle chat start))
+      (setq n (1+ n) start (1+ start)))
+    n))
+
+(defconst ctxls-test--elsewhere-turn
+  "## You\n\nasked elsewhere\n\n## ctxls\n\nanswer from the other client\n\n_tokens: 10 in · 5 out_\n\n"
+  "The turn the other client makes, as the chat shows it.")
+
+(ert-deftest ctxls-test-elsewhere ()
+  "A turn another client makes in the chat's session shows in the chat:
+live with PostgreSQL (CTXLS_TEST_STORE postgres), when the chat is come
+back to with SQLite.  A turn of this Emacs's streams as ever meanwhile."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "asked here")
+  (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+  (ctxls-test--wait "the title" (lambda () (equal ctxls--session-title "Shared session")))
+  ;; The Go test makes sure this daemon listens (PostgreSQL) before the
+  ;; other client starts.
+  (let ((shared (getenv "CTXLS_SHARED"))
+        (live (equal (getenv "CTXLS_TEST_STORE") "postgres")))
+    (with-temp-file shared (insert ctxls--session-id))
+    (ctxls-test--wait "the go-ahead" (lambda () (file-exists-p (concat shared ".go"))) 30)
+    (let ((other (ctxls-test--elsewhere "chat" "--session" ctxls--session-id "asked elsewhere")))
+      (if live
+          (progn
+            ;; The question shows while the other client's answer streams
+            ;; (5 chunks, 400 ms apart), marked as being answered.
+            (ctxls-test--wait "the question asked elsewhere"
+                              (lambda () (string-search "## You\n\nasked elsewhere\n\n## ctxls\n\n" (ctxls-test--chat-text))))
+            (should (process-live-p other))
+            (should (string-search "_answering elsewhere…_\n\n" (ctxls-test--chat-text)))
+            (ctxls-test--finished other)
+            (ctxls-test--wait "the answer given elsewhere"
+                              (lambda () (string-suffix-p ctxls-test--elsewhere-turn (ctxls-test--chat-text)))))
+        ;; SQLite: nothing tells this daemon; coming back to the chat shows it.
+        (ctxls-test--finished other)
+        (accept-process-output nil 0.5)
+        (should-not (string-search "asked elsewhere" (ctxls-test--chat-text)))
+        (ctxls-test--mx "ctxls-chat")
+        (ctxls-test--wait "the turn made elsewhere"
+                          (lambda () (string-suffix-p ctxls-test--elsewhere-turn (ctxls-test--chat-text))))))
+    (should-not (string-search "answering elsewhere" (ctxls-test--chat-text)))
+    (should (= 1 (ctxls-test--count "asked elsewhere")))
+    ;; The session's cost counts the turn made elsewhere.
+    (ctxls-test--wait "the session's usage" (lambda () (equal ctxls--session-usage "20 in · 7 out")))
+    ;; A turn here streams while the session changes elsewhere (renamed
+    ;; there; with SQLite the chat is come back to): nothing is put in
+    ;; its way, and the rename shows once it has ended.
+    (ctxls-test--mx "ctxls-ask" "asked here again")
+    (ctxls-test--wait "the first words" (lambda () (string-search "second " (ctxls-test--chat-text))))
+    (ctxls-test--finished (ctxls-test--elsewhere "sessions" "rename" ctxls--session-id "Renamed elsewhere"))
+    (with-current-buffer ctxls--chat
+      (execute-kbd-macro (kbd "g")))
+    (should ctxls--turn)
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    (when live
+      (ctxls-test--wait "the title given elsewhere" (lambda () (equal ctxls--session-title "Renamed elsewhere"))))
+    (ctxls-test--mx "ctxls-chat")
+    (accept-process-output nil 0.5)
+    (should (string-suffix-p (concat ctxls-test--elsewhere-turn
+                                     "## You\n\n_with main.go_\n\nasked here again\n\n## ctxls\n\n"
+                                     "second answer here, all of it\n\n_tokens: 10 in · 4 out_\n\n")
+                             (ctxls-test--chat-text)))
+    (should (= 3 (ctxls-test--count "## You")))
+    ;; Another turn elsewhere, then g in the chat (with PostgreSQL it is
+    ;; there already).
+    (ctxls-test--finished (ctxls-test--elsewhere "chat" "--session" ctxls--session-id "and once more"))
+    (with-current-buffer ctxls--chat
+      (execute-kbd-macro (kbd "g")))
+    (ctxls-test--wait "the third turn made elsewhere"
+                      (lambda () (string-suffix-p "## You\n\nand once more\n\n## ctxls\n\nlast one\n\n_tokens: 10 in · 2 out_\n\n"
+                                                  (ctxls-test--chat-text))))
+    ;; One session block.
+    (should (= 1 (cl-count-if (lambda (l) (string-prefix-p "# " l))
+                              (split-string (ctxls-test--chat-text) "\n")))))
+  (ctxls-test--stop))
+
+;;;; What a turn cost, and how it ended
+
+(defconst ctxls-test--costly "Costly answer.\n\n_tokens: 1,834 in (1,536 cached) · 211 out_\n\n"
+  "The first answer of `ctxls-test-history' and what it cost.")
+
+(defconst ctxls-test--cheap "and this?\n\n## ctxls\n\nCheap.\n\n_tokens: 10 in · 1 out_\n\n"
+  "The second turn of `ctxls-test-history'.")
+
+(defconst ctxls-test--session-usage "1,844 in (1,536 cached) · 212 out"
+  "What the session of `ctxls-test-history' cost.")
+
+(defun ctxls-test--stored-status (question)
+  "The stored status of the answer to QUESTION in the current session."
+  (let* ((messages (append (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                                        (list :sessionId ctxls--session-id))
+                                      :messages)
+                           nil))
+         (tail (cdr (cl-member question messages :key (lambda (m) (plist-get m :content)) :test #'equal))))
+    (plist-get (car tail) :status)))
+
+(defun ctxls-test--history-checks ()
+  "Check the history of `ctxls-test-history''s session as shown now."
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search (concat "how much?\n\n## ctxls\n\n" ctxls-test--costly "## You") chat))
+    (should (string-search ctxls-test--cheap chat))
+    ;; A stopped answer is cancelled, one the daemon could not finish
+    ;; (it was killed) interrupted.
+    (should (string-search "count slowly\n\n## ctxls\n\none \n\n_cancelled_\n\n## You" chat))
+    (should (string-search "crash now\n\n## ctxls\n\npartial \n\n_interrupted: the daemon stopped before the answer was complete_\n\n" chat)))
+  (with-current-buffer ctxls--chat
+    (should (string-search (concat " · " ctxls-test--session-usage) (ctxls--header-line)))))
+
+(ert-deftest ctxls-test-history ()
+  "Each answer says what it cost, and how it ended; the header line the session's cost."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "how much?")
+  (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+  (should (string-search (concat "how much?\n\n## ctxls\n\n" ctxls-test--costly) (ctxls-test--chat-text)))
+  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+  (ctxls-test--mx "ctxls-ask" "and this?")
+  (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+  (should (string-search ctxls-test--cheap (ctxls-test--chat-text)))
+  ;; The session's cost, in the chat's header line.
+  (ctxls-test--wait "the session's usage"
+                    (lambda () (equal ctxls--session-usage ctxls-test--session-usage)))
+  (with-current-buffer ctxls--chat
+    (should (string-match-p "\\` ctxls · Emacs Test Title · test-model · 1,844 in (1,536 cached) · 212 out   a ask  w write"
+                            (ctxls--header-line))))
+  ;; Stopped: "cancelled", live and stored.
+  (ctxls-test--mx "ctxls-ask" "count slowly")
+  (ctxls-test--wait "the first word" (lambda () (string-search "one " (ctxls-test--chat-text))))
+  (ctxls-test--mx "ctxls-cancel")
+  (ctxls-test--wait "the turn to end" (lambda () (null ctxls--turn)))
+  (should (string-search "count slowly\n\n## ctxls\n\none \n\n_cancelled_\n\n" (ctxls-test--chat-text)))
+  (should (equal (ctxls-test--stored-status "count slowly") "cancelled"))
+  ;; The daemon killed while an answer streams: "interrupted".
+  (ctxls-test--mx "ctxls-ask" "crash now")
+  (ctxls-test--wait "the first words" (lambda () (string-search "partial " (ctxls-test--chat-text))))
+  (sleep-for 1)                         ; the answer is checkpointed every 500 ms
+  (signal-process (jsonrpc--process ctxls--connection) 'KILL)
+  (ctxls-test--wait "the exit to be noticed" (lambda () (null ctxls--connection)))
+  (should (string-search "partial \n\n_error: " (ctxls-test--chat-text)))
+  ;; Shown again from the store (the daemon starts again).
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the resumed history"
+                    (lambda () (string-search "crash now\n\n## ctxls\n\npartial \n\n_interrupted"
+                                              (car (last (split-string (ctxls-test--chat-text) "# Emacs Test Title\n"))))))
+  (ctxls-test--history-checks)
+  (should (equal (ctxls-test--stored-status "crash now") "interrupted"))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-history-resume ()
+  "A new Emacs shows the same history: costs and how each answer ended."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the history" (lambda () (string-search "crash now" (ctxls-test--chat-text))))
+  (ctxls-test--wait "the session's usage"
+                    (lambda () (equal ctxls--session-usage ctxls-test--session-usage)))
+  (ctxls-test--history-checks)
   (ctxls-test--stop))
 
 ;;;; The documented setup
