@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
+
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/editors/screenshot"
 	"github.com/ctxls/ctxls/internal/testmcp"
@@ -45,12 +47,14 @@ func TestNeovimScreenshot(t *testing.T) {
 	} {
 		t.Run(theme.name, func(t *testing.T) {
 			fake := openaitest.New(t)
-			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mcp__docs__echo", Arguments: `{"text": "/healthz"}`}}})
+			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mcp__docs__echo", Arguments: `{"text": "/healthz"}`}},
+				Usage: &openai.Usage{PromptTokens: 1180, CompletionTokens: 12, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 900}}})
 			fake.Enqueue(openaitest.Reply{Delay: 40 * time.Millisecond, Chunks: []string{
 				"`main` reads ", "the port from ", "`PORT` and ", "starts the server.\n\n",
 				"It also registers ", "a **health check**:\n\n", "```go\n", "http.HandleFunc(\"/healthz\", ok)\n", "```\n\n",
 				"It answers 200 ", "without touching the database.",
-			}}, openaitest.Reply{Chunks: []string{"Server health check"}})
+			}, Usage: &openai.Usage{PromptTokens: 1250, CompletionTokens: 152, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 900}}},
+				openaitest.Reply{Chunks: []string{"Server health check"}})
 			work := t.TempDir()
 			file := filepath.Join(work, "main.go")
 			os.WriteFile(file, []byte("package main\n\nimport (\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\thttp.HandleFunc(\"/healthz\", ok)\n\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n}\n"), 0o644)
@@ -95,9 +99,25 @@ func TestNeovimScreenshot(t *testing.T) {
 				return strings.Contains(s, "▸ docs · echo `{\"text\": \"/healthz\"}` — done")
 			})
 			// Both windows' status lines show the model's title, the file's
-			// too though it is not the current window.
+			// too though it is not the current window; the chat's second line
+			// the model and the session's tokens, the answer's under it.
 			waitFor("the model's title", func(s string) bool { return strings.Count(s, "ctxls: Server health check") == 2 })
+			waitFor("the usage", func(s string) bool {
+				// (the header line wraps in the narrow chat window)
+				return strings.Contains(s, "model: test-model (default) · this session: 2,430") &&
+					strings.Count(s, "in (1,800 cached) · 164 out") == 2 && strings.Contains(s, "tokens: 2,430 in (1,800 cached) · 164 out")
+			})
 			shoot("nvim")
+
+			// :CtxlsChat: a question of several lines in the compose window.
+			keys(":CtxlsChat", "Enter")
+			keys("Does the health check need", "Enter", "the database?")
+			waitFor("the compose window", func(s string) bool {
+				return strings.Contains(s, "ctxls · Ctrl-S sends · Enter: new line · with main.go") && strings.Contains(s, "the database?")
+			})
+			shoot("nvim-compose")
+			keys("Escape", ":q", "Enter")
+			waitFor("the compose window closed", func(s string) bool { return !strings.Contains(s, "Ctrl-S sends") })
 
 			// A second turn, then :CtxlsCompact: the chat buffer marks where
 			// the model's view of the session now starts.

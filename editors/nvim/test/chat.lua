@@ -319,7 +319,7 @@ local ok, err = pcall(function()
       fail("the cursor is not in the compose window: " .. vim.api.nvim_buf_get_name(compose))
     end
     local status = vim.api.nvim_eval_statusline(vim.wo.statusline, { winid = 0, fillchar = " ", maxwidth = 200 }).str
-    if vim.trim(status) ~= "Ctrl-S sends · Enter: new line · ctxls question (with main.go:3-4)" then
+    if vim.trim(status) ~= "ctxls · Ctrl-S sends · Enter: new line · with main.go:3-4" then
       fail("the compose window's status line: " .. status)
     end
     keys("ifirst line<CR>second line<C-s>")
@@ -335,7 +335,7 @@ local ok, err = pcall(function()
       fail("the compose buffer was not emptied")
     end
     status = vim.api.nvim_eval_statusline(vim.wo.statusline, { winid = 0, fillchar = " ", maxwidth = 200 }).str
-    if vim.trim(status) ~= "Ctrl-S sends · Enter: new line · ctxls question (with main.go)" then
+    if vim.trim(status) ~= "ctxls · Ctrl-S sends · Enter: new line · with main.go" then
       fail("the range went with the second question too: " .. status)
     end
     -- Enter in Normal mode sends; the next question, sent while that

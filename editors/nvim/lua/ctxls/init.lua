@@ -1002,12 +1002,11 @@ end
 -- to :CtxlsChat, for its next question only.
 local compose, compose_opts = nil, {}
 
--- compose_status is the compose window's status line: what goes with the
--- question, and the keys.
+-- compose_status is the end of the compose window's status line (after
+-- the keys): what goes with the question.
 function M.compose_status()
   local file = M.turn_file(compose_opts)
-  local with = file and (" (with " .. file.label .. ")") or ""
-  return " Ctrl-S sends · Enter: new line · ctxls question" .. with
+  return file and ("with " .. file.label) or "no file goes"
 end
 
 -- send_compose sends the compose buffer's text as a question and empties
@@ -1067,7 +1066,7 @@ function M.chat(opts)
     vim.api.nvim_win_set_option(win, "winfixheight", true)
     vim.api.nvim_win_set_option(win, "wrap", true)
     vim.api.nvim_win_set_option(win, "linebreak", true)
-    vim.api.nvim_win_set_option(win, "statusline", "%{v:lua.require'ctxls'.compose_status()}")
+    vim.api.nvim_win_set_option(win, "statusline", " ctxls · Ctrl-S sends · Enter: new line · %<%{v:lua.require'ctxls'.compose_status()}")
   end
   vim.api.nvim_set_current_win(win)
   vim.cmd("startinsert!")

@@ -229,6 +229,8 @@ local function decide(r, decision)
   close_view(r)
   if reviews[1] and not reviews[1].sync then
     show(reviews[1])
+  elseif decision and not reviews[1] then
+    pcall(vim.cmd, 'echo ""') -- the question answered leaves the command line
   end
   update_qf()
   pcall(vim.cmd, "redraw")
