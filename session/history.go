@@ -195,11 +195,20 @@ func (c *HistoryCache) Render(ss *Session, sets Context, after func(id int64) ([
 	if e := c.entries[ss.ID]; e != nil {
 		through, count, body = e.through, e.count, e.body
 	}
-	tail, err := after(through)
+	// Read from the last message kept, to see that it is still there: a
+	// Rewind elsewhere may have removed it (ids are never reused).
+	tail, err := after(max(through-1, 0))
 	if err != nil {
 		return History{}, err
 	}
-	if through > 0 && slices.ContainsFunc(tail, func(m Message) bool { return m.IsSummary() && m.SummaryOf.Last <= through }) {
+	if through > 0 {
+		if len(tail) > 0 && tail[0].ID == through {
+			tail = tail[1:]
+		} else {
+			through = -1 // gone: render it all again, below
+		}
+	}
+	if through < 0 || through > 0 && slices.ContainsFunc(tail, func(m Message) bool { return m.IsSummary() && m.SummaryOf.Last <= through }) {
 		through, count, body = 0, 0, nil
 		if tail, err = after(0); err != nil {
 			return History{}, err

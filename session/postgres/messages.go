@@ -148,13 +148,15 @@ const pgModelHistory = `WITH newest AS (
 
 // pgModelHistorySince is pgModelHistory less what the caller holds: with
 // $2 the newest summary's id (0: none) it holds the messages through $3.
+// Message $3 itself is read too, so the caller sees that it is still
+// there (a Rewind may have removed it; ids are never reused).
 const pgModelHistorySince = `WITH newest AS (
 		SELECT id, summary_last FROM messages WHERE session_id = $1 AND summary_first IS NOT NULL ORDER BY id DESC LIMIT 1)
 	SELECT ` + pgMessageColumns + ` FROM messages WHERE id = (SELECT id FROM newest)
 	UNION ALL
 	SELECT ` + pgMessageColumns + ` FROM messages
 		WHERE session_id = $1 AND summary_first IS NULL AND id > greatest(coalesce((SELECT summary_last FROM newest), 0),
-			CASE WHEN coalesce((SELECT id FROM newest), 0) = $2 THEN $3::bigint ELSE 0 END)
+			CASE WHEN coalesce((SELECT id FROM newest), 0) = $2 THEN $3::bigint - 1 ELSE 0 END)
 	ORDER BY id`
 
 // splitModelHistory parts the rows of pgModelHistory into the summary (nil when

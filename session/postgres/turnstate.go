@@ -51,15 +51,28 @@ func (s *Store) TurnState(ctx context.Context, id string, user *session.Message,
 	if mark != nil {
 		held = *mark
 	}
+	reread := false
 	b.Queue(pgModelHistorySince, id, held.Summary, held.Through).Query(func(rows pgx.Rows) (err error) {
 		ts.Summary, ts.History, err = splitModelHistory(s.scanMessages(rows, nil))
 		if err == nil && mark != nil && session.SummaryID(ts.Summary) == mark.Summary {
-			ts.Since = mark.Through // as the statement decided
+			// As the statement decided, when the message held last is
+			// still there (read first); when it is gone, all of it again.
+			if len(ts.History) > 0 && ts.History[0].ID == mark.Through {
+				ts.History, ts.Since = ts.History[1:], mark.Through
+			} else {
+				reread = true
+			}
 		}
 		return err
 	})
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
+	}
+	if reread {
+		var err error
+		if ts.Summary, ts.History, err = splitModelHistory(s.scanMessages(s.pool.Query(ctx, pgModelHistory, id))); err != nil {
+			return nil, err
+		}
 	}
 	if user != nil {
 		user.CreatedAt = session.FromMillis(now)

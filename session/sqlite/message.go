@@ -204,12 +204,16 @@ func (s *Store) modelHistorySince(ctx context.Context, sessionID string, mark *s
 		return nil, nil, 0, err
 	}
 	summary, after := session.ViewStart(newest)
-	if mark != nil && mark.Summary == session.SummaryID(summary) {
-		since = mark.Through
-		after = max(after, since)
+	if mark != nil && mark.Summary == session.SummaryID(summary) && mark.Through >= after {
+		// Read from the last message the caller holds, to see that it is
+		// still there: a Rewind may have removed it (ids are never reused).
+		rest, err = queryMessages(ctx, s.db, "session_id = ? AND id >= ? AND summary_first IS NULL ORDER BY id", sessionID, mark.Through)
+		if err != nil || (len(rest) > 0 && rest[0].ID == mark.Through) {
+			return summary, rest[min(1, len(rest)):], mark.Through, err
+		}
 	}
 	rest, err = queryMessages(ctx, s.db, "session_id = ? AND id > ? AND summary_first IS NULL ORDER BY id", sessionID, after)
-	return summary, rest, since, err
+	return summary, rest, 0, err
 }
 
 // loadMessages reads a session's messages through q, oldest first.
