@@ -79,8 +79,9 @@ func waitFile(t *testing.T, path string) {
 // TestNeovimTurnsMadeElsewhere: a turn asked in another Neovim (another
 // daemon) in the session open in this Neovim's chat appears there: live
 // with the PostgreSQL store (the daemon's ctxls/sessionUpdated), and with
-// SQLite when Neovim is come back to (FocusGained). The chat's own turns
-// still stream in, nothing shown twice.
+// SQLite when Neovim is come back to (FocusGained); with PostgreSQL B's
+// answer shows while B's daemon writes it. The chat's own turns still
+// stream in, nothing shown twice.
 func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 	t.Parallel()
 	nvim := nvimOrSkip(t)
@@ -89,7 +90,7 @@ func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 	for _, store := range []string{"postgres", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
 			fake := openaitest.New(t, openaitest.WithTitles(title))
-			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}},
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}, Delay: 700 * time.Millisecond},
 				openaitest.Reply{Chunks: []string{"second answer ", "in A"}, Delay: 50 * time.Millisecond})
 			dsn, dirA, dirB, phase := "", t.TempDir(), t.TempDir(), "focus-a"
 			var c *pgtest.Cluster

@@ -126,7 +126,12 @@ local ok, err = pcall(function()
     local buf = ask(ctxls, "question in A", "answer in A")
     local id = vim.api.nvim_buf_get_var(buf, "ctxls_session")
     put_shared(id)
+    -- seen_streaming: B's answer was shown while it was being written.
+    local seen_streaming = false
     local function shows_b()
+      if has(buf, "## You\n\nquestion from B\n\n## ctxls\n\n") and has(buf, "_answering elsewhere…_") then
+        seen_streaming = true
+      end
       return has(buf, "## You\n\nquestion from B") and has(buf, "## ctxls\n\nanswer from B")
     end
     if phase == "focus-a" then
@@ -138,6 +143,12 @@ local ok, err = pcall(function()
       end
     end
     wait("the turn asked in B", shows_b, 30000)
+    if phase == "live-a" and not seen_streaming then
+      fail("B's answer was not shown while B's daemon wrote it:\n" .. text(buf))
+    end
+    if has(buf, "_answering elsewhere…_") then
+      fail("B's ended answer is still marked as being written:\n" .. text(buf))
+    end
     if count(buf, "question in A") ~= 1 or count(buf, "question from B") ~= 1 or count(buf, "answer from B") ~= 1 then
       fail("the chat after the turn made elsewhere:\n" .. text(buf))
     end

@@ -328,11 +328,13 @@ end
 
 -- status_notes: what an answer's stored status adds after its text. A
 -- cancelled answer was stopped by the user; an interrupted one was cut off
--- when its daemon stopped (a crash, the editor closed).
+-- when its daemon stopped (a crash, the editor closed); a streaming one is
+-- being written by another daemon (a turn made elsewhere).
 local status_notes = {
   [P.status.cancelled] = "\n\n_cancelled_",
   [P.status.interrupted] = "\n\n_interrupted: the daemon stopped before the answer ended_",
   [P.status.error] = "\n\n_failed_",
+  [P.status.streaming] = "\n\n_answering elsewhere…_",
 }
 
 -- render_history fills a session's buffer with its stored messages, the
@@ -391,7 +393,12 @@ local function render_history(sess, messages)
     elseif m.role == "assistant" then
       used = add_usage(used, m.usage)
       local calls = tools.stored_calls(m, results)
-      if m.content ~= "" or #calls > 0 then
+      if m.content == "" and #calls == 0 and m.status == P.status.streaming then
+        -- Being answered by another daemon: its words come with the next
+        -- update.
+        append(buf, (answered and "" or "\n## ctxls\n\n") .. "_answering elsewhere…_\n")
+        answered = true
+      elseif m.content ~= "" or #calls > 0 then
         local head = answered and "" or "\n## ctxls\n\n"
         answered = true
         if m.content ~= "" then
