@@ -512,13 +512,19 @@ type DocumentGetResult struct {
 // ChatArgs are the params of ctxls/chat and the argument of ctxls.chat.
 type ChatArgs struct {
 	SessionID string `json:"sessionId,omitempty" max:"64"`
-	Message   string `json:"message" max:"1048576"`
+	Message   string `json:"message,omitempty" max:"1048576"` // required unless rewind is given
 	// Files go with this turn only: paths (relative to the workspace, or
 	// absolute), each optionally naming the lines the user selected,
 	// "main.go:5-8" or "main.go:12" (the model is told, the file is sent
 	// whole).
 	Files         []string        `json:"files,omitempty" max:"50" itemMax:"4096"`
 	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty" max:"256"`
+	// Rewind asks one of the session's questions again: the id of a user
+	// message. That question and everything after it are removed, then
+	// the turn asks message in its place (absent or empty: the same text
+	// again, to regenerate or retry its answer; another text edits and
+	// resends it). The session must be given or current.
+	Rewind int64 `json:"rewind,omitempty" max:"9007199254740991" limitDoc:"a question's message id"`
 }
 
 // Finish reasons of a chat result.

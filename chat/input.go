@@ -236,6 +236,14 @@ func (e *Engine) Forget(id string) {
 	e.mu.Unlock()
 }
 
+// dropView drops a session's model view: its history changed under it
+// (Rewind), so the next turn reads the session whole.
+func (e *Engine) dropView(id string) {
+	e.mu.Lock()
+	delete(e.views, id)
+	e.mu.Unlock()
+}
+
 func (e *Engine) clock() time.Time {
 	if e.now != nil {
 		return e.now()

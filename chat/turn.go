@@ -135,6 +135,12 @@ type Turn struct {
 	// changes (a new title moves the folder), so a turn reads the session
 	// once or twice, not at every step.
 	Session *session.Session
+	// Rewind, when not 0, is the id of one of the session's questions: the
+	// turn first takes the session back to before it (session.Rewinder:
+	// that question and everything after it removed, under the turn's
+	// lock), then asks Message in its place. The same text regenerates
+	// or retries an answer; another text edits and resends the question.
+	Rewind int64
 }
 
 // Lines is a range of lines, 1-based, both ends included.
@@ -363,6 +369,16 @@ func (r *run) begin() error {
 	e, t, ctx := r.e, &r.t, r.ctx
 	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
 		return StoreError(err)
+	}
+	if t.Rewind != 0 {
+		rw, ok := e.Store.(session.Rewinder)
+		if !ok {
+			return session.Invalidf("this store cannot ask a question again")
+		}
+		if _, err := rw.Rewind(ctx, t.SessionID, t.Rewind); err != nil {
+			return StoreError(err)
+		}
+		e.dropView(t.SessionID) // it held what is gone
 	}
 	var err error
 	if t.Session, err = e.turnSession(ctx, *t); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -70,7 +71,7 @@ func (t *Turn) Wait() turn.Event {
 // current one, else a new one) and provider, and starts it. Errors before
 // the turn starts are returned, nothing stored.
 func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions) (*Turn, error) {
-	if a.Message == "" {
+	if a.Message == "" && a.Rewind == 0 {
 		return nil, required(api.ChatRequest, "message")
 	}
 	roots := o.Roots
@@ -84,6 +85,18 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	sess, err := s.sessionOf(ctx, a.SessionID, false)
 	if err != nil {
 		return nil, fail(err)
+	}
+	if a.Rewind != 0 {
+		if sess == nil {
+			return nil, api.Errorf(api.KindInvalidArgument, "%s: rewind needs the session of the question (sessionId), and none is current", api.ChatRequest)
+		}
+		q, err := s.question(ctx, sess.ID, a.Rewind)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if a.Message == "" {
+			a.Message = q.Content // asked again as it was
+		}
 	}
 	if sess == nil && a.SessionID == "" {
 		// The first question of a new session carries the editor's view,
@@ -112,6 +125,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.toolbox(id, true, roots),
+		Rewind: a.Rewind,
 	}})
 	if err != nil {
 		return nil, fail(err)
@@ -125,6 +139,25 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	out := &Turn{Turn: t, events: make(chan turn.Event)}
 	go s.relay(ctx, t, out.events)
 	return out, nil
+}
+
+// question is message id of session sessionID when it is one of the
+// user's questions (what a turn may rewind to), else an error saying why.
+func (s *Service) question(ctx context.Context, sessionID string, id int64) (*session.Message, error) {
+	msgs, err := s.store.Messages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		if msgs[i].ID != id {
+			continue
+		}
+		if msgs[i].Role != session.RoleUser {
+			return nil, session.Invalidf("message %d is not a question (it is a %s message); rewind to a question", id, msgs[i].Role)
+		}
+		return &msgs[i], nil
+	}
+	return nil, fmt.Errorf("message %d of session %s: %w", id, sessionID, session.ErrNotFound)
 }
 
 // relay hands a turn's answer to the door and publishes what the turn

@@ -257,9 +257,10 @@ export interface DocumentGetResult {
 
 export interface ChatArgs {
   sessionId?: string;
-  message: string;
+  message?: string;
   files?: string[];
   workDoneToken?: unknown;
+  rewind?: number;
 }
 
 export interface ChatUsage {
