@@ -41,6 +41,16 @@
 ;; shows it under the question.  C-u C-c x a leaves it out once;
 ;; `ctxls-send-active-file' nil leaves it out unless a region is active.
 ;; The other open files stay candidates the model may read.
+;; `ctxls-compose' (C-c x w) writes a longer question in a buffer of its
+;; own: RET is a new line, C-c C-c sends it, C-c C-k aborts.
+;;
+;; `ctxls-cancel' (C-c x k) stops an answer: it stays, marked _cancelled_;
+;; one the daemon could not finish (it died) reads _interrupted_.  Each
+;; answer ends with what it cost in tokens (the cached input too, when the
+;; provider says), and the chat's header line shows the session's total.
+;; Turns another editor or machine adds to the session the chat shows
+;; appear at its end: as they are made with the PostgreSQL store, when you
+;; come back to the chat (or press g in it) with the local one.
 ;;
 ;; `ctxls-resume' (C-c x r) offers the sessions most recent first;
 ;; `ctxls-rename-session' (C-c x R), `ctxls-set-model' (C-c x m, the
@@ -289,6 +299,11 @@ everything, for debugging."
 
 (defvar ctxls--live-pending nil
   "Non-nil when the session changed elsewhere while a turn ran here.")
+
+(defvar ctxls--live-settling nil
+  "Non-nil from the start of a turn here until the chat knows what it stored.
+Its progress may end before its result names the last message it
+stored: until then, a turn made elsewhere cannot be told from it.")
 
 (defvar ctxls--live-state nil
   "nil, `reading' while a ctxls.session.show for an update is out, or
@@ -610,7 +625,7 @@ After a restart, the session that was current is resumed."
 
 (defun ctxls--fail (why)
   "Record that the daemon failed for WHY, tell the user, stop the process."
-  (setq ctxls--state 'failed ctxls--failure why ctxls--pending nil)
+  (setq ctxls--state 'failed ctxls--failure why ctxls--pending nil ctxls--live-settling nil)
   (when ctxls--turn                     ; it waited for the daemon in vain
     (ctxls--finish-turn ctxls--turn (concat "error: " why)))
   (ctxls--log "ctxls: %s" why)
@@ -630,6 +645,7 @@ After a restart, the session that was current is resumed."
     (when ctxls--turn
       (ctxls--finish-turn ctxls--turn "error: the daemon exited"))
     (setq ctxls--connection nil
+          ctxls--live-settling nil
           ctxls--state (if (eq ctxls--state 'failed) 'failed nil))
     (when (process-live-p ctxls--stderr)
       (delete-process ctxls--stderr))
@@ -1039,7 +1055,10 @@ Each tool call of the model's is a line, \"• server · tool \\=`{args}\\=` —
 status\", changed as the call goes: waiting for your permission,
 running, done, failed or declined.  Once it has ended, RET or TAB on
 the line shows what the model got back (\"▾\") and hides it again
-\(\"▸\"); isearch shows it too.
+\(\"▸\"); isearch shows it too.  Each answer ends with what it cost in
+tokens; the header line shows the session's total.
+\\[ctxls-chat-refresh] shows the turns made elsewhere in the session since it
+was shown (see `ctxls-chat-refresh').
 \\{ctxls-chat-buffer-mode-map}"
   :lighter nil
   (setq header-line-format (and ctxls-chat-buffer-mode '(:eval (ctxls--header-line)))))
@@ -1362,7 +1381,7 @@ newest one covers marks where the model's view of the session starts."
   (let ((id ctxls--session-id))
     (cond
      ((not (and (ctxls--live-shown-p id) (ctxls--usable-p))))
-     (ctxls--turn (setq ctxls--live-pending t))
+     ((or ctxls--turn ctxls--live-settling) (setq ctxls--live-pending t))
      (ctxls--live-state (setq ctxls--live-state 'again))
      (t
       (setq ctxls--live-state 'reading)
@@ -1387,7 +1406,7 @@ newest one covers marks where the model's view of the session starts."
   "Show the messages of SHOW (session ID) stored after those the chat shows."
   (cond
    ((not (and (equal id ctxls--session-id) (ctxls--live-shown-p id))))
-   (ctxls--turn (setq ctxls--live-pending t))
+   ((or ctxls--turn ctxls--live-settling) (setq ctxls--live-pending t))
    (t
     (with-current-buffer (ctxls--chat-buffer)
       (let* ((messages (append (plist-get show :messages) nil))
@@ -1429,20 +1448,24 @@ newest one covers marks where the model's view of the session starts."
 Without MESSAGE-ID (a cancelled or failed turn) the session is read for
 it.  Then an update that came during the turn is shown."
   (let ((then (lambda (last)
-                (when (and (ctxls--live-shown-p id) (equal id ctxls--session-id))
+                (when (and last (ctxls--live-shown-p id) (equal id ctxls--session-id))
                   (with-current-buffer ctxls--chat
                     (setq ctxls--chat-shown-id (max (or ctxls--chat-shown-id 0) last))))
+                (setq ctxls--live-settling nil)
                 (when (and ctxls--live-pending (not ctxls--turn))
                   (setq ctxls--live-pending nil)
                   (ctxls--live-refresh))
                 (ctxls--refresh-usage id))))
-    ;; Never restarts a daemon that has died: its next command does.
-    (when (and id (ctxls--usable-p))
-      (if (and (numberp message-id) (> message-id 0))
-          (funcall then message-id)
-        (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
-                        (lambda (show) (funcall then (ctxls--last-id (append (plist-get show :messages) nil))))
-                        #'ignore)))))
+    (cond
+     ;; Never restarts a daemon that has died: its next command does.
+     ((not (and id (ctxls--usable-p)))
+      (setq ctxls--live-settling nil))
+     ((and (numberp message-id) (> message-id 0))
+      (funcall then message-id))
+     (t
+      (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                      (lambda (show) (funcall then (ctxls--last-id (append (plist-get show :messages) nil))))
+                      (lambda (_) (funcall then nil)))))))
 
 ;;;###autoload
 (defun ctxls-chat-refresh ()
@@ -2283,7 +2306,8 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
     (ctxls--program))                   ; a missing daemon is said before anything shows
   (let* ((token (format "ctxls-emacs-%d-%d" (emacs-pid) (cl-incf ctxls--seq)))
          (turn (list :token token :started (float-time) :answered nil)))
-    (setq ctxls--turn turn)
+    (setq ctxls--turn turn
+          ctxls--live-settling t)
     (deactivate-mark)
     (ctxls--show-chat)
     (with-current-buffer (ctxls--chat-buffer)
@@ -2309,6 +2333,7 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
     (condition-case err
         (ctxls--ask-request turn message files)
       (error (ctxls--finish-turn turn (format "error: %s" (error-message-string err)))
+             (setq ctxls--live-settling nil)
              (signal (car err) (cdr err))))
     nil))
 

@@ -22,8 +22,9 @@ import (
 // answered with y), types into the file while the answer streams (the
 // typed text shows before the answer ends: nothing blocks), shows the tool
 // call's output with RET on its line, and renders the screen to
-// CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it asks a
-// second question, runs M-x ctxls-compact and renders the chat with the line
+// CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it writes a
+// second question over two lines in the question buffer (C-c x w), rendered
+// to emacs-compose-light.png and -dark.png, sends it, runs M-x ctxls-compact and renders the chat with the line
 // that marks where the model's view starts to emacs-compact-light.png and
 // emacs-compact-dark.png; then the model edits main.go (unsaved) and the
 // diff shown for review is rendered to emacs-review-light.png and
@@ -112,7 +113,8 @@ func TestEmacsScreenshot(t *testing.T) {
 			keys("-l", "docs · echo")
 			keys("Enter", "Enter", "M-<")
 			waitFor("the call's output", func(s string) bool {
-				return strings.Contains(s, "▾ docs · echo `{\"text\": \"fmt.Println\"}` — done") && strings.Contains(s, "echo: fmt.Println")
+				return strings.Contains(s, "▾ docs · echo `{\"text\": \"fmt.Println\"}` — done") && strings.Contains(s, "echo: fmt.Println") &&
+					strings.Contains(s, "*ctxls chat*   Top L1 ") // M-< done, the screen redrawn
 			})
 			png = filepath.Join(dir, "emacs-"+theme.name+".png")
 			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
@@ -124,11 +126,25 @@ func TestEmacsScreenshot(t *testing.T) {
 			// the model's view of the session now starts.
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"It returns, ", "so the program ", "exits with status 0."}},
 				openaitest.Reply{Chunks: []string{"The user asked what main prints: a UTF-8 greeting, nothing else."}})
-			keys("M->", "C-c", "x", "a")
-			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
+			// Written over two lines in the question buffer (C-c x w).
+			keys("M->", "C-c", "x", "w")
+			waitFor("the question buffer", func(s string) bool {
+				return strings.Contains(s, "ctxls: your question (with main.go)   RET new line   C-c C-c send   C-c C-k abort")
+			})
 			keys("-l", "And after that?")
 			keys("Enter")
-			waitFor("the second answer", func(s string) bool { return strings.Contains(s, "exits with status 0.") })
+			keys("-l", "Say how the program ends.")
+			waitFor("the two lines", func(s string) bool { return strings.Contains(s, "Say how the program ends.") })
+			png = filepath.Join(dir, "emacs-compose-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", png)
+			keys("C-c", "C-c")
+			// The turn has ended once what it cost shows.
+			waitFor("the second answer", func(s string) bool {
+				return strings.Contains(s, "exits with status 0.\n\n_tokens: 10 in · 3 out_")
+			})
 			keys("M-x")
 			keys("-l", "ctxls-compact")
 			keys("Enter")

@@ -126,7 +126,8 @@
         (insert-file-contents generated-autoload-file)
         (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
-                                 ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model))
+                                 ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
+                                 ctxls-compose ctxls-chat-refresh))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; A missing daemon: (ctxls-mode 1) in an init file warns, saying
@@ -394,6 +395,10 @@
                                    ctxls-version emacs-version (getenv "CTXLS_WORK")))))
       ;; The model's title replaces the first-line title, in the header too.
       (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+      ;; The title's update reads the session again: the turn, which
+      ;; ended before its result came, is not taken for one made elsewhere.
+      (ctxls-test--wait "the session read again" (lambda () (not (or ctxls--live-state ctxls--live-settling))) 20)
+      (should (= 1 (ctxls-test--count "what does this do?")))
       (should (string-prefix-p "# Emacs Test Title\n" (ctxls-test--chat-text)))
       (should (string-match-p "\\[Emacs Test Title\\]" (ctxls-test--lighter)))
       (with-current-buffer ctxls--chat
