@@ -142,9 +142,35 @@ local ok, err = pcall(function()
         vim.wait(300, shows_b, 20)
       end
     end
+    if phase == "live-a" then
+      wait("B's answer being written", function()
+        shows_b()
+        return seen_streaming
+      end, 30000)
+      -- Asked from the compose window meanwhile: the daemon refuses (B's
+      -- turn runs), the user is told, and the question goes back there.
+      vim.cmd("CtxlsChat")
+      local keys = vim.api.nvim_replace_termcodes("itoo early<C-s>", true, false, true)
+      vim.api.nvim_feedkeys(keys, "x", false)
+      wait("the refusal", function()
+        for _, m in ipairs(messages) do
+          if m:find("already running", 1, true) then
+            return true
+          end
+        end
+        return false
+      end)
+      wait("the question back in the compose window", function()
+        return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") == "too early"
+      end)
+      if vim.api.nvim_buf_get_name(0) ~= "ctxls://compose" then
+        fail("not in the compose window: " .. vim.api.nvim_buf_get_name(0))
+      end
+      vim.cmd("stopinsert")
+    end
     wait("the turn asked in B", shows_b, 30000)
-    if phase == "live-a" and not seen_streaming then
-      fail("B's answer was not shown while B's daemon wrote it:\n" .. text(buf))
+    if phase == "live-a" and has(buf, "too early") then
+      fail("the refused question stays in the chat, which shows the store:\n" .. text(buf))
     end
     if has(buf, "_answering elsewhere…_") then
       fail("B's ended answer is still marked as being written:\n" .. text(buf))

@@ -937,7 +937,8 @@ end
 
 -- ask sends message as a turn of the current session (made when there is
 -- none), with the file in front of you (M.turn_file). opts: range = {first,
--- last} (:'<,'>CtxlsAsk), bang (:CtxlsAsk!: without the file).
+-- last} (:'<,'>CtxlsAsk), bang (:CtxlsAsk!: without the file), on_refused
+-- (called with message when the daemon refused the turn).
 function M.ask(message, opts)
   opts = opts or {}
   local file = M.turn_file(opts)
@@ -985,6 +986,15 @@ function M.ask(message, opts)
         local kind = error_kind(err)
         if kind == P.error_kinds.no_provider then
           notify("no model provider is configured. In Neovim: require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } })", vim.log.levels.WARN)
+        elseif kind ~= P.error_kinds.cancelled then
+          -- The turn never started (a turn of the session runs elsewhere,
+          -- the store is down…): the question was not stored, and the
+          -- chat may be drawn again from the store.
+          state.questions[id] = math.max((state.questions[id] or 1) - 1, 0)
+          notify(err.message or vim.inspect(err), vim.log.levels.WARN)
+          if opts.on_refused then
+            opts.on_refused(message)
+          end
         end
         finish(turn, kind == P.error_kinds.cancelled and "cancelled" or ("error: " .. (err.message or "")))
       elseif result and result.finishReason == "error" then
@@ -1034,6 +1044,13 @@ function M.send_compose()
   local opts = compose_opts
   compose_opts = {}
   vim.api.nvim_buf_set_lines(compose, 0, -1, false, {})
+  opts.on_refused = function()
+    -- Not asked: the question goes back to the compose window, unless
+    -- another is being written there.
+    if vim.api.nvim_buf_is_valid(compose) and vim.trim(table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "")) == "" then
+      vim.api.nvim_buf_set_lines(compose, 0, -1, false, vim.split(message, "\n", { plain = true }))
+    end
+  end
   M.ask(message, opts)
 end
 
