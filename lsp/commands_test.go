@@ -193,8 +193,16 @@ func testSessionCommands(t *testing.T, start func(*testing.T) (*lsptest.Server, 
 	for time.Now().Before(renamed.Session.UpdatedAt.Add(5 * time.Millisecond)) {
 		time.Sleep(time.Millisecond)
 	}
-	s.MustCommand(api.SessionNew, map[string]any{}, &other)
+	// A new session is listed once it holds something (a title of the
+	// user's here): an empty one is left out.
+	var blank api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{}, &blank)
 	var list api.SessionListResult
+	s.MustCommand(api.SessionList, map[string]any{}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != id {
+		t.Errorf("list with a new empty session %s: %+v", blank.Session.ID, list.Sessions)
+	}
+	s.MustCommand(api.SessionNew, map[string]any{"title": "Other"}, &other)
 	s.MustCommand(api.SessionList, map[string]any{}, &list)
 	if len(list.Sessions) != 2 || list.Sessions[0].ID != other.Session.ID {
 		t.Errorf("list, newest first: %+v", list.Sessions)

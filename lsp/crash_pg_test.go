@@ -66,6 +66,18 @@ type pgCrashDB struct {
 
 func (db *pgCrashDB) flags() []string { return []string{"--store", db.dsn} }
 
+func (db *pgCrashDB) emptySessions(*crashRun) ([]string, error) {
+	rows, err := db.query("SELECT s.id FROM sessions s WHERE " + emptySessionRow + " AND NOT EXISTS (SELECT 1 FROM files f WHERE f.session_id = s.id)")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, row := range rows {
+		out = append(out, str(row, "id"))
+	}
+	return out, nil
+}
+
 func (db *pgCrashDB) queries(qs ...string) ([][]map[string]any, error) {
 	out := make([][]map[string]any, len(qs))
 	for i, q := range qs {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -177,6 +178,9 @@ type crashDB interface {
 	queries(qs ...string) ([][]map[string]any, error)
 	// integrity checks the database as a kill left it.
 	integrity(r *crashRun)
+	// emptySessions returns the ids of the sessions with nothing in them
+	// (session.EmptyAfter), which session lists leave out.
+	emptySessions(r *crashRun) ([]string, error)
 	// checkFolders checks the session folders (the SQLite store's own, the
 	// PostgreSQL store's mirror) against the database's sessions, with
 	// daemon it up and idle; it returns each session's folder to check
@@ -194,6 +198,32 @@ func (db *sqliteCrashDB) query(q string) ([]map[string]any, error) { return quer
 func (db *sqliteCrashDB) queries(qs ...string) ([][]map[string]any, error) {
 	return queries(db.path, true, qs...)
 }
+
+// emptySessions: the rows with nothing in them whose folder holds no file
+// either (the SQLite store keeps files on disk only).
+func (db *sqliteCrashDB) emptySessions(r *crashRun) ([]string, error) {
+	rows, err := db.query("SELECT s.id, s.folder FROM sessions s WHERE " + emptySessionRow)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, row := range rows {
+		files := 0
+		for _, sub := range session.Subdirs {
+			session.WalkFiles(filepath.Join(r.dataDir, "sessions", str(row, "folder"), sub), "", 8, func(string, fs.FileInfo) { files++ })
+		}
+		if files == 0 {
+			out = append(out, str(row, "id"))
+		}
+	}
+	return out, nil
+}
+
+// emptySessionRow is true for a session row with no message, no context
+// item but the editor's view and a title not the user's (both stores).
+const emptySessionRow = `s.title_source <> 'user'
+	AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)
+	AND NOT EXISTS (SELECT 1 FROM context_items c WHERE c.session_id = s.id AND c.set_name <> 'applet')`
 
 type crashRun struct {
 	t       *testing.T
@@ -1419,11 +1449,21 @@ func (r *crashRun) verify(it *iter, maxTurns int) {
 		return
 	}
 	json.Unmarshal(m.Result, &list)
+	// A session is listed once it holds something.
+	empty, err := r.db.emptySessions(r)
+	if err != nil {
+		r.errorf("reading the empty sessions: %v", err)
+	}
 	r.mu.Lock()
-	want := len(r.sessions)
+	want := 0
+	for _, s := range r.sessions {
+		if !slices.Contains(empty, s.id) {
+			want++
+		}
+	}
 	r.mu.Unlock()
 	if len(list.Sessions) != want {
-		r.errorf("session.list lists %d sessions, want %d", len(list.Sessions), want)
+		r.errorf("session.list lists %d sessions, want %d (%d sessions, %d of them empty)", len(list.Sessions), want, len(r.sessions), len(empty))
 	}
 	var streaming []string
 	rows, err := r.db.query("SELECT DISTINCT session_id FROM messages WHERE status = 'streaming' ORDER BY session_id")

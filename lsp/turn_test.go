@@ -158,7 +158,7 @@ func TestKilledAnswerInterruptedAtOpen(t *testing.T) {
 	}
 	live.Notify("$/cancelRequest", map[string]any{"id": 600})
 	waitLive()
-	if got := status(third, liveSess.Session.ID); got != api.StatusInterrupted {
+	if got := status(third, liveSess.Session.ID); got != api.StatusCancelled {
 		t.Errorf("the cancelled answer is %q", got)
 	}
 }

@@ -97,6 +97,7 @@ type Service struct {
 	current       string                     // the current session ("" if none): what an empty sessionId means
 	lostCurrent   bool                       // the current session was deleted; say so when the next is made
 	resumed       map[string]bool            // sessions resumed since their last turn
+	held          map[string]bool            // sessions this connection made, resumed or used: never pruned as empty
 	compactAt     int                        // 0: the default
 	editorMB      int                        // the client's storage soft limit in MiB; 0: the command line's
 	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
@@ -116,6 +117,12 @@ type Service struct {
 	// the same files.
 	storageMu sync.Mutex
 
+	// tidying counts the removals of empty sessions under way (tidy.go);
+	// Close waits for them, and none starts once tidyClosed (guarded by
+	// mu) is set.
+	tidying    sync.WaitGroup
+	tidyClosed bool
+
 	// subsMu guards subs, the doors' event handlers (events.go).
 	subsMu sync.Mutex
 	subs   []func(Event)
@@ -132,7 +139,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, openError(cfg, err)
 	}
-	return New(store, cfg), nil
+	s := New(store, cfg)
+	s.tidyEmpty(ctx)
+	return s, nil
 }
 
 // Start returns the connection's service at once, with its store opening
@@ -148,6 +157,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	p := backend.Start(ctx, cfg.DataDir, cfg.Store, func(err error) error { return openError(cfg, err) })
 	s := New(p, cfg)
 	s.opening = p
+	s.tidyLater()
 	if cfg.Opened != nil {
 		go func() {
 			_, err := p.Wait(context.Background())
@@ -203,6 +213,7 @@ func New(store session.Store, cfg Config) *Service {
 	s := &Service{
 		store: store, docs: docs, log: log, getenv: cfg.Getenv, probe: cfg.Probe, cliMB: cfg.StorageSoftLimitMB, noEnv: cfg.NoEnvHint,
 		version: cmp.Or(cfg.Version, "dev"), provider: cfg.Provider, resumed: map[string]bool{},
+		held: map[string]bool{},
 	}
 	if s.getenv == nil {
 		s.getenv = os.Getenv
@@ -218,6 +229,10 @@ func New(store session.Store, cfg Config) *Service {
 
 // Close stops the background work (model titles) and closes the store.
 func (s *Service) Close() error {
+	s.mu.Lock()
+	s.tidyClosed = true
+	s.mu.Unlock()
+	s.tidying.Wait()
 	s.engine.Close()
 	s.mu.Lock()
 	m := s.mcpManager
@@ -338,6 +353,7 @@ func (s *Service) Use(ctx context.Context, id, cwd string, resumed bool) error {
 	}
 	s.recordEnv(ctx, id, []string{cwd})
 	s.mu.Lock()
+	s.held[id] = true
 	if resumed {
 		s.resumed[id] = true
 	} else {
@@ -359,6 +375,9 @@ func (s *Service) Current() string {
 func (s *Service) SetCurrent(id string, resumed bool) {
 	s.mu.Lock()
 	s.current = id
+	if id != "" {
+		s.held[id] = true
+	}
 	if resumed && id != "" {
 		s.resumed[id] = true
 	}
@@ -427,6 +446,7 @@ func (s *Service) adoptNew(id string) {
 	s.log.Info("session created on first need", "session", id)
 	s.mu.Lock()
 	s.current = id
+	s.held[id] = true
 	announce := s.lostCurrent
 	s.lostCurrent = false
 	s.mu.Unlock()

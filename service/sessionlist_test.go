@@ -2,11 +2,15 @@ package service
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/sqlite"
 )
 
 // TestSessionListQuestions: each row says how many questions the session
@@ -40,7 +44,12 @@ func TestSessionListQuestions(t *testing.T) {
 		&session.Message{Role: session.RoleUser, Content: "And the fix?"},
 	)
 	b := mk(&session.Message{Role: session.RoleUser, Content: long})
-	empty := mk()
+	named := mk() // a title of the user's: listed with no message
+	emptySess, err := s.store.Create(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := emptySess.ID
 	res, err := s.SessionList(ctx, &api.SessionListArgs{})
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +64,80 @@ func TestSessionListQuestions(t *testing.T) {
 	if r := got[b]; r.Questions != 1 || r.FirstQuestion != strings.Repeat("é", 119)+"…" {
 		t.Errorf("b: questions %d, first %q", r.Questions, r.FirstQuestion)
 	}
-	if r := got[empty]; r.Questions != 0 || r.FirstQuestion != "" {
-		t.Errorf("empty: questions %d, first %q", r.Questions, r.FirstQuestion)
+	if r, ok := got[named]; !ok || r.Questions != 0 || r.FirstQuestion != "" {
+		t.Errorf("named, no message: listed %v, questions %d, first %q", ok, r.Questions, r.FirstQuestion)
+	}
+	if r, ok := got[empty]; ok {
+		t.Errorf("the empty session is listed: %+v", r)
+	}
+}
+
+// pruneRecorder is a store that records what PruneEmpty was asked.
+type pruneRecorder struct {
+	session.Store
+	mu    sync.Mutex
+	calls []pruneCall
+}
+
+type pruneCall struct {
+	cutoff time.Time
+	keep   []string
+}
+
+func (p *pruneRecorder) PruneEmpty(ctx context.Context, cutoff time.Time, keep []string) ([]string, error) {
+	p.mu.Lock()
+	p.calls = append(p.calls, pruneCall{cutoff, slices.Clone(keep)})
+	p.mu.Unlock()
+	return p.Store.PruneEmpty(ctx, cutoff, keep)
+}
+
+// TestEmptySessionsLeftOutAndTidied: a new session is not listed until it
+// holds something, whichever door lists; making one removes the empty
+// sessions left behind (session.EmptyAfter old), keeping every session the
+// connection made or used.
+func TestEmptySessionsLeftOutAndTidied(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &pruneRecorder{Store: st}
+	s := open(t, rec, api.Provider{})
+	first, err := s.SessionNew(ctx, &api.SessionNewArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.SessionNew(ctx, &api.SessionNewArgs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, list := range []func() (*api.SessionListResult, error){
+		func() (*api.SessionListResult, error) { return s.SessionList(ctx, &api.SessionListArgs{}) },
+		func() (*api.SessionListResult, error) { return s.ListIn(ctx, &api.SessionListArgs{}, "") },
+	} {
+		if res, err := list(); err != nil || len(res.Sessions) != 0 {
+			t.Errorf("two new sessions, nothing in them: listed %+v %v", res, err)
+		}
+	}
+	if err := st.AppendMessage(ctx, &session.Message{SessionID: first.Session.ID, Role: session.RoleUser, Content: "q", Status: session.StatusComplete}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.SessionList(ctx, &api.SessionListArgs{}); err != nil || len(res.Sessions) != 1 || res.Sessions[0].ID != first.Session.ID {
+		t.Errorf("with a message: listed %+v %v", res, err)
+	}
+	s.tidying.Wait()
+	rec.mu.Lock()
+	calls := slices.Clone(rec.calls)
+	rec.mu.Unlock()
+	if len(calls) != 2 {
+		t.Fatalf("PruneEmpty called %d times for two new sessions", len(calls))
+	}
+	last := calls[1]
+	if d := time.Since(last.cutoff); d < session.EmptyAfter || d > session.EmptyAfter+time.Minute {
+		t.Errorf("cutoff %v ago, want %v", d, session.EmptyAfter)
+	}
+	if !slices.Contains(last.keep, first.Session.ID) || !slices.Contains(last.keep, second.Session.ID) {
+		t.Errorf("keep %v: the connection's sessions %s and %s are not kept", last.keep, first.Session.ID, second.Session.ID)
 	}
 }
 

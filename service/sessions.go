@@ -18,6 +18,7 @@ func (s *Service) SessionNew(ctx context.Context, a *api.SessionNewArgs) (*api.S
 		return nil, fail(err)
 	}
 	s.SetCurrent(sess.ID, false)
+	s.tidyLater()
 	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
 }
 
@@ -75,7 +76,8 @@ func (s *Service) missingFiles(sets session.Context) []string {
 	return nonNil(chat.MissingFiles(sets[prompts.SetFiles], s.docs))
 }
 
-// SessionList lists sessions, most recent activity first.
+// SessionList lists sessions, most recent activity first, leaving out the
+// empty ones (tidy.go): a session is listed once it holds something.
 func (s *Service) SessionList(ctx context.Context, a *api.SessionListArgs) (*api.SessionListResult, error) {
 	return s.list(ctx, a, "")
 }
@@ -90,7 +92,7 @@ func (s *Service) list(ctx context.Context, a *api.SessionListArgs, workspace st
 	if a.Limit < 0 {
 		return nil, api.Errorf(api.KindInvalidArgument, "%s: limit must not be negative", api.SessionList)
 	}
-	list, next, err := s.store.List(ctx, session.ListOptions{Query: a.Query, Limit: a.Limit, Cursor: a.Cursor, Workspace: workspace})
+	list, next, err := s.store.List(ctx, session.ListOptions{Query: a.Query, Limit: a.Limit, Cursor: a.Cursor, Workspace: workspace, NonEmpty: true})
 	if err != nil {
 		return nil, fail(err)
 	}

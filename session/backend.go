@@ -140,6 +140,11 @@ type Storage interface {
 	DiskUsage(ctx context.Context) (*DiskUsage, error)
 	EnforceSoftLimit(ctx context.Context, limit int64) (*Cleanup, error)
 	PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool) ([]Session, error)
+	// PruneEmpty deletes the empty sessions (see EmptyAfter) with no
+	// activity since cutoff, except those in keep, and returns their ids;
+	// each goes only if it is still empty and that old in its delete. On
+	// PostgreSQL only the role's own sessions are considered.
+	PruneEmpty(ctx context.Context, cutoff time.Time, keep []string) ([]string, error)
 }
 
 // Live reports the changes other processes make.

@@ -91,7 +91,21 @@ type ListOptions struct {
 	Cursor string // nextCursor of the previous page
 	// Workspace keeps only the sessions last used in this folder.
 	Workspace string
+	// NonEmpty leaves out the empty sessions (see EmptyAfter): a session
+	// is listed once it holds something.
+	NonEmpty bool
 }
+
+// A session is empty while it holds nothing a person made: no messages,
+// no files in its folder, no context items but the editor's view (the
+// "applet" set, which ctxls captures by itself) and a title that is not
+// the user's. Session lists leave empty sessions out (ListOptions.NonEmpty),
+// and PruneEmpty deletes those whose last activity is older than
+// EmptyAfter: old enough that no daemon, on this machine or another one
+// sharing the database, can have just made one to use it (a session open
+// in an editor that rests there is not touched, so the margin is wide;
+// the daemon that holds one keeps it, see service).
+const EmptyAfter = time.Hour
 
 const maxTitle = 200
 

@@ -425,3 +425,11 @@ func (p *Pending) WriteOutput(ctx context.Context, sessionID string, path string
 	}
 	return s.WriteOutput(ctx, sessionID, path, content)
 }
+
+func (p *Pending) PruneEmpty(ctx context.Context, cutoff time.Time, keep []string) ([]string, error) {
+	s, err := p.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.PruneEmpty(ctx, cutoff, keep)
+}

@@ -159,6 +159,9 @@ func (s *Store) List(ctx context.Context, opt session.ListOptions) ([]session.Se
 	if opt.Workspace != "" {
 		where = append(where, "s.meta->>'workspace' = "+arg(opt.Workspace))
 	}
+	if opt.NonEmpty {
+		where = append(where, "NOT ("+pgEmptyRow+")")
+	}
 	query := "SELECT " + pgSessionColumns + " FROM sessions s WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY s.updated_at DESC, s.id DESC LIMIT " + arg(limit+1)
 	out, err := s.list(ctx, query, args...)
@@ -393,6 +396,52 @@ func (s *Store) PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool
 			return out, fmt.Errorf("session %s: %w", ss.ID, err)
 		}
 		out = append(out, ss)
+	}
+	return out, nil
+}
+
+// pgEmptyRow is true for an empty session's row (see session.EmptyAfter).
+const pgEmptyRow = `s.title_source <> 'user'
+	AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)
+	AND NOT EXISTS (SELECT 1 FROM files f WHERE f.session_id = s.id)
+	AND NOT EXISTS (SELECT 1 FROM context_items c WHERE c.session_id = s.id AND c.set_name <> 'applet')`
+
+// PruneEmpty deletes this role's empty sessions with no activity since
+// cutoff, but those in keep (see session.Storage). The database is shared
+// by daemons on several machines: cutoff (session.EmptyAfter ago) is what
+// keeps a session another daemon has just made, and the row is checked
+// again in its DELETE.
+func (s *Store) PruneEmpty(ctx context.Context, cutoff time.Time, keep []string) ([]string, error) {
+	if keep == nil {
+		keep = []string{}
+	}
+	rows, err := s.pool.Query(ctx, `DELETE FROM sessions s WHERE s.id IN (
+			SELECT s.id FROM sessions s WHERE s.owner = session_user AND s.updated_at < $1 AND s.id <> ALL($2) AND `+pgEmptyRow+`)
+		AND s.updated_at < $1 AND `+pgEmptyRow+` RETURNING s.id, s.folder`, cutoff.UnixMilli(), keep)
+	if err != nil {
+		return nil, err
+	}
+	type gone struct{ id, folder string }
+	var deleted []gone
+	for rows.Next() {
+		var g gone
+		if err := rows.Scan(&g.id, &g.folder); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		deleted = append(deleted, g)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, g := range deleted {
+		s.history.Cache.Forget(g.id)
+		if err := s.removeFolder(ctx, g.id, g.folder); err != nil {
+			return out, fmt.Errorf("empty session %s: %w", g.id, err)
+		}
+		out = append(out, g.id)
 	}
 	return out, nil
 }

@@ -10,7 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/ctxls/ctxls/session"
 )
@@ -142,6 +144,22 @@ func (s *Store) List(ctx context.Context, opt session.ListOptions) ([]session.Se
 		where = append(where, "json_extract("+metaJSON+", '$.workspace') = ?")
 		args = append(args, opt.Workspace)
 	}
+	if opt.NonEmpty {
+		// The folder is on disk, not in the database: the sessions empty by
+		// their rows whose folder holds files are named.
+		withFiles, err := s.emptyRowsWithFiles(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		cond := "NOT (" + emptyRow + ")"
+		if len(withFiles) > 0 {
+			cond = "(" + cond + " OR s.id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(withFiles)), ", ") + "))"
+			for _, id := range withFiles {
+				args = append(args, id)
+			}
+		}
+		where = append(where, cond)
+	}
 	args = append(args, limit+1)
 	query := "SELECT " + sessionColumns + " FROM sessions s WHERE " + strings.Join(where, " AND ") +
 		" ORDER BY s.updated_at DESC, s.id DESC LIMIT ?"
@@ -164,6 +182,107 @@ func (s *Store) List(ctx context.Context, opt session.ListOptions) ([]session.Se
 		next = base64.RawURLEncoding.EncodeToString(b)
 	}
 	return out, next, nil
+}
+
+// emptyRow is true for a session row that is empty as far as the database
+// tells (see session.EmptyAfter): its folder may still hold files.
+const emptyRow = `s.message_count = 0 AND s.title_source <> 'user'
+	AND NOT EXISTS (SELECT 1 FROM context_items c WHERE c.session_id = s.id AND c.set_name <> 'applet')`
+
+// emptyRowsWithFiles returns the sessions empty by their rows whose folder
+// holds a file (or cannot be read), which are not empty.
+func (s *Store) emptyRowsWithFiles(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT s.id, s.folder FROM sessions s WHERE "+emptyRow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, folder string
+		if err := rows.Scan(&id, &folder); err != nil {
+			return nil, err
+		}
+		if s.folderHasFiles(folder) {
+			out = append(out, id)
+		}
+	}
+	return out, rows.Err()
+}
+
+// folderHasFiles reports whether a session folder's subfolders hold a
+// file; true when one cannot be read (a rename in flight): not empty is
+// the safe answer.
+func (s *Store) folderHasFiles(folder string) bool {
+	for _, sub := range session.Subdirs {
+		dir := filepath.Join(s.folderPath(folder), sub)
+		n := 0
+		err := session.WalkFiles(dir, "", 8, func(string, fs.FileInfo) { n++ })
+		if n > 0 || err != nil && !missing(dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// missing reports whether path does not exist.
+func missing(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// PruneEmpty deletes the empty sessions with no activity since cutoff,
+// but those in keep (see session.Storage).
+func (s *Store) PruneEmpty(ctx context.Context, cutoff time.Time, keep []string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT s.id, s.folder FROM sessions s WHERE s.updated_at < ? AND "+emptyRow, cutoff.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	type cand struct{ id, folder string }
+	var cands []cand
+	for rows.Next() {
+		var c cand
+		if err := rows.Scan(&c.id, &c.folder); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if !slices.Contains(keep, c.id) {
+			cands = append(cands, c)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, c := range cands {
+		var folder string
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			// Checked where no one writes: the folder, then the row again.
+			if s.folderHasFiles(c.folder) {
+				return nil
+			}
+			err := tx.QueryRowContext(ctx, "DELETE FROM sessions AS s WHERE s.id = ? AND s.updated_at < ? AND "+emptyRow+" RETURNING folder",
+				c.id, cutoff.UnixMilli()).Scan(&folder)
+			if errors.Is(err, sql.ErrNoRows) {
+				folder = "" // used meanwhile, or deleted by someone else
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return out, err
+		}
+		if folder == "" {
+			continue
+		}
+		s.history.Cache.Forget(c.id)
+		if err := os.RemoveAll(s.folderPath(folder)); err != nil {
+			return out, fmt.Errorf("empty session %s deleted, but its folder could not be removed: %w", c.id, err)
+		}
+		out = append(out, c.id)
+	}
+	return out, nil
 }
 
 func (s *Store) list(ctx context.Context, q querier, query string, args []any) (out []session.Session, anyMoved bool, err error) {

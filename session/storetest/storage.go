@@ -296,3 +296,105 @@ func testOutputTarget(t *testing.T, s Store) {
 		t.Errorf("unknown session: %v", err)
 	}
 }
+
+// testEmptySessions (both stores): a list with NonEmpty leaves out the
+// sessions that hold nothing a person made (no message, file, context
+// but the editor's view, or title of the user's), pages included, and
+// PruneEmpty deletes those of them older than the cutoff, but the ones it
+// is told to keep, with their folders; sessions with anything in them
+// stay, however old.
+func testEmptySessions(t *testing.T, e *Env) {
+	s := e.S
+	now := time.Now()
+	e.SetClock(s, func() time.Time { return now.Add(-2 * time.Hour) })
+	mk := func(title string) *session.Session {
+		t.Helper()
+		ss, err := s.Create(ctx, title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss
+	}
+	empty, applet, kept := mk(""), mk(""), mk("")
+	if _, err := s.UpdateContext(ctx, applet.ID, "applet", []string{"editor?file=/w/a.go&line=3"}, session.ModeReplace, session.AddedByUser, nil); err != nil {
+		t.Fatal(err)
+	}
+	named := mk("Named by the user")
+	withMsg := mk("")
+	if err := s.AppendMessage(ctx, &session.Message{SessionID: withMsg.ID, Role: session.RoleUser, Content: "a question", Status: session.StatusComplete}); err != nil {
+		t.Fatal(err)
+	}
+	withCtx := mk("")
+	if _, err := s.UpdateContext(ctx, withCtx.ID, "files", []string{"/w/a.go"}, session.ModeReplace, session.AddedByUser, nil); err != nil {
+		t.Fatal(err)
+	}
+	withFile := mk("")
+	if _, err := s.AddFile(ctx, withFile.ID, "notes.txt", strings.NewReader("n")); err != nil {
+		t.Fatal(err)
+	}
+	e.SetClock(s, time.Now)
+	fresh := mk("")
+	full := []string{named.ID, withMsg.ID, withCtx.ID, withFile.ID}
+
+	ids := func(list []session.Session) []string {
+		out := []string{}
+		for _, ss := range list {
+			out = append(out, ss.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := slices.Clone(full)
+	slices.Sort(want)
+	list, next, err := s.List(ctx, session.ListOptions{NonEmpty: true})
+	if err != nil || next != "" || !slices.Equal(ids(list), want) {
+		t.Errorf("NonEmpty list: %v %q %v, want %v", ids(list), next, err, want)
+	}
+	var paged []session.Session
+	cursor := ""
+	for range 5 {
+		page, next, err := s.List(ctx, session.ListOptions{NonEmpty: true, Limit: 3, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, page...)
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if !slices.Equal(ids(paged), want) {
+		t.Errorf("NonEmpty pages of 3: %v, want %v", ids(paged), want)
+	}
+	if all, _, err := s.List(ctx, session.ListOptions{}); err != nil || len(all) != 8 {
+		t.Errorf("the whole list: %d sessions %v, want 8", len(all), err)
+	}
+
+	// A cutoff before they were made: nothing goes.
+	if gone, err := s.PruneEmpty(ctx, now.Add(-3*time.Hour), nil); err != nil || len(gone) != 0 {
+		t.Errorf("PruneEmpty before any was made: %v %v", gone, err)
+	}
+	gone, err := s.PruneEmpty(ctx, now.Add(-time.Hour), []string{kept.ID})
+	slices.Sort(gone)
+	wantGone := []string{empty.ID, applet.ID}
+	slices.Sort(wantGone)
+	if err != nil || !slices.Equal(gone, wantGone) {
+		t.Fatalf("PruneEmpty: %v %v, want %v", gone, err, wantGone)
+	}
+	for _, ss := range []*session.Session{empty, applet} {
+		if _, err := s.Get(ctx, ss.ID); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("empty session %s still there: %v", ss.ID, err)
+		}
+		if _, err := os.Stat(ss.Folder); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("its folder is left: %v", err)
+		}
+	}
+	for _, id := range append([]string{kept.ID, fresh.ID}, full...) {
+		if _, err := s.Get(ctx, id); err != nil {
+			t.Errorf("session %s was removed: %v", id, err)
+		}
+	}
+	// Kept no more, it goes; the fresh one is younger than the cutoff.
+	if gone, err := s.PruneEmpty(ctx, now.Add(-time.Hour), nil); err != nil || !slices.Equal(gone, []string{kept.ID}) {
+		t.Errorf("PruneEmpty without keep: %v %v, want %v", gone, err, []string{kept.ID})
+	}
+}

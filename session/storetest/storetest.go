@@ -93,6 +93,7 @@ var tests = []struct {
 	{"TurnStateBegins", testTurnStateBegins},
 	{"TurnStateSince", testTurnStateSince},
 	{"CancelledKept", testCancelledKept},
+	{"EmptySessions", testEmptySessions},
 }
 
 // Run runs every test of the suite as a parallel subtest of t, each on a
