@@ -486,6 +486,73 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
+  await step("issue 24: Retry asks a stopped answer's question again in its place; Edit sends a changed question in place of the old one; on an earlier turn both ask before removing what follows", async () => {
+    const n = await turns().count();
+    const again = () => lastTurn().locator(".turn-actions button.again");
+    check((await again().innerText()) === "Retry", `under the cancelled answer: ${await again().innerText()}`);
+    await enqueue([{ chunks: ["The cancel path, ", "in full."] }]);
+    await again().click();
+    await until("the retried answer", async () => (await lastTurn().locator(".a").innerText()).includes("The cancel path, in full."));
+    await idle();
+    check((await turns().count()) === n, `${await turns().count()} turns after the retry, ${n} before`);
+    check((await lastTurn().locator(".q").innerText()) === "Explain the cancel path", "the retried question changed");
+    check((await lastTurn().locator(".status").count()) === 0, "the retried turn is still marked");
+    check((await again().innerText()) === "Regenerate", `under a complete answer: ${await again().innerText()}`);
+    let reqs = await requests();
+    let sent = reqs[reqs.length - 1].messages;
+    check(sent.filter((m) => m.role === "user" && m.content.includes("Explain the cancel path")).length === 1, "the question went to the model twice");
+    check(!sent.some((m) => m.content.includes("Let me think about")), "the stopped answer went to the model");
+
+    // Edit: the question in the input, marked; Esc gives the draft back.
+    await chat.locator("#input").fill("a draft");
+    await lastTurn().locator(".turn-actions button.edit").click();
+    check((await chat.locator("#input").inputValue()) === "Explain the cancel path", "Edit did not put the question in the input");
+    check(await chat.locator("#editing").isVisible(), "no word that the question is being edited");
+    await ed.page.keyboard.press("Escape");
+    check((await chat.locator("#input").inputValue()) === "a draft" && (await chat.locator("#editing").isHidden()), "Esc did not end the edit");
+    await lastTurn().locator(".turn-actions button.edit").click();
+    await chat.locator("#input").fill("Explain the cancel path, briefly");
+    await enqueue([{ chunks: ["Briefly: it stops the stream."] }]);
+    await chat.locator("#input").press("Enter");
+    await until("the edited question's answer", async () => (await lastTurn().locator(".a").innerText()).includes("Briefly: it stops the stream."));
+    await idle();
+    check((await turns().count()) === n, `${await turns().count()} turns after the edit, ${n} before`);
+    check((await lastTurn().locator(".q").innerText()) === "Explain the cancel path, briefly", "the edited question is not shown");
+    check((await chat.locator("#input").inputValue()) === "a draft", "the draft from before the edit did not come back");
+    await chat.locator("#input").fill("");
+    reqs = await requests();
+    sent = reqs[reqs.length - 1].messages;
+    check(!sent.some((m) => m.role === "user" && m.content.trim().endsWith("Explain the cancel path")), "the old question went to the model");
+    check(!sent.some((m) => m.content.includes("in full.")), "the replaced answer went to the model");
+
+    // An earlier turn: Regenerate asks first; Cancel leaves everything.
+    const earlier = turns().nth(n - 2);
+    await earlier.hover();
+    const asked = (await requests()).length;
+    await earlier.locator(".turn-actions button.again").click();
+    const dialog = ed.page.locator(".monaco-dialog-box");
+    await dialog.waitFor();
+    check((await dialog.innerText()).includes("the turn after it"), `dialog: ${await dialog.innerText()}`);
+    await dialog.locator(".monaco-button", { hasText: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await sleep(300);
+    check((await turns().count()) === n && (await requests()).length === asked, "Cancel removed or asked something");
+    await ed.page.mouse.move(1000, 600);
+    await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-retry-light"],
+      ["Dark Modern", "vscode-retry-dark"],
+    ]) {
+      await setTheme(theme);
+      for (const sel of ["#log .turn:last-child .turn-actions button.again", "#log .turn:last-child .turn-actions button.edit"]) {
+        const c = await contrast(sel);
+        check(c >= 4.5, `${theme}: ${sel} has a contrast of ${c.toFixed(2)}`);
+      }
+      await sleep(300);
+      await docsShot(shot);
+    }
+  });
+
   // ---- issue 24: what goes with a question, the input while a turn runs, the model, usage ----
 
   const notesUnsaved = "NOTES UNSAVED 24";

@@ -18,7 +18,11 @@
   const turnFile = $("turn-file");
   const model = $("model");
   const usage = $("usage");
+  const editing = $("editing");
   let state = null;
+  // The turn whose question the input holds for Edit (its index), with the
+  // draft the input had before; null when not editing.
+  let edit = null;
   let revealed = 0;
   let scrolledTo = undefined;
   // The tool cards the user opened, by id: a whole redraw (a new title, a
@@ -185,7 +189,7 @@
     const a = div.querySelector(".a");
     const parts = t.parts || [];
     drawParts(a, parts);
-    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions").forEach((n) => n.remove());
     const last = parts[parts.length - 1];
     const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
     if (t.status === "streaming" && !toolBusy) {
@@ -211,6 +215,7 @@
     else if (t.status === "interrupted") div.appendChild(el("div", "status interrupted", "interrupted"));
     else if (t.status === "length") div.appendChild(el("div", "status length", "cut at the output limit"));
     else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
+    if (t.status !== "streaming") div.appendChild(turnActions(t));
     if (t.compacted) {
       const c = t.compacted;
       const m = el("div", "compacted");
@@ -232,6 +237,46 @@
         div.appendChild(text);
       } else div.appendChild(m);
     }
+  }
+
+  // Under a finished answer: Retry (an answer that failed, was stopped or
+  // cut) or Regenerate, and Edit, which puts the question into the input.
+  // Both ask it again in its place; the extension asks before removing
+  // later turns. Shown on the last turn, on the others when hovered.
+  function turnActions(t) {
+    const row = el("div", "turn-actions");
+    const again = ["error", "cancelled", "interrupted", "length"].includes(t.status) ? "Retry" : "Regenerate";
+    const b = el("button", "link again", again);
+    b.type = "button";
+    b.title = again === "Retry" ? "Ask this question again in place of this answer" : "Ask this question again for another answer";
+    const e = el("button", "link edit", "Edit");
+    e.type = "button";
+    e.title = "Change this question and send it in its place";
+    row.appendChild(b);
+    row.appendChild(e);
+    return row;
+  }
+
+  function startEdit(index) {
+    const t = state && state.turns[index];
+    if (!t) return;
+    if (edit === null) edit = { index, draft: input.value };
+    else edit.index = index;
+    input.value = t.question;
+    editing.hidden = false;
+    log.querySelectorAll(".turn.editing").forEach((n) => n.classList.remove("editing"));
+    log.querySelector('.turn[data-index="' + index + '"]')?.classList.add("editing");
+    input.focus();
+    input.setSelectionRange(input.value.length, input.value.length);
+  }
+
+  function endEdit(restore) {
+    if (edit === null) return;
+    if (restore) input.value = edit.draft;
+    edit = null;
+    editing.hidden = true;
+    log.querySelectorAll(".turn.editing").forEach((n) => n.classList.remove("editing"));
+    vscode.setState({ draft: input.value });
   }
 
   /** The words of the compaction toast (extension.ts), counted within the session. */
@@ -319,6 +364,8 @@
   }
 
   function draw(s) {
+    // An edit whose turn is gone (another session, a reload) ends.
+    if (edit !== null && !(s.turns[edit.index] && state && state.turns[edit.index] && s.turns[edit.index].question === state.turns[edit.index].question)) endEdit(true);
     const wasAtBottom = atBottom();
     const prevTop = log.scrollTop;
     state = s;
@@ -350,6 +397,7 @@
     log.textContent = "";
     if (s.turns.length === 0) log.appendChild(el("div", "welcome", "Ask about your code: the file shown above the input (the active editor's, with its selected lines and unsaved edits) and the files of the session's context go with the question; other open files are listed by name."));
     s.turns.forEach((t, i) => log.appendChild(drawTurn(t, i)));
+    if (edit !== null) log.querySelector('.turn[data-index="' + edit.index + '"]')?.classList.add("editing");
     drawBusy(s.busy);
     if (s.highlight !== undefined) {
       const hit = log.querySelector('.turn[data-ids~="' + s.highlight + '"]');
@@ -421,6 +469,12 @@
       drawHint(true);
       return;
     }
+    if (edit !== null) {
+      const index = edit.index;
+      endEdit(true); // the draft from before the edit comes back
+      vscode.postMessage({ type: "rewind", index, text });
+      return;
+    }
     input.value = "";
     vscode.setState({ draft: "" });
     vscode.postMessage({ type: "send", text });
@@ -438,10 +492,14 @@
   input.addEventListener("input", () => vscode.setState({ draft: input.value }));
   stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
   // Esc in the view stops a running answer.
+  // Esc while editing a question gives the input back its draft.
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && state && state.busy && !e.isComposing) {
       e.preventDefault();
       vscode.postMessage({ type: "stop" });
+    } else if (e.key === "Escape" && edit !== null && !e.isComposing) {
+      e.preventDefault();
+      endEdit(true);
     }
   });
 
@@ -460,6 +518,17 @@
     }
     if (t.closest("button.restore")) {
       vscode.postMessage({ type: "restoreTurnFile" });
+      return;
+    }
+    const again = t.closest(".turn-actions button.again");
+    if (again) {
+      const turn = again.closest(".turn");
+      if (state && !state.busy) vscode.postMessage({ type: "rewind", index: Number(turn.dataset.index) });
+      return;
+    }
+    const editButton = t.closest(".turn-actions button.edit");
+    if (editButton) {
+      startEdit(Number(editButton.closest(".turn").dataset.index));
       return;
     }
     if (t.closest("#add-file")) {

@@ -636,7 +636,45 @@ class Controller {
     if (ask?.actions.includes(title)) ask.answer(title);
   }
 
-  async ask(message: string, opts: { files?: string[] } = {}): Promise<void> {
+  /**
+   * Retry, Regenerate and Edit: turn index's question asked again (text, when
+   * given, is the edited question) in place of it and of what followed it
+   * (ctxls/chat with rewind: the daemon removes them from the session).
+   */
+  private async askAgain(index: number, text?: string): Promise<void> {
+    const turn = this.state.turns[index];
+    if (!turn) return;
+    if (this.state.busy) {
+      vscode.window.showInformationMessage("ctxls: a turn is running; wait for it or press Stop.");
+      return;
+    }
+    const c = await this.need();
+    if (!c || !this.state.sessionId) return;
+    const id = turn.questionId ?? (await this.storedQuestionId(c, index));
+    if (id === undefined) {
+      vscode.window.showErrorMessage("ctxls: this question is not stored in the session, so it cannot be asked again in its place; ask it as a new question.");
+      return;
+    }
+    const later = this.state.turns.length - index - 1;
+    if (later > 0) {
+      const go = "Ask Again";
+      const what = later === 1 ? "the turn after it" : `the ${later} turns after it`;
+      const pick = await vscode.window.showWarningMessage(`ctxls: asking this question again removes its answer and ${what} from the session.`, { modal: true }, go);
+      if (pick !== go) return;
+    }
+    this.state.turns.splice(index);
+    this.view.postState();
+    await this.ask(text ?? turn.question, { rewind: id });
+  }
+
+  /** The stored id of turn index's question (a turn asked in this window has none in the view yet). */
+  private async storedQuestionId(c: CtxlsClient, index: number): Promise<number | undefined> {
+    const shown = await c.show(this.state.sessionId);
+    const q = (shown.messages ?? []).filter((m) => m.role === "user")[index];
+    return q && q.content === this.state.turns[index]?.question ? q.id : undefined;
+  }
+
+  async ask(message: string, opts: { files?: string[]; rewind?: number } = {}): Promise<void> {
     if (!this.startError && this.client && !this.starting && !this.client.isRunning()) {
       // The daemon stopped (it crashed, or was killed): the question stays
       // in the input, to send once it runs again.
@@ -706,7 +744,7 @@ class Controller {
             this.view.postTurn(index, turn);
           },
         },
-        files.length ? { files } : {},
+        { ...(files.length ? { files } : {}), ...(opts.rewind !== undefined ? { rewind: opts.rewind } : {}) },
       );
     } finally {
       this.running = undefined;
@@ -735,6 +773,8 @@ class Controller {
       this.view.postRestoreInput(message);
       this.updateStatus();
       void vscode.window.showErrorMessage(`ctxls: ${noProviderText}`, "Open Settings").then((a) => a && this.openProviderSettings());
+      // A question asked again that never started removed nothing: show the session as it is.
+      if (opts.rewind !== undefined) await this.loadSession(this.state.sessionId);
       return;
     }
     const messages = this.turnMessages;
@@ -758,6 +798,9 @@ class Controller {
     switch (m.type) {
       case "send":
         run(() => this.ask(m.text));
+        break;
+      case "rewind":
+        run(() => this.askAgain(m.index, m.text));
         break;
       case "stop":
         run(() => this.cancel());
