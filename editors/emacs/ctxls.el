@@ -43,6 +43,10 @@
 ;; The other open files stay candidates the model may read.
 ;; `ctxls-compose' (C-c x w) writes a longer question in a buffer of its
 ;; own: RET is a new line, C-c C-c sends it, C-c C-k aborts.
+;; `ctxls-regenerate' (C-c x G) asks the last question again, to retry a
+;; failed answer or get another; `ctxls-edit-question' (C-c x E) opens it
+;; in that buffer to change and send again.  Either way the question and
+;; its answer are replaced, in the chat and in the session.
 ;;
 ;; `ctxls-cancel' (C-c x k) stops an answer: it stays, marked _cancelled_;
 ;; one the daemon could not finish (it died) reads _interrupted_.  Each
@@ -79,6 +83,7 @@
 (require 'url-util)
 (require 'subr-x)
 (require 'parse-time)
+(require 'text-property-search)
 (require 'ctxls-protocol)
 
 (defconst ctxls-version "0.1.0"
@@ -725,7 +730,8 @@ ON-ERROR gets the error plist (default: say it)."
 
 (defun ctxls--call (id arg)
   "Run the daemon's command ID with the plist ARG and return its result.
-Only for the lists a picker shows (sessions, search hits, context files):
+Only for the lists a picker shows (sessions, search hits, context files,
+the last question to ask again):
 the daemon answers them from its store at once, and the prompt that
 follows needs them in the command's own context (keyboard macros, C-g).
 Chat turns and everything else are asynchronous."
@@ -1033,6 +1039,8 @@ before its result names the session: the result takes it from here.")
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "a") #'ctxls-ask)
     (define-key map (kbd "w") #'ctxls-compose)
+    (define-key map (kbd "G") #'ctxls-regenerate)
+    (define-key map (kbd "E") #'ctxls-edit-question)
     (define-key map (kbd "C-c C-c") #'ctxls-ask)
     (define-key map (kbd "C-c C-k") #'ctxls-cancel)
     (define-key map (kbd "n") #'ctxls-new-session)
@@ -1189,6 +1197,23 @@ The newest line of an id: a session shown again makes new ones.")
   "TEXT with FACE, for insertion."
   (propertize text 'face face 'font-lock-face face))
 
+(defun ctxls--question-heading ()
+  "The \"## You\" heading that starts a turn, marked for `ctxls--last-turn-start'."
+  (propertize "## You" 'face 'ctxls-question-heading 'font-lock-face 'ctxls-question-heading
+              'ctxls-question t))
+
+(defun ctxls--last-turn-start ()
+  "Where the chat's last turn of the current session starts, or nil.
+Only when the chat's last block shows the current session."
+  (when (and (ctxls--live-shown-p ctxls--session-id))
+    (with-current-buffer ctxls--chat
+      (save-excursion
+        (goto-char (point-max))
+        (let ((match (text-property-search-backward 'ctxls-question t t)))
+          (and match ctxls--title-start
+               (> (prop-match-beginning match) ctxls--title-start)
+               (prop-match-beginning match)))))))
+
 (defun ctxls--update-header ()
   "Show the current title in the chat buffer's session header."
   (when-let ((buf (and (buffer-live-p ctxls--chat) ctxls--chat)))
@@ -1258,7 +1283,7 @@ turn with tool calls is stored as an answer per round, shown as one)."
       (setq ctxls--after-tool nil)
       (insert "\n"))
     (pcase role
-      ("user" (insert (ctxls--heading "## You" 'ctxls-question-heading) "\n\n" content "\n\n"))
+      ("user" (insert (ctxls--question-heading) "\n\n" content "\n\n"))
       ("assistant"
        (unless continued
          (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n"))
@@ -2300,6 +2325,12 @@ FILES is a list of the files to give the model for this turn: file
 names, or \"FILE:FIRST-LAST\" for lines of one.
 Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
+  (ctxls--ask message files))
+
+(defun ctxls--ask (message files &optional rewind)
+  "Ask MESSAGE with FILES (see `ctxls-ask').
+REWIND, a question's message id, asks it again in place of that question
+and everything after it: the chat's last turn gives way to the new one."
   (when ctxls--turn
     (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it"))
   (unless (ctxls--usable-p)
@@ -2310,6 +2341,11 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
           ctxls--live-settling t)
     (deactivate-mark)
     (ctxls--show-chat)
+    (when-let ((start (and rewind (ctxls--last-turn-start))))
+      (with-current-buffer ctxls--chat
+        (let ((inhibit-read-only t))
+          (delete-region start (point-max))
+          (setq ctxls--after-tool nil))))
     (with-current-buffer (ctxls--chat-buffer)
       ;; A turn made elsewhere shown as it stood stays so: this one follows.
       (ctxls--live-forget)
@@ -2320,7 +2356,7 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
     (let ((sep (ctxls--separator)))
       (ctxls--chat-insert
        (lambda ()
-         (insert sep (ctxls--heading "## You" 'ctxls-question-heading) "\n\n"
+         (insert sep (ctxls--question-heading) "\n\n"
                  (if files
                      (concat (ctxls--heading (format "_with %s_" (mapconcat #'ctxls--file-label files ", "))
                                              'ctxls-note)
@@ -2331,7 +2367,7 @@ Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
          (insert (propertize "_thinking…_" 'ctxls-thinking t 'face 'ctxls-note 'font-lock-face 'ctxls-note)))))
     (force-mode-line-update t)
     (condition-case err
-        (ctxls--ask-request turn message files)
+        (ctxls--ask-request turn message files rewind)
       (error (ctxls--finish-turn turn (format "error: %s" (error-message-string err)))
              (setq ctxls--live-settling nil)
              (signal (car err) (cdr err))))
@@ -2357,9 +2393,14 @@ header line go with it, as with `ctxls-ask'.
 (defvar-local ctxls--compose-files nil
   "The files that go with the question written in this buffer.")
 
-(defun ctxls--compose-header (files)
-  "The header line of a question buffer whose question goes with FILES."
-  (concat " ctxls: your question"
+(defvar-local ctxls--compose-rewind nil
+  "The id of the question this buffer's question replaces, or nil.")
+
+(defun ctxls--compose-header (files &optional rewind)
+  "The header line of a question buffer whose question goes with FILES.
+REWIND: the question replaces the last one, and its answer."
+  (concat (if rewind " ctxls: your question again, in place of the last one and its answer"
+            " ctxls: your question")
           (if files (format " (with %s)" (mapconcat #'ctxls--file-label files ", ")) "")
           "   RET new line   C-c C-c send   C-c C-k abort"))
 
@@ -2371,6 +2412,11 @@ says so, and what goes with the question: the file in front of you, or
 the lines of the active region, as with `ctxls-ask'.  With a prefix
 argument (LEAVE-OUT), no file goes."
   (interactive "P")
+  (ctxls--compose leave-out))
+
+(defun ctxls--compose (leave-out &optional rewind text)
+  "Open the question buffer (see `ctxls-compose'; LEAVE-OUT as there).
+REWIND: the id of the question it replaces, TEXT: what it starts with."
   (let ((files (let ((f (ctxls--turn-file leave-out))) (and f (list f))))
         (buf (get-buffer-create "*ctxls question*")))
     (deactivate-mark)
@@ -2378,8 +2424,12 @@ argument (LEAVE-OUT), no file goes."
       (unless (derived-mode-p 'text-mode)
         (if (fboundp 'markdown-mode) (markdown-mode) (text-mode)))
       (ctxls-compose-mode 1)
-      (setq ctxls--compose-files files)
-      (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files))))
+      (when text
+        (erase-buffer)
+        (insert text))
+      (setq ctxls--compose-files files
+            ctxls--compose-rewind rewind)
+      (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files rewind))))
     (pop-to-buffer buf '((display-buffer-reuse-window display-buffer-below-selected)
                          (window-height . 8)))
     (ctxls--say "write your question: C-c C-c sends it, C-c C-k aborts")))
@@ -2392,6 +2442,7 @@ If a turn is running, the question stays here to be sent later."
     (user-error "ctxls: not a question buffer"))
   (let ((q (string-trim (buffer-substring-no-properties (point-min) (point-max))))
         (files ctxls--compose-files)
+        (rewind ctxls--compose-rewind)
         (buf (current-buffer)))
     (when (string-empty-p q)
       (user-error "ctxls: nothing to ask; C-c C-k aborts"))
@@ -2401,7 +2452,7 @@ If a turn is running, the question stays here to be sent later."
       (ctxls--program))                 ; a missing daemon: the question stays
     (add-to-history 'ctxls--history q)
     (ctxls--compose-close buf)
-    (ctxls-ask q files)))
+    (ctxls--ask q files rewind)))
 
 (defun ctxls--compose-close (buf)
   "Close the question buffer BUF and its window."
@@ -2417,14 +2468,54 @@ If a turn is running, the question stays here to be sent later."
   (ctxls--compose-close (current-buffer))
   (ctxls--say "question aborted"))
 
-(defun ctxls--ask-request (turn message files)
-  "Send the chat request of TURN asking MESSAGE with FILES."
+;;;;; Asking the last question again
+
+(defun ctxls--last-question ()
+  "The current session's last question, a message plist, or signal a `user-error'."
+  (ctxls--no-turn)
+  (unless ctxls--session-id
+    (user-error "ctxls: no current session"))
+  (let* ((show (ctxls--call ctxls-protocol-command-session-show (list :sessionId ctxls--session-id)))
+         (q (car (last (cl-remove-if-not (lambda (m) (equal (plist-get m :role) "user"))
+                                         (append (plist-get show :messages) nil))))))
+    (or q (user-error "ctxls: the session has no question yet"))))
+
+;;;###autoload
+(defun ctxls-regenerate (&optional leave-out)
+  "Ask the session's last question again: a new answer replaces the last one.
+Retries an answer that failed, or regenerates one.  The question and
+its answer are removed from the session and the question is asked
+again; the chat shows the new answer in place of the old.  The file in
+front of you goes with it, as with `ctxls-ask'; with a prefix argument
+\(LEAVE-OUT), none."
+  (interactive "P")
+  (let ((q (ctxls--last-question))
+        (file (ctxls--turn-file leave-out)))
+    (ctxls--ask (plist-get q :content) (and file (list file)) (plist-get q :id))))
+
+;;;###autoload
+(defun ctxls-edit-question (&optional leave-out)
+  "Edit the session's last question and send it again in its place.
+The question opens in the question buffer (`ctxls-compose'): change
+it, then \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends it; the question and its
+answer are removed from the session and the chat, and the new one
+takes their place.  \\[ctxls-compose-abort] leaves everything as it was.
+With a prefix argument (LEAVE-OUT), no file goes with it."
+  (interactive "P")
+  (let ((q (ctxls--last-question)))
+    (ctxls--compose leave-out (plist-get q :id) (plist-get q :content))))
+
+(defun ctxls--ask-request (turn message files &optional rewind)
+  "Send the chat request of TURN asking MESSAGE with FILES.
+REWIND is the id of the question it replaces, or nil."
   (let ((token (plist-get turn :token)))
     (ctxls--request
      (intern ctxls-protocol-request-chat)
      (ctxls--plist :message message
                    :files (and files (vconcat (mapcar #'expand-file-name files)))
-                   :workDoneToken token)
+                   :workDoneToken token
+                   :sessionId (and rewind ctxls--session-id)
+                   :rewind rewind)
      (lambda (result)
        (let ((id (plist-get result :sessionId)))
          (when (and id (not (equal id ctxls--session-id)))
@@ -2820,6 +2911,8 @@ buffer used last) is the default."
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "a") #'ctxls-ask)
     (define-key map (kbd "w") #'ctxls-compose)
+    (define-key map (kbd "G") #'ctxls-regenerate)
+    (define-key map (kbd "E") #'ctxls-edit-question)
     (define-key map (kbd "k") #'ctxls-cancel)
     (define-key map (kbd "n") #'ctxls-new-session)
     (define-key map (kbd "r") #'ctxls-resume)

@@ -290,6 +290,42 @@ func TestEmacsCompose(t *testing.T) {
 	}
 }
 
+// TestEmacsRewind: the last question asked again (a failed answer
+// retried, an answer regenerated) and edited and sent again: the chat and
+// the session hold the new turn in place of the old, and the model is
+// asked without it.
+func TestEmacsRewind(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"first answer"}},
+		openaitest.Reply{Status: 400, ErrorMessage: "the model is overloaded"},
+		openaitest.Reply{Chunks: []string{"retried answer"}},
+		openaitest.Reply{Chunks: []string{"regenerated answer"}},
+		openaitest.Reply{Chunks: []string{"edited answer"}})
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	r.run(t, "ctxls-test-rewind")
+	var last openaitest.Request
+	for _, req := range fake.Requests() {
+		if req.Question() == "second question, put better\non two lines" {
+			last = req
+		}
+	}
+	if last.Parsed.Model == "" {
+		t.Fatal("the edited question did not reach the model")
+	}
+	var history []string
+	for _, m := range last.Parsed.Messages {
+		if m.Role == "user" || m.Role == "assistant" {
+			history = append(history, m.Role+": "+m.Content)
+		}
+	}
+	text := strings.Join(history, "\n")
+	if !strings.Contains(text, "first answer") || strings.Contains(text, "regenerated answer") || strings.Contains(text, "overloaded") {
+		t.Errorf("the edited question was asked with this history:\n%s", text)
+	}
+}
+
 // TestEmacsElsewhere: a turn another client (the ctxls CLI, a daemon of
 // its own) makes in the session open in Emacs's chat shows there: live with
 // the PostgreSQL store (the question while the answer streams, then the

@@ -127,7 +127,7 @@
         (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
                                  ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
-                                 ctxls-compose ctxls-chat-refresh))
+                                 ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; A missing daemon: (ctxls-mode 1) in an init file warns, saying
@@ -1127,6 +1127,71 @@ and the model; the editor view's capture is not announced."
     (should (string-search "## You\n\n_with main.go_\n\nkept\nfor later\n\n## ctxls\n\nSent after all.\n" (ctxls-test--chat-text))))
   (ctxls-test--stop))
 
+;;;; Asking again
+
+(defun ctxls-test--in-chat (keys)
+  "Type KEYS in the chat buffer's window, selected (as after C-x o)."
+  (select-window (display-buffer ctxls--chat))
+  (execute-kbd-macro (kbd keys)))
+
+(defun ctxls-test--stored ()
+  "The current session's stored messages as \"role: content\"."
+  (mapcar (lambda (m) (format "%s: %s" (plist-get m :role) (plist-get m :content)))
+          (append (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                               (list :sessionId ctxls--session-id))
+                             :messages)
+                  nil)))
+
+(ert-deftest ctxls-test-rewind ()
+  "A failed answer retried, an answer regenerated, the last question edited and sent again."
+  (ctxls-test--setup)
+  (global-set-key (kbd "C-c x") 'ctxls-command-map) ; as docs/editors.md suggests
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "first question")
+  (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+  (ctxls-test--mx "ctxls-ask" "second question")
+  (ctxls-test--wait "the failed answer" (lambda () (null ctxls--turn)))
+  (should (string-match-p "second question\n\n## ctxls\n\n_error: .*overloaded.*_\n\n\\'" (ctxls-test--chat-text)))
+  ;; Retry (C-c x G): the failed answer gives way to a new one.
+  (execute-kbd-macro (kbd "C-c x G"))
+  (should ctxls--turn)
+  (ctxls-test--wait "the retried answer" (lambda () (null ctxls--turn)))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-suffix-p "first answer\n\n_tokens: 10 in · 1 out_\n\n## You\n\n_with main.go_\n\nsecond question\n\n## ctxls\n\nretried answer\n\n_tokens: 10 in · 1 out_\n\n" chat))
+    (should-not (string-search "overloaded" chat)))
+  ;; Regenerate it from the chat buffer (G).
+  (ctxls-test--in-chat "G")
+  (ctxls-test--wait "the regenerated answer" (lambda () (null ctxls--turn)))
+  (should (string-suffix-p "## You\n\n_with main.go_\n\nsecond question\n\n## ctxls\n\nregenerated answer\n\n_tokens: 10 in · 1 out_\n\n"
+                           (ctxls-test--chat-text)))
+  (should-not (string-search "retried answer" (ctxls-test--chat-text)))
+  (should (equal (ctxls-test--stored) '("user: first question" "assistant: first answer"
+                                        "user: second question" "assistant: regenerated answer")))
+  ;; Edit the last question (C-c x E): the question buffer holds it.
+  (execute-kbd-macro (kbd "C-c x E"))
+  (should (equal (buffer-name) "*ctxls question*"))
+  (should (equal (buffer-string) "second question"))
+  (should (string-prefix-p " ctxls: your question again, in place of the last one and its answer (with main.go)" header-line-format))
+  ;; C-c C-k leaves everything as it was.
+  (execute-kbd-macro (kbd "C-c C-k"))
+  (should (= 4 (length (ctxls-test--stored))))
+  (execute-kbd-macro (kbd "C-c x E"))
+  (execute-kbd-macro (vconcat (kbd "M->") ", put better" (kbd "RET") "on two lines" (kbd "C-c C-c")))
+  (ctxls-test--wait "the edited question's answer" (lambda () (null ctxls--turn)))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-suffix-p "first answer\n\n_tokens: 10 in · 1 out_\n\n## You\n\n_with main.go_\n\nsecond question, put better\non two lines\n\n## ctxls\n\nedited answer\n\n_tokens: 10 in · 1 out_\n\n" chat))
+    (should-not (string-search "regenerated answer" chat))
+    (should (= 2 (ctxls-test--count "## You"))))
+  (should (equal (ctxls-test--stored) '("user: first question" "assistant: first answer"
+                                        "user: second question, put better\non two lines" "assistant: edited answer")))
+  ;; Nothing to ask again in a new session.
+  (ctxls-test--mx "ctxls-new-session")
+  (ctxls-test--wait "the new session" (lambda () (string-suffix-p "# New session\n\n" (ctxls-test--chat-text))))
+  (should-error (ctxls-regenerate) :type 'user-error)
+  (ctxls-test--stop))
+
 ;;;; Turns made elsewhere
 
 (defun ctxls-test--elsewhere (&rest args)
@@ -1204,8 +1269,7 @@ back to with SQLite.  A turn of this Emacs's streams as ever meanwhile."
     (ctxls-test--mx "ctxls-ask" "asked here again")
     (ctxls-test--wait "the first words" (lambda () (string-search "second " (ctxls-test--chat-text))))
     (ctxls-test--finished (ctxls-test--elsewhere "sessions" "rename" ctxls--session-id "Renamed elsewhere"))
-    (with-current-buffer ctxls--chat
-      (execute-kbd-macro (kbd "g")))
+    (ctxls-test--in-chat "g")
     (should ctxls--turn)
     (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
     (when live
@@ -1220,8 +1284,7 @@ back to with SQLite.  A turn of this Emacs's streams as ever meanwhile."
     ;; Another turn elsewhere, then g in the chat (with PostgreSQL it is
     ;; there already).
     (ctxls-test--finished (ctxls-test--elsewhere "chat" "--session" ctxls--session-id "and once more"))
-    (with-current-buffer ctxls--chat
-      (execute-kbd-macro (kbd "g")))
+    (ctxls-test--in-chat "g")
     (ctxls-test--wait "the third turn made elsewhere"
                       (lambda () (string-suffix-p "## You\n\nand once more\n\n## ctxls\n\nlast one\n\n_tokens: 10 in · 2 out_\n\n"
                                                   (ctxls-test--chat-text))))
