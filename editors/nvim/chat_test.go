@@ -193,3 +193,30 @@ func TestNeovimCompose(t *testing.T) {
 		t.Errorf("the range did not go with the first question:\n%s", c)
 	}
 }
+
+// TestNeovimRetryAndEdit: :CtxlsRetry asks a failed answer's question
+// again in its place; :CtxlsEdit resends the first question edited, the
+// turns after it gone (the model sees only the edited question).
+func TestNeovimRetryAndEdit(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Rewind"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"first ", "answer"}},
+		openaitest.Reply{Status: 400},
+		openaitest.Reply{Chunks: []string{"retried ", "answer"}},
+		openaitest.Reply{Chunks: []string{"edited ", "answer"}})
+	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
+	startNvim(t, nvim, env, "rewind", 60*time.Second)()
+	reqs := fake.Streamed()
+	last := reqs[len(reqs)-1]
+	var users []string
+	for _, m := range last.Parsed.Messages {
+		if m.Role == "user" {
+			users = append(users, m.Content)
+		}
+	}
+	if last.Question() != "edited question" || strings.Contains(strings.Join(users, "\n"), "first question") || strings.Contains(strings.Join(users, "\n"), "second question") {
+		t.Errorf("the edited turn's request holds %q", users)
+	}
+}

@@ -324,6 +324,10 @@ local ok, err = pcall(function()
     if ctxls.model() ~= "big-model" then
       fail("require('ctxls').model(): " .. ctxls.model())
     end
+    -- (the model's title, asked after the first answer, is in)
+    wait("the model's title", function()
+      return vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == "# Usage session"
+    end)
     put_shared(text(buf))
   elseif phase == "model-reload" then
     -- In a new Neovim the resumed session's chat shows the same.
@@ -399,6 +403,63 @@ local ok, err = pcall(function()
     keys("<C-s>")
     wait("the third answer", function()
       return has(buf, "next\nquestion\n\n## ctxls\n\nanswer three") and not ctxls.busy()
+    end)
+  elseif phase == "rewind" then
+    -- :CtxlsRetry asks a failed answer's question again in its place;
+    -- :CtxlsEdit, with the cursor in the first turn, opens it in the
+    -- compose window, and sent it replaces that turn and the ones after.
+    local buf = ask(ctxls, "first question", "first answer")
+    vim.cmd("CtxlsAsk second question")
+    wait("the failure", function()
+      return has(buf, "_error: the provider at ") and not ctxls.busy()
+    end)
+    vim.cmd("CtxlsRetry")
+    wait("the retried answer", function()
+      return has(buf, "retried answer") and not ctxls.busy()
+    end)
+    local t = text(buf)
+    if count(buf, "second question") ~= 1 or t:find("_error", 1, true) or not t:find("second question\n\n## ctxls\n\nretried answer", 1, true) then
+      fail("the chat after :CtxlsRetry:\n" .. t)
+    end
+    -- :CtxlsEdit from the first answer's line.
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+    local row
+    for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+      if l == "first answer" then
+        row = i
+      end
+    end
+    vim.api.nvim_win_set_cursor(0, { row, 0 })
+    vim.cmd("CtxlsEdit")
+    wait("the compose window", function()
+      return vim.api.nvim_buf_get_name(0) == "ctxls://compose"
+    end)
+    if vim.api.nvim_buf_get_name(0) ~= "ctxls://compose" or table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") ~= "first question" then
+      fail("the compose window after :CtxlsEdit: " .. vim.api.nvim_buf_get_name(0) .. " " .. vim.inspect(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+    end
+    local status = vim.trim(vim.api.nvim_eval_statusline(vim.wo.statusline, { winid = 0, fillchar = " ", maxwidth = 300 }).str)
+    if not status:find("asked again in place of question 1, whose turn and later ones go", 1, true) then
+      fail("the compose window's status line: " .. status)
+    end
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "edited question" })
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<C-s>", true, false, true), "x", false)
+    wait("the edited turn's answer", function()
+      return has(buf, "edited answer") and not ctxls.busy()
+    end)
+    t = text(buf)
+    if t:find("first question", 1, true) or t:find("second question", 1, true) or t:find("retried answer", 1, true) or count(buf, "## You") ~= 1 then
+      fail("the chat after :CtxlsEdit:\n" .. t)
+    end
+    local stored = {}
+    for _, m in ipairs(call("session_show", { sessionId = vim.api.nvim_buf_get_var(buf, "ctxls_session") }).messages) do
+      table.insert(stored, m.role .. ": " .. m.content)
+    end
+    if table.concat(stored, "|") ~= "user: edited question|assistant: edited answer" then
+      fail("the session after :CtxlsEdit: " .. vim.inspect(stored))
+    end
+    -- The session's usage no longer counts the turns that went.
+    wait("the header's usage", function()
+      return vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1] == "_model: test-model (default) · this session: 10 in · 2 out_"
     end)
   else
     fail("no such phase")

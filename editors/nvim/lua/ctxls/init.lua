@@ -281,6 +281,26 @@ local function append(buf, text)
   follow(buf)
 end
 
+-- Each question's "## You" line carries a mark of this namespace: the
+-- questions of a chat in order (:CtxlsRetry, :CtxlsEdit).
+local question_ns = vim.api.nvim_create_namespace("ctxls_questions")
+
+-- append_question appends a question's heading and text and marks it.
+local function append_question(buf, text)
+  local row = vim.api.nvim_buf_line_count(buf) -- "\n## You": the line after the last
+  append(buf, "\n## You\n\n" .. text)
+  vim.api.nvim_buf_set_extmark(buf, question_ns, row, 0, { right_gravity = false })
+end
+
+-- question_rows are the rows of buf's questions, in order.
+local function question_rows(buf)
+  local rows = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, question_ns, 0, -1, {})) do
+    table.insert(rows, m[2])
+  end
+  return rows
+end
+
 -- redraw_status redraws every window's status line, so a 'statusline' that
 -- shows M.statusline() is current in inactive windows too.
 local function redraw_status()
@@ -345,6 +365,7 @@ local function render_history(sess, messages)
   set_title(sess.id, sess.title)
   local buf = chat_buffer(sess.id)
   tools.forget(buf)
+  vim.api.nvim_buf_clear_namespace(buf, question_ns, 0, -1)
   set_lines(buf, 0, -1, { "# " .. sess.title, "", "" })
   header_from(sess, messages)
   local span
@@ -388,7 +409,7 @@ local function render_history(sess, messages)
       mark()
     end
     if m.role == "user" then
-      append(buf, "\n## You\n\n" .. m.content .. "\n")
+      append_question(buf, m.content .. "\n")
       answered = false
     elseif m.role == "assistant" then
       used = add_usage(used, m.usage)
@@ -970,8 +991,19 @@ function M.ask(message, opts)
     if not M.config.focus_chat and vim.api.nvim_win_is_valid(from) then
       vim.api.nvim_set_current_win(from) -- the cursor stays in the source
     end
+    if opts.rewind then
+      -- The question asked again and everything after it go; the turn
+      -- asks in its place.
+      local row = question_rows(buf)[opts.rewind.index]
+      if row then
+        tools.forget_from(buf, row)
+        vim.api.nvim_buf_clear_namespace(buf, question_ns, row, -1)
+        set_lines(buf, row, -1, {})
+      end
+      state.questions[id] = opts.rewind.index - 1
+    end
     local with = file and ("_with " .. file.label .. "_\n\n") or ""
-    append(buf, "\n## You\n\n" .. with .. message .. "\n\n## ctxls\n\n")
+    append_question(buf, with .. message .. "\n\n## ctxls\n\n")
     state.questions[id] = (state.questions[id] or 0) + 1
     local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id }
     turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
@@ -980,7 +1012,7 @@ function M.ask(message, opts)
     follow(buf)
     state.turn = turn
     redraw_status()
-    local params = { message = message, sessionId = id, workDoneToken = turn.token, files = file and { file.item } or nil }
+    local params = { message = message, sessionId = id, workDoneToken = turn.token, files = file and { file.item } or nil, rewind = opts.rewind and opts.rewind.id or nil }
     local ok, rid = request(client, P.requests.chat, params, function(err, result)
       if err then
         local kind = error_kind(err)
@@ -1023,7 +1055,11 @@ local compose, compose_opts = nil, {}
 -- the keys): what goes with the question.
 function M.compose_status()
   local file = M.turn_file(compose_opts)
-  return file and ("with " .. file.label) or "no file goes"
+  local s = file and ("with " .. file.label) or "no file goes"
+  if compose_opts.rewind then
+    s = string.format("asked again in place of question %d, whose turn and later ones go · ", compose_opts.rewind.index) .. s
+  end
+  return s
 end
 
 -- send_compose sends the compose buffer's text as a question and empties
@@ -1056,8 +1092,9 @@ end
 
 -- chat opens the compose window under the session's chat (the cursor in
 -- it, in Insert mode): Enter inserts a new line, Ctrl-S (or Enter in
--- Normal mode) sends. opts as M.ask's, for the first question sent.
-function M.chat(opts)
+-- Normal mode) sends. opts as M.ask's, for the first question sent; with
+-- text, the window holds it (a question to edit).
+function M.chat(opts, text)
   compose_opts = opts or {}
   if not compose or not vim.api.nvim_buf_is_valid(compose) then
     compose = vim.api.nvim_create_buf(false, true)
@@ -1092,8 +1129,80 @@ function M.chat(opts)
     vim.api.nvim_win_set_option(win, "linebreak", true)
     vim.api.nvim_win_set_option(win, "statusline", " ctxls · Ctrl-S sends · Enter: new line · %<%{v:lua.require'ctxls'.compose_status()}")
   end
+  if text then
+    vim.api.nvim_buf_set_lines(compose, 0, -1, false, vim.split(text, "\n", { plain = true }))
+  end
   vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(compose), 0 })
   vim.cmd("startinsert!")
+end
+
+-- Asking again ----------------------------------------------------------------
+
+-- with_questions calls cb(id, buf, questions) with the current session's
+-- stored questions (user messages, oldest first) once its chat shows
+-- them, one "## You" line each; it says why not when it cannot.
+local function with_questions(cb)
+  local id = state.current
+  local here = vim.api.nvim_get_current_buf()
+  local ok, shown_id = pcall(vim.api.nvim_buf_get_var, here, "ctxls_session")
+  if ok and shown_id ~= id then
+    notify("this chat is not the current session's: resume it first (:CtxlsSessions)", vim.log.levels.WARN)
+    return
+  end
+  if not id then
+    notify("no current session", vim.log.levels.WARN)
+    return
+  end
+  if state.turn or state.asking then
+    notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
+    return
+  end
+  M.command(P.commands.session_show, { sessionId = id }, function(r)
+    local qs = {}
+    for _, m in ipairs(r.messages or {}) do
+      if m.role == "user" then
+        table.insert(qs, m)
+      end
+    end
+    if #qs == 0 then
+      notify("nothing was asked in this session yet", vim.log.levels.WARN)
+      return
+    end
+    local buf = state.bufs[id]
+    if not buf or not vim.api.nvim_buf_is_valid(buf) or #question_rows(buf) ~= #qs then
+      buf = render_history(r.session, r.messages) -- the chat was not up to date
+    end
+    cb(id, buf, qs)
+  end)
+end
+
+-- retry asks the current session's last question again in its place: its
+-- answer (failed, cancelled, or one to regenerate) is replaced.
+function M.retry()
+  with_questions(function(_, buf, qs)
+    show_chat(buf)
+    M.ask(qs[#qs].content, { rewind = { id = qs[#qs].id, index = #qs } })
+  end)
+end
+
+-- edit opens the compose window holding a question of the current session
+-- (the one the cursor is in, in its chat; else the last one): sent, it is
+-- asked in its place, and the turns after it go.
+function M.edit()
+  local here, row = vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0)[1] - 1
+  with_questions(function(_, buf, qs)
+    local index = #qs
+    if here == buf then
+      index = 1
+      for i, r in ipairs(question_rows(buf)) do
+        if r <= row then
+          index = i
+        end
+      end
+    end
+    M.chat({ rewind = { id = qs[index].id, index = index } }, qs[index].content)
+  end)
 end
 
 function M.cancel()

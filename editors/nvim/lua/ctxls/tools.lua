@@ -198,6 +198,20 @@ function T.forget(buf)
   vim.api.nvim_buf_clear_namespace(buf, hl_ns, 0, -1)
 end
 
+-- forget_from drops buf's calls on row and after (the lines from row on
+-- are about to be removed: a question asked again in its place).
+function T.forget_from(buf, row)
+  for id, c in pairs(calls[buf] or {}) do
+    local at = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
+    if not at or at >= row then
+      vim.api.nvim_buf_del_extmark(buf, ns, c.mark)
+      calls[buf][id] = nil
+    end
+  end
+  gap[buf] = nil
+  vim.api.nvim_buf_clear_namespace(buf, hl_ns, row, -1)
+end
+
 -- Folds ----------------------------------------------------------------------
 
 -- levels[buf] = { tick, [lnum] = fold level }, computed once per change.
