@@ -80,28 +80,42 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		allow     []string
 		readOnly  bool
 		edits     string
+		again     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "chat [--session ID | --continue] [--model MODEL] [--file PATH]... [MESSAGE]",
+		Use:   "chat [--session ID | --continue] [--again] [--model MODEL] [--file PATH]... [MESSAGE]",
 		Short: "Ask the model; the answer streams to stdout (message from stdin if absent)",
 		Long: `Ask the model; the answer streams to stdout. Without a message argument the message is read
 from stdin. Without --session or --continue the turn starts a new session.
 
 The session's model is used (see --model), else the provider's. A new session is named by the
-model after its first answer; chat waits for that (at most 10 s) before it exits.`,
+model after its first answer; chat waits for that (at most 10 s) before it exits.
+
+With --again the session's last question is asked again in place of its answer (to retry a failed
+answer or get another), or MESSAGE is asked in its place (an edited question): that question and
+what followed it are removed from the session first.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			msg, err := chatMessage(args, stdin)
-			if err != nil {
-				return err
-			}
 			if cont && sessionID != "" {
 				return usageError{errors.New("give --session or --continue, not both")}
+			}
+			if again && !cont && sessionID == "" {
+				return usageError{errors.New("--again asks a session's last question again: give --session or --continue")}
+			}
+			msg := ""
+			if !again || len(args) > 0 {
+				var err error
+				if msg, err = chatMessage(args, stdin); err != nil {
+					return err
+				}
 			}
 			at, err := api.ParseCompactAtText(compactAt)
 			if err != nil {
 				return usageError{fmt.Errorf("--compact-at: %w", err)}
 			}
 			if dryRun {
+				if again {
+					return usageError{errors.New("--dry-run previews a new question; it cannot be combined with --again")}
+				}
 				return previewChat(cmd, g, sessionID, cont, files, msg)
 			}
 			svc, err := g.openService(cmd.Context(), prov)
@@ -120,13 +134,14 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 				return usageError{fmt.Errorf("--edits is ask, auto or off, got %q", edits)}
 			}
 			return runChat(cmd, svc, chatRun{prefix: sessionID, cont: cont, msg: msg, files: files, model: prov.Model,
-				modelSet: cmd.Flags().Changed("model"), edits: edits})
+				modelSet: cmd.Flags().Changed("model"), edits: edits, again: again})
 		},
 	}
 	providerFlags(cmd, &prov)
 	cmd.Flags().Lookup("model").Usage = "model for this turn, also recorded as the session's model for later turns (default: the session's model, else $CTXLS_MODEL)"
 	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session: its id or a unique prefix of it (default: a new session)")
 	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the most recently active session")
+	cmd.Flags().BoolVar(&again, "again", false, "ask the session's last question again in place of its answer, or MESSAGE in its place; needs --session or --continue")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
@@ -146,6 +161,7 @@ type chatRun struct {
 	model    string
 	modelSet bool   // --model given: recorded as the session's
 	edits    string // --edits: the session's review mode from now on
+	again    bool   // --again: in place of the last question (msg "": the same text)
 }
 
 // runChat runs one turn of "ctxls chat" and prints it.
@@ -166,7 +182,13 @@ func runChat(cmd *cobra.Command, svc *service.Service, c chatRun) error {
 	if c.modelSet {
 		opts.Model = c.model
 	}
-	t, err := svc.StartTurn(ctx, &api.ChatArgs{SessionID: id, Message: c.msg, Files: c.files}, opts)
+	args := &api.ChatArgs{SessionID: id, Message: c.msg, Files: c.files}
+	if c.again {
+		if args.Rewind, err = svc.LastQuestion(ctx, id); err != nil {
+			return err
+		}
+	}
+	t, err := svc.StartTurn(ctx, args, opts)
 	if err != nil {
 		return err
 	}

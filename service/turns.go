@@ -141,6 +141,21 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	return out, nil
 }
 
+// LastQuestion is the id of the session's last question (what a retry or
+// regenerate rewinds to).
+func (s *Service) LastQuestion(ctx context.Context, sessionID string) (int64, error) {
+	msgs, err := s.store.Messages(ctx, sessionID)
+	if err != nil {
+		return 0, fail(err)
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == session.RoleUser {
+			return msgs[i].ID, nil
+		}
+	}
+	return 0, api.Errorf(api.KindInvalidArgument, "session %s has no question to ask again", sessionID)
+}
+
 // question is message id of session sessionID when it is one of the
 // user's questions (what a turn may rewind to), else an error saying why.
 func (s *Service) question(ctx context.Context, sessionID string, id int64) (*session.Message, error) {
