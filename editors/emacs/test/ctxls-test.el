@@ -588,9 +588,13 @@
       (should (string-suffix-p "# New session\n\n" (ctxls-test--chat-text)))
       (should (string-match-p "\\[New session\\]" (ctxls-test--lighter))))
     ;; Delete it: RET picks the most recent session, then "yes" confirms.
+    ;; (A session nothing was asked in is listed once it holds something:
+    ;; here the title given to it.)
     (let ((id ctxls--session-id))
+      (ctxls-test--mx "ctxls-rename-session" "Throwaway")
+      (ctxls-test--wait "the title" (lambda () (equal ctxls--session-title "Throwaway")))
       (ctxls-test--mx "ctxls-delete-session" "" "yes")
-      (ctxls-test--wait "the deletion" (lambda () (ctxls-test--said "ctxls: deleted New session")))
+      (ctxls-test--wait "the deletion" (lambda () (ctxls-test--said "ctxls: deleted Throwaway")))
       (should-not ctxls--session-id)
       (should-not (cl-find id (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions)
                            :key (lambda (s) (plist-get s :id)) :test #'equal)))
