@@ -220,3 +220,17 @@ func TestNeovimRetryAndEdit(t *testing.T) {
 		t.Errorf("the edited turn's request holds %q", users)
 	}
 }
+
+// TestNeovimPickers: sessions of one title told apart in the picker (the
+// first question, the questions counted, how long ago); deleting the
+// current session resumes the most recent remaining one.
+func TestNeovimPickers(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Same title"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"alpha ", "answer"}}, openaitest.Reply{Chunks: []string{"alpha ", "second"}},
+		openaitest.Reply{Chunks: []string{"beta ", "answer"}}, openaitest.Reply{Chunks: []string{"after ", "answer"}})
+	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
+	startNvim(t, nvim, env, "pickers", 60*time.Second)()
+}

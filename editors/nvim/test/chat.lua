@@ -461,6 +461,67 @@ local ok, err = pcall(function()
     wait("the header's usage", function()
       return vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1] == "_model: test-model (default) · this session: 10 in · 2 out_"
     end)
+  elseif phase == "pickers" then
+    -- Two sessions the model titled alike: the picker tells them apart by
+    -- their first questions, counts questions and says how long ago;
+    -- deleting the current one resumes the most recent remaining one in
+    -- its chat window.
+    local alpha = ask(ctxls, "alpha question", "alpha answer")
+    wait("alpha's title", function()
+      return vim.api.nvim_buf_get_lines(alpha, 0, 1, false)[1] == "# Same title"
+    end)
+    ask(ctxls, "alpha again", "alpha second")
+    vim.cmd("CtxlsNew")
+    wait("the new session's chat", function()
+      return #chat_bufs() == 2
+    end)
+    local beta = ask(ctxls, "beta question", "beta answer")
+    wait("beta's title", function()
+      return vim.api.nvim_buf_get_lines(beta, 0, 1, false)[1] == "# Same title"
+    end)
+    local shown
+    vim.ui.select = function(items, opts, on_choice)
+      if items[1] == "Delete" then
+        return on_choice("Delete")
+      end
+      shown = vim.tbl_map(opts.format_item, items)
+      on_choice(items[1]) -- the most recent: beta, the current one
+    end
+    vim.cmd("CtxlsDelete")
+    local want = { "Same title — beta question  (1 question, just now)", "Same title — alpha question  (2 questions, just now)" }
+    wait("the picker", function()
+      return shown ~= nil
+    end)
+    if not vim.deep_equal(shown, want) then
+      fail("the picker shows " .. vim.inspect(shown) .. ", want " .. vim.inspect(want))
+    end
+    wait("alpha resumed in the chat window", function()
+      local b = vim.api.nvim_win_get_buf(vim.fn.bufwinid(alpha) ~= -1 and vim.fn.bufwinid(alpha) or 0)
+      return b == alpha and not vim.api.nvim_buf_is_valid(beta)
+    end)
+    if not has(alpha, "alpha again") or ctxls.title() ~= "Same title" then
+      fail("after the delete: " .. ctxls.title() .. "\n" .. text(alpha))
+    end
+    -- The next question goes to alpha.
+    ask(ctxls, "after the delete", "after answer")
+    if not has(alpha, "after the delete") then
+      fail("the question after the delete went elsewhere:\n" .. text(alpha))
+    end
+    -- How long ago, from 2026-11-20 12:00 UTC.
+    local noon = 1795176000
+    for iso, want_ago in pairs({
+      ["2026-11-20T11:59:30Z"] = "just now",
+      ["2026-11-20T11:15:00.123456Z"] = "45 min ago",
+      ["2026-11-20T10:00:00Z"] = "2 h ago",
+      ["2026-11-20T11:00:00+01:00"] = "2 h ago",
+      ["2026-11-19T09:00:00Z"] = "yesterday",
+      ["2026-11-16T12:00:00Z"] = "4 days ago",
+      ["2026-10-01T08:00:00Z"] = "2026-10-01",
+    }) do
+      if ctxls.ago(iso, noon) ~= want_ago then
+        fail(string.format("ago(%s) = %q, want %q", iso, ctxls.ago(iso, noon), want_ago))
+      end
+    end
   else
     fail("no such phase")
   end

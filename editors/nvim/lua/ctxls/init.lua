@@ -1303,6 +1303,50 @@ local function resume(id)
   end)
 end
 
+-- ago says how long ago an RFC 3339 time was: "just now", "5 min ago",
+-- "3 h ago", "2 days ago", else its date.
+function M.ago(iso, now)
+  local y, mo, d, h, mi, sec = tostring(iso or ""):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  if not y then
+    return ""
+  end
+  local off = 0
+  local sign, oh, om = tostring(iso):match("([+-])(%d%d):(%d%d)$")
+  if sign then
+    off = (tonumber(oh) * 3600 + tonumber(om) * 60) * (sign == "+" and 1 or -1)
+  end
+  -- os.time reads a table as local time: the difference to UTC corrects it.
+  now = now or os.time()
+  local utc_now = os.time(os.date("!*t", now))
+  local t = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(sec), isdst = false })
+  local secs = utc_now - (t - off)
+  if secs < 60 then
+    return "just now"
+  elseif secs < 3600 then
+    return string.format("%d min ago", math.floor(secs / 60))
+  elseif secs < 86400 then
+    return string.format("%d h ago", math.floor(secs / 3600))
+  elseif secs < 7 * 86400 then
+    local days = math.floor(secs / 86400)
+    return days == 1 and "yesterday" or string.format("%d days ago", days)
+  end
+  return string.format("%s-%s-%s", y, mo, d)
+end
+
+-- session_item is a session in a picker: its title, its first question
+-- when that says more (two sessions of one title differ there), how many
+-- questions and how long ago.
+function M.session_item(s)
+  local first = vim.trim(s.firstQuestion or "")
+  local title = s.title or ""
+  local head = title
+  if first ~= "" and first ~= title and first:sub(1, #title) ~= title then
+    head = title .. " — " .. first
+  end
+  local n = s.questions or 0
+  return string.format("%s  (%d %s, %s)", head, n, n == 1 and "question" or "questions", M.ago(s.updatedAt))
+end
+
 local function pick_session(prompt, cb)
   M.command(P.commands.session_list, { limit = 100 }, function(r)
     local sessions = r.sessions or {}
@@ -1312,9 +1356,7 @@ local function pick_session(prompt, cb)
     end
     vim.ui.select(sessions, {
       prompt = prompt,
-      format_item = function(s)
-        return string.format("%s  (%s, %d messages)", s.title, (s.updatedAt or ""):sub(1, 16), s.messageCount or 0)
-      end,
+      format_item = M.session_item,
     }, function(choice)
       if choice then
         cb(choice)
@@ -1419,11 +1461,37 @@ function M.delete()
         return
       end
       M.command(P.commands.session_delete, { sessionId = s.id }, function()
-        if state.current == s.id then
-          state.current = nil
-          redraw_status()
+        local buf = state.bufs[s.id]
+        state.bufs[s.id], state.shown[s.id], state.questions[s.id], state.header[s.id] = nil, nil, nil, nil
+        local function drop()
+          if buf and vim.api.nvim_buf_is_valid(buf) then
+            pcall(vim.api.nvim_buf_delete, buf, { force = true })
+          end
         end
         notify("deleted " .. s.title)
+        if state.current ~= s.id then
+          drop()
+          return
+        end
+        -- The current session went: the most recent remaining one is
+        -- resumed, in the deleted one's chat window.
+        state.current = nil
+        redraw_status()
+        M.command(P.commands.session_list, { limit = 1 }, function(r)
+          local recent = (r.sessions or {})[1]
+          if not recent then
+            drop()
+            return
+          end
+          M.command(P.commands.session_resume, { sessionId = recent.id }, function(rr)
+            state.current = rr.session.id
+            M.command(P.commands.session_show, { sessionId = rr.session.id }, function(sh)
+              show_chat(render_history(sh.session, sh.messages))
+              drop()
+              notify("deleted " .. s.title .. "; resumed " .. rr.session.title)
+            end)
+          end)
+        end)
       end)
     end)
   end)
