@@ -1,0 +1,112 @@
+package emacs_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/editors/screenshot"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// TestEmacsComeBack runs Emacs in a terminal (tmux) with its real command
+// loop and the local (SQLite) store, which tells no daemon of another's
+// turns: a question asked in Emacs, then one asked in the same session from
+// the command line (ctxls chat -c, on the same data directory). The chat
+// does not show it until the user comes back to it: C-x o into its window
+// shows the turn made elsewhere (the window's selection, which batch Emacs
+// has no redisplay to run). With CTXLS_SCREENSHOT_DIR set it runs in a
+// light and a dark theme and renders the chat then to
+// emacs-elsewhere-light.png and emacs-elsewhere-dark.png.
+func TestEmacsComeBack(t *testing.T) {
+	t.Parallel()
+	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed: .ci/run must call editors/emacs/ci-install.sh")
+		}
+		t.Skip("tmux is not installed")
+	}
+	emacs := editor(t, "emacs")
+	readLisp(t)
+	bin := lsptest.BuildBinary(t)
+	themes := []struct{ name, emacsTheme, bg, fg string }{{"light", "modus-operandi", "#ffffff", "#000000"}}
+	if dir != "" {
+		themes = append(themes, struct{ name, emacsTheme, bg, fg string }{"dark", "modus-vivendi", "#000000", "#ffffff"})
+	}
+	for _, theme := range themes {
+		t.Run(theme.name, func(t *testing.T) {
+			fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Where main starts"}}))
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"At `func main`, ", "line 5."}},
+				openaitest.Reply{Chunks: []string{"It prints `héllo` ", "and returns."}})
+			work := workspace(t)
+			data := t.TempDir()
+			here, _ := filepath.Abs(".")
+			setup := filepath.Join(t.TempDir(), "setup.el")
+			os.WriteFile(setup, []byte(fmt.Sprintf(`
+(require 'package)
+(add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+(package-initialize)
+(add-to-list 'load-path %q)
+(require 'ctxls)
+(setq ctxls-command '(%q "serve") ctxls-data-dir %q
+      ctxls-provider '(:baseURL %q :model "test-model"))
+(load-theme '%s t)
+(setq inhibit-startup-screen t)
+(menu-bar-mode -1)
+(global-set-key (kbd "C-c x") 'ctxls-command-map)
+(ctxls-mode 1)
+`, here, bin, data, fake.URL, theme.emacsTheme)), 0o644)
+			term := screenshot.StartTmux(t, "ctxls-emacs-comeback-"+theme.name, 110, 40, work,
+				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+				emacs, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+			keys, waitFor := term.Keys, term.WaitFor
+			waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
+			keys("C-c", "x", "a")
+			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
+			keys("-l", "Where does the program start?")
+			keys("Enter")
+			waitFor("the answer", func(s string) bool { return strings.Contains(s, "line 5.\n\n_tokens: 10 in · 2 out_") })
+			waitFor("the title", func(s string) bool { return strings.Contains(s, "ctxls · Where main starts") })
+
+			// Asked elsewhere: the command line, on the same data directory.
+			cli := exec.Command(bin, "chat", "-c", "And what does it print?")
+			cli.Env = append(os.Environ(), "CTXLS_DATA_DIR="+data, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=",
+				"CTXLS_MODEL=test-model", "CTXLS_STORE=", "HOME="+t.TempDir())
+			if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "and returns.") {
+				t.Fatalf("ctxls chat -c: %v\n%s", err, out)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if s := term.Screen(false); strings.Contains(s, "And what does it print?") {
+				t.Fatalf("the chat showed the turn before it was come back to (SQLite tells no daemon):\n%s", s)
+			}
+			// Back to the chat: C-x o selects its window.
+			keys("C-x", "o")
+			shown := waitFor("the turn made elsewhere", func(s string) bool {
+				return strings.Contains(s, "And what does it print?\n\n## ctxls\n\nIt prints `héllo` and returns.\n\n_tokens: 10 in · 2 out_") &&
+					strings.Contains(s, "ctxls · Where main starts · test-model · 20 in · 4 out") // the session's total with it
+			})
+			if strings.Count(shown, "And what does it print?") != 1 {
+				t.Errorf("the turn made elsewhere is not shown once:\n%s", shown)
+			}
+			if dir != "" {
+				// The chat alone, from its top: both turns.
+				keys("C-x", "1", "M-<")
+				waitFor("the whole chat", func(s string) bool {
+					return strings.HasPrefix(s, " ctxls · ") && strings.Contains(s, "# Where main starts") && strings.Contains(s, "It prints `héllo` and returns.") &&
+						strings.Contains(s, "*ctxls chat*   All L1 ")
+				})
+				png := filepath.Join(dir, "emacs-elsewhere-"+theme.name+".png")
+				if err := screenshot.HTML(screenshot.TerminalColors(term.Screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("wrote %s", png)
+			}
+		})
+	}
+}
