@@ -341,12 +341,30 @@ local ok, err = pcall(function()
       return said("are summarised for the model; every message is kept")
     end)
     wait("the mark in the chat buffer", function()
-      return text():find("_summarised for the model: the first 2 messages; all are kept here_", 1, true) ~= nil
+      return text():find("_summarised for the model: the first 2 messages; all are kept here (Enter: the summary)_", 1, true) ~= nil
     end)
     local t = text()
     local first, mark, second = t:find("It prints hello.", 1, true), t:find("_summarised for the model", 1, true), t:find("and then?", 1, true)
     if not (first and mark and second and first < mark and mark < second and t:find("Then it exits.", 1, true)) then
       fail("the chat buffer after :CtxlsCompact:\n" .. t)
+    end
+    -- Enter on the mark shows the summary the model is given.
+    local win = vim.fn.bufwinid(chat)
+    vim.api.nvim_set_current_win(win)
+    for i, l in ipairs(vim.api.nvim_buf_get_lines(chat, 0, -1, false)) do
+      if l:find("^_summarised for the model") then
+        vim.api.nvim_win_set_cursor(win, { i, 0 })
+      end
+    end
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+    local summary
+    wait("the summary", function()
+      summary = vim.fn.bufnr("ctxls://summary/")
+      return summary >= 0 and vim.api.nvim_get_current_buf() == summary
+    end)
+    local st = table.concat(vim.api.nvim_buf_get_lines(summary, 0, -1, false), "\n")
+    if st ~= "# The summary the model is given of the first 2 messages\n\n## Goal\n\nExplain main.go." then
+      fail("the summary shown:\n" .. st)
     end
   end
 end)

@@ -227,6 +227,18 @@ local function chat_buffer(id)
   set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), header_line(id), "" })
   vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
   tools.keys(buf)
+  -- Enter on a tool call's line shows its output (tools.keys), on the
+  -- compaction mark the summary.
+  vim.keymap.set("n", "<CR>", function()
+    local lnum = vim.fn.line(".")
+    if tools.is_call_line(buf, lnum) then
+      return "za"
+    end
+    if (vim.fn.getline(lnum)):find("^_summarised for the model") then
+      return "<Cmd>lua require('ctxls').summary()<CR>"
+    end
+    return "<CR>"
+  end, { buffer = buf, expr = true, desc = "ctxls: a tool call's output, or the summary" })
   -- Answers are prose in whatever window shows them, the plugin's own
   -- (show_chat) included.
   vim.api.nvim_create_autocmd("BufWinEnter", {
@@ -321,7 +333,7 @@ end
 -- compacted_line marks where the model's view of a session starts: after
 -- the last message its newest summary covers.
 local function compacted_line(span)
-  return string.format("\n---\n_summarised for the model: the first %d messages; all are kept here_\n", span.covered)
+  return string.format("\n---\n_summarised for the model: the first %d messages; all are kept here (Enter: the summary)_\n", span.covered)
 end
 
 -- signature sums a session's stored messages up: it changes when a message
@@ -1569,6 +1581,37 @@ function M.set_model(model)
     -- The provider lists no models (or cannot be reached): type one.
     notify("the provider listed no models (" .. tostring(err.message or err):gsub("\n", " ") .. "): type a model's name", vim.log.levels.WARN)
     ask_name("Model: ")
+  end)
+end
+
+-- summary shows, read-only, the newest summary the model is given of the
+-- session's earlier turns (the session of the chat the cursor is in, else
+-- the current one).
+function M.summary()
+  local ok, id = pcall(vim.api.nvim_buf_get_var, 0, "ctxls_session")
+  id = ok and id or state.current
+  if not id then
+    notify("no current session")
+    return
+  end
+  M.command(P.commands.session_show, { sessionId = id }, function(r)
+    local text, span
+    for _, m in ipairs(r.messages or {}) do
+      if m.summaryOf then
+        text, span = m.content, m.summaryOf
+      end
+    end
+    if not text then
+      notify("the session has not been summarised (:CtxlsCompact does it)")
+      return
+    end
+    local lines = { string.format("# The summary the model is given of the first %d messages", span.covered), "" }
+    vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+    local name = "ctxls://summary/" .. id:sub(1, 6)
+    if vim.fn.bufnr(name) ~= -1 then
+      pcall(vim.api.nvim_buf_delete, vim.fn.bufnr(name), { force = true }) -- shown again, as it is now
+    end
+    scratch(lines, name)
   end)
 end
 
