@@ -2598,9 +2598,20 @@ The package decides on it, never on the message, which is for people."
           (t (substring at 0 (min 10 (length at)))))))
 
 (defun ctxls--session-label (s)
-  "A completion label for the session summary S: title, age, messages."
-  (let ((n (or (plist-get s :messageCount) 0)))
-    (format "%s  (%s, %d message%s)" (plist-get s :title) (ctxls--ago (plist-get s :updatedAt))
+  "A completion label for the session summary S.
+Its title, then its first question unless the title is that question
+(what tells two sessions of one title apart), how long ago it was used
+and how many questions it holds: \"Login bug — why does it redirect?  (5
+min ago, 3 questions)\"."
+  (let* ((n (or (plist-get s :questions) 0))
+         (title (or (plist-get s :title) ""))
+         (first (ctxls--one-line (plist-get s :firstQuestion) 60)))
+    (format "%s%s  (%s, %d question%s)" title
+            (if (or (string-empty-p first) (string-prefix-p (string-remove-suffix "…" first) title)
+                    (string-prefix-p (string-remove-suffix "…" title) first))
+                ""
+              (concat " — " first))
+            (ctxls--ago (plist-get s :updatedAt))
             n (if (= n 1) "" "s"))))
 
 (defun ctxls--in-order (table)
@@ -2749,15 +2760,26 @@ the model's view now starts."
 
 ;;;###autoload
 (defun ctxls-delete-session (session)
-  "Delete SESSION (a summary plist), its messages and folder, after confirming."
+  "Delete SESSION (a summary plist), its messages and folder, after confirming.
+Deleting the current session makes the most recent remaining one
+current, its history shown in the chat."
   (interactive (progn (ctxls--no-turn) (list (ctxls--pick-session "Delete session: "))))
   (when (and session (yes-or-no-p (format "Delete session %S and its folder? " (plist-get session :title))))
     (ctxls--command ctxls-protocol-command-session-delete (list :sessionId (plist-get session :id))
                     (lambda (_)
-                      (when (equal (plist-get session :id) ctxls--session-id)
-                        (setq ctxls--session-id nil ctxls--session-title nil ctxls--session-folder nil))
-                      (force-mode-line-update t)
-                      (ctxls--say "deleted %s" (plist-get session :title))))))
+                      (if (not (equal (plist-get session :id) ctxls--session-id))
+                          (ctxls--say "deleted %s" (plist-get session :title))
+                        (setq ctxls--session-id nil ctxls--session-title nil ctxls--session-folder nil
+                              ctxls--session-usage nil ctxls--model nil)
+                        (ctxls--command ctxls-protocol-command-session-list (list :limit 1)
+                                        (lambda (r)
+                                          (let ((next (car (append (plist-get r :sessions) nil))))
+                                            (if (null next)
+                                                (ctxls--say "deleted %s; no session is left" (plist-get session :title))
+                                              (ctxls--open-session (plist-get next :id))
+                                              (ctxls--say "deleted %s; now in %s" (plist-get session :title)
+                                                          (plist-get next :title)))))))
+                      (force-mode-line-update t)))))
 
 ;;;; Context
 

@@ -594,8 +594,15 @@
       (ctxls-test--mx "ctxls-rename-session" "Throwaway")
       (ctxls-test--wait "the title" (lambda () (equal ctxls--session-title "Throwaway")))
       (ctxls-test--mx "ctxls-delete-session" "" "yes")
-      (ctxls-test--wait "the deletion" (lambda () (ctxls-test--said "ctxls: deleted Throwaway")))
-      (should-not ctxls--session-id)
+      ;; The current session deleted, the most recent remaining one is
+      ;; current, its history shown.
+      (ctxls-test--wait "the deletion" (lambda () (ctxls-test--said "ctxls: deleted Throwaway; now in Emacs Test Title")))
+      (ctxls-test--wait "the next session's history"
+                        (lambda () (string-search "\n# Emacs Test Title\n\n## You\n"
+                                                  (cadr (split-string (ctxls-test--chat-text) "# Throwaway\n")))))
+      (should ctxls--session-id)
+      (should-not (equal ctxls--session-id id))
+      (should (equal ctxls--session-title "Emacs Test Title"))
       (should-not (cl-find id (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions)
                            :key (lambda (s) (plist-get s :id)) :test #'equal)))
     (ctxls-test--stop)))
@@ -1014,10 +1021,14 @@ and the model; the editor view's capture is not announced."
       (add-hook 'minibuffer-setup-hook grab)
       (unwind-protect (ctxls-test--mx "ctxls-resume" "")
         (remove-hook 'minibuffer-setup-hook grab)))
-    (should (string-prefix-p "Same  (just now, 0 messages)" (nth 0 offered)))
-    (should (string-prefix-p "Same  (just now, 0 messages)" (nth 1 offered)))
+    (should (string-prefix-p "Same  (just now, 0 questions)" (nth 0 offered)))
+    (should (string-prefix-p "Same  (just now, 0 questions)" (nth 1 offered)))
     (should-not (equal (nth 0 offered) (nth 1 offered)))
-    (should (string-prefix-p "Aaaa  (" (nth 2 offered))))
+    (should (string-prefix-p "Aaaa  (" (nth 2 offered)))
+    ;; The earlier tests' sessions, all titled by the model alike, are told
+    ;; apart by their first questions, and counted in questions.
+    (should (cl-find-if (lambda (o) (string-match-p "\\`Emacs Test Title — count slowly  (.*, 4 questions)" o)) offered))
+    (should (cl-find-if (lambda (o) (string-prefix-p "Emacs Test Title — what is this?  (" o)) offered)))
   (ctxls-test--wait "the resumed session" (lambda () (equal ctxls--session-title "Same")))
   ;; Rename: what is typed is the new title, not added to the old one.
   (ctxls-test--mx "ctxls-rename-session" "Login redirect")
