@@ -1,10 +1,14 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,7 +128,7 @@ func TestInitializeAndNewSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	caps := res.AgentCapabilities
-	if res.ProtocolVersion != 1 || !caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext || caps.PromptCapabilities.Image ||
+	if res.ProtocolVersion != 1 || !caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext || !caps.PromptCapabilities.Image ||
 		caps.PromptCapabilities.Audio || res.AgentInfo.Name != "ctxls" || res.AuthMethods == nil || len(res.AuthMethods) != 0 {
 		t.Errorf("initialize: %+v", res)
 	}
@@ -573,9 +577,27 @@ func TestEditorText(t *testing.T) {
 	if strings.Contains(sys, "// disk a.go") || strings.Contains(sys, "// disk c.go") {
 		t.Errorf("the disk won over the editor's text:\n%s", sys)
 	}
+	// An image that is not what it claims is refused; a real one is kept in
+	// the session folder and goes to the model as an image part.
 	_, err = a.prompt(id, text("look"), map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"})
 	if rpcCode(t, err) != -32602 {
-		t.Errorf("image: %v", err)
+		t.Errorf("a broken image: %v", err)
+	}
+	var pic bytes.Buffer
+	png.Encode(&pic, image.NewGray(image.Rect(0, 0, 8, 8)))
+	data := base64.StdEncoding.EncodeToString(pic.Bytes())
+	if _, err := a.prompt(id, text("look at this"), map[string]any{"type": "image", "data": data, "mimeType": "image/png"}); err != nil {
+		t.Fatalf("an image: %v", err)
+	}
+	reqs := fake.Requests()
+	msgs := reqs[len(reqs)-1].Parsed.Messages
+	last := msgs[len(msgs)-1]
+	if imgs := openaitest.Images(last); len(imgs) != 1 || imgs[0] != "data:image/png;base64,"+data || !strings.Contains(openaitest.Text(last), "[image: sources/image-") {
+		t.Errorf("the image's turn: %d image parts, text %q", len(imgs), openaitest.Text(last))
+	}
+	_, err = a.prompt(id, text("listen"), map[string]any{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"})
+	if rpcCode(t, err) != -32602 {
+		t.Errorf("audio: %v", err)
 	}
 }
 

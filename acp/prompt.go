@@ -31,7 +31,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	if strings.TrimSpace(in.text) == "" {
+	if strings.TrimSpace(in.text) == "" && len(in.images) == 0 {
 		return sdk.PromptResponse{}, invalid("the prompt has no text")
 	}
 	if a.runSlash(ctx, s, in.text) {
@@ -41,7 +41,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	// wait for it to end so the new turn does not find the session busy.
 	a.waitIdle(s)
 
-	t, err := a.svc.StartTurn(ctx, &api.ChatArgs{SessionID: s.id, Message: in.text, Files: in.files}, service.TurnOptions{
+	t, err := a.svc.StartTurn(ctx, &api.ChatArgs{SessionID: s.id, Message: in.text, Files: in.files, Images: in.images}, service.TurnOptions{
 		Roots: []string{s.cwd}, Buffers: a.buffers(ctx, s.id, in.embedded), WriteFile: a.writer(s.id),
 	})
 	if err != nil {
@@ -156,6 +156,7 @@ type promptInput struct {
 	text     string
 	files    []string          // file URIs and paths for the turn
 	embedded map[string]string // path → the editor's text
+	images   []string          // data URLs
 }
 
 func decodePrompt(blocks []sdk.ContentBlock) (*promptInput, error) {
@@ -185,8 +186,11 @@ func decodePrompt(blocks []sdk.ContentBlock) (*promptInput, error) {
 				continue
 			}
 			in.files = append(in.files, p)
-		case b.Image != nil, b.Audio != nil:
-			return nil, invalid(fmt.Sprintf("prompt block %d: images and audio are not supported (promptCapabilities says so)", i+1))
+		case b.Image != nil:
+			// Checked and stored by the service (service.StartTurn).
+			in.images = append(in.images, "data:"+b.Image.MimeType+";base64,"+b.Image.Data)
+		case b.Audio != nil:
+			return nil, invalid(fmt.Sprintf("prompt block %d: audio is not supported (promptCapabilities says so)", i+1))
 		}
 	}
 	in.text = strings.Join(texts, "\n\n")

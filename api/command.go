@@ -525,6 +525,12 @@ type ChatArgs struct {
 	// again, to regenerate or retry its answer; another text edits and
 	// resends it). The session must be given or current.
 	Rewind int64 `json:"rewind,omitempty" max:"9007199254740991" limitDoc:"a question's message id"`
+	// Images go with the question: base64 data URLs
+	// ("data:image/png;base64,…") of PNG, JPEG, GIF or WebP images of at
+	// most 5 MiB each. They are copied into the session folder's sources/
+	// and named in the question by a line each, "[image: sources/NAME]";
+	// the model gets them as image parts at this turn and the later ones.
+	Images []string `json:"images,omitempty" max:"10" itemMax:"7000000" limitDoc:"10 data URLs, each of an image of at most 5 MiB"`
 }
 
 // Finish reasons of a chat result.

@@ -258,7 +258,7 @@ func anthropicParams(model string, maxTokens int, messages []openai.ChatCompleti
 		case openai.ChatMessageRoleSystem:
 			add(true, textBlocks("<system-note>\n"+m.Content+"\n</system-note>")...)
 		case openai.ChatMessageRoleUser:
-			add(true, textBlocks(m.Content)...)
+			add(true, userBlocks(m)...)
 		case openai.ChatMessageRoleAssistant:
 			blocks := textBlocks(m.Content)
 			for _, c := range m.ToolCalls {
@@ -297,6 +297,29 @@ func anthropicParams(model string, maxTokens int, messages []openai.ChatCompleti
 type anthropicMessage struct {
 	user   bool
 	blocks []anthropic.ContentBlockParamUnion
+}
+
+// userBlocks is a user message as content blocks: its text, and its image
+// parts (base64 data URLs, see withImages) as image blocks.
+func userBlocks(m openai.ChatCompletionMessage) []anthropic.ContentBlockParamUnion {
+	if len(m.MultiContent) == 0 {
+		return textBlocks(m.Content)
+	}
+	var blocks []anthropic.ContentBlockParamUnion
+	for _, p := range m.MultiContent {
+		switch p.Type {
+		case openai.ChatMessagePartTypeText:
+			blocks = append(blocks, textBlocks(p.Text)...)
+		case openai.ChatMessagePartTypeImageURL:
+			if p.ImageURL == nil {
+				continue
+			}
+			head, data, _ := strings.Cut(p.ImageURL.URL, ",")
+			mime := strings.TrimSuffix(strings.TrimPrefix(head, "data:"), ";base64")
+			blocks = append(blocks, anthropic.NewImageBlockBase64(mime, data))
+		}
+	}
+	return blocks
 }
 
 // textBlocks is text as content blocks: none for text that is empty or

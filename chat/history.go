@@ -132,6 +132,9 @@ func trimTurns(turns []histTurn, budget int) (kept []openai.ChatCompletionMessag
 // messageCost is the tokens a message takes in the input.
 func messageCost(m openai.ChatCompletionMessage, counter prompts.Counter) int {
 	n := counter.Count(m.Content) + perMessage
+	if m.Role == openai.ChatMessageRoleUser {
+		n += ImageTokens * len(imageNames(m.Content))
+	}
 	for _, c := range m.ToolCalls {
 		n += counter.Count(c.Function.Name) + counter.Count(c.Function.Arguments) + perMessage
 	}

@@ -84,7 +84,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	system := prompts.System(in)
 	baseTokens := counter.Count(system)
 	seen := view.state()
-	out := &assembled{Budget: window, Message: counter.Count(t.Message), Tools: toolTokens(tools, counter)}
+	out := &assembled{Budget: window, Message: counter.Count(t.Message) + ImageTokens*len(imageNames(t.Message)), Tools: toolTokens(tools, counter)}
 
 	// The blocks of the history as sent, unless the context is shown
 	// afresh: when the superseded file text they carry outweighs the
@@ -173,6 +173,13 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	out.System, out.History = sysTokens+counter.Count(system)-baseTokens, used
 	out.Messages = append(append(out.Messages, kept...),
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: message})
+	folder := ""
+	if st != nil {
+		folder = st.Session.Folder
+	} else if t.Session != nil {
+		folder = t.Session.Folder
+	}
+	e.withImages(folder, out.Messages)
 	if record {
 		keptIDs := userIn(keptFrom(turns[from:], kept))
 		out.Record = func(msg int64) { view.record(msg, message, planned, fresh, keptIDs, counter) }

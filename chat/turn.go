@@ -97,6 +97,7 @@ type Engine struct {
 	running map[string]runningTurn   // session → its running turn
 	views   map[string]*modelView    // session → what its model was shown of its context
 	unsaved map[string]unsavedAnswer // session → the final state a lost store did not take
+	images  imageCache               // questions' images as data URLs (see withImages)
 	now     func() time.Time         // the clock (tests)
 }
 

@@ -71,8 +71,22 @@ func (t *Turn) Wait() turn.Event {
 // current one, else a new one) and provider, and starts it. Errors before
 // the turn starts are returned, nothing stored.
 func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions) (*Turn, error) {
-	if a.Message == "" && a.Rewind == 0 {
+	if a.Message == "" && a.Rewind == 0 && len(a.Images) == 0 {
 		return nil, required(api.ChatRequest, "message")
+	}
+	images := make([]Image, 0, len(a.Images))
+	for i, u := range a.Images {
+		im, err := ParseDataURL(u)
+		if err == nil {
+			err = chat.CheckImage(im.MIME, im.Data)
+		}
+		if err != nil {
+			return nil, fail(fmt.Errorf("%s: images[%d]: %w", api.ChatRequest, i, err))
+		}
+		images = append(images, im)
+	}
+	if len(images) > chat.MaxImages {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: %d images; a question may carry %d", api.ChatRequest, len(images), chat.MaxImages)
 	}
 	roots := o.Roots
 	if roots == nil {
@@ -113,6 +127,25 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if err != nil {
 		return nil, err
 	}
+	var imageNames []string
+	if len(images) > 0 {
+		// Into the session folder first: the question names them.
+		if sess == nil {
+			if sess, err = s.sessionOf(ctx, "", true); err != nil {
+				return nil, fail(err)
+			}
+		}
+		named, err := s.storeImages(ctx, sess.ID, images)
+		if err != nil {
+			return nil, fail(err)
+		}
+		imageNames = chat.ImageNames(named)
+		if a.Message == "" {
+			a.Message = named
+		} else {
+			a.Message += "\n\n" + named
+		}
+	}
 	id := ""
 	if sess != nil {
 		id = sess.ID
@@ -128,6 +161,11 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		Rewind: a.Rewind,
 	}})
 	if err != nil {
+		for _, name := range imageNames { // the question was not asked: its images go
+			if rerr := s.store.RemoveFile(ctx, id, name); rerr != nil {
+				s.log.Warn("an image of a question not asked was not removed", "image", name, "err", rerr)
+			}
+		}
 		return nil, fail(err)
 	}
 	if t.Created {
@@ -351,7 +389,8 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		Budget: pv.Budget, Dropped: pv.Dropped,
 	}
 	for _, m := range pv.Messages {
-		pm := api.PreviewMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Tokens: counter.Count(m.Content)}
+		content, images := previewContent(m)
+		pm := api.PreviewMessage{Role: m.Role, Content: content, ToolCallID: m.ToolCallID, Tokens: counter.Count(content) + images*chat.ImageTokens}
 		for _, c := range m.ToolCalls {
 			pm.ToolCalls = append(pm.ToolCalls, api.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}

@@ -21,13 +21,17 @@
 // one (Anthropic's lookback), cache_creation_input_tokens for what it adds
 // up to its last breakpoint, and input_tokens for the rest. Tokens are
 // approximated as a block's JSON bytes / 4 (rounded up), not counted with
-// Anthropic's tokenizer. Not simulated: the minimum cacheable length, the
-// 5-minute expiry, images, documents, thinking, server tools, batches.
+// Anthropic's tokenizer. Image blocks are checked as the API checks them
+// (user messages only, a base64 source of an image type within 5 MB, or a
+// URL); what they show is not looked at. Not simulated: the minimum
+// cacheable length, the 5-minute expiry, documents, thinking, server
+// tools, batches.
 package anthropictest
 
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -106,7 +110,8 @@ type CacheControl struct {
 	TTL  string `json:"ttl,omitempty"`
 }
 
-// Block is a content block as received (text, tool_use, tool_result).
+// Block is a content block as received (text, image, tool_use,
+// tool_result).
 type Block struct {
 	Type         string          `json:"type"`
 	Text         string          `json:"text,omitempty"`
@@ -117,6 +122,17 @@ type Block struct {
 	Content      Blocks          `json:"content,omitempty"`
 	IsError      bool            `json:"is_error,omitempty"`
 	CacheControl *CacheControl   `json:"cache_control,omitempty"`
+	// Source is an image block's image.
+	Source *ImageSource `json:"source,omitempty"`
+}
+
+// ImageSource is an image block's source: base64 data of a media type, or
+// a URL.
+type ImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
 }
 
 // Blocks is content: a string (one text block) or an array of blocks.
@@ -649,6 +665,10 @@ func validate(m MessagesRequest) error {
 				if strings.TrimSpace(b.Text) == "" {
 					return fmt.Errorf("messages: text content blocks must contain non-whitespace text")
 				}
+			case "image":
+				if err := checkImage(msg.Role, b.Source); err != nil {
+					return fmt.Errorf("messages.%d.content.%d.image.source: %v", i, j, err)
+				}
 			case "tool_use":
 				var obj map[string]json.RawMessage
 				if msg.Role != "assistant" || b.ID == "" || b.Name == "" || json.Unmarshal(b.Input, &obj) != nil || obj == nil {
@@ -681,6 +701,40 @@ func validate(m MessagesRequest) error {
 	}
 	if breakpoints > 4 {
 		return fmt.Errorf("A maximum of 4 blocks with cache_control may be provided. Found %d.", breakpoints)
+	}
+	return nil
+}
+
+// checkImage checks an image block as the API does: in a user message, a
+// base64 source of one of the four image types within 5 MB, or a URL.
+func checkImage(role string, src *ImageSource) error {
+	if role != "user" {
+		return fmt.Errorf("image blocks belong in user messages")
+	}
+	if src == nil {
+		return fmt.Errorf("Field required")
+	}
+	switch src.Type {
+	case "url":
+		if !strings.HasPrefix(src.URL, "https://") && !strings.HasPrefix(src.URL, "http://") {
+			return fmt.Errorf("url: not a valid URL")
+		}
+		return nil
+	case "base64":
+	default:
+		return fmt.Errorf("type: Input should be 'base64' or 'url'")
+	}
+	switch src.MediaType {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+	default:
+		return fmt.Errorf("media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'")
+	}
+	data, err := base64.StdEncoding.DecodeString(src.Data)
+	if err != nil {
+		return fmt.Errorf("data: invalid base64 data")
+	}
+	if len(data) > 5<<20 {
+		return fmt.Errorf("image exceeds 5 MB maximum: %d bytes > 5242880 bytes", len(data))
 	}
 	return nil
 }

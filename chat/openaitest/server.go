@@ -6,12 +6,17 @@
 // no [DONE]). It records every request with its exact bytes and whether the
 // client went away. It listens on 127.0.0.1 only.
 //
+// Image parts of user messages are checked as OpenAI checks them (a base64
+// data URL of an image, or an http(s) URL; user messages only); what the
+// images show is not looked at.
+//
 // Not simulated: function-call arguments validation, logprobs, n > 1,
-// audio, images, the Responses API.
+// audio, the Responses API.
 package openaitest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -98,11 +103,71 @@ func (r Request) ModelContext() string {
 	b.WriteString(r.SystemPrompt() + "\n")
 	for _, m := range r.Parsed.Messages {
 		if m.Role == openai.ChatMessageRoleUser {
-			ctx, _ := prompts.SplitContext(m.Content)
+			ctx, _ := prompts.SplitContext(Text(m))
 			b.WriteString(ctx)
 		}
 	}
 	return b.String()
+}
+
+// Text is a message's text: its content, or the text parts of a message
+// sent as parts (one with images).
+func Text(m openai.ChatCompletionMessage) string {
+	if len(m.MultiContent) == 0 {
+		return m.Content
+	}
+	var b strings.Builder
+	for _, p := range m.MultiContent {
+		if p.Type == openai.ChatMessagePartTypeText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// Images are the image parts' URLs of a message, in order.
+func Images(m openai.ChatCompletionMessage) []string {
+	var out []string
+	for _, p := range m.MultiContent {
+		if p.Type == openai.ChatMessagePartTypeImageURL && p.ImageURL != nil {
+			out = append(out, p.ImageURL.URL)
+		}
+	}
+	return out
+}
+
+// checkImages refuses what OpenAI refuses of image parts: a URL that is
+// neither http(s) nor a base64 data URL of an image, and data that is not
+// base64.
+func checkImages(msgs []openai.ChatCompletionMessage) error {
+	for i, m := range msgs {
+		for _, p := range m.MultiContent {
+			switch p.Type {
+			case openai.ChatMessagePartTypeText:
+			case openai.ChatMessagePartTypeImageURL:
+				if p.ImageURL == nil {
+					return fmt.Errorf("messages[%d]: image_url part without image_url", i)
+				}
+				u := p.ImageURL.URL
+				if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
+					continue
+				}
+				head, data, ok := strings.Cut(u, ",")
+				if !ok || !strings.HasPrefix(head, "data:image/") || !strings.HasSuffix(head, ";base64") {
+					return fmt.Errorf("messages[%d]: Invalid image URL: expected a base64-encoded data URL with an image MIME type", i)
+				}
+				if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+					return fmt.Errorf("messages[%d]: Invalid base64 image data", i)
+				}
+			default:
+				return fmt.Errorf("messages[%d]: unknown content part type %q", i, p.Type)
+			}
+		}
+		if m.Role != openai.ChatMessageRoleUser && len(Images(m)) > 0 {
+			return fmt.Errorf("messages[%d]: image content is only for role 'user'", i)
+		}
+	}
+	return nil
 }
 
 // TurnContext is the block before the user's last message: what this turn
@@ -121,7 +186,7 @@ func (r Request) Question() string {
 func (r Request) lastUser() string {
 	for i := len(r.Parsed.Messages) - 1; i >= 0; i-- {
 		if m := r.Parsed.Messages[i]; m.Role == openai.ChatMessageRoleUser {
-			return m.Content
+			return Text(m)
 		}
 	}
 	return ""
@@ -334,6 +399,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req := &Request{Body: body.Bytes(), Header: r.Header.Clone(), StartedAt: time.Now()}
 	if err := json.Unmarshal(req.Body, &req.Parsed); err != nil {
 		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
+		return
+	}
+	if err := checkImages(req.Parsed.Messages); err != nil {
+		writeError(w, 400, err.Error(), "invalid_request_error", "invalid_image")
 		return
 	}
 	s.mu.Lock()

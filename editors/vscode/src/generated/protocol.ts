@@ -261,6 +261,7 @@ export interface ChatArgs {
   files?: string[];
   workDoneToken?: unknown;
   rewind?: number;
+  images?: string[];
 }
 
 export interface ChatUsage {
