@@ -62,13 +62,13 @@ func TestNeovimScreenshot(t *testing.T) {
 			// The test MCP server as "docs", in Lua (the setup is a file: tmux
 			// need not pass the environment).
 			mcp := testmcp.Server(t, "docs", t.TempDir())
-			setup := filepath.Join(t.TempDir(), "setup.lua")
+			setup, dataDir := filepath.Join(t.TempDir(), "setup.lua"), t.TempDir()
 			os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
   cmd = { %q, "serve", "--data-dir", %q },
   provider = { baseURL = %q, model = "test-model" },
   mcp_servers = { docs = { command = %q, args = { "-name", "docs" }, env = { TESTMCP_DIR = %q } } },
 })
-`, bin, t.TempDir(), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"])), 0o644)
+`, bin, dataDir, fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"])), 0o644)
 			term := screenshot.StartTmux(t, "ctxls-shot-"+theme.name, 110, 28, work,
 				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 				"nvim", "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
@@ -157,6 +157,16 @@ func TestNeovimScreenshot(t *testing.T) {
 			waitFor("the edit in the buffer", func(s string) bool {
 				return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit")
 			})
+			// Neovim quits and its daemon ends before the data directory is
+			// removed (it may still be writing the session's folder).
+			keys(":qa!", "Enter")
+			deadline := time.Now().Add(15 * time.Second)
+			for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
+				if time.Now().After(deadline) {
+					t.Fatal("the daemon did not end after Neovim quit")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 		})
 	}
 }
