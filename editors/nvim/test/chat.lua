@@ -134,6 +134,12 @@ local ok, err = pcall(function()
       end
       return has(buf, "## You\n\nquestion from B") and has(buf, "## ctxls\n\nanswer from B")
     end
+    -- The chat window's cursor: where the user reads stays (focus-a), the
+    -- end is followed (live-a).
+    local chat_win = vim.fn.bufwinid(buf)
+    if phase == "focus-a" then
+      vim.api.nvim_win_set_cursor(chat_win, { 4, 0 })
+    end
     if phase == "focus-a" then
       -- No notice comes with SQLite: A looks again when focused.
       local deadline = vim.loop.now() + 30000
@@ -169,6 +175,10 @@ local ok, err = pcall(function()
       vim.cmd("stopinsert")
     end
     wait("the turn asked in B", shows_b, 30000)
+    local want_row = phase == "focus-a" and 4 or vim.api.nvim_buf_line_count(buf)
+    if vim.api.nvim_win_get_cursor(chat_win)[1] ~= want_row then
+      fail(string.format("the chat window's cursor is on line %d, want %d", vim.api.nvim_win_get_cursor(chat_win)[1], want_row))
+    end
     if phase == "live-a" and has(buf, "too early") then
       fail("the refused question stays in the chat, which shows the store:\n" .. text(buf))
     end

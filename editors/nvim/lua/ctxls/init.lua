@@ -459,6 +459,25 @@ local function running_in(id)
   return (state.turn and state.turn.session == id) or (state.asking and state.current == id)
 end
 
+-- redraw_keeping runs draw, which writes buf anew: a window whose cursor
+-- was on the last line follows the end, the others keep their line.
+local function redraw_keeping(buf, draw)
+  local at = {}
+  local last = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    local row = vim.api.nvim_win_get_cursor(win)[1]
+    at[win] = row >= last and "end" or row
+  end
+  draw()
+  local n = vim.api.nvim_buf_line_count(buf)
+  for win, row in pairs(at) do
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { row == "end" and n or math.min(row, n), 0 })
+    end
+  end
+  redraw()
+end
+
 -- refresh reads session id again and shows its stored messages in its open
 -- chat buffer when they changed since the buffer showed them: a turn asked
 -- in another editor (or another Neovim) on the same sessions. A turn
@@ -481,8 +500,9 @@ function refresh(id)
       return
     end
     if signature(r.messages) ~= state.shown[id] then
-      render_history(r.session, r.messages)
-      follow(buf)
+      redraw_keeping(buf, function()
+        render_history(r.session, r.messages)
+      end)
     end
   end, function() end) -- a session deleted meanwhile: nothing to show
 end
