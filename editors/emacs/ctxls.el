@@ -1299,25 +1299,45 @@ turn with tool calls is stored as an answer per round, shown as one)."
          (ctxls--tool-insert c)))
       ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
 
-(defun ctxls--compacted-line (span)
+(defun ctxls--compacted-line (span &optional summary)
   "Insert the line that marks where the model's view starts, for SPAN.
-SPAN is the newest summary's summaryOf: it covers the messages above."
+SPAN is the newest summary's summaryOf: it covers the messages above.
+SUMMARY, its text, is shown by a button on the line."
   (when ctxls--after-tool
     (setq ctxls--after-tool nil)
     (insert "\n"))
   (insert (ctxls--heading (format "_summarised for the model: the first %d messages; all are kept here_"
                                   (plist-get span :covered))
-                          'ctxls-note)
-          "\n\n"))
+                          'ctxls-note))
+  (when summary
+    (insert " ")
+    (insert-text-button "[show the summary]"
+                        'action (lambda (_) (ctxls--show-summary summary))
+                        'help-echo "RET: show what the model is given instead of the messages above"))
+  (insert "\n\n"))
 
-(defun ctxls--insert-messages (messages results prev &optional span)
+(defun ctxls--show-summary (text)
+  "Show TEXT, the summary the model is given of a session's earlier turns."
+  (let ((buf (get-buffer-create "*ctxls summary*")))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
+        (insert text)
+        (goto-char (point-min)))
+      (setq buffer-read-only t)
+      (local-set-key (kbd "q") #'quit-window))
+    (display-buffer buf)))
+
+(defun ctxls--insert-messages (messages results prev &optional span summary)
   "Insert the stored MESSAGES at point, as the chat shows them.
 RESULTS maps tool call ids to their result messages; PREV is the role
 of the message before the first (nil: none).  Summaries and tool
 results are not shown as messages; each turn ends with what its
 answers cost.  SPAN, the newest summary's summaryOf, puts the line that
-marks where the model's view starts after the last message it covers.
-Return non-nil when that line was inserted."
+marks where the model's view starts after the last message it covers,
+with a button that shows SUMMARY, its text.
+Return nil when that line was inserted, non-nil when it is still due."
   (let ((marked (not span))
         usage)
     (cl-flet ((flush ()
@@ -1332,7 +1352,7 @@ Return non-nil when that line was inserted."
           (when (equal role "user")
             (flush)
             (when (and (not marked) (> (plist-get m :id) (plist-get span :last)))
-              (ctxls--compacted-line span)
+              (ctxls--compacted-line span summary)
               (setq marked t)))
           (unless (or (plist-get m :summaryOf) (equal role "tool"))
             (ctxls--render-message m results (equal prev "tool")))
@@ -1368,13 +1388,14 @@ newest one covers marks where the model's view of the session starts."
     (ctxls--session-header id (plist-get session :title))
     (ctxls--chat-insert
      (lambda ()
-       (let ((span (plist-get (car (last (cl-remove-if-not (lambda (m) (plist-get m :summaryOf)) messages)))
-                              :summaryOf)))
+       (let* ((newest (car (last (cl-remove-if-not (lambda (m) (plist-get m :summaryOf)) messages))))
+              (span (plist-get newest :summaryOf))
+              (summary (plist-get newest :content)))
          (setq ctxls--after-tool nil)
          (if (null messages)
              (insert "_no messages yet_\n\n")
-           (when (ctxls--insert-messages messages (ctxls--tool-results messages) nil span)
-             (ctxls--compacted-line span))))))
+           (when (ctxls--insert-messages messages (ctxls--tool-results messages) nil span summary)
+             (ctxls--compacted-line span summary))))))
     (with-current-buffer (ctxls--chat-buffer)
       (setq ctxls--chat-shown-id (ctxls--last-id messages))
       (ctxls--live-forget))

@@ -72,7 +72,7 @@ func TestEmacsScreenshot(t *testing.T) {
 (menu-bar-mode -1)
 (global-set-key (kbd "C-c x") 'ctxls-command-map)
 (ctxls-mode 1)
-`, here, bin, t.TempDir(), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"], theme.emacsTheme)), 0o644)
+`, here, bin, scratchDir(t), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"], theme.emacsTheme)), 0o644)
 			term := screenshot.StartTmux(t, "ctxls-emacs-shot-"+theme.name, 110, 40, work,
 				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 				"emacs", "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))

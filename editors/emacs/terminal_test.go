@@ -45,7 +45,7 @@ func TestEmacsComeBack(t *testing.T) {
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"At `func main`, ", "line 5."}},
 				openaitest.Reply{Chunks: []string{"It prints `héllo` ", "and returns."}})
 			work := workspace(t)
-			data := t.TempDir()
+			data := scratchDir(t)
 			here, _ := filepath.Abs(".")
 			setup := filepath.Join(t.TempDir(), "setup.el")
 			os.WriteFile(setup, []byte(fmt.Sprintf(`
@@ -109,4 +109,28 @@ func TestEmacsComeBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scratchDir is a temporary directory for a daemon that outlives the test's
+// terminal: tmux is killed as the test ends, and the daemon, its stdin
+// closed, may still write into the directory as t.TempDir's clean-up
+// removes it. This one is removed once the daemon has let it be (tries for
+// 5 s). Call it before screenshot.StartTmux, so it is removed after.
+func scratchDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctxls-emacs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var err error
+		for range 50 {
+			if err = os.RemoveAll(dir); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("removing %s: %v", dir, err)
+	})
+	return dir
 }

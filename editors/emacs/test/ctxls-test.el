@@ -653,8 +653,17 @@
     ;; Every message is still shown; the mark follows the last turn summarised.
     (should (< (string-search "## You\n\ncount slowly" block) (string-search "## You\n\nfail now" block) mark
                (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" block)))
-    ;; The summary itself is not shown as a message.
-    (should-not (string-search "Goal: explain main.go" block)))
+    ;; The summary itself is not shown as a message; the mark's button
+    ;; shows it.
+    (should-not (string-search "Goal: explain main.go" block))
+    (should (string-search "all are kept here_ [show the summary]\n" block)))
+  (select-window (display-buffer ctxls--chat))
+  (goto-char (point-max))
+  (search-backward "[show the summary]")
+  (execute-kbd-macro (kbd "RET"))
+  (let ((buf (get-buffer "*ctxls summary*")))
+    (should (get-buffer-window buf))
+    (should (equal (with-current-buffer buf (buffer-string)) "## Goal\n\nGoal: explain main.go.")))
   (ctxls-test--stop))
 
 ;;;; Tool calls
