@@ -263,6 +263,26 @@ func TestEmacs(t *testing.T) {
 	})
 }
 
+// TestEmacsFirstView: the view Emacs sends while no session exists yet
+// (point resting on line 6) goes with the first question, which makes the
+// session.
+func TestEmacsFirstView(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Println."}})
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	r.run(t, "ctxls-test-first-view")
+	reqs := fake.Requests()
+	if len(reqs) == 0 || reqs[0].Question() != "what is on my line?" {
+		t.Fatalf("the first question did not reach the model")
+	}
+	want := "Last applet: editor (file=" + filepath.Join(r.work, "main.go") + ", line=6)"
+	if c := reqs[0].TurnContext() + reqs[0].ModelContext(); !strings.Contains(c, want) {
+		t.Errorf("the first question went without the editor's view %q:\n%s", want, c)
+	}
+}
+
 // TestEmacsCompose: a question written in the *ctxls question* buffer
 // reaches the model with its lines, and the region's lines as its file.
 func TestEmacsCompose(t *testing.T) {

@@ -1104,6 +1104,26 @@ and the model; the editor view's capture is not announced."
     (should-not (string-search "applet" (buffer-string))))
   (ctxls-test--stop))
 
+;;;; The first question
+
+(ert-deftest ctxls-test-first-view ()
+  "The first question of a new session carries the editor's view (no session yet when it rested)."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (should-not ctxls--session-id)
+  (goto-char (point-min))
+  (forward-line 5)
+  ;; Point rests on line 6 (idle timers do not run in batch Emacs: the
+  ;; test calls the view timer's function, then waits out viewIdleMs).
+  (ctxls--send-view)
+  (sleep-for 0.6)
+  (ctxls-test--mx "ctxls-ask" "what is on my line?")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (should ctxls--session-id)
+  (ctxls-test--stop))
+
 ;;;; A longer question
 
 (ert-deftest ctxls-test-compose ()
