@@ -274,7 +274,14 @@ local function show_chat(buf)
   return win
 end
 
+-- drawing: a chat is being drawn whole (render_history): the windows
+-- follow it once, at the end, not at each message.
+local drawing = false
+
 local function follow(buf)
+  if drawing then
+    return
+  end
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf then
       vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
@@ -371,7 +378,20 @@ local status_notes = {
 
 -- render_history fills a session's buffer with its stored messages, the
 -- newest summary's mark after the last message it covers.
+local render_messages -- below
+
 local function render_history(sess, messages)
+  drawing = true
+  local ok, buf = pcall(render_messages, sess, messages)
+  drawing = false
+  if not ok then
+    error(buf, 0)
+  end
+  follow(buf)
+  return buf
+end
+
+function render_messages(sess, messages)
   state.shown[sess.id] = signature(messages)
   state.questions[sess.id] = questions(messages)
   set_title(sess.id, sess.title)
