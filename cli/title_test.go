@@ -331,7 +331,7 @@ func TestChatContinueAndModel(t *testing.T) {
 		t.Errorf("-c with --session: %d %q", code, errOut)
 	}
 	help, _, _ := run(t, env, "chat", "--help")
-	for _, want := range []string{"chat [--session ID | --continue] [--model MODEL] [--file PATH]... [MESSAGE]", "-c, --continue", "recorded as the session's model", "unique prefix"} {
+	for _, want := range []string{"chat [--session ID | --continue] [--again] [--model MODEL] [--file PATH]... [MESSAGE]", "-c, --continue", "recorded as the session's model", "unique prefix"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("help lacks %q:\n%s", want, help)
 		}
