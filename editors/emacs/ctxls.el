@@ -694,9 +694,9 @@ After a restart, the session that was current is resumed."
 
 (defun ctxls--request (method params on-success &optional on-error timeout)
   "Send request METHOD with PARAMS once the daemon is ready.
-ON-SUCCESS gets the result; ON-ERROR the error plist (default: say
-it).  TIMEOUT is in seconds, default `ctxls-request-timeout'; `never'
-waits as long as it takes."
+ON-SUCCESS gets the result; ON-ERROR the error plist, also when no
+answer came in time (default: say it).  TIMEOUT is in seconds,
+default `ctxls-request-timeout'; `never' waits as long as it takes."
   (ctxls--when-ready
    (lambda ()
      (ctxls--flush)
@@ -707,7 +707,9 @@ waits as long as it takes."
                   (if on-error (funcall on-error err)
                     (ctxls--say "%s" (or (plist-get err :message) err))))
       :timeout (if (eq timeout 'never) nil (or timeout ctxls-request-timeout))
-      :timeout-fn (lambda () (ctxls--say "%s did not answer in time" method))))))
+      :timeout-fn (lambda ()
+                    (let ((why (format "%s did not answer in time" method)))
+                      (if on-error (funcall on-error (list :message why)) (ctxls--say "%s" why))))))))
 
 (defun ctxls--command (id arg on-success &optional on-error)
   "Run the daemon's command ID with the plist ARG; ON-SUCCESS gets the result.

@@ -51,6 +51,10 @@
       (ert-fail (list 'timed-out-waiting-for what
                       :messages (reverse ctxls-test--messages)
                       :chat (ctxls-test--chat-text)
+                      :state (list :turn ctxls--turn :live ctxls--live-state :settling ctxls--live-settling
+                                   :pending ctxls--live-pending
+                                   :requests (and ctxls--connection
+                                                  (hash-table-count (jsonrpc--request-continuations ctxls--connection))))
                       :log (if-let ((b (get-buffer "*ctxls log*")))
                                (with-current-buffer b
                                  (buffer-substring-no-properties (max (point-min) (- (point-max) 3000)) (point-max)))
