@@ -234,3 +234,25 @@ func TestNeovimPickers(t *testing.T) {
 	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
 	startNvim(t, nvim, env, "pickers", 60*time.Second)()
 }
+
+// TestNeovimFirstView: the view Neovim sends before any session exists
+// (the cursor resting on line 4) goes with the first question, which makes
+// the session; :CtxlsAdd while that answer streams adds to that session.
+func TestNeovimFirstView(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"View"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"a ", "println"}, Delay: 200 * time.Millisecond},
+		openaitest.Reply{Chunks: []string{"then ", "nothing"}})
+	file := testFile(t)
+	startNvim(t, nvim, chatEnv(t, bin, t.TempDir(), "", fake.URL, file, ""), "firstview", 60*time.Second)()
+	reqs := fake.Streamed()
+	if len(reqs) == 0 || reqs[0].Question() != "what is on my line?" {
+		t.Fatalf("the model was asked %d questions", len(reqs))
+	}
+	want := "Last applet: editor (file=" + file + ", line=4)"
+	if c := reqs[0].TurnContext() + reqs[0].ModelContext(); !strings.Contains(c, want) {
+		t.Errorf("the first question went without the editor's view %q:\n%s", want, c)
+	}
+}

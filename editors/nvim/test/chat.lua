@@ -108,6 +108,7 @@ local ok, err = pcall(function()
     provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
     debounce = 0,
     log_file = false,
+    view_idle_ms = 100,
   })
   local file = os.getenv("CTXLS_TEST_FILE")
   vim.cmd("cd " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h")))
@@ -531,6 +532,44 @@ local ok, err = pcall(function()
       if ctxls.ago(iso, noon) ~= want_ago then
         fail(string.format("ago(%s) = %q, want %q", iso, ctxls.ago(iso, noon), want_ago))
       end
+    end
+  elseif phase == "firstview" then
+    -- The cursor rests on line 4 before any session exists: the first
+    -- question, which makes the session, carries that view. :CtxlsAdd
+    -- while it streams adds to that session (it waits for it); the chat
+    -- buffer is then named after it, and it is the current session.
+    vim.api.nvim_win_set_cursor(0, { 4, 0 })
+    vim.cmd("doautocmd CursorHold")
+    vim.wait(500) -- the daemon records a view that rested view_idle_ms
+    vim.cmd("CtxlsAsk what is on my line?")
+    wait("the first words", function()
+      local b = chat_bufs()[1]
+      return b ~= nil and has(b, "a ")
+    end)
+    vim.cmd("CtxlsAdd")
+    local buf
+    wait("the answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "a println") and not ctxls.busy()
+    end)
+    local sessions = call("session_list", { limit = 10 }).sessions
+    if #sessions ~= 1 then
+      fail(#sessions .. " sessions, want 1: " .. vim.inspect(sessions))
+    end
+    local id = sessions[1].id
+    wait("the chat named after the session", function()
+      return #chat_bufs() == 1 and vim.api.nvim_buf_get_name(buf) == "ctxls://chat/" .. id:sub(1, 6)
+        and vim.api.nvim_buf_get_var(buf, "ctxls_session") == id
+    end)
+    local files
+    wait("the file added", function()
+      files = ((call("context_get", { sessionId = id, setName = "files" }) or {}).context or {}).files or {}
+      return vim.tbl_contains(files, file)
+    end)
+    -- The next question goes to the same session and chat.
+    ask(ctxls, "and then?", "then nothing")
+    if #chat_bufs() ~= 1 or #call("session_list", { limit = 10 }).sessions ~= 1 or not has(buf, "then nothing") then
+      fail("the second question went elsewhere:\n" .. text(buf))
     end
   else
     fail("no such phase")

@@ -52,6 +52,9 @@ M.config = {
 --   shows (see signature); questions: session id → how many questions it
 --   shows; settling: session id → reads of a turn's end in flight (settle);
 --   header: session id → what the chat's header line says (header_line).
+-- A turn that makes its session (the first question): see adopt below.
+local adopt, unborn, learn
+
 local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {} }
 
 local function notify(msg, level)
@@ -601,6 +604,9 @@ local function on_progress(err, result, ctx, config)
   local turn = state.turn
   if turn and result and result.token == turn.token then
     local v = result.value or {}
+    if turn.fresh and v.kind == "begin" then
+      learn(turn) -- the turn has made its session
+    end
     if v.delta then
       if turn.thinking then
         set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
@@ -651,6 +657,9 @@ local handlers = {
   -- A tool call began or changed: its line in the session's chat buffer.
   [P.notifications.tool_call] = function(_, p)
     local buf, turn = state.bufs[p.sessionId], state.turn
+    if turn and turn.fresh then
+      adopt(turn, p.sessionId) -- only the turn's own session calls tools now
+    end
     if turn and turn.session == p.sessionId then
       buf = turn.buf
       turn.tool_note = true -- its $/progress line follows
@@ -1008,6 +1017,64 @@ function M.turn_file(opts)
   return { item = item, label = label }
 end
 
+-- adopt gives a turn that made its session (turn.fresh) that session, sid:
+-- its chat buffer becomes the session's, which becomes the current one,
+-- and the commands waiting for a session get it.
+function adopt(turn, sid)
+  if not turn.fresh or not sid then
+    return
+  end
+  turn.fresh = nil
+  local temp, buf = turn.session, turn.buf
+  turn.session = sid
+  state.current = sid
+  if vim.api.nvim_buf_is_valid(buf) then
+    state.bufs[sid], state.bufs[temp] = buf, nil
+    local old = vim.api.nvim_buf_get_name(buf)
+    vim.api.nvim_buf_set_name(buf, "ctxls://chat/" .. sid:sub(1, 6))
+    local alt = vim.fn.bufnr("^" .. vim.fn.escape(old, "\\.*[]~") .. "$")
+    if alt ~= -1 and alt ~= buf then
+      pcall(vim.api.nvim_buf_delete, alt, { force = true }) -- :file's copy under the old name
+    end
+    vim.api.nvim_buf_set_var(buf, "ctxls_session", sid)
+  end
+  state.questions[sid], state.questions[temp] = state.questions[temp], nil
+  state.header[sid], state.header[temp] = state.header[temp], nil
+  if state.titles[temp] then
+    state.titles[sid], state.titles[temp] = state.titles[temp], nil
+  end
+  redraw_status()
+  local waiting = state.creating or {}
+  state.creating = nil
+  for _, f in ipairs(waiting) do
+    f(sid)
+  end
+end
+
+-- unborn ends a turn that was to make its session and made none: the
+-- commands waiting for a session make one.
+function unborn(turn)
+  if not turn.fresh then
+    return
+  end
+  turn.fresh = nil
+  local waiting = state.creating or {}
+  state.creating = nil
+  for _, f in ipairs(waiting) do
+    with_session(f)
+  end
+end
+
+-- learn asks the daemon which session a turn that made its session is in
+-- (its current one, once the turn has begun).
+function learn(turn)
+  M.command(P.commands.session_show, vim.empty_dict(), function(r)
+    if turn.fresh and r.session then
+      adopt(turn, r.session.id)
+    end
+  end, function() end)
+end
+
 -- ask sends message as a turn of the current session (made when there is
 -- none), with the file in front of you (M.turn_file). opts: range = {first,
 -- last} (:'<,'>CtxlsAsk), bang (:CtxlsAsk!: without the file), on_refused
@@ -1035,7 +1102,7 @@ function M.ask(message, opts)
   end
   state.asking = true -- until the turn is state.turn (the session may not exist yet)
   local from = vim.api.nvim_get_current_win()
-  with_session(function(id)
+  local function start(id, fresh)
     state.asking = false
     state.seq = state.seq + 1
     local buf = chat_buffer(id)
@@ -1057,15 +1124,20 @@ function M.ask(message, opts)
     local with = file and ("_with " .. file.label .. "_\n\n") or ""
     append_question(buf, with .. message .. "\n\n## ctxls\n\n")
     state.questions[id] = (state.questions[id] or 0) + 1
-    local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id }
+    local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id, fresh = fresh }
     turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
     set_lines(buf, turn.thinking, turn.thinking + 1, { "_thinking…_" })
     set_lines(buf, turn.thinking + 1, turn.thinking + 1, { "" })
     follow(buf)
     state.turn = turn
     redraw_status()
-    local params = { message = message, sessionId = id, workDoneToken = turn.token, files = file and { file.item } or nil, rewind = opts.rewind and opts.rewind.id or nil }
+    local params = { message = message, sessionId = not fresh and id or nil, workDoneToken = turn.token, files = file and { file.item } or nil, rewind = opts.rewind and opts.rewind.id or nil }
     local ok, rid = request(client, P.requests.chat, params, function(err, result)
+      if result and result.sessionId then
+        adopt(turn, result.sessionId)
+      elseif err and turn.fresh and error_kind(err) ~= P.error_kinds.cancelled then
+        unborn(turn) -- refused before a session was made
+      end
       if err then
         local kind = error_kind(err)
         if kind == P.error_kinds.no_provider then
@@ -1091,9 +1163,22 @@ function M.ask(message, opts)
     if ok then
       turn.request_id = rid
     else
+      unborn(turn)
       finish(turn, "error: the request could not be sent")
     end
-  end)
+  end
+  if state.current or state.creating then
+    with_session(function(id)
+      start(id, false)
+    end)
+  else
+    -- The first question makes the session (with the view the editor
+    -- rested on before it existed): its chat has a name of its own until
+    -- the daemon says which session it is. Commands that need the
+    -- session meanwhile wait for it.
+    state.creating = {}
+    start("new-" .. (state.seq + 1), true)
+  end
 end
 
 -- The compose buffer (:CtxlsChat) ---------------------------------------------
