@@ -1067,8 +1067,8 @@ running, done, failed or declined.  Once it has ended, RET or TAB on
 the line shows what the model got back (\"▾\") and hides it again
 \(\"▸\"); isearch shows it too.  Each answer ends with what it cost in
 tokens; the header line shows the session's total.
-\\[ctxls-chat-refresh] shows the turns made elsewhere in the session since it
-was shown (see `ctxls-chat-refresh').
+\\<ctxls-chat-buffer-mode-map>\\[ctxls-chat-refresh] shows the turns made elsewhere in the session since
+it was shown (see `ctxls-chat-refresh').
 \\{ctxls-chat-buffer-mode-map}"
   :lighter nil
   (setq header-line-format (and ctxls-chat-buffer-mode '(:eval (ctxls--header-line)))))
@@ -1520,8 +1520,8 @@ it.  Then an update that came during the turn is shown."
   "Show the turns made elsewhere in the chat's session since it was shown.
 Another editor or machine may continue the session: with the PostgreSQL
 store they show by themselves, as they are made; with the local
-(SQLite) store when you come back to the chat (its window selected,
-Emacs focused, \[ctxls-chat]) or with this command."
+SQLite store when you come back to the chat (its window selected,
+Emacs focused, \\[ctxls-chat]) or with this command."
   (interactive)
   (ctxls--live-refresh))
 
