@@ -592,6 +592,11 @@ local function finish(turn, how)
     set_header(turn.session)
   end
   redraw()
+  if turn.fresh then
+    -- Still no session known (the reply Neovim 0.7 drops for a cancelled
+    -- request would say it): ask the daemon.
+    learn(turn)
+  end
   if how == "cancelled" then
     -- Neovim 0.7 drops a cancelled request's reply, which settles the turn.
     vim.defer_fn(function()
@@ -1072,7 +1077,11 @@ function learn(turn)
     if turn.fresh and r.session then
       adopt(turn, r.session.id)
     end
-  end, function() end)
+  end, function()
+    if turn.done then
+      unborn(turn) -- ended, and no session is current: none was made
+    end
+  end)
 end
 
 -- ask sends message as a turn of the current session (made when there is
