@@ -561,6 +561,11 @@ local ok, err = pcall(function()
       return #chat_bufs() == 1 and vim.api.nvim_buf_get_name(buf) == "ctxls://chat/" .. id:sub(1, 6)
         and vim.api.nvim_buf_get_var(buf, "ctxls_session") == id
     end)
+    -- Headed by the session's title (its first question's, then the model's).
+    local head = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+    if head ~= "# what is on my line?" and head ~= "# View" then
+      fail("the chat's title: " .. head)
+    end
     local files
     wait("the file added", function()
       files = ((call("context_get", { sessionId = id, setName = "files" }) or {}).context or {}).files or {}

@@ -1025,7 +1025,7 @@ end
 -- adopt gives a turn that made its session (turn.fresh) that session, sid:
 -- its chat buffer becomes the session's, which becomes the current one,
 -- and the commands waiting for a session get it.
-function adopt(turn, sid)
+function adopt(turn, sid, title)
   if not turn.fresh or not sid then
     return
   end
@@ -1045,8 +1045,10 @@ function adopt(turn, sid)
   end
   state.questions[sid], state.questions[temp] = state.questions[temp], nil
   state.header[sid], state.header[temp] = state.header[temp], nil
-  if state.titles[temp] then
-    state.titles[sid], state.titles[temp] = state.titles[temp], nil
+  state.titles[temp] = nil
+  title = title or state.titles[sid] -- (a ctxls/sessionUpdated may have come first)
+  if title then
+    set_title(sid, title)
   end
   redraw_status()
   local waiting = state.creating or {}
@@ -1075,7 +1077,7 @@ end
 function learn(turn)
   M.command(P.commands.session_show, vim.empty_dict(), function(r)
     if turn.fresh and r.session then
-      adopt(turn, r.session.id)
+      adopt(turn, r.session.id, r.session.title)
     end
   end, function()
     if turn.done then
