@@ -250,8 +250,9 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 			p.chat.Release()
 		case r.URL.Path == "/control/requests":
 			type msg struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
+				Role    string   `json:"role"`
+				Content string   `json:"content"`
+				Images  []string `json:"images,omitempty"` // image parts' data URLs
 			}
 			type req struct {
 				Model     string `json:"model"`
@@ -265,7 +266,7 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 			for _, q := range p.chat.Requests() {
 				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Turn: q.TurnContext(), Question: q.Question(), Cancelled: q.Cancelled}
 				for _, m := range q.Parsed.Messages {
-					rq.Messages = append(rq.Messages, msg{m.Role, m.Content})
+					rq.Messages = append(rq.Messages, msg{m.Role, openaitest.Text(m), openaitest.Images(m)})
 				}
 				out = append(out, rq)
 			}

@@ -39,7 +39,7 @@ interface SeenRequest {
   /** The context block of the last user message: what this turn added to the model's context. */
   turn: string;
   question: string;
-  messages: { role: string; content: string }[];
+  messages: { role: string; content: string; images?: string[] }[];
   cancelled: boolean;
 }
 async function requests(): Promise<SeenRequest[]> {
@@ -551,6 +551,66 @@ async function main(): Promise<void> {
       await sleep(300);
       await docsShot(shot);
     }
+  });
+
+  await step("issue 24: a pasted image is a chip above the input and goes with the question as an image part; the question links to it in the session folder", async () => {
+    // A 1x1 red PNG.
+    const dot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    const paste = (b64: string, type: string) =>
+      chat.locator("#input").evaluate(
+        (el, [data, mime]) => {
+          const bin = atob(data);
+          const bytes = new Uint8Array(bin.length);
+          for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+          const dt = new DataTransfer();
+          dt.items.add(new File([bytes], "pasted", { type: mime }));
+          el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+        },
+        [b64, type],
+      );
+    await chat.locator("#input").click();
+    await paste(dot, "image/png");
+    await paste(dot, "image/png");
+    await until("two image chips", async () => (await chat.locator("#images .image-chip").count()) === 2);
+    await chat.locator("#images .image-chip").nth(1).locator("button.image-remove").click();
+    await until("one image chip", async () => (await chat.locator("#images .image-chip").count()) === 1);
+    check((await chat.locator("#images .image-chip").innerText()).includes("image 1 (PNG, 1 KB)"), `the chip: ${await chat.locator("#images .image-chip").innerText()}`);
+    check((await chat.locator("#hint").innerText()).includes("the pasted image"), `the hint: ${await chat.locator("#hint").innerText()}`);
+    await chat.locator("#input").click();
+    await ed.page.keyboard.type("What is in this picture?");
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-image-light"],
+      ["Dark Modern", "vscode-image-dark"],
+    ]) {
+      await setTheme(theme);
+      const c = await contrast("#images .image-chip .label");
+      check(c >= 4.5, `${theme}: the image chip has a contrast of ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    await enqueue([{ chunks: ["A red dot."] }]);
+    await chat.locator("#input").press("Enter");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("A red dot."));
+    await idle();
+    check((await chat.locator("#images .image-chip").count()) === 0, "the image's chip stayed after sending");
+    const reqs = await requests();
+    const msgs = reqs[reqs.length - 1].messages;
+    const q = msgs[msgs.length - 1];
+    check(q.images?.length === 1 && q.images[0] === "data:image/png;base64," + dot, `image parts: ${JSON.stringify(q.images)}`);
+    check(/\[image: sources\/image-\d{8}-\d{6}-1\.png\]/.test(q.content), `the model is not told the image's name: ${q.content}`);
+    const link = lastTurn().locator(".q .q-image");
+    await until("the question's image link", async () => (await link.count()) === 1, 5000);
+    check((await lastTurn().locator(".q").innerText()).startsWith("What is in this picture?"), "the question's text");
+    check((await lastTurn().locator(".a").innerText()).includes("A red dot."), `the answer after the reload: ${await lastTurn().innerText()}`);
+    // The session files' card the image added shortened the log: its end, the answer, stays in view.
+    await until("the chat shown to its end", async () => {
+      const [h, top, ch] = await chat.locator("#log").evaluate((l) => [l.scrollHeight, l.scrollTop, l.clientHeight]);
+      if (h - top - ch >= 24) throw new Error(`scrollHeight ${h}, scrollTop ${top}, clientHeight ${ch}`);
+      return true;
+    }, 5000);
+    await link.click();
+    await until("the image opened", async () => /^image-\d{8}-\d{6}-1\.png/.test(await ed.activeTabTitle()));
   });
 
   // ---- issue 24: what goes with a question, the input while a turn runs, the model, usage ----

@@ -19,6 +19,10 @@
   const model = $("model");
   const usage = $("usage");
   const editing = $("editing");
+  const imagesBox = $("images");
+  // Images pasted into the input, sent with the next question: { url, label }.
+  let images = [];
+  const maxImageBytes = 5 * 1024 * 1024;
   let state = null;
   // The turn whose question the input holds for Edit (its index), with the
   // draft the input had before; null when not editing.
@@ -43,6 +47,11 @@
   function follow(wasAtBottom) {
     if (wasAtBottom) log.scrollTop = log.scrollHeight;
   }
+  // When the header or the input grows (a context card, a session file, an
+  // image chip) the log gets shorter: a reader at its bottom stays there.
+  let atEnd = true;
+  log.addEventListener("scroll", () => (atEnd = atBottom()));
+  new ResizeObserver(() => atEnd && follow(true)).observe(log);
 
   function fileLink(label, path, cls) {
     const a = el("button", "link " + (cls || ""), label);
@@ -286,10 +295,35 @@
       : "The first " + n + " messages are summarised for the model; every message is kept.";
   }
 
+  // A question's text, with its images' lines ([image: sources/NAME], as
+  // stored) shown as links that open the image.
+  function questionNode(text) {
+    const names = [];
+    const kept = String(text).split("\n").filter((l) => {
+      const m = /^\[image: sources\/([^\]\/]+)\]$/.exec(l);
+      if (m) names.push(m[1]);
+      return !m;
+    });
+    const q = el("div", "q", kept.join("\n").trimEnd());
+    if (names.length) {
+      const row = el("div", "q-images");
+      names.forEach((n) => {
+        const b = el("button", "link q-image", "image: " + n);
+        b.type = "button";
+        b.dataset.subdir = "sources";
+        b.dataset.name = n;
+        b.title = "Open the image (the session folder's sources/" + n + ")";
+        row.appendChild(b);
+      });
+      q.appendChild(row);
+    }
+    return q;
+  }
+
   function drawTurn(t, i) {
     const div = el("div", "turn");
     div.dataset.index = String(i);
-    const q = el("div", "q", t.question);
+    const q = questionNode(t.question);
     if (t.questionId !== undefined) q.dataset.id = String(t.questionId);
     if (t.ids) div.dataset.ids = t.ids.join(" ");
     div.appendChild(q);
@@ -325,6 +359,7 @@
     const parts = [];
     if (f && !f.removed) parts.push(f.label + " (its text as in the editor)");
     if (ctx) parts.push(ctx);
+    if (images.length) parts.push(images.length === 1 ? "the pasted image" : "the " + images.length + " pasted images");
     let text = parts.length ? "Sent with the question: " + parts.join(" and ") + "." : "No file is sent with the question.";
     if (f && f.removed) text += " " + f.label + " is not sent.";
     hint.textContent = text + " Other open files are listed by name only.";
@@ -355,6 +390,53 @@
     }
     drawHint();
   }
+
+  // The pasted images, as chips above the input; × takes one back.
+  function drawImages() {
+    imagesBox.textContent = "";
+    images.forEach((im, i) => {
+      const chip = el("span", "chip image-chip");
+      chip.appendChild(el("span", "label", im.label));
+      const x = el("button", "remove image-remove", "×");
+      x.type = "button";
+      x.dataset.image = String(i);
+      x.title = "Send the question without " + im.label;
+      x.setAttribute("aria-label", x.title);
+      chip.appendChild(x);
+      imagesBox.appendChild(chip);
+    });
+    drawHint();
+  }
+
+  function sizeText(n) {
+    return n < 1024 * 1024 ? Math.max(1, Math.round(n / 1024)) + " KB" : (n / 1024 / 1024).toFixed(1) + " MB";
+  }
+
+  // A pasted image (a screenshot, a copied picture) goes with the question;
+  // text pastes as usual.
+  input.addEventListener("paste", (e) => {
+    const files = Array.from((e.clipboardData && e.clipboardData.files) || []).filter((f) => /^image\/(png|jpeg|gif|webp)$/.test(f.type));
+    if (!files.length) return;
+    e.preventDefault();
+    for (const f of files) {
+      if (images.length >= 10) {
+        drawHint(true);
+        hint.textContent = "A question may carry 10 images at most.";
+        break;
+      }
+      if (f.size > maxImageBytes) {
+        drawHint(true);
+        hint.textContent = "That image is " + sizeText(f.size) + "; an image may be 5 MB at most.";
+        continue;
+      }
+      const r = new FileReader();
+      r.onload = () => {
+        images.push({ url: String(r.result), label: "image " + (images.length + 1) + " (" + f.type.slice(6).toUpperCase() + ", " + sizeText(f.size) + ")" });
+        drawImages();
+      };
+      r.readAsDataURL(f);
+    }
+  });
 
   function drawSessionLine(m, u) {
     model.hidden = !m;
@@ -463,21 +545,24 @@
 
   function submit() {
     const text = input.value;
-    if (!text.trim()) return;
+    if (!text.trim() && !images.length) return;
     if (state && state.busy) {
       // Kept in the input until the answer ends; the hint says so.
       drawHint(true);
       return;
     }
+    const sent = images.map((im) => im.url);
+    images = [];
+    drawImages();
     if (edit !== null) {
       const index = edit.index;
       endEdit(true); // the draft from before the edit comes back
-      vscode.postMessage({ type: "rewind", index, text });
+      vscode.postMessage({ type: "rewind", index, text, images: sent });
       return;
     }
     input.value = "";
     vscode.setState({ draft: "" });
-    vscode.postMessage({ type: "send", text });
+    vscode.postMessage({ type: "send", text, images: sent });
   }
   form.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -510,6 +595,12 @@
     if (a) {
       e.preventDefault();
       vscode.postMessage({ type: "openLink", href: a.dataset.href || a.getAttribute("href") || "" });
+      return;
+    }
+    const img = t.closest("button.image-remove");
+    if (img) {
+      images.splice(Number(img.dataset.image), 1);
+      drawImages();
       return;
     }
     if (t.closest("button.turn-remove")) {

@@ -10,9 +10,10 @@ import { TurnFileChip, ViewState, ViewTurn } from "./viewstate";
 /** Messages the page posts. */
 export type FromView =
   | { type: "ready" }
-  | { type: "send"; text: string }
+  /** images: pasted images as data URLs, sent with the question. */
+  | { type: "send"; text: string; images?: string[] }
   /** Retry, Regenerate or Edit on turn index: its question asked again (text: the edited question), in place of it and what followed. */
-  | { type: "rewind"; index: number; text?: string }
+  | { type: "rewind"; index: number; text?: string; images?: string[] }
   | { type: "stop" }
   | { type: "openLink"; href: string }
   | { type: "openFile"; path: string }
@@ -123,8 +124,8 @@ export class ChatView implements vscode.WebviewViewProvider {
 <div id="banner" class="banner" role="alert" hidden></div>
 <main id="log" aria-live="polite"></main>
 <form id="composer">
-<div id="attach" class="attach" aria-label="Sent with the question"><button id="add-file" class="add-file" type="button" title="Add a workspace file to the session's context" aria-label="Add a file to the context">+</button><span id="turn-file" class="turn-file"></span></div>
-<textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line"></textarea>
+<div id="attach" class="attach" aria-label="Sent with the question"><button id="add-file" class="add-file" type="button" title="Add a workspace file to the session's context" aria-label="Add a file to the context">+</button><span id="turn-file" class="turn-file"></span><span id="images" class="images"></span></div>
+<textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line; paste an image to send it too"></textarea>
 <div id="editing" class="editing-hint" hidden><span>Editing your question: Enter sends it in its place (its answer and any later turns are removed). Esc cancels.</span></div>
 <div class="actions"><span id="hint" class="hint"></span>
 <span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>

@@ -641,7 +641,7 @@ class Controller {
    * given, is the edited question) in place of it and of what followed it
    * (ctxls/chat with rewind: the daemon removes them from the session).
    */
-  private async askAgain(index: number, text?: string): Promise<void> {
+  private async askAgain(index: number, text?: string, images?: string[]): Promise<void> {
     const turn = this.state.turns[index];
     if (!turn) return;
     if (this.state.busy) {
@@ -664,7 +664,7 @@ class Controller {
     }
     this.state.turns.splice(index);
     this.view.postState();
-    await this.ask(text ?? turn.question, { rewind: id });
+    await this.ask(text ?? turn.question, { rewind: id, ...(images?.length ? { images } : {}) });
   }
 
   /** The stored id of turn index's question (a turn asked in this window has none in the view yet). */
@@ -674,7 +674,7 @@ class Controller {
     return q && q.content === this.state.turns[index]?.question ? q.id : undefined;
   }
 
-  async ask(message: string, opts: { files?: string[]; rewind?: number } = {}): Promise<void> {
+  async ask(message: string, opts: { files?: string[]; rewind?: number; images?: string[] } = {}): Promise<void> {
     if (!this.startError && this.client && !this.starting && !this.client.isRunning()) {
       // The daemon stopped (it crashed, or was killed): the question stays
       // in the input, to send once it runs again.
@@ -744,7 +744,7 @@ class Controller {
             this.view.postTurn(index, turn);
           },
         },
-        { ...(files.length ? { files } : {}), ...(opts.rewind !== undefined ? { rewind: opts.rewind } : {}) },
+        { ...(files.length ? { files } : {}), ...(opts.rewind !== undefined ? { rewind: opts.rewind } : {}), ...(opts.images?.length ? { images: opts.images } : {}) },
       );
     } finally {
       this.running = undefined;
@@ -786,7 +786,9 @@ class Controller {
     this.view.postBusy(false);
     this.updateStatus();
     if (out.sessionId ? out.sessionId !== this.state.sessionId : !this.state.sessionId) await this.adoptSession(out.sessionId);
-    if (this.compactedDuringTurn) {
+    if (this.compactedDuringTurn || opts.images?.length) {
+      // A summary's marker, or the names the question's images got in the
+      // session folder: shown as stored.
       this.compactedDuringTurn = false;
       await this.loadSession(this.state.sessionId);
     }
@@ -797,10 +799,10 @@ class Controller {
     const run = (f: () => Promise<unknown>) => void f().catch((e) => vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`));
     switch (m.type) {
       case "send":
-        run(() => this.ask(m.text));
+        run(() => this.ask(m.text, m.images?.length ? { images: m.images } : {}));
         break;
       case "rewind":
-        run(() => this.askAgain(m.index, m.text));
+        run(() => this.askAgain(m.index, m.text, m.images));
         break;
       case "stop":
         run(() => this.cancel());
@@ -956,6 +958,11 @@ class Controller {
       await vscode.workspace.fs.stat(uri);
     } catch {
       vscode.window.showWarningMessage(`ctxls: ${p} does not exist (any more).`);
+      return;
+    }
+    if (/\.(png|jpe?g|gif|webp)$/i.test(p)) {
+      // An image (a question's, in the session folder): VS Code's image viewer.
+      await vscode.commands.executeCommand("vscode.open", uri, { preview: true, viewColumn: vscode.ViewColumn.Active });
       return;
     }
     await vscode.window.showTextDocument(uri, { preview: true, selection, viewColumn: vscode.ViewColumn.Active });

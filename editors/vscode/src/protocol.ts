@@ -146,7 +146,7 @@ export class CtxlsClient {
   }
 
   /** Runs a chat turn, streaming deltas to events. Rejects only on protocol errors (cancel included). */
-  async chat(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[]; rewind?: number } = {}): Promise<ChatResult> {
+  async chat(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[]; rewind?: number; images?: string[] } = {}): Promise<ChatResult> {
     const token = `ctxls-vscode-${process.pid}-${++tokenSeq}`;
     const sub = this.conn.onProgress(progressType, token, (v: any) => {
       v = v ?? {};
@@ -168,7 +168,7 @@ export class CtxlsClient {
    * Runs a chat turn and folds every ending into a TurnOutcome: a cancelled
    * turn (error -32800) is a normal outcome that keeps the streamed text.
    */
-  async turn(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[]; rewind?: number } = {}): Promise<TurnOutcome> {
+  async turn(message: string, events: TurnEvents = {}, opts: { sessionId?: string; files?: string[]; rewind?: number; images?: string[] } = {}): Promise<TurnOutcome> {
     let streamed = "";
     let endMessage = "";
     let usage: ChatUsage | undefined;
