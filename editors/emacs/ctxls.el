@@ -1080,6 +1080,10 @@ it was shown (see `ctxls-chat-refresh').
   "The id of the last stored message the chat shows for its session, or nil.
 Messages after it are turns made elsewhere.")
 
+(defvar-local ctxls--chat-shown-count nil
+  "How many messages up to `ctxls--chat-shown-id' the session held, or nil.
+Fewer later: some were removed elsewhere (a question asked again there).")
+
 (defvar-local ctxls--chat-live nil
   "The part of the chat that shows a turn still running elsewhere, or nil.
 A pair of markers (START . END); the next update replaces it.")
@@ -1188,7 +1192,8 @@ The newest line of an id: a session shown again makes new ones.")
        (insert "\n\n")))
     (with-current-buffer (ctxls--chat-buffer)
       (setq ctxls--chat-session id
-            ctxls--chat-shown-id (if (eq id 'new) 0 nil))
+            ctxls--chat-shown-id (if (eq id 'new) 0 nil)
+            ctxls--chat-shown-count (if (eq id 'new) 0 nil))
       (ctxls--live-forget))))
 
 (defun ctxls--face (beg end face)
@@ -1380,6 +1385,10 @@ Return nil when that line was inserted, non-nil when it is still due."
   "The largest id among MESSAGES, or 0."
   (apply #'max 0 (mapcar (lambda (m) (or (plist-get m :id) 0)) messages)))
 
+(defun ctxls--count-upto (messages id)
+  "How many of MESSAGES, summaries left out, have an id up to ID."
+  (cl-count-if (lambda (m) (and (<= (plist-get m :id) id) (not (plist-get m :summaryOf)))) messages))
+
 (defun ctxls--render-session (show)
   "Render SHOW, a ctxls.session.show result, as a new block.
 Summaries are not shown as messages: a line after the last message the
@@ -1399,7 +1408,8 @@ newest one covers marks where the model's view of the session starts."
            (when (ctxls--insert-messages messages (ctxls--tool-results messages) nil span summary)
              (ctxls--compacted-line span summary))))))
     (with-current-buffer (ctxls--chat-buffer)
-      (setq ctxls--chat-shown-id (ctxls--last-id messages))
+      (setq ctxls--chat-shown-id (ctxls--last-id messages)
+            ctxls--chat-shown-count (ctxls--count-upto messages ctxls--chat-shown-id))
       (ctxls--live-forget))
     (ctxls--refresh-usage id)))
 
@@ -1461,7 +1471,19 @@ newest one covers marks where the model's view of the session starts."
              (shown ctxls--chat-shown-id)
              (new (and shown (cl-remove-if-not (lambda (m) (> (plist-get m :id) shown)) messages))))
         (cond
-         ((null shown) (setq ctxls--chat-shown-id (ctxls--last-id messages)))
+         ((null shown) (setq ctxls--chat-shown-id (ctxls--last-id messages)
+                             ctxls--chat-shown-count (ctxls--count-upto messages ctxls--chat-shown-id)))
+         ((and ctxls--chat-shown-count (< (ctxls--count-upto messages shown) ctxls--chat-shown-count))
+          ;; Turns this chat shows were removed elsewhere (asked again
+          ;; there): the session is shown again, as it is now.
+          (ctxls--live-forget)
+          (ctxls--chat-insert
+           (lambda ()
+             (insert (ctxls--separator)
+                     (ctxls--heading "_the session was changed elsewhere (a question asked again): shown again below_"
+                                     'ctxls-note)
+                     "\n")))
+          (ctxls--render-session show))
          ((or ctxls--chat-live
               (cl-some (lambda (m) (member (plist-get m :role) '("user" "assistant"))) new))
           (let* ((before (cl-remove-if (lambda (m) (or (> (plist-get m :id) shown) (plist-get m :summaryOf)))
@@ -1485,7 +1507,8 @@ newest one covers marks where the model's view of the session starts."
                    (insert (ctxls--heading (ctxls--status-note ctxls-protocol-status-streaming) 'ctxls-note) "\n\n"))
                  (if done
                      (progn (ctxls--live-forget)
-                            (setq ctxls--chat-shown-id (ctxls--last-id messages)))
+                            (setq ctxls--chat-shown-id (ctxls--last-id messages)
+                                  ctxls--chat-shown-count (ctxls--count-upto messages ctxls--chat-shown-id)))
                    (unless ctxls--chat-live
                      (setq ctxls--chat-live (cons (copy-marker start) (copy-marker (point) t))))))))
             (when done
@@ -1493,27 +1516,27 @@ newest one covers marks where the model's view of the session starts."
 
 (defun ctxls--turn-stored (id message-id)
   "Note that this Emacs's turn in session ID stored up to MESSAGE-ID.
-Without MESSAGE-ID (a cancelled or failed turn) the session is read for
-it.  Then an update that came during the turn is shown."
-  (let ((then (lambda (last)
-                (when (and last (ctxls--live-shown-p id) (equal id ctxls--session-id))
+The session is read for how many messages that is (and, without
+MESSAGE-ID, a cancelled or failed turn, for the last one).  Then an
+update that came during the turn is shown."
+  (let ((then (lambda (messages)
+                (when (and messages (ctxls--live-shown-p id) (equal id ctxls--session-id))
                   (with-current-buffer ctxls--chat
-                    (setq ctxls--chat-shown-id (max (or ctxls--chat-shown-id 0) last))))
+                    (setq ctxls--chat-shown-id (max (or ctxls--chat-shown-id 0)
+                                                    (if (and (numberp message-id) (> message-id 0)) message-id
+                                                      (ctxls--last-id messages)))
+                          ctxls--chat-shown-count (ctxls--count-upto messages ctxls--chat-shown-id))))
                 (setq ctxls--live-settling nil)
                 (when (and ctxls--live-pending (not ctxls--turn))
                   (setq ctxls--live-pending nil)
                   (ctxls--live-refresh))
                 (ctxls--refresh-usage id))))
-    (cond
-     ;; Never restarts a daemon that has died: its next command does.
-     ((not (and id (ctxls--usable-p)))
-      (setq ctxls--live-settling nil))
-     ((and (numberp message-id) (> message-id 0))
-      (funcall then message-id))
-     (t
+    (if (not (and id (ctxls--usable-p)))
+        ;; Never restarts a daemon that has died: its next command does.
+        (setq ctxls--live-settling nil)
       (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
-                      (lambda (show) (funcall then (ctxls--last-id (append (plist-get show :messages) nil))))
-                      (lambda (_) (funcall then nil)))))))
+                      (lambda (show) (funcall then (append (plist-get show :messages) nil)))
+                      (lambda (_) (funcall then nil))))))
 
 ;;;###autoload
 (defun ctxls-chat-refresh ()
@@ -2594,7 +2617,7 @@ The package decides on it, never on the message, which is for people."
                     (ctxls--set-session (plist-get r :session))
                     (ctxls--session-header ctxls--session-id ctxls--session-title)
                     (with-current-buffer (ctxls--chat-buffer)
-                      (setq ctxls--chat-shown-id 0))
+                      (setq ctxls--chat-shown-id 0 ctxls--chat-shown-count 0))
                     (ctxls--show-chat)
                     (ctxls--say "new session"))))
 
@@ -2747,7 +2770,7 @@ goes back to the provider's `:model'."
                           (ctxls--set-session session)
                           (ctxls--session-header ctxls--session-id ctxls--session-title)
                           (with-current-buffer (ctxls--chat-buffer)
-                            (setq ctxls--chat-shown-id 0))
+                            (setq ctxls--chat-shown-id 0 ctxls--chat-shown-count 0))
                           (ctxls--show-chat))
                         (setq ctxls--model (ctxls--session-model session))
                         (force-mode-line-update t))

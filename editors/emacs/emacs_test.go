@@ -351,7 +351,8 @@ func TestEmacsRewind(t *testing.T) {
 // the PostgreSQL store (the question while the answer streams, then the
 // answer), with SQLite (one data directory) when the chat is come back to
 // or refreshed with g; a turn of this Emacs's streams meanwhile untouched,
-// nothing shown twice.
+// nothing shown twice; a question asked again there (ctxls chat --again)
+// shows the session again, without the turn it removed.
 func TestEmacsElsewhere(t *testing.T) {
 	t.Parallel()
 	emacs := editor(t, "emacs")
@@ -362,7 +363,8 @@ func TestEmacsElsewhere(t *testing.T) {
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "here"}},
 				openaitest.Reply{Delay: 400 * time.Millisecond, Chunks: []string{"answer ", "from ", "the ", "other ", "client"}},
 				openaitest.Reply{Delay: 300 * time.Millisecond, Chunks: []string{"second ", "answer here, ", "all ", "of it"}},
-				openaitest.Reply{Chunks: []string{"last ", "one"}})
+				openaitest.Reply{Chunks: []string{"last ", "one"}},
+				openaitest.Reply{Chunks: []string{"answered again"}})
 			r := emacsRunner{emacs: emacs, bin: bin, work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
 			other, dsn := r.dataDir, ""
 			var c *pgtest.Cluster

@@ -1338,7 +1338,18 @@ back to with SQLite.  A turn of this Emacs's streams as ever meanwhile."
                                                   (ctxls-test--chat-text))))
     ;; One session block.
     (should (= 1 (cl-count-if (lambda (l) (string-prefix-p "# " l))
-                              (split-string (ctxls-test--chat-text) "\n")))))
+                              (split-string (ctxls-test--chat-text) "\n"))))
+    ;; The last question asked again elsewhere, in place of its answer: the
+    ;; chat says so and shows the session again, as it is now.
+    (ctxls-test--finished (ctxls-test--elsewhere "chat" "--session" ctxls--session-id "--again" "asked again elsewhere"))
+    (ctxls-test--in-chat "g")
+    (ctxls-test--wait "the session shown again"
+                      (lambda () (string-search "_the session was changed elsewhere (a question asked again): shown again below_\n\n# "
+                                                (ctxls-test--chat-text))))
+    (let ((again (cadr (split-string (ctxls-test--chat-text) "shown again below_\n"))))
+      (should (string-suffix-p "## You\n\nasked again elsewhere\n\n## ctxls\n\nanswered again\n\n_tokens: 10 in · 1 out_\n\n" again))
+      (should-not (string-search "and once more" again))
+      (should (string-search "asked here again" again))))
   (ctxls-test--stop))
 
 ;;;; What a turn cost, and how it ended
