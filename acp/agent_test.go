@@ -599,6 +599,28 @@ func TestEditorText(t *testing.T) {
 	if rpcCode(t, err) != -32602 {
 		t.Errorf("audio: %v", err)
 	}
+	// Loaded elsewhere, the question's image is replayed after its text.
+	b := startAgent(t, fake, dataDir, cwd, nil)
+	if err := b.Call("session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, u := range b.Updates(id) {
+		if u.Kind != "user_message_chunk" {
+			continue
+		}
+		var v struct {
+			Content struct{ Type, Text, Data, MimeType string } `json:"content"`
+		}
+		json.Unmarshal(u.Raw, &v)
+		kinds = append(kinds, v.Content.Type)
+		if v.Content.Type == "image" && (v.Content.Data != data || v.Content.MimeType != "image/png") {
+			t.Errorf("the replayed image: %s", u.Raw)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "text text image" {
+		t.Errorf("the replayed questions' blocks: %s", got)
+	}
 }
 
 func TestBadInput(t *testing.T) {

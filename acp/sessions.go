@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"time"
 
@@ -104,6 +105,12 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	for _, m := range show.Messages {
 		for _, u := range replay(m) {
 			a.send(ctx, id, u)
+		}
+		if m.Role == api.RoleUser {
+			// The question's images, after its text.
+			for _, im := range service.QuestionImages(show.Session.Folder, m.Content) {
+				a.send(ctx, id, sdk.UpdateUserMessage(sdk.ImageBlock(base64.StdEncoding.EncodeToString(im.Data), im.MIME)))
+			}
 		}
 	}
 	a.sendState(ctx, id)

@@ -194,16 +194,44 @@ func (e *Engine) withImages(folder string, msgs []openai.ChatCompletionMessage) 
 
 // imageURL reads image name of a session folder's sources/.
 func (e *Engine) imageURL(folder, name string) (string, error) {
-	mime := imageMIME(name)
-	if mime == "" {
-		return "", fmt.Errorf("%s: not a PNG, JPEG, GIF or WebP image", name)
-	}
-	if folder == "" {
-		return "", fs.ErrNotExist
-	}
-	dir, err := session.SubdirIn(folder, "sources", false)
+	path, mime, err := imagePath(folder, name)
 	if err != nil {
 		return "", err
 	}
-	return e.images.dataURL(filepath.Join(dir, name), mime)
+	return e.images.dataURL(path, mime)
+}
+
+// imagePath is where image name of a session folder's sources/ is, and its
+// type by its name.
+func imagePath(folder, name string) (path, mime string, err error) {
+	mime = imageMIME(name)
+	if mime == "" {
+		return "", "", fmt.Errorf("%s: not a PNG, JPEG, GIF or WebP image", name)
+	}
+	if folder == "" || name != filepath.Base(name) || name == ".." {
+		return "", "", fs.ErrNotExist
+	}
+	dir, err := session.SubdirIn(folder, "sources", false)
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(dir, name), mime, nil
+}
+
+// ReadImage reads image name of a session folder's sources/ (a question's,
+// see ImageNames): its type and its bytes.
+func ReadImage(folder, name string) (mime string, data []byte, err error) {
+	path, mime, err := imagePath(folder, name)
+	if err != nil {
+		return "", nil, err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > MaxImageBytes {
+		return "", nil, fmt.Errorf("%s is not an image of at most %s", path, session.Bytes(MaxImageBytes))
+	}
+	data, err = os.ReadFile(path)
+	return mime, data, err
 }

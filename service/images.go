@@ -81,6 +81,18 @@ func imageName(im Image, stamp string, i int, taken []string) string {
 	return name
 }
 
+// QuestionImages are the images a stored question names that are still in
+// the session folder (folder), in order.
+func QuestionImages(folder, question string) []Image {
+	var out []Image
+	for _, name := range chat.ImageNames(question) {
+		if mime, data, err := chat.ReadImage(folder, name); err == nil {
+			out = append(out, Image{MIME: mime, Data: data})
+		}
+	}
+	return out
+}
+
 // previewContent is a message of the model input as the preview shows it:
 // its text, and for each image part a line saying what goes (the data
 // itself is not shown).
