@@ -218,3 +218,63 @@ func TestAcpxEdits(t *testing.T) {
 		t.Errorf("approved, the file: %q\n%s", b, out)
 	}
 }
+
+// TestAcpxModelImagesTools: what a new user of acpx meets beyond a plain
+// prompt (issue 24): `acpx set model` (the session config option of category
+// model) changes the model of the next turn; an image block from a
+// structured prompt file reaches the model as an image part; the model's
+// tool calls are shown by acpx with their outcome; `sessions new` alone
+// leaves no empty session in the list.
+func TestAcpxModelImagesTools(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Image question"}}),
+		openaitest.WithModels("test-model", "vision-model"))
+	dataDir := t.TempDir()
+	a := newAcpx(t, fake, dataDir)
+	a.run("sessions", "new", "--name", "pics")
+
+	if out := a.run("set", "-s", "pics", "model", "vision-model"); !strings.Contains(out, "model set: vision-model") {
+		t.Errorf("set model:\n%s", out)
+	}
+
+	// A 1×1 PNG.
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	prompt := filepath.Join(a.home, "prompt.json")
+	if err := os.WriteFile(prompt, []byte(`[{"type":"text","text":"What is in this picture?"},{"type":"image","mimeType":"image/png","data":"`+png+`"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"A single pixel."}})
+	out := a.run("prompt", "-s", "pics", "-f", prompt)
+	if !strings.Contains(out, "A single pixel.") {
+		t.Errorf("image prompt:\n%s", out)
+	}
+	req := fake.LastStreamed()
+	body := string(req.Body)
+	if !strings.Contains(body, `"model":"vision-model"`) {
+		t.Errorf("after set model vision-model, the request's model: %.300s", body)
+	}
+	if !strings.Contains(body, `"image_url"`) || !strings.Contains(body, "data:image/png;base64,"+png) {
+		t.Errorf("the image is not an image part of the request: %.2000s", body)
+	}
+
+	// A tool call: acpx shows it with its outcome.
+	path := filepath.Join(a.work, "notes.txt")
+	if err := os.WriteFile(path, []byte("zebrafish\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "r1", Name: "read_file", Arguments: `{"path":"notes.txt"}`}}},
+		openaitest.Reply{Chunks: []string{"It says zebrafish."}})
+	out = a.run("--approve-all", "prompt", "-s", "pics", "read notes.txt")
+	running, done := strings.Index(out, "[tool] read_file notes.txt (running)"), strings.Index(out, "[tool] read_file notes.txt (completed)")
+	if running < 0 || done < running || !strings.Contains(out[done:], "zebrafish") || !strings.Contains(out, "It says zebrafish.") {
+		t.Errorf("the tool call as acpx shows it:\n%s", out)
+	}
+
+	// A session made and never asked in is not listed.
+	empty := a.run("sessions", "new", "--name", "empty")
+	emptyID := strings.TrimSpace(empty[strings.LastIndex(strings.TrimSpace(empty), "\n")+1:])
+	out = a.run("sessions", "list")
+	if len(emptyID) != 26 || strings.Contains(out, emptyID) || !strings.Contains(out, "Image question") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("sessions list (the empty session %q must not be listed):\n%s", emptyID, out)
+	}
+}
