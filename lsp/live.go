@@ -31,8 +31,8 @@ type watcher struct {
 // (service.Follow) until stopWatch (shutdown, or the end of Run); only
 // the session the editor shows (the current one) is followed: an editor
 // with no current session would otherwise take any session changed on any
-// machine for the one its own first turn made. The SQLite store's returns
-// at once.
+// machine for the one its own first turn made. The SQLite store's looks
+// for other processes' changes every half second.
 func (s *Server) startWatch(svc *service.Service) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{cancel: cancel, done: make(chan struct{})}

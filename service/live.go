@@ -11,7 +11,7 @@ import (
 
 // Follow publishes, until ctx ends, what other daemons change in the
 // sessions watching returns (the PostgreSQL store's live updates; the
-// SQLite store's Watch returns at once) as the events a change made here
+// SQLite store's Watch looks every half second) as the events a change made here
 // publishes: SessionUpdated for a session's row or messages,
 // ContextChanged (reason "changed", added and removed empty: the change's
 // items are not known) for its context, FilesChanged (by api.ByRemote) per

@@ -62,9 +62,10 @@ type Config struct {
 	NoEnvHint bool
 	// Version is ctxls's version, as told to MCP servers.
 	Version string
-	// Opened, if set, is called once when Start's store open ends, with
-	// its error, on a goroutine of its own. The daemon's command hands
-	// back its start-up pages then (procmem.ReleaseImage).
+	// Opened, if set, is called once when Start's store open ends (and
+	// the empty sessions' clean-up that follows it), with the open's
+	// error, on a goroutine of its own. The daemon's command hands back
+	// its start-up pages then (procmem.ReleaseImage).
 	Opened func(error)
 }
 
@@ -161,6 +162,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Opened != nil {
 		go func() {
 			_, err := p.Wait(context.Background())
+			s.tidying.Wait() // start-up's clean-up too: its pages are start-up's
 			cfg.Opened(err)
 		}()
 	}

@@ -312,8 +312,11 @@ func children(pid int) []int {
 	return out
 }
 
-// idleSettle is how long after initialized the idle memory is read.
-const idleSettle = 200 * time.Millisecond
+// idleSettle is how long after initialized the idle memory is read: long
+// enough for what a daemon does once it has started (its store's open,
+// the clean-up after it, the first looks of its live updates) to be over,
+// so the figure is what it holds while it waits (it was 200 ms).
+const idleSettle = 2 * time.Second
 
 // treeHWM sums the peak resident set (VmHWM) of pid and its descendants.
 func treeHWM(pid int) int { return treeStatus(pid, "VmHWM:") }

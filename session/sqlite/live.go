@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/ctxls/ctxls/session"
 )
@@ -12,5 +15,108 @@ func (s *Store) LockTurn(context.Context, string) (func(), <-chan struct{}, erro
 	return func() {}, nil, nil
 }
 
-// Watch has nothing to report in the SQLite store.
-func (s *Store) Watch(context.Context, func(string) bool, func(session.Change)) error { return nil }
+// DefaultWatchEvery is how often Watch looks at the database.
+const DefaultWatchEvery = 500 * time.Millisecond
+
+// Watch reports the sessions other processes on the same data directory
+// changed (another editor's daemon, the CLI), until ctx ends. SQLite has
+// no notifications, so it looks every DefaultWatchEvery: when the
+// database's files changed since the last look, one indexed read of the
+// newest activity, and, when that moved, the sessions changed since
+// (updated_at, which every change to a session's row, messages, context
+// or files bumps). A session whose updated_at is the value this store set
+// itself is its own change, not reported; a change made here and one
+// made elsewhere within the same look are reported as neither. Each change
+// is reported as Kinds "sessions" and "messages" (what changed is not
+// recorded); deletions are not reported (the next read finds the session
+// gone).
+func (s *Store) Watch(ctx context.Context, interested func(string) bool, fn func(session.Change)) error {
+	every := s.watchEvery
+	if every <= 0 {
+		every = DefaultWatchEvery
+	}
+	mark, err := s.newestActivity(ctx)
+	if err != nil {
+		return err
+	}
+	files := s.dbFiles()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		// A commit anywhere writes the database's files: until they change
+		// there is nothing to read (and an idle daemon runs no SQLite code,
+		// which would keep its pages resident).
+		if now := s.dbFiles(); now == files {
+			continue
+		} else {
+			files = now
+		}
+		newest, err := s.newestActivity(ctx)
+		if err != nil || newest <= mark {
+			continue // a busy or closing database: the next look
+		}
+		changed, err := s.changedSince(ctx, mark)
+		if err != nil {
+			continue
+		}
+		mark = newest
+		for id, at := range changed {
+			mark = max(mark, at) // a write since newest was read: not reported twice
+			s.touchedMu.Lock()
+			own := s.touched[id] == at
+			s.touchedMu.Unlock()
+			if !own && interested(id) {
+				fn(session.Change{SessionID: id, Kinds: []string{"sessions", "messages"}})
+			}
+		}
+	}
+}
+
+// dbState is the size and time of change of the database and its
+// write-ahead log.
+type dbState struct {
+	db, wal       int64
+	dbMod, walMod time.Time
+}
+
+func (s *Store) dbFiles() dbState {
+	var st dbState
+	if fi, err := os.Stat(filepath.Join(s.dir, "ctxls.db")); err == nil {
+		st.db, st.dbMod = fi.Size(), fi.ModTime()
+	}
+	if fi, err := os.Stat(filepath.Join(s.dir, "ctxls.db-wal")); err == nil {
+		st.wal, st.walMod = fi.Size(), fi.ModTime()
+	}
+	return st
+}
+
+// newestActivity is the largest updated_at of any session.
+func (s *Store) newestActivity(ctx context.Context) (int64, error) {
+	var at int64
+	err := s.db.QueryRowContext(ctx, "SELECT coalesce(max(updated_at), 0) FROM sessions").Scan(&at)
+	return at, err
+}
+
+// changedSince is the sessions whose updated_at is after mark, with it.
+func (s *Store) changedSince(ctx context.Context, mark int64) (map[string]int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, updated_at FROM sessions WHERE updated_at > ?", mark)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		out[id] = at
+	}
+	return out, rows.Err()
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxls/ctxls/session"
@@ -44,6 +45,14 @@ type Store struct {
 	// ("<host>/<pid>/<random>"), so another process can tell a live
 	// daemon's answer from one a killed daemon left "streaming".
 	owner string
+
+	// touched is each session's updated_at as this store last set it
+	// (touch), so Watch tells its own changes from other processes'.
+	touchedMu sync.Mutex
+	touched   map[string]int64
+	// watchEvery is how often Watch looks for other processes' changes
+	// (0: DefaultWatchEvery).
+	watchEvery time.Duration
 }
 
 // Open opens (creating if needed) the store in dataDir.
@@ -217,15 +226,23 @@ func (s *Store) inFolder(ctx context.Context, id string, fn func(tx *sql.Tx, fol
 	})
 }
 
-// touch bumps a session's updatedAt inside tx, reporting ErrNotFound.
+// touch bumps a session's updatedAt inside tx, reporting ErrNotFound. The
+// new value is noted as this store's own (see Watch).
 func (s *Store) touch(ctx context.Context, tx *sql.Tx, id string) error {
-	res, err := tx.ExecContext(ctx, "UPDATE sessions SET updated_at = max(updated_at + 1, ?) WHERE id = ?", s.millis(), id)
+	var at int64
+	err := tx.QueryRowContext(ctx, "UPDATE sessions SET updated_at = max(updated_at + 1, ?) WHERE id = ? RETURNING updated_at", s.millis(), id).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.NotFound(id)
+	}
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return session.NotFound(id)
+	s.touchedMu.Lock()
+	if s.touched == nil {
+		s.touched = map[string]int64{}
 	}
+	s.touched[id] = at
+	s.touchedMu.Unlock()
 	return nil
 }
 
