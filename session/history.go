@@ -123,8 +123,11 @@ func (h *HistoryWriter) Close() error {
 
 const (
 	// historyCacheMin is the fewest settled messages worth keeping: a
-	// shorter session renders whole in well under a millisecond.
-	historyCacheMin = 200
+	// shorter session renders whole in well under a millisecond. (It was
+	// 200: a 100-message session then read and rendered every message at
+	// each rewrite, half the daemon's history.md CPU on the first-delta
+	// benchmark's 100-message sessions.)
+	historyCacheMin = 20
 	// historyCacheBytes bounds the Markdown kept for all sessions; the
 	// least recently written go first.
 	historyCacheBytes = 8 << 20
