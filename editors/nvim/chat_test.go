@@ -77,11 +77,11 @@ func waitFile(t *testing.T, path string) {
 }
 
 // TestNeovimTurnsMadeElsewhere: a turn asked in another Neovim (another
-// daemon) in the session open in this Neovim's chat appears there: live
-// with the PostgreSQL store (the daemon's ctxls/sessionUpdated), and with
-// SQLite when Neovim is come back to (FocusGained); with PostgreSQL B's
-// answer shows while B's daemon writes it. The chat's own turns still
-// stream in, nothing shown twice.
+// daemon) in the session open in this Neovim's chat appears there live, on
+// the daemon's ctxls/sessionUpdated: with the PostgreSQL store, and with
+// SQLite (two daemons on one data directory; Neovim neither gains focus nor
+// enters the chat). B's answer shows while B's daemon writes it. The chat's
+// own turns still stream in, nothing shown twice.
 func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 	t.Parallel()
 	nvim := nvimOrSkip(t)
@@ -89,10 +89,16 @@ func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 	title := openaitest.Reply{Chunks: []string{"Shared session"}}
 	for _, store := range []string{"postgres", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
+			// B's answer is slow to start: A shows it being written. SQLite's
+			// daemon looks for changes every half second.
+			slow := 700 * time.Millisecond
+			if store == "sqlite" {
+				slow = 2 * time.Second
+			}
 			fake := openaitest.New(t, openaitest.WithTitles(title))
-			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}, Delay: 700 * time.Millisecond},
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}, Delay: slow},
 				openaitest.Reply{Chunks: []string{"second answer ", "in A"}, Delay: 50 * time.Millisecond})
-			dsn, dirA, dirB, phase := "", t.TempDir(), t.TempDir(), "focus-a"
+			dsn, dirA, dirB, phase := "", t.TempDir(), t.TempDir(), "sqlite-a"
 			var c *pgtest.Cluster
 			if store == "postgres" {
 				c = pgtest.Start(t)

@@ -118,14 +118,24 @@ local ok, err = pcall(function()
     return c ~= nil and c.initialized
   end)
 
-  if phase == "live-a" or phase == "focus-a" then
+  if phase == "live-a" or phase == "sqlite-a" then
     -- Neovim A asks, then keeps its chat open while another Neovim (with a
-    -- daemon of its own on the same store) asks in the same session: the
-    -- new question and answer appear in A's chat, live with PostgreSQL
-    -- (ctxls/sessionUpdated), when A is come back to with SQLite
-    -- (FocusGained).
+    -- daemon of its own on the same store: PostgreSQL, or SQLite on the same
+    -- data directory) asks in the same session: the new question and
+    -- answer appear in A's chat live (ctxls/sessionUpdated), without A
+    -- gaining focus or entering the chat.
     local buf = ask(ctxls, "question in A", "answer in A")
     local id = vim.api.nvim_buf_get_var(buf, "ctxls_session")
+    -- With SQLite too nothing reads the chat again but the daemon's notice:
+    -- Neovim does not gain focus, nor is the chat entered.
+    local guard = phase == "sqlite-a"
+      and vim.api.nvim_create_autocmd({ "FocusGained", "BufEnter", "WinEnter" }, {
+        callback = function(a)
+          if a.event == "FocusGained" or vim.api.nvim_get_current_buf() == buf then
+            fail("the chat would be read again on " .. a.event)
+          end
+        end,
+      })
     put_shared(id)
     -- seen_streaming: B's answer was shown while it was being written.
     local seen_streaming = false
@@ -135,25 +145,17 @@ local ok, err = pcall(function()
       end
       return has(buf, "## You\n\nquestion from B") and has(buf, "## ctxls\n\nanswer from B")
     end
-    -- The chat window's cursor: where the user reads stays (focus-a), the
+    -- The chat window's cursor: where the user reads stays (sqlite-a), the
     -- end is followed (live-a).
     local chat_win = vim.fn.bufwinid(buf)
-    if phase == "focus-a" then
+    if phase == "sqlite-a" then
       vim.api.nvim_win_set_cursor(chat_win, { 4, 0 })
     end
-    if phase == "focus-a" then
-      -- No notice comes with SQLite: A looks again when focused.
-      local deadline = vim.loop.now() + 30000
-      while not shows_b() and vim.loop.now() < deadline do
-        vim.cmd("doautocmd FocusGained")
-        vim.wait(300, shows_b, 20)
-      end
-    end
+    wait("B's answer being written", function()
+      shows_b()
+      return seen_streaming
+    end, 30000)
     if phase == "live-a" then
-      wait("B's answer being written", function()
-        shows_b()
-        return seen_streaming
-      end, 30000)
       -- Asked from the compose window meanwhile: the daemon refuses (B's
       -- turn runs), the user is told, and the question goes back there.
       vim.cmd("CtxlsChat")
@@ -176,7 +178,10 @@ local ok, err = pcall(function()
       vim.cmd("stopinsert")
     end
     wait("the turn asked in B", shows_b, 30000)
-    local want_row = phase == "focus-a" and 4 or vim.api.nvim_buf_line_count(buf)
+    if guard then
+      vim.api.nvim_del_autocmd(guard)
+    end
+    local want_row = phase == "sqlite-a" and 4 or vim.api.nvim_buf_line_count(buf)
     if vim.api.nvim_win_get_cursor(chat_win)[1] ~= want_row then
       fail(string.format("the chat window's cursor is on line %d, want %d", vim.api.nvim_win_get_cursor(chat_win)[1], want_row))
     end

@@ -924,8 +924,9 @@ function M.setup(opts)
     end,
   })
   -- Turns made elsewhere on the same sessions: the daemon says so with
-  -- ctxls/sessionUpdated where the store tells it (PostgreSQL); the chat is
-  -- also read again when you come back to Neovim or enter it (SQLite).
+  -- ctxls/sessionUpdated (PostgreSQL, and SQLite since it looks every half
+  -- second); the chat is also read again when you come back to Neovim or
+  -- enter it (a daemon too old to tell).
   vim.api.nvim_create_autocmd("FocusGained", {
     group = group,
     callback = function()
