@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -50,54 +51,36 @@ func WriteFileAtomic(path string, data []byte) error {
 
 // WriteFileAtomicFrom is WriteFileAtomic with the content written by src.
 func WriteFileAtomicFrom(path string, src io.WriterTo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := src.WriteTo(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return writeAtomic(path, src, 0)
 }
 
 // WriteFileAtomicMode is WriteFileAtomic giving the file mode (0: the
 // temporary file's, 0600).
 func WriteFileAtomicMode(path string, data []byte, mode os.FileMode) error {
+	return writeAtomic(path, bytes.NewReader(data), mode)
+}
+
+// writeAtomic writes what src writes to path through a temporary file in
+// its folder and a rename, with mode (0: the temporary file's, 0600).
+func writeAtomic(path string, src io.WriterTo, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	_, err = src.WriteTo(tmp)
+	if err == nil && mode != 0 {
+		err = tmp.Chmod(mode)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
 		os.Remove(tmp.Name())
-		return err
 	}
-	if mode != 0 {
-		if err := tmp.Chmod(mode); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return err
 }
 
 // Within reports whether path is dir or inside it (lexically: resolve
