@@ -51,10 +51,13 @@
 ;; `ctxls-cancel' (C-c x k) stops an answer: it stays, marked _cancelled_;
 ;; one the daemon could not finish (it died) reads _interrupted_.  Each
 ;; answer ends with what it cost in tokens (the cached input too, when the
-;; provider says), and the chat's header line shows the session's total.
+;; provider says), and the chat's header line shows the session's total
+;; and the key hints that fit beside it; ? in the chat lists all its keys.
 ;; Turns another editor or machine adds to the session the chat shows
-;; appear at its end: as they are made with the PostgreSQL store, when you
-;; come back to the chat (or press g in it) with the local one.
+;; appear at its end as they are made, with the PostgreSQL store and with
+;; the local (SQLite) one alike (there within a second: the daemon looks
+;; at the sessions' activity every half second); g in the chat reads the
+;; session again.
 ;;
 ;; `ctxls-resume' (C-c x r) offers the sessions most recent first;
 ;; `ctxls-rename-session' (C-c x R), `ctxls-set-model' (C-c x m, the
@@ -1056,6 +1059,7 @@ before its result names the session: the result takes it from here.")
     (define-key map (kbd "g") #'ctxls-chat-refresh)
     (define-key map (kbd "TAB") #'ctxls-chat-tab)
     (define-key map (kbd "i") #'ctxls-apply-block)
+    (define-key map (kbd "?") #'ctxls-chat-keys)
     map)
   "Keys of the chat buffer.")
 
@@ -1066,7 +1070,8 @@ status\", changed as the call goes: waiting for your permission,
 running, done, failed or declined.  Once it has ended, RET or TAB on
 the line shows what the model got back (\"▾\") and hides it again
 \(\"▸\"); isearch shows it too.  Each answer ends with what it cost in
-tokens; the header line shows the session's total.
+tokens; the header line shows the session's total and the key hints
+that fit (\\[ctxls-chat-keys] lists them all).
 \\<ctxls-chat-buffer-mode-map>\\[ctxls-chat-refresh] shows the turns made elsewhere in the session since
 it was shown (see `ctxls-chat-refresh').
 \\{ctxls-chat-buffer-mode-map}"
@@ -1101,16 +1106,37 @@ A pair of markers (START . END); the next update replaces it.")
   "The chat buffer's tool call lines by call id: markers at their starts.
 The newest line of an id: a session shown again makes new ones.")
 
+(defconst ctxls--chat-hints
+  '("a ask" "w write" "r resume" "n new" "s search" "+ add file" "c context" "i insert block")
+  "The key hints of the chat's header line, most wanted first.")
+
 (defun ctxls--header-line ()
-  "The chat buffer's header line."
-  (concat " ctxls · " (or ctxls--session-title "no session")
-          (let ((model (or ctxls--model (plist-get ctxls-provider :model))))
-            (if model (concat " · " model) ""))
-          (if ctxls--session-usage (concat " · " ctxls--session-usage) "")
-          (cond (ctxls--turn (if (plist-get ctxls--turn :answered) " · answering…" " · thinking…"))
-                ((eq ctxls--state 'starting) " · starting…")
-                (t ""))
-          (if ctxls--turn "   C-c C-k cancel" "   a ask  w write  r resume  s search  n new  + add file  c context  i insert block")))
+  "The chat buffer's header line: the session, then the key hints that fit.
+The hints end with \"? keys\" (all the chat's keys); those that would not
+fit in the chat's window are left out, so none is cut in half."
+  (let* ((info (concat " ctxls · " (or ctxls--session-title "no session")
+                       (let ((model (or ctxls--model (plist-get ctxls-provider :model))))
+                         (if model (concat " · " model) ""))
+                       (if ctxls--session-usage (concat " · " ctxls--session-usage) "")
+                       (cond (ctxls--turn (if (plist-get ctxls--turn :answered) " · answering…" " · thinking…"))
+                             ((eq ctxls--state 'starting) " · starting…")
+                             (t ""))))
+         (win (if (eq (window-buffer) (current-buffer)) (selected-window) (get-buffer-window nil t)))
+         (width (1- (if win (window-width win) (frame-width))))
+         (last (if ctxls--turn "C-c C-k cancel" "? keys"))
+         (line (lambda (hints) (concat info "   " (string-join (append hints (list last)) "  "))))
+         (hints nil))
+    (unless ctxls--turn
+      (cl-loop for hint in ctxls--chat-hints
+               while (<= (string-width (funcall line (append hints (list hint)))) width)
+               do (setq hints (append hints (list hint)))))
+    (let ((full (funcall line hints)))
+      (if (<= (string-width full) width) full info))))
+
+(defun ctxls-chat-keys ()
+  "Show the keys of the chat buffer."
+  (interactive)
+  (describe-keymap 'ctxls-chat-buffer-mode-map))
 
 (defvar ctxls--chat nil
   "The chat buffer, once made.")
@@ -1125,8 +1151,8 @@ The newest line of an id: a session shown again makes new ones.")
         (setq-local truncate-lines nil)
         (setq-local word-wrap t)
         (buffer-disable-undo)
-        ;; Come back to the chat: turns made elsewhere show (SQLite has no
-        ;; live updates).
+        ;; Come back to the chat: turns made elsewhere show, should an
+        ;; update have been missed (a daemon restarted meanwhile).
         (add-hook 'window-selection-change-functions #'ctxls--chat-selected nil t)
         (current-buffer))))
 
@@ -1416,7 +1442,8 @@ newest one covers marks where the model's view of the session starts."
 ;;;; Turns made elsewhere
 
 ;; Another editor or machine may add turns to the session this chat shows
-;; (a PostgreSQL store's daemons tell each other: ctxls/sessionUpdated).
+;; (the daemon says so with ctxls/sessionUpdated: a PostgreSQL store's
+;; daemons tell each other, a SQLite store's look every half second).
 ;; The chat then shows the messages stored after the last one it shows,
 ;; at its end: a turn still being answered there is shown as it stands and
 ;; replaced by the next update, until it is complete.  While a turn of
@@ -1541,10 +1568,11 @@ update that came during the turn is shown."
 ;;;###autoload
 (defun ctxls-chat-refresh ()
   "Show the turns made elsewhere in the chat's session since it was shown.
-Another editor or machine may continue the session: with the PostgreSQL
-store they show by themselves, as they are made; with the local
-SQLite store when you come back to the chat (its window selected,
-Emacs focused, \\[ctxls-chat]) or with this command."
+Another editor or machine may continue the session: its turns show by
+themselves, as they are made (with the local SQLite store within a
+second).  This command, like coming back to the chat (its window
+selected, Emacs focused, \\[ctxls-chat]), reads the session again, should
+an update have been missed."
   (interactive)
   (ctxls--live-refresh))
 

@@ -347,12 +347,13 @@ func TestEmacsRewind(t *testing.T) {
 }
 
 // TestEmacsElsewhere: a turn another client (the ctxls CLI, a daemon of
-// its own) makes in the session open in Emacs's chat shows there: live with
-// the PostgreSQL store (the question while the answer streams, then the
-// answer), with SQLite (one data directory) when the chat is come back to
-// or refreshed with g; a turn of this Emacs's streams meanwhile untouched,
-// nothing shown twice; a question asked again there (ctxls chat --again)
-// shows the session again, without the turn it removed.
+// its own) makes in the session open in Emacs's chat shows there live, with
+// no focus change and no g (the question while the answer streams, then the
+// answer), with the PostgreSQL store and with SQLite (one data directory,
+// the daemon looks at the sessions' activity every half second); a turn of
+// this Emacs's streams meanwhile untouched, nothing shown twice; a question
+// asked again there (ctxls chat --again) shows the session again, without
+// the turn it removed.
 func TestEmacsElsewhere(t *testing.T) {
 	t.Parallel()
 	emacs := editor(t, "emacs")

@@ -14,16 +14,16 @@ import (
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
-// TestEmacsComeBack runs Emacs in a terminal (tmux) with its real command
-// loop and the local (SQLite) store, which tells no daemon of another's
-// turns: a question asked in Emacs, then one asked in the same session from
-// the command line (ctxls chat -c, on the same data directory). The chat
-// does not show it until the user comes back to it: C-x o into its window
-// shows the turn made elsewhere (the window's selection, which batch Emacs
-// has no redisplay to run). With CTXLS_SCREENSHOT_DIR set it runs in a
-// light and a dark theme and renders the chat then to
+// TestEmacsLiveElsewhere runs Emacs in a terminal (tmux) with its real
+// command loop and the local (SQLite) store: a question asked in Emacs, then
+// one asked in the same session from the command line (ctxls chat -c, on the
+// same data directory). The chat shows the turn made elsewhere by itself, no
+// key pressed (the daemon looks at the sessions' activity every half
+// second), and its header line the session's total with the key hints that
+// fit in 110 columns, none cut off. With CTXLS_SCREENSHOT_DIR set it runs in
+// a light and a dark theme and renders the chat then to
 // emacs-elsewhere-light.png and emacs-elsewhere-dark.png.
-func TestEmacsComeBack(t *testing.T) {
+func TestEmacsLiveElsewhere(t *testing.T) {
 	t.Parallel()
 	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -81,12 +81,7 @@ func TestEmacsComeBack(t *testing.T) {
 			if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "and returns.") {
 				t.Fatalf("ctxls chat -c: %v\n%s", err, out)
 			}
-			time.Sleep(500 * time.Millisecond)
-			if s := term.Screen(false); strings.Contains(s, "And what does it print?") {
-				t.Fatalf("the chat showed the turn before it was come back to (SQLite tells no daemon):\n%s", s)
-			}
-			// Back to the chat: C-x o selects its window.
-			keys("C-x", "o")
+			// No key pressed: the chat shows it by itself.
 			shown := waitFor("the turn made elsewhere", func(s string) bool {
 				return strings.Contains(s, "And what does it print?\n\n## ctxls\n\nIt prints `héllo` and returns.\n\n_tokens: 10 in · 2 out_") &&
 					strings.Contains(s, "ctxls · Where main starts · test-model · 20 in · 4 out") // the session's total with it
@@ -94,6 +89,18 @@ func TestEmacsComeBack(t *testing.T) {
 			if strings.Count(shown, "And what does it print?") != 1 {
 				t.Errorf("the turn made elsewhere is not shown once:\n%s", shown)
 			}
+			// The header line ends with its last key hint, not cut off at
+			// the terminal's edge (110 columns).
+			header := ""
+			for _, l := range strings.Split(shown, "\n") {
+				if strings.HasPrefix(l, " ctxls · Where main starts") {
+					header = strings.TrimRight(l, " ")
+				}
+			}
+			if want := " ctxls · Where main starts · test-model · 20 in · 4 out   a ask  w write  r resume  n new  s search  ? keys"; header != want {
+				t.Errorf("the chat's header line is\n%q, want\n%q", header, want)
+			}
+			keys("C-x", "o")
 			if dir != "" {
 				// The chat alone, from its top: both turns.
 				keys("C-x", "1", "M-<")
