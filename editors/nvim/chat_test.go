@@ -1,7 +1,14 @@
 package nvim_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -261,4 +268,52 @@ func TestNeovimFirstView(t *testing.T) {
 	if c := reqs[0].TurnContext() + reqs[0].ModelContext(); !strings.Contains(c, want) {
 		t.Errorf("the first question went without the editor's view %q:\n%s", want, c)
 	}
+}
+
+// TestNeovimImages: :CtxlsAttach adds an image file to the next question
+// (shown in the compose window's status line and the :CtxlsAsk prompt,
+// taken back with !; a file that is not an image, or one over 5 MiB, is
+// refused); the model gets it as an image part of that question, the next
+// question goes without one; the chat shows the image's line by name, and
+// Enter or gf opens it: the file asked with, and after a reload its copy in
+// the session folder.
+func TestNeovimImages(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	dir := t.TempDir()
+	square := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	draw.Draw(square, square.Bounds(), &image.Uniform{color.RGBA{255, 0, 0, 255}}, image.Point{}, draw.Src)
+	var shot, photo bytes.Buffer
+	png.Encode(&shot, square)
+	jpeg.Encode(&photo, square, nil)
+	big := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 5<<20+1-8)...)
+	for name, data := range map[string][]byte{"shot.png": shot.Bytes(), "photo.jpg": photo.Bytes(), "notes.png": []byte("not an image\n"), "big.png": big} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Picture"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"a red ", "square"}}, openaitest.Reply{Chunks: []string{"no ", "image"}})
+	env := append(chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), filepath.Join(t.TempDir(), "dir")), "CTXLS_IMAGES_DIR="+dir)
+	startNvim(t, nvim, env, "images", 60*time.Second)()
+	reqs := fake.Streamed()
+	if len(reqs) != 2 {
+		t.Fatalf("%d turns asked, want 2", len(reqs))
+	}
+	last := func(r openaitest.Request) openai.ChatCompletionMessage {
+		ms := r.Parsed.Messages
+		return ms[len(ms)-1]
+	}
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(shot.Bytes())
+	if got := openaitest.Images(last(reqs[0])); len(got) != 1 || got[0] != want {
+		t.Errorf("the question's images: %d, want shot.png's data URL (%d bytes); got %.80q", len(got), len(want), got)
+	}
+	if q := reqs[0].Question(); !strings.HasPrefix(q, "what is in the picture?") {
+		t.Errorf("the question: %q", q)
+	}
+	if got := openaitest.Images(last(reqs[1])); len(got) != 0 {
+		t.Errorf("the next question carries %d images, want none", len(got))
+	}
+	startNvim(t, nvim, env, "images-reload", 60*time.Second)()
 }

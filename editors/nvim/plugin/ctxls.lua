@@ -16,6 +16,7 @@ cmd("CtxlsRename", function(a) require("ctxls").rename(a.args) end, { nargs = "*
 cmd("CtxlsDelete", function() require("ctxls").delete() end)
 cmd("CtxlsAdd", function(a) require("ctxls").add(a.args) end, { nargs = "?", complete = "file" })
 cmd("CtxlsDrop", function(a) require("ctxls").drop(a.args) end, { nargs = "?", complete = "file" })
+cmd("CtxlsAttach", function(a) require("ctxls").attach_image(a.args, a.bang) end, { nargs = "?", bang = true, complete = "file" })
 cmd("CtxlsContext", function() require("ctxls").show_context() end)
 cmd("CtxlsCancel", function() require("ctxls").cancel() end)
 cmd("CtxlsExport", function() require("ctxls").export() end)

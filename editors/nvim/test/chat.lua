@@ -581,6 +581,138 @@ local ok, err = pcall(function()
     if #chat_bufs() ~= 1 or #call("session_list", { limit = 10 }).sessions ~= 1 or not has(buf, "then nothing") then
       fail("the second question went elsewhere:\n" .. text(buf))
     end
+  elseif phase == "images" then
+    -- :CtxlsAttach adds an image file to the next question: shown in the
+    -- compose window's status line and the :CtxlsAsk prompt, taken back
+    -- with !, refused when it is not an image or too large; sent with the
+    -- question, shown in the chat as its name, opened with Enter and gf.
+    local dir = os.getenv("CTXLS_IMAGES_DIR")
+    local opened = {}
+    ctxls.config.open_image = function(path)
+      table.insert(opened, path)
+    end
+    local function told(s)
+      for _, m in ipairs(messages) do
+        if m:find(s, 1, true) then
+          return true
+        end
+      end
+      return false
+    end
+    vim.cmd("CtxlsAttach " .. vim.fn.fnameescape(dir .. "/notes.png"))
+    if not told("notes.png is not a PNG, JPEG, GIF or WebP image") then
+      fail("a text file named .png was not refused")
+    end
+    vim.cmd("CtxlsAttach " .. vim.fn.fnameescape(dir .. "/big.png"))
+    if not told("big.png is 5,242,881 bytes; an image may be at most 5 MiB (5,242,880 bytes)") then
+      fail("an image over 5 MiB was not refused")
+    end
+    if #ctxls.attached() ~= 0 then
+      fail("refused images were attached: " .. vim.inspect(ctxls.attached()))
+    end
+    -- File names complete.
+    local completed = vim.fn.getcompletion("CtxlsAttach " .. dir .. "/sh", "cmdline")
+    if not vim.tbl_contains(completed, dir .. "/shot.png") then
+      fail("the file name does not complete: " .. vim.inspect(completed))
+    end
+    vim.cmd("CtxlsAttach " .. vim.fn.fnameescape(dir .. "/shot.png"))
+    vim.cmd("CtxlsAttach " .. vim.fn.fnameescape(dir .. "/photo.jpg"))
+    local src = vim.api.nvim_get_current_win()
+    vim.cmd("CtxlsChat")
+    local compose_win = vim.api.nvim_get_current_win()
+    local function status()
+      local stl = vim.api.nvim_win_get_option(compose_win, "statusline")
+      return vim.api.nvim_eval_statusline(stl, { winid = compose_win, maxwidth = 400, fillchar = " " }).str
+    end
+    if not status():find("with main.go · with images: shot.png, photo.jpg", 1, true) then
+      fail("the compose window's status line: " .. status())
+    end
+    vim.cmd("CtxlsAttach! photo.jpg")
+    if not status():find("with main.go · with image: shot.png", 1, true) then
+      fail("the status line after :CtxlsAttach! photo.jpg: " .. status())
+    end
+    vim.cmd("stopinsert")
+    vim.cmd("close")
+    vim.api.nvim_set_current_win(src)
+    -- :CtxlsAsk without a question asks for it, saying what goes.
+    local prompt
+    vim.ui.input = function(opts, on_confirm)
+      prompt = opts.prompt
+      on_confirm("what is in the picture?")
+    end
+    vim.cmd("CtxlsAsk")
+    if prompt ~= "Ask ctxls (with main.go, with image: shot.png): " then
+      fail("the prompt: " .. tostring(prompt))
+    end
+    local buf
+    wait("the answer", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "a red square") and not ctxls.busy()
+    end)
+    if #ctxls.attached() ~= 0 then
+      fail("the image stays attached after the question: " .. vim.inspect(ctxls.attached()))
+    end
+    if not has(buf, "## You\n\n_with main.go_\n\nwhat is in the picture?\n\n_image: shot.png_\n\n## ctxls") then
+      fail("the question's image in the chat:\n" .. text(buf))
+    end
+    -- Enter on the image's line opens it; gf too; elsewhere Enter is Enter.
+    local chat_win = vim.fn.bufwinid(buf)
+    vim.api.nvim_set_current_win(chat_win)
+    local row = vim.fn.search("^_image: shot.png_$", "nw")
+    vim.api.nvim_win_set_cursor(chat_win, { row, 0 })
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+    vim.api.nvim_feedkeys("gf", "x", false)
+    wait("the image opened", function()
+      return #opened == 2
+    end)
+    if opened[1] ~= dir .. "/shot.png" or opened[2] ~= dir .. "/shot.png" then
+      fail("opened: " .. vim.inspect(opened))
+    end
+    -- The next question goes without it.
+    ask(ctxls, "and now?", "no image")
+    put_shared(dir)
+  elseif phase == "images-reload" then
+    -- In a new Neovim the resumed chat shows the stored image by name; Enter
+    -- opens its copy in the session folder's sources/.
+    local dir = get_shared()
+    local opened = {}
+    ctxls.config.open_image = function(path)
+      table.insert(opened, path)
+    end
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[1])
+    end
+    vim.cmd("CtxlsSessions")
+    local buf
+    wait("the resumed chat", function()
+      buf = chat_bufs()[1]
+      return buf ~= nil and has(buf, "no image")
+    end)
+    if has(buf, "[image: ") then
+      fail("the stored image line is shown raw:\n" .. text(buf))
+    end
+    local chat_win = vim.fn.bufwinid(buf)
+    vim.api.nvim_set_current_win(chat_win)
+    local row = vim.fn.search("^_image: image-.*\\.png_$", "nw")
+    if row == 0 or not has(buf, "what is in the picture?\n\n" .. vim.fn.getline(row) .. "\n\n## ctxls") then
+      fail("the stored question's image in the chat:\n" .. text(buf))
+    end
+    vim.api.nvim_win_set_cursor(chat_win, { row, 0 })
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+    wait("the image opened", function()
+      return #opened == 1
+    end)
+    local function bytes(path)
+      local f = assert(io.open(path, "rb"))
+      local s = f:read("*a")
+      f:close()
+      return s
+    end
+    local name = vim.fn.getline(row):match("^_image: (.*)_$")
+    local folder = call("session_show", { sessionId = vim.api.nvim_buf_get_var(buf, "ctxls_session") }).session.folder
+    if opened[1] ~= folder .. "/sources/" .. name or bytes(opened[1]) ~= bytes(dir .. "/shot.png") then
+      fail("opened " .. vim.inspect(opened) .. ", want the copy of shot.png in " .. folder .. "/sources")
+    end
   else
     fail("no such phase")
   end

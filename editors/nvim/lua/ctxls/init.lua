@@ -9,6 +9,8 @@ local tools = require("ctxls.tools")
 -- The model's edits: reviewed in a diff tab, applied to the buffers.
 local review = require("ctxls.review")
 local edits = require("ctxls.edits")
+-- Images that go with a question (:CtxlsAttach) and their lines in the chat.
+local images = require("ctxls.images")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -35,6 +37,9 @@ M.config = {
   send_active_file = true,
   -- true: :CtxlsAsk moves the cursor into the chat window.
   focus_chat = false,
+  -- How Enter (or gf) on an image's line in the chat opens the image:
+  -- function(path); nil: the system's viewer (xdg-open, open), else a buffer.
+  open_image = nil,
 }
 
 -- state is the plugin's one connection:
@@ -52,10 +57,13 @@ M.config = {
 --   shows (see signature); questions: session id → how many questions it
 --   shows; settling: session id → reads of a turn's end in flight (settle);
 --   header: session id → what the chat's header line says (header_line).
+-- images: the images attached for the next question (:CtxlsAttach), each
+--   { name, path, url }; image_paths: chat buffer → image name → the file
+--   an image shown as asked here was read from.
 -- A turn that makes its session (the first question): see adopt below.
 local adopt, unborn, learn
 
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {} }
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {}, images = {}, image_paths = {} }
 
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
@@ -240,8 +248,14 @@ local function chat_buffer(id)
     if (vim.fn.getline(lnum)):find("^_summarised for the model") then
       return "<Cmd>lua require('ctxls').summary()<CR>"
     end
+    if images.name_at(vim.fn.getline(lnum)) then
+      return "<Cmd>lua require('ctxls').open_image()<CR>"
+    end
     return "<CR>"
-  end, { buffer = buf, expr = true, desc = "ctxls: a tool call's output, or the summary" })
+  end, { buffer = buf, expr = true, desc = "ctxls: a tool call's output, the summary, or an image" })
+  vim.keymap.set("n", "gf", function()
+    return images.name_at(vim.fn.getline(".")) and "<Cmd>lua require('ctxls').open_image()<CR>" or "gf"
+  end, { buffer = buf, expr = true, desc = "ctxls: the image on this line, else the file under the cursor" })
   -- Answers are prose in whatever window shows them, the plugin's own
   -- (show_chat) included.
   vim.api.nvim_create_autocmd("BufWinEnter", {
@@ -444,7 +458,7 @@ function render_messages(sess, messages)
       mark()
     end
     if m.role == "user" then
-      append_question(buf, m.content .. "\n")
+      append_question(buf, images.shown(m.content) .. "\n")
       answered = false
     elseif m.role == "assistant" then
       used = add_usage(used, m.usage)
@@ -1095,7 +1109,14 @@ function M.ask(message, opts)
   opts = opts or {}
   local file = M.turn_file(opts)
   if not message or message == "" then
-    local with = file and (" (with " .. file.label .. ")") or ""
+    local goes = {}
+    if file then
+      table.insert(goes, "with " .. file.label)
+    end
+    if #state.images > 0 then
+      table.insert(goes, "with " .. images.label(state.images))
+    end
+    local with = #goes > 0 and (" (" .. table.concat(goes, ", ") .. ")") or ""
     vim.ui.input({ prompt = "Ask ctxls" .. with .. ": " }, function(input)
       if input and input ~= "" then
         M.ask(input, opts)
@@ -1114,6 +1135,17 @@ function M.ask(message, opts)
   end
   state.asking = true -- until the turn is state.turn (the session may not exist yet)
   local from = vim.api.nvim_get_current_win()
+  -- The attached images go with this question; back for the next one if
+  -- it is refused (unless others were attached meanwhile).
+  local attached = state.images
+  state.images = {}
+  redraw_status()
+  local function give_back()
+    if #attached > 0 and #state.images == 0 then
+      state.images = attached
+      redraw_status()
+    end
+  end
   local function start(id, fresh)
     state.asking = false
     state.seq = state.seq + 1
@@ -1134,7 +1166,14 @@ function M.ask(message, opts)
       state.questions[id] = opts.rewind.index - 1
     end
     local with = file and ("_with " .. file.label .. "_\n\n") or ""
-    append_question(buf, with .. message .. "\n\n## ctxls\n\n")
+    local shown = {}
+    state.image_paths[buf] = state.image_paths[buf] or {}
+    for _, im in ipairs(attached) do
+      table.insert(shown, images.line(im.name))
+      state.image_paths[buf][im.name] = im.path
+    end
+    local pictured = #shown > 0 and ("\n\n" .. table.concat(shown, "\n")) or ""
+    append_question(buf, with .. message .. pictured .. "\n\n## ctxls\n\n")
     state.questions[id] = (state.questions[id] or 0) + 1
     local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id, fresh = fresh }
     turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
@@ -1144,6 +1183,11 @@ function M.ask(message, opts)
     state.turn = turn
     redraw_status()
     local params = { message = message, sessionId = not fresh and id or nil, workDoneToken = turn.token, files = file and { file.item } or nil, rewind = opts.rewind and opts.rewind.id or nil }
+    if #attached > 0 then
+      params.images = vim.tbl_map(function(im)
+        return im.url
+      end, attached)
+    end
     local ok, rid = request(client, P.requests.chat, params, function(err, result)
       if result and result.sessionId then
         adopt(turn, result.sessionId)
@@ -1152,6 +1196,9 @@ function M.ask(message, opts)
       end
       if err then
         local kind = error_kind(err)
+        if kind ~= P.error_kinds.cancelled then
+          give_back()
+        end
         if kind == P.error_kinds.no_provider then
           notify("no model provider is configured. In Neovim: require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } })", vim.log.levels.WARN)
         elseif kind ~= P.error_kinds.cancelled then
@@ -1175,6 +1222,7 @@ function M.ask(message, opts)
     if ok then
       turn.request_id = rid
     else
+      give_back()
       unborn(turn)
       finish(turn, "error: the request could not be sent")
     end
@@ -1205,6 +1253,9 @@ local compose, compose_opts = nil, {}
 function M.compose_status()
   local file = M.turn_file(compose_opts)
   local s = file and ("with " .. file.label) or "no file goes"
+  if #state.images > 0 then
+    s = s .. " · with " .. images.label(state.images)
+  end
   if compose_opts.rewind then
     s = string.format("asked again in place of question %d, whose turn and later ones go · ", compose_opts.rewind.index) .. s
   end
@@ -1351,6 +1402,94 @@ function M.edit()
       end
     end
     M.chat({ rewind = { id = qs[index].id, index = index } }, qs[index].content)
+  end)
+end
+
+-- Images ----------------------------------------------------------------------
+
+-- attach_image adds the image file at path to the next question; with
+-- bang it takes that one back (every one without a path). Without either
+-- it says which go.
+function M.attach_image(path, bang)
+  path = path and vim.trim(path) or ""
+  if bang then
+    if path == "" then
+      state.images = {}
+      notify("no image goes with the next question")
+    else
+      local full, keep = vim.fn.fnamemodify(vim.fn.expand(path), ":p"), {}
+      for _, im in ipairs(state.images) do
+        if im.path ~= full and im.name ~= path then
+          table.insert(keep, im)
+        end
+      end
+      if #keep == #state.images then
+        notify(path .. " is not attached", vim.log.levels.WARN)
+      end
+      state.images = keep
+    end
+    redraw_status()
+    return
+  end
+  if path == "" then
+    if #state.images == 0 then
+      notify("no image goes with the next question; :CtxlsAttach {file} attaches one")
+    else
+      notify("the next question goes with " .. images.label(state.images) .. " (:CtxlsAttach! takes them back)")
+    end
+    return
+  end
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  for _, im in ipairs(state.images) do
+    if im.path == full then
+      notify(im.name .. " is attached already")
+      return
+    end
+  end
+  if #state.images >= images.max_images then
+    notify(string.format("a question may carry %d images; :CtxlsAttach! {file} takes one back", images.max_images), vim.log.levels.WARN)
+    return
+  end
+  local im, err = images.read(full)
+  if not im then
+    notify(err, vim.log.levels.ERROR)
+    return
+  end
+  table.insert(state.images, im)
+  redraw_status()
+end
+
+-- attached are the names of the images attached for the next question.
+function M.attached()
+  return vim.tbl_map(function(im)
+    return im.name
+  end, state.images)
+end
+
+-- open_image opens the image whose line the cursor is on in a chat: the
+-- file it was read from when asked here, else its copy in the session
+-- folder's sources/.
+function M.open_image()
+  local buf = vim.api.nvim_get_current_buf()
+  local name = images.name_at(vim.fn.getline("."))
+  if not name then
+    return
+  end
+  local from = (state.image_paths[buf] or {})[name]
+  if from and vim.loop.fs_stat(from) then
+    return images.open(from, M.config)
+  end
+  local ok, id = pcall(vim.api.nvim_buf_get_var, buf, "ctxls_session")
+  if not ok then
+    return
+  end
+  M.command(P.commands.session_show, { sessionId = id }, function(r)
+    local path = r.session.folder .. "/sources/" .. name
+    if not vim.loop.fs_stat(path) then
+      notify(name .. " is no longer in the session folder (" .. r.session.folder .. "/sources)", vim.log.levels.WARN)
+      return
+    end
+    images.open(path, M.config)
   end)
 end
 
