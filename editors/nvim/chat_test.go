@@ -273,8 +273,9 @@ func TestNeovimFirstView(t *testing.T) {
 // TestNeovimImages: :CtxlsAttach adds an image file to the next question
 // (shown in the compose window's status line and the :CtxlsAsk prompt,
 // taken back with !; a file that is not an image, or one over 5 MiB, is
-// refused); the model gets it as an image part of that question, the next
-// question goes without one; the chat shows the image's line by name, and
+// refused, and an eleventh); the model gets it as an image part of that
+// question; one the daemon refuses stays attached; the next question goes
+// without one; the chat shows the image's line by name, and
 // Enter or gf opens it: the file asked with, and after a reload its copy in
 // the session folder.
 func TestNeovimImages(t *testing.T) {
@@ -288,7 +289,8 @@ func TestNeovimImages(t *testing.T) {
 	png.Encode(&shot, square)
 	jpeg.Encode(&photo, square, nil)
 	big := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 5<<20+1-8)...)
-	for name, data := range map[string][]byte{"shot.png": shot.Bytes(), "photo.jpg": photo.Bytes(), "notes.png": []byte("not an image\n"), "big.png": big} {
+	for name, data := range map[string][]byte{"shot.png": shot.Bytes(), "photo.jpg": photo.Bytes(), "notes.png": []byte("not an image\n"), "big.png": big,
+		"broken.png": []byte("\x89PNG\r\n\x1a\nnone of a PNG's chunks")} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}

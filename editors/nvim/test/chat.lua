@@ -668,7 +668,37 @@ local ok, err = pcall(function()
     if opened[1] ~= dir .. "/shot.png" or opened[2] ~= dir .. "/shot.png" then
       fail("opened: " .. vim.inspect(opened))
     end
-    -- The next question goes without it.
+    -- Ten at most: the eleventh is refused.
+    local copies = vim.fn.tempname()
+    vim.fn.mkdir(copies, "p")
+    local f = assert(io.open(dir .. "/shot.png", "rb"))
+    local png = f:read("*a")
+    f:close()
+    for i = 1, 11 do
+      local out = assert(io.open(string.format("%s/s%d.png", copies, i), "wb"))
+      out:write(png)
+      out:close()
+      vim.cmd(string.format("CtxlsAttach %s/s%d.png", copies, i))
+    end
+    if #ctxls.attached() ~= 10 or not told("a question may carry 10 images") then
+      fail("the eleventh image: " .. vim.inspect(ctxls.attached()))
+    end
+    vim.cmd("CtxlsAttach!")
+    if #ctxls.attached() ~= 0 then
+      fail(":CtxlsAttach! left " .. vim.inspect(ctxls.attached()))
+    end
+    -- An image the daemon refuses (a PNG's first bytes, then none of a
+    -- PNG's): the question is not asked, and the image stays attached.
+    vim.cmd("CtxlsAttach " .. vim.fn.fnameescape(dir .. "/broken.png"))
+    vim.cmd("CtxlsAsk is this broken?")
+    wait("the refusal", function()
+      return told("not a png image") and not ctxls.busy()
+    end)
+    if not vim.deep_equal(ctxls.attached(), { "broken.png" }) then
+      fail("after the refusal the images attached are " .. vim.inspect(ctxls.attached()))
+    end
+    vim.cmd("CtxlsAttach! broken.png")
+    -- The next question goes without an image.
     ask(ctxls, "and now?", "no image")
     put_shared(dir)
   elseif phase == "images-reload" then
