@@ -1,7 +1,10 @@
 package nvim_test
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,6 +163,80 @@ func TestNeovimScreenshot(t *testing.T) {
 			// Neovim quits and its daemon ends before the data directory is
 			// removed (it may still be writing the session's folder).
 			keys(":qa!", "Enter")
+			deadline := time.Now().Add(15 * time.Second)
+			for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
+				if time.Now().After(deadline) {
+					t.Fatal("the daemon did not end after Neovim quit")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestNeovimImageScreenshot renders, in a light and a dark background, the
+// chat of a question asked with an image (:CtxlsAttach: the question's
+// image line) and the compose window with another image attached (its
+// status line says so) to CTXLS_SCREENSHOT_DIR/nvim-image-light.png and
+// -dark.png. It runs only when that variable is set:
+// CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run ImageScreenshot
+func TestNeovimImageScreenshot(t *testing.T) {
+	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
+	if dir == "" {
+		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshots")
+	}
+	for _, tool := range []string{"tmux", "nvim", screenshot.Chromium} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed for the screenshots", tool)
+		}
+	}
+	bin := lsptest.BuildBinary(t)
+	for _, theme := range []struct{ name, bg, fg string }{
+		{"light", "#ffffff", "#000000"},
+		{"dark", "#1e1e1e", "#d4d4d4"},
+	} {
+		t.Run(theme.name, func(t *testing.T) {
+			fake := openaitest.New(t)
+			fake.Enqueue(openaitest.Reply{Chunks: []string{"The page shows ", "a login form ", "whose **Sign in** button ", "overlaps the password field: ",
+				"its `margin-top` is negative."}}, openaitest.Reply{Chunks: []string{"Login button overlap"}})
+			work := t.TempDir()
+			file := filepath.Join(work, "login.css")
+			os.WriteFile(file, []byte(".login button {\n  margin-top: -12px;\n}\n"), 0o644)
+			square := image.NewRGBA(image.Rect(0, 0, 16, 16))
+			for _, name := range []string{"screenshot.png", "after.png"} {
+				var b bytes.Buffer
+				png.Encode(&b, square)
+				os.WriteFile(filepath.Join(work, name), b.Bytes(), 0o644)
+			}
+			rtp, _ := filepath.Abs(".")
+			setup, dataDir := filepath.Join(t.TempDir(), "setup.lua"), t.TempDir()
+			os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+})
+`, bin, dataDir, fake.URL)), 0o644)
+			term := screenshot.StartTmux(t, "ctxls-image-shot-"+theme.name, 160, 30, work,
+				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
+				"nvim", "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+				"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)
+			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+			waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+			keys(":CtxlsAttach screenshot.png", "Enter")
+			keys(":CtxlsAsk Why does the button overlap?", "Enter")
+			waitFor("the answer", func(s string) bool { return strings.Contains(s, "is negative.") })
+			waitFor("the image's line", func(s string) bool { return strings.Contains(s, "image: screenshot.png") })
+			keys(":CtxlsAttach after.png", "Enter")
+			keys(":CtxlsChat", "Enter")
+			keys("Is it fixed now?")
+			waitFor("the compose window", func(s string) bool {
+				return strings.Contains(s, "with login.css · with image: after.png") && strings.Contains(s, "Is it fixed now?")
+			})
+			shot := filepath.Join(dir, "nvim-image-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), shot, 1440, 550); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", shot)
+			keys("Escape", ":qa!", "Enter")
 			deadline := time.Now().Add(15 * time.Second)
 			for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
 				if time.Now().After(deadline) {

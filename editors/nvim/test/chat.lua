@@ -92,6 +92,17 @@ local function ask(ctxls, question, want)
   return buf
 end
 
+-- underlined: row (1-based) of buf is marked as an image's line, a link.
+local function underlined(buf, row)
+  local ns = vim.api.nvim_get_namespaces().ctxls_images
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, { row - 1, 0 }, { row - 1, -1 }, { details = true })) do
+    if m[4].hl_group == "CtxlsImage" and m[4].end_col == #vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] then
+      return true
+    end
+  end
+  return false
+end
+
 local ok, err = pcall(function()
   vim.cmd("runtime plugin/ctxls.lua")
   local ctxls = require("ctxls")
@@ -631,6 +642,12 @@ local ok, err = pcall(function()
     if not status():find("with main.go · with image: shot.png", 1, true) then
       fail("the status line after :CtxlsAttach! photo.jpg: " .. status())
     end
+    -- In a narrow window the keys are cut, not what goes.
+    local stl = vim.api.nvim_win_get_option(compose_win, "statusline")
+    local narrow = vim.api.nvim_eval_statusline(stl, { winid = compose_win, maxwidth = 50, fillchar = " " }).str
+    if not vim.endswith(vim.trim(narrow), "with main.go · with image: shot.png") or not vim.startswith(narrow, " ctxls · ") then
+      fail("the status line of a narrow compose window: " .. narrow)
+    end
     vim.cmd("stopinsert")
     vim.cmd("close")
     vim.api.nvim_set_current_win(src)
@@ -659,6 +676,9 @@ local ok, err = pcall(function()
     local chat_win = vim.fn.bufwinid(buf)
     vim.api.nvim_set_current_win(chat_win)
     local row = vim.fn.search("^_image: shot.png_$", "nw")
+    if not underlined(buf, row) then
+      fail("the image's line is not underlined")
+    end
     vim.api.nvim_win_set_cursor(chat_win, { row, 0 })
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
     vim.api.nvim_feedkeys("gf", "x", false)
@@ -726,6 +746,9 @@ local ok, err = pcall(function()
     local row = vim.fn.search("^_image: image-.*\\.png_$", "nw")
     if row == 0 or not has(buf, "what is in the picture?\n\n" .. vim.fn.getline(row) .. "\n\n## ctxls") then
       fail("the stored question's image in the chat:\n" .. text(buf))
+    end
+    if not underlined(buf, row) then
+      fail("the stored image's line is not underlined")
     end
     vim.api.nvim_win_set_cursor(chat_win, { row, 0 })
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)

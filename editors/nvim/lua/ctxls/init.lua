@@ -321,11 +321,24 @@ end
 -- questions of a chat in order (:CtxlsRetry, :CtxlsEdit).
 local question_ns = vim.api.nvim_create_namespace("ctxls_questions")
 
+-- An image's line under a question (images.line) is underlined, as a link:
+-- Enter opens the image.
+local image_ns = vim.api.nvim_create_namespace("ctxls_images")
+local function image_highlight()
+  vim.api.nvim_set_hl(0, "CtxlsImage", { default = true, link = "Underlined" })
+end
+image_highlight()
+
 -- append_question appends a question's heading and text and marks it.
 local function append_question(buf, text)
   local row = vim.api.nvim_buf_line_count(buf) -- "\n## You": the line after the last
   append(buf, "\n## You\n\n" .. text)
   vim.api.nvim_buf_set_extmark(buf, question_ns, row, 0, { right_gravity = false })
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, row, -1, false)) do
+    if images.name_at(line) then
+      vim.api.nvim_buf_set_extmark(buf, image_ns, row + i - 1, 0, { end_col = #line, hl_group = "CtxlsImage" })
+    end
+  end
 end
 
 -- question_rows are the rows of buf's questions, in order.
@@ -415,6 +428,7 @@ function render_messages(sess, messages)
   local buf = chat_buffer(sess.id)
   tools.forget(buf)
   vim.api.nvim_buf_clear_namespace(buf, question_ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(buf, image_ns, 0, -1)
   set_lines(buf, 0, -1, { "# " .. sess.title, "", "" })
   header_from(sess, messages)
   local span
@@ -925,6 +939,7 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   helptags()
   local group = vim.api.nvim_create_augroup("ctxls", { clear = true })
+  vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = image_highlight })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
     group = group,
     callback = function(a)
@@ -1161,6 +1176,7 @@ function M.ask(message, opts)
       if row then
         tools.forget_from(buf, row)
         vim.api.nvim_buf_clear_namespace(buf, question_ns, row, -1)
+        vim.api.nvim_buf_clear_namespace(buf, image_ns, row, -1)
         set_lines(buf, row, -1, {})
       end
       state.questions[id] = opts.rewind.index - 1
@@ -1327,7 +1343,8 @@ function M.chat(opts, text)
     vim.api.nvim_win_set_option(win, "winfixheight", true)
     vim.api.nvim_win_set_option(win, "wrap", true)
     vim.api.nvim_win_set_option(win, "linebreak", true)
-    vim.api.nvim_win_set_option(win, "statusline", " ctxls · Ctrl-S sends · Enter: new line · %<%{v:lua.require'ctxls'.compose_status()}")
+    -- A narrow window cuts the keys, not what goes.
+    vim.api.nvim_win_set_option(win, "statusline", " ctxls · %<Ctrl-S sends · Enter: new line · %{v:lua.require'ctxls'.compose_status()}")
   end
   if text then
     vim.api.nvim_buf_set_lines(compose, 0, -1, false, vim.split(text, "\n", { plain = true }))
