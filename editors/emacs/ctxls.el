@@ -43,6 +43,10 @@
 ;; The other open files stay candidates the model may read.
 ;; `ctxls-compose' (C-c x w) writes a longer question in a buffer of its
 ;; own: RET is a new line, C-c C-c sends it, C-c C-k aborts.
+;; `ctxls-attach-image' (C-c x I) attaches an image file (PNG, JPEG, GIF
+;; or WebP, 5 MiB at most) to the next question; the prompt and the
+;; question buffer say so ("with image: shot.png"), C-u C-c x I takes it
+;; back.  In the chat a question's image is a button that opens it.
 ;; `ctxls-regenerate' (C-c x G) asks the last question again, to retry a
 ;; failed answer or get another; `ctxls-edit-question' (C-c x E) opens it
 ;; in that buffer to change and send again.  Either way the question and
@@ -280,6 +284,10 @@ everything, for debugging."
 
 (defvar ctxls--session-title nil
   "The current session's title, when known.")
+
+(defvar ctxls--images nil
+  "The images attached to the next question, in order.
+Each a plist (:file ABSOLUTE-NAME :url DATA-URL).")
 
 (defvar ctxls--session-folder nil
   "The current session's folder, when known.")
@@ -1027,16 +1035,19 @@ before its result names the session: the result takes it from here.")
                                'help-echo (format "Open %s from the session folder" rel))
            (insert "\n")))))))
 
-(defun ctxls--open-session-file (session rel)
-  "Open REL, a file in SESSION's folder (the folder is asked for if unknown)."
+(defun ctxls--open-session-file (session rel &optional open)
+  "Open REL, a file in SESSION's folder (the folder is asked for if unknown).
+OPEN, a function of the file's name, opens it (default
+`find-file-other-window')."
+  (setq open (or open #'find-file-other-window))
   (if (and ctxls--session-folder (equal session ctxls--session-id))
-      (find-file-other-window (expand-file-name rel ctxls--session-folder))
+      (funcall open (expand-file-name rel ctxls--session-folder))
     (ctxls--command ctxls-protocol-command-session-show (list :sessionId session)
                     (lambda (r)
                       (let ((folder (plist-get (plist-get r :session) :folder)))
                         (when (equal session ctxls--session-id)
                           (setq ctxls--session-folder folder))
-                        (find-file-other-window (expand-file-name rel folder)))))))
+                        (funcall open (expand-file-name rel folder)))))))
 
 ;;;; The chat buffer
 
@@ -1059,6 +1070,7 @@ before its result names the session: the result takes it from here.")
     (define-key map (kbd "g") #'ctxls-chat-refresh)
     (define-key map (kbd "TAB") #'ctxls-chat-tab)
     (define-key map (kbd "i") #'ctxls-apply-block)
+    (define-key map (kbd "I") #'ctxls-attach-image)
     (define-key map (kbd "?") #'ctxls-chat-keys)
     map)
   "Keys of the chat buffer.")
@@ -1316,7 +1328,12 @@ turn with tool calls is stored as an answer per round, shown as one)."
       (setq ctxls--after-tool nil)
       (insert "\n"))
     (pcase role
-      ("user" (insert (ctxls--question-heading) "\n\n" content "\n\n"))
+      ("user" (insert (ctxls--question-heading) "\n\n")
+       (let ((start (point)))
+         (insert content)
+         (ctxls--buttonize-images start (point) (or (and (stringp ctxls--chat-session) ctxls--chat-session)
+                                                    ctxls--session-id)))
+       (insert "\n\n"))
       ("assistant"
        (unless continued
          (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n"))
@@ -2379,7 +2396,8 @@ nil, unless a region is active."
 (defun ctxls--ask-args ()
   "Read the question for `ctxls-ask' and what goes with it (`ctxls--turn-file')."
   (let* ((file (ctxls--turn-file current-prefix-arg))
-         (prompt (if file (format "Ask ctxls (with %s): " (ctxls--file-label file)) "Ask ctxls: "))
+         (with (ctxls--with-label (and file (list file)) ctxls--images))
+         (prompt (if with (format "Ask ctxls (with %s): " with) "Ask ctxls: "))
          (q (read-string prompt nil 'ctxls--history)))
     (when (string-blank-p q) (user-error "ctxls: nothing to ask"))
     (list q (and file (list file)))))
@@ -2396,7 +2414,8 @@ say what goes.  With a prefix argument, or with
 session's relevant files (the open ones stay candidates the model may
 read).
 FILES is a list of the files to give the model for this turn: file
-names, or \"FILE:FIRST-LAST\" for lines of one.
+names, or \"FILE:FIRST-LAST\" for lines of one.  The images attached
+with `ctxls-attach-image' go with it too (the prompt names them).
 Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (ctxls--ask message files))
@@ -2410,7 +2429,9 @@ and everything after it: the chat's last turn gives way to the new one."
   (unless (ctxls--usable-p)
     (ctxls--program))                   ; a missing daemon is said before anything shows
   (let* ((token (format "ctxls-emacs-%d-%d" (emacs-pid) (cl-incf ctxls--seq)))
-         (turn (list :token token :started (float-time) :answered nil)))
+         (turn (list :token token :started (float-time) :answered nil))
+         ;; The images attached go with a new question, not one asked again.
+         (images (and (not rewind) ctxls--images)))
     (setq ctxls--turn turn
           ctxls--live-settling t)
     (deactivate-mark)
@@ -2436,16 +2457,165 @@ and everything after it: the chat's last turn gives way to the new one."
                                              'ctxls-note)
                              "\n\n")
                    "")
-                 message "\n\n"
-                 (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n")
+                 message "\n\n")
+         (dolist (i images)
+           (let ((file (plist-get i :file)))
+             (ctxls--insert-image-button (file-name-nondirectory file)
+                                         (lambda () (ctxls--open-image file)) file)
+             (insert "\n")))
+         (when images (insert "\n"))
+         (insert (ctxls--heading "## ctxls" 'ctxls-answer-heading) "\n\n")
          (insert (propertize "_thinking…_" 'ctxls-thinking t 'face 'ctxls-note 'font-lock-face 'ctxls-note)))))
     (force-mode-line-update t)
     (condition-case err
-        (ctxls--ask-request turn message files rewind)
+        (progn (ctxls--ask-request turn message files rewind images)
+               (when images
+                 (setq ctxls--images nil)
+                 (ctxls--compose-refresh-header)))
       (error (ctxls--finish-turn turn (format "error: %s" (error-message-string err)))
              (setq ctxls--live-settling nil)
              (signal (car err) (cdr err))))
     nil))
+
+;;;;; Images with the question
+
+(defcustom ctxls-image-thumbnails t
+  "Non-nil: in a graphical Emacs, the chat shows a question's images small.
+Each image of a question is a button, \"[image: sources/NAME]\", that
+opens it; this adds a thumbnail after the button."
+  :type 'boolean)
+
+(defcustom ctxls-image-viewer nil
+  "How an image of the chat opens (its button, \"[image: …]\").
+nil: in Emacs (`image-mode') when it can show images, else (a terminal)
+with the desktop's opener, xdg-open or open, else its file name is said
+and copied.  A string names a program run with the file's name; a
+function is called with it."
+  :type '(choice (const :tag "Emacs, or the desktop's opener" nil)
+                 (string :tag "Program")
+                 (function :tag "Function")))
+
+(defun ctxls--open-image (file)
+  "Open the image FILE (see `ctxls-image-viewer')."
+  (let ((viewer (cond ((functionp ctxls-image-viewer) ctxls-image-viewer)
+                      (ctxls-image-viewer)
+                      ((display-graphic-p) #'find-file-other-window)
+                      ((or (executable-find "xdg-open") (executable-find "open"))))))
+    (cond
+     ((functionp viewer) (funcall viewer file))
+     (viewer
+      (let ((process-connection-type nil))
+        (set-process-query-on-exit-flag (start-process "ctxls image" nil viewer file) nil))
+      (ctxls--say "%s opened with %s" (file-name-nondirectory file) (file-name-nondirectory viewer)))
+     (t (kill-new file)
+        (ctxls--say "this Emacs cannot show images; the image is %s (copied)" file)))))
+
+(defconst ctxls--image-max-bytes (* 5 1024 1024)
+  "The largest image that goes with a question, in bytes (5 MiB).")
+
+(defconst ctxls--image-max-count 10
+  "How many images go with a question at most.")
+
+(defun ctxls--image-type (bytes)
+  "The MIME type of the image whose first BYTES (unibyte) are given, or nil.
+Only PNG, JPEG, GIF and WebP are known, by their magic bytes."
+  (cond ((string-prefix-p "\x89PNG\r\n\x1a\n" bytes) "image/png")
+        ((string-prefix-p "\xff\xd8\xff" bytes) "image/jpeg")
+        ((or (string-prefix-p "GIF87a" bytes) (string-prefix-p "GIF89a" bytes)) "image/gif")
+        ((and (>= (length bytes) 12) (string= (substring bytes 0 4) "RIFF")
+              (string= (substring bytes 8 12) "WEBP"))
+         "image/webp")))
+
+(defun ctxls--image-data-url (file)
+  "FILE's bytes as a data URL, after checking it may go with a question.
+Signal a `user-error' saying why not: not a PNG, JPEG, GIF or WebP
+image (by its extension and its first bytes), or over 5 MiB."
+  (let ((name (file-name-nondirectory file))
+        (size (file-attribute-size (file-attributes file))))
+    (unless (and size (file-regular-p file) (file-readable-p file))
+      (user-error "ctxls: %s is not a file that can be read" file))
+    (unless (member (downcase (or (file-name-extension file) "")) '("png" "jpg" "jpeg" "gif" "webp"))
+      (user-error "ctxls: %s is not an image that goes with a question: PNG, JPEG, GIF or WebP only" name))
+    (when (> size ctxls--image-max-bytes)
+      (user-error "ctxls: %s is %s bytes; an image may have 5 MiB (%s bytes)" name
+                  (ctxls--count size) (ctxls--count ctxls--image-max-bytes)))
+    (with-temp-buffer
+      (set-buffer-multibyte nil)
+      (insert-file-contents-literally file)
+      (let* ((bytes (buffer-string))
+             (type (ctxls--image-type bytes)))
+        (unless type
+          (user-error "ctxls: %s is not a PNG, JPEG, GIF or WebP image (its first bytes say otherwise)" name))
+        (concat "data:" type ";base64," (base64-encode-string bytes t))))))
+
+;;;###autoload
+(defun ctxls-attach-image (file &optional remove)
+  "Attach the image FILE to the next question (`ctxls-ask', `ctxls-compose').
+PNG, JPEG, GIF or WebP, of at most 5 MiB, ten at most; anything else
+is refused, saying why.  The prompt and the question buffer's header
+line say what goes (\"with image: shot.png\").  The daemon keeps the
+image in the session folder's sources/ and the chat shows it as a
+button that opens it.  With a prefix argument (REMOVE), the images
+attached so far are taken back."
+  (interactive (if current-prefix-arg (list nil t)
+                 (list (read-file-name "Image for the next question: " nil nil t))))
+  (if remove
+      (if (null ctxls--images)
+          (ctxls--say "no image goes with the next question")
+        (let ((names (mapconcat (lambda (i) (file-name-nondirectory (plist-get i :file))) ctxls--images ", ")))
+          (setq ctxls--images nil)
+          (ctxls--say "taken back: %s; no image goes with the next question" names)))
+    (let ((file (expand-file-name file)))
+      (when (>= (length ctxls--images) ctxls--image-max-count)
+        (user-error "ctxls: %d images at most go with a question" ctxls--image-max-count))
+      (setq ctxls--images (append ctxls--images (list (list :file file :url (ctxls--image-data-url file)))))
+      (ctxls--say "%s goes with the next question (C-u %s takes it back)"
+                  (file-name-nondirectory file)
+                  (or (let ((k (where-is-internal #'ctxls-attach-image nil t))) (and k (key-description k)))
+                      "M-x ctxls-attach-image"))))
+  (ctxls--compose-refresh-header))
+
+(defun ctxls--with-label (files images)
+  "What goes with a question: \"main.go:5-8; image: shot.png\", or nil.
+FILES are the turn's files, IMAGES plists of `ctxls--images'."
+  (let ((parts (delq nil (list (and files (mapconcat #'ctxls--file-label files ", "))
+                               (and images
+                                    (concat (if (cdr images) "images: " "image: ")
+                                            (mapconcat (lambda (i) (file-name-nondirectory (plist-get i :file)))
+                                                       images ", ")))))))
+    (and parts (string-join parts "; "))))
+
+(defconst ctxls--image-line-re "^\\[image: \\(sources/[^]\n]+\\)\\]$"
+  "A stored question's line naming one of its images in the session folder.")
+
+(defun ctxls--insert-image-button (label open &optional thumbnail)
+  "Insert \"[image: LABEL]\" as a button that calls OPEN.
+THUMBNAIL, an image file, is shown small after it in a graphical Emacs
+\(`ctxls-image-thumbnails')."
+  (insert-text-button (format "[image: %s]" label)
+                      'action (lambda (_) (funcall open))
+                      'follow-link t
+                      'help-echo (format "RET: open %s" label))
+  (when-let ((image (and thumbnail ctxls-image-thumbnails (display-graphic-p) (display-images-p)
+                         (file-readable-p thumbnail)
+                         (ignore-errors (create-image thumbnail nil nil :max-width 240 :max-height 160)))))
+    (insert " ")
+    (insert-image image "[thumbnail]")))
+
+(defun ctxls--buttonize-images (start end session)
+  "Make the image lines of a question between START and END buttons.
+Each \"[image: sources/NAME]\" opens NAME in SESSION's folder.  Point
+ends at END (moved by the buttons)."
+  (goto-char start)
+  (let ((end (copy-marker end t)))
+    (while (re-search-forward ctxls--image-line-re end t)
+      (let* ((rel (match-string 1))
+             (folder (and (equal session ctxls--session-id) ctxls--session-folder)))
+        (delete-region (match-beginning 0) (match-end 0))
+        (ctxls--insert-image-button rel (lambda () (ctxls--open-session-file session rel #'ctxls--open-image))
+                                    (and folder (expand-file-name rel folder)))))
+    (goto-char end)
+    (set-marker end nil)))
 
 ;;;;; A longer question
 
@@ -2460,7 +2630,8 @@ and everything after it: the chat's last turn gives way to the new one."
   "Write a question to ctxls over several lines.
 RET starts a new line; \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends the question (the answer streams into
 the chat buffer), \\[ctxls-compose-abort] throws it away.  The file (or lines) shown in the
-header line go with it, as with `ctxls-ask'.
+header line go with it, as with `ctxls-ask', and the images attached
+\(`ctxls-attach-image').
 \\{ctxls-compose-mode-map}"
   :lighter " ctxls-question")
 
@@ -2470,12 +2641,22 @@ header line go with it, as with `ctxls-ask'.
 (defvar-local ctxls--compose-rewind nil
   "The id of the question this buffer's question replaces, or nil.")
 
+(defun ctxls--compose-refresh-header ()
+  "Show in the question buffer's header line what goes with the question."
+  (when-let ((buf (get-buffer "*ctxls question*")))
+    (with-current-buffer buf
+      (when ctxls-compose-mode
+        (setq header-line-format (replace-regexp-in-string
+                                  "%" "%%" (ctxls--compose-header ctxls--compose-files ctxls--compose-rewind)))
+        (force-mode-line-update)))))
+
 (defun ctxls--compose-header (files &optional rewind)
   "The header line of a question buffer whose question goes with FILES.
 REWIND: the question replaces the last one, and its answer."
   (concat (if rewind " ctxls: your question again, in place of the last one and its answer"
             " ctxls: your question")
-          (if files (format " (with %s)" (mapconcat #'ctxls--file-label files ", ")) "")
+          (let ((with (ctxls--with-label files (and (not rewind) ctxls--images))))
+            (if with (format " (with %s)" with) ""))
           "   RET new line   C-c C-c send   C-c C-k abort"))
 
 ;;;###autoload
@@ -2579,9 +2760,10 @@ With a prefix argument (LEAVE-OUT), no file goes with it."
   (let ((q (ctxls--last-question)))
     (ctxls--compose leave-out (plist-get q :id) (plist-get q :content))))
 
-(defun ctxls--ask-request (turn message files &optional rewind)
+(defun ctxls--ask-request (turn message files &optional rewind images)
   "Send the chat request of TURN asking MESSAGE with FILES.
-REWIND is the id of the question it replaces, or nil."
+REWIND is the id of the question it replaces, or nil; IMAGES plists of
+`ctxls--images'."
   (let ((token (plist-get turn :token)))
     (ctxls--request
      (intern ctxls-protocol-request-chat)
@@ -2589,7 +2771,8 @@ REWIND is the id of the question it replaces, or nil."
                    :files (and files (vconcat (mapcar #'expand-file-name files)))
                    :workDoneToken token
                    :sessionId (and rewind ctxls--session-id)
-                   :rewind rewind)
+                   :rewind rewind
+                   :images (and images (vconcat (mapcar (lambda (i) (plist-get i :url)) images))))
      (lambda (result)
        (let ((id (plist-get result :sessionId)))
          (when (and id (not (equal id ctxls--session-id)))
@@ -3019,6 +3202,7 @@ buffer used last) is the default."
     (define-key map (kbd "p") #'ctxls-preview)
     (define-key map (kbd "b") #'ctxls-chat)
     (define-key map (kbd "i") #'ctxls-apply-block)
+    (define-key map (kbd "I") #'ctxls-attach-image)
     (define-key map (kbd "e") #'ctxls-set-review-mode)
     (define-key map (kbd "m") #'ctxls-set-model)
     (define-key map (kbd "x") #'ctxls-export)

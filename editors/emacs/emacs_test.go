@@ -7,6 +7,7 @@ package emacs_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -307,6 +308,58 @@ func TestEmacsCompose(t *testing.T) {
 	}
 	if !slices.Contains(asked, "kept\nfor later") || slices.Contains(asked, "never sent") {
 		t.Errorf("the model was asked %q: want the kept question, not the aborted one", asked)
+	}
+}
+
+// TestEmacsImages: an image attached in Emacs (C-c x I) goes with the next
+// question as the model's image part, the file's bytes as a data URL, and
+// with that question only; files that are no image, or too big, are
+// refused before anything is sent; the chat's image lines open the image.
+func TestEmacsImages(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"A picture"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"a red ", "dot"}}, openaitest.Reply{Chunks: []string{"still a dot"}})
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	r.run(t, "ctxls-test-images")
+	dot, err := os.ReadFile(filepath.Join(r.work, "dot.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(dot)
+	var asked []string
+	for _, req := range fake.Requests() {
+		q, _, _ := strings.Cut(req.Question(), "\n")
+		if q == "what is in the picture?" || q == "and now?" {
+			asked = append(asked, q)
+			msgs := req.Parsed.Messages
+			var last openai.ChatCompletionMessage
+			for _, m := range msgs {
+				if m.Role == openai.ChatMessageRoleUser {
+					last = m
+				}
+			}
+			got := openaitest.Images(last)
+			if q == "what is in the picture?" && !slices.Equal(got, []string{want}) {
+				t.Errorf("the question's image parts are %.80q, want the file's bytes, %.80q", got, want)
+			}
+			if q == "and now?" {
+				if len(got) != 0 {
+					t.Errorf("the second question went with %d images, want none", len(got))
+				}
+				// The first question's image goes again with the history.
+				n := 0
+				for _, m := range msgs {
+					n += len(openaitest.Images(m))
+				}
+				if n != 1 {
+					t.Errorf("the second request holds %d images, want the first question's", n)
+				}
+			}
+		}
+	}
+	if !slices.Equal(asked, []string{"what is in the picture?", "and now?"}) {
+		t.Errorf("the model was asked %q", asked)
 	}
 }
 

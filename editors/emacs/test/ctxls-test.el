@@ -131,7 +131,8 @@
         (dolist (fn '(ctxls-mode ctxls-ask ctxls-cancel ctxls-new-session ctxls-resume ctxls-search
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
                                  ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
-                                 ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question))
+                                 ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question
+                                 ctxls-attach-image))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; A missing daemon: (ctxls-mode 1) in an init file warns, saying
@@ -1238,6 +1239,126 @@ and the model; the editor view's capture is not announced."
   (ctxls-test--mx "ctxls-new-session")
   (ctxls-test--wait "the new session" (lambda () (string-suffix-p "# New session\n\n" (ctxls-test--chat-text))))
   (should-error (ctxls-regenerate) :type 'user-error)
+  (ctxls-test--stop))
+
+;;;; Images with the question
+
+(defconst ctxls-test--png
+  (base64-decode-string "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+  "A 1×1 PNG image, its bytes.")
+
+(defun ctxls-test--write-bytes (name bytes)
+  "Write BYTES (unibyte) to NAME in the test workspace; return its file name."
+  (let ((file (ctxls-test--file name))
+        (coding-system-for-write 'binary))
+    (write-region bytes nil file nil 'silent)
+    file))
+
+(defun ctxls-test--refused (keys)
+  "Type KEYS, which must be refused with a `user-error'; return its message."
+  (let ((err (should-error (execute-kbd-macro (kbd keys)) :type 'user-error)))
+    (error-message-string err)))
+
+(defun ctxls-test--opened ()
+  "The file name the stand-in xdg-open of `ctxls-test-images' was given."
+  (with-temp-buffer
+    (insert-file-contents (expand-file-name "opened" (car exec-path)))
+    (buffer-string)))
+
+(ert-deftest ctxls-test-images ()
+  "An image attached to the next question (C-c x I): refused when it is
+not one or too big, said in the prompt and the question buffer's header
+line, taken back with C-u, sent; the chat's image line opens it."
+  (ctxls-test--setup)
+  (global-set-key (kbd "C-c x") 'ctxls-command-map)
+  (ctxls-test--write-bytes "dot.png" ctxls-test--png)
+  (ctxls-test--write-bytes "notes.png" "just text, not an image\n")
+  (ctxls-test--write-bytes "big.png" (concat ctxls-test--png (make-string (* 5 1024 1024) ?x)))
+  (ctxls-test--write-bytes "notes.txt" "text")
+  (let* ((prompts (ctxls-test--prompts))
+         (bin (make-temp-file "ctxls-bin" t))
+         (opened (expand-file-name "opened" bin))
+         (exec-path (cons bin exec-path)))
+    ;; The desktop's opener: writes down the file it was given.
+    (with-temp-file (expand-file-name "xdg-open" bin)
+      (insert (format "#!/bin/sh\nprintf '%%s' \"$1\" > %s.tmp && mv %s.tmp %s\n"
+                      (shell-quote-argument opened) (shell-quote-argument opened) (shell-quote-argument opened))))
+    (set-file-modes (expand-file-name "xdg-open" bin) #o755)
+    (find-file (ctxls-test--file "main.go"))
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    ;; Refused, each saying why; nothing is attached.
+    (should (equal (ctxls-test--refused "C-c x I notes.png RET")
+                   "ctxls: notes.png is not a PNG, JPEG, GIF or WebP image (its first bytes say otherwise)"))
+    (should (equal (ctxls-test--refused "C-c x I notes.txt RET")
+                   "ctxls: notes.txt is not an image that goes with a question: PNG, JPEG, GIF or WebP only"))
+    (should (equal (ctxls-test--refused "C-c x I big.png RET")
+                   (format "ctxls: big.png is %s bytes; an image may have 5 MiB (5,242,880 bytes)"
+                           (ctxls--count (+ (length ctxls-test--png) (* 5 1024 1024))))))
+    (should-not ctxls--images)
+    ;; Attached: the prompt says so; C-u C-c x I takes it back.
+    (execute-kbd-macro (kbd "C-c x I dot.png RET"))
+    (should (ctxls-test--said "dot.png goes with the next question (C-u C-c x I takes it back)"))
+    (execute-kbd-macro (kbd "C-u C-c x I"))
+    (should-not ctxls--images)
+    (should (ctxls-test--said "taken back: dot.png"))
+    (execute-kbd-macro (kbd "C-c x I dot.png RET"))
+    ;; The question buffer's header line says it goes, and not once it is
+    ;; taken back and attached again from there.
+    (execute-kbd-macro (kbd "C-c x w"))
+    (should (string-prefix-p " ctxls: your question (with main.go; image: dot.png)   RET new line" header-line-format))
+    (execute-kbd-macro (kbd "C-u C-c x I"))
+    (with-current-buffer "*ctxls question*"
+      (should (string-prefix-p " ctxls: your question (with main.go)   RET new line" header-line-format)))
+    (execute-kbd-macro (kbd "C-c x I dot.png RET"))
+    (with-current-buffer "*ctxls question*"
+      (should (string-prefix-p " ctxls: your question (with main.go; image: dot.png)   RET" header-line-format)))
+    (execute-kbd-macro (kbd "C-c C-k"))
+    ;; Asked: the prompt says what goes; the image goes once.
+    (switch-to-buffer (find-file-noselect (ctxls-test--file "main.go")))
+    (ctxls-test--mx "ctxls-ask" "what is in the picture?")
+    (should (equal (car (funcall prompts)) "Ask ctxls (with main.go; image: dot.png): "))
+    (should-not ctxls--images)
+    (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go_\n\nwhat is in the picture?\n\n[image: dot.png]\n\n## ctxls\n\na red dot\n\n"
+                           (ctxls-test--chat-text)))
+    ;; Its line opens the file attached: a terminal's Emacs (batch too)
+    ;; cannot show images, so the desktop's opener (xdg-open, a stand-in
+    ;; here that writes down what it was given) opens it.
+    (with-current-buffer ctxls--chat
+      (goto-char (point-min))
+      (search-forward "[image: dot.png]")
+      (push-button (match-beginning 0)))
+    (ctxls-test--wait "the image opened" (lambda () (file-exists-p opened)))
+    (should (equal (ctxls-test--opened) (ctxls-test--file "dot.png")))
+    (should (ctxls-test--said "dot.png opened with xdg-open"))
+    (delete-file opened)
+    ;; The next question goes without it.
+    (switch-to-buffer (find-file-noselect (ctxls-test--file "main.go")))
+    (ctxls-test--mx "ctxls-ask" "and now?")
+    (should (equal (car (funcall prompts)) "Ask ctxls (with main.go): "))
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    ;; Shown again (a new Emacs would show the same): the stored image
+    ;; line is a button that opens the image in the session folder.
+    (ctxls-test--mx "ctxls-new-session")
+    (ctxls-test--wait "the new session" (lambda () (string-suffix-p "# New session\n\n" (ctxls-test--chat-text))))
+    (ctxls-test--mx "ctxls-resume" "")
+    (ctxls-test--wait "the session shown again"
+                      (lambda () (string-match-p "what is in the picture\\?\n\n\\[image: sources/image-[0-9]\\{8\\}-[0-9]\\{6\\}-1\\.png\\]\n"
+                                                 (car (last (split-string (ctxls-test--chat-text) "# New session"))))))
+    (with-current-buffer ctxls--chat
+      (goto-char (point-max))
+      (re-search-backward "\\[image: sources/")
+      (should (button-at (point)))
+      (push-button (point)))
+    (ctxls-test--wait "the stored image opened" (lambda () (file-exists-p opened)))
+    (let ((file (ctxls-test--opened)))
+      (should (string-match-p "/sources/image-[^/]*\\.png\\'" file))
+      (should (string-prefix-p (file-name-as-directory ctxls--session-folder) file))
+      (should (equal (with-temp-buffer (set-buffer-multibyte nil)
+                                       (insert-file-contents-literally file)
+                                       (buffer-string))
+                     ctxls-test--png))))
   (ctxls-test--stop))
 
 ;;;; Turns made elsewhere
