@@ -274,8 +274,8 @@ func TestNeovimFirstView(t *testing.T) {
 // (shown in the compose window's status line and the :CtxlsAsk prompt,
 // taken back with !; a file that is not an image, or one over 5 MiB, is
 // refused, and an eleventh); the model gets it as an image part of that
-// question; one the daemon refuses stays attached; the next question goes
-// without one; the chat shows the image's line by name, and
+// question, and again when it is retried (:CtxlsRetry); one the daemon
+// refuses stays attached; the next question goes without one; the chat shows the image's line by name, and
 // Enter or gf opens it: the file asked with, and after a reload its copy in
 // the session folder.
 func TestNeovimImages(t *testing.T) {
@@ -296,12 +296,13 @@ func TestNeovimImages(t *testing.T) {
 		}
 	}
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Picture"}}))
-	fake.Enqueue(openaitest.Reply{Chunks: []string{"a red ", "square"}}, openaitest.Reply{Chunks: []string{"no ", "image"}})
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"a red ", "square"}}, openaitest.Reply{Chunks: []string{"still a red ", "square"}},
+		openaitest.Reply{Chunks: []string{"no ", "image"}})
 	env := append(chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), filepath.Join(t.TempDir(), "dir")), "CTXLS_IMAGES_DIR="+dir)
 	startNvim(t, nvim, env, "images", 60*time.Second)()
 	reqs := fake.Streamed()
-	if len(reqs) != 2 {
-		t.Fatalf("%d turns asked, want 2", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("%d turns asked, want 3", len(reqs))
 	}
 	last := func(r openaitest.Request) openai.ChatCompletionMessage {
 		ms := r.Parsed.Messages
@@ -314,7 +315,10 @@ func TestNeovimImages(t *testing.T) {
 	if q := reqs[0].Question(); !strings.HasPrefix(q, "what is in the picture?") {
 		t.Errorf("the question: %q", q)
 	}
-	if got := openaitest.Images(last(reqs[1])); len(got) != 0 {
+	if got := openaitest.Images(last(reqs[1])); len(got) != 1 || got[0] != want {
+		t.Errorf("the question retried (:CtxlsRetry) carries %d images, want shot.png's", len(got))
+	}
+	if got := openaitest.Images(last(reqs[2])); len(got) != 0 {
 		t.Errorf("the next question carries %d images, want none", len(got))
 	}
 	startNvim(t, nvim, env, "images-reload", 60*time.Second)()

@@ -718,6 +718,15 @@ local ok, err = pcall(function()
       fail("after the refusal the images attached are " .. vim.inspect(ctxls.attached()))
     end
     vim.cmd("CtxlsAttach! broken.png")
+    -- :CtxlsRetry asks the question again with its image (its line in
+    -- the stored question), shown as before.
+    vim.cmd("CtxlsRetry")
+    wait("the retried answer", function()
+      return has(buf, "still a red square") and not ctxls.busy()
+    end)
+    if has(buf, "[image: ") or count(buf, "_image: ") ~= 1 or not has(buf, "what is in the picture?\n\n_image: ") then
+      fail("the retried question's image in the chat:\n" .. text(buf))
+    end
     -- The next question goes without an image.
     ask(ctxls, "and now?", "no image")
     put_shared(dir)

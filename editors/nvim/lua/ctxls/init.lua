@@ -1189,7 +1189,7 @@ function M.ask(message, opts)
       state.image_paths[buf][im.name] = im.path
     end
     local pictured = #shown > 0 and ("\n\n" .. table.concat(shown, "\n")) or ""
-    append_question(buf, with .. message .. pictured .. "\n\n## ctxls\n\n")
+    append_question(buf, with .. images.shown(message) .. pictured .. "\n\n## ctxls\n\n")
     state.questions[id] = (state.questions[id] or 0) + 1
     local turn = { token = "ctxls-nvim-" .. state.seq, buf = buf, session = id, fresh = fresh }
     turn.thinking = vim.api.nvim_buf_line_count(buf) - 1
