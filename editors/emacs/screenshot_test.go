@@ -1,6 +1,7 @@
 package emacs_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,8 +24,9 @@ import (
 // typed text shows before the answer ends: nothing blocks), shows the tool
 // call's output with RET on its line, and renders the screen to
 // CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it writes a
-// second question over two lines in the question buffer (C-c x w), rendered
-// to emacs-compose-light.png and -dark.png, sends it, runs M-x ctxls-compact and renders the chat with the line
+// second question over two lines in the question buffer (C-c x w), with an
+// image attached (C-c x I), rendered to emacs-compose-light.png and
+// -dark.png, sends it (the chat shows the image's line), runs M-x ctxls-compact and renders the chat with the line
 // that marks where the model's view starts to emacs-compact-light.png and
 // emacs-compact-dark.png; then the model edits main.go (unsaved) and the
 // diff shown for review is rendered to emacs-review-light.png and
@@ -116,6 +118,11 @@ func TestEmacsScreenshot(t *testing.T) {
 				return strings.Contains(s, "▾ docs · echo `{\"text\": \"fmt.Println\"}` — done") && strings.Contains(s, "echo: fmt.Println") &&
 					strings.Contains(s, "*ctxls chat*   Top L1 ") // M-< done, the screen redrawn
 			})
+			// The chat's header line ends with its last key hint, not cut
+			// off at the terminal's edge.
+			if header := headerLine(screen(false), " ctxls · Greeting in main.go"); !strings.HasSuffix(header, "  ? keys") {
+				t.Errorf("the chat's header line is cut off: %q", header)
+			}
 			png = filepath.Join(dir, "emacs-"+theme.name+".png")
 			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
 				t.Fatal(err)
@@ -126,10 +133,19 @@ func TestEmacsScreenshot(t *testing.T) {
 			// the model's view of the session now starts.
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"It returns, ", "so the program ", "exits with status 0."}},
 				openaitest.Reply{Chunks: []string{"The user asked what main prints: a UTF-8 greeting, nothing else."}})
-			// Written over two lines in the question buffer (C-c x w).
-			keys("M->", "C-c", "x", "w")
+			// With an image (C-c x I), written over two lines in the
+			// question buffer (C-c x w).
+			if err := os.WriteFile(filepath.Join(work, "dot.png"), onePixelPNG(t), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			keys("M->", "C-c", "x", "I")
+			waitFor("the image prompt", func(s string) bool { return strings.Contains(s, "Image for the next question: ") })
+			keys("-l", "dot.png")
+			keys("Enter")
+			waitFor("the image attached", func(s string) bool { return strings.Contains(s, "dot.png goes with the next question") })
+			keys("C-c", "x", "w")
 			waitFor("the question buffer", func(s string) bool {
-				return strings.Contains(s, "ctxls: your question (with main.go)   RET new line   C-c C-c send   C-c C-k abort")
+				return strings.Contains(s, "ctxls: your question (with main.go; image: dot.png)   RET new line   C-c C-c send   C-c C-k abort")
 			})
 			keys("-l", "And after that?")
 			keys("Enter")
@@ -154,7 +170,8 @@ func TestEmacsScreenshot(t *testing.T) {
 			keys("-l", "# Greeting in main.go")
 			keys("Enter", "C-u", "0", "C-l")
 			shown := waitFor("the mark", func(s string) bool {
-				return strings.Contains(s, "summarised for the model: the first 4 messages") && strings.Contains(s, "exits with status 0.")
+				return strings.Contains(s, "summarised for the model: the first 4 messages") && strings.Contains(s, "exits with status 0.") &&
+					strings.Contains(s, "Say how the program ends.\n\n[image: ")
 			})
 			if a, m, b := strings.Index(shown, "Lines 5-7"), strings.Index(shown, "summarised for the model"), strings.Index(shown, "And after that?"); a < 0 || !(a < m && m < b) {
 				t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)
@@ -192,4 +209,25 @@ func TestEmacsScreenshot(t *testing.T) {
 			})
 		})
 	}
+}
+
+// headerLine is the line of screen that starts with prefix, trailing
+// spaces cut, or "".
+func headerLine(screen, prefix string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return strings.TrimRight(l, " ")
+		}
+	}
+	return ""
+}
+
+// onePixelPNG is a 1×1 PNG image.
+func onePixelPNG(t *testing.T) []byte {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

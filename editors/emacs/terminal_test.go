@@ -91,12 +91,7 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 			}
 			// The header line ends with its last key hint, not cut off at
 			// the terminal's edge (110 columns).
-			header := ""
-			for _, l := range strings.Split(shown, "\n") {
-				if strings.HasPrefix(l, " ctxls · Where main starts") {
-					header = strings.TrimRight(l, " ")
-				}
-			}
+			header := headerLine(shown, " ctxls · Where main starts")
 			if want := " ctxls · Where main starts · test-model · 20 in · 4 out   a ask  w write  r resume  n new  s search  ? keys"; header != want {
 				t.Errorf("the chat's header line is\n%q, want\n%q", header, want)
 			}
