@@ -258,9 +258,16 @@ export class Editor {
   /** Opens a workspace file through Quick Open, as a person does, and puts the cursor in it. */
   async openFile(name: string): Promise<void> {
     await this.closeQuickInput();
-    await this.page.keyboard.press("Control+P");
     const input = this.quickInput().locator(".quick-input-box input");
-    await input.waitFor({ state: "visible" });
+    // With a webview focused (an image preview) the key may not reach the
+    // workbench the first time: press again, as the palette does.
+    await until("Quick Open", async () => {
+      await this.page.keyboard.press("Control+P");
+      return input.waitFor({ state: "visible", timeout: 3000 }).then(
+        () => true,
+        () => false,
+      );
+    }, 20_000, 0);
     await input.fill(name);
     const rows = this.quickInput().locator(".monaco-list-row");
     const index = await until(`${name} in Quick Open`, async () => {

@@ -2,6 +2,7 @@
 // person drives it. One code-server start; the steps run in order on one
 // workspace and one ctxls data folder, and the first failure stops the run
 // (a screenshot of it lands in the artifacts folder).
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Frame, Locator } from "playwright-core";
@@ -196,6 +197,11 @@ async function contrast(selector: string): Promise<number> {
   });
 }
 
+/** An element's computed text colour. */
+async function colorOf(selector: string): Promise<string> {
+  return chat.locator(selector).first().evaluate((el) => getComputedStyle(el).color);
+}
+
 /**
  * How far an element's own background stands out from the background it
  * sits on (the contrast ratio of the two, 1 when it has none): inline code
@@ -369,6 +375,11 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(artifacts, "system-prompt-1.txt"), sys);
     check(!sys.includes(L.userData) && !sys.includes("settings.json"), `the editor's settings.json reached the model:\n${sys}`);
     check(sys.includes(appTs), "app.ts is not listed for the model");
+    // The first question of the window's first session carries the editor's
+    // view (the cursor rested on app.ts's last line before any session existed).
+    const firstTurn = reqs[reqs.length - 1].turn;
+    fs.writeFileSync(path.join(artifacts, "turn-context-1.txt"), firstTurn);
+    check(/Last applet: editor \(file=[^)]*app\.ts, line=6\b/.test(firstTurn), `the first question lacks the editor's view:\n${firstTurn}`);
     await until("the model's title", async () => (await title()) === "Streaming Markdown Demo");
     await until("the title in the status bar", async () => (await ed.statusItem()).includes("Streaming Markdown Demo"));
   });
@@ -423,6 +434,18 @@ async function main(): Promise<void> {
       const inlineShade = await shade("#log .turn .a li code");
       console.log(`     ${theme}: contrast question ${q.toFixed(2)}, answer ${a.toFixed(2)}, code ${code.toFixed(2)}, inline code ${inline.toFixed(2)} on a shade of ${inlineShade.toFixed(3)}`);
       check(q >= 4.5 && a >= 4.5 && code >= 4.5 && inline >= 4.5, `${theme}: text contrast below 4.5 (question ${q}, answer ${a}, code ${code}, inline code ${inline})`);
+      // The ts block is highlighted: keywords, the called function and the
+      // numbers each stand out from the code's own colour, readable too.
+      const plain = await colorOf("#log .turn .a pre code");
+      for (const token of [".hljs-keyword", ".hljs-title", ".hljs-number"]) {
+        const sel = `#log .turn .a pre code ${token}`;
+        check((await chat.locator(sel).count()) > 0, `${theme}: no ${token} in the code block: ${await chat.locator("#log .turn .a pre code").first().innerHTML()}`);
+        const c = await contrast(sel);
+        const col = await colorOf(sel);
+        console.log(`     ${theme}: ${token} ${col}, contrast ${c.toFixed(2)}`);
+        check(c >= 4.5, `${theme}: ${token} contrast ${c.toFixed(2)} below 4.5`);
+        if (!theme.includes("High Contrast")) check(col !== plain, `${theme}: ${token} has the code's own colour ${plain}`);
+      }
       // High-contrast themes set nothing apart by shades: black on black there.
       if (!theme.includes("High Contrast")) check(inlineShade >= 1.05, `${theme}: inline code has no shaded background (${inlineShade.toFixed(3)})`);
       await ed.page.mouse.move(1000, 600); // no hover tooltips in the pictures
@@ -1071,6 +1094,10 @@ async function main(): Promise<void> {
     await until("lines 1-3 selected", async () => /\(\d+ selected\)/.test(await ed.page.locator(".statusbar").innerText()), 5000);
     // ctxls/didChangeView: once the view rests, the daemon records it as the applet and the card shows it.
     await until("the applet card for the selection", async () => (await allChips()).includes("editor app.ts:1–3"), 10_000);
+    // Named in the user's words, not the daemon's ("applet").
+    const viewName = (await chat.locator('#context .set[data-set="applet"] .set-name').innerText()).trim();
+    check(viewName === "editor view:", `the editor's view card is named ${JSON.stringify(viewName)}`);
+    check(!(await chat.locator("#context").innerText()).includes("applet"), `"applet" in the context cards: ${await chat.locator("#context").innerText()}`);
     await enqueue([{ chunks: ["It adds."] }]);
     await ed.palette("ctxls: Ask about Selection");
     await until("the selection's chip above the input", async () => (await turnChip()) === "app.ts:1-3", 5000);
@@ -1105,6 +1132,36 @@ async function main(): Promise<void> {
     await lastTurn().locator(".written button", { hasText: "results/summary.md" }).click();
     await until("summary.md opened", async () => (await ed.activeTabTitle()).startsWith("summary.md"));
     await until("the written file's text", async () => (await ed.editorText()).includes("add() is pure."), 5000);
+  });
+
+  await step("issue 24: × on a copied file of the session-files card deletes it from the session folder (the original stays); the model's files have none", async () => {
+    // Where the session folder keeps its sources/spec.txt (the folder is named after the title).
+    const copies = (dir: string): string[] =>
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) return copies(p);
+        return p.endsWith(path.join("sources", "spec.txt")) ? [p] : [];
+      });
+    const [copy] = copies(L.dataDir);
+    check(copy !== undefined, `no sources/spec.txt under ${L.dataDir}`);
+    const card = chat.locator("#context .session-files");
+    check((await card.locator(".chip", { hasText: "results/summary.md" }).locator("button.remove").count()) === 0, "the model's results/summary.md has a ×");
+    const x = card.locator(".chip", { hasText: "sources/spec.txt" }).locator("button.session-file-remove");
+    check((await x.getAttribute("title"))!.includes("the file it was copied from stays"), `the ×'s title: ${await x.getAttribute("title")}`);
+    // Pictures of the card (and the highlighted code above), light and dark.
+    await chat.locator("#log").evaluate((l) => (l.scrollTop = 0));
+    await ed.page.mouse.move(1000, 600);
+    await setTheme("Light Modern");
+    await sleep(300);
+    await docsShot("vscode-session-files-light");
+    await setTheme("Dark Modern");
+    await sleep(300);
+    await docsShot("vscode-session-files-dark");
+    await x.click();
+    await until("the chip to go", async () => !(await card.innerText()).includes("sources/spec.txt"));
+    check(!fs.existsSync(copy), `${copy} is still there`);
+    check(fs.existsSync(specTxt), "the original spec.txt was deleted");
+    check((await card.innerText()).includes("results/summary.md"), "results/summary.md went too");
   });
 
   await step("Compact Session summarises the earlier turns for the model, keeps them shown, and marks where the model's view starts", async () => {
@@ -1323,7 +1380,7 @@ async function main(): Promise<void> {
     firstTitle = await title();
     await ed.palette("ctxls: New Session");
     await until("an empty view", async () => (await title()) === "New session" && (await turns().count()) === 0 && (await allChips()).length === 0);
-    check(!(await chat.locator("#context").innerText()).includes("spec.txt"), "the old session's files are still shown");
+    check(!(await chat.locator("#context").innerText()).includes("summary.md"), "the old session's files are still shown");
     await until("the status bar", async () => (await ed.statusItem()).includes("New session"));
   });
 
@@ -1391,6 +1448,26 @@ async function main(): Promise<void> {
     await until("its messages", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
     const stopped = chat.locator(".turn", { hasText: "Stop me from the editor" }).locator(".status");
     check((await stopped.innerText()) === "cancelled", `the stopped answer after the reload: ${await stopped.innerText()}`);
+  });
+
+  await step("issue 24: a turn asked elsewhere in the open session (ctxls chat in a terminal, on the same sessions) shows in the chat, live", async () => {
+    const cliEnv = { ...process.env, CTXLS_DATA_DIR: L.dataDir, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", CTXLS_MODEL: "" };
+    const listed = spawnSync(bin, ["sessions", "list", "--json"], { env: cliEnv, encoding: "utf8", timeout: 20_000 });
+    check(listed.status === 0, `ctxls sessions list: ${listed.stderr}`);
+    const ids = (JSON.parse(listed.stdout).sessions as { id: string; title: string }[]).filter((x) => x.title === firstTitle).map((x) => x.id);
+    check(ids.length === 1, `sessions titled ${firstTitle}: ${ids.length}`);
+    const before = await turns().count();
+    await enqueue([{ chunks: ["Answered ", "in the terminal."] }]);
+    const asked = spawnSync(bin, ["chat", "--session", ids[0], "--base-url", env("CTXLS_E2E_PROVIDER"), "Asked in a terminal"], {
+      env: cliEnv,
+      encoding: "utf8",
+      timeout: 30_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    check(asked.status === 0 && asked.stdout.includes("Answered in the terminal."), `ctxls chat: ${asked.status}\n${asked.stdout}\n${asked.stderr}`);
+    await until("the terminal's turn in the chat", async () => (await turns().count()) === before + 1 && (await lastTurn().innerText()).includes("Answered in the terminal."), 10_000);
+    check((await lastTurn().locator(".q").innerText()).includes("Asked in a terminal"), `the question: ${await lastTurn().locator(".q").innerText()}`);
+    check((await title()) === firstTitle, `the title: ${await title()}`);
   });
 
   await step("issue 24: the pickers tell sessions apart (first question, how long ago, questions not messages, 1 file); deleting the current session goes to the most recent remaining one", async () => {

@@ -80,7 +80,11 @@
     for (const set of s.context) {
       const row = el("div", "set");
       row.dataset.set = set.name;
-      row.appendChild(el("span", "set-name", set.name + ":"));
+      // "applet" is the daemon's word for what the editor shows you (the
+      // file and lines the cursor rests on): say so.
+      const setName = el("span", "set-name", (set.name === "applet" ? "editor view" : set.name) + ":");
+      if (set.name === "applet") setName.title = "What your editor shows (the file and the lines the cursor rests on); goes with each question";
+      row.appendChild(setName);
       for (const item of set.items) {
         const chip = el("span", "chip" + (item.missing ? " missing" : ""));
         chip.dataset.value = item.value;
@@ -108,6 +112,16 @@
       for (const f of s.sessionFiles) {
         const chip = el("span", "chip");
         chip.appendChild(sessionFileLink(f, "label"));
+        // Files the user copied in (sources/) can be taken out again; what
+        // the model wrote (results/, scripts/, data/) stays with its answer.
+        if (f.subdir === "sources") {
+          const x = el("button", "remove session-file-remove", "×");
+          x.type = "button";
+          x.title = "Delete sources/" + f.name + " from the session folder (the file it was copied from stays)";
+          x.setAttribute("aria-label", x.title);
+          x.dataset.name = f.name;
+          chip.appendChild(x);
+        }
         row.appendChild(chip);
       }
       context.appendChild(row);
@@ -624,6 +638,11 @@
     }
     if (t.closest("#add-file")) {
       vscode.postMessage({ type: "addContextFile" });
+      return;
+    }
+    const sfRemove = t.closest("button.session-file-remove");
+    if (sfRemove) {
+      vscode.postMessage({ type: "removeSessionFile", name: sfRemove.dataset.name });
       return;
     }
     const remove = t.closest("button.remove");

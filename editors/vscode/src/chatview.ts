@@ -19,6 +19,8 @@ export type FromView =
   | { type: "openFile"; path: string }
   | { type: "openSessionFile"; subdir: string; name: string }
   | { type: "removeContext"; set: string; value: string }
+  /** The × of a file in the session-files card: the copy in the session folder's sources/ is deleted. */
+  | { type: "removeSessionFile"; name: string }
   /** The × of the chip above the input: the next question goes without the active file. */
   | { type: "removeTurnFile" }
   /** A click on the removed (dashed) chip: the file goes with the question again. */

@@ -282,6 +282,10 @@ class Controller {
       if (this.session) this.session.title = p.title;
       this.updateStatus();
       this.view.postState();
+      // A turn asked elsewhere (another editor or the CLI on the same
+      // sessions, another daemon): the daemon says only that the session
+      // changed; show its turns when they are not the ones shown.
+      if (this.state.sessionId && p.sessionId === this.state.sessionId && !this.state.busy && !p.compactedThrough) void this.followElsewhere(p.sessionId);
     });
     ctxls.onContextChanged((p) => {
       if (p.reason === "resume" && p.sessionId !== this.state.sessionId) {
@@ -513,6 +517,30 @@ class Controller {
     this.state.reviewMode = s?.meta?.reviewMode || "ask";
     void this.ext.workspaceState.update(sessionKey, s?.id);
     this.postSessionLine();
+  }
+
+  /**
+   * Shows the session's stored turns when they differ from the ones shown
+   * (a turn added, asked again or removed elsewhere): by their number and
+   * the last one's question and status, so the session's own updates (its
+   * title after a turn here) change nothing.
+   */
+  private async followElsewhere(id: string): Promise<void> {
+    const c = this.ctxls;
+    if (!c) return;
+    try {
+      const shown = await c.show(id);
+      if (this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
+      const stored = turnsFromMessages(shown.messages ?? []).map(viewTurn);
+      const sig = (ts: { question: string; status: string }[]) => `${ts.length}\u0000${ts.at(-1)?.question ?? ""}\u0000${ts.at(-1)?.status ?? ""}`;
+      if (sig(stored) === sig(this.state.turns)) return;
+      this.setSession(shown.session);
+      this.state.turns = stored;
+      this.view.postState();
+      void this.refreshUsage();
+    } catch {
+      // The session may have been deleted meanwhile; the view keeps what it has.
+    }
   }
 
   /** Learns the current session's title and folder without touching the turns shown. */
@@ -837,6 +865,16 @@ class Controller {
         run(async () => {
           const c = await this.need();
           if (c) await c.dropItem(m.set, m.value);
+        });
+        break;
+      case "removeSessionFile":
+        run(async () => {
+          const c = await this.need();
+          if (!c || !this.state.sessionId) return;
+          await c.command("ctxls.files.remove", { sessionId: this.state.sessionId, name: m.name });
+          this.state.sessionFiles = await this.sessionFiles();
+          this.view.postState();
+          vscode.window.setStatusBarMessage(`ctxls: deleted sources/${m.name} from the session folder`, 4000);
         });
         break;
       case "copy":

@@ -2,8 +2,11 @@
 // markdown-it (no dependency on vscode): raw HTML in the text is shown as
 // text, never interpreted; code blocks get a copy button; links keep their
 // target in data-href for the view's script to route through the extension
-// (webviews cannot open files or external pages themselves).
+// (webviews cannot open files or external pages themselves). Code blocks
+// with a language highlight.js knows are highlighted here too: the view gets
+// spans with hljs-* classes, which chat.css colours from the theme.
 import MarkdownIt from "markdown-it";
+import hljs from "highlight.js/lib/common";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
 
@@ -35,9 +38,29 @@ md.renderer.rules.fence = (tokens, idx) => {
     button("code-action insert", "Insert", "Insert at cursor") +
     button("code-action apply", "Apply", "Apply to file", file ? ` data-file="${md.utils.escapeHtml(file)}"` : "") +
     button("copy", "Copy", "Copy code") +
-    `</span></div><pre><code${lang ? ` class="language-${md.utils.escapeHtml(lang)}"` : ""}>${md.utils.escapeHtml(t.content)}</code></pre></div>\n`
+    `</span></div><pre><code${lang ? ` class="language-${md.utils.escapeHtml(lang)}"` : ""}>${highlight(t.content, lang)}</code></pre></div>\n`
   );
 };
+
+// Longer blocks are shown as plain text: highlighting runs on every render
+// of a streaming answer.
+const maxHighlight = 100_000;
+
+/**
+ * A block's text as HTML: highlighted when highlight.js knows its language
+ * (by name or alias: ts, go, py, sh, ...), escaped plain text otherwise. No
+ * guessing a block without a language: a wrong guess colours prose.
+ */
+export function highlight(code: string, lang: string): string {
+  if (lang && code.length <= maxHighlight && hljs.getLanguage(lang)) {
+    try {
+      return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+    } catch {
+      // Shown plain below.
+    }
+  }
+  return md.utils.escapeHtml(code);
+}
 md.renderer.rules.code_block = md.renderer.rules.fence;
 
 /**

@@ -12,7 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
-import { fenceInfo, renderMarkdown } from "../src/markdown";
+import { fenceInfo, highlight, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
 import { contextSets, OpenAsk, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnFileChip, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
@@ -342,7 +342,7 @@ test("markdown: lists, emphasis, code blocks with a copy button; raw HTML stays 
   assert.match(html, /<ol>\s*<li><strong>three<\/strong><\/li>\s*<\/ol>/);
   assert.match(
     html,
-    /<div class="code-block"><div class="code-head"><span class="lang">ts<\/span><span class="code-actions"><button class="code-action insert"[^>]*>Insert<\/button><button class="code-action apply" type="button" title="Apply to file" aria-label="Apply to file">Apply<\/button><button class="copy"[^>]*>Copy<\/button><\/span><\/div><pre><code class="language-ts">const a = 1 &lt; 2;\n<\/code><\/pre><\/div>/,
+    /<div class="code-block"><div class="code-head"><span class="lang">ts<\/span><span class="code-actions"><button class="code-action insert"[^>]*>Insert<\/button><button class="code-action apply" type="button" title="Apply to file" aria-label="Apply to file">Apply<\/button><button class="copy"[^>]*>Copy<\/button><\/span><\/div><pre><code class="language-ts"><span class="hljs-keyword">const<\/span> a = <span class="hljs-number">1<\/span> &lt; <span class="hljs-number">2<\/span>;\n<\/code><\/pre><\/div>/,
   );
   assert.doesNotMatch(html, /<script|<b>/);
   assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &lt;b&gt;x&lt;\/b&gt;/);
@@ -350,6 +350,18 @@ test("markdown: lists, emphasis, code blocks with a copy button; raw HTML stays 
   assert.match(html, /data-href="src\/app.ts#L3"/);
   // markdown-it refuses script links.
   assert.doesNotMatch(renderMarkdown("[x](javascript:alert(1))"), /href="javascript/);
+});
+
+test("code blocks: highlighted when the language is known (names and aliases), plain escaped text otherwise; HTML in code stays text", () => {
+  assert.equal(highlight("func main() {}", "go"), '<span class="hljs-function"><span class="hljs-keyword">func</span> <span class="hljs-title">main</span><span class="hljs-params">()</span></span> {}');
+  assert.match(highlight("x = 'a'", "py"), /<span class="hljs-string">&#x27;a&#x27;<\/span>/);
+  assert.match(highlight("echo <b>", "sh"), /<span class="hljs-built_in">echo<\/span> &lt;b&gt;/);
+  assert.equal(highlight("const a = <b>", ""), "const a = &lt;b&gt;");
+  assert.equal(highlight("const a = <b>", "no-such-language"), "const a = &lt;b&gt;");
+  assert.doesNotMatch(renderMarkdown("```html\n<script>alert(1)</script>\n```"), /<script/);
+  // A block too long to highlight on every render is plain.
+  const long = "const a = 1;\n".repeat(10_000);
+  assert.equal(highlight(long, "ts"), long);
 });
 
 test("code blocks: the file a fence names goes to Apply; the language stays the class", () => {
@@ -361,9 +373,9 @@ test("code blocks: the file a fence names goes to Apply; the language stays the 
   assert.deepEqual(fenceInfo("js {1,3}"), { lang: "js" });
   const html = renderMarkdown('```go cmd/main.go\npackage main\n```\n\n```sh\necho "<x>"\n```');
   assert.match(html, /<button class="code-action apply"[^>]* data-file="cmd\/main.go">Apply<\/button>/);
-  assert.match(html, /<code class="language-go">package main\n<\/code>/);
+  assert.match(html, /<code class="language-go"><span class="hljs-keyword">package<\/span> main\n<\/code>/);
   assert.equal((html.match(/data-file=/g) ?? []).length, 1);
-  assert.match(html, /echo &quot;&lt;x&gt;&quot;/);
+  assert.match(html, /<span class="hljs-built_in">echo<\/span> <span class="hljs-string">&quot;&lt;x&gt;&quot;<\/span>/);
 });
 
 test("changedSpan: one replacement without the common ends, never inside a surrogate pair", () => {
