@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 )
@@ -138,6 +139,20 @@ func TestAcpx(t *testing.T) {
 	st.Close()
 	if len(msgs) != 6 || msgs[5].Status != session.StatusCancelled || !strings.HasPrefix(msgs[5].Content, "w0 ") {
 		t.Errorf("stored after cancel: %+v", msgs)
+	}
+	// The next prompt gives the model the cancelled answer marked as cut off.
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Going on."}})
+	if out := a.run("prompt", "-s", "work", "Go on"); !strings.Contains(out, "Going on.") {
+		t.Errorf("after the cancel:\n%s", out)
+	}
+	var partial string
+	for _, m := range fake.LastStreamed().Parsed.Messages {
+		if m.Role == "assistant" && strings.HasPrefix(m.Content, "w0 ") {
+			partial = m.Content
+		}
+	}
+	if !strings.HasSuffix(partial, prompts.CutOffNote) {
+		t.Errorf("the cancelled answer as the model gets it next: %q", partial)
 	}
 
 	// The agent is gone (--ttl after the last prompt); a client with no
