@@ -19,6 +19,7 @@ import (
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
+	"github.com/sashabaranov/go-openai"
 )
 
 // acpx runs acpx commands against one ctxls agent command.
@@ -283,6 +284,15 @@ func TestAcpxModelImagesTools(t *testing.T) {
 	running, done := strings.Index(out, "[tool] read_file notes.txt (running)"), strings.Index(out, "[tool] read_file notes.txt (completed)")
 	if running < 0 || done < running || !strings.Contains(out[done:], "zebrafish") || !strings.Contains(out, "It says zebrafish.") {
 		t.Errorf("the tool call as acpx shows it:\n%s", out)
+	}
+
+	// Token usage reaches the client: usage_update (what the session's
+	// history takes of the window) and the prompt's usage.
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Counted."}, Usage: &openai.Usage{PromptTokens: 1200, CompletionTokens: 34, TotalTokens: 1234,
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 1000}}})
+	out = a.run("--format", "json", "prompt", "-s", "pics", "count")
+	if !strings.Contains(out, `"sessionUpdate":"usage_update"`) || !strings.Contains(out, `"inputTokens":1200`) || !strings.Contains(out, `"outputTokens":34`) || !strings.Contains(out, `"cachedReadTokens":1000`) {
+		t.Errorf("the turn's usage as acpx gets it:\n%s", out)
 	}
 
 	// A session made and never asked in is not listed.
