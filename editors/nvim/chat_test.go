@@ -323,3 +323,15 @@ func TestNeovimImages(t *testing.T) {
 	}
 	startNvim(t, nvim, env, "images-reload", 60*time.Second)()
 }
+
+// TestNeovimExport: :CtxlsExport says where it wrote the session (its
+// folder, in ctxls's data folder), and writes it to a file given (an
+// existing one only with !); with no session it says what to do.
+func TestNeovimExport(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Export"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"exported ", "answer"}})
+	startNvim(t, nvim, chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), ""), "export", 60*time.Second)()
+}

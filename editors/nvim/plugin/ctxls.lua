@@ -19,7 +19,7 @@ cmd("CtxlsDrop", function(a) require("ctxls").drop(a.args) end, { nargs = "?", c
 cmd("CtxlsAttach", function(a) require("ctxls").attach_image(a.args, a.bang) end, { nargs = "?", bang = true, complete = "file" })
 cmd("CtxlsContext", function() require("ctxls").show_context() end)
 cmd("CtxlsCancel", function() require("ctxls").cancel() end)
-cmd("CtxlsExport", function() require("ctxls").export() end)
+cmd("CtxlsExport", function(a) require("ctxls").export(a.args, a.bang) end, { nargs = "?", bang = true, complete = "file" })
 cmd("CtxlsShow", function(a) require("ctxls").show(a.args) end, { nargs = "?" })
 cmd("CtxlsSearch", function(a) require("ctxls").search(a.args) end, { nargs = "*" })
 cmd("CtxlsRegenerateTitle", function() require("ctxls").regenerate_title() end)

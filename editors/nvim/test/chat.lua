@@ -775,6 +775,73 @@ local ok, err = pcall(function()
     if opened[1] ~= folder .. "/sources/" .. name or bytes(opened[1]) ~= bytes(dir .. "/shot.png") then
       fail("opened " .. vim.inspect(opened) .. ", want the copy of shot.png in " .. folder .. "/sources")
     end
+  elseif phase == "export" then
+    -- :CtxlsExport says where it wrote the session (its folder, in the
+    -- data folder) and, given a file, writes it there: an existing one only
+    -- with !. With no session yet it says what to do.
+    local function said(s)
+      for _, m in ipairs(messages) do
+        if m:find(s, 1, true) then
+          return m
+        end
+      end
+    end
+    vim.cmd("CtxlsExport")
+    if not said("no current session to export: ask something first, or pick one with :CtxlsSessions") then
+      fail(":CtxlsExport before any session")
+    end
+    local buf = ask(ctxls, "what to export?", "exported answer")
+    -- (The session's folder is renamed when the model's title comes.)
+    wait("the model's title", function()
+      return vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == "# Export"
+    end)
+    local folder = call("session_show", { sessionId = vim.api.nvim_buf_get_var(buf, "ctxls_session") }).session.folder
+    if not vim.startswith(folder, os.getenv("CTXLS_DATA_DIR") .. "/sessions/") then
+      fail("the session's folder: " .. folder)
+    end
+    local function read(path)
+      local f = io.open(path, "rb")
+      if not f then
+        return nil
+      end
+      local s = f:read("*a")
+      f:close()
+      return s
+    end
+    vim.cmd("CtxlsExport")
+    local where = folder .. "/export.md"
+    wait("where the export went", function()
+      return said("exported the session to " .. where .. " (:CtxlsExport {file} writes it where you say)") ~= nil
+    end)
+    local exported = read(where)
+    if not exported or not exported:find("what to export?", 1, true) or not exported:find("exported answer", 1, true) then
+      fail("the export in the session folder:\n" .. tostring(exported))
+    end
+    -- Given a file (relative to the working directory), written there.
+    vim.cmd("CtxlsExport notes/../chat.md")
+    local to = vim.fn.getcwd() .. "/chat.md"
+    wait("the export written where asked", function()
+      return said("exported the session to " .. to) ~= nil
+    end)
+    if read(to) ~= exported then
+      fail("the export given a file:\n" .. tostring(read(to)))
+    end
+    -- An existing file is kept unless !.
+    local f = assert(io.open(to, "w"))
+    f:write("mine\n")
+    f:close()
+    vim.cmd("CtxlsExport chat.md")
+    if not said(to .. " exists: :CtxlsExport! chat.md overwrites it") or read(to) ~= "mine\n" then
+      fail("an existing file: " .. tostring(read(to)))
+    end
+    vim.cmd("CtxlsExport! chat.md")
+    wait("the file overwritten", function()
+      return read(to) == exported
+    end)
+    -- File names complete.
+    if not vim.tbl_contains(vim.fn.getcompletion("CtxlsExport cha", "cmdline"), "chat.md") then
+      fail("the file name does not complete")
+    end
   else
     fail("no such phase")
   end

@@ -1939,9 +1939,39 @@ function M.preview(message)
   end)
 end
 
-function M.export()
-  M.command(P.commands.session_export, { format = "markdown" }, function(r)
-    notify("exported to " .. r.path)
+-- export writes the current session as Markdown into its folder (the
+-- daemon's) and says where; given file, it writes the export there too
+-- (an existing file only with bang): :CtxlsExport[!] [file].
+function M.export(file, bang)
+  if not state.current then
+    notify("no current session to export: ask something first, or pick one with :CtxlsSessions", vim.log.levels.WARN)
+    return
+  end
+  local to
+  if file and file ~= "" then
+    to = vim.fn.simplify(vim.fn.fnamemodify(vim.fn.expand(file), ":p"))
+    if vim.fn.isdirectory(to) == 1 then
+      notify(to .. " is a folder: give a file name", vim.log.levels.ERROR)
+      return
+    end
+    if not bang and vim.loop.fs_stat(to) then
+      notify(to .. " exists: :CtxlsExport! " .. vim.fn.fnamemodify(to, ":~:.") .. " overwrites it", vim.log.levels.ERROR)
+      return
+    end
+  end
+  M.command(P.commands.session_export, { sessionId = state.current, format = "markdown" }, function(r)
+    if not to then
+      notify("exported the session to " .. r.path .. " (:CtxlsExport {file} writes it where you say)")
+      return
+    end
+    local f, err = io.open(to, "wb")
+    if not f then
+      notify("could not write " .. to .. ": " .. tostring(err), vim.log.levels.ERROR)
+      return
+    end
+    f:write(r.content)
+    f:close()
+    notify("exported the session to " .. to)
   end)
 end
 
