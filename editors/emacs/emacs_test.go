@@ -319,7 +319,8 @@ func TestEmacsImages(t *testing.T) {
 	t.Parallel()
 	emacs := editor(t, "emacs")
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"A picture"}}))
-	fake.Enqueue(openaitest.Reply{Chunks: []string{"a red ", "dot"}}, openaitest.Reply{Chunks: []string{"still a dot"}})
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"a red ", "dot"}}, openaitest.Reply{Chunks: []string{"still a dot"}},
+		openaitest.Reply{Chunks: []string{"third answer"}}, openaitest.Reply{Chunks: []string{"answered again"}})
 	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
 	r.run(t, "ctxls-test-images")
 	dot, err := os.ReadFile(filepath.Join(r.work, "dot.png"))

@@ -1358,7 +1358,21 @@ line, taken back with C-u, sent; the chat's image line opens it."
       (should (equal (with-temp-buffer (set-buffer-multibyte nil)
                                        (insert-file-contents-literally file)
                                        (buffer-string))
-                     ctxls-test--png))))
+                     ctxls-test--png)))
+    ;; A question with an image asked again (C-c x G): its image line is
+    ;; a button as the new answer comes.
+    (switch-to-buffer (find-file-noselect (ctxls-test--file "main.go")))
+    (execute-kbd-macro (kbd "C-c x I dot.png RET"))
+    (ctxls-test--mx "ctxls-ask" "third")
+    (ctxls-test--wait "the third answer" (lambda () (null ctxls--turn)))
+    (execute-kbd-macro (kbd "C-c x G"))
+    (ctxls-test--wait "the answer again" (lambda () (null ctxls--turn)))
+    (should (string-match-p "## You\n\n_with main.go_\n\nthird\n\n\\[image: sources/image-[0-9-]+\\.png\\]\n\n## ctxls\n\nanswered again\n\n_tokens: [^_]*_\n\n\\'"
+                            (ctxls-test--chat-text)))
+    (with-current-buffer ctxls--chat
+      (goto-char (point-max))
+      (re-search-backward "\\[image: sources/")
+      (should (button-at (point)))))
   (ctxls-test--stop))
 
 ;;;; Turns made elsewhere
