@@ -335,3 +335,16 @@ func TestNeovimExport(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"exported ", "answer"}})
 	startNvim(t, nvim, chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), ""), "export", 60*time.Second)()
 }
+
+// TestNeovimPreview: :CtxlsPreview shows the model input :CtxlsAsk would
+// send, the file in front of you (unsaved text, a range's lines) included.
+func TestNeovimPreview(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t)
+	startNvim(t, nvim, chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), ""), "preview", 60*time.Second)()
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the provider was asked %d times", n)
+	}
+}

@@ -24,7 +24,9 @@ cmd("CtxlsShow", function(a) require("ctxls").show(a.args) end, { nargs = "?" })
 cmd("CtxlsSearch", function(a) require("ctxls").search(a.args) end, { nargs = "*" })
 cmd("CtxlsRegenerateTitle", function() require("ctxls").regenerate_title() end)
 cmd("CtxlsCompact", function() require("ctxls").compact() end)
-cmd("CtxlsPreview", function(a) require("ctxls").preview(a.args) end, { nargs = "*" })
+cmd("CtxlsPreview", function(a)
+  require("ctxls").preview(a.args, { range = a.range > 0 and { a.line1, a.line2 } or nil, bang = a.bang })
+end, { nargs = "*", range = true, bang = true })
 local decision = function(name)
   return function() require("ctxls").decide(require("ctxls.protocol").review_decision[name]) end
 end

@@ -842,6 +842,46 @@ local ok, err = pcall(function()
     if not vim.tbl_contains(vim.fn.getcompletion("CtxlsExport cha", "cmdline"), "chat.md") then
       fail("the file name does not complete")
     end
+  elseif phase == "preview" then
+    -- :CtxlsPreview shows what :CtxlsAsk would send: the file in front of
+    -- you, unsaved text included, with a range its lines; ! leaves it out.
+    vim.api.nvim_buf_set_lines(0, 0, 0, false, { "// UNSAVED PREVIEW LINE" })
+    local function preview(cmd)
+      local before = vim.api.nvim_get_current_buf()
+      vim.cmd(cmd)
+      local shown
+      wait("the preview of " .. cmd, function()
+        local b = vim.api.nvim_get_current_buf()
+        if b ~= before and vim.api.nvim_buf_get_name(b):find("ctxls://preview/", 1, true) then
+          shown = text(b)
+        end
+        return shown ~= nil
+      end)
+      vim.cmd("close")
+      return shown
+    end
+    local whole = preview("CtxlsPreview what is this?")
+    if not whole:find("// UNSAVED PREVIEW LINE", 1, true) or not whole:find("main.go (unsaved editor text)", 1, true) then
+      fail("the preview lacks the file in front of you:\n" .. whole)
+    end
+    local lines = preview("4,5CtxlsPreview and these?")
+    if not lines:find("(the user selected lines 4–5)", 1, true) then
+      fail("the preview lacks the range:\n" .. lines)
+    end
+    local none = preview("CtxlsPreview! without it")
+    if none:find("// UNSAVED PREVIEW LINE", 1, true) then
+      fail("the preview with ! holds the file:\n" .. none)
+    end
+    -- Prompted, the prompt says what goes.
+    local prompt
+    vim.ui.input = function(opts, on_confirm)
+      prompt = opts.prompt
+      on_confirm("prompted")
+    end
+    preview("CtxlsPreview")
+    if prompt ~= "Preview the prompt for (with main.go): " then
+      fail("the prompt: " .. tostring(prompt))
+    end
   else
     fail("no such phase")
   end

@@ -1559,11 +1559,18 @@ function M.drop(file)
   end)
 end
 
--- scratch shows lines in a new read-only markdown window, named name if given.
+-- scratch shows lines in a new read-only markdown window, named name if
+-- given: a buffer shown before by that name (the same preview asked twice)
+-- goes.
 local function scratch(lines, name)
   vim.cmd("botright new")
   local buf = vim.api.nvim_get_current_buf()
   if name then
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if b ~= buf and vim.api.nvim_buf_get_name(b) == name then
+        vim.api.nvim_buf_delete(b, { force = true })
+      end
+    end
     vim.api.nvim_buf_set_name(buf, name)
   end
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -1909,16 +1916,25 @@ function M.summary()
 end
 
 -- preview shows the model input of a turn (ctxls.chat.preview), read-only.
-function M.preview(message)
+-- preview shows the model input message would be sent with, the file in
+-- front of you (opts.range, opts.bang: as for :CtxlsAsk) included.
+function M.preview(message, opts)
+  opts = opts or {}
+  -- Taken now: the prompt below may be answered elsewhere.
+  local file = opts.file
+  if file == nil then
+    file = M.turn_file(opts) or false
+  end
   if not message or message == "" then
-    vim.ui.input({ prompt = "Preview the prompt for: " }, function(m)
+    vim.ui.input({ prompt = "Preview the prompt for" .. (file and " (with " .. file.label .. ")" or "") .. ": " }, function(m)
       if m and m ~= "" then
-        M.preview(m)
+        M.preview(m, { file = file })
       end
     end)
     return
   end
-  M.command(P.commands.chat_preview, { message = message, sessionId = state.current }, function(r)
+  local params = { message = message, sessionId = state.current, files = file and { file.item } or nil }
+  M.command(P.commands.chat_preview, params, function(r)
     local t = r.tokens or {}
     local lines = {
       string.format("# Model input for %s (nothing sent)", r.model or "?"),
