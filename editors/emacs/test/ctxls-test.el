@@ -1372,7 +1372,27 @@ line, taken back with C-u, sent; the chat's image line opens it."
     (with-current-buffer ctxls--chat
       (goto-char (point-max))
       (re-search-backward "\\[image: sources/")
-      (should (button-at (point)))))
+      (should (button-at (point))))
+    ;; A graphical Emacs shows a small thumbnail after each stored image's
+    ;; button.  Batch Emacs is not one and has no image libraries: it is
+    ;; told it is, and `create-image' gives the image spec it would.
+    (ctxls-test--mx "ctxls-new-session")
+    (ctxls-test--wait "another new session" (lambda () (string-suffix-p "# New session\n\n" (ctxls-test--chat-text))))
+    (cl-letf (((symbol-function 'display-graphic-p) (lambda (&rest _) t))
+              ((symbol-function 'display-images-p) (lambda (&rest _) t))
+              ((symbol-function 'create-image)
+               (lambda (file _type _data &rest props) (append (list 'image :type 'png :file file) props))))
+      (ctxls-test--mx "ctxls-resume" "")
+      (ctxls-test--wait "the session with thumbnails"
+                        (lambda () (string-search "third\n\n[image: sources/" (car (last (split-string (ctxls-test--chat-text) "# New session"))))))
+      (with-current-buffer ctxls--chat
+        (goto-char (point-max))
+        (re-search-backward "\\[image: sources/\\([^]]+\\)\\]")
+        (let* ((rel (concat "sources/" (match-string 1)))
+               (thumb (get-text-property (1+ (match-end 0)) 'display)))
+          (should (eq (car-safe thumb) 'image))
+          (should (equal (plist-get (cdr thumb) :file) (expand-file-name rel ctxls--session-folder)))
+          (should (equal (plist-get (cdr thumb) :max-width) 240))))))
   (ctxls-test--stop))
 
 ;;;; Turns made elsewhere
