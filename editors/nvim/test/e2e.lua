@@ -187,6 +187,23 @@ local ok, err = pcall(function()
     if not chat_text():find('```\n\nEchoed.', 1, true) then
       fail("the answer after the calls:\n" .. chat_text())
     end
+    -- In a narrow window the folded line's arguments are cut, not its
+    -- status and length.
+    -- (Wide enough for the whole line otherwise.)
+    vim.o.columns = 200
+    vim.api.nvim_set_current_win(win)
+    local wide = vim.api.nvim_win_get_width(win)
+    vim.cmd("leftabove vnew")
+    local beside = vim.api.nvim_get_current_win()
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_width(win, 36)
+    local narrow = vim.fn.foldtextresult(lnum)
+    local room = vim.api.nvim_win_get_width(win) - vim.fn.getwininfo(win)[1].textoff
+    vim.api.nvim_win_close(beside, true)
+    vim.api.nvim_win_set_width(win, wide)
+    if not narrow:find('^▸ t · echo `{.*…` — done  %[1 line%]$') or vim.fn.strdisplaywidth(narrow) > room then
+      fail(string.format("the folded call in %d columns: %q", room, narrow))
+    end
     local out, folded = expand(win, lnum)
     if table.concat(out, "\n") ~= "```\necho: hi\n```" or not folded:find('^▸ t · echo `{"text":"hi"}` — done  %[1 line%]') then
       fail("the echo call's output: " .. vim.inspect(out) .. " folded as " .. folded)

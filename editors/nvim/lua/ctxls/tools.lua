@@ -245,11 +245,22 @@ function T.foldexpr(lnum)
 end
 
 -- foldtext: the call's line, "▸" for closed, and the output's length
--- (its fences left out).
+-- (its fences left out). A folded line is not wrapped: when it is wider
+-- than the window its arguments are cut ("…"), not its status and length.
 function T.foldtext()
   local first = vim.fn.getline(vim.v.foldstart):gsub("^▾", "▸", 1)
   local n = vim.v.foldend - vim.v.foldstart - 2
-  return string.format("%s  [%d %s]", first, n, n == 1 and "line" or "lines")
+  local tail = string.format("  [%d %s]", n, n == 1 and "line" or "lines")
+  local info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
+  local over = vim.fn.strdisplaywidth(first .. tail) - (info.width - (info.textoff or 0))
+  local a, b = first:find("`[^`]*`")
+  if over > 0 and a then
+    local args = first:sub(a + 1, b - 1)
+    local keep = vim.fn.strchars(args) - over - 1
+    args = (keep > 0 and vim.fn.strcharpart(args, 0, keep) or "") .. "…"
+    first = first:sub(1, a) .. args .. first:sub(b)
+  end
+  return first .. tail
 end
 
 -- is_call_line reports whether the cursor's line is a call with an output.
