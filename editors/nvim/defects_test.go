@@ -116,6 +116,25 @@ func TestNeovimDefects(t *testing.T) {
 	t.Run("not installed", func(t *testing.T) {
 		newPhaseRunner(t, "").run("nomissing")
 	})
+	t.Run("in Go's install folder", func(t *testing.T) {
+		fake.Enqueue(openaitest.Reply{Chunks: []string{"found in ", "go/bin"}})
+		gobin := newPhaseRunner(t, fake.URL)
+		dir := filepath.Join(gobin.home, "go", "bin")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var bin string
+		for _, e := range gobin.env {
+			if v, ok := strings.CutPrefix(e, "CTXLS_BIN="); ok {
+				bin = v
+			}
+		}
+		if err := os.Symlink(bin, filepath.Join(dir, "ctxls-in-gobin")); err != nil {
+			t.Fatal(err)
+		}
+		gobin.env = append(gobin.env, "GOBIN=", "GOPATH=")
+		gobin.run("gobin")
+	})
 	t.Run("the file in front of you goes with the question", func(t *testing.T) {
 		own := openaitest.New(t, openaitest.WithDefault(title), openaitest.WithTitles(title))
 		own.Enqueue(openaitest.Reply{Chunks: []string{"quick ", "answer"}, Delay: 100 * time.Millisecond},

@@ -71,7 +71,8 @@ local ok, err = pcall(function()
     table.insert(messages, msg)
   end
   ctxls.setup({
-    cmd = phase == "nomissing" and { "ctxls-not-installed-here", "serve" } or { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
+    cmd = phase == "nomissing" and { "ctxls-not-installed-here", "serve" }
+      or { phase == "gobin" and "ctxls-in-gobin" or os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
     provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
     debounce = 0,
     log_file = os.getenv("CTXLS_LOG_FILE"),
@@ -428,6 +429,20 @@ local ok, err = pcall(function()
       end
       return false
     end)
+  elseif phase == "gobin" then
+    -- 12. Not on $PATH but in Go's install folder (~/go/bin, where go
+    -- install puts it): found there, and asking works.
+    if vim.fn.executable("ctxls-in-gobin") == 1 then
+      fail("ctxls-in-gobin is on $PATH")
+    end
+    vim.cmd("CtxlsAsk found?")
+    wait("the answer", function()
+      return #chat_bufs() == 1 and has(chat_bufs()[1], "found in go/bin") and not ctxls.busy()
+    end)
+    local got = ctxls.client().config.cmd[1]
+    if got ~= vim.fn.expand("~/go/bin/ctxls-in-gobin") then
+      fail("the daemon ran as " .. got)
+    end
   elseif phase == "nokey" then
     -- 9. With no provider, the message names setup({provider=…}), once.
     vim.cmd("CtxlsAsk hello")
