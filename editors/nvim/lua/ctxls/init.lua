@@ -65,10 +65,28 @@ local adopt, unborn, learn
 
 local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {}, images = {}, image_paths = {} }
 
+-- builtin_notify: vim.notify is Neovim's own, which echoes on the command
+-- line (not a plugin's popup).
+local function builtin_notify()
+  local info = debug.getinfo(vim.notify, "S")
+  return info ~= nil and (info.source or ""):find("vim/_editor", 1, true) ~= nil
+end
+
 local function notify(msg, level)
   -- One line: a multi-line message stops the user with Press ENTER.
-  msg = tostring(msg):gsub("%s*\n%s*", "; ")
-  vim.notify("ctxls: " .. msg, level or vim.log.levels.INFO)
+  msg = "ctxls: " .. tostring(msg):gsub("%s*\n%s*", "; ")
+  -- So does one wider than the command line (a provider's error with its
+  -- URL): Neovim's own vim.notify gets it cut to fit ("…"); a turn's error
+  -- is in its chat whole.
+  local room = (vim.v.echospace or (vim.o.columns - 12)) - 1
+  if builtin_notify() and room > 20 and vim.fn.strdisplaywidth(msg) > room then
+    local n = vim.fn.strchars(msg)
+    while n > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(msg, 0, n)) > room - 1 do
+      n = n - 1
+    end
+    msg = vim.fn.strcharpart(msg, 0, n) .. "…"
+  end
+  vim.notify(msg, level or vim.log.levels.INFO)
 end
 
 -- error_kind is the kind of an error the daemon answered with (its
@@ -1879,8 +1897,10 @@ function M.set_model(model)
     end)
   end, function(err)
     -- The provider lists no models (or cannot be reached): type one.
+    -- (The prompt says so: it takes the notice's place on the command
+    -- line.)
     notify("the provider listed no models (" .. tostring(err.message or err):gsub("\n", " ") .. "): type a model's name", vim.log.levels.WARN)
-    ask_name("Model: ")
+    ask_name("Model (the provider listed none): ")
   end)
 end
 

@@ -1,0 +1,83 @@
+package nvim_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxls/ctxls/editors/screenshot"
+	"github.com/ctxls/ctxls/lsp/lsptest"
+)
+
+// TestNeovimNoHitEnter runs Neovim in a real terminal (tmux) with a provider
+// that is not running: the error of a question, and of :CtxlsModel's list,
+// wider than the command line, is cut to fit it instead of stopping the
+// user on "Press ENTER"; the chat holds the turn's error whole.
+func TestNeovimNoHitEnter(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"tmux", "nvim"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	bin := lsptest.BuildBinary(t)
+	// A port nothing listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	work := t.TempDir()
+	file := filepath.Join(work, "main.go")
+	os.WriteFile(file, []byte("package main\n\nfunc main() {}\n"), 0o644)
+	rtp, _ := filepath.Abs(".")
+	setup := filepath.Join(t.TempDir(), "setup.lua")
+	os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+  log_file = false,
+})
+`, bin, t.TempDir(), down)), 0o644)
+	const cols = 90
+	term := screenshot.StartTmux(t, fmt.Sprintf("ctxls-nvim-hitenter-%d", os.Getpid()), cols, 24, work,
+		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+		"nvim", "--clean", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)
+	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "main.go") })
+	quiet := func(what string) {
+		t.Helper()
+		time.Sleep(500 * time.Millisecond) // a second message would come by now
+		s := term.Screen(false)
+		last := screenshot.LastLine(s)
+		if strings.Contains(s, "Press ENTER") || !strings.HasPrefix(last, "ctxls: ") || !strings.HasSuffix(last, "…") || len([]rune(last)) > cols {
+			t.Fatalf("%s: the screen:\n%s", what, s)
+		}
+	}
+	term.Keys(":CtxlsAsk hello?", "Enter")
+	term.WaitFor("the provider's error", func(s string) bool {
+		return strings.Contains(s, "ctxls: could not reach the provider") || strings.Contains(s, "Press ENTER")
+	})
+	quiet("the question's error")
+	// The chat has it whole (its window wraps it).
+	s := term.WaitFor("the error in the chat", func(s string) bool { return strings.Contains(s, "error: could not reach the provider at") })
+	if !strings.Contains(strings.Join(strings.Fields(s), " "), "connection refused") {
+		t.Errorf("the chat lacks the whole error:\n%s", s)
+	}
+	// :CtxlsModel cannot list the provider's models: the prompt to type
+	// one says so, with no Press ENTER before it.
+	term.Keys(":CtxlsModel", "Enter")
+	term.WaitFor("the prompt", func(s string) bool {
+		return strings.Contains(s, "Press ENTER") || screenshot.LastLine(s) == "Model (the provider listed none):"
+	})
+	time.Sleep(300 * time.Millisecond)
+	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || screenshot.LastLine(s) != "Model (the provider listed none):" {
+		t.Fatalf("the model's prompt: the screen:\n%s", s)
+	}
+	term.Keys("other-model", "Enter")
+	term.WaitFor("the model typed", func(s string) bool { return strings.Contains(s, "model: other-model") })
+}
