@@ -99,7 +99,8 @@ func TestNeovimScreenshot(t *testing.T) {
 			keys("1", "Enter")
 			waitFor("the answer", func(s string) bool { return strings.Contains(s, "without touching the database.") })
 			waitFor("the call's folded line", func(s string) bool {
-				return strings.Contains(s, "▸ docs · echo `{\"text\": \"/healthz\"}` — done")
+				// (Its arguments cut to fit the window, not its status.)
+				return strings.Contains(s, "▸ docs · echo `{\"text\": \"/hea…` — done  [1 line]")
 			})
 			// Both windows' status lines show the model's title, the file's
 			// too though it is not the current window; the chat's second line
