@@ -444,16 +444,19 @@ local ok, err = pcall(function()
       fail("the daemon ran as " .. got)
     end
   elseif phase == "nokey" then
-    -- 9. With no provider, the message names setup({provider=…}), once.
+    -- 9. With no provider, the chat says how to set one in Neovim's
+    -- words (setup({ provider = … }), not the daemon's initializationOptions),
+    -- and the plugin's notice fits an 80-column command line (68 cells).
     vim.cmd("CtxlsAsk hello")
     wait("the message", function()
-      for _, m in ipairs(messages) do
-        if m:find("setup({ provider = {", 1, true) then
-          return true
-        end
-      end
-      return false
+      return vim.tbl_contains(messages, "ctxls: no model provider is configured (the chat says how to set one)") and #chat_bufs() == 1
+        and has(chat_bufs()[1], 'error: no model provider is configured. Set one in require("ctxls").setup({ provider = { baseURL = ')
+        and not ctxls.busy()
     end)
+    local t = table.concat(vim.api.nvim_buf_get_lines(chat_bufs()[1], 0, -1, false), "\n")
+    if t:find("initializationOptions", 1, true) or not t:find("(:help ctxls-setup)", 1, true) then
+      fail("the chat after asking with no provider:\n" .. t)
+    end
   end
 end)
 if not ok then

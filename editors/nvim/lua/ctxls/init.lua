@@ -1233,8 +1233,13 @@ function M.ask(message, opts)
         if kind ~= P.error_kinds.cancelled then
           give_back()
         end
+        local said = err.message or ""
         if kind == P.error_kinds.no_provider then
-          notify("no model provider is configured. In Neovim: require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } })", vim.log.levels.WARN)
+          -- The daemon's words are for every client; these are Neovim's,
+          -- in the chat whole, the notice short enough for the command
+          -- line of an 80-column terminal.
+          said = "no model provider is configured. Set one in require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } }) (:help ctxls-setup), or OPENAI_API_KEY or OPENAI_BASE_URL in the environment"
+          notify("no model provider is configured (the chat says how to set one)", vim.log.levels.WARN)
         elseif kind ~= P.error_kinds.cancelled then
           -- The turn never started (a turn of the session runs elsewhere,
           -- the store is down…): the question was not stored, and the
@@ -1245,7 +1250,7 @@ function M.ask(message, opts)
             opts.on_refused(message)
           end
         end
-        finish(turn, kind == P.error_kinds.cancelled and "cancelled" or ("error: " .. (err.message or "")))
+        finish(turn, kind == P.error_kinds.cancelled and "cancelled" or ("error: " .. said))
       elseif result and result.finishReason == "error" then
         finish(turn, "the turn failed; see :messages")
       else
