@@ -81,3 +81,31 @@ func TestNeovimNoHitEnter(t *testing.T) {
 	term.Keys("other-model", "Enter")
 	term.WaitFor("the model typed", func(s string) bool { return strings.Contains(s, "model: other-model") })
 }
+
+// TestNeovimNotInstalledTerminal: Neovim opened on a file in a real
+// terminal (tmux) with ctxls nowhere says so in one line, without "Error
+// detected while processing BufReadPost" and Press ENTER at start-up.
+func TestNeovimNotInstalledTerminal(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"tmux", "nvim"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	work := t.TempDir()
+	file := filepath.Join(work, "main.go")
+	os.WriteFile(file, []byte("package main\n"), 0o644)
+	rtp, _ := filepath.Abs(".")
+	term := screenshot.StartTmux(t, fmt.Sprintf("ctxls-nvim-missing-%d", os.Getpid()), 130, 20, work,
+		[]string{"TERM=xterm-256color", "HOME=" + t.TempDir(), "GOBIN=", "GOPATH="},
+		"nvim", "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+		"-c", `lua require("ctxls").setup({ cmd = { "ctxls-not-installed-here", "serve" }, log_file = false })`, file)
+	term.WaitFor("the notice", func(s string) bool {
+		return strings.Contains(s, "Press ENTER") || strings.HasPrefix(screenshot.LastLine(s), "ctxls: ctxls is not installed (:checkhealth ctxls)")
+	})
+	time.Sleep(300 * time.Millisecond)
+	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || strings.Contains(s, "Error detected") ||
+		!strings.HasPrefix(screenshot.LastLine(s), "ctxls: ctxls is not installed (:checkhealth ctxls): ctxls-not-installed-here is neither on $PATH nor in ~/go/bin") {
+		t.Fatalf("the screen:\n%s", s)
+	}
+}

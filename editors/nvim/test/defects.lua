@@ -420,15 +420,22 @@ local ok, err = pcall(function()
   elseif phase == "nomissing" then
     -- 11. No ctxls where it looks: the message says it is not installed
     -- and where it looked, not that "the daemon is not running".
+    -- The notice fits one line, :checkhealth ctxls first; the health
+    -- check also says how to install it.
     vim.cmd("CtxlsAsk hello")
     wait("the message", function()
       for _, m in ipairs(messages) do
-        if m:find("ctxls is not installed", 1, true) and m:find("go/bin", 1, true) then
+        if m:find("ctxls: ctxls is not installed (:checkhealth ctxls): ctxls-not-installed-here is neither on $PATH nor in ", 1, true) and m:find("~/go/bin", 1, true) then
           return true
         end
       end
       return false
     end)
+    vim.cmd("checkhealth ctxls")
+    local report = text(vim.api.nvim_get_current_buf())
+    if not report:find("ctxls-not-installed-here is neither on $PATH nor in", 1, true) or not report:find("go install github.com/ctxls/ctxls/cmd/ctxls@latest", 1, true) then
+      fail(":checkhealth ctxls:\n" .. report)
+    end
   elseif phase == "gobin" then
     -- 12. Not on $PATH but in Go's install folder (~/go/bin, where go
     -- install puts it): found there, and asking works.
@@ -442,6 +449,12 @@ local ok, err = pcall(function()
     local got = ctxls.client().config.cmd[1]
     if got ~= vim.fn.expand("~/go/bin/ctxls-in-gobin") then
       fail("the daemon ran as " .. got)
+    end
+    -- :checkhealth ctxls finds it there too.
+    vim.cmd("checkhealth ctxls")
+    local report = text(vim.api.nvim_get_current_buf())
+    if not report:find("binary: " .. got, 1, true) then
+      fail(":checkhealth ctxls:\n" .. report)
     end
   elseif phase == "nokey" then
     -- 9. With no provider, the chat says how to set one in Neovim's

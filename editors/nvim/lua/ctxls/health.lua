@@ -10,11 +10,13 @@ local err = health.error or health.report_error
 function M.check()
   start("ctxls")
   local cfg = require("ctxls").config
-  local bin = cfg.cmd[1]
-  if vim.fn.executable(bin) ~= 1 then
-    err(bin .. " not found: install ctxls (go install ./cmd/ctxls) or set cmd in setup()")
+  -- Where the plugin looks: $PATH, then Go's install folder.
+  local cmd, missing = require("ctxls").resolve_cmd()
+  if not cmd then
+    err(missing)
     return
   end
+  local bin = cmd[1]
   ok("binary: " .. vim.fn.exepath(bin))
   local version = vim.fn.system({ bin, "version" })
   if vim.v.shell_error == 0 then

@@ -809,7 +809,8 @@ end
 -- resolved_cmd is config.cmd with its program found: on $PATH, else in
 -- Go's install folder ($GOBIN, $GOPATH/bin, ~/go/bin), as the VS Code
 -- extension looks. nil when it is nowhere: state.missing then says where
--- it looked and what to do.
+-- it looked, in one line for the command line (what matters first:
+-- :checkhealth ctxls), and state.missing_help also what to do.
 local function resolved_cmd()
   local cmd = server_cmd()
   local prog = cmd[1]
@@ -817,7 +818,8 @@ local function resolved_cmd()
     return cmd
   end
   if prog:find("/") then
-    state.missing = string.format("ctxls is not installed at %s (cmd in require(\"ctxls\").setup())", prog)
+    state.missing = string.format("ctxls is not installed (:checkhealth ctxls): no %s", vim.fn.fnamemodify(prog, ":~"))
+    state.missing_help = string.format("ctxls is not installed at %s (cmd in require(\"ctxls\").setup())", prog)
   else
     local dirs = {}
     if vim.env.GOBIN and vim.env.GOBIN ~= "" then
@@ -833,9 +835,20 @@ local function resolved_cmd()
         return cmd
       end
     end
-    state.missing = string.format("ctxls is not installed: %s is neither on $PATH nor in %s. Install it with go install github.com/ctxls/ctxls/cmd/ctxls@latest, or set cmd in require(\"ctxls\").setup()", prog, table.concat(dirs, " or "))
+    local shown = vim.tbl_map(function(d)
+      return vim.fn.fnamemodify(d, ":~")
+    end, dirs)
+    state.missing = string.format("ctxls is not installed (:checkhealth ctxls): %s is neither on $PATH nor in %s", prog, table.concat(shown, " or "))
+    state.missing_help = string.format("ctxls is not installed: %s is neither on $PATH nor in %s. Install it with go install github.com/ctxls/ctxls/cmd/ctxls@latest, or set cmd in require(\"ctxls\").setup()", prog, table.concat(dirs, " or "))
   end
   return nil
+end
+
+-- resolve_cmd is the daemon's command with its program found, or nil and
+-- what to do (:checkhealth ctxls).
+function M.resolve_cmd()
+  local cmd = resolved_cmd()
+  return cmd, not cmd and state.missing_help or nil
 end
 
 local function lsp_config()
@@ -896,7 +909,12 @@ function M.attach(buf)
   if not M.client() and not resolved_cmd() then
     if not state.missing_told then -- once, not on every file opened
       state.missing_told = true
-      notify(state.missing, vim.log.levels.ERROR)
+      -- Not from within the autocommand that opens the file: an error
+      -- there reads "Error detected while processing BufReadPost", then
+      -- Press ENTER.
+      vim.schedule(function()
+        notify(state.missing, vim.log.levels.WARN)
+      end)
     end
     return
   end
