@@ -348,3 +348,14 @@ func TestNeovimPreview(t *testing.T) {
 		t.Errorf("the provider was asked %d times", n)
 	}
 }
+
+// TestNeovimDaemonDied: when the daemon dies between two questions, the
+// next one starts another and is asked in the same session and chat.
+func TestNeovimDaemonDied(t *testing.T) {
+	t.Parallel()
+	nvim := nvimOrSkip(t)
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Restart"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"first ", "answer"}}, openaitest.Reply{Chunks: []string{"second ", "answer"}})
+	startNvim(t, nvim, chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), ""), "restart", 60*time.Second)()
+}

@@ -775,6 +775,30 @@ local ok, err = pcall(function()
     if opened[1] ~= folder .. "/sources/" .. name or bytes(opened[1]) ~= bytes(dir .. "/shot.png") then
       fail("opened " .. vim.inspect(opened) .. ", want the copy of shot.png in " .. folder .. "/sources")
     end
+  elseif phase == "restart" then
+    -- The daemon dies between two questions: the next :CtxlsAsk starts
+    -- another and asks in the same session, in the same chat.
+    local buf = ask(ctxls, "before the crash", "first answer")
+    local id = vim.api.nvim_buf_get_var(buf, "ctxls_session")
+    local pid = ctxls.client().rpc.pid
+    vim.loop.kill(pid, 9)
+    wait("the daemon gone", function()
+      return ctxls.client() == nil
+    end)
+    ask(ctxls, "after the crash", "second answer")
+    if #chat_bufs() ~= 1 or vim.api.nvim_buf_get_var(buf, "ctxls_session") ~= id or ctxls.client().rpc.pid == pid then
+      fail("after the daemon died: " .. #chat_bufs() .. " chats\n" .. text(buf))
+    end
+    if count(buf, "_with main.go_\n\nbefore the crash") ~= 1 or count(buf, "## You") ~= 2 or not has(buf, "second answer") then
+      fail("the chat after the daemon died:\n" .. text(buf))
+    end
+    local stored = {}
+    for _, m in ipairs(call("session_show", { sessionId = id }).messages) do
+      table.insert(stored, m.role .. ": " .. m.content)
+    end
+    if #stored ~= 4 or not stored[3]:find("after the crash", 1, true) then
+      fail("the session after the daemon died: " .. vim.inspect(stored))
+    end
   elseif phase == "export" then
     -- :CtxlsExport says where it wrote the session (its folder, in the
     -- data folder) and, given a file, writes it there: an existing one only
