@@ -31,6 +31,9 @@
 ;; If ctxls is not installed (neither on `exec-path' nor in Go's install
 ;; folder, $GOBIN, $GOPATH/bin or ~/go/bin), `ctxls-mode' warns and
 ;; stays off: the rest of your init file runs.
+;; A question asked with no usable provider says what to set; a
+;; `ctxls-provider' set (setq, customize) while the daemon runs goes to
+;; it with the next request, no restart needed.
 ;;
 ;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' (C-c x a)
 ;; asks a question and streams the answer into the *ctxls chat* buffer
@@ -320,6 +323,9 @@ Each a plist (:file ABSOLUTE-NAME :url DATA-URL).")
   "Non-nil from the start of a turn here until the chat knows what it stored.
 Its progress may end before its result names the last message it
 stored: until then, a turn made elsewhere cannot be told from it.")
+
+(defvar ctxls--provider-sent nil
+  "The value of `ctxls-provider' the running daemon was last given.")
 
 (defvar ctxls--live-state nil
   "nil, `reading' while a ctxls.session.show for an update is out, or
@@ -613,7 +619,8 @@ After a restart, the session that was current is resumed."
            :rootPath root
            :workspaceFolders (vconcat (mapcar #'ctxls--folder ctxls--folders))
            :capabilities (ctxls--capabilities)
-           :initializationOptions (ctxls--init-options))
+           :initializationOptions (prog1 (ctxls--init-options)
+                                    (setq ctxls--provider-sent (copy-tree ctxls-provider))))
      :success-fn #'ctxls--on-initialized
      :error-fn (lambda (err)
                  (ctxls--fail (format "initialize failed: %s" (plist-get err :message))))
@@ -888,8 +895,22 @@ Chat turns and everything else are asynchronous."
   (when (and ctxls--uri (eq ctxls--state 'ready))
     (ctxls--send-full)))
 
+(defun ctxls--sync-provider ()
+  "Give the daemon `ctxls-provider' if it changed since the daemon got it.
+A provider set (setq, customize) after the daemon started, say after
+a first question answered \"no usable model provider\", is used by the
+next request, with no restart (workspace/didChangeConfiguration)."
+  (when (and (eq ctxls--state 'ready) ctxls-provider
+             (not (equal ctxls-provider ctxls--provider-sent)))
+    (setq ctxls--provider-sent (copy-tree ctxls-provider))
+    (jsonrpc-notify ctxls--connection 'workspace/didChangeConfiguration
+                    (list :settings (list :ctxls (list (ctxls--key ctxls-protocol-init-option-provider)
+                                                       ctxls-provider))))))
+
 (defun ctxls--flush ()
-  "Resend buffers whose text changed without the change hooks seeing it."
+  "Resend buffers whose text changed without the change hooks seeing it.
+A changed `ctxls-provider' goes first (`ctxls--sync-provider')."
+  (ctxls--sync-provider)
   (when (eq ctxls--state 'ready)
     (dolist (buf ctxls--buffers)
       (when (buffer-live-p buf)
@@ -1432,13 +1453,23 @@ Return nil when that line was inserted, non-nil when it is still due."
   "How many of MESSAGES, summaries left out, have an id up to ID."
   (cl-count-if (lambda (m) (and (<= (plist-get m :id) id) (not (plist-get m :summaryOf)))) messages))
 
-(defun ctxls--render-session (show)
+(defun ctxls--render-session (show &optional live)
   "Render SHOW, a ctxls.session.show result, as a new block.
 Summaries are not shown as messages: a line after the last message the
-newest one covers marks where the model's view of the session starts."
+newest one covers marks where the model's view of the session starts.
+LIVE: a last turn still being answered (elsewhere) is shown as turns
+made elsewhere are, so that its answer follows as it is stored."
   (let* ((session (plist-get show :session))
          (id (plist-get session :id))
-         (messages (append (plist-get show :messages) nil)))
+         (all (append (plist-get show :messages) nil))
+         ;; The unfinished last turn, from its question on, is left to
+         ;; `ctxls--live-apply': shown as done, its answer would never come.
+         (cut (and live all (not (ctxls--turn-done-p all))
+                   (plist-get (car (last (cl-remove-if-not (lambda (m) (equal (plist-get m :role) "user")) all)))
+                              :id)))
+         (messages (if cut
+                       (cl-remove-if (lambda (m) (and (>= (plist-get m :id) cut) (not (plist-get m :summaryOf)))) all)
+                     all)))
     (ctxls--session-header id (plist-get session :title))
     (ctxls--chat-insert
      (lambda ()
@@ -1446,15 +1477,17 @@ newest one covers marks where the model's view of the session starts."
               (span (plist-get newest :summaryOf))
               (summary (plist-get newest :content)))
          (setq ctxls--after-tool nil)
-         (if (null messages)
-             (insert "_no messages yet_\n\n")
-           (when (ctxls--insert-messages messages (ctxls--tool-results messages) nil span summary)
-             (ctxls--compacted-line span summary))))))
+         (cond ((null all) (insert "_no messages yet_\n\n"))
+               (messages
+                (when (ctxls--insert-messages messages (ctxls--tool-results all) nil span summary)
+                  (ctxls--compacted-line span summary)))))))
     (with-current-buffer (ctxls--chat-buffer)
-      (setq ctxls--chat-shown-id (ctxls--last-id messages)
-            ctxls--chat-shown-count (ctxls--count-upto messages ctxls--chat-shown-id))
+      (setq ctxls--chat-shown-id (if cut (1- cut) (ctxls--last-id messages))
+            ctxls--chat-shown-count (ctxls--count-upto all ctxls--chat-shown-id))
       (ctxls--live-forget))
-    (ctxls--refresh-usage id)))
+    (if cut
+        (ctxls--live-apply id show)
+      (ctxls--refresh-usage id))))
 
 ;;;; Turns made elsewhere
 
@@ -1527,7 +1560,7 @@ newest one covers marks where the model's view of the session starts."
                      (ctxls--heading "_the session was changed elsewhere (a question asked again): shown again below_"
                                      'ctxls-note)
                      "\n")))
-          (ctxls--render-session show))
+          (ctxls--render-session show t))
          ((or ctxls--chat-live
               (cl-some (lambda (m) (member (plist-get m :role) '("user" "assistant"))) new))
           (let* ((before (cl-remove-if (lambda (m) (or (> (plist-get m :id) shown) (plist-get m :summaryOf)))
@@ -2764,6 +2797,13 @@ With a prefix argument (LEAVE-OUT), no file goes with it."
   (let ((q (ctxls--last-question)))
     (ctxls--compose leave-out (plist-get q :id) (plist-get q :content))))
 
+(defconst ctxls--no-provider-hint
+  (concat "no usable model provider: set `ctxls-provider' (M-x customize-option), "
+          "e.g. (:model \"gpt-4o-mini\") with OPENAI_API_KEY set, or "
+          "(:baseURL \"http://127.0.0.1:11434/v1\" :model \"llama3.1\"), "
+          "and ask again: M-p at the prompt brings the question back (why: *ctxls log*)")
+  "What a question answered \"no provider\" says to do.")
+
 (defun ctxls--ask-request (turn message files &optional rewind images)
   "Send the chat request of TURN asking MESSAGE with FILES.
 REWIND is the id of the question it replaces, or nil; IMAGES plists of
@@ -2793,9 +2833,15 @@ REWIND is the id of the question it replaces, or nil; IMAGES plists of
                (_ "done")))
        (ctxls--turn-stored (plist-get result :sessionId) (plist-get result :messageId)))
      (lambda (err)
-       (ctxls--finish-turn
-        turn (if (equal (ctxls--error-kind err) ctxls-protocol-error-cancelled) "cancelled"
-               (format "error: %s" (plist-get err :message))))
+       (let ((kind (ctxls--error-kind err)))
+         (ctxls--finish-turn
+          turn (cond ((equal kind ctxls-protocol-error-cancelled) "cancelled")
+                     ((equal kind ctxls-protocol-error-no-provider)
+                      ;; The daemon's words name other editors' settings
+                      ;; (they are in *ctxls log*): say Emacs's.
+                      (ctxls--say "%s" ctxls--no-provider-hint)
+                      (format "error: %s" ctxls--no-provider-hint))
+                     (t (format "error: %s" (plist-get err :message))))))
        (ctxls--turn-stored ctxls--session-id nil))
      ;; A turn takes as long as it takes: no timeout.
      'never)))
@@ -2843,7 +2889,7 @@ The package decides on it, never on the message, which is for people."
                     (ctxls--set-session (plist-get r :session))
                     (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
                                     (lambda (show)
-                                      (ctxls--render-session show)
+                                      (ctxls--render-session show t)
                                       (ctxls--show-chat))))))
 
 (defun ctxls--ago (at)

@@ -284,6 +284,24 @@ func TestEmacsFirstView(t *testing.T) {
 	}
 }
 
+// TestEmacsNoProvider: a new user asks before setting ctxls-provider. The
+// chat says what to set in Emacs (not the daemon's words for other
+// editors' settings), the failed question leaves no session behind, and
+// once ctxls-provider is set the next question is answered by the running
+// daemon (no restart).
+func TestEmacsNoProvider(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"provider set later"}})
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	// No provider in the environment either: the URL reaches the test alone.
+	r.run(t, "ctxls-test-no-provider", "OPENAI_BASE_URL=", "CTXLS_TEST_PROVIDER_URL="+fake.URL)
+	if reqs := fake.Requests(); len(reqs) == 0 || reqs[0].Question() != "hello again" {
+		t.Fatalf("the question asked once the provider was set did not reach the model")
+	}
+}
+
 // TestEmacsCompose: a question written in the *ctxls question* buffer
 // reaches the model with its lines, and the region's lines as its file.
 func TestEmacsCompose(t *testing.T) {
@@ -419,7 +437,8 @@ func TestEmacsElsewhere(t *testing.T) {
 				openaitest.Reply{Delay: 400 * time.Millisecond, Chunks: []string{"answer ", "from ", "the ", "other ", "client"}},
 				openaitest.Reply{Delay: 300 * time.Millisecond, Chunks: []string{"second ", "answer here, ", "all ", "of it"}},
 				openaitest.Reply{Chunks: []string{"last ", "one"}},
-				openaitest.Reply{Chunks: []string{"answered again"}})
+				openaitest.Reply{Chunks: []string{"answered again"}},
+				openaitest.Reply{Delay: 600 * time.Millisecond, Chunks: []string{"slow ", "answer ", "from ", "far ", "away", "."}})
 			r := emacsRunner{emacs: emacs, bin: bin, work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
 			other, dsn := r.dataDir, ""
 			var c *pgtest.Cluster

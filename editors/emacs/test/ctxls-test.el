@@ -48,6 +48,16 @@
     (while (and (not (funcall pred)) (< (float-time) deadline))
       (accept-process-output nil 0.02))
     (unless (funcall pred)
+      ;; A request left unanswered: the daemon's goroutines, for the
+      ;; failure's output (SIGQUIT: Go prints them to stderr, the log).
+      (when (and ctxls--connection (jsonrpc-running-p ctxls--connection)
+                 (> (hash-table-count (jsonrpc--request-continuations ctxls--connection)) 0))
+        (signal-process (jsonrpc--process ctxls--connection) 'QUIT)
+        (accept-process-output nil 2)
+        (when-let ((b (get-buffer "*ctxls log*")))
+          (message "ctxls-test: the daemon's goroutines:\n%s"
+                   (with-current-buffer b
+                     (buffer-substring-no-properties (max (point-min) (- (point-max) 60000)) (point-max))))))
       (ert-fail (list 'timed-out-waiting-for what
                       :messages (reverse ctxls-test--messages)
                       :chat (ctxls-test--chat-text)
@@ -101,6 +111,12 @@
   "The daemon's candidate entry for PATH, or nil."
   (cl-find path (plist-get (ctxls-test--call ctxls-protocol-command-context-candidates nil) :files)
            :key (lambda (c) (plist-get c :path)) :test #'equal))
+
+(defun ctxls-test--model-input ()
+  "The text of what the model would be given for a question now."
+  (mapconcat (lambda (m) (or (plist-get m :content) ""))
+             (plist-get (ctxls-test--call ctxls-protocol-command-chat-preview (list :message "preview")) :messages)
+             "\n"))
 
 (defun ctxls-test--stop ()
   "Turn `ctxls-mode' off and wait for the daemon to exit."
@@ -632,6 +648,12 @@
                     (lambda () (let ((b (get-buffer "notes.md")))
                                  (and b (equal (with-current-buffer b (buffer-string)) "hello from the model")))))
   (should (string-match-p "/results/notes.md\\'" (buffer-file-name (get-buffer "notes.md"))))
+  ;; Opened in Emacs, the file the model wrote is not one of the user's
+  ;; files to the model.
+  (with-current-buffer "notes.md" (should ctxls--uri))
+  (let ((input (ctxls-test--model-input)))
+    (should (string-search (ctxls-test--file "main.go") input))
+    (should-not (string-search (buffer-file-name (get-buffer "notes.md")) input)))
   (ctxls-test--stop))
 
 (ert-deftest ctxls-test-compact ()
@@ -1080,7 +1102,13 @@ and the model; the editor view's capture is not announced."
     (should buf)
     (should (string-prefix-p (file-name-as-directory (expand-file-name (getenv "CTXLS_DATA_DIR")))
                              (buffer-file-name buf)))
-    (should (string-search "which model?" (with-current-buffer buf (buffer-string)))))
+    (should (string-search "which model?" (with-current-buffer buf (buffer-string))))
+    ;; Opened in Emacs (synced as every file buffer is), the export is
+    ;; not one of the user's files to the model.
+    (with-current-buffer buf (should ctxls--uri))
+    (let ((input (ctxls-test--model-input)))
+      (should (string-search (ctxls-test--file "main.go") input))
+      (should-not (string-search (buffer-file-name buf) input))))
   ;; The editor view's capture is not announced; a file added is.
   (switch-to-buffer (get-file-buffer (ctxls-test--file "main.go")))
   (setq ctxls-test--messages nil)
@@ -1107,6 +1135,36 @@ and the model; the editor view's capture is not announced."
                                       (string-search "editor view:\n" (buffer-string))))))
   (with-current-buffer "*ctxls context*"
     (should-not (string-search "applet" (buffer-string))))
+  (ctxls-test--stop))
+
+;;;; No provider yet
+
+(ert-deftest ctxls-test-no-provider ()
+  "Asked with no provider: the chat says what to set in Emacs, no
+session is left behind; set, the next question is answered, no restart."
+  (ctxls-test--setup)
+  (setq ctxls-provider nil)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "hello?")
+  (ctxls-test--wait "the refusal" (lambda () (and (null ctxls--turn) (string-search "_error" (ctxls-test--chat-text)))))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search "## You\n\n_with main.go_\n\nhello?\n\n## ctxls\n\n_error: no usable model provider: set `ctxls-provider' (M-x customize-option), e.g. (:model \"gpt-4o-mini\") with OPENAI_API_KEY set" chat))
+    (should (string-search "M-p at the prompt brings the question back (why: *ctxls log*)_" chat))
+    ;; Not the daemon's words, which name other editors' settings.
+    (should-not (string-search "initializationOptions" chat)))
+  ;; The echo area says it last, over the daemon's message...
+  (should (string-prefix-p "ctxls: no usable model provider: set `ctxls-provider'" (car ctxls-test--messages)))
+  ;; ...which is in the log.
+  (should (string-search "no model provider is configured" (with-current-buffer "*ctxls log*" (buffer-string))))
+  (should (equal (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions) []))
+  ;; Set now, as a user would after reading that: the running daemon
+  ;; gets it with the next question.
+  (setq ctxls-provider (list :baseURL (getenv "CTXLS_TEST_PROVIDER_URL") :model "test-model"))
+  (ctxls-test--mx "ctxls-ask" "hello again")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (should (string-search "## You\n\n_with main.go_\n\nhello again\n\n## ctxls\n\nprovider set later\n" (ctxls-test--chat-text)))
   (ctxls-test--stop))
 
 ;;;; The first question
@@ -1507,7 +1565,34 @@ as ever meanwhile."
     (let ((again (cadr (split-string (ctxls-test--chat-text) "shown again below_\n"))))
       (should (string-suffix-p "## You\n\nasked again elsewhere\n\n## ctxls\n\nanswered again\n\n_tokens: 10 in · 1 out_\n\n" again))
       (should-not (string-search "and once more" again))
-      (should (string-search "asked here again" again))))
+      (should (string-search "asked here again" again)))
+    ;; The session resumed while its last turn is being answered elsewhere
+    ;; (its partial answer stored): the answer follows as it is stored, to
+    ;; its end (it stayed "answering elsewhere…").
+    (let ((id ctxls--session-id))
+      (ctxls-test--mx "ctxls-new-session")
+      (ctxls-test--wait "the new session" (lambda () (and ctxls--session-id (not (equal ctxls--session-id id)))))
+      (let ((other (ctxls-test--elsewhere "chat" "--session" id "answer slowly")))
+        (ctxls-test--wait "the partial answer stored elsewhere"
+                          (lambda ()
+                            (let ((last (car (last (append (plist-get (ctxls-test--call ctxls-protocol-command-session-show
+                                                                                        (list :sessionId id))
+                                                                      :messages)
+                                                           nil)))))
+                              (and (equal (plist-get last :role) "assistant")
+                                   (string-search "slow " (or (plist-get last :content) "")))))
+                          15)
+        (ctxls-test--mx "ctxls-resume" "")
+        (ctxls-test--wait "the session resumed mid-turn"
+                          (lambda () (and (equal ctxls--session-id id)
+                                          (string-search "answer slowly\n\n## ctxls\n\n" (ctxls-test--chat-text)))))
+        (should (process-live-p other))
+        (ctxls-test--finished other)
+        (ctxls-test--wait "the answer finished elsewhere"
+                          (lambda () (string-suffix-p "## You\n\nanswer slowly\n\n## ctxls\n\nslow answer from far away.\n\n_tokens: 10 in · 6 out_\n\n"
+                                                      (ctxls-test--chat-text))))
+        (should (= 1 (ctxls-test--count "answer slowly")))
+        (should-not (string-search "answering elsewhere" (car (last (split-string (ctxls-test--chat-text) "answer slowly"))))))))
   (ctxls-test--stop))
 
 ;;;; What a turn cost, and how it ended
