@@ -720,14 +720,15 @@ default `ctxls-request-timeout'; `never' waits as long as it takes."
      (ctxls--flush)
      (jsonrpc-async-request
       ctxls--connection method params
-      :success-fn (lambda (result) (funcall on-success result))
+      :success-fn (lambda (result) (ctxls--guarded method on-success result))
       :error-fn (lambda (err)
-                  (if on-error (funcall on-error err)
+                  (if on-error (ctxls--guarded method on-error err)
                     (ctxls--say "%s" (or (plist-get err :message) err))))
       :timeout (if (eq timeout 'never) nil (or timeout ctxls-request-timeout))
       :timeout-fn (lambda ()
                     (let ((why (format "%s did not answer in time" method)))
-                      (if on-error (funcall on-error (list :message why)) (ctxls--say "%s" why))))))))
+                      (if on-error (ctxls--guarded method on-error (list :message why))
+                        (ctxls--say "%s" why))))))))
 
 (defun ctxls--command (id arg on-success &optional on-error)
   "Run the daemon's command ID with the plist ARG; ON-SUCCESS gets the result.
@@ -967,7 +968,24 @@ A changed `ctxls-provider' goes first (`ctxls--sync-provider')."
 
 ;;;; Notifications
 
-(defun ctxls--on-notification (_conn method params)
+(defun ctxls--guarded (what fn &rest args)
+  "Call FN with ARGS; an error is logged (naming WHAT), not signalled.
+For what runs in jsonrpc's process filter (notifications, answers):
+an error there would leave the messages that came with it in the same
+output unread until the daemon writes again, which it may never do
+(a request then seems unanswered)."
+  (condition-case err
+      (apply fn args)
+    (user-error (ctxls--say "%s" (error-message-string err)) nil)
+    (error (ctxls--log "ctxls: %s failed: %s" what (error-message-string err))
+           (ctxls--say "%s failed: %s (see *ctxls log*)" what (error-message-string err))
+           nil)))
+
+(defun ctxls--on-notification (conn method params)
+  "Handle the daemon's notification METHOD with PARAMS (CONN's)."
+  (ctxls--guarded method #'ctxls--handle-notification conn method params))
+
+(defun ctxls--handle-notification (_conn method params)
   "Handle the daemon's notification METHOD with PARAMS."
   (let ((name (symbol-name method)))
     (cond

@@ -284,6 +284,16 @@ func TestEmacsFirstView(t *testing.T) {
 	}
 }
 
+// TestEmacsHandlerError: an error in one message's handler does not leave
+// the messages read with it unhandled (a request would seem unanswered).
+func TestEmacsHandlerError(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t)
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	r.run(t, "ctxls-test-handler-error")
+}
+
 // TestEmacsNoProvider: a new user asks before setting ctxls-provider. The
 // chat says what to set in Emacs (not the daemon's words for other
 // editors' settings), the failed question leaves no session behind, and

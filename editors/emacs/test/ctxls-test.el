@@ -1137,6 +1137,37 @@ and the model; the editor view's capture is not announced."
     (should-not (string-search "applet" (buffer-string))))
   (ctxls-test--stop))
 
+;;;; A handler's error
+
+(ert-deftest ctxls-test-handler-error ()
+  "An error handling one message does not leave the next one unread.
+Two frames in one read of the daemon's output, as under load: a
+notification whose handler fails, then the answer to a request.  The
+answer is handled at once, the failure logged."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let* ((conn ctxls--connection)
+         (proc (jsonrpc--process conn))
+         (got nil)
+         (frame (lambda (obj)
+                  (let ((json (encode-coding-string (json-serialize obj) 'utf-8)))
+                    (format "Content-Length: %d\r\n\r\n%s" (string-bytes json) json))))
+         (fail (lambda (&rest _) (error "Handler broke"))))
+    (puthash 424242 (list (lambda (r) (setq got r)) #'ignore nil) (jsonrpc--request-continuations conn))
+    (advice-add 'ctxls--on-session-updated :override fail '((name . ctxls-test-fail)))
+    (unwind-protect
+        (funcall (process-filter proc) proc
+                 (concat (funcall frame '(:jsonrpc "2.0" :method "ctxls/sessionUpdated"
+                                                   :params (:sessionId "x" :title "t")))
+                         (funcall frame '(:jsonrpc "2.0" :id 424242 :result (:ok t)))))
+      (advice-remove 'ctxls--on-session-updated 'ctxls-test-fail))
+    (should (equal got '(:ok t)))
+    (should-not (gethash 424242 (jsonrpc--request-continuations conn)))
+    (should (string-search "ctxls/sessionUpdated failed: Handler broke"
+                           (with-current-buffer "*ctxls log*" (buffer-string)))))
+  (ctxls-test--stop))
+
 ;;;; No provider yet
 
 (ert-deftest ctxls-test-no-provider ()
