@@ -284,6 +284,30 @@ func TestEmacsFirstView(t *testing.T) {
 	}
 }
 
+// TestEmacsAskTwice: in a fresh Emacs a second question asked before the
+// first is answered (the daemon not even up) is refused; the first is
+// answered whole, and only it reaches the model.
+func TestEmacsAskTwice(t *testing.T) {
+	t.Parallel()
+	emacs := editor(t, "emacs")
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Emacs Test Title"}}))
+	fake.Enqueue(openaitest.Reply{Delay: 200 * time.Millisecond, Chunks: []string{"the whole ", "first answer"}})
+	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+	r.run(t, "ctxls-test-ask-twice")
+	first := 0
+	for _, req := range fake.Requests() {
+		switch req.Question() {
+		case "first question":
+			first++
+		case "second question":
+			t.Errorf("the refused question reached the model")
+		}
+	}
+	if first != 1 {
+		t.Errorf("the first question reached the model %d times, want once", first)
+	}
+}
+
 // TestEmacsHandlerError: an error in one message's handler does not leave
 // the messages read with it unhandled (a request would seem unanswered).
 func TestEmacsHandlerError(t *testing.T) {

@@ -1218,6 +1218,25 @@ session is left behind; set, the next question is answered, no restart."
   (should ctxls--session-id)
   (ctxls-test--stop))
 
+;;;; Asked twice quickly
+
+(ert-deftest ctxls-test-ask-twice ()
+  "In a fresh Emacs, a second question typed before the daemon is up (or
+the first answered) is refused, saying why; the first is answered whole."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (should (eq ctxls--state 'starting))
+  (ctxls-test--mx "ctxls-ask" "first question")
+  (should ctxls--turn)
+  (let ((err (should-error (ctxls-test--mx "ctxls-ask" "second question") :type 'user-error)))
+    (should (string-match-p "a turn is running; M-x ctxls-cancel stops it" (cadr err))))
+  (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search "## You\n\n_with main.go_\n\nfirst question\n\n## ctxls\n\nthe whole first answer\n" chat))
+    (should-not (string-search "second question" chat)))
+  (ctxls-test--stop))
+
 ;;;; A longer question
 
 (ert-deftest ctxls-test-compose ()
