@@ -2445,7 +2445,13 @@ nil, unless a region is active."
   (file-name-nondirectory item))
 
 (defun ctxls--ask-args ()
-  "Read the question for `ctxls-ask' and what goes with it (`ctxls--turn-file')."
+  "Read the question for `ctxls-ask' and what goes with it (`ctxls--turn-file').
+What would refuse it (a turn running, no daemon installed) is said
+first: the question is not typed in vain."
+  (when ctxls--turn
+    (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it"))
+  (unless (ctxls--usable-p)
+    (ctxls--program))
   (let* ((file (ctxls--turn-file current-prefix-arg))
          (with (ctxls--with-label (and file (list file)) ctxls--images))
          (prompt (if with (format "Ask ctxls (with %s): " with) "Ask ctxls: "))

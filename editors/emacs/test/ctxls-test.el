@@ -177,6 +177,14 @@
           (let ((err (should-error (ctxls-ask "hello") :type 'user-error)))
             (should (string-match-p "not installed" (cadr err)))
             (should (string-match-p "ctxls-command" (cadr err))))
+          ;; Typed: said before the question is read, not after.
+          (let ((prompts (ctxls-test--prompts)))
+            (unwind-protect
+                (let ((err (should-error (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-ask" (kbd "RET")))
+                                         :type 'user-error)))
+                  (should (string-match-p "not installed" (cadr err)))
+                  (should-not (funcall prompts)))
+              (advice-remove 'read-string 'ctxls-test-prompts)))
           (should-not ctxls--turn)))
       ;; Installed by go install (in $GOBIN, else $GOPATH/bin, else
       ;; ~/go/bin) but not on exec-path: found there.
@@ -1229,8 +1237,13 @@ the first answered) is refused, saying why; the first is answered whole."
   (should (eq ctxls--state 'starting))
   (ctxls-test--mx "ctxls-ask" "first question")
   (should ctxls--turn)
-  (let ((err (should-error (ctxls-test--mx "ctxls-ask" "second question") :type 'user-error)))
-    (should (string-match-p "a turn is running; M-x ctxls-cancel stops it" (cadr err))))
+  (let* ((prompts (ctxls-test--prompts))
+         (err (should-error (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-ask" (kbd "RET")))
+                            :type 'user-error)))
+    (should (string-match-p "a turn is running; M-x ctxls-cancel stops it" (cadr err)))
+    ;; Said before the question is typed.
+    (should-not (funcall prompts)))
+  (should-error (ctxls-ask "second question") :type 'user-error)
   (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
   (let ((chat (ctxls-test--chat-text)))
     (should (string-search "## You\n\n_with main.go_\n\nfirst question\n\n## ctxls\n\nthe whole first answer\n" chat))
