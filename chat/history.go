@@ -133,7 +133,7 @@ func trimTurns(turns []histTurn, budget int) (kept []openai.ChatCompletionMessag
 func messageCost(m openai.ChatCompletionMessage, counter prompts.Counter) int {
 	n := counter.Count(m.Content) + perMessage
 	if m.Role == openai.ChatMessageRoleUser {
-		n += ImageTokens * len(imageNames(m.Content))
+		n += ImageTokens * len(ImageNames(m.Content))
 	}
 	for _, c := range m.ToolCalls {
 		n += counter.Count(c.Function.Name) + counter.Count(c.Function.Arguments) + perMessage

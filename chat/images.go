@@ -55,10 +55,7 @@ var imageLine = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // ImageNames are the images a question names, in order.
-func ImageNames(content string) []string { return imageNames(content) }
-
-// imageNames are the images a question names, in order.
-func imageNames(content string) []string {
+func ImageNames(content string) []string {
 	if !strings.Contains(content, "[image: sources/") {
 		return nil
 	}
@@ -168,7 +165,7 @@ func (e *Engine) withImages(folder string, msgs []openai.ChatCompletionMessage) 
 		if m.Role != openai.ChatMessageRoleUser {
 			continue
 		}
-		names := imageNames(m.Content)
+		names := ImageNames(m.Content)
 		if len(names) == 0 {
 			continue
 		}

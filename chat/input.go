@@ -84,7 +84,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	system := prompts.System(in)
 	baseTokens := counter.Count(system)
 	seen := view.state()
-	out := &assembled{Budget: window, Message: counter.Count(t.Message) + ImageTokens*len(imageNames(t.Message)), Tools: toolTokens(tools, counter)}
+	out := &assembled{Budget: window, Message: counter.Count(t.Message) + ImageTokens*len(ImageNames(t.Message)), Tools: toolTokens(tools, counter)}
 
 	// The blocks of the history as sent, unless the context is shown
 	// afresh: when the superseded file text they carry outweighs the

@@ -38,35 +38,26 @@ func ParseDataURL(u string) (Image, error) {
 	return Image{MIME: mime, Data: b}, nil
 }
 
-// storeImages checks a question's images, copies them into the session
-// folder's sources/ and returns the lines that name them in the question
-// (chat.ImageMarker). Nothing is stored when one of them is refused.
-func (s *Service) storeImages(ctx context.Context, sessionID string, images []Image) (string, error) {
-	if len(images) > chat.MaxImages {
-		return "", session.Invalidf("%d images; a question may carry %d", len(images), chat.MaxImages)
-	}
-	for i, im := range images {
-		if err := chat.CheckImage(im.MIME, im.Data); err != nil {
-			return "", fmt.Errorf("image %d: %w", i+1, err)
-		}
-	}
+// storeImages copies a question's images, checked already (StartTurn:
+// chat.CheckImage, chat.MaxImages), into the session folder's sources/ and
+// returns the names they got there.
+func (s *Service) storeImages(ctx context.Context, sessionID string, images []Image) ([]string, error) {
 	taken, err := s.store.ListFiles(ctx, sessionID, "sources")
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
-		return "", err
+		return nil, err
 	}
 	stamp := time.Now().UTC().Format("20060102-150405")
-	var lines []string
+	var names []string
 	for i, im := range images {
-		name := imageName(im, stamp, i, taken)
-		info, err := s.store.AddFile(ctx, sessionID, name, bytes.NewReader(im.Data))
+		info, err := s.store.AddFile(ctx, sessionID, imageName(im, stamp, i, taken), bytes.NewReader(im.Data))
 		if err != nil {
-			return "", err
+			return names, err
 		}
 		taken = append(taken, info.Name)
 		s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: sessionID, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser}})
-		lines = append(lines, chat.ImageMarker(info.Name))
+		names = append(names, info.Name)
 	}
-	return strings.Join(lines, "\n"), nil
+	return names, nil
 }
 
 // imageName is the name image i of a question gets in sources/,

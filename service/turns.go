@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
@@ -135,11 +136,14 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 				return nil, fail(err)
 			}
 		}
-		named, err := s.storeImages(ctx, sess.ID, images)
-		if err != nil {
+		if imageNames, err = s.storeImages(ctx, sess.ID, images); err != nil {
 			return nil, fail(err)
 		}
-		imageNames = chat.ImageNames(named)
+		var lines []string
+		for _, name := range imageNames {
+			lines = append(lines, chat.ImageMarker(name))
+		}
+		named := strings.Join(lines, "\n")
 		if a.Message == "" {
 			a.Message = named
 		} else {
