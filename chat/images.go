@@ -122,17 +122,27 @@ type cachedImage struct {
 
 const imageCacheBytes = 64 << 20
 
-// dataURL returns the image at path as a data URL.
-func (c *imageCache) dataURL(path, mime string) (string, error) {
+// statImage is the file at path when it is a regular file (no link
+// followed) of at most MaxImageBytes.
+func statImage(path string) (os.FileInfo, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	if fi.Size() > MaxImageBytes {
-		return "", fmt.Errorf("%s is %s, over the %s an image may be", path, session.Bytes(fi.Size()), session.Bytes(MaxImageBytes))
+		return nil, fmt.Errorf("%s is %s, over the %s an image may be", path, session.Bytes(fi.Size()), session.Bytes(MaxImageBytes))
+	}
+	return fi, nil
+}
+
+// dataURL returns the image at path as a data URL.
+func (c *imageCache) dataURL(path, mime string) (string, error) {
+	fi, err := statImage(path)
+	if err != nil {
+		return "", err
 	}
 	c.mu.Lock()
 	if e, ok := c.urls[path]; ok && e.size == fi.Size() && e.mod.Equal(fi.ModTime()) {
@@ -222,12 +232,8 @@ func ReadImage(folder, name string) (mime string, data []byte, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
+	if _, err := statImage(path); err != nil {
 		return "", nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > MaxImageBytes {
-		return "", nil, fmt.Errorf("%s is not an image of at most %s", path, session.Bytes(MaxImageBytes))
 	}
 	data, err = os.ReadFile(path)
 	return mime, data, err
