@@ -2,7 +2,9 @@ package chat
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/gif" // image.DecodeConfig of pasted GIFs
@@ -170,7 +172,23 @@ func (c *imageCache) dataURL(path, mime string) (string, error) {
 
 // withImages gives the questions among msgs that name images their image
 // parts, read from the session folder's sources/.
-func (e *Engine) withImages(folder string, msgs []openai.ChatCompletionMessage) {
+//
+// The folder is renamed with the session's title, which a title request
+// may do while a turn is assembled: an image not found in the folder read
+// with the turn is looked for again in the one the store names now.
+func (e *Engine) withImages(ctx context.Context, sessionID, folder string, msgs []openai.ChatCompletionMessage) {
+	moved := false
+	read := func(name string) (string, error) {
+		url, err := e.imageURL(folder, name)
+		if err != nil && errors.Is(err, fs.ErrNotExist) && !moved && e.Store != nil && sessionID != "" {
+			moved = true
+			if ss, gerr := e.Store.Get(ctx, sessionID); gerr == nil && ss.Folder != folder {
+				folder = ss.Folder
+				url, err = e.imageURL(folder, name)
+			}
+		}
+		return url, err
+	}
 	for i, m := range msgs {
 		if m.Role != openai.ChatMessageRoleUser {
 			continue
@@ -182,7 +200,7 @@ func (e *Engine) withImages(folder string, msgs []openai.ChatCompletionMessage) 
 		text := m.Content
 		var parts []openai.ChatMessagePart
 		for _, name := range names {
-			url, err := e.imageURL(folder, name)
+			url, err := read(name)
 			if err != nil {
 				e.Log.Warn("an image of a question cannot be read", "image", name, "err", err)
 				text = strings.Replace(text, ImageMarker(name), ImageMarker(name)+" (this image is no longer in the session folder)", 1)

@@ -179,7 +179,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 	} else if t.Session != nil {
 		folder = t.Session.Folder
 	}
-	e.withImages(folder, out.Messages)
+	e.withImages(ctx, t.SessionID, folder, out.Messages)
 	if record {
 		keptIDs := userIn(keptFrom(turns[from:], kept))
 		out.Record = func(msg int64) { view.record(msg, message, planned, fresh, keptIDs, counter) }
