@@ -324,6 +324,10 @@ async function main(): Promise<void> {
     await ed.openFile("app.ts");
     await ed.page.keyboard.press("Control+End");
     await ed.page.keyboard.type(unsaved);
+    // The cursor rests on the last line, as the check of the first question's
+    // view below says: the extension sends the view 300 ms after it last
+    // moved and the daemon keeps it once unchanged for viewIdleMs (400 here).
+    await sleep(1000);
     // The stream holds twice, so each check runs while the answer is still
     // coming however slow the machine: at the first hold the user scrolls up,
     // at the second they are back at the bottom.
