@@ -40,7 +40,7 @@ func (e acpEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(r.SessionID),
 		ToolCall: sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(r.Call.ID), Title: &title, Kind: &kind, Status: &status,
-			Content: []sdk.ToolCallContent{diffContent(r)}, Locations: []sdk.ToolCallLocation{{Path: r.Path}}},
+			Content: []sdk.ToolCallContent{diffContent(r.Path, r.Create, r.OldText, r.NewText())}, Locations: []sdk.ToolCallLocation{{Path: r.Path}}},
 		Options: []sdk.PermissionOption{
 			{OptionId: "accept", Name: "Accept", Kind: sdk.PermissionOptionKindAllowOnce},
 			{OptionId: "accept_all", Name: "Accept all in this turn", Kind: sdk.PermissionOptionKindAllowAlways},
@@ -74,7 +74,7 @@ func (e acpEdits) Apply(ctx context.Context, r service.EditRequest) (service.Edi
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(r.SessionID), Path: r.Path, Content: r.NewText}); err != nil {
+	if _, err := a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(r.SessionID), Path: r.Path, Content: r.NewText()}); err != nil {
 		return service.EditResult{}, err
 	}
 	return service.EditResult{Applied: true}, nil
@@ -90,9 +90,9 @@ func editTitle(r service.EditRequest) string {
 
 // diffContent is an edit as ACP's diff content (no old text for a new
 // file).
-func diffContent(r service.EditRequest) sdk.ToolCallContent {
-	if r.Create {
-		return sdk.ToolDiffContent(r.Path, r.NewText)
+func diffContent(path string, create bool, oldText, newText string) sdk.ToolCallContent {
+	if create {
+		return sdk.ToolDiffContent(path, newText)
 	}
-	return sdk.ToolDiffContent(r.Path, r.NewText, r.OldText)
+	return sdk.ToolDiffContent(path, newText, oldText)
 }

@@ -137,8 +137,8 @@ func toolUpdate(ev turn.Event) (sdk.SessionUpdate, bool) {
 	case turn.ToolFinished:
 		return toolCallDone(ev.Call.ID, ev.Output, ev.Failed || ev.Declined), true
 	case turn.EditProposed:
-		r := service.EditRequest{Path: ev.Path, OldText: ev.OldText, NewText: ev.NewText, Create: ev.Create}
-		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{diffContent(r)}),
+		content := diffContent(ev.Path, ev.Create, ev.OldText, ev.NewText())
+		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{content}),
 			sdk.WithUpdateLocations([]sdk.ToolCallLocation{{Path: ev.Path}})), true
 	case turn.Activity:
 		if ev.Warning {

@@ -56,12 +56,14 @@ type ToolProgress struct {
 
 // EditProposed: an edit tool's call proposes this change to a file (the
 // whole text before and after, and the unified diff); it is reviewed and
-// applied next.
+// applied next. NewText builds the text after the edit when called (once
+// per edit): a door that shows only the diff does not copy a large file.
 type EditProposed struct {
-	Call                   ToolCall
-	Path, OldText, NewText string
-	Create                 bool
-	Diff                   string
+	Call          ToolCall
+	Path, OldText string
+	NewText       func() string
+	Create        bool
+	Diff          string
 }
 
 // ToolFinished: a tool call ended; Output is what the model got back.

@@ -75,7 +75,7 @@ func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 func reviewParams(r service.EditRequest) api.ReviewEditParams {
 	return api.ReviewEditParams{
 		SessionID: r.SessionID, ID: r.Call.ID, Path: r.Path, URI: fileURI(r.Path, r.URI), Create: r.Create,
-		OldText: r.OldText, NewText: r.NewText, Diff: r.Diff, Summary: r.Summary,
+		OldText: r.OldText, NewText: r.NewText(), Diff: r.Diff, Summary: r.Summary,
 	}
 }
 
@@ -95,10 +95,9 @@ func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.Edi
 		return service.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
 	}
 	uri := fileURI(r.Path, r.URI)
-	start, oldEnd, newEnd := r.Start, r.OldEnd, r.NewEnd
 	edit := map[string]any{
-		"range":   map[string]any{"start": buffer.PositionOf(r.OldText, start, enc), "end": buffer.PositionOf(r.OldText, oldEnd, enc)},
-		"newText": r.NewText[start:newEnd],
+		"range":   map[string]any{"start": buffer.PositionOf(r.OldText, r.Start, enc), "end": buffer.PositionOf(r.OldText, r.OldEnd, enc)},
+		"newText": r.Inserted,
 	}
 	var version any // null: the file's text on disk
 	if r.Version != nil {

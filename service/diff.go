@@ -9,35 +9,45 @@ import (
 // contextLines is how many unchanged lines a diff shows around a change.
 const contextLines = 3
 
-// unifiedDiff is the edit from old to new as a unified diff of one hunk
+// unifiedDiff is the edit of old that puts inserted in place of
+// old[changeStart:changeOldEnd] (see changed) as a unified diff of one hunk
 // (from the first changed line to the last, with three lines around), and
-// a one-line summary of it. It works from where the texts differ
-// (changeStart to changeOldEnd in old, to changeNewEnd in new: see
-// changed), so it costs what the change's size costs plus one count of the
-// lines before it: a one-line edit of a 10 MB file is cheap.
-func unifiedDiff(path, old, new string, create bool, changeStart, changeOldEnd, changeNewEnd int) (diff, summary string) {
+// a one-line summary of it. It works from the change alone, never building
+// the new text, so it costs what the change's size costs plus one count of
+// the lines before it: a one-line edit of a 10 MB file is cheap.
+func unifiedDiff(path, old string, create bool, changeStart, changeOldEnd int, inserted string) (diff, summary string) {
 	from, to := "a/"+path, "b/"+path
 	if create {
 		from = "/dev/null"
 	}
-	// The changed region, in whole lines: [start, oldEnd) of old and
-	// [start, newEnd) of new.
+	// The changed region, in whole lines: [start, oldEnd) of old, and in
+	// the new text from start to the same end as old's (its last s bytes,
+	// old's last s bytes, are unchanged).
 	start := strings.LastIndexByte(old[:changeStart], '\n') + 1
-	s := len(old) - changeOldEnd // = len(new) - changeNewEnd
+	s := len(old) - changeOldEnd
 	// The common end counts in whole lines: it starts after a newline in
-	// both texts (or is all of what is left).
-	atLineStart := func(text string, i int) bool { return i == start || text[i-1] == '\n' }
-	if !atLineStart(old, len(old)-s) || !atLineStart(new, len(new)-s) {
-		if k := strings.IndexByte(old[len(old)-s:], '\n'); k >= 0 {
+	// both texts (or is all of what is left). The new text's byte before
+	// its common end is inserted's last, or old's before the change.
+	newBreak := changeStart+len(inserted) == start
+	switch {
+	case inserted != "":
+		newBreak = newBreak || inserted[len(inserted)-1] == '\n'
+	case changeStart > 0:
+		newBreak = newBreak || old[changeStart-1] == '\n'
+	}
+	oldBreak := changeOldEnd == start || old[changeOldEnd-1] == '\n'
+	if !oldBreak || !newBreak {
+		if k := strings.IndexByte(old[changeOldEnd:], '\n'); k >= 0 {
 			s -= k + 1
 		} else {
 			s = 0
 		}
 	}
-	oldEnd, newEnd := len(old)-s, len(new)-s
+	oldEnd := len(old) - s
 	before := lastLines(old[:start], contextLines)
 	after := firstLines(old[oldEnd:], contextLines)
-	oldLines, newLines := splitLines(old[start:oldEnd]), splitLines(new[start:newEnd])
+	oldLines := splitLines(old[start:oldEnd])
+	newLines := splitLines(old[start:changeStart] + inserted + old[changeOldEnd:oldEnd])
 	first := strings.Count(old[:start], "\n") + 1 - len(before)
 
 	var b strings.Builder
@@ -57,7 +67,19 @@ func unifiedDiff(path, old, new string, create bool, changeStart, changeOldEnd, 
 	for _, l := range after {
 		b.WriteString(" " + l + "\n")
 	}
-	if !strings.HasSuffix(new, "\n") && new != "" && len(after) == 0 && len(newLines) > 0 {
+	// Whether the new text ends with a newline: its last byte is old's
+	// when its end is unchanged, else inserted's, else old's before the
+	// change (none: it is empty).
+	endsLine := true
+	switch {
+	case changeOldEnd < len(old):
+		endsLine = old[len(old)-1] == '\n'
+	case inserted != "":
+		endsLine = inserted[len(inserted)-1] == '\n'
+	case changeStart > 0:
+		endsLine = old[changeStart-1] == '\n'
+	}
+	if !endsLine && len(after) == 0 && len(newLines) > 0 {
 		b.WriteString("\\ No newline at end of file\n")
 	}
 	summary = fmt.Sprintf("+%d −%d lines", len(newLines), len(oldLines))

@@ -108,7 +108,7 @@ func applyHunk(t *testing.T, old, diff string) string {
 // diffOf is unifiedDiff of two whole texts.
 func diffOf(path, old, new string, create bool) (string, string) {
 	start, oldEnd, newEnd := changed(old, new)
-	return unifiedDiff(path, old, new, create, start, oldEnd, newEnd)
+	return unifiedDiff(path, old, create, start, oldEnd, new[start:newEnd])
 }
 
 // TestReplaceInSpan: a replacement's span says where the texts differ:
@@ -118,7 +118,8 @@ func TestReplaceInSpan(t *testing.T) {
 	t.Parallel()
 	text := "package main\n\nfunc main() { println(\"😀 unsaved\") }\n"
 	for _, c := range [][2]string{{"unsaved", "edited"}, {"😀 unsaved", "😃 unsaved"}, {"main() {", "main() { x()"}, {"\n\n", "\n"}, {"println", "println"[:3]}} {
-		out, s, oe, ne, err := replaceIn("f", text, c[0], c[1], false)
+		s, oe, ins, err := replaceIn("f", text, c[0], c[1], false)
+		out, ne := text[:s]+ins+text[oe:], s+len(ins)
 		i := strings.Index(text, c[0])
 		if err != nil || out[:s] != text[:s] || out[ne:] != text[oe:] || s < i || oe > i+len(c[0]) ||
 			!utf8.RuneStart(text[s]) || oe < len(text) && !utf8.RuneStart(text[oe]) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/sashabaranov/go-openai"
@@ -68,17 +69,42 @@ type EditRequest struct {
 	Path, URI string
 	Create    bool
 	// OldText is the file's text the edit was computed against ("" for a
-	// new file); NewText is the text after it.
-	OldText, NewText string
+	// new file).
+	OldText string
+	// Start and OldEnd are where the texts differ: OldText[Start:OldEnd]
+	// became Inserted (for a new file, Inserted is its whole text). The
+	// text after the edit is NewText.
+	Start, OldEnd int
+	Inserted      string
 	// Version is the open document's version the edit was computed
 	// against; nil when the file is not open (its text is the disk's).
 	Version *int32
 	// Diff is the edit as a unified diff; Summary says it in one line.
 	Diff, Summary string
-	// Start, OldEnd and NewEnd are where the texts differ: OldText[Start:
-	// OldEnd] became NewText[Start:NewEnd] (see changed).
-	Start, OldEnd, NewEnd int
+	// whole holds NewText once built, shared by the request's copies.
+	whole *wholeText
 }
+
+// wholeText is an edit's new text, built once when a door asks for it.
+type wholeText struct {
+	once sync.Once
+	text string
+}
+
+// NewText is the file's whole text after the edit. It is built when asked
+// (once per edit): a door that sends only the change (LSP's
+// workspace/applyEdit) does not copy a 10 MB file for a one-line edit.
+func (r EditRequest) NewText() string {
+	build := func() string { return r.OldText[:r.Start] + r.Inserted + r.OldText[r.OldEnd:] }
+	if r.whole == nil {
+		return build()
+	}
+	r.whole.once.Do(func() { r.whole.text = build() })
+	return r.whole.text
+}
+
+// NewLen is the length of NewText, without building it.
+func (r EditRequest) NewLen() int { return len(r.OldText) - (r.OldEnd - r.Start) + len(r.Inserted) }
 
 // EditResult is what became of an edit the door tried to apply.
 type EditResult struct {
@@ -214,8 +240,7 @@ func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, rea
 	}
 	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
 	if now, _, _, err := s.currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText {
-		at := commonPrefix(r.OldText, r.NewText)
-		msg += "\n\nIts text now around the edit:\n" + linesAround(now, at, 5)
+		msg += "\n\nIts text now around the edit:\n" + linesAround(now, r.Start, 5)
 	}
 	return msg
 }
@@ -223,7 +248,7 @@ func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, rea
 // proposeEdit checks the path and computes the edit against the text the
 // user sees.
 func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, roots []string, call chat.ToolCall, a editArgs) (EditRequest, error) {
-	r := EditRequest{SessionID: sess.ID, Call: call, Create: call.Name == toolCreateFile}
+	r := EditRequest{SessionID: sess.ID, Call: call, Create: call.Name == toolCreateFile, whole: &wholeText{}}
 	path, err := editPath(sess, roots, a.Path, r.Create)
 	if err != nil {
 		return r, err
@@ -243,8 +268,7 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 		if a.Content == nil {
 			return r, errors.New("content is required (an empty string for an empty file)")
 		}
-		r.NewText = *a.Content
-		r.Start, r.OldEnd, r.NewEnd = 0, 0, len(r.NewText)
+		r.Inserted = *a.Content
 	} else {
 		if a.OldString == nil || *a.OldString == "" || a.NewString == nil {
 			return r, errors.New("old_string (not empty) and new_string are required")
@@ -252,25 +276,25 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 		if *a.OldString == *a.NewString {
 			return r, errors.New("old_string and new_string are the same: nothing would change")
 		}
-		if r.NewText, r.Start, r.OldEnd, r.NewEnd, err = replaceIn(path, text, *a.OldString, *a.NewString, a.ReplaceAll); err != nil {
+		if r.Start, r.OldEnd, r.Inserted, err = replaceIn(path, text, *a.OldString, *a.NewString, a.ReplaceAll); err != nil {
 			return r, err
 		}
 	}
-	if len(r.NewText) > MaxEditBytes {
-		return r, fmt.Errorf("the file would be %d bytes; the limit is %d", len(r.NewText), MaxEditBytes)
+	if r.NewLen() > MaxEditBytes {
+		return r, fmt.Errorf("the file would be %d bytes; the limit is %d", r.NewLen(), MaxEditBytes)
 	}
 	// The old text is valid UTF-8 (the editor's, or checked when read), so
 	// only what the model wrote is checked.
-	if !utf8.ValidString(r.NewText[r.Start:r.NewEnd]) {
+	if !utf8.ValidString(r.Inserted) {
 		return r, errors.New("the new text is not valid UTF-8")
 	}
 	// The new text is the old one but for its changed span (and the few
 	// bytes around it a header could straddle).
-	around := r.NewText[max(r.Start-16, 0):min(r.NewEnd+16, len(r.NewText))]
+	around := r.OldText[max(r.Start-16, 0):r.Start] + r.Inserted + r.OldText[r.OldEnd:min(r.OldEnd+16, len(r.OldText))]
 	if (chat.LooksSecret(path, r.OldText) || chat.LooksSecret(path, around)) && !s.addedByUser(ctx, sess.ID, path) {
 		return r, fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
 	}
-	r.Diff, r.Summary = unifiedDiff(shownPath(path, roots), r.OldText, r.NewText, r.Create, r.Start, r.OldEnd, r.NewEnd)
+	r.Diff, r.Summary = unifiedDiff(shownPath(path, roots), r.OldText, r.Create, r.Start, r.OldEnd, r.Inserted)
 	return r, nil
 }
 
@@ -381,7 +405,7 @@ func WriteToDisk(r EditRequest) (EditResult, error) {
 			return EditResult{Reason: "the file changed on disk since the edit was made"}, nil
 		}
 	}
-	if err := session.WriteFileAtomicMode(r.Path, []byte(r.NewText), mode); err != nil {
+	if err := session.WriteFileAtomicMode(r.Path, []byte(r.NewText()), mode); err != nil {
 		return EditResult{}, err
 	}
 	return EditResult{Applied: true, OnDisk: true}, nil
@@ -395,24 +419,25 @@ func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
 
 // replaceIn replaces old with new in text: old must occur exactly once
 // unless all; otherwise the error says how often it occurs, and where (or
-// the nearest lines when it does not). It returns the new text and where
-// it differs (see changed). A single replacement reads the text once.
-func replaceIn(path, text, old, new string, all bool) (out string, start, oldEnd, newEnd int, err error) {
+// the nearest lines when it does not). It returns where the texts differ
+// and what replaces that span: text[start:oldEnd] becomes inserted (see
+// EditRequest). A single replacement reads the text once and copies none
+// of it.
+func replaceIn(path, text, old, new string, all bool) (start, oldEnd int, inserted string, err error) {
 	i := strings.Index(text, old)
 	if i < 0 {
-		return "", 0, 0, 0, fmt.Errorf("old_string does not occur in %s; nothing changed. The nearest lines:\n%s", path, nearest(text, old))
+		return 0, 0, "", fmt.Errorf("old_string does not occur in %s; nothing changed. The nearest lines:\n%s", path, nearest(text, old))
 	}
 	again := strings.Index(text[i+len(old):], old) >= 0
 	switch {
 	case again && !all:
 		n := strings.Count(text, old)
-		return "", 0, 0, 0, fmt.Errorf("old_string occurs %d times in %s (lines %s); nothing changed. Give more surrounding lines to pick one, or replace_all", n, path, occurrenceLines(text, old, 10))
+		return 0, 0, "", fmt.Errorf("old_string occurs %d times in %s (lines %s); nothing changed. Give more surrounding lines to pick one, or replace_all", n, path, occurrenceLines(text, old, 10))
 	case again:
-		out = strings.ReplaceAll(text, old, new)
-		start, oldEnd, newEnd = changed(text, out)
-		return out, start, oldEnd, newEnd, nil
+		out := strings.ReplaceAll(text, old, new)
+		start, oldEnd, newEnd := changed(text, out)
+		return start, oldEnd, strings.Clone(out[start:newEnd]), nil
 	}
-	out = text[:i] + new + text[i+len(old):]
 	// Within the replaced span, what old and new share at their ends is
 	// unchanged.
 	p := commonPrefix(old, new)
@@ -423,7 +448,7 @@ func replaceIn(path, text, old, new string, all bool) (out string, start, oldEnd
 	for s > 0 && !utf8.RuneStart(old[len(old)-s]) {
 		s--
 	}
-	return out, i + p, i + len(old) - s, i + len(new) - s, nil
+	return i + p, i + len(old) - s, new[p : len(new)-s], nil
 }
 
 // occurrenceLines lists the lines (1-based) where old starts, at most max.
