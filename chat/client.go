@@ -52,7 +52,7 @@ type captureTransport struct {
 }
 
 func (c *captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := c.next.RoundTrip(r)
+	resp, err := c.next.RoundTrip(withBody(r))
 	if err == nil && c.capture != nil {
 		if s := resp.Header.Get("Retry-After"); s != "" {
 			if secs, perr := strconv.Atoi(s); perr == nil {
@@ -84,10 +84,13 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	req.Tools = tools
 	streamCtx, cancelStream := context.WithCancelCause(ctx)
 	defer cancelStream(nil)
+	// The body is encoded here, the messages sent before from the engine's
+	// cache (see encode.go), and sent in place of go-openai's.
+	sendCtx, sendReq := e.prepare(streamCtx, req)
 	var stream *openai.ChatCompletionStream
 	var err error
 	for attempt := 0; ; attempt++ {
-		stream, err = client.CreateChatCompletionStream(streamCtx, req)
+		stream, err = client.CreateChatCompletionStream(sendCtx, sendReq)
 		if err == nil || attempt == 3 || !retryable(err) || ctx.Err() != nil {
 			break
 		}

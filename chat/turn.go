@@ -99,6 +99,9 @@ type Engine struct {
 	unsaved map[string]unsavedAnswer // session → the final state a lost store did not take
 	images  imageCache               // questions' images as data URLs (see withImages)
 	now     func() time.Time         // the clock (tests)
+
+	// encoded holds the JSON of messages sent recently (see encode.go).
+	encoded msgCache
 }
 
 // Turn is one user message.
