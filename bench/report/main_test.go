@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,35 @@ idle resident memory after initialize:    17.3 MB [17.1–17.6]
 	}
 	if s, met, found := idle.eval(f); !found || met || s != "17.3 MB (2.9 MB of it anonymous)" {
 		t.Errorf("idle memory: %q met %v found %v", s, met, found)
+	}
+}
+
+// TestStartupFloor: the start-up row names the floor ctxls's libraries set
+// when the run measured it, and the reference row says what ctxls adds.
+func TestStartupFloor(t *testing.T) {
+	f := figures{}
+	parseDriver("spawn → initialize reply:              6.0 ms [5.0–7.0]", f)
+	m, d := figures{}, figures{}
+	parseDriver("spawn → initialize reply:              2.0 ms [1.0–3.0]", m)
+	parseDriver("spawn → initialize reply:              4.0 ms [3.0–5.0]", d)
+	for k, v := range m {
+		f["minimal "+k] = v
+	}
+	for k, v := range d {
+		f["minimaldeps "+k] = v
+	}
+	var got []string
+	for _, tg := range targets {
+		if strings.Contains(tg.measure, "minimal") {
+			shown, met, found := tg.eval(f)
+			got = append(got, fmt.Sprintf("%s %v %v", shown, met, found))
+		}
+	}
+	want := []string{
+		"3.00× (6 vs 2 ms); the minimal server linking ctxls's libraries: 2.00× false true",
+		"1.50× (6 vs 4 ms) true true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
