@@ -276,7 +276,7 @@ func (s *Store) PruneEmpty(ctx context.Context, cutoff time.Time, keep []string)
 		if folder == "" {
 			continue
 		}
-		s.history.Cache.Forget(c.id)
+		s.forget(c.id)
 		if err := os.RemoveAll(s.folderPath(folder)); err != nil {
 			return out, fmt.Errorf("empty session %s deleted, but its folder could not be removed: %w", c.id, err)
 		}
@@ -433,7 +433,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	s.history.Cache.Forget(id)
+	s.forget(id)
 	if err := os.RemoveAll(s.folderPath(folder)); err != nil {
 		return fmt.Errorf("session deleted, but its folder could not be removed: %w", err)
 	}

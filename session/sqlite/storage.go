@@ -189,6 +189,7 @@ func (s *Store) PruneInactive(ctx context.Context, cutoff time.Time, dryRun bool
 		if folder == "" {
 			continue
 		}
+		s.forget(ss.ID)
 		if err := os.RemoveAll(s.folderPath(folder)); err != nil {
 			return out, fmt.Errorf("session %s deleted, but its folder could not be removed: %w", ss.ID, err)
 		}

@@ -246,4 +246,13 @@ func (s *Store) touch(ctx context.Context, tx *sql.Tx, id string) error {
 	return nil
 }
 
+// forget drops what the store keeps in memory about a session it deleted:
+// its history.md rendering and the updated_at it last set.
+func (s *Store) forget(id string) {
+	s.history.Cache.Forget(id)
+	s.touchedMu.Lock()
+	delete(s.touched, id)
+	s.touchedMu.Unlock()
+}
+
 var _ session.Store = (*Store)(nil)

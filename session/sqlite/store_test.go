@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,5 +97,33 @@ func TestWriterChild(t *testing.T) {
 		if _, _, err := s.List(ctx, session.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestDeleteForgets: a deleted session leaves nothing in the store's
+// memory (its updated_at for live updates, its history.md rendering).
+func TestDeleteForgets(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	ss, err := s.Create(ctx, "to delete")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendMessage(ctx, &session.Message{SessionID: ss.ID, Role: session.RoleUser, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	s.touchedMu.Lock()
+	_, touched := s.touched[ss.ID]
+	s.touchedMu.Unlock()
+	if !touched {
+		t.Fatal("a message's append did not note the session's updated_at")
+	}
+	if err := s.Delete(ctx, ss.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.touchedMu.Lock()
+	defer s.touchedMu.Unlock()
+	if _, ok := s.touched[ss.ID]; ok {
+		t.Fatal("the deleted session's updated_at is still kept")
 	}
 }
