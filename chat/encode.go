@@ -12,9 +12,9 @@ import (
 	"github.com/sashabaranov/go-openai"
 )
 
-// A long session's request is mostly messages sent before: at 10,000
-// messages the history kept in the model's window is about 1 MB of JSON,
-// and go-openai encodes all of it again for every request (each message
+// A long session's request is mostly messages sent before (at 10,000
+// messages the history kept in the model's window is hundreds of
+// kilobytes of JSON), and go-openai encodes all of it again for every request (each message
 // through its MarshalJSON, whose output encoding/json then checks and
 // compacts a second time): 1.5–2 ms of CPU on a turn's way to its first
 // token, growing with the history. The engine keeps what it encoded for
@@ -23,9 +23,12 @@ import (
 // reads the stream, and the body it sends is ours, byte for byte what it
 // would have encoded (TestEncodedBodyIsGoOpenAIs).
 
-// maxEncodedBytes bounds the JSON the message cache holds, across all
-// sessions: two generations of half of it each (see msgCache).
-const maxEncodedBytes = 16 << 20
+// keptRequests is how many requests' messages the cache keeps: a turn
+// finds there what the session's previous request sent, with a few other
+// sessions' turns between (tool rounds count as requests); what only an
+// older request sent is encoded again. Its memory is that of the last
+// keptRequests requests' JSON, whatever the number of sessions.
+const keptRequests = 4
 
 // msgKey is a plain message (no parts, no tool calls) as the cache knows
 // it: its text fields are the whole of its JSON.
@@ -64,61 +67,42 @@ type encodedMsg struct {
 	json []byte
 }
 
-// msgCache holds the JSON of recently sent messages. A lookup finds an
-// entry in the current generation or the previous one (and moves it to
-// the current); when the current one passes half of maxEncodedBytes it
-// becomes the previous and the older entries are dropped, so what a turn
-// sends again is kept and what no turn sent for a while goes.
+// msgCache holds the JSON of the messages of the last keptRequests
+// requests, one map per request (published whole, never changed after).
 type msgCache struct {
-	mu        sync.Mutex
-	cur, prev map[textID]encodedMsg
-	curBytes  int
-}
-
-func (c *msgCache) get(k msgKey) ([]byte, bool) {
-	id := idOf(&k)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.cur[id]; ok && e.key == k {
-		return e.json, true
-	}
-	e, ok := c.prev[id]
-	if !ok || e.key != k {
-		return nil, false
-	}
-	c.putLocked(id, e)
-	return e.json, true
-}
-
-func (c *msgCache) put(k msgKey, b []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(idOf(&k), encodedMsg{k, b})
-}
-
-func (c *msgCache) putLocked(id textID, e encodedMsg) {
-	size := len(e.json) + len(e.key.content) + len(e.key.reasoning) + len(e.key.refusal)
-	if size > maxEncodedBytes/2 {
-		return
-	}
-	if c.cur == nil || c.curBytes+size > maxEncodedBytes/2 {
-		c.prev, c.cur, c.curBytes = c.cur, map[textID]encodedMsg{}, 0
-	}
-	c.cur[id] = e
-	c.curBytes += size
+	mu   sync.Mutex
+	reqs [keptRequests]map[textID]encodedMsg
+	next int
 }
 
 // encodeMessages writes msgs as the JSON array encoding/json makes of them,
-// each plain message's JSON taken from the cache when it was sent before.
+// each plain message's JSON taken from the cache when one of the last
+// requests sent it; the cache then holds this request's messages in place
+// of the oldest request's.
 func (c *msgCache) encodeMessages(buf *bytes.Buffer, msgs []openai.ChatCompletionMessage) error {
+	c.mu.Lock()
+	reqs, newest := c.reqs, c.next+keptRequests-1
+	c.mu.Unlock()
+	find := func(id textID, k msgKey) ([]byte, bool) {
+		for i := range reqs {
+			if e, ok := reqs[(newest-i)%keptRequests][id]; ok && e.key == k {
+				return e.json, true
+			}
+		}
+		return nil, false
+	}
+	now := make(map[textID]encodedMsg, len(msgs))
 	buf.WriteByte('[')
 	for i := range msgs {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		k, plain := plainKey(&msgs[i])
+		var id textID
 		if plain {
-			if b, ok := c.get(k); ok {
+			id = idOf(&k)
+			if b, ok := find(id, k); ok {
+				now[id] = encodedMsg{k, b}
 				buf.Write(b)
 				continue
 			}
@@ -128,20 +112,24 @@ func (c *msgCache) encodeMessages(buf *bytes.Buffer, msgs []openai.ChatCompletio
 			return err
 		}
 		if plain {
-			c.put(k, b)
+			now[id] = encodedMsg{k, b}
 		}
 		buf.Write(b)
 	}
 	buf.WriteByte(']')
+	c.mu.Lock()
+	c.reqs[c.next] = now
+	c.next = (c.next + 1) % keptRequests
+	c.mu.Unlock()
 	return nil
 }
 
 // requestBody is the JSON go-openai would send for req, made with the
 // message cache: req is encoded without its messages by encoding/json as
 // go-openai does, and the messages array is put in place of the null it
-// gives them. ok is false when that encoding does not begin as expected
-// (another go-openai might order its fields otherwise): the caller lets
-// go-openai encode the request itself.
+// gives them. ok is false when that encoding does not begin as expected (another
+// go-openai might order its fields otherwise): the caller lets go-openai
+// encode the request itself.
 func (c *msgCache) requestBody(req openai.ChatCompletionRequest) (body []byte, ok bool, err error) {
 	msgs := req.Messages
 	req.Messages = nil

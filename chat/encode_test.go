@@ -4,19 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/sashabaranov/go-openai"
 	"github.com/sashabaranov/go-openai/jsonschema"
 )
 
+// longText is a long message (history, a file's text).
+var longText = strings.Repeat("a line of <code> & \"text\" é\n", 10000)
+
 // encodeCases are requests of every kind of message the engine sends.
 func encodeCases() []openai.ChatCompletionRequest {
+	long := longText
 	msgs := []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: "You are <ctxls> & friends: \"quoted\", \u2028 line sep, é, 😀, \x01 control"},
 		{Role: openai.ChatMessageRoleUser, Content: "question with </script> and a tab\t"},
@@ -27,6 +33,7 @@ func encodeCases() []openai.ChatCompletionRequest {
 			{Type: openai.ChatMessagePartTypeText, Text: "look"},
 			{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: "data:image/png;base64,iVBORw0KGgo="}}}},
 		{Role: openai.ChatMessageRoleAssistant, Content: "an answer", ReasoningContent: "thought", Name: "n"},
+		{Role: openai.ChatMessageRoleUser, Content: long},
 	}
 	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 		Name: "read_file", Description: "reads <a> file",
@@ -59,52 +66,78 @@ func TestEncodedBodyIsGoOpenAIs(t *testing.T) {
 			}
 		}
 	}
-	if len(c.cur) == 0 {
+	if len(c.reqs[(c.next+keptRequests-1)%keptRequests]) == 0 {
 		t.Fatal("nothing was cached")
 	}
 	// A message that go-openai refuses is an error, as go-openai's own.
-	bad := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "x",
+	bad := openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: longText,
 		MultiContent: []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: "y"}}}}}
 	if _, _, err := c.requestBody(bad); err == nil {
 		t.Fatal("a message with both content and parts was encoded")
 	}
 }
 
-// TestEncodedCacheBounded: the cache keeps at most about maxEncodedBytes,
-// and what the last turns sent stays in it.
+// TestEncodedCacheBounded: the cache holds the messages of the last
+// keptRequests requests and no more, found again by their texts' address.
 func TestEncodedCacheBounded(t *testing.T) {
 	var c msgCache
-	big := strings.Repeat("x", 64<<10)
 	var buf bytes.Buffer
-	var msg openai.ChatCompletionMessage
-	for i := range 1000 { // 64 MB of messages
-		msg = openai.ChatCompletionMessage{Role: "user", Content: big + string(rune('a'+i%26)) + strings.Repeat("y", i)}
+	send := func(msgs ...openai.ChatCompletionMessage) {
+		t.Helper()
 		buf.Reset()
-		if err := c.encodeMessages(&buf, []openai.ChatCompletionMessage{msg}); err != nil {
+		if err := c.encodeMessages(&buf, msgs); err != nil {
 			t.Fatal(err)
 		}
 	}
-	total := 0
-	for _, m := range []map[textID]encodedMsg{c.cur, c.prev} {
-		for _, e := range m {
-			total += len(e.json) + len(e.key.content)
+	msg := func(i int) openai.ChatCompletionMessage {
+		return openai.ChatCompletionMessage{Role: "user", Content: fmt.Sprintf("message %d %s", i, strings.Repeat("x", 1000))}
+	}
+	first := msg(0)
+	send(first)
+	for i := 1; i < 100; i++ {
+		send(msg(i))
+	}
+	held := 0
+	for _, r := range c.reqs {
+		held += len(r)
+	}
+	if held != keptRequests {
+		t.Fatalf("the cache holds %d messages after 100 requests of one each, want %d", held, keptRequests)
+	}
+	k, _ := plainKey(&first)
+	for _, r := range c.reqs {
+		if _, ok := r[idOf(&k)]; ok {
+			t.Fatal("the first request's message is still held")
 		}
 	}
-	if total > maxEncodedBytes {
-		t.Fatalf("the cache holds %d bytes, over %d", total, maxEncodedBytes)
+	// What the last request sent is found for the next, and a copy of its
+	// text elsewhere in memory is not taken for it.
+	last := msg(1000)
+	send(last)
+	again := last
+	again.Content = strings.Clone(last.Content)
+	send(last, again)
+	var hits int
+	for _, e := range c.reqs[(c.next+keptRequests-1)%keptRequests] {
+		if unsafe.StringData(e.key.content) == unsafe.StringData(last.Content) {
+			hits++
+		}
 	}
-	k, _ := plainKey(&msg)
-	if _, ok := c.get(k); !ok {
-		t.Fatal("the last message sent is not cached")
+	if hits != 1 || len(c.reqs[(c.next+keptRequests-1)%keptRequests]) != 2 {
+		t.Fatalf("the last request holds %d entries, %d of them the message sent before", len(c.reqs[(c.next+keptRequests-1)%keptRequests]), hits)
 	}
-	// The same text elsewhere in memory is not taken for it (it is
-	// encoded again, to the same JSON).
-	again := msg
-	again.Content = strings.Clone(msg.Content)
-	k, _ = plainKey(&again)
-	if _, ok := c.get(k); ok {
-		t.Fatal("a copy of a text was found by the original's address")
+	if want := "[" + string(mustJSON(t, last)) + "," + string(mustJSON(t, again)) + "]"; buf.String() != want {
+		t.Fatalf("encoded %s, want %s", buf.String(), want)
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestStreamSendsPreparedBody: a turn's request reaches the provider with
