@@ -79,7 +79,7 @@ func (e *Engine) streamAnthropic(ctx context.Context, p Resolved, messages []ope
 		case r.started || attempt == 3 || !retryable(err):
 			return r.text.String(), r.finish, r.usage(), nil, describe(err, p, opened)
 		}
-		wait := time.Duration(1<<attempt) * time.Second
+		wait := e.retryWait(attempt)
 		if d := anthropicRetryAfter(err); d > 0 {
 			wait = min(d, 30*time.Second)
 		}

@@ -356,7 +356,7 @@ func TestAnthropicFailures(t *testing.T) {
 		{"malformed SSE", anthropictest.Reply{Chunks: []string{"half ", "rest"}, Fault: anthropictest.FaultMalformed, FaultAfter: 1}, "the stream from", "half "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // the 5xx cases wait 7 s between their retries
+			t.Parallel()
 			fake := anthropictest.New(t)
 			fake.Enqueue(tc.reply, tc.reply, tc.reply, tc.reply)
 			e, st, logs := newEngine(t, nil)

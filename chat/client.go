@@ -94,7 +94,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 		if err == nil || attempt == 3 || !retryable(err) || ctx.Err() != nil {
 			break
 		}
-		wait := time.Duration(1<<attempt) * time.Second
+		wait := e.retryWait(attempt)
 		capture.mu.Lock()
 		if capture.d > 0 {
 			wait = min(capture.d, 30*time.Second)

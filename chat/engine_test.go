@@ -51,7 +51,10 @@ func newEngine(t *testing.T, bufs buffers) (*Engine, session.Store, *bytes.Buffe
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	e := &Engine{Store: st, Buffers: bufs, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	e := &Engine{Store: st, Buffers: bufs, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// A busy provider's retries follow each other in milliseconds, not
+		// the 1, 2 and 4 s a daemon waits (the lsp tests keep those).
+		RetryWait: 10 * time.Millisecond}
 	t.Cleanup(func() { e.Close(); st.Close() })
 	return e, st, &logs
 }

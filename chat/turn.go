@@ -85,6 +85,10 @@ type Engine struct {
 	// DefaultSummaryTimeout); past it the turn leaves the oldest turns out
 	// instead.
 	SummaryTimeout time.Duration
+	// RetryWait is the wait before the first retry of a busy provider (429
+	// or 5xx before the first token), doubled for each next one (default
+	// 1 s); a Retry-After the provider sends takes its place.
+	RetryWait time.Duration
 
 	// bg tracks background jobs (titles) so Close can stop and wait for them.
 	bg       sync.WaitGroup
@@ -686,4 +690,13 @@ func withError(text string, err error) string {
 		text += "\n\n"
 	}
 	return text + "Error: " + err.Error()
+}
+
+// retryWait is the wait before retry attempt+1 of a busy provider when it
+// sent no Retry-After.
+func (e *Engine) retryWait(attempt int) time.Duration {
+	if e.RetryWait > 0 {
+		return e.RetryWait << attempt
+	}
+	return time.Second << attempt
 }
