@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/sashabaranov/go-openai"
@@ -156,7 +157,7 @@ func TestStreamSendsPreparedBody(t *testing.T) {
 		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	e := &Engine{Log: slog.New(slog.DiscardHandler)}
+	e := &Engine{Log: slog.New(slog.DiscardHandler), RetryWait: time.Millisecond}
 	req := encodeCases()[0]
 	text, _, _, _, err := e.stream(context.Background(), Resolved{Provider: Provider{BaseURL: srv.URL + "/v1", Model: req.Model}}, req.Messages, func() error { return nil }, func(string) {}, nopEvents{}, req.Tools)
 	if err != nil || text != "hi" {
