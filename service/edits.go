@@ -424,11 +424,11 @@ func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
 // EditRequest). A single replacement reads the text once and copies none
 // of it.
 func replaceIn(path, text, old, new string, all bool) (start, oldEnd int, inserted string, err error) {
-	i := strings.Index(text, old)
+	i := indexLarge(text, old)
 	if i < 0 {
 		return 0, 0, "", fmt.Errorf("old_string does not occur in %s; nothing changed. The nearest lines:\n%s", path, nearest(text, old))
 	}
-	again := strings.Index(text[i+len(old):], old) >= 0
+	again := indexLarge(text[i+len(old):], old) >= 0
 	switch {
 	case again && !all:
 		n := strings.Count(text, old)
