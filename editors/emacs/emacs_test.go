@@ -466,6 +466,7 @@ func TestEmacsElsewhere(t *testing.T) {
 	bin := lsptest.BuildBinary(t)
 	for _, store := range []string{"postgres", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each store has its own Emacs, daemons, provider and folders
 			fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Shared session"}}))
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "here"}},
 				openaitest.Reply{Delay: 400 * time.Millisecond, Chunks: []string{"answer ", "from ", "the ", "other ", "client"}},

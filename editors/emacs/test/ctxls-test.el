@@ -1050,10 +1050,10 @@ and the model; the editor view's capture is not announced."
   (ctxls-mode 1)
   (ctxls-test--ready)
   ;; Aaaa comes first alphabetically and by length; the two Same
-  ;; sessions are newer.
+  ;; sessions are newer (the store keeps milliseconds).
   (dolist (title '("Aaaa" "Same" "Same"))
     (ctxls-test--call ctxls-protocol-command-session-new (list :title title))
-    (sleep-for 1.1))
+    (sleep-for 0.05))
   (let (offered)
     (let ((grab (lambda () (when (string-prefix-p "Resume" (minibuffer-prompt))
                              ;; A list whose last cdr is the base size.
