@@ -96,6 +96,7 @@ func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 	title := openaitest.Reply{Chunks: []string{"Shared session"}}
 	for _, store := range []string{"postgres", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each store has its own Neovims, daemons, provider and folders
 			// B's answer is slow to start: A shows it being written. SQLite's
 			// daemon looks for changes every half second.
 			slow := 700 * time.Millisecond
