@@ -40,6 +40,7 @@ func anthropicProvider(t *testing.T, fake *anthropictest.Server, window int) Res
 }
 
 func TestResolveAnthropic(t *testing.T) {
+	t.Parallel()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 	r, err := Resolve(Provider{API: APIAnthropic}, env(map[string]string{"ANTHROPIC_API_KEY": "k", "OPENAI_BASE_URL": "http://openai.local/v1"}), nil)
 	if err != nil || r.API != APIAnthropic || r.BaseURL != AnthropicBaseURL || r.Model != DefaultAnthropicModel || r.APIKey() != "k" || r.KeyEnv() != "ANTHROPIC_API_KEY" {
@@ -87,6 +88,7 @@ func TestResolveAnthropic(t *testing.T) {
 // message a note in a user message, the tools with their schemas; the
 // fake accepts it (roles alternate, every tool_use answered).
 func TestAnthropicParams(t *testing.T) {
+	t.Parallel()
 	calls := []openai.ToolCall{
 		{ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "read_file", Arguments: `{"path":"a.go"}`}},
 		{ID: "c2", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "get_relevant_context", Arguments: ``}},
@@ -153,6 +155,7 @@ func TestAnthropicParams(t *testing.T) {
 // trips that turn made; in a later round of a turn, the turn's own
 // question; never more than the API's 4.
 func TestCacheBreakpoints(t *testing.T) {
+	t.Parallel()
 	user := func(s string) openai.ChatCompletionMessage {
 		return openai.ChatCompletionMessage{Role: "user", Content: s}
 	}
@@ -222,6 +225,7 @@ func TestCacheBreakpoints(t *testing.T) {
 // cache: the fake reports cached tokens and they are stored with the
 // answer. The key goes only to the provider, in x-api-key.
 func TestAnthropicTurnsCacheAndTools(t *testing.T) {
+	t.Parallel()
 	fake := anthropictest.New(t, anthropictest.WithAPIKey(anthropicKey))
 	e, st, logs := newEngine(t, nil)
 	ctx := context.Background()
@@ -311,6 +315,7 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 // text); a refused key is described without the key, as go-openai's; an
 // error event after text keeps the text; a stall ends the turn.
 func TestAnthropicFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("429 with Retry-After", func(t *testing.T) {
 		fake := anthropictest.New(t)
 		fake.Enqueue(anthropictest.Reply{Status: 429, ErrorMessage: "slow down", RetryAfter: "1"}, anthropictest.Reply{Chunks: []string{"ok after retry"}})
@@ -396,6 +401,7 @@ func TestAnthropicFailures(t *testing.T) {
 // (the fake sees the client go) and keeps the partial answer, interrupted;
 // the text streamed before a pause is checkpointed meanwhile.
 func TestAnthropicCancel(t *testing.T) {
+	t.Parallel()
 	fake := anthropictest.New(t)
 	chunks := []string{"one ", "two ", "three "}
 	fake.Enqueue(anthropictest.Reply{Chunks: chunks, Delay: 5 * time.Millisecond, Fault: anthropictest.FaultStall, FaultAfter: len(chunks)})
@@ -433,6 +439,7 @@ func TestAnthropicCancel(t *testing.T) {
 // max_tokens and the prompts as for OpenAI; the turn after a compaction
 // carries the summary as a second system block.
 func TestAnthropicTitleAndCompaction(t *testing.T) {
+	t.Parallel()
 	fake := anthropictest.New(t, anthropictest.WithDefault(anthropictest.Reply{Chunks: []string{fakeSummary}}))
 	e, st, _ := newEngine(t, nil)
 	ctx := context.Background()
@@ -491,6 +498,7 @@ func TestAnthropicTitleAndCompaction(t *testing.T) {
 // TestAnthropicListModels: GET /v1/models, every page; a refused key is
 // described.
 func TestAnthropicListModels(t *testing.T) {
+	t.Parallel()
 	fake := anthropictest.New(t, anthropictest.WithModels("claude-a", "claude-b"), anthropictest.WithAPIKey(anthropicKey))
 	p := anthropicProvider(t, fake, 8000)
 	names, err := ListModels(context.Background(), p)
@@ -527,6 +535,7 @@ func TestAnthropicIgnoresTheEnvironment(t *testing.T) {
 
 // TestAnthropicHTTPClient: the engine's HTTP client carries the requests.
 func TestAnthropicHTTPClient(t *testing.T) {
+	t.Parallel()
 	fake := anthropictest.New(t)
 	e, st, _ := newEngine(t, nil)
 	var seen []string
@@ -554,6 +563,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // first sent it rather than being sent again with every question, most of
 // the input.
 func TestAnthropicRelevantFileCached(t *testing.T) {
+	t.Parallel()
 	fake := anthropictest.New(t)
 	root := t.TempDir()
 	file := filepath.Join(root, "big.go")
