@@ -198,6 +198,28 @@ export class Editor {
     await input.press("Enter");
   }
 
+  /** Waits for the settings editor (UI) to show with its search box focused, as it opens: typed text goes there. */
+  async settingsOpened(): Promise<void> {
+    await this.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
+    await until("the settings editor's search box focused", () => this.page.evaluate(() => !!document.activeElement?.closest(".settings-editor .settings-header")), 10_000, 50);
+  }
+
+  /**
+   * Closes the settings editor (VS Code 1.139 shows it in a modal editor)
+   * with Escape; a first Escape may only leave an input, then another is
+   * pressed once the editor has not closed within half a second.
+   */
+  async closeSettings(): Promise<void> {
+    const editor = this.page.locator(".settings-editor").first();
+    await until("the settings editor closed", async () => {
+      await this.page.keyboard.press("Escape");
+      return editor.waitFor({ state: "hidden", timeout: 500 }).then(
+        () => true,
+        () => false,
+      );
+    }, 10_000, 0);
+  }
+
   async closeQuickInput(): Promise<void> {
     if (await this.quickInput().isVisible()) {
       await this.page.keyboard.press("Escape");

@@ -706,8 +706,7 @@ async function main(): Promise<void> {
   await step("issue 24: ctxls.sendActiveFile off: no chip, the hint says no file goes", async () => {
     await ed.palette("Preferences: Open Settings (UI)");
     // The settings editor opens with its search box focused.
-    await ed.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
-    await sleep(500);
+    await ed.settingsOpened();
     await ed.page.keyboard.type("ctxls.sendActiveFile");
     const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Send Active File" }).first();
     await row.waitFor({ timeout: 15_000 });
@@ -965,8 +964,7 @@ async function main(): Promise<void> {
   const setBaseURL = async (value: string, open = true) => {
     if (open) {
       await ed.palette("Preferences: Open Settings (UI)");
-      await ed.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
-      await sleep(500);
+      await ed.settingsOpened();
       await ed.page.keyboard.type("ctxls.provider.baseURL");
     }
     const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: /Provider: Base URL/ }).first();
@@ -980,10 +978,7 @@ async function main(): Promise<void> {
     await until(`ctxls.provider.baseURL ${value} in settings.json`, async () => fs.readFileSync(file, "utf8").includes(`"ctxls.provider.baseURL": "${value}"`), 10_000);
     await sleep(1000);
     // VS Code 1.139 shows the settings in a modal editor: Escape closes it (a first one may only leave the input).
-    await until("the settings editor closed", async () => {
-      await ed.page.keyboard.press("Escape");
-      return ed.page.locator(".settings-editor").first().isHidden();
-    }, 10_000, 1000);
+    await ed.closeSettings();
   };
   await step("issue 24: a base URL without http:// is refused with what to set and Open Settings; the question waits in the input and goes once the setting is right", async () => {
     const good = env("CTXLS_E2E_PROVIDER");
@@ -1773,8 +1768,7 @@ async function main(): Promise<void> {
     await ed.clearToasts();
     const setPath = async (value: string) => {
       await ed.palette("Preferences: Open Settings (UI)");
-      await ed.page.locator(".settings-editor .settings-header").first().waitFor({ timeout: 15_000 });
-      await sleep(500);
+      await ed.settingsOpened();
       await ed.page.keyboard.type("ctxls.path");
       const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Ctxls: Path" }).first();
       await row.waitFor({ timeout: 15_000 });
@@ -1784,10 +1778,7 @@ async function main(): Promise<void> {
       await input.press("Tab");
       const file = path.join(L.userData, "User", "settings.json");
       await until(`ctxls.path ${value} in settings.json`, async () => fs.readFileSync(file, "utf8").includes(`"ctxls.path": "${value}"`), 10_000);
-      await until("the settings editor closed", async () => {
-        await ed.page.keyboard.press("Escape");
-        return ed.page.locator(".settings-editor").first().isHidden();
-      }, 10_000, 1000);
+      await ed.closeSettings();
     };
     await setPath("/bin/cat");
     const toast = await ed.toast("ctxls.path points at /bin/cat, which is not ctxls", 30_000);
