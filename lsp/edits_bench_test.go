@@ -44,21 +44,32 @@ func BenchmarkEditApply10MB(b *testing.B) {
 	text := "package main\n\nfunc main() {\n" + strings.Repeat(line, 10<<20/len(line)) + "\tmarker()\n}\n"
 	uri := "file://" + filepath.Join(root, "big.go")
 	s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": text}})
-	s.MustCommand(api.SetReviewMode, map[string]any{"mode": "auto"}, nil)
+	// A session with its title given: a title request made in the background
+	// after the first turn would take the reply enqueued for the next (and
+	// that turn would edit nothing, leaving the last figure in place).
+	var created api.SessionResult
+	s.MustCommand(api.SessionNew, map[string]any{"title": "big edits"}, &created)
+	s.MustCommand(api.SetReviewMode, map[string]any{"sessionId": created.Session.ID, "mode": "auto"}, nil)
 	var times []time.Duration
 	for b.Loop() {
 		fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e", Name: "edit_file",
 			Arguments: `{"path":"big.go","old_string":"\tmarker()\n","new_string":"\tmarker(1)\n"}`}}})
-		n := len(fake.Requests())
-		s.MustCommand(api.Chat, map[string]any{"message": "edit the big file"}, nil)
-		reqs := fake.Requests()
+		n := len(fake.Streamed())
+		s.MustCommand(api.Chat, map[string]any{"sessionId": created.Session.ID, "message": "edit the big file"}, nil)
+		reqs := fake.Streamed()
 		mu.Lock()
 		at := got
 		mu.Unlock()
 		if !strings.Contains(fake.LastStreamed().ToolResults()["e"], "a benchmark applies nothing") {
 			b.Fatalf("the edit: %q", fake.LastStreamed().ToolResults()["e"])
 		}
+		if reqs[n].FinishedAt.IsZero() || !at.After(reqs[n].FinishedAt) {
+			b.Fatalf("the turn's first round finished at %v, the edit reached the editor at %v", reqs[n].FinishedAt, at)
+		}
 		times = append(times, at.Sub(reqs[n].FinishedAt))
+	}
+	if all, streamed := len(fake.Requests()), len(fake.Streamed()); all != streamed {
+		b.Fatalf("%d requests besides the turns' (a title request?)", all-streamed)
 	}
 	b.ReportMetric(benchutil.MS(benchutil.Percentile(times, 50)), "apply-ms")
 	b.ReportMetric(0, "ns/op")
