@@ -63,6 +63,10 @@ func TestChatImages(t *testing.T) {
 	if err := s.Call("ctxls/chat", map[string]any{"message": "What does this show?", "images": []string{url}}, &res); err != nil || res.Text != "A red diagonal." {
 		t.Fatalf("turn with an image: %+v %v", res, err)
 	}
+	// The model's title renames the session's folder after the turn: the
+	// folder is read once it has (else it may move between the read of its
+	// path and of the image).
+	waitTitle(t, s, "Screenshot", "model")
 	var shown api.ShowResult
 	s.MustCommand(api.SessionShow, map[string]any{"sessionId": res.SessionID}, &shown)
 	q := shown.Messages[0].Content
