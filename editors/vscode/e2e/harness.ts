@@ -167,13 +167,7 @@ export class Editor {
     await this.closeQuickInput();
     const input = this.quickInput().locator(".quick-input-box input");
     // Right after a (re)load the workbench may not take keys yet: press again.
-    await until("the command palette", async () => {
-      await this.page.keyboard.press("F1");
-      return input.waitFor({ state: "visible", timeout: 3000 }).then(
-        () => true,
-        () => false,
-      );
-    }, 20_000, 0);
+    await this.pressUntil("the command palette", "F1", input, "visible", 3000, 20_000);
     await input.fill(`>${title}`);
     // Click the row of exactly that command (not a longer one that contains it).
     const rows = this.quickInput().locator(".monaco-list-row");
@@ -211,13 +205,18 @@ export class Editor {
    */
   async closeSettings(): Promise<void> {
     const editor = this.page.locator(".settings-editor").first();
-    await until("the settings editor closed", async () => {
-      await this.page.keyboard.press("Escape");
-      return editor.waitFor({ state: "hidden", timeout: 500 }).then(
+    await this.pressUntil("the settings editor closed", "Escape", editor, "hidden", 500, 10_000);
+  }
+
+  /** Presses key until locator is in state, waiting tryMs after each press, for at most totalMs. */
+  private async pressUntil(what: string, key: string, locator: Locator, state: "visible" | "hidden", tryMs: number, totalMs: number): Promise<void> {
+    await until(what, async () => {
+      await this.page.keyboard.press(key);
+      return locator.waitFor({ state, timeout: tryMs }).then(
         () => true,
         () => false,
       );
-    }, 10_000, 0);
+    }, totalMs, 0);
   }
 
   async closeQuickInput(): Promise<void> {
@@ -283,13 +282,7 @@ export class Editor {
     const input = this.quickInput().locator(".quick-input-box input");
     // With a webview focused (an image preview) the key may not reach the
     // workbench the first time: press again, as the palette does.
-    await until("Quick Open", async () => {
-      await this.page.keyboard.press("Control+P");
-      return input.waitFor({ state: "visible", timeout: 3000 }).then(
-        () => true,
-        () => false,
-      );
-    }, 20_000, 0);
+    await this.pressUntil("Quick Open", "Control+P", input, "visible", 3000, 20_000);
     await input.fill(name);
     const rows = this.quickInput().locator(".monaco-list-row");
     const index = await until(`${name} in Quick Open`, async () => {
