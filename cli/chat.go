@@ -182,12 +182,8 @@ func runChat(cmd *cobra.Command, svc *service.Service, c chatRun) error {
 	if c.modelSet {
 		opts.Model = c.model
 	}
+	opts.Again = c.again // the last question is found with the turn's own read of the session
 	args := &api.ChatArgs{SessionID: id, Message: c.msg, Files: c.files}
-	if c.again {
-		if args.Rewind, err = svc.LastQuestion(ctx, id); err != nil {
-			return err
-		}
-	}
 	t, err := svc.StartTurn(ctx, args, opts)
 	if err != nil {
 		return err

@@ -31,6 +31,10 @@ type TurnOptions struct {
 	// Buffers gives the editor's text for this turn (nil: the connection's
 	// open documents); ACP passes its client's.
 	Buffers chat.Buffers
+	// Again asks the session's last question again in place of its answer
+	// (the CLI's --again): ChatArgs.Rewind is set to it, and an empty
+	// message is the question as it was.
+	Again bool
 	// WriteFile writes the model's output files (nil: the store writes
 	// them); ACP writes through its client.
 	WriteFile func(ctx context.Context, path, content string) error
@@ -72,7 +76,7 @@ func (t *Turn) Wait() turn.Event {
 // current one, else a new one) and provider, and starts it. Errors before
 // the turn starts are returned, nothing stored.
 func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions) (*Turn, error) {
-	if a.Message == "" && a.Rewind == 0 && len(a.Images) == 0 {
+	if a.Message == "" && a.Rewind == 0 && !o.Again && len(a.Images) == 0 {
 		return nil, required(api.ChatRequest, "message")
 	}
 	images := make([]Image, 0, len(a.Images))
@@ -101,14 +105,15 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if err != nil {
 		return nil, fail(err)
 	}
-	if a.Rewind != 0 {
+	if a.Rewind != 0 || o.Again {
 		if sess == nil {
 			return nil, api.Errorf(api.KindInvalidArgument, "%s: rewind needs the session of the question (sessionId), and none is current", api.ChatRequest)
 		}
-		q, err := s.question(ctx, sess.ID, a.Rewind)
+		q, err := s.question(ctx, sess.ID, a.Rewind, o.Again)
 		if err != nil {
 			return nil, fail(err)
 		}
+		a.Rewind = q.ID
 		if a.Message == "" {
 			a.Message = q.Content // asked again as it was
 		}
@@ -183,27 +188,21 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	return out, nil
 }
 
-// LastQuestion is the id of the session's last question (what a retry or
-// regenerate rewinds to).
-func (s *Service) LastQuestion(ctx context.Context, sessionID string) (int64, error) {
-	msgs, err := s.store.Messages(ctx, sessionID)
-	if err != nil {
-		return 0, fail(err)
-	}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == session.RoleUser {
-			return msgs[i].ID, nil
-		}
-	}
-	return 0, api.Errorf(api.KindInvalidArgument, "session %s has no question to ask again", sessionID)
-}
-
 // question is message id of session sessionID when it is one of the
-// user's questions (what a turn may rewind to), else an error saying why.
-func (s *Service) question(ctx context.Context, sessionID string, id int64) (*session.Message, error) {
+// user's questions (what a turn may rewind to), or with last the session's
+// last question; else an error saying why.
+func (s *Service) question(ctx context.Context, sessionID string, id int64, last bool) (*session.Message, error) {
 	msgs, err := s.store.Messages(ctx, sessionID)
 	if err != nil {
 		return nil, err
+	}
+	if last {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if msgs[i].Role == session.RoleUser {
+				return &msgs[i], nil
+			}
+		}
+		return nil, api.Errorf(api.KindInvalidArgument, "session %s has no question to ask again", sessionID)
 	}
 	for i := range msgs {
 		if msgs[i].ID != id {
