@@ -5,37 +5,9 @@
 -- daemon's --store), CTXLS_TEST_FILE, OPENAI_BASE_URL, CTXLS_TEST_PHASE,
 -- CTXLS_SHARED (a file the phases of one test pass a session id in).
 -- Exits 0 on success, 1 with a message on stderr otherwise.
-local messages = {}
 local phase = os.getenv("CTXLS_TEST_PHASE")
-
-local function fail(msg)
-  io.stderr:write("FAIL (" .. phase .. "): " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
-  vim.cmd("cquit 1")
-end
-
-local function wait(what, cond, ms)
-  if not vim.wait(ms or 10000, cond, 20) then
-    fail("timed out waiting for " .. what)
-  end
-end
-
-local function text(buf)
-  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-end
-
-local function chat_bufs()
-  local out = {}
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_get_name(b):find("ctxls://chat/", 1, true) then
-      table.insert(out, b)
-    end
-  end
-  return out
-end
-
-local function has(buf, s)
-  return text(buf):find(s, 1, true) ~= nil
-end
+local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")(phase)
+local messages, fail, wait, text, has, call, chat_bufs = h.messages, h.fail, h.wait, h.text, h.has, h.call, h.chat_bufs
 
 local function count(buf, s)
   local n, at = 0, 1
@@ -47,19 +19,6 @@ local function count(buf, s)
     end
     n, at = n + 1, i + #s
   end
-end
-
--- call runs the ctxls command named by its key in the protocol's commands
--- and waits for its result.
-local function call(name, arg)
-  local result
-  require("ctxls").command(require("ctxls.protocol").commands[name], arg, function(r)
-    result = r
-  end)
-  wait("the result of " .. name, function()
-    return result ~= nil
-  end)
-  return result
 end
 
 local shared = os.getenv("CTXLS_SHARED")
@@ -173,12 +132,7 @@ local ok, err = pcall(function()
       local keys = vim.api.nvim_replace_termcodes("itoo early<C-s>", true, false, true)
       vim.api.nvim_feedkeys(keys, "x", false)
       wait("the refusal", function()
-        for _, m in ipairs(messages) do
-          if m:find("already running", 1, true) then
-            return true
-          end
-        end
-        return false
+        return h.said("already running")
       end)
       wait("the question back in the compose window", function()
         return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") == "too early"
@@ -358,15 +312,7 @@ local ok, err = pcall(function()
     put_shared(text(buf))
   elseif phase == "model-reload" then
     -- In a new Neovim the resumed session's chat shows the same.
-    vim.ui.select = function(items, _, on_choice)
-      on_choice(items[1])
-    end
-    vim.cmd("CtxlsSessions")
-    local buf
-    wait("the resumed chat", function()
-      buf = chat_bufs()[1]
-      return buf ~= nil and has(buf, "second answer")
-    end)
+    local buf = h.resume_first("second answer")
     -- (The file that went with a question is not stored: the live chat
     -- alone says it.)
     local before = get_shared():gsub("_with main%.go_\n\n", "")
@@ -414,12 +360,7 @@ local ok, err = pcall(function()
     end)
     keys("ggdGinext<CR>question<C-s>")
     wait("the warning", function()
-      for _, m in ipairs(messages) do
-        if m:find("a turn is running: the question is kept", 1, true) then
-          return true
-        end
-      end
-      return false
+      return h.said("a turn is running: the question is kept")
     end)
     if table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "\n") ~= "next\nquestion" then
       fail("the question sent during a turn was not kept: " .. vim.inspect(vim.api.nvim_buf_get_lines(compose, 0, -1, false)))
@@ -602,14 +543,7 @@ local ok, err = pcall(function()
     ctxls.config.open_image = function(path)
       table.insert(opened, path)
     end
-    local function told(s)
-      for _, m in ipairs(messages) do
-        if m:find(s, 1, true) then
-          return true
-        end
-      end
-      return false
-    end
+    local told = h.said
     vim.cmd("CtxlsAttach " .. vim.fn.fnameescape(dir .. "/notes.png"))
     if not told("notes.png is not a PNG, JPEG, GIF or WebP image") then
       fail("a text file named .png was not refused")
@@ -738,15 +672,7 @@ local ok, err = pcall(function()
     ctxls.config.open_image = function(path)
       table.insert(opened, path)
     end
-    vim.ui.select = function(items, _, on_choice)
-      on_choice(items[1])
-    end
-    vim.cmd("CtxlsSessions")
-    local buf
-    wait("the resumed chat", function()
-      buf = chat_bufs()[1]
-      return buf ~= nil and has(buf, "no image")
-    end)
+    local buf = h.resume_first("no image")
     if has(buf, "[image: ") then
       fail("the stored image line is shown raw:\n" .. text(buf))
     end
@@ -803,13 +729,7 @@ local ok, err = pcall(function()
     -- :CtxlsExport says where it wrote the session (its folder, in the
     -- data folder) and, given a file, writes it there: an existing one only
     -- with !. With no session yet it says what to do.
-    local function said(s)
-      for _, m in ipairs(messages) do
-        if m:find(s, 1, true) then
-          return m
-        end
-      end
-    end
+    local said = h.said
     vim.cmd("CtxlsExport")
     if not said("no current session to export: ask something first, or pick one with :CtxlsSessions") then
       fail(":CtxlsExport before any session")
@@ -835,7 +755,7 @@ local ok, err = pcall(function()
     vim.cmd("CtxlsExport")
     local where = folder .. "/export.md"
     wait("where the export went", function()
-      return said("exported the session to " .. where .. " (:CtxlsExport {file} writes it where you say)") ~= nil
+      return said("exported the session to " .. where .. " (:CtxlsExport {file} writes it where you say)")
     end)
     local exported = read(where)
     if not exported or not exported:find("what to export?", 1, true) or not exported:find("exported answer", 1, true) then
@@ -845,7 +765,7 @@ local ok, err = pcall(function()
     vim.cmd("CtxlsExport notes/../chat.md")
     local to = vim.fn.getcwd() .. "/chat.md"
     wait("the export written where asked", function()
-      return said("exported the session to " .. to) ~= nil
+      return said("exported the session to " .. to)
     end)
     if read(to) ~= exported then
       fail("the export given a file:\n" .. tostring(read(to)))

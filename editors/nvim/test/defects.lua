@@ -4,50 +4,9 @@
 -- Environment: CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_TEST_FILE, OPENAI_BASE_URL,
 -- CTXLS_TEST_PHASE, CTXLS_LOG_FILE. Exits 0 on success, 1 with a message on
 -- stderr otherwise.
-local messages = {}
 local phase = os.getenv("CTXLS_TEST_PHASE")
-
-local function fail(msg)
-  io.stderr:write("FAIL (" .. phase .. "): " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
-  vim.cmd("cquit 1")
-end
-
-local function wait(what, cond, ms)
-  if not vim.wait(ms or 10000, cond, 20) then
-    fail("timed out waiting for " .. what)
-  end
-end
-
-local function text(buf)
-  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-end
-
-local function chat_bufs()
-  local out = {}
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_get_name(b):find("ctxls://chat/", 1, true) then
-      table.insert(out, b)
-    end
-  end
-  return out
-end
-
-local function has(buf, s)
-  return text(buf):find(s, 1, true) ~= nil
-end
-
--- call runs the ctxls command named by its key in the protocol's commands
--- and waits for its result.
-local function call(name, arg)
-  local result
-  require("ctxls").command(require("ctxls.protocol").commands[name], arg, function(r)
-    result = r
-  end)
-  wait("the result of " .. name, function()
-    return result ~= nil
-  end)
-  return result
-end
+local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")(phase)
+local messages, fail, wait, text, has, call, chat_bufs = h.messages, h.fail, h.wait, h.text, h.has, h.call, h.chat_bufs
 
 -- rest_on rests the cursor on line (CursorHold) and waits until the daemon
 -- recorded the view (the applet set); it returns the set.
@@ -358,14 +317,7 @@ local ok, err = pcall(function()
     end
   elseif phase == "activefile" then
     -- 10. Issue 24: the file in front of you goes with the question.
-    local said = function(s)
-      for _, m in ipairs(messages) do
-        if m:find(s, 1, true) then
-          return true
-        end
-      end
-      return false
-    end
+    local said = h.said
     local answered = function(s)
       return function()
         return not ctxls.busy() and #chat_bufs() == 1 and has(chat_bufs()[1], s)

@@ -5,35 +5,9 @@
 -- the tools phases CTXLS_MCP_SERVERS (the mcpServers JSON) and
 -- CTXLS_TOOL_LINES (a file: the calls' lines the first shows, for the
 -- second). Exits 0 on success, 1 with a message on stderr otherwise.
-local messages = {}
 local phase = os.getenv("CTXLS_TEST_PHASE")
-
-local function fail(msg)
-  io.stderr:write("FAIL: " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
-  vim.cmd("cquit 1")
-end
-
--- said reports whether a notification so far holds text.
-local function said(text)
-  for _, m in ipairs(messages) do
-    if m:find(text, 1, true) then
-      return true
-    end
-  end
-  return false
-end
-
-local function wait(what, cond, ms)
-  if not vim.wait(ms or 10000, cond, 20) then
-    fail("timed out waiting for " .. what)
-  end
-end
-
--- chat_text is the chat buffer's text ("" before it exists).
-local function chat_text()
-  local chat = vim.fn.bufnr("ctxls://chat/")
-  return chat >= 0 and table.concat(vim.api.nvim_buf_get_lines(chat, 0, -1, false), "\n") or ""
-end
+local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")(nil)
+local messages, fail, wait, said, chat_text, press = h.messages, h.fail, h.wait, h.said, h.chat_text, h.press
 
 -- call_lines are the chat buffer's tool call lines, in order.
 local function call_lines(buf)
@@ -54,11 +28,6 @@ local function row_of(buf, prefix)
       return i
     end
   end
-end
-
--- press types keys in the current window, mappings included.
-local function press(keys)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
 end
 
 -- expand checks that the call on line lnum of the chat window is folded,

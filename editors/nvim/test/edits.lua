@@ -5,30 +5,8 @@
 -- closed.txt beside it), OPENAI_BASE_URL. The fake model's replies are
 -- queued by the Go test; this file acts as the person at the keyboard.
 -- Exits 0 on success, 1 with a message on stderr otherwise.
-local messages = {}
-
-local function fail(msg)
-  io.stderr:write("FAIL (edits): " .. msg .. "\nnotifications:\n" .. table.concat(messages, "\n---\n") .. "\n")
-  vim.cmd("cquit 1")
-end
-
-local function wait(what, cond, ms)
-  if not vim.wait(ms or 10000, cond, 20) then
-    fail("timed out waiting for " .. what)
-  end
-end
-
-local function text(buf)
-  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-end
-
-local function said(s)
-  for _, m in ipairs(messages) do
-    if m:find(s, 1, true) then
-      return true
-    end
-  end
-end
+local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")("edits")
+local messages, fail, wait, text, said, chat_text, press = h.messages, h.fail, h.wait, h.text, h.said, h.chat_text, h.press
 
 local function disk(path)
   local f = io.open(path)
@@ -38,16 +16,6 @@ local function disk(path)
   local t = f:read("*a")
   f:close()
   return t
-end
-
--- press types keys in the current window, mappings included.
-local function press(keys)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
-end
-
-local function chat_text()
-  local chat = vim.fn.bufnr("ctxls://chat/")
-  return chat >= 0 and text(chat) or ""
 end
 
 local function expect(cond, msg)

@@ -1,0 +1,92 @@
+-- What the headless test scripts share. Each loads it beside itself:
+--   local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")(label)
+-- label names the script or phase in a failure (nil: none). h.messages is
+-- where the script's vim.notify puts the notifications it is shown.
+return function(label)
+  local h = { messages = {} }
+
+  -- fail reports msg with the notifications so far and quits Neovim with 1.
+  function h.fail(msg)
+    local head = label and ("FAIL (" .. label .. "): ") or "FAIL: "
+    io.stderr:write(head .. msg .. "\nnotifications:\n" .. table.concat(h.messages, "\n---\n") .. "\n")
+    vim.cmd("cquit 1")
+  end
+
+  -- wait waits for cond (10 s unless ms), and fails naming what.
+  function h.wait(what, cond, ms)
+    if not vim.wait(ms or 10000, cond, 20) then
+      h.fail("timed out waiting for " .. what)
+    end
+  end
+
+  function h.text(buf)
+    return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  end
+
+  -- has reports whether buf's text holds s.
+  function h.has(buf, s)
+    return h.text(buf):find(s, 1, true) ~= nil
+  end
+
+  -- said reports whether a notification so far holds s.
+  function h.said(s)
+    for _, m in ipairs(h.messages) do
+      if m:find(s, 1, true) then
+        return true
+      end
+    end
+    return false
+  end
+
+  -- chat_bufs are the chat buffers.
+  function h.chat_bufs()
+    local out = {}
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):find("ctxls://chat/", 1, true) then
+        table.insert(out, b)
+      end
+    end
+    return out
+  end
+
+  -- chat_text is the chat buffer's text ("" before it exists).
+  function h.chat_text()
+    local chat = vim.fn.bufnr("ctxls://chat/")
+    return chat >= 0 and h.text(chat) or ""
+  end
+
+  -- press types keys in the current window, mappings included.
+  function h.press(keys)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)
+  end
+
+  -- call runs the ctxls command named by its key in the protocol's
+  -- commands and waits for its result.
+  function h.call(name, arg)
+    local result
+    require("ctxls").command(require("ctxls.protocol").commands[name], arg, function(r)
+      result = r
+    end)
+    h.wait("the result of " .. name, function()
+      return result ~= nil
+    end)
+    return result
+  end
+
+  -- resume_first resumes the most recent session (:CtxlsSessions, its
+  -- first item) and returns its chat buffer once it holds want.
+  function h.resume_first(want)
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[1])
+    end
+    vim.cmd("CtxlsSessions")
+    local buf
+    h.wait("the resumed chat", function()
+      buf = h.chat_bufs()[1]
+      return buf ~= nil and h.has(buf, want)
+    end)
+    return buf
+  end
+
+  return h
+end
