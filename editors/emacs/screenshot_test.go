@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,15 +32,7 @@ import (
 // emacs-review-dark.png before it is accepted. It runs only when
 // that variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/emacs -run Screenshot
 func TestEmacsScreenshot(t *testing.T) {
-	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
-	if dir == "" {
-		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshots")
-	}
-	for _, tool := range []string{"tmux", "emacs", screenshot.Chromium} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed for the screenshots", tool)
-		}
-	}
+	dir := screenshot.Dir(t, "emacs")
 	readLisp(t)
 	bin := lsptest.BuildBinary(t)
 	for _, theme := range []struct{ name, emacsTheme, bg, fg string }{

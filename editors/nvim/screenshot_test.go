@@ -20,6 +20,13 @@ import (
 	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
+// nvimThemes are the terminal's backgrounds the screenshots are taken on
+// (Neovim's 'background' set to match).
+var nvimThemes = []struct{ name, bg, fg string }{
+	{"light", "#ffffff", "#000000"},
+	{"dark", "#1e1e1e", "#d4d4d4"},
+}
+
 // TestNeovimScreenshot runs Neovim in tmux, in a light and a dark
 // background: it adds the file, asks a question (the model calls a tool of
 // an MCP server first: the permission question is rendered to
@@ -34,20 +41,9 @@ import (
 // nvim-review-light.png and nvim-review-dark.png. It runs only when that
 // variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Screenshot
 func TestNeovimScreenshot(t *testing.T) {
-	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
-	if dir == "" {
-		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshots")
-	}
-	for _, tool := range []string{"tmux", "nvim", screenshot.Chromium} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed for the screenshots", tool)
-		}
-	}
+	dir := screenshot.Dir(t, "nvim")
 	bin := lsptest.BuildBinary(t)
-	for _, theme := range []struct{ name, bg, fg string }{
-		{"light", "#ffffff", "#000000"},
-		{"dark", "#1e1e1e", "#d4d4d4"},
-	} {
+	for _, theme := range nvimThemes {
 		t.Run(theme.name, func(t *testing.T) {
 			fake := openaitest.New(t)
 			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mcp__docs__echo", Arguments: `{"text": "/healthz"}`}},
@@ -182,20 +178,9 @@ func TestNeovimScreenshot(t *testing.T) {
 // -dark.png. It runs only when that variable is set:
 // CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run ImageScreenshot
 func TestNeovimImageScreenshot(t *testing.T) {
-	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
-	if dir == "" {
-		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshots")
-	}
-	for _, tool := range []string{"tmux", "nvim", screenshot.Chromium} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed for the screenshots", tool)
-		}
-	}
+	dir := screenshot.Dir(t, "nvim")
 	bin := lsptest.BuildBinary(t)
-	for _, theme := range []struct{ name, bg, fg string }{
-		{"light", "#ffffff", "#000000"},
-		{"dark", "#1e1e1e", "#d4d4d4"},
-	} {
+	for _, theme := range nvimThemes {
 		t.Run(theme.name, func(t *testing.T) {
 			fake := openaitest.New(t)
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"The page shows ", "a login form ", "whose **Sign in** button ", "overlaps the password field: ",

@@ -9,6 +9,23 @@ import (
 	"time"
 )
 
+// Dir is CTXLS_SCREENSHOT_DIR, where a screenshot test writes its PNGs:
+// without it the test is skipped, and without tmux, Chromium or one of
+// tools (the editor) it fails.
+func Dir(t testing.TB, tools ...string) string {
+	t.Helper()
+	dir := os.Getenv("CTXLS_SCREENSHOT_DIR")
+	if dir == "" {
+		t.Skip("set CTXLS_SCREENSHOT_DIR to take the screenshots")
+	}
+	for _, tool := range append([]string{"tmux", Chromium}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed for the screenshots", tool)
+		}
+	}
+	return dir
+}
+
 // Tmux is a terminal editor running in a detached tmux session, driven with
 // keys and read from its screen, as a person at that terminal would.
 type Tmux struct {
