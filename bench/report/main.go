@@ -317,39 +317,14 @@ func main() {
 	flag.Parse()
 	lspOut, err := os.ReadFile(*lspFile)
 	check(err)
-	var minimalOut []byte
-	if *minimalFile != "" {
-		minimalOut, err = os.ReadFile(*minimalFile)
-		check(err)
-	}
-	var minimalDepsOut []byte
-	if *minimalDepsFile != "" {
-		minimalDepsOut, err = os.ReadFile(*minimalDepsFile)
-		check(err)
-	}
-	var firstOut []byte
-	if *firstFile != "" {
-		firstOut, err = os.ReadFile(*firstFile)
-		check(err)
-	}
-	gf, err := os.Open(*goFile)
-	check(err)
 	f := figures{}
 	parseDriver(string(lspOut), f)
-	if minimalOut != nil {
-		m := figures{}
-		parseDriver(string(minimalOut), m)
-		for k, v := range m {
-			f["minimal "+k] = v
-		}
-	}
-	if minimalDepsOut != nil {
-		m := figures{}
-		parseDriver(string(minimalDepsOut), m)
-		for k, v := range m {
-			f["minimaldeps "+k] = v
-		}
-	}
+	// The baselines' figures go in under a prefix: "minimal spawn → …".
+	minimalOut := readDriver(*minimalFile, "minimal ", f)
+	minimalDepsOut := readDriver(*minimalDepsFile, "minimaldeps ", f)
+	firstOut := readDriver(*firstFile, "", nil)
+	gf, err := os.Open(*goFile)
+	check(err)
 	if *testTime != "" {
 		if b, err := os.ReadFile(*testTime); err == nil {
 			if v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
@@ -405,6 +380,24 @@ func main() {
 		check(err)
 		fmt.Fprintf(w, "\n%s", n)
 	}
+}
+
+// readDriver reads a bench/lspbench output file (nil when path is "") and,
+// when f is not nil, puts its figures in f with prefix before their names.
+func readDriver(path, prefix string, f figures) []byte {
+	if path == "" {
+		return nil
+	}
+	out, err := os.ReadFile(path)
+	check(err)
+	if f != nil {
+		m := figures{}
+		parseDriver(string(out), m)
+		for k, v := range m {
+			f[prefix+k] = v
+		}
+	}
+	return out
 }
 
 func cpu() string {
