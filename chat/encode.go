@@ -48,7 +48,7 @@ func plainKey(m *openai.ChatCompletionMessage) (msgKey, bool) {
 
 // textID names a message's long texts by where they are in memory: a
 // message given again holds the very strings it held before (the model
-// view keeps them), so a lookup hashes two words, not a megabyte of text.
+// view keeps them), so a lookup hashes four words, not a megabyte of text.
 // The entry keeps its strings, so no other text can come to be at their
 // address while it is there, and a hit is checked against them (an equal
 // string at the same address compares at once).
