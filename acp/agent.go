@@ -21,8 +21,10 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // ProtocolVersion is the ACP version the agent speaks.
@@ -57,7 +59,7 @@ type Agent struct {
 	open map[string]*openSession // sessions opened on this connection
 	// shownCalls: a tool call's question waits until the prompt's loop
 	// sent its tool_call.
-	shownCalls service.ShownCalls
+	shownCalls tool.ShownCalls
 	// models is the provider's models, for the model config option.
 	models modelCache
 }
@@ -106,8 +108,8 @@ func newAgent(cfg Config, log *slog.Logger, svc *service.Service, out io.Writer)
 		open: map[string]*openSession{},
 	}
 	svc.Subscribe(a.onEvent)
-	svc.SetAsker(a.askPermission)
-	svc.SetEditDoor(acpEdits{a})
+	svc.Tools().SetAsker(a.askPermission)
+	svc.Tools().SetEditDoor(acpEdits{a})
 	return a
 }
 
@@ -153,7 +155,7 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			prov = a.cfg.Provider.Merge(fromMeta)
 		}
 		if allow, ok := m["allowReadOnlyTools"].(bool); ok {
-			a.svc.SetAllowReadOnly(allow)
+			a.svc.Tools().SetAllowReadOnly(allow)
 		}
 		if m["compactAt"] != nil {
 			raw, _ := json.Marshal(m["compactAt"])

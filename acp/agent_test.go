@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
+
 	"github.com/ctxls/ctxls/acp/acptest"
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
@@ -23,7 +25,6 @@ import (
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
-	"github.com/sashabaranov/go-openai"
 )
 
 // agent is a `ctxls acp` process under test with its data directory and

@@ -6,7 +6,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // acpEdits is the ACP door's way with the model's edits: the text is the
@@ -32,7 +32,7 @@ func (e acpEdits) Read(ctx context.Context, sessionID, path string) (string, str
 }
 
 // Review asks with session/request_permission, the edit shown as a diff.
-func (e acpEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
+func (e acpEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
 	a := e.a
 	a.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	title := editTitle(r)
@@ -48,40 +48,40 @@ func (e acpEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 		},
 	})
 	if err != nil {
-		return service.RejectOnce, err
+		return tool.RejectOnce, err
 	}
 	if resp.Outcome.Selected == nil {
-		return service.RejectOnce, nil
+		return tool.RejectOnce, nil
 	}
 	switch resp.Outcome.Selected.OptionId {
 	case "accept":
-		return service.AllowOnce, nil
+		return tool.AllowOnce, nil
 	case "accept_all":
-		return service.AllowAlways, nil
+		return tool.AllowAlways, nil
 	}
-	return service.RejectOnce, nil
+	return tool.RejectOnce, nil
 }
 
 // Apply writes the new text through the client when it offers
 // fs/write_text_file, else to the disk.
-func (e acpEdits) Apply(ctx context.Context, r service.EditRequest) (service.EditResult, error) {
+func (e acpEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResult, error) {
 	a := e.a
 	a.mu.Lock()
 	write := a.caps.Fs.WriteTextFile
 	a.mu.Unlock()
 	if !write {
-		return service.WriteToDisk(r)
+		return tool.WriteToDisk(r)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(r.SessionID), Path: r.Path, Content: r.NewText()}); err != nil {
-		return service.EditResult{}, err
+		return tool.EditResult{}, err
 	}
-	return service.EditResult{Applied: true}, nil
+	return tool.EditResult{Applied: true}, nil
 }
 
 // editTitle is an edit's tool call title.
-func editTitle(r service.EditRequest) string {
+func editTitle(r tool.EditRequest) string {
 	if r.Create {
 		return "create " + r.Path
 	}

@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -51,7 +51,7 @@ func (a *Agent) useMCPServers(id string, list []sdk.McpServer) {
 		raw, _ := json.Marshal(entry)
 		servers[name] = raw
 	}
-	for _, err := range a.svc.SetSessionMCPServers(id, servers, "the ACP client") {
+	for _, err := range a.svc.Tools().SetSessionMCPServers(id, servers, "the ACP client") {
 		problems = append(problems, err.Error())
 	}
 	names := make([]string, 0, len(servers))
@@ -91,7 +91,7 @@ var permissionOptions = []sdk.PermissionOption{
 // askPermission asks with session/request_permission; the tool call was
 // shown pending before (ToolStarted). A cancelled outcome, or a failed
 // request, counts as rejected once.
-func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
+func (a *Agent) askPermission(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
 	start := toolCallStart(r.Call, sdk.ToolCallStatusPending)
 	// The prompt's loop shows the call (and every earlier call's end)
 	// first.
@@ -104,20 +104,20 @@ func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) 
 		Options:   permissionOptions,
 	})
 	if err != nil {
-		return service.RejectOnce, err
+		return tool.RejectOnce, err
 	}
 	if resp.Outcome.Selected == nil {
-		return service.RejectOnce, nil // cancelled
+		return tool.RejectOnce, nil // cancelled
 	}
 	switch resp.Outcome.Selected.OptionId {
 	case "allow_once":
-		return service.AllowOnce, nil
+		return tool.AllowOnce, nil
 	case "allow_always":
-		return service.AllowAlways, nil
+		return tool.AllowAlways, nil
 	case "reject_always":
-		return service.RejectAlways, nil
+		return tool.RejectAlways, nil
 	}
-	return service.RejectOnce, nil
+	return tool.RejectOnce, nil
 }
 
 // toolUpdate is a turn's tool event as a session/update.

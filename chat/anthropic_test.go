@@ -234,7 +234,7 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 	// A long system prompt: put a big relevant file in the session's view.
 	fake.Enqueue(anthropictest.Reply{Chunks: []string{"The ", "answer ", "is 42."}})
 	rec := &recorder{}
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "first question", Provider: p}, rec)
+	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "first question", Provider: p, Tools: contextTools{st}}, rec)
 	if err != nil || res.Text != "The answer is 42." || rec.deltas.String() != res.Text || res.FinishReason != FinishStop {
 		t.Fatalf("turn 1: %+v %v (deltas %q)", res, err, rec.deltas.String())
 	}
@@ -253,7 +253,7 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 		anthropictest.Reply{Chunks: []string{"Nothing is set."}},
 	)
 	rec = &recorder{}
-	res, err = e.Run(ctx, Turn{SessionID: s.ID, Message: "second question", Provider: p}, rec)
+	res, err = e.Run(ctx, Turn{SessionID: s.ID, Message: "second question", Provider: p, Tools: contextTools{st}}, rec)
 	if err != nil || res.Text != "Let me check.Nothing is set." {
 		t.Fatalf("turn 2: %+v %v", res, err)
 	}
@@ -262,7 +262,7 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	r2, r3 := reqs[1], reqs[2]
-	if r2.Question() != "second question" || len(r2.Parsed.Messages) != 3 || len(r2.Parsed.Tools) != OwnTools {
+	if r2.Question() != "second question" || len(r2.Parsed.Messages) != 3 || len(r2.Parsed.Tools) != len(toolDefs) {
 		t.Errorf("turn 2's request: %s", r2.Body)
 	}
 	// Breakpoints: the system prompt, the previous turn's question and this
@@ -466,11 +466,11 @@ func TestAnthropicTitleAndCompaction(t *testing.T) {
 	}
 
 	// A compaction of a long session.
-	fillSession(t, st, s.ID, 600, 0)
+	fillSession(t, st, s.ID, 700, 0) // over the compaction limit with or without tools
 	before := len(fake.Requests())
 	rec = &recorder{}
 	fake.Enqueue() // the default reply, the summary, for every request
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "What is the next step?", Provider: p}, rec)
+	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "What is the next step?", Provider: p, Tools: contextTools{st}}, rec)
 	if err != nil || len(rec.compacted) != 1 {
 		t.Fatalf("turn: %+v %v, %d compactions", res, err, len(rec.compacted))
 	}

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxls/ctxls/api"
 	"strings"
 	"time"
+
+	"github.com/ctxls/ctxls/api"
 
 	"github.com/sashabaranov/go-openai"
 

@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
@@ -381,3 +384,41 @@ func TestModelViewForgetAndIdle(t *testing.T) {
 		t.Error("no view, nothing shown")
 	}
 }
+
+// toolDefs are tools as a toolbox offers them (the real ones are package
+// tool's, which imports this package): a schema with required fields and
+// one without.
+var toolDefs = []openai.Tool{
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        "set_relevant_context",
+		Description: "Set one named set of the session's relevant context.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"setName":{"type":"string"},"items":{"type":"array","items":{"type":"string"}}},"required":["setName","items"]}`),
+	}},
+	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+		Name:        "get_relevant_context",
+		Description: "Read the session's relevant context.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"setName":{"type":"string"}}}`),
+	}},
+}
+
+// contextTools is a toolbox offering toolDefs; get_relevant_context reads
+// the session's context from the store.
+type contextTools struct{ st session.Store }
+
+func (c contextTools) Tools(context.Context, *ToolTurn) []openai.Tool { return toolDefs }
+func (c contextTools) Describe(name string) (string, string, ToolInfo, bool) {
+	return "", name, ToolInfo{ReadOnly: true}, name == "get_relevant_context" || name == "set_relevant_context"
+}
+func (c contextTools) Call(ctx context.Context, tt *ToolTurn, call ToolCall) (string, bool, bool) {
+	sets, err := c.st.Context(ctx, tt.SessionID)
+	if err != nil {
+		return "error: " + err.Error(), true, false
+	}
+	if len(sets) == 0 {
+		return "No context stored for this session", false, false
+	}
+	b, _ := json.Marshal(sets)
+	return string(b), false, false
+}
+func (contextTools) Stored(_, args string) string { return args }
+func (contextTools) Edited() []string             { return nil }

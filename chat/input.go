@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"io"
 	"os"
 	"slices"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/workspace"
 )
 
 // assembled is a turn's model input and what its parts cost.
@@ -49,7 +49,7 @@ type assembled struct {
 // preview of a session's first turn, before there is one): its context,
 // its files, and its history as the model sees it, the newest summary
 // and the messages after it, without this turn's message.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
+func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
 	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
 	var (
 		sets    session.Context
@@ -134,8 +134,15 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *toolEnv, tools []o
 		out.Compacted, out.Covered = s.summary, s.summary.SummaryOf.Covered
 	}
 	trim := func() {
-		room := window - sysTokens - out.Message - out.Tools - summaryCost // for the history
+		// The history's room: the system message and the question take
+		// their framing beside their text.
+		room := window - sysTokens - out.Message - out.Tools - summaryCost - 2*perMessage
 		kept, out.Dropped, used = trimTurns(turns[from:], room)
+		if out.Dropped > 0 {
+			// The cut is marked with a note, which takes room too.
+			note := counter.Count(prompts.DroppedNote(len(turns) * 2))
+			kept, out.Dropped, used = trimTurns(turns[from:], room-note)
+		}
 	}
 	trim()
 	if !fresh && from+out.Dropped > 0 {
@@ -224,16 +231,6 @@ func MissingFiles(paths []string, b Buffers) []string {
 	return missing
 }
 
-func readLimited(path string, limit int64) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit))
-	return string(data), err
-}
-
 // Forget drops what the engine keeps about a session (its model view, an
 // answer a lost store did not take): the session was deleted.
 func (e *Engine) Forget(id string) {
@@ -262,7 +259,7 @@ func (e *Engine) clock() time.Time {
 // into in: the editor's text where it has the file open, else the disk;
 // missing ones noted, and ones the model added outside the workspace or
 // that look like secrets withheld.
-func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, in *prompts.Input) {
+func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Context, in *prompts.Input) {
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
 	seen := map[string]bool{}
@@ -271,7 +268,7 @@ func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, in 
 			continue
 		}
 		seen[p] = true
-		if why := guard.refusal(p); why != "" {
+		if why := guard.Refusal(p); why != "" {
 			// Added by the model and outside the workspace: never sent.
 			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhyOutside})
 			continue
@@ -283,7 +280,7 @@ func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, in 
 		if text, ok := e.buffers(t).TextByPath(p); ok {
 			f.Content, f.Unsaved = text, true
 		} else {
-			data, err := readLimited(p, 4<<20)
+			data, err := workspace.ReadLimited(p, 4<<20)
 			if err != nil {
 				in.Missing = append(in.Missing, p)
 				e.Log.Info("relevant file not read", "path", p, "err", err)
@@ -291,7 +288,7 @@ func (e *Engine) relevantFiles(t Turn, guard *toolEnv, sets session.Context, in 
 			}
 			f.Content = data
 		}
-		if LooksSecret(p, f.Content) && !guard.userSet[p] {
+		if guard.Withheld(p, f.Content) {
 			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
 			continue
 		}

@@ -36,7 +36,6 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
 	}
 	t.Provider.Model = e.sessionModel(ctx, t)
-	guard := &toolEnv{e: e, turn: t, userSet: map[string]bool{}}
 	var st *session.TurnState
 	if t.SessionID != "" {
 		var err error
@@ -44,14 +43,10 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 			return nil, err
 		}
 		t.Session = st.Session
-		guard = e.toolEnv(t, st, nil)
-	} else {
-		for _, p := range t.Files {
-			guard.userSet[p] = true
-		}
 	}
-	tools := turnTools(ctx, t, nil)
-	in, err := e.assemble(ctx, t, guard, tools, st, false, nil)
+	tt := e.toolTurn(t, st, nil)
+	tools := turnTools(ctx, t, tt)
+	in, err := e.assemble(ctx, t, &tt.Guard, tools, st, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -7,44 +7,85 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/workspace"
 )
 
-// Toolbox is the tools a turn offers beside ctxls's own: the user's MCP
-// servers', which the service provides and guards with the user's
-// permission. The engine asks for its tools once per turn (so their
-// schemas count in the turn's budget) and hands it the calls of the tools
-// it offered.
+// MaxToolRounds bounds the tool calls of one turn.
+const MaxToolRounds = 8
+
+// Toolbox is every tool a turn offers the model: ctxls's own, the edit
+// tools, the user's MCP servers' (package tool's box). The engine asks for
+// its tools once per turn (so their schemas count in the turn's budget) and
+// hands it the calls of the tools it offered. A turn without one offers
+// no tools.
 type Toolbox interface {
-	// Tools are the tools to offer; names must not clash with ctxls's own
-	// (the engine drops one that does). ev reports what it does meanwhile
-	// (starting servers).
-	Tools(ctx context.Context, ev Events) []openai.Tool
-	// Describe says which server's tool a name offered by Tools is.
+	// Tools are the tools to offer. tt.Events reports what it does
+	// meanwhile (starting servers); nil in a preview.
+	Tools(ctx context.Context, tt *ToolTurn) []openai.Tool
+	// Describe says what a name offered by Tools is: the server whose tool
+	// it is ("" for ctxls's own) and that tool's name there, and what is
+	// known of it. ok is false for a name it did not offer.
 	Describe(name string) (server, tool string, info ToolInfo, ok bool)
 	// Call runs one call; it emits ToolAllowed once it may run (after
 	// asking the user), and says whether the call failed or the user
 	// declined it. out is what the model is given.
-	Call(ctx context.Context, sessionID string, call ToolCall, ev Events) (out string, failed, declined bool)
+	Call(ctx context.Context, tt *ToolTurn, call ToolCall) (out string, failed, declined bool)
+	// Stored is what is stored of a call's arguments (write_file's content
+	// becomes a note of its size: the file is in the session folder).
+	Stored(name, arguments string) string
 	// Edited are the user's files the turn's calls changed.
 	Edited() []string
 }
 
-// turnTools is the tools a turn offers: ctxls's own, then its toolbox's.
-func turnTools(ctx context.Context, t Turn, ev Events) []openai.Tool {
-	if t.Tools == nil {
-		return toolDefs
-	}
-	tools := append([]openai.Tool{}, toolDefs...)
-	own := map[string]bool{}
-	for _, d := range toolDefs {
-		own[d.Function.Name] = true
-	}
-	for _, d := range t.Tools.Tools(ctx, ev) {
-		if d.Function != nil && !own[d.Function.Name] {
-			tools = append(tools, d)
+// ToolTurn is what a turn's tools may use: its session, its workspace
+// folders and the guard of what the model may read, the editor's text, the
+// door's way to write the model's output files, and the turn's events.
+type ToolTurn struct {
+	SessionID string
+	workspace.Guard
+	Buffers Buffers
+	// WriteFile is Turn.WriteFile (nil: the store writes).
+	WriteFile func(ctx context.Context, path, content string) error
+	Events    Events
+}
+
+// toolTurn gathers what a turn's tools may use, from what the turn read of
+// its session (st; nil for a preview of a first turn).
+func (e *Engine) toolTurn(t Turn, st *session.TurnState, ev Events) *ToolTurn {
+	tt := &ToolTurn{SessionID: t.SessionID, Buffers: e.buffers(t), WriteFile: t.WriteFile, Events: ev}
+	tt.Roots, tt.UserFiles = t.Roots, map[string]bool{}
+	folder := ""
+	if st != nil {
+		folder = st.Session.Folder
+		for p, by := range st.AddedBy {
+			if by == session.AddedByUser {
+				tt.UserFiles[p] = true
+			}
 		}
 	}
-	return tools
+	for _, p := range t.Files {
+		tt.UserFiles[p] = true
+	}
+	// The session folder now: a rename during the turn (the user's, or the
+	// model's title) moves it.
+	tt.Folder = func() string {
+		if t.SessionID != "" {
+			if s, err := e.Store.Get(context.Background(), t.SessionID); err == nil {
+				return s.Folder
+			}
+		}
+		return folder
+	}
+	return tt
+}
+
+// turnTools is the tools a turn offers.
+func turnTools(ctx context.Context, t Turn, tt *ToolTurn) []openai.Tool {
+	if t.Tools == nil {
+		return nil
+	}
+	return t.Tools.Tools(ctx, tt)
 }
 
 // toolTokens is what the tools' names, descriptions and schemas cost.
@@ -54,4 +95,17 @@ func toolTokens(tools []openai.Tool, c prompts.Counter) int {
 	}
 	b, _ := json.Marshal(tools)
 	return c.Count(string(b))
+}
+
+// storedCalls is what is stored of a round's tool calls (Toolbox.Stored).
+func storedCalls(box Toolbox, calls []openai.ToolCall) []openai.ToolCall {
+	if box == nil {
+		return calls
+	}
+	out := make([]openai.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = c
+		out[i].Function.Arguments = box.Stored(c.Function.Name, c.Function.Arguments)
+	}
+	return out
 }

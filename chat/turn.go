@@ -1,17 +1,19 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxls/ctxls/api"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ctxls/ctxls/api"
 
 	"github.com/sashabaranov/go-openai"
 
@@ -67,6 +69,9 @@ type ToolCall struct {
 type ToolInfo struct {
 	Title                 string
 	ReadOnly, Destructive bool
+	// Asks: the call may wait for the user (a permission question, an
+	// edit's review) before it runs, so it starts pending.
+	Asks bool
 }
 
 // Engine runs turns. It is safe for concurrent use: turns of different
@@ -135,8 +140,7 @@ type Turn struct {
 	// share of the window, in percent (0: DefaultCompactAt; CompactOff:
 	// never, the oldest turns are left out instead).
 	CompactAt int
-	// Tools offers the user's MCP servers' tools beside ctxls's own (nil:
-	// none).
+	// Tools offers the model its tools (package tool's box; nil: none).
 	Tools Toolbox
 	// Session is the session as read when the turn was asked for (nil:
 	// the engine reads it). The engine keeps it current through its own
@@ -325,8 +329,8 @@ type run struct {
 	ev       Events
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
-	tools    *toolEnv
-	defs     []openai.Tool // the tools offered: ctxls's own and the toolbox's
+	tt       *ToolTurn
+	defs     []openai.Tool // the tools offered (Turn.Tools's)
 	messages []openai.ChatCompletionMessage
 	res      *Result
 	all      strings.Builder // the answer's text over all rounds
@@ -409,9 +413,9 @@ func (r *run) begin() error {
 		st.History = slices.DeleteFunc(st.History, func(m session.Message) bool { return m.ID == user.ID })
 		stored = func() error { return nil }
 	}
-	r.tools = e.toolEnv(*t, st, r.ev)
-	r.defs = turnTools(ctx, *t, r.ev)
-	in, err := e.assemble(ctx, *t, r.tools, r.defs, st, true, e.turnCompactor(*t, r.ev))
+	r.tt = e.toolTurn(*t, st, r.ev)
+	r.defs = turnTools(ctx, *t, r.tt)
+	in, err := e.assemble(ctx, *t, &r.tt.Guard, r.defs, st, true, e.turnCompactor(*t, r.ev))
 	if err != nil {
 		return err
 	}
@@ -540,7 +544,7 @@ func (r *run) save(answer *session.Message, text, finish string, usage session.U
 // results; at MaxToolRounds it stops the turn with a note instead.
 func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, text string, calls []openai.ToolCall) (more bool, err error) {
 	e, t := r.e, r.t
-	raw, _ := json.Marshal(storedCalls(calls))
+	raw, _ := json.Marshal(storedCalls(t.Tools, calls))
 	if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 		return false, r.stored(err)
 	}
@@ -581,26 +585,22 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 	return false, nil
 }
 
-// call runs one tool call, ctxls's own or the toolbox's, bracketed by
+// call runs one tool call through the turn's toolbox, bracketed by
 // ToolStarted and ToolFinished, and returns what the model is given and
 // whether the call failed or the user declined it.
 func (r *run) call(c openai.ToolCall) (out string, failed, declined bool) {
 	tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
-	var server, tool string
-	var info ToolInfo
-	external := false
+	ok := false
 	if r.t.Tools != nil {
-		server, tool, info, external = r.t.Tools.Describe(tc.Name)
+		tc.Server, tc.Tool, tc.ToolInfo, ok = r.t.Tools.Describe(tc.Name)
+		tc.Tool = cmp.Or(tc.Tool, tc.Name)
 	}
-	if !external || isOwnTool(tc.Name) {
-		r.ev.Emit(ToolStarted{Call: tc})
-		out, failed = r.tools.run(r.ctx, tc.Name, tc.Arguments)
-		r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed})
-		return out, failed, false
+	r.ev.Emit(ToolStarted{Call: tc, Pending: tc.Asks})
+	if !ok {
+		out, failed = fmt.Sprintf("error: unknown tool %q", tc.Name), true
+	} else {
+		out, failed, declined = r.t.Tools.Call(r.ctx, r.tt, tc)
 	}
-	tc.Server, tc.Tool, tc.ToolInfo = server, tool, info
-	r.ev.Emit(ToolStarted{Call: tc, Pending: true})
-	out, failed, declined = r.t.Tools.Call(r.ctx, r.t.SessionID, tc, r.ev)
 	r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed, Declined: declined})
 	return out, failed, declined
 }

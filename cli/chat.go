@@ -15,6 +15,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -40,8 +41,8 @@ func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 			fmt.Fprintln(errOut, service.CompactionMarker(ev))
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
 			// MCP tools' calls, and any call that failed.
-			if tc, ok := service.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
-				fmt.Fprintf(errOut, "[%s]\n", service.ToolCallLine(tc))
+			if tc, ok := tool.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
+				fmt.Fprintf(errOut, "[%s]\n", tool.ToolCallLine(tc))
 			}
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
@@ -126,10 +127,10 @@ what followed it are removed from the session first.`,
 			svc.SetCompactAt(at)
 			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
 			asker := &toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}
-			svc.SetAsker(asker.ask)
-			svc.SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: asker})
-			svc.SetAllowReadOnly(readOnly)
-			svc.SetWorkspaceMCP(true)
+			svc.Tools().SetAsker(asker.ask)
+			svc.Tools().SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: asker})
+			svc.Tools().SetAllowReadOnly(readOnly)
+			svc.Tools().SetWorkspaceMCP(true)
 			if edits != "" && !slices.Contains([]string{string(api.ReviewAsk), string(api.ReviewAuto), string(api.ReviewOff)}, edits) {
 				return usageError{fmt.Errorf("--edits is ask, auto or off, got %q", edits)}
 			}

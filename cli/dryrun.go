@@ -28,8 +28,8 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 	}
 	defer svc.Close()
 	// The tools are the ones "ctxls chat" offers.
-	svc.SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: &toolAsker{errOut: cmd.ErrOrStderr()}})
-	svc.SetWorkspaceMCP(true)
+	svc.Tools().SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: &toolAsker{errOut: cmd.ErrOrStderr()}})
+	svc.Tools().SetWorkspaceMCP(true)
 	sessionID := ""
 	if prefix != "" || cont {
 		var err error

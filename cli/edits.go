@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // cliEdits is "ctxls chat"'s way with the model's edits: the files are the
@@ -23,10 +23,10 @@ func (cliEdits) Read(context.Context, string, string) (string, string, *int32, b
 	return "", "", nil, false
 }
 
-func (e cliEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
+func (e cliEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
 	if e.asker.tty == nil {
 		fmt.Fprintf(e.errOut, "[the edit of %s was rejected: there is no terminal to review it on; run with --edits auto to apply edits unreviewed]\n", r.Path)
-		return service.RejectOnce, errors.New("no terminal to review on")
+		return tool.RejectOnce, errors.New("no terminal to review on")
 	}
 	verb := "edit"
 	if r.Create {
@@ -34,17 +34,17 @@ func (e cliEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 	}
 	s, err := e.asker.prompt(ctx, fmt.Sprintf("%s\nctxls: the model wants to %s %s (%s).\n  [y] accept   [a] accept all in this turn   [n] reject: ", r.Diff, verb, r.Path, r.Summary))
 	if err != nil {
-		return service.RejectOnce, err
+		return tool.RejectOnce, err
 	}
 	switch s {
 	case "y", "yes":
-		return service.AllowOnce, nil
+		return tool.AllowOnce, nil
 	case "a", "all":
-		return service.AllowAlways, nil
+		return tool.AllowAlways, nil
 	}
-	return service.RejectOnce, nil
+	return tool.RejectOnce, nil
 }
 
-func (cliEdits) Apply(_ context.Context, r service.EditRequest) (service.EditResult, error) {
-	return service.WriteToDisk(r)
+func (cliEdits) Apply(_ context.Context, r tool.EditRequest) (tool.EditResult, error) {
+	return tool.WriteToDisk(r)
 }

@@ -61,7 +61,7 @@ func mcpListCmd(g *globals) *cobra.Command {
 		Short: "List the MCP servers configured ($XDG_CONFIG_HOME/ctxls/mcp.json), where each came from; --tools starts each and lists its tools",
 		Args:  cobra.NoArgs,
 		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, _ []string) error {
-			svc.SetWorkspaceMCP(true)
+			svc.Tools().SetWorkspaceMCP(true)
 			res, err := svc.McpList(cmd.Context(), &api.MCPListArgs{Tools: tools})
 			if err != nil {
 				return err

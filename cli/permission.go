@@ -10,7 +10,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // toolAsker is how "ctxls chat" gets the user's permission for a tool
@@ -39,49 +39,49 @@ func (a *toolAsker) matches(server, tool, name string) bool {
 	return false
 }
 
-func (a *toolAsker) ask(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
+func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
 	if r.Trust != nil {
 		return a.askTrust(ctx, *r.Trust)
 	}
 	c := r.Call
 	if a.matches(c.Server, c.Tool, c.Name) {
-		return service.AllowOnce, nil
+		return tool.AllowOnce, nil
 	}
 	if a.tty == nil {
 		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", c.Server, c.Tool, c.Server, c.Tool)
-		return service.RejectOnce, errors.New("no terminal to ask on")
+		return tool.RejectOnce, errors.New("no terminal to ask on")
 	}
-	s, err := a.prompt(ctx, service.PermissionQuestion(r)+"\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ")
+	s, err := a.prompt(ctx, tool.PermissionQuestion(r)+"\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ")
 	if err != nil {
-		return service.RejectOnce, err
+		return tool.RejectOnce, err
 	}
 	switch s {
 	case "y", "yes":
-		return service.AllowOnce, nil
+		return tool.AllowOnce, nil
 	case "a", "always":
-		return service.AllowAlways, nil
+		return tool.AllowAlways, nil
 	case "v", "never":
-		return service.RejectAlways, nil
+		return tool.RejectAlways, nil
 	}
-	return service.RejectOnce, nil
+	return tool.RejectOnce, nil
 }
 
 // askTrust asks whether to trust a workspace's .mcp.json; with no
 // terminal it stays undecided (and unused) and the user is told how to
 // trust it.
-func (a *toolAsker) askTrust(ctx context.Context, r service.TrustRequest) (service.Decision, error) {
+func (a *toolAsker) askTrust(ctx context.Context, r tool.TrustRequest) (tool.Decision, error) {
 	if a.tty == nil {
 		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", r.Path, r.Path)
-		return service.RejectOnce, errors.New("no terminal to ask on")
+		return tool.RejectOnce, errors.New("no terminal to ask on")
 	}
-	s, err := a.prompt(ctx, service.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")
+	s, err := a.prompt(ctx, tool.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")
 	if err != nil {
-		return service.RejectOnce, err
+		return tool.RejectOnce, err
 	}
 	if s == "t" || s == "trust" || s == "y" || s == "yes" {
-		return service.AllowAlways, nil
+		return tool.AllowAlways, nil
 	}
-	return service.RejectAlways, nil
+	return tool.RejectAlways, nil
 }
 
 // prompt asks a question on the terminal and returns the answer's line,

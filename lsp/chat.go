@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -92,7 +93,7 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "usage": api.ChatUsage{
 				PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, CachedTokens: ev.Usage.CachedTokens}})
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
-			tc, _ := service.ToolCallUpdate(t.SessionID, ev)
+			tc, _ := tool.ToolCallUpdate(t.SessionID, ev)
 			s.notify(ctx, api.ToolCall, tc)
 			switch ev.(type) {
 			case turn.ToolStarted: // a question about it may now be asked
@@ -100,7 +101,7 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			case turn.ToolFinished:
 				s.shownCalls.Ended(tc.SessionID, tc.ID)
 			}
-			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})
+			p.send(map[string]any{"kind": "report", "message": tool.ToolCallLine(tc)})
 		case turn.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
 			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (the first %d messages)", sp.Covered)})

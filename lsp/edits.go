@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"go.lsp.dev/uri"
+
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
-	"github.com/ctxls/ctxls/service"
-	"go.lsp.dev/uri"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // editCaps is what the client said it can do with edits.
@@ -43,7 +44,7 @@ func (e lspEdits) Read(_ context.Context, _, path string) (string, string, *int3
 }
 
 // Review asks the user about an edit.
-func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
+func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
 	s := e.s
 	s.mu.Lock()
 	caps := s.edits
@@ -54,25 +55,25 @@ func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.De
 	if caps.review {
 		var answer *api.ReviewEditResult
 		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {
-			return service.RejectOnce, err
+			return tool.RejectOnce, err
 		}
 		if answer == nil {
-			return service.RejectOnce, nil
+			return tool.RejectOnce, nil
 		}
 		switch answer.Decision {
 		case api.ReviewAccept:
-			return service.AllowOnce, nil
+			return tool.AllowOnce, nil
 		case api.ReviewAcceptAll:
-			return service.AllowAlways, nil
+			return tool.AllowAlways, nil
 		}
-		return service.RejectOnce, nil
+		return tool.RejectOnce, nil
 	}
 	msg := fmt.Sprintf("ctxls: the model wants to %s %s (%s). Apply it?", map[bool]string{true: "create", false: "edit"}[r.Create], r.Path, r.Summary)
 	title, err := s.showMessageRequest(ctx, timeout, 3, msg, accept, acceptAll, reject)
 	return decisions[title], err
 }
 
-func reviewParams(r service.EditRequest) api.ReviewEditParams {
+func reviewParams(r tool.EditRequest) api.ReviewEditParams {
 	return api.ReviewEditParams{
 		SessionID: r.SessionID, ID: r.Call.ID, Path: r.Path, URI: fileURI(r.Path, r.URI), Create: r.Create,
 		OldText: r.OldText, NewText: r.NewText(), Diff: r.Diff, Summary: r.Summary,
@@ -83,16 +84,16 @@ func reviewParams(r service.EditRequest) api.ReviewEditParams {
 // texts as one TextEdit in the negotiated encoding, in a TextDocumentEdit
 // with the version it was computed against (null for a file not open), a
 // new file as CreateFile and an insert.
-func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.EditResult, error) {
+func (e lspEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResult, error) {
 	s := e.s
 	s.mu.Lock()
 	caps, enc := s.edits, s.enc
 	s.mu.Unlock()
 	switch {
 	case !caps.apply:
-		return service.EditResult{}, fmt.Errorf("the editor does not apply edits (it lacks workspace.applyEdit)")
+		return tool.EditResult{}, fmt.Errorf("the editor does not apply edits (it lacks workspace.applyEdit)")
 	case r.Create && !(caps.versions && caps.create):
-		return service.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
+		return tool.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
 	}
 	uri := fileURI(r.Path, r.URI)
 	edit := map[string]any{
@@ -123,9 +124,9 @@ func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.Edi
 		FailureReason string `json:"failureReason"`
 	}
 	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": "ctxls: " + verb + " " + filepath.Base(r.Path), "edit": we}, &res); err != nil {
-		return service.EditResult{}, err
+		return tool.EditResult{}, err
 	}
-	return service.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
+	return tool.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
 }
 
 // fileURI is the document's URI: the editor's, else the path's file URI.

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxls/ctxls/service"
 	"io"
 	"reflect"
 	"strings"
+
+	"github.com/ctxls/ctxls/service"
 
 	"github.com/ctxls/ctxls/api"
 )

@@ -94,7 +94,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	s.mu.Unlock()
 	if p.Capabilities.Workspace.ApplyEdit {
 		// Edits are offered only to an editor that can apply them.
-		svc.SetEditDoor(lspEdits{s})
+		svc.Tools().SetEditDoor(lspEdits{s})
 	}
 	s.view.setIdle(o.viewIdle)
 	s.startWatch(svc)
@@ -180,8 +180,8 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
 	}
 	svc.Subscribe(s.onEvent)
-	svc.SetAsker(s.askPermission)
-	svc.SetWorkspaceMCP(true)
+	svc.Tools().SetAsker(s.askPermission)
+	svc.Tools().SetWorkspaceMCP(true)
 	s.setToolOptions(svc, &o.AllowReadOnlyTools, &o.ToolPermissionTimeoutSeconds)
 	return svc, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // Config is what the command line gives the server.
@@ -84,13 +85,13 @@ type Server struct {
 	initDone          chan struct{} // closed when initialize returns, however it ended (initOnce)
 	initOnce          sync.Once
 	enc               buffer.Encoding
-	svc               *service.Service   // the operations, over the store initialize opened
-	resumeAtInit      string             // initializationOptions.session, resumed on "initialized"
-	clientWorkDone    bool               // the client supports window/workDoneProgress/create
-	permissionTimeout time.Duration      // how long a tool call waits for the user (0: the default)
-	edits             editCaps           // what the client can do with the model's edits
-	shownCalls        service.ShownCalls // a tool call's question waits until the turn's loop showed the call
-	watch             *watcher           // live updates from other daemons (live.go); nil when stopped
+	svc               *service.Service // the operations, over the store initialize opened
+	resumeAtInit      string           // initializationOptions.session, resumed on "initialized"
+	clientWorkDone    bool             // the client supports window/workDoneProgress/create
+	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
+	edits             editCaps         // what the client can do with the model's edits
+	shownCalls        tool.ShownCalls  // a tool call's question waits until the turn's loop showed the call
+	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
 
 	// view is the editor's view waiting to be captured; it has its own
 	// mutex (see view.go).

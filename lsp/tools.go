@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // The answers of the permission question (window/showMessageRequest).
@@ -23,26 +24,26 @@ const (
 // client shows it as it is. No answer within the timeout
 // (toolPermissionTimeoutSeconds), no action chosen or a failed request
 // counts as denied (a trust question unanswered is asked again next time).
-func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
+func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
 	ctx, cancel, timeout := s.questionContext(ctx)
 	defer cancel()
 	if r.Trust != nil {
-		title, err := s.showMessageRequest(ctx, timeout, 2, service.TrustQuestion(*r.Trust), trust, distrust)
+		title, err := s.showMessageRequest(ctx, timeout, 2, tool.TrustQuestion(*r.Trust), trust, distrust)
 		if err == nil && title == "" {
 			err = fmt.Errorf("no answer")
 		}
 		return decisions[title], err
 	}
 	s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
-	title, err := s.showMessageRequest(ctx, timeout, 3, service.PermissionQuestion(r), allowOnce, allowAlways, deny)
+	title, err := s.showMessageRequest(ctx, timeout, 3, tool.PermissionQuestion(r), allowOnce, allowAlways, deny)
 	return decisions[title], err
 }
 
 // decisions are what the questions' answers decide (any other: RejectOnce).
-var decisions = map[string]service.Decision{
-	allowOnce: service.AllowOnce, allowAlways: service.AllowAlways,
-	trust: service.AllowAlways, distrust: service.RejectAlways,
-	accept: service.AllowOnce, acceptAll: service.AllowAlways,
+var decisions = map[string]tool.Decision{
+	allowOnce: tool.AllowOnce, allowAlways: tool.AllowAlways,
+	trust: tool.AllowAlways, distrust: tool.RejectAlways,
+	accept: tool.AllowOnce, acceptAll: tool.AllowAlways,
 }
 
 // questionContext bounds a question to the user by
@@ -84,7 +85,7 @@ func (s *Server) showMessageRequest(ctx context.Context, timeout time.Duration, 
 // (nil: unchanged; a timeout below 1 s is the default).
 func (s *Server) setToolOptions(svc *service.Service, allowReadOnly *bool, timeoutSeconds *int) {
 	if allowReadOnly != nil {
-		svc.SetAllowReadOnly(*allowReadOnly)
+		svc.Tools().SetAllowReadOnly(*allowReadOnly)
 	}
 	if timeoutSeconds != nil {
 		s.mu.Lock()

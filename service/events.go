@@ -2,6 +2,7 @@ package service
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/prompts"
@@ -48,15 +49,21 @@ func (Notice) isEvent()         {}
 // Subscribe calls f with every event of this connection's operations, and
 // with the titles the model suggests after a turn ended.
 func (s *Service) Subscribe(f func(Event)) {
-	s.subsMu.Lock()
-	s.subs = append(s.subs, f)
-	s.subsMu.Unlock()
+	s.subs.mu.Lock()
+	s.subs.fs = append(s.subs.fs, f)
+	s.subs.mu.Unlock()
+}
+
+// subscribers are the doors' event handlers.
+type subscribers struct {
+	mu sync.Mutex
+	fs []func(Event)
 }
 
 func (s *Service) publish(ev Event) {
-	s.subsMu.Lock()
-	subs := s.subs
-	s.subsMu.Unlock()
+	s.subs.mu.Lock()
+	subs := s.subs.fs
+	s.subs.mu.Unlock()
 	for _, f := range subs {
 		f(ev)
 	}

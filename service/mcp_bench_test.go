@@ -48,8 +48,9 @@ func BenchmarkMCPToolCallOverhead(b *testing.B) {
 	if err := st.SetToolPermission(ctx, sess.Session.ID, "mcp__t__echo", session.ToolAllow); err != nil {
 		b.Fatal(err)
 	}
-	box := s.toolbox(sess.Session.ID, true, nil)
-	if len(box.Tools(ctx, nil)) == 0 {
+	box := s.Tools().Turn(sess.Session.ID, true)
+	tt := &chat.ToolTurn{SessionID: sess.Session.ID, Events: discard{}}
+	if len(box.Tools(ctx, tt)) == 0 {
 		b.Fatal("no tools")
 	}
 	direct, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
@@ -62,7 +63,7 @@ func BenchmarkMCPToolCallOverhead(b *testing.B) {
 	var viaCtxls, viaSDK []time.Duration
 	for b.Loop() {
 		begun := time.Now()
-		out, failed, declined := box.Call(ctx, sess.Session.ID, call, discard{})
+		out, failed, declined := box.Call(ctx, tt, call)
 		viaCtxls = append(viaCtxls, time.Since(begun))
 		if failed || declined || out != "echo: hello" {
 			b.Fatalf("through ctxls: %q %v %v", out, failed, declined)

@@ -14,9 +14,7 @@
 package service
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -27,9 +25,9 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
-	"github.com/ctxls/ctxls/mcpclient"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -72,9 +70,7 @@ type Config struct {
 // Service implements api.Interface for one connection. It is safe for
 // concurrent use.
 type Service struct {
-	// questions caches listed sessions' questions (questionsOf).
-	questionsMu sync.Mutex
-	questions   map[string]questionStat
+	questions questionCache // listed sessions' questions (questionsOf)
 
 	store   session.Store
 	opening *backend.Pending // the store while Start opens it; nil after Open or New
@@ -86,30 +82,22 @@ type Service struct {
 	probe   func() bool
 	cliMB   int
 	noEnv   bool
-	version string
+	box     *tool.Box // the model's tools: the door's asker and edit door, the MCP servers
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
-	mu            sync.Mutex
-	provider      api.Provider
-	roots         []string                   // workspace folders, absolute; the first is the session's workspace
-	client        string                     // "<name> <version>" of the client, for envHint
-	envOverride   string                     // an envHint the client gave verbatim
-	current       string                     // the current session ("" if none): what an empty sessionId means
-	lostCurrent   bool                       // the current session was deleted; say so when the next is made
-	resumed       map[string]bool            // sessions resumed since their last turn
-	held          map[string]bool            // sessions this connection made, resumed or used: never pruned as empty
-	compactAt     int                        // 0: the default
-	editorMB      int                        // the client's storage soft limit in MiB; 0: the command line's
-	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
-	sessionMCP    map[string]sessionServers  // MCP servers a session was opened with (ACP), by session
-	asker         Asker                      // how to ask the user for a tool call's permission
-	allowReadOnly bool                       // read-only tools run without asking
-	workspaceMCP  bool                       // use the workspace folders' trusted .mcp.json files
-	editDoor      EditDoor                   // how the model's edits are reviewed and applied; nil: no edit tools
-	pendingView   []string                   // the editor's view captured before any session existed
-	toolNotices   map[string]string          // what the user was last told about a server or tool
-	mcpManager    *mcpclient.Manager         // the running MCP servers; made on first need
+	mu          sync.Mutex
+	provider    api.Provider
+	roots       []string        // workspace folders, absolute; the first is the session's workspace
+	client      string          // "<name> <version>" of the client, for envHint
+	envOverride string          // an envHint the client gave verbatim
+	current     string          // the current session ("" if none): what an empty sessionId means
+	lostCurrent bool            // the current session was deleted; say so when the next is made
+	resumed     map[string]bool // sessions resumed since their last turn
+	held        map[string]bool // sessions this connection made, resumed or used: never pruned as empty
+	compactAt   int             // 0: the default
+	editorMB    int             // the client's storage soft limit in MiB; 0: the command line's
+	pendingView []string        // the editor's view captured before any session existed
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
@@ -124,9 +112,7 @@ type Service struct {
 	tidying    sync.WaitGroup
 	tidyClosed bool
 
-	// subsMu guards subs, the doors' event handlers (events.go).
-	subsMu sync.Mutex
-	subs   []func(Event)
+	subs subscribers // the doors' event handlers (events.go)
 }
 
 var _ api.Interface = (*Service)(nil)
@@ -214,7 +200,7 @@ func New(store session.Store, cfg Config) *Service {
 	}
 	s := &Service{
 		store: store, docs: docs, log: log, getenv: cfg.Getenv, probe: cfg.Probe, cliMB: cfg.StorageSoftLimitMB, noEnv: cfg.NoEnvHint,
-		version: cmp.Or(cfg.Version, "dev"), provider: cfg.Provider, resumed: map[string]bool{},
+		provider: cfg.Provider, resumed: map[string]bool{},
 		held: map[string]bool{},
 	}
 	if s.getenv == nil {
@@ -223,6 +209,12 @@ func New(store session.Store, cfg Config) *Service {
 	if s.probe == nil {
 		s.probe = chat.ProbeOllama
 	}
+	var toolStore tool.Store
+	if store != nil {
+		toolStore = store
+	}
+	s.box = tool.New(tool.Config{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
+		Notify: func(m string) { s.publish(Notice{Warning: true, Message: m}) }})
 	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log}
 	s.turns = &turn.Service{Engine: s.engine, Log: log}
 	s.turns.Subscribe(s.lateEvent)
@@ -236,17 +228,16 @@ func (s *Service) Close() error {
 	s.mu.Unlock()
 	s.tidying.Wait()
 	s.engine.Close()
-	s.mu.Lock()
-	m := s.mcpManager
-	s.mu.Unlock()
-	if m != nil {
-		m.Close()
-	}
+	s.box.Close()
 	if s.store == nil {
 		return nil
 	}
 	return s.store.Close()
 }
+
+// Tools is the connection's tools, for the door to give them its way to
+// ask the user (SetAsker), to show and apply edits (SetEditDoor), …
+func (s *Service) Tools() *tool.Box { return s.box }
 
 // Store is the session store, for what is not an operation of its own:
 // the live updates a door follows (Watch), the view capture.

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
@@ -117,6 +118,12 @@ type questionStat struct {
 	first       string
 }
 
+// questionCache holds listed sessions' questions, by session.
+type questionCache struct {
+	mu    sync.Mutex
+	stats map[string]questionStat
+}
+
 // questionsOf is a listed session's question count and first question,
 // read from its messages only when its message count changed since the
 // last list (s.questions caches them); a session deleted meanwhile, or
@@ -125,9 +132,9 @@ func (s *Service) questionsOf(ctx context.Context, sess *session.Session) (int, 
 	if sess.MessageCount == 0 {
 		return 0, ""
 	}
-	s.questionsMu.Lock()
-	q, ok := s.questions[sess.ID]
-	s.questionsMu.Unlock()
+	s.questions.mu.Lock()
+	q, ok := s.questions.stats[sess.ID]
+	s.questions.mu.Unlock()
 	if ok && q.messages == sess.MessageCount {
 		return q.n, q.first
 	}
@@ -137,12 +144,12 @@ func (s *Service) questionsOf(ctx context.Context, sess *session.Session) (int, 
 	}
 	q = questionStat{messages: sess.MessageCount}
 	q.n, q.first = questions(msgs)
-	s.questionsMu.Lock()
-	if s.questions == nil {
-		s.questions = map[string]questionStat{}
+	s.questions.mu.Lock()
+	if s.questions.stats == nil {
+		s.questions.stats = map[string]questionStat{}
 	}
-	s.questions[sess.ID] = q
-	s.questionsMu.Unlock()
+	s.questions.stats[sess.ID] = q
+	s.questions.mu.Unlock()
 	return q.n, q.first
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -37,19 +38,19 @@ func mcpService(t *testing.T, fake *openaitest.Server, servers map[string]map[st
 }
 
 // asked records the permission requests and answers each with the next
-// decision (AllowOnce when none are left).
+// decision (tool.AllowOnce when none are left).
 type asked struct {
 	mu        sync.Mutex
-	requests  []PermissionRequest
-	decisions []Decision
+	requests  []tool.PermissionRequest
+	decisions []tool.Decision
 }
 
-func (a *asked) ask(_ context.Context, r PermissionRequest) (Decision, error) {
+func (a *asked) ask(_ context.Context, r tool.PermissionRequest) (tool.Decision, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests = append(a.requests, r)
 	if len(a.decisions) == 0 {
-		return AllowOnce, nil
+		return tool.AllowOnce, nil
 	}
 	d := a.decisions[0]
 	a.decisions = a.decisions[1:]
@@ -77,8 +78,8 @@ func TestMCPToolsWithPermission(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, _ := mcpService(t, fake, nil)
-	a := &asked{decisions: []Decision{AllowOnce, RejectOnce, AllowAlways}}
-	s.SetAsker(a.ask)
+	a := &asked{decisions: []tool.Decision{tool.AllowOnce, tool.RejectOnce, tool.AllowAlways}}
+	s.Tools().SetAsker(a.ask)
 	sess, err := s.SessionNew(context.Background(), &api.SessionNewArgs{})
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +170,9 @@ func TestMCPToolFaults(t *testing.T) {
 		"gone":  {"command": "/nonexistent/mcp-server"},
 		"quick": func() map[string]any { m := testmcp.Server(t, "quick", dir); m["timeoutSeconds"] = 1; return m }(),
 	})
-	s.mcp().Backoff = 50 * time.Millisecond
-	s.SetAllowReadOnly(true)
-	s.SetAsker((&asked{}).ask)
+	s.Tools().Manager().Backoff = 50 * time.Millisecond
+	s.Tools().SetAllowReadOnly(true)
+	s.Tools().SetAsker((&asked{}).ask)
 	var notices []string
 	var mu sync.Mutex
 	s.Subscribe(func(ev Event) {
@@ -205,7 +206,7 @@ func TestMCPToolFaults(t *testing.T) {
 	}
 	// 5 of ctxls's, many's 109, bad's 9 and a broken one, quick's 9, t's
 	// 9: many's last thirteen are cut, the broken one left out.
-	if len(offered) != MaxTools || !offered["mcp__many__t042"] || offered["mcp__many__t099"] || !offered["mcp__quick__hang"] || !offered["mcp__t__big"] || !offered["mcp__bad__echo"] || offered["mcp__bad__broken"] {
+	if len(offered) != tool.MaxTools || !offered["mcp__many__t042"] || offered["mcp__many__t099"] || !offered["mcp__quick__hang"] || !offered["mcp__t__big"] || !offered["mcp__bad__echo"] || offered["mcp__bad__broken"] {
 		t.Errorf("offered %d tools; many's t042 %v and t099 %v, t's hang %v, bad's echo %v and broken %v", len(offered),
 			offered["mcp__many__t042"], offered["mcp__many__t099"], offered["mcp__quick__hang"], offered["mcp__bad__echo"], offered["mcp__bad__broken"])
 	}
@@ -258,7 +259,7 @@ func TestMCPProgressAndCancel(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, dir := mcpService(t, fake, nil)
-	s.SetAsker((&asked{}).ask)
+	s.Tools().SetAsker((&asked{}).ask)
 	sess, _ := s.SessionNew(context.Background(), &api.SessionNewArgs{})
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "mcp__t__slow", Arguments: `{"steps":3,"ms":5}`}}},
@@ -312,7 +313,7 @@ func TestMCPToolListChanged(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	s, _ := mcpService(t, fake, nil)
-	s.SetAsker((&asked{}).ask)
+	s.Tools().SetAsker((&asked{}).ask)
 	sess, _ := s.SessionNew(context.Background(), &api.SessionNewArgs{})
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "g1", Name: "mcp__t__grow", Arguments: `{}`}}},

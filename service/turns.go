@@ -14,6 +14,7 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -166,7 +167,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
-		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.toolbox(id, true, roots),
+		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.box.Turn(id, true),
 		Rewind: a.Rewind,
 	}})
 	if err != nil {
@@ -380,14 +381,14 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	pv, err := s.engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
-		Env: s.envHint(roots), Session: sess, Tools: s.toolbox(id, false, roots),
+		Env: s.envHint(roots), Session: sess, Tools: s.box.Turn(id, false),
 	})
 	if err != nil {
 		return nil, fail(err)
 	}
 	counter := prompts.TokenizerFor(pv.Model)
 	res := &api.ChatPreviewResult{
-		V: api.V, SessionID: id, Model: pv.Model, ReviewMode: api.ReviewMode(reviewMode(sess)), Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
+		V: api.V, SessionID: id, Model: pv.Model, ReviewMode: api.ReviewMode(tool.ReviewMode(sess)), Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
 		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Tools: pv.ToolTokens, Total: pv.Total},
 		Budget: pv.Budget, Dropped: pv.Dropped,
 	}

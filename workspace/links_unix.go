@@ -1,14 +1,14 @@
 //go:build unix
 
-package chat
+package workspace
 
 import (
 	"os"
 	"syscall"
 )
 
-// hardLinks is the link count of a regular file, 1 when it cannot be told.
-func hardLinks(path string) uint64 {
+// HardLinks is the link count of a regular file, 1 when it cannot be told.
+func HardLinks(path string) uint64 {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return 1

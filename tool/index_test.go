@@ -1,4 +1,4 @@
-package service
+package tool
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package service
+package tool
 
 import (
 	"context"
@@ -13,10 +13,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/sashabaranov/go-openai"
-
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/workspace"
 )
 
 // The model's edits to the user's files: edit_file and create_file,
@@ -34,30 +33,51 @@ const (
 	toolCreateFile = "create_file"
 )
 
-var editDefs = []openai.Tool{
-	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-		Name: toolEditFile,
-		Description: "Edit one of the user's files in the workspace: replace old_string with new_string in its current text (the editor's, unsaved edits included). " +
-			"old_string must occur exactly once (give enough surrounding lines), unless replace_all is true. The user may review the edit first; the result says whether it was applied.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"the file: relative to the workspace, or absolute inside it"},` +
-			`"old_string":{"type":"string","description":"the exact text to replace"},` +
-			`"new_string":{"type":"string","description":"the text to put in its place"},` +
-			`"replace_all":{"type":"boolean","description":"replace every occurrence (default false)"}},` +
-			`"required":["path","old_string","new_string"]}`),
-	}},
-	{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-		Name:        toolCreateFile,
-		Description: "Create a new file in the workspace with the given content (not for a file that exists: use edit_file). The user may review it first.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"path":{"type":"string","description":"the new file: relative to the workspace, or absolute inside it"},` +
-			`"content":{"type":"string","description":"the whole content of the file"}},` +
-			`"required":["path","content"]}`),
-	}},
+// editArgs are the edit tools' arguments.
+type editArgs struct {
+	Path       string  `json:"path"`
+	OldString  *string `json:"old_string"`
+	NewString  *string `json:"new_string"`
+	ReplaceAll bool    `json:"replace_all"`
+	Content    *string `json:"content"`
 }
 
-// isEditTool reports whether name is one of the edit tools.
-func isEditTool(name string) bool { return name == toolEditFile || name == toolCreateFile }
+type editFileArgs struct {
+	Path       string `json:"path" jsonschema:"the file: relative to the workspace, or absolute inside it"`
+	OldString  string `json:"old_string" jsonschema:"the exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"the text to put in its place"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence (default false)"`
+}
+
+type createFileArgs struct {
+	Path    string `json:"path" jsonschema:"the new file: relative to the workspace, or absolute inside it"`
+	Content string `json:"content" jsonschema:"the whole content of the file"`
+}
+
+// editsOffered: the edit tools are offered when the door can apply edits
+// and the session's review mode is not off.
+func editsOffered(ctx context.Context, t *Turn) bool {
+	return t.box.door() != nil && ReviewMode(t.session(ctx)) != session.ReviewOff
+}
+
+var editFileTool = Tool{
+	Name: toolEditFile,
+	Description: "Edit one of the user's files in the workspace: replace old_string with new_string in its current text (the editor's, unsaved edits included). " +
+		"old_string must occur exactly once (give enough surrounding lines), unless replace_all is true. The user may review the edit first; the result says whether it was applied.",
+	Schema:  schemaFor[editFileArgs](nil),
+	Asks:    true,
+	Offered: editsOffered,
+	run:     runEdit,
+}
+
+var createFileTool = Tool{
+	Name:        toolCreateFile,
+	Description: "Create a new file in the workspace with the given content (not for a file that exists: use edit_file). The user may review it first.",
+	Schema:      schemaFor[createFileArgs](nil),
+	Asks:        true,
+	Offered:     editsOffered,
+	run:         runEdit,
+}
 
 // EditRequest is an edit the model proposes, as a door shows and applies
 // it.
@@ -128,99 +148,63 @@ type EditDoor interface {
 	Apply(ctx context.Context, r EditRequest) (EditResult, error)
 }
 
-// SetEditDoor sets how the connection shows and applies the model's edits;
-// without one no edit tools are offered.
-func (s *Service) SetEditDoor(d EditDoor) {
-	s.mu.Lock()
-	s.editDoor = d
-	s.mu.Unlock()
-}
-
-// reviewMode is the session's review mode ("": ask).
-func reviewMode(sess *session.Session) string {
+// ReviewMode is the session's review mode ("": ask).
+func ReviewMode(sess *session.Session) string {
 	if sess == nil || sess.Meta.ReviewMode == "" {
 		return session.ReviewAsk
 	}
 	return sess.Meta.ReviewMode
 }
 
-// editTools are the edit tools a turn offers: none without a door, or in
-// the off mode.
-func (s *Service) editTools(ctx context.Context, sessionID string) []openai.Tool {
-	s.mu.Lock()
-	door := s.editDoor
-	s.mu.Unlock()
-	if door == nil {
-		return nil
-	}
-	if sessionID != "" {
-		if sess, err := s.store.Get(ctx, sessionID); err == nil && reviewMode(sess) == session.ReviewOff {
-			return nil
-		}
-	}
-	return editDefs
-}
-
-// editArgs are the edit tools' arguments.
-type editArgs struct {
-	Path       string  `json:"path"`
-	OldString  *string `json:"old_string"`
-	NewString  *string `json:"new_string"`
-	ReplaceAll bool    `json:"replace_all"`
-	Content    *string `json:"content"`
-}
-
 // edit runs one edit tool call: it computes the edit, has it reviewed as
 // the session's mode says and applied through the door, and returns what
 // the model is told (the outcome with the edit's diff).
-func (b *toolbox) edit(ctx context.Context, sessionID string, call chat.ToolCall, ev chat.Events) (out string, failed, declined bool) {
-	s := b.s
-	s.mu.Lock()
-	door := s.editDoor
-	s.mu.Unlock()
+func runEdit(ctx context.Context, c *Call, args string) (string, error) {
+	b, t, call := c.box, c.Turn, c.Call
+	door := b.door()
 	if door == nil {
-		return "error: this client cannot apply edits", true, false
+		return "", errors.New("this client cannot apply edits")
 	}
 	var a editArgs
-	if err := json.Unmarshal([]byte(call.Arguments), &a); err != nil {
-		return fmt.Sprintf("error: the arguments are not valid JSON: %v", err), true, false
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		return "", fmt.Errorf("the arguments are not valid JSON: %v", err)
 	}
-	sess, err := s.store.Get(ctx, sessionID)
+	sess, err := c.store().Get(ctx, c.TT.SessionID)
 	if err != nil {
-		return "error: " + fail(err).Error(), true, false
+		return "", err
 	}
-	mode := reviewMode(sess)
+	mode := ReviewMode(sess)
 	if mode == session.ReviewOff {
-		return "error: edits are off in this session; tell the user what to change instead", true, false
+		return "", errors.New("edits are off in this session; tell the user what to change instead")
 	}
-	r, err := s.proposeEdit(ctx, door, sess, b.roots, call, a)
+	r, err := proposeEdit(ctx, door, sess, c.TT.Roots, call, a, c.TT.UserFiles)
 	if err != nil {
-		return "error: " + err.Error(), true, false
+		return "", err
 	}
-	ev.Emit(chat.EditProposed{Call: call, Path: r.Path, OldText: r.OldText, NewText: r.NewText, Create: r.Create, Diff: r.Diff})
-	if mode == session.ReviewAsk && !b.acceptsAll() {
+	c.emit(chat.EditProposed{Call: call, Path: r.Path, OldText: r.OldText, NewText: r.NewText, Create: r.Create, Diff: r.Diff})
+	if mode == session.ReviewAsk && !t.acceptsAll() {
 		d, err := door.Review(ctx, r)
 		if err != nil {
-			s.log.Info("the edit was not reviewed", "path", r.Path, "err", err)
+			b.log.Info("the edit was not reviewed", "path", r.Path, "err", err)
 			d = RejectOnce
 		}
 		switch d {
 		case AllowAlways:
-			b.setAcceptAll()
+			t.setAcceptAll()
 		case AllowOnce:
 		default:
-			return fmt.Sprintf("The user rejected this edit of %s; nothing changed. Do not make it again unless the user asks.\n\n%s", r.Path, fenced(r.Diff)), false, true
+			return "", Declined(fmt.Sprintf("The user rejected this edit of %s; nothing changed. Do not make it again unless the user asks.\n\n%s", r.Path, fenced(r.Diff)))
 		}
 	}
-	ev.Emit(chat.ToolAllowed{Call: call})
+	c.emit(chat.ToolAllowed{Call: call})
 	res, err := door.Apply(ctx, r)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("error: the edit of %s could not be applied: %v", r.Path, err), true, false
+		return "", fmt.Errorf("the edit of %s could not be applied: %v", r.Path, err)
 	case !res.Applied:
-		return s.refused(ctx, door, r, res.Reason), true, false
+		return "", Refused(refused(ctx, door, r, res.Reason))
 	}
-	b.changed(r.Path)
+	t.changed(r.Path)
 	verb := "edited"
 	if r.Create {
 		verb = "created"
@@ -229,17 +213,17 @@ func (b *toolbox) edit(ctx context.Context, sessionID string, call chat.ToolCall
 	if res.OnDisk {
 		where = "written to the file"
 	}
-	return fmt.Sprintf("%s %s (%s); %s.\n\n%s", verb, r.Path, r.Summary, where, fenced(r.Diff)), false, false
+	return fmt.Sprintf("%s %s (%s); %s.\n\n%s", verb, r.Path, r.Summary, where, fenced(r.Diff)), nil
 }
 
 // refused tells the model the editor refused an edit, with the file's
 // text now around the place of the edit.
-func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, reason string) string {
+func refused(ctx context.Context, door EditDoor, r EditRequest, reason string) string {
 	if reason == "" {
 		reason = "the editor refused it"
 	}
 	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
-	if now, _, _, err := s.currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText {
+	if now, _, _, err := currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText {
 		msg += "\n\nIts text now around the edit:\n" + linesAround(now, r.Start, 5)
 	}
 	return msg
@@ -247,14 +231,14 @@ func (s *Service) refused(ctx context.Context, door EditDoor, r EditRequest, rea
 
 // proposeEdit checks the path and computes the edit against the text the
 // user sees.
-func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, roots []string, call chat.ToolCall, a editArgs) (EditRequest, error) {
+func proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, roots []string, call chat.ToolCall, a editArgs, userFiles map[string]bool) (EditRequest, error) {
 	r := EditRequest{SessionID: sess.ID, Call: call, Create: call.Name == toolCreateFile, whole: &wholeText{}}
 	path, err := editPath(sess, roots, a.Path, r.Create)
 	if err != nil {
 		return r, err
 	}
 	r.Path = path
-	text, uri, version, err := s.currentText(ctx, door, sess.ID, path)
+	text, uri, version, err := currentText(ctx, door, sess.ID, path)
 	switch {
 	case r.Create && err == nil:
 		return r, fmt.Errorf("%s exists; use edit_file to change it", path)
@@ -291,7 +275,7 @@ func (s *Service) proposeEdit(ctx context.Context, door EditDoor, sess *session.
 	// The new text is the old one but for its changed span (and the few
 	// bytes around it a header could straddle).
 	around := r.OldText[max(r.Start-16, 0):r.Start] + r.Inserted + r.OldText[r.OldEnd:min(r.OldEnd+16, len(r.OldText))]
-	if (chat.LooksSecret(path, r.OldText) || chat.LooksSecret(path, around)) && !s.addedByUser(ctx, sess.ID, path) {
+	if (workspace.LooksSecret(path, r.OldText) || workspace.LooksSecret(path, around)) && !userFiles[path] {
 		return r, fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
 	}
 	r.Diff, r.Summary = unifiedDiff(shownPath(path, roots), r.OldText, r.Create, r.Start, r.OldEnd, r.Inserted)
@@ -311,7 +295,7 @@ func shownPath(path string, roots []string) string {
 
 // currentText is the file's text as the user sees it: the door's (the
 // editor's buffer) when it holds the file, else the disk's.
-func (s *Service) currentText(ctx context.Context, door EditDoor, sessionID, path string) (text, uri string, version *int32, err error) {
+func currentText(ctx context.Context, door EditDoor, sessionID, path string) (text, uri string, version *int32, err error) {
 	if text, uri, version, ok := door.Read(ctx, sessionID, path); ok {
 		return text, uri, version, nil
 	}
@@ -409,12 +393,6 @@ func WriteToDisk(r EditRequest) (EditResult, error) {
 		return EditResult{}, err
 	}
 	return EditResult{Applied: true, OnDisk: true}, nil
-}
-
-// addedByUser reports whether the user added path to the session's files.
-func (s *Service) addedByUser(ctx context.Context, id, path string) bool {
-	st, err := s.store.TurnState(ctx, id, nil, nil)
-	return err == nil && st.AddedBy[path] == session.AddedByUser
 }
 
 // replaceIn replaces old with new in text: old must occur exactly once

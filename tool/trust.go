@@ -1,4 +1,4 @@
-package service
+package tool
 
 import (
 	"context"
@@ -49,7 +49,7 @@ var trustMu sync.Mutex
 // SetWorkspaceMCP makes the connection use its workspace folders'
 // .mcp.json files (once trusted): the LSP door's and the CLI's; an ACP
 // client sends its servers itself.
-func (s *Service) SetWorkspaceMCP(use bool) {
+func (s *Box) SetWorkspaceMCP(use bool) {
 	s.mu.Lock()
 	s.workspaceMCP = use
 	s.mu.Unlock()
@@ -63,18 +63,17 @@ type workspaceFile struct {
 	errs    []error
 }
 
-// workspaceFiles reads the workspace folders' .mcp.json files and where
-// each stands.
-func (s *Service) workspaceFiles() []workspaceFile {
+// workspaceFiles reads the workspace folders' .mcp.json files.
+func (s *Box) workspaceFiles() []workspaceFile {
 	s.mu.Lock()
 	use := s.workspaceMCP
 	s.mu.Unlock()
-	if !use || s.store == nil {
+	if !use || s.cfg.Store == nil {
 		return nil
 	}
 	decisions := s.trustDecisions()
 	var out []workspaceFile
-	for _, root := range s.Roots() {
+	for _, root := range s.cfg.Roots() {
 		path := filepath.Join(root, ".mcp.json")
 		w := readWorkspaceFile(path)
 		if w == nil {
@@ -120,17 +119,17 @@ func readWorkspaceFile(path string) *workspaceFile {
 
 // trustDecisions reads the kept decisions (none when the file is missing
 // or unreadable).
-func (s *Service) trustDecisions() map[string]trustDecision {
+func (s *Box) trustDecisions() map[string]trustDecision {
 	trustMu.Lock()
 	defer trustMu.Unlock()
 	return s.readTrust()
 }
 
-func (s *Service) readTrust() map[string]trustDecision {
+func (s *Box) readTrust() map[string]trustDecision {
 	var doc struct {
 		Files map[string]trustDecision `json:"files"`
 	}
-	data, err := os.ReadFile(filepath.Join(s.store.DataDir(), trustFile))
+	data, err := os.ReadFile(filepath.Join(s.cfg.Store.DataDir(), trustFile))
 	if err == nil {
 		if err := json.Unmarshal(data, &doc); err != nil {
 			s.log.Warn("the MCP trust decisions cannot be read; asking again", "err", err)
@@ -143,19 +142,19 @@ func (s *Service) readTrust() map[string]trustDecision {
 }
 
 // decide keeps a decision about a file as it is (hash).
-func (s *Service) decide(path, hash string, trusted bool) error {
+func (s *Box) decide(path, hash string, trusted bool) error {
 	trustMu.Lock()
 	defer trustMu.Unlock()
 	files := s.readTrust()
 	files[path] = trustDecision{SHA256: hash, Trusted: trusted, At: time.Now().UTC()}
 	data, _ := json.MarshalIndent(map[string]any{"files": files}, "", "  ")
-	return session.WriteFileAtomic(filepath.Join(s.store.DataDir(), trustFile), data)
+	return session.WriteFileAtomic(filepath.Join(s.cfg.Store.DataDir(), trustFile), data)
 }
 
 // workspaceServers are the servers of the workspace files the user
 // trusted, with their configuration's errors; with ask, an undecided file
 // is asked about first.
-func (s *Service) workspaceServers(ctx context.Context, ask bool) ([]mcpclient.Server, []string) {
+func (s *Box) workspaceServers(ctx context.Context, ask bool) ([]mcpclient.Server, []string) {
 	var servers []mcpclient.Server
 	var errs []string
 	for _, w := range s.workspaceFiles() {
@@ -175,7 +174,7 @@ func (s *Service) workspaceServers(ctx context.Context, ask bool) ([]mcpclient.S
 
 // askTrust asks the user about a file and keeps the answer; with no way
 // to ask, the file stays undecided (and unused).
-func (s *Service) askTrust(ctx context.Context, w workspaceFile) string {
+func (s *Box) askTrust(ctx context.Context, w workspaceFile) string {
 	s.mu.Lock()
 	ask := s.asker
 	s.mu.Unlock()
@@ -202,17 +201,11 @@ func (s *Service) askTrust(ctx context.Context, w workspaceFile) string {
 	return map[bool]string{true: api.TrustTrusted, false: api.TrustDistrusted}[trusted]
 }
 
-// McpTrust trusts or distrusts a workspace's .mcp.json as it is now.
-func (s *Service) McpTrust(ctx context.Context, a *api.MCPTrustArgs) (*api.MCPTrustResult, error) {
-	if s.store == nil {
+// Trust trusts or distrusts a workspace's .mcp.json (path, or the folder
+// holding it; absolute) as it is now, and returns where it stands.
+func (s *Box) Trust(path string, trusted bool) (*api.MCPWorkspaceFile, error) {
+	if s.cfg.Store == nil {
 		return nil, api.Errorf(api.KindStoreUnavailable, "no data directory to keep the decision in")
-	}
-	if a.Path == "" {
-		return nil, required(api.MCPTrust, "path")
-	}
-	path, err := filepath.Abs(a.Path)
-	if err != nil {
-		return nil, api.Errorf(api.KindInvalidArgument, "path: %v", err)
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		path = filepath.Join(path, ".mcp.json")
@@ -224,11 +217,21 @@ func (s *Service) McpTrust(ctx context.Context, a *api.MCPTrustArgs) (*api.MCPTr
 	case w.State == api.TrustUnreadable:
 		return nil, api.Errorf(api.KindInvalidArgument, "%s cannot be read: %s", path, w.Error)
 	}
-	if err := s.decide(path, w.hash, a.Trust); err != nil {
+	if err := s.decide(path, w.hash, trusted); err != nil {
 		return nil, api.Errorf(api.KindInternal, "keeping the decision: %v", err)
 	}
-	w.State = map[bool]string{true: api.TrustTrusted, false: api.TrustDistrusted}[a.Trust]
-	return &api.MCPTrustResult{V: api.V, MCPWorkspaceFile: w.MCPWorkspaceFile}, nil
+	w.State = map[bool]string{true: api.TrustTrusted, false: api.TrustDistrusted}[trusted]
+	return &w.MCPWorkspaceFile, nil
+}
+
+// WorkspaceFiles are the workspace folders' .mcp.json files and where each
+// stands.
+func (s *Box) WorkspaceFiles() []api.MCPWorkspaceFile {
+	var out []api.MCPWorkspaceFile
+	for _, w := range s.workspaceFiles() {
+		out = append(out, w.MCPWorkspaceFile)
+	}
+	return out
 }
 
 // TrustQuestion is the question a door asks about a workspace file.

@@ -1,0 +1,79 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+)
+
+// Decision is the user's answer to a permission request.
+type Decision int
+
+const (
+	RejectOnce Decision = iota
+	AllowOnce
+	AllowAlways  // this tool in this session, from now on
+	RejectAlways // this tool in this session, from now on
+)
+
+// PermissionRequest asks the user whether the model may call a tool.
+type PermissionRequest struct {
+	SessionID string
+	// Call says what would run (Server, Tool, Arguments) and what its
+	// server says of the tool (Title, ReadOnly, Destructive).
+	Call chat.ToolCall
+	// Trust, when set, asks instead whether to trust a workspace's
+	// .mcp.json (allow: trust; reject: do not); no Call then.
+	Trust *TrustRequest
+}
+
+// Asker asks the user (the door's way: ACP's session/request_permission,
+// LSP's window/showMessageRequest, the CLI's prompt). An error, or a
+// cancelled ctx, counts as rejected once.
+type Asker func(ctx context.Context, r PermissionRequest) (Decision, error)
+
+// permitted decides whether a call may run: the session's standing
+// decision, the read-only setting, else the user's answer. why is what the
+// model is told when it may not.
+func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCall, bt boundTool) (bool, string) {
+	s := t.box
+	declined := fmt.Sprintf("The user declined this call of %s · %s; it did not run. Do not call it again unless the user asks.", call.Server, call.Tool)
+	if sess, err := s.cfg.Store.Get(ctx, sessionID); err == nil {
+		switch sess.Meta.Tools[call.Name] {
+		case session.ToolAllow:
+			return true, ""
+		case session.ToolDeny:
+			return false, declined
+		}
+	}
+	s.mu.Lock()
+	ask, readOnly := s.asker, s.allowReadOnly
+	s.mu.Unlock()
+	if readOnly && bt.tool.ReadOnly {
+		return true, ""
+	}
+	if ask == nil {
+		return false, fmt.Sprintf("The call of %s · %s did not run: the user was not asked (this client cannot ask) and has not allowed it.", call.Server, call.Tool)
+	}
+	d, err := ask(ctx, PermissionRequest{SessionID: sessionID, Call: call})
+	if err != nil {
+		s.log.Info("permission not given", "tool", call.Name, "err", err)
+		d = RejectOnce
+	}
+	switch d {
+	case AllowAlways, RejectAlways:
+		decision := session.ToolAllow
+		if d == RejectAlways {
+			decision = session.ToolDeny
+		}
+		if err := s.cfg.Store.SetToolPermission(context.WithoutCancel(ctx), sessionID, call.Name, decision); err != nil {
+			s.log.Warn("the tool decision was not stored", "tool", call.Name, "err", err)
+		}
+	}
+	if d == AllowOnce || d == AllowAlways {
+		return true, ""
+	}
+	return false, declined
+}

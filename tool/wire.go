@@ -1,0 +1,147 @@
+package tool
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/turn"
+)
+
+// Lengths of a tool call's text on the wire (ctxls/toolCall) and in a
+// permission question.
+const (
+	maxWireArguments = 2000
+	maxWireOutput    = 8000
+	maxAskArguments  = 300
+)
+
+// ToolCallUpdate is a turn's tool event as ctxls/toolCall's params; ok is
+// false for other events.
+func ToolCallUpdate(sessionID string, ev turn.Event) (p api.ToolCallParams, ok bool) {
+	var c chat.ToolCall
+	switch ev := ev.(type) {
+	case turn.ToolStarted:
+		c, p.Status = ev.Call, api.ToolRunning
+		if ev.Pending {
+			p.Status = api.ToolPending
+		}
+	case turn.ToolAllowed:
+		c, p.Status = ev.Call, api.ToolRunning
+	case turn.ToolProgress:
+		c, p.Status, p.Progress = ev.Call, api.ToolRunning, ev.Message
+	case turn.ToolFinished:
+		c, p.Status, p.Output = ev.Call, api.ToolDone, session.Truncate(ev.Output, maxWireOutput)
+		switch {
+		case ev.Declined:
+			p.Status = api.ToolDeclined
+		case ev.Failed:
+			p.Status = api.ToolFailed
+		}
+	default:
+		return p, false
+	}
+	p.SessionID, p.ID, p.Name, p.Server, p.Tool = sessionID, c.ID, c.Name, c.Server, cmp.Or(c.Tool, c.Name)
+	p.Arguments = session.Truncate(c.Arguments, maxWireArguments)
+	return p, true
+}
+
+// ToolCallLine is a tool event in one line, for clients that show only a
+// line ($/progress messages, the CLI's stderr).
+func ToolCallLine(p api.ToolCallParams) string {
+	what := p.Tool
+	if p.Server != "" {
+		what = p.Server + " · " + p.Tool
+	}
+	switch p.Status {
+	case api.ToolPending:
+		return what + ": waiting for your permission"
+	case api.ToolRunning:
+		if p.Progress != "" {
+			return what + ": " + p.Progress
+		}
+		return "calling " + what
+	case api.ToolFailed:
+		return what + " failed: " + session.Truncate(strings.TrimPrefix(p.Output, "error: "), 200)
+	case api.ToolDeclined:
+		return what + ": declined"
+	}
+	return what + ": done"
+}
+
+// PermissionQuestion is the question a door asks the user, in one line:
+// the server, the tool, what its server says of it, and its arguments
+// (shortened).
+func PermissionQuestion(r PermissionRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", r.Call.Server, r.Call.Tool)
+	switch {
+	case r.Call.ReadOnly:
+		b.WriteString(" (read-only)")
+	case r.Call.Destructive:
+		b.WriteString(" (may change or delete things)")
+	}
+	args := strings.TrimSpace(r.Call.Arguments)
+	if args != "" && args != "{}" {
+		b.WriteString(" with " + session.Truncate(args, maxAskArguments))
+	}
+	b.WriteString(". Allow it?")
+	return b.String()
+}
+
+// ShownCalls orders a door's questions about a tool call (its permission,
+// an edit's review) after the call itself: the question is asked on the
+// turn's goroutine while the door's turn loop sends the call's updates, so
+// the question waits (Wait) until the loop has shown the call (Shown); the
+// client then sees every earlier call's end and this one pending first.
+// Ended forgets a call. The zero value is ready; it is safe for concurrent
+// use.
+type ShownCalls struct {
+	mu    sync.Mutex
+	calls map[string]chan struct{} // by session and call: closed once shown
+}
+
+func (g *ShownCalls) channel(sessionID, callID string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key := sessionID + "\x00" + callID
+	if g.calls == nil {
+		g.calls = map[string]chan struct{}{}
+	}
+	ch := g.calls[key]
+	if ch == nil {
+		ch = make(chan struct{})
+		g.calls[key] = ch
+	}
+	return ch
+}
+
+// Shown records that the door's loop showed the call.
+func (g *ShownCalls) Shown(sessionID, callID string) {
+	ch := g.channel(sessionID, callID)
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
+// Wait waits until the call was shown, or ctx ends.
+func (g *ShownCalls) Wait(ctx context.Context, sessionID, callID string) {
+	select {
+	case <-g.channel(sessionID, callID):
+	case <-ctx.Done():
+	}
+}
+
+// Ended forgets a call.
+func (g *ShownCalls) Ended(sessionID, callID string) {
+	g.mu.Lock()
+	delete(g.calls, sessionID+"\x00"+callID)
+	g.mu.Unlock()
+}
