@@ -225,7 +225,7 @@ var Notifications = []Info{
 	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. A file another daemon wrote or removed (PostgreSQL store, see Live updates) has `by` \"remote\", once this machine's mirror of the session folder has followed it. Files the storage clean-up removes are reported with `window/showMessage` instead.",
 		Result:        SessionFilesChangedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv", "size": 2048, "by": "model"}`},
-	{ID: ToolCall, Doc: "A tool call of the model's during a turn began, changed or ended, for the chat to show it as a card: ctxls's own tools (`server` empty) and the user's MCP servers' (`server` the server's name, `tool` its tool's name, `name` what the model called: `mcp__SERVER__TOOL`). `status` goes `pending` (waiting for the user's permission: the daemon asks with `window/showMessageRequest`) → `running` → `done`, `failed` or `declined` (the user said no); ctxls's own tools start `running`. `arguments` is the call's JSON, at most 2,000 characters; `progress` is the server's latest progress message while it runs; `output`, on the end, is what the model got back, at most 8,000 characters. Sent for every call, with the same `id` each time; `$/progress` reports carry a one-line `message` for clients that show only those.",
+	{ID: ToolCall, Doc: "A tool call of the model's during a turn began, changed or ended, for the chat to show it as a card: ctxls's own tools (`server` empty) and the user's MCP servers' (`server` the server's name, `tool` its tool's name, `name` what the model called: `mcp__SERVER__TOOL`). `status` goes `pending` (waiting for the user's permission: the daemon asks with `window/showMessageRequest`) → `running` → `done`, `failed` or `declined` (the user said no); ctxls's own tools start `running`. `arguments` is the call's JSON, at most 2,000 characters; `progress` is the server's latest progress message while it runs; `output`, on the end, is what the model got back, at most 8,000 characters; `summary`, on the end of some of ctxls's own tools, says the outcome in a few words for the card (grep: \"12 matches in 4 files\"; an edit: \"+3 −1 lines\"). Sent for every call, with the same `id` each time; `$/progress` reports carry a one-line `message` for clients that show only those.",
 		Result:        ToolCallParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_1", "name": "mcp__github__list_issues", "server": "github", "tool": "list_issues", "arguments": "{\"repo\": \"ann/app\"}", "status": "done", "output": "[{\"number\": 12, \"title\": \"Login loops\"}]"}`},
 }
@@ -826,6 +826,7 @@ type ToolCallParams struct {
 	Status    ToolStatus `json:"status"`
 	Progress  string     `json:"progress,omitempty"`
 	Output    string     `json:"output,omitempty"`
+	Summary   string     `json:"summary,omitempty"`
 }
 
 type SessionFilesChangedParams struct {

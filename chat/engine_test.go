@@ -409,16 +409,16 @@ func (c contextTools) Tools(context.Context, *ToolTurn) []openai.Tool { return t
 func (c contextTools) Describe(name string) (string, string, ToolInfo, bool) {
 	return "", name, ToolInfo{ReadOnly: true}, name == "get_relevant_context" || name == "set_relevant_context"
 }
-func (c contextTools) Call(ctx context.Context, tt *ToolTurn, call ToolCall) (string, bool, bool) {
+func (c contextTools) Call(ctx context.Context, tt *ToolTurn, call ToolCall) ToolResult {
 	sets, err := c.st.Context(ctx, tt.SessionID)
 	if err != nil {
-		return "error: " + err.Error(), true, false
+		return ToolResult{Output: "error: " + err.Error(), Failed: true}
 	}
 	if len(sets) == 0 {
-		return "No context stored for this session", false, false
+		return ToolResult{Output: "No context stored for this session"}
 	}
 	b, _ := json.Marshal(sets)
-	return string(b), false, false
+	return ToolResult{Output: string(b)}
 }
 func (contextTools) Stored(_, args string) string { return args }
 func (contextTools) Edited() []string             { return nil }

@@ -70,9 +70,8 @@ type EditProposed struct {
 // Failed: the tool failed or refused (Output says why); Declined: the user
 // did not allow it.
 type ToolFinished struct {
-	Call             ToolCall
-	Output           string
-	Failed, Declined bool
+	Call ToolCall
+	ToolResult
 }
 
 // Compacted: before calling the model the turn summarised the session's

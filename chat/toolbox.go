@@ -28,14 +28,23 @@ type Toolbox interface {
 	// known of it. ok is false for a name it did not offer.
 	Describe(name string) (server, tool string, info ToolInfo, ok bool)
 	// Call runs one call; it emits ToolAllowed once it may run (after
-	// asking the user), and says whether the call failed or the user
-	// declined it. out is what the model is given.
-	Call(ctx context.Context, tt *ToolTurn, call ToolCall) (out string, failed, declined bool)
+	// asking the user).
+	Call(ctx context.Context, tt *ToolTurn, call ToolCall) ToolResult
 	// Stored is what is stored of a call's arguments (write_file's content
 	// becomes a note of its size: the file is in the session folder).
 	Stored(name, arguments string) string
 	// Edited are the user's files the turn's calls changed.
 	Edited() []string
+}
+
+// ToolResult is what became of a tool call: Output is what the model is
+// given; Failed, that the tool refused or failed (Output says why);
+// Declined, that the user said no; Summary, when set, says the outcome in
+// a few words for the user's tool card ("12 matches in 4 files").
+type ToolResult struct {
+	Output           string
+	Failed, Declined bool
+	Summary          string
 }
 
 // ToolTurn is what a turn's tools may use: its session, its workspace

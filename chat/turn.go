@@ -550,13 +550,14 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 	}
 	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 	for _, c := range calls {
-		out, failed, declined := r.call(c)
+		res := r.call(c)
+		out := res.Output
 		// The result's status tells history what became of the call.
 		status := session.StatusComplete
 		switch {
-		case declined:
+		case res.Declined:
 			status = session.StatusDeclined
-		case failed:
+		case res.Failed:
 			status = session.StatusError
 		}
 		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID, Status: status}
@@ -586,9 +587,8 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 }
 
 // call runs one tool call through the turn's toolbox, bracketed by
-// ToolStarted and ToolFinished, and returns what the model is given and
-// whether the call failed or the user declined it.
-func (r *run) call(c openai.ToolCall) (out string, failed, declined bool) {
+// ToolStarted and ToolFinished, and returns what became of it.
+func (r *run) call(c openai.ToolCall) ToolResult {
 	tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
 	ok := false
 	if r.t.Tools != nil {
@@ -596,13 +596,12 @@ func (r *run) call(c openai.ToolCall) (out string, failed, declined bool) {
 		tc.Tool = cmp.Or(tc.Tool, tc.Name)
 	}
 	r.ev.Emit(ToolStarted{Call: tc, Pending: tc.Asks})
-	if !ok {
-		out, failed = fmt.Sprintf("error: unknown tool %q", tc.Name), true
-	} else {
-		out, failed, declined = r.t.Tools.Call(r.ctx, r.tt, tc)
+	res := ToolResult{Output: fmt.Sprintf("error: unknown tool %q", tc.Name), Failed: true}
+	if ok {
+		res = r.t.Tools.Call(r.ctx, r.tt, tc)
 	}
-	r.ev.Emit(ToolFinished{Call: tc, Output: out, Failed: failed, Declined: declined})
-	return out, failed, declined
+	r.ev.Emit(ToolFinished{Call: tc, ToolResult: res})
+	return res
 }
 
 // unsavedAnswer is an answer's final state that could not be saved because

@@ -63,10 +63,10 @@ func BenchmarkMCPToolCallOverhead(b *testing.B) {
 	var viaCtxls, viaSDK []time.Duration
 	for b.Loop() {
 		begun := time.Now()
-		out, failed, declined := box.Call(ctx, tt, call)
+		got := box.Call(ctx, tt, call)
 		viaCtxls = append(viaCtxls, time.Since(begun))
-		if failed || declined || out != "echo: hello" {
-			b.Fatalf("through ctxls: %q %v %v", out, failed, declined)
+		if got.Failed || got.Declined || got.Output != "echo: hello" {
+			b.Fatalf("through ctxls: %+v", got)
 		}
 		begun = time.Now()
 		res, err := direct.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})

@@ -199,26 +199,28 @@ func (t *Turn) Describe(name string) (string, string, chat.ToolInfo, bool) {
 
 // Call runs one call: a built-in tool's, or an MCP tool's once the user
 // allowed it.
-func (t *Turn) Call(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) (string, bool, bool) {
+func (t *Turn) Call(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) chat.ToolResult {
 	t.mu.Lock()
 	bt := t.offered[call.Name]
 	t.mu.Unlock()
 	if bt == nil {
-		return t.callMCP(ctx, tt, call)
+		out, failed, declined := t.callMCP(ctx, tt, call)
+		return chat.ToolResult{Output: out, Failed: failed, Declined: declined}
 	}
 	if ctx.Err() != nil {
-		return "error: the turn was cancelled before this call ran", true, false
+		return chat.ToolResult{Output: "error: the turn was cancelled before this call ran", Failed: true}
 	}
-	out, err := bt.run(ctx, &Call{Turn: t, TT: tt, Call: call}, call.Arguments)
+	c := &Call{Turn: t, TT: tt, Call: call}
+	out, err := bt.run(ctx, c, call.Arguments)
 	switch e := err.(type) {
 	case nil:
-		return out, false, false
+		return chat.ToolResult{Output: out, Summary: c.summary}
 	case Declined:
-		return string(e), false, true
+		return chat.ToolResult{Output: string(e), Declined: true}
 	case Refused:
-		return string(e), true, false
+		return chat.ToolResult{Output: string(e), Failed: true}
 	}
-	return "error: " + err.Error(), true, false
+	return chat.ToolResult{Output: "error: " + err.Error(), Failed: true}
 }
 
 // Stored is what is stored of a call's arguments.

@@ -205,6 +205,7 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		return "", Refused(refused(ctx, door, r, res.Reason))
 	}
 	t.changed(r.Path)
+	c.Summarize(r.Summary)
 	verb := "edited"
 	if r.Create {
 		verb = "created"

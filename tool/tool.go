@@ -55,7 +55,12 @@ type Call struct {
 	*Turn
 	TT   *chat.ToolTurn
 	Call chat.ToolCall
+	// summary says the outcome in a few words for the user's card.
+	summary string
 }
+
+// Summarize sets what the user's tool card says of the call's outcome.
+func (c *Call) Summarize(s string) { c.summary = s }
 
 // emit reports an event of the call's turn.
 func (c *Call) emit(ev chat.Event) {

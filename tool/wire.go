@@ -36,7 +36,7 @@ func ToolCallUpdate(sessionID string, ev turn.Event) (p api.ToolCallParams, ok b
 	case turn.ToolProgress:
 		c, p.Status, p.Progress = ev.Call, api.ToolRunning, ev.Message
 	case turn.ToolFinished:
-		c, p.Status, p.Output = ev.Call, api.ToolDone, session.Truncate(ev.Output, maxWireOutput)
+		c, p.Status, p.Output, p.Summary = ev.Call, api.ToolDone, session.Truncate(ev.Output, maxWireOutput), ev.Summary
 		switch {
 		case ev.Declined:
 			p.Status = api.ToolDeclined

@@ -477,6 +477,7 @@ export interface ToolCallParams {
   status: ToolStatus;
   progress?: string;
   output?: string;
+  summary?: string;
 }
 
 export interface ReviewEditParams {
