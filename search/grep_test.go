@@ -126,7 +126,7 @@ func TestGrepGlobAndPath(t *testing.T) {
 		{"sub/important.txt", "", "sub/important.txt"},
 		{"sub/important.txt", "*.go", "sub/important.txt"}, // a file named is searched
 		{"docs/api.gen.md", "", "docs/api.gen.md"},         // named, so searched though ignored
-		{"build", "", "build/new.go build/out.txt"},         // the same for a folder
+		{"build", "", "build/new.go build/out.txt"},        // the same for a folder
 		{"loop/sub", "", "loop/sub/deep/a/b/c.md loop/sub/important.txt"},
 		{"new.go", "", "new.go"}, // an unsaved buffer's path
 	} {
