@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -98,13 +100,14 @@ func BenchmarkVsRipgrep(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			var ours, theirs []float64
+			var ours, theirs, oursCPU, theirsCPU []float64
 			for b.Loop() {
-				t := time.Now()
+				t, cpu := time.Now(), cpuTime()
 				if err := c.ours(); err != nil {
 					b.Fatal(err)
 				}
 				ours = append(ours, ms(time.Since(t)))
+				oursCPU = append(oursCPU, ms(cpuTime()-cpu))
 				t = time.Now()
 				cmd := exec.Command(rg, c.rg...)
 				cmd.Stdout = io.Discard
@@ -112,13 +115,64 @@ func BenchmarkVsRipgrep(b *testing.B) {
 					b.Fatalf("rg %v: %v", c.rg, err)
 				}
 				theirs = append(theirs, ms(time.Since(t)))
+				theirsCPU = append(theirsCPU, ms(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()))
 			}
 			o, r := median(ours), median(theirs)
 			b.ReportMetric(o, "ours-ms")
 			b.ReportMetric(r, "rg-ms")
 			b.ReportMetric(o/r, "ratio")
+			// CPU time, less moved by other load on the machine.
+			oc, rc := median(oursCPU), median(theirsCPU)
+			b.ReportMetric(oc, "ours-cpu-ms")
+			b.ReportMetric(rc, "rg-cpu-ms")
+			b.ReportMetric(oc/rc, "cpu-ratio")
 		})
 	}
+}
+
+// BenchmarkGrepGorootMemory: the process's peak resident memory during a
+// search, above what it held before (Linux: VmHWM after resetting it
+// through /proc/self/clear_refs, against VmRSS after a GC); "broad"
+// matches about a million lines.
+func BenchmarkGrepGorootMemory(b *testing.B) {
+	src := gorootSrc(b)
+	for _, c := range []struct{ name, pattern string }{{"literal", benchLiteral}, {"broad", "e"}} {
+		b.Run(c.name, func(b *testing.B) {
+			var peaks []float64
+			for b.Loop() {
+				runtime.GC()
+				debug.FreeOSMemory()
+				idle := procStatusKB(b, "VmRSS")
+				if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+					b.Skipf("cannot reset the peak resident memory: %v", err)
+				}
+				if err := grepOnce(src, c.pattern, nil); err != nil {
+					b.Fatal(err)
+				}
+				peaks = append(peaks, float64(procStatusKB(b, "VmHWM")-idle)/1024)
+			}
+			b.ReportMetric(median(peaks), "peak-above-idle-MB")
+		})
+	}
+}
+
+// procStatusKB reads a field of /proc/self/status, in KB.
+func procStatusKB(b *testing.B, field string) int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status")
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Skipf("no %s in /proc/self/status", field)
+	return 0
 }
 
 func grepOnce(src, pattern string, ov Overlay) error {
@@ -216,6 +270,15 @@ func (m mapOverlay) Text(path string) (string, bool) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func median(s []float64) float64 {
 	if len(s) == 0 {

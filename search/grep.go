@@ -128,9 +128,9 @@ type grepper struct {
 
 // A grepWorker is a walk worker's scratch space and counts.
 type grepWorker struct {
-	buf, disk, lower []byte
-	spans            []span
-	skipped          Skipped
+	buf, disk []byte
+	spans     []span
+	skipped   Skipped
 }
 
 // A buffer is an open buffer under a root.
@@ -270,7 +270,7 @@ func (g *grepper) unsaved(wk *grepWorker, b *buffer, data []byte, spans []span, 
 		return marks
 	}
 	saved := map[string]int{}
-	g.m.scan(disk, &wk.lower, func(sp span) { saved[string(disk[sp.start:sp.end])]++ })
+	g.m.scan(disk, func(sp span) { saved[string(disk[sp.start:sp.end])]++ })
 	for i, sp := range spans {
 		line := string(data[sp.start:sp.end])
 		if saved[line] > 0 {
@@ -288,7 +288,7 @@ func (g *grepper) search(wk *grepWorker, ri int, rel string, data []byte, marks 
 	spans := wk.spans[:0]
 	n := 0
 	limit := g.s.maxResults
-	g.m.scan(data, &wk.lower, func(sp span) {
+	g.m.scan(data, func(sp span) {
 		n++
 		if len(spans) < limit {
 			spans = append(spans, sp)

@@ -20,13 +20,14 @@ type matcher struct {
 	re *regexp.Regexp
 	// lit is a literal every match contains, nil when there is none (or
 	// none worth searching for); when fold, it is in ASCII lower case and
-	// searched for in the text's ASCII lower-cased copy.
+	// matched ignoring ASCII case, found by its rarest byte (rare, at
+	// that offset in lit) in either case.
 	lit  []byte
 	fold bool
-	// foldKS: lit holds k or s, which Unicode folds with the Kelvin sign
-	// and the long s; in a text with non-ASCII bytes the lower-cased copy
-	// would miss those, so such a text is searched line by line.
-	foldKS bool
+	rare int
+	// foldK, foldS: lit holds k or s, which Unicode folds with the Kelvin
+	// sign and the long s; a text holding those is searched line by line.
+	foldK, foldS bool
 	// pure: the pattern is lit itself, so a line holding it matches.
 	pure bool
 }
@@ -68,7 +69,12 @@ func newMatcher(pattern string, ignoreCase bool) (*matcher, error) {
 		}
 		s = strings.ToLower(s)
 		m.fold = true
-		m.foldKS = strings.ContainsAny(s, "ks")
+		m.foldK, m.foldS = strings.Contains(s, "k"), strings.Contains(s, "s")
+		for i := range len(s) {
+			if byteRank(s[i]) < byteRank(s[m.rare]) {
+				m.rare = i
+			}
+		}
 	}
 	if s != "" {
 		m.lit = []byte(s)
@@ -151,26 +157,23 @@ type span struct {
 	start, end, at int
 }
 
-// scan calls fn for each matching line of data in order; lower is scratch
-// space for a lower-cased copy.
-func (m *matcher) scan(data []byte, lower *[]byte, fn func(span)) {
+// scan calls fn for each matching line of data in order.
+func (m *matcher) scan(data []byte, fn func(span)) {
 	if m.lit == nil {
 		m.eachLine(data, fn)
 		return
 	}
-	hay := data
+	index := bytes.Index
 	if m.fold {
-		var nonASCII bool
-		*lower, nonASCII = lowerASCII((*lower)[:0], data)
-		if nonASCII && m.foldKS {
+		if (m.foldK && bytes.Contains(data, kelvin)) || (m.foldS && bytes.Contains(data, longS)) {
 			m.eachLine(data, fn)
 			return
 		}
-		hay = *lower
+		index = m.indexFold
 	}
 	lit := m.lit
-	for pos := 0; pos+len(lit) <= len(hay); {
-		i := bytes.Index(hay[pos:], lit)
+	for pos := 0; pos+len(lit) <= len(data); {
+		i := index(data[pos:], lit)
 		if i < 0 {
 			return
 		}
@@ -191,6 +194,80 @@ func (m *matcher) scan(data []byte, lower *[]byte, fn func(span)) {
 	}
 }
 
+var (
+	kelvin = []byte("\u212A")
+	longS  = []byte("\u017F")
+)
+
+// indexFold finds lit (lower case) in hay ignoring ASCII case: it looks
+// for lit's rarest byte in both cases with bytes.IndexByte, remembering
+// where each case next occurs, and compares around it.
+func (m *matcher) indexFold(hay, lit []byte) int {
+	k := m.rare
+	lo := lit[k]
+	up := lo
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - ('a' - 'A')
+	}
+	nextLo, nextUp := -1, -1 // next occurrence at or after pos; len(hay) for none
+	for pos := k; pos < len(hay); {
+		if nextLo < pos {
+			nextLo = len(hay)
+			if j := bytes.IndexByte(hay[pos:], lo); j >= 0 {
+				nextLo = pos + j
+			}
+		}
+		if nextUp < pos {
+			nextUp = len(hay)
+			if j := bytes.IndexByte(hay[pos:], up); j >= 0 {
+				nextUp = pos + j
+			}
+		}
+		i := min(nextLo, nextUp)
+		if i == len(hay) {
+			return -1
+		}
+		if start := i - k; start+len(lit) <= len(hay) && equalFoldASCII(hay[start:start+len(lit)], lit) {
+			return start
+		}
+		pos = i + 1
+	}
+	return -1
+}
+
+// equalFoldASCII compares a with lower (in lower case) ignoring ASCII case.
+func equalFoldASCII(a, lower []byte) bool {
+	for i, c := range a {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// byteRank is how common a byte is in source code and prose, either case
+// (higher is more common): letters by their frequency in English, then
+// spaces and the usual punctuation; everything else counts as rare.
+func byteRank(c byte) int {
+	const common = "etaoinsrhldcumfpgwybvkxjqz" // rarest last
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	if i := strings.IndexByte(common, c); i >= 0 {
+		return 100 - i
+	}
+	switch c {
+	case ' ', '\t', '\n':
+		return 200
+	case '(', ')', '.', ',', ';', '"', '_', '=', '{', '}', '*', '/', '-', ':':
+		return 90
+	}
+	return 10
+}
+
 // eachLine runs the expression on every line.
 func (m *matcher) eachLine(data []byte, fn func(span)) {
 	for pos := 0; pos < len(data); {
@@ -207,22 +284,4 @@ func (m *matcher) eachLine(data []byte, fn func(span)) {
 		}
 		pos = next
 	}
-}
-
-// lowerASCII appends src with ASCII letters lower-cased to dst, and
-// reports whether src has non-ASCII bytes.
-func lowerASCII(dst, src []byte) ([]byte, bool) {
-	if cap(dst) < len(src) {
-		dst = make([]byte, len(src), len(src)+len(src)/8)
-	}
-	dst = dst[:len(src)]
-	var high byte
-	for i, c := range src {
-		high |= c
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst[i] = c
-	}
-	return dst, high >= utf8.RuneSelf
 }
