@@ -483,8 +483,9 @@ func (g *grepper) result(w *walker) *GrepResult {
 			size = 1 // the blank line between files
 		}
 		stop := false
+		here := 0 // matches in fm.Lines
 		for _, l := range f.lines {
-			if l.Match && r.Shown+countMatches(fm.Lines) == g.s.maxResults {
+			if l.Match && r.Shown+here == g.s.maxResults {
 				stop = true
 				break
 			}
@@ -496,6 +497,9 @@ func (g *grepper) result(w *walker) *GrepResult {
 			text = append(text, t)
 			fm.Lines = append(fm.Lines, l)
 			size += len(t)
+			if l.Match {
+				here++
+			}
 		}
 		if stop {
 			// Keep the last shown match's context after it, not the

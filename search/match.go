@@ -125,11 +125,7 @@ func required(re *syntax.Regexp) (lit []rune, fold bool) {
 			}
 			run = nil
 		}
-		for _, sub := range re.Sub {
-			s := sub
-			for s.Op == syntax.OpCapture {
-				s = s.Sub[0]
-			}
+		for _, s := range flatten(re, nil) {
 			if s.Op == syntax.OpLiteral {
 				f := s.Flags&syntax.FoldCase != 0
 				if len(run) > 0 && f != runFold {
@@ -140,7 +136,7 @@ func required(re *syntax.Regexp) (lit []rune, fold bool) {
 				continue
 			}
 			flush()
-			if l, f := required(sub); len(l) > len(best) {
+			if l, f := required(s); len(l) > len(best) {
 				best, bestFold = l, f
 			}
 		}
@@ -148,6 +144,22 @@ func required(re *syntax.Regexp) (lit []rune, fold bool) {
 		return best, bestFold
 	}
 	return nil, false
+}
+
+// flatten lists a concatenation's parts, nested concatenations and groups
+// opened up, so that their literals join.
+func flatten(re *syntax.Regexp, into []*syntax.Regexp) []*syntax.Regexp {
+	for _, s := range re.Sub {
+		for s.Op == syntax.OpCapture {
+			s = s.Sub[0]
+		}
+		if s.Op == syntax.OpConcat {
+			into = flatten(s, into)
+		} else {
+			into = append(into, s)
+		}
+	}
+	return into
 }
 
 // A span is a matching line: [start, end) without its line break (nor a
