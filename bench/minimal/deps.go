@@ -11,6 +11,7 @@ package main
 import (
 	_ "github.com/anthropics/anthropic-sdk-go/v2"
 	_ "github.com/anthropics/anthropic-sdk-go/v2/option"
+	_ "github.com/bmatcuk/doublestar/v4"
 	_ "github.com/coder/acp-go-sdk"
 	_ "github.com/google/jsonschema-go/jsonschema"
 	_ "github.com/jackc/pgx/v5"

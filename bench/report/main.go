@@ -302,6 +302,57 @@ var targets = []target{
 	{"PostgreSQL store: search 100,000 messages, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresSearch100kMessages", "BenchmarkSearch100kMessages", "ns/op", 2)},
 	{"PostgreSQL store: resume a 1,000-message session, vs SQLite", "≤ 2×", ratioOf("BenchmarkPostgresResume1000Messages", "BenchmarkResume1000Messages", "ns/op", 2)},
 	{"PostgreSQL store: daemon overhead on time to first delta, vs SQLite", "≤ 2×", ratioOf("BenchmarkDaemonFirstDeltaOverheadPostgres", "BenchmarkDaemonFirstDeltaOverhead", "overhead-ms", 2)},
+	// The model's search tools (package search) over the Go toolchain's
+	// source tree, against ripgrep in the same run, alternately.
+	{"grep literal (`func main`, $GOROOT/src) vs ripgrep (median wall time)", "≤ 1.5×", pairRatio("BenchmarkVsRipgrep/literal", "ours-ms", "rg-ms", 1.5)},
+	{"grep regexp (`func \\w+Handler\\(`) vs ripgrep", "≤ 2×", pairRatio("BenchmarkVsRipgrep/regexp", "ours-ms", "rg-ms", 2)},
+	{"find_files `**/*.go` vs `rg --files -g '*.go'`", "≤ 1.5×", pairRatio("BenchmarkVsRipgrep/files", "ours-ms", "rg-ms", 1.5)},
+	{"grep with 200 open 100 KB buffers vs without", "≤ 1.1×", pairRatio("BenchmarkGrepGorootBuffers200", "with-ms", "without-ms", 1.1)},
+	{"grep: peak resident memory above idle ($GOROOT/src; `func main`, and `e` matching a million lines)", "≤ 20 MB", worstMetric("BenchmarkGrepGorootMemory", "peak-above-idle-MB", "MB", 20)},
+}
+
+// pairRatio is a target on a benchmark that times two things alternately
+// and reports both medians (metrics a and b) and their ratio; its CPU-time
+// ratio, when reported, is shown beside it.
+func pairRatio(bench, a, b string, limit float64) func(figures) (string, bool, bool) {
+	return func(f figures) (string, bool, bool) {
+		r, ok := f[bench+" ratio"]
+		x, ok2 := f[bench+" "+a]
+		y, ok3 := f[bench+" "+b]
+		if !ok || !ok2 || !ok3 {
+			return "", false, false
+		}
+		shown := fmt.Sprintf("%.2f× (%.3g vs %.3g ms)", r.value, x.value, y.value)
+		if c, ok := f[bench+" cpu-ratio"]; ok {
+			shown += fmt.Sprintf("; CPU time %.2f×", c.value)
+		}
+		return shown, r.value <= limit, true
+	}
+}
+
+// worstMetric is a target "metric <= limit" over a benchmark's
+// sub-benchmarks, judged by the largest.
+func worstMetric(prefix, metric, unit string, limit float64) func(figures) (string, bool, bool) {
+	return func(f figures) (string, bool, bool) {
+		keys := make([]string, 0, len(f))
+		for k := range f {
+			if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, " "+metric) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		var parts []string
+		met := true
+		for _, k := range keys {
+			name := strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(k, prefix), " "+metric), "/")
+			if name != "" {
+				name += " "
+			}
+			parts = append(parts, fmt.Sprintf("%s%.3g %s", name, f[k].value, unit))
+			met = met && f[k].value <= limit
+		}
+		return strings.Join(parts, ", "), met, len(keys) > 0
+	}
 }
 
 func main() {

@@ -128,3 +128,40 @@ func TestStartupFloor(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSearchRows: the search package's rows read the ratios its
+// benchmarks report.
+func TestSearchRows(t *testing.T) {
+	f := figures{}
+	parseGo(strings.NewReader(`BenchmarkVsRipgrep/literal-2   10  444310655 ns/op  1.046 cpu-ratio  226.4 ours-cpu-ms  200.4 ours-ms  0.8965 ratio  216.4 rg-cpu-ms  223.5 rg-ms
+BenchmarkVsRipgrep/regexp-2   10  349715272 ns/op  0.8886 cpu-ratio  197.1 ours-cpu-ms  400 ours-ms  2.5 ratio  221.8 rg-cpu-ms  160 rg-ms
+BenchmarkGrepGorootBuffers200-2  20  236526730 ns/op  1.002 ratio  118.0 with-ms  117.8 without-ms
+BenchmarkGrepGorootMemory/literal-2  3  287198031 ns/op  8.441 peak-above-idle-MB
+BenchmarkGrepGorootMemory/broad-2  3  332281490 ns/op  8.734 peak-above-idle-MB`), f)
+	want := []string{
+		"0.90× (200 vs 224 ms); CPU time 1.05× met",
+		"2.50× (400 vs 160 ms); CPU time 0.89× not met",
+		" missing",
+		"1.00× (118 vs 118 ms) met",
+		"broad 8.73 MB, literal 8.44 MB met",
+	}
+	var got []string
+	for _, tg := range targets {
+		if !strings.Contains(tg.measure, "ripgrep") && !strings.Contains(tg.measure, "rg --files") && !strings.HasPrefix(tg.measure, "grep") {
+			continue
+		}
+		shown, met, found := tg.eval(f)
+		switch {
+		case !found:
+			shown += " missing"
+		case met:
+			shown += " met"
+		default:
+			shown += " not met"
+		}
+		got = append(got, shown)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
