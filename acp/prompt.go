@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
 
@@ -240,6 +242,20 @@ func (b *turnBuffers) TextByPath(path string) (string, bool) {
 	return text, true
 }
 
+// EachText calls fn with the texts the turn knows (its embedded files and
+// those read from the client), for a search of the workspace: the client
+// is not asked for others.
+func (b *turnBuffers) EachText(fn func(path, text string) bool) {
+	b.mu.Lock()
+	known := maps.Clone(b.known)
+	b.mu.Unlock()
+	for p, t := range known {
+		if !fn(p, t) {
+			return
+		}
+	}
+}
+
 // readClientFile reads a file as the client has it (fs/read_text_file: its
 // buffer, unsaved edits included), within 5 s.
 func (a *Agent) readClientFile(ctx context.Context, sessionID, path string) (string, error) {
@@ -271,42 +287,43 @@ func (a *Agent) writer(id string) func(ctx context.Context, path, content string
 	}
 }
 
-// toolKinds says what kind of tool call each of the model's tools is.
-var toolKinds = map[string]sdk.ToolKind{
-	"read_file":            sdk.ToolKindRead,
-	"list_session_files":   sdk.ToolKindRead,
-	"get_relevant_context": sdk.ToolKindThink,
-	"set_relevant_context": sdk.ToolKindThink,
-	"write_file":           sdk.ToolKindEdit,
-	"edit_file":            sdk.ToolKindEdit,
-	"create_file":          sdk.ToolKindEdit,
+// toolCallTitle is a call's title: the tool (an MCP server's: "server ·
+// tool") and what it works on (a path, a context set, a search pattern).
+func toolCallTitle(c turn.ToolCall) string {
+	if c.Server != "" {
+		return c.Server + " · " + cmp.Or(c.Title, c.Tool)
+	}
+	var in map[string]any
+	_ = json.Unmarshal([]byte(c.Arguments), &in)
+	title := c.Name
+	if path, _ := in["path"].(string); path != "" {
+		title = c.Name + " " + path
+	}
+	if set, _ := in["setName"].(string); set != "" {
+		title = c.Name + " " + set
+	}
+	if pattern, _ := in["pattern"].(string); pattern != "" {
+		title = c.Name + " " + pattern
+	}
+	return title
 }
 
 // toolCallStart is the tool_call update for a call of the model's.
 func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate {
 	id, name, args := c.ID, c.Name, c.Arguments
-	kind, ok := toolKinds[name]
+	kind := sdk.ToolKind(tool.KindOf(name))
 	switch {
 	case c.Server != "" && c.ReadOnly:
 		kind = sdk.ToolKindRead
 	case c.Server != "":
 		kind = sdk.ToolKindOther
-	case !ok:
-		kind = sdk.ToolKindOther
 	}
 	var in map[string]any
 	_ = json.Unmarshal([]byte(args), &in)
-	title := name
-	if c.Server != "" {
-		title = c.Server + " · " + cmp.Or(c.Title, c.Tool)
-	}
+	title := toolCallTitle(c)
 	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(status)}
 	if path, _ := in["path"].(string); path != "" {
-		title = name + " " + path
 		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: path}}))
-	}
-	if set, _ := in["setName"].(string); set != "" {
-		title = name + " " + set
 	}
 	if name == "write_file" {
 		delete(in, "content") // the file is in the session folder
@@ -321,7 +338,7 @@ func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate
 const maxToolOutput = 4 << 10
 
 // toolCallDone is the tool_call_update that ends a call.
-func toolCallDone(id, output string, failed bool) sdk.SessionUpdate {
+func toolCallDone(id, output string, failed bool, title string) sdk.SessionUpdate {
 	status := sdk.ToolCallStatusCompleted
 	if failed {
 		status = sdk.ToolCallStatusFailed
@@ -333,6 +350,9 @@ func toolCallDone(id, output string, failed bool) sdk.SessionUpdate {
 		}
 		output = output[:n] + fmt.Sprintf("\n[%d more bytes]", len(output)-n)
 	}
-	return sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(status),
-		sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(output))}))
+	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(output))})}
+	if title != "" {
+		opts = append(opts, sdk.WithUpdateTitle(title))
+	}
+	return sdk.UpdateToolCall(sdk.ToolCallId(id), opts...)
 }

@@ -271,7 +271,7 @@ func replay(m api.Message) []sdk.SessionUpdate {
 			}
 		}
 	case api.RoleTool:
-		out = append(out, toolCallDone(m.ToolCallID, m.Content, m.Status == api.StatusError || m.Status == api.StatusDeclined))
+		out = append(out, toolCallDone(m.ToolCallID, m.Content, m.Status == api.StatusError || m.Status == api.StatusDeclined, ""))
 	}
 	return out
 }

@@ -135,7 +135,11 @@ func toolUpdate(ev turn.Event) (sdk.SessionUpdate, bool) {
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(ev.Message))})), true
 	case turn.ToolFinished:
-		return toolCallDone(ev.Call.ID, ev.Output, ev.Failed || ev.Declined), true
+		title := ""
+		if ev.Summary != "" {
+			title = toolCallTitle(ev.Call) + " — " + ev.Summary
+		}
+		return toolCallDone(ev.Call.ID, ev.Output, ev.Failed || ev.Declined, title), true
 	case turn.EditProposed:
 		content := diffContent(ev.Path, ev.Create, ev.OldText, ev.NewText())
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{content}),

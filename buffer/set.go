@@ -285,6 +285,26 @@ func (s *Set) TextByPath(path string) (string, bool) {
 	return "", false
 }
 
+// EachText calls fn with the path and text of each open document whose
+// text is held, until fn returns false. The texts are read under the lock
+// and fn is called after it is released.
+func (s *Set) EachText(fn func(path, text string) bool) {
+	type doc struct{ path, text string }
+	s.mu.Lock()
+	docs := make([]doc, 0, len(s.entries))
+	for _, e := range s.entries {
+		if e.doc != nil && e.Path != "" {
+			docs = append(docs, doc{e.Path, e.doc.String()})
+		}
+	}
+	s.mu.Unlock()
+	for _, d := range docs {
+		if !fn(d.path, d.text) {
+			return
+		}
+	}
+}
+
 // Document returns the open document at a filesystem path: its URI, text
 // and version.
 func (s *Set) Document(path string) (uri, text string, version int32, ok bool) {

@@ -42,6 +42,9 @@ type Tool struct {
 	// Asks: a call may wait for the user (an edit's review) before it
 	// runs.
 	Asks bool
+	// Kind is what kind of call it is, as ACP names kinds: read, edit,
+	// search, think or other ("" is other).
+	Kind string
 	// Offered reports whether a turn offers the tool (nil: every turn).
 	Offered func(ctx context.Context, t *Turn) bool
 	// run decodes the arguments and runs the call.
@@ -135,6 +138,7 @@ func (t *Tool) def() openai.Tool {
 // builtins are ctxls's own tools, in the order the model is offered them.
 var builtins = []*Tool{
 	&setContextTool, &getContextTool, &readFileTool, &listSessionFilesTool, &writeFileTool,
+	&grepTool, &findFilesTool, &listDirectoryTool,
 	&editFileTool, &createFileTool,
 }
 
@@ -146,6 +150,15 @@ func builtin(name string) *Tool {
 		}
 	}
 	return nil
+}
+
+// KindOf is the kind of a built-in tool's call (see Tool.Kind): "other"
+// for a name that is not one.
+func KindOf(name string) string {
+	if t := builtin(name); t != nil && t.Kind != "" {
+		return t.Kind
+	}
+	return "other"
 }
 
 // Builtins are the names of the built-in tools, for the docs and tests.
