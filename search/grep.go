@@ -331,7 +331,13 @@ func (g *grepper) lines(data []byte, spans []span, unsaved []bool) []Line {
 				out = append(out, Line{Number: lineNo - j - 1, Text: lineText(data, starts[j], -1, -1)})
 			}
 		}
-		out = append(out, Line{Number: lineNo, Text: lineText(data, sp.start, sp.end, sp.at), Match: true, Unsaved: unsaved != nil && unsaved[i]})
+		at := sp.at
+		if at < 0 && sp.end-sp.start > maxLine {
+			if loc := g.m.re.FindIndex(data[sp.start:sp.end]); loc != nil {
+				at = loc[0]
+			}
+		}
+		out = append(out, Line{Number: lineNo, Text: lineText(data, sp.start, sp.end, at), Match: true, Unsaved: unsaved != nil && unsaved[i]})
 		last = lineNo
 		if c > 0 {
 			next := len(data)

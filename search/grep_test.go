@@ -193,8 +193,9 @@ func TestGrepPatterns(t *testing.T) {
 	write(t, dir, map[string]string{
 		"h.go": "func fooHandler(w) {}\nfunc fooHandler (w)\nvar x = fooHandler(1)\nfunc BarHandler(r) {\n",
 		// The Kelvin sign folds to k: found by a case-insensitive k.
-		"k.txt": "\u212Aelvin\nkelvin\nKELVIN\nnothing\n",
-		"c.txt": "Hello World\nhello world\nHELLO WORLD\nhelloworld\n",
+		"k.txt":    "\u212Aelvin\nkelvin\nKELVIN\nnothing\n",
+		"c.txt":    "Hello World\nhello world\nHELLO WORLD\nhelloworld\n",
+		"long.txt": strings.Repeat("a", 1000) + "123x" + strings.Repeat("b", 1000) + "\n",
 	})
 	for _, c := range []struct {
 		q    GrepQuery
@@ -208,6 +209,8 @@ func TestGrepPatterns(t *testing.T) {
 		{GrepQuery{Pattern: `^hello`}, "c.txt:2: hello world\nc.txt:4: helloworld\n"},
 		{GrepQuery{Pattern: `o w|ow`}, "c.txt:2: hello world\nc.txt:4: helloworld\n"},
 		{GrepQuery{Pattern: `nothing$`}, "k.txt:4: nothing\n"},
+		// A long line is cut around the match, found line by line here.
+		{GrepQuery{Pattern: `\d{3}[xy]`}, "long.txt:1: …" + strings.Repeat("a", 100) + "123x" + strings.Repeat("b", 196) + "…\n"},
 	} {
 		r := grep(t, Options{Roots: []string{dir}}, c.q, nil)
 		same(t, fmt.Sprintf("%+v", c.q), r.String(), c.want)
