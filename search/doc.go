@@ -71,7 +71,8 @@
 // number of folders): without a slash ("*.go", "**/*.go") it matches file
 // names at any depth, with one a path relative to the root (or as results
 // show it, or relative to Path). Files only, most recently modified first,
-// then by path. List shows a folder's entries, folders first ("name/"),
+// then by path; files on disk only (an unsaved new file's buffer is not
+// listed). List shows a folder's entries, folders first ("name/"),
 // files with their size, links with their target; entries the ignore rules
 // exclude are counted, not shown. With several roots and no Path, List
 // shows the roots.
@@ -94,12 +95,15 @@
 // # Libraries
 //
 // Globs are github.com/bmatcuk/doublestar/v4 (small, no dependencies).
-// The gitignore rules are our own (ignore.go, about 300 lines following
-// `man gitignore`) rather than go-git's plumbing/format/gitignore: that
-// package links go-billy, gcfg, x/net/context and six more packages
-// (about 0.8 MB of binary) into a daemon whose start-up is benchmarked
-// against a minimal server, reads ignore files only through go-billy's
-// file systems, and matches by splitting every path into a new slice per
-// check; ours matches a path's suffix in place, with fast paths for the
-// common "name" and "*.ext" patterns.
+// The gitignore rules are our own (ignore.go, about 450 lines with git's
+// config lookup, following `man gitignore`) rather than go-git's
+// plumbing/format/gitignore (v5.19.3). That package links go-billy, gcfg,
+// x/net/context and six more packages (about 0.8 MB of binary) into a
+// daemon whose start-up is benchmarked against a minimal server; its
+// ReadPatterns walks the whole tree through go-billy to gather every
+// .gitignore before matching, a second walk beside ours, and knows no
+// .ignore files; its Match takes a path split into a slice. Ours reads a
+// folder's ignore files when the walk lists it (only when the listing
+// shows them) and matches a path's suffix in place, with fast paths for
+// the common "name" and "*.ext" patterns.
 package search
