@@ -297,6 +297,10 @@ func (g *grepper) search(wk *grepWorker, ri int, rel string, data []byte, marks 
 	if n == 0 {
 		return
 	}
+	if g.s.withholdText != nil && g.s.withholdText(data) {
+		wk.skipped.Withheld++
+		return
+	}
 	key := fileKey{ri, rel}
 	f := &fileResult{key: key, matches: n}
 	if g.col.wants(key) {

@@ -33,6 +33,10 @@ type Options struct {
 	// symbolic link, its target's too). Grep skips them and counts them;
 	// Find and List show their names, never their text. Nil: none.
 	Withhold func(path string) bool
+	// WithholdText reports, for Grep, a file whose text the model may not
+	// see by what it holds (a private key); asked only of a file with a
+	// match. Nil: none.
+	WithholdText func(data []byte) bool
 	// MaxResults caps Grep's matching lines (default 100) and the paths
 	// of Find and List (default 200).
 	MaxResults int
@@ -87,13 +91,14 @@ type start struct {
 
 // A scope is Options resolved: the roots, where to start, the limits.
 type scope struct {
-	roots       []root
-	starts      []start
-	explicit    bool // Path was given
-	withhold    func(string) bool
-	maxResults  int
-	maxBytes    int
-	maxFileSize int64
+	roots        []root
+	starts       []start
+	explicit     bool // Path was given
+	withhold     func(string) bool
+	withholdText func([]byte) bool
+	maxResults   int
+	maxBytes     int
+	maxFileSize  int64
 }
 
 // errOutside is wrapped by the error for a path outside the workspace.
@@ -103,10 +108,11 @@ var errOutside = errors.New("outside the workspace")
 // MaxResults default for the caller.
 func newScope(opts Options, defResults int, ov Overlay) (*scope, error) {
 	s := &scope{
-		withhold:    opts.Withhold,
-		maxResults:  opts.MaxResults,
-		maxBytes:    opts.MaxBytes,
-		maxFileSize: opts.MaxFileSize,
+		withhold:     opts.Withhold,
+		withholdText: opts.WithholdText,
+		maxResults:   opts.MaxResults,
+		maxBytes:     opts.MaxBytes,
+		maxFileSize:  opts.MaxFileSize,
 	}
 	if s.maxResults <= 0 {
 		s.maxResults = defResults

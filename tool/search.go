@@ -83,12 +83,12 @@ var listDirectoryTool = define(Tool{
 
 // searchOptions are where a search of the turn's may look, and what it
 // must hold back: files whose name says they hold secrets, unless the
-// user added them by name.
+// user added them by name, and files holding a private key.
 func (c *Call) searchOptions(path string) search.Options {
 	tt := c.TT
 	return search.Options{Roots: tt.Roots, Path: path, Withhold: func(p string) bool {
 		return !tt.UserFiles[p] && workspace.SecretName(p)
-	}}
+	}, WithholdText: workspace.HasPrivateKey}
 }
 
 // searchError is a search's error as the model is told it.

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ctxls/ctxls/session"
 )
@@ -33,6 +34,11 @@ func LooksSecret(path, content string) bool {
 // SecretName reports whether a file's name says it holds secrets.
 func SecretName(path string) bool {
 	return secretName().MatchString(filepath.Base(path))
+}
+
+// HasPrivateKey reports whether data holds a private key's header.
+func HasPrivateKey(data []byte) bool {
+	return hasPrivateKey(unsafe.String(unsafe.SliceData(data), len(data)))
 }
 
 // hasPrivateKey reports whether text holds "PRIVATE KEY-----". It looks for
