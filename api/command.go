@@ -600,6 +600,7 @@ type PreviewTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	Tokens      int             `json:"tokens"` // its name, description and schema
 }
 
 // PreviewTokens are a preview's token counts.

@@ -60,7 +60,7 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 	}
 	fmt.Fprintf(w, "\n── tools offered (%d tokens) ──\n", pv.Tokens.Tools)
 	for _, t := range pv.Tools {
-		fmt.Fprintf(w, "%s: %s\n  %s\n", t.Name, oneLine(strings.SplitN(strings.TrimSpace(t.Description), "\n", 2)[0], 120), t.Parameters)
+		fmt.Fprintf(w, "%s (%d tokens): %s\n  %s\n", t.Name, t.Tokens, oneLine(strings.SplitN(strings.TrimSpace(t.Description), "\n", 2)[0], 120), t.Parameters)
 	}
 	return nil
 }

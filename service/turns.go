@@ -402,7 +402,8 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	}
 	for _, t := range pv.Tools {
 		params, _ := json.Marshal(t.Function.Parameters)
-		res.Tools = append(res.Tools, api.PreviewTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+		whole, _ := json.Marshal(t)
+		res.Tools = append(res.Tools, api.PreviewTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params, Tokens: counter.Count(string(whole))})
 	}
 	return res, nil
 }

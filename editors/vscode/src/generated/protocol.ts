@@ -298,6 +298,7 @@ export interface PreviewTool {
   name: string;
   description: string;
   parameters: unknown;
+  tokens: number;
 }
 
 export interface PreviewTokens {
