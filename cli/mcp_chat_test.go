@@ -31,7 +31,7 @@ func TestChatMCPTools(t *testing.T) {
 
 	// The dry run shows the server's tools with their schemas, counted.
 	out, errOut, code := lsptest.Run(t, "", env, "chat", "--dry-run", "use the tools")
-	if code != 0 || !strings.Contains(out, "mcp__t__echo: [MCP server t] Echoes its text.") || !strings.Contains(out, `"text":{"type":"string"}`) {
+	if code != 0 || !regexp.MustCompile(`mcp__t__echo \(\d+ tokens\): \[MCP server t\] Echoes its text\.`).MatchString(out) || !strings.Contains(out, `"text":{"type":"string"}`) {
 		t.Errorf("dry run: %d\n%s", code, out)
 	}
 	// ctxls's five tools alone cost about 400 tokens; the server's nine more.
