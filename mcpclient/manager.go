@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -374,16 +375,52 @@ func transport(s Server, stderr io.Writer) (sdk.Transport, error) {
 		return nil, fmt.Errorf("server %q: command %q not found: %w", s.Name, s.Command, err)
 	}
 	cmd := exec.Command(path, s.Args...)
-	cmd.Env = os.Environ()
-	for _, k := range Keys(s.Env) {
-		cmd.Env = append(cmd.Env, k+"="+s.Env[k])
-	}
+	cmd.Env = serverEnv(s, os.Getenv)
 	if stderr == nil {
 		stderr = io.Discard
 	}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = procAttr()
 	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+}
+
+// inheritedEnv are the variables of the daemon's environment a stdio
+// server inherits: the MCP SDKs' own default list. The rest (the provider's
+// keys, CTXLS_MCP_TOKEN, cloud credentials) never reach a server unless
+// its configuration names them in its env.
+var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// serverEnv is a stdio server's environment: inheritedEnv from the
+// daemon's (getenv), then the server's own env with ${VAR} and
+// ${VAR:-default} expanded from the daemon's environment, as Claude Code
+// expands .mcp.json.
+func serverEnv(s Server, getenv func(string) string) []string {
+	var env []string
+	for _, k := range inheritedEnv {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range Keys(s.Env) {
+		env = append(env, k+"="+expandEnv(s.Env[k], getenv))
+	}
+	return env
+}
+
+var envRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+})
+
+// expandEnv replaces ${VAR} with the variable's value and ${VAR:-default}
+// with its value, or default when it is unset or empty.
+func expandEnv(v string, getenv func(string) string) string {
+	return envRef().ReplaceAllStringFunc(v, func(ref string) string {
+		m := envRef().FindStringSubmatch(ref)
+		if val := getenv(m[1]); val != "" {
+			return val
+		}
+		return m[2]
+	})
 }
 
 // Close ends every server and waits for them (each is asked to end by

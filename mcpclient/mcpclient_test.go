@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 		}
 		sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echoes the text", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 			func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+				if in.Text == "$ENV" { // the server's whole environment
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil, nil
+				}
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Text + " " + os.Getenv("SECRET_TOKEN")}}}, nil, nil
 			})
 		sdk.AddTool(srv, &sdk.Tool{Name: "touch", Description: "Changes something"},
@@ -148,6 +151,42 @@ func TestManagerTools(t *testing.T) {
 	_, err = m.Tools(ctx, ghost)
 	if err == nil || !strings.Contains(err.Error(), "it is tried again in") {
 		t.Errorf("within the back-off: %v", err)
+	}
+}
+
+// TestServerEnvironment: a stdio server sees the MCP SDKs' short default
+// environment and its own env (with ${VAR} and ${VAR:-default} expanded
+// from the daemon's), never the provider's keys or CTXLS_MCP_TOKEN.
+func TestServerEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-provider-key")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-provider-key")
+	t.Setenv("CTXLS_MCP_TOKEN", "mcp-door-token")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+	t.Setenv("CTXLS_TEST_GITHUB", "ghp_given")
+	t.Setenv("PATH", os.Getenv("PATH"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m := NewManager("test", nil)
+	defer m.Close()
+	s := Server{Name: "env", Type: "stdio", Command: os.Args[0], Env: map[string]string{
+		"MCPCLIENT_TEST_SERVER": "1", "GITHUB_TOKEN": "${CTXLS_TEST_GITHUB}", "MODE": "${CTXLS_TEST_UNSET:-fallback}", "PLAIN": "$HOME and ${CTXLS_TEST_UNSET}",
+	}}
+	res, err := m.Call(ctx, s, "echo", []byte(`{"text":"$ENV"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(Text(res), "\n") {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXLS_MCP_TOKEN", "AWS_SECRET_ACCESS_KEY", "CTXLS_TEST_GITHUB"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("the server sees %s=%s", k, v)
+		}
+	}
+	if env["PATH"] != os.Getenv("PATH") || env["GITHUB_TOKEN"] != "ghp_given" || env["MODE"] != "fallback" || env["PLAIN"] != "$HOME and " {
+		t.Errorf("the server's environment: %v", env)
 	}
 }
 
