@@ -111,6 +111,10 @@ type Service struct {
 	toolNotices   map[string]string          // what the user was last told about a server or tool
 	mcpManager    *mcpclient.Manager         // the running MCP servers; made on first need
 
+	// diagnosticsDoor gives the editor's diagnostics, under mu
+	// (service/diagnostics.go); nil: no diagnostics tool.
+	diagnosticsDoor DiagnosticsDoor
+
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
 	currentMu sync.Mutex

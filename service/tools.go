@@ -142,6 +142,7 @@ func (b *toolbox) Tools(ctx context.Context, ev chat.Events) []openai.Tool {
 	b.mu.Lock()
 	b.edits = len(edits) > 0
 	b.mu.Unlock()
+	edits = b.s.withDiagnostics(edits) // the diagnostics tool (service/diagnostics.go)
 	servers, cfgErrs := b.s.turnServers(ctx, b.sessionID, b.ask)
 	for _, e := range cfgErrs {
 		warn("config:"+e, "MCP configuration: "+e)
@@ -228,6 +229,9 @@ func fitTools(lists [][]mcpclient.Tool, room int) int {
 
 // Describe says which server's tool a name is.
 func (b *toolbox) Describe(name string) (string, string, chat.ToolInfo, bool) {
+	if b.s.offersDiagnostics(name) { // the diagnostics tool (service/diagnostics.go): it only reads
+		return "", name, chat.ToolInfo{ReadOnly: true}, true
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.edits && isEditTool(name) {
@@ -248,6 +252,9 @@ func (b *toolbox) Call(ctx context.Context, sessionID string, call chat.ToolCall
 	}
 	if edits && isEditTool(call.Name) {
 		return b.edit(ctx, sessionID, call, ev)
+	}
+	if b.s.offersDiagnostics(call.Name) { // the diagnostics tool (service/diagnostics.go)
+		return b.diagnostics(ctx, call, ev)
 	}
 	if !ok {
 		return fmt.Sprintf("error: unknown tool %q", call.Name), true, false
