@@ -1,8 +1,8 @@
 // The editor's diagnostics for the model (ctxls/diagnostics): what VS Code
 // holds for the Problems panel, every language's, answered to the daemon as
 // LSP Diagnostics. With waitMs the answer waits until the diagnostics of the
-// files asked about change (a language server has checked an edit), or
-// waitMs has passed.
+// files asked about change (a language server has checked an edit) and rest
+// settleMs, or waitMs has passed.
 import * as vscode from "vscode";
 import { Diagnostic, DiagnosticsParams, FileDiagnostics } from "./protocol";
 
@@ -46,6 +46,13 @@ function collect(asked?: string[]): FileDiagnostics[] {
   return asked.map((uri) => ({ uri, diagnostics: vscode.languages.getDiagnostics(vscode.Uri.parse(uri)).map(toLsp) }));
 }
 
+/**
+ * How long the diagnostics must rest after a change before the answer to a
+ * waitMs goes: a language server reports in parts (TypeScript's syntax, then
+ * its semantics), and one part alone would be answered with the other's old ones.
+ */
+const settleMs = 300;
+
 /** Answers ctxls/diagnostics; the token ends the wait (the daemon stopped waiting). */
 export function answerDiagnostics(p: DiagnosticsParams, token?: { onCancellationRequested(l: () => void): unknown }): Promise<FileDiagnostics[]> {
   const asked = Array.isArray(p?.uris) ? p.uris : undefined;
@@ -54,15 +61,19 @@ export function answerDiagnostics(p: DiagnosticsParams, token?: { onCancellation
   const keys = asked && new Set(asked.map((u) => key(vscode.Uri.parse(u))));
   return new Promise((resolve) => {
     let done = false;
+    let quiet: ReturnType<typeof setTimeout> | undefined;
     const finish = () => {
       if (done) return;
       done = true;
       sub.dispose();
       clearTimeout(timer);
+      clearTimeout(quiet);
       resolve(collect(asked));
     };
     const sub = vscode.languages.onDidChangeDiagnostics((e) => {
-      if (!keys || e.uris.some((u) => keys.has(key(u)))) finish();
+      if (keys && !e.uris.some((u) => keys.has(key(u)))) return;
+      clearTimeout(quiet);
+      quiet = setTimeout(finish, settleMs);
     });
     const timer = setTimeout(finish, wait);
     token?.onCancellationRequested(finish);

@@ -7,9 +7,13 @@
 -- Neovim's 0-based lines and byte columns made characters of the encoding
 -- the daemon negotiated with the client (client.offset_encoding, as
 -- ctxls.edits reads the daemon's positions). With waitMs the answer waits
--- for a DiagnosticChanged of a buffer asked about (any, without uris), or
--- waitMs (:help ctxls-diagnostics).
+-- for a DiagnosticChanged of a buffer asked about (any, without uris) and
+-- settle_ms of rest after it, or waitMs (:help ctxls-diagnostics).
 local G = {}
+
+-- settle_ms is how long the diagnostics must rest after a change before
+-- the answer to a waitMs goes.
+local settle_ms = 300
 
 local later = require("ctxls.later")
 local uv = vim.uv or vim.loop
@@ -129,15 +133,17 @@ function G.request(p, client)
       end
     end
   end
-  local timer, autocmd = uv.new_timer(), nil
+  local timer, quiet, autocmd = uv.new_timer(), uv.new_timer(), nil
   local done = false
   local function finish()
     if done then
       return
     end
     done = true
-    timer:stop()
-    timer:close()
+    for _, t in ipairs({ timer, quiet }) do
+      t:stop()
+      t:close()
+    end
     pcall(vim.api.nvim_del_autocmd, autocmd)
     reply(collect(uris, encoding))
   end
@@ -145,8 +151,10 @@ function G.request(p, client)
     callback = function(args)
       local name = args.buf and vim.api.nvim_buf_is_valid(args.buf) and vim.api.nvim_buf_get_name(args.buf) or ""
       if not names or (name ~= "" and names[path(name)]) then
-        -- After the autocommand: every namespace's change of this moment is in.
-        vim.schedule(finish)
+        -- Answered once the diagnostics rest: a language server's and a
+        -- linter's reports of the same edit are one answer.
+        quiet:stop()
+        quiet:start(settle_ms, 0, vim.schedule_wrap(finish))
       end
     end,
   })
