@@ -69,6 +69,10 @@ const (
 	// ReviewEdit asks the client to show one of the model's edits and say
 	// whether the user accepts it.
 	ReviewEdit = "ctxls/reviewEdit"
+	// Diagnostics asks the client for the editor's diagnostics (errors
+	// and warnings of its language servers), for the model's diagnostics
+	// tool.
+	Diagnostics = "ctxls/diagnostics"
 )
 
 // Notification methods sent by the client.
@@ -238,6 +242,10 @@ var ServerRequests = []Info{
 		Args: ReviewEditParams{}, Result: ReviewEditResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_3", "path": "/home/ann/app/main.go", "uri": "file:///home/ann/app/main.go", "oldText": "package main\n\nfunc main() {}\n", "newText": "package main\n\nfunc main() { run() }\n", "diff": "--- a//home/ann/app/main.go\n+++ b//home/ann/app/main.go\n@@ -1,3 +1,3 @@\n package main\n \n-func main() {}\n+func main() { run() }\n", "summary": "+1 −1 lines"}`,
 		ExampleResult: `{"decision": "accept"}`},
+	{ID: Diagnostics, Doc: "Asks the editor for its diagnostics (what its language servers and linters report), sent only to a client that set `initializationOptions.diagnostics`: the model's `diagnostics` tool reads them (see \"The editor's diagnostics\"). Answer with one entry per file: `uri` and its `diagnostics` as LSP's `Diagnostic` (`range` in the negotiated position encoding, `severity` 1 error, 2 warning, 3 information, 4 hint, `code`, `source`, `message`). Without `uris`, every file the editor has diagnostics for; with them, those files (an empty list for a file without any). With `waitMs`, answer once the diagnostics of those files (of any file, without `uris`) have changed after the request arrived, or when `waitMs` milliseconds have passed, whichever comes first: after an edit, the answer then holds what the editor's language servers said of the new text. The daemon waits `waitMs` plus 5 seconds for the answer, then gives up (the tool says so).",
+		Args: DiagnosticsParams{}, Result: []FileDiagnostics{},
+		ExampleArgs:   `{"uris": ["file:///home/ann/app/main.go"], "waitMs": 2000}`,
+		ExampleResult: `[{"uri": "file:///home/ann/app/main.go", "diagnostics": [{"range": {"start": {"line": 2, "character": 13}, "end": {"line": 2, "character": 16}}, "severity": 1, "code": "UndeclaredName", "source": "compiler", "message": "undefined: run"}]}]`},
 }
 
 // ClientNotifications lists the notifications ctxls accepts from the
@@ -788,6 +796,47 @@ type ReviewEditParams struct {
 	Diff      string `json:"diff"`
 	Summary   string `json:"summary"`
 }
+
+// DiagnosticsParams are the params of ctxls/diagnostics.
+type DiagnosticsParams struct {
+	// URIs are the files asked about; absent: every file the editor has
+	// diagnostics for.
+	URIs []string `json:"uris,omitempty"`
+	// WaitMs: answer once the diagnostics of those files have changed after
+	// the request arrived, or after WaitMs milliseconds (0: at once).
+	WaitMs int `json:"waitMs,omitempty"`
+}
+
+// FileDiagnostics is one file's diagnostics, in the answer to
+// ctxls/diagnostics.
+type FileDiagnostics struct {
+	URI         string       `json:"uri"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// Diagnostic is LSP's Diagnostic (the fields ctxls reads).
+type Diagnostic struct {
+	// Range: zero-based lines, characters in the negotiated position
+	// encoding.
+	Range Range `json:"range"`
+	// Severity is LSP's DiagnosticSeverity; absent counts as an error.
+	Severity DiagnosticSeverity `json:"severity,omitempty"`
+	// Code is the diagnostic's code: a number or a string.
+	Code    json.RawMessage `json:"code,omitempty" ts:"number | string"`
+	Source  string          `json:"source,omitempty"`
+	Message string          `json:"message"`
+}
+
+// DiagnosticSeverity is LSP's: 1 error, 2 warning, 3 information, 4 hint.
+type DiagnosticSeverity int
+
+// Diagnostic severities.
+const (
+	SeverityError       DiagnosticSeverity = 1
+	SeverityWarning     DiagnosticSeverity = 2
+	SeverityInformation DiagnosticSeverity = 3
+	SeverityHint        DiagnosticSeverity = 4
+)
 
 // ReviewDecision is the user's answer to ctxls/reviewEdit.
 type ReviewDecision string

@@ -102,6 +102,27 @@ func TestClientNotificationExamples(t *testing.T) {
 	}
 }
 
+// TestServerRequestExamples: every request the server makes has a doc and
+// examples that decode strictly into its params and answer types.
+func TestServerRequestExamples(t *testing.T) {
+	for _, r := range ServerRequests {
+		if r.Doc == "" || r.Args == nil || r.Result == nil || r.ExampleArgs == "" || r.ExampleResult == "" {
+			t.Errorf("%s: missing doc, types or examples", r.ID)
+			continue
+		}
+		for _, c := range []struct {
+			example string
+			v       any
+		}{{r.ExampleArgs, r.Args}, {r.ExampleResult, r.Result}} {
+			dec := json.NewDecoder(strings.NewReader(c.example))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(reflect.New(reflect.TypeOf(c.v)).Interface()); err != nil {
+				t.Errorf("%s: example %s does not fit %T: %v", r.ID, c.example, c.v, err)
+			}
+		}
+	}
+}
+
 // TestEveryFieldHasALimit: a string, list or raw field without a stated
 // limit cannot be added to an argument type.
 func TestEveryFieldHasALimit(t *testing.T) {

@@ -42,6 +42,9 @@ type InitializationOptions struct {
 	// with ctxls/reviewEdit (else the daemon asks with
 	// window/showMessageRequest).
 	ReviewEdits bool `json:"reviewEdits,omitempty"`
+	// Diagnostics: the client answers ctxls/diagnostics with the editor's
+	// diagnostics, and the model is offered the diagnostics tool.
+	Diagnostics bool `json:"diagnostics,omitempty"`
 }
 
 // Settings are workspace/didChangeConfiguration's settings.ctxls: what an

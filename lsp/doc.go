@@ -4,7 +4,9 @@
 // (execute_command.go: every one through api.Dispatch to the connection's
 // service.Service), chat turns streamed as $/progress (chat.go), the
 // service's events as notifications (events.go), settings (settings.go) and
-// live updates (live.go), one file per area. Handlers decode, call the
+// live updates (live.go), the model's edits (edits.go) and the editor's
+// diagnostics for the model (diagnostics.go: ctxls/diagnostics, asked from
+// the turn's goroutine), one file per area. Handlers decode, call the
 // service and return; errors.go maps an error's kind to its JSON-RPC code.
 //
 // Ordering: notifications (didOpen, didChange, didClose, didSave,

@@ -91,10 +91,15 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		create:   slices.Contains(p.Capabilities.Workspace.WorkspaceEdit.ResourceOperations, "create"),
 		review:   o.ReviewEdits,
 	}
+	s.diagnostics = o.Diagnostics
 	s.mu.Unlock()
 	if p.Capabilities.Workspace.ApplyEdit {
 		// Edits are offered only to an editor that can apply them.
 		svc.Tools().SetEditDoor(lspEdits{s})
+	}
+	if o.Diagnostics {
+		// The diagnostics tool only for a client that answers ctxls/diagnostics.
+		svc.Tools().SetDiagnosticsDoor(lspDiagnostics{s})
 	}
 	s.view.setIdle(o.viewIdle)
 	s.startWatch(svc)

@@ -90,6 +90,7 @@ type Server struct {
 	clientWorkDone    bool             // the client supports window/workDoneProgress/create
 	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
 	edits             editCaps         // what the client can do with the model's edits
+	diagnostics       bool             // the client answers ctxls/diagnostics (initializationOptions.diagnostics)
 	shownCalls        tool.ShownCalls  // a tool call's question waits until the turn's loop showed the call
 	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
 

@@ -60,6 +60,7 @@ type Box struct {
 	asker         Asker                      // how to ask the user; nil: nothing not allowed always runs
 	allowReadOnly bool                       // MCP tools marked read-only run without asking
 	editDoor      EditDoor                   // how edits are reviewed and applied; nil: no edit tools
+	diagnostics   DiagnosticsDoor            // the editor's diagnostics; nil: no diagnostics tool
 	workspaceMCP  bool                       // use the workspace folders' trusted .mcp.json files
 	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
 	sessionMCP    map[string]sessionServers  // MCP servers a session was opened with (ACP), by session

@@ -138,7 +138,7 @@ func (t *Tool) def() openai.Tool {
 // builtins are ctxls's own tools, in the order the model is offered them.
 var builtins = []*Tool{
 	&setContextTool, &getContextTool, &readFileTool, &listSessionFilesTool, &writeFileTool,
-	&grepTool, &findFilesTool, &listDirectoryTool,
+	&grepTool, &findFilesTool, &listDirectoryTool, &diagnosticsTool,
 	&editFileTool, &createFileTool,
 }
 

@@ -180,6 +180,12 @@ ask review mode; see \"The model's edits\"), sent only to a client that
 set initializationOptions.reviewEdits; others are asked with
 window/showMessageRequest.")
 
+(defconst ctxls-protocol-server-request-diagnostics "ctxls/diagnostics"
+  "Asks the editor for its diagnostics (what its language servers and
+linters report), sent only to a client that set
+initializationOptions.diagnostics: the model's diagnostics tool reads
+them (see \"The editor's diagnostics\").")
+
 (defconst ctxls-protocol-client-notification-did-change-view "ctxls/didChangeView"
   "The editor's view changed: the focused document, its selection and the
 visible lines.")
@@ -324,6 +330,9 @@ visible lines.")
   "An initializationOptions field.")
 
 (defconst ctxls-protocol-init-option-review-edits "reviewEdits"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-diagnostics "diagnostics"
   "An initializationOptions field.")
 
 (defconst ctxls-protocol-setting-provider "provider"

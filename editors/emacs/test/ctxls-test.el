@@ -1176,6 +1176,78 @@ answer is handled at once, the failure logged."
                            (with-current-buffer "*ctxls log*" (buffer-string)))))
   (ctxls-test--stop))
 
+;;;; The editor's diagnostics
+
+(defun ctxls-test--flymake (buffer)
+  "Turn Flymake on in BUFFER and check it now."
+  (with-current-buffer buffer
+    (when (boundp 'trusted-content)   ; Emacs 30 byte-compiles trusted files only
+      (set (make-local-variable 'trusted-content) :all))
+    (flymake-mode 1)
+    (flymake-start)))
+
+(defun ctxls-test--flymake-types (buffer)
+  "The types of BUFFER's Flymake diagnostics."
+  (with-current-buffer buffer (mapcar #'flymake-diagnostic-type (flymake-diagnostics))))
+
+(ert-deftest ctxls-test-diagnostics ()
+  "The model's diagnostics tool reads Flymake's diagnostics (the byte
+compiler's error and warning, checkdoc's notes left out); waitMs waits
+for the diagnostics of the file asked about to change."
+  (ctxls-test--setup)
+  (let* ((broken-file (ctxls-test--file "broken.el"))
+         (broken (find-file-noselect broken-file))
+         (warned (find-file-noselect (ctxls-test--file "warned.el"))))
+    (ctxls-test--flymake broken)
+    (ctxls-test--flymake warned)
+    (ctxls-test--wait "Flymake's error and warning"
+                      (lambda ()
+                        (and (memq :error (ctxls-test--flymake-types broken))
+                             (memq :warning (ctxls-test--flymake-types warned))))
+                      30)
+    (switch-to-buffer broken)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (ctxls-test--mx "ctxls-ask" "what is broken?")
+    (ctxls-test--turn-end "Found them.")
+    ;; waitMs: no answer before broken.el's diagnostics change (warned.el's
+    ;; rechecked meanwhile do not count), then at once.
+    (let ((start (float-time))
+          answer)
+      (ctxls--diagnostics-when (list :uris (vector (ctxls--path-uri broken-file)) :waitMs 15000)
+                               (lambda (a) (setq answer (cons (float-time) a))))
+      (with-current-buffer warned (flymake-start))
+      (accept-process-output nil 1)
+      (should-not answer)
+      (with-current-buffer broken
+        (goto-char (point-max))
+        (insert ")\n")
+        (flymake-start))
+      (ctxls-test--wait "the answer after broken.el changed" (lambda () answer) 14)
+      (should (< (- (car answer) start) 14))
+      (let ((files (cdr answer)))
+        (should (= (length files) 1))
+        (should (equal (plist-get (aref files 0) :uri) (ctxls--path-uri broken-file)))
+        (should-not (cl-find 1 (plist-get (aref files 0) :diagnostics)
+                             :key (lambda (d) (plist-get d :severity))))))
+    ;; No change: the answer comes when waitMs has passed.
+    (let ((start (float-time))
+          answer)
+      (ctxls--diagnostics-when (list :uris (vector (ctxls--path-uri (ctxls-test--file "warned.el"))) :waitMs 700)
+                               (lambda (a) (setq answer (cons (float-time) a))))
+      (ctxls-test--wait "the answer after waitMs" (lambda () answer) 5)
+      (should (>= (- (car answer) start) 0.65))
+      (should (cl-find 2 (plist-get (aref (cdr answer) 0) :diagnostics)
+                       :key (lambda (d) (plist-get d :severity)))))
+    ;; A file no buffer visits: an empty list, sent as [].
+    (let (answer)
+      (ctxls--diagnostics-when (list :uris (vector (ctxls--path-uri (ctxls-test--file "nowhere.el"))))
+                               (lambda (a) (setq answer a)))
+      (ctxls-test--wait "the answer for a file not visited" (lambda () answer) 5)
+      (should (equal (json-serialize (aref answer 0))
+                     (json-serialize (list :uri (ctxls--path-uri (ctxls-test--file "nowhere.el")) :diagnostics []))))))
+  (ctxls-test--stop))
+
 ;;;; No provider yet
 
 (ert-deftest ctxls-test-no-provider ()

@@ -1725,6 +1725,33 @@ async function main(): Promise<void> {
     await until("ask in the header", async () => (await chat.locator("#mode").innerText()) === "edits: ask", 10_000);
   });
 
+  await step("issue 31: the model's diagnostics tool reads VS Code's own: a JSON file's syntax error, as path:line:col, without a question", async () => {
+    // The JSON language features of VS Code itself check an open JSON file.
+    fs.writeFileSync(path.join(L.workspace, "broken.json"), '{\n  "name": "ctxls",\n  "version": 1,,\n  "ok": true\n}\n');
+    await ed.openFile("broken.json");
+    await until("the JSON error's squiggle", async () => (await ed.page.locator(".monaco-editor .squiggly-error").count()) > 0, 30_000);
+    await enqueue([
+      {
+        chunks: [],
+        toolCalls: [
+          { name: "diagnostics", arguments: JSON.stringify({ path: "broken.json" }) },
+          { name: "diagnostics", arguments: "{}" },
+        ],
+      },
+      { chunks: ["broken.json has a stray comma."] },
+    ]);
+    await typeInChat("What is broken?");
+    const cards = lastTurn().locator(".tool", { hasText: "diagnostics" });
+    await until("both calls done", async () => (await cards.count()) === 2 && (await cards.evaluateAll((cs) => cs.every((c) => c.getAttribute("data-status") === "done"))), 30_000);
+    await idle();
+    const reqs = await requests();
+    const told = reqs[reqs.length - 1].messages.filter((m) => m.role === "tool").slice(-2).map((m) => m.content);
+    const line = /^broken\.json:3:\d+ error [^:\n]*: .+$/m;
+    check(line.test(told[0]) && told[0].split("\n").every((l) => l.startsWith("broken.json:")), `the file's diagnostics: ${told[0]}`);
+    check(line.test(told[1]), `every file's diagnostics: ${told[1]}`);
+    check((await ed.toastTexts()).every((t) => !t.includes("diagnostics")), `a question was asked: ${await ed.toastTexts()}`);
+  });
+
   await step("code blocks: Insert at cursor puts the block into the editor (Undo takes it back); Apply without a selection reviews it against a picked file", async () => {
     const helper = "export const twice = (n: number) => n * 2;";
     await enqueue([{ chunks: ["Use this helper:\n\n```ts\n" + helper + "\n```\n"] }]);

@@ -11,6 +11,7 @@ import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
 import { notCtxls, resolveBinary } from "./daemon";
+import { answerDiagnostics } from "./diagnostics";
 import {
   baseName,
   ChatPreviewResult,
@@ -240,11 +241,13 @@ class Controller {
       // Only the user's files: middleware drops the editor's own (see sync.ts).
       documentSelector: [{ scheme: "file" }],
       // reviewEdits: the model's edits are reviewed here, in a diff (ctxls/reviewEdit).
+      // diagnostics: the model may read VS Code's diagnostics (ctxls/diagnostics, diagnostics.ts).
       // A function: a daemon the client restarts (after a crash) gets the current session and settings.
       initializationOptions: (): InitializationOptions => ({
         provider: provider(),
         session: this.ext.workspaceState.get<string>(sessionKey),
         reviewEdits: true,
+        diagnostics: true,
         ...daemonSettings(),
       }),
       synchronize: { configurationSection: "ctxls" },
@@ -321,6 +324,8 @@ class Controller {
     });
     // The model's edits in the ask mode: a diff to accept or reject (see review.ts).
     ctxls.onReviewEdit((p, token) => this.reviewEdit(p, token));
+    // The model's diagnostics tool: the Problems panel's diagnostics (see diagnostics.ts).
+    ctxls.onDiagnostics((p, token) => answerDiagnostics(p, token));
     this.client = client;
     this.ctxls = ctxls;
     try {

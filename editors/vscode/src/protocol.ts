@@ -10,9 +10,11 @@ import {
   CommandTypes,
   Commands,
   ContextChangedParams,
+  DiagnosticsParams,
   DidChangeViewParams,
   ErrorKind,
   ErrorKinds,
+  FileDiagnostics,
   Notifications,
   Requests,
   ReviewEditParams,
@@ -138,6 +140,16 @@ export class CtxlsClient {
    */
   onReviewEdit(f: (p: ReviewEditParams, token: { onCancellationRequested(l: () => void): unknown }) => Promise<ReviewEditResult>): void {
     this.conn.onRequest(ServerRequests.reviewEdit, f);
+  }
+
+  /**
+   * ctxls/diagnostics: the daemon asks for the editor's diagnostics, for the
+   * model's diagnostics tool (sent once initializationOptions.diagnostics is
+   * set). The handler answers with the files' diagnostics; with waitMs, once
+   * those changed or waitMs passed. The token ends when the daemon stops waiting.
+   */
+  onDiagnostics(f: (p: DiagnosticsParams, token: { onCancellationRequested(l: () => void): unknown }) => Promise<FileDiagnostics[]>): void {
+    this.conn.onRequest(ServerRequests.diagnostics, f);
   }
 
   /** Runs a command with its single object argument, typed by the table. */

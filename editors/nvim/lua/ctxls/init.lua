@@ -11,6 +11,8 @@ local review = require("ctxls.review")
 local edits = require("ctxls.edits")
 -- Images that go with a question (:CtxlsAttach) and their lines in the chat.
 local images = require("ctxls.images")
+-- The editor's diagnostics for the model's diagnostics tool.
+local diagnostics = require("ctxls.diagnostics")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -775,6 +777,11 @@ local handlers = {
   [P.server_requests.review_edit] = function(_, p)
     return review.request(p, permission_timeout())
   end,
+  -- The model's diagnostics tool asks for vim.diagnostic's diagnostics
+  -- (:help ctxls-diagnostics).
+  [P.server_requests.diagnostics] = function(_, p, ctx)
+    return diagnostics.request(p, vim.lsp.get_client_by_id(ctx.client_id))
+  end,
   -- An accepted edit, applied to the buffer (unsaved, undoable).
   ["workspace/applyEdit"] = function(_, p, ctx)
     return edits.apply(p, vim.lsp.get_client_by_id(ctx.client_id), function(buf)
@@ -862,6 +869,7 @@ local function lsp_config()
     [o.allow_read_only_tools] = M.config.allow_read_only_tools,
     [o.tool_permission_timeout_seconds] = M.config.tool_permission_timeout_seconds,
     [o.review_edits] = true,
+    [o.diagnostics] = true,
   }
   return {
     name = "ctxls",

@@ -44,6 +44,7 @@ return {
   },
   server_requests = {
     review_edit = "ctxls/reviewEdit",
+    diagnostics = "ctxls/diagnostics",
   },
   client_notifications = {
     did_change_view = "ctxls/didChangeView",
@@ -60,6 +61,7 @@ return {
     allow_read_only_tools = "allowReadOnlyTools",
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
     review_edits = "reviewEdits",
+    diagnostics = "diagnostics",
   },
   settings = {
     provider = "provider",

@@ -499,8 +499,9 @@ export interface ReviewEditResult {
   decision: ReviewDecision;
 }
 
-export interface TextDocumentIdentifier {
-  uri: string;
+export interface DiagnosticsParams {
+  uris?: string[];
+  waitMs?: number;
 }
 
 export interface Position {
@@ -511,6 +512,23 @@ export interface Position {
 export interface Range {
   start: Position;
   end: Position;
+}
+
+export interface Diagnostic {
+  range: Range;
+  severity?: number;
+  code?: number | string;
+  source?: string;
+  message: string;
+}
+
+export interface FileDiagnostics {
+  uri: string;
+  diagnostics: Diagnostic[];
+}
+
+export interface TextDocumentIdentifier {
+  uri: string;
 }
 
 export interface DidChangeViewParams {
@@ -541,6 +559,7 @@ export interface InitializationOptions {
   allowReadOnlyTools?: boolean;
   toolPermissionTimeoutSeconds?: number;
   reviewEdits?: boolean;
+  diagnostics?: boolean;
 }
 
 export interface Settings {
@@ -644,10 +663,12 @@ export interface NotificationTypes {
 /** Requests the server makes of a client that declared it answers them. */
 export const ServerRequests = {
   reviewEdit: "ctxls/reviewEdit",
+  diagnostics: "ctxls/diagnostics",
 } as const;
 
 export interface ServerRequestTypes {
   "ctxls/reviewEdit": { params: ReviewEditParams; result: ReviewEditResult };
+  "ctxls/diagnostics": { params: DiagnosticsParams; result: FileDiagnostics[] };
 }
 
 /** Notifications the editor sends. */
