@@ -258,3 +258,68 @@ func TestDiagnosticsNotOffered(t *testing.T) {
 		}
 	}
 }
+
+// TestEditReportsErrors: after an edit of the model's is applied in the
+// editor, its tool result carries the file's errors as the editor reports
+// them once they settled: the daemon asks ctxls/diagnostics for that one
+// file with waitMs, and a clean file is said to be clean. A client without
+// the flag is never asked, and its result says nothing of errors.
+func TestEditReportsErrors(t *testing.T) {
+	parallel(t, waitTests)
+	for _, flag := range []bool{true, false} {
+		fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+		root, rootURI := workspace(t)
+		s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
+		ed := &bufferEditor{t: t, s: s, doc: map[string]*fakeDoc{}, answers: []string{"Accept", "Accept"}}
+		mainURI := string(uri.File(filepath.Join(root, "main.go")))
+		diags := &diagnosticsEditor{files: map[string][]api.Diagnostic{}}
+		s.OnServerRequest(func(method string, params json.RawMessage) (any, *lsptest.RPCError) {
+			if method == api.Diagnostics {
+				// The editor's language server has checked the edited text.
+				text, _ := ed.text(mainURI)
+				diags.mu.Lock()
+				diags.files[mainURI] = nil
+				if strings.Contains(text, "run()") {
+					diags.files[mainURI] = []api.Diagnostic{lspDiag(2, 14, api.SeverityError, "compiler", "", "undefined: run"), lspDiag(0, 0, api.SeverityWarning, "vet", "", "a warning, not told")}
+				}
+				diags.mu.Unlock()
+				return diags.handle(method, params)
+			}
+			return ed.handle(method, params)
+		})
+		s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
+			"provider": map[string]any{"baseURL": fake.URL, "model": "test-model"}, "diagnostics": flag,
+		}, Workspace: map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true}}})
+		ed.open(mainURI, "package main\n\nfunc main() {}\n")
+		fake.Enqueue(
+			openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+				{ID: "e1", Name: "edit_file", Arguments: `{"path":"main.go","old_string":"func main() {}","new_string":"func main() { run() }"}`},
+			}},
+			openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+				{ID: "e2", Name: "edit_file", Arguments: `{"path":"main.go","old_string":"func main() { run() }","new_string":"func main() {}"}`},
+			}},
+			openaitest.Reply{Chunks: []string{"Fixed."}},
+		)
+		var res api.ChatResult
+		s.MustCommand(api.Chat, map[string]any{"message": "call run"}, &res)
+		reqs := fake.WaitRequests(3, 10*time.Second)
+		e1 := reqs[1].ToolResults()["e1"]
+		e2 := reqs[2].ToolResults()["e2"]
+		asked := diags.requests()
+		if !flag {
+			if len(asked) != 0 || strings.Contains(e1, "The editor reports") || strings.Contains(e2, "The editor reports") {
+				t.Errorf("without the flag: asked %+v; results %q, %q", asked, e1, e2)
+			}
+			continue
+		}
+		if !strings.Contains(e1, "edited ") || !strings.HasSuffix(e1, "The editor reports 1 error in the file now:\nmain.go:3:15 error compiler: undefined: run") {
+			t.Errorf("e1: %q", e1)
+		}
+		if !strings.HasSuffix(e2, "The editor reports no errors in the file now.") {
+			t.Errorf("e2: %q", e2)
+		}
+		if len(asked) != 2 || len(asked[0].URIs) != 1 || asked[0].URIs[0] != mainURI || asked[0].WaitMs != 2000 {
+			t.Errorf("ctxls/diagnostics asked %+v", asked)
+		}
+	}
+}

@@ -11,8 +11,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
+	"go.lsp.dev/uri"
+
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/workspace"
@@ -71,7 +75,7 @@ var editFileTool = Tool{
 }
 
 var createFileTool = Tool{
-	Name:        toolCreateFile, Kind: "edit",
+	Name: toolCreateFile, Kind: "edit",
 	Description: "Create a new file in the workspace with the given content (not for a file that exists: use edit_file). The user may review it first.",
 	Schema:      schemaFor[createFileArgs](nil),
 	Asks:        true,
@@ -214,7 +218,41 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 	if res.OnDisk {
 		where = "written to the file"
 	}
-	return fmt.Sprintf("%s %s (%s); %s.\n\n%s", verb, r.Path, r.Summary, where, fenced(r.Diff)), nil
+	out := fmt.Sprintf("%s %s (%s); %s.\n\n%s", verb, r.Path, r.Summary, where, fenced(r.Diff))
+	return out + c.errorsAfter(ctx, r.Path, c.TT.Roots), nil
+}
+
+// editDiagnosticsWait is how long the editor is given to check a file the
+// model edited before its errors are read (ctxls/diagnostics' waitMs): the
+// editor answers as soon as the file's diagnostics have changed and
+// rested, so this bounds the wait for a file no language server checks or
+// whose diagnostics did not change.
+const editDiagnosticsWait = 2 * time.Second
+
+// errorsAfter is what the editor reports of a file the model just edited
+// there, as a paragraph for the tool's result: its errors once its
+// diagnostics have settled ("" when the connection gives no diagnostics or
+// they cannot be read).
+func (c *Call) errorsAfter(ctx context.Context, path string, roots []string) string {
+	door := c.box.diagnosticsDoor()
+	if door == nil {
+		return ""
+	}
+	files, err := door.Diagnostics(ctx, []string{string(uri.File(path))}, editDiagnosticsWait)
+	if err != nil {
+		c.box.log.Info("the edited file's diagnostics were not read", "path", path, "err", err)
+		return ""
+	}
+	var errs []shownDiagnostic
+	for _, d := range collectDiagnostics(roots, files, path) {
+		if d.severity == api.SeverityError {
+			errs = append(errs, d)
+		}
+	}
+	if len(errs) == 0 {
+		return "\n\nThe editor reports no errors in the file now."
+	}
+	return fmt.Sprintf("\n\nThe editor reports %s in the file now:\n%s", plural(len(errs), "error"), formatShown(errs))
 }
 
 // refused tells the model the editor refused an edit, with the file's
