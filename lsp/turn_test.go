@@ -174,7 +174,7 @@ func TestHistoryKeepsWholeTurns(t *testing.T) {
 	_, rootURI := workspace(t)
 	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, WorkDoneProgress: true, InitOptions: map[string]any{
-		"provider":  map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 3000, "maxOutputTokens": 1000},
+		"provider":  map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 4000, "maxOutputTokens": 1000},
 		"compactAt": "off",
 	}})
 	s.MustCommand(api.SessionNew, map[string]any{"title": "named"}, nil) // no title requests
