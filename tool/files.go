@@ -24,7 +24,7 @@ type readFileArgs struct {
 }
 
 var readFileTool = define(Tool{
-	Name:        "read_file", Kind: "read",
+	Name: "read_file", Kind: "read",
 	Description: "Read a file: sources/NAME for files uploaded to the session, a path relative to the workspace, or an absolute path inside the workspace or the session folder.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a readFileArgs) (string, error) {
@@ -70,7 +70,7 @@ type listSessionFilesArgs struct {
 }
 
 var listSessionFilesTool = define(Tool{
-	Name:        "list_session_files", Kind: "read",
+	Name: "list_session_files", Kind: "read",
 	Description: "List the files in one folder of the session folder: sources (uploaded by the user, the default), results, scripts or data. Files in folders below results, scripts and data are listed as sub/name.",
 	ReadOnly:    true,
 }, map[string][]string{"subdir": session.Subdirs}, func(ctx context.Context, c *Call, a listSessionFilesArgs) (string, error) {

@@ -48,7 +48,7 @@ type findFilesArgs struct {
 }
 
 var findFilesTool = define(Tool{
-	Name:        "find_files", Kind: "search",
+	Name: "find_files", Kind: "search",
 	Description: "Find files in the workspace by a glob on their path (** for any number of folders). Returns paths relative to the workspace, most recently modified first; honours .gitignore and .ignore. At most 200 paths are shown.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a findFilesArgs) (string, error) {
@@ -69,7 +69,7 @@ type listDirectoryArgs struct {
 }
 
 var listDirectoryTool = define(Tool{
-	Name:        "list_directory", Kind: "read",
+	Name: "list_directory", Kind: "read",
 	Description: "List a folder of the workspace: its folders (marked with a trailing /) and files with their sizes. Entries .gitignore or .ignore exclude are counted, not shown.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a listDirectoryArgs) (string, error) {
