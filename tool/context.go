@@ -19,7 +19,8 @@ type setContextArgs struct {
 }
 
 var setContextTool = define(Tool{
-	Name: "set_relevant_context", Kind: "think",
+	Name:        "set_relevant_context",
+	Kind:        "think",
 	Description: "Set or extend one named set of the session's relevant context (files, applet, endpoints, ports, or another name). At most 10 items per set and 50 in all.",
 }, map[string][]string{"mode": {"replace", "merge"}}, func(ctx context.Context, c *Call, a setContextArgs) (string, error) {
 	c.emit(chat.Activity{Message: fmt.Sprintf("updating the %s context", a.SetName)})
@@ -37,7 +38,8 @@ type getContextArgs struct {
 }
 
 var getContextTool = define(Tool{
-	Name: "get_relevant_context", Kind: "think",
+	Name:        "get_relevant_context",
+	Kind:        "think",
 	Description: "Read the session's relevant context: all sets as an object of set name to items, or the items of the one named as a list ([] for a set that does not exist).",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a getContextArgs) (string, error) {

@@ -65,7 +65,8 @@ func editsOffered(ctx context.Context, t *Turn) bool {
 }
 
 var editFileTool = Tool{
-	Name: toolEditFile, Kind: "edit",
+	Name: toolEditFile,
+	Kind: "edit",
 	Description: "Edit one of the user's files in the workspace: replace old_string with new_string in its current text (the editor's, unsaved edits included). " +
 		"old_string must occur exactly once (give enough surrounding lines), unless replace_all is true. The user may review the edit first; the result says whether it was applied.",
 	Schema:  schemaFor[editFileArgs](nil),
@@ -75,7 +76,8 @@ var editFileTool = Tool{
 }
 
 var createFileTool = Tool{
-	Name: toolCreateFile, Kind: "edit",
+	Name:        toolCreateFile,
+	Kind:        "edit",
 	Description: "Create a new file in the workspace with the given content (not for a file that exists: use edit_file). The user may review it first.",
 	Schema:      schemaFor[createFileArgs](nil),
 	Asks:        true,

@@ -24,7 +24,8 @@ type readFileArgs struct {
 }
 
 var readFileTool = define(Tool{
-	Name: "read_file", Kind: "read",
+	Name:        "read_file",
+	Kind:        "read",
 	Description: "Read a file: sources/NAME for files uploaded to the session, a path relative to the workspace, or an absolute path inside the workspace or the session folder.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a readFileArgs) (string, error) {
@@ -70,7 +71,8 @@ type listSessionFilesArgs struct {
 }
 
 var listSessionFilesTool = define(Tool{
-	Name: "list_session_files", Kind: "read",
+	Name:        "list_session_files",
+	Kind:        "read",
 	Description: "List the files in one folder of the session folder: sources (uploaded by the user, the default), results, scripts or data. Files in folders below results, scripts and data are listed as sub/name.",
 	ReadOnly:    true,
 }, map[string][]string{"subdir": session.Subdirs}, func(ctx context.Context, c *Call, a listSessionFilesArgs) (string, error) {
@@ -89,7 +91,8 @@ type writeFileArgs struct {
 
 var writeFileTool = func() Tool {
 	t := define(Tool{
-		Name: "write_file", Kind: "edit",
+		Name: "write_file",
+		Kind: "edit",
 		Description: "Write a text file into the session folder: results/NAME for final outputs (the default: a bare NAME goes there), scripts/NAME for programs you write, data/NAME for intermediate data. " +
 			"Folders below those are made as needed (results/charts/q1.csv). An existing file is replaced. sources/ holds the user's files and cannot be written; nothing outside the session folder can. At most 25 MiB.",
 	}, nil, writeFile)

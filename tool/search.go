@@ -24,7 +24,8 @@ type grepArgs struct {
 }
 
 var grepTool = define(Tool{
-	Name: "grep", Kind: "search",
+	Name: "grep",
+	Kind: "search",
 	Description: "Search the workspace's files for a regular expression (Go RE2 syntax). Returns the matching lines as path:line: text, grouped by file, paths relative to the workspace. " +
 		"Searches the editor's open files as the user has them (unsaved edits included; a match only in unsaved text is marked), honours .gitignore and .ignore, skips binary and very large files. " +
 		"At most 100 matches are shown; narrow with path or glob.",
@@ -48,7 +49,8 @@ type findFilesArgs struct {
 }
 
 var findFilesTool = define(Tool{
-	Name: "find_files", Kind: "search",
+	Name:        "find_files",
+	Kind:        "search",
 	Description: "Find files in the workspace by a glob on their path (** for any number of folders). Returns paths relative to the workspace, most recently modified first; honours .gitignore and .ignore. At most 200 paths are shown.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a findFilesArgs) (string, error) {
@@ -69,7 +71,8 @@ type listDirectoryArgs struct {
 }
 
 var listDirectoryTool = define(Tool{
-	Name: "list_directory", Kind: "read",
+	Name:        "list_directory",
+	Kind:        "read",
 	Description: "List a folder of the workspace: its folders (marked with a trailing /) and files with their sizes. Entries .gitignore or .ignore exclude are counted, not shown.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a listDirectoryArgs) (string, error) {
