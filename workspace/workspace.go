@@ -62,8 +62,15 @@ func hasPrivateKey(text string) bool {
 // folder, a FIFO, a device): reading one could hang or never end.
 var ErrNotRegular = errors.New("not a regular file")
 
-// ReadLimited reads at most limit bytes of a regular file.
+// ReadLimited reads at most limit bytes of a regular file. Anything else
+// is refused before it is opened: opening a FIFO waits for a writer, and a
+// device may never end.
 func ReadLimited(path string, limit int64) (string, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is %w", path, ErrNotRegular)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -71,7 +78,7 @@ func ReadLimited(path string, limit int64) (string, error) {
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
 		return "", err
-	} else if !fi.Mode().IsRegular() {
+	} else if !fi.Mode().IsRegular() { // replaced between the two looks
 		return "", fmt.Errorf("%s is %w", path, ErrNotRegular)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit))
