@@ -1120,9 +1120,12 @@ Each tool call of the model's is a line, \"• server · tool \\=`{args}\\=` —
 status\", changed as the call goes: waiting for your permission,
 running, done, failed or declined.  Once it has ended, RET or TAB on
 the line shows what the model got back (\"▾\") and hides it again
-\(\"▸\"); isearch shows it too.  Each answer ends with what it cost in
-tokens; the header line shows the session's total and the key hints
-that fit (\\[ctxls-chat-keys] lists them all).
+\(\"▸\"); isearch shows it too.  The model's searches (grep, find_files,
+list_directory) name what they looked for and end with what they found
+\(\"▸ grep \\=`loginRedirect\\=` — 12 matches in 4 files\"); their
+result lines are buttons that visit the file at the line.  Each answer
+ends with what it cost in tokens; the header line shows the session's
+total and the key hints that fit (\\[ctxls-chat-keys] lists them all).
 \\<ctxls-chat-buffer-mode-map>\\[ctxls-chat-refresh] shows the turns made elsewhere in the session since
 it was shown (see `ctxls-chat-refresh').
 \\{ctxls-chat-buffer-mode-map}"
@@ -1739,7 +1742,7 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
 
 (defun ctxls--tool-line (params glyph)
   "The line of the tool call PARAMS, starting with GLYPH, as a button.
-A search names what it looked for: \"grep `loginRedirect` — 12 matches
+A search names what it looked for: \"grep \\=`loginRedirect\\=` — 12 matches
 in 4 files\"."
   (let* ((server (plist-get params :server))
          (what (if (and server (not (string-empty-p server)))

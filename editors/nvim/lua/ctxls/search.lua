@@ -187,7 +187,7 @@ function S.resolve(path, roots)
 end
 
 -- items are a grep output's matches as quickfix items (filename, lnum,
--- text), or find_files' paths (lnum 1).
+-- text), or find_files' paths (lnum 1; path: the path as shown).
 function S.items(name, output, roots)
   roots = roots or S.roots()
   local out = {}
@@ -195,7 +195,7 @@ function S.items(name, output, roots)
     for _, l in ipairs(lines(output)) do
       local m = S.parse(l)
       if m and m.match then
-        table.insert(out, { filename = S.resolve(m.path, roots), lnum = m.lnum, col = 1, text = m.text })
+        table.insert(out, { filename = S.resolve(m.path, roots), lnum = m.lnum, text = m.text })
       end
     end
   elseif name == "find_files" then
@@ -203,7 +203,7 @@ function S.items(name, output, roots)
       if l == "" or l == "No files found." then
         break
       end
-      table.insert(out, { filename = S.resolve(l, roots), lnum = 1, col = 1, text = l })
+      table.insert(out, { filename = S.resolve(l, roots), lnum = 1, text = "", path = l })
     end
   end
   return out

@@ -21,6 +21,9 @@ vim.cmd([[
   highlight default link CtxlsToolFailed ErrorMsg
   highlight default link CtxlsToolDeclined WarningMsg
   highlight default link CtxlsToolDone CtxlsTool
+  highlight default link CtxlsSearchFile Directory
+  highlight default link CtxlsSearchContext Comment
+  highlight default link CtxlsSearchUnsaved Comment
 ]])
 
 -- calls[buf][id] = { mark = extmark id, n = output lines after the line,
@@ -144,6 +147,31 @@ local function highlight(buf, row, head, text, status)
   end
 end
 
+-- highlight_results marks a search's results, out (fenced) from row first
+-- on: a result's "path:LINE:" (or path) as the quickfix list shows file
+-- names, context lines and the unsaved mark dimmed.
+local function highlight_results(buf, first, out, name)
+  vim.api.nvim_buf_clear_namespace(buf, hl_ns, first, first + #out - 2)
+  for i = 2, #out - 1 do
+    local l, row = out[i], first + i - 2
+    local m = name == "grep" and S.parse(l)
+    if m then
+      local loc = #m.path + 1 + #tostring(m.lnum) + 1
+      if m.match then
+        vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchFile", row, 0, loc)
+        local mark = "  (unsaved)"
+        if l:sub(-#mark) == mark then
+          vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchUnsaved", row, #l - #mark + 2, #l)
+        end
+      else
+        vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchContext", row, 0, -1)
+      end
+    elseif name == "find_files" and l ~= "" and not l:find("^[%[(]") and l ~= "No files found." then
+      vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchFile", row, 0, -1)
+    end
+  end
+end
+
 -- update shows a call in buf from ctxls/toolCall's params (or a stored
 -- call shaped like them): a new line at the end for an id not seen, else
 -- its line changed in place, its output added once it ends.
@@ -190,6 +218,9 @@ function T.update(buf, p)
       vim.api.nvim_win_call(win, function()
         pcall(vim.cmd, (row + 1) .. "foldclose")
       end)
+    end
+    if S.is_search(p) then
+      highlight_results(buf, row + 2, out, p.name or p.tool)
     end
   end
   highlight(buf, row, head, text, p.status)
@@ -362,7 +393,7 @@ function T.match_at(buf, lnum)
     return S.match_at(text)
   elseif (p.name or p.tool) == "find_files" and text ~= "" and not text:find("^```") then
     for _, it in ipairs(S.items("find_files", p.output)) do
-      if it.text == text then
+      if it.path == text then
         return it.filename, 1
       end
     end
