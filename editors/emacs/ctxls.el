@@ -1880,6 +1880,9 @@ PARAMS are the call's: a search's results are buttons that visit them."
 (defface ctxls-search-context '((t :inherit shadow))
   "A context line of a search's results (not a match).")
 
+(defface ctxls-search-unsaved '((t :inherit shadow :slant italic))
+  "The mark of a search's match found only in a buffer's unsaved text.")
+
 (define-button-type 'ctxls-search-result
   'action #'ctxls--search-visit
   'follow-link t
@@ -2005,7 +2008,11 @@ their file.  Overlays: markdown-mode's code block faces stay below them."
                 (overlay-put b 'evaporate t)
                 (overlay-put loc 'evaporate t)
                 (overlay-put loc 'face (if (nth 3 m) 'ctxls-search-location 'ctxls-search-context))
-                (unless (nth 3 m)
+                (if (nth 3 m)
+                    (when (string-suffix-p "  (unsaved)" line)
+                      (let ((mark (make-overlay (- eol (length "(unsaved)")) eol)))
+                        (overlay-put mark 'evaporate t)
+                        (overlay-put mark 'face 'ctxls-search-unsaved)))
                   (let ((rest (make-overlay (overlay-end loc) eol)))
                     (overlay-put rest 'evaporate t)
                     (overlay-put rest 'face 'ctxls-search-context))))))

@@ -257,9 +257,11 @@ func TestEmacsSearchScreenshot(t *testing.T) {
 (setq inhibit-startup-screen t)
 (menu-bar-mode -1)
 (global-set-key (kbd "C-c x") 'ctxls-command-map)
+;; The chat beside the file, as on a wide screen.
+(setq split-width-threshold 120)
 (ctxls-mode 1)
 `, here, bin, scratchDir(t), fake.URL, theme.emacsTheme)), 0o644)
-			term := screenshot.StartTmux(t, "ctxls-emacs-search-"+theme.name, 110, 36, work,
+			term := screenshot.StartTmux(t, "ctxls-emacs-search-"+theme.name, 164, 34, work,
 				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 				"emacs", "-nw", "-Q", "-l", setup, filepath.Join(work, "auth", "handler.go"))
 			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
@@ -272,7 +274,7 @@ func TestEmacsSearchScreenshot(t *testing.T) {
 			keys("-l", "Where is loginRedirect called?")
 			keys("Enter")
 			waitFor("the answer", func(s string) bool {
-				return strings.Contains(s, "It is called from handle.") && strings.Contains(s, "▸ grep `loginRedirect` — 2 matches in 2 files")
+				return strings.Contains(s, "It is called from handle.") && strings.Contains(s, "_tokens: ")
 			})
 			// In the chat, RET on grep's line shows its matches; RET on a
 			// match visits its file at its line in the other window.
@@ -280,14 +282,17 @@ func TestEmacsSearchScreenshot(t *testing.T) {
 			keys("-l", "grep `")
 			keys("Enter", "Enter")
 			waitFor("grep's matches", func(s string) bool {
+				if !strings.Contains(s, "▾ grep `loginRedirect` — 2 matches in 2 files") {
+					return false
+				}
 				return strings.Contains(s, "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)") && strings.Contains(s, "auth/login.go:3: func loginRedirect() {}")
 			})
 			keys("C-s")
 			keys("-l", "auth/login.go:3:")
 			keys("Enter", "Enter")
-			waitFor("login.go visited", func(s string) bool { return strings.Contains(s, "login.go") && strings.Contains(s, "L3 ") })
+			waitFor("login.go visited", func(s string) bool { return strings.Contains(s, "F1  login.go") && !strings.Contains(s, "I-search") })
 			png := filepath.Join(dir, "emacs-search-"+theme.name+".png")
-			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1000, 670); err != nil {
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1480, 640); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("wrote %s", png)
