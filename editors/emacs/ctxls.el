@@ -1118,10 +1118,12 @@ OPEN, a function of the file's name, opens it (default
   "Toggle the keys and header line of the ctxls chat buffer.
 Each tool call of the model's is a line, \"• server · tool \\=`{args}\\=` —
 status\", changed as the call goes: waiting for your permission,
-running, done, failed or declined.  Once it has ended, RET or TAB on
-the line shows what the model got back (\"▾\") and hides it again
-\(\"▸\"); isearch shows it too.  The model's searches (grep, find_files,
-list_directory) name what they looked for and end with what they found
+running, done, failed or declined (a call of ctxls's own tools that
+says what came of it shows that in place of done: an edit's \"+3 −1
+lines\").  Once it has ended, RET or TAB on the line shows what the
+model got back (\"▾\") and hides it again (\"▸\"); isearch shows it too.
+The model's searches (grep, find_files, list_directory) name what they
+looked for and end with what they found
 \(\"▸ grep \\=`loginRedirect\\=` — 12 matches in 4 files\"); their
 result lines are buttons that visit the file at the line.  Each answer
 ends with what it cost in tokens; the header line shows the session's

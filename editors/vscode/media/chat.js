@@ -143,7 +143,7 @@
     summary.appendChild(el("span", "tool-status"));
     details.appendChild(summary);
     const body = el("div", "tool-body");
-    body.appendChild(el("div", "tool-label", "Arguments"));
+    body.appendChild(el("div", "tool-label tool-args-label", "Arguments"));
     body.appendChild(el("pre", "tool-pre tool-args-full"));
     body.appendChild(el("div", "tool-label tool-output-label", "Result"));
     body.appendChild(el("pre", "tool-pre tool-output"));
@@ -164,6 +164,9 @@
     box.querySelector(".tool-status").textContent = card.statusText;
     box.querySelector("summary").title = card.title + (card.statusText ? " (" + card.statusText + ")" : "");
     box.querySelector(".tool-args-full").textContent = card.argsFull || "(none)";
+    // A search's line says its arguments in full: the card opens to its results.
+    box.querySelector(".tool-args-label").hidden = !!card.argsInLine && hasOutput;
+    box.querySelector(".tool-args-full").hidden = !!card.argsInLine && hasOutput;
     const hasOutput = card.output !== undefined;
     box.querySelector(".tool-output-label").hidden = !hasOutput;
     const out = box.querySelector(".tool-output");
@@ -217,7 +220,11 @@
       b.title = "Open " + r.path + (r.line ? " at line " + r.line : "");
       if (r.prefix) {
         b.appendChild(el("span", "result-loc", r.prefix.replace(/ $/, "")));
-        b.appendChild(document.createTextNode(" " + r.text.slice(r.prefix.length)));
+        // A match only in the editor's unsaved text: its mark set apart.
+        const text = r.text.slice(r.prefix.length);
+        const unsaved = r.kind === "match" && text.endsWith("  (unsaved)");
+        b.appendChild(document.createTextNode(" " + (unsaved ? text.slice(0, -"  (unsaved)".length) : text)));
+        if (unsaved) b.appendChild(el("span", "result-unsaved", "  (unsaved)"));
       } else {
         b.appendChild(el("span", "result-loc", r.text));
       }

@@ -49,6 +49,11 @@ export function searchLabel(name: string, json: string): string {
   return s;
 }
 
+/** Whether searchLabel says all of a search's arguments (no ignore_case, no context_lines). */
+export function searchArgsInLabel(json: string): boolean {
+  return Object.keys(args(json)).every((k) => k === "pattern" || k === "path" || k === "glob");
+}
+
 /** A line of grep's results: its file and line, its text, and whether it matched (else context). */
 export interface GrepLine {
   path: string;

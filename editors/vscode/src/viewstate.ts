@@ -3,7 +3,7 @@
 // draws. The node tests check the folding rules here.
 import { baseName, ChatUsage, Context, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
-import { isSearch, resultLines, ResultLine, searchLabel } from "./search";
+import { isSearch, resultLines, ResultLine, searchArgsInLabel, searchLabel } from "./search";
 
 /** A file the model (or the user) put into the session folder. */
 export interface SessionFile {
@@ -160,6 +160,8 @@ export interface ToolCard {
   args: string;
   /** The arguments in full, indented when they are JSON. */
   argsFull: string;
+  /** The line says the arguments in full (a search's pattern, path and glob): the opened card shows only the result. */
+  argsInLine?: boolean;
   status: ToolStatus | "stored";
   /** The status in a word or two, at the end of the card's line: "running", "done", the server's progress… */
   statusText: string;
@@ -257,6 +259,7 @@ export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
   if (c.output !== undefined) card.output = c.output;
   const results = search && c.status === "done" ? resultLines(c.name, c.output) : undefined;
   if (results) card.results = results;
+  if (search && searchArgsInLabel(c.arguments)) card.argsInLine = true;
   if (actions?.length) card.actions = actions;
   return card;
 }

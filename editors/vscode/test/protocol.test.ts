@@ -500,7 +500,9 @@ test("search cards: what the search looked for, what it found (the live summary,
   const [part] = a.view();
   assert.ok(part.kind === "tool");
   const card = part.card;
-  assert.deepEqual([card.title, card.args, card.statusText], ["grep", "loginRedirect", "3 matches in 2 files"]);
+  assert.deepEqual([card.title, card.args, card.statusText, card.argsInLine], ["grep", "loginRedirect", "3 matches in 2 files", true]);
+  // Arguments the line does not say: the opened card shows them.
+  assert.equal(toolCard({ id: "i", name: "grep", tool: "grep", arguments: '{"pattern":"x","ignore_case":true}', status: "done", output: "No matches.\n" }).argsInLine, undefined);
   assert.deepEqual(
     card.results!.map((r) => [r.kind, r.path ?? "", r.line ?? 0]),
     [

@@ -162,7 +162,7 @@ function S.roots()
     table.insert(out, client.config.root_dir)
   end
   if #out == 0 then
-    table.insert(out, vim.loop.cwd())
+    table.insert(out, vim.fn.getcwd())
   end
   return out
 end
@@ -183,7 +183,7 @@ function S.resolve(path, roots)
       end
     end
   end
-  return (roots[1] or vim.loop.cwd()) .. "/" .. path
+  return (roots[1] or vim.fn.getcwd()) .. "/" .. path
 end
 
 -- items are a grep output's matches as quickfix items (filename, lnum,

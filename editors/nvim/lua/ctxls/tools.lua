@@ -152,22 +152,26 @@ end
 -- names, context lines and the unsaved mark dimmed.
 local function highlight_results(buf, first, out, name)
   vim.api.nvim_buf_clear_namespace(buf, hl_ns, first, first + #out - 2)
+  -- (Extmarks: nvim_buf_add_highlight is deprecated from Neovim 0.11.)
+  local function hl(group, row, from, to)
+    vim.api.nvim_buf_set_extmark(buf, hl_ns, row, from, { end_row = row, end_col = to, hl_group = group })
+  end
   for i = 2, #out - 1 do
     local l, row = out[i], first + i - 2
     local m = name == "grep" and S.parse(l)
     if m then
       local loc = #m.path + 1 + #tostring(m.lnum) + 1
       if m.match then
-        vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchFile", row, 0, loc)
+        hl("CtxlsSearchFile", row, 0, loc)
         local mark = "  (unsaved)"
         if l:sub(-#mark) == mark then
-          vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchUnsaved", row, #l - #mark + 2, #l)
+          hl("CtxlsSearchUnsaved", row, #l - #mark + 2, #l)
         end
       else
-        vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchContext", row, 0, -1)
+        hl("CtxlsSearchContext", row, 0, #l)
       end
     elseif name == "find_files" and l ~= "" and not l:find("^[%[(]") and l ~= "No files found." then
-      vim.api.nvim_buf_add_highlight(buf, hl_ns, "CtxlsSearchFile", row, 0, -1)
+      hl("CtxlsSearchFile", row, 0, #l)
     end
   end
 end
@@ -407,8 +411,7 @@ function T.open_match(file, lnum)
   local target
   local prev = vim.fn.win_getid(vim.fn.winnr("#"))
   local function usable(win)
-    return win ~= 0 and win ~= vim.api.nvim_get_current_win()
-      and vim.api.nvim_buf_get_option(vim.api.nvim_win_get_buf(win), "buftype") == ""
+    return win ~= 0 and win ~= vim.api.nvim_get_current_win() and vim.bo[vim.api.nvim_win_get_buf(win)].buftype == ""
   end
   if usable(prev) then
     target = prev
