@@ -1506,6 +1506,7 @@ async function main(): Promise<void> {
     const grepLine = [await grep.locator(".tool-title").innerText(), await grep.locator(".tool-args").innerText(), await grep.locator(".tool-status").innerText()].join(" | ");
     check(grepLine === "grep | loginRedirect | 2 matches in 2 files", `the stored grep card: ${grepLine}`);
     await openCard(grep);
+    await ed.openFile("app.ts");
     await grep.locator(".tool-output .result.match", { hasText: "auth/login.go:3:" }).click();
     await until("login.go at line 3 from the stored card", async () => (await ed.activeTabTitle()).startsWith("login.go") && (await cursorLine()) === 3, 10_000);
     // Each answer's token usage, from the stored answers.
