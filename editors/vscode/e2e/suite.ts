@@ -1408,10 +1408,16 @@ async function main(): Promise<void> {
       },
       { chunks: ["It is called from `other` in handler.go, which is not saved yet."] },
     ]);
+    const before = await turns().count();
     await typeInChat("Where is loginRedirect called?");
+    await until("the new turn", async () => (await turns().count()) === before + 1, 10_000);
     const card = grepCard();
     await until("the grep card done", async () => (await card.getAttribute("data-status")) === "done", 30_000);
     await idle();
+    await until("the three cards", async () => (await chat.locator(".turn", { hasText: "Where is loginRedirect called?" }).locator(".tool").count()) === 3, 5000).catch(async (e) => {
+      const shown = await turns().evaluateAll((ts) => ts.map((t) => t.querySelector(".q")?.textContent ?? "?"));
+      throw new Error(`${e}; the turns shown: ${JSON.stringify(shown)}`);
+    });
     const line = async (c: Locator) => [await c.locator(".tool-title").innerText(), await c.locator(".tool-args").innerText(), await c.locator(".tool-status").innerText()].join(" | ");
     check((await line(card)) === "grep | loginRedirect | 2 matches in 2 files", `the grep card: ${await line(card)}`);
     const turn = chat.locator(".turn", { hasText: "Where is loginRedirect called?" });
