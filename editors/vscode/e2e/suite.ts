@@ -63,6 +63,10 @@ const calcText = "export function sub(a: number, b: number): number {\n  return 
 const scratchTs = path.join(L.workspace, "scratch.ts");
 fs.writeFileSync(calcTs, calcText);
 fs.writeFileSync(scratchTs, "// scratch\n");
+// The model's searches (issue 31) find these (written now: Quick Open has them indexed by then).
+fs.mkdirSync(path.join(L.workspace, "auth"));
+fs.writeFileSync(path.join(L.workspace, "auth", "login.go"), "package auth\n\nfunc loginRedirect() {}\n");
+fs.writeFileSync(path.join(L.workspace, "auth", "handler.go"), "package auth\n\nfunc handle() {}\n");
 
 const settings = {
   "files.autoSave": "off",
@@ -1380,17 +1384,12 @@ async function main(): Promise<void> {
 
   // ---- issue 31: the model's searches ----
 
-  const loginGo = path.join(L.workspace, "auth", "login.go");
-  const handlerGo = path.join(L.workspace, "auth", "handler.go");
   const handlerUnsaved = "func other() { loginRedirect() }";
   const grepCard = () => chat.locator(".turn", { hasText: "Where is loginRedirect called?" }).locator(".tool", { hasText: "grep" });
   const activeDirty = async () => ((await ed.activeTab().getAttribute("class")) ?? "").split(/\s+/).includes("dirty");
   /** The active editor's cursor line, from the status bar ("Ln 4, Col 1"). */
   const cursorLine = async () => Number(/Ln (\d+)/.exec(await ed.page.locator('.statusbar-item[id="status.editor.selection"]').first().innerText())?.[1] ?? 0);
   await step("issue 31: a search is a card (grep, its pattern, 2 matches in 2 files); opened, each match is a link that opens its file at its line, the unsaved one as typed", async () => {
-    fs.mkdirSync(path.dirname(loginGo), { recursive: true });
-    fs.writeFileSync(loginGo, "package auth\n\nfunc loginRedirect() {}\n");
-    fs.writeFileSync(handlerGo, "package auth\n\nfunc handle() {}\n");
     // Typed, not saved: only the editor's text calls loginRedirect.
     await ed.openFile("handler.go");
     await ed.page.keyboard.press("Control+End");

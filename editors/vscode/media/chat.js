@@ -164,10 +164,10 @@
     box.querySelector(".tool-status").textContent = card.statusText;
     box.querySelector("summary").title = card.title + (card.statusText ? " (" + card.statusText + ")" : "");
     box.querySelector(".tool-args-full").textContent = card.argsFull || "(none)";
+    const hasOutput = card.output !== undefined;
     // A search's line says its arguments in full: the card opens to its results.
     box.querySelector(".tool-args-label").hidden = !!card.argsInLine && hasOutput;
     box.querySelector(".tool-args-full").hidden = !!card.argsInLine && hasOutput;
-    const hasOutput = card.output !== undefined;
     box.querySelector(".tool-output-label").hidden = !hasOutput;
     const out = box.querySelector(".tool-output");
     out.hidden = !hasOutput;

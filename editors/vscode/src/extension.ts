@@ -160,8 +160,6 @@ class Controller {
   private compactedDuringTurn = false;
   /** The running turn's answer (its text and tool calls) and how to redraw it. */
   private running?: { answer: StreamingAnswer; redraw(): void };
-  /** Counts the turns begun here: a stored session read before one began is not shown over it. */
-  private turnsBegun = 0;
   /** The daemon's error messages during the running turn, shown when it ends (see doStart). */
   private turnMessages: MessageRequest[] = [];
   /** A tool call was just shown as a card: its one-line $/progress report is not repeated. */
@@ -531,11 +529,9 @@ class Controller {
   private async followElsewhere(id: string): Promise<void> {
     const c = this.ctxls;
     if (!c) return;
-    const begun = this.turnsBegun;
     try {
       const shown = await c.show(id);
-      // (A turn begun here since the session was read: its answer is newer than what was read.)
-      if (this.state.busy || this.turnsBegun !== begun || this.state.sessionId !== id || !shown?.session?.id) return;
+      if (this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
       const stored = turnsFromMessages(shown.messages ?? []).map(viewTurn);
       const sig = (ts: { question: string; status: string }[]) => `${ts.length}\u0000${ts.at(-1)?.question ?? ""}\u0000${ts.at(-1)?.status ?? ""}`;
       if (sig(stored) === sig(this.state.turns)) return;
@@ -738,7 +734,6 @@ class Controller {
     const turn: ViewTurn = { question: message, parts: [], status: "streaming", files: [] };
     this.state.turns.push(turn);
     this.state.busy = true;
-    this.turnsBegun++;
     this.view.postTurn(index, turn);
     this.view.postBusy(true);
     this.updateStatus();
