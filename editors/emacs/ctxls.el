@@ -1134,11 +1134,16 @@ OPEN, a function of the file's name, opens it (default
   "Toggle the keys and header line of the ctxls chat buffer.
 Each tool call of the model's is a line, \"• server · tool \\=`{args}\\=` —
 status\", changed as the call goes: waiting for your permission,
-running, done, failed or declined.  Once it has ended, RET or TAB on
-the line shows what the model got back (\"▾\") and hides it again
-\(\"▸\"); isearch shows it too.  Each answer ends with what it cost in
-tokens; the header line shows the session's total and the key hints
-that fit (\\[ctxls-chat-keys] lists them all).
+running, done, failed or declined (a call of ctxls's own tools that
+says what came of it shows that in place of done: an edit's \"+3 −1
+lines\").  Once it has ended, RET or TAB on the line shows what the
+model got back (\"▾\") and hides it again (\"▸\"); isearch shows it too.
+The model's searches (grep, find_files, list_directory) name what they
+looked for and end with what they found
+\(\"▸ grep \\=`loginRedirect\\=` — 12 matches in 4 files\"); their
+result lines are buttons that visit the file at the line.  Each answer
+ends with what it cost in tokens; the header line shows the session's
+total and the key hints that fit (\\[ctxls-chat-keys] lists them all).
 \\<ctxls-chat-buffer-mode-map>\\[ctxls-chat-refresh] shows the turns made elsewhere in the session since
 it was shown (see `ctxls-chat-refresh').
 \\{ctxls-chat-buffer-mode-map}"
@@ -1731,7 +1736,10 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
   "The status of the tool call PARAMS, in words."
   (let ((status (plist-get params :status))
         (progress (plist-get params :progress)))
-    (cond ((equal status ctxls-protocol-tool-status-pending) "waiting for your permission")
+    (cond ((and (equal status ctxls-protocol-tool-status-done)
+                (not (string-empty-p (or (plist-get params :summary) ""))))
+           (ctxls--one-line (plist-get params :summary) 80))
+          ((equal status ctxls-protocol-tool-status-pending) "waiting for your permission")
           ((and (equal status ctxls-protocol-tool-status-running) progress (not (string-empty-p progress)))
            (concat "running: " (ctxls--one-line progress 80)))
           (t (or status "")))))
@@ -1751,12 +1759,18 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
           (concat fence "\n" text "\n" fence "\n"))))))
 
 (defun ctxls--tool-line (params glyph)
-  "The line of the tool call PARAMS, starting with GLYPH, as a button."
+  "The line of the tool call PARAMS, starting with GLYPH, as a button.
+A search names what it looked for: \"grep \\=`loginRedirect\\=` — 12 matches
+in 4 files\"."
   (let* ((server (plist-get params :server))
          (what (if (and server (not (string-empty-p server)))
                    (format "%s · %s" server (plist-get params :tool))
                  (or (plist-get params :tool) (plist-get params :name))))
-         (head (concat glyph " " what (ctxls--tool-args (plist-get params :arguments)) " — "))
+         (args (if (ctxls--search-p params)
+                   (let ((label (ctxls--search-label (plist-get params :name) (plist-get params :arguments))))
+                     (if (string-empty-p label) "" (concat " " label)))
+                 (ctxls--tool-args (plist-get params :arguments))))
+         (head (concat glyph " " what args " — "))
          (status (ctxls--tool-status-text params))
          (status-value (plist-get params :status))
          (face (cond ((equal status-value ctxls-protocol-tool-status-pending) 'ctxls-tool-pending)
@@ -1777,17 +1791,20 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
     (let ((start (point-marker)))
       (insert (ctxls--tool-line params (if output "▸" "•")) "\n")
       (when output
-        (ctxls--tool-set-output start output))
+        (ctxls--tool-set-output start output params))
       (puthash (plist-get params :id) start
                (or ctxls--tool-lines (setq ctxls--tool-lines (make-hash-table :test #'equal)))))
     (setq ctxls--after-tool t)))
 
-(defun ctxls--tool-set-output (start output)
-  "Insert OUTPUT after the tool call's line at START, hidden; point after it."
+(defun ctxls--tool-set-output (start output &optional params)
+  "Insert OUTPUT after the tool call's line at START, hidden; point after it.
+PARAMS are the call's: a search's results are buttons that visit them."
   (goto-char start)
   (forward-line 1)
   (let ((beg (point)))
     (insert output)
+    (when (and params (ctxls--search-p params))
+      (ctxls--search-buttons beg (point) (plist-get params :name)))
     (let ((ov (make-overlay beg (point) nil t nil)))
       (overlay-put ov 'invisible t)
       (overlay-put ov 'ctxls-tool-output t)
@@ -1814,7 +1831,7 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
            (when ov
              (put-text-property start (1+ start) 'ctxls-tool-overlay ov))
            (when output
-             (ctxls--tool-set-output start output))))))))
+             (ctxls--tool-set-output start output params))))))))
 
 (defun ctxls--on-tool-call (params)
   "Show a tool call of the model's as it changes (PARAMS of ctxls/toolCall)."
@@ -1861,6 +1878,186 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
       (when (commandp cmd)
         (call-interactively cmd)))))
 
+;;;;; Searches
+
+;; The model's searches of the workspace (ctxls's grep, find_files and
+;; list_directory) name what they looked for on their line and end with
+;; what they found: "▸ grep `loginRedirect` — 12 matches in 4 files".
+;; Their results are grep's "path:LINE: text" lines (a match only in
+;; unsaved text ends with "  (unsaved)"; context lines "path-LINE- text")
+;; and find_files' paths, relative to the workspace folder (with several,
+;; starting with the folder's name): each is a button that visits the
+;; file at its line.
+
+(defconst ctxls--search-tools '("grep" "find_files" "list_directory")
+  "ctxls's own tools that search the workspace.")
+
+(defface ctxls-search-location '((t :inherit link))
+  "The file and line of a search's result in the chat buffer.")
+
+(defface ctxls-search-context '((t :inherit shadow))
+  "A context line of a search's results (not a match).")
+
+(defface ctxls-search-unsaved '((t :inherit shadow :slant italic))
+  "The mark of a search's match found only in a buffer's unsaved text.")
+
+(define-button-type 'ctxls-search-result
+  'action #'ctxls--search-visit
+  'follow-link t
+  'face nil
+  'help-echo "RET or mouse-1: visit this line")
+
+(defun ctxls--search-p (params)
+  "Non-nil when the tool call PARAMS is a search of ctxls's own."
+  (and (member (plist-get params :name) ctxls--search-tools)
+       (member (or (plist-get params :server) "") '(""))))
+
+(defun ctxls--search-code (s)
+  "S as inline code."
+  (if (string-search "`" s) (format "`` %s ``" s) (format "`%s`" s)))
+
+(defun ctxls--search-label (name args)
+  "What the search NAME with ARGS (JSON) looked for, for its line."
+  (let* ((a (ignore-errors (json-parse-string (or args "") :object-type 'plist)))
+         (str (lambda (k) (let ((v (plist-get a k))) (and (stringp v) (not (string-empty-p v)) v))))
+         (pattern (funcall str :pattern))
+         (path (funcall str :path))
+         (glob (funcall str :glob)))
+    (concat (cond ((equal name "list_directory") (ctxls--search-code (or path ".")))
+                  (pattern (ctxls--search-code (replace-regexp-in-string "[ \t\n\r]+" " " pattern)))
+                  (t ""))
+            (if (and path (not (equal name "list_directory"))) (concat " in " path) "")
+            (if (and glob (equal name "grep")) (format " (%s)" glob) ""))))
+
+(defun ctxls--search-parse (line)
+  "LINE of grep's results as (PATH LNUM TEXT MATCH), or nil.
+MATCH is non-nil for a matching line, nil for a context line.  Of the
+two forms, the one whose \"path:LINE:\" prefix ends first wins."
+  (let ((m (and (string-match "\\`\\(.+?\\):\\([0-9]+\\): " line)
+                (list (match-string 1 line) (match-string 2 line) (match-end 0))))
+        (c (and (string-match "\\`\\(.+?\\)-\\([0-9]+\\)- " line)
+                (list (match-string 1 line) (match-string 2 line) (match-end 0)))))
+    (cond ((and m (or (not c) (<= (nth 2 m) (nth 2 c))))
+           (list (nth 0 m) (string-to-number (nth 1 m)) (substring line (nth 2 m)) t))
+          (c (list (nth 0 c) (string-to-number (nth 1 c)) (substring line (nth 2 c)) nil)))))
+
+(defun ctxls--search-thousands (n)
+  "N with thousands separators, as the daemon writes it: 12,345."
+  (let ((s (number-to-string n)))
+    (while (string-match "\\([0-9]\\)\\([0-9]\\{3\\}\\)\\($\\|,\\)" s)
+      (setq s (replace-match "\\1,\\2\\3" t nil s)))
+    s))
+
+(defun ctxls--search-count (n one many)
+  "N ONE or MANY, as the daemon says it: \"1 file\", \"1,234 files\"."
+  (if (= n 1) (concat "1 " one) (concat (ctxls--search-thousands n) " " many)))
+
+(defun ctxls--search-number (s)
+  "S, digits with commas, as a number."
+  (string-to-number (replace-regexp-in-string "," "" s)))
+
+(defun ctxls--search-summary (name output)
+  "What the search NAME found, read from its OUTPUT, as the daemon says it.
+\"12 matches in 4 files\", \"37 files\", \"14 entries\"; results cut short
+say how many there were and how many are shown; nil for an error."
+  (when (and (stringp output) (not (string-prefix-p "error: " output)))
+    (let ((lines (split-string (string-trim-right output "\n") "\n"))
+          (more nil))
+      (dolist (l lines)
+        (when (and (not more) (string-match "\\`\\[\\([0-9,]+\\) more " l))
+          (setq more (ctxls--search-number (match-string 1 l)))))
+      (if (equal name "grep")
+          (if (equal (car lines) "No matches.")
+              "no matches"
+            (let ((n 0) (files nil))
+              (dolist (l lines)
+                (let ((m (ctxls--search-parse l)))
+                  (when (nth 3 m)
+                    (setq n (1+ n))
+                    (cl-pushnew (car m) files :test #'equal))))
+              (cond ((= n 0) nil)
+                    (more (format "%s (%s shown)" (ctxls--search-count (+ n more) "match" "matches")
+                                  (ctxls--search-thousands n)))
+                    (t (concat (ctxls--search-count n "match" "matches") " in "
+                               (ctxls--search-count (length files) "file" "files"))))))
+        (cond ((equal (car lines) "No files found.") "no files")
+              ((equal (car lines) "(empty)") "empty")
+              (t (let ((n (or (cl-position "" lines :test #'equal) (length lines)))
+                       (one (if (equal name "list_directory") "entry" "file"))
+                       (many (if (equal name "list_directory") "entries" "files")))
+                   (if more
+                       (format "%s (%s shown)" (ctxls--search-count (+ n more) one many)
+                               (ctxls--search-thousands n))
+                     (ctxls--search-count n one many)))))))))
+
+(defun ctxls--search-resolve (path)
+  "The file a search's result PATH names.
+An absolute path as it is; with one workspace folder, under it; with
+several, under the folder whose name starts it."
+  (let ((roots (or ctxls--folders
+                   (list (or (ctxls--project-root default-directory)
+                             (directory-file-name (expand-file-name default-directory)))))))
+    (cond ((file-name-absolute-p path) path)
+          ((and (cdr roots) (string-match "\\`\\([^/]+\\)/?\\(.*\\)\\'" path)
+                (cl-find (match-string 1 path) roots :key #'file-name-nondirectory :test #'equal))
+           (let ((root (cl-find (match-string 1 path) roots :key #'file-name-nondirectory :test #'equal))
+                 (rest (match-string 2 path)))
+             (if (string-empty-p rest) root (expand-file-name rest root))))
+          (t (expand-file-name path (car roots))))))
+
+(defun ctxls--search-buttons (beg end name)
+  "Make the results of the search NAME between BEG and END buttons.
+grep's match and context lines visit their line; find_files' paths
+their file.  Overlays: markdown-mode's code block faces stay below them."
+  (save-excursion
+    (goto-char beg)
+    (let ((files t))
+      (while (< (point) end)
+        (let* ((bol (point))
+               (eol (line-end-position))
+               (line (buffer-substring-no-properties bol eol)))
+          (cond
+           ((equal name "grep")
+            (when-let ((m (ctxls--search-parse line)))
+              (let ((b (make-button bol eol 'type 'ctxls-search-result
+                                    'ctxls-path (nth 0 m) 'ctxls-line (nth 1 m)
+                                    'help-echo (format "RET or mouse-1: visit %s at line %d" (nth 0 m) (nth 1 m))))
+                    (loc (make-overlay bol (+ bol (length (nth 0 m)) 1 (length (number-to-string (nth 1 m)))))))
+                (overlay-put b 'evaporate t)
+                (overlay-put loc 'evaporate t)
+                (overlay-put loc 'face (if (nth 3 m) 'ctxls-search-location 'ctxls-search-context))
+                (if (nth 3 m)
+                    (when (string-suffix-p "  (unsaved)" line)
+                      (let ((mark (make-overlay (- eol (length "(unsaved)")) eol)))
+                        (overlay-put mark 'evaporate t)
+                        (overlay-put mark 'face 'ctxls-search-unsaved)))
+                  (let ((rest (make-overlay (overlay-end loc) eol)))
+                    (overlay-put rest 'evaporate t)
+                    (overlay-put rest 'face 'ctxls-search-context))))))
+           ((and (equal name "find_files") files)
+            (cond ((or (string-empty-p line) (equal line "No files found.")) (setq files nil))
+                  ((string-prefix-p "```" line))
+                  (t (let ((b (make-button bol eol 'type 'ctxls-search-result
+                                           'ctxls-path line 'ctxls-line 1
+                                           'help-echo (format "RET or mouse-1: visit %s" line))))
+                       (overlay-put b 'evaporate t)
+                       (overlay-put b 'face 'ctxls-search-location))))))
+          (forward-line 1))))))
+
+(defun ctxls--search-visit (button)
+  "Visit the file and line of the search result BUTTON, in another window."
+  (let ((file (ctxls--search-resolve (button-get button 'ctxls-path)))
+        (line (button-get button 'ctxls-line)))
+    (if (not (or (file-exists-p file) (find-buffer-visiting file)))
+        (ctxls--say "%s does not exist (any more)" file)
+      (pop-to-buffer (find-file-noselect file)
+                     '((display-buffer-reuse-window display-buffer-use-some-window)
+                       (inhibit-same-window . t)))
+      (widen)
+      (goto-char (point-min))
+      (forward-line (1- line))
+      (recenter))))
+
 ;;;;; Stored calls
 
 (defun ctxls--stored-status (result)
@@ -1880,11 +2077,15 @@ The calls are OpenAI's ({id, function: {name, arguments}})."
              (name (or (plist-get f :name) "?"))
              (split (ctxls--tool-split-name name))
              (result (gethash (plist-get c :id) results)))
-        (push (list :id (plist-get c :id) :name name :server (car split) :tool (cdr split)
-                    :arguments (or (plist-get f :arguments) "")
-                    :status (or (ctxls--stored-status result) "no result")
-                    :output (and result (plist-get result :content)))
-              out)))
+        (let ((call (list :id (plist-get c :id) :name name :server (car split) :tool (cdr split)
+                          :arguments (or (plist-get f :arguments) "")
+                          :status (or (ctxls--stored-status result) "no result")
+                          :output (and result (plist-get result :content)))))
+          ;; The summary is not stored: a search's is read from its output.
+          (when (and (equal (plist-get call :status) ctxls-protocol-tool-status-done)
+                     (ctxls--search-p call))
+            (setq call (plist-put call :summary (ctxls--search-summary name (plist-get call :output)))))
+          (push call out))))
     (nreverse out)))
 
 ;;;;; The permission question

@@ -222,3 +222,80 @@ func onePixelPNG(t *testing.T) []byte {
 	}
 	return b
 }
+
+// TestEmacsSearchScreenshot renders, in a light and a dark theme, the chat
+// after the model searched the workspace: grep's line shown (RET) with its
+// matches as buttons, the unsaved one marked, find_files' and
+// list_directory's lines, and the file a match's button visited beside it,
+// to CTXLS_SCREENSHOT_DIR/emacs-search-light.png and -dark.png. It runs
+// only when that variable is set:
+// CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/emacs -run SearchScreenshot
+func TestEmacsSearchScreenshot(t *testing.T) {
+	dir := screenshot.Dir(t, "emacs")
+	readLisp(t)
+	bin := lsptest.BuildBinary(t)
+	for _, theme := range []struct{ name, emacsTheme, bg, fg string }{
+		{"light", "modus-operandi", "#ffffff", "#000000"},
+		{"dark", "modus-vivendi", "#000000", "#ffffff"},
+	} {
+		t.Run(theme.name, func(t *testing.T) {
+			fake := openaitest.New(t)
+			fake.Enqueue(searchReplies()...)
+			work := searchWorkspace(t)
+			here, _ := filepath.Abs(".")
+			setup := filepath.Join(t.TempDir(), "setup.el")
+			os.WriteFile(setup, []byte(fmt.Sprintf(`
+;; Debian's elpa packages (markdown-mode, when installed), as emacs without -Q.
+(require 'package)
+(add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+(package-initialize)
+(add-to-list 'load-path %q)
+(require 'ctxls)
+(setq ctxls-command '(%q "serve") ctxls-data-dir %q
+      ctxls-provider '(:baseURL %q :model "test-model"))
+(load-theme '%s t)
+(setq inhibit-startup-screen t)
+(menu-bar-mode -1)
+(global-set-key (kbd "C-c x") 'ctxls-command-map)
+;; The chat beside the file, as on a wide screen.
+(setq split-width-threshold 120)
+(ctxls-mode 1)
+`, here, bin, scratchDir(t), fake.URL, theme.emacsTheme)), 0o644)
+			term := screenshot.StartTmux(t, "ctxls-emacs-search-"+theme.name, 164, 34, work,
+				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+				"emacs", "-nw", "-Q", "-l", setup, filepath.Join(work, "auth", "handler.go"))
+			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+			waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
+			// Typed, not saved: the buffer calls loginRedirect on line 3.
+			keys("M-<", "C-n", "C-n", "C-k")
+			keys("-l", "func handle() { loginRedirect() }")
+			keys("C-c", "x", "a")
+			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
+			keys("-l", "Where is loginRedirect called?")
+			keys("Enter")
+			waitFor("the answer", func(s string) bool {
+				return strings.Contains(s, "It is called from handle.") && strings.Contains(s, "_tokens: ")
+			})
+			// In the chat, RET on grep's line shows its matches; RET on a
+			// match visits its file at its line in the other window.
+			keys("C-x", "o", "M-<", "C-s")
+			keys("-l", "grep `")
+			keys("Enter", "Enter")
+			waitFor("grep's matches", func(s string) bool {
+				if !strings.Contains(s, "▾ grep `loginRedirect` — 2 matches in 2 files") {
+					return false
+				}
+				return strings.Contains(s, "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)") && strings.Contains(s, "auth/login.go:3: func loginRedirect() {}")
+			})
+			keys("C-s")
+			keys("-l", "auth/login.go:3:")
+			keys("Enter", "Enter")
+			waitFor("login.go visited", func(s string) bool { return strings.Contains(s, "F1  login.go") && !strings.Contains(s, "I-search") })
+			png := filepath.Join(dir, "emacs-search-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(screen(true), theme.bg, theme.fg), png, 1480, 640); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", png)
+		})
+	}
+}

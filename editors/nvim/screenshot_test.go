@@ -233,3 +233,72 @@ func TestNeovimImageScreenshot(t *testing.T) {
 		})
 	}
 }
+
+// TestNeovimSearchScreenshot renders, in a light and a dark background,
+// the chat after the model searched the workspace: grep's line opened
+// (<CR>) to its matches, the unsaved one marked, find_files' and
+// list_directory's lines folded, and the quickfix list gq filled, to
+// CTXLS_SCREENSHOT_DIR/nvim-search-light.png and -dark.png. It runs only
+// when that variable is set:
+// CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run SearchScreenshot
+func TestNeovimSearchScreenshot(t *testing.T) {
+	dir := screenshot.Dir(t, "nvim")
+	bin := lsptest.BuildBinary(t)
+	for _, theme := range nvimThemes {
+		t.Run(theme.name, func(t *testing.T) {
+			fake := openaitest.New(t)
+			fake.Enqueue(searchReplies()...)
+			work := searchWorkspace(t)
+			rtp, _ := filepath.Abs(".")
+			setup, dataDir := filepath.Join(t.TempDir(), "setup.lua"), t.TempDir()
+			os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+})
+`, bin, dataDir, fake.URL)), 0o644)
+			term := screenshot.StartTmux(t, "ctxls-search-shot-"+theme.name, 150, 32, work,
+				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
+				"nvim", "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+				"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup,
+				"auth/handler.go")
+			keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+			waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+			// Typed, not saved: the buffer calls loginRedirect.
+			keys("3G", "S")
+			keys("-l", "func handle() { loginRedirect() }")
+			keys("Escape")
+			keys(":CtxlsAsk Where is loginRedirect called?", "Enter")
+			waitFor("the answer", func(s string) bool { return strings.Contains(s, "It is called from handle.") })
+			waitFor("the search lines", func(s string) bool {
+				return strings.Contains(s, "▸ grep `loginRedirect` — 2 matches in 2 files  [3 lines]") &&
+					strings.Contains(s, "▸ list_directory `auth` — 2 entries")
+			})
+			// In the chat, <CR> on grep's line shows its matches; gq lists
+			// them in the quickfix window.
+			keys(":lua vim.api.nvim_set_current_win(vim.fn.bufwinid(vim.fn.bufnr('ctxls://chat/'))); vim.fn.search('^. grep ')", "Enter")
+			keys("Enter")
+			waitFor("grep's matches", func(s string) bool {
+				return strings.Contains(s, "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)") && strings.Contains(s, "auth/login.go:3: func loginRedirect() {}")
+			})
+			keys("g", "q")
+			keys(":echo", "Enter") // the command line cleared
+			waitFor("the quickfix list", func(s string) bool {
+				return strings.Contains(s, "auth/login.go|3| func loginRedirect() {}") && strings.Contains(s, "ctxls: grep `loginRedirect` — 2 matches in 2 files") &&
+					!strings.Contains(s, ":lua")
+			})
+			shot := filepath.Join(dir, "nvim-search-"+theme.name+".png")
+			if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), shot, 1340, 600); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", shot)
+			keys(":qa!", "Enter")
+			deadline := time.Now().Add(15 * time.Second)
+			for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
+				if time.Now().After(deadline) {
+					t.Fatal("the daemon did not end after Neovim quit")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}

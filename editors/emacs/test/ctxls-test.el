@@ -849,6 +849,90 @@ Return whether the call's output is then shown."
   (should (ctxls-test--toggle-at "t · echo `{\"text\":\"hi\"}` — done" "RET"))
   (ctxls-test--stop))
 
+;;;; The model's searches
+
+(defconst ctxls-test--search-lines
+  '("grep `loginRedirect` — 2 matches in 2 files"
+    "find_files `**/*.go` — 3 files"
+    "list_directory `auth` — 2 entries")
+  "The search calls' lines (after the glyph) in the chat.")
+
+(defun ctxls-test--push-result (text)
+  "Push the search result button on the chat's line TEXT with RET.
+Return the buffer and line it visits, as (FILE LINE LINE-TEXT), FILE
+relative to the workspace."
+  (pop-to-buffer ctxls--chat)
+  (goto-char (point-min))
+  (should (search-forward (concat "\n" text "\n") nil t))
+  (forward-line -1)
+  (should (button-at (point)))
+  (should (eq (button-type (button-at (point))) 'ctxls-search-result))
+  (execute-kbd-macro (kbd "RET"))
+  (should-not (eq (current-buffer) ctxls--chat))
+  ;; The chat stays on screen beside it.
+  (should (get-buffer-window ctxls--chat))
+  (list (file-relative-name buffer-file-name (getenv "CTXLS_WORK"))
+        (line-number-at-pos)
+        (buffer-substring-no-properties (line-beginning-position) (line-end-position))))
+
+(ert-deftest ctxls-test-search ()
+  "The model's searches are lines in the chat; their results visit the files."
+  (ctxls-test--setup)
+  ;; No .#handler.go lock link beside the edited file: list_directory would
+  ;; count it.
+  (setq create-lockfiles nil)
+  (find-file (ctxls-test--file "auth/handler.go"))
+  (delete-other-windows)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  ;; Typed, not saved: only the buffer calls loginRedirect.
+  (goto-char (point-min))
+  (forward-line 2)
+  (delete-region (point) (line-end-position))
+  (insert "func handle() { loginRedirect() }")
+  (ctxls-test--mx "ctxls-ask" "where is loginRedirect called?")
+  (ctxls-test--turn-end "It is called from handle.")
+  (let ((chat (ctxls-test--chat-text)))
+    (should (equal (mapcar (lambda (l) (substring l 2)) (ctxls-test--tool-lines)) ctxls-test--search-lines))
+    (should (string-search (concat "▸ grep `loginRedirect` — 2 matches in 2 files\n```\n"
+                                   "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)\n\n"
+                                   "auth/login.go:3: func loginRedirect() {}\n```\n")
+                           chat)))
+  ;; Hidden until RET on the line.
+  (should (ctxls-test--toggle-at "grep `loginRedirect` — 2 matches in 2 files" "RET"))
+  ;; RET on a match visits its file at its line: the unsaved one as typed.
+  (should (equal (ctxls-test--push-result "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)")
+                 '("auth/handler.go" 3 "func handle() { loginRedirect() }")))
+  (should (buffer-modified-p))
+  (should (equal (ctxls-test--push-result "auth/login.go:3: func loginRedirect() {}")
+                 '("auth/login.go" 3 "func loginRedirect() {}")))
+  ;; find_files' paths visit their files.
+  (should (ctxls-test--toggle-at "find_files `**/*.go` — 3 files" "RET"))
+  (should (equal (car (ctxls-test--push-result "main.go")) "main.go"))
+  (with-temp-file (getenv "CTXLS_TOOL_LINES")
+    (insert (string-join (ctxls-test--tool-lines) "\n")))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-search-resume ()
+  "A resumed session shows its searches as the live chat did."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the history" (lambda () (string-search "It is called from handle." (ctxls-test--chat-text))))
+  ;; The lines as they were (shown or hidden aside), the summaries read
+  ;; from the stored results.
+  (should (equal (mapcar (lambda (l) (substring l 2)) (ctxls-test--tool-lines))
+                 (mapcar (lambda (l) (substring l 2))
+                         (with-temp-buffer
+                           (insert-file-contents (getenv "CTXLS_TOOL_LINES"))
+                           (split-string (buffer-string) "\n")))))
+  (should (equal (mapcar (lambda (l) (substring l 2)) (ctxls-test--tool-lines)) ctxls-test--search-lines))
+  (should (ctxls-test--toggle-at "grep `loginRedirect` — 2 matches in 2 files" "RET"))
+  (should (equal (ctxls-test--push-result "auth/login.go:3: func loginRedirect() {}")
+                 '("auth/login.go" 3 "func loginRedirect() {}")))
+  (ctxls-test--stop))
+
 ;;;; The model's edits
 
 (defun ctxls-test--text (buffer)

@@ -63,6 +63,10 @@ const calcText = "export function sub(a: number, b: number): number {\n  return 
 const scratchTs = path.join(L.workspace, "scratch.ts");
 fs.writeFileSync(calcTs, calcText);
 fs.writeFileSync(scratchTs, "// scratch\n");
+// The model's searches (issue 31) find these (written now: Quick Open has them indexed by then).
+fs.mkdirSync(path.join(L.workspace, "auth"));
+fs.writeFileSync(path.join(L.workspace, "auth", "login.go"), "package auth\n\nfunc loginRedirect() {}\n");
+fs.writeFileSync(path.join(L.workspace, "auth", "handler.go"), "package auth\n\nfunc handle() {}\n");
 
 const settings = {
   "files.autoSave": "off",
@@ -1378,6 +1382,90 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
+  // ---- issue 31: the model's searches ----
+
+  const handlerUnsaved = "func other() { loginRedirect() }";
+  const grepCard = () => chat.locator(".turn", { hasText: "Where is loginRedirect called?" }).locator(".tool", { hasText: "grep" });
+  const activeDirty = async () => ((await ed.activeTab().getAttribute("class")) ?? "").split(/\s+/).includes("dirty");
+  /** The active editor's cursor line, from the status bar ("Ln 4, Col 1"). */
+  const cursorLine = async () => Number(/Ln (\d+)/.exec(await ed.page.locator('.statusbar-item[id="status.editor.selection"]').first().innerText())?.[1] ?? 0);
+  await step("issue 31: a search is a card (grep, its pattern, 2 matches in 2 files); opened, each match is a link that opens its file at its line, the unsaved one as typed", async () => {
+    // Typed, not saved: only the editor's text calls loginRedirect.
+    await ed.openFile("handler.go");
+    await ed.page.keyboard.press("Control+End");
+    await ed.page.keyboard.type(handlerUnsaved);
+    await until("handler.go dirty", activeDirty, 5000);
+    await until("the typed line", async () => (await ed.editorText()).includes(handlerUnsaved), 5000);
+    await enqueue([
+      {
+        chunks: [],
+        toolCalls: [
+          { name: "grep", arguments: JSON.stringify({ pattern: "loginRedirect" }) },
+          { name: "find_files", arguments: JSON.stringify({ pattern: "**/*.go" }) },
+          { name: "list_directory", arguments: JSON.stringify({ path: "auth" }) },
+        ],
+      },
+      { chunks: ["It is called from `other` in handler.go, which is not saved yet."] },
+    ]);
+    const before = await turns().count();
+    await typeInChat("Where is loginRedirect called?");
+    await until("the new turn", async () => (await turns().count()) === before + 1, 10_000);
+    const card = grepCard();
+    await until("the grep card done", async () => (await card.getAttribute("data-status")) === "done", 30_000);
+    await idle();
+    await until("the three cards", async () => (await chat.locator(".turn", { hasText: "Where is loginRedirect called?" }).locator(".tool").count()) === 3, 5000).catch(async (e) => {
+      const shown = await turns().evaluateAll((ts) => ts.map((t) => t.querySelector(".q")?.textContent ?? "?"));
+      throw new Error(`${e}; the turns shown: ${JSON.stringify(shown)}`);
+    });
+    const line = async (c: Locator) => [await c.locator(".tool-title").innerText(), await c.locator(".tool-args").innerText(), await c.locator(".tool-status").innerText()].join(" | ");
+    check((await line(card)) === "grep | loginRedirect | 2 matches in 2 files", `the grep card: ${await line(card)}`);
+    const turn = chat.locator(".turn", { hasText: "Where is loginRedirect called?" });
+    const find = turn.locator(".tool", { hasText: "find_files" });
+    const list = turn.locator(".tool", { hasText: "list_directory" });
+    check((await line(find)) === "find_files | **/*.go | 2 files", `the find_files card: ${await line(find)}`);
+    check((await line(list)) === "list_directory | auth | 2 entries", `the list_directory card: ${await line(list)}`);
+    check(await card.locator(".tool-output").isHidden(), "the results show before the card is opened");
+    await openCard(card);
+    const results = card.locator(".tool-output .result.match");
+    await until("the match lines", async () => (await results.count()) === 2, 5000);
+    const texts = await results.allInnerTexts();
+    check(texts[0] === `auth/handler.go:4: ${handlerUnsaved}  (unsaved)` && texts[1] === "auth/login.go:3: func loginRedirect() {}", `the matches: ${texts.join(" | ")}`);
+    // The model got the same lines.
+    const told = (await requests()).flatMap((r) => r.messages).filter((m) => m.role === "tool" && m.content.includes("loginRedirect"));
+    check(told.some((m) => m.content.includes(`auth/handler.go:4: ${handlerUnsaved}  (unsaved)`)), `the model was told: ${told.map((m) => m.content).join("\n---\n")}`);
+    // A match opens its file at its line: the saved one, then the unsaved one in its buffer as typed.
+    await ed.openFile("app.ts");
+    await results.nth(1).click();
+    await until("login.go at line 3", async () => (await ed.activeTabTitle()).startsWith("login.go") && (await cursorLine()) === 3, 10_000);
+    await results.nth(0).click();
+    await until("handler.go at line 4", async () => (await ed.activeTabTitle()).startsWith("handler.go") && (await cursorLine()) === 4, 10_000);
+    check(await activeDirty(), "handler.go is no longer dirty");
+    check((await ed.editorText()).includes(handlerUnsaved), "the opened handler.go lacks the typed line");
+    // A path find_files found opens its file.
+    await openCard(find);
+    const found = find.locator(".tool-output .result.file", { hasText: "auth/login.go" });
+    await found.click();
+    await until("login.go from find_files", async () => (await ed.activeTabTitle()).startsWith("login.go"), 10_000);
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-search-light"],
+      ["Dark Modern", "vscode-search-dark"],
+    ]) {
+      await setTheme(theme);
+      await card.evaluate((c) => c.scrollIntoView({ block: "start" }));
+      // (The view takes the theme's colours a moment after the workbench.)
+      const id = await card.getAttribute("data-id");
+      for (const sel of [".tool-title", ".tool-args", ".tool-status", ".tool-output .result.match .result-loc", ".tool-output .result.match", ".tool-output .result-unsaved"]) {
+        const full = `#log .tool[data-id="${id}"] ${sel}`;
+        let c = 0;
+        const readable = await until(`${theme}: the search card's ${sel} readable`, async () => (c = await contrast(full)) >= 4.5, 5000).catch(() => false);
+        check(readable, `${theme}: the search card's ${sel} has a contrast of ${c.toFixed(2)} (${await colorOf(full)})`);
+      }
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+  });
+
   let firstTitle = "";
   await step("4 New Session resets the view and the status bar", async () => {
     firstTitle = await title();
@@ -1418,6 +1506,14 @@ async function main(): Promise<void> {
     const three = chat.locator(".turn", { hasText: "Make three calls" });
     const stored = await three.locator(".tool").evaluateAll((cs) => cs.map((c) => `${c.querySelector(".tool-title")?.textContent}=${c.getAttribute("data-status")}`));
     check(stored.join(" ") === "t · slow=done t · echo=done t · add=declined", `the stored cards: ${stored.join(" ")}`);
+    // The search's card the same from the store (its summary read from its result), its matches links still.
+    const grep = grepCard();
+    const grepLine = [await grep.locator(".tool-title").innerText(), await grep.locator(".tool-args").innerText(), await grep.locator(".tool-status").innerText()].join(" | ");
+    check(grepLine === "grep | loginRedirect | 2 matches in 2 files", `the stored grep card: ${grepLine}`);
+    await openCard(grep);
+    await ed.openFile("app.ts");
+    await grep.locator(".tool-output .result.match", { hasText: "auth/login.go:3:" }).click();
+    await until("login.go at line 3 from the stored card", async () => (await ed.activeTabTitle()).startsWith("login.go") && (await cursorLine()) === 3, 10_000);
     // Each answer's token usage, from the stored answers.
     const costly = chat.locator(".turn", { hasText: "How much does this cost?" });
     check((await costly.locator(".turn-usage").innerText()).trim() === usageShown, `the stored turn's usage: ${await costly.locator(".turn-usage").innerText()}`);

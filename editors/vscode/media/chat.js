@@ -143,7 +143,7 @@
     summary.appendChild(el("span", "tool-status"));
     details.appendChild(summary);
     const body = el("div", "tool-body");
-    body.appendChild(el("div", "tool-label", "Arguments"));
+    body.appendChild(el("div", "tool-label tool-args-label", "Arguments"));
     body.appendChild(el("pre", "tool-pre tool-args-full"));
     body.appendChild(el("div", "tool-label tool-output-label", "Result"));
     body.appendChild(el("pre", "tool-pre tool-output"));
@@ -165,17 +165,32 @@
     box.querySelector("summary").title = card.title + (card.statusText ? " (" + card.statusText + ")" : "");
     box.querySelector(".tool-args-full").textContent = card.argsFull || "(none)";
     const hasOutput = card.output !== undefined;
+    // A search's line says its arguments in full: the card opens to its results.
+    box.querySelector(".tool-args-label").hidden = !!card.argsInLine && hasOutput;
+    box.querySelector(".tool-args-full").hidden = !!card.argsInLine && hasOutput;
     box.querySelector(".tool-output-label").hidden = !hasOutput;
     const out = box.querySelector(".tool-output");
     out.hidden = !hasOutput;
-    out.textContent = hasOutput ? card.output || "(empty)" : "";
+    // A search's results: each match a link to its file and line (drawn
+    // again only when they change, so a focused line keeps its focus).
+    const key = card.results ? JSON.stringify(card.results) : "";
+    if (card.results) {
+      if (out.dataset.results !== key) {
+        out.dataset.results = key;
+        drawResults(out, card.results);
+      }
+    } else {
+      delete out.dataset.results;
+      out.textContent = hasOutput ? card.output || "(empty)" : "";
+    }
+    out.classList.toggle("results", !!card.results);
     // While the call waits: why, and the permission question's answers once it is asked.
     const ask = box.querySelector(".tool-ask");
     box.querySelector(".tool-note").textContent = card.note || "";
     const answers = box.querySelector(".tool-answers");
-    const key = (card.actions || []).join("\n");
-    if (answers.dataset.key !== key) {
-      answers.dataset.key = key;
+    const actions = (card.actions || []).join("\n");
+    if (answers.dataset.key !== actions) {
+      answers.dataset.key = actions;
       answers.textContent = "";
       (card.actions || []).forEach((title, i) => {
         const b = el("button", i === 0 ? "primary" : "secondary", title);
@@ -186,6 +201,35 @@
     }
     answers.hidden = !card.actions || card.actions.length === 0;
     ask.hidden = !card.note && answers.hidden;
+  }
+  // A search's result lines: grep's matches and context lines and
+  // find_files' paths are buttons that open the file at the line (through
+  // the extension: command links fail in remote workspaces); "--" and the
+  // notes are text.
+  function drawResults(out, results) {
+    out.textContent = "";
+    for (const r of results) {
+      if (r.kind === "text") {
+        out.appendChild(el("div", "result-text", r.text || "\u00a0"));
+        continue;
+      }
+      const b = el("button", "result " + r.kind);
+      b.type = "button";
+      b.dataset.matchPath = r.path;
+      if (r.line) b.dataset.matchLine = String(r.line);
+      b.title = "Open " + r.path + (r.line ? " at line " + r.line : "");
+      if (r.prefix) {
+        b.appendChild(el("span", "result-loc", r.prefix.replace(/ $/, "")));
+        // A match only in the editor's unsaved text: its mark set apart.
+        const text = r.text.slice(r.prefix.length);
+        const unsaved = r.kind === "match" && text.endsWith("  (unsaved)");
+        b.appendChild(document.createTextNode(" " + (unsaved ? text.slice(0, -"  (unsaved)".length) : text)));
+        if (unsaved) b.appendChild(el("span", "result-unsaved", "  (unsaved)"));
+      } else {
+        b.appendChild(el("span", "result-loc", r.text));
+      }
+      out.appendChild(b);
+    }
   }
   function drawParts(a, parts) {
     parts.forEach((p, i) => {
@@ -653,6 +697,11 @@
     const sf = t.closest("[data-subdir]");
     if (sf) {
       vscode.postMessage({ type: "openSessionFile", subdir: sf.dataset.subdir, name: sf.dataset.name });
+      return;
+    }
+    const match = t.closest("[data-match-path]");
+    if (match) {
+      vscode.postMessage({ type: "openMatch", path: match.dataset.matchPath, line: match.dataset.matchLine ? Number(match.dataset.matchLine) : undefined });
       return;
     }
     const file = t.closest("[data-path]");

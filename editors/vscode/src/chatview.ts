@@ -17,6 +17,8 @@ export type FromView =
   | { type: "stop" }
   | { type: "openLink"; href: string }
   | { type: "openFile"; path: string }
+  /** A line of a search's results on its card: its file (as the result names it, relative to the workspace) at line (1-based; none: the top). */
+  | { type: "openMatch"; path: string; line?: number }
   | { type: "openSessionFile"; subdir: string; name: string }
   | { type: "removeContext"; set: string; value: string }
   /** The × of a file in the session-files card: the copy in the session folder's sources/ is deleted. */

@@ -31,6 +31,7 @@ import {
   TurnOutcome,
 } from "./protocol";
 import { Decision, Reviews } from "./review";
+import { resolveResultPath } from "./search";
 import { changedSpan } from "./span";
 import { editorFolders, isUserFile } from "./sync";
 import {
@@ -843,6 +844,9 @@ class Controller {
       case "openFile":
         run(() => this.openFile(m.path));
         break;
+      case "openMatch":
+        run(() => this.openMatch(m.path, m.line));
+        break;
       case "openSessionFile":
         run(async () => {
           const c = await this.need();
@@ -1009,6 +1013,17 @@ class Controller {
       return;
     }
     await vscode.window.showTextDocument(uri, { preview: true, selection, viewColumn: vscode.ViewColumn.Active });
+  }
+
+  /** Opens a search result's file (named relative to the workspace folders, as the daemon names it) at its 1-based line. */
+  async openMatch(p: string, line?: number): Promise<void> {
+    const file = resolveResultPath(p, (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath));
+    if (!file) {
+      vscode.window.showWarningMessage(`ctxls: ${p} is relative to a workspace folder, and none is open.`);
+      return;
+    }
+    const at = line && line > 0 ? new vscode.Range(line - 1, 0, line - 1, 0) : undefined;
+    await this.openFile(file, at);
   }
 
   async openLink(href: string): Promise<void> {

@@ -27,6 +27,7 @@ import {
   ToolCallParams,
   ToolStatus,
 } from "./generated/protocol";
+import { isSearch, searchSummary } from "./search";
 
 // Every name and type of the protocol comes from the module generated from
 // package api (go test ./api -update); nothing here repeats them.
@@ -324,6 +325,8 @@ export interface ShownToolCall {
   status: ToolStatus | "stored";
   progress?: string;
   output?: string;
+  /** What came of it in a few words ("12 matches in 4 files"): the call's own, or a stored search's read from its result. */
+  summary?: string;
 }
 
 /** A piece of an answer: text, or a tool call, in the order they came. */
@@ -425,6 +428,8 @@ export function turnsFromMessages(
         part.call.output = m.content.length > maxShownOutput ? m.content.slice(0, maxShownOutput) + "…" : m.content;
         // The result's status says what became of the call.
         part.call.status = m.status === "declined" ? "declined" : m.status === "error" ? "failed" : "done";
+        // The summary is not stored: a search's is read from its whole result.
+        if (part.call.status === "done" && isSearch(part.call)) part.call.summary = searchSummary(part.call.name, m.content);
       }
       continue;
     }

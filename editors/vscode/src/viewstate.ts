@@ -3,6 +3,7 @@
 // draws. The node tests check the folding rules here.
 import { baseName, ChatUsage, Context, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
+import { isSearch, resultLines, ResultLine, searchArgsInLabel, searchLabel } from "./search";
 
 /** A file the model (or the user) put into the session folder. */
 export interface SessionFile {
@@ -159,6 +160,8 @@ export interface ToolCard {
   args: string;
   /** The arguments in full, indented when they are JSON. */
   argsFull: string;
+  /** The line says the arguments in full (a search's pattern, path and glob): the opened card shows only the result. */
+  argsInLine?: boolean;
   status: ToolStatus | "stored";
   /** The status in a word or two, at the end of the card's line: "running", "done", the server's progress… */
   statusText: string;
@@ -166,6 +169,8 @@ export interface ToolCard {
   note?: string;
   /** What the model got back, once the call ended. */
   output?: string;
+  /** A search's output as lines to follow (a match opens its file at its line); the view shows them in place of output. */
+  results?: ResultLine[];
   /** While the permission question is open: its answers (the request's action titles). */
   actions?: string[];
 }
@@ -234,17 +239,27 @@ export function reviewDecision(title: string | undefined): "accept" | "acceptAll
   return title === ReviewAnswers.accept ? "accept" : title === ReviewAnswers.acceptAll ? "acceptAll" : "reject";
 }
 
+/**
+ * A call's card. A call that ended saying what came of it (its summary)
+ * shows that in place of "done"; a search names what it looked for in
+ * place of its arguments ("grep loginRedirect · 12 matches in 4 files"),
+ * and its results are lines to follow.
+ */
 export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
+  const search = isSearch(c);
   const card: ToolCard = {
     id: c.id,
     title: c.server ? `${c.server} · ${c.tool}` : c.tool || c.name,
-    args: shortArguments(c.arguments),
+    args: search ? searchLabel(c.name, c.arguments) : shortArguments(c.arguments),
     argsFull: prettyArguments(c.arguments),
     status: c.status,
-    statusText: toolStatusText(c.status, c.progress),
+    statusText: c.status === "done" && c.summary ? c.summary : toolStatusText(c.status, c.progress),
   };
   if (c.status === "pending") card.note = isEditTool(c.name) ? "waiting for your review" : "waiting for your permission";
   if (c.output !== undefined) card.output = c.output;
+  const results = search && c.status === "done" ? resultLines(c.name, c.output) : undefined;
+  if (results) card.results = results;
+  if (search && searchArgsInLabel(c.arguments)) card.argsInLine = true;
   if (actions?.length) card.actions = actions;
   return card;
 }
@@ -303,6 +318,7 @@ export class StreamingAnswer {
   toolCall(p: ToolCallUpdate): void {
     const call: ShownToolCall = { id: p.id, name: p.name, server: p.server || undefined, tool: p.tool || splitToolName(p.name).tool, arguments: p.arguments, status: p.status };
     if (p.progress) call.progress = p.progress;
+    if (p.summary) call.summary = p.summary;
     if (p.output !== undefined) call.output = p.output.length > maxShownOutput ? p.output.slice(0, maxShownOutput) + "…" : p.output;
     let part = this.parts.find((x) => x.kind === "tool" && x.call.id === p.id) as { kind: "tool"; call: ShownToolCall; ask?: OpenAsk } | undefined;
     if (!part) {

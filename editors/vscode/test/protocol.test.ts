@@ -16,6 +16,7 @@ import { fenceInfo, highlight, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
 import { contextSets, OpenAsk, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnFileChip, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
+import { parseGrepLine, resolveResultPath, searchLabel, searchSummary } from "../src/search";
 import { editorFolders, isUserFile } from "../src/sync";
 
 function until<T>(what: string, f: () => T | undefined, ms = 5000): Promise<T> {
@@ -469,6 +470,76 @@ test("tool cards: arguments shortened to one line, in full indented; the status 
   assert.deepEqual([pending.statusText, pending.note, pending.actions], ["waiting", "waiting for your permission", ["Allow once", "Deny"]]);
   assert.equal(card.note, undefined);
   for (const s of ["done", "failed", "declined"] as const) assert.equal(toolCard({ ...card, name: "x", tool: "x", arguments: "{}", status: s }).statusText, s);
+});
+
+test("search cards: what the search looked for, what it found (the live summary, or read from a stored result), its lines to follow", () => {
+  const out = "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)\n\nauth/login.go-2- \nauth/login.go:3: func loginRedirect() {}\nauth/login.go-4- x:3: y\n--\nauth/login.go:9: a-4- b\n";
+  // Of the two forms, the prefix that ends first wins.
+  assert.deepEqual(parseGrepLine("auth/login.go-4- x:3: y"), { path: "auth/login.go", line: 4, text: "x:3: y", match: false, prefix: "auth/login.go-4- " });
+  assert.deepEqual(parseGrepLine("a-b.go:9: a-4- b"), { path: "a-b.go", line: 9, text: "a-4- b", match: true, prefix: "a-b.go:9: " });
+  assert.equal(parseGrepLine("--"), undefined);
+  assert.equal(searchSummary("grep", out), "3 matches in 2 files");
+  assert.equal(searchSummary("grep", out + "\n[1,120 more matches in 3 files not shown: narrow the search]\n"), "1,123 matches (3 shown)");
+  assert.equal(searchSummary("grep", "No matches.\n"), "no matches");
+  assert.equal(searchSummary("grep", "error: missing closing )"), undefined);
+  assert.equal(searchSummary("find_files", "a.go\nb.go\n\n[1,200 more files not shown: narrow]\n"), "1,202 files (2 shown)");
+  assert.equal(searchSummary("find_files", "a.go\n"), "1 file");
+  assert.equal(searchSummary("list_directory", "a/\nb.go  (1 KB)\n\n(3 entries left out by .gitignore or .ignore rules)\n"), "2 entries");
+  assert.equal(searchSummary("list_directory", "(empty)\n"), "empty");
+  assert.equal(searchLabel("grep", '{"pattern":"login\\\\s+Redirect","path":"auth","glob":"*.go"}'), "login\\s+Redirect in auth (*.go)");
+  assert.equal(searchLabel("find_files", '{"pattern":"**/*.go"}'), "**/*.go");
+  assert.equal(searchLabel("list_directory", "{}"), ".");
+  assert.equal(resolveResultPath("b/x.go", ["/w/a", "/w/b"]), "/w/b/x.go");
+  assert.equal(resolveResultPath("x.go", ["/w/a"]), "/w/a/x.go");
+  assert.equal(resolveResultPath("/abs/x.go", ["/w/a"]), "/abs/x.go");
+  assert.equal(resolveResultPath("x.go", []), undefined);
+  // Live: the call's summary in place of "done", the pattern in place of the arguments.
+  const a = new StreamingAnswer();
+  a.toolCall({ sessionId: "s", id: "g", name: "grep", tool: "grep", arguments: '{"pattern":"loginRedirect"}', status: "running" } as ToolCallUpdate);
+  a.toolCall({ sessionId: "s", id: "g", name: "grep", tool: "grep", arguments: '{"pattern":"loginRedirect"}', status: "done", output: out, summary: "3 matches in 2 files" } as ToolCallUpdate);
+  const [part] = a.view();
+  assert.ok(part.kind === "tool");
+  const card = part.card;
+  assert.deepEqual([card.title, card.args, card.statusText, card.argsInLine], ["grep", "loginRedirect", "3 matches in 2 files", true]);
+  // Arguments the line does not say: the opened card shows them.
+  assert.equal(toolCard({ id: "i", name: "grep", tool: "grep", arguments: '{"pattern":"x","ignore_case":true}', status: "done", output: "No matches.\n" }).argsInLine, undefined);
+  assert.deepEqual(
+    card.results!.map((r) => [r.kind, r.path ?? "", r.line ?? 0]),
+    [
+      ["match", "auth/handler.go", 3],
+      ["text", "", 0],
+      ["context", "auth/login.go", 2],
+      ["match", "auth/login.go", 3],
+      ["context", "auth/login.go", 4],
+      ["text", "", 0],
+      ["match", "auth/login.go", 9],
+    ],
+  );
+  // Stored: the summary is read from the result; an MCP server's grep is not ctxls's.
+  const turns = turnsFromMessages([
+    { id: 1, role: "user", content: "Q", status: "complete" },
+    { id: 2, role: "assistant", content: "", status: "complete", toolCalls: [
+      { id: "g", type: "function", function: { name: "grep", arguments: '{"pattern":"loginRedirect"}' } },
+      { id: "f", type: "function", function: { name: "find_files", arguments: '{"pattern":"**/*.go"}' } },
+      { id: "m", type: "function", function: { name: "mcp__x__grep", arguments: '{"pattern":"y"}' } },
+    ] },
+    { id: 3, role: "tool", content: out, toolCallId: "g", status: "complete" },
+    { id: 4, role: "tool", content: "a.go\nb/c.go\n", toolCallId: "f", status: "complete" },
+    { id: 5, role: "tool", content: "a.go:1: y\n", toolCallId: "m", status: "complete" },
+  ]);
+  const cards = viewTurn(turns[0]).parts.flatMap((p) => (p.kind === "tool" ? [p.card] : []));
+  assert.deepEqual(
+    cards.map((c) => [c.title, c.args, c.statusText, c.results?.length ?? 0]),
+    [
+      ["grep", "loginRedirect", "3 matches in 2 files", 7],
+      ["find_files", "**/*.go", "2 files", 2],
+      ["x · grep", 'pattern: "y"', "done", 0],
+    ],
+  );
+  assert.deepEqual(cards[1].results, [
+    { kind: "file", text: "a.go", path: "a.go" },
+    { kind: "file", text: "b/c.go", path: "b/c.go" },
+  ]);
 });
 
 test("a streaming answer: text and cards in order, updated by id; a question is paired with its pending card whichever comes first", () => {

@@ -6,6 +6,8 @@ local M = {}
 local P = require("ctxls.protocol")
 -- The model's tool calls in the chat, and the permission question.
 local tools = require("ctxls.tools")
+-- The model's searches of the workspace: their results, the quickfix list.
+local search = require("ctxls.search")
 -- The model's edits: reviewed in a diff tab, applied to the buffers.
 local review = require("ctxls.review")
 local edits = require("ctxls.edits")
@@ -258,12 +260,16 @@ local function chat_buffer(id)
   set_lines(buf, 0, -1, { "# " .. (state.titles[id] or "New session"), header_line(id), "" })
   vim.api.nvim_buf_set_var(buf, "ctxls_session", id)
   tools.keys(buf)
-  -- Enter on a tool call's line shows its output (tools.keys), on the
-  -- compaction mark the summary.
+  -- Enter on a tool call's line shows its output (tools.keys), on a
+  -- search's result line opens the file there, on the compaction mark
+  -- shows the summary.
   vim.keymap.set("n", "<CR>", function()
     local lnum = vim.fn.line(".")
     if tools.is_call_line(buf, lnum) then
       return "za"
+    end
+    if tools.match_at(buf, lnum) then
+      return "<Cmd>lua require('ctxls').open_match()<CR>"
     end
     if (vim.fn.getline(lnum)):find("^_summarised for the model") then
       return "<Cmd>lua require('ctxls').summary()<CR>"
@@ -272,7 +278,7 @@ local function chat_buffer(id)
       return "<Cmd>lua require('ctxls').open_image()<CR>"
     end
     return "<CR>"
-  end, { buffer = buf, expr = true, desc = "ctxls: a tool call's output, the summary, or an image" })
+  end, { buffer = buf, expr = true, desc = "ctxls: a tool call's output, a search's match, the summary, or an image" })
   vim.keymap.set("n", "gf", function()
     return images.name_at(vim.fn.getline(".")) and "<Cmd>lua require('ctxls').open_image()<CR>" or "gf"
   end, { buffer = buf, expr = true, desc = "ctxls: the image on this line, else the file under the cursor" })
@@ -1557,6 +1563,34 @@ function M.open_image()
     end
     images.open(path, M.config)
   end)
+end
+
+-- open_match opens the file and line of the search result under the
+-- cursor in a chat (grep's "path:LINE: text", a path find_files found).
+function M.open_match()
+  local file, lnum = tools.match_at(vim.api.nvim_get_current_buf(), vim.fn.line("."))
+  if file then
+    tools.open_match(file, lnum)
+  end
+end
+
+-- quickfix puts a search's results into the quickfix list (|ctxls-search|):
+-- in a chat, the search the cursor is on, else its last one; elsewhere the
+-- current session's last one.
+function M.quickfix()
+  local buf = vim.api.nvim_get_current_buf()
+  local p = is_chat(buf) and tools.call_at(buf, vim.fn.line(".")) or nil
+  if not (p and search.is_search(p)) then
+    if not is_chat(buf) then
+      buf = state.current and state.bufs[state.current]
+    end
+    p = buf and vim.api.nvim_buf_is_valid(buf) and tools.last_search(buf) or nil
+  end
+  if not p then
+    notify("no search of the model's in the chat to list")
+    return false
+  end
+  return tools.quickfix(p)
 end
 
 function M.cancel()

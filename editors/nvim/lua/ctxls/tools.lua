@@ -9,6 +9,7 @@ local T = {}
 
 -- The statuses of ctxls/toolCall (docs/protocol.md).
 local P = require("ctxls.protocol")
+local S = require("ctxls.search")
 T.status = P.tool_status
 
 local ns = vim.api.nvim_create_namespace("ctxls_tools") -- one extmark per call, on its line
@@ -20,9 +21,13 @@ vim.cmd([[
   highlight default link CtxlsToolFailed ErrorMsg
   highlight default link CtxlsToolDeclined WarningMsg
   highlight default link CtxlsToolDone CtxlsTool
+  highlight default link CtxlsSearchFile Directory
+  highlight default link CtxlsSearchContext Comment
+  highlight default link CtxlsSearchUnsaved Comment
 ]])
 
--- calls[buf][id] = { mark = extmark id, n = output lines after the line }
+-- calls[buf][id] = { mark = extmark id, n = output lines after the line,
+-- p = the call's latest params }
 -- (the newest call of that id: a history shown again makes new ones).
 -- gap[buf]: the buffer ends with a tool block, so prose that follows
 -- starts after a blank line.
@@ -76,7 +81,9 @@ local function short(args)
 end
 
 local function status_text(p)
-  if p.status == T.status.pending then
+  if p.status == T.status.done and p.summary and p.summary ~= "" then
+    return (p.summary:gsub("%s+", " "))
+  elseif p.status == T.status.pending then
     return "waiting for your permission"
   elseif p.status == T.status.running and p.progress and p.progress ~= "" then
     return "running: " .. (p.progress:gsub("%s+", " "))
@@ -92,13 +99,20 @@ local status_hl = {
 }
 
 -- line is a call's line: its glyph (▾ with an output to unfold, • without),
--- what is called, the arguments and the status.
+-- what is called, the arguments and the status (a call that says what
+-- came of it in a few words, its summary, ends with that). A search names
+-- what it looked for: "grep `loginRedirect` — 12 matches in 4 files".
 local function line(p, has_output)
   local what = p.tool or p.name or "?"
   if p.server and p.server ~= "" then
     what = p.server .. " · " .. what
   end
-  local head = (has_output and "▾ " or "• ") .. what .. short(p.arguments)
+  local args = short(p.arguments)
+  if S.is_search(p) then
+    local label = S.label(p.name or p.tool, p.arguments)
+    args = label ~= "" and (" " .. label) or ""
+  end
+  local head = (has_output and "▾ " or "• ") .. what .. args
   return head, head .. " — " .. status_text(p)
 end
 
@@ -130,6 +144,35 @@ local function highlight(buf, row, head, text, status)
   local group = status_hl[status]
   if group then
     vim.api.nvim_buf_add_highlight(buf, hl_ns, group, row, #head + #" — ", #text)
+  end
+end
+
+-- highlight_results marks a search's results, out (fenced) from row first
+-- on: a result's "path:LINE:" (or path) as the quickfix list shows file
+-- names, context lines and the unsaved mark dimmed.
+local function highlight_results(buf, first, out, name)
+  vim.api.nvim_buf_clear_namespace(buf, hl_ns, first, first + #out - 2)
+  -- (Extmarks: nvim_buf_add_highlight is deprecated from Neovim 0.11.)
+  local function hl(group, row, from, to)
+    vim.api.nvim_buf_set_extmark(buf, hl_ns, row, from, { end_row = row, end_col = to, hl_group = group })
+  end
+  for i = 2, #out - 1 do
+    local l, row = out[i], first + i - 2
+    local m = name == "grep" and S.parse(l)
+    if m then
+      local loc = #m.path + 1 + #tostring(m.lnum) + 1
+      if m.match then
+        hl("CtxlsSearchFile", row, 0, loc)
+        local mark = "  (unsaved)"
+        if l:sub(-#mark) == mark then
+          hl("CtxlsSearchUnsaved", row, #l - #mark + 2, #l)
+        end
+      else
+        hl("CtxlsSearchContext", row, 0, #l)
+      end
+    elseif name == "find_files" and l ~= "" and not l:find("^[%[(]") and l ~= "No files found." then
+      hl("CtxlsSearchFile", row, 0, #l)
+    end
   end
 end
 
@@ -166,6 +209,7 @@ function T.update(buf, p)
   elseif not out then
     set_line(buf, row, text)
   end
+  c.p = p
   if out then
     -- The line and its output in one change, its fold known before: the
     -- fold levels of the changed lines are computed as they change.
@@ -178,6 +222,9 @@ function T.update(buf, p)
       vim.api.nvim_win_call(win, function()
         pcall(vim.cmd, (row + 1) .. "foldclose")
       end)
+    end
+    if S.is_search(p) then
+      highlight_results(buf, row + 2, out, p.name or p.tool)
     end
   end
   highlight(buf, row, head, text, p.status)
@@ -279,11 +326,116 @@ function T.window(win)
   end)
 end
 
--- keys maps <CR> on a call's line to open or close its output.
+-- keys maps <CR> on a call's line to open or close its output, gq on a
+-- search's line or results to put them in the quickfix list.
 function T.keys(buf)
   vim.keymap.set("n", "<CR>", function()
     return T.is_call_line(buf, vim.fn.line(".")) and "za" or "<CR>"
   end, { buffer = buf, expr = true, desc = "ctxls: show or hide a tool call's output" })
+  vim.keymap.set("n", "gq", function()
+    T.quickfix(T.call_at(buf, vim.fn.line(".")))
+  end, { buffer = buf, desc = "ctxls: a search's results in the quickfix list" })
+end
+
+-- Searches ----------------------------------------------------------------------
+
+-- call_at is the call whose line or output holds line lnum (1-based) of
+-- buf: its params and its line's row (0-based), or nil.
+function T.call_at(buf, lnum)
+  for _, c in pairs(calls[buf] or {}) do
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
+    if row and c.p and lnum - 1 >= row and lnum - 1 <= row + c.n then
+      return c.p, row
+    end
+  end
+end
+
+-- last_search is the params of buf's last search with places to go to (a
+-- grep's matches, the files find_files found), or nil.
+function T.last_search(buf)
+  local best, at
+  for _, c in pairs(calls[buf] or {}) do
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
+    local p = c.p
+    if row and p and S.is_search(p) and (not at or row > at) and #S.items(p.name or p.tool, p.output) > 0 then
+      best, at = p, row
+    end
+  end
+  return best
+end
+
+-- quickfix puts the results of the search p (its matches, or the files it
+-- found) into the quickfix list, titled by its line, and opens the
+-- quickfix window; false, having said why, when there are none.
+function T.quickfix(p)
+  local name = p and (p.name or p.tool)
+  if not p or not S.is_search(p) then
+    vim.notify("ctxls: no search here (a grep or find_files line in the chat)", vim.log.levels.INFO)
+    return false
+  end
+  local items = S.items(name, p.output)
+  if #items == 0 then
+    vim.notify("ctxls: " .. name .. " " .. S.label(name, p.arguments) .. " has no matches or files to list", vim.log.levels.INFO)
+    return false
+  end
+  local _, text = line(p, false)
+  vim.fn.setqflist({}, " ", { title = "ctxls: " .. text:gsub("^• ", ""), items = items })
+  vim.cmd("botright copen")
+  return true
+end
+
+-- match_at is the file and line that line lnum of buf names when it is a
+-- line of a search's results (grep's "path:LINE: text", find_files'
+-- path), or nil.
+function T.match_at(buf, lnum)
+  local p, row = T.call_at(buf, lnum)
+  if not p or not S.is_search(p) or lnum - 1 <= row then
+    return nil
+  end
+  local text = vim.api.nvim_buf_get_lines(buf, lnum - 1, lnum, false)[1] or ""
+  if (p.name or p.tool) == "grep" then
+    return S.match_at(text)
+  elseif (p.name or p.tool) == "find_files" and text ~= "" and not text:find("^```") then
+    for _, it in ipairs(S.items("find_files", p.output)) do
+      if it.path == text then
+        return it.filename, 1
+      end
+    end
+  end
+  return nil
+end
+
+-- open_match opens file at line lnum in the window the user was in before
+-- the chat (else another window with a file, else a new one above).
+function T.open_match(file, lnum)
+  local target
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  local function usable(win)
+    return win ~= 0 and win ~= vim.api.nvim_get_current_win() and vim.bo[vim.api.nvim_win_get_buf(win)].buftype == ""
+  end
+  if usable(prev) then
+    target = prev
+  else
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if usable(win) then
+        target = win
+        break
+      end
+    end
+  end
+  if target then
+    vim.api.nvim_set_current_win(target)
+  else
+    vim.cmd("aboveleft split")
+  end
+  local ok, err = pcall(vim.cmd, "edit " .. vim.fn.fnameescape(file))
+  if not ok then
+    vim.notify("ctxls: " .. tostring(err), vim.log.levels.WARN)
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(lnum, last)), 0 })
+  vim.cmd("normal! zvzz")
 end
 
 -- The permission question -------------------------------------------------------
@@ -373,7 +525,7 @@ function T.stored_calls(message, results)
     local name = f.name or "?"
     local server, tool = T.split_name(name)
     local result = results[c.id]
-    table.insert(out, {
+    local call = {
       id = c.id,
       name = name,
       server = server,
@@ -381,7 +533,12 @@ function T.stored_calls(message, results)
       arguments = f.arguments or "",
       status = T.stored_status(result) or "no result",
       output = result and result.content,
-    })
+    }
+    -- The summary is not stored: a search's is read from its output.
+    if call.status == T.status.done and S.is_search(call) then
+      call.summary = S.summary(name, call.output)
+    end
+    table.insert(out, call)
   end
   return out
 end
