@@ -69,7 +69,7 @@ var editFileTool = Tool{
 	Kind: "edit",
 	Description: "Edit one of the user's files in the workspace: replace old_string with new_string in its current text (the editor's, unsaved edits included). " +
 		"old_string must occur exactly once (give enough surrounding lines), unless replace_all is true. The user may review the edit first; the result says whether it was applied.",
-	Schema:  schemaFor[editFileArgs](nil),
+	schema:  lazySchema[editFileArgs](nil),
 	Asks:    true,
 	Offered: editsOffered,
 	run:     runEdit,
@@ -79,7 +79,7 @@ var createFileTool = Tool{
 	Name:        toolCreateFile,
 	Kind:        "edit",
 	Description: "Create a new file in the workspace with the given content (not for a file that exists: use edit_file). The user may review it first.",
-	Schema:      schemaFor[createFileArgs](nil),
+	schema:      lazySchema[createFileArgs](nil),
 	Asks:        true,
 	Offered:     editsOffered,
 	run:         runEdit,

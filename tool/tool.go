@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/sashabaranov/go-openai"
@@ -34,8 +35,10 @@ import (
 type Tool struct {
 	Name        string
 	Description string
-	// Schema is the tool's input schema, generated from its argument type.
-	Schema json.RawMessage
+	// schema is the tool's input schema, generated from its argument type
+	// when first asked for (reflection over a dozen types at start-up cost
+	// the daemon's first answer milliseconds).
+	schema func() json.RawMessage
 	// ReadOnly: the tool only reads (the workspace, the session), so it
 	// runs without asking.
 	ReadOnly bool
@@ -89,7 +92,7 @@ func (r Refused) Error() string { return string(r) }
 // field name), and the call's JSON arguments are decoded into an A before
 // run is called.
 func define[A any](t Tool, enums map[string][]string, run func(ctx context.Context, c *Call, a A) (string, error)) Tool {
-	t.Schema = schemaFor[A](enums)
+	t.schema = lazySchema[A](enums)
 	t.run = func(ctx context.Context, c *Call, args string) (string, error) {
 		var a A
 		if strings.TrimSpace(args) != "" {
@@ -101,6 +104,14 @@ func define[A any](t Tool, enums map[string][]string, run func(ctx context.Conte
 	}
 	return t
 }
+
+// lazySchema is schemaFor, made once when first called.
+func lazySchema[A any](enums map[string][]string) func() json.RawMessage {
+	return sync.OnceValue(func() json.RawMessage { return schemaFor[A](enums) })
+}
+
+// Schema is the tool's input schema.
+func (t *Tool) Schema() json.RawMessage { return t.schema() }
 
 // schemaFor is A's JSON schema as the model gets it: an object whose
 // optional fields (pointers, slices) are of their own type, not also null.
@@ -131,7 +142,7 @@ func schemaFor[A any](enums map[string][]string) json.RawMessage {
 // def is the tool as the model is offered it.
 func (t *Tool) def() openai.Tool {
 	return openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-		Name: t.Name, Description: t.Description, Parameters: t.Schema,
+		Name: t.Name, Description: t.Description, Parameters: t.schema(),
 	}}
 }
 
