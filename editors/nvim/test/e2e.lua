@@ -30,30 +30,6 @@ local function row_of(buf, prefix)
   end
 end
 
--- expand checks that the call on line lnum of the chat window is folded,
--- presses <CR> on it, and returns the lines it then shows under it.
-local function expand(win, lnum)
-  vim.api.nvim_set_current_win(win)
-  local buf = vim.api.nvim_win_get_buf(win)
-  if vim.fn.foldclosed(lnum) ~= lnum then
-    fail("the output of line " .. lnum .. " is not folded away:\n" .. chat_text())
-  end
-  local shown = vim.fn.foldtextresult(lnum)
-  vim.api.nvim_win_set_cursor(win, { lnum, 0 })
-  press("<CR>")
-  if vim.fn.foldclosed(lnum) ~= -1 then
-    fail("<CR> did not open the output of line " .. lnum)
-  end
-  local out = {}
-  for i = lnum + 1, vim.api.nvim_buf_line_count(buf) do
-    if vim.fn.foldlevel(i) == 0 then
-      break
-    end
-    table.insert(out, vim.api.nvim_buf_get_lines(buf, i - 1, i, false)[1])
-  end
-  return out, shown
-end
-
 -- answer_prompts answers the permission questions as they come up, as a
 -- person at the keyboard: each key sequence of keys is typed into the
 -- prompt once it is on screen (false: none, the question is left to time
@@ -173,7 +149,7 @@ local ok, err = pcall(function()
     if not narrow:find('^▸ t · echo `{.*…` — done  %[1 line%]$') or vim.fn.strdisplaywidth(narrow) > room then
       fail(string.format("the folded call in %d columns: %q", room, narrow))
     end
-    local out, folded = expand(win, lnum)
+    local out, folded = h.expand(win, lnum)
     if table.concat(out, "\n") ~= "```\necho: hi\n```" or not folded:find('^▸ t · echo `{"text":"hi"}` — done  %[1 line%]') then
       fail("the echo call's output: " .. vim.inspect(out) .. " folded as " .. folded)
     end
@@ -190,7 +166,7 @@ local ok, err = pcall(function()
     if not lnum or not row_of(chat, "▾ t · fail — failed") then
       fail("the declined and failed calls' lines:\n" .. chat_text())
     end
-    out = expand(win, lnum)
+    out = h.expand(win, lnum)
     if not (out[2] or ""):find("^The user declined this call of t · add") then
       fail("the declined call's output: " .. vim.inspect(out))
     end
@@ -253,7 +229,7 @@ local ok, err = pcall(function()
     if not t:find('## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▾ write_file', 1, true) or not t:find("```\n\nEchoed.", 1, true) then
       fail("the history:\n" .. t)
     end
-    local out = expand(vim.fn.bufwinid(chat), row_of(chat, '▾ t · echo `{"text":"hi"}` — done'))
+    local out = h.expand(vim.fn.bufwinid(chat), row_of(chat, '▾ t · echo `{"text":"hi"}` — done'))
     if table.concat(out, "\n") ~= "```\necho: hi\n```" then
       fail("the stored echo output: " .. vim.inspect(out))
     end

@@ -49,6 +49,38 @@ return function(label)
     return out
   end
 
+  -- expand checks that the call on line lnum of the chat window win is
+  -- folded, presses <CR> on it, and returns the lines it then shows under
+  -- it (up to the fold's end, or a line matching one of stops) and how it
+  -- read folded.
+  function h.expand(win, lnum, stops)
+    vim.api.nvim_set_current_win(win)
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.fn.foldclosed(lnum) ~= lnum then
+      h.fail("the output of line " .. lnum .. " is not folded away:\n" .. h.chat_text())
+    end
+    local folded = vim.fn.foldtextresult(lnum)
+    vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+    h.press("<CR>")
+    if vim.fn.foldclosed(lnum) ~= -1 then
+      h.fail("<CR> did not open the output of line " .. lnum)
+    end
+    local out = {}
+    for i = lnum + 1, vim.api.nvim_buf_line_count(buf) do
+      local l = vim.api.nvim_buf_get_lines(buf, i - 1, i, false)[1]
+      if vim.fn.foldlevel(i) == 0 then
+        break
+      end
+      for _, stop in ipairs(stops or {}) do
+        if l:find(stop) then
+          return out, folded
+        end
+      end
+      table.insert(out, l)
+    end
+    return out, folded
+  end
+
   -- chat_text is the chat buffer's text ("" before it exists).
   function h.chat_text()
     local chat = vim.fn.bufnr("ctxls://chat/")

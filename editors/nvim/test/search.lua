@@ -44,31 +44,6 @@ local function chat_win(chat)
   return win
 end
 
--- expand presses <CR> on the folded call at lnum and returns the lines it
--- shows and how it read folded.
-local function expand(win, lnum)
-  vim.api.nvim_set_current_win(win)
-  local buf = vim.api.nvim_win_get_buf(win)
-  if vim.fn.foldclosed(lnum) ~= lnum then
-    fail("the results of line " .. lnum .. " are not folded away:\n" .. chat_text())
-  end
-  local folded = vim.fn.foldtextresult(lnum)
-  vim.api.nvim_win_set_cursor(win, { lnum, 0 })
-  press("<CR>")
-  if vim.fn.foldclosed(lnum) ~= -1 then
-    fail("<CR> did not show the results of line " .. lnum)
-  end
-  local out = {}
-  for i = lnum + 1, vim.api.nvim_buf_line_count(buf) do
-    local l = vim.api.nvim_buf_get_lines(buf, i - 1, i, false)[1]
-    if vim.fn.foldlevel(i) == 0 or l:find("^▾ ") or l:find("^• ") then
-      break
-    end
-    table.insert(out, l)
-  end
-  return out, folded
-end
-
 -- quickfix_is checks the quickfix list: its title and its entries as
 -- "file:lnum:text", files relative to the workspace.
 local function quickfix_is(title, want)
@@ -137,7 +112,7 @@ local ok, err = pcall(function()
     -- Folded, it says how many lines the results are; <CR> shows them.
     local win = chat_win(chat)
     local lnum = row_of(chat, "▾ " .. grep)
-    local out, folded = expand(win, lnum)
+    local out, folded = h.expand(win, lnum, { "^▾ ", "^• " })
     if folded ~= "▸ " .. grep .. "  [3 lines]" then
       fail("the folded grep line: " .. folded)
     end
