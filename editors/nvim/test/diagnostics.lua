@@ -68,6 +68,12 @@ local ok, err = pcall(function()
   -- about, not of another, or waitMs. The handler is run as Neovim 0.10+
   -- runs it (in a coroutine; 0.7's rpc path is the one the reviews use).
   local client = ctxls.client()
+  -- x's character in the negotiated encoding: Neovim 0.7 negotiates none
+  -- (UTF-16), 0.10 and later offer UTF-8 first. The Go test reads it too.
+  local want_x = ({ ["utf-8"] = 20, ["utf-16"] = 17, ["utf-32"] = 16 })[client.offset_encoding]
+  local f = io.open(os.getenv("CTXLS_TEST_ENCODING_FILE"), "w")
+  f:write(client.offset_encoding)
+  f:close()
   local D = require("ctxls.diagnostics")
   local function ask(params)
     local res = {}
@@ -101,7 +107,7 @@ local ok, err = pcall(function()
     "main.go's diagnostics after the change: " .. vim.inspect(got))
   for _, d in ipairs(got[1].diagnostics) do
     if d.message == "undefined: x" then
-      expect(d.range.start.line == 3 and d.range.start.character == 17 and d.range["end"].character == 18 and d.severity == 1
+      expect(d.range.start.line == 3 and d.range.start.character == want_x and d.range["end"].character == want_x + 1 and d.severity == 1
         and d.code == "UndeclaredName" and d.source == "fake-ls", "the error as LSP's: " .. vim.inspect(d))
     end
   end
