@@ -289,12 +289,11 @@ func (a *Agent) writer(id string) func(ctx context.Context, path, content string
 
 // toolCallTitle is a call's title: the tool (an MCP server's: "server ·
 // tool") and what it works on (a path, a context set, a search pattern).
-func toolCallTitle(c turn.ToolCall) string {
+// in is the call's arguments, decoded.
+func toolCallTitle(c turn.ToolCall, in map[string]any) string {
 	if c.Server != "" {
 		return c.Server + " · " + cmp.Or(c.Title, c.Tool)
 	}
-	var in map[string]any
-	_ = json.Unmarshal([]byte(c.Arguments), &in)
 	title := c.Name
 	if path, _ := in["path"].(string); path != "" {
 		title = c.Name + " " + path
@@ -308,6 +307,14 @@ func toolCallTitle(c turn.ToolCall) string {
 	return title
 }
 
+// toolArgs is a call's arguments decoded (nil when they are not an
+// object).
+func toolArgs(args string) map[string]any {
+	var in map[string]any
+	_ = json.Unmarshal([]byte(args), &in)
+	return in
+}
+
 // toolCallStart is the tool_call update for a call of the model's.
 func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate {
 	id, name, args := c.ID, c.Name, c.Arguments
@@ -318,9 +325,8 @@ func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate
 	case c.Server != "":
 		kind = sdk.ToolKindOther
 	}
-	var in map[string]any
-	_ = json.Unmarshal([]byte(args), &in)
-	title := toolCallTitle(c)
+	in := toolArgs(args)
+	title := toolCallTitle(c, in)
 	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(kind), sdk.WithStartStatus(status)}
 	if path, _ := in["path"].(string); path != "" {
 		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: path}}))

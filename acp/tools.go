@@ -137,7 +137,7 @@ func toolUpdate(ev turn.Event) (sdk.SessionUpdate, bool) {
 	case turn.ToolFinished:
 		title := ""
 		if ev.Summary != "" {
-			title = toolCallTitle(ev.Call) + " — " + ev.Summary
+			title = toolCallTitle(ev.Call, toolArgs(ev.Call.Arguments)) + " — " + ev.Summary
 		}
 		return toolCallDone(ev.Call.ID, ev.Output, ev.Failed || ev.Declined, title), true
 	case turn.EditProposed:
