@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxls/ctxls/api"
-
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )

@@ -110,9 +110,6 @@ func lazySchema[A any](enums map[string][]string) func() json.RawMessage {
 	return sync.OnceValue(func() json.RawMessage { return schemaFor[A](enums) })
 }
 
-// Schema is the tool's input schema.
-func (t *Tool) Schema() json.RawMessage { return t.schema() }
-
 // schemaFor is A's JSON schema as the model gets it: an object whose
 // optional fields (pointers, slices) are of their own type, not also null.
 func schemaFor[A any](enums map[string][]string) json.RawMessage {
@@ -170,13 +167,4 @@ func KindOf(name string) string {
 		return t.Kind
 	}
 	return "other"
-}
-
-// Builtins are the names of the built-in tools, for the docs and tests.
-func Builtins() []string {
-	names := make([]string, len(builtins))
-	for i, t := range builtins {
-		names[i] = t.Name
-	}
-	return names
 }
