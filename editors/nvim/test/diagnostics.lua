@@ -9,11 +9,7 @@
 local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")("diagnostics")
 local messages, fail, wait, chat_text = h.messages, h.fail, h.wait, h.chat_text
 
-local function expect(cond, msg)
-  if not cond then
-    fail(msg)
-  end
-end
+local expect = h.expect
 
 local ok, err = pcall(function()
   vim.cmd("runtime plugin/ctxls.lua")

@@ -9,16 +9,7 @@ local phase = os.getenv("CTXLS_TEST_PHASE")
 local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")(nil)
 local messages, fail, wait, said, chat_text, press = h.messages, h.fail, h.wait, h.said, h.chat_text, h.press
 
--- call_lines are the chat buffer's tool call lines, in order.
-local function call_lines(buf)
-  local out = {}
-  for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-    if (l:find("^• ") or l:find("^▾ ")) and l:find(" — ", 1, true) then
-      table.insert(out, l)
-    end
-  end
-  return out
-end
+local call_lines = h.call_lines
 
 -- row_of is the 1-based line number of the chat's line that starts with
 -- prefix, or nil.

@@ -18,11 +18,7 @@ local function disk(path)
   return t
 end
 
-local function expect(cond, msg)
-  if not cond then
-    fail(msg)
-  end
-end
+local expect = h.expect
 
 local ok, err = pcall(function()
   vim.cmd("runtime plugin/ctxls.lua")

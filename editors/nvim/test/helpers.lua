@@ -49,6 +49,24 @@ return function(label)
     return out
   end
 
+  -- expect fails with msg unless cond holds.
+  function h.expect(cond, msg)
+    if not cond then
+      h.fail(msg)
+    end
+  end
+
+  -- call_lines are the chat buffer's tool call lines, in order.
+  function h.call_lines(buf)
+    local out = {}
+    for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+      if (l:find("^• ") or l:find("^▾ ")) and l:find(" — ", 1, true) then
+        table.insert(out, l)
+      end
+    end
+    return out
+  end
+
   -- expand checks that the call on line lnum of the chat window win is
   -- folded, presses <CR> on it, and returns the lines it then shows under
   -- it (up to the fold's end, or a line matching one of stops) and how it

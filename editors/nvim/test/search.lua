@@ -18,15 +18,7 @@ local grep = "grep `loginRedirect` — 2 matches in 2 files"
 local find = "find_files `**/*.go` — 3 files"
 local list = "list_directory `auth` — 2 entries"
 
-local function call_lines(buf)
-  local out = {}
-  for _, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-    if (l:find("^• ") or l:find("^▾ ")) and l:find(" — ", 1, true) then
-      table.insert(out, l)
-    end
-  end
-  return out
-end
+local call_lines = h.call_lines
 
 local function row_of(buf, text)
   for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
