@@ -278,20 +278,28 @@ export class Editor {
 
   /** Opens a workspace file through Quick Open, as a person does, and puts the cursor in it. */
   async openFile(name: string): Promise<void> {
-    await this.closeQuickInput();
     const input = this.quickInput().locator(".quick-input-box input");
-    // With a webview focused (an image preview) the key may not reach the
-    // workbench the first time: press again, as the palette does.
-    await this.pressUntil("Quick Open", "Control+P", input, "visible", 3000, 20_000);
-    await input.fill(name);
     const rows = this.quickInput().locator(".monaco-list-row");
-    const index = await until(`${name} in Quick Open`, async () => {
+    const found = async () => {
       const labels = await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute("aria-label") ?? ""));
       // Only once the list is filtered to what was typed.
       if (labels.some((l) => !l.toLowerCase().includes(name.toLowerCase().split(".")[0]))) return 0;
       const i = labels.findIndex((l) => l.startsWith(name));
       return i >= 0 ? i + 1 : 0;
-    });
+    };
+    // A file the test has just written may be missing from the file list
+    // Quick Open loaded when it opened ("No matching results"): open it
+    // again, as a person would, up to three times.
+    let index = 0;
+    for (let attempt = 1; index === 0; attempt++) {
+      await this.closeQuickInput();
+      // With a webview focused (an image preview) the key may not reach the
+      // workbench the first time: press again, as the palette does.
+      await this.pressUntil("Quick Open", "Control+P", input, "visible", 3000, 20_000);
+      await input.fill(name);
+      if (attempt === 3) index = await until(`${name} in Quick Open`, found);
+      else index = await until(`${name} in Quick Open`, found, 5000).catch(() => 0);
+    }
     await rows.nth(index - 1).click();
     await until(`${name} active`, async () => (await this.activeTabTitle()).startsWith(name));
     await this.focusEditor();
