@@ -19,6 +19,11 @@ import (
 // otherwise (timeoutSeconds).
 const DefaultTimeout = 60 * time.Second
 
+// MaxServers is the most servers a configuration (a file, the settings, a
+// session's) may name, and the most a turn uses: each may cost a process
+// and a turn's wait.
+const MaxServers = 64
+
 // Server is one MCP server the user configured. The values of Env and
 // Headers are secrets: never logged, stored or shown (their keys are).
 type Server struct {
@@ -91,6 +96,13 @@ func ParseServers(servers map[string]json.RawMessage, source string) ([]Server, 
 	slices.Sort(names)
 	var out []Server
 	var errs []error
+	if len(names) > MaxServers {
+		// One error for the lot: a thousand servers are not a thousand
+		// warnings.
+		errs = append(errs, &ConfigError{Source: source, Problem: fmt.Sprintf("%d servers are configured; at most %d are used: the ones from %q on are left out",
+			len(names), MaxServers, truncate(names[MaxServers], 64))})
+		names = names[:MaxServers]
+	}
 	for _, name := range names {
 		s, err := parseServer(name, servers[name], source)
 		if err != nil {

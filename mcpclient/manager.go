@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -25,8 +24,49 @@ import (
 // StartTimeout bounds starting a server and its initialize handshake.
 const StartTimeout = 30 * time.Second
 
+// ListTimeout bounds listing a server's tools (all its pages): a server
+// that is up answers a listing at once, and every turn waits for it.
+const ListTimeout = 10 * time.Second
+
 // maxBackoff is the longest wait before a failed server is tried again.
 const maxBackoff = 30 * time.Second
+
+// A server that did not answer in time waits longer: timeoutBackoff, then
+// twice as long each time again, up to maxTimeoutBackoff. Each try costs a
+// turn the whole timeout; a crash costs it nothing.
+const (
+	timeoutBackoff    = 30 * time.Second
+	maxTimeoutBackoff = 5 * time.Minute
+)
+
+// The bounds of a server's tool list. Past one, the listing fails and none
+// of the server's tools are used: the tools listed so far are whatever the
+// server put first, a list the model would see change for no reason, and a
+// server that lists without end is broken or hostile.
+const (
+	maxListPages = 100
+	maxListTools = 1000
+	maxListBytes = 16 << 20
+)
+
+// maxStarts is how many servers start at once: a thousand configured
+// servers are not a thousand processes spawned in the same instant.
+const maxStarts = 4
+
+// errTimedOut marks a start or a listing that did not end in time (see
+// timeoutBackoff).
+var errTimedOut = errors.New("timed out")
+
+// limits are the Manager's bounds: the constants above, lowered by tests.
+type limits struct {
+	message             int64 // an HTTP answer's body
+	listPages           int
+	listTools           int
+	listBytes           int64
+	start, list         time.Duration // the timeouts
+	progressEvery       time.Duration // the least time between two progress reports of a call
+	timeoutBackoff, max time.Duration // the first and longest back-off after a timeout
+}
 
 // Manager runs the MCP servers a daemon uses: one process (or HTTP
 // session) per distinct configuration, shared by every session of the
@@ -44,6 +84,8 @@ type Manager struct {
 	Backoff time.Duration
 	version string
 	log     *slog.Logger
+	limits  limits
+	starts  chan struct{} // a token per start running (maxStarts)
 
 	mu     sync.Mutex
 	conns  map[string]*conn // by Server.Key
@@ -55,7 +97,13 @@ func NewManager(version string, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{Backoff: time.Second, version: version, log: log, conns: map[string]*conn{}}
+	return &Manager{Backoff: time.Second, version: version, log: log, conns: map[string]*conn{},
+		starts: make(chan struct{}, maxStarts),
+		limits: limits{
+			message: MaxMessageBytes, listPages: maxListPages, listTools: maxListTools, listBytes: maxListBytes,
+			start: StartTimeout, list: ListTimeout, progressEvery: progressEvery,
+			timeoutBackoff: timeoutBackoff, max: maxTimeoutBackoff,
+		}}
 }
 
 // conn is one server's connection and what is known about it.
@@ -69,6 +117,7 @@ type conn struct {
 	starting chan struct{}      // non-nil while a start runs; closed when it ends
 	tools    []Tool             // nil: to be listed
 	failures int                // failures in a row
+	failedAt time.Time          // the last failure's time
 	retryAt  time.Time          // no start before then
 	lastErr  error
 	progress map[string]func(Progress) // progress token → the call's reporter
@@ -119,12 +168,22 @@ func (m *Manager) Tools(ctx context.Context, s Server) ([]Tool, error) {
 	if tools != nil {
 		return tools, nil
 	}
-	tools = []Tool{}
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("server %q: listing its tools: %w", s.Name, err)
+	tools, err = c.list(ctx, cs)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, errTimedOut) {
+			return nil, ctx.Err() // the caller gave up: not the server's failure
 		}
-		tools = append(tools, toolOf(t))
+		// The server is ended and backs off like one that failed to
+		// start, so the next turns do not each wait for it again.
+		err = fmt.Errorf("server %q: listing its tools: %w", s.Name, err)
+		c.mu.Lock()
+		if c.cs == cs {
+			c.cs, c.tools = nil, nil
+			c.failed(err)
+		}
+		c.mu.Unlock()
+		cs.Close()
+		return nil, err
 	}
 	c.mu.Lock()
 	if c.cs == cs {
@@ -132,6 +191,43 @@ func (m *Manager) Tools(ctx context.Context, s Server) ([]Tool, error) {
 	}
 	c.mu.Unlock()
 	return tools, nil
+}
+
+// list lists the server's tools, all pages, within the listing's timeout
+// and bounds.
+func (c *conn) list(ctx context.Context, cs *sdk.ClientSession) ([]Tool, error) {
+	lim := c.m.limits
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.list, fmt.Errorf("it did not answer within %s: %w", lim.list, errTimedOut))
+	defer cancel()
+	tools := []Tool{}
+	var listed int64
+	params := &sdk.ListToolsParams{}
+	for page := 1; ; page++ {
+		if page > lim.listPages {
+			return nil, fmt.Errorf("its list goes on past %d pages; none of its tools are used", lim.listPages)
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, errTimedOut) {
+				return nil, cause
+			}
+			return nil, err
+		}
+		b, _ := json.Marshal(res.Tools)
+		if listed += int64(len(b)); listed > lim.listBytes {
+			return nil, fmt.Errorf("its list is larger than %s; none of its tools are used", bytesText(lim.listBytes))
+		}
+		if len(tools)+len(res.Tools) > lim.listTools {
+			return nil, fmt.Errorf("it lists more than %d tools; none of its tools are used", lim.listTools)
+		}
+		for _, t := range res.Tools {
+			tools = append(tools, toolOf(t))
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
 }
 
 func toolOf(t *sdk.Tool) Tool {
@@ -153,7 +249,8 @@ var progressSeq atomic.Int64
 
 // Call calls a tool with its arguments (a JSON object) within the server's
 // timeout. progress, when set, receives the server's progress
-// notifications for the call. Cancelling ctx cancels the call (the SDK
+// notifications for the call, a few a second (see throttle), never after
+// Call returns. Cancelling ctx cancels the call (the SDK
 // sends notifications/cancelled). A server that is gone, crashed during the
 // call or timed out is an error; a result with isError is not (see Text).
 func (m *Manager) Call(ctx context.Context, s Server, tool string, args json.RawMessage, progress func(Progress)) (*sdk.CallToolResult, error) {
@@ -180,13 +277,15 @@ func (m *Manager) Call(ctx context.Context, s Server, tool string, args json.Raw
 	if progress != nil {
 		token := "ctxls-" + strconv.FormatInt(progressSeq.Add(1), 10)
 		p.SetProgressToken(token)
+		th := newThrottle(progress, c.m.limits.progressEvery)
 		c.mu.Lock()
-		c.progress[token] = progress
+		c.progress[token] = th.add
 		c.mu.Unlock()
 		defer func() {
 			c.mu.Lock()
 			delete(c.progress, token)
 			c.mu.Unlock()
+			th.stop() // a notification already taken from c.progress goes nowhere
 		}()
 	}
 	res, err := cs.CallTool(ctx, p)
@@ -250,8 +349,11 @@ func (c *conn) session(ctx context.Context) (*sdk.ClientSession, error) {
 				return nil, ctx.Err()
 			}
 		}
-		if now := time.Now(); now.Before(c.retryAt) {
-			err := fmt.Errorf("server %q failed (%v); it is tried again in %s", c.srv.Name, c.lastErr, c.retryAt.Sub(now).Round(100*time.Millisecond))
+		if time.Now().Before(c.retryAt) {
+			// The same words all through one back-off (no "in 12.3s" that
+			// counts down): the user is told once per back-off.
+			err := fmt.Errorf("server %q failed at %s (%v); it is tried again in %s", c.srv.Name,
+				c.failedAt.Format(time.TimeOnly), c.lastErr, c.retryAt.Sub(c.failedAt).Round(100*time.Millisecond))
 			c.mu.Unlock()
 			return nil, err
 		}
@@ -274,11 +376,19 @@ func (c *conn) session(ctx context.Context) (*sdk.ClientSession, error) {
 }
 
 // start starts the server and records the outcome; done is closed after.
+// It waits its turn among the starts running (maxStarts); its timeout
+// counts from its turn.
 func (c *conn) start(done chan struct{}) {
-	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	c.m.starts <- struct{}{}
+	defer func() { <-c.m.starts }()
+	timeout := c.m.limits.start
+	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, fmt.Errorf("it did not start within %s: %w", timeout, errTimedOut))
 	defer cancel()
 	begun := time.Now()
 	cs, err := c.m.connect(ctx, c)
+	if err != nil && errors.Is(context.Cause(ctx), errTimedOut) {
+		err = fmt.Errorf("server %q: %w", c.srv.Name, context.Cause(ctx))
+	}
 	c.mu.Lock()
 	defer func() { c.starting = nil; c.mu.Unlock(); close(done) }()
 	if err != nil {
@@ -302,11 +412,16 @@ func (c *conn) start(done chan struct{}) {
 func (c *conn) failed(err error) {
 	c.failures++
 	c.lastErr = err
-	wait := c.m.Backoff << min(c.failures-1, 10)
-	if wait > maxBackoff || wait <= 0 {
-		wait = maxBackoff
+	first, longest := c.m.Backoff, maxBackoff
+	if errors.Is(err, errTimedOut) {
+		first, longest = c.m.limits.timeoutBackoff, c.m.limits.max
 	}
-	c.retryAt = time.Now().Add(wait)
+	wait := first << min(c.failures-1, 10)
+	if wait > longest || wait <= 0 {
+		wait = longest
+	}
+	c.failedAt = time.Now()
+	c.retryAt = c.failedAt.Add(wait)
 	c.m.log.Warn("mcp server failed", "server", c.srv.Name, "err", err, "retryIn", wait)
 }
 
@@ -353,7 +468,7 @@ func (m *Manager) connect(ctx context.Context, c *conn) (*sdk.ClientSession, err
 			}
 		},
 	}
-	t, err := transport(s, &logLines{log: m.log, server: s.Name})
+	t, err := transport(s, &logLines{log: m.log, server: s.Name}, m.limits.message)
 	if err != nil {
 		return nil, err
 	}
@@ -365,10 +480,11 @@ func (m *Manager) connect(ctx context.Context, c *conn) (*sdk.ClientSession, err
 }
 
 // transport is how to reach s: its command, its stderr to stderr (killed
-// with the daemon, see procAttr), or its URL with its headers.
-func transport(s Server, stderr io.Writer) (sdk.Transport, error) {
+// with the daemon, see procAttr), or its URL with its headers (see
+// httpClient), answers of at most limit bytes.
+func transport(s Server, stderr io.Writer, limit int64) (sdk.Transport, error) {
 	if s.Type == "http" {
-		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: headers(s.Headers)}, DisableStandaloneSSE: true}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, limit), DisableStandaloneSSE: true}, nil
 	}
 	path, err := exec.LookPath(s.Command)
 	if err != nil {

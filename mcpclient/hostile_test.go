@@ -1,0 +1,351 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hostile starts an MCP server over streamable HTTP written by hand, so a
+// test can make it answer as no SDK server would. answer gets each call's
+// method and params and returns its result as JSON text; initialize is
+// answered for it unless answer handles it, and tools/list with no tools.
+// Another answer of "" is "method not found"; "hang" is no answer: the request hangs until the client
+// gives up.
+func hostile(t *testing.T, answer func(method string, params json.RawMessage) string) *httptest.Server {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if msg.ID == nil { // a notification
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := answer(msg.Method, msg.Params)
+		switch {
+		case result == "" && msg.Method == "initialize":
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`
+		case result == "" && msg.Method == "tools/list":
+			result = `{"tools":[]}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch result {
+		case "hang":
+			<-r.Context().Done()
+		case "":
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"error":{"code":-32601,"message":"method not found"}}`))
+		default:
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":` + result + `}`))
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// The tests of issue 37: what a hostile MCP server cannot do.
+
+// TestRedirectKeepsHeaders: a server that redirects initialize to another
+// origin does not get the configured headers there (Go drops Authorization
+// on such a redirect, but a transport that adds the headers to every
+// request put them back); the redirect is refused, saying so.
+func TestRedirectKeepsHeaders(t *testing.T) {
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, k := range []string{"Authorization", "X-Api-Key"} {
+			if v := r.Header.Get(k); v != "" {
+				leaked.Store(k + ": " + v)
+			}
+		}
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer other.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := Server{Name: "moved", Type: "http", URL: first.URL, Headers: map[string]string{"Authorization": "Bearer ghp_secret", "X-Api-Key": "k3y"}}
+	_, err := m.Tools(ctx, s)
+	if v := leaked.Load(); v != nil {
+		t.Errorf("the other origin got %s", v)
+	}
+	if err == nil || !strings.Contains(err.Error(), `server "moved" redirects to another origin`) {
+		t.Errorf("the redirect's error: %v", err)
+	}
+}
+
+// TestRedirectSameOrigin: a redirect within the configured origin is
+// followed, with the headers.
+func TestRedirectSameOrigin(t *testing.T) {
+	var ts *httptest.Server
+	ts = hostile(t, func(string, json.RawMessage) string { return "" })
+	h := ts.Config.Handler
+	ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer right" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := m.Tools(ctx, Server{Name: "here", Type: "http", URL: ts.URL + "/old", Headers: map[string]string{"Authorization": "Bearer right"}}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAnswerTooLarge: an initialize answer larger than MaxMessageBytes
+// fails, naming the server and the limit, without the rest being read.
+func TestAnswerTooLarge(t *testing.T) {
+	const total = 48 << 20
+	var written atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.NewDecoder(r.Body).Decode(&msg)
+		w.Header().Set("Content-Type", "application/json")
+		head := `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"version":"1","name":"`
+		n, _ := w.Write([]byte(head))
+		written.Add(int64(n))
+		chunk := []byte(strings.Repeat("x", 64<<10))
+		for written.Load() < total {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		w.Write([]byte(`"}}}`))
+	}))
+	defer ts.Close()
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := m.Tools(ctx, Server{Name: "big", Type: "http", URL: ts.URL})
+	if err == nil || !strings.Contains(err.Error(), `server "big": an answer is larger than the limit of 16 MiB`) {
+		t.Errorf("the error: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := written.Load(); n >= total {
+		t.Errorf("the server wrote all of its %d MiB: the client read it all", n>>20)
+	}
+}
+
+// TestEndlessPages: a tool list that goes on without end, or past the
+// bounds of tools or bytes, fails at the bound and none of its tools are
+// used.
+func TestEndlessPages(t *testing.T) {
+	var pages atomic.Int64
+	tool := func(i int, desc string) string {
+		return fmt.Sprintf(`{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}`, i, desc)
+	}
+	cases := map[string]struct {
+		page func(n int) string
+		want string
+	}{
+		"pages": {func(n int) string { return fmt.Sprintf(`{"tools":[%s],"nextCursor":"c%d"}`, tool(n, ""), n) }, "its list goes on past 100 pages; none of its tools are used"},
+		"tools": {func(n int) string {
+			var ts []string
+			for i := range 400 {
+				ts = append(ts, tool(n*1000+i, ""))
+			}
+			return fmt.Sprintf(`{"tools":[%s],"nextCursor":"c%d"}`, strings.Join(ts, ","), n)
+		}, "it lists more than 1000 tools; none of its tools are used"},
+		"bytes": {func(n int) string {
+			return fmt.Sprintf(`{"tools":[%s],"nextCursor":"c%d"}`, tool(n, strings.Repeat("d", 300<<10)), n)
+		}, "its list is larger than 1 MiB; none of its tools are used"}, // with the bound lowered from 16 MiB
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			pages.Store(0)
+			ts := hostile(t, func(method string, _ json.RawMessage) string {
+				if method == "tools/list" {
+					return c.page(int(pages.Add(1)))
+				}
+				return ""
+			})
+			m := NewManager("test", nil)
+			defer m.Close()
+			m.limits.listBytes = 1 << 20
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+			defer cancel()
+			tools, err := m.Tools(ctx, Server{Name: "endless", Type: "http", URL: ts.URL})
+			if err == nil || !strings.Contains(err.Error(), `server "endless": listing its tools: `+c.want) || tools != nil {
+				t.Errorf("%d tools, error %v", len(tools), err)
+			}
+			if n := pages.Load(); n > 100 {
+				t.Errorf("%d pages were asked for", n)
+			}
+		})
+	}
+}
+
+// TestHungServerBacksOff: a server that never answers tools/list, or
+// initialize, costs one timeout; the next needs fail at once, with the same
+// words all through the back-off, which is long.
+func TestHungServerBacksOff(t *testing.T) {
+	for _, hangAt := range []string{"tools/list", "initialize"} {
+		t.Run(strings.ReplaceAll(hangAt, "/", "_"), func(t *testing.T) {
+			ts := hostile(t, func(method string, _ json.RawMessage) string {
+				if method == hangAt {
+					return "hang"
+				}
+				return ""
+			})
+			m := NewManager("test", nil)
+			defer m.Close()
+			m.limits.start, m.limits.list = 500*time.Millisecond, 500*time.Millisecond
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			s := Server{Name: "hung", Type: "http", URL: ts.URL}
+			_, err := m.Tools(ctx, s)
+			if err == nil || !strings.Contains(err.Error(), "within 500ms") {
+				t.Fatalf("the first need: %v", err)
+			}
+			var first string
+			for i := range 3 {
+				begun := time.Now()
+				_, err := m.Tools(ctx, s)
+				if took := time.Since(begun); took > 100*time.Millisecond {
+					t.Errorf("need %d waited %s", i+2, took)
+				}
+				if err == nil || !strings.Contains(err.Error(), "it is tried again in 30s") {
+					t.Errorf("need %d: %v", i+2, err)
+				} else if first == "" {
+					first = err.Error()
+				} else if err.Error() != first {
+					t.Errorf("the words changed within a back-off:\n%s\n%s", first, err)
+				}
+				time.Sleep(150 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestProgressThrottled: a server sending thousands of progress
+// notifications during a call reaches the caller a few times a second,
+// and never after the call returned.
+func TestProgressThrottled(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "chatty", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "work", Description: "Reports progress a lot"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			end := time.Now().Add(time.Second)
+			for i := 0; time.Now().Before(end); i++ {
+				req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Message: "working"})
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var got int
+	var returned, late bool
+	begun := time.Now()
+	res, err := m.Call(ctx, Server{Name: "chatty", Type: "http", URL: ts.URL}, "work", nil, func(Progress) {
+		mu.Lock()
+		got++
+		late = late || returned
+		mu.Unlock()
+	})
+	mu.Lock()
+	returned = true
+	mu.Unlock()
+	most := int(time.Since(begun)/progressEvery) + 2
+	if err != nil || Text(res) != "done" {
+		t.Fatalf("call: %v %v", res, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if got == 0 || got > most {
+		t.Errorf("%d progress reports in %s; want 1 to %d", got, time.Since(begun).Round(time.Millisecond), most)
+	}
+	if late {
+		t.Error("a progress report came after the call returned")
+	}
+}
+
+// TestStartsAFewAtATime: many servers needed at once start at most
+// maxStarts at a time.
+func TestStartsAFewAtATime(t *testing.T) {
+	var running, most atomic.Int64
+	ts := hostile(t, func(method string, _ json.RawMessage) string {
+		if method == "initialize" {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return ""
+	})
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			if _, err := m.Tools(ctx, Server{Name: fmt.Sprint("s", i), Type: "http", URL: fmt.Sprintf("%s/?n=%d", ts.URL, i)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := most.Load(); n > maxStarts {
+		t.Errorf("%d servers started at once; want at most %d", n, maxStarts)
+	}
+}
+
+// TestTooManyServers: a configuration of a thousand servers keeps the
+// first MaxServers and says so in one error.
+func TestTooManyServers(t *testing.T) {
+	raw := map[string]json.RawMessage{}
+	for i := range 1000 {
+		raw[fmt.Sprintf("s%04d", i)] = json.RawMessage(`{"command":"x"}`)
+	}
+	servers, errs := ParseServers(raw, "session")
+	if len(servers) != 64 || len(errs) != 1 || !strings.Contains(fmt.Sprint(errs), "1000 servers are configured; at most 64 are used") {
+		t.Errorf("%d servers, errors %d: %.300v", len(servers), len(errs), errs)
+	}
+}
