@@ -349,3 +349,24 @@ func TestTooManyServers(t *testing.T) {
 		t.Errorf("%d servers, errors %d: %.300v", len(servers), len(errs), errs)
 	}
 }
+
+// TestBadSchemaKeepsList: tools whose input schemas ctxls cannot use do not
+// cost the server's other tools: the SDK reads a schema as any JSON, and
+// package tool leaves such tools out one by one. (A tool whose name is not
+// a string still fails the whole page in the SDK's decoding: see issue 37.)
+func TestBadSchemaKeepsList(t *testing.T) {
+	ts := hostile(t, func(method string, _ json.RawMessage) string {
+		if method == "tools/list" {
+			return `{"tools":[{"name":"good","inputSchema":{"type":"object"}},{"name":"str","inputSchema":{"type":"string"}},{"name":"odd","inputSchema":"nope"}]}`
+		}
+		return ""
+	})
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tools, err := m.Tools(ctx, Server{Name: "mixed", Type: "http", URL: ts.URL})
+	if err != nil || len(tools) != 3 || tools[0].Name != "good" {
+		t.Errorf("%+v %v", tools, err)
+	}
+}

@@ -145,6 +145,12 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 	if len(servers) == 0 {
 		return nil
 	}
+	if len(servers) > mcpclient.MaxServers {
+		// One warning for the lot, and no start or wait for them.
+		warn("too many servers", fmt.Sprintf("%d MCP servers are configured; a turn uses at most %d: the ones from %q on are left out",
+			len(servers), mcpclient.MaxServers, servers[mcpclient.MaxServers].Name))
+		servers = servers[:mcpclient.MaxServers]
+	}
 	m := b.Manager()
 	if ev != nil && m.Running() < len(servers) {
 		ev.Emit(chat.Activity{Message: "starting MCP servers"})
@@ -154,7 +160,7 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 	var wg sync.WaitGroup
 	for i, sv := range servers {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, mcpclient.StartTimeout)
+			ctx, cancel := context.WithTimeout(ctx, mcpclient.StartTimeout+mcpclient.ListTimeout)
 			defer cancel()
 			lists[i], errs[i] = m.Tools(ctx, sv)
 		})
