@@ -286,7 +286,7 @@ func TestProgressThrottled(t *testing.T) {
 	mu.Lock()
 	returned = true
 	mu.Unlock()
-	most := int(time.Since(begun)/progressEvery) + 2
+	most := int(time.Since(begun)/progressEvery) + progressBurst + 1 // and the last, passed on at the end
 	if err != nil || Text(res) != "done" {
 		t.Fatalf("call: %v %v", res, err)
 	}

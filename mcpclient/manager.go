@@ -72,8 +72,10 @@ type limits struct {
 // session) per distinct configuration, shared by every session of the
 // daemon, started when a turn first needs it. A server that crashed or
 // could not start is tried again on the next need, after a back-off that
-// doubles with each failure in a row (Backoff, 2×, 4×, … up to 30 s); until
-// then the need fails at once, saying when the next try is. Close ends every
+// doubles with each failure in a row (Backoff, 2×, 4×, … up to 30 s; for a
+// start or a listing that timed out, 30 s doubling up to 5 min); until then
+// the need fails at once, in the same words all through the back-off. At
+// most maxStarts servers start at once. Close ends every
 // server; a server's process also ends when the daemon is killed (see
 // procAttr).
 //
@@ -249,7 +251,7 @@ var progressSeq atomic.Int64
 
 // Call calls a tool with its arguments (a JSON object) within the server's
 // timeout. progress, when set, receives the server's progress
-// notifications for the call, a few a second (see throttle), never after
+// notifications for the call, a few a second (see throttle), none after
 // Call returns. Cancelling ctx cancels the call (the SDK
 // sends notifications/cancelled). A server that is gone, crashed during the
 // call or timed out is an error; a result with isError is not (see Text).

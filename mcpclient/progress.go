@@ -5,29 +5,42 @@ import (
 	"time"
 )
 
-// progressEvery is the least time between two progress reports of a call
-// passed on: a server may send thousands a second, the editor needs a few.
-const progressEvery = 250 * time.Millisecond
+// A call's progress reports are passed on at most one per progressEvery,
+// after a first progressBurst at once: a server may send thousands a
+// second, the editor needs a few (and a short call's few steps all show).
+const (
+	progressEvery = 250 * time.Millisecond
+	progressBurst = 4
+)
 
-// throttle passes a call's progress on to its reporter at most once per
-// interval, the latest first: one that comes sooner waits for the interval
-// to end, replacing any already waiting. After stop, nothing is passed on,
-// so no progress ever follows the call's result.
+// throttle passes a call's progress on to its reporter as a token bucket
+// allows (progressBurst tokens, one more per interval): a report that comes
+// with no token left waits for the next, replacing any already waiting, so
+// the latest is the one passed on. stop passes on the one waiting, then
+// nothing more: no progress ever follows the call's result.
 type throttle struct {
 	report   func(Progress)
 	interval time.Duration
 
 	// mu is held while a report is passed on, so stop waits for one in
-	// flight; it guards the fields below.
-	mu      sync.Mutex
-	last    time.Time // when the last report was passed on
-	pending *Progress // the latest report not passed on yet
-	timer   *time.Timer
-	stopped bool
+	// flight and reports keep their order; it guards the fields below.
+	mu       sync.Mutex
+	tokens   float64
+	refilled time.Time // when tokens was last brought up to date
+	pending  *Progress // the latest report not passed on yet
+	timer    *time.Timer
+	stopped  bool
 }
 
 func newThrottle(report func(Progress), interval time.Duration) *throttle {
-	return &throttle{report: report, interval: interval}
+	return &throttle{report: report, interval: interval, tokens: progressBurst, refilled: time.Now()}
+}
+
+// refill adds the tokens earned since the last refill (t.mu held).
+func (t *throttle) refill() {
+	now := time.Now()
+	t.tokens = min(progressBurst, t.tokens+float64(now.Sub(t.refilled))/float64(t.interval))
+	t.refilled = now
 }
 
 // add is the server's progress notification.
@@ -37,19 +50,19 @@ func (t *throttle) add(p Progress) {
 	if t.stopped {
 		return
 	}
-	wait := t.interval - time.Since(t.last)
-	if wait <= 0 && t.pending == nil {
-		t.last = time.Now()
+	t.refill()
+	if t.tokens >= 1 && t.pending == nil {
+		t.tokens--
 		t.report(p)
 		return
 	}
 	t.pending = &p
 	if t.timer == nil {
-		t.timer = time.AfterFunc(max(wait, 0), t.flush)
+		t.timer = time.AfterFunc(time.Duration((1-t.tokens)*float64(t.interval)), t.flush)
 	}
 }
 
-// flush passes on the report waiting.
+// flush passes on the report waiting, its token come.
 func (t *throttle) flush() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -57,19 +70,23 @@ func (t *throttle) flush() {
 	if t.stopped || t.pending == nil {
 		return
 	}
+	t.refill()
+	t.tokens = max(t.tokens-1, 0)
 	p := *t.pending
 	t.pending = nil
-	t.last = time.Now()
 	t.report(p)
 }
 
-// stop ends the reports: a report waiting is dropped (the result, which
-// follows at once, says more), and any that comes later too.
+// stop ends the reports: the one waiting is passed on now (before the
+// call returns, so before its result), any that comes later is dropped.
 func (t *throttle) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.pending != nil && !t.stopped {
+		t.report(*t.pending)
+		t.pending = nil
+	}
 	t.stopped = true
-	t.pending = nil
 	if t.timer != nil {
 		t.timer.Stop()
 	}
