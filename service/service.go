@@ -102,9 +102,8 @@ type Service struct {
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
 	currentMu sync.Mutex
-	// storageMu serialises clean-ups, so two at once do not both report
-	// the same files.
-	storageMu sync.Mutex
+	// storage is when the data directory was last measured (storage.go).
+	storage storageCheck
 
 	// tidying counts the removals of empty sessions under way (tidy.go);
 	// Close waits for them, and none starts once tidyClosed (guarded by

@@ -39,7 +39,7 @@ func (s *Service) SessionResume(ctx context.Context, a *api.SessionRefArgs) (*ap
 	}
 	s.SetCurrent(a.SessionID, true)
 	s.publish(ev)
-	s.enforceStorage(ctx)
+	s.enforceStorage(ctx, 0)
 	return r, nil
 }
 

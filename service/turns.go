@@ -231,7 +231,7 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 			continue
 		case turn.FilesChanged:
 			s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}})
-			s.enforceStorage(ctx) // the model wrote into the session folder
+			s.enforceStorage(ctx, ev.Size) // the model wrote into the session folder
 			continue
 		case turn.Compacted:
 			s.compacted(ctx, ev.Compaction)
@@ -241,11 +241,11 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 			}
 			ev.Err = fail(ev.Err)
 			out <- ev
-			s.enforceStorage(ctx) // after the answer: the editor does not wait on it
+			s.enforceStorage(ctx, 0) // after the answer: the editor does not wait on it
 			continue
 		case turn.Done, turn.Cancelled:
 			out <- ev
-			s.enforceStorage(ctx) // the turn wrote: messages, maybe files
+			s.enforceStorage(ctx, 0) // the turn wrote: messages, maybe files
 			continue
 		}
 		out <- ev
