@@ -28,14 +28,16 @@ func TestCompactOverACP(t *testing.T) {
 	}
 	ctx := context.Background()
 	sess, _ := st.Create(ctx, "Importer design")
-	for i := 0; i < 2000; i++ {
-		m := session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: fmt.Sprintf("question %d: how should batch %d resume?", i/2, i/2)}
+	ms := make([]*session.Message, 2000)
+	for i := range ms {
+		m := &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: fmt.Sprintf("question %d: how should batch %d resume?", i/2, i/2)}
 		if i%2 == 1 {
 			m.Role, m.Content = session.RoleAssistant, fmt.Sprintf("answer %d: checkpoint batch %d and retry it", i/2, i/2)
 		}
-		if err := st.AppendMessage(ctx, &m); err != nil {
-			t.Fatal(err)
-		}
+		ms[i] = m
+	}
+	if err := session.AppendAll(ctx, st, ms); err != nil {
+		t.Fatal(err)
 	}
 	st.Close()
 

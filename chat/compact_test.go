@@ -27,9 +27,6 @@ func fillSession(t *testing.T, st session.Store, id string, n, from int) []sessi
 	var out []session.Message
 	add := func(m session.Message) {
 		m.SessionID = id
-		if err := st.AppendMessage(context.Background(), &m); err != nil {
-			t.Fatal(err)
-		}
 		out = append(out, m)
 	}
 	for i := from; len(out) < n; i++ {
@@ -47,6 +44,13 @@ func fillSession(t *testing.T, st session.Store, id string, n, from int) []sessi
 			}
 		}
 		add(session.Message{Role: session.RoleAssistant, Content: fmt.Sprintf("answer %d: keep a checkpoint row for batch %d and retry it three times", i, i)})
+	}
+	ptrs := make([]*session.Message, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	if err := session.AppendAll(context.Background(), st, ptrs); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -34,14 +34,16 @@ func longSession(t *testing.T, dataDir string, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		m := session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: fmt.Sprintf("question %d: how should batch %d resume after a crash?", i/2, i/2)}
+	ms := make([]*session.Message, n)
+	for i := range ms {
+		m := &session.Message{SessionID: sess.ID, Role: session.RoleUser, Content: fmt.Sprintf("question %d: how should batch %d resume after a crash?", i/2, i/2)}
 		if i%2 == 1 {
 			m.Role, m.Content = session.RoleAssistant, fmt.Sprintf("answer %d: keep a checkpoint row for batch %d and retry it three times", i/2, i/2)
 		}
-		if err := st.AppendMessage(ctx, &m); err != nil {
-			t.Fatal(err)
-		}
+		ms[i] = m
+	}
+	if err := session.AppendAll(ctx, st, ms); err != nil {
+		t.Fatal(err)
 	}
 	return sess.ID
 }

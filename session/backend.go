@@ -154,3 +154,20 @@ type Live interface {
 	// (PostgreSQL's live updates); a store without them returns at once.
 	Watch(ctx context.Context, interested func(sessionID string) bool, fn func(Change)) error
 }
+
+// AppendAll stores messages of one session in order, filling their IDs: in
+// one transaction where the store can (an AppendMessages method: the
+// SQLite store), else one at a time.
+func AppendAll(ctx context.Context, st Messages, ms []*Message) error {
+	if b, ok := st.(interface {
+		AppendMessages(context.Context, []*Message) error
+	}); ok {
+		return b.AppendMessages(ctx, ms)
+	}
+	for _, m := range ms {
+		if err := st.AppendMessage(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -130,6 +130,16 @@ func (p *Pending) AppendMessage(ctx context.Context, m *session.Message) error {
 	return s.AppendMessage(ctx, m)
 }
 
+// AppendMessages stores messages of one session at once (see
+// session.AppendAll).
+func (p *Pending) AppendMessages(ctx context.Context, ms []*session.Message) error {
+	s, err := p.wait(ctx)
+	if err != nil {
+		return err
+	}
+	return session.AppendAll(ctx, s, ms)
+}
+
 func (p *Pending) ClearTitleRequested(ctx context.Context, id string) error {
 	s, err := p.wait(ctx)
 	if err != nil {

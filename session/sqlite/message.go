@@ -27,34 +27,56 @@ const coveredSQL = "SELECT count(*) FROM messages WHERE session_id = ? AND id BE
 // AppendMessage stores m, filling its ID and CreatedAt, and keeps
 // history.md current.
 func (s *Store) AppendMessage(ctx context.Context, m *session.Message) error {
-	if err := session.CheckMessage(m); err != nil {
-		return err
+	return s.AppendMessages(ctx, []*session.Message{m})
+}
+
+// AppendMessages stores messages of one session in order, in one
+// transaction (all or none), filling their IDs and CreatedAt: what an
+// import, or a test's long session, costs once instead of per message (each
+// commit flushes the search index).
+func (s *Store) AppendMessages(ctx context.Context, ms []*session.Message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	for _, m := range ms {
+		if err := session.CheckMessage(m); err != nil {
+			return err
+		}
+		if m.SessionID != ms[0].SessionID {
+			return session.Invalidf("messages of two sessions, %q and %q, appended at once", ms[0].SessionID, m.SessionID)
+		}
 	}
 	now := s.millis()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := s.touch(ctx, tx, m.SessionID); err != nil {
+		if err := s.touch(ctx, tx, ms[0].SessionID); err != nil {
 			return err
 		}
-		var count any
-		if sp := m.SummaryOf; sp != nil {
-			if err := tx.QueryRowContext(ctx, coveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
+		for _, m := range ms {
+			var count any
+			if sp := m.SummaryOf; sp != nil {
+				if err := tx.QueryRowContext(ctx, coveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
+					return err
+				}
+				count = sp.Covered
+			}
+			res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+session.MessageColumns+", summary_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				append(session.MessageArgs(m, now, s.owner), count)...)
+			if err != nil {
 				return err
 			}
-			count = sp.Covered
+			if m.ID, err = res.LastInsertId(); err != nil {
+				return err
+			}
 		}
-		res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+session.MessageColumns+", summary_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			append(session.MessageArgs(m, now, s.owner), count)...)
-		if err != nil {
-			return err
-		}
-		m.ID, err = res.LastInsertId()
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	m.CreatedAt = session.FromMillis(now)
-	return s.historyLater(ctx, m.SessionID)
+	for _, m := range ms {
+		m.CreatedAt = session.FromMillis(now)
+	}
+	return s.historyLater(ctx, ms[0].SessionID)
 }
 
 // UpdateMessage replaces a message's content, status and usage (streaming

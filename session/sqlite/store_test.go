@@ -127,3 +127,50 @@ func TestDeleteForgets(t *testing.T) {
 		t.Fatal("the deleted session's updated_at is still kept")
 	}
 }
+
+// TestAppendMessagesAllOrNone: messages appended at once are stored in
+// order with rising ids, found by search; one invalid message stores none.
+func TestAppendMessagesAllOrNone(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	ss, err := s.Create(ctx, "bulk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []*session.Message{
+		{SessionID: ss.ID, Role: session.RoleUser, Content: "first zebra question"},
+		{SessionID: ss.ID, Role: session.RoleAssistant, Content: "first answer"},
+		{SessionID: ss.ID, Role: session.RoleUser, Content: "second question"},
+	}
+	if err := s.AppendMessages(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	if !(ms[0].ID > 0 && ms[0].ID < ms[1].ID && ms[1].ID < ms[2].ID) || ms[2].CreatedAt.IsZero() {
+		t.Fatalf("ids %d %d %d, created %v", ms[0].ID, ms[1].ID, ms[2].ID, ms[2].CreatedAt)
+	}
+	got, err := s.Messages(ctx, ss.ID)
+	if err != nil || len(got) != 3 || got[0].Content != "first zebra question" || got[2].Content != "second question" {
+		t.Fatalf("messages %+v, %v", got, err)
+	}
+	if hits, err := s.Search(ctx, "zebra", 10); err != nil || len(hits) != 1 {
+		t.Fatalf("search: %+v, %v", hits, err)
+	}
+	bad := []*session.Message{
+		{SessionID: ss.ID, Role: session.RoleUser, Content: "kept?"},
+		{SessionID: ss.ID, Role: "robot", Content: "invalid role"},
+	}
+	if err := s.AppendMessages(ctx, bad); err == nil {
+		t.Fatal("a batch with an invalid message was stored")
+	}
+	other, _ := s.Create(ctx, "other")
+	mixed := []*session.Message{
+		{SessionID: ss.ID, Role: session.RoleUser, Content: "kept?"},
+		{SessionID: other.ID, Role: session.RoleUser, Content: "elsewhere"},
+	}
+	if err := s.AppendMessages(ctx, mixed); err == nil {
+		t.Fatal("a batch of two sessions' messages was stored")
+	}
+	if got, _ := s.Messages(ctx, ss.ID); len(got) != 3 {
+		t.Fatalf("after the refused batches: %d messages", len(got))
+	}
+}
