@@ -1,0 +1,145 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/workspace"
+)
+
+// What a hostile repository or model output cannot do through the file
+// tools (issue 37): each test calls the real tool on real files.
+
+// fakeStore is the one session the file tools read, in review mode ask.
+type fakeStore struct {
+	Store // nil: the tools here call only Get
+	sess  *session.Session
+}
+
+func (s *fakeStore) Get(context.Context, string) (*session.Session, error) { return s.sess, nil }
+
+// fakeDoor holds no editor text, records the reviews asked and accepts
+// them, and writes to the disk.
+type fakeDoor struct {
+	mu      sync.Mutex
+	reviews []string
+}
+
+func (d *fakeDoor) Read(context.Context, string, string) (string, string, *int32, bool) {
+	return "", "", nil, false
+}
+
+func (d *fakeDoor) Review(_ context.Context, r EditRequest) (Decision, error) {
+	d.mu.Lock()
+	d.reviews = append(d.reviews, r.Path)
+	d.mu.Unlock()
+	return AllowOnce, nil
+}
+
+func (d *fakeDoor) Apply(_ context.Context, r EditRequest) (EditResult, error) {
+	return WriteToDisk(r)
+}
+
+// noBuffers: no file is open in the editor.
+type noBuffers struct{}
+
+func (noBuffers) TextByPath(string) (string, bool) { return "", false }
+
+// toolRig runs the built-in tools of a turn whose workspace folders are
+// roots.
+type toolRig struct {
+	door *fakeDoor
+	turn *Turn
+	tt   *chat.ToolTurn
+}
+
+func newToolRig(roots ...string) *toolRig {
+	st := &fakeStore{sess: &session.Session{ID: "s1", Folder: "", Meta: session.Meta{ReviewMode: session.ReviewAsk}}}
+	b := New(Config{Store: st})
+	door := &fakeDoor{}
+	b.SetEditDoor(door)
+	tt := &chat.ToolTurn{SessionID: "s1", Buffers: noBuffers{}, Guard: workspace.Guard{Roots: roots, UserFiles: map[string]bool{}}}
+	return &toolRig{door: door, turn: b.Turn("s1", true), tt: tt}
+}
+
+// call runs the tool name with args (marshalled to JSON) as the model
+// calls it.
+func (r *toolRig) call(t *testing.T, name string, args map[string]any) chat.ToolResult {
+	t.Helper()
+	bt := builtin(name)
+	if bt == nil {
+		t.Fatalf("no tool %s", name)
+	}
+	r.turn.mu.Lock()
+	r.turn.offered = map[string]*Tool{name: bt}
+	r.turn.mu.Unlock()
+	b, _ := json.Marshal(args)
+	return r.turn.Call(context.Background(), r.tt, chat.ToolCall{ID: "c1", Name: name, Arguments: string(b)})
+}
+
+func put(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEditFileQuotesNothingReadFileWithholds: an edit_file whose
+// old_string does not occur quotes "the nearest lines" of the file; for a
+// file read_file withholds (a private key in its text, a .env by its name,
+// a hard link to a file outside the workspace) the edit is refused before
+// the file is read or quoted, and before the user is asked.
+func TestEditFileQuotesNothingReadFileWithholds(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	put(t, filepath.Join(root, "notes.txt"), "my notes\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-the-key\n-----END OPENSSH PRIVATE KEY-----\n")
+	put(t, filepath.Join(root, ".env"), "API_KEY=sk-live-0123456789\n")
+	put(t, filepath.Join(outside, "shadow"), "root:$6$the-hash-of-root:19000:0:99999:7:::\n")
+	if err := os.Link(filepath.Join(outside, "shadow"), filepath.Join(root, "linked.txt")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	for _, c := range []struct {
+		path, old, secret, why string
+	}{
+		{"notes.txt", "b3BlbnNzaC1rZXktdjEAAAAA-not-it", "the-key", "looks like it holds secrets"},
+		{".env", "API_KEY=sk-live-999", "sk-live-0123456789", "looks like it holds secrets"},
+		{"linked.txt", "root:$6$the-hash-of-someone", "the-hash-of-root", "hard links"},
+	} {
+		r := newToolRig(root)
+		for _, name := range []string{"read_file", "edit_file"} {
+			res := r.call(t, name, map[string]any{"path": c.path, "old_string": c.old, "new_string": "x"})
+			if !res.Failed || strings.Contains(res.Output, c.secret) || !strings.Contains(res.Output, c.why) {
+				t.Errorf("%s of %s: %+v; want a refusal saying %q, without the file's text", name, c.path, res, c.why)
+			}
+		}
+		if len(r.door.reviews) != 0 {
+			t.Errorf("%s: the user was asked about %q", c.path, r.door.reviews)
+		}
+	}
+	// create_file: a new secret-named file, and one over a hard link.
+	r := newToolRig(root)
+	for _, p := range []string{".env.local", "linked.txt"} {
+		res := r.call(t, "create_file", map[string]any{"path": p, "content": "x"})
+		if !res.Failed || strings.Contains(res.Output, "the-hash-of-root") {
+			t.Errorf("create_file %s: %+v", p, res)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".env.local")); err == nil || len(r.door.reviews) != 0 {
+		t.Errorf("create_file .env.local: made it (%v), asked %q", err, r.door.reviews)
+	}
+	// A file the model may see is still quoted when old_string misses.
+	put(t, filepath.Join(root, "main.go"), "package main\n\nfunc main() {}\n")
+	res := newToolRig(root).call(t, "edit_file", map[string]any{"path": "main.go", "old_string": "func mian() {}", "new_string": "x"})
+	if !res.Failed || !strings.Contains(res.Output, "func main() {}") {
+		t.Errorf("edit_file main.go: %+v", res)
+	}
+}
