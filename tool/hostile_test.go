@@ -3,8 +3,10 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -141,5 +143,53 @@ func TestEditFileQuotesNothingReadFileWithholds(t *testing.T) {
 	res := newToolRig(root).call(t, "edit_file", map[string]any{"path": "main.go", "old_string": "func mian() {}", "new_string": "x"})
 	if !res.Failed || !strings.Contains(res.Output, "func main() {}") {
 		t.Errorf("edit_file main.go: %+v", res)
+	}
+}
+
+// TestCredentialFilesWithheldByEveryTool: credential files (.npmrc,
+// .git-credentials, a cloud command line's) are withheld as .env is, by
+// every file tool: read_file and edit_file refuse them, grep neither
+// quotes nor counts their lines as matches, find_files lists their names
+// only (as it lists .env) and list_directory marks them withheld.
+func TestCredentialFilesWithheldByEveryTool(t *testing.T) {
+	root := t.TempDir()
+	secrets := map[string]string{
+		".env":                  "TOKEN=needle-env\n",
+		".npmrc":                "//registry.npmjs.org/:_authToken=needle-npm\n",
+		".git-credentials":      "https://ann:needle-git@github.com\n",
+		".docker/config.json":   `{"auths":{"ghcr.io":{"auth":"needle-docker"}}}` + "\n",
+		"infra/prod.tfstate":    `{"password":"needle-tf"}` + "\n",
+		"deploy/.kube/config":   "token: needle-kube\n",
+		"home/.aws/credentials": "aws_secret_access_key = needle-aws\n",
+	}
+	for p, text := range secrets {
+		put(t, filepath.Join(root, filepath.FromSlash(p)), text)
+	}
+	put(t, filepath.Join(root, "main.go"), "package main // needle-main\n")
+	r := newToolRig(root)
+	for p := range secrets {
+		for _, name := range []string{"read_file", "edit_file"} {
+			res := r.call(t, name, map[string]any{"path": p, "old_string": "needle-x", "new_string": "y"})
+			if !res.Failed || strings.Contains(res.Output, "needle") || !strings.Contains(res.Output, "secrets") {
+				t.Errorf("%s %s: %+v", name, p, res)
+			}
+		}
+	}
+	res := r.call(t, "grep", map[string]any{"pattern": "needle"})
+	if res.Failed || !strings.Contains(res.Output, "needle-main") || strings.Count(res.Output, "needle") != 1 ||
+		!strings.Contains(res.Output, fmt.Sprintf("%d withheld files", len(secrets))) {
+		t.Errorf("grep: %+v", res)
+	}
+	res = r.call(t, "find_files", map[string]any{"pattern": "**"})
+	for p := range secrets {
+		if !strings.Contains(res.Output, p) {
+			t.Errorf("find_files does not list %s as it lists .env: %s", p, res.Output)
+		}
+	}
+	res = r.call(t, "list_directory", map[string]any{})
+	for _, p := range []string{".env", ".npmrc", ".git-credentials"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(p) + `  \(.*withheld\)$`).MatchString(res.Output) {
+			t.Errorf("list_directory does not mark %s withheld: %s", p, res.Output)
+		}
 	}
 }

@@ -12,51 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
-	"sync"
-	"unsafe"
 
 	"github.com/ctxls/ctxls/session"
 )
-
-var secretName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(^\.env(\..*)?$|\.pem$|\.key$|^id_(rsa|dsa|ecdsa|ed25519)|\.p12$|\.pfx$|^\.netrc$|^credentials(\.json)?$)`)
-})
-
-// LooksSecret reports whether a file looks like it holds secrets, by name
-// or by a private-key header in its content ("" when not read).
-func LooksSecret(path, content string) bool {
-	return SecretName(path) || hasPrivateKey(content)
-}
-
-// SecretName reports whether a file's name says it holds secrets.
-func SecretName(path string) bool {
-	return secretName().MatchString(filepath.Base(path))
-}
-
-// HasPrivateKey reports whether data holds a private key's header.
-func HasPrivateKey(data []byte) bool {
-	return hasPrivateKey(unsafe.String(unsafe.SliceData(data), len(data)))
-}
-
-// hasPrivateKey reports whether text holds "PRIVATE KEY-----". It looks for
-// "KEY-----" first: an upper-case K is rare in code, where the P of
-// "PRIVATE" is on every line that prints, so the search reads the text at
-// the speed of memory.
-func hasPrivateKey(text string) bool {
-	for {
-		i := strings.Index(text, "KEY-----")
-		if i < 0 {
-			return false
-		}
-		if i >= 8 && text[i-8:i] == "PRIVATE " {
-			return true
-		}
-		text = text[i+8:]
-	}
-}
 
 // ErrNotRegular is returned for a path that is not a regular file (a
 // folder, a FIFO, a device): reading one could hang or never end.
