@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
@@ -83,7 +84,10 @@ func (r *toolRig) call(t *testing.T, name string, args map[string]any) chat.Tool
 	r.turn.offered = map[string]*Tool{name: bt}
 	r.turn.mu.Unlock()
 	b, _ := json.Marshal(args)
-	return r.turn.Call(context.Background(), r.tt, chat.ToolCall{ID: "c1", Name: name, Arguments: string(b)})
+	// Bounded: a search of / that is not refused must not run for long.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return r.turn.Call(ctx, r.tt, chat.ToolCall{ID: "c1", Name: name, Arguments: string(b)})
 }
 
 func put(t *testing.T, path, text string) {
@@ -191,5 +195,35 @@ func TestCredentialFilesWithheldByEveryTool(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(p) + `  \(.*withheld\)$`).MatchString(res.Output) {
 			t.Errorf("list_directory does not mark %s withheld: %s", p, res.Output)
 		}
+	}
+}
+
+// TestSystemFilesRefused: with a workspace folder at /, read_file refuses
+// /proc/self/environ (the daemon's environment, its API key in it) and the
+// rest of /proc, /sys and /dev, by any path; grep and find_files refuse to
+// search them.
+func TestSystemFilesRefused(t *testing.T) {
+	t.Setenv("CTXLS_TEST_SECRET", "needle-environ")
+	r := newToolRig("/")
+	for _, p := range []string{"proc/self/environ", "/proc/self/environ", "proc/self/root/proc/self/environ", "sys/devices/system/cpu/online", "dev/null"} {
+		res := r.call(t, "read_file", map[string]any{"path": p})
+		if !res.Failed || strings.Contains(res.Output, "needle") || !strings.Contains(res.Output, "system") {
+			t.Errorf("read_file %s: %+v", p, res)
+		}
+	}
+	for _, c := range []struct{ name, path string }{{"grep", "proc/self"}, {"find_files", "/proc"}, {"grep", "sys"}, {"list_directory", "dev"}} {
+		res := r.call(t, c.name, map[string]any{"pattern": "needle", "path": c.path})
+		if !res.Failed || strings.Contains(res.Output, "needle-environ") || !strings.Contains(res.Output, "system") {
+			t.Errorf("%s %s: %+v", c.name, c.path, res)
+		}
+	}
+	// Through a link in the workspace, whatever its root.
+	root := t.TempDir()
+	if err := os.Symlink("/proc/self/environ", filepath.Join(root, "env.txt")); err != nil {
+		t.Fatal(err)
+	}
+	res := newToolRig("/").call(t, "read_file", map[string]any{"path": filepath.Join(root, "env.txt")})
+	if !res.Failed || strings.Contains(res.Output, "needle") {
+		t.Errorf("read_file through a link: %+v", res)
 	}
 }

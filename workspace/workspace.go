@@ -23,12 +23,15 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // ReadLimited reads at most limit bytes of a regular file. Anything else
 // is refused before it is opened: opening a FIFO waits for a writer, and a
-// device may never end.
+// device may never end. A system file (/proc/self/environ is "regular") is
+// refused by its path, and once open by its file system.
 func ReadLimited(path string, limit int64) (string, error) {
 	if fi, err := os.Stat(path); err != nil {
 		return "", err
 	} else if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is %w", path, ErrNotRegular)
+	} else if SystemPath(path) {
+		return "", fmt.Errorf("%s is %w", path, ErrSystemFile)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,6 +42,9 @@ func ReadLimited(path string, limit int64) (string, error) {
 		return "", err
 	} else if !fi.Mode().IsRegular() { // replaced between the two looks
 		return "", fmt.Errorf("%s is %w", path, ErrNotRegular)
+	}
+	if onSystemFS(f) { // through a link, or mounted elsewhere
+		return "", fmt.Errorf("%s is %w", path, ErrSystemFile)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit))
 	return string(data), err
@@ -56,18 +62,22 @@ type Guard struct {
 	UserFiles map[string]bool
 }
 
-// Refusal says why the model may not read path, or "" when it may: it may
-// read inside a workspace folder or the session folder (after resolving
-// symbolic links) a file without several hard links (another name for it
-// may be anywhere on the same filesystem), and any file the user added to
-// the context by name.
+// Refusal says why the model may not read path, or "" when it may. Never
+// a system file (under /proc, /sys or /dev, links resolved); else any file
+// the user added to the context by name, and inside a workspace folder or
+// the session folder (after resolving symbolic links) a file without
+// several hard links (another name for it may be anywhere on the same
+// filesystem).
 func (g *Guard) Refusal(path string) string {
-	if g.UserFiles[path] {
-		return ""
-	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		real = path
+	}
+	if SystemPath(path) || SystemPath(real) {
+		return "is " + ErrSystemFile.Error()
+	}
+	if g.UserFiles[path] {
+		return ""
 	}
 	within := func(dir string) bool {
 		if dir == "" {
