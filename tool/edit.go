@@ -383,8 +383,11 @@ func currentText(ctx context.Context, door EditDoor, sessionID, path string) (te
 // workspace folder once symbolic links are resolved (a new file's folder
 // resolved), never in .git, never in the session folder.
 func editPath(sess *session.Session, roots []string, p string, create bool) (string, error) {
-	if p == "" || strings.ContainsRune(p, 0) {
+	if p == "" {
 		return "", errors.New("path is required")
+	}
+	if err := workspace.CheckPath(p); err != nil {
+		return "", err
 	}
 	if len(roots) == 0 {
 		return "", errors.New("there is no workspace folder to edit in")

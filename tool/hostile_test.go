@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +28,14 @@ type fakeStore struct {
 }
 
 func (s *fakeStore) Get(context.Context, string) (*session.Session, error) { return s.sess, nil }
+
+// WriteOutput checks the path as the stores do, and writes nothing.
+func (s *fakeStore) WriteOutput(_ context.Context, _, path string, _ []byte) (*session.Written, error) {
+	if _, _, err := session.ParseOutputPath(path); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("this test's store has no session folder")
+}
 
 // fakeDoor holds no editor text, records the reviews asked and accepts
 // them, and writes to the disk.
@@ -225,5 +234,64 @@ func TestSystemFilesRefused(t *testing.T) {
 	res := newToolRig("/").call(t, "read_file", map[string]any{"path": filepath.Join(root, "env.txt")})
 	if !res.Failed || strings.Contains(res.Output, "needle") {
 		t.Errorf("read_file through a link: %+v", res)
+	}
+}
+
+// TestBinaryAndSparseFilesNotShown: read_file reports a binary file (a NUL
+// byte in its first 8 KiB, as git decides) or a sparse one (its holes read
+// as NULs) as what it is, not its bytes; grep skips them as binary.
+func TestBinaryAndSparseFilesNotShown(t *testing.T) {
+	root := t.TempDir()
+	sparse := filepath.Join(root, "sparse.log")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 20); err != nil { // a hole of 1 MiB
+		t.Fatal(err)
+	}
+	f.Close()
+	// Text, then a hole past the first 8 KiB: git would call it text.
+	holed := filepath.Join(root, "holed.log")
+	put(t, holed, strings.Repeat("needle in the text\n", 1000))
+	if err := os.Truncate(holed, 300<<10); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(root, "a.bin"), "\x7fELF\x00\x01needle")
+	r := newToolRig(root)
+	for _, c := range []struct {
+		name string
+		size int
+	}{{"sparse.log", 1 << 20}, {"holed.log", 300 << 10}, {"a.bin", 12}} {
+		res := r.call(t, "read_file", map[string]any{"path": c.name})
+		want := fmt.Sprintf("binary file, %d bytes", c.size)
+		if strings.ContainsRune(res.Output, 0) || len(res.Output) > 200 || !strings.Contains(res.Output, want) {
+			t.Errorf("read_file %s: %d bytes, %d NULs, %.80q; want %q", c.name, len(res.Output), strings.Count(res.Output, "\x00"), res.Output, want)
+		}
+	}
+	res := r.call(t, "grep", map[string]any{"pattern": "needle|\\x00"})
+	if strings.ContainsRune(res.Output, 0) || strings.Contains(res.Output, "sparse.log") || strings.Contains(res.Output, "a.bin") || !strings.Contains(res.Output, "2 binary files") {
+		t.Errorf("grep: %.300q", res.Output)
+	}
+}
+
+// TestControlCharactersInPathsRefused: a path with a control character
+// (C0 such as a line break or ESC, DEL, C1) is refused by every file tool
+// with an error that shows it escaped, and nothing is made.
+func TestControlCharactersInPathsRefused(t *testing.T) {
+	root := t.TempDir()
+	put(t, filepath.Join(root, "main.go"), "package main\n")
+	r := newToolRig(root)
+	for _, p := range []string{"a\nb.go", "x\x1b[31m.go", "tab\t.go", "del\x7f.go", "nel\u0085.go", "csi\u009b31m.go"} {
+		for _, name := range []string{"create_file", "edit_file", "read_file", "grep", "find_files", "list_directory", "write_file"} {
+			res := r.call(t, name, map[string]any{"path": p, "content": "x", "old_string": "package", "new_string": "pkg", "pattern": "x"})
+			if !res.Failed || !strings.Contains(res.Output, "control character") || strings.ContainsAny(res.Output, "\n\x1b\t\x7f\u0085\u009b") {
+				t.Errorf("%s %q: %+v", name, p, res)
+			}
+		}
+	}
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 1 || len(r.door.reviews) != 0 {
+		t.Errorf("files made: %v; reviews %q", ents, r.door.reviews)
 	}
 }
