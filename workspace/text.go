@@ -25,6 +25,9 @@ func HasControl(s string) bool {
 // CheckPath refuses a path the model gave that holds a control
 // character; the error shows it escaped.
 func CheckPath(p string) error {
+	if strings.ContainsRune(p, 0) { // as the session's stores say it
+		return fmt.Errorf("path %q contains a NUL character", p)
+	}
 	if HasControl(p) {
 		return fmt.Errorf("path %q contains a control character; no file is named so here", p)
 	}
