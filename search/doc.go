@@ -31,6 +31,8 @@
 //     explicitly is searched even when ignored; the rules still apply
 //     inside it. Hidden files are searched.
 //   - .git folders, never entered.
+//   - /proc, /sys and /dev (a workspace folder at / holds them), never
+//     entered, by a link either; a Path there is an error.
 //   - symbolic links whose target is outside every root (counted); links
 //     inside are followed, and a link to a folder the walk is already
 //     inside (a loop) is not.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	ws "github.com/ctxls/ctxls/workspace"
 )
 
 // Overlay gives the editor's open buffers: their current, possibly unsaved,
@@ -100,6 +102,10 @@ type scope struct {
 	maxBytes     int
 	maxFileSize  int64
 }
+
+// errSystem is wrapped by the error for a path under /proc, /sys or /dev
+// (a workspace folder at / holds them): they are never searched.
+var errSystem = errors.New("a system folder (/proc, /sys, /dev), never searched")
 
 // errOutside is wrapped by the error for a path outside the workspace.
 var errOutside = errors.New("outside the workspace")
@@ -215,6 +221,9 @@ func (s *scope) resolve(p string, ov Overlay) (start, error) {
 	}
 	if s.realRoot(real) < 0 {
 		return start{}, fmt.Errorf("path %s is %w: it leads through a symbolic link to a place outside every workspace folder", p, errOutside)
+	}
+	if ws.SystemPath(abs) || ws.SystemPath(real) {
+		return start{}, fmt.Errorf("path %s is %w", p, errSystem)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	ws "github.com/ctxls/ctxls/workspace"
 )
 
 // An entry is a file the walk found: a regular file, or a symbolic link
@@ -240,6 +242,10 @@ func (w *walker) dir(id int, job *dirJob) {
 		chain = folderNode(chain, job.abs, job.rel, "", has)
 	}
 	prefix := job.abs + string(filepath.Separator)
+	realPrefix := job.real + string(filepath.Separator)
+	if strings.HasSuffix(job.real, string(filepath.Separator)) { // a root at /
+		realPrefix = job.real
+	}
 	relPrefix := ""
 	if job.rel != "" {
 		relPrefix = job.rel + "/"
@@ -259,10 +265,11 @@ func (w *walker) dir(id int, job *dirJob) {
 		typ := de.Type()
 		switch {
 		case typ.IsDir():
-			if chain.ignored(rel, name, true) {
+			real := realPrefix + name
+			if chain.ignored(rel, name, true) || ws.SystemPath(real) {
 				continue
 			}
-			subdirs = append(subdirs, &dirJob{root: job.root, abs: abs, rel: rel, real: job.real + string(filepath.Separator) + name, chain: chain, seg: job.seg})
+			subdirs = append(subdirs, &dirJob{root: job.root, abs: abs, rel: rel, real: real, chain: chain, seg: job.seg})
 		case typ.IsRegular():
 			if chain.ignored(rel, name, false) {
 				continue
@@ -284,6 +291,9 @@ func (w *walker) dir(id int, job *dirJob) {
 				if fi.IsDir() || w.counts(job.root, rel, name) {
 					st.unreadable++
 				}
+				continue
+			}
+			if ws.SystemPath(real) { // a root at / holds them; never entered
 				continue
 			}
 			if w.s.realRoot(real) < 0 {

@@ -183,7 +183,7 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 	if mode == session.ReviewOff {
 		return "", errors.New("edits are off in this session; tell the user what to change instead")
 	}
-	r, err := proposeEdit(ctx, door, sess, c.TT.Roots, call, a, c.TT.UserFiles)
+	r, err := proposeEdit(ctx, door, sess, &c.TT.Guard, call, a)
 	if err != nil {
 		return "", err
 	}
@@ -264,21 +264,37 @@ func refused(ctx context.Context, door EditDoor, r EditRequest, reason string) s
 		reason = "the editor refused it"
 	}
 	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
-	if now, _, _, err := currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText {
+	// The text now is quoted unless it came to hold a private key since.
+	if now, _, _, err := currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText && !workspace.HasPrivateKey([]byte(now)) {
 		msg += "\n\nIts text now around the edit:\n" + linesAround(now, r.Start, 5)
 	}
 	return msg
 }
 
 // proposeEdit checks the path and computes the edit against the text the
-// user sees.
-func proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, roots []string, call chat.ToolCall, a editArgs, userFiles map[string]bool) (EditRequest, error) {
+// user sees. A file read_file would refuse or withhold (a hard link, a
+// system file, a name or text that looks like it holds secrets) is refused
+// before its text is read or quoted (an old_string that does not occur
+// shows the nearest lines), unless the user added it by name.
+func proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, g *workspace.Guard, call chat.ToolCall, a editArgs) (EditRequest, error) {
 	r := EditRequest{SessionID: sess.ID, Call: call, Create: call.Name == toolCreateFile, whole: &wholeText{}}
-	path, err := editPath(sess, roots, a.Path, r.Create)
+	path, err := editPath(sess, g.Roots, a.Path, r.Create)
 	if err != nil {
 		return r, err
 	}
 	r.Path = path
+	if why := g.Refusal(path); why != "" {
+		return r, fmt.Errorf("%s %s", a.Path, why)
+	}
+	secret := func(text string) error {
+		if g.Withheld(path, text) {
+			return fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
+		}
+		return nil
+	}
+	if err := secret(""); err != nil {
+		return r, err
+	}
 	text, uri, version, err := currentText(ctx, door, sess.ID, path)
 	switch {
 	case r.Create && err == nil:
@@ -286,6 +302,9 @@ func proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, root
 	case r.Create && !errors.Is(err, fs.ErrNotExist):
 		return r, err
 	case !r.Create && err != nil:
+		return r, err
+	}
+	if err := secret(text); err != nil {
 		return r, err
 	}
 	r.URI, r.Version, r.OldText = uri, version, text
@@ -316,10 +335,10 @@ func proposeEdit(ctx context.Context, door EditDoor, sess *session.Session, root
 	// The new text is the old one but for its changed span (and the few
 	// bytes around it a header could straddle).
 	around := r.OldText[max(r.Start-16, 0):r.Start] + r.Inserted + r.OldText[r.OldEnd:min(r.OldEnd+16, len(r.OldText))]
-	if (workspace.LooksSecret(path, r.OldText) || workspace.LooksSecret(path, around)) && !userFiles[path] {
-		return r, fmt.Errorf("%s looks like it holds secrets; ctxls edits it only when the user added it to the context by name", path)
+	if err := secret(around); err != nil {
+		return r, err
 	}
-	r.Diff, r.Summary = unifiedDiff(shownPath(path, roots), r.OldText, r.Create, r.Start, r.OldEnd, r.Inserted)
+	r.Diff, r.Summary = unifiedDiff(shownPath(path, g.Roots), r.OldText, r.Create, r.Start, r.OldEnd, r.Inserted)
 	return r, nil
 }
 
@@ -364,8 +383,11 @@ func currentText(ctx context.Context, door EditDoor, sessionID, path string) (te
 // workspace folder once symbolic links are resolved (a new file's folder
 // resolved), never in .git, never in the session folder.
 func editPath(sess *session.Session, roots []string, p string, create bool) (string, error) {
-	if p == "" || strings.ContainsRune(p, 0) {
+	if p == "" {
 		return "", errors.New("path is required")
+	}
+	if err := workspace.CheckPath(p); err != nil {
+		return "", err
 	}
 	if len(roots) == 0 {
 		return "", errors.New("there is no workspace folder to edit in")

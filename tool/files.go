@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -30,8 +31,11 @@ var readFileTool = define(Tool{
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a readFileArgs) (string, error) {
 	p := a.Path
-	if p == "" || strings.ContainsRune(p, 0) {
+	if p == "" {
 		return "", errors.New("path is required")
+	}
+	if err := workspace.CheckPath(p); err != nil {
+		return "", err
 	}
 	tt := c.TT
 	var path string
@@ -59,6 +63,13 @@ var readFileTool = define(Tool{
 	}
 	if tt.Withheld(path, content) {
 		return "", fmt.Errorf("%s looks like it holds secrets and is withheld; the user can add it by name", p)
+	}
+	if workspace.Binary(content) {
+		size := int64(len(content))
+		if fi, err := os.Stat(path); err == nil && !ok {
+			size = fi.Size()
+		}
+		return fmt.Sprintf("%s: binary file, %d bytes (it holds NUL bytes); not shown", p, size), nil
 	}
 	if len(content) > maxReadBytes {
 		content = content[:maxReadBytes] + fmt.Sprintf("\n[truncated: first %d bytes shown]", maxReadBytes)
@@ -105,6 +116,9 @@ var writeFileTool = func() Tool {
 func writeFile(ctx context.Context, c *Call, a writeFileArgs) (string, error) {
 	if a.Content == nil {
 		return "", errors.New("content is required (an empty string for an empty file)")
+	}
+	if err := workspace.CheckPath(a.Path); err != nil {
+		return "", err
 	}
 	if sub, name, err := session.ParseOutputPath(a.Path); err == nil {
 		c.emit(chat.Activity{Message: "writing " + sub + "/" + name})

@@ -34,8 +34,12 @@ var grepTool = define(Tool{
 	if a.Pattern == "" {
 		return "", errors.New("pattern is required")
 	}
+	opts, err := c.searchOptions(a.Path)
+	if err != nil {
+		return "", err
+	}
 	c.emit(chat.Activity{Message: "searching for " + a.Pattern})
-	res, err := search.Grep(ctx, c.searchOptions(a.Path), search.GrepQuery{Pattern: a.Pattern, Glob: a.Glob, IgnoreCase: a.IgnoreCase, ContextLines: a.ContextLines}, overlayOf(c.TT.Buffers))
+	res, err := search.Grep(ctx, opts, search.GrepQuery{Pattern: a.Pattern, Glob: a.Glob, IgnoreCase: a.IgnoreCase, ContextLines: a.ContextLines}, overlayOf(c.TT.Buffers))
 	if err != nil {
 		return "", searchError(ctx, err)
 	}
@@ -57,8 +61,12 @@ var findFilesTool = define(Tool{
 	if a.Pattern == "" {
 		return "", errors.New("pattern is required")
 	}
+	opts, err := c.searchOptions(a.Path)
+	if err != nil {
+		return "", err
+	}
 	c.emit(chat.Activity{Message: "finding " + a.Pattern})
-	res, err := search.Find(ctx, c.searchOptions(a.Path), a.Pattern)
+	res, err := search.Find(ctx, opts, a.Pattern)
 	if err != nil {
 		return "", searchError(ctx, err)
 	}
@@ -76,7 +84,11 @@ var listDirectoryTool = define(Tool{
 	Description: "List a folder of the workspace: its folders (marked with a trailing /) and files with their sizes. Entries .gitignore or .ignore exclude are counted, not shown.",
 	ReadOnly:    true,
 }, nil, func(ctx context.Context, c *Call, a listDirectoryArgs) (string, error) {
-	res, err := search.List(ctx, c.searchOptions(a.Path))
+	opts, err := c.searchOptions(a.Path)
+	if err != nil {
+		return "", err
+	}
+	res, err := search.List(ctx, opts)
 	if err != nil {
 		return "", searchError(ctx, err)
 	}
@@ -86,12 +98,16 @@ var listDirectoryTool = define(Tool{
 
 // searchOptions are where a search of the turn's may look, and what it
 // must hold back: files whose name says they hold secrets, unless the
-// user added them by name, and files holding a private key.
-func (c *Call) searchOptions(path string) search.Options {
+// user added them by name, and files holding a private key. A path with a
+// control character is refused.
+func (c *Call) searchOptions(path string) (search.Options, error) {
+	if err := workspace.CheckPath(path); err != nil {
+		return search.Options{}, err
+	}
 	tt := c.TT
 	return search.Options{Roots: tt.Roots, Path: path, Withhold: func(p string) bool {
 		return !tt.UserFiles[p] && workspace.SecretName(p)
-	}, WithholdText: workspace.HasPrivateKey}
+	}, WithholdText: workspace.HasPrivateKey}, nil
 }
 
 // searchError is a search's error as the model is told it.

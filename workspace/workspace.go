@@ -12,51 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
-	"sync"
-	"unsafe"
 
 	"github.com/ctxls/ctxls/session"
 )
-
-var secretName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(^\.env(\..*)?$|\.pem$|\.key$|^id_(rsa|dsa|ecdsa|ed25519)|\.p12$|\.pfx$|^\.netrc$|^credentials(\.json)?$)`)
-})
-
-// LooksSecret reports whether a file looks like it holds secrets, by name
-// or by a private-key header in its content ("" when not read).
-func LooksSecret(path, content string) bool {
-	return SecretName(path) || hasPrivateKey(content)
-}
-
-// SecretName reports whether a file's name says it holds secrets.
-func SecretName(path string) bool {
-	return secretName().MatchString(filepath.Base(path))
-}
-
-// HasPrivateKey reports whether data holds a private key's header.
-func HasPrivateKey(data []byte) bool {
-	return hasPrivateKey(unsafe.String(unsafe.SliceData(data), len(data)))
-}
-
-// hasPrivateKey reports whether text holds "PRIVATE KEY-----". It looks for
-// "KEY-----" first: an upper-case K is rare in code, where the P of
-// "PRIVATE" is on every line that prints, so the search reads the text at
-// the speed of memory.
-func hasPrivateKey(text string) bool {
-	for {
-		i := strings.Index(text, "KEY-----")
-		if i < 0 {
-			return false
-		}
-		if i >= 8 && text[i-8:i] == "PRIVATE " {
-			return true
-		}
-		text = text[i+8:]
-	}
-}
 
 // ErrNotRegular is returned for a path that is not a regular file (a
 // folder, a FIFO, a device): reading one could hang or never end.
@@ -64,12 +23,15 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // ReadLimited reads at most limit bytes of a regular file. Anything else
 // is refused before it is opened: opening a FIFO waits for a writer, and a
-// device may never end.
+// device may never end. A system file (/proc/self/environ is "regular") is
+// refused by its path, and once open by its file system.
 func ReadLimited(path string, limit int64) (string, error) {
 	if fi, err := os.Stat(path); err != nil {
 		return "", err
 	} else if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is %w", path, ErrNotRegular)
+	} else if SystemPath(path) {
+		return "", fmt.Errorf("%s is %w", path, ErrSystemFile)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -80,6 +42,9 @@ func ReadLimited(path string, limit int64) (string, error) {
 		return "", err
 	} else if !fi.Mode().IsRegular() { // replaced between the two looks
 		return "", fmt.Errorf("%s is %w", path, ErrNotRegular)
+	}
+	if onSystemFS(f) { // through a link, or mounted elsewhere
+		return "", fmt.Errorf("%s is %w", path, ErrSystemFile)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit))
 	return string(data), err
@@ -97,18 +62,22 @@ type Guard struct {
 	UserFiles map[string]bool
 }
 
-// Refusal says why the model may not read path, or "" when it may: it may
-// read inside a workspace folder or the session folder (after resolving
-// symbolic links) a file without several hard links (another name for it
-// may be anywhere on the same filesystem), and any file the user added to
-// the context by name.
+// Refusal says why the model may not read path, or "" when it may. Never
+// a system file (under /proc, /sys or /dev, links resolved); else any file
+// the user added to the context by name, and inside a workspace folder or
+// the session folder (after resolving symbolic links) a file without
+// several hard links (another name for it may be anywhere on the same
+// filesystem).
 func (g *Guard) Refusal(path string) string {
-	if g.UserFiles[path] {
-		return ""
-	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		real = path
+	}
+	if SystemPath(path) || SystemPath(real) {
+		return "is " + ErrSystemFile.Error()
+	}
+	if g.UserFiles[path] {
+		return ""
 	}
 	within := func(dir string) bool {
 		if dir == "" {
