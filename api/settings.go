@@ -32,6 +32,12 @@ type InitializationOptions struct {
 	// McpServers are MCP servers, in the format of the "mcpServers" object
 	// of Claude Code's .mcp.json (see ctxls.mcp.list).
 	McpServers json.RawMessage `json:"mcpServers,omitempty" ts:"Record<string, unknown>"`
+	// WorkspaceMcpServers are MCP servers, in the same format, that come
+	// from a place the workspace's repository controls (VS Code's
+	// workspace settings, a .nvim.lua, a .dir-locals.el): they are used
+	// only once the user trusted them as they are, as a workspace's
+	// .mcp.json (see ctxls.mcp.trust); McpServers are the user's own.
+	WorkspaceMcpServers json.RawMessage `json:"workspaceMcpServers,omitempty" ts:"Record<string, unknown>"`
 	// AllowReadOnlyTools lets the model call MCP tools their server marks
 	// read-only (readOnlyHint) without asking.
 	AllowReadOnlyTools bool `json:"allowReadOnlyTools,omitempty"`
@@ -56,6 +62,9 @@ type Settings struct {
 	ViewIdleMs         json.RawMessage `json:"viewIdleMs,omitempty" ts:"number"`
 	CompactAt          json.RawMessage `json:"compactAt,omitempty" ts:"number | string | null"`
 	McpServers         json.RawMessage `json:"mcpServers,omitempty" ts:"Record<string, unknown> | null"`
+	// WorkspaceMcpServers as in InitializationOptions (absent: unchanged;
+	// null: none).
+	WorkspaceMcpServers json.RawMessage `json:"workspaceMcpServers,omitempty" ts:"Record<string, unknown> | null"`
 	// AllowReadOnlyTools and ToolPermissionTimeoutSeconds as in
 	// InitializationOptions (absent or null: unchanged).
 	AllowReadOnlyTools           *bool `json:"allowReadOnlyTools,omitempty"`

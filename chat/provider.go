@@ -98,6 +98,11 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 	if p.Model == "" {
 		p.Model = getenv("CTXLS_MODEL")
 	}
+	if p.APIKeyEnv != "" {
+		if err := CheckKeyEnv(p.APIKeyEnv); err != nil {
+			return Resolved{}, err
+		}
+	}
 	keyEnv := keyEnv(p)
 	key := getenv(keyEnv)
 	if p.BaseURL == "" {

@@ -184,6 +184,10 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 		svc.Close()
 		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
 	}
+	if err := svc.SetWorkspaceMCPServers(o.WorkspaceMcpServers); err != nil {
+		svc.Close()
+		return nil, api.Errorf(api.KindInvalidArgument, "initializationOptions.%s", err)
+	}
 	svc.Subscribe(s.onEvent)
 	svc.Tools().SetAsker(s.askPermission)
 	svc.Tools().SetWorkspaceMCP(true)

@@ -270,3 +270,66 @@ func TestWorkspaceMCPTrust(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceSettingsMCPTrust: MCP servers the editor sends as coming from
+// the workspace's settings (initializationOptions.workspaceMcpServers, a
+// repository's .vscode/settings.json) are not started until the user
+// trusted them, as a workspace's .mcp.json; once trusted they run, and
+// changed (settings workspaceMcpServers) they are asked about again.
+func TestWorkspaceSettingsMCPTrust(t *testing.T) {
+	parallel(t, waitTests)
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	root, rootURI := workspace(t)
+	serverDir := t.TempDir()
+	answers := &permissionAnswers{}
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
+	s.OnServerRequest(answers.handle)
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
+		"provider":            map[string]any{"baseURL": fake.URL, "model": "test-model"},
+		"workspaceMcpServers": map[string]any{"w": testmcp.Server(t, "w", serverDir)},
+	}})
+	var list api.MCPListResult
+	s.MustCommand(api.MCPList, map[string]any{}, &list)
+	if len(list.Servers) != 0 || len(list.WorkspaceFiles) != 1 || list.WorkspaceFiles[0].State != api.TrustUndecided ||
+		!strings.Contains(list.WorkspaceFiles[0].Path, "workspace settings") || !strings.Contains(list.WorkspaceFiles[0].Path, root) {
+		t.Fatalf("before trust, the workspace settings' server is listed as usable or not as undecided: %+v", list)
+	}
+	// Not trusted: the turn offers none of its tools, and it is not started.
+	answers.mu.Lock()
+	answers.answers = []string{"Don't trust"}
+	answers.mu.Unlock()
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"No tools."}})
+	s.MustCommand(api.Chat, map[string]any{"message": "first"}, nil)
+	for _, tool := range fake.LastStreamed().Parsed.Tools {
+		if strings.HasPrefix(tool.Function.Name, "mcp__w__") {
+			t.Errorf("an untrusted workspace setting's tool is offered: %s", tool.Function.Name)
+		}
+	}
+	if q := answers.asked(); len(q) != 1 || !strings.Contains(q[0], "workspace settings") || !strings.Contains(q[0], "w: "+testmcp.Binary(t)) {
+		t.Errorf("questions: %q", q)
+	}
+	s.MustCommand(api.MCPList, map[string]any{}, &list)
+	if len(list.Servers) != 0 || list.WorkspaceFiles[0].State != api.TrustDistrusted {
+		t.Errorf("after distrust: %+v", list)
+	}
+	// Changed: asked again; trusted, it runs.
+	fake.WaitRequests(2, 10*time.Second) // the title's
+	answers.mu.Lock()
+	answers.answers = []string{"Trust", "Allow once"}
+	answers.mu.Unlock()
+	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": map[string]any{
+		"workspaceMcpServers": map[string]any{"w": testmcp.Server(t, "w", serverDir, "-many")},
+	}}})
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "mcp__w__echo", Arguments: `{"text":"trusted"}`}}},
+		openaitest.Reply{Chunks: []string{"Done."}},
+	)
+	s.MustCommand(api.Chat, map[string]any{"message": "use the workspace's tool"}, nil)
+	if got := fake.LastStreamed().ToolResults()["w1"]; got != "echo: trusted" {
+		t.Errorf("the trusted setting's tool: %q (questions %q)", got, answers.asked())
+	}
+	s.MustCommand(api.MCPList, map[string]any{}, &list)
+	if len(list.Servers) != 1 || !list.Servers[0].Running || list.WorkspaceFiles[0].State != api.TrustTrusted {
+		t.Errorf("after trust: %+v", list)
+	}
+}

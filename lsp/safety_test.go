@@ -301,3 +301,37 @@ func TestAPIKeyGoesOnlyToTheProvider(t *testing.T) {
 		t.Errorf("looked in only %d places", len(places))
 	}
 }
+
+// TestAPIKeyEnvNamesOnlyAProviderKey: provider.apiKeyEnv, which a
+// repository's settings can set, names a variable whose value goes to the
+// provider as a bearer token; one that is not a provider key
+// (AWS_SECRET_ACCESS_KEY) is refused with a message naming the setting,
+// and its value is sent nowhere.
+func TestAPIKeyEnvNamesOnlyAProviderKey(t *testing.T) {
+	parallel(t, waitTests)
+	const secret = "aws-SECRETMUSTNOTLEAK-0123456789"
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"an answer"}}))
+	_, rootURI := workspace(t)
+	s := lsptest.Binary(t, []string{"AWS_SECRET_ACCESS_KEY=" + secret, "OPENAI_API_KEY=", "GROQ_API_KEY=gsk-test"}, "serve", "--data-dir", t.TempDir())
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
+		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "apiKeyEnv": "AWS_SECRET_ACCESS_KEY"},
+	}})
+	var res api.ChatResult
+	err := s.Command(api.Chat, map[string]any{"message": "hello"}, &res)
+	if err == nil || !strings.Contains(err.Error(), "apiKeyEnv") || !strings.Contains(err.Error(), "AWS_SECRET_ACCESS_KEY") {
+		t.Errorf("a turn with apiKeyEnv AWS_SECRET_ACCESS_KEY: err %v, result %+v; want an error naming provider.apiKeyEnv", err, res)
+	}
+	for _, r := range fake.Requests() {
+		if strings.Contains(r.Header.Get("Authorization"), "SECRETMUSTNOTLEAK") {
+			t.Errorf("AWS_SECRET_ACCESS_KEY went to the provider: Authorization %q", r.Header.Get("Authorization"))
+		}
+	}
+	// A provider's key variable is still honoured.
+	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": map[string]any{
+		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "apiKeyEnv": "GROQ_API_KEY"},
+	}}})
+	s.MustCommand(api.Chat, map[string]any{"message": "hello again"}, &res)
+	if got := fake.LastStreamed().Header.Get("Authorization"); got != "Bearer gsk-test" {
+		t.Errorf("apiKeyEnv GROQ_API_KEY: Authorization %q", got)
+	}
+}

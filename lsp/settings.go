@@ -43,6 +43,11 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 			s.showMessage(context.Background(), 2, "settings ignored: ctxls."+err.Error())
 		}
 	}
+	if raw := p.Settings.Ctxls.WorkspaceMcpServers; len(raw) > 0 {
+		if err := svc.SetWorkspaceMCPServers(raw); err != nil {
+			s.showMessage(context.Background(), 2, "settings ignored: ctxls."+err.Error())
+		}
+	}
 	s.setToolOptions(svc, p.Settings.Ctxls.AllowReadOnlyTools, p.Settings.Ctxls.ToolPermissionTimeoutSeconds)
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil

@@ -30,6 +30,20 @@ func (s *Service) SetMCPServers(raw json.RawMessage) error {
 	return nil
 }
 
+// SetWorkspaceMCPServers sets the MCP servers of the workspace's settings
+// (initializationOptions or settings workspaceMcpServers; null or absent:
+// none): as SetMCPServers, but used only once the user trusted them.
+func (s *Service) SetWorkspaceMCPServers(raw json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return api.Errorf(api.KindInvalidArgument, "workspaceMcpServers must be an object of servers by name")
+		}
+	}
+	s.box.SetWorkspaceSettingsMCP(m)
+	return nil
+}
+
 // McpList lists the connection's MCP servers; with a.Tools, each is reached
 // (at most four at once) and asked for its tools.
 func (s *Service) McpList(ctx context.Context, a *api.MCPListArgs) (*api.MCPListResult, error) {

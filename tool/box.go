@@ -63,6 +63,7 @@ type Box struct {
 	diagnostics   DiagnosticsDoor            // the editor's diagnostics; nil: no diagnostics tool
 	workspaceMCP  bool                       // use the workspace folders' trusted .mcp.json files
 	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
+	wsSettingsMCP map[string]json.RawMessage // MCP servers of the workspace's settings (used once trusted), by name
 	sessionMCP    map[string]sessionServers  // MCP servers a session was opened with (ACP), by session
 	notices       map[string]string          // what the user was last told about a server or tool
 	manager       *mcpclient.Manager         // the running MCP servers; made on first need

@@ -87,6 +87,9 @@ func (s *Box) workspaceFiles() []workspaceFile {
 		}
 		out = append(out, *w)
 	}
+	if w := s.settingsFile(decisions); w != nil {
+		out = append(out, *w)
+	}
 	return out
 }
 
@@ -207,10 +210,13 @@ func (s *Box) Trust(path string, trusted bool) (*api.MCPWorkspaceFile, error) {
 	if s.cfg.Store == nil {
 		return nil, api.Errorf(api.KindStoreUnavailable, "no data directory to keep the decision in")
 	}
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		path = filepath.Join(path, ".mcp.json")
+	w := s.settingsFile(nil)
+	if w == nil || w.Path != path {
+		if info, err := os.Stat(path); err == nil && info.IsDir() {
+			path = filepath.Join(path, ".mcp.json")
+		}
+		w = readWorkspaceFile(path)
 	}
-	w := readWorkspaceFile(path)
 	switch {
 	case w == nil:
 		return nil, api.Errorf(api.KindNotFound, "%s does not exist", path)

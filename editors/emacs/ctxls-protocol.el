@@ -323,6 +323,9 @@ visible lines.")
 (defconst ctxls-protocol-init-option-mcp-servers "mcpServers"
   "An initializationOptions field.")
 
+(defconst ctxls-protocol-init-option-workspace-mcp-servers "workspaceMcpServers"
+  "An initializationOptions field.")
+
 (defconst ctxls-protocol-init-option-allow-read-only-tools "allowReadOnlyTools"
   "An initializationOptions field.")
 
@@ -348,6 +351,9 @@ visible lines.")
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-setting-mcp-servers "mcpServers"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-workspace-mcp-servers "workspaceMcpServers"
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-setting-allow-read-only-tools "allowReadOnlyTools"

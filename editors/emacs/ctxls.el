@@ -179,6 +179,12 @@ starts."
                 :value-type (plist :key-type (choice (const :command) (const :args) (const :env))
                                    :value-type sexp)))
 
+;; A .dir-locals.el is the repository's: the settings that start programs
+;; or say where the key goes are risky, so Emacs asks each time and never
+;; lets the answer be kept as safe (`ctxls-command' is risky by its name).
+(dolist (var '(ctxls-mcp-servers ctxls-provider ctxls-image-viewer ctxls-data-dir))
+  (put var 'risky-local-variable t))
+
 (defcustom ctxls-allow-read-only-tools nil
   "Non-nil: MCP tools their server says are read-only run unasked.
 The model may then call them without asking you first

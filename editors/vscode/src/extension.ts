@@ -12,6 +12,7 @@ import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageCl
 import { ChatView, FromView } from "./chatview";
 import { notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
+import { mcpServersByOrigin, Servers } from "./settings";
 import {
   baseName,
   ChatPreviewResult,
@@ -81,13 +82,33 @@ function daemonSettings(): InitializationOptions {
   // "" leaves it to the daemon (80); "60", "60%" or "off" as the daemon reads them.
   const at = cfg.get<string>("compactAt")?.trim();
   if (at) out.compactAt = at;
-  // The MCP servers whose tools the model may call (Claude Code's .mcp.json format).
-  const servers = cfg.get<Record<string, unknown>>("mcpServers");
-  if (servers && typeof servers === "object" && Object.keys(servers).length > 0) out.mcpServers = servers;
+  // The MCP servers whose tools the model may call (Claude Code's .mcp.json
+  // format): the user's, and apart the workspace's, which the daemon uses
+  // only once the user trusted them (settings.ts).
+  const servers = mcpServers();
+  if (servers.user) out.mcpServers = servers.user;
+  if (servers.workspace) out.workspaceMcpServers = servers.workspace;
   if (cfg.get<boolean>("allowReadOnlyTools")) out.allowReadOnlyTools = true;
   const wait = cfg.get<number>("toolPermissionTimeoutSeconds");
   if (typeof wait === "number" && wait > 0) out.toolPermissionTimeoutSeconds = wait;
   return out;
+}
+
+/** ctxls.mcpServers by origin: the user's settings or the workspace's. */
+function mcpServers(): { user?: Servers; workspace?: Servers } {
+  return mcpServersByOrigin(vscode.workspace.getConfiguration("ctxls").inspect<Servers>("mcpServers"), vscode.workspace.isTrusted);
+}
+
+/**
+ * workspace/didChangeConfiguration's settings.ctxls: the section as VS Code
+ * has it, but the provider read key by key and the MCP servers by origin,
+ * so the workspace's servers never arrive as the user's (the language
+ * client's synchronize sends the merged section).
+ */
+function changedSettings(): Record<string, unknown> {
+  const all = vscode.workspace.getConfiguration().get<Record<string, unknown>>("ctxls") ?? {};
+  const servers = mcpServers();
+  return { ...all, provider: provider(), mcpServers: servers.user ?? null, workspaceMcpServers: servers.workspace ?? null };
 }
 
 /** window/showMessageRequest's params and answer. */
@@ -208,7 +229,10 @@ class Controller {
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("ctxls.path")) void this.restart();
         if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
+        if (e.affectsConfiguration("ctxls")) this.sendSettings();
       }),
+      // Trusted now: the workspace's restricted settings (its MCP servers, provider.baseURL, …) count.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.sendSettings()),
     );
     const e = vscode.window.activeTextEditor;
     if (e && this.syncable(e.document.uri)) this.lastEditor = e;
@@ -221,6 +245,13 @@ class Controller {
 
   private syncable(uri: vscode.Uri): boolean {
     return isUserFile(uri, this.folders);
+  }
+
+  /** Tells a running daemon the settings now (workspace/didChangeConfiguration). */
+  private sendSettings(): void {
+    const c = this.client;
+    if (!c?.isRunning()) return;
+    c.sendNotification("workspace/didChangeConfiguration", { settings: { ctxls: changedSettings() } }).catch(() => {});
   }
 
   start(): Promise<void> {
@@ -251,7 +282,7 @@ class Controller {
         diagnostics: true,
         ...daemonSettings(),
       }),
-      synchronize: { configurationSection: "ctxls" },
+      // No synchronize: sendSettings sends the settings, the workspace's MCP servers apart.
       outputChannelName: "ctxls",
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false,

@@ -556,6 +556,7 @@ export interface InitializationOptions {
   viewIdleMs?: number;
   compactAt?: number | string;
   mcpServers?: Record<string, unknown>;
+  workspaceMcpServers?: Record<string, unknown>;
   allowReadOnlyTools?: boolean;
   toolPermissionTimeoutSeconds?: number;
   reviewEdits?: boolean;
@@ -568,6 +569,7 @@ export interface Settings {
   viewIdleMs?: number;
   compactAt?: number | string | null;
   mcpServers?: Record<string, unknown> | null;
+  workspaceMcpServers?: Record<string, unknown> | null;
   allowReadOnlyTools?: boolean;
   toolPermissionTimeoutSeconds?: number;
 }
