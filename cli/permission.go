@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/tool"
 )
 
@@ -48,10 +49,21 @@ func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Dec
 		return tool.AllowOnce, nil
 	}
 	if a.tty == nil {
-		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", c.Server, c.Tool, c.Server, c.Tool)
+		server, name := termsafe.Line(c.Server), termsafe.Line(c.Tool)
+		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", server, name, server, name)
 		return tool.RejectOnce, errors.New("no terminal to ask on")
 	}
-	s, err := a.prompt(ctx, tool.PermissionQuestion(r)+"\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ")
+	// Arguments longer than the question shows are cut with their count,
+	// and [s] shows them whole before asking again.
+	q, more := tool.PermissionQuestion(r, tool.AskArguments)
+	keys := "\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session"
+	if more > 0 {
+		keys += "   [s] show all the arguments"
+	}
+	s, err := a.prompt(ctx, q+keys+": ")
+	for err == nil && more > 0 && (s == "s" || s == "show") {
+		s, err = a.prompt(ctx, "ctxls: the arguments, whole: "+tool.QuestionArguments(c.Arguments)+keys+": ")
+	}
 	if err != nil {
 		return tool.RejectOnce, err
 	}
@@ -71,7 +83,8 @@ func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Dec
 // trust it.
 func (a *toolAsker) askTrust(ctx context.Context, r tool.TrustRequest) (tool.Decision, error) {
 	if a.tty == nil {
-		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", r.Path, r.Path)
+		path := termsafe.Line(r.Path)
+		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", path, path)
 		return tool.RejectOnce, errors.New("no terminal to ask on")
 	}
 	s, err := a.prompt(ctx, tool.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")
