@@ -147,7 +147,7 @@ what followed it are removed from the session first.`,
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
-	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking: SERVER/TOOL or mcp__SERVER__TOOL, with * and ? (repeatable; e.g. github/list_*)")
+	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking (repeatable; e.g. github/list_*): SERVER/TOOL, split at the first / and each matched against the exact name, with *, ? and [...]; or mcp__SERVER__TOOL, split at the first __ after mcp__ (so mcp__gh__* never allows a server named gh__evil: name such a server as gh__evil/*); * alone allows every tool")
 	cmd.Flags().StringVar(&edits, "edits", "", "how the model's edits to your files are reviewed in the session, kept with it: ask (each shown on the terminal; the default), auto (applied at once) or off (no edit tools)")
 	cmd.Flags().BoolVar(&readOnly, "allow-read-only-tools", false, "let the model call MCP tools their server marks read-only without asking")
 	storageLimitFlag(cmd, &g.storageLimitMB)

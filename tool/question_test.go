@@ -126,3 +126,24 @@ func FuzzTrustQuestion(f *testing.F) {
 		}
 	})
 }
+
+// TestToolNameNeverTaken: a name another server's tool took, even the
+// suffixed one a clash would give, is never given again.
+func TestToolNameNeverTaken(t *testing.T) {
+	t.Parallel()
+	taken := map[string]boundTool{}
+	var names []string
+	for _, server := range []string{"my_server", "my.server", "my server", "my/server"} {
+		name := toolName(server, "add", taken)
+		if _, clash := taken[name]; clash {
+			t.Fatalf("%s's add is named %s, which is taken: %v", server, name, names)
+		}
+		taken[name] = boundTool{}
+		names = append(names, name)
+	}
+	// The first suffix of a's x, taken by another tool: a's x gets another.
+	first := toolName("a", "x", map[string]boundTool{"mcp__a__x": {}})
+	if got := toolName("a", "x", map[string]boundTool{"mcp__a__x": {}, first: {}}); got == first || got == "mcp__a__x" || len(got) > 64 {
+		t.Errorf("a taken suffixed name given again: %s", got)
+	}
+}
