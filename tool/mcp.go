@@ -177,7 +177,48 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 			return err != nil
 		})
 	}
+	for i, sv := range servers {
+		lists[i] = uniqueTools(sv.Name, lists[i], warn)
+	}
 	left := fitTools(lists, room)
+	bound, defs := bindTools(servers, lists)
+	if left > 0 {
+		warn("", fmt.Sprintf("%d MCP tools are left out: a turn offers at most %d tools", left, MaxTools))
+	}
+	t.mu.Lock()
+	t.bound = bound
+	t.mu.Unlock()
+	return defs
+}
+
+// MaxDescription is the longest tool description the model is offered,
+// in characters: a longer one is cut, with a note (a server's 2 MB
+// description would fill the context window, every turn).
+const MaxDescription = 2000
+
+// uniqueTools is a server's list with each tool name once: the first of
+// a name listed again is kept, and the user told once (a provider refuses
+// a request naming a tool twice).
+func uniqueTools(server string, list []mcpclient.Tool, warn func(key, message string)) []mcpclient.Tool {
+	seen := map[string]int{}
+	out := make([]mcpclient.Tool, 0, len(list))
+	for _, tl := range list {
+		if seen[tl.Name]++; seen[tl.Name] == 1 {
+			out = append(out, tl)
+		}
+	}
+	for _, tl := range out {
+		if n := seen[tl.Name]; n > 1 {
+			warn(server+"/"+tl.Name+"/listed", fmt.Sprintf("MCP server %q lists the tool %q %d times; the first is used", server, tl.Name, n))
+		}
+	}
+	return out
+}
+
+// bindTools names the servers' tools as the model calls them, each name
+// another tool's never, and makes their definitions: the description (or
+// the title) after the server's name, cut at MaxDescription characters.
+func bindTools(servers []mcpclient.Server, lists [][]mcpclient.Tool) (map[string]boundTool, []openai.Tool) {
 	bound := map[string]boundTool{}
 	var defs []openai.Tool
 	for i, sv := range servers {
@@ -189,18 +230,15 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 			if desc == "" {
 				desc = tl.Title
 			}
+			if n := utf8.RuneCountInString(desc); n > MaxDescription {
+				desc = string([]rune(desc)[:MaxDescription]) + fmt.Sprintf("… (the description is cut here: %d more characters)", n-MaxDescription)
+			}
 			defs = append(defs, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 				Name: name, Description: fmt.Sprintf("[MCP server %s] %s", sv.Name, desc), Parameters: params,
 			}})
 		}
 	}
-	if left > 0 {
-		warn("", fmt.Sprintf("%d MCP tools are left out: a turn offers at most %d tools", left, MaxTools))
-	}
-	t.mu.Lock()
-	t.bound = bound
-	t.mu.Unlock()
-	return defs
+	return bound, defs
 }
 
 // fitTools cuts the lists of tools to room in all, from the end of the

@@ -147,3 +147,38 @@ func TestToolNameNeverTaken(t *testing.T) {
 		t.Errorf("a taken suffixed name given again: %s", got)
 	}
 }
+
+// TestBindToolsListedTwice: a tool a server lists three times is offered
+// once (a provider answers 400 "Tool names must be unique" otherwise), the
+// first listing's; the user is told once.
+func TestBindToolsListedTwice(t *testing.T) {
+	t.Parallel()
+	sv := mcpclient.Server{Name: "s", Type: "stdio", Command: "x"}
+	list := []mcpclient.Tool{{Name: "a", Description: "first"}, {Name: "b"}, {Name: "a", Description: "second"}, {Name: "a", Description: "third"}}
+	var told []string
+	warn := func(key, message string) { told = append(told, message) }
+	list = uniqueTools(sv.Name, list, warn)
+	_, defs := bindTools([]mcpclient.Server{sv}, [][]mcpclient.Tool{list})
+	names := map[string]int{}
+	for _, d := range defs {
+		names[d.Function.Name]++
+	}
+	if len(defs) != 2 || names["mcp__s__a"] != 1 || defs[0].Function.Description != "[MCP server s] first" {
+		t.Errorf("offered: %v, %q", names, defs[0].Function.Description)
+	}
+	if len(told) != 1 || !strings.Contains(told[0], `lists the tool "a" 3 times`) {
+		t.Errorf("told: %q", told)
+	}
+}
+
+// TestBindToolsLongDescription: a 2 MB description is cut at
+// MaxDescription characters, with a note saying so.
+func TestBindToolsLongDescription(t *testing.T) {
+	t.Parallel()
+	sv := mcpclient.Server{Name: "s", Type: "stdio", Command: "x"}
+	_, defs := bindTools([]mcpclient.Server{sv}, [][]mcpclient.Tool{{{Name: "long", Description: strings.Repeat("d", 2<<20)}}})
+	desc := defs[0].Function.Description
+	if len(desc) > MaxDescription+200 || !strings.HasSuffix(desc, fmt.Sprintf("(the description is cut here: %d more characters)", 2<<20-MaxDescription)) {
+		t.Errorf("the description: %d bytes, ending %q", len(desc), desc[max(len(desc)-80, 0):])
+	}
+}
