@@ -12,6 +12,7 @@ import (
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/mcp"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // mcpCmd is `ctxls mcp`: the user's sessions for other agents.
@@ -96,6 +97,12 @@ func mcpTrustCmd(g *globals) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s (servers: %s)\n", termsafe.Line(res.Path), res.State, strings.Join(termsafe.Lines(res.Servers), ", "))
+			// What a trusted file runs, as the trust question shows it.
+			if r, ok := tool.WorkspaceTrustRequest(res.Path); ok && !no {
+				for _, line := range tool.TrustServers(r) {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
+				}
+			}
 			return nil
 		}),
 	}

@@ -369,6 +369,14 @@ func workspaceFilesRun(root string, sv mcpclient.Server) []runFile {
 // headers' names), and the files of the workspace it runs. Everything that
 // came from the file is shown escaped (termsafe.Line).
 func TrustQuestion(r TrustRequest) string {
+	return fmt.Sprintf("ctxls: %s configures MCP servers, which run on this machine: %s. Trust this file and let the model use them?",
+		termsafe.Line(r.Path), strings.Join(TrustServers(r), "; "))
+}
+
+// TrustServers are the trust question's servers, each in a line: what it
+// runs (command, arguments, environment) or reaches, and the files of the
+// workspace it runs; escaped.
+func TrustServers(r TrustRequest) []string {
 	servers := make([]string, len(r.Servers))
 	for i, sv := range r.Servers {
 		var b strings.Builder
@@ -404,8 +412,17 @@ func TrustQuestion(r TrustRequest) string {
 		}
 		servers[i] = b.String()
 	}
-	return fmt.Sprintf("ctxls: %s configures MCP servers, which run on this machine: %s. Trust this file and let the model use them?",
-		termsafe.Line(r.Path), strings.Join(servers, "; "))
+	return servers
+}
+
+// WorkspaceTrustRequest is what trusting a workspace's .mcp.json (path)
+// as it is now would trust (false when it cannot be read).
+func WorkspaceTrustRequest(path string) (TrustRequest, bool) {
+	w := readWorkspaceFile(path)
+	if w == nil || w.State == api.TrustUnreadable {
+		return TrustRequest{}, false
+	}
+	return trustRequest(path, w.servers), true
 }
 
 // shellWord is a command's word as a shell would need it: quoted when it
