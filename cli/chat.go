@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
@@ -34,15 +35,15 @@ func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
 		case turn.TextDelta:
-			fmt.Fprint(out, ev.Text)
+			fmt.Fprint(out, termsafe.Text(ev.Text))
 		case turn.Activity:
-			fmt.Fprintf(errOut, "[%s]\n", ev.Message)
+			fmt.Fprintf(errOut, "[%s]\n", termsafe.Text(ev.Message))
 		case turn.Compacted:
-			fmt.Fprintln(errOut, service.CompactionMarker(ev))
+			fmt.Fprintln(errOut, termsafe.Text(service.CompactionMarker(ev)))
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
 			// MCP tools' calls, and any call that failed.
 			if tc, ok := tool.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
-				fmt.Fprintf(errOut, "[%s]\n", tool.ToolCallLine(tc))
+				fmt.Fprintf(errOut, "[%s]\n", termsafe.Line(tool.ToolCallLine(tc)))
 			}
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
@@ -57,11 +58,11 @@ func printEvents(errOut io.Writer) func(service.Event) {
 	return func(ev service.Event) {
 		switch ev := ev.(type) {
 		case service.FilesChanged:
-			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", ev.Subdir, ev.Name, session.Bytes(ev.Size))
+			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", termsafe.Line(ev.Subdir), termsafe.Line(ev.Name), session.Bytes(ev.Size))
 		case service.ContextChanged:
-			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(ev.Context[api.SetFiles], ", "))
+			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(termsafe.Lines(ev.Context[api.SetFiles]), ", "))
 		case service.Notice:
-			fmt.Fprintf(errOut, "ctxls: %s\n", ev.Message)
+			fmt.Fprintf(errOut, "ctxls: %s\n", termsafe.Text(ev.Message))
 		}
 	}
 }
@@ -146,7 +147,7 @@ what followed it are removed from the session first.`,
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
-	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking: SERVER/TOOL or mcp__SERVER__TOOL, with * and ? (repeatable; e.g. github/list_*)")
+	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking (repeatable; e.g. github/list_*): SERVER/TOOL, split at the first / and each matched against the exact name, with *, ? and [...]; or mcp__SERVER__TOOL, split at the first __ after mcp__ (so mcp__gh__* never allows a server named gh__evil: name such a server as gh__evil/*); * alone allows every tool")
 	cmd.Flags().StringVar(&edits, "edits", "", "how the model's edits to your files are reviewed in the session, kept with it: ask (each shown on the terminal; the default), auto (applied at once) or off (no edit tools)")
 	cmd.Flags().BoolVar(&readOnly, "allow-read-only-tools", false, "let the model call MCP tools their server marks read-only without asking")
 	storageLimitFlag(cmd, &g.storageLimitMB)
@@ -206,7 +207,7 @@ func runChat(cmd *cobra.Command, svc *service.Service, c chatRun) error {
 		return err
 	}
 	if len(res.Edited) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "(the model changed %s)\n", strings.Join(res.Edited, ", "))
+		fmt.Fprintf(cmd.ErrOrStderr(), "(the model changed %s)\n", strings.Join(termsafe.Lines(res.Edited), ", "))
 	}
 	if res.FinishReason == api.FinishLength {
 		fmt.Fprintln(cmd.ErrOrStderr(), "(the answer was cut at the output token limit)")
@@ -254,7 +255,7 @@ func chatSession(cmd *cobra.Command, svc *service.Service, prefix string, cont b
 // sessionLine tells on stderr which session the turn went to, and its title.
 func sessionLine(cmd *cobra.Command, svc *service.Service, id string) {
 	if s, err := svc.Session(context.WithoutCancel(cmd.Context()), id); err == nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "session %s  %s\n", id, s.Title)
+		fmt.Fprintf(cmd.ErrOrStderr(), "session %s  %s\n", id, termsafe.Line(s.Title))
 		return
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "session %s\n", id)
@@ -326,13 +327,13 @@ func checkMCP(cmd *cobra.Command, svc *service.Service) error {
 	for _, s := range res.Servers {
 		if s.Error != "" {
 			failed++
-			fmt.Fprintf(w, "✗ MCP server %s (%s, from %s): %s\n", s.Name, s.Type, s.Source, s.Error)
+			fmt.Fprintf(w, "✗ MCP server %s (%s, from %s): %s\n", termsafe.Line(s.Name), s.Type, termsafe.Line(s.Source), termsafe.Text(s.Error))
 			continue
 		}
-		fmt.Fprintf(w, "✓ MCP server %s (%s, from %s): %d tools\n", s.Name, s.Type, s.Source, len(s.Tools))
+		fmt.Fprintf(w, "✓ MCP server %s (%s, from %s): %d tools\n", termsafe.Line(s.Name), s.Type, termsafe.Line(s.Source), len(s.Tools))
 	}
 	for _, e := range res.Errors {
-		fmt.Fprintf(w, "✗ MCP configuration: %s\n", e)
+		fmt.Fprintf(w, "✗ MCP configuration: %s\n", termsafe.Text(e))
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d MCP servers cannot be used", failed)

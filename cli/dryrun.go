@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
 )
 
@@ -53,14 +54,14 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 		fmt.Fprintf(w, "%d earlier messages do not fit and are left out\n", pv.Dropped)
 	}
 	for _, m := range pv.Messages {
-		fmt.Fprintf(w, "\n── %s · %d tokens ──\n%s\n", m.Role, m.Tokens, strings.TrimRight(m.Content, "\n"))
+		fmt.Fprintf(w, "\n── %s · %d tokens ──\n%s\n", m.Role, m.Tokens, termsafe.Text(strings.TrimRight(m.Content, "\n")))
 		for _, c := range m.ToolCalls {
-			fmt.Fprintf(w, "[tool call %s %s]\n", c.Name, c.Arguments)
+			fmt.Fprintf(w, "[tool call %s %s]\n", termsafe.Line(c.Name), termsafe.Line(c.Arguments))
 		}
 	}
 	fmt.Fprintf(w, "\n── tools offered (%d tokens) ──\n", pv.Tokens.Tools)
 	for _, t := range pv.Tools {
-		fmt.Fprintf(w, "%s (%d tokens): %s\n  %s\n", t.Name, t.Tokens, oneLine(strings.SplitN(strings.TrimSpace(t.Description), "\n", 2)[0], 120), t.Parameters)
+		fmt.Fprintf(w, "%s (%d tokens): %s\n  %s\n", t.Name, t.Tokens, oneLine(strings.SplitN(strings.TrimSpace(t.Description), "\n", 2)[0], 120), termsafe.Line(string(t.Parameters)))
 	}
 	return nil
 }

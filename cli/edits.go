@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/tool"
 )
 
@@ -25,14 +26,16 @@ func (cliEdits) Read(context.Context, string, string) (string, string, *int32, b
 
 func (e cliEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
 	if e.asker.tty == nil {
-		fmt.Fprintf(e.errOut, "[the edit of %s was rejected: there is no terminal to review it on; run with --edits auto to apply edits unreviewed]\n", r.Path)
+		fmt.Fprintf(e.errOut, "[the edit of %s was rejected: there is no terminal to review it on; run with --edits auto to apply edits unreviewed]\n", termsafe.Line(r.Path))
 		return tool.RejectOnce, errors.New("no terminal to review on")
 	}
 	verb := "edit"
 	if r.Create {
 		verb = "create"
 	}
-	s, err := e.asker.prompt(ctx, fmt.Sprintf("%s\nctxls: the model wants to %s %s (%s).\n  [y] accept   [a] accept all in this turn   [n] reject: ", r.Diff, verb, r.Path, r.Summary))
+	// The diff keeps its lines; nothing in them can move the cursor.
+	s, err := e.asker.prompt(ctx, fmt.Sprintf("%s\nctxls: the model wants to %s %s (%s).\n  [y] accept   [a] accept all in this turn   [n] reject: ",
+		termsafe.Text(r.Diff), verb, termsafe.Line(r.Path), termsafe.Line(r.Summary)))
 	if err != nil {
 		return tool.RejectOnce, err
 	}

@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/mcp"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // mcpCmd is `ctxls mcp`: the user's sessions for other agents.
@@ -94,7 +96,13 @@ func mcpTrustCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s (servers: %s)\n", res.Path, res.State, strings.Join(res.Servers, ", "))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s (servers: %s)\n", termsafe.Line(res.Path), res.State, strings.Join(termsafe.Lines(res.Servers), ", "))
+			// What a trusted file runs, as the trust question shows it.
+			if r, ok := tool.WorkspaceTrustRequest(res.Path); ok && !no {
+				for _, line := range tool.TrustServers(r) {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
+				}
+			}
 			return nil
 		}),
 	}
@@ -103,53 +111,55 @@ func mcpTrustCmd(g *globals) *cobra.Command {
 }
 
 // printMCP shows the servers: how each is reached, where it was configured,
-// its tools or why they could not be listed; env and header names only.
+// its tools or why they could not be listed; env and header names only;
+// everything from the configuration or a server escaped (termsafe).
 func printMCP(w io.Writer, res *api.MCPListResult) {
 	if len(res.Servers) == 0 && len(res.Errors) == 0 {
 		fmt.Fprintln(w, "No MCP servers are configured (see docs/editors.md, \"MCP servers\").")
 	}
 	for _, s := range res.Servers {
-		how := s.URL
+		how := termsafe.Line(s.URL)
 		if s.Type == "stdio" {
-			how = strings.Join(append([]string{s.Command}, s.Args...), " ")
+			how = strings.Join(termsafe.Lines(append([]string{s.Command}, s.Args...)), " ")
 		}
 		running := ""
 		if s.Running {
 			running = "  (running)"
 		}
-		fmt.Fprintf(w, "%s  %s  %s%s\n  from %s", s.Name, s.Type, how, running, s.Source)
+		fmt.Fprintf(w, "%s  %s  %s%s\n  from %s", termsafe.Line(s.Name), s.Type, how, running, termsafe.Line(s.Source))
 		if len(s.EnvKeys) > 0 {
-			fmt.Fprintf(w, "; env %s", strings.Join(s.EnvKeys, ", "))
+			fmt.Fprintf(w, "; env %s", strings.Join(termsafe.Lines(s.EnvKeys), ", "))
 		}
 		if len(s.HeaderKeys) > 0 {
-			fmt.Fprintf(w, "; headers %s", strings.Join(s.HeaderKeys, ", "))
+			fmt.Fprintf(w, "; headers %s", strings.Join(termsafe.Lines(s.HeaderKeys), ", "))
 		}
 		fmt.Fprintln(w)
 		if s.Error != "" {
-			fmt.Fprintf(w, "  ✗ %s\n", s.Error)
+			fmt.Fprintf(w, "  ✗ %s\n", termsafe.Text(s.Error))
 		}
 		for _, t := range s.Tools {
 			ro := ""
 			if t.ReadOnly {
 				ro = " (read-only)"
 			}
-			fmt.Fprintf(w, "  - %s%s: %s\n", t.Name, ro, oneLine(t.Description, 80))
+			fmt.Fprintf(w, "  - %s%s: %s\n", termsafe.Line(t.Name), ro, oneLine(t.Description, 80))
 		}
 	}
 	for _, f := range res.WorkspaceFiles {
-		fmt.Fprintf(w, "workspace file %s: %s", f.Path, f.State)
+		path := termsafe.Line(f.Path)
+		fmt.Fprintf(w, "workspace file %s: %s", path, f.State)
 		switch f.State {
 		case api.TrustUndecided:
-			fmt.Fprintf(w, " (its servers %s are not used until you trust it: ctxls mcp trust %s)", strings.Join(f.Servers, ", "), f.Path)
+			fmt.Fprintf(w, " (its servers %s are not used until you trust it: ctxls mcp trust %s)", strings.Join(termsafe.Lines(f.Servers), ", "), path)
 		case api.TrustUnreadable:
-			fmt.Fprintf(w, " (%s)", f.Error)
+			fmt.Fprintf(w, " (%s)", termsafe.Line(f.Error))
 		}
 		fmt.Fprintln(w)
 	}
 	for _, e := range res.Errors {
-		fmt.Fprintf(w, "✗ %s\n", e)
+		fmt.Fprintf(w, "✗ %s\n", termsafe.Text(e))
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", termsafe.Text(n))
 	}
 }

@@ -134,6 +134,10 @@ func TestMCPTrustCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, cfg+": trusted (servers: w)") {
 		t.Errorf("trust: %d\n%s", code, out)
 	}
+	// It says what it trusted: the command, its arguments, its env's keys.
+	if !strings.Contains(out, "  w: "+testmcp.Binary(t)+" -name w (env TESTMCP_DIR, TESTMCP_SECRET)") || strings.Contains(out, "s3cret") {
+		t.Errorf("trust does not say what runs:\n%s", out)
+	}
 	fake.WaitRequests(2, 10*time.Second)
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "mcp__w__echo", Arguments: `{"text":"now"}`}}},

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
+	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/tool"
 )
 
@@ -24,19 +26,71 @@ type toolAsker struct {
 	tty func() (io.ReadWriteCloser, error)
 }
 
-// matches reports whether a pattern allows the call: a pattern is matched
-// (as path.Match does: *, ?, [...]) against the name the model calls
-// (mcp__SERVER__TOOL) and against SERVER/TOOL.
-func (a *toolAsker) matches(server, tool, name string) bool {
+// matches reports whether a pattern allows the call. A pattern names the
+// server and the tool apart, each matched whole against the exact name
+// with * (any characters), ? (one) and [...]: SERVER/TOOL is split at its
+// first /; mcp__SERVER__TOOL at its first __ after mcp__, its parts
+// matched against the names as the model's tool names have them (other
+// characters than letters, digits, _ and - made _). So mcp__gh__* allows
+// the tools of the server gh, never of a server gh__evil (whose tools only
+// SERVER/TOOL patterns name). * (or mcp__*) alone allows every tool; a
+// pattern of neither form, none.
+func (a *toolAsker) matches(server, name string) bool {
 	for _, p := range a.allow {
-		if ok, _ := path.Match(p, name); ok {
+		if p == "*" || p == "mcp__*" {
 			return true
 		}
-		if ok, _ := path.Match(p, server+"/"+tool); ok {
+		if rest, ok := strings.CutPrefix(p, "mcp__"); ok {
+			sp, tp, ok := strings.Cut(rest, "__")
+			if ok && glob(sp, tool.NamePart(server)) && glob(tp, tool.NamePart(name)) {
+				return true
+			}
+			continue
+		}
+		if sp, tp, ok := strings.Cut(p, "/"); ok && glob(sp, server) && glob(tp, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// glob reports whether s matches pattern whole: * is any characters (/
+// included), ? one, [...] a class as path.Match has it.
+func glob(pattern, s string) bool {
+	p := []rune(pattern)
+	var re strings.Builder
+	re.WriteString(`^(?s:`)
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*':
+			re.WriteString(`.*`)
+		case '?':
+			re.WriteString(`.`)
+		case '[':
+			end := slices.Index(p[i+1:], ']')
+			if end < 0 {
+				return false
+			}
+			class := string(p[i+1 : i+1+end])
+			neg := strings.HasPrefix(class, "^")
+			class = strings.ReplaceAll(regexp.QuoteMeta(strings.TrimPrefix(class, "^")), `\-`, "-")
+			if neg {
+				class = "^" + class
+			}
+			re.WriteString("[" + class + "]")
+			i += end + 1
+		case '\\':
+			if i+1 < len(p) {
+				i++
+				re.WriteString(regexp.QuoteMeta(string(p[i])))
+			}
+		default:
+			re.WriteString(regexp.QuoteMeta(string(p[i])))
+		}
+	}
+	re.WriteString(`)$`)
+	r, err := regexp.Compile(re.String())
+	return err == nil && r.MatchString(s)
 }
 
 func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
@@ -44,14 +98,25 @@ func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Dec
 		return a.askTrust(ctx, *r.Trust)
 	}
 	c := r.Call
-	if a.matches(c.Server, c.Tool, c.Name) {
+	if a.matches(c.Server, c.Tool) {
 		return tool.AllowOnce, nil
 	}
 	if a.tty == nil {
-		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", c.Server, c.Tool, c.Server, c.Tool)
+		server, name := termsafe.Line(c.Server), termsafe.Line(c.Tool)
+		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", server, name, server, name)
 		return tool.RejectOnce, errors.New("no terminal to ask on")
 	}
-	s, err := a.prompt(ctx, tool.PermissionQuestion(r)+"\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session: ")
+	// Arguments longer than the question shows are cut with their count,
+	// and [s] shows them whole before asking again.
+	q, more := tool.PermissionQuestion(r, tool.AskArguments)
+	keys := "\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session"
+	if more > 0 {
+		keys += "   [s] show all the arguments"
+	}
+	s, err := a.prompt(ctx, q+keys+": ")
+	for err == nil && more > 0 && (s == "s" || s == "show") {
+		s, err = a.prompt(ctx, "ctxls: the arguments, whole: "+tool.QuestionArguments(c.Arguments)+keys+": ")
+	}
 	if err != nil {
 		return tool.RejectOnce, err
 	}
@@ -71,7 +136,8 @@ func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Dec
 // trust it.
 func (a *toolAsker) askTrust(ctx context.Context, r tool.TrustRequest) (tool.Decision, error) {
 	if a.tty == nil {
-		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", r.Path, r.Path)
+		path := termsafe.Line(r.Path)
+		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", path, path)
 		return tool.RejectOnce, errors.New("no terminal to ask on")
 	}
 	s, err := a.prompt(ctx, tool.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")

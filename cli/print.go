@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 )
@@ -69,20 +70,20 @@ func printList(w io.Writer, list []listedSession, next string) error {
 // messages in conversation order, a summary as its marker line.
 func printSession(w io.Writer, res *api.ShowResult, sets api.Context) {
 	s := res.Session
-	fmt.Fprintf(w, "%s\n", s.Title)
-	fmt.Fprintf(w, "  id:       %s\n  created:  %s\n  updated:  %s\n  folder:   %s\n", s.ID, when(s.CreatedAt), when(s.UpdatedAt), s.Folder)
+	fmt.Fprintf(w, "%s\n", termsafe.Line(s.Title))
+	fmt.Fprintf(w, "  id:       %s\n  created:  %s\n  updated:  %s\n  folder:   %s\n", s.ID, when(s.CreatedAt), when(s.UpdatedAt), termsafe.Line(s.Folder))
 	if s.Meta.Model != "" {
-		fmt.Fprintf(w, "  model:    %s\n", s.Meta.Model)
+		fmt.Fprintf(w, "  model:    %s\n", termsafe.Line(s.Meta.Model))
 	}
 	if s.Owner != "" {
 		fmt.Fprintf(w, "  owner:    %s (%s)\n", s.Owner, s.Visibility)
 	}
 	for name, items := range sets {
-		fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(items, ", "))
+		fmt.Fprintf(w, "  %s: %s\n", termsafe.Line(name), strings.Join(termsafe.Lines(items), ", "))
 	}
 	for _, m := range service.ConversationOrder(res.Messages) {
 		if m.SummaryOf != nil {
-			fmt.Fprintf(w, "\n%s\n%s\n", service.SummaryMarker(m.SummaryOf), m.Content)
+			fmt.Fprintf(w, "\n%s\n%s\n", service.SummaryMarker(m.SummaryOf), termsafe.Text(m.Content))
 			continue
 		}
 		status := ""
@@ -91,13 +92,13 @@ func printSession(w io.Writer, res *api.ShowResult, sets api.Context) {
 		}
 		model := ""
 		if m.Model != "" {
-			model = " · " + m.Model
+			model = " · " + termsafe.Line(m.Model)
 		}
 		tokens := ""
 		if t := service.TokensText(m.Usage); t != "" {
 			tokens = " · " + t
 		}
-		fmt.Fprintf(w, "\n[%s%s · %s%s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), tokens, status, m.Content)
+		fmt.Fprintf(w, "\n[%s%s · %s%s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), tokens, status, termsafe.Text(m.Content))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
@@ -332,7 +333,7 @@ func nonNilSlice[T any](s []T) []T {
 
 // oneLine flattens s to one line of at most n characters.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termsafe.Line(strings.Join(strings.Fields(s), " "))
 	r := []rune(s)
 	if len(r) > n {
 		return string(r[:n-1]) + "…"

@@ -35,7 +35,10 @@ func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (t
 		return decisions[title], err
 	}
 	s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
-	title, err := s.showMessageRequest(ctx, timeout, 3, tool.PermissionQuestion(r), allowOnce, allowAlways, deny)
+	// The message is the only field window/showMessageRequest has: it holds
+	// the call's arguments whole.
+	q, _ := tool.PermissionQuestion(r, 0)
+	title, err := s.showMessageRequest(ctx, timeout, 3, q, allowOnce, allowAlways, deny)
 	return decisions[title], err
 }
 

@@ -140,7 +140,15 @@ func TestMCPToolsWithPermission(t *testing.T) {
 	// "Always" is kept with the session: the next call of picture is not
 	// asked, add (rejected once) is asked again.
 	stored, _ := s.store.Get(context.Background(), sess.Session.ID)
-	if stored.Meta.Tools["mcp__t__picture"] != session.ToolAllow {
+	// It is kept under the name and the server's and tool's identity
+	// (mcp__t__picture@…), not the name alone.
+	var standing []string
+	for k, v := range stored.Meta.Tools {
+		if strings.HasPrefix(k, "mcp__t__picture@") && v == session.ToolAllow {
+			standing = append(standing, k)
+		}
+	}
+	if len(standing) != 1 || len(stored.Meta.Tools) != 1 {
 		t.Errorf("the standing decision: %+v", stored.Meta.Tools)
 	}
 	fake.Enqueue(

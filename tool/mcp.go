@@ -2,11 +2,14 @@ package tool
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -180,7 +183,48 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 			return err != nil
 		})
 	}
+	for i, sv := range servers {
+		lists[i] = uniqueTools(sv.Name, lists[i], warn)
+	}
 	left := fitTools(lists, room)
+	bound, defs := bindTools(servers, lists)
+	if left > 0 {
+		warn("", fmt.Sprintf("%d MCP tools are left out: a turn offers at most %d tools", left, MaxTools))
+	}
+	t.mu.Lock()
+	t.bound = bound
+	t.mu.Unlock()
+	return defs
+}
+
+// MaxDescription is the longest tool description the model is offered,
+// in characters: a longer one is cut, with a note (a server's 2 MB
+// description would fill the context window, every turn).
+const MaxDescription = 2000
+
+// uniqueTools is a server's list with each tool name once: the first of
+// a name listed again is kept, and the user told once (a provider refuses
+// a request naming a tool twice).
+func uniqueTools(server string, list []mcpclient.Tool, warn func(key, message string)) []mcpclient.Tool {
+	seen := map[string]int{}
+	out := make([]mcpclient.Tool, 0, len(list))
+	for _, tl := range list {
+		if seen[tl.Name]++; seen[tl.Name] == 1 {
+			out = append(out, tl)
+		}
+	}
+	for _, tl := range out {
+		if n := seen[tl.Name]; n > 1 {
+			warn(server+"/"+tl.Name+"/listed", fmt.Sprintf("MCP server %q lists the tool %q %d times; the first is used", server, tl.Name, n))
+		}
+	}
+	return out
+}
+
+// bindTools names the servers' tools as the model calls them, each name
+// another tool's never, and makes their definitions: the description (or
+// the title) after the server's name, cut at MaxDescription characters.
+func bindTools(servers []mcpclient.Server, lists [][]mcpclient.Tool) (map[string]boundTool, []openai.Tool) {
 	bound := map[string]boundTool{}
 	var defs []openai.Tool
 	for i, sv := range servers {
@@ -192,18 +236,15 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 			if desc == "" {
 				desc = tl.Title
 			}
+			if n := utf8.RuneCountInString(desc); n > MaxDescription {
+				desc = string([]rune(desc)[:MaxDescription]) + fmt.Sprintf("… (the description is cut here: %d more characters)", n-MaxDescription)
+			}
 			defs = append(defs, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 				Name: name, Description: fmt.Sprintf("[MCP server %s] %s", sv.Name, desc), Parameters: params,
 			}})
 		}
 	}
-	if left > 0 {
-		warn("", fmt.Sprintf("%d MCP tools are left out: a turn offers at most %d tools", left, MaxTools))
-	}
-	t.mu.Lock()
-	t.bound = bound
-	t.mu.Unlock()
-	return defs
+	return bound, defs
 }
 
 // fitTools cuts the lists of tools to room in all, from the end of the
@@ -271,19 +312,45 @@ func (t *Turn) callMCP(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCal
 
 var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]+`) })
 
+// NamePart is a server's or tool's name as a part of the name the model
+// calls: characters other than letters, digits, _ and - made _.
+func NamePart(s string) string { return unsafeName().ReplaceAllString(s, "_") }
+
 // toolName is the name the model calls a server's tool by:
-// mcp__SERVER__TOOL with characters other than letters, digits, _ and -
-// made _, at most 64 characters (longer names end in a hash of the whole),
-// distinct from the names taken.
+// mcp__SERVER__TOOL (parts made by NamePart), at most 64 characters,
+// distinct from the names taken: a longer name, or one another server's
+// tool took first (my.server's and my_server's are both mcp__my_server__…),
+// ends in a hash of the server's and the tool's exact names, tried again
+// with a counter until it is free. A name is never another tool's.
 func toolName(server, tool string, taken map[string]boundTool) string {
-	name := "mcp__" + unsafeName().ReplaceAllString(server, "_") + "__" + unsafeName().ReplaceAllString(tool, "_")
-	if _, clash := taken[name]; clash || len(name) > 64 {
-		h := fnv.New32a()
-		h.Write([]byte(server + "\x00" + tool))
-		suffix := fmt.Sprintf("_%08x", h.Sum32())
-		name = name[:min(len(name), 64-len(suffix))] + suffix
+	name := "mcp__" + NamePart(server) + "__" + NamePart(tool)
+	if _, clash := taken[name]; !clash && len(name) <= 64 {
+		return name
 	}
-	return name
+	base := name
+	for i := 0; ; i++ {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "%s\x00%s\x00%d", server, tool, i)
+		suffix := fmt.Sprintf("_%08x", h.Sum32())
+		name = base[:min(len(base), 64-len(suffix))] + suffix
+		if _, clash := taken[name]; !clash {
+			return name
+		}
+	}
+}
+
+// identity is what "always" remembers of a server's tool: the server as it
+// runs (its type, command, arguments, environment and URL, and its
+// headers' names: their values are credentials, which may be renewed
+// without the server changing) and the tool's exact name. A server
+// renamed, or run otherwise, is another server: its tools are asked about
+// again.
+func (bt boundTool) identity() string {
+	sv := bt.server
+	headers := slices.Sorted(maps.Keys(sv.Headers))
+	b, _ := json.Marshal([]any{sv.Name, sv.Type, sv.Command, sv.Args, sv.Env, sv.URL, headers, bt.tool.Name})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:10])
 }
 
 // schema is a tool's input schema as the model gets it: a JSON object

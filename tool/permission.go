@@ -40,8 +40,13 @@ type Asker func(ctx context.Context, r PermissionRequest) (Decision, error)
 func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCall, bt boundTool) (bool, string) {
 	s := t.box
 	declined := fmt.Sprintf("The user declined this call of %s · %s; it did not run. Do not call it again unless the user asks.", call.Server, call.Tool)
+	// A standing decision is kept under the name the model called and the
+	// server's and tool's identity: another server's tool given the same
+	// name, or this server run otherwise, is asked about again (and a
+	// decision kept under the name alone, as before, no longer matches).
+	key := call.Name + "@" + bt.identity()
 	if sess, err := s.cfg.Store.Get(ctx, sessionID); err == nil {
-		switch sess.Meta.Tools[call.Name] {
+		switch sess.Meta.Tools[key] {
 		case session.ToolAllow:
 			return true, ""
 		case session.ToolDeny:
@@ -68,7 +73,7 @@ func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCa
 		if d == RejectAlways {
 			decision = session.ToolDeny
 		}
-		if err := s.cfg.Store.SetToolPermission(context.WithoutCancel(ctx), sessionID, call.Name, decision); err != nil {
+		if err := s.cfg.Store.SetToolPermission(context.WithoutCancel(ctx), sessionID, key, decision); err != nil {
 			s.log.Warn("the tool decision was not stored", "tool", call.Name, "err", err)
 		}
 	}

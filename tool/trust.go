@@ -7,14 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/mcpclient"
 	"github.com/ctxls/ctxls/session"
 )
@@ -30,10 +34,36 @@ const trustFile = "mcp-trust.json"
 // maxWorkspaceConfig is the largest .mcp.json read.
 const maxWorkspaceConfig = 1 << 20
 
-// TrustRequest asks whether to trust a workspace's .mcp.json.
+// TrustRequest asks whether to trust a workspace's .mcp.json: what each
+// of its servers would run.
 type TrustRequest struct {
 	Path    string
-	Servers []string // "NAME: command args" or "NAME: url"
+	Servers []TrustServer
+}
+
+// TrustServer is what a workspace's server would run or reach.
+type TrustServer struct {
+	Name    string
+	Type    string // "stdio" or "http"
+	Command string
+	Args    []string
+	URL     string
+	// Env is the environment it is given: every key, with its value when
+	// the variable changes how code is loaded (Shown); others' values may
+	// be secrets and are not shown.
+	Env []EnvVar
+	// HeaderKeys are the HTTP headers' names (their values may be secrets).
+	HeaderKeys []string
+	// Files are the files of the workspace it runs (its command, or a
+	// script among its arguments), as "./scripts/x.sh": trusting the
+	// .mcp.json trusts their content as it is now too.
+	Files []string
+}
+
+// EnvVar is a variable of a server's environment.
+type EnvVar struct {
+	Key, Value string
+	Shown      bool // Value is shown: it changes how code is loaded
 }
 
 // trustDecision is one file's decision.
@@ -111,12 +141,20 @@ func readWorkspaceFile(path string) *workspaceFile {
 		w.State, w.Error = api.TrustUnreadable, err.Error()
 		return w
 	}
-	sum := sha256.Sum256(data)
-	w.hash = hex.EncodeToString(sum[:])
 	w.servers, w.errs = mcpclient.Parse(data, path)
+	h := sha256.New()
+	h.Write(data)
 	for _, sv := range w.servers {
 		w.Servers = append(w.Servers, sv.Name)
+		// The files of the workspace a server runs are trusted as they
+		// are now: their content is part of what the decision is about.
+		for _, f := range workspaceFilesRun(filepath.Dir(path), sv) {
+			fmt.Fprintf(h, "\x00%s\x00%s", f.rel, f.sum)
+		}
 	}
+	// With no such file the hash is the file's own SHA-256, as it was
+	// before files were hashed with it (decisions kept then still hold).
+	w.hash = hex.EncodeToString(h.Sum(nil))
 	return w
 }
 
@@ -184,14 +222,7 @@ func (s *Box) askTrust(ctx context.Context, w workspaceFile) string {
 	if ask == nil {
 		return api.TrustUndecided
 	}
-	r := TrustRequest{Path: w.Path}
-	for _, sv := range w.servers {
-		what := sv.URL
-		if sv.Type == "stdio" {
-			what = strings.TrimSpace(sv.Command + " " + strings.Join(sv.Args, " "))
-		}
-		r.Servers = append(r.Servers, sv.Name+": "+what)
-	}
+	r := trustRequest(w.Path, w.servers)
 	d, err := ask(ctx, PermissionRequest{Trust: &r})
 	if err != nil {
 		s.log.Info("the workspace's MCP servers are not used: the user was not asked", "path", w.Path, "err", err)
@@ -240,8 +271,171 @@ func (s *Box) WorkspaceFiles() []api.MCPWorkspaceFile {
 	return out
 }
 
-// TrustQuestion is the question a door asks about a workspace file.
+// trustRequest is the question about a workspace file's servers.
+func trustRequest(path string, servers []mcpclient.Server) TrustRequest {
+	r := TrustRequest{Path: path}
+	for _, sv := range servers {
+		ts := TrustServer{Name: sv.Name, Type: sv.Type, Command: sv.Command, Args: sv.Args, URL: sv.URL}
+		for _, k := range slices.Sorted(maps.Keys(sv.Env)) {
+			shown := loadsCode(k)
+			v := ""
+			if shown {
+				v = sv.Env[k]
+			}
+			ts.Env = append(ts.Env, EnvVar{Key: k, Value: v, Shown: shown})
+		}
+		ts.HeaderKeys = slices.Sorted(maps.Keys(sv.Headers))
+		for _, f := range workspaceFilesRun(filepath.Dir(path), sv) {
+			ts.Files = append(ts.Files, f.rel)
+		}
+		r.Servers = append(r.Servers, ts)
+	}
+	return r
+}
+
+// loadsCode reports whether an environment variable changes which code a
+// program loads or runs (its value is shown in the trust question).
+func loadsCode(key string) bool {
+	k := strings.ToUpper(key)
+	switch {
+	case strings.HasSuffix(k, "_OPTIONS"), strings.HasSuffix(k, "OPT"), strings.HasSuffix(k, "OPTS"),
+		strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"),
+		strings.HasSuffix(k, "PATH"), strings.HasSuffix(k, "LIB"), strings.HasSuffix(k, "HOME"):
+		// NODE_OPTIONS, JAVA_TOOL_OPTIONS, RUBYOPT, PERL5OPT, MAVEN_OPTS,
+		// LD_PRELOAD, DYLD_INSERT_LIBRARIES, PATH, PYTHONPATH, NODE_PATH,
+		// CLASSPATH, GEM_PATH, PERL5LIB, RUBYLIB, PYTHONHOME, JAVA_HOME, …
+		return true
+	}
+	switch k {
+	case "PYTHONSTARTUP", "BASH_ENV", "ENV", "ZDOTDIR", "PROMPT_COMMAND", "SHELLOPTS", "PS4",
+		"NODE_EXTRA_CA_CERTS", "PYTHONINSPECT", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "GIT_SSH_COMMAND",
+		"GIT_EXEC_PATH", "GCONV_PATH", "MALLOC_CONF", "IFS":
+		return true
+	}
+	return false
+}
+
+// runFile is a file of the workspace a server runs, and its content's
+// SHA-256.
+type runFile struct{ rel, sum string }
+
+// workspaceFilesRun are the files inside root (the .mcp.json's folder) a
+// stdio server runs: its command, and each argument naming a regular file
+// there (a script: "node ./x.js", "bash scripts/x.sh"), relative paths
+// taken from root.
+func workspaceFilesRun(root string, sv mcpclient.Server) []runFile {
+	if sv.Type != "stdio" {
+		return nil
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil
+	}
+	var out []runFile
+	for i, a := range append([]string{sv.Command}, sv.Args...) {
+		if a == "" || i == 0 && !strings.ContainsRune(a, filepath.Separator) && !strings.ContainsRune(a, '/') {
+			continue // a command without a slash is looked up in PATH
+		}
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(realRoot, real)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		info, err := os.Stat(real)
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.Open(real)
+		if err != nil {
+			continue
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		rel = "./" + filepath.ToSlash(rel)
+		if !slices.ContainsFunc(out, func(f runFile) bool { return f.rel == rel }) {
+			out = append(out, runFile{rel: rel, sum: hex.EncodeToString(h.Sum(nil))})
+		}
+	}
+	return out
+}
+
+// TrustQuestion is the question a door asks about a workspace file, in one
+// line: each server's command, arguments and environment (or its URL and
+// headers' names), and the files of the workspace it runs. Everything that
+// came from the file is shown escaped (termsafe.Line).
 func TrustQuestion(r TrustRequest) string {
 	return fmt.Sprintf("ctxls: %s configures MCP servers, which run on this machine: %s. Trust this file and let the model use them?",
-		r.Path, strings.Join(r.Servers, "; "))
+		termsafe.Line(r.Path), strings.Join(TrustServers(r), "; "))
+}
+
+// TrustServers are the trust question's servers, each in a line: what it
+// runs (command, arguments, environment) or reaches, and the files of the
+// workspace it runs; escaped.
+func TrustServers(r TrustRequest) []string {
+	servers := make([]string, len(r.Servers))
+	for i, sv := range r.Servers {
+		var b strings.Builder
+		b.WriteString(termsafe.Line(sv.Name) + ": ")
+		if sv.Type == "stdio" {
+			words := make([]string, 0, 1+len(sv.Args))
+			for _, a := range append([]string{sv.Command}, sv.Args...) {
+				words = append(words, shellWord(a))
+			}
+			b.WriteString(strings.Join(words, " "))
+		} else {
+			b.WriteString(termsafe.Line(sv.URL))
+		}
+		var notes []string
+		if len(sv.Env) > 0 {
+			env := make([]string, len(sv.Env))
+			for j, e := range sv.Env {
+				env[j] = termsafe.Line(e.Key)
+				if e.Shown {
+					env[j] += "=" + shellWord(e.Value)
+				}
+			}
+			notes = append(notes, "env "+strings.Join(env, ", "))
+		}
+		if len(sv.HeaderKeys) > 0 {
+			notes = append(notes, "headers "+strings.Join(termsafe.Lines(sv.HeaderKeys), ", "))
+		}
+		if len(sv.Files) > 0 {
+			notes = append(notes, "runs a file of this repository: "+strings.Join(termsafe.Lines(sv.Files), ", "))
+		}
+		if len(notes) > 0 {
+			b.WriteString(" (" + strings.Join(notes, "; ") + ")")
+		}
+		servers[i] = b.String()
+	}
+	return servers
+}
+
+// WorkspaceTrustRequest is what trusting a workspace's .mcp.json (path)
+// as it is now would trust (false when it cannot be read).
+func WorkspaceTrustRequest(path string) (TrustRequest, bool) {
+	w := readWorkspaceFile(path)
+	if w == nil || w.State == api.TrustUnreadable {
+		return TrustRequest{}, false
+	}
+	return trustRequest(path, w.servers), true
+}
+
+// shellWord is a command's word as a shell would need it: quoted when it
+// is empty or holds a space or quote, and escaped (termsafe.Line).
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \"'") {
+		return termsafe.Line(s)
+	}
+	return `"` + termsafe.Line(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)) + `"`
 }

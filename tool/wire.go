@@ -3,12 +3,15 @@ package tool
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/turn"
 )
@@ -18,8 +21,12 @@ import (
 const (
 	maxWireArguments = 2000
 	maxWireOutput    = 8000
-	maxAskArguments  = 300
 )
+
+// AskArguments is how many characters of a call's arguments a short
+// permission question shows (the CLI's) before it says how many more there
+// are.
+const AskArguments = 1000
 
 // ToolCallUpdate is a turn's tool event as ctxls/toolCall's params; ok is
 // false for other events.
@@ -75,23 +82,43 @@ func ToolCallLine(p api.ToolCallParams) string {
 }
 
 // PermissionQuestion is the question a door asks the user, in one line:
-// the server, the tool, what its server says of it, and its arguments
-// (shortened).
-func PermissionQuestion(r PermissionRequest) string {
+// the server, the tool's exact name, what its server says of it, and its
+// arguments, whole when limit is 0, else their first limit characters and
+// how many more there are ("… (N more characters)"); more is that N.
+// Everything that came from the server or the model is shown escaped
+// (termsafe.Line): a name cannot break the line or move the cursor.
+func PermissionQuestion(r PermissionRequest, limit int) (q string, more int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", r.Call.Server, r.Call.Tool)
+	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", termsafe.Line(r.Call.Server), termsafe.Line(r.Call.Tool))
 	switch {
 	case r.Call.ReadOnly:
 		b.WriteString(" (read-only)")
 	case r.Call.Destructive:
 		b.WriteString(" (may change or delete things)")
 	}
-	args := strings.TrimSpace(r.Call.Arguments)
+	args := QuestionArguments(r.Call.Arguments)
 	if args != "" && args != "{}" {
-		b.WriteString(" with " + session.Truncate(args, maxAskArguments))
+		if n := utf8.RuneCountInString(args); limit > 0 && n > limit {
+			more = n - limit
+			args = string([]rune(args)[:limit]) + fmt.Sprintf("… (%d more characters)", more)
+		}
+		b.WriteString(" with " + args)
 	}
 	b.WriteString(". Allow it?")
-	return b.String()
+	return b.String(), more
+}
+
+// QuestionArguments are a call's arguments as a question shows them, in
+// one line: JSON's whitespace between tokens (newlines, tabs) made spaces,
+// anything else escaped (termsafe.Line).
+func QuestionArguments(args string) string {
+	args = strings.TrimSpace(args)
+	if json.Valid([]byte(args)) {
+		// A valid JSON text has no control character but its whitespace
+		// between tokens.
+		args = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(args)
+	}
+	return termsafe.Line(args)
 }
 
 // ShownCalls orders a door's questions about a tool call (its permission,
