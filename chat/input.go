@@ -257,8 +257,8 @@ func (e *Engine) clock() time.Time {
 
 // relevantFiles reads the relevant files (the files set and the turn's own)
 // into in: the editor's text where it has the file open, else the disk;
-// missing ones noted, and ones the model added outside the workspace or
-// that look like secrets withheld.
+// missing ones noted, and ones the model added outside the workspace, that
+// look like secrets or that hold NUL bytes (binary) withheld.
 func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Context, in *prompts.Input) {
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
@@ -277,9 +277,11 @@ func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Cont
 		if l, ok := t.Lines[p]; ok {
 			f.Lines = [2]int{l.First, l.Last}
 		}
+		onDisk := ""
 		if text, ok := e.buffers(t).TextByPath(p); ok {
 			f.Content, f.Unsaved = text, true
 		} else {
+			onDisk = p
 			data, err := workspace.ReadLimited(p, 4<<20)
 			if err != nil {
 				in.Missing = append(in.Missing, p)
@@ -290,6 +292,13 @@ func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Cont
 		}
 		if guard.Withheld(p, f.Content) {
 			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
+			continue
+		}
+		if note := workspace.BinaryNote(p, onDisk, f.Content); note != "" {
+			// Named with its size, as read_file names it: NULs are no
+			// use to the model, and a sparse file's holes are megabytes
+			// of them.
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Note: note})
 			continue
 		}
 		in.Relevant = append(in.Relevant, f)

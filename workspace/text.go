@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ctxls/ctxls/session"
@@ -14,6 +15,25 @@ import (
 // as NULs: 256 KiB of them are no use to anyone.
 func Binary(text string) bool {
 	return strings.IndexByte(text, 0) >= 0
+}
+
+// BinaryNote is what the model is shown of a file whose text is Binary
+// instead of its bytes: "<name>: binary file, N bytes (it holds NUL
+// bytes); not shown", N the file's size on disk when the text was read
+// from path there (a sparse file's, holes included; "" or an editor's
+// text: the text's length). "" when text is no such file. read_file and a
+// turn's relevant files both say it, so the model reads one sentence.
+func BinaryNote(name, path, text string) string {
+	if !Binary(text) {
+		return ""
+	}
+	size := int64(len(text))
+	if path != "" {
+		if fi, err := os.Stat(path); err == nil {
+			size = fi.Size()
+		}
+	}
+	return fmt.Sprintf("%s: binary file, %d bytes (it holds NUL bytes); not shown", name, size)
 }
 
 // CheckPath refuses a path the model gave that holds a control character
