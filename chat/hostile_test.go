@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -58,5 +60,57 @@ func TestBinaryRelevantFile(t *testing.T) {
 		if !strings.Contains(block, want) {
 			t.Errorf("the turn's block lacks %q:\n%s", want, block)
 		}
+	}
+}
+
+// TestOverWindowInput: a turn whose input cannot fit the model's window,
+// whatever is trimmed (the question alone over it; or the question beside
+// the system prompt), fails at once with an error that names what is too
+// big and by how much, of kind "too large", and the provider is never
+// asked (it would answer 400, or bill it). A question over the window
+// alone is not stored either. An ordinary question in the same window
+// goes through.
+func TestOverWindowInput(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t)
+	e, st, _ := newEngine(t, nil)
+	ctx := context.Background()
+	p := provider(t, fake, 2000) // 1,900 tokens of input after the answer's 100
+	counter := prompts.TokenizerFor(p.Model)
+
+	s, _ := st.Create(ctx, "named")
+	huge := strings.Repeat("pasted log line ", 2000)
+	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: huge, Provider: p}, &recorder{})
+	want := fmt.Sprintf("the question is %s tokens; the model's window is 2,000 tokens, 100 of them kept for the answer", thousands(counter.Count(huge)))
+	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a question over the window: %+v %v, want an error of kind too large saying %q", res, err, want)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("%d requests reached the provider", n)
+	}
+	if msgs, _ := st.Messages(ctx, s.ID); len(msgs) != 0 {
+		t.Errorf("the question over the window was stored: %d messages", len(msgs))
+	}
+
+	// Under the window alone, over it with the system prompt beside it.
+	s2, _ := st.Create(ctx, "named")
+	big := strings.Repeat("word ", 1890)
+	_, err = e.Run(ctx, Turn{SessionID: s2.ID, Message: big, Provider: p}, &recorder{})
+	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), "the input is") ||
+		!strings.Contains(err.Error(), "the question "+thousands(counter.Count(big))) || !strings.Contains(err.Error(), "over the model's window of 1,900 tokens") {
+		t.Errorf("a question that fits alone, not beside the system prompt: %v", err)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("%d requests reached the provider", n)
+	}
+	// Stored by then, the question has its answer say why there is none.
+	if msgs, _ := st.Messages(ctx, s2.ID); len(msgs) != 2 || msgs[1].Status != session.StatusError || msgs[1].Content != "Error: "+err.Error() {
+		t.Errorf("stored %+v", msgs)
+	}
+
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"fine"}})
+	res, err = e.Run(ctx, Turn{SessionID: s.ID, Message: "an ordinary question", Provider: p}, &recorder{})
+	if err != nil || res.Text != "fine" || len(fake.Requests()) != 1 {
+		t.Errorf("an ordinary question: %+v %v", res, err)
 	}
 }

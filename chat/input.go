@@ -124,6 +124,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 	if fresh && len(seen.blocks) > 0 {
 		group() // the plan chose to show the context afresh
 	}
+	if err := overWindow(inputParts{question: out.Message, system: sysTokens, files: out.Files, tools: out.Tools}, window, t.Provider.ContextWindow); err != nil {
+		return nil, err // before a compaction would ask the provider
+	}
 	summaryCost := 0
 	if summary != nil {
 		summaryCost = messageCost(summaryInput(summary), counter)
@@ -162,6 +165,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 			group()
 			trim()
 		}
+	}
+	if err := overWindow(inputParts{question: out.Message, system: sysTokens, files: out.Files, tools: out.Tools, summary: summaryCost}, window, t.Provider.ContextWindow); err != nil {
+		return nil, err // the plan showed the context again, or the summary does not fit beside it
 	}
 	out.Messages = make([]openai.ChatCompletionMessage, 1, len(kept)+3) // system, summary, kept, message
 	out.Messages[0].Role = openai.ChatMessageRoleSystem
