@@ -163,8 +163,12 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 	ctx := context.Background()
 	s, _ := st.Create(ctx, "named")
 	st.UpdateContext(ctx, s.ID, "files", []string{file}, "", session.AddedByUser, nil)
-	p := provider(t, fake, 600) // a tiny window: 500 tokens after the output reserve
-	long := strings.Repeat("word ", 120)
+	// A tiny window: 900 tokens after the output reserve, the system
+	// prompt (about 570) and room for one earlier turn. (It was 500, under
+	// the system prompt alone: such an input is now refused, see
+	// TestOverWindowInput.)
+	p := provider(t, fake, 1000)
+	long := strings.Repeat("word ", 200)
 	for i := range 4 {
 		fake.Enqueue(openaitest.Reply{Chunks: []string{long}})
 		if i == 2 {

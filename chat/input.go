@@ -124,6 +124,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 	if fresh && len(seen.blocks) > 0 {
 		group() // the plan chose to show the context afresh
 	}
+	if err := overWindow(inputParts{question: out.Message, system: sysTokens, files: out.Files, tools: out.Tools}, window, t.Provider.ContextWindow); err != nil {
+		return nil, err // before a compaction would ask the provider
+	}
 	summaryCost := 0
 	if summary != nil {
 		summaryCost = messageCost(summaryInput(summary), counter)
@@ -162,6 +165,9 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 			group()
 			trim()
 		}
+	}
+	if err := overWindow(inputParts{question: out.Message, system: sysTokens, files: out.Files, tools: out.Tools, summary: summaryCost}, window, t.Provider.ContextWindow); err != nil {
+		return nil, err // the plan showed the context again, or the summary does not fit beside it
 	}
 	out.Messages = make([]openai.ChatCompletionMessage, 1, len(kept)+3) // system, summary, kept, message
 	out.Messages[0].Role = openai.ChatMessageRoleSystem
@@ -257,8 +263,8 @@ func (e *Engine) clock() time.Time {
 
 // relevantFiles reads the relevant files (the files set and the turn's own)
 // into in: the editor's text where it has the file open, else the disk;
-// missing ones noted, and ones the model added outside the workspace or
-// that look like secrets withheld.
+// missing ones noted, and ones the model added outside the workspace, that
+// look like secrets or that hold NUL bytes (binary) withheld.
 func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Context, in *prompts.Input) {
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
@@ -277,9 +283,11 @@ func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Cont
 		if l, ok := t.Lines[p]; ok {
 			f.Lines = [2]int{l.First, l.Last}
 		}
+		onDisk := ""
 		if text, ok := e.buffers(t).TextByPath(p); ok {
 			f.Content, f.Unsaved = text, true
 		} else {
+			onDisk = p
 			data, err := workspace.ReadLimited(p, 4<<20)
 			if err != nil {
 				in.Missing = append(in.Missing, p)
@@ -290,6 +298,13 @@ func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Cont
 		}
 		if guard.Withheld(p, f.Content) {
 			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Why: prompts.WhySecret})
+			continue
+		}
+		if note := workspace.BinaryNote(p, onDisk, f.Content); note != "" {
+			// Named with its size, as read_file names it: NULs are no
+			// use to the model, and a sparse file's holes are megabytes
+			// of them.
+			in.Withheld = append(in.Withheld, prompts.Withheld{Path: p, Note: note})
 			continue
 		}
 		in.Relevant = append(in.Relevant, f)

@@ -382,6 +382,9 @@ func (r *run) begin() error {
 	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
 		return StoreError(err)
 	}
+	if err := e.questionFits(ctx, *t); err != nil {
+		return err // before a rewind or the question is stored
+	}
 	if t.Rewind != 0 {
 		rw, ok := e.Store.(session.Rewinder)
 		if !ok {
@@ -417,6 +420,12 @@ func (r *run) begin() error {
 	r.defs = turnTools(ctx, *t, r.tt)
 	in, err := e.assemble(ctx, *t, &r.tt.Guard, r.defs, st, true, e.turnCompactor(*t, r.ev))
 	if err != nil {
+		if errors.Is(err, session.ErrTooLarge) {
+			// Over the window beside the system prompt and tools: the
+			// question is stored, so its answer says why there is none,
+			// as a provider's failure would.
+			r.failedAnswer(stored, err)
+		}
 		return err
 	}
 	// The message may still be being stored (Store.TurnState): the first
@@ -435,6 +444,18 @@ func (r *run) begin() error {
 	}
 	r.messages = in.Messages
 	return nil
+}
+
+// failedAnswer stores err as the answer of a turn that failed before the
+// provider was asked, once its question is stored.
+func (r *run) failedAnswer(stored func() error, err error) {
+	if stored() != nil {
+		return
+	}
+	m := &session.Message{SessionID: r.t.SessionID, Role: session.RoleAssistant, Status: session.StatusError, Model: r.t.Provider.Model, Content: withError("", err)}
+	if aerr := r.e.Store.AppendMessage(context.WithoutCancel(r.ctx), m); aerr != nil {
+		r.e.Log.Warn("storing a failed answer failed", "session", r.t.SessionID, "err", aerr)
+	}
 }
 
 // round asks the provider once and stores its answer; with tool calls it

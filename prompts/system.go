@@ -69,6 +69,9 @@ type Withheld struct {
 	// Why completes "withheld because it ...", e.g. "looks like it holds
 	// secrets; ask the user to add it by name if it is needed".
 	Why string
+	// Note, when set, is the whole line said of it instead (a binary
+	// file's, workspace.BinaryNote).
+	Note string
 }
 
 // Reasons a relevant file is withheld.
@@ -218,6 +221,10 @@ func TurnContext(in Input) (text string, fileTokens int) {
 			}
 		}
 		for _, w := range in.Withheld {
+			if w.Note != "" {
+				fmt.Fprintf(&b, "\n%s\n", w.Note)
+				continue
+			}
 			fmt.Fprintf(&b, "\n%s: withheld because it %s.\n", w.Path, w.Why)
 		}
 	}

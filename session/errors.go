@@ -90,6 +90,12 @@ func Within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// HasControl reports whether s holds a control character: C0 (a line
+// break, ESC, NUL, …), DEL or C1 (U+0080 to U+009F; NEL and CSI among
+// them). No name the stores keep (a title, a model, a tool, a workspace
+// folder, an output file) needs one, and one printed to a terminal or
+// made a file name can forge lines or drive the terminal. workspace's
+// path checks use it too, so both refuse the same characters.
 func HasControl(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f })
 }

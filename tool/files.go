@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -64,12 +63,12 @@ var readFileTool = define(Tool{
 	if tt.Withheld(path, content) {
 		return "", fmt.Errorf("%s looks like it holds secrets and is withheld; the user can add it by name", p)
 	}
-	if workspace.Binary(content) {
-		size := int64(len(content))
-		if fi, err := os.Stat(path); err == nil && !ok {
-			size = fi.Size()
-		}
-		return fmt.Sprintf("%s: binary file, %d bytes (it holds NUL bytes); not shown", p, size), nil
+	onDisk := path
+	if ok {
+		onDisk = "" // the editor's text
+	}
+	if note := workspace.BinaryNote(p, onDisk, content); note != "" {
+		return note, nil
 	}
 	if len(content) > maxReadBytes {
 		content = content[:maxReadBytes] + fmt.Sprintf("\n[truncated: first %d bytes shown]", maxReadBytes)
