@@ -153,16 +153,25 @@ func ReminderSection(in Input) string {
 	return "\n## Session Context\n\n" + intro + b.String()
 }
 
-// CandidatesSection lists the editor's open and recently edited files; ""
-// when there are none.
+// MaxCandidates is the most open and recently edited files a turn names:
+// an editor with thousands open (a script's, a project-wide replace) would
+// otherwise fill the model's window with names.
+const MaxCandidates = 50
+
+// CandidatesSection lists the editor's open and recently edited files, the
+// MaxCandidates most recent (in.Candidates comes most recent first) and how
+// many more; "" when there are none.
 func CandidatesSection(in Input) string {
 	if len(in.Candidates) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("\n## Open and Recently Edited Files\n\nThe user has these files open or edited them recently; read one with `read_file` if it is relevant:\n\n")
-	for _, c := range in.Candidates {
+	for _, c := range in.Candidates[:min(len(in.Candidates), MaxCandidates)] {
 		fmt.Fprintf(&b, "- %s\n", c)
+	}
+	if more := len(in.Candidates) - MaxCandidates; more > 0 {
+		fmt.Fprintf(&b, "- and %d more, not named here (`find_files` finds any file)\n", more)
 	}
 	return b.String()
 }

@@ -88,3 +88,22 @@ func TestFitTruncatesVisibly(t *testing.T) {
 		t.Errorf("no budget: %q %d %q", got, used, note)
 	}
 }
+
+// TestCandidatesBounded: thousands of open files are named up to
+// MaxCandidates, most recent first, and the rest counted.
+func TestCandidatesBounded(t *testing.T) {
+	var files []string
+	for i := range 3000 {
+		files = append(files, fmt.Sprintf("/w/src/file%04d.go", i))
+	}
+	got := CandidatesSection(Input{Candidates: files})
+	if !strings.Contains(got, "- /w/src/file0000.go\n") || !strings.Contains(got, fmt.Sprintf("- /w/src/file%04d.go\n", MaxCandidates-1)) {
+		t.Errorf("the most recent are not named:\n%s", got)
+	}
+	if strings.Contains(got, fmt.Sprintf("file%04d.go", MaxCandidates)) || !strings.Contains(got, fmt.Sprintf("- and %d more", 3000-MaxCandidates)) {
+		t.Errorf("past %d, files named or not counted:\n%s", MaxCandidates, got)
+	}
+	if few := CandidatesSection(Input{Candidates: files[:3]}); strings.Contains(few, "more") || strings.Count(few, "\n- ") != 3 {
+		t.Errorf("three files:\n%s", few)
+	}
+}
