@@ -423,7 +423,7 @@
         (should (equal env (format "emacs ctxls.el %s (Emacs %s); workspace %s; git branch main"
                                    ctxls-version emacs-version (getenv "CTXLS_WORK")))))
       ;; The model's title replaces the first-line title, in the header too.
-      (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+      (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")) 30)
       ;; The title's update reads the session again: the turn, which
       ;; ended before its result came, is not taken for one made elsewhere.
       (ctxls-test--wait "the session read again" (lambda () (not (or ctxls--live-state ctxls--live-settling))) 20)
@@ -490,7 +490,7 @@
     (ctxls-test--wait "the fourth answer" (lambda () (null ctxls--turn)))
     (should (string-search "## You\n\nno file by default\n" (ctxls-test--chat-text)))
     (should-not (string-search "_with" (cadr (split-string (ctxls-test--chat-text) "without the file"))))
-    (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+    (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")) 30)
     (ctxls-test--stop)))
 
 (ert-deftest ctxls-test-cancel ()
@@ -514,7 +514,7 @@
   (should (string-search "## You\n\n_with main.go_\n\nagain please\n\n## ctxls\n\nafter cancel ok\n" (ctxls-test--chat-text)))
   (should-not (ctxls-test--said "a turn is running"))
   ;; A provider failure is shown in the chat, not only in the echo area.
-  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")) 30)
   (ctxls-test--mx "ctxls-ask" "fail now")
   (ctxls-test--wait "the failed turn" (lambda () (null ctxls--turn)))
   (should (string-match-p "## You\n\n_with main.go_\n\nfail now\n\n## ctxls\n\n_error: .*no such model.*_\n" (ctxls-test--chat-text)))
@@ -1855,7 +1855,7 @@ as ever meanwhile."
   (ctxls-test--mx "ctxls-ask" "how much?")
   (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
   (should (string-search (concat "how much?\n\n## ctxls\n\n" ctxls-test--costly) (ctxls-test--chat-text)))
-  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")))
+  (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Emacs Test Title")) 30)
   (ctxls-test--mx "ctxls-ask" "and this?")
   (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
   (should (string-search ctxls-test--cheap (ctxls-test--chat-text)))
