@@ -82,7 +82,9 @@ func runFourDaemons(t *testing.T, cfg fourDaemons) {
 	w := &world{t: t, sessions: map[string]*expected{}}
 	var ds []*daemon
 	for d := range daemons {
-		fake := openaitest.New(t)
+		// A shared session grows long enough to be compacted: its summary
+		// request must not take a reply queued for a turn.
+		fake := openaitest.New(t, openaitest.WithSummaries(openaitest.Reply{Chunks: []string{"## Goal\nKeep every write."}}))
 		srv := lsptest.Binary(t, []string{backend.StoreEnv + "="}, append([]string{"serve", "--data-dir", cfg.dataDirs[d], "--log-level", "debug"}, cfg.flags...)...)
 		srv.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
 			"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 16000, "maxOutputTokens": 1000},

@@ -20,6 +20,17 @@ func SummarySystem(maxWords int) string {
 	return strings.ReplaceAll(summaryInstructions, "{{words}}", strconv.Itoa(maxWords))
 }
 
+// IsSummarySystem reports whether s is SummarySystem's prompt, for some
+// number of words (a test's fake provider tells summary requests apart).
+func IsSummarySystem(s string) bool {
+	before, after, ok := strings.Cut(summaryInstructions, "{{words}}")
+	if !ok || !strings.HasPrefix(s, before) || !strings.HasSuffix(s, after) || len(s) < len(before)+len(after)+1 {
+		return false
+	}
+	_, err := strconv.Atoi(s[len(before) : len(s)-len(after)])
+	return err == nil
+}
+
 // SummaryLine is one stored message of the turns being summarised.
 type SummaryLine struct {
 	ID   int64  // the message's id, shown so the summary can point at it

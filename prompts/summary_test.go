@@ -34,3 +34,18 @@ func TestSummaryPromptKeepsWhatMatters(t *testing.T) {
 		t.Errorf("a long message is not cut: %d bytes", len(in))
 	}
 }
+
+// TestIsSummarySystem: the summary prompt is recognised whatever its
+// number of words, and nothing else is.
+func TestIsSummarySystem(t *testing.T) {
+	for _, n := range []int{1, 750, 12000} {
+		if !IsSummarySystem(SummarySystem(n)) {
+			t.Errorf("SummarySystem(%d) not recognised", n)
+		}
+	}
+	for _, s := range []string{"", TitleSystem(), SummarySystem(10) + " more", strings.Replace(SummarySystem(10), "10", "ten", 1)} {
+		if IsSummarySystem(s) {
+			t.Errorf("%.60q taken for a summary prompt", s)
+		}
+	}
+}

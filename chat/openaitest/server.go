@@ -247,6 +247,12 @@ func WithDefault(r Reply) Option { return func(s *Server) { s.def = r } }
 // background, whenever it comes, never takes a reply queued for a turn.
 func WithTitles(r Reply) Option { return func(s *Server) { s.titles = &r } }
 
+// WithSummaries answers the daemon's compaction requests (their system
+// prompt is prompts.SummarySystem's) with r instead of the queue, so a
+// compaction a long shared session needs never takes a reply queued for a
+// turn.
+func WithSummaries(r Reply) Option { return func(s *Server) { s.summaries = &r } }
+
 // WithModels sets what GET /models lists.
 func WithModels(names ...string) Option { return func(s *Server) { s.models = names } }
 
@@ -263,13 +269,15 @@ type Server struct {
 	key    string
 
 	// mu guards queue, reqs and changed.
-	mu      sync.Mutex
-	queue   []Reply
-	reqs    []*Request
-	titles  *Reply // WithTitles
-	changed chan struct{}
-	done    chan struct{}
-	release chan struct{} // one value per Release, taken by a held stream
+	mu     sync.Mutex
+	queue  []Reply
+	reqs   []*Request
+	titles *Reply // WithTitles
+	// summaries is WithSummaries' reply.
+	summaries *Reply
+	changed   chan struct{}
+	done      chan struct{}
+	release   chan struct{} // one value per Release, taken by a held stream
 }
 
 // New starts a server, closed when the test ends.
@@ -411,6 +419,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case s.titles != nil && req.SystemPrompt() == prompts.TitleSystem():
 		reply = *s.titles
+	case s.summaries != nil && prompts.IsSummarySystem(req.SystemPrompt()):
+		reply = *s.summaries
 	case len(s.queue) > 0:
 		reply, s.queue = s.queue[0], s.queue[1:]
 	}

@@ -654,7 +654,8 @@
     (push-button (match-beginning 0)))
   (ctxls-test--wait "the written file"
                     (lambda () (let ((b (get-buffer "notes.md")))
-                                 (and b (equal (with-current-buffer b (buffer-string)) "hello from the model")))))
+                                 (and b (equal (with-current-buffer b (buffer-string)) "hello from the model"))))
+                    30)
   (should (string-match-p "/results/notes.md\\'" (buffer-file-name (get-buffer "notes.md"))))
   ;; Opened in Emacs, the file the model wrote is not one of the user's
   ;; files to the model.
