@@ -1564,7 +1564,7 @@ async function main(): Promise<void> {
       stdio: ["ignore", "pipe", "pipe"],
     });
     check(asked.status === 0 && asked.stdout.includes("Answered in the terminal."), `ctxls chat: ${asked.status}\n${asked.stdout}\n${asked.stderr}`);
-    await until("the terminal's turn in the chat", async () => (await turns().count()) === before + 1 && (await lastTurn().innerText()).includes("Answered in the terminal."), 10_000);
+    await until("the terminal's turn in the chat", async () => (await turns().count()) === before + 1 && (await lastTurn().innerText()).includes("Answered in the terminal."), 30_000);
     check((await lastTurn().locator(".q").innerText()).includes("Asked in a terminal"), `the question: ${await lastTurn().locator(".q").innerText()}`);
     check((await title()) === firstTitle, `the title: ${await title()}`);
   });
