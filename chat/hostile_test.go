@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/internal/human"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
@@ -81,7 +82,7 @@ func TestOverWindowInput(t *testing.T) {
 	s, _ := st.Create(ctx, "named")
 	huge := strings.Repeat("pasted log line ", 2000)
 	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: huge, Provider: p}, &recorder{})
-	want := fmt.Sprintf("the question is %s tokens; the model's window is 2,000 tokens, 100 of them kept for the answer", thousands(counter.Count(huge)))
+	want := fmt.Sprintf("the question is %s tokens; the model's window is 2,000 tokens, 100 of them kept for the answer", human.Thousands(counter.Count(huge)))
 	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a question over the window: %+v %v, want an error of kind too large saying %q", res, err, want)
 	}
@@ -97,7 +98,7 @@ func TestOverWindowInput(t *testing.T) {
 	big := strings.Repeat("word ", 1890)
 	_, err = e.Run(ctx, Turn{SessionID: s2.ID, Message: big, Provider: p}, &recorder{})
 	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), "the input is") ||
-		!strings.Contains(err.Error(), "the question "+thousands(counter.Count(big))) || !strings.Contains(err.Error(), "over the model's window of 1,900 tokens") {
+		!strings.Contains(err.Error(), "the question "+human.Thousands(counter.Count(big))) || !strings.Contains(err.Error(), "over the model's window of 1,900 tokens") {
 		t.Errorf("a question that fits alone, not beside the system prompt: %v", err)
 	}
 	if n := len(fake.Requests()); n != 0 {

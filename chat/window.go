@@ -3,9 +3,9 @@ package chat
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/ctxls/ctxls/internal/human"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
@@ -31,7 +31,7 @@ func (e *Engine) questionFits(ctx context.Context, t Turn) error {
 		return nil
 	}
 	return fmt.Errorf("%w: the question is %s tokens; the model's window is %s tokens, %s of them kept for the answer: shorten it, or attach the text as a file (files are cut to fit)",
-		session.ErrTooLarge, thousands(n), thousands(t.Provider.ContextWindow), thousands(t.Provider.MaxOutputTokens))
+		session.ErrTooLarge, human.Thousands(n), human.Thousands(t.Provider.ContextWindow), human.Thousands(t.Provider.MaxOutputTokens))
 }
 
 // inputParts is what the turn sends whole, in tokens.
@@ -48,36 +48,16 @@ func overWindow(p inputParts, window, contextWindow int) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "the input is %s tokens, %s over the model's window of %s tokens (%s less %s kept for the answer): the question %s, the system prompt and context %s",
-		thousands(total), thousands(total-window), thousands(window), thousands(contextWindow), thousands(contextWindow-window), thousands(p.question), thousands(p.system))
+		human.Thousands(total), human.Thousands(total-window), human.Thousands(window), human.Thousands(contextWindow), human.Thousands(contextWindow-window), human.Thousands(p.question), human.Thousands(p.system))
 	if p.files > 0 {
-		fmt.Fprintf(&b, " (the relevant files %s of it)", thousands(p.files))
+		fmt.Fprintf(&b, " (the relevant files %s of it)", human.Thousands(p.files))
 	}
 	if p.tools > 0 {
-		fmt.Fprintf(&b, ", the tools' definitions %s", thousands(p.tools))
+		fmt.Fprintf(&b, ", the tools' definitions %s", human.Thousands(p.tools))
 	}
 	if p.summary > 0 {
-		fmt.Fprintf(&b, ", the summary of earlier turns %s", thousands(p.summary))
+		fmt.Fprintf(&b, ", the summary of earlier turns %s", human.Thousands(p.summary))
 	}
 	b.WriteString("; shorten the question, or remove relevant files or tools")
 	return fmt.Errorf("%w: %s", session.ErrTooLarge, b.String())
-}
-
-// thousands writes n with commas: 12,345.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 || len(s) <= 3 {
-		return s
-	}
-	var b strings.Builder
-	lead := len(s) % 3
-	if lead > 0 {
-		b.WriteString(s[:lead])
-	}
-	for i := lead; i < len(s); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ctxls/ctxls/internal/human"
 )
 
 // FoundFile is a file Find found.
@@ -35,7 +37,7 @@ func (r *FindResult) Summary() string {
 	}
 	s := count(r.Total, "file", "files")
 	if r.Shown < r.Total {
-		s += " (" + thousands(r.Shown) + " shown)"
+		s += " (" + human.Thousands(r.Shown) + " shown)"
 	}
 	return s
 }

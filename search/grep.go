@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ctxls/ctxls/internal/human"
 )
 
 // GrepQuery is what Grep looks for.
@@ -74,7 +76,7 @@ func (r *GrepResult) Summary() string {
 	}
 	s := count(r.Matches, "match", "matches") + " in " + count(r.FilesMatched, "file", "files")
 	if r.Shown < r.Matches {
-		s += " (" + thousands(r.Shown) + " shown)"
+		s += " (" + human.Thousands(r.Shown) + " shown)"
 	}
 	return s
 }

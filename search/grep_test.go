@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ctxls/ctxls/internal/human"
 )
 
 func grep(t *testing.T, opts Options, q GrepQuery, ov Overlay) *GrepResult {
@@ -280,7 +282,7 @@ func TestGrepCaps(t *testing.T) {
 	if n := len(r.String()); n > 1000 {
 		t.Errorf("%d bytes over MaxBytes", n)
 	}
-	if !strings.HasSuffix(r.String(), fmt.Sprintf("\n[%s more matches in 2 files not shown: narrow the search with a path or a glob, or a more specific pattern]\n", thousands(10002-r.Shown))) || r.Shown < 20 {
+	if !strings.HasSuffix(r.String(), fmt.Sprintf("\n[%s more matches in 2 files not shown: narrow the search with a path or a glob, or a more specific pattern]\n", human.Thousands(10002-r.Shown))) || r.Shown < 20 {
 		t.Errorf("capped by bytes (%d shown):\n%s", r.Shown, r)
 	}
 }

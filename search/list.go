@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ctxls/ctxls/internal/human"
 )
 
 // Kind is what an entry is.
@@ -67,7 +69,7 @@ func (r *ListResult) Summary() string {
 	}
 	s := count(r.Total, "entry", "entries")
 	if len(r.Entries) < r.Total {
-		s += " (" + thousands(len(r.Entries)) + " shown)"
+		s += " (" + human.Thousands(len(r.Entries)) + " shown)"
 	}
 	return s
 }

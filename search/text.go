@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ctxls/ctxls/internal/human"
 )
 
 var (
@@ -64,30 +66,10 @@ func count(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return thousands(n) + " " + many
+	return human.Thousands(n) + " " + many
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// thousands writes n with commas: 12,345.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 || len(s) <= 3 {
-		return s
-	}
-	var b strings.Builder
-	lead := len(s) % 3
-	if lead > 0 {
-		b.WriteString(s[:lead])
-	}
-	for i := lead; i < len(s); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
-}
 
 // size is a byte count for people: "812 B", "4.1 KB", "2.3 MB".
 func size(n int64) string {
