@@ -1518,7 +1518,12 @@ async function main(): Promise<void> {
     const costly = chat.locator(".turn", { hasText: "How much does this cost?" });
     check((await costly.locator(".turn-usage").innerText()).trim() === usageShown, `the stored turn's usage: ${await costly.locator(".turn-usage").innerText()}`);
     check(/^session: [\d,]+ in \([\d,]+ cached\) · [\d,]+ out$/.test((await chat.locator("#usage").innerText()).trim()), `the session's usage: ${await chat.locator("#usage").innerText()}`);
-    await echo.scrollIntoViewIfNeeded();
+    // The view may draw the turns again as the search's click moves the
+    // editor (the element scrolled to is then a new one): try again.
+    await until("the echo card in view", async () => {
+      await echo.scrollIntoViewIfNeeded({ timeout: 2000 });
+      return true;
+    }, 10_000);
     await ed.page.mouse.move(1000, 600);
     await ed.shot("tool-history-dark");
     await until("the status bar", async () => (await ed.statusItem()).includes(firstTitle));
