@@ -13,8 +13,8 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/internal/benchutil"
 	"github.com/ctxls/ctxls/internal/testmcp"
-	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/sqlite"
+	"github.com/ctxls/ctxls/tool"
 )
 
 // discard takes a call's events.
@@ -45,9 +45,9 @@ func BenchmarkMCPToolCallOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := st.SetToolPermission(ctx, sess.Session.ID, "mcp__t__echo", session.ToolAllow); err != nil {
-		b.Fatal(err)
-	}
+	// The user answers "always in this session" once: the first call
+	// stores it (under the server's identity), the others find it.
+	s.Tools().SetAsker(func(context.Context, tool.PermissionRequest) (tool.Decision, error) { return tool.AllowAlways, nil })
 	box := s.Tools().Turn(sess.Session.ID, true)
 	tt := &chat.ToolTurn{SessionID: sess.Session.ID, Events: discard{}}
 	if len(box.Tools(ctx, tt)) == 0 {
