@@ -40,6 +40,17 @@ func (s *Store) Watch(ctx context.Context, interested func(string) bool, fn func
 		return err
 	}
 	files := s.dbFiles()
+	// again: the files changed lately, so this look reads even if they
+	// look unchanged since the last. Their state is not a sure sign of a
+	// commit: a file's time of change is the kernel's coarse clock (a few
+	// milliseconds), a write-ahead log rewound after a checkpoint keeps
+	// its size, and a commit's frames are in the log before its index
+	// lets readers see them; so a commit just after a look can leave the
+	// files as that look saw them, and, with nothing written after it,
+	// would never be read (a turn's answer from ctxls chat in a terminal
+	// was never shown in the editor that way). Reading again while the
+	// last change is under a second old costs a read or two per change.
+	again := false
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -51,17 +62,23 @@ func (s *Store) Watch(ctx context.Context, interested func(string) bool, fn func
 		// A commit anywhere writes the database's files: until they change
 		// there is nothing to read (and an idle daemon runs no SQLite code,
 		// which would keep its pages resident).
-		if now := s.dbFiles(); now == files {
+		now := s.dbFiles()
+		if now == files && !again {
 			continue
-		} else {
-			files = now
 		}
+		again = now != files || time.Since(now.newest()) < time.Second
+		files = now
 		newest, err := s.newestActivity(ctx)
-		if err != nil || newest <= mark {
-			continue // a busy or closing database: the next look
+		if err != nil {
+			again = true // a busy or closing database: the next look
+			continue
+		}
+		if newest <= mark {
+			continue
 		}
 		changed, err := s.changedSince(ctx, mark)
 		if err != nil {
+			again = true
 			continue
 		}
 		mark = newest
@@ -82,6 +99,14 @@ func (s *Store) Watch(ctx context.Context, interested func(string) bool, fn func
 type dbState struct {
 	db, wal       int64
 	dbMod, walMod time.Time
+}
+
+// newest is the later of the two files' times of change.
+func (st dbState) newest() time.Time {
+	if st.walMod.After(st.dbMod) {
+		return st.walMod
+	}
+	return st.dbMod
 }
 
 func (s *Store) dbFiles() dbState {
