@@ -142,7 +142,7 @@ func TestEveryFieldHasALimit(t *testing.T) {
 }
 
 // TestCheck covers the checks of Check itself; the table test in
-// lsp/abuse_test.go sends every command over the limits.
+// lsp/e2e/abuse_test.go sends every command over the limits.
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		raw  string

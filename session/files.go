@@ -130,7 +130,7 @@ func WalkFiles(dir, prefix string, depth int, fn func(name string, fi fs.FileInf
 //
 // Without the repair the session's writes failed (history.md had no folder
 // to go to) or made a second, empty folder under the old name beside the one
-// holding the files. Found by the crash test (lsp/crash_test.go).
+// holding the files. Found by the crash test (lsp/e2e/crash_test.go).
 
 // FolderPattern matches folderName's output (compiled on first use, not at
 // start-up).
