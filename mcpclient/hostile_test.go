@@ -632,3 +632,36 @@ func TestLeftOutCountTowardBound(t *testing.T) {
 		t.Errorf("%d tools, %v", len(tools), err)
 	}
 }
+
+// FuzzFilterTools: whatever a server lists, a page filterTools passes on
+// has tools the Go SDK decodes (as it decodes them: its own decoder, its
+// options), so a malformed tool can no longer fail the page.
+func FuzzFilterTools(f *testing.F) {
+	var page bytes.Buffer
+	json.Compact(&page, []byte(malformedTools))
+	f.Add(page.String())
+	f.Add(`{"tools":[{"name":"a","name":5},{"name":5,"name":"b"},{"name":"c","icons":[{"src":"x","sizes":[1]}]}]}`)
+	f.Add(`{"tools":[{"name":"a","annotations":{"destructiveHint":null,"title":1}},{"name":"\u00e9","_meta":{"k":[{}]}}],"nextCursor":"n"}`)
+	f.Add(`{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"X"}}}}]}`)
+	f.Fuzz(func(t *testing.T, result string) {
+		out, ok := filterTools(json.RawMessage(result))
+		if !ok {
+			return
+		}
+		var page struct {
+			Tools json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(out, &page); err != nil {
+			t.Fatalf("the filtered page is no JSON object: %v\n%s", err, out)
+		}
+		var tools []*sdk.Tool
+		if err := sdkDecode(page.Tools, &tools); err != nil {
+			t.Fatalf("the SDK cannot decode the tools kept: %v\nin:  %s\nout: %s", err, result, out)
+		}
+		for _, tl := range tools {
+			if tl == nil || tl.Name == "" {
+				t.Fatalf("a tool kept without a name: %s", out)
+			}
+		}
+	})
+}
