@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sashabaranov/go-openai"
@@ -120,6 +121,9 @@ func TestOverWindowInput(t *testing.T) {
 	}
 }
 
+// raceEnabled is set by race_test.go.
+var raceEnabled bool
+
 // dumpBox is a toolbox offering dump, whose output is as many numbered
 // lines as its arguments' "lines" ask for.
 type dumpBox struct{}
@@ -139,6 +143,22 @@ func (dumpBox) Call(_ context.Context, _ *ToolTurn, call ToolCall) ToolResult {
 }
 func (dumpBox) Stored(_, args string) string { return args }
 func (dumpBox) Edited() []string             { return nil }
+
+// padBox is dumpBox storing a call's "pad" as a note of its size, as
+// package tool stores write_file's content.
+type padBox struct{ dumpBox }
+
+func (padBox) Stored(_, args string) string {
+	var in map[string]any
+	if json.Unmarshal([]byte(args), &in) != nil {
+		return args
+	}
+	if pad, ok := in["pad"].(string); ok {
+		in["pad"] = fmt.Sprintf("[%d bytes]", len(pad))
+	}
+	b, _ := json.Marshal(in)
+	return string(b)
+}
 
 func dumpOutput(lines int) string {
 	var b strings.Builder
@@ -228,6 +248,26 @@ func TestToolResultsOverWindow(t *testing.T) {
 	got := r.ToolResults()["h"]
 	if n := sentTokens(r, counter); n > window || !strings.HasPrefix(got, "output line 0001") || !strings.HasSuffix(got, "characters left out: the results of this turn's tools are over the model's context window]") || len(got) < 10000 {
 		t.Errorf("a result over the window alone: %d tokens sent, %d bytes of it: ...%q", n, len(got), got[max(0, len(got)-200):])
+	}
+
+	// Calls with megabytes of arguments stored as a note of their size (as
+	// write_file's content is): the calls are sent as stored, at once (a
+	// long run of one character would take seconds to count).
+	s4, _ := st.Create(ctx, "named")
+	huge := strings.Repeat("f", 3<<20)
+	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w", Name: "dump", Arguments: `{"lines":3,"pad":"` + huge + `"}`}}}, openaitest.Reply{Chunks: []string{"Wrote it."}})
+	begun := time.Now()
+	if _, err := e.Run(ctx, Turn{SessionID: s4.ID, Message: "write a lot", Provider: p, Tools: padBox{}}, &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	r = fake.LastStreamed()
+	if n := sentTokens(r, counter); n > window || !strings.Contains(string(r.Body), `"{\"lines\":3,\"pad\":\"[3145728 bytes]\"}"`) || r.ToolResults()["w"] != dumpOutput(3) {
+		t.Errorf("a call of 3 MiB: %d tokens sent: %.300s", n, r.Body[max(0, len(r.Body)-600):])
+	}
+	// Counting the call would take about 4 s more, far more under the race
+	// detector, which alone slows the turn (other tests run beside it).
+	if took, most := time.Since(begun), map[bool]time.Duration{false: 3 * time.Second, true: 20 * time.Second}[raceEnabled]; took > most {
+		t.Errorf("the turn took %s", took)
 	}
 
 	// Calls whose arguments alone fill the window: no cut makes room.

@@ -338,13 +338,12 @@ type run struct {
 	cleanups []func()
 	// userStored waits until the turn's message is stored (see begin).
 	userStored func() error
-	// What the rounds send, in tokens (see fitWindow): messages holds
-	// sentTokens, of them callTokens the model's messages with its tool
-	// calls in this turn; results are this turn's tools' results; the
-	// tools' definitions are defTokens.
-	counter                           prompts.Counter
-	sentTokens, callTokens, defTokens int
-	results                           []sentResult
+	// What the rounds send (see fitWindow): messages costs sentTokens
+	// (what this turn added, added, in bytes until counted); the tools'
+	// definitions defTokens.
+	counter               prompts.Counter
+	sentTokens, defTokens int
+	added                 []added
 }
 
 // errDeleted: a round found the session deleted under the turn.
@@ -582,12 +581,13 @@ func (r *run) save(answer *session.Message, text, finish string, usage session.U
 // results; at MaxToolRounds it stops the turn with a note instead.
 func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, text string, calls []openai.ToolCall) (more bool, err error) {
 	e, t := r.e, r.t
-	raw, _ := json.Marshal(storedCalls(t.Tools, calls))
+	stored := storedCalls(t.Tools, calls)
+	raw, _ := json.Marshal(stored)
 	if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 		return false, r.stored(err)
 	}
 	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
-	r.sent(r.messages[len(r.messages)-1])
+	r.sent(stored)
 	for _, c := range calls {
 		res := r.call(c)
 		out := res.Output
@@ -604,7 +604,7 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 			return false, r.stored(err)
 		}
 		r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
-		r.sent(r.messages[len(r.messages)-1])
+		r.sent(nil)
 	}
 	if err := r.ctx.Err(); err != nil {
 		// Cancelled while the tools ran (a call waiting for a server or
