@@ -665,3 +665,15 @@ func FuzzFilterTools(f *testing.F) {
 		}
 	})
 }
+
+// TestLeftOutNameEscaped: the name shown of an entry left out is escaped
+// for a terminal: JSON keeps a C1 control (CSI) or a bidi override as it is.
+func TestLeftOutNameEscaped(t *testing.T) {
+	out, _ := filterTools(json.RawMessage("{\"tools\":[{\"name\":[\"\u009b2J\u202e\"]}]}"))
+	var res sdk.ListToolsResult
+	json.Unmarshal(out, &res)
+	left := leftOutOf(res.Meta)
+	if len(left.Reasons) != 1 || strings.ContainsAny(left.Reasons[0], "\u009b\u202e") || !strings.Contains(left.Reasons[0], "its name is not a string") {
+		t.Errorf("%q", left.Reasons)
+	}
+}

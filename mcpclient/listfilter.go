@@ -17,6 +17,8 @@ import (
 	// The Go SDK's own decoder, with the SDK's option: a tool the SDK
 	// cannot decode is found by decoding it as the SDK does.
 	sdkjson "github.com/segmentio/encoding/json"
+
+	"github.com/ctxls/ctxls/internal/termsafe"
 )
 
 // A tools/list answer is decoded by the Go SDK whole: one tool it cannot
@@ -205,7 +207,8 @@ func sdkDecode(data []byte, v any) error {
 }
 
 // entryName is ` ("name": NAME)` for an entry with a name, its JSON cut at
-// 60 bytes; "" without.
+// 60 bytes and escaped as a terminal line (termsafe: JSON leaves C1
+// controls and bidi overrides as they are); "" without.
 func entryName(e json.RawMessage) string {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(e, &fields) != nil {
@@ -219,7 +222,7 @@ func entryName(e json.RawMessage) string {
 	if len(s) > 60 {
 		s = strings.ToValidUTF8(s[:60], "") + "…"
 	}
-	return ` ("name": ` + s + `)`
+	return ` ("name": ` + termsafe.Line(s) + `)`
 }
 
 // first is the first byte of a JSON value (0 for none).
