@@ -204,7 +204,7 @@ var Commands = []Info{
 		Args: MCPTrustArgs{}, Result: MCPTrustResult{},
 		ExampleArgs:   `{"path": "/home/ann/app/.mcp.json", "trust": true}`,
 		ExampleResult: `{"v": 1, "path": "/home/ann/app/.mcp.json", "state": "trusted", "servers": ["github", "postgres"]}`},
-	{ID: MCPList, Doc: "Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so). Each with where it came from, how it is reached and whether this daemon has it `running`; the names of its env variables and headers, never their values. With `tools` each server is started (or reached) and asked for its tools; a server that cannot be says why in `error`. A server the configuration cannot use is in `errors`, naming the file, the server and the field.",
+	{ID: MCPList, Doc: "Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so). Each with where it came from, how it is reached and whether this daemon has it `running`; the names of its env variables and headers, never their values. With `tools` each server is started (or reached) and asked for its tools; a server that cannot be says why in `error`; entries of a server's list that are no tools the protocol allows (a `name` that is not a string, `null`, …) are left out, the others kept, and counted in `toolsLeftOut`, the first 20 with why in `leftOutReasons`. A server the configuration cannot use is in `errors`, naming the file, the server and the field.",
 		Args: MCPListArgs{}, Result: MCPListResult{},
 		ExampleArgs:   `{"tools": true}`,
 		ExampleResult: `{"v": 1, "servers": [{"name": "fs", "source": "/home/ann/.config/ctxls/mcp.json", "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ann/app"], "envKeys": [], "headerKeys": [], "timeoutSeconds": 60, "tools": [{"name": "read_text_file", "description": "Read a file", "readOnly": true}]}], "errors": ["settings: server \"docs\", field url: must be an http:// or https:// URL, got \"ftp://docs\""], "notes": []}`},
@@ -740,6 +740,11 @@ type MCPServer struct {
 	Running        bool      `json:"running"` // this daemon has it running (a turn needed it)
 	Tools          []MCPTool `json:"tools,omitempty"`
 	Error          string    `json:"error,omitempty"` // why its tools could not be listed
+	// ToolsLeftOut counts the entries of its tool list that are no tools
+	// the protocol allows (a name that is not a string, …), left out; the
+	// others are used. LeftOutReasons says why, for the first 20.
+	ToolsLeftOut   int      `json:"toolsLeftOut,omitempty"`
+	LeftOutReasons []string `json:"leftOutReasons,omitempty"`
 }
 
 // MCPTrustArgs is the argument of ctxls.mcp.trust.

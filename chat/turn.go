@@ -17,6 +17,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -337,6 +338,12 @@ type run struct {
 	cleanups []func()
 	// userStored waits until the turn's message is stored (see begin).
 	userStored func() error
+	// What the rounds send (see fitWindow): messages costs sentTokens
+	// (what this turn added, added, in bytes until counted); the tools'
+	// definitions defTokens.
+	counter               prompts.Counter
+	sentTokens, defTokens int
+	added                 []added
 }
 
 // errDeleted: a round found the session deleted under the turn.
@@ -443,6 +450,8 @@ func (r *run) begin() error {
 			Tokens: in.System + in.History + in.Message + in.Tools, Window: t.Provider.ContextWindow}})
 	}
 	r.messages = in.Messages
+	r.counter = prompts.TokenizerFor(t.Provider.Model)
+	r.sentTokens, r.defTokens = in.System+in.History+in.Message+2*perMessage, in.Tools
 	return nil
 }
 
@@ -463,6 +472,13 @@ func (r *run) failedAnswer(stored func() error, err error) {
 // cancel, the store's), errDeleted when the session went.
 func (r *run) round(n int) (more bool, err error) {
 	e, t, ctx := r.e, r.t, r.ctx
+	if n > 0 { // the first round's input fits already (assemble)
+		if err := r.fitWindow(n); err != nil {
+			r.res.FinishReason = FinishError
+			r.failedAnswer(r.userStored, err)
+			return false, err
+		}
+	}
 	// The answer's row is created while the request goes out: the insert
 	// overlaps the provider's time to first byte instead of adding to it.
 	// Its first delta waits for the row (ready), so nothing reaches the
@@ -565,11 +581,13 @@ func (r *run) save(answer *session.Message, text, finish string, usage session.U
 // results; at MaxToolRounds it stops the turn with a note instead.
 func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, text string, calls []openai.ToolCall) (more bool, err error) {
 	e, t := r.e, r.t
-	raw, _ := json.Marshal(storedCalls(t.Tools, calls))
+	stored := storedCalls(t.Tools, calls)
+	raw, _ := json.Marshal(stored)
 	if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 		return false, r.stored(err)
 	}
 	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
+	r.sent(stored)
 	for _, c := range calls {
 		res := r.call(c)
 		out := res.Output
@@ -586,6 +604,7 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 			return false, r.stored(err)
 		}
 		r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: out, ToolCallID: c.ID})
+		r.sent(nil)
 	}
 	if err := r.ctx.Err(); err != nil {
 		// Cancelled while the tools ran (a call waiting for a server or

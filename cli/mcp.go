@@ -137,6 +137,13 @@ func printMCP(w io.Writer, res *api.MCPListResult) {
 		if s.Error != "" {
 			fmt.Fprintf(w, "  ✗ %s\n", termsafe.Text(s.Error))
 		}
+		if s.ToolsLeftOut > 0 {
+			fmt.Fprintf(w, "  ✗ %d of the tools it lists are left out: %s", s.ToolsLeftOut, strings.Join(termsafe.Lines(s.LeftOutReasons), "; "))
+			if more := s.ToolsLeftOut - len(s.LeftOutReasons); more > 0 {
+				fmt.Fprintf(w, "; and %d more", more)
+			}
+			fmt.Fprintln(w)
+		}
 		for _, t := range s.Tools {
 			ro := ""
 			if t.ReadOnly {

@@ -34,7 +34,7 @@ func httpClient(s Server, limit int64) *http.Client {
 	u, _ := url.Parse(s.URL) // checked by Parse
 	home := origin(u)
 	return &http.Client{
-		Transport: &serverTransport{server: s.Name, origin: home, headers: s.Headers, limit: limit},
+		Transport: &serverTransport{server: s.Name, origin: home, headers: s.Headers, limit: limit, lists: &listIDs{}},
 		CheckRedirect: func(r *http.Request, via []*http.Request) error {
 			if o := origin(r.URL); o != home {
 				return fmt.Errorf("server %q redirects to another origin, %s; ctxls does not follow it (the configured URL's is %s)", s.Name, o, home)
@@ -58,20 +58,26 @@ func origin(u *url.URL) string {
 }
 
 // serverTransport adds a server's headers to the requests to its origin
-// (never to another: see httpClient) and caps the bodies of its answers.
+// (never to another: see httpClient), caps the bodies of its answers, and
+// leaves the tools the SDK cannot decode out of its answers to tools/list
+// (see listIDs).
 type serverTransport struct {
 	server  string
 	origin  string
 	headers map[string]string
 	limit   int64
+	lists   *listIDs
 }
 
 func (t *serverTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
 	if len(t.headers) > 0 && origin(r.URL) == t.origin {
-		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
 		}
+	}
+	if err := requestSent(r, t.lists); err != nil {
+		return nil, err
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err != nil {
@@ -80,8 +86,13 @@ func (t *serverTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// A stream of events may go on as long as a call does: the SDK caps
 	// each event at MaxMessageBytes itself. Any other body is one answer.
 	ct := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Type")))
-	if !strings.HasPrefix(ct, "text/event-stream") {
-		resp.Body = &cappedBody{ReadCloser: resp.Body, server: t.server, limit: t.limit, left: t.limit + 1}
+	if strings.HasPrefix(ct, "text/event-stream") {
+		resp.Body = newEventAnswers(resp.Body, t.lists, int(t.limit))
+		return resp, nil
+	}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, server: t.server, limit: t.limit, left: t.limit + 1}
+	if t.lists.waiting() {
+		resp.Body = &jsonAnswer{body: resp.Body, lists: t.lists}
 	}
 	return resp, nil
 }

@@ -1,17 +1,24 @@
 package mcpclient
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,6 +29,13 @@ import (
 // Another answer of "" is "method not found"; "hang" is no answer: the request hangs until the client
 // gives up.
 func hostile(t *testing.T, answer func(method string, params json.RawMessage) string) *httptest.Server {
+	return hostileServer(t, false, answer)
+}
+
+// hostileServer is hostile; with sse, each answer comes as a stream of
+// events (text/event-stream): a progress notification first, then the
+// answer, its data split over two data lines.
+func hostileServer(t *testing.T, sse bool, answer func(method string, params json.RawMessage) string) *httptest.Server {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "no", http.StatusMethodNotAllowed)
@@ -47,15 +61,29 @@ func hostile(t *testing.T, answer func(method string, params json.RawMessage) st
 		case result == "" && msg.Method == "tools/list":
 			result = `{"tools":[]}`
 		}
-		w.Header().Set("Content-Type", "application/json")
+		var body string
 		switch result {
 		case "hang":
+			w.Header().Set("Content-Type", "application/json")
 			<-r.Context().Done()
+			return
 		case "":
-			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"error":{"code":-32601,"message":"method not found"}}`))
+			body = `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"error":{"code":-32601,"message":"method not found"}}`
 		default:
-			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":` + result + `}`))
+			body = `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":` + result + `}`
 		}
+		if !sse {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		first, rest := body, ""
+		if i := strings.Index(body, ","); i >= 0 {
+			first, rest = body[:i+1], body[i+1:]
+		}
+		fmt.Fprintf(w, "event: message\nid: 1\ndata: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"none","progress":1}}`)
+		fmt.Fprintf(w, ": a comment\nevent: message\nid: 2\ndata: %s\ndata: %s\n\n", first, rest)
 	}))
 	t.Cleanup(ts.Close)
 	return ts
@@ -352,8 +380,8 @@ func TestTooManyServers(t *testing.T) {
 
 // TestBadSchemaKeepsList: tools whose input schemas ctxls cannot use do not
 // cost the server's other tools: the SDK reads a schema as any JSON, and
-// package tool leaves such tools out one by one. (A tool whose name is not
-// a string still fails the whole page in the SDK's decoding: see issue 37.)
+// package tool leaves such tools out one by one. (A tool the SDK cannot
+// decode at all: TestMalformedToolsLeftOut.)
 func TestBadSchemaKeepsList(t *testing.T) {
 	ts := hostile(t, func(method string, _ json.RawMessage) string {
 		if method == "tools/list" {
@@ -368,5 +396,284 @@ func TestBadSchemaKeepsList(t *testing.T) {
 	tools, err := m.Tools(ctx, Server{Name: "mixed", Type: "http", URL: ts.URL})
 	if err != nil || len(tools) != 3 || tools[0].Name != "good" {
 		t.Errorf("%+v %v", tools, err)
+	}
+}
+
+// serveRaw is a stdio MCP server that writes its JSON-RPC by hand, so it
+// can list tools no SDK server would: tools is the tools/list result, as
+// it is. A tools/call is answered with the tool's name.
+func serveRaw(in io.Reader, out io.Writer, tools string) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		var result string
+		switch msg.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case "tools/list":
+			result = tools
+		case "tools/call":
+			b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": "called " + msg.Params.Name}}})
+			result = string(b)
+		default:
+			fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32601,\"message\":\"method not found\"}}\n", msg.ID)
+			continue
+		}
+		fmt.Fprintf(out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n", msg.ID, result)
+	}
+}
+
+// malformedTools is a tools/list page with five entries the Go SDK cannot
+// decode beside three it can (one of them with a "Name" the SDK, matching
+// case, does not read).
+const malformedTools = `{"tools":[
+	{"name":"good","description":"fine","inputSchema":{"type":"object"}},
+	{"name":42,"inputSchema":{"type":"object"}},
+	{"name":"hinted","inputSchema":{"type":"object"},"annotations":"yes"},
+	null,
+	"a tool",
+	{"name":"described","description":{"text":"x"},"inputSchema":{"type":"object"}},
+	{"name":"cased","Name":5,"inputSchema":{"type":"object"}},
+	{"name":"good2","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}
+]}`
+
+// TestMalformedToolsLeftOut: a server whose tools/list page holds tools
+// the Go SDK cannot decode (a name that is not a string, annotations that
+// are not an object, null, …) keeps its well-formed tools, over stdio and
+// over HTTP (a JSON answer or a stream of events); the others are left
+// out, logged once with the server's name and why, and counted.
+func TestMalformedToolsLeftOut(t *testing.T) {
+	var page bytes.Buffer
+	json.Compact(&page, []byte(malformedTools)) // one line, as stdio frames it
+	answer := func(method string, _ json.RawMessage) string {
+		if method == "tools/list" {
+			return page.String()
+		}
+		if method == "tools/call" {
+			return `{"content":[{"type":"text","text":"called"}]}`
+		}
+		return ""
+	}
+	servers := map[string]Server{
+		"stdio": {Name: "rawtools", Type: "stdio", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_SERVER": "raw", "MCPCLIENT_RAW_TOOLS": page.String()}},
+		"json":  {Name: "rawtools", Type: "http", URL: hostileServer(t, false, answer).URL},
+		"sse":   {Name: "rawtools", Type: "http", URL: hostileServer(t, true, answer).URL},
+	}
+	for name, s := range servers {
+		t.Run(name, func(t *testing.T) {
+			var logs syncBuffer
+			m := NewManager("test", slog.New(slog.NewTextHandler(&logs, nil)))
+			defer m.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			tools, err := m.Tools(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.Name)
+			}
+			if !slices.Equal(names, []string{"good", "cased", "good2"}) {
+				t.Errorf("tools %v", names)
+			}
+			if res, err := m.Call(ctx, s, "good", nil, nil); err != nil || !strings.HasPrefix(Text(res), "called") {
+				t.Errorf("calling a tool kept: %v %v", res, err)
+			}
+			if _, err := m.Tools(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			left := m.LeftOut(s)
+			want := []string{
+				`entry 2 ("name": 42): its name is not a string`,
+				`entry 3 ("name": "hinted"): its annotations are not an object`,
+				`entry 4: it is null, not a tool`,
+				`entry 5: it is a string, not a tool`,
+				`entry 6 ("name": "described"): its description is not a string`,
+			}
+			if left.Count != 5 || !slices.Equal(left.Reasons, want) {
+				t.Errorf("left out: %d %q", left.Count, left.Reasons)
+			}
+			if n := strings.Count(logs.String(), "mcp server tools left out"); n != 1 || !strings.Contains(logs.String(), "server=rawtools") {
+				t.Errorf("logged %d times:\n%s", n, logs.String())
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use (a log).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestToolProblem: why an entry of a tools/list page is left out, for each
+// way the Go SDK fails to decode one; a tool it reads is kept.
+func TestToolProblem(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
+	for entry, want := range map[string]string{
+		`{"name":"ok","inputSchema":{"type":"object"}}`:           "",
+		`{"name":"ok","inputSchema":"a schema ctxls leaves out"}`: "",
+		`{"name":"ok","Name":5,"NAME":[]}`:                        "",
+		`{"name":"ok","annotations":null,"icons":null}`:           "",
+		`{"name":"ok","extra":{"anything":[1,2]}}`:                "",
+		`{"name":42}`:            "its name is not a string",
+		`{"inputSchema":{}}`:     "it has no name",
+		`{"name":""}`:            "it has no name",
+		`{"name":"t","title":7}`: "its title is not a string",
+		`{"name":"t","annotations":{"readOnlyHint":"yes"}}`: "its annotations are not as the protocol has them",
+		`{"name":"t","icons":{"src":"x"}}`:                  "its icons are not a list of icons",
+		`{"name":"t","icons":[{"src":3}]}`:                  "its icons are not a list of icons",
+		`{"name":"t","_meta":[]}`:                           "its _meta is not an object",
+		`{"name":"t","outputSchema":1,"x":` + deep + `}`:    "it nests deeper than 998 levels",
+		`17`:             "it is a number, not a tool",
+		`true`:           "it is a boolean, not a tool",
+		`[{"name":"t"}]`: "it is an array, not a tool",
+	} {
+		if got := toolProblem(json.RawMessage(entry)); got != want {
+			t.Errorf("%.60s: %q, want %q", entry, got, want)
+		}
+	}
+}
+
+// TestFilterTools: a server cannot write what ctxls notes as left out (its
+// own note under the key is replaced), every other field of the result
+// and of its _meta is kept, and a result that is no list is left to the
+// SDK to refuse.
+func TestFilterTools(t *testing.T) {
+	out, ok := filterTools(json.RawMessage(`{"tools":[{"name":"a"},1],"nextCursor":"c2","_meta":{"ctxls/toolsLeftOut":{"count":99,"reasons":["forged"]},"other":true}}`))
+	var res sdk.ListToolsResult
+	if !ok || json.Unmarshal(out, &res) != nil || len(res.Tools) != 1 || res.NextCursor != "c2" || res.Meta["other"] != true {
+		t.Fatalf("%v %s", ok, out)
+	}
+	if left := leftOutOf(res.Meta); left.Count != 1 || !slices.Equal(left.Reasons, []string{"entry 2: it is a number, not a tool"}) {
+		t.Errorf("left out: %+v", left)
+	}
+	for _, notAList := range []string{`[]`, `{"tools":{}}`, `{"tools":[],"_meta":5}`, `nope`} {
+		if _, ok := filterTools(json.RawMessage(notAList)); ok {
+			t.Errorf("%s was filtered", notAList)
+		}
+	}
+}
+
+// TestEventAnswersEdges: in a stream of events, the answer to a tools/list
+// request is filtered when the body ends without the blank line after it,
+// events of another name and other answers pass as they came, and an
+// event over the limit ends the filtering (the SDK refuses it).
+func TestEventAnswersEdges(t *testing.T) {
+	read := func(body string, limit int, ids ...int64) string {
+		var lists listIDs
+		for _, id := range ids {
+			rid, _ := jsonrpc.MakeID(float64(id))
+			lists.sent(&jsonrpc.Request{ID: rid, Method: "tools/list"})
+		}
+		b, err := io.ReadAll(newEventAnswers(io.NopCloser(strings.NewReader(body)), &lists, limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	bad := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":1},{"name":"ok"}]}}`
+	if got := read("event: message\ndata: "+bad, 1<<20, 1); strings.Contains(got, `"name":1`) || !strings.Contains(got, `"name":"ok"`) {
+		t.Errorf("an answer the body's end cut short: %q", got)
+	}
+	other := "event: other\ndata: " + bad + "\n\n"
+	if got := read(other, 1<<20, 1); got != other {
+		t.Errorf("an event of another name: %q", got)
+	}
+	answer2 := "data: " + strings.Replace(bad, `"id":1`, `"id":2`, 1) + "\n\n"
+	if got := read(answer2, 1<<20, 1); got != answer2 {
+		t.Errorf("another request's answer: %q", got)
+	}
+	long := "data: " + bad + "\n\n" + "data: " + bad + "\n\n"
+	if got := read(long, 20, 1); got != long {
+		t.Errorf("an event over the limit: %q", got)
+	}
+}
+
+// TestLeftOutCountTowardBound: entries left out count toward the bound of
+// 1,000 tools: a server listing 1,500 entries, most of them no tools, is
+// still a server listing too many.
+func TestLeftOutCountTowardBound(t *testing.T) {
+	ts := hostile(t, func(method string, _ json.RawMessage) string {
+		if method == "tools/list" {
+			return `{"tools":[{"name":"one"}` + strings.Repeat(`,7`, 1499) + `]}`
+		}
+		return ""
+	})
+	m := NewManager("test", nil)
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tools, err := m.Tools(ctx, Server{Name: "many", Type: "http", URL: ts.URL})
+	if err == nil || !strings.Contains(err.Error(), "it lists more than 1000 tools") {
+		t.Errorf("%d tools, %v", len(tools), err)
+	}
+}
+
+// FuzzFilterTools: whatever a server lists, a page filterTools passes on
+// has tools the Go SDK decodes (as it decodes them: its own decoder, its
+// options), so a malformed tool can no longer fail the page.
+func FuzzFilterTools(f *testing.F) {
+	var page bytes.Buffer
+	json.Compact(&page, []byte(malformedTools))
+	f.Add(page.String())
+	f.Add(`{"tools":[{"name":"a","name":5},{"name":5,"name":"b"},{"name":"c","icons":[{"src":"x","sizes":[1]}]}]}`)
+	f.Add(`{"tools":[{"name":"a","annotations":{"destructiveHint":null,"title":1}},{"name":"\u00e9","_meta":{"k":[{}]}}],"nextCursor":"n"}`)
+	f.Add(`{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"X"}}}}]}`)
+	f.Fuzz(func(t *testing.T, result string) {
+		out, ok := filterTools(json.RawMessage(result))
+		if !ok {
+			return
+		}
+		var page struct {
+			Tools json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(out, &page); err != nil {
+			t.Fatalf("the filtered page is no JSON object: %v\n%s", err, out)
+		}
+		var tools []*sdk.Tool
+		if err := sdkDecode(page.Tools, &tools); err != nil {
+			t.Fatalf("the SDK cannot decode the tools kept: %v\nin:  %s\nout: %s", err, result, out)
+		}
+		for _, tl := range tools {
+			if tl == nil || tl.Name == "" {
+				t.Fatalf("a tool kept without a name: %s", out)
+			}
+		}
+	})
+}
+
+// TestLeftOutNameEscaped: the name shown of an entry left out is escaped
+// for a terminal: JSON keeps a C1 control (CSI) or a bidi override as it is.
+func TestLeftOutNameEscaped(t *testing.T) {
+	out, _ := filterTools(json.RawMessage("{\"tools\":[{\"name\":[\"\u009b2J\u202e\"]}]}"))
+	var res sdk.ListToolsResult
+	json.Unmarshal(out, &res)
+	left := leftOutOf(res.Meta)
+	if len(left.Reasons) != 1 || strings.ContainsAny(left.Reasons[0], "\u009b\u202e") || !strings.Contains(left.Reasons[0], "its name is not a string") {
+		t.Errorf("%q", left.Reasons)
 	}
 }

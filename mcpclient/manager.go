@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,7 @@ type conn struct {
 	ended    chan struct{}      // closed once cs's end was recorded (watch)
 	starting chan struct{}      // non-nil while a start runs; closed when it ends
 	tools    []Tool             // nil: to be listed
+	leftOut  LeftOut            // what the listing of tools left out
 	failures int                // failures in a row
 	failedAt time.Time          // the last failure's time
 	retryAt  time.Time          // no start before then
@@ -170,7 +172,7 @@ func (m *Manager) Tools(ctx context.Context, s Server) ([]Tool, error) {
 	if tools != nil {
 		return tools, nil
 	}
-	tools, err = c.list(ctx, cs)
+	tools, left, err := c.list(ctx, cs)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, errTimedOut) {
 			return nil, ctx.Err() // the caller gave up: not the server's failure
@@ -189,44 +191,67 @@ func (m *Manager) Tools(ctx context.Context, s Server) ([]Tool, error) {
 	}
 	c.mu.Lock()
 	if c.cs == cs {
-		c.tools = tools
+		c.tools, c.leftOut = tools, left
 	}
 	c.mu.Unlock()
+	if left.Count > 0 {
+		// Once per listing: a server lists again only when it says its
+		// tools changed, or after a restart.
+		c.m.log.Warn("mcp server tools left out", "server", s.Name, "count", left.Count, "why", strings.Join(left.Reasons, "; "))
+	}
 	return tools, nil
 }
 
+// LeftOut is what s's last listing of tools left out (see listIDs): the
+// entries of its list the Go SDK cannot read as tools.
+func (m *Manager) LeftOut(s Server) LeftOut {
+	m.mu.Lock()
+	c := m.conns[s.Key()]
+	m.mu.Unlock()
+	if c == nil {
+		return LeftOut{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leftOut
+}
+
 // list lists the server's tools, all pages, within the listing's timeout
-// and bounds.
-func (c *conn) list(ctx context.Context, cs *sdk.ClientSession) ([]Tool, error) {
+// and bounds; the entries left out count toward the bound of tools.
+func (c *conn) list(ctx context.Context, cs *sdk.ClientSession) ([]Tool, LeftOut, error) {
 	lim := c.m.limits
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.list, fmt.Errorf("it did not answer within %s: %w", lim.list, errTimedOut))
 	defer cancel()
 	tools := []Tool{}
+	var left LeftOut
 	var listed int64
 	params := &sdk.ListToolsParams{}
 	for page := 1; ; page++ {
 		if page > lim.listPages {
-			return nil, fmt.Errorf("its list goes on past %d pages; none of its tools are used", lim.listPages)
+			return nil, LeftOut{}, fmt.Errorf("its list goes on past %d pages; none of its tools are used", lim.listPages)
 		}
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
 			if cause := context.Cause(ctx); errors.Is(cause, errTimedOut) {
-				return nil, cause
+				return nil, LeftOut{}, cause
 			}
-			return nil, err
+			return nil, LeftOut{}, err
 		}
 		b, _ := json.Marshal(res.Tools)
 		if listed += int64(len(b)); listed > lim.listBytes {
-			return nil, fmt.Errorf("its list is larger than %s; none of its tools are used", bytesText(lim.listBytes))
+			return nil, LeftOut{}, fmt.Errorf("its list is larger than %s; none of its tools are used", bytesText(lim.listBytes))
 		}
-		if len(tools)+len(res.Tools) > lim.listTools {
-			return nil, fmt.Errorf("it lists more than %d tools; none of its tools are used", lim.listTools)
+		pageLeft := leftOutOf(res.Meta)
+		left.Count += pageLeft.Count
+		left.Reasons = append(left.Reasons, pageLeft.Reasons[:min(len(pageLeft.Reasons), maxLeftOutReasons-len(left.Reasons))]...)
+		if len(tools)+len(res.Tools)+left.Count > lim.listTools {
+			return nil, LeftOut{}, fmt.Errorf("it lists more than %d tools; none of its tools are used", lim.listTools)
 		}
 		for _, t := range res.Tools {
 			tools = append(tools, toolOf(t))
 		}
 		if res.NextCursor == "" {
-			return tools, nil
+			return tools, left, nil
 		}
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
 	}
@@ -499,7 +524,7 @@ func transport(s Server, stderr io.Writer, limit int64) (sdk.Transport, error) {
 	}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = procAttr()
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return filterTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, nil
 }
 
 // inheritedEnv are the variables of the daemon's environment a stdio

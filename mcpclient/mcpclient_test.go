@@ -15,8 +15,13 @@ import (
 )
 
 // TestMain runs a small MCP server written with the Go SDK when the test
-// binary is started as one (the tests start it as a stdio server).
+// binary is started as one (the tests start it as a stdio server), or a
+// raw one that answers as no SDK server would (serveRaw).
 func TestMain(m *testing.M) {
+	if os.Getenv("MCPCLIENT_TEST_SERVER") == "raw" {
+		serveRaw(os.Stdin, os.Stdout, os.Getenv("MCPCLIENT_RAW_TOOLS"))
+		os.Exit(0)
+	}
 	if os.Getenv("MCPCLIENT_TEST_SERVER") == "1" {
 		srv := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1"}, nil)
 		type echoIn struct {

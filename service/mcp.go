@@ -67,6 +67,9 @@ func (s *Service) McpList(ctx context.Context, a *api.MCPListArgs) (*api.MCPList
 			if err != nil {
 				out.Error = err.Error()
 			}
+			if left := m.LeftOut(sv); err == nil && left.Count > 0 {
+				out.ToolsLeftOut, out.LeftOutReasons = left.Count, left.Reasons
+			}
 			out.Tools = make([]api.MCPTool, len(tools))
 			for j, t := range tools {
 				out.Tools[j] = api.MCPTool{Name: t.Name, Description: t.Description, ReadOnly: t.ReadOnly}

@@ -355,3 +355,55 @@ func TestMCPToolListChanged(t *testing.T) {
 		fake.Enqueue(openaitest.Reply{Chunks: []string{"Next."}})
 	}
 }
+
+// TestMCPMalformedTools (issue 37): a server whose tools/list answer lists
+// entries no SDK reads as tools (a name that is not a string, null) still
+// has its other tools offered and called; the user is told once how many
+// were left out and why, and ctxls.mcp.list counts them.
+func TestMCPMalformedTools(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	s, dir := mcpService(t, fake, nil)
+	raw, _ := json.Marshal(map[string]map[string]any{"m": testmcp.Server(t, "m", dir, "-malformed")})
+	if err := s.SetMCPServers(raw); err != nil {
+		t.Fatal(err)
+	}
+	s.Tools().SetAllowReadOnly(true)
+	s.Tools().SetAsker((&asked{}).ask)
+	var notices []string
+	var mu sync.Mutex
+	s.Subscribe(func(ev Event) {
+		if n, ok := ev.(Notice); ok {
+			mu.Lock()
+			notices = append(notices, n.Message)
+			mu.Unlock()
+		}
+	})
+	sess, _ := s.SessionNew(context.Background(), &api.SessionNewArgs{})
+	for i := range 2 {
+		fake.Enqueue(
+			openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "m1", Name: "mcp__m__echo", Arguments: `{"text":"hi"}`}}},
+			openaitest.Reply{Chunks: []string{"Done."}},
+		)
+		runTurn(t, s, sess.Session.ID, "use m")
+		if got := fake.LastStreamed().ToolResults()["m1"]; got != "echo: hi" {
+			t.Errorf("turn %d: the call of a tool kept: %q", i+1, got)
+		}
+	}
+	mu.Lock()
+	all := strings.Join(notices, "\n")
+	mu.Unlock()
+	want := `MCP server "m": 2 of the tools it lists are left out, malformed: entry `
+	if strings.Count(all, want) != 1 || !strings.Contains(all, `("name": 42): its name is not a string; …`) {
+		t.Errorf("notices (want %q once):\n%s", want, all)
+	}
+	res, err := s.McpList(context.Background(), &api.MCPListArgs{Tools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sv := range res.Servers {
+		if sv.Name == "m" && (sv.Error != "" || len(sv.Tools) < 5 || sv.ToolsLeftOut != 2 || len(sv.LeftOutReasons) != 2 || !strings.HasSuffix(sv.LeftOutReasons[1], "it is null, not a tool")) {
+			t.Errorf("ctxls.mcp.list: %+v", sv)
+		}
+	}
+}

@@ -175,6 +175,9 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 			continue
 		}
 		b.notice(sv.Name, "")
+		if left := m.LeftOut(sv); left.Count > 0 {
+			warn(sv.Name+"/left out", leftOutText(sv.Name, left))
+		}
 		lists[i] = slices.DeleteFunc(slices.Clone(lists[i]), func(tl mcpclient.Tool) bool {
 			_, err := schema(tl.InputSchema)
 			if err != nil {
@@ -195,6 +198,23 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 	t.bound = bound
 	t.mu.Unlock()
 	return defs
+}
+
+// leftOutText tells the user what a server's listing of tools left out:
+// how many, and why the first was (ctxls mcp list shows the others).
+func leftOutText(server string, left mcpclient.LeftOut) string {
+	why := ""
+	if len(left.Reasons) > 0 {
+		why = ": " + left.Reasons[0]
+		if left.Count > 1 {
+			why += "; …"
+		}
+	}
+	n := "1 of the tools it lists is"
+	if left.Count > 1 {
+		n = fmt.Sprintf("%d of the tools it lists are", left.Count)
+	}
+	return fmt.Sprintf("MCP server %q: %s left out, malformed%s", server, n, why)
 }
 
 // MaxDescription is the longest tool description the model is offered,

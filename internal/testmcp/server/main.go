@@ -3,7 +3,9 @@
 // image, a link, an error; with -many a hundred tools; with -badschema a
 // tool whose input schema is not valid; with -hostile a tool
 // whose name holds terminal escapes; with -bigdesc N a tool whose
-// description is N bytes. It writes its pid to
+// description is N bytes; with -malformed its tools/list answers also
+// list two entries no SDK reads as tools (a name that is not a string,
+// null), as a hand-written server might. It writes its pid to
 // $TESTMCP_DIR/NAME.pid at start (with -stubborn it ignores SIGTERM and
 // stays after its input closes, as a badly written server does)  and notes a cancelled call in
 // $TESTMCP_DIR/NAME.cancelled.
@@ -17,9 +19,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,6 +34,7 @@ func main() {
 	stubborn := flag.Bool("stubborn", false, "ignore SIGTERM and stay after the input closes, as a badly written server does")
 	hostile := flag.Bool("hostile", false, "offer the tool "+hostileTool+", whose name and answer hold terminal escapes")
 	bigDesc := flag.Int("bigdesc", 0, "offer the tool long, whose description is this many bytes")
+	malformed := flag.Bool("malformed", false, "list two malformed tools beside the others")
 	flag.Parse()
 	if *stubborn {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -148,7 +153,11 @@ func main() {
 				})
 			return text("grown"), nil, nil
 		})
-	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	var t mcp.Transport = &mcp.StdioTransport{}
+	if *malformed {
+		t = malformedTransport{t}
+	}
+	err := s.Run(context.Background(), t)
 	if *stubborn {
 		select {} // only SIGKILL ends it
 	}
@@ -164,4 +173,45 @@ const hostileTool = "evil\n\x1b]52;c;ZXZpbA==\x07"
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// malformedTransport is a transport whose answers to tools/list list two
+// malformed entries after the tools (-malformed).
+type malformedTransport struct{ mcp.Transport }
+
+func (t malformedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &malformedConn{Connection: c, lists: map[any]bool{}}, nil
+}
+
+type malformedConn struct {
+	mcp.Connection
+	mu    sync.Mutex
+	lists map[any]bool // the ids of tools/list requests
+}
+
+func (c *malformedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" {
+		c.mu.Lock()
+		c.lists[req.ID.Raw()] = true
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+func (c *malformedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil {
+		c.mu.Lock()
+		listed := c.lists[resp.ID.Raw()]
+		delete(c.lists, resp.ID.Raw())
+		c.mu.Unlock()
+		if i := strings.LastIndex(string(resp.Result), "]"); listed && i > 0 {
+			resp.Result = []byte(string(resp.Result[:i]) + `,{"name":42,"inputSchema":{"type":"object"}},null` + string(resp.Result[i:]))
+		}
+	}
+	return c.Connection.Write(ctx, msg)
 }

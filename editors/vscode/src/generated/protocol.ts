@@ -418,6 +418,8 @@ export interface MCPServer {
   running: boolean;
   tools?: MCPTool[];
   error?: string;
+  toolsLeftOut?: number;
+  leftOutReasons?: string[];
 }
 
 export interface MCPWorkspaceFile {
