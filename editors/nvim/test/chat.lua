@@ -217,14 +217,11 @@ local ok, err = pcall(function()
       return false
     end)
     vim.wait(1500) -- a checkpoint saves the partial answer (every 500 ms)
+    -- Neovim quits at once: it sees the daemon die (and reaps it) on its
+    -- way out. (Else the init of a container may leave the dead daemon a
+    -- zombie, whose process id the next daemon takes for one still
+    -- writing the answer: "answering elsewhere".)
     vim.loop.kill(assert(h.daemon_pid(), "the daemon's process"), 9)
-    -- Neovim sees it die (and reaps it) before it quits: 0.10 and later
-    -- quit at once, and the init of a container may leave the dead
-    -- daemon a zombie, whose process id the next daemon takes for one
-    -- still writing the answer ("answering elsewhere").
-    wait("the daemon gone", function()
-      return ctxls.client() == nil
-    end)
   elseif phase == "stop-reload" then
     local function resume(question)
       vim.ui.select = function(items, _, on_choice)

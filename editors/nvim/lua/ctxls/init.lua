@@ -1034,6 +1034,23 @@ function M.setup(opts)
       end
     end,
   })
+  -- On the way out Neovim's own exit handler asks the daemon to shut down;
+  -- from 0.10 Neovim then quits without waiting for it to end (0.7 waits
+  -- up to half a second): the daemon may still be writing its data folder,
+  -- and Neovim may die of SIGPIPE, writing to it once it has gone while
+  -- Neovim tears down. Wait for it here as 0.7 does. (vim.lsp is loaded
+  -- first, so its handler, which sends the shutdown, runs before this.)
+  local _ = vim.lsp
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      if M.client() then
+        vim.wait(500, function()
+          return M.client() == nil
+        end, 10)
+      end
+    end,
+  })
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then
       M.attach(buf)
