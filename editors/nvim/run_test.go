@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/editors/screenshot"
 	"github.com/ctxls/ctxls/internal/editortest"
 )
 
@@ -93,4 +94,21 @@ func quitTmux(t *testing.T, keys func(...string), name string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startTmux starts Neovim, argv from nvimArgs, in a tmux session (see
+// screenshot.StartTmux) with env set for it. tmux starts a session's
+// program in the environment of its server, which is the environment of
+// whichever test started tmux first, not this test's (one test's Neovim
+// read another's HOME, long removed): env is set on the command line too.
+// TERM is left to tmux.
+func startTmux(t *testing.T, session string, cols, rows int, dir string, env []string, argv ...string) *screenshot.Tmux {
+	t.Helper()
+	cmd := []string{"env"}
+	for _, e := range env {
+		if !strings.HasPrefix(e, "TERM=") {
+			cmd = append(cmd, e)
+		}
+	}
+	return screenshot.StartTmux(t, session, cols, rows, dir, env, append(cmd, argv...)...)
 }

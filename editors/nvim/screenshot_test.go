@@ -81,7 +81,7 @@ func TestNeovimScreenshot(t *testing.T) {
   mcp_servers = { docs = { command = %q, args = { "-name", "docs" }, env = { TESTMCP_DIR = %q } } },
 })
 `, bin, dataDir, fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"])), 0o644)
-				term := screenshot.StartTmux(t, tmuxName(t, "ctxls-shot-"+theme.name), 110, 28, work,
+				term := startTmux(t, tmuxName(t, "ctxls-shot-"+theme.name), 110, 28, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
 						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)...)
@@ -222,7 +222,7 @@ func TestNeovimImageScreenshot(t *testing.T) {
   provider = { baseURL = %q, model = "test-model" },
 })
 `, bin, dataDir, fake.URL)), 0o644)
-				term := screenshot.StartTmux(t, tmuxName(t, "ctxls-image-shot-"+theme.name), 160, 30, work,
+				term := startTmux(t, tmuxName(t, "ctxls-image-shot-"+theme.name), 160, 30, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
 						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)...)
@@ -282,7 +282,7 @@ func TestNeovimSearchScreenshot(t *testing.T) {
   provider = { baseURL = %q, model = "test-model" },
 })
 `, bin, dataDir, fake.URL)), 0o644)
-				term := screenshot.StartTmux(t, tmuxName(t, "ctxls-search-shot-"+theme.name), 150, 32, work,
+				term := startTmux(t, tmuxName(t, "ctxls-search-shot-"+theme.name), 150, 32, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
 						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup,

@@ -46,7 +46,7 @@ func testNeovimNoHitEnter(t *testing.T, nvim string) {
 `, bin, t.TempDir(), down)), 0o644)
 	const cols = 90
 	session := tmuxName(t, "ctxls-nvim-hitenter")
-	term := screenshot.StartTmux(t, session, cols, 24, work,
+	term := startTmux(t, session, cols, 24, work,
 		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 		nvimArgs(t, nvim, "--clean", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)...)
 	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "main.go") })
@@ -99,7 +99,7 @@ func testNeovimNotInstalledTerminal(t *testing.T, nvim string) {
 	os.WriteFile(file, []byte("package main\n"), 0o644)
 	rtp, _ := filepath.Abs(".")
 	session := tmuxName(t, "ctxls-nvim-missing")
-	term := screenshot.StartTmux(t, session, 130, 20, work,
+	term := startTmux(t, session, 130, 20, work,
 		[]string{"TERM=xterm-256color", "HOME=" + t.TempDir(), "GOBIN=", "GOPATH="},
 		nvimArgs(t, nvim, "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
 			"-c", `lua require("ctxls").setup({ cmd = { "ctxls-not-installed-here", "serve" }, log_file = false })`, file)...)
