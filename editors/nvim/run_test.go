@@ -27,16 +27,17 @@ func eachNeovim(t *testing.T, test func(t *testing.T, nvim string)) {
 	}
 }
 
-// nvimArgs is the command line that runs nvim with args, watched for
-// deprecation warnings (test/deprecations.lua, loaded before anything
-// else): when the test ends it fails with every one that Neovim gave.
+// nvimArgs is the command line that runs nvim with args, watched for the
+// use of deprecated features (test/deprecations.lua, loaded before
+// anything else: vim.deprecate's calls, "deprecated" in :messages): when
+// the test ends it fails with each one.
 func nvimArgs(t *testing.T, nvim string, args ...string) []string {
 	t.Helper()
 	here, _ := filepath.Abs(".")
 	report := filepath.Join(t.TempDir(), "deprecations")
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(report); err == nil && len(b) > 0 {
-			t.Errorf("Neovim (%s) warned of deprecated use:\n%s", nvim, b)
+			t.Errorf("deprecated features used in Neovim (%s):\n%s", nvim, b)
 		}
 	})
 	hook := "lua dofile(" + strconv.Quote(filepath.Join(here, "test", "deprecations.lua")) + ")(" + strconv.Quote(report) + ")"
