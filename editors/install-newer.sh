@@ -44,28 +44,51 @@ unpack() {
   echo "$work/$name/root"
 }
 
-# nvim SUITE PACKAGES...: a Neovim from SUITE run through its own loader.
+# run_patchelf ARGS...: Debian's patchelf, unpacked from this system's own
+# suite when it is not installed.
+run_patchelf() {
+  if command -v patchelf >/dev/null; then
+    patchelf "$@"
+    return
+  fi
+  if [ ! -x "$work/patchelf/root/usr/bin/patchelf" ]; then
+    (. /etc/os-release && unpack "$VERSION_CODENAME" patchelf patchelf >/dev/null)
+  fi
+  "$work/patchelf/root/usr/bin/patchelf" "$@"
+}
+
+# nvim SUITE PACKAGES...: a Neovim from SUITE with its own C library: the
+# program's loader and library path are set to its folder's (patchelf), so
+# that it runs as itself. (Run through its loader instead, the terminal UI
+# cannot start: 0.10 and later run the editor in a child of the program,
+# /proc/self/exe with --embed, and that was the loader, which refuses the
+# option.) An install made the old way is made again.
 nvim() {
   local suite=$1
   shift
-  if ls "$cache"/nvim-*/.suite-"$suite" >/dev/null 2>&1; then
-    echo "ctxls editors: Neovim from $suite already in $cache"
-    return
-  fi
+  local have
+  for have in "$cache"/nvim-*/.suite-"$suite"; do
+    if [ -e "$have" ] && ! grep -q ld-linux "$(dirname "$have")/bin/nvim"; then
+      echo "ctxls editors: Neovim from $suite already in $cache"
+      return
+    fi
+  done
   local root version dest
   root=$(unpack "$suite" "nvim-$suite" neovim neovim-runtime "$@")
   version=$(dpkg-deb -f "$work/nvim-$suite"/debs/neovim_*.deb Version | sed 's/-.*//')
   dest=$cache/nvim-$version
+  local R=$dest
+  run_patchelf --set-interpreter "$R/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
+    --force-rpath --set-rpath "$R/usr/lib/x86_64-linux-gnu" "$root/usr/bin/nvim"
   rm -rf "$dest"
   mv "$root" "$dest.tmp"
   mkdir -p "$dest.tmp/bin"
-  local R=$dest
   # Debian keeps the tree-sitter parsers in usr/lib/nvim: without them a
   # markdown buffer fails in the runtime's own ftplugin.
   cat >"$dest.tmp/bin/nvim" <<EOF
 #!/bin/sh
 export VIMRUNTIME=$R/usr/share/nvim/runtime
-exec $R/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path $R/usr/lib/x86_64-linux-gnu $R/usr/bin/nvim --cmd "set rtp+=$R/usr/lib/nvim" "\$@"
+exec $R/usr/bin/nvim --cmd "set rtp+=$R/usr/lib/nvim" "\$@"
 EOF
   chmod +x "$dest.tmp/bin/nvim"
   touch "$dest.tmp/.suite-$suite"

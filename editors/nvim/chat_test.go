@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,8 +44,8 @@ func testFile(t *testing.T) string {
 // startNvim runs test/chat.lua's phase in the background; the returned
 // func waits for it and fails the test when it failed.
 func startNvim(t *testing.T, nvim string, env []string, phase string, timeout time.Duration) func() {
-	here, _ := filepath.Abs(".")
-	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", "chat.lua"))
+	argv := headlessArgs(t, nvim, "chat.lua")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(env, "CTXLS_TEST_PHASE="+phase)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -91,56 +92,87 @@ func waitFile(t *testing.T, path string) {
 // own turns still stream in, nothing shown twice.
 func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	// One PostgreSQL for every Neovim: each has a database of its own
+	// (NOTIFY reaches the listeners of its database only).
+	c, stop, pgErr := pgtest.Launch()
+	if pgErr == nil {
+		t.Cleanup(func() {
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		if out, err := c.Psql(t, "", "postgres", "CREATE ROLE alice LOGIN"); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	var initMu sync.Mutex // one schema made at a time: its role is the cluster's
+	eachNeovim(t, func(t *testing.T, nvim string) {
+		for _, store := range []string{"postgres", "sqlite"} {
+			t.Run(store, func(t *testing.T) {
+				t.Parallel() // each store has its own Neovims, daemons, provider and folders
+				var db string
+				if store == "postgres" {
+					pgtest.Need(t, pgErr)
+					db = "nvim_" + strings.NewReplacer(".", "_").Replace(strings.Split(t.Name(), "/")[1])
+					initMu.Lock()
+					out, err := c.Psql(t, "", "postgres", "CREATE DATABASE "+db)
+					if err == nil {
+						_, err = backend.InitPostgres(context.Background(), c.DSN("", db))
+					}
+					if err == nil {
+						out, err = c.Psql(t, "", db, "GRANT ctxls_user TO alice; GRANT CONNECT ON DATABASE "+db+" TO alice")
+					}
+					initMu.Unlock()
+					if err != nil {
+						t.Fatalf("%v %s", err, out)
+					}
+				}
+				testTurnsMadeElsewhere(t, nvim, c, db)
+			})
+		}
+	})
+}
+
+// testTurnsMadeElsewhere plays TestNeovimTurnsMadeElsewhere in nvim with
+// database db of cluster c (its schema made, alice a ctxls user there), or
+// with SQLite when db is "".
+func testTurnsMadeElsewhere(t *testing.T, nvim string, c *pgtest.Cluster, db string) {
 	bin := lsptest.BuildBinary(t)
 	title := openaitest.Reply{Chunks: []string{"Shared session"}}
-	for _, store := range []string{"postgres", "sqlite"} {
-		t.Run(store, func(t *testing.T) {
-			t.Parallel() // each store has its own Neovims, daemons, provider and folders
-			// B's answer is slow to start: A shows it being written. SQLite's
-			// daemon looks for changes every half second.
-			slow := 700 * time.Millisecond
-			if store == "sqlite" {
-				slow = 2 * time.Second
-			}
-			fake := openaitest.New(t, openaitest.WithTitles(title))
-			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}, Delay: slow},
-				openaitest.Reply{Chunks: []string{"second answer ", "in A"}, Delay: 50 * time.Millisecond})
-			dsn, dirA, dirB, phase := "", t.TempDir(), t.TempDir(), "sqlite-a"
-			var c *pgtest.Cluster
-			if store == "postgres" {
-				c = pgtest.Start(t)
-				if _, err := backend.InitPostgres(context.Background(), c.DSN("", "postgres")); err != nil {
-					t.Fatal(err)
-				}
-				if out, err := c.Psql(t, "", "postgres", "CREATE ROLE alice LOGIN IN ROLE ctxls_user; GRANT CONNECT ON DATABASE postgres TO alice"); err != nil {
-					t.Fatalf("%v %s", err, out)
-				}
-				dsn, phase = c.DSN("alice", "postgres"), "live-a"
-			} else {
-				dirB = dirA // two daemons on one data directory
-			}
-			file, shared := testFile(t), filepath.Join(t.TempDir(), "session")
-			waitA := startNvim(t, nvim, chatEnv(t, bin, dirA, dsn, fake.URL, file, shared), phase, 90*time.Second)
-			waitFile(t, shared)
-			if c != nil {
-				// A's daemon listens for changes before B changes anything.
-				deadline := time.Now().Add(20 * time.Second)
-				for {
-					out, err := c.Psql(t, "", "postgres", "SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN ctxls_changes'")
-					if n, _ := strconv.Atoi(strings.TrimSpace(out)); err == nil && n >= 1 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("A's daemon does not listen for changes: %q %v", out, err)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-			}
-			startNvim(t, nvim, chatEnv(t, bin, dirB, dsn, fake.URL, file, shared), "live-b", 60*time.Second)()
-			waitA()
-		})
+	// B's answer is slow to start: A shows it being written. SQLite's
+	// daemon looks for changes every half second.
+	slow := 700 * time.Millisecond
+	if db == "" {
+		slow = 2 * time.Second
 	}
+	fake := openaitest.New(t, openaitest.WithTitles(title))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "in A"}}, openaitest.Reply{Chunks: []string{"answer ", "from B"}, Delay: slow},
+		openaitest.Reply{Chunks: []string{"second answer ", "in A"}, Delay: 50 * time.Millisecond})
+	dsn, dirA, dirB, phase := "", t.TempDir(), t.TempDir(), "sqlite-a"
+	if db != "" {
+		dsn, phase = c.DSN("alice", db), "live-a"
+	} else {
+		dirB = dirA // two daemons on one data directory
+	}
+	file, shared := testFile(t), filepath.Join(t.TempDir(), "session")
+	waitA := startNvim(t, nvim, chatEnv(t, bin, dirA, dsn, fake.URL, file, shared), phase, 90*time.Second)
+	waitFile(t, shared)
+	if db != "" {
+		// A's daemon listens for changes before B changes anything.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			out, err := c.Psql(t, "", db, "SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN ctxls_changes' AND datname = current_database()")
+			if n, _ := strconv.Atoi(strings.TrimSpace(out)); err == nil && n >= 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("A's daemon does not listen for changes: %q %v", out, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	startNvim(t, nvim, chatEnv(t, bin, dirB, dsn, fake.URL, file, shared), "live-b", 60*time.Second)()
+	waitA()
 }
 
 // TestNeovimStoppedAnswers: an answer stopped with :CtxlsCancel reads
@@ -148,7 +180,10 @@ func TestNeovimTurnsMadeElsewhere(t *testing.T) {
 // daemon died reads "interrupted".
 func TestNeovimStoppedAnswers(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimStoppedAnswers)
+}
+
+func testNeovimStoppedAnswers(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Title"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"stopped part", " never"}, Fault: openaitest.FaultStall, FaultAfter: 1},
@@ -164,7 +199,10 @@ func TestNeovimStoppedAnswers(t *testing.T) {
 // the next turn uses it; a new Neovim's resumed chat reads the same.
 func TestNeovimModelAndUsage(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimModelAndUsage)
+}
+
+func testNeovimModelAndUsage(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithModels("test-model", "big-model"), openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Usage session"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"first ", "answer"}, Usage: &openai.Usage{PromptTokens: 1200, CompletionTokens: 30, PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 200}}},
@@ -188,7 +226,10 @@ func TestNeovimModelAndUsage(t *testing.T) {
 // kept.
 func TestNeovimCompose(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimCompose)
+}
+
+func testNeovimCompose(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Compose"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "one"}},
@@ -213,7 +254,10 @@ func TestNeovimCompose(t *testing.T) {
 // turns after it gone (the model sees only the edited question).
 func TestNeovimRetryAndEdit(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimRetryAndEdit)
+}
+
+func testNeovimRetryAndEdit(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Rewind"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"first ", "answer"}},
@@ -240,7 +284,10 @@ func TestNeovimRetryAndEdit(t *testing.T) {
 // current session resumes the most recent remaining one.
 func TestNeovimPickers(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimPickers)
+}
+
+func testNeovimPickers(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Same title"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"alpha ", "answer"}}, openaitest.Reply{Chunks: []string{"alpha ", "second"}},
@@ -254,7 +301,10 @@ func TestNeovimPickers(t *testing.T) {
 // the session; :CtxlsAdd while that answer streams adds to that session.
 func TestNeovimFirstView(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimFirstView)
+}
+
+func testNeovimFirstView(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"View"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"a ", "println"}, Delay: 200 * time.Millisecond},
@@ -281,7 +331,10 @@ func TestNeovimFirstView(t *testing.T) {
 // the session folder.
 func TestNeovimImages(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimImages)
+}
+
+func testNeovimImages(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	dir := t.TempDir()
 	square := image.NewRGBA(image.Rect(0, 0, 8, 8))
@@ -330,7 +383,10 @@ func TestNeovimImages(t *testing.T) {
 // existing one only with !); with no session it says what to do.
 func TestNeovimExport(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimExport)
+}
+
+func testNeovimExport(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Export"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"exported ", "answer"}})
@@ -341,7 +397,10 @@ func TestNeovimExport(t *testing.T) {
 // send, the file in front of you (unsaved text, a range's lines) included.
 func TestNeovimPreview(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimPreview)
+}
+
+func testNeovimPreview(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	startNvim(t, nvim, chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), ""), "preview", 60*time.Second)()
@@ -354,7 +413,10 @@ func TestNeovimPreview(t *testing.T) {
 // next one starts another and is asked in the same session and chat.
 func TestNeovimDaemonDied(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimDaemonDied)
+}
+
+func testNeovimDaemonDied(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Restart"}}))
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"first ", "answer"}}, openaitest.Reply{Chunks: []string{"second ", "answer"}})

@@ -18,7 +18,10 @@ import (
 // DiagnosticChanged (test/diagnostics.lua checks it in Neovim).
 func TestNeovimDiagnostics(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimDiagnostics)
+}
+
+func testNeovimDiagnostics(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	fake.Enqueue(

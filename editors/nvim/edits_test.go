@@ -24,7 +24,10 @@ import (
 // keyboard.
 func TestNeovimEdits(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimEdits)
+}
+
+func testNeovimEdits(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	edit := func(id, path, old, new string) openaitest.ToolCall {

@@ -5,7 +5,6 @@ package nvim_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,13 +18,10 @@ import (
 
 func TestNeovimPlugin(t *testing.T) {
 	t.Parallel()
-	nvim, err := exec.LookPath("nvim")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("nvim is not installed; .ci/run installs Debian's neovim")
-		}
-		t.Skip("nvim is not installed")
-	}
+	eachNeovim(t, testNeovimPlugin)
+}
+
+func testNeovimPlugin(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"It prints ", "hello."}}, openaitest.Reply{Chunks: []string{"Hello program"}})
@@ -62,7 +58,10 @@ func TestNeovimPlugin(t *testing.T) {
 // lines in the resumed session's history.
 func TestNeovimTools(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimTools)
+}
+
+func testNeovimTools(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	fake.Enqueue(editortest.ToolScenario()...)

@@ -1,11 +1,56 @@
 package nvim_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/editors/screenshot"
+	"github.com/ctxls/ctxls/internal/editortest"
 )
+
+// eachNeovim runs test as a parallel subtest in every installed Neovim
+// (editortest.Editors: the one on PATH, named "path", then each newer one
+// editors/install-newer.sh put in the cache, named by its version), given
+// the program to run.
+func eachNeovim(t *testing.T, test func(t *testing.T, nvim string)) {
+	t.Helper()
+	for _, e := range editortest.Editors(t, "nvim") {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			test(t, e.Path)
+		})
+	}
+}
+
+// nvimArgs is the command line that runs nvim with args, watched for the
+// use of deprecated features (test/deprecations.lua, loaded before
+// anything else: vim.deprecate's calls, "deprecated" in :messages): when
+// the test ends it fails with each one.
+func nvimArgs(t *testing.T, nvim string, args ...string) []string {
+	t.Helper()
+	here, _ := filepath.Abs(".")
+	report := filepath.Join(t.TempDir(), "deprecations")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(report); err == nil && len(b) > 0 {
+			t.Errorf("deprecated features used in Neovim (%s):\n%s", nvim, b)
+		}
+	})
+	hook := "lua dofile(" + strconv.Quote(filepath.Join(here, "test", "deprecations.lua")) + ")(" + strconv.Quote(report) + ")"
+	return append([]string{nvim, "--cmd", hook}, args...)
+}
+
+// headlessArgs is the command line of a headless Neovim running a test
+// script (test/NAME.lua) with the plugin on its runtimepath.
+func headlessArgs(t *testing.T, nvim, script string) []string {
+	t.Helper()
+	here, _ := filepath.Abs(".")
+	return nvimArgs(t, nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", script))
+}
 
 // runNvim runs a test script (test/NAME.lua) in a headless Neovim with the
 // plugin on its runtimepath, in dir ("" for this folder), with env, and
@@ -13,8 +58,8 @@ import (
 // longer than timeout. what names the run in the failure.
 func runNvim(t *testing.T, nvim, dir, script string, env []string, timeout time.Duration, what string) {
 	t.Helper()
-	here, _ := filepath.Abs(".")
-	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "set rtp+="+here, "-c", "luafile "+filepath.Join(here, "test", script))
+	argv := headlessArgs(t, nvim, script)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	done := make(chan struct{})
 	var out []byte
@@ -30,4 +75,41 @@ func runNvim(t *testing.T, nvim, dir, script string, env []string, timeout time.
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", what, err, out)
 	}
+}
+
+// tmuxName is a tmux session's name for a test: name, the process and
+// the test's Neovim told apart (the versions run at once).
+func tmuxName(t *testing.T, name string) string {
+	return name + "-" + strconv.Itoa(os.Getpid()) + "-" + strings.NewReplacer("/", "-", ".", "_", " ", "_").Replace(t.Name())
+}
+
+// quitTmux quits the Neovim in tmux session name (:qa!) and waits for it
+// to end, so that its deprecation check (at VimLeavePre) has run.
+func quitTmux(t *testing.T, keys func(...string), name string) {
+	t.Helper()
+	keys("Escape", ":qa!", "Enter")
+	deadline := time.Now().Add(15 * time.Second)
+	for exec.Command("tmux", "has-session", "-t", "="+name).Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Neovim did not quit")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startTmux starts Neovim, argv from nvimArgs, in a tmux session (see
+// screenshot.StartTmux) with env set for it. tmux starts a session's
+// program in the environment of its server, which is the environment of
+// whichever test started tmux first, not this test's (one test's Neovim
+// read another's HOME, long removed): env is set on the command line too.
+// TERM is left to tmux.
+func startTmux(t *testing.T, session string, cols, rows int, dir string, env []string, argv ...string) *screenshot.Tmux {
+	t.Helper()
+	cmd := []string{"env"}
+	for _, e := range env {
+		if !strings.HasPrefix(e, "TERM=") {
+			cmd = append(cmd, e)
+		}
+	}
+	return screenshot.StartTmux(t, session, cols, rows, dir, env, append(cmd, argv...)...)
 }

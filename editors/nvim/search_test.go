@@ -54,7 +54,10 @@ func searchReplies() []openaitest.Reply {
 // same lines in the resumed session, and gq works on them.
 func TestNeovimSearch(t *testing.T) {
 	t.Parallel()
-	nvim := nvimOrSkip(t)
+	eachNeovim(t, testNeovimSearch)
+}
+
+func testNeovimSearch(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	fake.Enqueue(searchReplies()...)

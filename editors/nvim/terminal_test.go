@@ -20,11 +20,11 @@ import (
 // user on "Press ENTER"; the chat holds the turn's error whole.
 func TestNeovimNoHitEnter(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"tmux", "nvim"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	needTmux(t)
+	eachNeovim(t, testNeovimNoHitEnter)
+}
+
+func testNeovimNoHitEnter(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	// A port nothing listens on.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -45,9 +45,10 @@ func TestNeovimNoHitEnter(t *testing.T) {
 })
 `, bin, t.TempDir(), down)), 0o644)
 	const cols = 90
-	term := screenshot.StartTmux(t, fmt.Sprintf("ctxls-nvim-hitenter-%d", os.Getpid()), cols, 24, work,
+	session := tmuxName(t, "ctxls-nvim-hitenter")
+	term := startTmux(t, session, cols, 24, work,
 		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-		"nvim", "--clean", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)
+		nvimArgs(t, nvim, "--clean", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)...)
 	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "main.go") })
 	quiet := func(what string) {
 		t.Helper()
@@ -80,6 +81,7 @@ func TestNeovimNoHitEnter(t *testing.T) {
 	}
 	term.Keys("other-model", "Enter")
 	term.WaitFor("the model typed", func(s string) bool { return strings.Contains(s, "model: other-model") })
+	quitTmux(t, term.Keys, session)
 }
 
 // TestNeovimNotInstalledTerminal: Neovim opened on a file in a real
@@ -87,19 +89,20 @@ func TestNeovimNoHitEnter(t *testing.T) {
 // detected while processing BufReadPost" and Press ENTER at start-up.
 func TestNeovimNotInstalledTerminal(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"tmux", "nvim"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	needTmux(t)
+	eachNeovim(t, testNeovimNotInstalledTerminal)
+}
+
+func testNeovimNotInstalledTerminal(t *testing.T, nvim string) {
 	work := t.TempDir()
 	file := filepath.Join(work, "main.go")
 	os.WriteFile(file, []byte("package main\n"), 0o644)
 	rtp, _ := filepath.Abs(".")
-	term := screenshot.StartTmux(t, fmt.Sprintf("ctxls-nvim-missing-%d", os.Getpid()), 130, 20, work,
+	session := tmuxName(t, "ctxls-nvim-missing")
+	term := startTmux(t, session, 130, 20, work,
 		[]string{"TERM=xterm-256color", "HOME=" + t.TempDir(), "GOBIN=", "GOPATH="},
-		"nvim", "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
-		"-c", `lua require("ctxls").setup({ cmd = { "ctxls-not-installed-here", "serve" }, log_file = false })`, file)
+		nvimArgs(t, nvim, "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+			"-c", `lua require("ctxls").setup({ cmd = { "ctxls-not-installed-here", "serve" }, log_file = false })`, file)...)
 	term.WaitFor("the notice", func(s string) bool {
 		return strings.Contains(s, "Press ENTER") || strings.HasPrefix(screenshot.LastLine(s), "ctxls: ctxls is not installed (:checkhealth ctxls)")
 	})
@@ -107,5 +110,13 @@ func TestNeovimNotInstalledTerminal(t *testing.T) {
 	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || strings.Contains(s, "Error detected") ||
 		!strings.HasPrefix(screenshot.LastLine(s), "ctxls: ctxls is not installed (:checkhealth ctxls): ctxls-not-installed-here is neither on $PATH nor in ~/go/bin") {
 		t.Fatalf("the screen:\n%s", s)
+	}
+	quitTmux(t, term.Keys, session)
+}
+
+// needTmux skips the test when tmux is not installed.
+func needTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
 	}
 }

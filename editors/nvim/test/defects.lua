@@ -215,7 +215,7 @@ local ok, err = pcall(function()
         fail("a doubled prefix: " .. m)
       end
     end
-    if vim.api.nvim_get_mode().blocking then
+    if h.prompting() then
       fail("Neovim waits at a prompt")
     end
   elseif phase == "sessions" then

@@ -31,7 +31,7 @@ local function answer_prompts(ctxls, keys)
   timer:start(20, 20, function()
     -- A luv callback: only fast API calls (nvim_get_mode, nvim_input).
     local q, n = ctxls.asking()
-    if not q or n == last or not vim.api.nvim_get_mode().blocking then
+    if not q or n == last or not h.prompting() then
       return
     end
     last = n
@@ -166,7 +166,7 @@ local ok, err = pcall(function()
     -- and the call is declined.
     local t0 = vim.loop.now()
     turn("echo late", "No answer came.")
-    if #asked ~= 4 or ctxls.asking() ~= nil or vim.api.nvim_get_mode().blocking then
+    if #asked ~= 4 or ctxls.asking() ~= nil or h.prompting() then
       fail("the unanswered prompt is still open: " .. vim.inspect(asked))
     end
     if vim.loop.now() - t0 < 1900 then

@@ -105,6 +105,28 @@ return function(label)
     return chat >= 0 and h.text(chat) or ""
   end
 
+  -- daemon_pid is the process id of the ctxls daemon this Neovim runs (its
+  -- child running CTXLS_BIN), or nil. (Neovim 0.7's LSP client keeps it
+  -- in client.rpc.pid; from 0.10 the client does not tell it.)
+  function h.daemon_pid()
+    local name = vim.fn.fnamemodify(os.getenv("CTXLS_BIN"), ":t"):sub(1, 15) -- (the kernel keeps 15)
+    for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+      local p = vim.api.nvim_get_proc(pid)
+      if p and p.name == name then
+        return pid
+      end
+    end
+  end
+
+  -- prompting reports whether Neovim waits at a prompt (inputlist, Press
+  -- ENTER, a confirm); luv callbacks may ask (fast API calls only). In
+  -- 0.7 and 0.10 such a prompt is a blocking mode ("rm", "r"); 0.12 reads
+  -- inputlist's answer on the command line: mode "c", not blocking.
+  function h.prompting()
+    local m = vim.api.nvim_get_mode()
+    return m.blocking or m.mode:find("^[cr]") ~= nil
+  end
+
   -- press types keys in the current window, mappings included.
   function h.press(keys)
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "mx", false)

@@ -70,10 +70,13 @@ local adopt, unborn, learn
 local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {}, images = {}, image_paths = {} }
 
 -- builtin_notify: vim.notify is Neovim's own, which echoes on the command
--- line (not a plugin's popup).
+-- line (not a plugin's popup). Neovim's own Lua is built into it: a
+-- function of it tells its source as "@vim/_editor.lua" (0.7, 0.10) or
+-- not at all, "?" (0.12 strips it); a plugin's tells the file's path.
 local function builtin_notify()
   local info = debug.getinfo(vim.notify, "S")
-  return info ~= nil and (info.source or ""):find("vim/_editor", 1, true) ~= nil
+  local source = info and info.source or ""
+  return source:find("^@vim/") ~= nil or source == "?" or source == "=?"
 end
 
 local function notify(msg, level)
@@ -1028,6 +1031,23 @@ function M.setup(opts)
     callback = function()
       if attachable(vim.api.nvim_get_current_buf()) then
         state.last_win = vim.api.nvim_get_current_win()
+      end
+    end,
+  })
+  -- On the way out Neovim's own exit handler asks the daemon to shut down;
+  -- from 0.10 Neovim then quits without waiting for it to end (0.7 waits
+  -- up to half a second): the daemon may still be writing its data folder,
+  -- and Neovim may die of SIGPIPE, writing to it once it has gone while
+  -- Neovim tears down. Wait for it here as 0.7 does. (vim.lsp is loaded
+  -- first, so its handler, which sends the shutdown, runs before this.)
+  local _ = vim.lsp
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      if M.client() then
+        vim.wait(500, function()
+          return M.client() == nil
+        end, 10)
       end
     end,
   })
