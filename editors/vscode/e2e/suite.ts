@@ -2,7 +2,7 @@
 // person drives it. One code-server start; the steps run in order on one
 // workspace and one ctxls data folder, and the first failure stops the run
 // (a screenshot of it lands in the artifacts folder).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Frame, Locator } from "playwright-core";
@@ -1561,15 +1561,26 @@ async function main(): Promise<void> {
     const ids = (JSON.parse(listed.stdout).sessions as { id: string; title: string }[]).filter((x) => x.title === firstTitle).map((x) => x.id);
     check(ids.length === 1, `sessions titled ${firstTitle}: ${ids.length}`);
     const before = await turns().count();
-    await enqueue([{ chunks: ["Answered ", "in the terminal."] }]);
-    const asked = spawnSync(bin, ["chat", "--session", ids[0], "--base-url", env("CTXLS_E2E_PROVIDER"), "Asked in a terminal"], {
+    // The answer is held before its first chunk: the view shows the stored
+    // question first, and must then show the answer stored after it (the
+    // turn looked the same to the extension with and without its answer).
+    await enqueue([{ chunks: ["Answered ", "in the terminal."], holdAt: [0] }]);
+    const cli = spawn(bin, ["chat", "--session", ids[0], "--base-url", env("CTXLS_E2E_PROVIDER"), "Asked in a terminal"], {
       env: cliEnv,
-      encoding: "utf8",
-      timeout: 30_000,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    check(asked.status === 0 && asked.stdout.includes("Answered in the terminal."), `ctxls chat: ${asked.status}\n${asked.stdout}\n${asked.stderr}`);
-    await until("the terminal's turn in the chat", async () => (await turns().count()) === before + 1 && (await lastTurn().innerText()).includes("Answered in the terminal."), 30_000);
+    let cliOut = "";
+    cli.stdout.on("data", (d) => (cliOut += d));
+    cli.stderr.on("data", (d) => (cliOut += d));
+    const cliDone = new Promise<number | null>((resolve) => cli.on("close", resolve));
+    try {
+      await until("the terminal's question in the chat", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".q").innerText()).includes("Asked in a terminal"), 30_000);
+    } finally {
+      await release();
+    }
+    const code = await Promise.race([cliDone, sleep(30_000).then(() => "timeout")]);
+    check(code === 0 && cliOut.includes("Answered in the terminal."), `ctxls chat: ${code}\n${cliOut}`);
+    await until("the terminal's answer in the chat", async () => (await turns().count()) === before + 1 && (await lastTurn().innerText()).includes("Answered in the terminal."), 30_000);
     check((await lastTurn().locator(".q").innerText()).includes("Asked in a terminal"), `the question: ${await lastTurn().locator(".q").innerText()}`);
     check((await title()) === firstTitle, `the title: ${await title()}`);
   });

@@ -180,6 +180,8 @@ class Controller {
   private session?: Session;
   /** A turn compacted the session: reload it when the turn ends. */
   private compactedDuringTurn = false;
+  /** Counts followElsewhere's looks: only the latest one's result is shown. */
+  private followSeq = 0;
   /** The running turn's answer (its text and tool calls) and how to redraw it. */
   private running?: { answer: StreamingAnswer; redraw(): void };
   /** The daemon's error messages during the running turn, shown when it ends (see doStart). */
@@ -565,11 +567,18 @@ class Controller {
   private async followElsewhere(id: string): Promise<void> {
     const c = this.ctxls;
     if (!c) return;
+    // Changes come close together (a question stored, then its answer):
+    // only the latest look's messages are shown, or an earlier look that
+    // answered last would put back the turn without its answer.
+    const seq = ++this.followSeq;
     try {
       const shown = await c.show(id);
-      if (this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
+      if (seq !== this.followSeq || this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
       const stored = turnsFromMessages(shown.messages ?? []).map(viewTurn);
-      const sig = (ts: { question: string; status: string }[]) => `${ts.length}\u0000${ts.at(-1)?.question ?? ""}\u0000${ts.at(-1)?.status ?? ""}`;
+      // The last turn's message ids change when its answer is stored (its
+      // question and status do not).
+      const sig = (ts: { question: string; status: string; ids?: number[] }[]) =>
+        `${ts.length}\u0000${ts.at(-1)?.question ?? ""}\u0000${ts.at(-1)?.status ?? ""}\u0000${ts.at(-1)?.ids?.join(",") ?? ""}`;
       if (sig(stored) === sig(this.state.turns)) return;
       this.setSession(shown.session);
       this.state.turns = stored;
