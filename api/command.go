@@ -47,6 +47,7 @@ const (
 	FilesRead       = "ctxls.files.read"
 	MCPList         = "ctxls.mcp.list"
 	MCPTrust        = "ctxls.mcp.trust"
+	QuestionAnswer  = "ctxls.question.answer"
 )
 
 // Requests other than workspace/executeCommand.
@@ -62,6 +63,11 @@ const (
 	SessionFilesChanged = "ctxls/sessionFilesChanged"
 	// ToolCall: a tool call of the model's began, changed or ended.
 	ToolCall = "ctxls/toolCall"
+	// Question: the daemon asks the user something (clients that set
+	// initializationOptions.questions).
+	Question = "ctxls/question"
+	// QuestionClosed: a question ended (answered, timed out or cancelled).
+	QuestionClosed = "ctxls/questionClosed"
 )
 
 // Request methods the server sends (answered by clients that declare them).
@@ -208,6 +214,10 @@ var Commands = []Info{
 		Args: MCPListArgs{}, Result: MCPListResult{},
 		ExampleArgs:   `{"tools": true}`,
 		ExampleResult: `{"v": 1, "servers": [{"name": "fs", "source": "/home/ann/.config/ctxls/mcp.json", "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ann/app"], "envKeys": [], "headerKeys": [], "timeoutSeconds": 60, "tools": [{"name": "read_text_file", "description": "Read a file", "readOnly": true}]}], "errors": ["settings: server \"docs\", field url: must be an http:// or https:// URL, got \"ftp://docs\""], "notes": []}`},
+	{ID: QuestionAnswer, Doc: "Answers a `ctxls/question` with one of its actions' `id`. The daemon then sends `ctxls/questionClosed` with that action as the outcome. A question that is no longer open (answered already, timed out, its turn cancelled) or was never asked is refused (-32602, kind notFound); an action the question does not offer, too (kind invalidArgument), and the question stays open.",
+		Args: QuestionAnswerArgs{}, Result: QuestionAnswerResult{},
+		ExampleArgs:   `{"id": "q3", "action": "allow"}`,
+		ExampleResult: `{"v": 1, "id": "q3", "action": "allow"}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -232,6 +242,12 @@ var Notifications = []Info{
 	{ID: ToolCall, Doc: "A tool call of the model's during a turn began, changed or ended, for the chat to show it as a card: ctxls's own tools (`server` empty) and the user's MCP servers' (`server` the server's name, `tool` its tool's name, `name` what the model called: `mcp__SERVER__TOOL`). `status` goes `pending` (waiting for the user's permission: the daemon asks with `window/showMessageRequest`) → `running` → `done`, `failed` or `declined` (the user said no); ctxls's own tools start `running`. `arguments` is the call's JSON, at most 2,000 characters; `progress` is the server's latest progress message while it runs; `output`, on the end, is what the model got back, at most 8,000 characters; `summary`, on the end of some of ctxls's own tools, says the outcome in a few words for the card (grep: \"12 matches in 4 files\"; an edit: \"+3 −1 lines\"). Sent for every call, with the same `id` each time; `$/progress` reports carry a one-line `message` for clients that show only those.",
 		Result:        ToolCallParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_1", "name": "mcp__github__list_issues", "server": "github", "tool": "list_issues", "arguments": "{\"repo\": \"ann/app\"}", "status": "done", "output": "[{\"number\": 12, \"title\": \"Login loops\"}]"}`},
+	{ID: Question, Doc: "Asks the user something, sent instead of `window/showMessageRequest` to a client that set `initializationOptions.questions`: whether the model may call a tool (`kind` \"permission\", `toolCallId` the call's `ctxls/toolCall` id; actions `allow`, `deny`, `always` — this tool in this session from now on) or whether to trust a workspace's `.mcp.json` (`kind` \"trust\"; actions `trust`, `distrust`). Show it in the chat without taking focus and keep it until `ctxls/questionClosed` comes; answer with `ctxls.question.answer`. An action marked `deliberate` must take a deliberate act (a confirmation, a command of its own), never one keystroke that may have been meant for something else. `id` is unique for the daemon's life. The turn waits for the answer up to `toolPermissionTimeoutSeconds`.",
+		Result:        QuestionParams{},
+		ExampleResult: `{"id": "q3", "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "kind": "permission", "message": "ctxls: the model wants to call github · list_issues (read-only) with {\"repo\":\"ann/app\"}. Allow it?", "toolCallId": "call_1", "actions": [{"id": "allow", "title": "Allow once", "deliberate": false}, {"id": "deny", "title": "Deny", "deliberate": false}, {"id": "always", "title": "Always in this session", "deliberate": true}]}`},
+	{ID: QuestionClosed, Doc: "A `ctxls/question` ended: `outcome` is the action chosen (by this client or another), \"timeout\" (no answer within `toolPermissionTimeoutSeconds`: a permission is declined, a trust question asked again next time) or \"cancelled\" (its turn ended first). Remove the question's keys or buttons and show the outcome. Sent exactly once per question.",
+		Result:        QuestionClosedParams{},
+		ExampleResult: `{"id": "q3", "outcome": "allow"}`},
 }
 
 // ServerRequests lists the requests the server makes of a client that
