@@ -118,7 +118,7 @@ end))
 	time.Sleep(1500 * time.Millisecond) // the tool would have run by now
 	st := read()
 	if n := len(fake.Requests()); n != 1 {
-		t.Errorf("the model was asked %d times: the tool ran on the typed keys (results %q)", n, fake.LastStreamed().ToolResults())
+		t.Errorf("the typed keys answered the question: the model was asked %d times (tool results %q)", n, fake.LastStreamed().ToolResults())
 	}
 	if strings.Join(st.Source, "\n") != "total = x2\n" {
 		t.Errorf("the file holds %q, want exactly what was typed: %q", st.Source, []string{"total = x2", ""})
