@@ -834,6 +834,9 @@ questions_ui.setup({
   notify = function(msg, level)
     notify(msg, level)
   end,
+  timeout = function()
+    return permission_timeout()
+  end,
   answer = function(id, action, on_err)
     M.command(P.commands.question_answer, { id = id, action = action }, nil, on_err)
   end,

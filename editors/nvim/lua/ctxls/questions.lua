@@ -41,7 +41,7 @@ local mapped = {}
 
 -- env is what init.lua gives: buf_for(params) → the chat buffer or nil,
 -- follow(buf), notify(msg, level) (it adds "ctxls: "), answer(id, action,
--- on_err).
+-- on_err), timeout() → the daemon's wait in seconds.
 local env
 
 function Q.setup(e)
@@ -209,6 +209,10 @@ function Q.close(p)
   end
   if q.buf then
     remap(q.buf)
+  end
+  if p.outcome == "timeout" then
+    local what = q.p.kind == "trust" and "it is asked again next time" or "the call is declined"
+    env.notify(string.format("no answer within %d s: %s", env.timeout(), what), vim.log.levels.WARN)
   end
 end
 
