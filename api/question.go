@@ -9,15 +9,21 @@ const (
 	QuestionPermission QuestionKind = "permission"
 	// QuestionTrust: may a workspace's .mcp.json start its servers?
 	QuestionTrust QuestionKind = "trust"
+	// QuestionReview: may the model's edit be applied (toolCallId names
+	// the call)? Asked of a client that set questions but not reviewEdits.
+	QuestionReview QuestionKind = "review"
 )
 
 // The actions of the questions (QuestionAction.ID).
 const (
-	ActionAllow    = "allow"    // permission: this call only
-	ActionDeny     = "deny"     // permission: not this call
-	ActionAlways   = "always"   // permission: this tool in this session, from now on (deliberate)
-	ActionTrust    = "trust"    // trust: use the file's servers (deliberate)
-	ActionDistrust = "distrust" // trust: do not
+	ActionAllow     = "allow"     // permission: this call only
+	ActionDeny      = "deny"      // permission: not this call
+	ActionAlways    = "always"    // permission: this tool in this session, from now on (deliberate)
+	ActionTrust     = "trust"     // trust: use the file's servers (deliberate)
+	ActionDistrust  = "distrust"  // trust: do not
+	ActionAccept    = "accept"    // review: apply this edit
+	ActionAcceptAll = "acceptAll" // review: this and the rest of the turn's edits (deliberate)
+	ActionReject    = "reject"    // review: do not apply it
 )
 
 // The outcomes of a question closed unanswered (QuestionClosedParams).

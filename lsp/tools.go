@@ -82,6 +82,7 @@ func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.Pe
 var actionDecisions = map[string]tool.Decision{
 	api.ActionAllow: tool.AllowOnce, api.ActionAlways: tool.AllowAlways,
 	api.ActionTrust: tool.AllowAlways, api.ActionDistrust: tool.RejectAlways,
+	api.ActionAccept: tool.AllowOnce, api.ActionAcceptAll: tool.AllowAlways,
 }
 
 // decisions are what the questions' answers decide (any other: RejectOnce).

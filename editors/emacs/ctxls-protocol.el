@@ -183,7 +183,10 @@ a client that set initializationOptions.questions: whether the model
 may call a tool (kind \"permission\", toolCallId the call's
 ctxls/toolCall id; actions allow, deny, always — this tool in this
 session from now on) or whether to trust a workspace's .mcp.json (kind
-\"trust\"; actions trust, distrust).")
+\"trust\"; actions trust, distrust), or, to a client that did not set
+reviewEdits, whether to apply one of the model's edits (kind \"review\",
+toolCallId the call; actions accept, acceptAll — the rest of the
+turn's edits too —, reject).")
 
 (defconst ctxls-protocol-notification-question-closed "ctxls/questionClosed"
   "A ctxls/question ended: outcome is the action chosen (by this client
@@ -211,6 +214,9 @@ visible lines.")
   "A value of questionKind.")
 
 (defconst ctxls-protocol-question-kind-trust "trust"
+  "A value of questionKind.")
+
+(defconst ctxls-protocol-question-kind-review "review"
   "A value of questionKind.")
 
 (defconst ctxls-protocol-review-decision-accept "accept"

@@ -137,6 +137,11 @@ func TestQuestionsInTheChat(t *testing.T) {
 	}
 
 	// 3. The turn cancelled while its question waits: closed "cancelled".
+	// (Once the model titled the session: the title's request would take
+	// the next reply.)
+	s.WaitFor("the model's title", func(m *lsptest.Message) bool {
+		return m.Method == api.SessionUpdated && strings.Contains(string(m.Params), `"titleSource":"model"`)
+	})
 	fake.Enqueue(
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c3", Name: "mcp__t__add", Arguments: `{"a":3,"b":4}`}}},
 		openaitest.Reply{Chunks: []string{"Never."}},
@@ -185,5 +190,50 @@ func TestQuestionsWithoutTheOption(t *testing.T) {
 	}
 	if n := len(s.Notifications(api.Question)) + len(s.Notifications(api.QuestionClosed)); n != 0 {
 		t.Errorf("%d question notifications to a client that did not ask for them", n)
+	}
+}
+
+// TestReviewQuestionInTheChat: a client that set questions but not
+// reviewEdits is asked about an edit with ctxls/question kind "review"
+// (accept, reject, acceptAll deliberate) instead of
+// window/showMessageRequest; the edit is applied once accepted.
+func TestReviewQuestionInTheChat(t *testing.T) {
+	parallel(t, waitTests)
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	_, rootURI := workspace(t)
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
+	ed := &bufferEditor{t: t, s: s, doc: map[string]*fakeDoc{}}
+	s.OnServerRequest(ed.handle)
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
+		"provider":  map[string]any{"baseURL": fake.URL, "model": "test-model"},
+		"questions": true,
+	}, Workspace: map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true, "resourceOperations": []string{"create"}}}})
+	uri := rootURI + "/main.go"
+	ed.open(uri, "package main\n\nvar x = 1\n")
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file", Arguments: `{"path":"main.go","old_string":"var x = 1","new_string":"var x = 2"}`}}},
+		openaitest.Reply{Chunks: []string{"Done."}},
+	)
+	done := s.Async("workspace/executeCommand", map[string]any{"command": api.Chat, "arguments": []any{map[string]any{"message": "edit"}}})
+	q := question(t, s, 1)
+	var ids []string
+	for _, a := range q.Actions {
+		ids = append(ids, a.ID+map[bool]string{true: "!", false: ""}[a.Deliberate])
+	}
+	if q.Kind != api.QuestionReview || q.ToolCallID != "e1" || !strings.Contains(q.Message, "edit ") || strings.Join(ids, " ") != "accept reject acceptAll!" {
+		t.Errorf("the review question: %+v (actions %q)", q, ids)
+	}
+	s.MustCommand(api.QuestionAnswer, map[string]any{"id": q.ID, "action": "accept"}, nil)
+	if c := closed(t, s, 1); c.ID != q.ID || c.Outcome != "accept" {
+		t.Errorf("closed: %+v", c)
+	}
+	if m := <-done; m == nil || m.Error != nil {
+		t.Fatalf("the turn: %+v", m)
+	}
+	if text, _ := ed.text(uri); text != "package main\n\nvar x = 2\n" {
+		t.Errorf("the buffer after the accepted edit: %q", text)
+	}
+	if len(ed.asked) != 0 {
+		t.Errorf("asked with window/showMessageRequest too: %q", ed.asked)
 	}
 }

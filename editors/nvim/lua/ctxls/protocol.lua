@@ -82,6 +82,7 @@ return {
   question_kind = {
     permission = "permission",
     trust = "trust",
+    review = "review",
   },
   review_decision = {
     accept = "accept",

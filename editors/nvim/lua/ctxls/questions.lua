@@ -17,7 +17,7 @@ vim.cmd([[
 
 -- The key of each action in the chat buffer. A deliberate action's key is
 -- upper case and must be pressed twice (the first asks to confirm).
-local keys = { allow = "a", deny = "d", always = "A", trust = "T", distrust = "n" }
+local keys = { allow = "a", deny = "d", always = "A", trust = "T", distrust = "n", accept = "a", reject = "r", acceptAll = "A" }
 
 -- What a closed question's line says of its outcome.
 local outcomes = {
@@ -26,6 +26,9 @@ local outcomes = {
   always = "always allowed in this session",
   trust = "trusted",
   distrust = "not trusted",
+  accept = "accepted",
+  reject = "rejected",
+  acceptAll = "accepted with the rest of the turn's edits",
   timeout = "no answer in time",
   cancelled = "cancelled with its turn",
 }
@@ -64,7 +67,7 @@ local function key_line(q)
   if q.confirm then
     for _, a in ipairs(q.p.actions or {}) do
       if a.id == q.confirm then
-        return string.format("> press %s again to confirm: %s (another key cancels; or :CtxlsAnswer %s)", keys[a.id], a.title:lower(), a.id)
+        return string.format("> press %s again to confirm: %s (another answer key cancels; or :CtxlsAnswer %s)", keys[a.id], a.title:lower(), a.id)
       end
     end
   end
@@ -225,13 +228,14 @@ local function answer(q, action)
 end
 
 -- the question key k of buf answers: the one whose lines the cursor is on
--- in the current window, else the newest that offers it.
-local function target(buf, action)
+-- in the current window, else the newest with an action of that key; and
+-- that action.
+local function target(buf, k)
   local cursor = vim.api.nvim_get_current_buf() == buf and vim.api.nvim_win_get_cursor(0)[1] - 1 or -1
   local offering = {}
   for _, q in ipairs(open_in(buf)) do
     for _, a in ipairs(q.p.actions or {}) do
-      if a.id == action then
+      if keys[a.id] == k then
         table.insert(offering, { q = q, a = a })
         local r = row(q)
         if r and (cursor == r or cursor == r + 1) then
@@ -248,16 +252,11 @@ end
 -- key is key k pressed in chat buffer buf (mapped there only while a
 -- question offers it). A deliberate action asks for the key again.
 function Q.key(buf, k)
-  local action
-  for id, key in pairs(keys) do
-    if key == k then
-      action = id
-    end
-  end
-  local q, a = target(buf, action)
+  local q, a = target(buf, k)
   if not q then
     return
   end
+  local action = a.id
   for _, other in ipairs(open_in(buf)) do
     if other ~= q and other.confirm then
       other.confirm = nil
@@ -272,10 +271,22 @@ function Q.key(buf, k)
   if a.deliberate and q.confirm ~= action then
     q.confirm = action
     redraw_keys(q)
+    -- Not confirmed within CONFIRM_MS: asked for again.
+    local seq = (q.confirm_seq or 0) + 1
+    q.confirm_seq = seq
+    vim.defer_fn(function()
+      if q.confirm == action and q.confirm_seq == seq and open[q.p.id] then
+        q.confirm = nil
+        redraw_keys(q)
+      end
+    end, Q.CONFIRM_MS)
     return
   end
   answer(q, action)
 end
+
+-- CONFIRM_MS is how long a deliberate action waits for its second key.
+Q.CONFIRM_MS = 10000
 
 -- command is :CtxlsAnswer ACTION: it answers the newest open question
 -- that offers ACTION (a command is deliberate enough for any).

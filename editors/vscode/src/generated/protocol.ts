@@ -494,7 +494,7 @@ export interface ToolCallParams {
   summary?: string;
 }
 
-export type QuestionKind = "permission" | "trust";
+export type QuestionKind = "permission" | "trust" | "review";
 
 export interface QuestionAction {
   id: string;
