@@ -29,7 +29,8 @@ const (
 
 // lspEdits is the LSP door's way with the model's edits: the text of an
 // open document is the editor's; the user reviews with ctxls/reviewEdit
-// (clients that show a diff) or window/showMessageRequest (every client);
+// (clients that show a diff), ctxls/question (clients that set questions)
+// or window/showMessageRequest (every client);
 // workspace/applyEdit applies the edit to the editor's buffer, with the
 // version it was computed against, so an edit made meanwhile makes the
 // editor refuse it rather than misapply it.

@@ -20,8 +20,10 @@ const (
 )
 
 // askPermission asks the editor whether the model may call a tool (or
-// trust a workspace's .mcp.json), with window/showMessageRequest: every LSP
-// client shows it as it is. No answer within the timeout
+// trust a workspace's .mcp.json): in the chat with ctxls/question when the
+// client set initializationOptions.questions (askInChat), else with
+// window/showMessageRequest, which every LSP client shows as it is. No
+// answer within the timeout
 // (toolPermissionTimeoutSeconds), no action chosen or a failed request
 // counts as denied (a trust question unanswered is asked again next time).
 func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
