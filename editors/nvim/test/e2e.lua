@@ -25,7 +25,8 @@ end
 -- chat, as a person does: each entry of keys is pressed in the chat
 -- window once its question is shown (a list: pressed one after another,
 -- with the chat's key line after each but the last kept in confirming;
--- false: none, the question is left to time out). It returns the
+-- {cmd = …}: that command run in the window the user is in; false: none,
+-- the question is left to time out). It returns the
 -- questions asked (their messages), in order.
 local function answer_questions(ctxls, keys)
   local asked, last, confirming = {}, 0, {}
@@ -39,6 +40,10 @@ local function answer_questions(ctxls, keys)
     table.insert(asked, open[#open].message)
     local k = table.remove(keys, 1)
     if not k then
+      return
+    end
+    if type(k) == "table" and k.cmd then
+      vim.cmd(k.cmd) -- from where the user is, not the chat
       return
     end
     local chat = vim.fn.bufnr("ctxls://chat/")
@@ -80,8 +85,8 @@ local ok, err = pcall(function()
   if phase == "tools" then
     -- The model calls tools: each call is a line in the chat, updated in
     -- place; the user answers the permission question in the chat, with
-    -- its keys (always: A twice).
-    local asked, confirming = answer_questions(ctxls, { "a", "d", "a", false, { "A", "A" }, "a" })
+    -- its keys (always: A twice), or with :CtxlsAnswer from the file.
+    local asked, confirming = answer_questions(ctxls, { "a", "d", { cmd = "CtxlsAnswer allow" }, false, { "A", "A" }, "a" })
     vim.cmd("CtxlsNew")
     local chat
     wait("the chat buffer", function()
@@ -168,6 +173,10 @@ local ok, err = pcall(function()
       fail("the second question: " .. vim.inspect(asked))
     end
     lnum = row_of(chat, '▾ t · add `{"a":1,"b":2}` — declined')
+    -- (fail was allowed with :CtxlsAnswer allow, typed in the file's window.)
+    if not chat_text():find("t · fail[^\n]*Allow it%? → allowed once_") then
+      fail("the question answered with :CtxlsAnswer:\n" .. chat_text())
+    end
     if not lnum or not row_of(chat, "▾ t · fail — failed") then
       fail("the declined and failed calls' lines:\n" .. chat_text())
     end
