@@ -47,6 +47,7 @@ const (
 	FilesRead       = "ctxls.files.read"
 	MCPList         = "ctxls.mcp.list"
 	MCPTrust        = "ctxls.mcp.trust"
+	QuestionAnswer  = "ctxls.question.answer"
 )
 
 // Requests other than workspace/executeCommand.
@@ -62,6 +63,11 @@ const (
 	SessionFilesChanged = "ctxls/sessionFilesChanged"
 	// ToolCall: a tool call of the model's began, changed or ended.
 	ToolCall = "ctxls/toolCall"
+	// Question: the daemon asks the user something (clients that set
+	// initializationOptions.questions).
+	Question = "ctxls/question"
+	// QuestionClosed: a question ended (answered, timed out or cancelled).
+	QuestionClosed = "ctxls/questionClosed"
 )
 
 // Request methods the server sends (answered by clients that declare them).
@@ -200,7 +206,7 @@ var Commands = []Info{
 		Args: FilesReadArgs{}, Result: FilesReadResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv"}`,
 		ExampleResult: `{"v": 1, "subdir": "results", "name": "charts/q1.csv", "size": 2048, "content": "quarter,revenue\n..."}`},
-	{ID: MCPTrust, Doc: "Trusts (or distrusts, with `trust` false) a workspace's `.mcp.json` as it is now: its servers run commands, so ctxls uses them only once the user trusted the file, and asks again when its content changes. The daemon asks itself when a turn first meets an undecided file (`window/showMessageRequest` \"Trust\" / \"Don't trust\", a terminal prompt in the CLI); this records the decision without a turn. `path` is the file (or its folder); the decision is kept for this machine in the data directory (`mcp-trust.json`) with the file's SHA-256.",
+	{ID: MCPTrust, Doc: "Trusts (or distrusts, with `trust` false) a workspace's `.mcp.json` as it is now: its servers run commands, so ctxls uses them only once the user trusted the file, and asks again when its content changes. The daemon asks itself when a turn first meets an undecided file (`ctxls/question` kind \"trust\", or `window/showMessageRequest` \"Trust\" / \"Don't trust\", a terminal prompt in the CLI); this records the decision without a turn. `path` is the file (or its folder); the decision is kept for this machine in the data directory (`mcp-trust.json`) with the file's SHA-256.",
 		Args: MCPTrustArgs{}, Result: MCPTrustResult{},
 		ExampleArgs:   `{"path": "/home/ann/app/.mcp.json", "trust": true}`,
 		ExampleResult: `{"v": 1, "path": "/home/ann/app/.mcp.json", "state": "trusted", "servers": ["github", "postgres"]}`},
@@ -208,6 +214,10 @@ var Commands = []Info{
 		Args: MCPListArgs{}, Result: MCPListResult{},
 		ExampleArgs:   `{"tools": true}`,
 		ExampleResult: `{"v": 1, "servers": [{"name": "fs", "source": "/home/ann/.config/ctxls/mcp.json", "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/ann/app"], "envKeys": [], "headerKeys": [], "timeoutSeconds": 60, "tools": [{"name": "read_text_file", "description": "Read a file", "readOnly": true}]}], "errors": ["settings: server \"docs\", field url: must be an http:// or https:// URL, got \"ftp://docs\""], "notes": []}`},
+	{ID: QuestionAnswer, Doc: "Answers a `ctxls/question` with one of its actions' `id`. The daemon then sends `ctxls/questionClosed` with that action as the outcome. A question that is no longer open (answered already, timed out, its turn cancelled) or was never asked is refused (-32602, kind notFound); an action the question does not offer, too (kind invalidArgument), and the question stays open.",
+		Args: QuestionAnswerArgs{}, Result: QuestionAnswerResult{},
+		ExampleArgs:   `{"id": "q3", "action": "allow"}`,
+		ExampleResult: `{"v": 1, "id": "q3", "action": "allow"}`},
 }
 
 // Requests lists the requests other than workspace/executeCommand.
@@ -229,9 +239,15 @@ var Notifications = []Info{
 	{ID: SessionFilesChanged, Doc: "A file in a session folder was written or removed: by the model's `write_file` (`by` \"model\"; `subdir` results, scripts or data, `name` the path below it such as \"charts/q1.csv\") or by `ctxls.files.add` / `ctxls.files.remove` (`by` \"user\", `subdir` sources). `size` is the file's size in bytes; for a removal it is 0 and `removed` is true. A file another daemon wrote or removed (PostgreSQL store, see Live updates) has `by` \"remote\", once this machine's mirror of the session folder has followed it. Files the storage clean-up removes are reported with `window/showMessage` instead.",
 		Result:        SessionFilesChangedParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv", "size": 2048, "by": "model"}`},
-	{ID: ToolCall, Doc: "A tool call of the model's during a turn began, changed or ended, for the chat to show it as a card: ctxls's own tools (`server` empty) and the user's MCP servers' (`server` the server's name, `tool` its tool's name, `name` what the model called: `mcp__SERVER__TOOL`). `status` goes `pending` (waiting for the user's permission: the daemon asks with `window/showMessageRequest`) → `running` → `done`, `failed` or `declined` (the user said no); ctxls's own tools start `running`. `arguments` is the call's JSON, at most 2,000 characters; `progress` is the server's latest progress message while it runs; `output`, on the end, is what the model got back, at most 8,000 characters; `summary`, on the end of some of ctxls's own tools, says the outcome in a few words for the card (grep: \"12 matches in 4 files\"; an edit: \"+3 −1 lines\"). Sent for every call, with the same `id` each time; `$/progress` reports carry a one-line `message` for clients that show only those.",
+	{ID: ToolCall, Doc: "A tool call of the model's during a turn began, changed or ended, for the chat to show it as a card: ctxls's own tools (`server` empty) and the user's MCP servers' (`server` the server's name, `tool` its tool's name, `name` what the model called: `mcp__SERVER__TOOL`). `status` goes `pending` (waiting for the user's permission: the daemon asks with `ctxls/question`, or `window/showMessageRequest` a client that did not set `initializationOptions.questions`) → `running` → `done`, `failed` or `declined` (the user said no); ctxls's own tools start `running`. `arguments` is the call's JSON, at most 2,000 characters; `progress` is the server's latest progress message while it runs; `output`, on the end, is what the model got back, at most 8,000 characters; `summary`, on the end of some of ctxls's own tools, says the outcome in a few words for the card (grep: \"12 matches in 4 files\"; an edit: \"+3 −1 lines\"). Sent for every call, with the same `id` each time; `$/progress` reports carry a one-line `message` for clients that show only those.",
 		Result:        ToolCallParams{},
 		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_1", "name": "mcp__github__list_issues", "server": "github", "tool": "list_issues", "arguments": "{\"repo\": \"ann/app\"}", "status": "done", "output": "[{\"number\": 12, \"title\": \"Login loops\"}]"}`},
+	{ID: Question, Doc: "Asks the user something, sent instead of `window/showMessageRequest` to a client that set `initializationOptions.questions`: whether the model may call a tool (`kind` \"permission\", `toolCallId` the call's `ctxls/toolCall` id; actions `allow`, `deny`, `always` — this tool in this session from now on) or whether to trust a workspace's `.mcp.json` (`kind` \"trust\"; actions `trust`, `distrust`), or, to a client that did not set `reviewEdits`, whether to apply one of the model's edits (`kind` \"review\", `toolCallId` the call; actions `accept`, `acceptAll` — the rest of the turn's edits too —, `reject`). Show it in the chat without taking focus and keep it until `ctxls/questionClosed` comes; answer with `ctxls.question.answer`. An action marked `deliberate` must take a deliberate act (a confirmation, a command of its own), never one keystroke that may have been meant for something else. `id` is unique for the daemon's life. The turn waits for the answer up to `toolPermissionTimeoutSeconds`.",
+		Result:        QuestionParams{},
+		ExampleResult: `{"id": "q3", "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "kind": "permission", "message": "ctxls: the model wants to call github · list_issues (read-only) with {\"repo\":\"ann/app\"}. Allow it?", "toolCallId": "call_1", "actions": [{"id": "allow", "title": "Allow once", "deliberate": false}, {"id": "deny", "title": "Deny", "deliberate": false}, {"id": "always", "title": "Always in this session", "deliberate": true}]}`},
+	{ID: QuestionClosed, Doc: "A `ctxls/question` ended: `outcome` is the action chosen (by this client or another), \"timeout\" (no answer within `toolPermissionTimeoutSeconds`: a permission is declined, a trust question asked again next time) or \"cancelled\" (its turn ended first). Remove the question's keys or buttons and show the outcome. Sent exactly once per question.",
+		Result:        QuestionClosedParams{},
+		ExampleResult: `{"id": "q3", "outcome": "allow"}`},
 }
 
 // ServerRequests lists the requests the server makes of a client that

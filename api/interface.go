@@ -66,6 +66,8 @@ type Interface interface {
 	McpTrust(ctx context.Context, a *MCPTrustArgs) (*MCPTrustResult, error)
 	// McpList is ctxls.mcp.list: Lists the MCP servers configured for this connection: the user's file ($XDG_CONFIG_HOME/ctxls/mcp.json, else ~/.config/ctxls/mcp.json), then each workspace folder's `.mcp.json` once the user trusted it (see `ctxls.mcp.trust`; `workspaceFiles` says where each stands), then `mcpServers` of initializationOptions and settings (a server named again replaces the earlier one; `notes` says so).
 	McpList(ctx context.Context, a *MCPListArgs) (*MCPListResult, error)
+	// QuestionAnswer is ctxls.question.answer: Answers a `ctxls/question` with one of its actions' `id`.
+	QuestionAnswer(ctx context.Context, a *QuestionAnswerArgs) (*QuestionAnswerResult, error)
 }
 
 // Dispatch decodes raw with decode into command id's argument and calls
@@ -348,6 +350,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.McpList(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.question.answer":
+		var a QuestionAnswerArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.QuestionAnswer(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

@@ -51,6 +51,11 @@ type InitializationOptions struct {
 	// Diagnostics: the client answers ctxls/diagnostics with the editor's
 	// diagnostics, and the model is offered the diagnostics tool.
 	Diagnostics bool `json:"diagnostics,omitempty"`
+	// Questions: the client shows the daemon's questions (tool permission,
+	// workspace trust) as ctxls/question notifications in its chat and
+	// answers with ctxls.question.answer (else the daemon asks with
+	// window/showMessageRequest).
+	Questions bool `json:"questions,omitempty"`
 }
 
 // Settings are workspace/didChangeConfiguration's settings.ctxls: what an

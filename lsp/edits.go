@@ -29,7 +29,8 @@ const (
 
 // lspEdits is the LSP door's way with the model's edits: the text of an
 // open document is the editor's; the user reviews with ctxls/reviewEdit
-// (clients that show a diff) or window/showMessageRequest (every client);
+// (clients that show a diff), ctxls/question (clients that set questions)
+// or window/showMessageRequest (every client);
 // workspace/applyEdit applies the edit to the editor's buffer, with the
 // version it was computed against, so an edit made meanwhile makes the
 // editor refuse it rather than misapply it.
@@ -69,6 +70,23 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 		return tool.RejectOnce, nil
 	}
 	msg := fmt.Sprintf("ctxls: the model wants to %s %s (%s). Apply it?", map[bool]string{true: "create", false: "edit"}[r.Create], r.Path, r.Summary)
+	s.mu.Lock()
+	inChat := s.asksInChat
+	s.mu.Unlock()
+	if inChat {
+		action, err := s.ask(ctx, api.QuestionParams{
+			SessionID: r.SessionID, Kind: api.QuestionReview, Message: msg, ToolCallID: r.Call.ID,
+			Actions: []api.QuestionAction{
+				{ID: api.ActionAccept, Title: accept},
+				{ID: api.ActionReject, Title: reject},
+				{ID: api.ActionAcceptAll, Title: acceptAll, Deliberate: true},
+			},
+		})
+		if err == context.DeadlineExceeded {
+			err = fmt.Errorf("no answer within %s", timeout)
+		}
+		return actionDecisions[action], err
+	}
 	title, err := s.showMessageRequest(ctx, timeout, 3, msg, accept, acceptAll, reject)
 	return decisions[title], err
 }

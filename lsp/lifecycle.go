@@ -92,6 +92,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		review:   o.ReviewEdits,
 	}
 	s.diagnostics = o.Diagnostics
+	s.asksInChat = o.Questions
 	s.mu.Unlock()
 	if p.Capabilities.Workspace.ApplyEdit {
 		// Edits are offered only to an editor that can apply them.

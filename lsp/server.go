@@ -91,8 +91,13 @@ type Server struct {
 	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
 	edits             editCaps         // what the client can do with the model's edits
 	diagnostics       bool             // the client answers ctxls/diagnostics (initializationOptions.diagnostics)
+	asksInChat        bool             // the client shows ctxls/question (initializationOptions.questions)
 	shownCalls        tool.ShownCalls  // a tool call's question waits until the turn's loop showed the call
 	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
+
+	// questions are the ctxls/question questions waiting for an answer;
+	// they have their own mutex (see questions.go).
+	questions questionBox
 
 	// view is the editor's view waiting to be captured; it has its own
 	// mutex (see view.go).

@@ -20,13 +20,21 @@ const (
 )
 
 // askPermission asks the editor whether the model may call a tool (or
-// trust a workspace's .mcp.json), with window/showMessageRequest: every LSP
-// client shows it as it is. No answer within the timeout
+// trust a workspace's .mcp.json): in the chat with ctxls/question when the
+// client set initializationOptions.questions (askInChat), else with
+// window/showMessageRequest, which every LSP client shows as it is. No
+// answer within the timeout
 // (toolPermissionTimeoutSeconds), no action chosen or a failed request
 // counts as denied (a trust question unanswered is asked again next time).
 func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
 	ctx, cancel, timeout := s.questionContext(ctx)
 	defer cancel()
+	s.mu.Lock()
+	inChat := s.asksInChat
+	s.mu.Unlock()
+	if inChat {
+		return s.askInChat(ctx, timeout, r)
+	}
 	if r.Trust != nil {
 		title, err := s.showMessageRequest(ctx, timeout, 2, tool.TrustQuestion(*r.Trust), trust, distrust)
 		if err == nil && title == "" {
@@ -40,6 +48,43 @@ func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (t
 	q, _ := tool.PermissionQuestion(r, 0)
 	title, err := s.showMessageRequest(ctx, timeout, 3, q, allowOnce, allowAlways, deny)
 	return decisions[title], err
+}
+
+// askInChat asks with ctxls/question (clients that set
+// initializationOptions.questions): the chat shows it and the user answers
+// with ctxls.question.answer. No answer within the timeout denies (a trust
+// question unanswered is asked again next time).
+func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.PermissionRequest) (tool.Decision, error) {
+	q := api.QuestionParams{SessionID: r.SessionID}
+	if r.Trust != nil {
+		q.Kind, q.Message = api.QuestionTrust, tool.TrustQuestion(*r.Trust)
+		q.Actions = []api.QuestionAction{
+			{ID: api.ActionTrust, Title: trust, Deliberate: true},
+			{ID: api.ActionDistrust, Title: distrust},
+		}
+	} else {
+		s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
+		q.Kind, q.ToolCallID = api.QuestionPermission, r.Call.ID
+		q.Message, _ = tool.PermissionQuestion(r, 0)
+		q.Actions = []api.QuestionAction{
+			{ID: api.ActionAllow, Title: allowOnce},
+			{ID: api.ActionDeny, Title: deny},
+			{ID: api.ActionAlways, Title: allowAlways, Deliberate: true},
+		}
+	}
+	action, err := s.ask(ctx, q)
+	if err == context.DeadlineExceeded {
+		err = fmt.Errorf("no answer within %s", timeout)
+	}
+	return actionDecisions[action], err
+}
+
+// actionDecisions are what the ctxls/question actions decide (any other:
+// RejectOnce).
+var actionDecisions = map[string]tool.Decision{
+	api.ActionAllow: tool.AllowOnce, api.ActionAlways: tool.AllowAlways,
+	api.ActionTrust: tool.AllowAlways, api.ActionDistrust: tool.RejectAlways,
+	api.ActionAccept: tool.AllowOnce, api.ActionAcceptAll: tool.AllowAlways,
 }
 
 // decisions are what the questions' answers decide (any other: RejectOnce).

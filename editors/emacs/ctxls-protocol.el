@@ -148,6 +148,9 @@ ctxls.mcp.trust; workspaceFiles says where each stands), then
 mcpServers of initializationOptions and settings (a server named again
 replaces the earlier one; notes says so).")
 
+(defconst ctxls-protocol-command-question-answer "ctxls.question.answer"
+  "Answers a ctxls/question with one of its actions' id.")
+
 (defconst ctxls-protocol-request-chat "ctxls/chat"
   "Runs a chat turn (see Chat turns above); the same as the command
 ctxls.chat.")
@@ -174,6 +177,23 @@ the chat to show it as a card: ctxls's own tools (server empty) and
 the user's MCP servers' (server the server's name, tool its tool's
 name, name what the model called: mcp__SERVER__TOOL).")
 
+(defconst ctxls-protocol-notification-question "ctxls/question"
+  "Asks the user something, sent instead of window/showMessageRequest to
+a client that set initializationOptions.questions: whether the model
+may call a tool (kind \"permission\", toolCallId the call's
+ctxls/toolCall id; actions allow, deny, always — this tool in this
+session from now on) or whether to trust a workspace's .mcp.json (kind
+\"trust\"; actions trust, distrust), or, to a client that did not set
+reviewEdits, whether to apply one of the model's edits (kind \"review\",
+toolCallId the call; actions accept, acceptAll — the rest of the
+turn's edits too —, reject).")
+
+(defconst ctxls-protocol-notification-question-closed "ctxls/questionClosed"
+  "A ctxls/question ended: outcome is the action chosen (by this client
+or another), \"timeout\" (no answer within toolPermissionTimeoutSeconds:
+a permission is declined, a trust question asked again next time) or
+\"cancelled\" (its turn ended first).")
+
 (defconst ctxls-protocol-server-request-review-edit "ctxls/reviewEdit"
   "Asks the editor to show one of the model's edits for review (in the
 ask review mode; see \"The model's edits\"), sent only to a client that
@@ -189,6 +209,15 @@ them (see \"The editor's diagnostics\").")
 (defconst ctxls-protocol-client-notification-did-change-view "ctxls/didChangeView"
   "The editor's view changed: the focused document, its selection and the
 visible lines.")
+
+(defconst ctxls-protocol-question-kind-permission "permission"
+  "A value of questionKind.")
+
+(defconst ctxls-protocol-question-kind-trust "trust"
+  "A value of questionKind.")
+
+(defconst ctxls-protocol-question-kind-review "review"
+  "A value of questionKind.")
 
 (defconst ctxls-protocol-review-decision-accept "accept"
   "A value of reviewDecision.")
@@ -296,7 +325,8 @@ visible lines.")
     "ctxls.session.usage"
     "ctxls.files.read"
     "ctxls.mcp.trust"
-    "ctxls.mcp.list")
+    "ctxls.mcp.list"
+    "ctxls.question.answer")
   "Every command id, as the daemon advertises them.")
 
 (defconst ctxls-protocol-init-option-data-dir "dataDir"
@@ -336,6 +366,9 @@ visible lines.")
   "An initializationOptions field.")
 
 (defconst ctxls-protocol-init-option-diagnostics "diagnostics"
+  "An initializationOptions field.")
+
+(defconst ctxls-protocol-init-option-questions "questions"
   "An initializationOptions field.")
 
 (defconst ctxls-protocol-setting-provider "provider"

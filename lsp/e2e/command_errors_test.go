@@ -176,6 +176,12 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 			{"too long", map[string]any{"model": strings.Repeat("m", 201)}, -32602, "200"},
 			{"unknown id", map[string]any{"sessionId": unknownID, "model": "x"}, -32602, unknownID},
 		},
+		api.QuestionAnswer: {
+			{"missing id", map[string]any{"action": "allow"}, -32602, "id is required"},
+			{"missing action", map[string]any{"id": "q1"}, -32602, "action is required"},
+			{"unknown id", map[string]any{"id": "q1", "action": "allow"}, -32602, `question "q1" is not open`},
+			{"id too long", map[string]any{"id": strings.Repeat("q", 65), "action": "allow"}, -32602, "64"},
+		},
 		api.DocumentGet: {
 			{"missing uri", map[string]any{}, -32602, "uri is required"},
 			{"not open", map[string]any{"uri": "file:///not/open.go"}, -32602, "not open"},

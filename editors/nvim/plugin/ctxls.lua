@@ -33,6 +33,10 @@ end
 cmd("CtxlsAccept", decision("accept"))
 cmd("CtxlsAcceptAll", decision("accept_all"))
 cmd("CtxlsReject", decision("reject"))
+cmd("CtxlsAnswer", function(a) require("ctxls").answer(a.args) end, {
+  nargs = 1,
+  complete = function() return require("ctxls").answer_complete() end,
+})
 cmd("CtxlsReviewMode", function(a) require("ctxls").review_mode(a.args) end, {
   nargs = "?",
   complete = function() return { "ask", "auto", "off" } end,

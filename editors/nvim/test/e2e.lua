@@ -21,27 +21,44 @@ local function row_of(buf, prefix)
   end
 end
 
--- answer_prompts answers the permission questions as they come up, as a
--- person at the keyboard: each key sequence of keys is typed into the
--- prompt once it is on screen (false: none, the question is left to time
--- out). It returns the questions asked, in order.
-local function answer_prompts(ctxls, keys)
-  local asked, last = {}, 0
+-- answer_questions answers the daemon's questions as they come up in the
+-- chat, as a person does: each entry of keys is pressed in the chat
+-- window once its question is shown (a list: pressed one after another,
+-- with the chat's key line after each but the last kept in confirming;
+-- {cmd = …}: that command run in the window the user is in; false: none,
+-- the question is left to time out). It returns the
+-- questions asked (their messages), in order.
+local function answer_questions(ctxls, keys)
+  local asked, last, confirming = {}, 0, {}
   local timer = vim.loop.new_timer()
-  timer:start(20, 20, function()
-    -- A luv callback: only fast API calls (nvim_get_mode, nvim_input).
-    local q, n = ctxls.asking()
-    if not q or n == last or not h.prompting() then
+  timer:start(20, 20, vim.schedule_wrap(function()
+    local open, n = ctxls.questions()
+    if n == last or #open == 0 then
       return
     end
     last = n
-    table.insert(asked, q)
+    table.insert(asked, open[#open].message)
     local k = table.remove(keys, 1)
-    if k then
-      vim.api.nvim_input(k)
+    if not k then
+      return
     end
-  end)
-  return asked
+    if type(k) == "table" and k.cmd then
+      vim.cmd(k.cmd) -- from where the user is, not the chat
+      return
+    end
+    local chat = vim.fn.bufnr("ctxls://chat/")
+    local from = vim.api.nvim_get_current_win()
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(chat))
+    for i, key in ipairs(type(k) == "table" and k or { k }) do
+      h.press(key)
+      if i < #k and type(k) == "table" then
+        local lines = vim.api.nvim_buf_get_lines(chat, 0, -1, false)
+        table.insert(confirming, lines[#lines - 1])
+      end
+    end
+    vim.api.nvim_set_current_win(from)
+  end))
+  return asked, confirming
 end
 
 local ok, err = pcall(function()
@@ -67,8 +84,9 @@ local ok, err = pcall(function()
 
   if phase == "tools" then
     -- The model calls tools: each call is a line in the chat, updated in
-    -- place; the user answers the permission question at its prompt.
-    local asked = answer_prompts(ctxls, { "1<CR>", "3<CR>", "1<CR>", false, "2<CR>", "1<CR>" })
+    -- place; the user answers the permission question in the chat, with
+    -- its keys (always: A twice), or with :CtxlsAnswer from the file.
+    local asked, confirming = answer_questions(ctxls, { "a", "d", { cmd = "CtxlsAnswer allow" }, false, { "A", "A" }, "a" })
     vim.cmd("CtxlsNew")
     local chat
     wait("the chat buffer", function()
@@ -119,9 +137,10 @@ local ok, err = pcall(function()
     if states[1] ~= "waiting for your permission@0" or states[#states] ~= "done@1" then
       fail("the echo line's states: " .. vim.inspect(states))
     end
-    -- The answer follows the calls after a blank line.
-    if not chat_text():find('```\n\nEchoed.', 1, true) then
-      fail("the answer after the calls:\n" .. chat_text())
+    -- The question, answered, says so after the calls; the answer follows
+    -- after a blank line.
+    if not chat_text():find('```\n\n> _ctxls asked: the model wants to call t · echo (read-only) with {"text":"hi"}. Allow it? → allowed once_\n\nEchoed.', 1, true) then
+      fail("the question and the answer after the calls:\n" .. chat_text())
     end
     -- In a narrow window the folded line's arguments are cut, not its
     -- status and length.
@@ -154,6 +173,10 @@ local ok, err = pcall(function()
       fail("the second question: " .. vim.inspect(asked))
     end
     lnum = row_of(chat, '▾ t · add `{"a":1,"b":2}` — declined')
+    -- (fail was allowed with :CtxlsAnswer allow, typed in the file's window.)
+    if not chat_text():find("t · fail[^\n]*Allow it%? → allowed once_") then
+      fail("the question answered with :CtxlsAnswer:\n" .. chat_text())
+    end
     if not lnum or not row_of(chat, "▾ t · fail — failed") then
       fail("the declined and failed calls' lines:\n" .. chat_text())
     end
@@ -162,12 +185,15 @@ local ok, err = pcall(function()
       fail("the declined call's output: " .. vim.inspect(out))
     end
 
-    -- 3. No answer: the prompt closes when the daemon stops waiting (2 s),
+    -- 3. No answer: the question closes when the daemon stops waiting (2 s),
     -- and the call is declined.
     local t0 = vim.loop.now()
     turn("echo late", "No answer came.")
-    if #asked ~= 4 or ctxls.asking() ~= nil or h.prompting() then
-      fail("the unanswered prompt is still open: " .. vim.inspect(asked))
+    if #asked ~= 4 or #ctxls.questions() ~= 0 or h.prompting() then
+      fail("the unanswered question is still open: " .. vim.inspect(asked))
+    end
+    if not chat_text():find('with {"text":"late"}. Allow it? → no answer in time_', 1, true) or chat_text():find("[a] allow once", 1, true) then
+      fail("the unanswered question's line:\n" .. chat_text())
     end
     if vim.loop.now() - t0 < 1900 then
       fail("the unanswered question ended before the timeout")
@@ -184,6 +210,10 @@ local ok, err = pcall(function()
     turn("echo twice", "Twice.")
     if #asked ~= 6 or not row_of(chat, '▾ t · echo `{"text":"b"}` — done') or not asked[6]:find("t · slow", 1, true) then
       fail("always in this session: " .. vim.inspect(asked) .. "\n" .. chat_text())
+    end
+    -- Always took A twice: the first asked to confirm.
+    if not (confirming[1] or ""):find("^> press A again to confirm: always in this session") or not chat_text():find('{"text":"a"}. Allow it? → always allowed in this session_', 1, true) then
+      fail("always's confirmation: " .. vim.inspect(confirming) .. "\n" .. chat_text())
     end
     local progress = false
     for _, e in ipairs(log) do

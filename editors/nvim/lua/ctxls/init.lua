@@ -4,8 +4,10 @@ local M = {}
 
 -- The protocol's names, generated from package api (go test ./api -update).
 local P = require("ctxls.protocol")
--- The model's tool calls in the chat, and the permission question.
+-- The model's tool calls in the chat.
 local tools = require("ctxls.tools")
+-- The daemon's questions (tool permission, workspace trust) in the chat.
+local questions_ui = require("ctxls.questions")
 -- The model's searches of the workspace: their results, the quickfix list.
 local search = require("ctxls.search")
 -- The model's edits: reviewed in a diff tab, applied to the buffers.
@@ -776,7 +778,16 @@ local handlers = {
     local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
     notify(msg, levels[p.type] or vim.log.levels.INFO)
   end,
-  -- The daemon asks before the model calls an MCP tool: the user answers
+  -- The daemon asks before the model calls an MCP tool, or uses a
+  -- workspace's .mcp.json: the question is lines in the chat with keys
+  -- there (:help ctxls-questions), never a prompt.
+  [P.notifications.question] = function(_, p)
+    questions_ui.ask(p)
+  end,
+  [P.notifications.question_closed] = function(_, p)
+    questions_ui.close(p)
+  end,
+  -- A daemon too old for ctxls/question asks this way: a numbered prompt
   -- (no answer within the timeout denies).
   ["window/showMessageRequest"] = function(_, p)
     return tools.ask(p, permission_timeout())
@@ -798,6 +809,38 @@ local handlers = {
     end)
   end,
 }
+
+questions_ui.setup({
+  -- A question shows in its session's chat: the running turn's buffer, else
+  -- the session's open one.
+  buf_for = function(p)
+    local turn = state.turn
+    if turn and turn.fresh and p.sessionId and p.sessionId ~= "" then
+      adopt(turn, p.sessionId)
+    end
+    if turn and (turn.session == p.sessionId or not p.sessionId or p.sessionId == "") then
+      if turn.thinking then
+        set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
+        turn.thinking = nil
+      end
+      return turn.buf
+    end
+    local buf = p.sessionId and state.bufs[p.sessionId]
+    return (buf and vim.api.nvim_buf_is_valid(buf)) and buf or nil
+  end,
+  follow = function(buf)
+    follow(buf)
+  end,
+  notify = function(msg, level)
+    notify(msg, level)
+  end,
+  timeout = function()
+    return permission_timeout()
+  end,
+  answer = function(id, action, on_err)
+    M.command(P.commands.question_answer, { id = id, action = action }, nil, on_err)
+  end,
+})
 
 -- capabilities: Neovim's, with what the daemon needs to apply the model's
 -- edits in the buffers: versioned TextDocumentEdits and CreateFile.
@@ -879,6 +922,7 @@ local function lsp_config()
     [o.tool_permission_timeout_seconds] = M.config.tool_permission_timeout_seconds,
     [o.review_edits] = true,
     [o.diagnostics] = true,
+    [o.questions] = true,
   }
   return {
     name = "ctxls",
@@ -2206,9 +2250,18 @@ function M.title()
   return state.current and state.titles[state.current] or ""
 end
 
--- asking is the permission question on screen (or nil), and how many
--- have been asked.
+-- asking is the permission question a daemon too old for ctxls/question
+-- has on screen (or nil), and how many it asked.
 M.asking = tools.asking
+
+-- questions are the daemon's open questions (ctxls/question params, oldest
+-- first), how many were asked, and the closed ones' outcomes by id.
+M.questions = questions_ui.state
+
+-- answer is :CtxlsAnswer ACTION: the newest open question offering ACTION
+-- gets it (allow, deny, always, trust, distrust).
+M.answer = questions_ui.command
+M.answer_complete = questions_ui.complete
 
 -- busy reports whether a turn is running.
 function M.busy()

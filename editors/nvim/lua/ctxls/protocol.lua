@@ -32,6 +32,7 @@ return {
     files_read = "ctxls.files.read",
     mcp_trust = "ctxls.mcp.trust",
     mcp_list = "ctxls.mcp.list",
+    question_answer = "ctxls.question.answer",
   },
   requests = {
     chat = "ctxls/chat",
@@ -41,6 +42,8 @@ return {
     session_updated = "ctxls/sessionUpdated",
     session_files_changed = "ctxls/sessionFilesChanged",
     tool_call = "ctxls/toolCall",
+    question = "ctxls/question",
+    question_closed = "ctxls/questionClosed",
   },
   server_requests = {
     review_edit = "ctxls/reviewEdit",
@@ -63,6 +66,7 @@ return {
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
     review_edits = "reviewEdits",
     diagnostics = "diagnostics",
+    questions = "questions",
   },
   settings = {
     provider = "provider",
@@ -75,6 +79,11 @@ return {
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
   },
   -- The values of the protocol's closed string types.
+  question_kind = {
+    permission = "permission",
+    trust = "trust",
+    review = "review",
+  },
   review_decision = {
     accept = "accept",
     accept_all = "acceptAll",

@@ -437,6 +437,17 @@ export interface MCPListResult {
   notes: string[];
 }
 
+export interface QuestionAnswerArgs {
+  id: string;
+  action: string;
+}
+
+export interface QuestionAnswerResult {
+  v: number;
+  id: string;
+  action: string;
+}
+
 export interface Applet {
   slug: string;
   params: Record<string, string>;
@@ -481,6 +492,28 @@ export interface ToolCallParams {
   progress?: string;
   output?: string;
   summary?: string;
+}
+
+export type QuestionKind = "permission" | "trust" | "review";
+
+export interface QuestionAction {
+  id: string;
+  title: string;
+  deliberate: boolean;
+}
+
+export interface QuestionParams {
+  id: string;
+  sessionId?: string;
+  kind: QuestionKind;
+  message: string;
+  toolCallId?: string;
+  actions: QuestionAction[];
+}
+
+export interface QuestionClosedParams {
+  id: string;
+  outcome: string;
 }
 
 export interface ReviewEditParams {
@@ -563,6 +596,7 @@ export interface InitializationOptions {
   toolPermissionTimeoutSeconds?: number;
   reviewEdits?: boolean;
   diagnostics?: boolean;
+  questions?: boolean;
 }
 
 export interface Settings {
@@ -606,6 +640,7 @@ export const Commands = {
   filesRead: "ctxls.files.read",
   mcpTrust: "ctxls.mcp.trust",
   mcpList: "ctxls.mcp.list",
+  questionAnswer: "ctxls.question.answer",
 } as const;
 
 /** The argument and result type of every command. */
@@ -638,6 +673,7 @@ export interface CommandTypes {
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
   "ctxls.mcp.trust": { args: MCPTrustArgs; result: MCPTrustResult };
   "ctxls.mcp.list": { args: MCPListArgs; result: MCPListResult };
+  "ctxls.question.answer": { args: QuestionAnswerArgs; result: QuestionAnswerResult };
 }
 
 /** Requests other than executeCommand. */
@@ -655,6 +691,8 @@ export const Notifications = {
   sessionUpdated: "ctxls/sessionUpdated",
   sessionFilesChanged: "ctxls/sessionFilesChanged",
   toolCall: "ctxls/toolCall",
+  question: "ctxls/question",
+  questionClosed: "ctxls/questionClosed",
 } as const;
 
 export interface NotificationTypes {
@@ -662,6 +700,8 @@ export interface NotificationTypes {
   "ctxls/sessionUpdated": SessionUpdatedParams;
   "ctxls/sessionFilesChanged": SessionFilesChangedParams;
   "ctxls/toolCall": ToolCallParams;
+  "ctxls/question": QuestionParams;
+  "ctxls/questionClosed": QuestionClosedParams;
 }
 
 /** Requests the server makes of a client that declared it answers them. */
