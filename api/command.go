@@ -184,7 +184,7 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: ModelsListResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "models": ["gpt-4o", "gpt-4o-mini", "o4-mini"], "current": "gpt-4o", "default": "gpt-4o-mini"}`},
-	{ID: SetReviewMode, Doc: "Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (no edit tools are offered: chat only). See \"The model's edits\". Creates a session on first need.",
+	{ID: SetReviewMode, Doc: "Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (chat only: the model is offered only tools that read, ctxls's own and the MCP tools their server marks `readOnlyHint`; no edit tools). See \"The model's edits\". Creates a session on first need.",
 		Args: SetReviewModeArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "mode": "auto"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"reviewMode": "auto"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
@@ -577,7 +577,7 @@ type ChatPreviewResult struct {
 	SessionID string `json:"sessionId,omitempty"` // "" for a new session's first turn
 	Model     string `json:"model"`
 	// ReviewMode is how the turn's edits would be reviewed (the session's;
-	// "ask" for a new one); with "off" no edit tools are among Tools.
+	// "ask" for a new one); with "off" only tools that read are among Tools.
 	ReviewMode ReviewMode       `json:"reviewMode"`
 	Messages   []PreviewMessage `json:"messages"`
 	Tools      []PreviewTool    `json:"tools"`
