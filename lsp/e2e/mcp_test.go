@@ -108,13 +108,14 @@ func TestMCPToolsOverLSP(t *testing.T) {
 		t.Errorf("questions: %q", q)
 	}
 	statuses := map[string][]string{}
+	names := callNames(s, "c1", "c2", "c3", "c4")
 	for _, m := range s.Notifications(api.ToolCall) {
 		var p api.ToolCallParams
 		json.Unmarshal(m.Params, &p)
 		if p.SessionID != res.SessionID || p.Server != "t" {
 			t.Errorf("toolCall %+v", p)
 		}
-		statuses[p.ID] = append(statuses[p.ID], string(p.Status))
+		statuses[names[p.ID]] = append(statuses[names[p.ID]], string(p.Status))
 	}
 	for id, want := range map[string]string{"c1": "pending running done", "c2": "pending declined", "c3": "pending declined", "c4": "pending running done"} {
 		if got := strings.Join(statuses[id], " "); got != want {

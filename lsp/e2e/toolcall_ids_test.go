@@ -7,6 +7,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
 // TestToolCallIDsUniqueInSession: a local server that numbers its calls
@@ -94,4 +95,19 @@ func TestToolCallIDsUniqueInSession(t *testing.T) {
 	if last != 2 {
 		t.Errorf("the last request has %d tool results, want both turns'", last)
 	}
+}
+
+// callNames names the calls of the ctxls/toolCall notifications so far by
+// the provider's ids: the i-th id first seen is called[i]'s (the daemon's
+// ids are its own, see TestToolCallIDsUniqueInSession).
+func callNames(s *lsptest.Server, called ...string) map[string]string {
+	names := map[string]string{}
+	for _, m := range s.Notifications(api.ToolCall) {
+		var p api.ToolCallParams
+		json.Unmarshal(m.Params, &p)
+		if _, ok := names[p.ID]; !ok && len(names) < len(called) {
+			names[p.ID] = called[len(names)]
+		}
+	}
+	return names
 }
