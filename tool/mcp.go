@@ -46,14 +46,28 @@ type sessionServers struct {
 	errs    []string
 }
 
-// Manager is the connection's MCP servers' manager, made on first need.
+// Manager is the connection's MCP servers' manager, made on first need,
+// offering the servers the workspace folders now as their roots.
 func (b *Box) Manager() *mcpclient.Manager {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.manager == nil {
 		b.manager = mcpclient.NewManager(b.cfg.Version, b.log)
 	}
-	return b.manager
+	m := b.manager
+	b.mu.Unlock()
+	m.SetRoots(b.cfg.Roots())
+	return m
+}
+
+// RootsChanged offers the running MCP servers the workspace folders now
+// as their roots (a manager not made yet offers them when it is).
+func (b *Box) RootsChanged() {
+	b.mu.Lock()
+	m := b.manager
+	b.mu.Unlock()
+	if m != nil {
+		m.SetRoots(b.cfg.Roots())
+	}
 }
 
 // SetMCPServers sets the connection's own MCP servers: the "mcpServers"
