@@ -13,10 +13,10 @@ import (
 )
 
 // TestChatEdits: "ctxls chat" and the model's edits to the files on disk:
-// with no terminal an edit is not made, the user told and the model told it could not be asked; on a terminal
-// (a pty from script(1)) its diff is shown and "y" applies it; --edits
-// auto applies at once and is kept with the session; --edits off offers no
-// edit tools.
+// with no terminal an edit is not made, the user told and the model told
+// it could not be asked; on a terminal (a pty from script(1)) its diff is
+// shown and "y" applies it; --edits auto applies at once and is kept with
+// the session; --edits off offers no edit tools.
 func TestChatEdits(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
