@@ -231,7 +231,7 @@ func modes(s *api.Session) *sdk.SessionModeState {
 	return &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(reviewModeOf(s)), AvailableModes: []sdk.SessionMode{
 		{Id: sdk.SessionModeId(api.ReviewAsk), Name: "Ask before edits", Description: desc("Each edit of your files is shown as a diff and applied only once you accept it")},
 		{Id: sdk.SessionModeId(api.ReviewAuto), Name: "Edit automatically", Description: desc("Edits are applied at once; your editor's undo takes them back")},
-		{Id: sdk.SessionModeId(api.ReviewOff), Name: "Chat only", Description: desc("The model is offered no tools to edit your files")},
+		{Id: sdk.SessionModeId(api.ReviewOff), Name: "Chat only", Description: desc("The model is offered only tools that read: none to edit your files or run anything that changes things")},
 	}}
 }
 

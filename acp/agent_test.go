@@ -90,6 +90,20 @@ func (a *agent) prompt(id string, blocks ...map[string]any) (promptResult, error
 
 func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 
+// byCall names the tool calls of updates by the provider's ids: the i-th
+// toolCallId first seen is called[i]'s (the agent's ids are its own).
+func byCall(updates []acptest.Update, called ...string) map[string]string {
+	names := map[string]string{}
+	for _, u := range updates {
+		if id := u.ToolCallID(); (u.Kind == "tool_call" || u.Kind == "tool_call_update") && id != "" {
+			if _, ok := names[id]; !ok && len(names) < len(called) {
+				names[id] = called[len(names)]
+			}
+		}
+	}
+	return names
+}
+
 func rpcCode(t *testing.T, err error) int {
 	t.Helper()
 	var re *acptest.RPCError
@@ -247,12 +261,13 @@ func TestToolCallsAndWrites(t *testing.T) {
 			}
 			calls := map[string]acptest.Update{}
 			done := map[string]acptest.Update{}
+			names := byCall(a.Updates(id), "c1", "c2", "c3")
 			for _, u := range a.Updates(id) {
 				switch u.Kind {
 				case "tool_call":
-					calls[u.ToolCallID()] = u
+					calls[names[u.ToolCallID()]] = u
 				case "tool_call_update":
-					done[u.ToolCallID()] = u
+					done[names[u.ToolCallID()]] = u
 				}
 			}
 			var read struct {

@@ -84,7 +84,8 @@ func TestMCPServersOfTheClient(t *testing.T) {
 		Options []struct{ OptionID, Kind string }
 	}
 	json.Unmarshal(perms[0], &p)
-	if p.ToolCall.ToolCallID != "c1" || p.ToolCall.Title != "t · echo" || p.ToolCall.Kind != "read" || p.ToolCall.Status != "pending" || p.ToolCall.RawInput["text"] != "hi" || len(p.Options) != 4 {
+	names := byCall(a.Updates(id), "c1", "c2", "c3")
+	if names[p.ToolCall.ToolCallID] != "c1" || p.ToolCall.Title != "t · echo" || p.ToolCall.Kind != "read" || p.ToolCall.Status != "pending" || p.ToolCall.RawInput["text"] != "hi" || len(p.Options) != 4 {
 		t.Errorf("request_permission: %s", perms[0])
 	}
 	// Each call: one pending tool_call, then its updates; the pending one
@@ -93,7 +94,7 @@ func TestMCPServersOfTheClient(t *testing.T) {
 	pendingAt := map[string]int{}
 	for _, u := range a.Updates(id) {
 		if u.Kind == "tool_call" || u.Kind == "tool_call_update" {
-			seq[u.ToolCallID()] = append(seq[u.ToolCallID()], u.Kind+":"+u.Status())
+			seq[names[u.ToolCallID()]] = append(seq[names[u.ToolCallID()]], u.Kind+":"+u.Status())
 			if u.Kind == "tool_call" {
 				pendingAt[u.ToolCallID()] = u.Seq
 			}
@@ -143,7 +144,13 @@ func TestMCPServersOfTheClient(t *testing.T) {
 	if err := b.Call("session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, nil); err != nil {
 		t.Fatal(err)
 	}
+	echo := ""
+	for live, name := range names {
+		if name == "c1" {
+			echo = live
+		}
+	}
 	b.WaitUpdate("the replayed echo call", func(u acptest.Update) bool {
-		return u.Kind == "tool_call" && u.ToolCallID() == "c1" && u.Title() == "t · echo"
+		return u.Kind == "tool_call" && u.ToolCallID() == echo && u.Title() == "t · echo"
 	})
 }

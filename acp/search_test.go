@@ -62,13 +62,14 @@ func TestSearchTools(t *testing.T) {
 	}
 	calls := map[string]acptest.Update{}
 	done := map[string]acptest.Update{}
+	names := byCall(a.Updates(id), "g1", "f1", "l1")
 	for _, u := range a.Updates(id) {
 		switch u.Kind {
 		case "tool_call":
-			calls[u.ToolCallID()] = u
+			calls[names[u.ToolCallID()]] = u
 		case "tool_call_update":
 			if u.Status() == "completed" {
-				done[u.ToolCallID()] = u
+				done[names[u.ToolCallID()]] = u
 			}
 		}
 	}

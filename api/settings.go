@@ -42,7 +42,9 @@ type InitializationOptions struct {
 	// read-only (readOnlyHint) without asking.
 	AllowReadOnlyTools bool `json:"allowReadOnlyTools,omitempty"`
 	// ToolPermissionTimeoutSeconds is how long a tool call waits for the
-	// user's answer before it counts as denied (default 120).
+	// user's answer to its permission question or its edit's review
+	// (default 120); then it does not run, and the model is told the
+	// question was not answered.
 	ToolPermissionTimeoutSeconds int `json:"toolPermissionTimeoutSeconds,omitempty"`
 	// ReviewEdits: the client shows the model's edits itself when asked
 	// with ctxls/reviewEdit (else the daemon asks with

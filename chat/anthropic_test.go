@@ -297,7 +297,8 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 	for _, m := range msgs {
 		if m.Role == session.RoleTool {
 			tools++
-			if got := r3.ToolResults()[m.ToolCallID]; m.ToolCallID != "toolu_1" || got != m.Content || got == "" {
+			// Stored under ctxls's id, sent back under the provider's.
+			if got := r3.ToolResults()["toolu_1"]; m.ToolCallID == "toolu_1" || got != m.Content || got == "" {
 				t.Errorf("the tool result sent back: %q, stored %+v", got, m)
 			}
 		}

@@ -48,7 +48,7 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 			results[m.ToolCallID] = true
 		}
 	}
-	called := map[string]bool{} // tool call ids of the answers kept
+	called := map[string]string{} // tool call ids of the answers kept: the provider's by ctxls's
 	for _, m := range history {
 		if m.IsSummary() {
 			continue
@@ -77,12 +77,14 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 				// the answer is not whole, so it does not build on its end.
 				om.Content += prompts.CutOffNote
 			}
-			var calls []openai.ToolCall
+			var calls []StoredCall
 			if len(m.ToolCalls) > 0 && json.Unmarshal(m.ToolCalls, &calls) == nil {
 				for _, c := range calls {
 					if results[c.ID] {
-						om.ToolCalls = append(om.ToolCalls, c)
-						called[c.ID] = true
+						// The provider is given its own ids back.
+						pc := c.providerCall()
+						om.ToolCalls = append(om.ToolCalls, pc)
+						called[c.ID] = pc.ID
 					}
 				}
 			}
@@ -90,10 +92,11 @@ func groupTurns(history []session.Message, counter prompts.Counter, blocks map[i
 				continue
 			}
 		case session.RoleTool:
-			if !called[m.ToolCallID] {
+			providerID, ok := called[m.ToolCallID]
+			if !ok {
 				continue
 			}
-			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: m.Content, ToolCallID: m.ToolCallID}
+			om = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: m.Content, ToolCallID: providerID}
 		default:
 			continue
 		}

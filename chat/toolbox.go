@@ -1,8 +1,10 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/sashabaranov/go-openai"
 
@@ -104,6 +106,41 @@ func toolTokens(tools []openai.Tool, c prompts.Counter) int {
 	}
 	b, _ := json.Marshal(tools)
 	return c.Count(string(b))
+}
+
+// CallID is the id ctxls gives the index-th tool call of the answer whose
+// message id is answer: unique in its session, where the provider's own
+// ids need not be (a local server numbers every turn's calls call_1, …).
+// Clients see only this id (ctxls/toolCall, session.show, ACP's
+// toolCallId); the provider's is kept beside it (StoredCall.ProviderID)
+// and is the one the provider gets back.
+func CallID(answer int64, index int) string { return fmt.Sprintf("%d:%d", answer, index) }
+
+// StoredCall is a tool call as a session stores it (the answer's toolCalls):
+// OpenAI's shape with ctxls's id (CallID) as its id, the provider's beside
+// it. A call stored before ctxls gave ids of its own has no ProviderID: its
+// id is the provider's.
+type StoredCall struct {
+	openai.ToolCall
+	ProviderID string `json:"providerId,omitempty"`
+}
+
+// providerCall is the call as the provider made it.
+func (c StoredCall) providerCall() openai.ToolCall {
+	pc := c.ToolCall
+	pc.ID = cmp.Or(c.ProviderID, c.ID)
+	return pc
+}
+
+// withIDs gives a round's calls (as stored, with the provider's ids) the
+// ids of ctxls's own.
+func withIDs(calls []openai.ToolCall, ids []string) []StoredCall {
+	out := make([]StoredCall, len(calls))
+	for i, c := range calls {
+		out[i] = StoredCall{ToolCall: c, ProviderID: c.ID}
+		out[i].ID = ids[i]
+	}
+	return out
 }
 
 // storedCalls is what is stored of a round's tool calls (Toolbox.Stored).

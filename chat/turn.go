@@ -62,7 +62,10 @@ type Events interface{ Emit(Event) }
 // model used; Server and Tool say which server's tool it is ("" and Name
 // for ctxls's own), with what its server says of it.
 type ToolCall struct {
-	ID, Name, Arguments, Server, Tool string
+	// ID is ctxls's, unique in the session (CallID): the one clients see;
+	// ProviderID the provider's.
+	ID, ProviderID                string
+	Name, Arguments, Server, Tool string
 	ToolInfo
 }
 
@@ -582,14 +585,18 @@ func (r *run) save(answer *session.Message, text, finish string, usage session.U
 func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, text string, calls []openai.ToolCall) (more bool, err error) {
 	e, t := r.e, r.t
 	stored := storedCalls(t.Tools, calls)
-	raw, _ := json.Marshal(stored)
+	ids := make([]string, len(calls))
+	for i := range calls {
+		ids[i] = CallID(answer.ID, i)
+	}
+	raw, _ := json.Marshal(withIDs(stored, ids))
 	if err := e.Store.SetToolCalls(saveCtx, answer.ID, raw); err != nil {
 		return false, r.stored(err)
 	}
 	r.messages = append(r.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: text, ToolCalls: calls})
 	r.sent(stored)
-	for _, c := range calls {
-		res := r.call(c)
+	for i, c := range calls {
+		res := r.call(ids[i], c)
 		out := res.Output
 		// The result's status tells history what became of the call.
 		status := session.StatusComplete
@@ -599,7 +606,7 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 		case res.Failed:
 			status = session.StatusError
 		}
-		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: c.ID, Status: status}
+		tm := &session.Message{SessionID: t.SessionID, Role: session.RoleTool, Content: out, ToolCallID: ids[i], Status: status}
 		if err := e.Store.AppendMessage(saveCtx, tm); err != nil {
 			return false, r.stored(err)
 		}
@@ -626,10 +633,11 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 	return false, nil
 }
 
-// call runs one tool call through the turn's toolbox, bracketed by
-// ToolStarted and ToolFinished, and returns what became of it.
-func (r *run) call(c openai.ToolCall) ToolResult {
-	tc := ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
+// call runs one tool call (id: ctxls's, see CallID) through the turn's
+// toolbox, bracketed by ToolStarted and ToolFinished, and returns what
+// became of it.
+func (r *run) call(id string, c openai.ToolCall) ToolResult {
+	tc := ToolCall{ID: id, ProviderID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, Tool: c.Function.Name}
 	ok := false
 	if r.t.Tools != nil {
 		tc.Server, tc.Tool, tc.ToolInfo, ok = r.t.Tools.Describe(tc.Name)

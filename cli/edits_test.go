@@ -13,10 +13,10 @@ import (
 )
 
 // TestChatEdits: "ctxls chat" and the model's edits to the files on disk:
-// with no terminal an edit is rejected and the user told; on a terminal
-// (a pty from script(1)) its diff is shown and "y" applies it; --edits
-// auto applies at once and is kept with the session; --edits off offers no
-// edit tools.
+// with no terminal an edit is not made, the user told and the model told
+// it could not be asked; on a terminal (a pty from script(1)) its diff is
+// shown and "y" applies it; --edits auto applies at once and is kept with
+// the session; --edits off offers no edit tools.
 func TestChatEdits(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
@@ -33,7 +33,7 @@ func TestChatEdits(t *testing.T) {
 	fake.Enqueue(edit("e1", "func main() {}", "func main() { one() }"), openaitest.Reply{Chunks: []string{"Tried."}})
 	_, errOut, code := lsptest.Run(t, work, env, append(base, "edit it")...)
 	if code != 0 || !strings.Contains(errOut, "the edit of "+path+" was rejected: there is no terminal to review it on") ||
-		!strings.Contains(fake.LastStreamed().ToolResults()["e1"], "rejected") || disk() != "package main\n\nfunc main() {}\n" {
+		!strings.Contains(fake.LastStreamed().ToolResults()["e1"], "could not be asked (no terminal to review on); nothing changed") || disk() != "package main\n\nfunc main() {}\n" {
 		t.Errorf("no terminal: %d %q %q\n%s", code, fake.LastStreamed().ToolResults()["e1"], disk(), errOut)
 	}
 	fake.WaitRequests(3, 10*time.Second)

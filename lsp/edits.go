@@ -56,6 +56,9 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 	if caps.review {
 		var answer *api.ReviewEditResult
 		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				err = fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
+			}
 			return tool.RejectOnce, err
 		}
 		if answer == nil {

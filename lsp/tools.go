@@ -119,7 +119,7 @@ func (s *Server) showMessageRequest(ctx context.Context, timeout time.Duration, 
 	}
 	if _, err := s.conn.Call(ctx, "window/showMessageRequest", map[string]any{"type": kind, "message": message, "actions": items}, &answer); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return "", fmt.Errorf("no answer within %s", timeout)
+			return "", fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
 		}
 		return "", err
 	}

@@ -10,9 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +98,11 @@ type Manager struct {
 	mu     sync.Mutex
 	conns  map[string]*conn // by Server.Key
 	closed bool
+	// roots are the workspace folders offered to the servers as roots
+	// (file URIs); clients are the servers' clients, with the roots each
+	// was last given.
+	roots   []string
+	clients map[*sdk.Client][]string
 }
 
 // NewManager returns a manager whose client says it is ctxls version.
@@ -100,7 +110,7 @@ func NewManager(version string, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{Backoff: time.Second, version: version, log: log, conns: map[string]*conn{},
+	return &Manager{Backoff: time.Second, version: version, log: log, conns: map[string]*conn{}, clients: map[*sdk.Client][]string{},
 		starts: make(chan struct{}, maxStarts),
 		limits: limits{
 			message: MaxMessageBytes, listPages: maxListPages, listTools: maxListTools, listBytes: maxListBytes,
@@ -499,11 +509,96 @@ func (m *Manager) connect(ctx context.Context, c *conn) (*sdk.ClientSession, err
 	if err != nil {
 		return nil, err
 	}
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "ctxls", Version: m.version}, opts).Connect(ctx, t, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "ctxls", Version: m.version}, opts)
+	m.mu.Lock()
+	m.clients[client] = nil
+	m.mu.Unlock()
+	m.offerRoots(client)
+	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
+		m.forget(client)
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
+	go func() {
+		cs.Wait()
+		m.forget(client)
+	}()
 	return cs, nil
+}
+
+// SetRoots sets the roots offered to the servers: the workspace folders
+// (absolute paths), as file URIs. A server asks for them with roots/list
+// (the client capability roots, which the SDK's client declares); a
+// running one is sent notifications/roots/list_changed when they change.
+func (m *Manager) SetRoots(folders []string) {
+	uris := make([]string, 0, len(folders))
+	for _, f := range folders {
+		uris = append(uris, fileURI(f))
+	}
+	m.mu.Lock()
+	if slices.Equal(uris, m.roots) {
+		m.mu.Unlock()
+		return
+	}
+	m.roots = uris
+	clients := slices.Collect(maps.Keys(m.clients))
+	m.mu.Unlock()
+	for _, c := range clients {
+		m.offerRoots(c)
+	}
+}
+
+// offerRoots gives a client the roots now: those it has and should not
+// removed, the others added (the client notifies its server of each
+// change). A later SetRoots gives it the roots of its time, so concurrent
+// changes end with the latest.
+func (m *Manager) offerRoots(c *sdk.Client) {
+	m.mu.Lock()
+	had, ok := m.clients[c]
+	want := m.roots
+	if ok {
+		m.clients[c] = want
+	}
+	m.mu.Unlock()
+	if !ok || slices.Equal(had, want) {
+		return
+	}
+	var gone []string
+	for _, u := range had {
+		if !slices.Contains(want, u) {
+			gone = append(gone, u)
+		}
+	}
+	if len(gone) > 0 {
+		c.RemoveRoots(gone...) //nolint:staticcheck // deprecated in a protocol version servers do not speak yet
+	}
+	var add []*sdk.Root
+	for _, u := range want {
+		if !slices.Contains(had, u) {
+			name := ""
+			if p, err := url.Parse(u); err == nil {
+				name = path.Base(p.Path)
+			}
+			add = append(add, &sdk.Root{URI: u, Name: name})
+		}
+	}
+	c.AddRoots(add...) //nolint:staticcheck // as RemoveRoots
+}
+
+// forget drops a client whose session ended.
+func (m *Manager) forget(c *sdk.Client) {
+	m.mu.Lock()
+	delete(m.clients, c)
+	m.mu.Unlock()
+}
+
+// fileURI is an absolute path's file URI (file:///C:/x for a Windows path).
+func fileURI(p string) string {
+	p = filepath.ToSlash(p)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
 // transport is how to reach s: its command, its stderr to stderr (killed

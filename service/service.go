@@ -265,11 +265,15 @@ func (s *Service) currentProvider() api.Provider {
 	return s.provider
 }
 
-// SetRoots sets the workspace folders (absolute paths).
+// SetRoots sets the workspace folders (absolute paths); the MCP servers
+// running are told their roots changed.
 func (s *Service) SetRoots(roots []string) {
 	s.mu.Lock()
 	s.roots = roots
 	s.mu.Unlock()
+	if s.box != nil {
+		s.box.RootsChanged()
+	}
 }
 
 // Roots returns the workspace folders.

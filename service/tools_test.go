@@ -124,11 +124,11 @@ func TestMCPToolsWithPermission(t *testing.T) {
 	for _, ev := range evs {
 		switch ev := ev.(type) {
 		case turn.ToolStarted:
-			kinds = append(kinds, "start:"+ev.Call.ID+map[bool]string{true: ":pending"}[ev.Pending])
+			kinds = append(kinds, "start:"+ev.Call.ProviderID+map[bool]string{true: ":pending"}[ev.Pending])
 		case turn.ToolAllowed:
-			kinds = append(kinds, "allowed:"+ev.Call.ID)
+			kinds = append(kinds, "allowed:"+ev.Call.ProviderID)
 		case turn.ToolFinished:
-			kinds = append(kinds, "end:"+ev.Call.ID+map[bool]string{true: ":declined"}[ev.Declined])
+			kinds = append(kinds, "end:"+ev.Call.ProviderID+map[bool]string{true: ":declined"}[ev.Declined])
 		}
 	}
 	want := "start:c1:pending allowed:c1 end:c1 start:c2:pending end:c2:declined start:c3:pending allowed:c3 end:c3"

@@ -167,12 +167,15 @@ func (t *Turn) session(ctx context.Context) *session.Session {
 }
 
 // Tools offers the built-in tools the turn offers, then the MCP servers'
-// (starting those not running).
+// (starting those not running). In the review mode off ("chat only") only
+// tools that read are offered: the built-in ReadOnly ones and the MCP
+// tools their server marks readOnlyHint.
 func (t *Turn) Tools(ctx context.Context, tt *chat.ToolTurn) []openai.Tool {
+	readOnly := ReviewMode(t.session(ctx)) == session.ReviewOff
 	offered := map[string]*Tool{}
 	var defs []openai.Tool
 	for _, bt := range builtins {
-		if bt.Offered != nil && !bt.Offered(ctx, t) {
+		if (bt.Offered != nil && !bt.Offered(ctx, t)) || (readOnly && !bt.ReadOnly) {
 			continue
 		}
 		offered[bt.Name] = bt
@@ -185,7 +188,7 @@ func (t *Turn) Tools(ctx context.Context, tt *chat.ToolTurn) []openai.Tool {
 	if tt != nil {
 		ev = tt.Events
 	}
-	return append(defs, t.mcpTools(ctx, ev, MaxTools-len(defs))...)
+	return append(defs, t.mcpTools(ctx, ev, MaxTools-len(defs), readOnly)...)
 }
 
 // Describe says what a name the turn offered is.

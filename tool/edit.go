@@ -192,7 +192,7 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		d, err := door.Review(ctx, r)
 		if err != nil {
 			b.log.Info("the edit was not reviewed", "path", r.Path, "err", err)
-			d = RejectOnce
+			return "", Declined(unanswered(ctx, err, "the review of this edit", "nothing changed"))
 		}
 		switch d {
 		case AllowAlways:

@@ -46,14 +46,28 @@ type sessionServers struct {
 	errs    []string
 }
 
-// Manager is the connection's MCP servers' manager, made on first need.
+// Manager is the connection's MCP servers' manager, made on first need,
+// offering the servers the workspace folders now as their roots.
 func (b *Box) Manager() *mcpclient.Manager {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.manager == nil {
 		b.manager = mcpclient.NewManager(b.cfg.Version, b.log)
 	}
-	return b.manager
+	m := b.manager
+	b.mu.Unlock()
+	m.SetRoots(b.cfg.Roots())
+	return m
+}
+
+// RootsChanged offers the running MCP servers the workspace folders now
+// as their roots (a manager not made yet offers them when it is).
+func (b *Box) RootsChanged() {
+	b.mu.Lock()
+	m := b.manager
+	b.mu.Unlock()
+	if m != nil {
+		m.SetRoots(b.cfg.Roots())
+	}
 }
 
 // SetMCPServers sets the connection's own MCP servers: the "mcpServers"
@@ -132,9 +146,9 @@ func messages(errs []error) []string {
 }
 
 // mcpTools starts the servers not running (at once), lists their tools and
-// binds them, at most room; a server that cannot be used is reported to
-// the user and left out.
-func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.Tool {
+// binds them, at most room (readOnly: only those marked readOnlyHint); a
+// server that cannot be used is reported to the user and left out.
+func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int, readOnly bool) []openai.Tool {
 	b := t.box
 	warn := func(key, message string) {
 		if b.notice(key, message) && ev != nil {
@@ -179,6 +193,9 @@ func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int) []openai.
 			warn(sv.Name+"/left out", leftOutText(sv.Name, left))
 		}
 		lists[i] = slices.DeleteFunc(slices.Clone(lists[i]), func(tl mcpclient.Tool) bool {
+			if readOnly && !tl.ReadOnly {
+				return true // the review mode off: only tools that read
+			}
 			_, err := schema(tl.InputSchema)
 			if err != nil {
 				warn(sv.Name+"/"+tl.Name, fmt.Sprintf("MCP server %q: tool %q is left out: %v", sv.Name, tl.Name, err))

@@ -33,7 +33,7 @@ func TestTurnServersBounded(t *testing.T) {
 		mu.Lock()
 		told = nil
 		mu.Unlock()
-		b.Turn("s1", false).mcpTools(context.Background(), nil, MaxTools)
+		b.Turn("s1", false).mcpTools(context.Background(), nil, MaxTools, false)
 		mu.Lock()
 		defer mu.Unlock()
 		return told

@@ -2,7 +2,9 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
@@ -31,8 +33,40 @@ type PermissionRequest struct {
 
 // Asker asks the user (the door's way: ACP's session/request_permission,
 // LSP's window/showMessageRequest, the CLI's prompt). An error, or a
-// cancelled ctx, counts as rejected once.
+// cancelled ctx, means the call does not run; ErrNotAnswered (wrapped) says
+// the user did not answer in time, which the model is told as such, never
+// as a rejection.
 type Asker func(ctx context.Context, r PermissionRequest) (Decision, error)
+
+// ErrNotAnswered is a door's error (wrapped) for a question the user did
+// not answer in time (toolPermissionTimeoutSeconds): the call does not run,
+// and the model is told the question was not answered, not that it was
+// rejected.
+var ErrNotAnswered = errors.New("the user did not answer in time")
+
+// unanswered is what the model is told of a call that did not run because
+// its question (what: "the permission question", "the review of this
+// edit") got no answer: the turn was cancelled, the user did not answer in
+// time, or the question could not be asked (err). "" when the user did
+// answer (err nil).
+func unanswered(ctx context.Context, err error, what, outcome string) string {
+	switch {
+	case err == nil:
+		return ""
+	case ctx.Err() != nil:
+		return fmt.Sprintf("The turn was cancelled before the user answered %s; %s.", what, outcome)
+	case errors.Is(err, ErrNotAnswered):
+		return fmt.Sprintf("The user did not answer %s in time; %s. You may ask the user.", what, outcome)
+	}
+	return fmt.Sprintf("%s could not be asked (%v); %s.", capitalize(what), err, outcome)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
 
 // permitted decides whether a call may run: the session's standing
 // decision, the read-only setting, else the user's answer. why is what the
@@ -65,7 +99,7 @@ func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCa
 	d, err := ask(ctx, PermissionRequest{SessionID: sessionID, Call: call})
 	if err != nil {
 		s.log.Info("permission not given", "tool", call.Name, "err", err)
-		d = RejectOnce
+		return false, unanswered(ctx, err, "the permission question", "the call did not run")
 	}
 	switch d {
 	case AllowAlways, RejectAlways:

@@ -114,7 +114,9 @@ default the provider's.")
 \(meta.reviewMode, kept with it): ask (the default: each edit is shown
 as a diff and applied only once you accept it), auto (applied at once
 through the editor, whose undo takes it back; the turn ends with the
-list of files changed) or off (no edit tools are offered: chat only).")
+list of files changed) or off (chat only: the model is offered only
+tools that read, ctxls's own and the MCP tools their server marks
+readOnlyHint; no edit tools).")
 
 (defconst ctxls-protocol-command-session-compact "ctxls.session.compact"
   "Summarises the session's earlier turns now (see Compaction): the model

@@ -173,10 +173,11 @@ func TestDiagnosticsTool(t *testing.T) {
 		}
 	}
 	last := map[string]api.ToolStatus{}
+	names := callNames(s, "d1", "d2", "d3", "d4")
 	for _, m := range s.Notifications(api.ToolCall) {
 		var p api.ToolCallParams
 		json.Unmarshal(m.Params, &p)
-		last[p.ID] = p.Status
+		last[names[p.ID]] = p.Status
 	}
 	if last["d1"] != api.ToolDone || last["d3"] != api.ToolDone || last["d4"] != api.ToolFailed {
 		t.Errorf("statuses: %v", last)

@@ -310,10 +310,11 @@ func TestModelEditsOverLSP(t *testing.T) {
 	}
 	// The toolCall notifications end with each call's status.
 	last := map[string]api.ToolStatus{}
+	names := callNames(s, "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10", "e11")
 	for _, m := range s.Notifications(api.ToolCall) {
 		var p api.ToolCallParams
 		json.Unmarshal(m.Params, &p)
-		last[p.ID] = p.Status
+		last[names[p.ID]] = p.Status
 	}
 	if last["e1"] != api.ToolDone || last["e4"] != api.ToolDeclined || last["e3"] != api.ToolFailed || last["e10"] != api.ToolFailed {
 		t.Errorf("statuses: %v", last)

@@ -91,9 +91,10 @@ func TestSearchTools(t *testing.T) {
 	}
 	// The cards: done, with the summary.
 	var summary string
+	names := callNames(s, "g1")
 	for _, m := range s.Notifications(api.ToolCall) {
 		var p api.ToolCallParams
-		if json.Unmarshal(m.Params, &p) == nil && p.ID == "g1" && p.Status == api.ToolDone {
+		if json.Unmarshal(m.Params, &p) == nil && names[p.ID] == "g1" && p.Status == api.ToolDone {
 			summary = p.Summary
 		}
 	}

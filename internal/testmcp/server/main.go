@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +36,7 @@ func main() {
 	hostile := flag.Bool("hostile", false, "offer the tool "+hostileTool+", whose name and answer hold terminal escapes")
 	bigDesc := flag.Int("bigdesc", 0, "offer the tool long, whose description is this many bytes")
 	malformed := flag.Bool("malformed", false, "list two malformed tools beside the others")
+	roots := flag.Bool("roots", false, "offer the tool roots (read-only), which asks the client for its roots (roots/list)")
 	flag.Parse()
 	if *stubborn {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -50,7 +52,27 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testmcp: started with a secret in its environment")
 	}
 
-	s := mcp.NewServer(&mcp.Implementation{Name: "testmcp-" + *name, Version: "1"}, nil)
+	var rootsChanged atomic.Int64 // notifications/roots/list_changed received
+	s := mcp.NewServer(&mcp.Implementation{Name: "testmcp-" + *name, Version: "1"}, &mcp.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanged.Add(1) },
+	})
+	if *roots {
+		// The client's roots are asked for as the protocol has it now (a
+		// multi round-trip request: the SDK's client answers and calls
+		// again; with an older client the SDK's server sends roots/list).
+		mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Says the client's roots.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				listed, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult)
+				if !ok {
+					return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil, nil
+				}
+				var uris []string
+				for _, r := range listed.Roots {
+					uris = append(uris, r.URI)
+				}
+				return text(fmt.Sprintf("roots: %s (list changed %d times)", strings.Join(uris, " "), rootsChanged.Load())), nil, nil
+			})
+	}
 	if *many {
 		for i := range 100 {
 			mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("t%03d", i), Description: fmt.Sprintf("Tool number %d.", i)},
