@@ -86,7 +86,7 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 			},
 		})
 		if err == context.DeadlineExceeded {
-			err = fmt.Errorf("no answer within %s", timeout)
+			err = fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
 		}
 		return actionDecisions[action], err
 	}

@@ -74,7 +74,7 @@ func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.Pe
 	}
 	action, err := s.ask(ctx, q)
 	if err == context.DeadlineExceeded {
-		err = fmt.Errorf("no answer within %s", timeout)
+		err = fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
 	}
 	return actionDecisions[action], err
 }

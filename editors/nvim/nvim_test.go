@@ -77,8 +77,9 @@ func testNeovimTools(t *testing.T, nvim string) {
 			"CTXLS_MCP_SERVERS="+string(servers), "CTXLS_TOOL_LINES="+lines), 90*time.Second, phase)
 	}
 	run("tools")
-	// What the model was told of each call: its result, or that the user
-	// declined it (denied, or not answered in time).
+	// What the model was told of each call: its result, that the user
+	// declined it, or (c4) that the question was not answered in time —
+	// never that the user declined it.
 	results := map[string]string{}
 	for _, r := range fake.Requests() {
 		for _, m := range r.Parsed.Messages {
@@ -89,7 +90,7 @@ func testNeovimTools(t *testing.T, nvim string) {
 	}
 	for id, want := range map[string]string{
 		"c1": "echo: hi", "c2": "The user declined this call of t · add", "c3": "error: ",
-		"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
+		"c4": "The user did not answer the permission question in time; the call did not run.", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
 	} {
 		if !strings.HasPrefix(results[id], want) {
 			t.Errorf("the model got %q for %s, want %q…", results[id], id, want)

@@ -64,11 +64,19 @@ local ok, err = pcall(function()
   end
 
   -- The review on screen once it is the next one (n decided before it).
-  local function review(n, id)
-    wait("the review of " .. id, function()
+  -- The n-th review shown (n decided before it): the model's call `label`
+  -- (e1, e2, … in the fake provider's script). A review carries ctxls's
+  -- own id for the call (ANSWER:INDEX, unique in the session), never the
+  -- provider's; each review's id is new.
+  local seen = {}
+  local function review(n, label)
+    wait("the review of " .. label, function()
       local p, _, decided = ctxls.reviewing()
-      return p ~= nil and decided == n and p.id == id
+      return p ~= nil and decided == n and not seen[p.id]
     end)
+    local p = ctxls.reviewing()
+    expect(p.id ~= label and p.id:match("^%d+:%d+$") ~= nil, "the review of " .. label .. " has the id " .. tostring(p.id))
+    seen[p.id] = true
     return ctxls.reviewing()
   end
 

@@ -187,10 +187,15 @@ test("MCP tool calls against the real binary: ctxls/toolCall updates, the questi
     await conn.sendNotification("initialized", {});
     // The model calls echo (allowed once on its card), then add (denied on its card).
     const turn = ctxls.turn("Use the tools", { onDelta: (d) => answer.delta(d) });
-    for (const [id, title] of [
-      ["node_echo", "Allow once"],
-      ["node_add", "Deny"],
-    ]) {
+    // The calls' ids are ctxls's own (ANSWER:INDEX, unique in the session),
+    // not the provider's (node_echo, node_add), in the order they came.
+    const ids = () => [...new Set(updates.map((u) => u.id))];
+    for (const [n, title] of [
+      [0, "Allow once"],
+      [1, "Deny"],
+    ] as const) {
+      const id = await until(`call ${n}`, () => ids()[n], 15000);
+      assert.match(id, /^\d+:\d+$/);
       const q = await until(`the question on ${id}'s card`, () => answer.askOf(id), 15000);
       assert.deepEqual(q.actions, ["Allow once", "Always in this session", "Deny"]);
       const card = answer.view().flatMap((p) => (p.kind === "tool" && p.card.id === id ? [p.card] : []))[0];
@@ -202,8 +207,9 @@ test("MCP tool calls against the real binary: ctxls/toolCall updates, the questi
     assert.match(asked[0].message, /^ctxls: the model wants to call t · echo \(read-only\) with \{"text":"hi from node"\}\. Allow it\?$/);
     assert.match(asked[1].message, /t · add \(may change or delete things\) with \{"a":2,"b":3\}\. Allow it\?$/);
     const seq = (id: string) => updates.filter((u) => u.id === id).map((u) => u.status);
-    assert.deepEqual(seq("node_echo"), ["pending", "running", "done"]);
-    assert.deepEqual(seq("node_add"), ["pending", "declined"]);
+    const [echoId, addId] = ids();
+    assert.deepEqual(seq(echoId), ["pending", "running", "done"]);
+    assert.deepEqual(seq(addId), ["pending", "declined"]);
     const parts = answer.view();
     assert.deepEqual(
       parts.map((p) => (p.kind === "text" ? p.html.trim() : [p.card.title, p.card.args, p.card.status, p.card.output])),
@@ -215,7 +221,7 @@ test("MCP tool calls against the real binary: ctxls/toolCall updates, the questi
     const [t] = turnsFromMessages(shown.messages);
     assert.deepEqual(
       t.parts.map((p) => (p.kind === "text" ? p.text : [p.call.id, p.call.server, p.call.tool, p.call.arguments, p.call.status])),
-      [["node_echo", "t", "echo", '{"text":"hi from node"}', "done"], ["node_add", "t", "add", '{"a":2,"b":3}', "declined"], "Echoed."],
+      [[echoId, "t", "echo", '{"text":"hi from node"}', "done"], [addId, "t", "add", '{"a":2,"b":3}', "declined"], "Echoed."],
     );
     assert.equal((t.parts[0] as any).call.output, "echo: hi from node");
     assert.match((t.parts[1] as any).call.output, /declined/);
@@ -293,10 +299,14 @@ test("the model's edits against the real binary: reviewEdit asked (on the card t
     await ctxls.newSession("Edits");
     // The model edits calc.ts twice: the first accepted on its card, the second rejected.
     const turn = ctxls.turn("Swap the subtraction", { onDelta: (d) => answer.delta(d) });
-    for (const [id, title] of [
-      ["node_e1", ReviewAnswers.accept],
-      ["node_e2", ReviewAnswers.reject],
-    ]) {
+    // The calls' ids are ctxls's own, in the order they came (node_e1, node_e2 to the provider).
+    const ids = () => [...new Set(updates.map((u) => u.id))];
+    for (const [n, title] of [
+      [0, ReviewAnswers.accept],
+      [1, ReviewAnswers.reject],
+    ] as const) {
+      const id = await until(`call ${n}`, () => ids()[n], 15000);
+      assert.match(id, /^\d+:\d+$/);
       const q = await until(`the review on ${id}'s card`, () => answer.askOf(id), 15000);
       const card = answer.view().flatMap((p) => (p.kind === "tool" && p.card.id === id ? [p.card] : []))[0];
       assert.equal(card.note, "waiting for your review");
@@ -307,7 +317,7 @@ test("the model's edits against the real binary: reviewEdit asked (on the card t
     assert.equal(reviews.length, 2);
     assert.deepEqual(
       { path: reviews[0].path, uri: reviews[0].uri, id: reviews[0].id, create: !!reviews[0].create, newText: reviews[0].newText },
-      { path: file, uri, id: "node_e1", create: false, newText: text },
+      { path: file, uri, id: ids()[0], create: false, newText: text },
     );
     assert.match(reviews[0].diff, /-  return a - b;\n\+  return b - a;/);
     assert.match(reviews[0].oldText, /\/\/ unsaved/);
@@ -317,8 +327,8 @@ test("the model's edits against the real binary: reviewEdit asked (on the card t
     assert.equal(text, "export function sub(a: number, b: number): number {\n  return b - a;\n}\n// unsaved\n");
     assert.match(fs.readFileSync(file, "utf8"), /return a - b;/);
     const seq = (id: string) => updates.filter((u) => u.id === id).map((u) => u.status);
-    assert.deepEqual(seq("node_e1"), ["pending", "running", "done"]);
-    assert.deepEqual(seq("node_e2"), ["pending", "declined"]);
+    assert.deepEqual(seq(ids()[0]), ["pending", "running", "done"]);
+    assert.deepEqual(seq(ids()[1]), ["pending", "declined"]);
     // Auto: applied without a question; the mode is the session's.
     const set = await ctxls.setReviewMode("auto", out.sessionId);
     assert.equal(set.session.meta.reviewMode, "auto");
