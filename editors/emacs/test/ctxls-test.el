@@ -175,6 +175,22 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                                  ctxls-attach-image))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
+    ;; The model's edit of a read-only buffer is refused, saying so (on
+    ;; Emacs 28 jsonrpc's process filter bound `inhibit-read-only' around
+    ;; the request: it went through); a new file's buffer, in a folder not
+    ;; made yet, is writable.
+    (let* ((dir (make-temp-file "ctxls-ro" t))
+           (default-directory (file-name-as-directory dir))
+           (file (expand-file-name "ro.txt" dir)))
+      (write-region "x\n" nil file)
+      (with-current-buffer (find-file-noselect file)
+        (read-only-mode 1))
+      (should (equal (ctxls--edit-refusal (list (list :textDocument (list :uri (ctxls--path-uri file)) :edits [])))
+                     "ro.txt is read-only"))
+      (with-current-buffer (ctxls--created-buffer (expand-file-name "pkg/new.go" dir))
+        (should-not buffer-read-only)
+        (insert "package pkg\n")
+        (set-buffer-modified-p nil)))
     ;; A missing daemon: (ctxls-mode 1) in an init file warns, saying
     ;; where it looked, and the init file goes on; the mode stays off.  A
     ;; command says it again.
