@@ -1582,11 +1582,25 @@ made elsewhere are, so that its answer follows as it is stored."
                       (lambda (show)
                         (let ((again (eq ctxls--live-state 'again)))
                           (setq ctxls--live-state nil)
+                          (ctxls--live-title id show)
                           (ctxls--live-apply id show)
                           (when again (ctxls--live-refresh))))
                       (lambda (err)
                         (setq ctxls--live-state nil)
                         (ctxls--log "ctxls: the session was not read again: %s" (plist-get err :message))))))))
+
+(defun ctxls--live-title (id show)
+  "Take the title of SHOW (session ID read again) when it is not the one shown.
+The daemon announces a rename made elsewhere (sessionUpdated) when it
+sees the change; with the SQLite store it does not see one made within
+the same look at the database as a change of its own (the end of a turn
+here), so reading the session again also reads its title."
+  (let ((title (plist-get (plist-get show :session) :title)))
+    (when (and title (equal id ctxls--session-id) (not (equal title ctxls--session-title)))
+      (puthash id title ctxls--titles)
+      (setq ctxls--session-title title)
+      (ctxls--update-header)
+      (force-mode-line-update t))))
 
 (defun ctxls--turn-done-p (messages)
   "Non-nil when the last turn of MESSAGES has ended (its answer is final)."
