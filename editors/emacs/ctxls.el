@@ -3467,12 +3467,14 @@ the model's view now starts."
     (ctxls--say "summarising the session's earlier turns for the model…")
     (ctxls--command ctxls-protocol-command-session-compact (list :sessionId id)
                     (lambda (r)
-                      (ctxls--say "the first %d messages are summarised for the model; every message is kept"
-                                  (plist-get (plist-get (plist-get r :summary) :summaryOf) :covered))
-                      (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
-                                      (lambda (show)
-                                        (ctxls--render-session show)
-                                        (ctxls--show-chat)))))))
+                      (let ((covered (plist-get (plist-get (plist-get r :summary) :summaryOf) :covered)))
+                        ;; Said once the chat shows the mark it speaks of.
+                        (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                                        (lambda (show)
+                                          (ctxls--render-session show)
+                                          (ctxls--show-chat)
+                                          (ctxls--say "the first %d messages are summarised for the model; every message is kept"
+                                                      covered))))))))
 
 ;;;###autoload
 (defun ctxls-delete-session (session)

@@ -105,7 +105,7 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 					keys("C-x", "1", "M-<")
 					waitFor("the whole chat", func(s string) bool {
 						return strings.HasPrefix(s, " ctxls · ") && strings.Contains(s, "# Where main starts") && strings.Contains(s, "It prints `héllo` and returns.") &&
-							strings.Contains(s, "*ctxls chat*   All L1 ")
+							chatAllLine.MatchString(s)
 					})
 					render(t, emacs, term.Screen(true), theme.bg, theme.fg, filepath.Join(dir, "emacs-elsewhere-"+theme.name+".png"), 1000, 740)
 				}
