@@ -7,7 +7,9 @@
 #
 # The tests run in every Emacs editors/install-newer.sh unpacks into its
 # cache as well (Emacs 30; this script runs it first, as .ci/run calls this
-# one before it). Debian compiled its elpa packages for its own Emacs, and
+# one before it). Each gets a link to its dump file that the Emacs processes
+# it starts itself can find (below). Debian compiled its elpa packages for
+# its own Emacs, and
 # Emacs 30 cannot run all that Emacs 28 compiled (lsp-mode holds closures
 # of dash's that 28's byte compiler wrote as lists), so each newer Emacs
 # gets the same packages, those it does not build in itself (eglot,
@@ -67,7 +69,21 @@ cache=${CTXLS_EDITORS:-$HOME/.cache/ctxls/editors}
 sources=$(ls "$src")
 for emacs in "$cache"/emacs-*/bin/emacs; do
 	[ -x "$emacs" ] || continue
-	dest=$(dirname "$(dirname "$emacs")")/elpa
+	root=$(dirname "$(dirname "$emacs")")
+	# Its dump file beside the program, where Emacs looks for it when not
+	# told (--dump-file, which the bin/emacs wrapper passes): the Emacs
+	# processes it starts itself (native compilation of a trampoline,
+	# Flymake's byte compiler) run the program by its name and would start
+	# without one, loading all of Lisp anew (10 s each, here).
+	for exe in "$root"/usr/bin/emacs-*; do
+		case $exe in *.pdmp) continue ;; esac
+		pdmp=$(ls "$root"/usr/libexec/emacs/*/*/*.pdmp 2>/dev/null | head -1)
+		if [ -n "$pdmp" ] && [ ! -e "$exe.pdmp" ]; then
+			ln -s "$(realpath --relative-to="$root/usr/bin" "$pdmp")" "$exe.pdmp"
+			echo "editors/emacs: $exe.pdmp -> $pdmp"
+		fi
+	done
+	dest=$root/elpa
 	if [ "$(cat "$dest/.sources" 2>/dev/null)" = "$sources" ]; then
 		echo "editors/emacs: $dest already compiled"
 		continue
