@@ -136,8 +136,8 @@ func readLisp(t *testing.T) {
 // elnCaches holds, by version name, the folder each Emacs's tests share
 // for the trampolines to native code that Emacs (Debian builds 28 and 30
 // with native compilation) compiles for the primitives ctxls-test.el
-// advises: about 2 s of CPU each time, in each test's fresh HOME, were
-// half of what the suite spent. Filled before the first test of that Emacs.
+// advises: compiled anew in each test's fresh HOME, they were a large share
+// of what the suite spent. Filled before the first test of that Emacs.
 var elnCaches sync.Map
 
 type elnCache struct {

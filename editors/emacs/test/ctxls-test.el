@@ -28,9 +28,10 @@
 
 ;; An Emacs built with native compilation (Debian's 28 and 30 both are)
 ;; compiles a trampoline for each primitive advised below (`message',
-;; `read-string'), about a second of CPU each, into the eln-cache of
-;; ~/.emacs.d; every test has a fresh HOME, so emacs_test.go gives the tests
-;; of one Emacs a folder to share ($CTXLS_ELN_CACHE), filled before they run.
+;; `read-string'), most of a second of CPU for the two, into the eln-cache
+;; of ~/.emacs.d; every test has a fresh HOME, so emacs_test.go gives the
+;; tests of one Emacs a folder to share ($CTXLS_ELN_CACHE), filled before
+;; they run.
 (when (and (getenv "CTXLS_ELN_CACHE") (boundp 'native-comp-eln-load-path))
   (push (file-name-as-directory (getenv "CTXLS_ELN_CACHE")) native-comp-eln-load-path))
 
