@@ -8,13 +8,13 @@
 # The tests run in every Emacs editors/install-newer.sh unpacks into its
 # cache as well (Emacs 30; this script runs it first, as .ci/run calls this
 # one before it). Each gets a link to its dump file that the Emacs processes
-# it starts itself can find (below). Debian compiled its elpa packages for
-# its own Emacs, and
-# Emacs 30 cannot run all that Emacs 28 compiled (lsp-mode holds closures
-# of dash's that 28's byte compiler wrote as lists), so each newer Emacs
-# gets the same packages, those it does not build in itself (eglot,
-# use-package, project, xref, seq and bind-key are), byte-compiled by it
-# into <its cache folder>/elpa, where the tests activate them.
+# it starts itself can find (see below). Debian compiled its elpa packages
+# for its own Emacs, and Emacs 30 cannot run all that Emacs 28 compiled
+# (lsp-mode holds closures of dash's that 28's byte compiler wrote as
+# lists), so each newer Emacs gets the same packages, those it does not
+# build in itself (eglot, use-package, project, xref, seq and bind-key
+# are), byte-compiled by it into <its cache folder>/elpa, where the tests
+# activate them.
 #
 # Idempotent: a second run installs and compiles nothing. Run as root (CI is
 # root).
