@@ -604,6 +604,15 @@ After a restart, the session that was current is resumed."
   "The LSP workspace folder for DIR."
   (list :uri (ctxls--path-uri dir) :name (file-name-nondirectory dir)))
 
+(defun ctxls--events-buffer-args ()
+  "The initargs that size jsonrpc's events buffer (`ctxls-events-buffer-size').
+jsonrpc.el 1.0.14 (Emacs 28) takes :events-buffer-scrollback-size;
+later ones (Emacs 30) warn that it is deprecated and take
+:events-buffer-config."
+  (if (slot-exists-p 'jsonrpc-process-connection '-events-buffer-config)
+      (list :events-buffer-config (list :size ctxls-events-buffer-size :format 'full))
+    (list :events-buffer-scrollback-size ctxls-events-buffer-size)))
+
 (defun ctxls--start ()
   "Start the daemon and send initialize; return at once."
   (let* ((exe (ctxls--program))
@@ -626,12 +635,12 @@ After a restart, the session that was current is resumed."
           ctxls--state 'starting
           ctxls--failure nil
           ctxls--connection
-          (jsonrpc-process-connection
-           :name "ctxls" :process proc
-           :events-buffer-scrollback-size ctxls-events-buffer-size
-           :notification-dispatcher #'ctxls--on-notification
-           :request-dispatcher #'ctxls--on-request
-           :on-shutdown #'ctxls--on-shutdown))
+          (apply #'make-instance 'jsonrpc-process-connection
+                 :name "ctxls" :process proc
+                 :notification-dispatcher #'ctxls--on-notification
+                 :request-dispatcher #'ctxls--on-request
+                 :on-shutdown #'ctxls--on-shutdown
+                 (ctxls--events-buffer-args)))
     (jsonrpc-async-request
      ctxls--connection 'initialize
      (list :processId (emacs-pid)
@@ -992,10 +1001,14 @@ A changed `ctxls-provider' goes first (`ctxls--sync-provider')."
 
 (defun ctxls--guarded (what fn &rest args)
   "Call FN with ARGS; an error is logged (naming WHAT), not signalled.
-For what runs in jsonrpc's process filter (notifications, answers):
-an error there would leave the messages that came with it in the same
-output unread until the daemon writes again, which it may never do
-(a request then seems unanswered)."
+For what jsonrpc.el runs as a message arrives (notifications, answers).
+Up to jsonrpc 1.0.14 (Emacs 28) that is its process filter, where an
+error would leave the messages that came with it in the same output
+unread until the daemon writes again, which it may never do (a request
+then seems unanswered); later ones (Emacs 30) run each message from a
+timer of its own.  1.0.14's filter binds `inhibit-read-only' around
+the handlers, later ones do not: a handler that writes into a read-only
+buffer binds it itself."
   (condition-case err
       (apply fn args)
     (user-error (ctxls--say "%s" (error-message-string err)) nil)
@@ -1569,11 +1582,25 @@ made elsewhere are, so that its answer follows as it is stored."
                       (lambda (show)
                         (let ((again (eq ctxls--live-state 'again)))
                           (setq ctxls--live-state nil)
+                          (ctxls--live-title id show)
                           (ctxls--live-apply id show)
                           (when again (ctxls--live-refresh))))
                       (lambda (err)
                         (setq ctxls--live-state nil)
                         (ctxls--log "ctxls: the session was not read again: %s" (plist-get err :message))))))))
+
+(defun ctxls--live-title (id show)
+  "Take the title of SHOW (session ID read again) when it is not the one shown.
+The daemon announces a rename made elsewhere (sessionUpdated) when it
+sees the change; with the SQLite store it does not see one made within
+the same look at the database as a change of its own (the end of a turn
+here), so reading the session again also reads its title."
+  (let ((title (plist-get (plist-get show :session) :title)))
+    (when (and title (equal id ctxls--session-id) (not (equal title ctxls--session-title)))
+      (puthash id title ctxls--titles)
+      (setq ctxls--session-title title)
+      (ctxls--update-header)
+      (force-mode-line-update t))))
 
 (defun ctxls--turn-done-p (messages)
   "Non-nil when the last turn of MESSAGES has ended (its answer is final)."
@@ -2098,8 +2125,9 @@ The calls are OpenAI's ({id, function: {name, arguments}})."
 
 ;; The daemon asks with window/showMessageRequest before an MCP tool
 ;; runs.  jsonrpc.el answers a request with what its dispatcher returns,
-;; from its process filter: a question there would read keys inside the
-;; filter.  So `ctxls--receive' takes the question out of jsonrpc's hands,
+;; from its process filter (Emacs 28) or a timer (Emacs 30): a question
+;; there would read keys inside it.  So `ctxls--receive' takes the
+;; question out of jsonrpc's hands,
 ;; asks from a timer (the command loop), and answers when the user has.
 
 (defvar ctxls--questions nil
@@ -2429,9 +2457,12 @@ line is its end; past the last line, the buffer's end."
       (undo-boundary))))
 
 (defun ctxls--created-buffer (path)
-  "A buffer visiting the new file PATH, not saved; its folder is made on save."
+  "A buffer visiting the new file PATH, not saved; its folder is made on save.
+Visiting a file in a folder that does not exist yet makes a read-only
+buffer (the file is not writable until then): it is made writable."
   (let ((buf (find-file-noselect path t)))
     (with-current-buffer buf
+      (setq buffer-read-only nil)
       (add-hook 'before-save-hook
                 (lambda () (make-directory (file-name-directory buffer-file-name) t))
                 nil t))
@@ -2440,7 +2471,8 @@ line is its end; past the last line, the buffer's end."
 (defun ctxls--edit-refusal (changes)
   "Why the documentChanges CHANGES cannot be applied, or nil.
 A version that is not the buffer's (a change typed since), a file not
-open whose buffer has unsaved changes, a new file that exists refuse."
+open whose buffer has unsaved changes, a new file that exists, a
+read-only buffer (or a file not writable) refuse."
   (let ((new-files nil))
     (cl-loop
      for c in changes
@@ -2463,17 +2495,23 @@ open whose buffer has unsaved changes, a new file that exists refuse."
               (path (ctxls--uri-file (plist-get doc :uri)))
               (version (plist-get doc :version))
               (buf (find-buffer-visiting path)))
-         (cond
-          (version
-           (if (not (and buf (buffer-local-value 'ctxls--uri buf)))
-               (format "%s is not open any more" (file-relative-name path))
-             (with-current-buffer buf
-               (unless (and (eql ctxls--version version)
-                            (eql ctxls--tick (buffer-chars-modified-tick)))
-                 (format "%s changed since the edit was made (version %s, the buffer's is %s)"
-                         (file-relative-name path) version ctxls--version)))))
-          ((and buf (not (member path new-files)) (buffer-modified-p buf))
-           (format "%s has unsaved changes the edit was not made against" (file-relative-name path))))))))))
+         (or
+          (cond
+           (version
+            (if (not (and buf (buffer-local-value 'ctxls--uri buf)))
+                (format "%s is not open any more" (file-relative-name path))
+              (with-current-buffer buf
+                (unless (and (eql ctxls--version version)
+                             (eql ctxls--tick (buffer-chars-modified-tick)))
+                  (format "%s changed since the edit was made (version %s, the buffer's is %s)"
+                          (file-relative-name path) version ctxls--version)))))
+           ((and buf (not (member path new-files)) (buffer-modified-p buf))
+            (format "%s has unsaved changes the edit was not made against" (file-relative-name path))))
+          (and (not (member path new-files))
+               (if buf
+                   (buffer-local-value 'buffer-read-only buf)
+                 (and (file-exists-p path) (not (file-writable-p path))))
+               (format "%s is read-only" (file-relative-name path))))))))))
 
 (defun ctxls--apply-edit (params)
   "Answer workspace/applyEdit (PARAMS): apply the edit to the buffers.
@@ -3429,12 +3467,14 @@ the model's view now starts."
     (ctxls--say "summarising the session's earlier turns for the model…")
     (ctxls--command ctxls-protocol-command-session-compact (list :sessionId id)
                     (lambda (r)
-                      (ctxls--say "the first %d messages are summarised for the model; every message is kept"
-                                  (plist-get (plist-get (plist-get r :summary) :summaryOf) :covered))
-                      (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
-                                      (lambda (show)
-                                        (ctxls--render-session show)
-                                        (ctxls--show-chat)))))))
+                      (let ((covered (plist-get (plist-get (plist-get r :summary) :summaryOf) :covered)))
+                        ;; Said once the chat shows the mark it speaks of.
+                        (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
+                                        (lambda (show)
+                                          (ctxls--render-session show)
+                                          (ctxls--show-chat)
+                                          (ctxls--say "the first %d messages are summarised for the model; every message is kept"
+                                                      covered))))))))
 
 ;;;###autoload
 (defun ctxls-delete-session (session)

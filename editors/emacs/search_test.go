@@ -51,23 +51,24 @@ func searchReplies() []openaitest.Reply {
 // from the stored results), and its results visit the files too.
 func TestEmacsSearch(t *testing.T) {
 	t.Parallel()
-	emacs := editor(t, "emacs")
-	fake := openaitest.New(t)
-	fake.Enqueue(searchReplies()...)
-	work := searchWorkspace(t)
-	r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: work, dataDir: t.TempDir(), fakeURL: fake.URL}
-	env := "CTXLS_TOOL_LINES=" + filepath.Join(t.TempDir(), "lines")
-	r.run(t, "ctxls-test-search", env)
-	var grep string
-	for _, req := range fake.Requests() {
-		for _, m := range req.Parsed.Messages {
-			if m.Role == "tool" && m.ToolCallID == "g1" {
-				grep = m.Content
+	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
+		fake := openaitest.New(t)
+		fake.Enqueue(searchReplies()...)
+		work := searchWorkspace(t)
+		r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: work, dataDir: t.TempDir(), fakeURL: fake.URL}
+		env := "CTXLS_TOOL_LINES=" + filepath.Join(t.TempDir(), "lines")
+		r.run(t, "ctxls-test-search", env)
+		var grep string
+		for _, req := range fake.Requests() {
+			for _, m := range req.Parsed.Messages {
+				if m.Role == "tool" && m.ToolCallID == "g1" {
+					grep = m.Content
+				}
 			}
 		}
-	}
-	if !strings.Contains(grep, "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)") {
-		t.Errorf("grep's result:\n%s", grep)
-	}
-	r.run(t, "ctxls-test-search-resume", env)
+		if !strings.Contains(grep, "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)") {
+			t.Errorf("grep's result:\n%s", grep)
+		}
+		r.run(t, "ctxls-test-search-resume", env)
+	})
 }

@@ -32,25 +32,29 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 		}
 		t.Skip("tmux is not installed")
 	}
-	emacs := editor(t, "emacs")
-	readLisp(t)
-	bin := lsptest.BuildBinary(t)
-	themes := []struct{ name, emacsTheme, bg, fg string }{{"light", "modus-operandi", "#ffffff", "#000000"}}
-	if dir != "" {
-		themes = append(themes, struct{ name, emacsTheme, bg, fg string }{"dark", "modus-vivendi", "#000000", "#ffffff"})
-	}
-	for _, theme := range themes {
-		t.Run(theme.name, func(t *testing.T) {
-			fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Where main starts"}}))
-			fake.Enqueue(openaitest.Reply{Chunks: []string{"At `func main`, ", "line 5."}},
-				openaitest.Reply{Chunks: []string{"It prints `héllo` ", "and returns."}})
-			work := workspace(t)
-			data := scratchDir(t)
-			here, _ := filepath.Abs(".")
-			setup := filepath.Join(t.TempDir(), "setup.el")
-			os.WriteFile(setup, []byte(fmt.Sprintf(`
+	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
+		readLisp(t)
+		bin := lsptest.BuildBinary(t)
+		themes := []struct{ name, emacsTheme, bg, fg string }{{"light", "modus-operandi", "#ffffff", "#000000"}}
+		if dir != "" {
+			themes = append(themes, struct{ name, emacsTheme, bg, fg string }{"dark", "modus-vivendi", "#000000", "#ffffff"})
+		}
+		for _, theme := range themes {
+			t.Run(theme.name, func(t *testing.T) {
+				fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Where main starts"}}))
+				fake.Enqueue(openaitest.Reply{Chunks: []string{"At `func main`, ", "line 5."}},
+					openaitest.Reply{Chunks: []string{"It prints `héllo` ", "and returns."}})
+				work := workspace(t)
+				data := scratchDir(t)
+				here, _ := filepath.Abs(".")
+				setup := filepath.Join(t.TempDir(), "setup.el")
+				os.WriteFile(setup, []byte(fmt.Sprintf(`
+;; No native compilation in the background (Emacs 30 would compile each
+;; package it loads whose source is at hand, in every test's fresh HOME).
+(setq native-comp-jit-compilation nil)
+;; The elpa packages (markdown-mode, when installed), as emacs without -Q.
 (require 'package)
-(add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+(add-to-list 'package-directory-list %q)
 (package-initialize)
 (add-to-list 'load-path %q)
 (require 'ctxls)
@@ -61,56 +65,53 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 (menu-bar-mode -1)
 (global-set-key (kbd "C-c x") 'ctxls-command-map)
 (ctxls-mode 1)
-`, here, bin, data, fake.URL, theme.emacsTheme)), 0o644)
-			term := screenshot.StartTmux(t, "ctxls-emacs-comeback-"+theme.name, 110, 40, work,
-				[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-				emacs, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
-			keys, waitFor := term.Keys, term.WaitFor
-			waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
-			keys("C-c", "x", "a")
-			waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
-			keys("-l", "Where does the program start?")
-			keys("Enter")
-			waitFor("the answer", func(s string) bool { return strings.Contains(s, "line 5.\n\n_tokens: 10 in · 2 out_") })
-			waitFor("the title", func(s string) bool { return strings.Contains(s, "ctxls · Where main starts") })
+`, emacs.Elpa, here, bin, data, fake.URL, theme.emacsTheme)), 0o644)
+				term := screenshot.StartTmux(t, "ctxls-emacs-comeback-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
+					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+				keys, waitFor := term.Keys, term.WaitFor
+				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
+				keys("C-c", "x", "a")
+				waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
+				keys("-l", "Where does the program start?")
+				keys("Enter")
+				waitFor("the answer", func(s string) bool { return strings.Contains(s, "line 5.\n\n_tokens: 10 in · 2 out_") })
+				waitFor("the title", func(s string) bool { return strings.Contains(s, "ctxls · Where main starts") })
 
-			// Asked elsewhere: the command line, on the same data directory.
-			cli := exec.Command(bin, "chat", "-c", "And what does it print?")
-			cli.Env = append(os.Environ(), "CTXLS_DATA_DIR="+data, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=",
-				"CTXLS_MODEL=test-model", "CTXLS_STORE=", "HOME="+t.TempDir())
-			if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "and returns.") {
-				t.Fatalf("ctxls chat -c: %v\n%s", err, out)
-			}
-			// No key pressed: the chat shows it by itself.
-			shown := waitFor("the turn made elsewhere", func(s string) bool {
-				return strings.Contains(s, "And what does it print?\n\n## ctxls\n\nIt prints `héllo` and returns.\n\n_tokens: 10 in · 2 out_") &&
-					strings.Contains(s, "ctxls · Where main starts · test-model · 20 in · 4 out") // the session's total with it
-			})
-			if strings.Count(shown, "And what does it print?") != 1 {
-				t.Errorf("the turn made elsewhere is not shown once:\n%s", shown)
-			}
-			// The header line ends with its last key hint, not cut off at
-			// the terminal's edge (110 columns).
-			header := headerLine(shown, " ctxls · Where main starts")
-			if want := " ctxls · Where main starts · test-model · 20 in · 4 out   a ask  w write  r resume  n new  s search  ? keys"; header != want {
-				t.Errorf("the chat's header line is\n%q, want\n%q", header, want)
-			}
-			keys("C-x", "o")
-			if dir != "" {
-				// The chat alone, from its top: both turns.
-				keys("C-x", "1", "M-<")
-				waitFor("the whole chat", func(s string) bool {
-					return strings.HasPrefix(s, " ctxls · ") && strings.Contains(s, "# Where main starts") && strings.Contains(s, "It prints `héllo` and returns.") &&
-						strings.Contains(s, "*ctxls chat*   All L1 ")
-				})
-				png := filepath.Join(dir, "emacs-elsewhere-"+theme.name+".png")
-				if err := screenshot.HTML(screenshot.TerminalColors(term.Screen(true), theme.bg, theme.fg), png, 1000, 740); err != nil {
-					t.Fatal(err)
+				// Asked elsewhere: the command line, on the same data directory.
+				cli := exec.Command(bin, "chat", "-c", "And what does it print?")
+				cli.Env = append(os.Environ(), "CTXLS_DATA_DIR="+data, "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=",
+					"CTXLS_MODEL=test-model", "CTXLS_STORE=", "HOME="+t.TempDir())
+				if out, err := cli.CombinedOutput(); err != nil || !strings.Contains(string(out), "and returns.") {
+					t.Fatalf("ctxls chat -c: %v\n%s", err, out)
 				}
-				t.Logf("wrote %s", png)
-			}
-		})
-	}
+				// No key pressed: the chat shows it by itself.
+				shown := waitFor("the turn made elsewhere", func(s string) bool {
+					return strings.Contains(s, "And what does it print?\n\n## ctxls\n\nIt prints `héllo` and returns.\n\n_tokens: 10 in · 2 out_") &&
+						strings.Contains(s, "ctxls · Where main starts · test-model · 20 in · 4 out") // the session's total with it
+				})
+				if strings.Count(shown, "And what does it print?") != 1 {
+					t.Errorf("the turn made elsewhere is not shown once:\n%s", shown)
+				}
+				// The header line ends with its last key hint, not cut off at
+				// the terminal's edge (110 columns).
+				header := headerLine(shown, " ctxls · Where main starts")
+				if want := " ctxls · Where main starts · test-model · 20 in · 4 out   a ask  w write  r resume  n new  s search  ? keys"; header != want {
+					t.Errorf("the chat's header line is\n%q, want\n%q", header, want)
+				}
+				keys("C-x", "o")
+				if dir != "" {
+					// The chat alone, from its top: both turns.
+					keys("C-x", "1", "M-<")
+					waitFor("the whole chat", func(s string) bool {
+						return strings.HasPrefix(s, " ctxls · ") && strings.Contains(s, "# Where main starts") && strings.Contains(s, "It prints `héllo` and returns.") &&
+							chatAllLine.MatchString(s)
+					})
+					render(t, emacs, term.Screen(true), theme.bg, theme.fg, filepath.Join(dir, "emacs-elsewhere-"+theme.name+".png"), 1000, 740)
+				}
+			})
+		}
+	})
 }
 
 // scratchDir is a temporary directory for a daemon that outlives the test's
