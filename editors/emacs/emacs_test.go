@@ -892,8 +892,9 @@ func TestEmacsTools(t *testing.T) {
 		servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
 		env := []string{"CTXLS_MCP_SERVERS=" + string(servers), "CTXLS_TOOL_LINES=" + filepath.Join(t.TempDir(), "lines")}
 		r.run(t, "ctxls-test-tools", env...)
-		// What the model was told of each call: its result, or that the user
-		// declined it (denied, or not answered in time).
+		// What the model was told of each call: its result, that the user
+		// declined it, or (c4) that the question was not answered in time —
+		// never that the user declined it.
 		results := map[string]string{}
 		for _, req := range fake.Requests() {
 			for _, m := range req.Parsed.Messages {
@@ -904,7 +905,7 @@ func TestEmacsTools(t *testing.T) {
 		}
 		for id, want := range map[string]string{
 			"c1": "echo: hi", "c2": "The user declined this call of t · add", "c3": "error: ",
-			"c4": "The user declined this call of t · echo", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
+			"c4": "The user did not answer the permission question in time; the call did not run.", "c5": "echo: a", "c6": "echo: b", "c7": "slow done after 3 steps",
 		} {
 			if !strings.HasPrefix(results[id], want) {
 				t.Errorf("the model got %q for %s, want %q…", results[id], id, want)

@@ -1001,13 +1001,23 @@ relative to the workspace."
       (insert-file-contents file)
       (buffer-string))))
 
-(defun ctxls-test--review (n id)
-  "Wait until the edit ID is shown for review, N reviews decided before."
-  (ctxls-test--wait (format "the review of %s" id)
+(defvar ctxls-test--reviews-seen nil
+  "The ids of the reviews shown so far.")
+
+(defun ctxls-test--review (n label)
+  "Wait until the model's edit LABEL (e1, e2, ... in the fake provider's
+script) is shown for review, N reviews decided before. A review carries
+ctxls's own id for the call (ANSWER:INDEX, unique in the session), never
+the provider's LABEL; each review's id is new."
+  (ctxls-test--wait (format "the review of %s" label)
                     (lambda ()
                       (and ctxls--review (= ctxls--reviewed n)
-                           (equal (plist-get (plist-get ctxls--review :params) :id) id)
-                           (get-buffer-window "*ctxls review*")))))
+                           (not (member (plist-get (plist-get ctxls--review :params) :id) ctxls-test--reviews-seen))
+                           (get-buffer-window "*ctxls review*"))))
+  (let ((id (plist-get (plist-get ctxls--review :params) :id)))
+    (unless (and (stringp id) (string-match-p "\\`[0-9]+:[0-9]+\\'" id) (not (equal id label)))
+      (error "The review of %s has the id %S, not ctxls's own" label id))
+    (push id ctxls-test--reviews-seen)))
 
 (defun ctxls-test--turn-end (last-words)
   "Wait until the turn has ended with LAST-WORDS in the chat."
