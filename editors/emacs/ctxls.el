@@ -3396,7 +3396,7 @@ title; M-n brings the current one back to edit, and RET alone keeps it."
                                                nil nil ctxls--session-title)))
                        (if (string-blank-p title) (user-error "ctxls: a title cannot be empty") title))))
   (ctxls--command ctxls-protocol-command-session-rename (ctxls--plist :sessionId ctxls--session-id :title title)
-                  (lambda (r) (ctxls--set-session (plist-get r :session)) (ctxls--update-header))))
+                  (lambda (r) (ctxls--take-title (plist-get r :session)))))
 
 ;;;###autoload
 (defun ctxls-export (&optional json)
@@ -3451,7 +3451,18 @@ goes back to the provider's `:model'."
   "Ask the model for a new title for the current session."
   (interactive)
   (ctxls--command ctxls-protocol-command-session-regenerate-title (ctxls--plist :sessionId ctxls--session-id)
-                  (lambda (r) (ctxls--set-session (plist-get r :session)) (ctxls--update-header))))
+                  (lambda (r) (ctxls--take-title (plist-get r :session)))))
+
+(defun ctxls--take-title (session)
+  "Take the title and folder of SESSION (a rename's result) if it is current.
+Only those: the rest of the result may be older than what a command sent
+after the rename already set (its answers can come in either order; the
+model chosen just after a rename was put back to the old one)."
+  (when (equal (plist-get session :id) ctxls--session-id)
+    (setq ctxls--session-title (plist-get session :title)
+          ctxls--session-folder (plist-get session :folder))
+    (ctxls--update-header)
+    (force-mode-line-update t)))
 
 ;;;###autoload
 (defun ctxls-compact ()
