@@ -105,7 +105,8 @@ func TestReferenceServersOverACP(t *testing.T) {
 	}
 	progress := false
 	for _, u := range c.Updates(id) {
-		if u.Kind == "tool_call_update" && u.ToolCallID() == "r6" && u.Status() == "in_progress" && strings.Contains(string(u.Raw), "content") {
+		// r6, the answer's sixth call: its toolCallId is ctxls's own, ANSWER:5.
+		if u.Kind == "tool_call_update" && strings.HasSuffix(u.ToolCallID(), ":5") && u.Status() == "in_progress" && strings.Contains(string(u.Raw), "content") {
 			progress = true
 		}
 	}
@@ -210,6 +211,9 @@ func TestReferenceServersInCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("chat: %d\n%s", code, errOut)
 	}
+	// get-sum is not allowed and there is no terminal to ask on: the model
+	// is told the question could not be asked (not that the user declined).
+	want["r2"] = "The permission question could not be asked (no terminal to ask on); the call did not run."
 	checkResults(t, fake.LastStreamed().ToolResults(), want)
 	if !strings.Contains(errOut, "everything · get-sum: declined, since there is no terminal to ask on") || !strings.Contains(errOut, "[calling fs · read_text_file]") {
 		t.Errorf("stderr:\n%s", errOut)
