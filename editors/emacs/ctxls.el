@@ -2200,7 +2200,7 @@ the daemon stops waiting, answers null: the daemon takes it as Deny."
                            collect (list (if known (nth 1 known) (+ ?0 i))
                                          (if known (nth 2 known) (plist-get a :title))
                                          a)))
-         left answer)
+         left answer timed-out)
     (if (null actions)
         (ctxls--say "%s" question)
       ;; The call's line first: its ctxls/toolCall may come just after.
@@ -2213,13 +2213,19 @@ the daemon stops waiting, answers null: the daemon takes it as Deny."
               ctxls--asked (1+ ctxls--asked))
         (let ((key (with-local-quit
                      (with-timeout (left
-                                    (ctxls--say "no answer within %d s: the call is declined"
+                                    ;; No answer is sent: the daemon's own
+                                    ;; wait ends now too, and it tells the
+                                    ;; model the question was not answered
+                                    ;; (an answer of null would say the
+                                    ;; user declined).
+                                    (setq timed-out t)
+                                    (ctxls--say "no answer within %d s: the call did not run"
                                                 (ctxls--permission-timeout))
                                     nil)
                        (car (read-multiple-choice
                              question (mapcar (lambda (c) (list (car c) (cadr c))) choices)))))))
           (setq answer (nth 2 (assq key choices))))))
-    (when (jsonrpc-running-p conn)
+    (when (and (jsonrpc-running-p conn) (not timed-out))
       (jsonrpc-connection-send conn :id id :result (and answer (list :title (plist-get answer :title)))))))
 
 ;;;; The model's edits

@@ -849,13 +849,14 @@ Return whether the call's output is then shown."
       (should (ctxls-test--toggle-at "t · add `{\"a\":1,\"b\":2}` — declined" "RET"))
 
       ;; 3. No answer: the question goes away when the daemon stops
-      ;; waiting (2 s), and the call is declined.
+      ;; waiting (2 s), and the call does not run (the model is told it
+      ;; was not answered, TestEmacsTools checks).
       (let ((t0 (float-time)))
         (turn "echo late" "No answer came.")
         (should (>= (- (float-time) t0) 1.9)))
       (should (= 4 (length (car asked))))
       (should-not ctxls--asking)
-      (should (ctxls-test--said "ctxls: no answer within 2 s: the call is declined"))
+      (should (ctxls-test--said "ctxls: no answer within 2 s: the call did not run"))
       (should (string-search "▸ t · echo `{\"text\":\"late\"}` — declined\n" (ctxls-test--chat-text)))
 
       ;; 4. Always in this session: the second call is not asked.  A slow
