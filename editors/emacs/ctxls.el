@@ -1076,6 +1076,10 @@ context each time you rest, silently."
 A first turn's title may be announced after the turn has ended but
 before its result names the session: the result takes it from here.")
 
+(defvar ctxls--titles-announced 0
+  "How many titles sessionUpdated announced: a session read again that
+started before the last one keeps the title it announced.")
+
 (defun ctxls--on-session-updated (params)
   "Show a session's new title and turns made elsewhere (PARAMS of sessionUpdated)."
   (let ((id (plist-get params :sessionId)))
@@ -1083,7 +1087,8 @@ before its result names the session: the result takes it from here.")
     (when (or (equal id ctxls--session-id)
               (and (null ctxls--session-id) ctxls--turn))
       (setq ctxls--session-id id
-            ctxls--session-title (plist-get params :title))
+            ctxls--session-title (plist-get params :title)
+            ctxls--titles-announced (1+ ctxls--titles-announced))
       (ctxls--update-header)
       (force-mode-line-update t)
       ;; Its messages may have changed too: a turn made elsewhere.
@@ -1579,12 +1584,15 @@ made elsewhere are, so that its answer follows as it is stored."
      (t
       (setq ctxls--live-state 'reading)
       (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
-                      (lambda (show)
-                        (let ((again (eq ctxls--live-state 'again)))
-                          (setq ctxls--live-state nil)
-                          (ctxls--live-title id show)
-                          (ctxls--live-apply id show)
-                          (when again (ctxls--live-refresh))))
+                      (let ((announced ctxls--titles-announced))
+                        (lambda (show)
+                          (let ((again (eq ctxls--live-state 'again)))
+                            (setq ctxls--live-state nil)
+                            ;; A title announced since the read began is newer than the read's.
+                            (when (= announced ctxls--titles-announced)
+                              (ctxls--live-title id show))
+                            (ctxls--live-apply id show)
+                            (when again (ctxls--live-refresh)))))
                       (lambda (err)
                         (setq ctxls--live-state nil)
                         (ctxls--log "ctxls: the session was not read again: %s" (plist-get err :message))))))))
