@@ -56,10 +56,7 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 	if caps.review {
 		var answer *api.ReviewEditResult
 		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {
-			if ctx.Err() == context.DeadlineExceeded {
-				err = fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
-			}
-			return tool.RejectOnce, err
+			return tool.RejectOnce, notAnswered(ctx, timeout, err)
 		}
 		if answer == nil {
 			return tool.RejectOnce, nil
@@ -85,10 +82,7 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 				{ID: api.ActionAcceptAll, Title: acceptAll, Deliberate: true},
 			},
 		})
-		if err == context.DeadlineExceeded {
-			err = fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
-		}
-		return actionDecisions[action], err
+		return actionDecisions[action], notAnswered(ctx, timeout, err)
 	}
 	title, err := s.showMessageRequest(ctx, timeout, 3, msg, accept, acceptAll, reject)
 	return decisions[title], err

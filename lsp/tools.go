@@ -73,10 +73,7 @@ func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.Pe
 		}
 	}
 	action, err := s.ask(ctx, q)
-	if err == context.DeadlineExceeded {
-		err = fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
-	}
-	return actionDecisions[action], err
+	return actionDecisions[action], notAnswered(ctx, timeout, err)
 }
 
 // actionDecisions are what the ctxls/question actions decide (any other:
@@ -107,6 +104,15 @@ func (s *Server) questionContext(ctx context.Context) (context.Context, context.
 	return ctx, cancel, timeout
 }
 
+// notAnswered is err, a question's failure, as tool.ErrNotAnswered (the
+// model is told the user did not answer) when the question's time ran out.
+func notAnswered(ctx context.Context, timeout time.Duration, err error) error {
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
+	}
+	return err
+}
+
 // showMessageRequest asks with window/showMessageRequest (type 2 warning,
 // 3 info) and returns the chosen action's title, "" when none was chosen.
 func (s *Server) showMessageRequest(ctx context.Context, timeout time.Duration, kind int, message string, actions ...string) (string, error) {
@@ -118,10 +124,7 @@ func (s *Server) showMessageRequest(ctx context.Context, timeout time.Duration, 
 		Title string `json:"title"`
 	}
 	if _, err := s.conn.Call(ctx, "window/showMessageRequest", map[string]any{"type": kind, "message": message, "actions": items}, &answer); err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return "", fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
-		}
-		return "", err
+		return "", notAnswered(ctx, timeout, err)
 	}
 	if answer == nil {
 		return "", nil
