@@ -63,6 +63,15 @@ func (a *acpx) run(args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := a.command(ctx, args...).CombinedOutput()
+	// acpx's own queue owner (the process it keeps per session between
+	// commands) may still be ending the previous command's queue: acpx
+	// refuses the command before it reaches the agent. Asked again once,
+	// as a user would; a prompt that got anywhere is not (it says [done]).
+	if err != nil && strings.Contains(string(out), "Queue owner is shutting down") && !strings.Contains(string(out), "[done]") {
+		a.t.Logf("acpx %s: %s; asking again", strings.Join(args, " "), bytes.TrimSpace(out))
+		time.Sleep(time.Second)
+		out, err = a.command(ctx, args...).CombinedOutput()
+	}
 	if err != nil {
 		a.t.Fatalf("acpx %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
