@@ -39,7 +39,7 @@ func testNeovimPlugin(t *testing.T, nvim string) {
 		t.Errorf("the provider did not get the unsaved buffer:\n%s", sys)
 	}
 	// The resume phase's second turn, then the summary :CtxlsCompact asks for.
-	fake.Enqueue(openaitest.Reply{Chunks: []string{"Then it ", "exits."}}, openaitest.Reply{Chunks: []string{"## Goal\n\nExplain main.go."}})
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"Then it ", "exits."}, Delay: 300 * time.Millisecond}, openaitest.Reply{Chunks: []string{"## Goal\n\nExplain main.go."}})
 	run("resume")
 	reqs = fake.Requests()
 	if n := len(reqs); n != 4 || !strings.HasPrefix(reqs[3].ModelContext(), "You are compacting") {

@@ -288,6 +288,32 @@ local ok, err = pcall(function()
     vim.ui.select = function(items, _, on_choice)
       on_choice(items[1])
     end
+    -- The daemon answers late (as when busy): the resume's answer after
+    -- its "resumed context" notice, and the history after the next
+    -- question is asked. The question waits for both: asked before, it
+    -- made a new session (Neovim 0.12 in a CI run), and a history drawn
+    -- during its turn wiped the turn's lines. Each is held until the
+    -- answer streams, or 1 s.
+    local command = ctxls.command
+    local held = {}
+    ctxls.command = function(id, arg, cb, on_err)
+      if (id == "ctxls.session.resume" or id == "ctxls.session.show") and cb and not held[id] then
+        held[id] = true
+        return command(id, arg, function(r)
+          local timer, since = vim.loop.new_timer(), vim.loop.now()
+          timer:start(20, 20, vim.schedule_wrap(function()
+            local buf = vim.fn.bufnr("ctxls://chat/")
+            local streaming = buf >= 0 and h.has(buf, "Then it ")
+            if timer:is_closing() or not (streaming or vim.loop.now() - since > 1000) then
+              return
+            end
+            timer:close()
+            cb(r)
+          end))
+        end, on_err)
+      end
+      return command(id, arg, cb, on_err)
+    end
     vim.cmd("CtxlsSessions")
     wait("resume notification", function()
       return said("resumed context: files (1)")

@@ -69,7 +69,7 @@ M.config = {
 -- A turn that makes its session (the first question): see adopt below.
 local adopt, unborn, learn
 
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, header = {}, images = {}, image_paths = {} }
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, showing = {}, header = {}, images = {}, image_paths = {} }
 
 -- builtin_notify: vim.notify is Neovim's own, which echoes on the command
 -- line (not a plugin's popup). Neovim's own Lua is built into it: a
@@ -1107,8 +1107,13 @@ end
 -- with_session calls cb with the current session's id, creating a session
 -- first when there is none (so the chat buffer belongs to it from the start).
 -- Commands run before the new session's id is back (:CtxlsAdd then :CtxlsAsk
--- right after start-up) wait for that one session instead of making one each.
+-- right after start-up) wait for that one session instead of making one each;
+-- those run while a session is being resumed wait for it (resume).
 local function with_session(cb)
+  if state.resuming then
+    table.insert(state.resuming, cb)
+    return
+  end
   if state.current then
     return cb(state.current)
   end
@@ -1228,6 +1233,17 @@ function learn(turn)
       unborn(turn) -- ended, and no session is current: none was made
     end
   end)
+end
+
+-- after_shown runs fn once session id's history, asked for by M.show, is
+-- drawn (at once when none is on its way).
+local function after_shown(id, fn)
+  local pending = state.showing[id]
+  if pending then
+    table.insert(pending.waiting, fn)
+  else
+    fn()
+  end
 end
 
 -- ask sends message as a turn of the current session (made when there is
@@ -1362,9 +1378,11 @@ function M.ask(message, opts)
       finish(turn, "error: the request could not be sent")
     end
   end
-  if state.current or state.creating then
+  if state.current or state.creating or state.resuming then
     with_session(function(id)
-      start(id, false)
+      after_shown(id, function()
+        start(id, false)
+      end)
     end)
   else
     -- The first question makes the session (with the view the editor
@@ -1750,15 +1768,61 @@ function M.show(id)
     notify("no current session: :CtxlsSessions picks one")
     return
   end
-  M.command(P.commands.session_show, { sessionId = (id and id ~= "") and id or state.current }, function(r)
-    show_chat(render_history(r.session, r.messages))
+  id = (id and id ~= "") and id or state.current
+  -- A question asked before the history arrives waits for it (see
+  -- after_shown): drawn later, the history would wipe its turn.
+  local pending = state.showing[id] or { n = 0, waiting = {} }
+  state.showing[id] = pending
+  pending.n = pending.n + 1
+  local function done()
+    pending.n = pending.n - 1
+    if pending.n == 0 then
+      state.showing[id] = nil
+      for _, fn in ipairs(pending.waiting) do
+        fn()
+      end
+    end
+  end
+  M.command(P.commands.session_show, { sessionId = id }, function(r)
+    local ok, err = pcall(function()
+      show_chat(render_history(r.session, r.messages))
+    end)
+    done()
+    if not ok then
+      error(err, 0)
+    end
+  end, function(err)
+    done()
+    notify(P.commands.session_show .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
   end)
 end
 
+
+-- resume makes session id the current one and shows it. Commands run
+-- before its answer is back (:CtxlsAsk right after the picker closes; the
+-- daemon's "resumed context" notice comes before the answer) wait for it,
+-- as for a session being made (with_session), then for its history.
 local function resume(id)
+  local waiting = state.resuming or { n = 0 }
+  state.resuming = waiting
+  waiting.n = waiting.n + 1
+  local function release() -- once the last resume asked for is back
+    waiting.n = waiting.n - 1
+    if waiting.n > 0 then
+      return
+    end
+    state.resuming = nil
+    for _, f in ipairs(waiting) do
+      with_session(f)
+    end
+  end
   M.command(P.commands.session_resume, { sessionId = id }, function(r)
     state.current = r.session.id
     M.show(r.session.id)
+    release()
+  end, function(err)
+    notify(P.commands.session_resume .. ": " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    release()
   end)
 end
 
