@@ -60,4 +60,20 @@ JSON
   test -x "$cs/node_modules/.bin/code-server"
   touch "$marker"
 fi
+# Built-in extensions the suite never uses are set aside (code-server has
+# no --disable-extension): on a 2-core machine each costs CPU for nothing
+# the suite looks at. Copilot Chat, Git, GitHub, merge-conflict and
+# debug-auto-launch start with every workbench; the Markdown and
+# TypeScript ones start a language server when the suite opens notes.md or
+# app.ts. (JSON's stays: a step reads its diagnostics.) ctxls depends on
+# none of them. About a tenth of the suite's CPU (docs/benchmarks.md).
+builtin=$cs/node_modules/code-server/lib/vscode/extensions
+mkdir -p "$cs/set-aside"
+for ext in copilot git git-base github merge-conflict debug-auto-launch emmet npm markdown-language-features typescript-language-features extension-editing; do
+  if [ -d "$builtin/$ext" ]; then
+    rm -rf "$cs/set-aside/$ext"
+    mv "$builtin/$ext" "$cs/set-aside/$ext"
+  fi
+done
+
 echo "e2e install: ready (node $("$node_dir/bin/node" --version), code-server $CODE_SERVER_VERSION, $(chromium --version 2>/dev/null | head -1))"
