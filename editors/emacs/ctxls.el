@@ -2276,14 +2276,16 @@ answers from any buffer."
                (setq q (plist-put q :start (copy-marker start)))))))
         (push q ctxls--open-questions)
         (ctxls--question-sync-keys)
-        (ctxls--say "asks: %s (%s)" text
+        ;; How to answer first: the echo area's line cuts what is too long.
+        (ctxls--say "%s: %s"
                     (if (plist-get q :start)
-                        (format "in the chat: %s; or M-x ctxls-answer"
+                        (format "in the chat, %s (or M-x ctxls-answer)"
                                 (mapconcat (lambda (a)
                                              (format "%c %s" (or (cdr (assoc (plist-get a :id) ctxls--question-keys)) ?-)
-                                                     (downcase (plist-get a :title))))
+                                                     (plist-get a :id)))
                                            (append (plist-get params :actions) nil) ", "))
-                      "M-x ctxls-answer"))))))
+                      "answer with M-x ctxls-answer")
+                    text)))))
 
 (defun ctxls--on-question-closed (params)
   "Show the outcome of a question (PARAMS of ctxls/questionClosed)."
@@ -2507,7 +2509,7 @@ told what became of it.
       ;; act once you go to it.
       (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
                             (inhibit-same-window . t)))
-      (ctxls--say "the model wants to %s: in *ctxls review*, C-c C-c accept, C-c C-a accept all, C-c C-k reject"
+      (ctxls--say "the model wants to %s: C-c C-c accept, C-c C-a accept all, C-c C-k reject (in *ctxls review*)"
                   (ctxls--review-what params)))))
 
 (defun ctxls--review-killed ()
