@@ -75,11 +75,20 @@
 ;; `ctxls-mcp-servers' (and ~/.config/ctxls/mcp.json).  Each call is a line
 ;; in the chat buffer that shows its status as it goes; RET or TAB on it
 ;; shows what the model got back.  Before an MCP tool runs you are asked
-;; (`ctxls-tool-permission-timeout').
+;; (`ctxls-tool-permission-timeout'), in the chat: the question is two
+;; lines under the call's, what is asked and its keys, with a notice in
+;; the echo area.  Nothing takes focus or reads a key, so what you type
+;; in your file never answers it.  In the chat y allows the call once, n
+;; denies it, A (always in this session) asks you to confirm; M-x
+;; ctxls-answer (C-c x q) answers from any buffer.  Once it is answered
+;; (here or elsewhere), unanswered in time or cancelled, its lines become
+;; one that says so.  Trusting a workspace's .mcp.json is asked the same
+;; way (T trusts, after a confirmation; n does not).
 ;;
 ;; The model may also edit your files (edit_file, create_file), in the text
 ;; you see: a buffer's, unsaved edits included.  Each edit is shown as a
-;; diff first: C-c C-c accepts it, C-c C-a accepts it and the rest of the
+;; diff first, in *ctxls review* beside your file, which keeps the cursor:
+;; there C-c C-c accepts it, C-c C-a accepts it and the rest of the
 ;; turn's, C-c C-k (or killing the diff) rejects it.  An accepted edit goes
 ;; into the buffer, never to disk: it stays unsaved, and undo takes it back.
 ;; `ctxls-set-review-mode' makes edits apply unasked (auto) or turns them
@@ -2174,7 +2183,7 @@ The chat's own `a' (ask) and `r' (resume) stay theirs.")
 (defface ctxls-question '((t :inherit warning))
   "An open question's line in the chat buffer.")
 
-(defface ctxls-question-keys '((t :inherit font-lock-keyword-face))
+(defface ctxls-question-keys '((t :inherit (bold font-lock-keyword-face)))
   "The line of an open question's keys in the chat buffer.")
 
 (defface ctxls-question-closed '((t :inherit shadow))
@@ -2229,6 +2238,15 @@ answers from any buffer."
         (equal sid ctxls--session-id)
         (and ctxls--turn (null ctxls--session-id)))))
 
+(defun ctxls--question-face (beg end face)
+  "Show BEG..END of the chat in FACE.
+An overlay: the chat's Markdown mode fontifies its text (a \"> \" line
+is a quotation to it), over any face property."
+  (let ((ov (make-overlay beg end)))
+    (overlay-put ov 'face face)
+    (overlay-put ov 'ctxls-question-face t)
+    (overlay-put ov 'evaporate t)))
+
 (defun ctxls--question-row (q)
   "The start of the question Q's lines in the chat, or nil (not there now)."
   (let ((start (plist-get q :start)))
@@ -2267,8 +2285,11 @@ answers from any buffer."
                            ((eq (char-before) ?\n) "\n")
                            (t "\n\n")))
              (let ((start (point)))
-               (insert (propertize (concat "> ctxls asks: " text) 'face 'ctxls-question) "\n"
-                       (propertize (ctxls--question-key-line params) 'face 'ctxls-question-keys) "\n")
+               (insert "> ctxls asks: " text "\n")
+               (ctxls--question-face start (point) 'ctxls-question)
+               (let ((keys (point)))
+                 (insert (ctxls--question-key-line params) "\n")
+                 (ctxls--question-face keys (point) 'ctxls-question-keys))
                (put-text-property start (point) 'ctxls-question id)
                (insert "\n")
                ;; What follows starts after the blank line, not as a tool's output.
@@ -2302,12 +2323,13 @@ answers from any buffer."
             (save-excursion
               (goto-char start)
               (let ((end (or (next-single-property-change start 'ctxls-question) (point-max))))
+                (remove-overlays start end 'ctxls-question-face t)
                 (delete-region start end)
-                (insert (propertize (format "> ctxls asked: %s → %s"
-                                            (ctxls--question-message (plist-get q :params))
-                                            (or (cdr (assoc outcome ctxls--question-outcomes)) outcome))
-                                    'face 'ctxls-question-closed)
-                        "\n"))))))
+                (insert (format "> ctxls asked: %s → %s"
+                                (ctxls--question-message (plist-get q :params))
+                                (or (cdr (assoc outcome ctxls--question-outcomes)) outcome))
+                        "\n")
+                (ctxls--question-face start (point) 'ctxls-question-closed))))))
       (set-marker (plist-get q :start) nil)
       (ctxls--question-sync-keys)
       (when (equal outcome "timeout")

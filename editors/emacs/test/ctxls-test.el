@@ -188,7 +188,7 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
                                  ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
                                  ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question
-                                 ctxls-attach-image))
+                                 ctxls-attach-image ctxls-answer))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; The model's edit of a read-only buffer is refused, saying so (on
