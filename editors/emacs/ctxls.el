@@ -2253,7 +2253,7 @@ is a quotation to it), over any face property."
     (when (and start (buffer-live-p (marker-buffer start)))
       (with-current-buffer (marker-buffer start)
         (and (< start (point-max))
-             (equal (get-text-property start 'ctxls-question)
+             (equal (get-text-property start 'ctxls-asked-id)
                     (plist-get (plist-get q :params) :id))
              (marker-position start))))))
 
@@ -2278,6 +2278,9 @@ is a quotation to it), over any face property."
             (text (ctxls--question-message params)))
         (setq ctxls--questions-asked (1+ ctxls--questions-asked))
         (when (ctxls--question-in-chat-p params)
+          ;; "thinking…" would stay above it, then leave a blank line.
+          (when ctxls--turn
+            (ctxls--drop-thinking))
           (ctxls--chat-insert
            (lambda ()
              (insert (cond ((bobp) "")
@@ -2290,7 +2293,7 @@ is a quotation to it), over any face property."
                (let ((keys (point)))
                  (insert (ctxls--question-key-line params) "\n")
                  (ctxls--question-face keys (point) 'ctxls-question-keys))
-               (put-text-property start (point) 'ctxls-question id)
+               (put-text-property start (point) 'ctxls-asked-id id)
                (insert "\n")
                ;; What follows starts after the blank line, not as a tool's output.
                (setq ctxls--after-tool nil)
@@ -2322,7 +2325,7 @@ is a quotation to it), over any face property."
           (let ((inhibit-read-only t))
             (save-excursion
               (goto-char start)
-              (let ((end (or (next-single-property-change start 'ctxls-question) (point-max))))
+              (let ((end (or (next-single-property-change start 'ctxls-asked-id) (point-max))))
                 (remove-overlays start end 'ctxls-question-face t)
                 (delete-region start end)
                 (insert (format "> ctxls asked: %s → %s"
@@ -2348,7 +2351,7 @@ is a quotation to it), over any face property."
 
 (defun ctxls--question-at-point ()
   "The open question whose lines point is on, or nil."
-  (when-let ((id (get-text-property (line-beginning-position) 'ctxls-question)))
+  (when-let ((id (get-text-property (line-beginning-position) 'ctxls-asked-id)))
     (cl-find id ctxls--open-questions :key (lambda (q) (plist-get (plist-get q :params) :id))
              :test #'equal)))
 

@@ -259,3 +259,26 @@ func TestEmacsReviewSurvivesTyping(t *testing.T) {
 		}
 	})
 }
+
+// TestEmacsQuestions: a workspace's .mcp.json is asked about in the chat
+// (kind trust: T, which asks to confirm, or n); typed in the file those
+// letters answer nothing; M-x ctxls-answer trusts it from the file's
+// buffer. The model then calls the file's server and the turn is
+// cancelled while the permission question is open: its line says so and
+// the chat's question keys go. ctxls-test-questions.
+func TestEmacsQuestions(t *testing.T) {
+	t.Parallel()
+	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
+		fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+		fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w1", Name: "mcp__w__echo", Arguments: `{"text":"x"}`}}})
+		r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+		cfg := testmcp.Config(map[string]map[string]any{"w": testmcp.Server(t, "w", t.TempDir())})
+		if err := os.WriteFile(filepath.Join(r.work, ".mcp.json"), cfg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.run(t, "ctxls-test-questions")
+		if r := fake.LastStreamed().ToolResults(); r["w1"] != "" {
+			t.Errorf("the cancelled call ran: %q", r)
+		}
+	})
+}

@@ -191,6 +191,15 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                                  ctxls-attach-image ctxls-answer))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
+    ;; A tool call whose turn was cancelled before it ended reads so, in
+    ;; the face of a declined one, its output shown with RET like theirs.
+    (let* ((params (list :id "1:0" :name "mcp__t__echo" :server "t" :tool "echo"
+                         :arguments "{\"text\":\"hi\"}" :status "cancelled"
+                         :output "The turn was cancelled; the call did not run."))
+           (line (ctxls--tool-line params "▸")))
+      (should (equal (substring-no-properties line) "▸ t · echo `{\"text\":\"hi\"}` — cancelled"))
+      (should (memq 'ctxls-tool-declined (ensure-list (get-text-property (1- (length line)) 'face line))))
+      (should (equal (ctxls--tool-output params) "```\nThe turn was cancelled; the call did not run.\n```\n")))
     ;; The model's edit of a read-only buffer is refused, saying so (on
     ;; Emacs 28 jsonrpc's process filter bound `inhibit-read-only' around
     ;; the request: it went through); a new file's buffer, in a folder not
@@ -930,6 +939,65 @@ Return whether the call's output is then shown."
     ;; 10 prompt tokens and a completion token a chunk for each request).
     (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n_tokens: 20 in · 1 out_\n\n## You" chat)))
   (should (ctxls-test--toggle-at "t · echo `{\"text\":\"hi\"}` — done" "RET"))
+  (ctxls-test--stop))
+
+;;;; Questions: trust, M-x ctxls-answer, cancelled
+
+(ert-deftest ctxls-test-questions ()
+  "A workspace's .mcp.json is trusted with M-x ctxls-answer; a question
+open as its turn is cancelled closes, saying so."
+  (ctxls-test--setup)
+  (setq ctxls-tool-permission-timeout 30)
+  (find-file (ctxls-test--file "main.go"))
+  (delete-other-windows)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((main (current-buffer))
+        (before (buffer-string)))
+    (ctxls-test--mx "ctxls-ask" "use the workspace's tools")
+    (ctxls-test--wait "the trust question"
+                      (lambda () (and ctxls--open-questions (string-search "> ctxls asks: " (ctxls-test--chat-text)))))
+    (let ((chat (ctxls-test--chat-text))
+          (q (plist-get (car ctxls--open-questions) :params)))
+      (should (equal (plist-get q :kind) "trust"))
+      ;; Under the answer's heading, where "thinking…" was.
+      (should (string-search "## ctxls\n\n> ctxls asks: " chat))
+      (should (string-search "configures MCP servers, which run on this machine: w: " chat))
+      (should (string-search "> [T] trust (asks to confirm)  [n] don't trust  (or M-x ctxls-answer)\n" chat))
+      (should (buffer-local-value 'ctxls-question-keys ctxls--chat)))
+    ;; Typed in the file, T and n are letters of the file: nothing answers.
+    (should (eq (window-buffer (selected-window)) main))
+    (execute-kbd-macro "Tn")
+    (accept-process-output nil 0.3)
+    (should (equal (buffer-string) (concat "Tn" before)))
+    (should (= 1 (length ctxls--open-questions)))
+    ;; M-x ctxls-answer, from the file: the answer picked with completion.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-answer" (kbd "RET") "Trust" (kbd "TAB RET")))
+    (ctxls-test--wait "the trust question closed"
+                      (lambda () (string-search "Trust this file and let the model use them? → trusted\n" (ctxls-test--chat-text))))
+    (should-not (string-search "[T] trust" (ctxls-test--chat-text)))
+    (should (equal (buffer-string) (concat "Tn" before)))
+    ;; The model calls the trusted file's server: asked, then the turn is
+    ;; cancelled while the question is open.
+    (ctxls-test--wait "the permission question"
+                      (lambda () (and ctxls--open-questions
+                                      (string-search "waiting for your permission" (ctxls-test--chat-text))
+                                      (string-search "> [y] allow once" (ctxls-test--chat-text)))))
+    (should (eq (window-buffer (selected-window)) main))
+    (ctxls-test--mx "ctxls-cancel")
+    (ctxls-test--wait "the permission question closed"
+                      (lambda () (string-search "with {\"text\":\"x\"}. Allow it? → cancelled with its turn\n"
+                                                (ctxls-test--chat-text))))
+    (ctxls-test--wait "the turn's end" (lambda () (null ctxls--turn)))
+    (should-not ctxls--open-questions)
+    (should-not (buffer-local-value 'ctxls-question-keys ctxls--chat))
+    (should-not (string-search "[y] allow once" (ctxls-test--chat-text)))
+    (should (= 2 ctxls--questions-asked))
+    (should (equal (mapcar #'cdr ctxls--questions-closed) '("cancelled" "trust")))
+    ;; Nothing is open: M-x ctxls-answer says so.
+    (let ((err (should-error (ctxls-answer nil nil) :type 'user-error)))
+      (ignore err))
+    (should-error (call-interactively #'ctxls-answer) :type 'user-error))
   (ctxls-test--stop))
 
 ;;;; The model's searches
