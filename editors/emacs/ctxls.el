@@ -700,6 +700,8 @@ later ones (Emacs 30) warn that it is deprecated and take
     (delete-process (jsonrpc--process ctxls--connection)))
   (force-mode-line-update t))
 
+(defvar ctxls--open-questions)         ; Questions in the chat, below
+
 (defun ctxls--on-shutdown (conn)
   "Clean up after the daemon's connection CONN ended."
   (when (eq conn ctxls--connection)
@@ -710,6 +712,9 @@ later ones (Emacs 30) warn that it is deprecated and take
           (ctxls--say "the daemon exited (status %s); the next command restarts it" status))))
     (when ctxls--turn
       (ctxls--finish-turn ctxls--turn "error: the daemon exited"))
+    ;; Its questions can no longer be answered, nor closed by it.
+    (dolist (q ctxls--open-questions)
+      (ctxls--on-question-closed (list :id (plist-get (plist-get q :params) :id) :outcome "exited")))
     (setq ctxls--connection nil
           ctxls--live-settling nil
           ctxls--state (if (eq ctxls--state 'failed) 'failed nil))
@@ -2177,7 +2182,8 @@ The chat's own `a' (ask) and `r' (resume) stay theirs.")
     ("trust" . "trusted") ("distrust" . "not trusted")
     ("accept" . "accepted") ("reject" . "rejected")
     ("acceptAll" . "accepted with the rest of the turn's edits")
-    ("timeout" . "no answer in time") ("cancelled" . "cancelled with its turn"))
+    ("timeout" . "no answer in time") ("cancelled" . "cancelled with its turn")
+    ("exited" . "not answered: the daemon exited"))
   "What a closed question's line says of its outcome.")
 
 (defface ctxls-question '((t :inherit warning))

@@ -998,7 +998,14 @@ open as its turn is cancelled closes, saying so."
     (let ((err (should-error (ctxls-answer nil nil) :type 'user-error)))
       (ignore err))
     (should-error (call-interactively #'ctxls-answer) :type 'user-error))
-  (ctxls-test--stop))
+  ;; The daemon exits with a question open (one made up here): it can no
+  ;; longer be answered, and its line says so.
+  (ctxls--on-question (list :id "made-up" :kind "permission" :message "ctxls: may it? Allow it?"
+                            :actions (vector (list :id "allow" :title "Allow once" :deliberate :json-false))))
+  (should (string-search "\n> ctxls asks: may it? Allow it?\n> [y] allow once  (or M-x ctxls-answer)\n" (ctxls-test--chat-text)))
+  (ctxls-test--stop)
+  (should-not ctxls--open-questions)
+  (should (string-search "\n> ctxls asked: may it? Allow it? → not answered: the daemon exited\n" (ctxls-test--chat-text))))
 
 ;;;; The model's searches
 
