@@ -80,13 +80,13 @@ func startTerminalEmacs(t *testing.T, emacs emacsVersion, name string, fake *ope
 (menu-bar-mode -1)
 (global-set-key (kbd "C-c x") 'ctxls-command-map)
 (ctxls-mode 1)
-;; What the test reads.
+;; What the test reads, written whole then renamed: never read half written.
 (run-with-timer 0.1 0.1
   (lambda ()
     (let ((text (lambda (name)
                   (let ((b (get-file-buffer (expand-file-name name %q))))
                     (if b (with-current-buffer b (buffer-substring-no-properties (point-min) (point-max))) "")))))
-      (with-temp-file %q
+      (with-temp-file %[11]q
         (insert (json-encode
                  (list (cons 'source (funcall text "notes.txt"))
                        (cons 'main (funcall text "main.go"))
@@ -98,16 +98,22 @@ func startTerminalEmacs(t *testing.T, emacs emacsVersion, name string, fake *ope
                                      ""))
                        (cons 'selected (buffer-name (window-buffer (selected-window))))
                        (cons 'review (if ctxls--review t :json-false))
-                       (cons 'reviewed ctxls--reviewed))))))))
-`, emacs.Elpa, here, bin, data, fake.URL, mcp["command"], args, env, work, statePath)), 0o644)
+                       (cons 'reviewed ctxls--reviewed)))))
+      (rename-file %[11]q %[10]q t))))
+`, emacs.Elpa, here, bin, data, fake.URL, mcp["command"], args, env, work, statePath, statePath+".new")), 0o644)
 	term := screenshot.StartTmux(t, name+"-"+emacs.tmuxName(), 200, 40, work,
 		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 		emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "notes.txt"))
 	term.WaitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 	return &terminalEmacs{t: t, term: term, work: work, read: func() emacsState {
 		var st emacsState
-		b, _ := os.ReadFile(statePath)
-		json.Unmarshal(b, &st)
+		for range 50 {
+			b, err := os.ReadFile(statePath)
+			if err == nil && json.Unmarshal(b, &st) == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		return st
 	}}
 }
