@@ -2326,6 +2326,8 @@ is a quotation to it), over any face property."
     (when q
       (setq ctxls--open-questions (delq q ctxls--open-questions))
       (push (cons id outcome) ctxls--questions-closed)
+      (when (> (length ctxls--questions-closed) 100)
+        (setcdr (nthcdr 99 ctxls--questions-closed) nil))
       (when-let ((start (ctxls--question-row q)))
         (with-current-buffer (marker-buffer (plist-get q :start))
           (let ((inhibit-read-only t))
@@ -2379,9 +2381,10 @@ deliberate action asks to confirm."
      ((null action)
       (ctxls--say "no open question here is answered with %s" (single-key-description key)))
      ((and (eq (plist-get action :deliberate) t)
-           (not (y-or-n-p (format "ctxls: %s? %s: "
-                                  (ctxls--question-message (plist-get q :params))
-                                  (plist-get action :title)))))
+           ;; One line: a trust question's message lists every server.
+           (not (y-or-n-p (format "ctxls: %s (%s)? "
+                                  (plist-get action :title)
+                                  (ctxls--one-line (ctxls--question-message (plist-get q :params)) 60)))))
       (ctxls--say "not answered: the question stays open"))
      (t (ctxls--question-send q (plist-get action :id))))))
 
