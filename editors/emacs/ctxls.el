@@ -1772,9 +1772,6 @@ an update have been missed."
   "A tool call's status once its turn was cancelled before it ended.
 ctxls-protocol.el names it once the daemon's table has it; shown as is.")
 
-(defvar ctxls--tool-pending nil
-  "The ids of the tool calls waiting for the user's permission.")
-
 (define-button-type 'ctxls-tool
   'action #'ctxls--tool-button-toggle
   'follow-link t
@@ -1901,10 +1898,6 @@ PARAMS are the call's: a search's results are buttons that visit them."
 
 (defun ctxls--on-tool-call (params)
   "Show a tool call of the model's as it changes (PARAMS of ctxls/toolCall)."
-  (let ((id (plist-get params :id)))
-    (setq ctxls--tool-pending (delete id ctxls--tool-pending))
-    (when (equal (plist-get params :status) ctxls-protocol-tool-status-pending)
-      (push id ctxls--tool-pending)))
   (when (or (equal (plist-get params :sessionId) ctxls--session-id)
             (and ctxls--turn (null ctxls--session-id)))
     (when ctxls--turn
