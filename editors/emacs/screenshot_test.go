@@ -193,6 +193,11 @@ func TestEmacsScreenshot(t *testing.T) {
 				waitFor("the edit in the buffer", func(s string) bool {
 					return strings.Contains(s, `name := "wörld"`) && mainModified.MatchString(s) && !strings.Contains(s, "C-c C-c accept")
 				})
+				// The turn's end, before the workspace is removed: the daemon
+				// writes into it until then.
+				waitFor("the turn's end", func(s string) bool {
+					return strings.Contains(s, "? keys") && !strings.Contains(s, "C-c C-k cancel") // the chat's header line
+				})
 			})
 		}
 	})
