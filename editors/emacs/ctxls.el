@@ -75,11 +75,20 @@
 ;; `ctxls-mcp-servers' (and ~/.config/ctxls/mcp.json).  Each call is a line
 ;; in the chat buffer that shows its status as it goes; RET or TAB on it
 ;; shows what the model got back.  Before an MCP tool runs you are asked
-;; (`ctxls-tool-permission-timeout').
+;; (`ctxls-tool-permission-timeout'), in the chat: the question is two
+;; lines under the call's, what is asked and its keys, with a notice in
+;; the echo area.  Nothing takes focus or reads a key, so what you type
+;; in your file never answers it.  In the chat y allows the call once, n
+;; denies it, A (always in this session) asks you to confirm; M-x
+;; ctxls-answer (C-c x q) answers from any buffer.  Once it is answered
+;; (here or elsewhere), unanswered in time or cancelled, its lines become
+;; one that says so.  Trusting a workspace's .mcp.json is asked the same
+;; way (T trusts, after a confirmation; n does not).
 ;;
 ;; The model may also edit your files (edit_file, create_file), in the text
 ;; you see: a buffer's, unsaved edits included.  Each edit is shown as a
-;; diff first: C-c C-c accepts it, C-c C-a accepts it and the rest of the
+;; diff first, in *ctxls review* beside your file, which keeps the cursor:
+;; there C-c C-c accepts it, C-c C-a accepts it and the rest of the
 ;; turn's, C-c C-k (or killing the diff) rejects it.  An accepted edit goes
 ;; into the buffer, never to disk: it stays unsaved, and undo takes it back.
 ;; `ctxls-set-review-mode' makes edits apply unasked (auto) or turns them
@@ -580,6 +589,9 @@ After a restart, the session that was current is resumed."
                     (ctxls--key ctxls-protocol-init-option-tool-permission-timeout-seconds) ctxls-tool-permission-timeout
                     ;; Edits are reviewed in a diff buffer (`ctxls--review-next').
                     (ctxls--key ctxls-protocol-init-option-review-edits) t
+                    ;; Questions are shown in the chat (`ctxls--on-question'),
+                    ;; never asked with window/showMessageRequest.
+                    (ctxls--key ctxls-protocol-init-option-questions) t
                     ;; The model reads Flymake's diagnostics (`ctxls--diagnostics-request').
                     (ctxls--key ctxls-protocol-init-option-diagnostics) t
                     (ctxls--key ctxls-protocol-init-option-session) ctxls--session-id)
@@ -688,6 +700,8 @@ later ones (Emacs 30) warn that it is deprecated and take
     (delete-process (jsonrpc--process ctxls--connection)))
   (force-mode-line-update t))
 
+(defvar ctxls--open-questions)         ; Questions in the chat, below
+
 (defun ctxls--on-shutdown (conn)
   "Clean up after the daemon's connection CONN ended."
   (when (eq conn ctxls--connection)
@@ -698,6 +712,9 @@ later ones (Emacs 30) warn that it is deprecated and take
           (ctxls--say "the daemon exited (status %s); the next command restarts it" status))))
     (when ctxls--turn
       (ctxls--finish-turn ctxls--turn "error: the daemon exited"))
+    ;; Its questions can no longer be answered, nor closed by it.
+    (dolist (q ctxls--open-questions)
+      (ctxls--on-question-closed (list :id (plist-get (plist-get q :params) :id) :outcome "exited")))
     (setq ctxls--connection nil
           ctxls--live-settling nil
           ctxls--state (if (eq ctxls--state 'failed) 'failed nil))
@@ -800,8 +817,8 @@ Chat turns and everything else are asynchronous."
   "Answer the daemon's request METHOD with PARAMS."
   (pcase method
     ('window/workDoneProgress/create nil)
-    ;; Answered by `ctxls--receive' when the user has chosen; this is
-    ;; reached only if that advice is missing: no answer denies.
+    ;; ctxls asks in the chat (ctxls/question): no key is read here, a
+    ;; question asked this way is said and answered null (no).
     ('window/showMessageRequest
      (ctxls--say "%s" (plist-get params :message))
      nil)
@@ -1029,6 +1046,8 @@ buffer binds it itself."
      ((string= name ctxls-protocol-notification-session-updated) (ctxls--on-session-updated params))
      ((string= name ctxls-protocol-notification-session-files-changed) (ctxls--on-files-changed params))
      ((string= name ctxls-protocol-notification-tool-call) (ctxls--on-tool-call params))
+     ((string= name ctxls-protocol-notification-question) (ctxls--on-question params))
+     ((string= name ctxls-protocol-notification-question-closed) (ctxls--on-question-closed params))
      ((eq method 'window/showMessage)
       (ctxls--log "%s" (plist-get params :message))
       (ctxls--say "%s" (plist-get params :message)))
@@ -1158,7 +1177,7 @@ OPEN, a function of the file's name, opens it (default
   "Toggle the keys and header line of the ctxls chat buffer.
 Each tool call of the model's is a line, \"• server · tool \\=`{args}\\=` —
 status\", changed as the call goes: waiting for your permission,
-running, done, failed or declined (a call of ctxls's own tools that
+running, done, failed, declined or cancelled (a call of ctxls's own tools that
 says what came of it shows that in place of done: an edit's \"+3 −1
 lines\").  Once it has ended, RET or TAB on the line shows what the
 model got back (\"▾\") and hides it again (\"▸\"); isearch shows it too.
@@ -1749,8 +1768,9 @@ an update have been missed."
 ;; follows the line, hidden: RET or TAB on the line (a button) shows it
 ;; ("▾") and hides it again ("▸").
 
-(defvar ctxls--tool-pending nil
-  "The ids of the tool calls waiting for the user's permission.")
+(defconst ctxls--tool-status-cancelled "cancelled"
+  "A tool call's status once its turn was cancelled before it ended.
+ctxls-protocol.el names it once the daemon's table has it; shown as is.")
 
 (define-button-type 'ctxls-tool
   'action #'ctxls--tool-button-toggle
@@ -1789,7 +1809,8 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
   "What the ended tool call PARAMS gave the model, fenced, or nil."
   (let ((out (plist-get params :output)))
     (when (and out (member (plist-get params :status) (list ctxls-protocol-tool-status-done ctxls-protocol-tool-status-failed
-                                                            ctxls-protocol-tool-status-declined)))
+                                                            ctxls-protocol-tool-status-declined
+                                                            ctxls--tool-status-cancelled)))
       (let* ((text (if (string-empty-p out) "(no output)" (string-trim-right out "\n")))
              (longest 0)
              (start 0))
@@ -1816,7 +1837,8 @@ in 4 files\"."
          (status-value (plist-get params :status))
          (face (cond ((equal status-value ctxls-protocol-tool-status-pending) 'ctxls-tool-pending)
                      ((equal status-value ctxls-protocol-tool-status-failed) 'ctxls-tool-failed)
-                     ((equal status-value ctxls-protocol-tool-status-declined) 'ctxls-tool-declined)
+                     ((member status-value (list ctxls-protocol-tool-status-declined ctxls--tool-status-cancelled))
+                      'ctxls-tool-declined)
                      (t 'ctxls-tool)))
          (line (concat (ctxls--heading head 'ctxls-tool) (ctxls--heading status face))))
     (make-text-button line nil 'type 'ctxls-tool 'ctxls-tool (plist-get params :id))))
@@ -1876,10 +1898,6 @@ PARAMS are the call's: a search's results are buttons that visit them."
 
 (defun ctxls--on-tool-call (params)
   "Show a tool call of the model's as it changes (PARAMS of ctxls/toolCall)."
-  (let ((id (plist-get params :id)))
-    (setq ctxls--tool-pending (delete id ctxls--tool-pending))
-    (when (equal (plist-get params :status) ctxls-protocol-tool-status-pending)
-      (push id ctxls--tool-pending)))
   (when (or (equal (plist-get params :sessionId) ctxls--session-id)
             (and ctxls--turn (null ctxls--session-id)))
     (when ctxls--turn
@@ -2129,45 +2147,281 @@ The calls are OpenAI's ({id, function: {name, arguments}})."
           (push call out))))
     (nreverse out)))
 
-;;;;; The permission question
+;;;;; Questions in the chat
 
-;; The daemon asks with window/showMessageRequest before an MCP tool
-;; runs.  jsonrpc.el answers a request with what its dispatcher returns,
-;; from its process filter (Emacs 28) or a timer (Emacs 30): a question
-;; there would read keys inside it.  So `ctxls--receive' takes the
-;; question out of jsonrpc's hands,
-;; asks from a timer (the command loop), and answers when the user has.
+;; The daemon asks (may the model call an MCP tool, trust a workspace's
+;; .mcp.json) with ctxls/question, since ctxls.el sets
+;; initializationOptions.questions: the question becomes two lines at the
+;; end of the chat buffer, what is asked and the keys that answer it, and
+;; a notice in the echo area.  Nothing here selects a window, blocks or
+;; reads a key: typing in another buffer never answers.  The keys act in
+;; the chat buffer only, while a question is open (`ctxls-question-keys'):
+;; y allows once (or accepts), n denies (or rejects, or does not trust);
+;; a deliberate action (always in this session, trust the file, accept
+;; the rest of the turn's edits) has a capital key and a confirmation.
+;; M-x ctxls-answer answers from anywhere.  ctxls/questionClosed (answered
+;; here or elsewhere, no answer in time, its turn cancelled) turns the
+;; lines into one that says the outcome.
 
-(defvar ctxls--questions nil
-  "Permission questions waiting to be asked, oldest first.
-Each is (CONN ID PARAMS RECEIVED): the request ID of CONN, and when.")
+(defconst ctxls--question-keys
+  '(("allow" . ?y) ("accept" . ?y) ("deny" . ?n) ("reject" . ?n) ("distrust" . ?n)
+    ("always" . ?A) ("acceptAll" . ?A) ("trust" . ?T))
+  "The key of each question action in the chat buffer.
+The chat's own `a' (ask) and `r' (resume) stay theirs.")
 
-(defvar ctxls--asking nil
-  "The permission question on screen, or nil.")
+(defconst ctxls--question-outcomes
+  '(("allow" . "allowed once") ("deny" . "denied")
+    ("always" . "always allowed in this session")
+    ("trust" . "trusted") ("distrust" . "not trusted")
+    ("accept" . "accepted") ("reject" . "rejected")
+    ("acceptAll" . "accepted with the rest of the turn's edits")
+    ("timeout" . "no answer in time") ("cancelled" . "cancelled with its turn")
+    ("exited" . "not answered: the daemon exited"))
+  "What a closed question's line says of its outcome.")
 
-(defvar ctxls--asked 0
-  "How many permission questions have been asked.")
+(defface ctxls-question '((t :inherit warning))
+  "An open question's line in the chat buffer.")
 
-(defconst ctxls--permission-keys
-  '(("Allow once" ?y "yes, once")
-    ("Always in this session" ?a "always in this session")
-    ("Deny" ?n "no"))
-  "The keys and names of the daemon's answers, by their titles.")
+(defface ctxls-question-keys '((t :inherit (bold font-lock-keyword-face)))
+  "The line of an open question's keys in the chat buffer.")
+
+(defface ctxls-question-closed '((t :inherit shadow))
+  "A closed question's line in the chat buffer.")
+
+(defvar ctxls--open-questions nil
+  "The questions waiting for an answer, newest first.
+Each is a plist (:params PARAMS :start MARKER): ctxls/question's
+PARAMS, and where its lines start in the chat buffer (nil: not shown).")
+
+(defvar ctxls--questions-asked 0
+  "How many questions the daemon has asked.")
+
+(defvar ctxls--questions-closed nil
+  "The closed questions' outcomes: an alist of (ID . OUTCOME), newest first.")
+
+(defvar ctxls-question-keys-map
+  (let ((map (make-sparse-keymap)))
+    (dolist (k (delete-dups (mapcar #'cdr ctxls--question-keys)))
+      (define-key map (vector k) #'ctxls-question-key))
+    map)
+  "The keys of the open questions in the chat buffer (over the chat's own).")
+
+(define-minor-mode ctxls-question-keys
+  "The keys that answer the questions open in the chat buffer.
+On while one is open: \\<ctxls-question-keys-map>y allows the call once (or accepts the
+edit), n denies it (or rejects, or does not trust); A (always in this
+session, accept the rest of the turn's edits) and T (trust the
+workspace's .mcp.json) ask you to confirm first.  The key answers the
+question point is on, else the newest that offers it.  `ctxls-answer'
+answers from any buffer."
+  :lighter " ctxls-asks")
+
+(defun ctxls--question-message (params)
+  "The question PARAMS asks, on one line, without the \"ctxls: \" prefix."
+  (ctxls--one-line (string-remove-prefix "ctxls: " (or (plist-get params :message) "")) 2000))
+
+(defun ctxls--question-key-line (params)
+  "The line that says the keys of the question PARAMS."
+  (concat "> "
+          (mapconcat (lambda (a)
+                       (let ((k (cdr (assoc (plist-get a :id) ctxls--question-keys))))
+                         (format "[%s] %s%s" (if k (string k) "-") (downcase (plist-get a :title))
+                                 (if (eq (plist-get a :deliberate) t) " (asks to confirm)" ""))))
+                     (append (plist-get params :actions) nil) "  ")
+          "  (or M-x ctxls-answer)"))
+
+(defun ctxls--question-in-chat-p (params)
+  "Non-nil when the question PARAMS belongs in the chat buffer's session."
+  (let ((sid (plist-get params :sessionId)))
+    (or (null sid) (string-empty-p sid)
+        (equal sid ctxls--session-id)
+        (and ctxls--turn (null ctxls--session-id)))))
+
+(defun ctxls--question-face (beg end face)
+  "Show BEG..END of the chat in FACE.
+An overlay: the chat's Markdown mode fontifies its text (a \"> \" line
+is a quotation to it), over any face property."
+  (let ((ov (make-overlay beg end)))
+    (overlay-put ov 'face face)
+    (overlay-put ov 'ctxls-question-face t)
+    (overlay-put ov 'evaporate t)))
+
+(defun ctxls--question-row (q)
+  "The start of the question Q's lines in the chat, or nil (not there now)."
+  (let ((start (plist-get q :start)))
+    (when (and start (buffer-live-p (marker-buffer start)))
+      (with-current-buffer (marker-buffer start)
+        (and (< start (point-max))
+             (equal (get-text-property start 'ctxls-asked-id)
+                    (plist-get (plist-get q :params) :id))
+             (marker-position start))))))
+
+(defun ctxls--question-sync-keys ()
+  "Turn the chat's question keys on while a question is shown there, off after."
+  (when (buffer-live-p ctxls--chat)
+    (with-current-buffer ctxls--chat
+      (let ((want (and (cl-some #'ctxls--question-row ctxls--open-questions) t)))
+        (unless (eq want ctxls-question-keys)
+          (ctxls-question-keys (if want 1 -1)))
+        ;; Over the chat's own keys (n is a new session there).
+        (unless (assq 'ctxls-question-keys minor-mode-overriding-map-alist)
+          (push (cons 'ctxls-question-keys ctxls-question-keys-map) minor-mode-overriding-map-alist))))))
+
+(defun ctxls--on-question (params)
+  "Show the daemon's question PARAMS (ctxls/question) in the chat, and say it."
+  (let ((id (plist-get params :id)))
+    (unless (or (cl-find id ctxls--open-questions :key (lambda (q) (plist-get (plist-get q :params) :id))
+                         :test #'equal)
+                (assoc id ctxls--questions-closed))
+      (let ((q (list :params params :start nil))
+            (text (ctxls--question-message params)))
+        (setq ctxls--questions-asked (1+ ctxls--questions-asked))
+        (when (ctxls--question-in-chat-p params)
+          ;; "thinking…" would stay above it, then leave a blank line.
+          (when ctxls--turn
+            (ctxls--drop-thinking))
+          (ctxls--chat-insert
+           (lambda ()
+             (insert (cond ((bobp) "")
+                           ((looking-back "\n\n" (max (point-min) (- (point) 2))) "")
+                           ((eq (char-before) ?\n) "\n")
+                           (t "\n\n")))
+             (let ((start (point)))
+               (insert "> ctxls asks: " text "\n")
+               (ctxls--question-face start (point) 'ctxls-question)
+               (let ((keys (point)))
+                 (insert (ctxls--question-key-line params) "\n")
+                 (ctxls--question-face keys (point) 'ctxls-question-keys))
+               (put-text-property start (point) 'ctxls-asked-id id)
+               (insert "\n")
+               ;; What follows starts after the blank line, not as a tool's output.
+               (setq ctxls--after-tool nil)
+               (setq q (plist-put q :start (copy-marker start)))))))
+        (push q ctxls--open-questions)
+        (ctxls--question-sync-keys)
+        ;; How to answer first: the echo area's line cuts what is too long.
+        (ctxls--say "%s: %s"
+                    (if (plist-get q :start)
+                        (format "in the chat, %s (or M-x ctxls-answer)"
+                                (mapconcat (lambda (a)
+                                             (format "%c %s" (or (cdr (assoc (plist-get a :id) ctxls--question-keys)) ?-)
+                                                     (plist-get a :id)))
+                                           (append (plist-get params :actions) nil) ", "))
+                      "answer with M-x ctxls-answer")
+                    text)))))
+
+(defun ctxls--on-question-closed (params)
+  "Show the outcome of a question (PARAMS of ctxls/questionClosed)."
+  (let* ((id (plist-get params :id))
+         (outcome (plist-get params :outcome))
+         (q (cl-find id ctxls--open-questions :key (lambda (q) (plist-get (plist-get q :params) :id))
+                     :test #'equal)))
+    (when q
+      (setq ctxls--open-questions (delq q ctxls--open-questions))
+      (push (cons id outcome) ctxls--questions-closed)
+      (when (> (length ctxls--questions-closed) 100)
+        (setcdr (nthcdr 99 ctxls--questions-closed) nil))
+      (when-let ((start (ctxls--question-row q)))
+        (with-current-buffer (marker-buffer (plist-get q :start))
+          (let ((inhibit-read-only t))
+            (save-excursion
+              (goto-char start)
+              (let ((end (or (next-single-property-change start 'ctxls-asked-id) (point-max))))
+                (remove-overlays start end 'ctxls-question-face t)
+                (delete-region start end)
+                (insert (format "> ctxls asked: %s → %s"
+                                (ctxls--question-message (plist-get q :params))
+                                (or (cdr (assoc outcome ctxls--question-outcomes)) outcome))
+                        "\n")
+                (ctxls--question-face start (point) 'ctxls-question-closed))))))
+      (set-marker (plist-get q :start) nil)
+      (ctxls--question-sync-keys)
+      (when (equal outcome "timeout")
+        (ctxls--say "no answer within %d s: %s" (ctxls--permission-timeout)
+                    (pcase (plist-get (plist-get q :params) :kind)
+                      ("trust" "it is asked again next time")
+                      ("review" "the edit is not applied")
+                      (_ "the call did not run")))))))
+
+(defun ctxls--question-send (q action)
+  "Answer the question Q with ACTION (an action's id)."
+  (ctxls--command ctxls-protocol-command-question-answer
+                  (list :id (plist-get (plist-get q :params) :id) :action action)
+                  #'ignore
+                  (lambda (err) (ctxls--say "%s" (or (plist-get err :message) err)))))
+
+(defun ctxls--question-at-point ()
+  "The open question whose lines point is on, or nil."
+  (when-let ((id (get-text-property (line-beginning-position) 'ctxls-asked-id)))
+    (cl-find id ctxls--open-questions :key (lambda (q) (plist-get (plist-get q :params) :id))
+             :test #'equal)))
+
+(defun ctxls-question-key ()
+  "Answer a question in the chat with the action of the key just typed.
+The question point is on, else the newest shown that offers the key.  A
+deliberate action asks to confirm."
+  (interactive)
+  (let* ((key last-command-event)
+         (offers (lambda (q)
+                   (cl-find-if (lambda (a) (eq (cdr (assoc (plist-get a :id) ctxls--question-keys)) key))
+                               (append (plist-get (plist-get q :params) :actions) nil))))
+         (here (ctxls--question-at-point))
+         (q (if (and here (funcall offers here)) here
+              (cl-find-if (lambda (q) (and (ctxls--question-row q) (funcall offers q)))
+                          ctxls--open-questions)))
+         (action (and q (funcall offers q))))
+    (cond
+     ((null action)
+      (ctxls--say "no open question here is answered with %s" (single-key-description key)))
+     ((and (eq (plist-get action :deliberate) t)
+           ;; One line: a trust question's message lists every server.
+           (not (y-or-n-p (format "ctxls: %s (%s)? "
+                                  (plist-get action :title)
+                                  (ctxls--one-line (ctxls--question-message (plist-get q :params)) 60)))))
+      (ctxls--say "not answered: the question stays open"))
+     (t (ctxls--question-send q (plist-get action :id))))))
+
+;;;###autoload
+(defun ctxls-answer (question action)
+  "Answer one of the daemon's open questions: QUESTION's ACTION.
+Interactively, pick the question and the answer with completion (a
+command of its own is deliberate enough for any answer, always in this
+session too).  Works from any buffer."
+  (interactive
+   (let (cands)
+     (unless ctxls--open-questions
+       (user-error "ctxls: no question is waiting for an answer"))
+     (dolist (q (reverse ctxls--open-questions))
+       (dolist (a (append (plist-get (plist-get q :params) :actions) nil))
+         (push (cons (format "%s — %s" (plist-get a :title) (ctxls--question-message (plist-get q :params)))
+                     (list q (plist-get a :id)))
+               cands)))
+     (setq cands (nreverse cands))
+     (let ((pick (completing-read "Answer ctxls: " cands nil t)))
+       (cdr (assoc pick cands)))))
+  (unless (memq question ctxls--open-questions)
+    (user-error "ctxls: that question is not open any more"))
+  (ctxls--question-send question action))
+
+(defun ctxls--permission-timeout ()
+  "Seconds the daemon waits for the answer to a question."
+  (if (and (numberp ctxls-tool-permission-timeout) (>= ctxls-tool-permission-timeout 1))
+      ctxls-tool-permission-timeout
+    120))
+
+;;;;; Requests taken out of jsonrpc's hands
 
 (defun ctxls--receive (receive conn msg)
   "Around RECEIVE (`jsonrpc-connection-receive') of CONN's message MSG.
-ctxls's window/showMessageRequest is queued for `ctxls--ask-next', its
-ctxls/reviewEdit for `ctxls--review-next', its ctxls/diagnostics answered
-by `ctxls--diagnostics-request'."
+jsonrpc.el answers a request with what its dispatcher returns, from its
+process filter (Emacs 28) or a timer (Emacs 30): ctxls's
+ctxls/reviewEdit is queued for `ctxls--review-next' and answered once
+you decide, its ctxls/diagnostics answered by
+`ctxls--diagnostics-request'."
   (let ((method (plist-get msg :method)))
     (cond
      ((not (and (eq conn ctxls--connection) (plist-get msg :id)))
       (funcall receive conn msg))
-     ((equal method "window/showMessageRequest")
-      (setq ctxls--questions
-            (append ctxls--questions
-                    (list (list conn (plist-get msg :id) (plist-get msg :params) (float-time)))))
-      (run-at-time 0 nil #'ctxls--ask-next))
      ((equal method ctxls-protocol-server-request-review-edit)
       (ctxls--review-add conn (plist-get msg :id) (plist-get msg :params)))
      ((equal method ctxls-protocol-server-request-diagnostics)
@@ -2180,61 +2434,6 @@ by `ctxls--diagnostics-request'."
   "Remove the advice on `jsonrpc-connection-receive' as ctxls is unloaded."
   (advice-remove 'jsonrpc-connection-receive #'ctxls--receive)
   nil)
-
-(defun ctxls--permission-timeout ()
-  "Seconds the daemon waits for the answer to a permission question."
-  (if (and (numberp ctxls-tool-permission-timeout) (>= ctxls-tool-permission-timeout 1))
-      ctxls-tool-permission-timeout
-    120))
-
-(defun ctxls--ask-next ()
-  "Ask the oldest permission question waiting, unless one is on screen."
-  (unless ctxls--asking
-    (when-let ((q (pop ctxls--questions)))
-      (unwind-protect
-          (apply #'ctxls--ask-permission q)
-        (setq ctxls--asking nil)
-        (when ctxls--questions
-          (run-at-time 0 nil #'ctxls--ask-next))))))
-
-(defun ctxls--ask-permission (conn id params received)
-  "Ask the user PARAMS's question (request ID of CONN, RECEIVED then).
-The answer is the action chosen; \\[keyboard-quit], or no answer before
-the daemon stops waiting, answers null: the daemon takes it as Deny."
-  (let* ((actions (append (plist-get params :actions) nil))
-         (question (ctxls--one-line (plist-get params :message) 2000))
-         (choices (cl-loop for a in actions for i from 1
-                           for known = (assoc (plist-get a :title) ctxls--permission-keys)
-                           collect (list (if known (nth 1 known) (+ ?0 i))
-                                         (if known (nth 2 known) (plist-get a :title))
-                                         a)))
-         left answer timed-out)
-    (if (null actions)
-        (ctxls--say "%s" question)
-      ;; The call's line first: its ctxls/toolCall may come just after.
-      (with-timeout (0.3)
-        (while (not ctxls--tool-pending)
-          (accept-process-output nil 0.02)))
-      (setq left (- (ctxls--permission-timeout) (- (float-time) received)))
-      (when (> left 0)
-        (setq ctxls--asking question
-              ctxls--asked (1+ ctxls--asked))
-        (let ((key (with-local-quit
-                     (with-timeout (left
-                                    ;; No answer is sent: the daemon's own
-                                    ;; wait ends now too, and it tells the
-                                    ;; model the question was not answered
-                                    ;; (an answer of null would say the
-                                    ;; user declined).
-                                    (setq timed-out t)
-                                    (ctxls--say "no answer within %d s: the call did not run"
-                                                (ctxls--permission-timeout))
-                                    nil)
-                       (car (read-multiple-choice
-                             question (mapcar (lambda (c) (list (car c) (cadr c))) choices)))))))
-          (setq answer (nth 2 (assq key choices))))))
-    (when (and (jsonrpc-running-p conn) (not timed-out))
-      (jsonrpc-connection-send conn :id id :result (and answer (list :title (plist-get answer :title)))))))
 
 ;;;; The model's edits
 
@@ -2332,12 +2531,12 @@ told what became of it.
           (goto-char (point-min))
           (when (re-search-forward "^@@" nil t)
             (goto-char (match-beginning 0)))))
-      (let ((win (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
-                                       (inhibit-same-window . t)))))
-        ;; Selected for its keys, unless you are typing in the minibuffer.
-        (when (and win (not (active-minibuffer-window)))
-          (select-window win)))
-      (ctxls--say "the model wants to %s: C-c C-c accept, C-c C-a accept all, C-c C-k reject"
+      ;; Shown, never selected: what you type goes on going where it
+      ;; went (a q meant for your file would reject the edit).  Its keys
+      ;; act once you go to it.
+      (display-buffer buf '((display-buffer-reuse-window display-buffer-pop-up-window)
+                            (inhibit-same-window . t)))
+      (ctxls--say "the model wants to %s: C-c C-c accept, C-c C-a accept all, C-c C-k reject (in *ctxls review*)"
                   (ctxls--review-what params)))))
 
 (defun ctxls--review-killed ()
@@ -3693,6 +3892,7 @@ buffer used last) is the default."
     (define-key map (kbd "m") #'ctxls-set-model)
     (define-key map (kbd "x") #'ctxls-export)
     (define-key map (kbd "R") #'ctxls-rename-session)
+    (define-key map (kbd "q") #'ctxls-answer)
     map)
   "Prefix keymap of the ctxls commands; bind it to a key of your choice.")
 ;;;###autoload

@@ -18,9 +18,10 @@ import (
 
 // TestEmacsScreenshot runs Emacs in a terminal (tmux) with its real command
 // loop, in a light and a dark theme: it asks about a region (the model
-// first calls a tool of an MCP server: the permission question is rendered
-// to CTXLS_SCREENSHOT_DIR/emacs-permission-light.png and -dark.png, then
-// answered with y), types into the file while the answer streams (the
+// first calls a tool of an MCP server: the permission question, in the chat
+// under the call's line with its keys, is rendered to
+// CTXLS_SCREENSHOT_DIR/emacs-permission-light.png and -dark.png, then
+// answered with y in the chat), types into the file while the answer streams (the
 // typed text shows before the answer ends: nothing blocks), shows the tool
 // call's output with RET on its line, and renders the screen to
 // CTXLS_SCREENSHOT_DIR/emacs-light.png and emacs-dark.png; then it writes a
@@ -29,8 +30,9 @@ import (
 // -dark.png, sends it (the chat shows the image's line), runs M-x ctxls-compact and renders the chat with the line
 // that marks where the model's view starts to emacs-compact-light.png and
 // emacs-compact-dark.png; then the model edits main.go (unsaved) and the
-// diff shown for review is rendered to emacs-review-light.png and
-// emacs-review-dark.png before it is accepted. It runs only when
+// diff shown for review (beside the file, which keeps the cursor) is
+// rendered to emacs-review-light.png and emacs-review-dark.png before it
+// is accepted there (C-x o, C-c C-c). It runs only when
 // that variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/emacs -run Screenshot
 func TestEmacsScreenshot(t *testing.T) {
 	dir := screenshot.Dir(t, "emacs")
@@ -82,13 +84,21 @@ func TestEmacsScreenshot(t *testing.T) {
 				keys("-l", "What does main print?")
 				keys("Enter")
 				// The model calls docs · echo: its line waits while the question
-				// is in the echo area.
+				// is in the chat under it, with its keys, and the echo area
+				// says how to answer; the cursor stays in main.go.
 				waitFor("the permission question", func(s string) bool {
 					return strings.Contains(s, "• docs · echo `{\"text\": \"fmt.Println\"}` — waiting for your permission") &&
-						strings.Contains(s, `the model wants to call docs · echo (read-only) with {"text": "fmt.Println"}. Allow it? (yes, once,`) // the keys underlined
+						strings.Contains(s, `> ctxls asks: the model wants to call docs · echo (read-only) with {"text": "fmt.Println"}. Allow it?`) &&
+						strings.Contains(s, "> [y] allow once  [n] deny  [A] always in this session (asks to confirm)  (or M-x ctxls-answer)") &&
+						strings.Contains(screenshot.LastLine(s), "ctxls: in the chat, y allow, n deny, A always (or M-x ctxls-answer): the model")
 				})
 				render(t, emacs, screen(true), theme.bg, theme.fg, filepath.Join(dir, "emacs-permission-"+theme.name+".png"), 1000, 740)
-				keys("y")
+				// Answered in the chat, then back to the file.
+				keys("C-x", "o", "y")
+				waitFor("the answer's line", func(s string) bool {
+					return strings.Contains(s, "allowed once") && !strings.Contains(s, "[y] allow once")
+				})
+				keys("C-x", "o")
 				waitFor("the first words", func(s string) bool { return strings.Contains(s, "prints") })
 				// Type into the file while the answer streams.
 				keys("M-<", "C-e")
@@ -179,9 +189,14 @@ func TestEmacsScreenshot(t *testing.T) {
 						strings.Contains(s, "against its text now (unsaved edits included)") && strings.Contains(s, `fmt.Println("héllo,", name)`)
 				})
 				render(t, emacs, screen(true), theme.bg, theme.fg, filepath.Join(dir, "emacs-review-"+theme.name+".png"), 1000, 740)
-				keys("C-c", "C-c")
+				keys("C-x", "o", "C-c", "C-c")
 				waitFor("the edit in the buffer", func(s string) bool {
 					return strings.Contains(s, `name := "wörld"`) && mainModified.MatchString(s) && !strings.Contains(s, "C-c C-c accept")
+				})
+				// The turn's end, before the workspace is removed: the daemon
+				// writes into it until then.
+				waitFor("the turn's end", func(s string) bool {
+					return strings.Contains(s, "? keys") && !strings.Contains(s, "C-c C-k cancel") // the chat's header line
 				})
 			})
 		}

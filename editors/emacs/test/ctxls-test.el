@@ -188,9 +188,18 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
                                  ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
                                  ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question
-                                 ctxls-attach-image))
+                                 ctxls-attach-image ctxls-answer))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
+    ;; A tool call whose turn was cancelled before it ended reads so, in
+    ;; the face of a declined one, its output shown with RET like theirs.
+    (let* ((params (list :id "1:0" :name "mcp__t__echo" :server "t" :tool "echo"
+                         :arguments "{\"text\":\"hi\"}" :status "cancelled"
+                         :output "The turn was cancelled; the call did not run."))
+           (line (ctxls--tool-line params "▸")))
+      (should (equal (substring-no-properties line) "▸ t · echo `{\"text\":\"hi\"}` — cancelled"))
+      (should (memq 'ctxls-tool-declined (ensure-list (get-text-property (1- (length line)) 'face line))))
+      (should (equal (ctxls--tool-output params) "```\nThe turn was cancelled; the call did not run.\n```\n")))
     ;; The model's edit of a read-only buffer is refused, saying so (on
     ;; Emacs 28 jsonrpc's process filter bound `inhibit-read-only' around
     ;; the request: it went through); a new file's buffer, in a folder not
@@ -768,22 +777,33 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                                  (alist-get 'env spec)))))
           (json-parse-string (getenv "CTXLS_MCP_SERVERS") :object-type 'alist)))
 
-(defun ctxls-test--answer-prompts (keys)
-  "Answer the permission questions as a person at the keyboard would.
-Once a question is on screen and the chat shows its call waiting, the
-next of KEYS is typed (nil: none, the question is left to time out).
-Return a cons whose car gets (QUESTION CHAT-TEXT) for each, newest first."
-  (let ((asked (list nil))
-        (last 0))
-    (run-with-timer 0.05 0.05
-                    (lambda ()
-                      (when (and ctxls--asking (/= ctxls--asked last)
-                                 (string-search "waiting for your permission" (ctxls-test--chat-text)))
-                        (setq last ctxls--asked)
-                        (push (list ctxls--asking (ctxls-test--chat-text)) (car asked))
-                        (when-let ((k (pop keys)))
-                          (setq unread-command-events (list k))))))
-    asked))
+(defvar ctxls-test--answer-keys nil
+  "The keys that answer the next questions, in order (nil: none, the
+question is left to time out).")
+
+(defvar ctxls-test--asked nil
+  "(QUESTION CHAT-TEXT) of each question seen, newest first.")
+
+(defvar ctxls-test--asked-seen 0
+  "How many questions `ctxls-test--answer-questions' has seen.")
+
+(defun ctxls-test--answer-questions ()
+  "Answer a question newly open as a person at the keyboard would.
+Once the chat shows it and its call waiting, go to the chat's window
+and type the next of `ctxls-test--answer-keys' there, then go back.
+Called while waiting, from the test's own flow."
+  (when (and ctxls--open-questions (/= ctxls--questions-asked ctxls-test--asked-seen)
+             (string-search "waiting for your permission" (ctxls-test--chat-text))
+             (string-search "\n> ctxls asks: " (ctxls-test--chat-text)))
+    (setq ctxls-test--asked-seen ctxls--questions-asked)
+    (push (list (plist-get (plist-get (car ctxls--open-questions) :params) :message) (ctxls-test--chat-text))
+          ctxls-test--asked)
+    (when-let ((keys (pop ctxls-test--answer-keys))
+               (back (selected-window)))
+      (select-window (get-buffer-window ctxls--chat))
+      (execute-kbd-macro (kbd keys))
+      (select-window back)))
+  nil)
 
 (defun ctxls-test--tool-lines ()
   "The chat buffer's tool call lines, in order."
@@ -811,25 +831,39 @@ Return whether the call's output is then shown."
   (find-file (ctxls-test--file "main.go"))
   (ctxls-mode 1)
   (ctxls-test--ready)
-  (let ((asked (ctxls-test--answer-prompts (list ?y ?n ?y nil ?a ?y)))
-        (echo "t · echo `{\"text\":\"hi\"}`"))
+  ;; Allow once, deny, allow once, none (the question times out), always
+  ;; in this session (A asks to confirm: y), allow once.
+  (setq ctxls-test--answer-keys (list "y" "n" "y" nil "A y" "y"))
+  (let ((echo "t · echo `{\"text\":\"hi\"}`"))
     (cl-flet ((turn (question last-words)
                 (ctxls-test--mx "ctxls-ask" question)
                 (ctxls-test--wait (concat "the answer to " question)
-                                  (lambda () (and (null ctxls--turn)
-                                                  (string-search last-words (ctxls-test--chat-text)))))))
+                                  (lambda () (ctxls-test--answer-questions)
+                                    (and (null ctxls--turn)
+                                         (string-search last-words (ctxls-test--chat-text)))))))
       ;; 1. ctxls's own write_file runs unasked; echo is asked, and allowed once.
       (turn "write the notes and echo hi" "Echoed.")
-      (pcase-let ((`(,question ,chat) (car (last (car asked)))))
+      (pcase-let ((`(,question ,chat) (car (last ctxls-test--asked))))
         (should (equal question "ctxls: the model wants to call t · echo (read-only) with {\"text\":\"hi\"}. Allow it?"))
-        ;; The call's line waited while the question was on screen.
-        (should (string-search (concat "• " echo " — waiting for your permission\n") chat)))
-      (should (ctxls-test--said (regexp-quote "Allow it? ([Y]es, once, [A]lways in this session, [N]o, [?]): ")))
+        ;; The call's line waited while the question was in the chat,
+        ;; under it, with its keys.
+        (should (string-search (concat "• " echo " — waiting for your permission\n\n"
+                                       "> ctxls asks: the model wants to call t · echo (read-only) with {\"text\":\"hi\"}. Allow it?\n"
+                                       "> [y] allow once  [n] deny  [A] always in this session (asks to confirm)  (or M-x ctxls-answer)\n\n")
+                               chat)))
+      ;; The echo area said how to answer, then (cut to its width, 80
+      ;; columns in batch) what is asked; nothing read a key.
+      (should (ctxls-test--said (regexp-quote "ctxls: in the chat, y allow, n deny, A always (or M-x ctxls-answer): the model")))
       (let ((chat (ctxls-test--chat-text)))
         ;; One line per call, changed in place; the answer after a blank line.
         (should (= 1 (cl-count-if (lambda (l) (string-search echo l)) (split-string chat "\n"))))
         (should (string-search "## ctxls\n\n▸ write_file `{\"path\":\"results/notes.md\",\"content\":\"hello\"}` — done\n```\ncreated results/notes.md (5 bytes)\n```\n" chat))
-        (should (string-search (concat "▸ " echo " — done\n```\necho: hi\n```\n\nEchoed.\n") chat)))
+        ;; The question's lines became one that says the answer.
+        (should (string-search (concat "▸ " echo " — done\n```\necho: hi\n```\n\n"
+                                       "> ctxls asked: the model wants to call t · echo (read-only) with {\"text\":\"hi\"}. Allow it? → allowed once\n\n"
+                                       "Echoed.\n")
+                               chat))
+        (should-not (string-search "[y] allow once" chat)))
       ;; The output is hidden until RET on the line; TAB hides it again.
       (with-current-buffer ctxls--chat
         (goto-char (point-min))
@@ -841,11 +875,12 @@ Return whether the call's output is then shown."
 
       ;; 2. add is denied, fail is allowed and fails.
       (turn "add and fail" "One was refused.")
-      (should (equal (car (nth 1 (reverse (car asked))))
+      (should (equal (car (nth 1 (reverse ctxls-test--asked)))
                      "ctxls: the model wants to call t · add (may change or delete things) with {\"a\":1,\"b\":2}. Allow it?"))
       (let ((chat (ctxls-test--chat-text)))
         (should (string-search "▸ t · add `{\"a\":1,\"b\":2}` — declined\n```\nThe user declined this call of t · add" chat))
-        (should (string-search "▸ t · fail — failed\n```\nerror: " chat)))
+        (should (string-search "▸ t · fail — failed\n```\nerror: " chat))
+        (should (string-search "Allow it? → denied\n" chat)))
       (should (ctxls-test--toggle-at "t · add `{\"a\":1,\"b\":2}` — declined" "RET"))
 
       ;; 3. No answer: the question goes away when the daemon stops
@@ -854,8 +889,9 @@ Return whether the call's output is then shown."
       (let ((t0 (float-time)))
         (turn "echo late" "No answer came.")
         (should (>= (- (float-time) t0) 1.9)))
-      (should (= 4 (length (car asked))))
-      (should-not ctxls--asking)
+      (should (= 4 (length ctxls-test--asked)))
+      (should-not ctxls--open-questions)
+      (should (string-search "with {\"text\":\"late\"}. Allow it? → no answer in time\n" (ctxls-test--chat-text)))
       (should (ctxls-test--said "ctxls: no answer within 2 s: the call did not run"))
       (should (string-search "▸ t · echo `{\"text\":\"late\"}` — declined\n" (ctxls-test--chat-text)))
 
@@ -870,8 +906,9 @@ Return whether the call's output is then shown."
         (unwind-protect (turn "echo twice" "Twice.")
           (cancel-timer watch))
         (should progress))
-      (should (= 6 (length (car asked))))
-      (should (string-search "t · slow" (car (car (car asked)))))
+      (should (= 6 (length ctxls-test--asked)))
+      (should (string-search "t · slow" (car (car ctxls-test--asked))))
+      (should (string-search "with {\"text\":\"a\"}. Allow it? → always allowed in this session\n" (ctxls-test--chat-text)))
       (should (string-search "▸ t · echo `{\"text\":\"b\"}` — done\n" (ctxls-test--chat-text)))
       (should (string-search "▸ t · slow `{\"steps\":3,\"ms\":150}` — done\n" (ctxls-test--chat-text))))
     (with-temp-file (getenv "CTXLS_TOOL_LINES")
@@ -903,6 +940,72 @@ Return whether the call's output is then shown."
     (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n_tokens: 20 in · 1 out_\n\n## You" chat)))
   (should (ctxls-test--toggle-at "t · echo `{\"text\":\"hi\"}` — done" "RET"))
   (ctxls-test--stop))
+
+;;;; Questions: trust, M-x ctxls-answer, cancelled
+
+(ert-deftest ctxls-test-questions ()
+  "A workspace's .mcp.json is trusted with M-x ctxls-answer; a question
+open as its turn is cancelled closes, saying so."
+  (ctxls-test--setup)
+  (setq ctxls-tool-permission-timeout 30)
+  (find-file (ctxls-test--file "main.go"))
+  (delete-other-windows)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((main (current-buffer))
+        (before (buffer-string)))
+    (ctxls-test--mx "ctxls-ask" "use the workspace's tools")
+    (ctxls-test--wait "the trust question"
+                      (lambda () (and ctxls--open-questions (string-search "> ctxls asks: " (ctxls-test--chat-text)))))
+    (let ((chat (ctxls-test--chat-text))
+          (q (plist-get (car ctxls--open-questions) :params)))
+      (should (equal (plist-get q :kind) "trust"))
+      ;; Under the answer's heading, where "thinking…" was.
+      (should (string-search "## ctxls\n\n> ctxls asks: " chat))
+      (should (string-search "configures MCP servers, which run on this machine: w: " chat))
+      (should (string-search "> [T] trust (asks to confirm)  [n] don't trust  (or M-x ctxls-answer)\n" chat))
+      (should (buffer-local-value 'ctxls-question-keys ctxls--chat)))
+    ;; Typed in the file, T and n are letters of the file: nothing answers.
+    (should (eq (window-buffer (selected-window)) main))
+    (execute-kbd-macro "Tn")
+    (accept-process-output nil 0.3)
+    (should (equal (buffer-string) (concat "Tn" before)))
+    (should (= 1 (length ctxls--open-questions)))
+    ;; M-x ctxls-answer, from the file: the answer picked with completion.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-answer" (kbd "RET") "Trust" (kbd "TAB RET")))
+    (ctxls-test--wait "the trust question closed"
+                      (lambda () (string-search "Trust this file and let the model use them? → trusted\n" (ctxls-test--chat-text))))
+    (should-not (string-search "[T] trust" (ctxls-test--chat-text)))
+    (should (equal (buffer-string) (concat "Tn" before)))
+    ;; The model calls the trusted file's server: asked, then the turn is
+    ;; cancelled while the question is open.
+    (ctxls-test--wait "the permission question"
+                      (lambda () (and ctxls--open-questions
+                                      (string-search "waiting for your permission" (ctxls-test--chat-text))
+                                      (string-search "> [y] allow once" (ctxls-test--chat-text)))))
+    (should (eq (window-buffer (selected-window)) main))
+    (ctxls-test--mx "ctxls-cancel")
+    (ctxls-test--wait "the permission question closed"
+                      (lambda () (string-search "with {\"text\":\"x\"}. Allow it? → cancelled with its turn\n"
+                                                (ctxls-test--chat-text))))
+    (ctxls-test--wait "the turn's end" (lambda () (null ctxls--turn)))
+    (should-not ctxls--open-questions)
+    (should-not (buffer-local-value 'ctxls-question-keys ctxls--chat))
+    (should-not (string-search "[y] allow once" (ctxls-test--chat-text)))
+    (should (= 2 ctxls--questions-asked))
+    (should (equal (mapcar #'cdr ctxls--questions-closed) '("cancelled" "trust")))
+    ;; Nothing is open: M-x ctxls-answer says so.
+    (let ((err (should-error (ctxls-answer nil nil) :type 'user-error)))
+      (ignore err))
+    (should-error (call-interactively #'ctxls-answer) :type 'user-error))
+  ;; The daemon exits with a question open (one made up here): it can no
+  ;; longer be answered, and its line says so.
+  (ctxls--on-question (list :id "made-up" :kind "permission" :message "ctxls: may it? Allow it?"
+                            :actions (vector (list :id "allow" :title "Allow once" :deliberate :json-false))))
+  (should (string-search "\n> ctxls asks: may it? Allow it?\n> [y] allow once  (or M-x ctxls-answer)\n" (ctxls-test--chat-text)))
+  (ctxls-test--stop)
+  (should-not ctxls--open-questions)
+  (should (string-search "\n> ctxls asked: may it? Allow it? → not answered: the daemon exited\n" (ctxls-test--chat-text))))
 
 ;;;; The model's searches
 
@@ -1007,9 +1110,11 @@ relative to the workspace."
 
 (defun ctxls-test--review (n label)
   "Wait until the model's edit LABEL (e1, e2, ... in the fake provider's
-script) is shown for review, N reviews decided before. A review carries
-ctxls's own id for the call (ANSWER:INDEX, unique in the session), never
-the provider's LABEL; each review's id is new."
+script) is shown for review, N reviews decided before, then go to its
+window as a person would (it is shown, never selected: typing goes on
+where it went).  A review carries ctxls's own id for the call
+\(ANSWER:INDEX, unique in the session), never the provider's LABEL; each
+review's id is new."
   (ctxls-test--wait (format "the review of %s" label)
                     (lambda ()
                       (and ctxls--review (= ctxls--reviewed n)
@@ -1018,7 +1123,9 @@ the provider's LABEL; each review's id is new."
   (let ((id (plist-get (plist-get ctxls--review :params) :id)))
     (unless (and (stringp id) (string-match-p "\\`[0-9]+:[0-9]+\\'" id) (not (equal id label)))
       (error "The review of %s has the id %S, not ctxls's own" label id))
-    (push id ctxls-test--reviews-seen)))
+    (push id ctxls-test--reviews-seen))
+  (should-not (eq (window-buffer (selected-window)) (get-buffer "*ctxls review*")))
+  (select-window (get-buffer-window "*ctxls review*")))
 
 (defun ctxls-test--turn-end (last-words)
   "Wait until the turn has ended with LAST-WORDS in the chat."
