@@ -4,11 +4,40 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/ctxls/ctxls/cli"
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	stop := profile()
+	code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// profile starts a CPU profile when CTXLS_CPUPROFILE names a file (the
+// process id is appended, for tests that start many daemons); the profile
+// ends when the command returns (a daemon killed by a signal writes none).
+// For finding where a test's or a benchmark's daemons spend their time:
+// go tool pprof ctxls FILE.PID.
+func profile() (stop func()) {
+	path := os.Getenv("CTXLS_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ctxls: CTXLS_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
