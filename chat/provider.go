@@ -6,6 +6,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -78,6 +79,11 @@ func inferAPI(baseURL string) string {
 	return APIOpenAI
 }
 
+// ErrNoModel is Resolve's error for a server that needs a model and was
+// given none. Resolve then returns the provider as far as it resolved, with
+// no model: enough to list the server's models.
+var ErrNoModel = errors.New("no model is configured")
+
 // Resolve fills in a provider from the environment: OPENAI_BASE_URL,
 // CTXLS_MODEL and the key variable. With no base URL it picks OpenAI when a
 // key is set, else a local Ollama if one answers; with api "anthropic",
@@ -129,7 +135,9 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 	}
 	if p.Model == "" {
 		if !hosted {
-			return Resolved{}, fmt.Errorf("no model is configured for %s: set provider.model or CTXLS_MODEL", p.BaseURL)
+			// The provider as far as it resolved goes with the error: its
+			// models can still be listed, for one to be picked.
+			return Resolved{Provider: withSizes(p), apiKey: key}, fmt.Errorf("%w for %s: set provider.model or CTXLS_MODEL", ErrNoModel, p.BaseURL)
 		}
 		p.Model = defaultModel
 	}

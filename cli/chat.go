@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
@@ -300,6 +301,17 @@ func checkProvider(cmd *cobra.Command, svc *service.Service) error {
 	key := "not set (fine for local servers)"
 	if c.HasKey {
 		key = "set in " + c.KeyEnv
+	}
+	if errors.Is(err, chat.ErrNoModel) {
+		// The server's models, listed for one to be picked.
+		fmt.Fprintf(w, "✓ provider: %s (%s API)\n  API key: %s\n✗ model: none configured (set provider.model or CTXLS_MODEL)\n", c.BaseURL, c.API, key)
+		switch {
+		case c.ListErr != nil:
+			fmt.Fprintf(w, "✗ reaching %s: %v\n", c.BaseURL, c.ListErr)
+		case len(c.Models) > 0:
+			fmt.Fprintf(w, "  the server offers: %s\n", strings.Join(c.Models, ", "))
+		}
+		return api.Errorf(api.KindNoProvider, "no model is configured")
 	}
 	fmt.Fprintf(w, "✓ provider: %s (%s API)\n  model: %s\n  title model: %s\n  API key: %s\n", c.BaseURL, c.API, c.Model, c.TitleModel, key)
 	if err != nil {

@@ -55,6 +55,11 @@ func TestChatAndDoctor(t *testing.T) {
 	if code != api.KindNoProvider.Info().CLI || !strings.Contains(errOut, "no model is configured") {
 		t.Errorf("chat without a model: %d %q", code, errOut)
 	}
+	// Doctor then says so, and what the server offers to pick from.
+	out, _, code = run(t, []string{"CTXLS_DATA_DIR=" + dir, "OPENAI_BASE_URL=" + fake.URL, "CTXLS_MODEL=", "OPENAI_API_KEY="}, "doctor")
+	if code != api.KindNoProvider.Info().CLI || !strings.Contains(out, "✗ model: none configured") || !strings.Contains(out, "the server offers: test-model, other") {
+		t.Errorf("doctor without a model: %d %s", code, out)
+	}
 }
 
 func TestChatCtrlCCancels(t *testing.T) {

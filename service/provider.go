@@ -24,6 +24,12 @@ func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved,
 		prov.Model = sess.Meta.Model
 	}
 	r, err := chat.Resolve(prov, s.getenv, s.probe)
+	if errors.Is(err, chat.ErrNoModel) {
+		if berr := checkBaseURL(r.BaseURL); berr != nil {
+			return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", berr)
+		}
+		return r, api.Errorf(api.KindNoProvider, "%w", err) // r: enough to list its models
+	}
 	if err != nil {
 		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", err)
 	}
@@ -65,6 +71,7 @@ type ProviderCheck struct {
 	KeyEnv                          string // the variable the key is read from
 	HasKey                          bool
 	Models                          []string // the provider's models, when it answered
+	ListErr                         error    // why it did not answer
 }
 
 // CheckProvider resolves the connection's provider with p over it, as a
@@ -74,16 +81,17 @@ type ProviderCheck struct {
 // answer).
 func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*ProviderCheck, error) {
 	r, err := s.resolve(p, nil)
-	if err != nil {
+	noModel := errors.Is(err, chat.ErrNoModel) // the server's models still listed, to pick one from
+	if err != nil && !noModel {
 		return nil, err
 	}
 	c := &ProviderCheck{API: r.API, BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.KeyEnv(), HasKey: r.APIKey() != ""}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if c.Models, err = chat.ListModels(ctx, r); err != nil {
-		return c, api.Errorf(api.KindProviderFailed, "%w", err)
+	if c.Models, c.ListErr = chat.ListModels(ctx, r); c.ListErr != nil {
+		return c, errors.Join(err, api.Errorf(api.KindProviderFailed, "%w", c.ListErr))
 	}
-	return c, nil
+	return c, err
 }
 
 // modelsTimeout bounds asking the provider for its models.
@@ -99,8 +107,10 @@ func (s *Service) ModelsList(ctx context.Context, a *api.SessionIDArgs) (*api.Mo
 			return nil, fail(err)
 		}
 	}
+	// With no model configured the server's models are listed all the
+	// same, for one to be picked (Default and Current are then empty).
 	r, err := s.resolve(api.Provider{}, nil)
-	if err != nil {
+	if err != nil && !errors.Is(err, chat.ErrNoModel) {
 		return nil, err
 	}
 	res := &api.ModelsListResult{V: api.V, Default: r.Model, Current: r.Model}
