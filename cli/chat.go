@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
@@ -302,7 +301,7 @@ func checkProvider(cmd *cobra.Command, svc *service.Service) error {
 	if c.HasKey {
 		key = "set in " + c.KeyEnv
 	}
-	if errors.Is(err, chat.ErrNoModel) {
+	if c.NoModel {
 		// The server's models, listed for one to be picked.
 		fmt.Fprintf(w, "✓ provider: %s (%s API)\n  API key: %s\n✗ model: none configured (set provider.model or CTXLS_MODEL)\n", c.BaseURL, c.API, key)
 		switch {

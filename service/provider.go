@@ -72,6 +72,7 @@ type ProviderCheck struct {
 	HasKey                          bool
 	Models                          []string // the provider's models, when it answered
 	ListErr                         error    // why it did not answer
+	NoModel                         bool     // none is configured (Models: what the server offers)
 }
 
 // CheckProvider resolves the connection's provider with p over it, as a
@@ -85,7 +86,7 @@ func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*ProviderC
 	if err != nil && !noModel {
 		return nil, err
 	}
-	c := &ProviderCheck{API: r.API, BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.KeyEnv(), HasKey: r.APIKey() != ""}
+	c := &ProviderCheck{API: r.API, BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.KeyEnv(), HasKey: r.APIKey() != "", NoModel: noModel}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if c.Models, c.ListErr = chat.ListModels(ctx, r); c.ListErr != nil {
