@@ -270,7 +270,7 @@ func TestMCPProgressAndCancel(t *testing.T) {
 	s.Tools().SetAsker((&asked{}).ask)
 	sess, _ := s.SessionNew(context.Background(), &api.SessionNewArgs{})
 	fake.Enqueue(
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "mcp__t__slow", Arguments: `{"steps":3,"ms":5}`}}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "mcp__t__slow", Arguments: `{"steps":3,"ms":100}`}}}, // 100 ms: the last progress well before the result, which an SDK may handle first
 		openaitest.Reply{Chunks: []string{"Slow done."}},
 	)
 	var progress []string
