@@ -811,3 +811,24 @@ func TestDeleteWhileStreaming(t *testing.T) {
 		t.Errorf("resume after the delete: %v", err)
 	}
 }
+
+// TestNoProviderSaysWhereForACP: with no provider anywhere a prompt fails
+// with kind noProvider, and the message says where an ACP agent's user
+// sets one (its environment, Zed's agent_servers entry, initialize's
+// _meta), not the LSP door's initializationOptions or editor settings.
+func TestNoProviderSaysWhereForACP(t *testing.T) {
+	t.Parallel()
+	fake, dataDir, cwd := newFixture(t)
+	c := acptest.Start(t, lsptest.BuildBinary(t), []string{"acp", "--data-dir", dataDir},
+		[]string{"OPENAI_API_KEY=", "CTXLS_MODEL=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY="})
+	if err := c.Call("initialize", map[string]any{"protocolVersion": 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{Client: c, t: t, fake: fake, dataDir: dataDir, cwd: cwd}
+	id := a.newSession()
+	_, err := a.prompt(id, text("hi"))
+	if err == nil || !strings.Contains(err.Error(), "no model provider is configured") || !strings.Contains(err.Error(), "agent_servers") ||
+		strings.Contains(err.Error(), "initializationOptions") {
+		t.Errorf("the prompt without a provider: %v", err)
+	}
+}

@@ -79,6 +79,11 @@ func inferAPI(baseURL string) string {
 	return APIOpenAI
 }
 
+// ErrNoProvider is Resolve's error when nothing names a provider: no base
+// URL, no key, no local Ollama. Its message says what to set; where to set
+// it depends on the door (service.Config.ProviderWhere).
+var ErrNoProvider = errors.New("no model provider is configured")
+
 // ErrNoModel is Resolve's error for a server that needs a model and was
 // given none. Resolve then returns the provider as far as it resolved, with
 // no model: enough to list the server's models.
@@ -120,7 +125,7 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 		case probeOllama != nil && probeOllama():
 			p.BaseURL = OllamaBaseURL
 		default:
-			return Resolved{}, fmt.Errorf("no model provider is configured: set %s for OpenAI, or set provider.baseURL (initializationOptions or settings ctxls.provider) or OPENAI_BASE_URL to an OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1), with a model in provider.model or CTXLS_MODEL; for Anthropic's API set provider.api to \"anthropic\" and ANTHROPIC_API_KEY", keyEnv)
+			return Resolved{}, fmt.Errorf("%w: set %s for OpenAI, or set provider.baseURL or OPENAI_BASE_URL to an OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1), with a model in provider.model or CTXLS_MODEL; for Anthropic's API set provider.api to \"anthropic\" and ANTHROPIC_API_KEY", ErrNoProvider, keyEnv)
 		}
 	}
 	p.BaseURL = strings.TrimRight(p.BaseURL, "/")

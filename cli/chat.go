@@ -272,7 +272,7 @@ func doctorCmd(g *globals) *cobra.Command {
 			// failure, else the store's, else the MCP servers'.
 			storeErr := checkStore(cmd.Context(), cmd.OutOrStdout(), g)
 			// The provider and MCP checks need no store.
-			svc := service.New(nil, service.Config{Provider: prov, NoEnvHint: true})
+			svc := service.New(nil, service.Config{Provider: prov, NoEnvHint: true, ProviderWhere: cliProviderWhere})
 			defer svc.Close()
 			providerErr := checkProvider(cmd, svc)
 			mcpErr := checkMCP(cmd, svc)
@@ -287,6 +287,9 @@ func doctorCmd(g *globals) *cobra.Command {
 	providerFlags(cmd, &prov)
 	return cmd
 }
+
+// cliProviderWhere is where the CLI's user sets the provider.
+const cliProviderWhere = "in the environment, or with the flags --base-url, --model and --api"
 
 // checkProvider is doctor's provider lines: the configuration resolves, the
 // provider answers and has the model.

@@ -271,7 +271,7 @@ func (g *globals) openService(ctx context.Context, prov api.Provider) (*service.
 		return nil, err
 	}
 	wd, _ := os.Getwd()
-	svc, err := service.Open(ctx, service.Config{DataDir: dir, Store: url, Log: discardLogger(), Provider: prov, StorageSoftLimitMB: mb, NoEnvHint: true, Version: Version})
+	svc, err := service.Open(ctx, service.Config{DataDir: dir, Store: url, Log: discardLogger(), Provider: prov, StorageSoftLimitMB: mb, NoEnvHint: true, Version: Version, ProviderWhere: cliProviderWhere})
 	if err != nil {
 		return nil, err
 	}

@@ -172,7 +172,8 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	svc, err := service.Start(ctx, service.Config{
 		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
 		Provider: s.cfg.Provider.Merge(o.provider), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB, Version: s.cfg.Version,
-		Opened: s.cfg.StoreOpened,
+		Opened:        s.cfg.StoreOpened,
+		ProviderWhere: "the provider object in initializationOptions, or the editor's ctxls.provider settings",
 	})
 	if err != nil {
 		return nil, err

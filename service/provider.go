@@ -30,6 +30,9 @@ func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved,
 		}
 		return r, api.Errorf(api.KindNoProvider, "%w", err) // r: enough to list its models
 	}
+	if errors.Is(err, chat.ErrNoProvider) && s.providerWhere != "" {
+		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w (%s)", err, s.providerWhere)
+	}
 	if err != nil {
 		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", err)
 	}

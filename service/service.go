@@ -58,6 +58,11 @@ type Config struct {
 	// NoEnvHint: record no environment line in the sessions used (the CLI,
 	// which leaves the editor's in place).
 	NoEnvHint bool
+	// ProviderWhere says where this door's user sets the provider, for
+	// the no-provider error (e.g. the LSP door's initializationOptions and
+	// editor settings, the ACP agent's environment); "" names only the
+	// environment variables and provider fields.
+	ProviderWhere string
 	// Version is ctxls's version, as told to MCP servers.
 	Version string
 	// Opened, if set, is called once when Start's store open ends (and
@@ -86,18 +91,19 @@ type Service struct {
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
-	mu          sync.Mutex
-	provider    api.Provider
-	roots       []string        // workspace folders, absolute; the first is the session's workspace
-	client      string          // "<name> <version>" of the client, for envHint
-	envOverride string          // an envHint the client gave verbatim
-	current     string          // the current session ("" if none): what an empty sessionId means
-	lostCurrent bool            // the current session was deleted; say so when the next is made
-	resumed     map[string]bool // sessions resumed since their last turn
-	held        map[string]bool // sessions this connection made, resumed or used: never pruned as empty
-	compactAt   int             // 0: the default
-	editorMB    int             // the client's storage soft limit in MiB; 0: the command line's
-	pendingView []string        // the editor's view captured before any session existed
+	mu            sync.Mutex
+	provider      api.Provider
+	providerWhere string          // Config.ProviderWhere
+	roots         []string        // workspace folders, absolute; the first is the session's workspace
+	client        string          // "<name> <version>" of the client, for envHint
+	envOverride   string          // an envHint the client gave verbatim
+	current       string          // the current session ("" if none): what an empty sessionId means
+	lostCurrent   bool            // the current session was deleted; say so when the next is made
+	resumed       map[string]bool // sessions resumed since their last turn
+	held          map[string]bool // sessions this connection made, resumed or used: never pruned as empty
+	compactAt     int             // 0: the default
+	editorMB      int             // the client's storage soft limit in MiB; 0: the command line's
+	pendingView   []string        // the editor's view captured before any session existed
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
@@ -199,7 +205,7 @@ func New(store session.Store, cfg Config) *Service {
 	}
 	s := &Service{
 		store: store, docs: docs, log: log, getenv: cfg.Getenv, probe: cfg.Probe, cliMB: cfg.StorageSoftLimitMB, noEnv: cfg.NoEnvHint,
-		provider: cfg.Provider, resumed: map[string]bool{},
+		provider: cfg.Provider, providerWhere: cfg.ProviderWhere, resumed: map[string]bool{},
 		held: map[string]bool{},
 	}
 	if s.getenv == nil {
