@@ -73,7 +73,9 @@ func UsageText(u *api.SessionUsageResult) string {
 		}
 	}
 	if u.Unreported > 0 {
-		fmt.Fprintf(&b, "%d answers reported no usage (cancelled or failed before the provider said).\n", u.Unreported)
+		// A tool-call round of a provider that reports no usage for it
+		// counts here too: not only cancelled or failed answers.
+		fmt.Fprintf(&b, "%d answers have no token count: the provider did not report one (some servers do not for tool-call rounds), or the answer was cancelled or failed first.\n", u.Unreported)
 	}
 	return b.String()
 }
