@@ -39,8 +39,11 @@ func markdownHead(b *strings.Builder, ss *Session, sets Context) {
 	}
 }
 
-// markdownMessages writes msgs, in the order given, as Markdown entries.
+// markdownMessages writes msgs, in the order given, as Markdown entries:
+// an answer's tool calls as a list of the tools it called with their
+// arguments, a tool's result headed by the tool it is from.
 func markdownMessages(b *strings.Builder, msgs []Message) {
+	names := map[string]string{} // a call's id: its tool's name
 	for _, m := range msgs {
 		if m.IsSummary() {
 			fmt.Fprintf(b, "\n## summary · %s\n\n%s\n\n%s\n", m.CreatedAt.Format("2006-01-02 15:04:05"), SummaryMarker(*m.SummaryOf), m.Content)
@@ -54,11 +57,58 @@ func markdownMessages(b *strings.Builder, msgs []Message) {
 		if m.Model != "" {
 			model = " · " + m.Model
 		}
-		fmt.Fprintf(b, "\n## %s%s%s · %s\n\n%s\n", m.Role, status, model, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
+		role := string(m.Role)
+		if m.Role == RoleTool && names[m.ToolCallID] != "" {
+			role += " `" + names[m.ToolCallID] + "`"
+		}
+		fmt.Fprintf(b, "\n## %s%s%s · %s\n\n%s\n", role, status, model, m.CreatedAt.Format("2006-01-02 15:04:05"), m.Content)
 		if len(m.ToolCalls) > 0 {
-			fmt.Fprintf(b, "\n```json\n%s\n```\n", m.ToolCalls)
+			markdownCalls(b, m.ToolCalls, names)
 		}
 	}
+}
+
+// markdownCalls writes an answer's stored tool calls as a list: each
+// tool's name, then its arguments in a fenced block (fenced longer than any
+// run of backticks in them); names gets each call's tool by id. Calls
+// stored in a shape it does not know are written as their JSON.
+func markdownCalls(b *strings.Builder, raw json.RawMessage, names map[string]string) {
+	var calls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &calls) != nil {
+		fmt.Fprintf(b, "\n%s%s\n%s\n%s\n", fence(string(raw)), "json", raw, fence(string(raw)))
+		return
+	}
+	b.WriteString("\n")
+	for _, c := range calls {
+		names[c.ID] = strings.ReplaceAll(c.Function.Name, "`", "'") // a model's name, in a code span
+		args := strings.TrimSpace(c.Function.Arguments)
+		if args == "" || args == "{}" {
+			fmt.Fprintf(b, "- called `%s`\n", names[c.ID])
+			continue
+		}
+		f := fence(args)
+		fmt.Fprintf(b, "- called `%s` with:\n\n  %sjson\n  %s\n  %s\n", names[c.ID], f, strings.ReplaceAll(args, "\n", "\n  "), f)
+	}
+}
+
+// fence is a Markdown code fence longer than any run of backticks in s.
+func fence(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 // ExportOf renders a session of st as format ("markdown", "md", "" or
