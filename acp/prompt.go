@@ -369,4 +369,3 @@ func toolCallDone(id, output string, end api.ToolStatus, title string) sdk.Sessi
 	}
 	return u
 }
-
