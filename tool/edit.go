@@ -203,8 +203,14 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		}
 	}
 	c.emit(chat.ToolAllowed{Call: call})
-	res, err := door.Apply(ctx, r)
+	// Applied to the text the user has now (they may have typed while the
+	// edit waited for its review).
+	r, res, err := applyCurrent(ctx, door, &c.TT.Guard, r, a)
+	var cf *conflict
 	switch {
+	case errors.As(err, &cf):
+		c.emit(chat.Activity{Warning: true, Message: fmt.Sprintf("the model's edit of %s was not applied: %s", r.Path, cf.what)})
+		return "", Refused(refused(ctx, door, r, cf.what))
 	case err != nil:
 		return "", fmt.Errorf("the edit of %s could not be applied: %v", r.Path, err)
 	case !res.Applied:
@@ -263,7 +269,7 @@ func refused(ctx context.Context, door EditDoor, r EditRequest, reason string) s
 	if reason == "" {
 		reason = "the editor refused it"
 	}
-	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
+	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file changed since you read it; read it again before another edit.", r.Path, reason)
 	// The text now is quoted unless it came to hold a private key since.
 	if now, _, _, err := currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText && !workspace.HasPrivateKey([]byte(now)) {
 		msg += "\n\nIts text now around the edit:\n" + linesAround(now, r.Start, 5)

@@ -15,8 +15,8 @@ import (
 
 // TestNeovimEdits: the model edits main.go, open with an unsaved line:
 // each edit is shown in a diff tab, accepted with ga (in the buffer,
-// unsaved; u takes it back), rejected with gr, refused by the editor when
-// the user typed during the review, rejected by closing the tab; gA
+// unsaved; u takes it back), rejected with gr, applied beside what the
+// user typed in the file during the review, rejected by closing the tab; gA
 // accepts the rest of the turn, a new file among them (a buffer, not on
 // disk); in the auto mode a file not open is edited unasked, and an
 // edit of main.go is an undo step of its own. The model is
@@ -75,7 +75,7 @@ func testNeovimEdits(t *testing.T, nvim string) {
 	for id, want := range map[string][]string{
 		"e1":  {"edited " + file, "unsaved until the user saves it", `+	println("hello, world")`},
 		"e2":  {"The user rejected this edit of " + file},
-		"e3":  {"was not applied: main.go changed since the edit was made", "// TYPED DURING THE REVIEW"},
+		"e3":  {"edited " + file, "+package main // typed over"},
 		"e4":  {"The user rejected this edit of " + file},
 		"e5":  {"edited " + file},
 		"e5b": {"edited " + file, "+func main() { // all"},
