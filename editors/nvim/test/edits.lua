@@ -68,13 +68,18 @@ local ok, err = pcall(function()
   -- (e1, e2, … in the fake provider's script). A review carries ctxls's
   -- own id for the call (ANSWER:INDEX, unique in the session), never the
   -- provider's; each review's id is new.
+  -- A review is announced, never opened by itself (the keyboard stays
+  -- where it is): the person opens it with :CtxlsReview.
   local seen = {}
   local function review(n, label)
     wait("the review of " .. label, function()
-      local p, _, decided = ctxls.reviewing()
-      return p ~= nil and decided == n and not seen[p.id]
+      local _, waiting, decided = ctxls.reviewing()
+      return waiting > 0 and decided == n
     end)
+    expect(ctxls.reviewing() == nil and #vim.api.nvim_list_tabpages() == 1, "the review of " .. label .. " opened by itself")
+    vim.cmd("CtxlsReview")
     local p = ctxls.reviewing()
+    expect(p ~= nil and not seen[p.id], "the review of " .. label .. " is not shown after :CtxlsReview")
     expect(p.id ~= label and p.id:match("^%d+:%d+$") ~= nil, "the review of " .. label .. " has the id " .. tostring(p.id))
     seen[p.id] = true
     return ctxls.reviewing()
@@ -110,7 +115,7 @@ local ok, err = pcall(function()
     "the quickfix list: " .. vim.inspect(qf))
   expect(chat_text():find('• edit_file `{"path":"main.go",', 1, true) and chat_text():find("— waiting for your permission", 1, true),
     "the call's line does not wait:\n" .. chat_text())
-  expect(said("ctxls: the model wants to edit main.go (+1 −1 lines)"), "the review was not announced")
+  expect(said("ctxls: to review (:CtxlsReview): edit main.go (+1 −1 lines)"), "the review was not announced")
   press("ga")
   -- The second edit (computed against the first's result) is rejected.
   p = review(1, "e2")

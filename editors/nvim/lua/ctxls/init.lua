@@ -2212,6 +2212,11 @@ function M.decide(decision)
   review.decide_shown(decision)
 end
 
+-- open_review shows the oldest edit waiting for review (:CtxlsReview).
+function M.open_review()
+  review.open()
+end
+
 -- reviewing is the edit shown for review (ctxls/reviewEdit's params, or
 -- nil), how many wait, and how many have been decided.
 M.reviewing = review.state

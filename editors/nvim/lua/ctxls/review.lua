@@ -1,13 +1,16 @@
 -- The model's edits, reviewed (ctxls/reviewEdit).
 --
--- Each edit is shown in a new tab: the file's current text (the buffer's,
--- unsaved edits included) on the left and the proposed text on the right,
--- in diff mode, in scratch buffers. ga accepts it, gA accepts it and the
--- rest of the turn's edits, gr rejects it (also :CtxlsAccept,
+-- An edit that comes for review never takes the keyboard: the user may be
+-- typing, and a review's keys are ordinary keys ("ga" in "gamma" would
+-- accept it unseen). It is announced (a notification; the call's line in
+-- the chat waits; the quickfix list) and waits until the user opens it
+-- with :CtxlsReview. Then it is shown in a new tab: the file's current text
+-- (the buffer's, unsaved edits included) on the left and the proposed text
+-- on the right, in diff mode, in scratch buffers. ga accepts it, gA accepts
+-- it and the rest of the turn's edits, gr rejects it (also :CtxlsAccept,
 -- :CtxlsAcceptAll, :CtxlsReject); closing the tab, or either of its
--- windows, rejects it. The edits waiting are listed in the quickfix list.
--- The daemon then applies an accepted edit with workspace/applyEdit
--- (ctxls.edits): nothing here changes the file.
+-- windows, rejects it. The daemon then applies an accepted edit with
+-- workspace/applyEdit (ctxls.edits): nothing here changes the file.
 local R = {}
 
 local P = require("ctxls.protocol")
@@ -21,7 +24,7 @@ local later = require("ctxls.later")
 --   params  ctxls/reviewEdit's params
 --   reply   sends the answer to the daemon
 --   n       its number (unique)
---   tab, prev_tab, bufs, wins   while shown
+--   tab, prev_tab, bufs, wins   while shown (opened with :CtxlsReview)
 --   timer   rejects it when the daemon stops waiting
 local reviews = {}
 local seq = 0
@@ -68,7 +71,7 @@ local function update_qf()
       filename = r.params.path,
       lnum = first_changed(r.params.oldText, r.params.newText),
       col = 1,
-      text = string.format("ctxls: %s%s", what(r.params), r == shown and " — shown: ga accept, gA accept all, gr reject" or " — waiting"),
+      text = string.format("ctxls: %s%s", what(r.params), r == shown and " — shown: ga accept, gA accept all, gr reject" or " — waiting: :CtxlsReview shows it"),
     })
   end
   local title = #items > 0 and string.format("ctxls: %d %s to review", #items, #items == 1 and "edit" or "edits") or "ctxls: no edits to review"
@@ -150,8 +153,12 @@ local function decide(r, decision)
     r.timer = nil
   end
   pcall(r.reply, decision and { decision = decision } or vim.NIL)
+  -- The next edit waiting is shown in its place only when the user was
+  -- looking at this one and decided it: they are reviewing, in the review
+  -- tab, in Normal mode. Otherwise it waits to be opened.
+  local reviewing = r.tab and vim.api.nvim_tabpage_is_valid(r.tab) and vim.api.nvim_get_current_tabpage() == r.tab
   close_view(r)
-  if reviews[1] and not reviews[1].sync then
+  if decision and reviewing and reviews[1] and not reviews[1].sync then
     show(reviews[1])
   elseif decision and not reviews[1] then
     pcall(vim.cmd, 'echo ""') -- the question answered leaves the command line
@@ -202,6 +209,8 @@ local function keys(r, b, keep_open)
 end
 
 -- show opens a review's tab: the current text beside the proposed one.
+-- Only on the user's word (:CtxlsReview, a decision in the review tab, or
+-- the fallback that must ask at once).
 show = function(r)
   if r.tab or r.done then
     return
@@ -302,15 +311,31 @@ function R.request(params, timeout)
       decide(r, nil)
     end
   end))
-  if not shown then
-    show(r)
-  end
+  -- Announced, not shown: the keyboard stays where it is.
   update_qf()
+  -- (The command first: a narrow command line cuts the end.)
+  say(string.format("ctxls: to review (:CtxlsReview): %s", what(params)))
   pcall(vim.cmd, "redraw")
   if how == "yield" then
     return coroutine.yield()
   end
   return vim.NIL -- dropped: the answer is sent later
+end
+
+-- open shows the oldest edit waiting for review (or brings the one shown
+-- back into view): :CtxlsReview, the user's own act.
+function R.open()
+  if shown and shown.tab and vim.api.nvim_tabpage_is_valid(shown.tab) then
+    vim.api.nvim_set_current_tabpage(shown.tab)
+    return
+  end
+  local r = reviews[1]
+  if not r then
+    say("ctxls: no edit is waiting for review")
+    return
+  end
+  show(r)
+  update_qf()
 end
 
 -- decide_shown answers the review on screen (the :Ctxls commands).
