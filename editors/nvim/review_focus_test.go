@@ -17,7 +17,8 @@ import (
 // real terminal (tmux): the model's edit comes for review while the user is
 // typing "gamma grep " in insert mode in the file. The review must not take
 // the keyboard: the typing stays in the file exactly, in insert mode, in
-// the same window and tab, and nothing is decided ("ga" of "gamma" once
+// the same window and tab, and nothing is decided; the chat says an edit
+// waits for review ("ga" of "gamma" once
 // accepted the edit unseen; "gr" of "grep" would have rejected one). The
 // user then opens the review on purpose (:CtxlsReview), sees the diff and
 // accepts it with ga: the edit lands beside what they typed.
@@ -82,10 +83,16 @@ end))
 		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 		nvimArgs(t, nvim, "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)...)
 	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "notes.txt") })
+	// (A read may meet the file being written: read again.)
 	read := func() reviewState {
 		var st reviewState
-		b, _ := os.ReadFile(statePath)
-		json.Unmarshal(b, &st)
+		for range 20 {
+			b, _ := os.ReadFile(statePath)
+			if st = (reviewState{}); json.Unmarshal(b, &st) == nil && st.Mode != "" {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		return st
 	}
 	waitState := func(what string, cond func(reviewState) bool) reviewState {
@@ -124,8 +131,9 @@ end))
 	if st.Mode != "i" || !strings.HasSuffix(st.Buf, "notes.txt") || st.Tabs != 1 || st.Shown {
 		t.Errorf("the review took the focus: mode %q, in %q, %d tabs, shown %v\nthe screen:\n%s", st.Mode, st.Buf, st.Tabs, st.Shown, term.Screen(false))
 	}
-	if !strings.Contains(st.Chat, "— waiting for your permission") {
-		t.Errorf("the call's line does not wait in the chat:\n%s", st.Chat)
+	if !strings.Contains(st.Chat, "— waiting for your permission") ||
+		!strings.Contains(st.Chat, "> _ctxls: the model wants to edit notes.txt (+1 −1 lines) · :CtxlsReview shows it_") {
+		t.Errorf("the chat does not say the edit waits for review:\n%s", st.Chat)
 	}
 	// The user opens the review on purpose, looks, and accepts it.
 	term.Keys("Escape")
@@ -142,6 +150,9 @@ end))
 	})
 	if strings.Join(st.Source, "\n") != "gamma grep alpha\nBETA" {
 		t.Errorf("the file holds %q, want the typing and the edit", st.Source)
+	}
+	if !strings.Contains(st.Chat, "> _ctxls reviewed: edit notes.txt (+1 −1 lines) → accepted_") {
+		t.Errorf("the review's line in the chat does not say it was accepted:\n%s", st.Chat)
 	}
 	if st.Tabs != 1 || !strings.HasSuffix(st.Buf, "notes.txt") {
 		t.Errorf("not back in the file after the review: %d tabs, in %q", st.Tabs, st.Buf)

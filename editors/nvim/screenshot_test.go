@@ -47,9 +47,11 @@ func shotsDir(t *testing.T, shots, nvim string) string {
 // answer) to nvim-light.png and nvim-dark.png, and after the compaction
 // (the line that marks where the model's view starts) to
 // nvim-compact-light.png and nvim-compact-dark.png; then the model edits
-// the file, which has an unsaved line, and the review tab (the current
-// text beside the proposed one, in diff mode) is rendered to
-// nvim-review-light.png and nvim-review-dark.png. It runs only when that
+// the file, which has an unsaved line, while the user types on: the edit
+// announced, the keyboard left where it is, is rendered to
+// nvim-review-waiting-light.png and -dark.png, then the review tab opened
+// with :CtxlsReview (the current text beside the proposed one, in diff
+// mode) to nvim-review-light.png and nvim-review-dark.png. It runs only when that
 // variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Screenshot
 func TestNeovimScreenshot(t *testing.T) {
 	shots := screenshot.Dir(t)
@@ -105,12 +107,17 @@ func TestNeovimScreenshot(t *testing.T) {
 				waitFor("the permission question", func(s string) bool {
 					// (Neovim 0.12 hides the code span's backticks, as the chat's
 					// conceallevel asks; the folded lines below show them.)
+					// (The question is in the chat, its lines wrapped there; its
+					// message on the command line too.)
 					return strings.Contains(strings.ReplaceAll(s, "`", ""), "• docs · echo {\"text\": \"/healthz\"}") && strings.Contains(s, "— waiting for") &&
 						strings.Contains(s, `the model wants to call docs · echo (read-only) with {"text": "/healthz"}. Allow it?`) &&
-						strings.Contains(s, "Type number and <Enter>")
+						strings.Contains(s, "[a] allow once")
 				})
 				shoot("nvim-permission")
-				keys("1", "Enter")
+				// Answered in the chat, with its key, then back to the file.
+				keys("C-w", "l")
+				keys("a")
+				keys("C-w", "p")
 				waitFor("the answer", func(s string) bool { return strings.Contains(s, "without touching the database.") })
 				waitFor("the call's folded line", func(s string) bool {
 					// (Its arguments cut to fit the window, not its status.)
@@ -157,15 +164,24 @@ func TestNeovimScreenshot(t *testing.T) {
 				shoot("nvim-compact")
 
 				// The model edits main.go, which has an unsaved line: the edit
-				// is shown for review in a tab of its own (the current text
-				// beside the proposed one), then accepted with ga.
+				// is announced while the user types on (nvim-review-waiting),
+				// opened with :CtxlsReview in a tab of its own (the current text
+				// beside the proposed one: nvim-review), then accepted with ga.
 				fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file", Arguments: `{"path": "main.go", ` +
 					`"old_string": "\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n", ` +
-					`"new_string": "\tif err := http.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil); err != nil {\n\t\tpanic(err)\n\t}\n"}`}}},
+					`"new_string": "\tif err := http.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil); err != nil {\n\t\tpanic(err)\n\t}\n"}`}}, HoldAt: []int{0}},
 					openaitest.Reply{Chunks: []string{"`main` now stops ", "when it cannot listen."}})
 				keys(":topleft vsplit main.go", "Enter")
 				keys("G", "O", "// TODO: read the port from flags", "Escape")
 				keys(":CtxlsAsk Stop when the server cannot listen.", "Enter")
+				keys("o", "// the user types on")
+				fake.Release()
+				waitFor("the review announced", func(s string) bool {
+					return strings.Contains(s, "> ctxls: the model wants to edit main.go (+3 −1") && strings.Contains(s, "— waiting for") &&
+						strings.Contains(s, "// the user types on") && !strings.Contains(s, "ga accept")
+				})
+				shoot("nvim-review-waiting")
+				keys("Escape", ":CtxlsReview", "Enter")
 				waitFor("the review", func(s string) bool {
 					return strings.Contains(s, "the model wants to edit main.go (+3 −1 lines)") && strings.Contains(s, "ga accept · gA accept all in this turn · gr reject") &&
 						strings.Contains(s, "panic(err)") && strings.Contains(s, "// TODO: read the port from flags")
@@ -173,7 +189,8 @@ func TestNeovimScreenshot(t *testing.T) {
 				shoot("nvim-review")
 				keys("g", "a")
 				waitFor("the edit in the buffer", func(s string) bool {
-					return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit")
+					return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit") &&
+						strings.Contains(s, "// the user types on")
 				})
 				// Neovim quits and its daemon ends before the data directory is
 				// removed (it may still be writing the session's folder).
@@ -319,6 +336,91 @@ func TestNeovimSearchScreenshot(t *testing.T) {
 					}
 					t.Logf("wrote %s", shot)
 				}
+				keys(":qa!", "Enter")
+				deadline := time.Now().Add(15 * time.Second)
+				for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
+					if time.Now().After(deadline) {
+						t.Fatal("the daemon did not end after Neovim quit")
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+		}
+	})
+}
+
+// TestNeovimReviewScreenshot renders, in a light and a dark background, a
+// review of the model's edit: announced while the user types on (the
+// keyboard left where it is: the message, the call's line waiting in the
+// chat) to CTXLS_SCREENSHOT_DIR/nvim-review-waiting-light.png and -dark.png,
+// then opened with :CtxlsReview (the current text, with its unsaved line,
+// beside the proposed one) to nvim-review-light.png and -dark.png; ga
+// accepts it. It runs only when that variable is set:
+// CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run ReviewScreenshot
+func TestNeovimReviewScreenshot(t *testing.T) {
+	shots := screenshot.Dir(t)
+	bin := lsptest.BuildBinary(t)
+	eachNeovim(t, func(t *testing.T, nvim string) {
+		dir := shotsDir(t, shots, nvim)
+		for _, theme := range nvimThemes {
+			t.Run(theme.name, func(t *testing.T) {
+				fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Stop on listen errors"}}))
+				fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file", Arguments: `{"path": "main.go", ` +
+					`"old_string": "\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n", ` +
+					`"new_string": "\tif err := http.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil); err != nil {\n\t\tpanic(err)\n\t}\n"}`}}, HoldAt: []int{0}},
+					openaitest.Reply{Chunks: []string{"`main` now stops ", "when it cannot listen."}})
+				work := t.TempDir()
+				file := filepath.Join(work, "main.go")
+				os.WriteFile(file, []byte("package main\n\nimport (\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\thttp.HandleFunc(\"/healthz\", ok)\n\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n}\n"), 0o644)
+				rtp, _ := filepath.Abs(".")
+				setup, dataDir := filepath.Join(t.TempDir(), "setup.lua"), t.TempDir()
+				os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+})
+`, bin, dataDir, fake.URL)), 0o644)
+				term := startTmux(t, tmuxName(t, "ctxls-review-shot-"+theme.name), 110, 28, work,
+					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
+					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)...)
+				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+				shoot := func(name string) {
+					if dir == "" {
+						return
+					}
+					png := filepath.Join(dir, name+"-"+theme.name+".png")
+					if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1000, 520); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("wrote %s", png)
+				}
+				waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+				// An unsaved line, the question, then the user types on while
+				// the model works.
+				keys("G", "O", "// TODO: read the port from flags", "Escape")
+				keys(":CtxlsAsk Stop when the server cannot listen.", "Enter")
+				waitFor("the chat", func(s string) bool { return strings.Contains(s, "## ctxls") })
+				keys("g", "g", "O", "// Package main serves the app.")
+				fake.Release()
+				waitFor("the review announced", func(s string) bool {
+					// (In the chat; the message on the command line gives way to
+					// "-- INSERT --": the user is typing.)
+					return strings.Contains(s, "> ctxls: the model wants to edit main.go (+3 −1") && strings.Contains(s, ":CtxlsReview shows it") &&
+						strings.Contains(s, "— waiting for") && strings.Contains(s, "// Package main serves the app.") && strings.Contains(s, "-- INSERT --") &&
+						!strings.Contains(s, "ga accept")
+				})
+				shoot("nvim-review-waiting")
+				keys("Escape", ":CtxlsReview", "Enter")
+				waitFor("the review", func(s string) bool {
+					return strings.Contains(s, "the model wants to edit main.go (+3 −1 lines)") && strings.Contains(s, "ga accept · gA accept all in this turn · gr reject") &&
+						strings.Contains(s, "panic(err)") && strings.Contains(s, "// TODO: read the port from flags") && strings.Contains(s, "// Package main serves the app.")
+				})
+				shoot("nvim-review")
+				keys("g", "a")
+				waitFor("the edit in the buffer", func(s string) bool {
+					return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit") &&
+						strings.Contains(s, "// Package main serves the app.")
+				})
 				keys(":qa!", "Enter")
 				deadline := time.Now().Add(15 * time.Second)
 				for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {

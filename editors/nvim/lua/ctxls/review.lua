@@ -28,6 +28,14 @@ local later = require("ctxls.later")
 --   timer   rejects it when the daemon stops waiting
 local reviews = {}
 local seq = 0
+-- env: the chat a review's line shows in (buf_for(params)) and keeping
+-- its window at the end (follow(buf)); set by ctxls.init.
+local env = {}
+local line_ns = vim.api.nvim_create_namespace("ctxls_review_lines")
+
+function R.setup(e)
+  env = e
+end
 local shown = nil -- the review on screen
 local qf_id = nil -- our quickfix list's id
 local answered = 0 -- how many reviews have been decided (for tests)
@@ -133,6 +141,60 @@ end
 
 local show -- forward
 
+local function set_chat_lines(buf, first, last, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+end
+
+local outcomes = {
+  [D.accept] = "accepted",
+  [D.accept_all] = "accepted, and the rest of the turn's edits",
+  [D.reject] = "rejected",
+}
+
+-- announce puts a review's line at the end of its session's chat (the
+-- chat does not take the focus either): what the edit is and how to see
+-- it.
+local function announce(r)
+  local buf = env.buf_for and env.buf_for(r.params)
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(buf)
+  local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ""
+  local text = string.format("> _ctxls: the model wants to %s · :CtxlsReview shows it_", what(r.params))
+  local row
+  if tail ~= "" then
+    set_chat_lines(buf, last, last, { "", text, "" })
+    row = last + 1
+  else
+    set_chat_lines(buf, last - 1, last, { text, "" })
+    row = last - 1
+  end
+  vim.api.nvim_buf_add_highlight(buf, line_ns, "WarningMsg", row, 0, -1)
+  r.line = { buf = buf, mark = vim.api.nvim_buf_set_extmark(buf, line_ns, row, 0, { right_gravity = false }) }
+  if env.follow then
+    env.follow(buf)
+  end
+end
+
+-- settle makes a review's chat line say what became of it.
+local function settle(r, decision)
+  local l = r.line
+  if not (l and vim.api.nvim_buf_is_valid(l.buf)) then
+    return
+  end
+  local row = vim.api.nvim_buf_get_extmark_by_id(l.buf, line_ns, l.mark, {})[1]
+  if row then
+    local text = string.format("> _ctxls reviewed: %s → %s_", what(r.params), outcomes[decision] or "no decision")
+    set_chat_lines(l.buf, row, row + 1, { text })
+    vim.api.nvim_buf_clear_namespace(l.buf, line_ns, row, row + 1)
+    vim.api.nvim_buf_add_highlight(l.buf, line_ns, "Comment", row, 0, -1)
+  end
+  r.line = nil
+end
+
 -- decide answers a review (decision: accept, acceptAll, reject, or nil
 -- for no answer), closes it and shows the next.
 local function decide(r, decision)
@@ -153,6 +215,7 @@ local function decide(r, decision)
     r.timer = nil
   end
   pcall(r.reply, decision and { decision = decision } or vim.NIL)
+  pcall(settle, r, decision)
   -- The next edit waiting is shown in its place only when the user was
   -- looking at this one and decided it: they are reviewing, in the review
   -- tab, in Normal mode. Otherwise it waits to be opened.
@@ -312,6 +375,7 @@ function R.request(params, timeout)
     end
   end))
   -- Announced, not shown: the keyboard stays where it is.
+  pcall(announce, r)
   update_qf()
   -- (The command first: a narrow command line cuts the end.)
   say(string.format("ctxls: to review (:CtxlsReview): %s", what(params)))
