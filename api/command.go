@@ -254,7 +254,7 @@ var Notifications = []Info{
 // declared it answers them (initializationOptions). Args is the params
 // type, Result the answer's.
 var ServerRequests = []Info{
-	{ID: ReviewEdit, Doc: "Asks the editor to show one of the model's edits for review (in the `ask` review mode; see \"The model's edits\"), sent only to a client that set `initializationOptions.reviewEdits`; others are asked with `window/showMessageRequest`. `oldText` is the file's text the edit was computed against (the editor's, unsaved edits included; empty for a new file), `newText` the text after it, `diff` the same as a unified diff, `summary` one line. Answer `decision` `accept`, `acceptAll` (this and the rest of the turn's edits) or `reject`; `null` or an error rejects it; no answer within `toolPermissionTimeoutSeconds` leaves the file unchanged too, the model told the review was not answered (not that the edit was rejected). On accept the daemon sends `workspace/applyEdit` (the client must not apply it itself).",
+	{ID: ReviewEdit, Doc: "Asks the editor to show one of the model's edits for review (in the `ask` review mode; see \"The model's edits\"), sent only to a client that set `initializationOptions.reviewEdits`; others are asked with `window/showMessageRequest`. `oldText` is the file's text the edit was computed against (the editor's, unsaved edits included; empty for a new file), `newText` the text after it, `diff` the same as a unified diff, `summary` one line. Answer `decision` `accept`, `acceptAll` (this and the rest of the turn's edits) or `reject`; with an accept, `text` may give the file's whole text as the user chose it instead of `newText` (a part of the edit: some of its changes taken, the others left out, made against `oldText`): the daemon applies that and tells the model which part was applied (the same text as `oldText`: nothing is applied, the edit counts as rejected); `null` or an error rejects it; no answer within `toolPermissionTimeoutSeconds` leaves the file unchanged too, the model told the review was not answered (not that the edit was rejected). On accept the daemon sends `workspace/applyEdit` (the client must not apply it itself).",
 		Args: ReviewEditParams{}, Result: ReviewEditResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "id": "call_3", "path": "/home/ann/app/main.go", "uri": "file:///home/ann/app/main.go", "oldText": "package main\n\nfunc main() {}\n", "newText": "package main\n\nfunc main() { run() }\n", "diff": "--- a//home/ann/app/main.go\n+++ b//home/ann/app/main.go\n@@ -1,3 +1,3 @@\n package main\n \n-func main() {}\n+func main() { run() }\n", "summary": "+1 −1 lines"}`,
 		ExampleResult: `{"decision": "accept"}`},
@@ -872,6 +872,10 @@ const (
 // ReviewEditResult is the answer to ctxls/reviewEdit.
 type ReviewEditResult struct {
 	Decision ReviewDecision `json:"decision"`
+	// Text, with accept or acceptAll, is the file's whole text as the user
+	// chose it from the proposal (some of its changes taken, others left
+	// out), in place of newText; absent: newText.
+	Text *string `json:"text,omitempty" max:"33554432"`
 }
 
 // ToolStatus is where a tool call stands (ctxls/toolCall).

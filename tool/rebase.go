@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctxls/ctxls/workspace"
 )
@@ -102,6 +103,9 @@ func rebase(ctx context.Context, door EditDoor, g *workspace.Guard, r EditReques
 		r.URI, r.Version = uri, version // the same text (undone, or opened since)
 		return r, nil
 	}
+	if a.partOfAll {
+		return r, &conflict{"the file changed while the edit waited, and only a part of it was accepted"}
+	}
 	old, new := *a.OldString, *a.NewString
 	was := strings.Count(r.OldText, old)
 	switch n := strings.Count(text, old); {
@@ -122,4 +126,53 @@ func rebase(ctx context.Context, door EditDoor, g *workspace.Guard, r EditReques
 	}
 	next.Diff, next.Summary = unifiedDiff(shownPath(r.Path, g.Roots), next.OldText, false, next.Start, next.OldEnd, next.Inserted)
 	return next, nil
+}
+
+// partOf is r made the part of it the user chose in the review: chosen is
+// the file's whole text with some of the edit's changes taken and the
+// others left out, against r.OldText. It differs from r.OldText only
+// where the edit changed it; what replaces old_string is that span of
+// chosen (so a rebase makes the part where old_string now is). With
+// replace_all the part is made only against the text as it was (a rebase
+// is a conflict).
+func partOf(r EditRequest, a editArgs, chosen string, g *workspace.Guard) (EditRequest, editArgs, error) {
+	if r.Create || a.OldString == nil {
+		return r, a, errors.New("a new file is accepted whole or not at all")
+	}
+	if !utf8.ValidString(chosen) {
+		return r, a, errors.New("the text the user chose is not valid UTF-8; nothing changed")
+	}
+	if len(chosen) > MaxEditBytes {
+		return r, a, fmt.Errorf("the chosen text is %d bytes; the limit is %d", len(chosen), MaxEditBytes)
+	}
+	start, oldEnd, newEnd := changed(r.OldText, chosen)
+	// The part lies within the edit's own span of the text.
+	from, to := r.Start, r.OldEnd
+	if !a.ReplaceAll {
+		i := strings.Index(r.OldText, *a.OldString)
+		from, to = i, i+len(*a.OldString)
+	}
+	if from < 0 || start < from || oldEnd > to {
+		return r, a, errors.New("the text the user chose changes the file outside the edit; nothing changed")
+	}
+	next := EditRequest{SessionID: r.SessionID, Call: r.Call, Path: r.Path, URI: r.URI, Version: r.Version, OldText: r.OldText,
+		Start: start, OldEnd: oldEnd, Inserted: chosen[start:newEnd], whole: &wholeText{}}
+	next.Diff, next.Summary = unifiedDiff(shownPath(r.Path, g.Roots), next.OldText, false, next.Start, next.OldEnd, next.Inserted)
+	if !a.ReplaceAll {
+		// old_string's span in the chosen text: the same start, its end as
+		// far from the text's end as before.
+		region := chosen[from : len(chosen)-(len(r.OldText)-to)]
+		a.NewString = &region
+	} else {
+		a.partOfAll = true
+	}
+	return next, a, nil
+}
+
+// upperFirst is s with its first letter made upper case (ASCII).
+func upperFirst(s string) string {
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		return string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }

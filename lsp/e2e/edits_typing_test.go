@@ -95,3 +95,62 @@ func TestReviewedEditsSurviveTyping(t *testing.T) {
 		t.Errorf("the user was not told why the edit was refused:\n%s", p)
 	}
 }
+
+// TestReviewAcceptsPartOfAnEdit: a client that shows the diff
+// (ctxls/reviewEdit) accepts an edit of two changes with one of them left
+// out (its answer's text), while the user typed elsewhere in the file: the
+// part is applied where the edit's text now is, the typing kept, and the
+// model is told only a part was applied, with its diff. A text with every
+// change left out counts as a rejection.
+func TestReviewAcceptsPartOfAnEdit(t *testing.T) {
+	parallel(t, waitTests)
+	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}),
+		openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Title"}}))
+	root, rootURI := workspace(t)
+	path := filepath.Join(root, "letters.txt")
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real"}, "serve", "--data-dir", t.TempDir())
+	ed := &bufferEditor{t: t, s: s, doc: map[string]*fakeDoc{}}
+	uri := rootURI + "/letters.txt"
+	reviews := 0
+	s.OnServerRequest(func(method string, params json.RawMessage) (any, *lsptest.RPCError) {
+		if method != api.ReviewEdit {
+			return ed.handle(method, params)
+		}
+		var p api.ReviewEditParams
+		json.Unmarshal(params, &p)
+		reviews++
+		if reviews == 1 {
+			// The user types a line at the end, and takes only the second
+			// change (h → H): the first (a → A) left out.
+			text, _ := ed.text(uri)
+			ed.change(uri, text+"// typed\n")
+			chosen := strings.Replace(p.NewText, "A\n", "a\n", 1)
+			return api.ReviewEditResult{Decision: api.ReviewAccept, Text: &chosen}, nil
+		}
+		// Every change left out.
+		return api.ReviewEditResult{Decision: api.ReviewAccept, Text: &p.OldText}, nil
+	})
+	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{
+		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model"}, "reviewEdits": true,
+	}, Workspace: map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true}}})
+	text := "a\nb\nc\nd\ne\nf\ng\nh\ni\n"
+	ed.open(uri, text)
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{ID: "e1", Name: "edit_file", Arguments: `{"path":"letters.txt","old_string":"a\nb\nc\nd\ne\nf\ng\nh\n","new_string":"A\nb\nc\nd\ne\nf\ng\nH\n"}`},
+			{ID: "e2", Name: "edit_file", Arguments: `{"path":"letters.txt","old_string":"i\n","new_string":"I\n"}`},
+		}},
+		openaitest.Reply{Chunks: []string{"Done."}},
+	)
+	s.MustCommand(api.Chat, map[string]any{"message": "capitals"}, nil)
+	got := fake.LastStreamed().ToolResults()
+	if r := got["e1"]; !strings.Contains(r, "edited "+path) || !strings.Contains(r, "only in part") || !strings.Contains(r, "+H") || strings.Contains(r, "+A") {
+		t.Errorf("e1: the model was told %q", r)
+	}
+	if r := got["e2"]; !strings.Contains(r, "The user rejected this edit of "+path) {
+		t.Errorf("e2: the model was told %q", r)
+	}
+	if now, _ := ed.text(uri); now != "a\nb\nc\nd\ne\nf\ng\nH\ni\n// typed\n" {
+		t.Errorf("the buffer: %q", now)
+	}
+}

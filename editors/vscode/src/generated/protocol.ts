@@ -532,6 +532,7 @@ export type ReviewDecision = "accept" | "acceptAll" | "reject";
 
 export interface ReviewEditResult {
   decision: ReviewDecision;
+  text?: string;
 }
 
 export interface DiagnosticsParams {
