@@ -19,7 +19,8 @@ import (
 // user typed in the file during the review, rejected by closing the tab; gA
 // accepts the rest of the turn, a new file among them (a buffer, not on
 // disk); in the auto mode a file not open is edited unasked, and an
-// edit of main.go is an undo step of its own. The model is
+// edit of main.go is an undo step of its own; an edit of two changes is
+// accepted with one left out (gs). The model is
 // told what became of each edit. test/edits.lua is the person at the
 // keyboard.
 func TestNeovimEdits(t *testing.T) {
@@ -55,12 +56,17 @@ func testNeovimEdits(t *testing.T, nvim string) {
 			edit("e9", "main.go", "hello, all", "hello, auto"),
 		}},
 		openaitest.Reply{Chunks: []string{"Done C."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			edit("e10", "letters.txt", "a\nb\nc\nd\ne\nf\ng\nh\n", "A\nb\nc\nd\ne\nf\ng\nH\n"),
+		}},
+		openaitest.Reply{Chunks: []string{"Done D."}},
 	)
 	work := t.TempDir()
 	file := filepath.Join(work, "main.go")
 	mainText := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
 	os.WriteFile(file, []byte(mainText), 0o644)
 	os.WriteFile(filepath.Join(work, "closed.txt"), []byte("one\ntwo\n"), 0o644)
+	os.WriteFile(filepath.Join(work, "letters.txt"), []byte("a\nb\nc\nd\ne\nf\ng\nh\ni\n"), 0o644)
 
 	runNvim(t, nvim, work, "edits.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
 		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), 90*time.Second, "edits")
@@ -83,12 +89,16 @@ func testNeovimEdits(t *testing.T, nvim string) {
 		"e7":  {"edited " + filepath.Join(work, "closed.txt")},
 		"e8":  {"edited " + filepath.Join(work, "closed.txt")},
 		"e9":  {"edited " + file},
+		"e10": {"edited " + filepath.Join(work, "letters.txt"), "only in part", "+H"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(results[id], w) {
 				t.Errorf("%s: the model got %q, which lacks %q", id, results[id], w)
 			}
 		}
+	}
+	if strings.Contains(results["e10"], "+A") {
+		t.Errorf("e10: the change left out was applied: %q", results["e10"])
 	}
 	// Nothing was written to disk.
 	if b, _ := os.ReadFile(file); string(b) != mainText {

@@ -248,6 +248,27 @@ local ok, err = pcall(function()
   vim.api.nvim_set_current_win(main_win)
   press("u")
   expect(text(main) == before_auto, "u did not take back the auto edit alone:\n" .. text(main))
+
+  -- 6. An edit of two changes, one left out: in the review, gs on the
+  -- first change (the cursor is on it) takes the current text's lines
+  -- back into the proposal; ga accepts the rest.
+  vim.cmd("CtxlsReviewMode ask")
+  wait("the review mode ask", function()
+    return said("review mode ask")
+  end)
+  vim.cmd("CtxlsAsk capitals")
+  review(5, "e10")
+  local proposal = vim.api.nvim_win_get_buf(require("ctxls.review").windows()[2])
+  expect(text(proposal) == "A\nb\nc\nd\ne\nf\ng\nH\ni", "the proposal:\n" .. text(proposal))
+  press("gs")
+  expect(text(proposal) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "gs did not leave the first change out:\n" .. text(proposal))
+  press("ga")
+  wait("the fourth turn's end", function()
+    return chat_text():find("Done D.", 1, true) and not ctxls.busy()
+  end)
+  local letters = require("ctxls.edits").find_buf(dir .. "/letters.txt")
+  expect(letters and text(letters) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "letters.txt after the part accepted: " .. (letters and text(letters) or "none"))
+  expect(chat_text():find("ctxls reviewed: edit letters.txt (+8 −8 lines) → accepted in part", 1, true), "the review's line:\n" .. chat_text())
 end)
 if not ok then
   fail(tostring(err))

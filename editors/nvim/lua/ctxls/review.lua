@@ -140,6 +140,7 @@ local function close_view(r)
 end
 
 local show -- forward
+local chosen_text -- forward
 
 local function set_chat_lines(buf, first, last, lines)
   vim.api.nvim_buf_set_option(buf, "modifiable", true)
@@ -151,7 +152,19 @@ local outcomes = {
   [D.accept] = "accepted",
   [D.accept_all] = "accepted, and the rest of the turn's edits",
   [D.reject] = "rejected",
+  part = "accepted in part",
 }
+
+-- chosen_text is the proposal's buffer as text: what the user chose of
+-- the edit (newText with the changes left out with gs taken back).
+chosen_text = function(r)
+  local lines = vim.api.nvim_buf_get_lines(r.bufs[2], 0, -1, false)
+  local t = table.concat(lines, "\n")
+  if (r.params.newText or ""):sub(-1) == "\n" then
+    t = t .. "\n"
+  end
+  return t
+end
 
 -- announce puts a review's line at the end of its session's chat (the
 -- chat does not take the focus either): what the edit is and how to see
@@ -181,6 +194,9 @@ end
 
 -- settle makes a review's chat line say what became of it.
 local function settle(r, decision)
+  if r.partly then
+    decision = "part"
+  end
   local l = r.line
   if not (l and vim.api.nvim_buf_is_valid(l.buf)) then
     return
@@ -214,7 +230,20 @@ local function decide(r, decision)
     r.timer:close()
     r.timer = nil
   end
-  pcall(r.reply, decision and { decision = decision } or vim.NIL)
+  local answer = vim.NIL
+  if decision then
+    answer = { decision = decision }
+    -- Some changes left out (gs): the text chosen, in place of newText.
+    local chosen = r.bufs and r.bufs[2] and vim.api.nvim_buf_is_valid(r.bufs[2]) and decision ~= D.reject and chosen_text(r)
+    if chosen and chosen ~= r.params.newText then
+      answer.text = chosen
+      r.partly = chosen ~= r.params.oldText
+      if not r.partly then
+        decision = D.reject -- every change left out: the daemon counts it so
+      end
+    end
+  end
+  pcall(r.reply, answer)
   pcall(settle, r, decision)
   -- The next edit waiting is shown in its place only when the user was
   -- looking at this one and decided it: they are reviewing, in the review
@@ -255,6 +284,18 @@ local function keys(r, b, keep_open)
   map("ga", D.accept, "accept this edit")
   map("gA", D.accept_all, "accept this edit and the rest of the turn's")
   map("gr", D.reject, "reject this edit")
+  -- gs leaves the change under the cursor out of the proposal (the current
+  -- text's lines taken back into it: diffget there, diffput from the
+  -- current text); u takes that back. ga then accepts what is left.
+  vim.keymap.set("n", "gs", function()
+    local wins = r.wins or {}
+    local cur = vim.api.nvim_get_current_win()
+    if cur == wins[2] then
+      pcall(vim.cmd, "diffget")
+    elseif cur == wins[1] then
+      pcall(vim.cmd, "diffput")
+    end
+  end, { buffer = b, nowait = true, desc = "ctxls: leave this change out of the edit" })
   if keep_open then
     return
   end
@@ -287,6 +328,8 @@ show = function(r)
   r.prev_tab = vim.api.nvim_get_current_tabpage()
   local current = scratch(string.format("ctxls-review://%d/current/%s", r.n, name), p.oldText, p.path)
   local proposed = scratch(string.format("ctxls-review://%d/proposed/%s", r.n, name), p.newText, p.path)
+  -- The proposal may lose changes (gs, diffget): it is what ga accepts.
+  vim.api.nvim_buf_set_option(proposed, "modifiable", true)
   r.bufs = { current, proposed }
   vim.cmd("tab sbuffer " .. current)
   r.tab = vim.api.nvim_get_current_tabpage()
@@ -297,7 +340,7 @@ show = function(r)
   local unsaved = file and vim.api.nvim_buf_is_loaded(file) and vim.api.nvim_buf_get_option(file, "modified")
   local source = p.create and "new file" or (unsaved and "now, unsaved edits included" or "now")
   vim.api.nvim_win_set_option(left, "statusline", " " .. esc(name) .. " — " .. source)
-  vim.api.nvim_win_set_option(right, "statusline", " " .. esc(name) .. " — proposed by the model")
+  vim.api.nvim_win_set_option(right, "statusline", " " .. esc(name) .. " — proposed by the model · gs leaves a change out")
   for _, win in ipairs({ left, right }) do
     vim.api.nvim_win_call(win, function()
       vim.cmd("diffthis")
@@ -315,7 +358,7 @@ show = function(r)
   local top = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_height(top, 1)
   for option, value in pairs({ winfixheight = true, number = false, relativenumber = false, signcolumn = "no", wrap = false,
-    statusline = " ga accept · gA accept all in this turn · gr reject · closing this tab rejects" }) do
+    statusline = " ga accept · gA accept all in this turn · gr reject · ]c next change, gs leave it out · closing this tab rejects" }) do
     vim.api.nvim_win_set_option(top, option, value)
   end
   vim.api.nvim_buf_add_highlight(head, -1, "Title", 0, 0, -1)
