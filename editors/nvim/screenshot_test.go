@@ -401,6 +401,10 @@ func TestNeovimReviewScreenshot(t *testing.T) {
 				keys(":CtxlsAsk Stop when the server cannot listen.", "Enter")
 				waitFor("the chat", func(s string) bool { return strings.Contains(s, "## ctxls") })
 				keys("g", "g", "O", "// Package main serves the app.")
+				// The daemon has the typed line (Neovim sends it after its
+				// debounce, 150 ms) before the model's edit is made, so the
+				// review shows it.
+				time.Sleep(600 * time.Millisecond)
 				fake.Release()
 				waitFor("the review announced", func(s string) bool {
 					// (In the chat; the message on the command line gives way to

@@ -340,7 +340,7 @@ show = function(r)
   local unsaved = file and vim.api.nvim_buf_is_loaded(file) and vim.api.nvim_buf_get_option(file, "modified")
   local source = p.create and "new file" or (unsaved and "now, unsaved edits included" or "now")
   vim.api.nvim_win_set_option(left, "statusline", " " .. esc(name) .. " — " .. source)
-  vim.api.nvim_win_set_option(right, "statusline", " " .. esc(name) .. " — proposed by the model · gs leaves a change out")
+  vim.api.nvim_win_set_option(right, "statusline", " " .. esc(name) .. " — proposed by the model")
   for _, win in ipairs({ left, right }) do
     vim.api.nvim_win_call(win, function()
       vim.cmd("diffthis")
@@ -358,7 +358,7 @@ show = function(r)
   local top = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_height(top, 1)
   for option, value in pairs({ winfixheight = true, number = false, relativenumber = false, signcolumn = "no", wrap = false,
-    statusline = " ga accept · gA accept all in this turn · gr reject · ]c next change, gs leave it out · closing this tab rejects" }) do
+    statusline = " ga accept · gA accept all in this turn · gr reject · gs leave a change out · closing the tab rejects" }) do
     vim.api.nvim_win_set_option(top, option, value)
   end
   vim.api.nvim_buf_add_highlight(head, -1, "Title", 0, 0, -1)
