@@ -141,8 +141,11 @@ end))
 	waitState("the review on screen", func(st reviewState) bool {
 		return st.Shown && st.Tabs == 2 && strings.Contains(st.Buf, "ctxls-review://") && st.Mode == "n"
 	})
+	// (Its current side is the text the edit was made against, and says
+	// so: the user typed since.)
 	term.WaitFor("the diff", func(s string) bool {
-		return strings.Contains(s, "the model wants to edit notes.txt") && strings.Contains(s, "BETA") && strings.Contains(s, "ga accept")
+		return strings.Contains(s, "the model wants to edit notes.txt") && strings.Contains(s, "BETA") && strings.Contains(s, "ga accept") &&
+			strings.Contains(s, "notes.txt — when the edit was made (changed since")
 	})
 	term.Keys("g", "a")
 	st = waitState("the edit applied", func(st reviewState) bool {

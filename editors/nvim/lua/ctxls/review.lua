@@ -339,6 +339,17 @@ show = function(r)
   local file = require("ctxls.edits").find_buf(p.path)
   local unsaved = file and vim.api.nvim_buf_is_loaded(file) and vim.api.nvim_buf_get_option(file, "modified")
   local source = p.create and "new file" or (unsaved and "now, unsaved edits included" or "now")
+  -- Typed in since the edit was made: this side is the text then; the
+  -- daemon makes the edit where its text now is when it is accepted.
+  if not p.create and file and vim.api.nvim_buf_is_loaded(file) then
+    local now = table.concat(vim.api.nvim_buf_get_lines(file, 0, -1, false), "\n")
+    if vim.api.nvim_buf_get_option(file, "eol") then
+      now = now .. "\n"
+    end
+    if now ~= p.oldText and now .. "\n" ~= p.oldText then
+      source = "when the edit was made (changed since: accepting makes it where its text is now)"
+    end
+  end
   vim.api.nvim_win_set_option(left, "statusline", " " .. esc(name) .. " — " .. source)
   vim.api.nvim_win_set_option(right, "statusline", " " .. esc(name) .. " — proposed by the model")
   for _, win in ipairs({ left, right }) do
