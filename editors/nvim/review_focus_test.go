@@ -20,8 +20,9 @@ import (
 // the same window and tab, and nothing is decided; the chat says an edit
 // waits for review ("ga" of "gamma" once
 // accepted the edit unseen; "gr" of "grep" would have rejected one). The
-// user then opens the review on purpose (:CtxlsReview), sees the diff and
-// accepts it with ga: the edit lands beside what they typed.
+// user then opens the review on purpose (:CtxlsAccept before looking only
+// shows it; :CtxlsReview brings it back after a look at the file), sees the
+// diff and accepts it with ga: the edit lands beside what they typed.
 func TestNeovimReviewNeverTakesFocus(t *testing.T) {
 	t.Parallel()
 	needTmux(t)
@@ -135,11 +136,22 @@ end))
 		!strings.Contains(st.Chat, "> _ctxls: the model wants to edit notes.txt (+1 −1 lines) · :CtxlsReview shows it_") {
 		t.Errorf("the chat does not say the edit waits for review:\n%s", st.Chat)
 	}
-	// The user opens the review on purpose, looks, and accepts it.
+	// :CtxlsAccept before looking does not accept: it shows the edit.
 	term.Keys("Escape")
-	term.Keys(":CtxlsReview", "Enter")
+	waitState("normal mode", func(st reviewState) bool { return st.Mode == "n" })
+	term.Keys(":CtxlsAccept", "Enter")
 	waitState("the review on screen", func(st reviewState) bool {
 		return st.Shown && st.Tabs == 2 && strings.Contains(st.Buf, "ctxls-review://") && st.Mode == "n"
+	})
+	if st := read(); st.Decided != 0 {
+		t.Errorf(":CtxlsAccept accepted an edit not seen: %d decided", st.Decided)
+	}
+	// Away and back with :CtxlsReview, as a person looks at the file first.
+	term.Keys("g", "T")
+	waitState("back in the file", func(st reviewState) bool { return strings.HasSuffix(st.Buf, "notes.txt") && st.Tabs == 2 })
+	term.Keys(":CtxlsReview", "Enter")
+	waitState("the review on screen again", func(st reviewState) bool {
+		return st.Shown && strings.Contains(st.Buf, "ctxls-review://") && st.Decided == 0
 	})
 	// (Its current side is the text the edit was made against, and says
 	// so: the user typed since.)

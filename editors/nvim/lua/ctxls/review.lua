@@ -457,10 +457,17 @@ function R.open()
 end
 
 -- decide_shown answers the review on screen (the :Ctxls commands).
+-- An edit is accepted only once it has been seen: with none shown,
+-- :CtxlsAccept and :CtxlsAcceptAll open the oldest instead (rejecting
+-- needs no look).
 function R.decide_shown(decision)
   local r = shown or reviews[1]
   if not r then
     say("ctxls: no edit is waiting for review")
+    return
+  end
+  if not shown and decision ~= D.reject then
+    R.open() -- (it says which keys decide: one message, no Press ENTER)
     return
   end
   decide(r, decision)
