@@ -58,6 +58,7 @@ func testNeovimEdits(t *testing.T, nvim string) {
 		openaitest.Reply{Chunks: []string{"Done C."}},
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
 			edit("e10", "letters.txt", "a\nb\nc\nd\ne\nf\ng\nh\n", "A\nb\nc\nd\ne\nf\ng\nH\n"),
+			edit("e11", "letters.txt", "i\n", "I\n"),
 		}},
 		openaitest.Reply{Chunks: []string{"Done D."}},
 	)
@@ -90,6 +91,7 @@ func testNeovimEdits(t *testing.T, nvim string) {
 		"e8":  {"edited " + filepath.Join(work, "closed.txt")},
 		"e9":  {"edited " + file},
 		"e10": {"edited " + filepath.Join(work, "letters.txt"), "only in part", "+H"},
+		"e11": {"was not applied: the text it replaces was changed in the editor while the edit waited", "read it again", "i changed"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(results[id], w) {

@@ -263,11 +263,19 @@ local ok, err = pcall(function()
   press("gs")
   expect(text(proposal) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "gs did not leave the first change out:\n" .. text(proposal))
   press("ga")
+  -- 7. The next edit's own text changed in the file during its review:
+  -- accepted, it is refused, and the person is told why.
+  review(6, "e11")
+  local letters = require("ctxls.edits").find_buf(dir .. "/letters.txt")
+  expect(letters and text(letters) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "letters.txt after the part accepted: " .. (letters and text(letters) or "none"))
+  vim.api.nvim_buf_set_lines(letters, 8, 9, false, { "i changed" })
+  press("ga")
   wait("the fourth turn's end", function()
     return chat_text():find("Done D.", 1, true) and not ctxls.busy()
   end)
-  local letters = require("ctxls.edits").find_buf(dir .. "/letters.txt")
-  expect(letters and text(letters) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "letters.txt after the part accepted: " .. (letters and text(letters) or "none"))
+  expect(text(letters) == "a\nb\nc\nd\ne\nf\ng\nH\ni changed", "letters.txt after the refused edit: " .. text(letters))
+  expect(said("the model's edit of " .. dir .. "/letters.txt was not applied: the text it replaces was changed in the editor"),
+    "the person was not told why the edit was refused")
   expect(chat_text():find("ctxls reviewed: edit letters.txt (+8 −8 lines) → accepted in part", 1, true), "the review's line:\n" .. chat_text())
 end)
 if not ok then
