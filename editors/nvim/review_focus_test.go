@@ -157,7 +157,7 @@ end))
 	// so: the user typed since.)
 	term.WaitFor("the diff", func(s string) bool {
 		return strings.Contains(s, "the model wants to edit notes.txt") && strings.Contains(s, "BETA") && strings.Contains(s, "ga accept") &&
-			strings.Contains(s, "notes.txt — when the edit was made (changed since")
+			strings.Contains(s, "notes.txt — when the edit was made (changed since)")
 	})
 	term.Keys("g", "a")
 	st = waitState("the edit applied", func(st reviewState) bool {

@@ -347,7 +347,7 @@ show = function(r)
       now = now .. "\n"
     end
     if now ~= p.oldText and now .. "\n" ~= p.oldText then
-      source = "when the edit was made (changed since: accepting makes it where its text is now)"
+      source = "when the edit was made (changed since)"
     end
   end
   vim.api.nvim_win_set_option(left, "statusline", " " .. esc(name) .. " — " .. source)
