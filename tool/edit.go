@@ -300,7 +300,7 @@ func refused(ctx context.Context, door EditDoor, r EditRequest, reason string) s
 	if reason == "" {
 		reason = "the editor refused it"
 	}
-	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file changed since you read it; read it again before another edit.", r.Path, reason)
+	msg := fmt.Sprintf("error: the edit of %s was not applied: %s. The file may have changed since; read it again before another edit.", r.Path, reason)
 	// The text now is quoted unless it came to hold a private key since.
 	if now, _, _, err := currentText(ctx, door, r.SessionID, r.Path); err == nil && now != r.OldText && !workspace.HasPrivateKey([]byte(now)) {
 		msg += "\n\nIts text now around the edit:\n" + linesAround(now, r.Start, 5)

@@ -137,7 +137,14 @@ func rebase(ctx context.Context, door EditDoor, g *workspace.Guard, r EditReques
 // is a conflict).
 func partOf(r EditRequest, a editArgs, chosen string, g *workspace.Guard) (EditRequest, editArgs, error) {
 	if r.Create || a.OldString == nil {
-		return r, a, errors.New("a new file is accepted whole or not at all")
+		// A new file: what the user kept of it is its text.
+		if !utf8.ValidString(chosen) || len(chosen) > MaxEditBytes {
+			return r, a, errors.New("the text the user chose for the new file cannot be used; nothing changed")
+		}
+		next := r
+		next.Inserted, next.whole = chosen, &wholeText{}
+		next.Diff, next.Summary = unifiedDiff(shownPath(r.Path, g.Roots), r.OldText, true, 0, 0, chosen)
+		return next, a, nil
 	}
 	if !utf8.ValidString(chosen) {
 		return r, a, errors.New("the text the user chose is not valid UTF-8; nothing changed")
