@@ -183,3 +183,48 @@ func TestModelConfigOption(t *testing.T) {
 		t.Errorf("an unknown option: %v", err)
 	}
 }
+
+// TestEditsSurviveTypingOverACP: the client's file changes while an edit
+// waits for its permission. Changed elsewhere: the edit is made where its
+// text now is and fs/write_text_file writes the text with both changes
+// (before, the text the edit was computed against, the typing lost).
+// Changed in the text the edit replaces: nothing is written, the model is
+// told to read the file again and the user is told why.
+func TestEditsSurviveTypingOverACP(t *testing.T) {
+	t.Parallel()
+	fake, dataDir, cwd := newFixture(t)
+	path := filepath.Join(cwd, "main.go")
+	before := "package main\n\nfunc a() int {\n\treturn 1\n}\n\nfunc b() int {\n\treturn 2\n}\n"
+	os.WriteFile(path, []byte(before), 0o644)
+	a := startAgent(t, fake, dataDir, cwd, map[string]bool{"readTextFile": true, "writeTextFile": true})
+	a.SetFile(path, before)
+	id := a.newSession()
+	a.AnswerPermissions("accept", "accept")
+	a.TypeBeforeAnswers(
+		func(files map[string]string) { files[path] = "// typed above\n" + files[path] + "// typed below\n" },
+		func(files map[string]string) { files[path] = strings.Replace(files[path], "return 2", "return 22", 1) },
+	)
+	fake.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{ID: "e1", Name: "edit_file", Arguments: `{"path":"main.go","old_string":"\treturn 1\n","new_string":"\treturn 10\n"}`},
+			{ID: "e2", Name: "edit_file", Arguments: `{"path":"main.go","old_string":"\treturn 2\n","new_string":"\treturn 20\n"}`},
+		}},
+		openaitest.Reply{Chunks: []string{"Edited."}},
+	)
+	if _, err := a.prompt(id, text("edit main")); err != nil {
+		t.Fatal(err)
+	}
+	got := fake.LastStreamed().ToolResults()
+	if !strings.Contains(got["e1"], "edited "+path) || !strings.Contains(got["e2"], "was not applied: the text it replaces was changed in the editor while the edit waited") ||
+		!strings.Contains(got["e2"], "read it again") {
+		t.Errorf("results: %q", got)
+	}
+	w := a.Writes()
+	want := "// typed above\n" + strings.Replace(before, "return 1", "return 10", 1) + "// typed below\n"
+	if len(w) != 1 || w[0].Content != want {
+		t.Errorf("writes %+v, want one of\n%s", w, want)
+	}
+	if said := a.AgentText(id); !strings.Contains(said, "the model's edit of "+path+" was not applied: the text it replaces was changed") {
+		t.Errorf("the user was not told why the edit was refused: %q", said)
+	}
+}

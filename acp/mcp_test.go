@@ -154,3 +154,50 @@ func TestMCPServersOfTheClient(t *testing.T) {
 		return u.Kind == "tool_call" && u.ToolCallID() == echo && u.Title() == "t · echo"
 	})
 }
+
+// TestCancelledCallOverACP: a call running when the turn is cancelled ends
+// "failed" (ACP's ToolCallStatus has no "cancelled") with
+// _meta.ctxls.status "cancelled", live and when session/load replays it.
+func TestCancelledCallOverACP(t *testing.T) {
+	t.Parallel()
+	fake, dataDir, cwd := newFixture(t)
+	a := mcpAgent(t, fake, dataDir, cwd)
+	var created struct{ SessionID string }
+	if err := a.Call("session/new", map[string]any{"cwd": cwd, "mcpServers": mcpServersParam(t, t.TempDir())}, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.SessionID
+	a.AnswerPermissions("allow_once")
+	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "h1", Name: "mcp__t__hang", Arguments: `{}`}}})
+	reply := a.Async("session/prompt", map[string]any{"sessionId": id, "prompt": []any{text("hang")}})
+	a.WaitUpdate("the call running", func(u acptest.Update) bool {
+		return u.SessionID == id && u.Kind == "tool_call_update" && u.Status() == "in_progress"
+	})
+	a.Notify("session/cancel", map[string]any{"sessionId": id})
+	if m := <-reply; m.Error != nil || !strings.Contains(string(m.Result), `"cancelled"`) {
+		t.Fatalf("the cancelled prompt: %+v", m)
+	}
+	ended := func(updates []acptest.Update) string {
+		for _, u := range updates {
+			if u.Kind == "tool_call_update" && (u.Status() == "failed" || u.Status() == "completed") {
+				var raw struct {
+					Meta struct{ Ctxls struct{ Status string } } `json:"_meta"`
+				}
+				json.Unmarshal(u.Raw, &raw)
+				return u.Status() + "/" + raw.Meta.Ctxls.Status
+			}
+		}
+		return ""
+	}
+	if got := ended(a.Updates(id)); got != "failed/cancelled" {
+		t.Errorf("the call ended %q, want failed/cancelled", got)
+	}
+	// A second connection loads the session: the replay says the same.
+	b := mcpAgent(t, fake, dataDir, cwd)
+	if err := b.Call("session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := ended(b.Updates(id)); got != "failed/cancelled" {
+		t.Errorf("replayed, the call ended %q, want failed/cancelled", got)
+	}
+}

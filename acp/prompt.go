@@ -343,10 +343,13 @@ func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate
 // maxToolOutput bounds the tool output shown in a tool_call_update.
 const maxToolOutput = 4 << 10
 
-// toolCallDone is the tool_call_update that ends a call.
-func toolCallDone(id, output string, failed bool, title string) sdk.SessionUpdate {
+// toolCallDone is the tool_call_update that ends a call, with ctxls's
+// status of it (api.ToolDone, ToolFailed, ToolDeclined, ToolCancelled).
+// ACP's ToolCallStatus has no "declined" or "cancelled": those are
+// "failed", and _meta.ctxls.status says which.
+func toolCallDone(id, output string, end api.ToolStatus, title string) sdk.SessionUpdate {
 	status := sdk.ToolCallStatusCompleted
-	if failed {
+	if end != api.ToolDone {
 		status = sdk.ToolCallStatusFailed
 	}
 	if len(output) > maxToolOutput {
@@ -360,5 +363,9 @@ func toolCallDone(id, output string, failed bool, title string) sdk.SessionUpdat
 	if title != "" {
 		opts = append(opts, sdk.WithUpdateTitle(title))
 	}
-	return sdk.UpdateToolCall(sdk.ToolCallId(id), opts...)
+	u := sdk.UpdateToolCall(sdk.ToolCallId(id), opts...)
+	if end == api.ToolDeclined || end == api.ToolCancelled {
+		u.ToolCallUpdate.Meta = map[string]any{"ctxls": map[string]any{"status": string(end)}}
+	}
+	return u
 }

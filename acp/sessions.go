@@ -271,7 +271,20 @@ func replay(m api.Message) []sdk.SessionUpdate {
 			}
 		}
 	case api.RoleTool:
-		out = append(out, toolCallDone(m.ToolCallID, m.Content, m.Status == api.StatusError || m.Status == api.StatusDeclined, ""))
+		out = append(out, toolCallDone(m.ToolCallID, m.Content, storedStatus(m.Status), ""))
 	}
 	return out
+}
+
+// storedStatus is ctxls's status of a call by its stored result's.
+func storedStatus(s api.Status) api.ToolStatus {
+	switch s {
+	case api.StatusError:
+		return api.ToolFailed
+	case api.StatusDeclined:
+		return api.ToolDeclined
+	case api.StatusCancelled:
+		return api.ToolCancelled
+	}
+	return api.ToolDone
 }

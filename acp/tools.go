@@ -139,7 +139,7 @@ func toolUpdate(ev turn.Event) (sdk.SessionUpdate, bool) {
 		if ev.Summary != "" {
 			title = toolCallTitle(ev.Call, toolArgs(ev.Call.Arguments)) + " — " + ev.Summary
 		}
-		return toolCallDone(ev.Call.ID, ev.Output, ev.Failed || ev.Declined, title), true
+		return toolCallDone(ev.Call.ID, ev.Output, tool.EndStatus(ev), title), true
 	case turn.EditProposed:
 		content := diffContent(ev.Path, ev.Create, ev.OldText, ev.NewText())
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{content}),

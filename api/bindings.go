@@ -35,7 +35,7 @@ var enums = sync.OnceValue(func() map[reflect.Type][]string {
 		reflect.TypeFor[ReviewDecision](): {string(ReviewAccept), string(ReviewAcceptAll), string(ReviewReject)},
 		reflect.TypeFor[QuestionKind]():   {string(QuestionPermission), string(QuestionTrust), string(QuestionReview)},
 		reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
-			string(ToolDeclined)},
+			string(ToolDeclined), string(ToolCancelled)},
 	}
 })
 

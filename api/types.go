@@ -50,7 +50,8 @@ const (
 	// user (its daemon died or was killed while it streamed).
 	StatusInterrupted Status = "interrupted"
 	// StatusCancelled: the user stopped the answer (a cancelled turn); its
-	// text is what streamed until then.
+	// text is what streamed until then. A tool call's result: the turn was
+	// cancelled while the call waited for the user or ran.
 	StatusCancelled Status = "cancelled"
 	StatusError     Status = "error"
 	StatusStreaming Status = "streaming"

@@ -68,7 +68,8 @@ type EditProposed struct {
 
 // ToolFinished: a tool call ended; Output is what the model got back.
 // Failed: the tool failed or refused (Output says why); Declined: the user
-// did not allow it.
+// did not allow it; Cancelled: the turn was cancelled while it waited or
+// ran.
 type ToolFinished struct {
 	Call ToolCall
 	ToolResult

@@ -46,7 +46,12 @@ type Toolbox interface {
 type ToolResult struct {
 	Output           string
 	Failed, Declined bool
-	Summary          string
+	// Cancelled: the call's turn was cancelled while the call waited for
+	// the user or ran, and it did not end on its own (set by the turn,
+	// never by a toolbox; Failed or Declined may be set too, for what the
+	// model is told).
+	Cancelled bool
+	Summary   string
 }
 
 // ToolTurn is what a turn's tools may use: its session, its workspace

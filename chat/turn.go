@@ -601,6 +601,8 @@ func (r *run) runTools(saveCtx context.Context, n int, answer *session.Message, 
 		// The result's status tells history what became of the call.
 		status := session.StatusComplete
 		switch {
+		case res.Cancelled:
+			status = session.StatusCancelled
 		case res.Declined:
 			status = session.StatusDeclined
 		case res.Failed:
@@ -647,6 +649,12 @@ func (r *run) call(id string, c openai.ToolCall) ToolResult {
 	res := ToolResult{Output: fmt.Sprintf("error: unknown tool %q", tc.Name), Failed: true}
 	if ok {
 		res = r.t.Tools.Call(r.ctx, r.tt, tc)
+	}
+	// A call that did not end well once its turn was cancelled (its
+	// question or its run stopped by the cancel) reads "cancelled", not
+	// "declined" or "failed": nobody said no and nothing went wrong.
+	if (res.Failed || res.Declined) && r.ctx.Err() != nil {
+		res.Cancelled = true
 	}
 	r.ev.Emit(ToolFinished{Call: tc, ToolResult: res})
 	return res

@@ -46,6 +46,13 @@ func (e lspEdits) Read(_ context.Context, _, path string) (string, string, *int3
 
 // Review asks the user about an edit.
 func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
+	d, _, err := e.ReviewParts(ctx, r)
+	return d, err
+}
+
+// ReviewParts asks the user about an edit; a client that shows the diff
+// (ctxls/reviewEdit) may accept a part of it: the text it chose.
+func (e lspEdits) ReviewParts(ctx context.Context, r tool.EditRequest) (tool.Decision, *string, error) {
 	s := e.s
 	s.mu.Lock()
 	caps := s.edits
@@ -56,18 +63,18 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 	if caps.review {
 		var answer *api.ReviewEditResult
 		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {
-			return tool.RejectOnce, notAnswered(ctx, timeout, err)
+			return tool.RejectOnce, nil, notAnswered(ctx, timeout, err)
 		}
 		if answer == nil {
-			return tool.RejectOnce, nil
+			return tool.RejectOnce, nil, nil
 		}
 		switch answer.Decision {
 		case api.ReviewAccept:
-			return tool.AllowOnce, nil
+			return tool.AllowOnce, answer.Text, nil
 		case api.ReviewAcceptAll:
-			return tool.AllowAlways, nil
+			return tool.AllowAlways, answer.Text, nil
 		}
-		return tool.RejectOnce, nil
+		return tool.RejectOnce, nil, nil
 	}
 	msg := fmt.Sprintf("ctxls: the model wants to %s %s (%s). Apply it?", map[bool]string{true: "create", false: "edit"}[r.Create], r.Path, r.Summary)
 	s.mu.Lock()
@@ -82,10 +89,10 @@ func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 				{ID: api.ActionAcceptAll, Title: acceptAll, Deliberate: true},
 			},
 		})
-		return actionDecisions[action], notAnswered(ctx, timeout, err)
+		return actionDecisions[action], nil, notAnswered(ctx, timeout, err)
 	}
 	title, err := s.showMessageRequest(ctx, timeout, 3, msg, accept, acceptAll, reject)
-	return decisions[title], err
+	return decisions[title], nil, err
 }
 
 func reviewParams(r tool.EditRequest) api.ReviewEditParams {

@@ -44,6 +44,9 @@ type editArgs struct {
 	NewString  *string `json:"new_string"`
 	ReplaceAll bool    `json:"replace_all"`
 	Content    *string `json:"content"`
+	// partOfAll: the user accepted a part of a replace_all edit (partOf),
+	// which is made only against the text it was computed against.
+	partOfAll bool
 }
 
 type editFileArgs struct {
@@ -154,6 +157,14 @@ type EditDoor interface {
 	Apply(ctx context.Context, r EditRequest) (EditResult, error)
 }
 
+// PartReviewer is an EditDoor whose review may accept a part of an edit
+// (the LSP door's ctxls/reviewEdit): ReviewParts answers as Review does
+// and, when the user accepted only some of the edit's changes, gives the
+// file's whole text as they chose it (nil: the edit as proposed).
+type PartReviewer interface {
+	ReviewParts(ctx context.Context, r EditRequest) (Decision, *string, error)
+}
+
 // ReviewMode is the session's review mode ("": ask).
 func ReviewMode(sess *session.Session) string {
 	if sess == nil || sess.Meta.ReviewMode == "" {
@@ -188,8 +199,24 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		return "", err
 	}
 	c.emit(chat.EditProposed{Call: call, Path: r.Path, OldText: r.OldText, NewText: r.NewText, Create: r.Create, Diff: r.Diff})
+	partly := false
 	if mode == session.ReviewAsk && !t.acceptsAll() {
-		d, err := door.Review(ctx, r)
+		var d Decision
+		var chosen *string
+		if pr, ok := door.(PartReviewer); ok {
+			d, chosen, err = pr.ReviewParts(ctx, r)
+		} else {
+			d, err = door.Review(ctx, r)
+		}
+		if err == nil && chosen != nil && (d == AllowOnce || d == AllowAlways) && *chosen != r.NewText() {
+			if *chosen == r.OldText {
+				d = RejectOnce // every change left out
+			} else if r, a, err = partOf(r, a, *chosen, &c.TT.Guard); err != nil {
+				return "", err
+			} else {
+				partly = true
+			}
+		}
 		if err != nil {
 			b.log.Info("the edit was not reviewed", "path", r.Path, "err", err)
 			return "", Declined(unanswered(ctx, err, "the review of this edit", "nothing changed"))
@@ -203,8 +230,14 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		}
 	}
 	c.emit(chat.ToolAllowed{Call: call})
-	res, err := door.Apply(ctx, r)
+	// Applied to the text the user has now (they may have typed while the
+	// edit waited for its review).
+	r, res, err := applyCurrent(ctx, door, &c.TT.Guard, r, a)
+	var cf *conflict
 	switch {
+	case errors.As(err, &cf):
+		c.emit(chat.Activity{Warning: true, Message: fmt.Sprintf("the model's edit of %s was not applied: %s", r.Path, cf.what)})
+		return "", Refused(refused(ctx, door, r, cf.what))
 	case err != nil:
 		return "", fmt.Errorf("the edit of %s could not be applied: %v", r.Path, err)
 	case !res.Applied:
@@ -221,6 +254,10 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		where = "written to the file"
 	}
 	out := fmt.Sprintf("%s %s (%s); %s.\n\n%s", verb, r.Path, r.Summary, where, fenced(r.Diff))
+	if partly {
+		out = fmt.Sprintf("%s %s (%s), only in part: the user took some of the edit's changes and left the others out; the diff below is what was applied. %s.\n\n%s",
+			verb, r.Path, r.Summary, upperFirst(where), fenced(r.Diff))
+	}
 	return out + c.errorsAfter(ctx, r.Path, c.TT.Roots), nil
 }
 

@@ -43,19 +43,27 @@ func ToolCallUpdate(sessionID string, ev turn.Event) (p api.ToolCallParams, ok b
 	case turn.ToolProgress:
 		c, p.Status, p.Progress = ev.Call, api.ToolRunning, ev.Message
 	case turn.ToolFinished:
-		c, p.Status, p.Output, p.Summary = ev.Call, api.ToolDone, session.Truncate(ev.Output, maxWireOutput), ev.Summary
-		switch {
-		case ev.Declined:
-			p.Status = api.ToolDeclined
-		case ev.Failed:
-			p.Status = api.ToolFailed
-		}
+		c, p.Status, p.Output, p.Summary = ev.Call, EndStatus(ev), session.Truncate(ev.Output, maxWireOutput), ev.Summary
 	default:
 		return p, false
 	}
 	p.SessionID, p.ID, p.Name, p.Server, p.Tool = sessionID, c.ID, c.Name, c.Server, cmp.Or(c.Tool, c.Name)
 	p.Arguments = session.Truncate(c.Arguments, maxWireArguments)
 	return p, true
+}
+
+// EndStatus is how a call ended: cancelled (its turn was cancelled while
+// it waited or ran), declined, failed or done.
+func EndStatus(ev turn.ToolFinished) api.ToolStatus {
+	switch {
+	case ev.Cancelled:
+		return api.ToolCancelled
+	case ev.Declined:
+		return api.ToolDeclined
+	case ev.Failed:
+		return api.ToolFailed
+	}
+	return api.ToolDone
 }
 
 // ToolCallLine is a tool event in one line, for clients that show only a
@@ -77,6 +85,8 @@ func ToolCallLine(p api.ToolCallParams) string {
 		return what + " failed: " + session.Truncate(strings.TrimPrefix(p.Output, "error: "), 200)
 	case api.ToolDeclined:
 		return what + ": declined"
+	case api.ToolCancelled:
+		return what + ": cancelled"
 	}
 	return what + ": done"
 }

@@ -94,17 +94,21 @@ type Client struct {
 	wmu sync.Mutex
 
 	// mu guards the fields below.
-	mu        sync.Mutex
-	read      int // messages read so far
-	nextID    int64
-	pending   map[string]chan *Message
-	received  []*Message // notifications and the agent's requests
-	updates   []Update
-	changed   chan struct{}
-	files     map[string]string
-	writes    []Write
-	perms     []json.RawMessage
-	answers   []string // the next permission answers (optionIds, or "cancelled")
+	mu       sync.Mutex
+	read     int // messages read so far
+	nextID   int64
+	pending  map[string]chan *Message
+	received []*Message // notifications and the agent's requests
+	updates  []Update
+	changed  chan struct{}
+	files    map[string]string
+	writes   []Write
+	perms    []json.RawMessage
+	answers  []string // the next permission answers (optionIds, or "cancelled")
+	// typing are changes to the client's files made before the next
+	// permission answers, in turn (nil: none), as the user typing while a
+	// question waits.
+	typing    []func(files map[string]string)
 	protoErrs []string
 	readDone  chan struct{}
 	timeout   time.Duration
@@ -175,6 +179,14 @@ func (c *Client) SetTimeout(d time.Duration) {
 func (c *Client) AnswerPermissions(answers ...string) {
 	c.mu.Lock()
 	c.answers = append(c.answers, answers...)
+	c.mu.Unlock()
+}
+
+// TypeBeforeAnswers sets changes to the client's files made before the next
+// permission answers, in turn (nil: none for that answer).
+func (c *Client) TypeBeforeAnswers(typing ...func(files map[string]string)) {
+	c.mu.Lock()
+	c.typing = append(c.typing, typing...)
 	c.mu.Unlock()
 }
 
@@ -353,6 +365,12 @@ func (c *Client) answer(m *Message) {
 		next := ""
 		if len(c.answers) > 0 {
 			next, c.answers = c.answers[0], c.answers[1:]
+		}
+		if len(c.typing) > 0 {
+			if f := c.typing[0]; f != nil {
+				f(c.files)
+			}
+			c.typing = c.typing[1:]
 		}
 		c.mu.Unlock()
 		outcome := map[string]any{"outcome": "cancelled"}

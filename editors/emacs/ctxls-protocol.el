@@ -293,6 +293,9 @@ visible lines.")
 (defconst ctxls-protocol-tool-status-declined "declined"
   "A value of toolStatus.")
 
+(defconst ctxls-protocol-tool-status-cancelled "cancelled"
+  "A value of toolStatus.")
+
 (defconst ctxls-protocol-visibility-private "private"
   "A value of visibility.")
 

@@ -15,11 +15,12 @@ import (
 
 // TestNeovimEdits: the model edits main.go, open with an unsaved line:
 // each edit is shown in a diff tab, accepted with ga (in the buffer,
-// unsaved; u takes it back), rejected with gr, refused by the editor when
-// the user typed during the review, rejected by closing the tab; gA
+// unsaved; u takes it back), rejected with gr, applied beside what the
+// user typed in the file during the review, rejected by closing the tab; gA
 // accepts the rest of the turn, a new file among them (a buffer, not on
 // disk); in the auto mode a file not open is edited unasked, and an
-// edit of main.go is an undo step of its own. The model is
+// edit of main.go is an undo step of its own; an edit of two changes is
+// accepted with one left out (gs). The model is
 // told what became of each edit. test/edits.lua is the person at the
 // keyboard.
 func TestNeovimEdits(t *testing.T) {
@@ -55,12 +56,18 @@ func testNeovimEdits(t *testing.T, nvim string) {
 			edit("e9", "main.go", "hello, all", "hello, auto"),
 		}},
 		openaitest.Reply{Chunks: []string{"Done C."}},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			edit("e10", "letters.txt", "a\nb\nc\nd\ne\nf\ng\nh\n", "A\nb\nc\nd\ne\nf\ng\nH\n"),
+			edit("e11", "letters.txt", "i\n", "I\n"),
+		}},
+		openaitest.Reply{Chunks: []string{"Done D."}},
 	)
 	work := t.TempDir()
 	file := filepath.Join(work, "main.go")
 	mainText := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
 	os.WriteFile(file, []byte(mainText), 0o644)
 	os.WriteFile(filepath.Join(work, "closed.txt"), []byte("one\ntwo\n"), 0o644)
+	os.WriteFile(filepath.Join(work, "letters.txt"), []byte("a\nb\nc\nd\ne\nf\ng\nh\ni\n"), 0o644)
 
 	runNvim(t, nvim, work, "edits.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
 		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), 90*time.Second, "edits")
@@ -75,7 +82,7 @@ func testNeovimEdits(t *testing.T, nvim string) {
 	for id, want := range map[string][]string{
 		"e1":  {"edited " + file, "unsaved until the user saves it", `+	println("hello, world")`},
 		"e2":  {"The user rejected this edit of " + file},
-		"e3":  {"was not applied: main.go changed since the edit was made", "// TYPED DURING THE REVIEW"},
+		"e3":  {"edited " + file, "+package main // typed over"},
 		"e4":  {"The user rejected this edit of " + file},
 		"e5":  {"edited " + file},
 		"e5b": {"edited " + file, "+func main() { // all"},
@@ -83,12 +90,17 @@ func testNeovimEdits(t *testing.T, nvim string) {
 		"e7":  {"edited " + filepath.Join(work, "closed.txt")},
 		"e8":  {"edited " + filepath.Join(work, "closed.txt")},
 		"e9":  {"edited " + file},
+		"e10": {"edited " + filepath.Join(work, "letters.txt"), "only in part", "+H"},
+		"e11": {"was not applied: the text it replaces was changed in the editor while the edit waited", "read it again", "i changed"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(results[id], w) {
 				t.Errorf("%s: the model got %q, which lacks %q", id, results[id], w)
 			}
 		}
+	}
+	if strings.Contains(results["e10"], "+A") {
+		t.Errorf("e10: the change left out was applied: %q", results["e10"])
 	}
 	// Nothing was written to disk.
 	if b, _ := os.ReadFile(file); string(b) != mainText {

@@ -65,6 +65,8 @@ func testNeovimTools(t *testing.T, nvim string) {
 	bin := lsptest.BuildBinary(t)
 	fake := openaitest.New(t)
 	fake.Enqueue(editortest.ToolScenario()...)
+	// A last turn, cancelled while its call waits for permission.
+	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c8", Name: "mcp__t__add", Arguments: `{"a":5,"b":6}`}}})
 	servers, _ := json.Marshal(map[string]any{"t": testmcp.Server(t, "t", t.TempDir())})
 	work := t.TempDir()
 	file := filepath.Join(work, "main.go")

@@ -47,9 +47,11 @@ func shotsDir(t *testing.T, shots, nvim string) string {
 // answer) to nvim-light.png and nvim-dark.png, and after the compaction
 // (the line that marks where the model's view starts) to
 // nvim-compact-light.png and nvim-compact-dark.png; then the model edits
-// the file, which has an unsaved line, and the review tab (the current
-// text beside the proposed one, in diff mode) is rendered to
-// nvim-review-light.png and nvim-review-dark.png. It runs only when that
+// the file, which has an unsaved line, while the user types on: the edit
+// announced, the keyboard left where it is, is rendered to
+// nvim-review-waiting-light.png and -dark.png, then the review tab opened
+// with :CtxlsReview (the current text beside the proposed one, in diff
+// mode) to nvim-review-light.png and nvim-review-dark.png. It runs only when that
 // variable is set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Screenshot
 func TestNeovimScreenshot(t *testing.T) {
 	shots := screenshot.Dir(t)
@@ -81,7 +83,7 @@ func TestNeovimScreenshot(t *testing.T) {
   mcp_servers = { docs = { command = %q, args = { "-name", "docs" }, env = { TESTMCP_DIR = %q } } },
 })
 `, bin, dataDir, fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"])), 0o644)
-				term := startTmux(t, tmuxName(t, "ctxls-shot-"+theme.name), 110, 28, work,
+				term := startTmux(t, tmuxName(t, "ctxls-shot-"+theme.name), 110, 36, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
 					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
 						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)...)
@@ -91,7 +93,7 @@ func TestNeovimScreenshot(t *testing.T) {
 						return
 					}
 					png := filepath.Join(dir, name+"-"+theme.name+".png")
-					if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1000, 520); err != nil {
+					if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1000, 660); err != nil {
 						t.Fatal(err)
 					}
 					t.Logf("wrote %s", png)
@@ -105,12 +107,17 @@ func TestNeovimScreenshot(t *testing.T) {
 				waitFor("the permission question", func(s string) bool {
 					// (Neovim 0.12 hides the code span's backticks, as the chat's
 					// conceallevel asks; the folded lines below show them.)
+					// (The question is in the chat, its lines wrapped there; its
+					// message on the command line too.)
 					return strings.Contains(strings.ReplaceAll(s, "`", ""), "• docs · echo {\"text\": \"/healthz\"}") && strings.Contains(s, "— waiting for") &&
 						strings.Contains(s, `the model wants to call docs · echo (read-only) with {"text": "/healthz"}. Allow it?`) &&
-						strings.Contains(s, "Type number and <Enter>")
+						strings.Contains(strings.NewReplacer("[", "", "]", "").Replace(s), "a allow once  d deny") // (0.12 conceals the brackets)
 				})
 				shoot("nvim-permission")
-				keys("1", "Enter")
+				// Answered in the chat, with its key, then back to the file.
+				keys("C-w", "l")
+				keys("a")
+				keys("C-w", "p")
 				waitFor("the answer", func(s string) bool { return strings.Contains(s, "without touching the database.") })
 				waitFor("the call's folded line", func(s string) bool {
 					// (Its arguments cut to fit the window, not its status.)
@@ -157,15 +164,24 @@ func TestNeovimScreenshot(t *testing.T) {
 				shoot("nvim-compact")
 
 				// The model edits main.go, which has an unsaved line: the edit
-				// is shown for review in a tab of its own (the current text
-				// beside the proposed one), then accepted with ga.
+				// is announced while the user types on (nvim-review-waiting),
+				// opened with :CtxlsReview in a tab of its own (the current text
+				// beside the proposed one: nvim-review), then accepted with ga.
 				fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "e1", Name: "edit_file", Arguments: `{"path": "main.go", ` +
 					`"old_string": "\thttp.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil)\n", ` +
-					`"new_string": "\tif err := http.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil); err != nil {\n\t\tpanic(err)\n\t}\n"}`}}},
+					`"new_string": "\tif err := http.ListenAndServe(\":\"+os.Getenv(\"PORT\"), nil); err != nil {\n\t\tpanic(err)\n\t}\n"}`}}, HoldAt: []int{0}},
 					openaitest.Reply{Chunks: []string{"`main` now stops ", "when it cannot listen."}})
 				keys(":topleft vsplit main.go", "Enter")
 				keys("G", "O", "// TODO: read the port from flags", "Escape")
 				keys(":CtxlsAsk Stop when the server cannot listen.", "Enter")
+				keys("o", "// the user types on")
+				fake.Release()
+				waitFor("the review announced", func(s string) bool {
+					return strings.Contains(s, "> ctxls: the model wants to edit main.go (+3 −1") && strings.Contains(s, "— waiting for") &&
+						strings.Contains(s, "// the user types on") && !strings.Contains(s, "ga accept")
+				})
+				shoot("nvim-review-waiting")
+				keys("Escape", ":CtxlsReview", "Enter")
 				waitFor("the review", func(s string) bool {
 					return strings.Contains(s, "the model wants to edit main.go (+3 −1 lines)") && strings.Contains(s, "ga accept · gA accept all in this turn · gr reject") &&
 						strings.Contains(s, "panic(err)") && strings.Contains(s, "// TODO: read the port from flags")
@@ -173,7 +189,8 @@ func TestNeovimScreenshot(t *testing.T) {
 				shoot("nvim-review")
 				keys("g", "a")
 				waitFor("the edit in the buffer", func(s string) bool {
-					return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit")
+					return strings.Contains(s, "when it cannot listen.") && strings.Contains(s, "panic(err)") && !strings.Contains(s, "the model wants to edit") &&
+						strings.Contains(s, "// the user types on")
 				})
 				// Neovim quits and its daemon ends before the data directory is
 				// removed (it may still be writing the session's folder).

@@ -28,8 +28,11 @@ type bufferEditor struct {
 	// in main.go before it accepts.
 	answers  []string
 	typeInto string // the URI "Accept+typing" types in
-	asked    []string
-	applied  []json.RawMessage // applyEdit params
+	// typing is what "Accept+typing" makes of the text (nil: a line typed
+	// at the top).
+	typing  func(text string) string
+	asked   []string
+	applied []json.RawMessage // applyEdit params
 }
 
 type fakeDoc struct {
@@ -78,7 +81,11 @@ func (b *bufferEditor) handle(method string, params json.RawMessage) (any, *lspt
 		b.mu.Unlock()
 		if a == "Accept+typing" {
 			text, _ := b.text(b.typeInto)
-			b.change(b.typeInto, "// typed during the review\n"+text)
+			if b.typing != nil {
+				b.change(b.typeInto, b.typing(text))
+			} else {
+				b.change(b.typeInto, "// typed during the review\n"+text)
+			}
 			a = "Accept"
 		}
 		return map[string]string{"title": a}, nil
@@ -182,8 +189,10 @@ func offsetUTF16(text string, line, char int) int {
 // computed against (the right UTF-16 range past an emoji); rejected; the
 // misses (0 and 2 matches), a secret, paths outside the workspace and a
 // link out refused without a question; replace_all on a file not open
-// (version null); an edit the user typed over during the review refused by
-// the editor, the model told; auto mode applies at once; off offers none.
+// (version null); an edit accepted after the user typed elsewhere in the
+// file during its review applied where its text now is, against the
+// buffer's new version (TestReviewedEditsSurviveTyping has the refusal);
+// auto mode applies at once; off offers none.
 func TestModelEditsOverLSP(t *testing.T) {
 	parallel(t, waitTests)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
@@ -243,7 +252,7 @@ func TestModelEditsOverLSP(t *testing.T) {
 		"e7":  {"outside the workspace folders"},
 		"e8":  {"outside the workspace folders"},
 		"e9":  {"edited " + filepath.Join(root, "dup.txt"), "+z"},
-		"e10": {"was not applied: the document changed (version mismatch)", "typed during the review"},
+		"e10": {"edited " + mainPath, "-\tprintln(\"😀 edited\")", "+\tprintln(\"😀 twice\")"},
 		"e11": {"exists; use edit_file"},
 	}
 	for id, want := range expect {
@@ -256,9 +265,9 @@ func TestModelEditsOverLSP(t *testing.T) {
 	if len(ed.asked) != 5 || !strings.Contains(ed.asked[0], "edit "+mainPath+" (+1 −1 lines)") {
 		t.Errorf("questions: %q", ed.asked)
 	}
-	// The editor's buffers: main.go edited (then typed over), unsaved; the
-	// disk untouched.
-	if text, _ := ed.text(uri); text != "// typed during the review\n"+strings.Replace(unsaved, "unsaved", "edited", 1) {
+	// The editor's buffers: main.go edited, typed in, edited again, unsaved;
+	// the disk untouched.
+	if text, _ := ed.text(uri); text != "// typed during the review\n"+strings.Replace(unsaved, "unsaved", "twice", 1) {
 		t.Errorf("main.go's buffer: %q", text)
 	}
 	if disk, _ := os.ReadFile(mainPath); string(disk) != "package main\n" {
@@ -316,7 +325,7 @@ func TestModelEditsOverLSP(t *testing.T) {
 		json.Unmarshal(m.Params, &p)
 		last[names[p.ID]] = p.Status
 	}
-	if last["e1"] != api.ToolDone || last["e4"] != api.ToolDeclined || last["e3"] != api.ToolFailed || last["e10"] != api.ToolFailed {
+	if last["e1"] != api.ToolDone || last["e4"] != api.ToolDeclined || last["e3"] != api.ToolFailed || last["e10"] != api.ToolDone {
 		t.Errorf("statuses: %v", last)
 	}
 

@@ -30,6 +30,7 @@ end, { nargs = "*", range = true, bang = true })
 local decision = function(name)
   return function() require("ctxls").decide(require("ctxls.protocol").review_decision[name]) end
 end
+cmd("CtxlsReview", function() require("ctxls").open_review() end)
 cmd("CtxlsAccept", decision("accept"))
 cmd("CtxlsAcceptAll", decision("accept_all"))
 cmd("CtxlsReject", decision("reject"))

@@ -86,7 +86,7 @@ local ok, err = pcall(function()
     -- The model calls tools: each call is a line in the chat, updated in
     -- place; the user answers the permission question in the chat, with
     -- its keys (always: A twice), or with :CtxlsAnswer from the file.
-    local asked, confirming = answer_questions(ctxls, { "a", "d", { cmd = "CtxlsAnswer allow" }, false, { "A", "A" }, "a" })
+    local asked, confirming = answer_questions(ctxls, { "a", "d", { cmd = "CtxlsAnswer allow" }, false, { "A", "A" }, "a", false })
     vim.cmd("CtxlsNew")
     local chat
     wait("the chat buffer", function()
@@ -198,8 +198,8 @@ local ok, err = pcall(function()
     if vim.loop.now() - t0 < 1900 then
       fail("the unanswered question ended before the timeout")
     end
-    if not said("ctxls: no answer within 2 s: the call is declined") then
-      fail("the timeout was not said")
+    if not said("ctxls: no answer within 2 s: the question was not answered in time; the call did not run") or said("declined") then
+      fail("the timeout was not said as it is: " .. vim.inspect(messages))
     end
     if not row_of(chat, '▾ t · echo `{"text":"late"}` — declined') then
       fail("the unanswered call's line:\n" .. chat_text())
@@ -222,6 +222,17 @@ local ok, err = pcall(function()
     if not progress or not row_of(chat, '▾ t · slow `{"steps":3,"ms":150}` — done') then
       fail("the slow call's progress: " .. vim.inspect(log))
     end
+    -- 5. The turn cancelled while its call waits for permission: the
+    -- call reads "cancelled" (not "declined": nobody said no). (add: echo
+    -- is allowed always by now.)
+    vim.cmd("CtxlsAsk add never")
+    wait("the question of the call to cancel", function()
+      return #asked == 7 and #ctxls.questions() == 1
+    end)
+    vim.cmd("CtxlsCancel")
+    wait("the cancelled call's line", function()
+      return row_of(chat, '▾ t · add `{"a":5,"b":6}` — cancelled') ~= nil and not ctxls.busy()
+    end)
     -- The calls' lines, for the next phase to compare with the history.
     vim.fn.writefile(call_lines(chat), os.getenv("CTXLS_TOOL_LINES"))
   elseif phase == "tools-resume" then
@@ -242,7 +253,7 @@ local ok, err = pcall(function()
     local got = vim.tbl_filter(function(l)
       return l:find(" · ", 1, true) ~= nil
     end, call_lines(chat))
-    if #want ~= 7 or not vim.deep_equal(got, want) then
+    if #want ~= 8 or not vim.deep_equal(got, want) or not row_of(chat, '▾ t · add `{"a":5,"b":6}` — cancelled') then
       fail("the history's call lines:\n" .. table.concat(got, "\n") .. "\nwant\n" .. table.concat(want, "\n") .. "\n" .. chat_text())
     end
     -- One answer heading per turn, and its output unfolds.

@@ -68,13 +68,18 @@ local ok, err = pcall(function()
   -- (e1, e2, … in the fake provider's script). A review carries ctxls's
   -- own id for the call (ANSWER:INDEX, unique in the session), never the
   -- provider's; each review's id is new.
+  -- A review is announced, never opened by itself (the keyboard stays
+  -- where it is): the person opens it with :CtxlsReview.
   local seen = {}
   local function review(n, label)
     wait("the review of " .. label, function()
-      local p, _, decided = ctxls.reviewing()
-      return p ~= nil and decided == n and not seen[p.id]
+      local _, waiting, decided = ctxls.reviewing()
+      return waiting > 0 and decided == n
     end)
+    expect(ctxls.reviewing() == nil and #vim.api.nvim_list_tabpages() == 1, "the review of " .. label .. " opened by itself")
+    vim.cmd("CtxlsReview")
     local p = ctxls.reviewing()
+    expect(p ~= nil and not seen[p.id], "the review of " .. label .. " is not shown after :CtxlsReview")
     expect(p.id ~= label and p.id:match("^%d+:%d+$") ~= nil, "the review of " .. label .. " has the id " .. tostring(p.id))
     seen[p.id] = true
     return ctxls.reviewing()
@@ -110,7 +115,7 @@ local ok, err = pcall(function()
     "the quickfix list: " .. vim.inspect(qf))
   expect(chat_text():find('• edit_file `{"path":"main.go",', 1, true) and chat_text():find("— waiting for your permission", 1, true),
     "the call's line does not wait:\n" .. chat_text())
-  expect(said("ctxls: the model wants to edit main.go (+1 −1 lines)"), "the review was not announced")
+  expect(said("ctxls: to review (:CtxlsReview): edit main.go (+1 −1 lines)"), "the review was not announced")
   press("ga")
   -- The second edit (computed against the first's result) is rejected.
   p = review(1, "e2")
@@ -186,8 +191,9 @@ local ok, err = pcall(function()
   end)
   in_sync(main, "before the second turn")
 
-  -- 4. Typed over during the review: accepted, the editor refuses it (the
-  -- model is told). Closing the review's tab rejects. gA accepts this and
+  -- 4. Typed in the file during the review (a line above the edit):
+  -- accepted, the edit lands where its text now is, the typed line kept.
+  -- Closing the review's tab rejects. gA accepts this and
   -- the rest of the turn's edits, a new file among them, unasked.
   vim.api.nvim_set_current_win(chat_win)
   vim.cmd("CtxlsAsk more edits")
@@ -196,7 +202,8 @@ local ok, err = pcall(function()
   local typed = text(main)
   vim.cmd("CtxlsAccept")
   review(3, "e4")
-  expect(text(main) == typed, "the refused edit changed the buffer:\n" .. text(main))
+  typed = typed:gsub("package main", "package main // typed over")
+  expect(text(main) == typed, "the edit accepted after typing is not in the buffer beside the typing:\n" .. text(main))
   vim.cmd("tabclose")
   review(4, "e5")
   press("gA")
@@ -241,6 +248,35 @@ local ok, err = pcall(function()
   vim.api.nvim_set_current_win(main_win)
   press("u")
   expect(text(main) == before_auto, "u did not take back the auto edit alone:\n" .. text(main))
+
+  -- 6. An edit of two changes, one left out: in the review, gs on the
+  -- first change (the cursor is on it) takes the current text's lines
+  -- back into the proposal; ga accepts the rest.
+  vim.cmd("CtxlsReviewMode ask")
+  wait("the review mode ask", function()
+    return said("review mode ask")
+  end)
+  vim.cmd("CtxlsAsk capitals")
+  review(5, "e10")
+  local proposal = vim.api.nvim_win_get_buf(require("ctxls.review").windows()[2])
+  expect(text(proposal) == "A\nb\nc\nd\ne\nf\ng\nH\ni", "the proposal:\n" .. text(proposal))
+  press("gs")
+  expect(text(proposal) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "gs did not leave the first change out:\n" .. text(proposal))
+  press("ga")
+  -- 7. The next edit's own text changed in the file during its review:
+  -- accepted, it is refused, and the person is told why.
+  review(6, "e11")
+  local letters = require("ctxls.edits").find_buf(dir .. "/letters.txt")
+  expect(letters and text(letters) == "a\nb\nc\nd\ne\nf\ng\nH\ni", "letters.txt after the part accepted: " .. (letters and text(letters) or "none"))
+  vim.api.nvim_buf_set_lines(letters, 8, 9, false, { "i changed" })
+  press("ga")
+  wait("the fourth turn's end", function()
+    return chat_text():find("Done D.", 1, true) and not ctxls.busy()
+  end)
+  expect(text(letters) == "a\nb\nc\nd\ne\nf\ng\nH\ni changed", "letters.txt after the refused edit: " .. text(letters))
+  expect(said("the model's edit of " .. dir .. "/letters.txt was not applied: the text it replaces was changed in the editor"),
+    "the person was not told why the edit was refused")
+  expect(chat_text():find("ctxls reviewed: edit letters.txt (+8 −8 lines) → accepted in part", 1, true), "the review's line:\n" .. chat_text())
 end)
 if not ok then
   fail(tostring(err))

@@ -7,7 +7,9 @@
 -- file. It is applied to the BUFFER, never saved: the buffer stays
 -- modified until you write it, and u takes the edit back (it is an undo
 -- step of its own). An edit whose version is not the buffer's (you typed
--- meanwhile) is refused, and the daemon tells the model.
+-- meanwhile) is refused; the daemon, sent your typing first, makes the edit
+-- again against the text you have and sends it again (it tells you and the
+-- model only when you changed the very text the edit replaces).
 local E = {}
 
 local function relative_name(path)

@@ -810,24 +810,34 @@ local handlers = {
   end,
 }
 
-questions_ui.setup({
-  -- A question shows in its session's chat: the running turn's buffer, else
-  -- the session's open one.
-  buf_for = function(p)
-    local turn = state.turn
-    if turn and turn.fresh and p.sessionId and p.sessionId ~= "" then
-      adopt(turn, p.sessionId)
+-- chat_buf_for is the chat a question or a review of session p.sessionId
+-- shows in: the running turn's buffer, else the session's open one.
+local function chat_buf_for(p)
+  local turn = state.turn
+  if turn and turn.fresh and p.sessionId and p.sessionId ~= "" then
+    adopt(turn, p.sessionId)
+  end
+  if turn and (turn.session == p.sessionId or not p.sessionId or p.sessionId == "") then
+    if turn.thinking then
+      set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
+      turn.thinking = nil
     end
-    if turn and (turn.session == p.sessionId or not p.sessionId or p.sessionId == "") then
-      if turn.thinking then
-        set_lines(turn.buf, turn.thinking, turn.thinking + 1, {})
-        turn.thinking = nil
-      end
-      return turn.buf
-    end
-    local buf = p.sessionId and state.bufs[p.sessionId]
-    return (buf and vim.api.nvim_buf_is_valid(buf)) and buf or nil
+    return turn.buf
+  end
+  local buf = p.sessionId and state.bufs[p.sessionId]
+  return (buf and vim.api.nvim_buf_is_valid(buf)) and buf or nil
+end
+
+review.setup({
+  buf_for = chat_buf_for,
+  follow = function(buf)
+    follow(buf)
   end,
+})
+
+questions_ui.setup({
+  -- A question shows in its session's chat.
+  buf_for = chat_buf_for,
   follow = function(buf)
     follow(buf)
   end,
@@ -2210,6 +2220,11 @@ end
 -- accept_all or reject (:CtxlsAccept, :CtxlsAcceptAll, :CtxlsReject).
 function M.decide(decision)
   review.decide_shown(decision)
+end
+
+-- open_review shows the oldest edit waiting for review (:CtxlsReview).
+function M.open_review()
+  review.open()
 end
 
 -- reviewing is the edit shown for review (ctxls/reviewEdit's params, or

@@ -119,6 +119,7 @@ return {
     done = "done",
     failed = "failed",
     declined = "declined",
+    cancelled = "cancelled",
   },
   visibility = {
     private = "private",

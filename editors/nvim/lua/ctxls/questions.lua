@@ -214,7 +214,9 @@ function Q.close(p)
     remap(q.buf)
   end
   if p.outcome == "timeout" then
-    local what = q.p.kind == "trust" and "it is asked again next time" or "the call is declined"
+    local what = q.p.kind == "trust" and "it is asked again next time"
+      or q.p.kind == "review" and "the question was not answered in time; the edit was not applied"
+      or "the question was not answered in time; the call did not run"
     env.notify(string.format("no answer within %d s: %s", env.timeout(), what), vim.log.levels.WARN)
   end
 end

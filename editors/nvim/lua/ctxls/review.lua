@@ -1,13 +1,16 @@
 -- The model's edits, reviewed (ctxls/reviewEdit).
 --
--- Each edit is shown in a new tab: the file's current text (the buffer's,
--- unsaved edits included) on the left and the proposed text on the right,
--- in diff mode, in scratch buffers. ga accepts it, gA accepts it and the
--- rest of the turn's edits, gr rejects it (also :CtxlsAccept,
+-- An edit that comes for review never takes the keyboard: the user may be
+-- typing, and a review's keys are ordinary keys ("ga" in "gamma" would
+-- accept it unseen). It is announced (a notification; the call's line in
+-- the chat waits; the quickfix list) and waits until the user opens it
+-- with :CtxlsReview. Then it is shown in a new tab: the file's current text
+-- (the buffer's, unsaved edits included) on the left and the proposed text
+-- on the right, in diff mode, in scratch buffers. ga accepts it, gA accepts
+-- it and the rest of the turn's edits, gr rejects it (also :CtxlsAccept,
 -- :CtxlsAcceptAll, :CtxlsReject); closing the tab, or either of its
--- windows, rejects it. The edits waiting are listed in the quickfix list.
--- The daemon then applies an accepted edit with workspace/applyEdit
--- (ctxls.edits): nothing here changes the file.
+-- windows, rejects it. The daemon then applies an accepted edit with
+-- workspace/applyEdit (ctxls.edits): nothing here changes the file.
 local R = {}
 
 local P = require("ctxls.protocol")
@@ -21,10 +24,18 @@ local later = require("ctxls.later")
 --   params  ctxls/reviewEdit's params
 --   reply   sends the answer to the daemon
 --   n       its number (unique)
---   tab, prev_tab, bufs, wins   while shown
+--   tab, prev_tab, bufs, wins   while shown (opened with :CtxlsReview)
 --   timer   rejects it when the daemon stops waiting
 local reviews = {}
 local seq = 0
+-- env: the chat a review's line shows in (buf_for(params)) and keeping
+-- its window at the end (follow(buf)); set by ctxls.init.
+local env = {}
+local line_ns = vim.api.nvim_create_namespace("ctxls_review_lines")
+
+function R.setup(e)
+  env = e
+end
 local shown = nil -- the review on screen
 local qf_id = nil -- our quickfix list's id
 local answered = 0 -- how many reviews have been decided (for tests)
@@ -68,7 +79,7 @@ local function update_qf()
       filename = r.params.path,
       lnum = first_changed(r.params.oldText, r.params.newText),
       col = 1,
-      text = string.format("ctxls: %s%s", what(r.params), r == shown and " — shown: ga accept, gA accept all, gr reject" or " — waiting"),
+      text = string.format("ctxls: %s%s", what(r.params), r == shown and " — shown: ga accept, gA accept all, gr reject" or " — waiting: :CtxlsReview shows it"),
     })
   end
   local title = #items > 0 and string.format("ctxls: %d %s to review", #items, #items == 1 and "edit" or "edits") or "ctxls: no edits to review"
@@ -129,6 +140,76 @@ local function close_view(r)
 end
 
 local show -- forward
+local chosen_text -- forward
+
+local function set_chat_lines(buf, first, last, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+end
+
+local outcomes = {
+  [D.accept] = "accepted",
+  [D.accept_all] = "accepted, and the rest of the turn's edits",
+  [D.reject] = "rejected",
+  part = "accepted in part",
+}
+
+-- chosen_text is the proposal's buffer as text: what the user chose of
+-- the edit (newText with the changes left out with gs taken back).
+chosen_text = function(r)
+  local lines = vim.api.nvim_buf_get_lines(r.bufs[2], 0, -1, false)
+  local t = table.concat(lines, "\n")
+  if (r.params.newText or ""):sub(-1) == "\n" then
+    t = t .. "\n"
+  end
+  return t
+end
+
+-- announce puts a review's line at the end of its session's chat (the
+-- chat does not take the focus either): what the edit is and how to see
+-- it.
+local function announce(r)
+  local buf = env.buf_for and env.buf_for(r.params)
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local last = vim.api.nvim_buf_line_count(buf)
+  local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or ""
+  local text = string.format("> _ctxls: the model wants to %s · :CtxlsReview shows it_", what(r.params))
+  local row
+  if tail ~= "" then
+    set_chat_lines(buf, last, last, { "", text, "" })
+    row = last + 1
+  else
+    set_chat_lines(buf, last - 1, last, { text, "" })
+    row = last - 1
+  end
+  vim.api.nvim_buf_add_highlight(buf, line_ns, "WarningMsg", row, 0, -1)
+  r.line = { buf = buf, mark = vim.api.nvim_buf_set_extmark(buf, line_ns, row, 0, { right_gravity = false }) }
+  if env.follow then
+    env.follow(buf)
+  end
+end
+
+-- settle makes a review's chat line say what became of it.
+local function settle(r, decision)
+  if r.partly then
+    decision = "part"
+  end
+  local l = r.line
+  if not (l and vim.api.nvim_buf_is_valid(l.buf)) then
+    return
+  end
+  local row = vim.api.nvim_buf_get_extmark_by_id(l.buf, line_ns, l.mark, {})[1]
+  if row then
+    local text = string.format("> _ctxls reviewed: %s → %s_", what(r.params), outcomes[decision] or "no decision")
+    set_chat_lines(l.buf, row, row + 1, { text })
+    vim.api.nvim_buf_clear_namespace(l.buf, line_ns, row, row + 1)
+    vim.api.nvim_buf_add_highlight(l.buf, line_ns, "Comment", row, 0, -1)
+  end
+  r.line = nil
+end
 
 -- decide answers a review (decision: accept, acceptAll, reject, or nil
 -- for no answer), closes it and shows the next.
@@ -149,9 +230,27 @@ local function decide(r, decision)
     r.timer:close()
     r.timer = nil
   end
-  pcall(r.reply, decision and { decision = decision } or vim.NIL)
+  local answer = vim.NIL
+  if decision then
+    answer = { decision = decision }
+    -- Some changes left out (gs): the text chosen, in place of newText.
+    local chosen = r.bufs and r.bufs[2] and vim.api.nvim_buf_is_valid(r.bufs[2]) and decision ~= D.reject and chosen_text(r)
+    if chosen and chosen ~= r.params.newText then
+      answer.text = chosen
+      r.partly = chosen ~= r.params.oldText
+      if not r.partly then
+        decision = D.reject -- every change left out: the daemon counts it so
+      end
+    end
+  end
+  pcall(r.reply, answer)
+  pcall(settle, r, decision)
+  -- The next edit waiting is shown in its place only when the user was
+  -- looking at this one and decided it: they are reviewing, in the review
+  -- tab, in Normal mode. Otherwise it waits to be opened.
+  local reviewing = r.tab and vim.api.nvim_tabpage_is_valid(r.tab) and vim.api.nvim_get_current_tabpage() == r.tab
   close_view(r)
-  if reviews[1] and not reviews[1].sync then
+  if decision and reviewing and reviews[1] and not reviews[1].sync then
     show(reviews[1])
   elseif decision and not reviews[1] then
     pcall(vim.cmd, 'echo ""') -- the question answered leaves the command line
@@ -185,6 +284,18 @@ local function keys(r, b, keep_open)
   map("ga", D.accept, "accept this edit")
   map("gA", D.accept_all, "accept this edit and the rest of the turn's")
   map("gr", D.reject, "reject this edit")
+  -- gs leaves the change under the cursor out of the proposal (the current
+  -- text's lines taken back into it: diffget there, diffput from the
+  -- current text); u takes that back. ga then accepts what is left.
+  vim.keymap.set("n", "gs", function()
+    local wins = r.wins or {}
+    local cur = vim.api.nvim_get_current_win()
+    if cur == wins[2] then
+      pcall(vim.cmd, "diffget")
+    elseif cur == wins[1] then
+      pcall(vim.cmd, "diffput")
+    end
+  end, { buffer = b, nowait = true, desc = "ctxls: leave this change out of the edit" })
   if keep_open then
     return
   end
@@ -202,6 +313,8 @@ local function keys(r, b, keep_open)
 end
 
 -- show opens a review's tab: the current text beside the proposed one.
+-- Only on the user's word (:CtxlsReview, a decision in the review tab, or
+-- the fallback that must ask at once).
 show = function(r)
   if r.tab or r.done then
     return
@@ -215,6 +328,8 @@ show = function(r)
   r.prev_tab = vim.api.nvim_get_current_tabpage()
   local current = scratch(string.format("ctxls-review://%d/current/%s", r.n, name), p.oldText, p.path)
   local proposed = scratch(string.format("ctxls-review://%d/proposed/%s", r.n, name), p.newText, p.path)
+  -- The proposal may lose changes (gs, diffget): it is what ga accepts.
+  vim.api.nvim_buf_set_option(proposed, "modifiable", true)
   r.bufs = { current, proposed }
   vim.cmd("tab sbuffer " .. current)
   r.tab = vim.api.nvim_get_current_tabpage()
@@ -224,6 +339,17 @@ show = function(r)
   local file = require("ctxls.edits").find_buf(p.path)
   local unsaved = file and vim.api.nvim_buf_is_loaded(file) and vim.api.nvim_buf_get_option(file, "modified")
   local source = p.create and "new file" or (unsaved and "now, unsaved edits included" or "now")
+  -- Typed in since the edit was made: this side is the text then; the
+  -- daemon makes the edit where its text now is when it is accepted.
+  if not p.create and file and vim.api.nvim_buf_is_loaded(file) then
+    local now = table.concat(vim.api.nvim_buf_get_lines(file, 0, -1, false), "\n")
+    if vim.api.nvim_buf_get_option(file, "eol") then
+      now = now .. "\n"
+    end
+    if now ~= p.oldText and now .. "\n" ~= p.oldText then
+      source = "when the edit was made (changed since)"
+    end
+  end
   vim.api.nvim_win_set_option(left, "statusline", " " .. esc(name) .. " — " .. source)
   vim.api.nvim_win_set_option(right, "statusline", " " .. esc(name) .. " — proposed by the model")
   for _, win in ipairs({ left, right }) do
@@ -243,7 +369,7 @@ show = function(r)
   local top = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_height(top, 1)
   for option, value in pairs({ winfixheight = true, number = false, relativenumber = false, signcolumn = "no", wrap = false,
-    statusline = " ga accept · gA accept all in this turn · gr reject · closing this tab rejects" }) do
+    statusline = " ga accept · gA accept all in this turn · gr reject · gs leave a change out · closing the tab rejects" }) do
     vim.api.nvim_win_set_option(top, option, value)
   end
   vim.api.nvim_buf_add_highlight(head, -1, "Title", 0, 0, -1)
@@ -302,10 +428,11 @@ function R.request(params, timeout)
       decide(r, nil)
     end
   end))
-  if not shown then
-    show(r)
-  end
+  -- Announced, not shown: the keyboard stays where it is.
+  pcall(announce, r)
   update_qf()
+  -- (The command first: a narrow command line cuts the end.)
+  say(string.format("ctxls: to review (:CtxlsReview): %s", what(params)))
   pcall(vim.cmd, "redraw")
   if how == "yield" then
     return coroutine.yield()
@@ -313,11 +440,34 @@ function R.request(params, timeout)
   return vim.NIL -- dropped: the answer is sent later
 end
 
+-- open shows the oldest edit waiting for review (or brings the one shown
+-- back into view): :CtxlsReview, the user's own act.
+function R.open()
+  if shown and shown.tab and vim.api.nvim_tabpage_is_valid(shown.tab) then
+    vim.api.nvim_set_current_tabpage(shown.tab)
+    return
+  end
+  local r = reviews[1]
+  if not r then
+    say("ctxls: no edit is waiting for review")
+    return
+  end
+  show(r)
+  update_qf()
+end
+
 -- decide_shown answers the review on screen (the :Ctxls commands).
+-- An edit is accepted only once it has been seen: with none shown,
+-- :CtxlsAccept and :CtxlsAcceptAll open the oldest instead (rejecting
+-- needs no look).
 function R.decide_shown(decision)
   local r = shown or reviews[1]
   if not r then
     say("ctxls: no edit is waiting for review")
+    return
+  end
+  if not shown and decision ~= D.reject then
+    R.open() -- (it says which keys decide: one message, no Press ENTER)
     return
   end
   decide(r, decision)

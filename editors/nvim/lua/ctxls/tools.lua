@@ -20,6 +20,7 @@ vim.cmd([[
   highlight default link CtxlsToolPending WarningMsg
   highlight default link CtxlsToolFailed ErrorMsg
   highlight default link CtxlsToolDeclined WarningMsg
+  highlight default link CtxlsToolCancelled Comment
   highlight default link CtxlsToolDone CtxlsTool
   highlight default link CtxlsSearchFile Directory
   highlight default link CtxlsSearchContext Comment
@@ -95,6 +96,7 @@ local status_hl = {
   pending = "CtxlsToolPending",
   failed = "CtxlsToolFailed",
   declined = "CtxlsToolDeclined",
+  cancelled = "CtxlsToolCancelled",
   done = "CtxlsToolDone",
 }
 
@@ -119,7 +121,10 @@ end
 -- output_lines is a call's output as a fenced block (a fence longer than
 -- any backtick run in it), or nil while it runs.
 local function output_lines(p)
-  local ended = p.status == T.status.done or p.status == T.status.failed or p.status == T.status.declined
+  local ended = p.status == T.status.done
+    or p.status == T.status.failed
+    or p.status == T.status.declined
+    or p.status == T.status.cancelled
   if not ended or p.output == nil then
     return nil
   end
@@ -486,7 +491,10 @@ function T.ask(params, timeout)
   timer:stop()
   timer:close()
   if timed_out then
-    vim.notify(string.format("ctxls: no answer within %d s: the call is declined", timeout), vim.log.levels.WARN)
+    vim.notify(
+      string.format("ctxls: no answer within %d s: the question was not answered in time; the call did not run", timeout),
+      vim.log.levels.WARN
+    )
   end
   if not ok or timed_out or type(choice) ~= "number" or choice < 1 or choice > #actions then
     return vim.NIL
@@ -503,6 +511,8 @@ function T.stored_status(result)
     return nil
   elseif result.status == P.status.declined then
     return T.status.declined
+  elseif result.status == P.status.cancelled then
+    return T.status.cancelled
   elseif result.status == P.status.error then
     return T.status.failed
   end

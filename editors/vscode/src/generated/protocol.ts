@@ -479,7 +479,7 @@ export interface SessionFilesChangedParams {
   removed?: boolean;
 }
 
-export type ToolStatus = "pending" | "running" | "done" | "failed" | "declined";
+export type ToolStatus = "pending" | "running" | "done" | "failed" | "declined" | "cancelled";
 
 export interface ToolCallParams {
   sessionId: string;
@@ -532,6 +532,7 @@ export type ReviewDecision = "accept" | "acceptAll" | "reject";
 
 export interface ReviewEditResult {
   decision: ReviewDecision;
+  text?: string;
 }
 
 export interface DiagnosticsParams {
