@@ -1768,10 +1768,6 @@ an update have been missed."
 ;; follows the line, hidden: RET or TAB on the line (a button) shows it
 ;; ("▾") and hides it again ("▸").
 
-(defconst ctxls--tool-status-cancelled "cancelled"
-  "A tool call's status once its turn was cancelled before it ended.
-ctxls-protocol.el names it once the daemon's table has it; shown as is.")
-
 (define-button-type 'ctxls-tool
   'action #'ctxls--tool-button-toggle
   'follow-link t
@@ -1810,7 +1806,7 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
   (let ((out (plist-get params :output)))
     (when (and out (member (plist-get params :status) (list ctxls-protocol-tool-status-done ctxls-protocol-tool-status-failed
                                                             ctxls-protocol-tool-status-declined
-                                                            ctxls--tool-status-cancelled)))
+                                                            ctxls-protocol-tool-status-cancelled)))
       (let* ((text (if (string-empty-p out) "(no output)" (string-trim-right out "\n")))
              (longest 0)
              (start 0))
@@ -1837,7 +1833,7 @@ in 4 files\"."
          (status-value (plist-get params :status))
          (face (cond ((equal status-value ctxls-protocol-tool-status-pending) 'ctxls-tool-pending)
                      ((equal status-value ctxls-protocol-tool-status-failed) 'ctxls-tool-failed)
-                     ((member status-value (list ctxls-protocol-tool-status-declined ctxls--tool-status-cancelled))
+                     ((member status-value (list ctxls-protocol-tool-status-declined ctxls-protocol-tool-status-cancelled))
                       'ctxls-tool-declined)
                      (t 'ctxls-tool)))
          (line (concat (ctxls--heading head 'ctxls-tool) (ctxls--heading status face))))
@@ -2125,6 +2121,7 @@ their file.  Overlays: markdown-mode's code block faces stay below them."
     ('nil (and result ctxls-protocol-tool-status-done))
     ((pred (equal ctxls-protocol-status-declined)) ctxls-protocol-tool-status-declined)
     ((pred (equal ctxls-protocol-status-error)) ctxls-protocol-tool-status-failed)
+    ((pred (equal ctxls-protocol-status-cancelled)) ctxls-protocol-tool-status-cancelled)
     (_ ctxls-protocol-tool-status-done)))
 
 (defun ctxls--stored-calls (msg results)

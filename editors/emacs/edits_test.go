@@ -67,7 +67,7 @@ func TestEmacsEdits(t *testing.T) {
 			"e1":  {"edited " + file, "unsaved until the user saves it", `+	fmt.Println("héllo, wörld 😀")`},
 			"e2":  {"The user rejected this edit of " + file},
 			"e2b": {"The user rejected this edit of " + file},
-			"e3":  {"was not applied: main.go changed since the edit was made", "// TYPED DURING THE REVIEW"},
+			"e3":  {"edited " + file, "+package main // typed over"}, // beside the line typed during its review
 			"e4":  {"The user rejected this edit of " + file},
 			"e5":  {"edited " + file},
 			"e5b": {"edited " + file, "+func main() { // all"},

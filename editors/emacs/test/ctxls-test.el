@@ -1236,20 +1236,22 @@ review's id is new."
       (should-error (ctxls-apply-block) :type 'user-error))
     (ctxls-test--wait "the model's title" (lambda () (equal ctxls--session-title "Edit session")))
 
-    ;; 4. Typed over during the review: accepted, the edit is refused (the
-    ;; model is told).  Killing the diff rejects.  C-c C-a accepts this
-    ;; and the rest of the turn's edits unasked, a new file among them.
+    ;; 4. A line typed above the edit during its review: accepted, the
+    ;; edit lands beside it (its old text still occurs once; the model is
+    ;; told it was edited).  Killing the diff rejects.  C-c C-a accepts
+    ;; this and the rest of the turn's edits unasked, a new file among them.
     (ctxls-test--mx "ctxls-ask" "more edits")
     (ctxls-test--review 3 "e3")
     (with-current-buffer main
       (save-excursion
         (goto-char (point-min))
         (insert "// TYPED DURING THE REVIEW\n")))
-    (setq typed (ctxls-test--text main))
+    (setq typed (replace-regexp-in-string "^package main$" "package main // typed over" (ctxls-test--text main) t t))
+    (should (string-prefix-p "// TYPED DURING THE REVIEW\n// UNSAVED LINE\npackage main // typed over\n" typed))
     (execute-kbd-macro (kbd "C-c C-c"))
     (ctxls-test--review 4 "e4")
     (should (equal (ctxls-test--text main) typed))
-    (should (ctxls-test--said (regexp-quote "refused the model's edit: main.go changed since the edit was made")))
+    (should-not (ctxls-test--said (regexp-quote "refused the model's edit")))
     (kill-buffer "*ctxls review*")
     (ctxls-test--review 5 "e5")
     (execute-kbd-macro (kbd "C-c C-a"))
