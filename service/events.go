@@ -34,6 +34,9 @@ type ContextChanged struct{ api.ContextChangedParams }
 // FilesChanged: a file in a session folder was written or removed.
 type FilesChanged struct{ api.SessionFilesChangedParams }
 
+// PlanChanged: the model replaced a session's plan (Entries never nil).
+type PlanChanged struct{ api.PlanParams }
+
 // Notice is something to tell the user (window/showMessage): a storage
 // clean-up, a new session after the current one was deleted.
 type Notice struct {
@@ -45,6 +48,7 @@ func (SessionUpdated) isEvent() {}
 func (ContextChanged) isEvent() {}
 func (FilesChanged) isEvent()   {}
 func (Notice) isEvent()         {}
+func (PlanChanged) isEvent()    {}
 
 // Subscribe calls f with every event of this connection's operations, and
 // with the titles the model suggests after a turn ended.
