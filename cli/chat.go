@@ -61,6 +61,9 @@ func printEvents(errOut io.Writer) func(service.Event) {
 			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", termsafe.Line(ev.Subdir), termsafe.Line(ev.Name), session.Bytes(ev.Size))
 		case service.ContextChanged:
 			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(termsafe.Lines(ev.Context[api.SetFiles]), ", "))
+		case service.PlanChanged:
+			fmt.Fprintf(errOut, "[plan]\n")
+			printPlan(errOut, ev.Entries)
 		case service.Notice:
 			fmt.Fprintf(errOut, "ctxls: %s\n", termsafe.Text(ev.Message))
 		}
