@@ -251,10 +251,6 @@ func (a *Agent) onEvent(ev service.Event) {
 		if a.isOpen(ev.SessionID) {
 			a.sendState(ctx, ev.SessionID)
 		}
-	case service.PlanChanged:
-		if a.isOpen(ev.SessionID) {
-			a.send(ctx, ev.SessionID, planUpdate(ev.Entries))
-		}
 	}
 }
 

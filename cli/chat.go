@@ -45,6 +45,9 @@ func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 			if tc, ok := tool.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
 				fmt.Fprintf(errOut, "[%s]\n", termsafe.Line(tool.ToolCallLine(tc)))
 			}
+		case turn.PlanChanged:
+			fmt.Fprintf(errOut, "[plan]\n")
+			printPlan(errOut, service.PlanParams(ev).Entries)
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}
@@ -61,9 +64,6 @@ func printEvents(errOut io.Writer) func(service.Event) {
 			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", termsafe.Line(ev.Subdir), termsafe.Line(ev.Name), session.Bytes(ev.Size))
 		case service.ContextChanged:
 			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(termsafe.Lines(ev.Context[api.SetFiles]), ", "))
-		case service.PlanChanged:
-			fmt.Fprintf(errOut, "[plan]\n")
-			printPlan(errOut, ev.Entries)
 		case service.Notice:
 			fmt.Fprintf(errOut, "ctxls: %s\n", termsafe.Text(ev.Message))
 		}

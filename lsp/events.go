@@ -19,8 +19,6 @@ func (s *Server) onEvent(ev service.Event) {
 		s.notify(ctx, api.ContextChanged, ev.ContextChangedParams)
 	case service.FilesChanged:
 		s.notify(ctx, api.SessionFilesChanged, ev.SessionFilesChangedParams)
-	case service.PlanChanged:
-		s.notify(ctx, api.Plan, ev.PlanParams)
 	case service.Notice:
 		kind := 3
 		if ev.Warning {

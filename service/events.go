@@ -34,9 +34,6 @@ type ContextChanged struct{ api.ContextChangedParams }
 // FilesChanged: a file in a session folder was written or removed.
 type FilesChanged struct{ api.SessionFilesChangedParams }
 
-// PlanChanged: the model replaced a session's plan (Entries never nil).
-type PlanChanged struct{ api.PlanParams }
-
 // Notice is something to tell the user (window/showMessage): a storage
 // clean-up, a new session after the current one was deleted.
 type Notice struct {
@@ -48,7 +45,6 @@ func (SessionUpdated) isEvent() {}
 func (ContextChanged) isEvent() {}
 func (FilesChanged) isEvent()   {}
 func (Notice) isEvent()         {}
-func (PlanChanged) isEvent()    {}
 
 // Subscribe calls f with every event of this connection's operations, and
 // with the titles the model suggests after a turn ended.
@@ -80,6 +76,14 @@ func (s *Service) titleChanged(sess *session.Session) { s.publish(titleUpdate(se
 func titleUpdate(sess *session.Session) SessionUpdated {
 	w := wireSession(sess)
 	return SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: w.ID, Title: w.Title, TitleSource: w.TitleSource}, Session: w}
+}
+
+// PlanParams are the params of ctxls/plan (and what ACP's plan update
+// carries) for the model's change of a session's plan. The change travels
+// with the turn's events, not as a service Event, so every door shows it
+// after the card of the update_plan call that made it.
+func PlanParams(ev turn.PlanChanged) api.PlanParams {
+	return api.PlanParams{SessionID: ev.SessionID, Entries: nonNil(ev.Plan)}
 }
 
 // lateEvent takes the turn service's events that belong to no running turn

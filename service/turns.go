@@ -229,9 +229,6 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 		case turn.ContextChanged:
 			s.contextChanged(ev.SessionID, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed)
 			continue
-		case turn.PlanChanged:
-			s.publish(PlanChanged{api.PlanParams{SessionID: ev.SessionID, Entries: nonNil(ev.Plan)}})
-			continue
 		case turn.FilesChanged:
 			s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}})
 			s.enforceStorage(ctx, ev.Size) // the model wrote into the session folder

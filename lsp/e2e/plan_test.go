@@ -86,6 +86,20 @@ func TestPlanOverLSP(t *testing.T) {
 	if card.Status != api.ToolDone || card.Summary != "1/3 done" {
 		t.Errorf("update_plan's card %+v", card)
 	}
+	// The plan follows the card of the call that made it.
+	cardAt, planAt := -1, -1
+	for i, m := range s.Received() {
+		var c api.ToolCallParams
+		if m.Method == api.ToolCall && cardAt < 0 && json.Unmarshal(m.Params, &c) == nil && c.Name == "update_plan" {
+			cardAt = i
+		}
+		if m.Method == api.Plan && planAt < 0 {
+			planAt = i
+		}
+	}
+	if cardAt < 0 || planAt < cardAt {
+		t.Errorf("ctxls/plan (message %d) came before update_plan's card (message %d)", planAt, cardAt)
+	}
 	first := turnRequest(t, fake, "why does login redirect twice?")
 	if strings.Contains(lastUser(first), "## Plan") {
 		t.Fatalf("the first turn had a plan before the model made one:\n%s", lastUser(first))
