@@ -26,7 +26,31 @@ type planItemArgs struct {
 	Priority string `json:"priority,omitempty" jsonschema:"high, medium (the default) or low"`
 }
 
-var updatePlanTool = withPlanEnums(define(Tool{
+var updatePlanTool = func() Tool {
+	t := withPlanEnums(definePlan)
+	t.stored = storedPlan
+	return t
+}()
+
+// maxStoredPlanArgs is the most of update_plan's arguments stored as they
+// are: more than any plan within the limits takes (100 items of 2,000
+// bytes, each byte at most tripled by JSON's \uXXXX escapes, the control
+// characters that would take more being refused).
+const maxStoredPlanArgs = 1 << 20
+
+// storedPlan is what is stored of update_plan's arguments: arguments past
+// any valid plan's size (refused, so nothing of them is kept in the plan)
+// become a note of their size, so the history and history.md do not carry
+// megabytes the model sent once.
+func storedPlan(args string) string {
+	if len(args) <= maxStoredPlanArgs {
+		return args
+	}
+	b, _ := json.Marshal(map[string]string{"items": fmt.Sprintf("[%s of arguments, not stored: over the plan's limits, so the call was refused]", session.Bytes(int64(len(args))))})
+	return string(b)
+}
+
+var definePlan = define(Tool{
 	Name: "update_plan",
 	Kind: "think",
 	Description: fmt.Sprintf("Replace the session's plan: the steps of a longer task, each pending, in_progress or completed. "+
@@ -63,7 +87,7 @@ var updatePlanTool = withPlanEnums(define(Tool{
 		return "The plan is cleared.", nil
 	}
 	return fmt.Sprintf("The plan is updated: %d items, %d completed.", len(stored), done), nil
-}))
+})
 
 // trimInvalid is a validation error's text without the sentinel's prefix.
 func trimInvalid(err error) string {

@@ -161,3 +161,24 @@ func TestUpdatePlanOfferedInEveryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdatePlanStoredArguments: the arguments of a plan within the limits
+// are stored as they are; arguments past any valid plan's size (refused)
+// are stored as a note of their size, still a JSON object.
+func TestUpdatePlanStoredArguments(t *testing.T) {
+	tr := New(Config{}).Turn("s1", false)
+	its := make([]map[string]string, session.MaxPlanItems)
+	for i := range its {
+		its[i] = map[string]string{"content": strings.Repeat("é", session.MaxPlanContent/2), "status": "pending", "priority": "medium"}
+	}
+	b, _ := json.Marshal(map[string]any{"items": its})
+	if got := tr.Stored("update_plan", string(b)); got != string(b) {
+		t.Errorf("a plan at the limits (%d bytes) was stored as %d bytes", len(b), len(got))
+	}
+	huge := `{"items": [{"content": "` + strings.Repeat("x", 3<<20) + `", "status": "pending"}]}`
+	got := tr.Stored("update_plan", huge)
+	var v map[string]any
+	if len(got) > 200 || json.Unmarshal([]byte(got), &v) != nil || !strings.Contains(got, "not stored") {
+		t.Errorf("3 MiB of arguments stored as %q", got)
+	}
+}
