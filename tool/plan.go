@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ctxls/ctxls/api"
@@ -26,6 +27,8 @@ type planItemArgs struct {
 	Priority string `json:"priority,omitempty" jsonschema:"high, medium (the default) or low"`
 }
 
+// updatePlanTool is update_plan (declared by definePlan below) with the
+// enums of its items and what is stored of its arguments.
 var updatePlanTool = func() Tool {
 	t := withPlanEnums(definePlan)
 	t.stored = storedPlan
@@ -91,10 +94,7 @@ var definePlan = define(Tool{
 
 // trimInvalid is a validation error's text without the sentinel's prefix.
 func trimInvalid(err error) string {
-	s := err.Error()
-	if p := session.ErrInvalid.Error() + ": "; len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
+	s, _ := strings.CutPrefix(err.Error(), session.ErrInvalid.Error()+": ")
 	return s
 }
 
