@@ -254,8 +254,8 @@ func (a *Agent) onEvent(ev service.Event) {
 	}
 }
 
-// planUpdate is a session's plan as ACP's plan update: the whole plan,
-// none for a cleared one.
+// planUpdate is a session's plan as ACP's plan update: the whole plan
+// (no entries once it is cleared).
 func planUpdate(entries []api.PlanEntry) sdk.SessionUpdate {
 	out := make([]sdk.PlanEntry, len(entries))
 	for i, e := range entries {
