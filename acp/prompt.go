@@ -80,6 +80,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			if u, ok := toolUpdate(ev); ok {
 				a.send(ctx, s.id, u)
 			}
+		case turn.PlanChanged:
+			a.send(ctx, s.id, planUpdate(service.PlanParams(ev).Entries))
 		case turn.Usage:
 			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,

@@ -113,6 +113,9 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 			}
 		}
 	}
+	if plan := show.Session.Meta.Plan; len(plan) > 0 {
+		a.send(ctx, id, planUpdate(plan)) // where the plan stands now
+	}
 	a.sendState(ctx, id)
 	a.sendCommands(ctx, id)
 	return sdk.LoadSessionResponse{Modes: modes(show.Session), ConfigOptions: a.configOptions(ctx, id)}, nil
@@ -135,6 +138,9 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	sess, err := a.svc.Session(ctx, id)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, a.unknown(err, id)
+	}
+	if len(sess.Meta.Plan) > 0 {
+		a.send(ctx, id, planUpdate(sess.Meta.Plan))
 	}
 	return sdk.ResumeSessionResponse{Modes: modes(sess), ConfigOptions: a.configOptions(ctx, id)}, nil
 }
@@ -246,6 +252,16 @@ func (a *Agent) onEvent(ev service.Event) {
 			a.sendState(ctx, ev.SessionID)
 		}
 	}
+}
+
+// planUpdate is a session's plan as ACP's plan update: the whole plan
+// (no entries once it is cleared).
+func planUpdate(entries []api.PlanEntry) sdk.SessionUpdate {
+	out := make([]sdk.PlanEntry, len(entries))
+	for i, e := range entries {
+		out[i] = sdk.PlanEntry{Content: e.Content, Priority: sdk.PlanEntryPriority(e.Priority), Status: sdk.PlanEntryStatus(e.Status)}
+	}
+	return sdk.UpdatePlan(out...)
 }
 
 // replay turns one stored message into the updates a client shows.

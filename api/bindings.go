@@ -36,6 +36,8 @@ var enums = sync.OnceValue(func() map[reflect.Type][]string {
 		reflect.TypeFor[QuestionKind]():   {string(QuestionPermission), string(QuestionTrust), string(QuestionReview)},
 		reflect.TypeFor[ToolStatus](): {string(ToolPending), string(ToolRunning), string(ToolDone), string(ToolFailed),
 			string(ToolDeclined), string(ToolCancelled)},
+		reflect.TypeFor[PlanStatus]():   {string(PlanPending), string(PlanInProgress), string(PlanCompleted)},
+		reflect.TypeFor[PlanPriority](): {string(PlanHigh), string(PlanMedium), string(PlanLow)},
 	}
 })
 

@@ -68,6 +68,8 @@ const (
 	Question = "ctxls/question"
 	// QuestionClosed: a question ended (answered, timed out or cancelled).
 	QuestionClosed = "ctxls/questionClosed"
+	// Plan: the model replaced a session's plan (its update_plan tool).
+	Plan = "ctxls/plan"
 )
 
 // Request methods the server sends (answered by clients that declare them).
@@ -248,6 +250,9 @@ var Notifications = []Info{
 	{ID: QuestionClosed, Doc: "A `ctxls/question` ended: `outcome` is the action chosen (by this client or another), \"timeout\" (no answer within `toolPermissionTimeoutSeconds`: a permission is declined, a trust question asked again next time) or \"cancelled\" (its turn ended first). Remove the question's keys or buttons and show the outcome. Sent exactly once per question.",
 		Result:        QuestionClosedParams{},
 		ExampleResult: `{"id": "q3", "outcome": "allow"}`},
+	{ID: Plan, Doc: "The model replaced the session's plan with its `update_plan` tool (offered in every review mode; it changes nothing on disk and asks nothing). `entries` is the whole plan, in the model's order (at most 100): `content` what to do, `status` `pending`, `in_progress` or `completed`, `priority` `high`, `medium` (when the model gave none) or `low`; an empty list clears the plan. Show it in the chat and replace the one shown before. The plan is kept with the session: `ctxls.session.show` and the other commands that return a session carry it as `session.meta.plan`, and each later turn gives it to the model.",
+		Result:        PlanParams{},
+		ExampleResult: `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "entries": [{"content": "Find where the redirect is issued", "priority": "high", "status": "completed"}, {"content": "Fix the double redirect", "priority": "high", "status": "in_progress"}, {"content": "Add a test", "priority": "medium", "status": "pending"}]}`},
 }
 
 // ServerRequests lists the requests the server makes of a client that
@@ -892,6 +897,12 @@ const (
 	// for the user (permission, review) or ran.
 	ToolCancelled ToolStatus = "cancelled"
 )
+
+// PlanParams are the params of ctxls/plan: the session's whole plan.
+type PlanParams struct {
+	SessionID string      `json:"sessionId"`
+	Entries   []PlanEntry `json:"entries"`
+}
 
 // ToolCallParams are the params of ctxls/toolCall.
 type ToolCallParams struct {

@@ -72,7 +72,36 @@ type Meta struct {
 	Tools map[string]string `json:"tools,omitempty"`
 	// ReviewMode is how the model's edits are reviewed ("": ask).
 	ReviewMode ReviewMode `json:"reviewMode,omitempty"`
+	// Plan is the session's plan, as the model last set it (update_plan).
+	Plan []PlanEntry `json:"plan,omitempty"`
 }
+
+// PlanEntry is one entry of a session's plan (ACP's PlanEntry).
+type PlanEntry struct {
+	Content  string       `json:"content"`
+	Priority PlanPriority `json:"priority"`
+	Status   PlanStatus   `json:"status"`
+}
+
+// PlanStatus is where a plan entry stands.
+type PlanStatus string
+
+// Plan entry statuses.
+const (
+	PlanPending    PlanStatus = "pending"
+	PlanInProgress PlanStatus = "in_progress"
+	PlanCompleted  PlanStatus = "completed"
+)
+
+// PlanPriority is how much a plan entry matters.
+type PlanPriority string
+
+// Plan entry priorities.
+const (
+	PlanHigh   PlanPriority = "high"
+	PlanMedium PlanPriority = "medium"
+	PlanLow    PlanPriority = "low"
+)
 
 // ReviewMode is how the model's edits to the user's files are reviewed.
 type ReviewMode string

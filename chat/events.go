@@ -28,6 +28,13 @@ type ContextChanged struct {
 	Change    *session.ContextChange
 }
 
+// PlanChanged: the model replaced the session's plan (Plan as stored;
+// empty: cleared).
+type PlanChanged struct {
+	SessionID string
+	Plan      []session.PlanItem
+}
+
 // FilesChanged: a file in the session folder was written by the model
 // ("model") or removed (Size 0).
 type FilesChanged struct {
@@ -85,6 +92,7 @@ func (Activity) TurnEvent()       {}
 func (TitleChanged) TurnEvent()   {}
 func (ContextChanged) TurnEvent() {}
 func (FilesChanged) TurnEvent()   {}
+func (PlanChanged) TurnEvent()    {}
 func (ToolStarted) TurnEvent()    {}
 func (ToolAllowed) TurnEvent()    {}
 func (ToolProgress) TurnEvent()   {}

@@ -45,6 +45,9 @@ func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 			if tc, ok := tool.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
 				fmt.Fprintf(errOut, "[%s]\n", termsafe.Line(tool.ToolCallLine(tc)))
 			}
+		case turn.PlanChanged:
+			fmt.Fprintf(errOut, "[plan]\n")
+			printPlan(errOut, service.PlanParams(ev).Entries)
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}

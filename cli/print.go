@@ -81,6 +81,7 @@ func printSession(w io.Writer, res *api.ShowResult, sets api.Context) {
 	for name, items := range sets {
 		fmt.Fprintf(w, "  %s: %s\n", termsafe.Line(name), strings.Join(termsafe.Lines(items), ", "))
 	}
+	printPlan(w, s.Meta.Plan)
 	for _, m := range service.ConversationOrder(res.Messages) {
 		if m.SummaryOf != nil {
 			fmt.Fprintf(w, "\n%s\n%s\n", service.SummaryMarker(m.SummaryOf), termsafe.Text(m.Content))
@@ -99,6 +100,30 @@ func printSession(w io.Writer, res *api.ShowResult, sets api.Context) {
 			tokens = " · " + t
 		}
 		fmt.Fprintf(w, "\n[%s%s · %s%s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), tokens, status, termsafe.Text(m.Content))
+	}
+}
+
+// printPlan is the session's plan (the model's update_plan), one entry a
+// line: [x] completed, [~] in progress, [ ] pending, and the priority when
+// it is not medium.
+func printPlan(w io.Writer, plan []api.PlanEntry) {
+	if len(plan) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  plan:\n")
+	for _, e := range plan {
+		mark := " "
+		switch e.Status {
+		case api.PlanCompleted:
+			mark = "x"
+		case api.PlanInProgress:
+			mark = "~"
+		}
+		prio := ""
+		if e.Priority != api.PlanMedium && e.Priority != "" {
+			prio = " (" + termsafe.Line(string(e.Priority)) + ")"
+		}
+		fmt.Fprintf(w, "    [%s] %s%s\n", mark, termsafe.Line(e.Content), prio)
 	}
 }
 

@@ -102,6 +102,8 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 				s.shownCalls.Ended(tc.SessionID, tc.ID)
 			}
 			p.send(map[string]any{"kind": "report", "message": tool.ToolCallLine(tc)})
+		case turn.PlanChanged:
+			s.notify(ctx, api.Plan, service.PlanParams(ev))
 		case turn.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
 			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (the first %d messages)", sp.Covered)})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 //go:embed templates/base.md
@@ -50,6 +52,9 @@ type Input struct {
 	Gone       []string
 	Withheld   []Withheld // relevant files not sent, with why
 	Candidates []string   // open and recently edited files
+	// Plan is the session's plan as the model last set it (update_plan),
+	// shown at the end of each turn's block.
+	Plan []api.PlanEntry
 	// ReminderShown are the reminder's parts (ReminderPart.Key) an earlier
 	// message of the conversation holds as they are, left out of this
 	// turn's (unless Resumed); ReminderGone the parts it held that are
@@ -176,6 +181,27 @@ func CandidatesSection(in Input) string {
 	return b.String()
 }
 
+// PlanSection shows the session's plan, one entry a line with its status
+// (and its priority when not medium); "" when there is none. It goes last in
+// the turn's block: the plan changes from turn to turn, and what comes
+// before it (the system prompt, the history as sent) stays as the
+// provider's prompt cache holds it.
+func PlanSection(plan []api.PlanEntry) string {
+	if len(plan) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Plan\n\nYour plan for this session, as you last set it with `update_plan` (call it again to change it):\n\n")
+	for _, e := range plan {
+		fmt.Fprintf(&b, "- [%s] %s", e.Status, e.Content)
+		if e.Priority != "" && e.Priority != api.PlanMedium {
+			fmt.Fprintf(&b, " (%s priority)", e.Priority)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
 // TurnContext renders a turn's context block: the session context (what
 // changed of it), the relevant files — the text of those not shown before
 // or changed since, within the budget, and the names of those the
@@ -240,6 +266,7 @@ func TurnContext(in Input) (text string, fileTokens int) {
 	if !in.OmitCandidates {
 		b.WriteString(CandidatesSection(in))
 	}
+	b.WriteString(PlanSection(in.Plan))
 	return strings.TrimLeft(b.String(), "\n"), fileTokens
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 func TestSystemGolden(t *testing.T) {
@@ -56,6 +58,20 @@ func TestSystemGolden(t *testing.T) {
 			FileBudget:     300,
 			Counter:        tk,
 		}},
+		// A later turn of a session with a plan: the plan ends the block,
+		// after the open files; the system prompt is the one without it.
+		{"system_plan.golden", Input{
+			Context:       map[string][]string{"files": {"/w/app/main.go"}},
+			ReminderShown: []string{"files"},
+			Candidates:    []string{"/w/app/util.go"},
+			Plan: []api.PlanEntry{
+				{Content: "Find where the redirect is issued", Status: api.PlanCompleted, Priority: api.PlanHigh},
+				{Content: "Fix the double redirect", Status: api.PlanInProgress, Priority: api.PlanMedium},
+				{Content: "Add a test", Status: api.PlanPending, Priority: api.PlanLow},
+			},
+			FileBudget: 300,
+			Counter:    tk,
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The golden holds the system prompt, then the turn's context
@@ -71,6 +87,23 @@ func TestSystemGolden(t *testing.T) {
 				t.Errorf("SplitContext: %q %q", c, q)
 			}
 		})
+	}
+}
+
+// TestPlanLeavesTheSystemPromptAlone: the plan goes only into the turn's
+// block, so the system prompt (the start of the cached prefix) is the same
+// with a plan and without; no plan, no section.
+func TestPlanLeavesTheSystemPromptAlone(t *testing.T) {
+	in := Input{Context: map[string][]string{"files": {"/w/a.go"}}, Counter: TokenizerFor("gpt-4o"), FileBudget: 100}
+	with := in
+	with.Plan = []api.PlanEntry{{Content: "Do it", Status: api.PlanPending, Priority: api.PlanMedium}}
+	if System(in) != System(with) {
+		t.Error("the plan changed the system prompt")
+	}
+	a, _ := TurnContext(in)
+	b, _ := TurnContext(with)
+	if strings.Contains(a, "## Plan") || !strings.HasPrefix(b, a) || !strings.HasSuffix(b, "\n## Plan\n\nYour plan for this session, as you last set it with `update_plan` (call it again to change it):\n\n- [pending] Do it\n") {
+		t.Errorf("without a plan:\n%s\nwith:\n%s", a, b)
 	}
 }
 

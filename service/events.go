@@ -78,6 +78,14 @@ func titleUpdate(sess *session.Session) SessionUpdated {
 	return SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: w.ID, Title: w.Title, TitleSource: w.TitleSource}, Session: w}
 }
 
+// PlanParams are the params of ctxls/plan (and what ACP's plan update
+// carries) for the model's change of a session's plan. The change travels
+// with the turn's events, not as a service Event, so every door shows it
+// after the card of the update_plan call that made it.
+func PlanParams(ev turn.PlanChanged) api.PlanParams {
+	return api.PlanParams{SessionID: ev.SessionID, Entries: nonNil(ev.Plan)}
+}
+
 // lateEvent takes the turn service's events that belong to no running turn
 // (the model's title, suggested after the turn ended).
 func (s *Service) lateEvent(ev turn.Event) {

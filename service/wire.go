@@ -16,7 +16,7 @@ func wireSession(s *session.Session) *api.Session {
 		ID: s.ID, Title: s.Title, TitleSource: s.TitleSource,
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		Meta: api.Meta{EnvHint: s.Meta.EnvHint, Model: s.Meta.Model, Workspace: s.Meta.Workspace,
-			Tools: s.Meta.Tools, ReviewMode: api.ReviewMode(s.Meta.ReviewMode)},
+			Tools: s.Meta.Tools, ReviewMode: api.ReviewMode(s.Meta.ReviewMode), Plan: s.Meta.Plan},
 		Folder: s.Folder, MessageCount: s.MessageCount, FileCount: s.FileCount,
 		Owner: s.Owner, Visibility: s.Visibility,
 	}

@@ -50,6 +50,9 @@ type Sessions interface {
 	// SetReviewMode sets how the model's edits are reviewed (ReviewAsk,
 	// ReviewAuto, ReviewOff) and returns the session; not activity.
 	SetReviewMode(ctx context.Context, id, mode string) (*Session, error)
+	// SetPlan replaces the session's plan (checked with ValidPlan; empty
+	// clears it) and returns the plan as stored; not activity.
+	SetPlan(ctx context.Context, id string, items []PlanItem) ([]PlanItem, error)
 	// Share sets who sees a session: VisibilityPrivate (its owner) or
 	// VisibilityTeam (every member of ctxls_user). Only the PostgreSQL
 	// store shares; the local store refuses with ErrInvalid.

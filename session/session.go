@@ -42,6 +42,9 @@ type Meta struct {
 	// ReviewMode is how the model's edits to the user's files are
 	// reviewed: ReviewAsk ("" means it), ReviewAuto or ReviewOff.
 	ReviewMode string `json:"reviewMode,omitempty"`
+	// Plan is the model's plan for the session (its update_plan tool),
+	// replaced whole each time; see ValidPlan.
+	Plan []PlanItem `json:"plan,omitempty"`
 }
 
 // Review modes (Meta.ReviewMode): the user sees each edit and accepts or

@@ -21,6 +21,7 @@ type Store interface {
 	DataDir() string
 	Get(ctx context.Context, id string) (*session.Session, error)
 	SetToolPermission(ctx context.Context, id, tool, decision string) error
+	SetPlan(ctx context.Context, id string, items []session.PlanItem) ([]session.PlanItem, error)
 	TurnState(ctx context.Context, id string, user *session.Message, mark *session.HistoryMark) (*session.TurnState, error)
 	Context(ctx context.Context, sessionID string) (session.Context, error)
 	UpdateContext(ctx context.Context, sessionID, setName string, items []string, mode session.Mode, by string, roots []string) (*session.ContextChange, error)
@@ -168,14 +169,15 @@ func (t *Turn) session(ctx context.Context) *session.Session {
 
 // Tools offers the built-in tools the turn offers, then the MCP servers'
 // (starting those not running). In the review mode off ("chat only") only
-// tools that read are offered: the built-in ReadOnly ones and the MCP
-// tools their server marks readOnlyHint.
+// tools that read are offered: the built-in ReadOnly ones (and the Harmless
+// ones, which change only the session's plan) and the MCP tools their
+// server marks readOnlyHint.
 func (t *Turn) Tools(ctx context.Context, tt *chat.ToolTurn) []openai.Tool {
 	readOnly := ReviewMode(t.session(ctx)) == session.ReviewOff
 	offered := map[string]*Tool{}
 	var defs []openai.Tool
 	for _, bt := range builtins {
-		if (bt.Offered != nil && !bt.Offered(ctx, t)) || (readOnly && !bt.ReadOnly) {
+		if (bt.Offered != nil && !bt.Offered(ctx, t)) || (readOnly && !bt.ReadOnly && !bt.Harmless) {
 			continue
 		}
 		offered[bt.Name] = bt

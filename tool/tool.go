@@ -42,6 +42,10 @@ type Tool struct {
 	// ReadOnly: the tool only reads (the workspace, the session), so it
 	// runs without asking.
 	ReadOnly bool
+	// Harmless: the tool changes only the session's own notes (the plan),
+	// nothing on disk, so it is offered in every review mode, off too,
+	// and runs without asking.
+	Harmless bool
 	// Asks: a call may wait for the user (an edit's review) before it
 	// runs.
 	Asks bool
@@ -147,7 +151,7 @@ func (t *Tool) def() openai.Tool {
 var builtins = []*Tool{
 	&setContextTool, &getContextTool, &readFileTool, &listSessionFilesTool, &writeFileTool,
 	&grepTool, &findFilesTool, &listDirectoryTool, &diagnosticsTool,
-	&editFileTool, &createFileTool,
+	&editFileTool, &createFileTool, &updatePlanTool,
 }
 
 // builtin is the built-in tool named name, or nil.

@@ -22,6 +22,7 @@ type (
 	EditProposed   = chat.EditProposed
 	ContextChanged = chat.ContextChanged
 	FilesChanged   = chat.FilesChanged
+	PlanChanged    = chat.PlanChanged
 	TitleChanged   = chat.TitleChanged
 	Compacted      = chat.Compacted
 	// ToolCall is a tool call the tool events carry.

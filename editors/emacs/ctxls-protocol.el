@@ -196,6 +196,11 @@ or another), \"timeout\" (no answer within toolPermissionTimeoutSeconds:
 a permission is declined, a trust question asked again next time) or
 \"cancelled\" (its turn ended first).")
 
+(defconst ctxls-protocol-notification-plan "ctxls/plan"
+  "The model replaced the session's plan with its update_plan tool
+\(offered in every review mode; it changes nothing on disk and asks
+nothing).")
+
 (defconst ctxls-protocol-server-request-review-edit "ctxls/reviewEdit"
   "Asks the editor to show one of the model's edits for review (in the
 ask review mode; see \"The model's edits\"), sent only to a client that
@@ -211,6 +216,24 @@ them (see \"The editor's diagnostics\").")
 (defconst ctxls-protocol-client-notification-did-change-view "ctxls/didChangeView"
   "The editor's view changed: the focused document, its selection and the
 visible lines.")
+
+(defconst ctxls-protocol-plan-priority-high "high"
+  "A value of planPriority.")
+
+(defconst ctxls-protocol-plan-priority-medium "medium"
+  "A value of planPriority.")
+
+(defconst ctxls-protocol-plan-priority-low "low"
+  "A value of planPriority.")
+
+(defconst ctxls-protocol-plan-status-pending "pending"
+  "A value of planStatus.")
+
+(defconst ctxls-protocol-plan-status-in_progress "in_progress"
+  "A value of planStatus.")
+
+(defconst ctxls-protocol-plan-status-completed "completed"
+  "A value of planStatus.")
 
 (defconst ctxls-protocol-question-kind-permission "permission"
   "A value of questionKind.")

@@ -10,7 +10,8 @@ import (
 
 // TestReviewOffOffersOnlyReading: in the review mode off ("chat only") the
 // model is offered only tools that read: ctxls's read tools and the MCP
-// tools their server marks readOnlyHint (echo), not those that may change
+// tools their server marks readOnlyHint (echo), and update_plan, which
+// changes only the session's plan, not those that may change
 // things (add, write_file, set_relevant_context, the edit tools).
 func TestReviewOffOffersOnlyReading(t *testing.T) {
 	parallel(t, waitTests)
@@ -34,7 +35,7 @@ func TestReviewOffOffersOnlyReading(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Off."}})
 	s.MustCommand(api.Chat, map[string]any{"sessionId": res.SessionID, "message": "off"}, nil)
 	got := offered()
-	for _, want := range []string{"get_relevant_context", "read_file", "grep", "mcp__t__echo"} {
+	for _, want := range []string{"get_relevant_context", "read_file", "grep", "mcp__t__echo", "update_plan"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("off: %s not offered (%v)", want, got)
 		}

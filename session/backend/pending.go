@@ -356,6 +356,14 @@ func (p *Pending) SetReviewMode(ctx context.Context, id string, mode string) (*s
 	return s.SetReviewMode(ctx, id, mode)
 }
 
+func (p *Pending) SetPlan(ctx context.Context, id string, items []session.PlanItem) ([]session.PlanItem, error) {
+	s, err := p.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.SetPlan(ctx, id, items)
+}
+
 func (p *Pending) SetTitleIfAuto(ctx context.Context, id string, title string) (bool, error) {
 	s, err := p.wait(ctx)
 	if err != nil {

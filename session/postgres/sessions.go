@@ -517,6 +517,27 @@ func (s *Store) SetReviewMode(ctx context.Context, id, mode string) (*session.Se
 	return s.Get(ctx, id)
 }
 
+// SetPlan replaces the session's plan.
+func (s *Store) SetPlan(ctx context.Context, id string, items []session.PlanItem) ([]session.PlanItem, error) {
+	items, err := session.ValidPlan(items)
+	if err != nil {
+		return nil, err
+	}
+	q, args := "UPDATE sessions SET meta = meta - 'plan' WHERE id = $1", []any{id}
+	if len(items) > 0 {
+		b, _ := json.Marshal(items)
+		q, args = "UPDATE sessions SET meta = jsonb_set(meta, '{plan}', $2::jsonb) WHERE id = $1", append(args, string(b))
+	}
+	tag, err := s.pool.Exec(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, s.exists(ctx, s.pool, id)
+	}
+	return items, nil
+}
+
 // SetToolPermission records a standing decision about a tool.
 func (s *Store) SetToolPermission(ctx context.Context, id, tool, decision string) error {
 	if err := session.ValidToolPermission(tool, decision); err != nil {

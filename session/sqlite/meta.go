@@ -77,6 +77,28 @@ func (s *Store) SetReviewMode(ctx context.Context, id, mode string) (*session.Se
 	return s.Get(ctx, id)
 }
 
+// SetPlan replaces the session's plan.
+func (s *Store) SetPlan(ctx context.Context, id string, items []session.PlanItem) ([]session.PlanItem, error) {
+	items, err := session.ValidPlan(items)
+	if err != nil {
+		return nil, err
+	}
+	var res sql.Result
+	if len(items) == 0 {
+		res, err = s.exec(ctx, "UPDATE sessions SET meta = json_remove("+metaJSON+", '$.plan') WHERE id = ?", id)
+	} else {
+		b, _ := json.Marshal(items)
+		res, err = s.exec(ctx, "UPDATE sessions SET meta = json_set("+metaJSON+", '$.plan', json(?)) WHERE id = ?", string(b), id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, session.NotFound(id)
+	}
+	return items, nil
+}
+
 // SetModel sets the model the session's turns use; "" goes back to the
 // provider's default. It returns the session as it is afterwards.
 func (s *Store) SetModel(ctx context.Context, id, model string) (*session.Session, error) {

@@ -70,6 +70,7 @@ var tests = []struct {
 	{"HistoryRenderedFromWhereItStopped", testHistoryRenderedFromWhereItStopped},
 	{"ResolveID", testResolveID},
 	{"MetaFieldsAreWrittenOneByOne", withStore(testMetaFieldsAreWrittenOneByOne)},
+	{"Plan", testPlan},
 	{"FirstExchangeAndMessageModel", withStore(testFirstExchangeAndMessageModel)},
 	{"WorkspaceFilter", withStore(testWorkspaceFilter)},
 	{"RemoveMode", withStore(testRemoveMode)},

@@ -44,6 +44,7 @@ return {
     tool_call = "ctxls/toolCall",
     question = "ctxls/question",
     question_closed = "ctxls/questionClosed",
+    plan = "ctxls/plan",
   },
   server_requests = {
     review_edit = "ctxls/reviewEdit",
@@ -79,6 +80,16 @@ return {
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
   },
   -- The values of the protocol's closed string types.
+  plan_priority = {
+    high = "high",
+    medium = "medium",
+    low = "low",
+  },
+  plan_status = {
+    pending = "pending",
+    in_progress = "in_progress",
+    completed = "completed",
+  },
   question_kind = {
     permission = "permission",
     trust = "trust",

@@ -13,12 +13,23 @@ export type TitleSource = "auto" | "model" | "user";
 
 export type ReviewMode = "ask" | "auto" | "off";
 
+export type PlanPriority = "high" | "medium" | "low";
+
+export type PlanStatus = "pending" | "in_progress" | "completed";
+
+export interface PlanEntry {
+  content: string;
+  priority: PlanPriority;
+  status: PlanStatus;
+}
+
 export interface Meta {
   envHint?: string;
   model?: string;
   workspace?: string;
   tools?: Record<string, string>;
   reviewMode?: ReviewMode;
+  plan?: PlanEntry[];
 }
 
 export type Visibility = "private" | "team";
@@ -516,6 +527,11 @@ export interface QuestionClosedParams {
   outcome: string;
 }
 
+export interface PlanParams {
+  sessionId: string;
+  entries: PlanEntry[];
+}
+
 export interface ReviewEditParams {
   sessionId: string;
   id: string;
@@ -694,6 +710,7 @@ export const Notifications = {
   toolCall: "ctxls/toolCall",
   question: "ctxls/question",
   questionClosed: "ctxls/questionClosed",
+  plan: "ctxls/plan",
 } as const;
 
 export interface NotificationTypes {
@@ -703,6 +720,7 @@ export interface NotificationTypes {
   "ctxls/toolCall": ToolCallParams;
   "ctxls/question": QuestionParams;
   "ctxls/questionClosed": QuestionClosedParams;
+  "ctxls/plan": PlanParams;
 }
 
 /** Requests the server makes of a client that declared it answers them. */
