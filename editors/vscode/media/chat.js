@@ -150,6 +150,7 @@
     details.appendChild(body);
     box.appendChild(details);
     box.appendChild(askNode());
+    box.appendChild(el("div", "tool-outcome"));
     return box;
   }
   // A question's part of a card: why it waits, the answers, and once the
@@ -158,7 +159,6 @@
     const ask = el("div", "tool-ask");
     ask.appendChild(el("span", "tool-note"));
     ask.appendChild(el("span", "tool-answers"));
-    ask.appendChild(el("span", "tool-outcome"));
     return ask;
   }
   // A question with a card of its own (a workspace's MCP servers to trust).
@@ -167,18 +167,26 @@
     box.dataset.qid = card.id;
     box.appendChild(el("span", "ask-message"));
     box.appendChild(askNode());
+    box.appendChild(el("div", "tool-outcome"));
     return box;
   }
   function drawAskCard(box, card) {
     box.dataset.open = card.outcome === undefined ? "true" : "false";
     box.querySelector(".ask-message").textContent = card.message;
-    drawAsk(box.querySelector(".tool-ask"), "", card.actions, card.deliberate, card.outcome);
+    drawAsk(box.querySelector(".tool-ask"), "", card.actions, card.deliberate);
+    drawOutcome(box, card.outcome);
   }
   // The answers are buttons that never take the keyboard by themselves (a
   // question that comes while the user types elsewhere is not answered by
   // the typing). A deliberate one ("Always in this session") is armed by a
   // first click and sent by a second (see the click handler).
-  function drawAsk(ask, note, actions, deliberate, outcome) {
+  // Under a question once it closed: what came of it.
+  function drawOutcome(box, outcome) {
+    const out = box.querySelector(".tool-outcome");
+    out.textContent = outcome || "";
+    out.hidden = !outcome;
+  }
+  function drawAsk(ask, note, actions, deliberate) {
     ask.querySelector(".tool-note").textContent = note || "";
     ask.querySelector(".tool-note").hidden = !note;
     const answers = ask.querySelector(".tool-answers");
@@ -196,10 +204,7 @@
       });
     }
     answers.hidden = !actions || actions.length === 0;
-    const out = ask.querySelector(".tool-outcome");
-    out.textContent = outcome || "";
-    out.hidden = !outcome;
-    ask.hidden = !note && answers.hidden && !outcome;
+    ask.hidden = !note && answers.hidden;
   }
   function drawTool(box, card) {
     box.dataset.status = card.status;
@@ -231,7 +236,17 @@
     }
     out.classList.toggle("results", !!card.results);
     // While the call waits: why, and the permission question's answers once it is asked.
-    drawAsk(box.querySelector(".tool-ask"), card.note, card.actions, card.deliberate, card.outcome);
+    const ask = box.querySelector(".tool-ask");
+    drawAsk(ask, card.note, card.actions, card.deliberate);
+    drawOutcome(box, card.outcome);
+    // The daemon's question in full (the arguments whole, read-only or not) on hover and for screen readers.
+    if (card.question) {
+      ask.title = card.question;
+      ask.querySelector(".tool-answers").setAttribute("aria-label", card.question);
+    } else {
+      ask.removeAttribute("title");
+      ask.querySelector(".tool-answers").removeAttribute("aria-label");
+    }
   }
   // A search's result lines: grep's matches and context lines and
   // find_files' paths are buttons that open the file at the line (through

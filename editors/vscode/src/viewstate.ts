@@ -177,6 +177,8 @@ export interface ToolCard {
   deliberate?: string[];
   /** Once the question was closed: what came of it ("Allow once", "no answer in time"). */
   outcome?: string;
+  /** While the question is open: the daemon's question in full (server, tool, arguments, read-only or not). */
+  question?: string;
 }
 
 /** A question with a card of its own (a workspace's MCP servers to trust), not a tool call's. */
@@ -259,7 +261,7 @@ export function reviewDecision(title: string | undefined): "accept" | "acceptAll
  * place of its arguments ("grep loginRedirect · 12 matches in 4 files"),
  * and its results are lines to follow.
  */
-export function toolCard(c: ShownToolCall, actions?: string[], ask?: { deliberate?: string[]; outcome?: string }): ToolCard {
+export function toolCard(c: ShownToolCall, actions?: string[], ask?: { deliberate?: string[]; outcome?: string; message?: string }): ToolCard {
   const search = isSearch(c);
   const card: ToolCard = {
     id: c.id,
@@ -277,6 +279,7 @@ export function toolCard(c: ShownToolCall, actions?: string[], ask?: { deliberat
   if (actions?.length) {
     card.actions = actions;
     if (ask?.deliberate?.length) card.deliberate = ask.deliberate;
+    if (ask?.message) card.question = ask.message;
   }
   if (ask?.outcome) card.outcome = ask.outcome;
   return card;
