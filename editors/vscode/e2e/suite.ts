@@ -1270,14 +1270,14 @@ async function main(): Promise<void> {
     const text = await ed.editorText();
     check(text.includes(typed.split("\n")[0]) && text.includes(" a") && text.includes("y") && text.includes("typed on"), `the document lacks the typing: ${JSON.stringify(text)} (typed ${JSON.stringify(typed)})`);
     check(await ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), "the editor lost the keyboard when the question came");
-    // Still open: the card waits, all its answers there.
+    // Still open: the card waits, all its answers there; no notification asks; the chat's badge counts it.
     check((await card.getAttribute("data-status")) === "pending", `the card is ${await card.getAttribute("data-status")}: the typing answered the question`);
-    check((await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Deny|Always in this session…", `the card's answers: ${await card.locator(".tool-answers button").allInnerTexts()}`);
-    check((await card.locator(".tool-ask").getAttribute("title") ?? "").includes('t · echo (read-only) with {"text":"while typing"}. Allow it?'), `the question in full: ${await card.locator(".tool-ask").getAttribute("title")}`);
     check((await permissionToasts().count()) === 0, `a notification asks: ${await ed.toastTexts()}`);
     await until("the badge on the chat", async () => (await chatBadge()) === "1", 5000).catch(async (e) => {
       throw new Error(`${e}; the badge: ${await chatBadge()}`);
     });
+    check((await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Deny|Always in this session…", `the card's answers: ${await card.locator(".tool-answers button").allInnerTexts()}`);
+    check((await card.locator(".tool-ask").getAttribute("title") ?? "").includes('t · echo (read-only) with {"text":"while typing"}. Allow it?'), `the question in full: ${await card.locator(".tool-ask").getAttribute("title")}`);
     // The question in the light and dark themes (nothing over it).
     for (const [theme, shot] of [
       ["Light Modern", "vscode-question-light"],
@@ -1901,6 +1901,97 @@ async function main(): Promise<void> {
     check(!fs.existsSync(path.join(L.workspace, "todo.md")), "todo.md was created");
     const told2 = await lastToolResult();
     check(told2.includes("The user rejected this edit"), `the model was told: ${told2}`);
+  });
+
+  await step("issue 35: a new file the model created, accepted and then thrown away (closed without saving, or its text undone) leaves nothing on the disk", async () => {
+    for (const [name, how] of [
+      ["draft.md", "close"],
+      ["draft2.md", "undo"],
+    ] as const) {
+      const file = path.join(L.workspace, name);
+      await enqueue([
+        { chunks: [], toolCalls: [{ name: "create_file", arguments: JSON.stringify({ path: name, content: "# Draft\n\nkept?\n" }) }] },
+        { chunks: ["Created."] },
+      ]);
+      await typeInChat(`Write ${name}`);
+      await until(`${name}'s diff`, async () => (await ed.activeTabTitle()).startsWith(`${name}: proposed new file (ctxls)`), 30_000);
+      const card = lastTurn().locator(".tool", { hasText: "create_file" });
+      await until("the review on the card", async () => (await card.locator(".tool-answers button").count()) === 3, 10_000);
+      await card.locator(".tool-answers button", { hasText: /^Accept$/ }).click();
+      await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+      await idle();
+      await until(`${name} active`, async () => (await ed.activeTabTitle()).startsWith(name), 10_000);
+      await until("its text in the buffer", async () => (await ed.editorText()).includes("kept?"), 5000);
+      check(await dirty(), `${name} is not dirty after the accepted creation`);
+      check(!fs.existsSync(file) || fs.readFileSync(file, "utf8") === "", `${name}'s text was written to the disk before a save`);
+      if (how === "close") {
+        await ed.palette("View: Close Editor");
+        const dialog = ed.page.locator(".monaco-dialog-box");
+        await dialog.waitFor();
+        await dialog.locator(".monaco-button", { hasText: "Don't Save" }).click();
+        await dialog.waitFor({ state: "hidden" });
+      } else {
+        await ed.focusEditor();
+        await ed.page.keyboard.press("Control+Z");
+        await until("the text undone", async () => !(await ed.editorText()).includes("kept?"), 5000);
+      }
+      await until(`${name} gone from the disk (${how})`, async () => !fs.existsSync(file), 10_000).catch((e) => {
+        throw new Error(`${e}: ${name} is on the disk, ${fs.existsSync(file) ? fs.statSync(file).size : "?"} bytes`);
+      });
+      if (how === "undo") {
+        // The empty buffer left open closes without a question.
+        await ed.palette("View: Close Editor");
+        const dialog = ed.page.locator(".monaco-dialog-box");
+        if (await dialog.isVisible().catch(() => false)) await dialog.locator(".monaco-button", { hasText: "Don't Save" }).click();
+        await sleep(500);
+        check(!fs.existsSync(file), `${name} came back when its editor closed`);
+      }
+    }
+  });
+
+  await step("issue 35: a repository's .vscode/settings.json does not choose the ctxls binary (ctxls.path is a machine setting); its MCP servers wait for the trust question, on a card of its own in the chat", async () => {
+    await ed.clearToasts();
+    const dir = path.join(L.workspace, ".vscode");
+    fs.mkdirSync(dir, { recursive: true });
+    const wsSettings = path.join(dir, "settings.json");
+    const user = JSON.parse(env("CTXLS_E2E_MCP")) as Record<string, unknown>;
+    const testServer = Object.values(user)[0];
+    fs.writeFileSync(wsSettings, JSON.stringify({ "ctxls.path": "/bin/cat", "ctxls.mcpServers": { repo: testServer } }, null, 2));
+    try {
+      // The workspace's ctxls.path is not read: no restart, no message about /bin/cat.
+      await sleep(3000);
+      check(!(await ed.toastTexts()).some((t) => t.includes("/bin/cat")), `the workspace's ctxls.path was used: ${await ed.toastTexts()}`);
+      check(!(await ed.statusItemHtml()).includes("codicon-error"), "the daemon stopped");
+      // The workspace's servers: the next turn asks whether to trust them, on a card of its own.
+      await enqueue([{ chunks: ["Nothing to call."] }]);
+      const before = await turns().count();
+      await typeInChat("Anything from the repository's servers?");
+      await until("the new turn", async () => (await turns().count()) === before + 1);
+      const turn = turns().nth(before);
+      const ask = turn.locator(".ask-card");
+      await until("the trust question in the chat", async () => (await ask.locator(".tool-answers button").count()) === 2, 30_000);
+      const message = await ask.locator(".ask-message").innerText();
+      check(message.includes("the workspace settings of") && message.includes("repo"), `the trust question: ${message}`);
+      check((await ask.locator(".tool-answers button").allInnerTexts()).join("|") === "Don't trust|Trust…", `its answers: ${await ask.locator(".tool-answers button").allInnerTexts()}`);
+      check(!(await ed.toastTexts()).some((t) => t.includes("configures MCP servers")), `a notification asks: ${await ed.toastTexts()}`);
+      await until("the badge on the chat", async () => (await chatBadge()) === "1", 5000);
+      await ask.evaluate((c) => c.scrollIntoView({ block: "end" }));
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await ed.shot("trust-question-dark");
+      // Trust is deliberate: one click arms it only.
+      await ask.locator(".tool-answers button", { hasText: "Trust" }).last().click();
+      await sleep(500);
+      check((await ask.locator(".tool-answers button").count()) === 2, "one click on Trust answered");
+      await ask.locator(".tool-answers button", { hasText: "Don't trust" }).click();
+      await until("the trust question closed", async () => (await ask.locator(".tool-answers button").count()) === 0, 10_000);
+      check((await ask.locator(".tool-outcome").innerText()) === "Answered: Don't trust", `the outcome: ${await ask.locator(".tool-outcome").innerText()}`);
+      await idle(30_000);
+      await until("no badge", async () => (await chatBadge()) === "", 5000);
+      check((await turn.locator(".a .md").last().innerText()).includes("Nothing to call."), "the answer after the trust question");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   await step("issue 22: Set Edit Review Mode: the chat's header shows the mode; auto applies the edit without a diff", async () => {

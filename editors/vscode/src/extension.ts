@@ -10,6 +10,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
+import { CreatedFiles, createdUris } from "./created";
 import { notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
 import { mcpServersByOrigin, Servers } from "./settings";
@@ -206,6 +207,9 @@ class Controller {
   private readonly view: ChatView;
   private readonly previews = new PreviewDocs();
   private readonly reviews = new Reviews();
+  private readonly created = new CreatedFiles();
+  /** The ctxls.path the running daemon was started with (a change of another scope's value restarts nothing). */
+  private pathInUse?: string;
   private readonly folders: string[];
 
   constructor(private readonly ext: vscode.ExtensionContext) {
@@ -220,6 +224,7 @@ class Controller {
       this.status,
       this.modelStatus,
       this.reviews,
+      this.created,
       vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => {
@@ -234,7 +239,8 @@ class Controller {
         this.turnFileChanged();
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("ctxls.path")) void this.restart();
+        // (ctxls.path is a machine setting: a workspace's value is not read, and changes nothing.)
+        if (e.affectsConfiguration("ctxls.path") && (vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "") !== this.pathInUse) void this.restart();
         if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
         if (e.affectsConfiguration("ctxls")) this.sendSettings();
       }),
@@ -268,6 +274,7 @@ class Controller {
 
   private async doStart(): Promise<void> {
     const setting = vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "";
+    this.pathInUse = setting;
     const found = resolveBinary(setting, process.env, os.homedir());
     if (!found.ok) return this.fail(found.message);
     // Another program (not ctxls) would fail the language client's start
@@ -363,6 +370,15 @@ class Controller {
     // notification centre). The first answer wins; both answer with the
     // chosen action's title, no answer (a closed notification) is null.
     client.onRequest("window/showMessageRequest", (p: MessageRequest, token: CancellationToken) => this.question(p, token));
+    // The model's edits, applied as the language client applies them; a new
+    // file it created is removed again if the user throws it away unsaved
+    // (created.ts). (Registered before the start: it takes the place of the
+    // client's own handler, which it calls.)
+    client.onRequest("workspace/applyEdit", async (p: { edit?: { documentChanges?: unknown[] } }) => {
+      const res: { applied: boolean } = await (client as unknown as { handleApplyWorkspaceEdit(p: unknown): Promise<{ applied: boolean }> }).handleApplyWorkspaceEdit(p);
+      if (res.applied) this.created.add(createdUris(p.edit));
+      return res;
+    });
     // The daemon's messages. Errors during a turn wait for its end: a turn
     // refused for want of a provider (kind noProvider) is said in the view
     // and by this extension's own notification, in VS Code's words, with
