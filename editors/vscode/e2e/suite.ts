@@ -66,6 +66,10 @@ fs.writeFileSync(scratchTs, "// scratch\n");
 // Typed into while a question comes (issue 35).
 const typingTxt = path.join(L.workspace, "typing.txt");
 fs.writeFileSync(typingTxt, "notes\n");
+// The workspace's own settings (a repository's .vscode/settings.json), empty until issue 35's step sets some.
+const wsSettings = path.join(L.workspace, ".vscode", "settings.json");
+fs.mkdirSync(path.dirname(wsSettings));
+fs.writeFileSync(wsSettings, "{}\n");
 // The model's searches (issue 31) find these (written now: Quick Open has them indexed by then).
 fs.mkdirSync(path.join(L.workspace, "auth"));
 fs.writeFileSync(path.join(L.workspace, "auth", "login.go"), "package auth\n\nfunc loginRedirect() {}\n");
@@ -1920,6 +1924,10 @@ async function main(): Promise<void> {
       await card.locator(".tool-answers button", { hasText: /^Accept$/ }).click();
       await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
       await idle();
+      // Its tab (dirty: the text is not saved); the editor that was active before the review may be shown instead.
+      const tab = ed.page.locator(".tabs-container .tab", { hasText: name }).first();
+      await tab.waitFor({ timeout: 10_000 });
+      await tab.click();
       await until(`${name} active`, async () => (await ed.activeTabTitle()).startsWith(name), 10_000);
       await until("its text in the buffer", async () => (await ed.editorText()).includes("kept?"), 5000);
       check(await dirty(), `${name} is not dirty after the accepted creation`);
@@ -1949,17 +1957,14 @@ async function main(): Promise<void> {
     }
   });
 
-  await step("issue 35: a repository's .vscode/settings.json does not choose the ctxls binary (ctxls.path is a machine setting); its MCP servers wait for the trust question, on a card of its own in the chat", async () => {
+  await step("issue 35: a repository's .vscode/settings.json does not choose the ctxls binary (ctxls.path is an application setting: user settings only); its MCP servers wait for the trust question, on a card of its own in the chat", async () => {
     await ed.clearToasts();
-    const dir = path.join(L.workspace, ".vscode");
-    fs.mkdirSync(dir, { recursive: true });
-    const wsSettings = path.join(dir, "settings.json");
     const user = JSON.parse(env("CTXLS_E2E_MCP")) as Record<string, unknown>;
     const testServer = Object.values(user)[0];
     fs.writeFileSync(wsSettings, JSON.stringify({ "ctxls.path": "/bin/cat", "ctxls.mcpServers": { repo: testServer } }, null, 2));
     try {
       // The workspace's ctxls.path is not read: no restart, no message about /bin/cat.
-      await sleep(3000);
+      await sleep(4000);
       check(!(await ed.toastTexts()).some((t) => t.includes("/bin/cat")), `the workspace's ctxls.path was used: ${await ed.toastTexts()}`);
       check(!(await ed.statusItemHtml()).includes("codicon-error"), "the daemon stopped");
       // The workspace's servers: the next turn asks whether to trust them, on a card of its own.
@@ -1990,7 +1995,7 @@ async function main(): Promise<void> {
       await until("no badge", async () => (await chatBadge()) === "", 5000);
       check((await turn.locator(".a .md").last().innerText()).includes("Nothing to call."), "the answer after the trust question");
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      fs.writeFileSync(wsSettings, "{}\n");
     }
   });
 

@@ -239,7 +239,7 @@ class Controller {
         this.turnFileChanged();
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        // (ctxls.path is a machine setting: a workspace's value is not read, and changes nothing.)
+        // (ctxls.path is an application setting: a workspace's value is not read, and changes nothing.)
         if (e.affectsConfiguration("ctxls.path") && (vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "") !== this.pathInUse) void this.restart();
         if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
         if (e.affectsConfiguration("ctxls")) this.sendSettings();
