@@ -455,7 +455,7 @@ export function turnsFromMessages(
       if (part?.kind === "tool") {
         part.call.output = m.content.length > maxShownOutput ? m.content.slice(0, maxShownOutput) + "…" : m.content;
         // The result's status says what became of the call.
-        part.call.status = m.status === "declined" ? "declined" : m.status === "error" ? "failed" : "done";
+        part.call.status = m.status === "declined" ? "declined" : m.status === "cancelled" ? "cancelled" : m.status === "error" ? "failed" : "done";
         // The summary is not stored: a search's is read from its whole result.
         if (part.call.status === "done" && isSearch(part.call)) part.call.summary = searchSummary(part.call.name, m.content);
       }
