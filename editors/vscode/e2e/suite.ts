@@ -1288,7 +1288,8 @@ async function main(): Promise<void> {
       ["Dark Modern", "vscode-question-dark"],
     ]) {
       await setTheme(theme);
-      await card.evaluate((c) => c.scrollIntoView({ block: "end" }));
+      // The log to its end: the card whole above the input.
+      await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
       for (const sel of [".tool-note", ".tool-answers button.primary", ".tool-answers button.secondary"]) {
         const c = await contrast(`#log .tool[data-id="${await card.getAttribute("data-id")}"] ${sel}`);
         check(c >= 4.5, `${theme}: the question's ${sel} has a contrast of ${c.toFixed(2)}`);
@@ -1302,6 +1303,8 @@ async function main(): Promise<void> {
     const always = card.locator(".tool-answers button", { hasText: "Always in this session" });
     await always.click();
     await until("Always armed", async () => (await always.innerText()) === "Confirm: Always in this session", 3000);
+    await ed.page.mouse.move(1000, 600);
+    await ed.shot("question-always-armed-dark");
     await sleep(1000);
     check((await card.getAttribute("data-status")) === "pending" && (await card.locator(".tool-answers button").count()) === 3, "one click on Always in this session answered the question");
     check((await chatBadge()) === "1", `the badge after one click on Always: ${await chatBadge()}`);
@@ -1980,7 +1983,7 @@ async function main(): Promise<void> {
       check((await ask.locator(".tool-answers button").allInnerTexts()).join("|") === "Don't trust|Trust…", `its answers: ${await ask.locator(".tool-answers button").allInnerTexts()}`);
       check(!(await ed.toastTexts()).some((t) => t.includes("configures MCP servers")), `a notification asks: ${await ed.toastTexts()}`);
       await until("the badge on the chat", async () => (await chatBadge()) === "1", 5000);
-      await ask.evaluate((c) => c.scrollIntoView({ block: "end" }));
+      await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
       await ed.page.mouse.move(1000, 600);
       await sleep(300);
       await ed.shot("trust-question-dark");
