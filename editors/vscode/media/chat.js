@@ -765,12 +765,16 @@
         answer.classList.add("armed");
         answer.textContent = "Confirm: " + title;
         answer.title = "Click again to answer " + title;
-        setTimeout(() => {
-          if (!answer.isConnected || answer.disabled) return;
+        // Disarmed after a while, or once the keyboard goes elsewhere (an Enter meant for something else never confirms it).
+        const disarm = () => {
+          answer.removeEventListener("blur", disarm);
+          if (!answer.isConnected || answer.disabled || !answer.classList.contains("armed")) return;
           answer.classList.remove("armed");
           answer.textContent = title + "…";
           answer.title = "Takes a second click to confirm";
-        }, 6000);
+        };
+        answer.addEventListener("blur", disarm);
+        setTimeout(disarm, 6000);
         return;
       }
       answer.parentElement.querySelectorAll("button").forEach((b) => (b.disabled = true));
