@@ -63,6 +63,13 @@ const calcText = "export function sub(a: number, b: number): number {\n  return 
 const scratchTs = path.join(L.workspace, "scratch.ts");
 fs.writeFileSync(calcTs, calcText);
 fs.writeFileSync(scratchTs, "// scratch\n");
+// Typed into while a question comes (issue 35).
+const typingTxt = path.join(L.workspace, "typing.txt");
+fs.writeFileSync(typingTxt, "notes\n");
+// The workspace's own settings (a repository's .vscode/settings.json), empty until issue 35's step sets some.
+const wsSettings = path.join(L.workspace, ".vscode", "settings.json");
+fs.mkdirSync(path.dirname(wsSettings));
+fs.writeFileSync(wsSettings, "{}\n");
 // The model's searches (issue 31) find these (written now: Quick Open has them indexed by then).
 fs.mkdirSync(path.join(L.workspace, "auth"));
 fs.writeFileSync(path.join(L.workspace, "auth", "login.go"), "package auth\n\nfunc loginRedirect() {}\n");
@@ -1220,8 +1227,105 @@ async function main(): Promise<void> {
     check((await chat.locator("#log .compacted").count()) === 1, "the marker went away after the next turn");
   });
 
+  /** The badge on the chat's icon in the activity bar ("" when none is shown). */
+  const chatBadge = async (): Promise<string> =>
+    ed.page.locator(".activitybar .action-item").evaluateAll((items) => {
+      for (const i of items) {
+        const label = i.querySelector(".action-label")?.getAttribute("aria-label") ?? "";
+        if (!/^ctxls/i.test(label)) continue;
+        const b = i.querySelector(".badge") as HTMLElement | null;
+        if (!b || getComputedStyle(b).display === "none" || b.offsetParent === null) return "";
+        return (b.textContent ?? "").trim();
+      }
+      return "(no ctxls item in the activity bar)";
+    });
+  /** Notifications that ask the model's permission (there must be none: the chat asks). */
+  const permissionToasts = () => ed.toasts().filter({ hasText: "wants to call" });
+
+  await step("issue 35: a permission question that comes while the user types in an editor: the typing stays in the document and answers nothing; the question waits on the call's card, not in a notification, with a badge on the chat; Always takes a second click; Allow once answers it, the buttons and the badge go", async () => {
+    await ed.clearToasts();
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "mcp__t__echo", arguments: JSON.stringify({ text: "while typing" }) }] },
+      { chunks: ["Echoed while you typed."] },
+    ]);
+    const before = await turns().count();
+    await typeInChat("Echo something while I type");
+    await until("the new turn", async () => (await turns().count()) === before + 1);
+    const card = turns().nth(before).locator(".tool", { hasText: "t · echo" });
+    // Back in an editor, typing, while the question comes (the test server starts first).
+    await ed.openFile("typing.txt");
+    await ed.page.keyboard.press("Control+End");
+    let typed = "";
+    await until(
+      "the question on the card while typing",
+      async () => {
+        await ed.page.keyboard.type("x");
+        typed += "x";
+        return (await card.locator(".tool-answers button").count()) === 3;
+      },
+      30_000,
+      50,
+    );
+    // Keys that would answer a focused button or a notification's default: typed on.
+    for (const k of ["Enter", "Space", "a", "Enter", "Tab", "y", "Enter"]) await ed.page.keyboard.press(k);
+    await ed.page.keyboard.type("typed on");
+    typed += "\n a\n\ty\ntyped on";
+    await until("the typing in the document", async () => (await ed.editorText()).includes("typed on"), 5000);
+    const text = await ed.editorText();
+    check(text.includes(typed.split("\n")[0]) && text.includes(" a") && text.includes("y") && text.includes("typed on"), `the document lacks the typing: ${JSON.stringify(text)} (typed ${JSON.stringify(typed)})`);
+    check(await ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), "the editor lost the keyboard when the question came");
+    // Still open: the card waits, all its answers there; no notification asks; the chat's badge counts it.
+    check((await card.getAttribute("data-status")) === "pending", `the card is ${await card.getAttribute("data-status")}: the typing answered the question`);
+    check((await permissionToasts().count()) === 0, `a notification asks: ${await ed.toastTexts()}`);
+    await until("the badge on the chat", async () => (await chatBadge()) === "1", 5000).catch(async (e) => {
+      throw new Error(`${e}; the badge: ${await chatBadge()}`);
+    });
+    check((await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Deny|Always in this session…", `the card's answers: ${await card.locator(".tool-answers button").allInnerTexts()}`);
+    check((await card.locator(".tool-ask").getAttribute("title") ?? "").includes('t · echo (read-only) with {"text":"while typing"}. Allow it?'), `the question in full: ${await card.locator(".tool-ask").getAttribute("title")}`);
+    // The question in the light and dark themes (nothing over it).
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-question-light"],
+      ["Dark Modern", "vscode-question-dark"],
+    ]) {
+      await setTheme(theme);
+      // The log to its end: the card whole above the input.
+      await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
+      for (const sel of [".tool-note", ".tool-answers button.primary", ".tool-answers button.secondary"]) {
+        const c = await contrast(`#log .tool[data-id="${await card.getAttribute("data-id")}"] ${sel}`);
+        check(c >= 4.5, `${theme}: the question's ${sel} has a contrast of ${c.toFixed(2)}`);
+      }
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    check((await card.getAttribute("data-status")) === "pending", "the question closed while the pictures were taken");
+    // Always in this session takes a deliberate act: one click only arms it.
+    const always = card.locator(".tool-answers button", { hasText: "Always in this session" });
+    await always.click();
+    await until("Always armed", async () => (await always.innerText()) === "Confirm: Always in this session", 3000);
+    await ed.page.mouse.move(1000, 600);
+    await ed.shot("question-always-armed-dark");
+    await sleep(1000);
+    check((await card.getAttribute("data-status")) === "pending" && (await card.locator(".tool-answers button").count()) === 3, "one click on Always in this session answered the question");
+    check((await chatBadge()) === "1", `the badge after one click on Always: ${await chatBadge()}`);
+    // Allow once answers it: the answers go, the card says what came of it, the badge goes.
+    await card.locator(".tool-answers button", { hasText: "Allow once" }).click();
+    await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+    await idle();
+    check((await card.locator(".tool-answers button").count()) === 0, "the answers are still on the card");
+    check((await card.locator(".tool-outcome").innerText()) === "Answered: Allow once", `the card's outcome: ${await card.locator(".tool-outcome").innerText()}`);
+    await until("no badge", async () => (await chatBadge()) === "", 5000).catch(async (e) => {
+      throw new Error(`${e}; the badge: ${await chatBadge()}`);
+    });
+    const reqs = await requests();
+    check(reqs[reqs.length - 1].messages.some((m) => m.role === "tool" && m.content === "echo: while typing"), "the model did not get the tool's result");
+    check(!fs.readFileSync(typingTxt, "utf8").includes("typed on"), "the typing was saved");
+    await ed.palette("File: Revert File");
+    await until("typing.txt reverted", async () => !(await ed.editorText()).includes("typed on"), 5000);
+  });
+
   const echoText = "hi from code-server";
-  await step("issue 21: an MCP tool call is a card; the permission question names the server, the tool and the arguments; Allow once on the notification runs it", async () => {
+  await step("issue 21: an MCP tool call is a card; the permission question names the server, the tool and the arguments; Allow once on the card runs it (issue 35: no notification)", async () => {
     await ed.clearToasts();
     await enqueue([
       { chunks: [], toolCalls: [{ name: "mcp__t__echo", arguments: JSON.stringify({ text: echoText }) }] },
@@ -1234,22 +1338,18 @@ async function main(): Promise<void> {
     check((await card.locator(".tool-note").innerText()) === "waiting for your permission", `the card's note: ${await card.locator(".tool-note").innerText()}`);
     check((await card.locator(".tool-title").innerText()) === "t · echo", `title: ${await card.locator(".tool-title").innerText()}`);
     check((await card.locator(".tool-args").innerText()) === `text: "${echoText}"`, `arguments: ${await card.locator(".tool-args").innerText()}`);
-    // The question as a notification, with the server, the tool and the arguments…
-    const toast = await ed.toast("the model wants to call t · echo");
-    const question = await toast.locator(".notification-list-item-message").innerText();
+    // The question on the card (issue 35: not a notification), with the server, the tool and the arguments.
+    await until("the question on the card", async () => (await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Deny|Always in this session…");
+    const question = (await card.locator(".tool-ask").getAttribute("title")) ?? "";
     check(question.includes(`t · echo (read-only) with {"text":"${echoText}"}. Allow it?`), `the question: ${question}`);
-    const buttons = await toast.locator(".monaco-button").allInnerTexts();
-    check(["Allow once", "Always in this session", "Deny"].every((b) => buttons.includes(b)), `the notification's buttons: ${buttons}`);
-    // …and on the card.
-    await until("the question on the card", async () => (await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Always in this session|Deny");
-    // (Quickly: a notification goes to the notification centre after 15 s.)
+    check((await permissionToasts().count()) === 0, `a notification asks: ${await ed.toastTexts()}`);
     await ed.page.mouse.move(1000, 500);
     await sleep(500); // the notification slides in
     await ed.shot("tool-pending-dark");
     const note = await contrast("#log .turn:last-child .tool .tool-note");
     check(note >= 4.5, `Dark Modern: the card's note has a contrast of ${note.toFixed(2)}`);
     check((await card.getAttribute("data-status")) === "pending", "the call did not wait for the answer");
-    await toast.locator(".monaco-button", { hasText: "Allow once" }).click();
+    await card.locator(".tool-answers button", { hasText: "Allow once" }).click();
     await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
     await idle();
     check(await card.locator(".tool-ask").isHidden(), "the card still asks after the answer");
@@ -1293,8 +1393,9 @@ async function main(): Promise<void> {
     const card = lastTurn().locator(".tool", { hasText: "t · add" });
     await until("the question on the card", async () => (await card.locator(".tool-answers button").count()) === 3, 30_000);
     check((await card.locator(".tool-note").innerText()) === "waiting for your permission", "the card does not say it waits");
-    // The same question is a notification too (add may change things, and says so).
-    const toast = await ed.toast("the model wants to call t · add (may change or delete things)");
+    // The question says add may change things (issue 35: on the card, not in a notification).
+    check(((await card.locator(".tool-ask").getAttribute("title")) ?? "").includes("t · add (may change or delete things)"), `the question: ${await card.locator(".tool-ask").getAttribute("title")}`);
+    check((await permissionToasts().count()) === 0, `a notification asks: ${await ed.toastTexts()}`);
     await ed.page.mouse.move(1000, 500);
     await sleep(500);
     await ed.shot("tool-pending-light");
@@ -1308,10 +1409,12 @@ async function main(): Promise<void> {
     const reqs = await requests();
     const told = reqs[reqs.length - 1].messages.filter((m) => m.role === "tool").pop()?.content ?? "";
     check(told.includes("declined"), `the model was told: ${told}`);
-    // The notification of a question answered on the card has nothing left to decide.
-    await toast.locator(".monaco-button", { hasText: "Allow once" }).click({ timeout: 3000 }).catch(() => undefined);
+    // A question answered has nothing left to decide: no answers on the card, no notification.
+    check((await card.locator(".tool-answers button").count()) === 0, "the answers are still on the card");
+    check((await card.locator(".tool-outcome").innerText()) === "Answered: Deny", `the card's outcome: ${await card.locator(".tool-outcome").innerText()}`);
+    check((await permissionToasts().count()) === 0, `a notification asks: ${await ed.toastTexts()}`);
     await sleep(500);
-    check((await card.getAttribute("data-status")) === "declined", "a late click on the notification changed the call");
+    check((await card.getAttribute("data-status")) === "declined", "the call changed after the answer");
     await ed.clearToasts();
     await setTheme("Dark Modern");
   });
@@ -1324,7 +1427,11 @@ async function main(): Promise<void> {
     await typeInChat("Run the slow tool");
     const card = lastTurn().locator(".tool", { hasText: "t · slow" });
     await until("the question on the card", async () => (await card.locator(".tool-answers button").count()) === 3, 30_000);
+    // Deliberate: the first click arms it, the second answers.
     await card.locator(".tool-answers button", { hasText: "Always in this session" }).click();
+    await sleep(300);
+    check((await card.getAttribute("data-status")) === "pending", "one click on Always in this session answered");
+    await card.locator(".tool-answers button", { hasText: "Confirm: Always in this session" }).click();
     await until("the server's progress on the card", async () => /^running: step \d \(\d\/4\)$/.test(await card.locator(".tool-status").innerText()), 10_000, 50);
     check(await chat.locator("#stop").isVisible(), "no Stop button while the tool runs");
     await ed.page.mouse.move(1000, 600);
@@ -1801,6 +1908,98 @@ async function main(): Promise<void> {
     check(!fs.existsSync(path.join(L.workspace, "todo.md")), "todo.md was created");
     const told2 = await lastToolResult();
     check(told2.includes("The user rejected this edit"), `the model was told: ${told2}`);
+  });
+
+  await step("issue 35: a new file the model created, accepted and then thrown away (closed without saving, or its text undone) leaves nothing on the disk", async () => {
+    for (const [name, how] of [
+      ["draft.md", "close"],
+      ["draft2.md", "undo"],
+    ] as const) {
+      const file = path.join(L.workspace, name);
+      await enqueue([
+        { chunks: [], toolCalls: [{ name: "create_file", arguments: JSON.stringify({ path: name, content: "# Draft\n\nkept?\n" }) }] },
+        { chunks: ["Created."] },
+      ]);
+      await typeInChat(`Write ${name}`);
+      await until(`${name}'s diff`, async () => (await ed.activeTabTitle()).startsWith(`${name}: proposed new file (ctxls)`), 30_000);
+      const card = lastTurn().locator(".tool", { hasText: "create_file" });
+      await until("the review on the card", async () => (await card.locator(".tool-answers button").count()) === 3, 10_000);
+      await card.locator(".tool-answers button", { hasText: /^Accept$/ }).click();
+      await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+      await idle();
+      // Its tab (dirty: the text is not saved); the editor that was active before the review may be shown instead.
+      const tab = ed.page.locator(".tabs-container .tab", { hasText: name }).first();
+      await tab.waitFor({ timeout: 10_000 });
+      await tab.click();
+      await until(`${name} active`, async () => (await ed.activeTabTitle()).startsWith(name), 10_000);
+      await until("its text in the buffer", async () => (await ed.editorText()).includes("kept?"), 5000);
+      check(await dirty(), `${name} is not dirty after the accepted creation`);
+      check(!fs.existsSync(file) || fs.readFileSync(file, "utf8") === "", `${name}'s text was written to the disk before a save`);
+      if (how === "close") {
+        await ed.palette("View: Close Editor");
+        const dialog = ed.page.locator(".monaco-dialog-box");
+        await dialog.waitFor();
+        await dialog.locator(".monaco-button", { hasText: "Don't Save" }).click();
+        await dialog.waitFor({ state: "hidden" });
+      } else {
+        await ed.focusEditor();
+        await ed.page.keyboard.press("Control+Z");
+        await until("the text undone", async () => !(await ed.editorText()).includes("kept?"), 5000);
+      }
+      await until(`${name} gone from the disk (${how})`, async () => !fs.existsSync(file), 10_000).catch((e) => {
+        throw new Error(`${e}: ${name} is on the disk, ${fs.existsSync(file) ? fs.statSync(file).size : "?"} bytes`);
+      });
+      if (how === "undo") {
+        // The empty buffer left open closes without a question.
+        await ed.palette("View: Close Editor");
+        const dialog = ed.page.locator(".monaco-dialog-box");
+        if (await dialog.isVisible().catch(() => false)) await dialog.locator(".monaco-button", { hasText: "Don't Save" }).click();
+        await sleep(500);
+        check(!fs.existsSync(file), `${name} came back when its editor closed`);
+      }
+    }
+  });
+
+  await step("issue 35: a repository's .vscode/settings.json does not choose the ctxls binary (ctxls.path is an application setting: user settings only); its MCP servers wait for the trust question, on a card of its own in the chat", async () => {
+    await ed.clearToasts();
+    const user = JSON.parse(env("CTXLS_E2E_MCP")) as Record<string, unknown>;
+    const testServer = Object.values(user)[0];
+    fs.writeFileSync(wsSettings, JSON.stringify({ "ctxls.path": "/bin/cat", "ctxls.mcpServers": { repo: testServer } }, null, 2));
+    try {
+      // The workspace's ctxls.path is not read: no restart, no message about /bin/cat.
+      await sleep(4000);
+      check(!(await ed.toastTexts()).some((t) => t.includes("/bin/cat")), `the workspace's ctxls.path was used: ${await ed.toastTexts()}`);
+      check(!(await ed.statusItemHtml()).includes("codicon-error"), "the daemon stopped");
+      // The workspace's servers: the next turn asks whether to trust them, on a card of its own.
+      await enqueue([{ chunks: ["Nothing to call."] }]);
+      const before = await turns().count();
+      await typeInChat("Anything from the repository's servers?");
+      await until("the new turn", async () => (await turns().count()) === before + 1);
+      const turn = turns().nth(before);
+      const ask = turn.locator(".ask-card");
+      await until("the trust question in the chat", async () => (await ask.locator(".tool-answers button").count()) === 2, 30_000);
+      const message = await ask.locator(".ask-message").innerText();
+      check(message.includes("the workspace settings of") && message.includes("repo"), `the trust question: ${message}`);
+      check((await ask.locator(".tool-answers button").allInnerTexts()).join("|") === "Don't trust|Trust…", `its answers: ${await ask.locator(".tool-answers button").allInnerTexts()}`);
+      check(!(await ed.toastTexts()).some((t) => t.includes("configures MCP servers")), `a notification asks: ${await ed.toastTexts()}`);
+      await until("the badge on the chat", async () => (await chatBadge()) === "1", 5000);
+      await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await ed.shot("trust-question-dark");
+      // Trust is deliberate: one click arms it only.
+      await ask.locator(".tool-answers button", { hasText: "Trust" }).last().click();
+      await sleep(500);
+      check((await ask.locator(".tool-answers button").count()) === 2, "one click on Trust answered");
+      await ask.locator(".tool-answers button", { hasText: "Don't trust" }).click();
+      await until("the trust question closed", async () => (await ask.locator(".tool-answers button").count()) === 0, 10_000);
+      check((await ask.locator(".tool-outcome").innerText()) === "Answered: Don't trust", `the outcome: ${await ask.locator(".tool-outcome").innerText()}`);
+      await idle(30_000);
+      await until("no badge", async () => (await chatBadge()) === "", 5000);
+      check((await turn.locator(".a .md").last().innerText()).includes("Nothing to call."), "the answer after the trust question");
+    } finally {
+      fs.writeFileSync(wsSettings, "{}\n");
+    }
   });
 
   await step("issue 22: Set Edit Review Mode: the chat's header shows the mode; auto applies the edit without a diff", async () => {

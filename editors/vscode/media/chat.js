@@ -149,11 +149,62 @@
     body.appendChild(el("pre", "tool-pre tool-output"));
     details.appendChild(body);
     box.appendChild(details);
+    box.appendChild(askNode());
+    box.appendChild(el("div", "tool-outcome"));
+    return box;
+  }
+  // A question's part of a card: why it waits, the answers, and once the
+  // question closed what came of it.
+  function askNode() {
     const ask = el("div", "tool-ask");
     ask.appendChild(el("span", "tool-note"));
     ask.appendChild(el("span", "tool-answers"));
-    box.appendChild(ask);
+    return ask;
+  }
+  // A question with a card of its own (a workspace's MCP servers to trust).
+  function askCardNode(card) {
+    const box = el("div", "ask-card");
+    box.dataset.qid = card.id;
+    box.appendChild(el("span", "ask-message"));
+    box.appendChild(askNode());
+    box.appendChild(el("div", "tool-outcome"));
     return box;
+  }
+  function drawAskCard(box, card) {
+    box.dataset.open = card.outcome === undefined ? "true" : "false";
+    box.querySelector(".ask-message").textContent = card.message;
+    drawAsk(box.querySelector(".tool-ask"), "", card.actions, card.deliberate);
+    drawOutcome(box, card.outcome);
+  }
+  // The answers are buttons that never take the keyboard by themselves (a
+  // question that comes while the user types elsewhere is not answered by
+  // the typing). A deliberate one ("Always in this session") is armed by a
+  // first click and sent by a second (see the click handler).
+  // Under a question once it closed: what came of it.
+  function drawOutcome(box, outcome) {
+    const out = box.querySelector(".tool-outcome");
+    out.textContent = outcome || "";
+    out.hidden = !outcome;
+  }
+  function drawAsk(ask, note, actions, deliberate) {
+    ask.querySelector(".tool-note").textContent = note || "";
+    ask.querySelector(".tool-note").hidden = !note;
+    const answers = ask.querySelector(".tool-answers");
+    const key = (actions || []).join("\n") + "|" + (deliberate || []).join("\n");
+    if (answers.dataset.key !== key) {
+      answers.dataset.key = key;
+      answers.textContent = "";
+      (actions || []).forEach((title, i) => {
+        const careful = (deliberate || []).includes(title);
+        const b = el("button", (i === 0 ? "primary" : "secondary") + (careful ? " deliberate" : ""), careful ? title + "…" : title);
+        b.type = "button";
+        b.dataset.toolAnswer = title;
+        if (careful) b.title = "Takes a second click to confirm";
+        answers.appendChild(b);
+      });
+    }
+    answers.hidden = !actions || actions.length === 0;
+    ask.hidden = !note && answers.hidden;
   }
   function drawTool(box, card) {
     box.dataset.status = card.status;
@@ -186,21 +237,16 @@
     out.classList.toggle("results", !!card.results);
     // While the call waits: why, and the permission question's answers once it is asked.
     const ask = box.querySelector(".tool-ask");
-    box.querySelector(".tool-note").textContent = card.note || "";
-    const answers = box.querySelector(".tool-answers");
-    const actions = (card.actions || []).join("\n");
-    if (answers.dataset.key !== actions) {
-      answers.dataset.key = actions;
-      answers.textContent = "";
-      (card.actions || []).forEach((title, i) => {
-        const b = el("button", i === 0 ? "primary" : "secondary", title);
-        b.type = "button";
-        b.dataset.toolAnswer = title;
-        answers.appendChild(b);
-      });
+    drawAsk(ask, card.note, card.actions, card.deliberate);
+    drawOutcome(box, card.outcome);
+    // The daemon's question in full (the arguments whole, read-only or not) on hover and for screen readers.
+    if (card.question) {
+      ask.title = card.question;
+      ask.querySelector(".tool-answers").setAttribute("aria-label", card.question);
+    } else {
+      ask.removeAttribute("title");
+      ask.querySelector(".tool-answers").removeAttribute("aria-label");
     }
-    answers.hidden = !card.actions || card.actions.length === 0;
-    ask.hidden = !card.note && answers.hidden;
   }
   // A search's result lines: grep's matches and context lines and
   // find_files' paths are buttons that open the file at the line (through
@@ -233,10 +279,10 @@
   }
   function drawParts(a, parts) {
     parts.forEach((p, i) => {
-      const key = p.kind === "text" ? "text-" + i : "tool-" + p.card.id;
+      const key = p.kind === "text" ? "text-" + i : p.kind === "ask" ? "ask-" + p.card.id : "tool-" + p.card.id;
       let node = a.children[i];
       if (!node || node.dataset.key !== key) {
-        const fresh = p.kind === "text" ? el("div", "md") : toolNode(p.card);
+        const fresh = p.kind === "text" ? el("div", "md") : p.kind === "ask" ? askCardNode(p.card) : toolNode(p.card);
         fresh.dataset.key = key;
         if (node) a.replaceChild(fresh, node);
         else a.appendChild(fresh);
@@ -247,7 +293,8 @@
           node.innerHTML = p.html;
           node.dataset.html = p.html;
         }
-      } else drawTool(node, p.card);
+      } else if (p.kind === "ask") drawAskCard(node, p.card);
+      else drawTool(node, p.card);
     });
     while (a.children.length > parts.length) a.lastElementChild.remove();
   }
@@ -711,9 +758,29 @@
     }
     const answer = t.closest("button[data-tool-answer]");
     if (answer) {
-      const box = answer.closest(".tool");
+      const title = answer.dataset.toolAnswer;
+      // A deliberate answer: the first click arms it (it says so), the
+      // second sends it; it disarms by itself after a while.
+      if (answer.classList.contains("deliberate") && !answer.classList.contains("armed")) {
+        answer.classList.add("armed");
+        answer.textContent = "Confirm: " + title;
+        answer.title = "Click again to answer " + title;
+        // Disarmed after a while, or once the keyboard goes elsewhere (an Enter meant for something else never confirms it).
+        const disarm = () => {
+          answer.removeEventListener("blur", disarm);
+          if (!answer.isConnected || answer.disabled || !answer.classList.contains("armed")) return;
+          answer.classList.remove("armed");
+          answer.textContent = title + "…";
+          answer.title = "Takes a second click to confirm";
+        };
+        answer.addEventListener("blur", disarm);
+        setTimeout(disarm, 6000);
+        return;
+      }
       answer.parentElement.querySelectorAll("button").forEach((b) => (b.disabled = true));
-      vscode.postMessage({ type: "toolAnswer", id: box.dataset.id, title: answer.dataset.toolAnswer });
+      const own = answer.closest(".ask-card");
+      if (own) vscode.postMessage({ type: "questionAnswer", id: own.dataset.qid, title });
+      else vscode.postMessage({ type: "toolAnswer", id: answer.closest(".tool").dataset.id, title });
       return;
     }
     const insert = t.closest("button.insert");

@@ -36,11 +36,14 @@ export type FromView =
   | { type: "applyCode"; text: string; file?: string }
   | { type: "action"; command: string }
   /** The permission question on a tool call's card, answered with one of its actions. */
-  | { type: "toolAnswer"; id: string; title: string };
+  | { type: "toolAnswer"; id: string; title: string }
+  /** A question on a card of its own (a trust question; id: the question's), answered with one of its actions. */
+  | { type: "questionAnswer"; id: string; title: string };
 
 export class ChatView implements vscode.WebviewViewProvider {
   static readonly id = "ctxls.chatView";
   private view?: vscode.WebviewView;
+  private badgeCount = 0;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -58,6 +61,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       this.onMessage(m);
     });
     view.onDidDispose(() => (this.view = undefined));
+    this.setBadge(this.badgeCount);
     view.onDidChangeVisibility(() => view.visible && this.postState());
   }
 
@@ -73,6 +77,12 @@ export class ChatView implements vscode.WebviewViewProvider {
       await vscode.commands.executeCommand(`${ChatView.id}.focus`);
     }
     if (focusInput) this.view?.webview.postMessage({ type: "focusInput" });
+  }
+
+  /** The view's badge (on its activity bar icon): n questions waiting for an answer; none at 0. */
+  setBadge(n: number): void {
+    this.badgeCount = n;
+    if (this.view) this.view.badge = n > 0 ? { value: n, tooltip: n === 1 ? "ctxls: a question waits for your answer" : `ctxls: ${n} questions wait for your answer` } : undefined;
   }
 
   postState(): void {

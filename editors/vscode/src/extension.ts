@@ -10,6 +10,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
+import { CreatedFiles, createdUris } from "./created";
 import { notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
 import { mcpServersByOrigin, Servers } from "./settings";
@@ -22,6 +23,8 @@ import {
   errorKind,
   InitializationOptions,
   Provider,
+  QuestionClosedParams,
+  QuestionParams,
   ReviewEditParams,
   ReviewEditResult,
   ReviewMode,
@@ -39,6 +42,7 @@ import {
   contextSets,
   emptyState,
   OpenAsk,
+  questionOutcome,
   ReviewAnswers,
   reviewDecision,
   selectedLines,
@@ -183,7 +187,9 @@ class Controller {
   /** Counts followElsewhere's looks: only the latest one's result is shown. */
   private followSeq = 0;
   /** The running turn's answer (its text and tool calls) and how to redraw it. */
-  private running?: { answer: StreamingAnswer; redraw(): void };
+  private running?: { answer: StreamingAnswer; redraw(): void; turnRedraw(): void };
+  /** The daemon's questions still open (ctxls/question), by id: shown on their cards, counted on the view's badge. */
+  private questions = new Map<string, { ask: OpenAsk; answer: StreamingAnswer; redraw(): void; actions: QuestionParams["actions"] }>();
   /** The daemon's error messages during the running turn, shown when it ends (see doStart). */
   private turnMessages: MessageRequest[] = [];
   /** A tool call was just shown as a card: its one-line $/progress report is not repeated. */
@@ -201,6 +207,9 @@ class Controller {
   private readonly view: ChatView;
   private readonly previews = new PreviewDocs();
   private readonly reviews = new Reviews();
+  private readonly created = new CreatedFiles();
+  /** The ctxls.path the running daemon was started with (a change of another scope's value restarts nothing). */
+  private pathInUse?: string;
   private readonly folders: string[];
 
   constructor(private readonly ext: vscode.ExtensionContext) {
@@ -215,6 +224,7 @@ class Controller {
       this.status,
       this.modelStatus,
       this.reviews,
+      this.created,
       vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => {
@@ -229,7 +239,8 @@ class Controller {
         this.turnFileChanged();
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("ctxls.path")) void this.restart();
+        // (ctxls.path is an application setting: a workspace's value is not read, and changes nothing.)
+        if (e.affectsConfiguration("ctxls.path") && (vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "") !== this.pathInUse) void this.restart();
         if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
         if (e.affectsConfiguration("ctxls")) this.sendSettings();
       }),
@@ -263,6 +274,7 @@ class Controller {
 
   private async doStart(): Promise<void> {
     const setting = vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "";
+    this.pathInUse = setting;
     const found = resolveBinary(setting, process.env, os.homedir());
     if (!found.ok) return this.fail(found.message);
     // Another program (not ctxls) would fail the language client's start
@@ -282,6 +294,10 @@ class Controller {
         session: this.ext.workspaceState.get<string>(sessionKey),
         reviewEdits: true,
         diagnostics: true,
+        // questions: the daemon's questions (an MCP tool call's permission,
+        // trust in a workspace's MCP servers) come as ctxls/question and are
+        // shown in the chat, on the call's card, until answered or closed.
+        questions: true,
         ...daemonSettings(),
       }),
       // No synchronize: sendSettings sends the settings, the workspace's MCP servers apart.
@@ -342,12 +358,27 @@ class Controller {
       this.toolLineFollows = true;
       r.redraw();
     });
-    // The daemon asks before an MCP tool runs: the question is shown as a
+    // The daemon's questions (initializationOptions.questions): on the
+    // call's card in the chat, or a card of their own, never as a
+    // notification with buttons, and without taking the keyboard.
+    ctxls.onQuestion((p) => this.questionAsked(ctxls, p));
+    ctxls.onQuestionClosed((p) => this.questionClosed(p));
+    // A daemon that does not know initializationOptions.questions asks
+    // with window/showMessageRequest before an MCP tool runs: the question is shown as a
     // notification, as every LSP client shows it, and on the call's card,
     // where it is answered too (the 15-second toast may have gone to the
     // notification centre). The first answer wins; both answer with the
     // chosen action's title, no answer (a closed notification) is null.
     client.onRequest("window/showMessageRequest", (p: MessageRequest, token: CancellationToken) => this.question(p, token));
+    // The model's edits, applied as the language client applies them; a new
+    // file it created is removed again if the user throws it away unsaved
+    // (created.ts). (Registered before the start: it takes the place of the
+    // client's own handler, which it calls.)
+    client.onRequest("workspace/applyEdit", async (p: { edit?: { documentChanges?: unknown[] } }) => {
+      const res: { applied: boolean } = await (client as unknown as { handleApplyWorkspaceEdit(p: unknown): Promise<{ applied: boolean }> }).handleApplyWorkspaceEdit(p);
+      if (res.applied) this.created.add(createdUris(p.edit));
+      return res;
+    });
     // The daemon's messages. Errors during a turn wait for its end: a turn
     // refused for want of a provider (kind noProvider) is said in the view
     // and by this extension's own notification, in VS Code's words, with
@@ -408,6 +439,7 @@ class Controller {
     this.client = undefined;
     this.ctxls = undefined;
     if (old) await old.stop().catch(() => undefined);
+    this.dropQuestions();
     this.state = emptyState();
     this.state.turnFile = this.turnFile();
     this.session = undefined;
@@ -426,6 +458,7 @@ class Controller {
    * question (or Restart) starts it again.
    */
   private daemonStopped(): void {
+    this.dropQuestions();
     this.state.banner = { text: "The ctxls daemon stopped. It starts again when you send a question, or now with Restart; the ctxls output channel may say why.", action: { label: "Restart", command: "restartDaemon" } };
     this.status.text = "$(error) ctxls stopped";
     this.status.tooltip = "The ctxls daemon stopped. Send a question or click to start it again.";
@@ -704,6 +737,76 @@ class Controller {
     return review.decision.then((decision) => ({ decision }));
   }
 
+  /**
+   * A ctxls/question: shown on its tool call's card (a permission), or on a
+   * card of its own after the turn's parts so far (a trust question). The
+   * view is not revealed or focused (typing in an editor must not answer
+   * it); its badge counts the open questions, and a view that is not shown
+   * gets a plain notice, without buttons.
+   */
+  private questionAsked(c: CtxlsClient, p: QuestionParams): void {
+    const r = this.running;
+    // Answers not marked deliberate first, in the daemon's order; "Always" last.
+    const ordered = [...p.actions.filter((a) => !a.deliberate), ...p.actions.filter((a) => a.deliberate)];
+    const ask: OpenAsk = {
+      id: p.id,
+      message: p.message,
+      actions: ordered.map((a) => a.title),
+      deliberate: ordered.filter((a) => a.deliberate).map((a) => a.title),
+      // The daemon decides: the card keeps the question until ctxls/questionClosed.
+      answer: (title) => {
+        const action = p.actions.find((a) => a.title === title);
+        if (!action || ask.outcome !== undefined) return;
+        c.answerQuestion(p.id, action.id).then(undefined, (e) => {
+          // Closed meanwhile (its time ran out, the turn ended): ctxls/questionClosed says so.
+          if (errorKind(e) !== ErrorKinds.notFound) vscode.window.showErrorMessage(`ctxls: the answer was not taken: ${errorText(e)}`);
+        });
+      },
+    };
+    if (!r || (p.sessionId && this.state.sessionId && p.sessionId !== this.state.sessionId)) {
+      // Nowhere to show it (no turn of this chat is running): said, without buttons.
+      void vscode.window.showInformationMessage(`${p.message} (ctxls asked outside this window's chat; it is declined when its time runs out.)`);
+      return;
+    }
+    if (p.toolCallId) r.answer.askFor(p.toolCallId, ask);
+    else r.answer.askAlone(ask);
+    this.questions.set(p.id, { ask, answer: r.answer, redraw: r.turnRedraw, actions: p.actions });
+    r.redraw();
+    this.updateBadge();
+    if (!this.view.visible) void vscode.window.showInformationMessage(`${p.message} Answer it in the ctxls chat.`);
+  }
+
+  /** A ctxls/questionClosed: the question's answers go (on every card showing it), its card says what came of it. */
+  private questionClosed(p: QuestionClosedParams): void {
+    const q = this.questions.get(p.id);
+    if (!q) return;
+    this.questions.delete(p.id);
+    q.answer.closed(q.ask, questionOutcome(p.outcome, q.actions));
+    q.redraw();
+    this.updateBadge();
+  }
+
+  /** The daemon stopped or is restarted: its questions will not be closed; their cards say so. */
+  private dropQuestions(): void {
+    for (const q of this.questions.values()) {
+      q.answer.closed(q.ask, "not answered: the daemon stopped");
+      q.redraw();
+    }
+    this.questions.clear();
+    this.updateBadge();
+  }
+
+  /** The view's badge: how many questions wait for an answer. */
+  private updateBadge(): void {
+    this.view.setBadge(this.questions.size);
+  }
+
+  /** An answer given on a question's own card (a trust question). */
+  private answerQuestionCard(id: string, title: string): void {
+    const ask = this.running?.answer.askById(id) ?? this.questions.get(id)?.ask;
+    if (ask && ask.outcome === undefined && ask.actions.includes(title)) ask.answer(title);
+  }
+
   /** An answer given on a tool call's card. */
   private answerOnCard(id: string, title: string): void {
     const ask = this.running?.answer.askOf(id);
@@ -790,7 +893,16 @@ class Controller {
       turn.parts = answer.view();
       this.view.postTurn(index, turn);
     };
-    this.running = { answer, redraw: flush };
+    // After the turn (a question closed late): only while this turn is still the one shown there.
+    const turnRedraw = () => {
+      if (this.state.turns[index] !== turn) return;
+      if (this.running?.answer === answer) flush();
+      else {
+        turn.parts = answer.view();
+        this.view.postTurn(index, turn);
+      }
+    };
+    this.running = { answer, redraw: flush, turnRedraw };
     this.turnMessages = [];
     this.toolLineFollows = false;
     let out: TurnOutcome;
@@ -947,6 +1059,9 @@ class Controller {
         break;
       case "toolAnswer":
         this.answerOnCard(m.id, m.title);
+        break;
+      case "questionAnswer":
+        this.answerQuestionCard(m.id, m.title);
         break;
     }
   }

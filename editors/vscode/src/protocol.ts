@@ -16,6 +16,8 @@ import {
   ErrorKinds,
   FileDiagnostics,
   Notifications,
+  QuestionClosedParams,
+  QuestionParams,
   Requests,
   ReviewEditParams,
   ReviewEditResult,
@@ -25,7 +27,7 @@ import {
   SessionUpdatedParams,
   Span,
   ToolCallParams,
-  ToolStatus,
+  ToolStatus as DaemonToolStatus,
 } from "./generated/protocol";
 import { isSearch, searchSummary } from "./search";
 
@@ -55,6 +57,13 @@ export interface Connection {
 // Both libraries ignore the progress type at run time unless a work-done
 // middleware is set (the extension sets none).
 const progressType = Object.freeze({ __progress: "ctxls" });
+
+/**
+ * A tool call's status: the daemon's, and "cancelled" (its turn was
+ * cancelled while the call waited or ran), which a daemon may send before
+ * the generated bindings name it.
+ */
+export type ToolStatus = DaemonToolStatus | "cancelled";
 
 export type Context = Record<string, string[]>;
 export type ContextChanged = ContextChangedParams;
@@ -105,6 +114,8 @@ export class CtxlsClient {
   private titleListeners: ((p: SessionUpdated) => void)[] = [];
   private filesListeners: ((p: SessionFilesChanged) => void)[] = [];
   private toolListeners: ((p: ToolCallUpdate) => void)[] = [];
+  private questionListeners: ((p: QuestionParams) => void)[] = [];
+  private questionClosedListeners: ((p: QuestionClosedParams) => void)[] = [];
 
   /** The running turn's token, for cancel(). */
   current?: string;
@@ -114,6 +125,23 @@ export class CtxlsClient {
     conn.onNotification(Notifications.sessionUpdated, (p: SessionUpdated) => this.titleListeners.forEach((f) => f(p)));
     conn.onNotification(Notifications.sessionFilesChanged, (p: SessionFilesChanged) => this.filesListeners.forEach((f) => f(p)));
     conn.onNotification(Notifications.toolCall, (p: ToolCallUpdate) => this.toolListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.question, (p: QuestionParams) => this.questionListeners.forEach((f) => f(p)));
+    conn.onNotification(Notifications.questionClosed, (p: QuestionClosedParams) => this.questionClosedListeners.forEach((f) => f(p)));
+  }
+
+  /** ctxls/question: the daemon asks the user (sent once initializationOptions.questions is set); answer with answerQuestion. */
+  onQuestion(f: (p: QuestionParams) => void): void {
+    this.questionListeners.push(f);
+  }
+
+  /** ctxls/questionClosed: a question ended (answered here or elsewhere, timed out, cancelled), once per question. */
+  onQuestionClosed(f: (p: QuestionClosedParams) => void): void {
+    this.questionClosedListeners.push(f);
+  }
+
+  /** ctxls.question.answer: answers question id with its action's id. */
+  answerQuestion(id: string, action: string) {
+    return this.command(Commands.questionAnswer, { id, action });
   }
 
   onContextChanged(f: (p: ContextChanged) => void): void {
@@ -427,7 +455,7 @@ export function turnsFromMessages(
       if (part?.kind === "tool") {
         part.call.output = m.content.length > maxShownOutput ? m.content.slice(0, maxShownOutput) + "…" : m.content;
         // The result's status says what became of the call.
-        part.call.status = m.status === "declined" ? "declined" : m.status === "error" ? "failed" : "done";
+        part.call.status = m.status === "declined" ? "declined" : m.status === "cancelled" ? "cancelled" : m.status === "error" ? "failed" : "done";
         // The summary is not stored: a search's is read from its whole result.
         if (part.call.status === "done" && isSearch(part.call)) part.call.summary = searchSummary(part.call.name, m.content);
       }

@@ -173,10 +173,26 @@ export interface ToolCard {
   results?: ResultLine[];
   /** While the permission question is open: its answers (the request's action titles). */
   actions?: string[];
+  /** Of actions, those that take a deliberate act (a second, confirming click): "Always in this session". */
+  deliberate?: string[];
+  /** Once the question was closed: what came of it ("Allow once", "no answer in time"). */
+  outcome?: string;
+  /** While the question is open: the daemon's question in full (server, tool, arguments, read-only or not). */
+  question?: string;
 }
 
-/** A piece of an answer: Markdown as HTML, or a tool call's card. */
-export type ViewPart = { kind: "text"; html: string } | { kind: "tool"; card: ToolCard };
+/** A question with a card of its own (a workspace's MCP servers to trust), not a tool call's. */
+export interface AskCard {
+  /** The question's id (ctxls/question). */
+  id: string;
+  message: string;
+  actions?: string[];
+  deliberate?: string[];
+  outcome?: string;
+}
+
+/** A piece of an answer: Markdown as HTML, a tool call's card, or a question's own card. */
+export type ViewPart = { kind: "text"; html: string } | { kind: "tool"; card: ToolCard } | { kind: "ask"; card: AskCard };
 
 /** The most of the arguments the collapsed card shows. */
 export const shortArgumentsMax = 120;
@@ -245,7 +261,7 @@ export function reviewDecision(title: string | undefined): "accept" | "acceptAll
  * place of its arguments ("grep loginRedirect · 12 matches in 4 files"),
  * and its results are lines to follow.
  */
-export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
+export function toolCard(c: ShownToolCall, actions?: string[], ask?: { deliberate?: string[]; outcome?: string; message?: string }): ToolCard {
   const search = isSearch(c);
   const card: ToolCard = {
     id: c.id,
@@ -260,7 +276,12 @@ export function toolCard(c: ShownToolCall, actions?: string[]): ToolCard {
   const results = search && c.status === "done" ? resultLines(c.name, c.output) : undefined;
   if (results) card.results = results;
   if (search && searchArgsInLabel(c.arguments)) card.argsInLine = true;
-  if (actions?.length) card.actions = actions;
+  if (actions?.length) {
+    card.actions = actions;
+    if (ask?.deliberate?.length) card.deliberate = ask.deliberate;
+    if (ask?.message) card.question = ask.message;
+  }
+  if (ask?.outcome) card.outcome = ask.outcome;
   return card;
 }
 
@@ -276,11 +297,35 @@ export function viewTurn(t: ShownTurn): ViewTurn {
   return { question: t.question, questionId: t.questionId, ids: t.ids, parts, status: t.status, error: t.error, files: [], compacted: t.compacted, summary: t.summary, usage: usageLine(t.usage) };
 }
 
-/** A permission question (window/showMessageRequest) waiting for its card. */
+/**
+ * What came of a question, as its card says it once closed
+ * (ctxls/questionClosed's outcome): the chosen action's title, or why
+ * there was none.
+ */
+export function questionOutcome(outcome: string, actions: { id: string; title: string }[]): string {
+  const chosen = actions.find((a) => a.id === outcome);
+  if (chosen) return `Answered: ${chosen.title}`;
+  if (outcome === "timeout") return "Not answered in time";
+  if (outcome === "cancelled") return "Not answered: the turn ended";
+  return `Closed: ${outcome}`;
+}
+
+/** A question shown on a card: a permission question (ctxls/question) or an edit's review (ctxls/reviewEdit). */
 export interface OpenAsk {
   actions: string[];
   /** Settles the question: an action's title, or undefined for none (denied). */
   answer(title: string | undefined): void;
+  /** Of actions, those that take a deliberate act (ctxls/question's deliberate). */
+  deliberate?: string[];
+  /** ctxls/question's id, for a question with a card of its own (kind "trust"). */
+  id?: string;
+  /** Its text, shown on a card of its own. */
+  message?: string;
+  /**
+   * Set once the question was closed (ctxls/questionClosed): what came of
+   * it. A closed question stays on its card with this, without its answers.
+   */
+  outcome?: string;
 }
 
 /**
@@ -295,7 +340,7 @@ export interface OpenAsk {
  * question if it is still open (the daemon stopped waiting).
  */
 export class StreamingAnswer {
-  private parts: ({ kind: "text"; text: string; html?: string } | { kind: "tool"; call: ShownToolCall; ask?: OpenAsk })[] = [];
+  private parts: ({ kind: "text"; text: string; html?: string } | { kind: "tool"; call: ShownToolCall; ask?: OpenAsk } | { kind: "ask"; ask: OpenAsk })[] = [];
   private unpaired: OpenAsk[] = [];
   /** Questions about a named call whose card has not come yet (an edit's review), by call id. */
   private byId = new Map<string, OpenAsk>();
@@ -335,7 +380,7 @@ export class StreamingAnswer {
       }
       // An edit's card waits for its review (askFor), never for another call's question.
       if (!part.ask && this.unpaired.length && !isEditTool(call.name)) part.ask = this.unpaired.shift();
-    } else if (part.ask) {
+    } else if (part.ask && part.ask.outcome === undefined) {
       const ask = part.ask;
       part.ask = undefined;
       ask.answer(undefined);
@@ -357,6 +402,21 @@ export class StreamingAnswer {
     // A card that is no longer pending: the daemon stopped waiting; the question is not shown.
   }
 
+  /** A question with a card of its own (a trust question): after the parts so far. */
+  askAlone(a: OpenAsk): void {
+    this.parts.push({ kind: "ask", ask: a });
+  }
+
+  /**
+   * A question closed (ctxls/questionClosed): its answers go, its card says
+   * outcome. A question whose call's card has not come yet is dropped.
+   */
+  closed(a: OpenAsk, outcome: string): void {
+    a.outcome = outcome;
+    this.unpaired = this.unpaired.filter((x) => x !== a);
+    for (const [id, x] of this.byId) if (x === a) this.byId.delete(id);
+  }
+
   /** Takes the question off the view once it has an answer (from anywhere). */
   settled(a: OpenAsk): void {
     this.unpaired = this.unpaired.filter((x) => x !== a);
@@ -367,20 +427,35 @@ export class StreamingAnswer {
   /** The open question shown on a card, for an answer given on the card. */
   askOf(id: string): OpenAsk | undefined {
     const part = this.parts.find((x) => x.kind === "tool" && x.call.id === id);
-    return part?.kind === "tool" ? part.ask : undefined;
+    return part?.kind === "tool" && part.ask?.outcome === undefined ? part.ask : undefined;
+  }
+
+  /** The open question with a card of its own, by the question's id. */
+  askById(id: string): OpenAsk | undefined {
+    const part = this.parts.find((x) => x.kind === "ask" && x.ask.id === id);
+    return part?.kind === "ask" && part.ask.outcome === undefined ? part.ask : undefined;
   }
 
   /** Every question still open (the turn ended: they are settled as unanswered). */
   openAsks(): OpenAsk[] {
     const out = [...this.unpaired, ...this.byId.values()];
-    for (const p of this.parts) if (p.kind === "tool" && p.ask) out.push(p.ask);
+    for (const p of this.parts) if ((p.kind === "tool" || p.kind === "ask") && p.ask && p.ask.outcome === undefined) out.push(p.ask);
     return out;
   }
 
   /** The parts as the view draws them (only changed text is rendered again). */
   view(): ViewPart[] {
     return this.parts.map((p) => {
-      if (p.kind === "tool") return { kind: "tool", card: toolCard(p.call, p.ask?.actions) };
+      if (p.kind === "tool") return { kind: "tool", card: toolCard(p.call, p.ask && p.ask.outcome === undefined ? p.ask.actions : undefined, p.ask) };
+      if (p.kind === "ask") {
+        const card: AskCard = { id: p.ask.id ?? "", message: p.ask.message ?? "" };
+        if (p.ask.outcome !== undefined) card.outcome = p.ask.outcome;
+        else {
+          card.actions = p.ask.actions;
+          if (p.ask.deliberate?.length) card.deliberate = p.ask.deliberate;
+        }
+        return { kind: "ask", card };
+      }
       p.html ??= renderMarkdown(p.text);
       return { kind: "text", html: p.html };
     });

@@ -14,7 +14,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
 import { fenceInfo, highlight, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
-import { contextSets, OpenAsk, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnFileChip, usageLine, viewTurn } from "../src/viewstate";
+import { contextSets, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnFileChip, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { parseGrepLine, resolveResultPath, searchLabel, searchSummary } from "../src/search";
 import { editorFolders, isUserFile } from "../src/sync";
@@ -212,7 +212,7 @@ test("MCP tool calls against the real binary: ctxls/toolCall updates, the questi
     assert.deepEqual(seq(addId), ["pending", "declined"]);
     const parts = answer.view();
     assert.deepEqual(
-      parts.map((p) => (p.kind === "text" ? p.html.trim() : [p.card.title, p.card.args, p.card.status, p.card.output])),
+      parts.map((p) => (p.kind === "text" ? p.html.trim() : p.kind === "ask" ? p.card.message : [p.card.title, p.card.args, p.card.status, p.card.output])),
       [["t · echo", 'text: "hi from node"', "done", "echo: hi from node"], ["t · add", "a: 2, b: 3", "declined", parts[1].kind === "tool" ? parts[1].card.output : ""], "<p>Echoed.</p>"],
     );
     assert.match((parts[1] as any).card.output, /declined/);
@@ -594,7 +594,7 @@ test("a streaming answer: text and cards in order, updated by id; a question is 
   a.delta("Done.");
   const parts = a.view();
   assert.deepEqual(
-    parts.map((p) => (p.kind === "text" ? p.html.trim() : [p.card.id, p.card.status, p.card.statusText, p.card.output ?? null, p.card.actions ?? null])),
+    parts.map((p) => (p.kind === "text" ? p.html.trim() : p.kind === "ask" ? p.card.message : [p.card.id, p.card.status, p.card.statusText, p.card.output ?? null, p.card.actions ?? null])),
     ["<p>Let me check.</p>", ["c1", "done", "done", "echo: hi", null], ["c2", "declined", "declined", "The user declined this call", null], "<p>Done.</p>"],
   );
   assert.equal(a.text(), "Let me check.Done.");
@@ -730,4 +730,40 @@ test("turnFileChip and selectedLines: the chip names the file and the selected l
   // A selection that ends at the start of a line ends on the line before.
   assert.deepEqual(selectedLines({ line: 4, character: 0 }, { line: 8, character: 0 }), [5, 8]);
   assert.deepEqual(selectedLines({ line: 4, character: 2 }, { line: 4, character: 9 }), [5, 5]);
+});
+
+test("ctxls/question on a call's card (by toolCallId, whichever comes first) and on a card of its own; closed, the answers go and the outcome stays", () => {
+  const a = new StreamingAnswer();
+  const answers: (string | undefined)[] = [];
+  const q = (extra: Partial<OpenAsk> = {}): OpenAsk => ({ actions: ["Allow once", "Deny", "Always in this session"], deliberate: ["Always in this session"], answer: (t) => answers.push(t), ...extra });
+  // The question before its card.
+  const p1 = q({ id: "q1" });
+  a.askFor("c1", p1);
+  a.toolCall({ sessionId: "s", id: "c1", name: "mcp__t__echo", server: "t", tool: "echo", arguments: "{}", status: "pending" });
+  let card = a.view().flatMap((p) => (p.kind === "tool" ? [p.card] : []))[0];
+  assert.deepEqual([card.actions, card.deliberate, card.outcome], [["Allow once", "Deny", "Always in this session"], ["Always in this session"], undefined]);
+  // A trust question: a card of its own.
+  const t1 = q({ id: "q2", message: "Trust the MCP servers of .mcp.json?", actions: ["Trust", "Don't trust"], deliberate: [] });
+  a.askAlone(t1);
+  assert.equal(a.askById("q2"), t1);
+  assert.deepEqual(a.openAsks(), [p1, t1]);
+  // Closed: no answers, the outcome; the call's card leaving pending does not answer a closed question.
+  a.closed(p1, questionOutcome("deny", [{ id: "allow", title: "Allow once" }, { id: "deny", title: "Deny" }]));
+  a.toolCall({ sessionId: "s", id: "c1", name: "mcp__t__echo", server: "t", tool: "echo", arguments: "{}", status: "declined" });
+  assert.equal(a.askOf("c1"), undefined);
+  a.closed(t1, questionOutcome("timeout", []));
+  assert.equal(a.askById("q2"), undefined);
+  const parts = a.view();
+  card = parts.flatMap((p) => (p.kind === "tool" ? [p.card] : []))[0];
+  assert.deepEqual([card.actions, card.outcome, card.statusText], [undefined, "Answered: Deny", "declined"]);
+  const own = parts.flatMap((p) => (p.kind === "ask" ? [p.card] : []))[0];
+  assert.deepEqual(own, { id: "q2", message: "Trust the MCP servers of .mcp.json?", outcome: "Not answered in time" });
+  assert.deepEqual(a.openAsks(), []);
+  assert.deepEqual(answers, []);
+  assert.equal(questionOutcome("cancelled", []), "Not answered: the turn ended");
+});
+
+test("a call cancelled with its turn says so on its card", () => {
+  const c = toolCard({ id: "c", name: "mcp__t__slow", server: "t", tool: "slow", arguments: "{}", status: "cancelled" });
+  assert.deepEqual([c.status, c.statusText, c.note], ["cancelled", "cancelled", undefined]);
 });
