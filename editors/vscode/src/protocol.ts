@@ -58,12 +58,8 @@ export interface Connection {
 // middleware is set (the extension sets none).
 const progressType = Object.freeze({ __progress: "ctxls" });
 
-/**
- * A tool call's status: the daemon's, and "cancelled" (its turn was
- * cancelled while the call waited or ran), which a daemon may send before
- * the generated bindings name it.
- */
-export type ToolStatus = DaemonToolStatus | "cancelled";
+/** A tool call's status (the generated bindings name "cancelled" too). */
+export type ToolStatus = DaemonToolStatus;
 
 export type Context = Record<string, string[]>;
 export type ContextChanged = ContextChangedParams;
