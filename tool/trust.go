@@ -375,7 +375,7 @@ func workspaceFilesRun(root string, sv mcpclient.Server) []runFile {
 // headers' names), and the files of the workspace it runs. Everything that
 // came from the file is shown escaped (termsafe.Line).
 func TrustQuestion(r TrustRequest) string {
-	return fmt.Sprintf("ctxls: %s configures MCP servers, which run on this machine: %s. Trust this file and let the model use them?",
+	return fmt.Sprintf("ctxls: %s configures MCP servers, which run on this machine: %s. Trust what it configures and let the model use these servers?",
 		termsafe.Line(r.Path), strings.Join(TrustServers(r), "; "))
 }
 

@@ -974,7 +974,7 @@ open as its turn is cancelled closes, saying so."
     ;; M-x ctxls-answer, from the file: the answer picked with completion.
     (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-answer" (kbd "RET") "Trust" (kbd "TAB RET")))
     (ctxls-test--wait "the trust question closed"
-                      (lambda () (string-search "Trust this file and let the model use them? → trusted\n" (ctxls-test--chat-text))))
+                      (lambda () (string-search "Trust what it configures and let the model use these servers? → trusted\n" (ctxls-test--chat-text))))
     (should-not (string-search "[T] trust" (ctxls-test--chat-text)))
     (should (equal (buffer-string) (concat "Tn" before)))
     ;; The model calls the trusted file's server: asked, then the turn is
