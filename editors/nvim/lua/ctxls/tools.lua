@@ -81,7 +81,46 @@ local function short(args)
   return " `" .. args .. "`"
 end
 
+-- plan_items is the plan an update_plan call (ctxls's own) set: its items
+-- ({content, status, priority}), or nil for another call or arguments that
+-- are not a plan.
+function T.plan_items(p)
+  if (p.server or "") ~= "" or (p.name or p.tool) ~= "update_plan" then
+    return nil
+  end
+  local ok, args = pcall(vim.json.decode, p.arguments or "")
+  if not ok or type(args) ~= "table" or type(args.items) ~= "table" then
+    return nil
+  end
+  return args.items
+end
+
+local plan_marks = { [P.plan_status.completed] = "[x]", [P.plan_status.in_progress] = "[~]" }
+
+-- plan_lines are a plan's items as a Markdown task list: "- [x] done",
+-- "- [~] under way", "- [ ] to do", a high priority said after the item.
+local function plan_lines(items)
+  local out = {}
+  for _, it in ipairs(items) do
+    local text = tostring(it.content or ""):gsub("%s+", " ")
+    local prio = it.priority == P.plan_priority.high and "  (high priority)" or ""
+    table.insert(out, "- " .. (plan_marks[it.status] or "[ ]") .. " " .. text .. prio)
+  end
+  if #out == 0 then
+    out = { "(the plan is empty)" }
+  end
+  return out
+end
+
 local function status_text(p)
+  local items = p.status == T.status.done and T.plan_items(p)
+  if items then
+    local done = 0
+    for _, it in ipairs(items) do
+      done = done + (it.status == P.plan_status.completed and 1 or 0)
+    end
+    return string.format("%d of %d done", done, #items)
+  end
   if p.status == T.status.done and p.summary and p.summary ~= "" then
     return (p.summary:gsub("%s+", " "))
   elseif p.status == T.status.pending then
@@ -110,7 +149,9 @@ local function line(p, has_output)
     what = p.server .. " · " .. what
   end
   local args = short(p.arguments)
-  if S.is_search(p) then
+  if T.plan_items(p) then
+    what, args, has_output = "plan", "", false -- the items follow the line, not folded
+  elseif S.is_search(p) then
     local label = S.label(p.name or p.tool, p.arguments)
     args = label ~= "" and (" " .. label) or ""
   end
@@ -127,6 +168,10 @@ local function output_lines(p)
     or p.status == T.status.cancelled
   if not ended or p.output == nil then
     return nil
+  end
+  local items = p.status == T.status.done and T.plan_items(p)
+  if items then
+    return plan_lines(items), true
   end
   local out = p.output
   if out == "" then
@@ -188,7 +233,7 @@ function T.update(buf, p)
   calls[buf] = calls[buf] or {}
   pending[p.id] = p.status == T.status.pending or nil
   local c = calls[buf][p.id]
-  local out = output_lines(p)
+  local out, open = output_lines(p)
   local head, text = line(p, out ~= nil or (c ~= nil and c.n > 0))
   local row = c and vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
   if not row then
@@ -217,13 +262,14 @@ function T.update(buf, p)
   c.p = p
   if out then
     -- The line and its output in one change, its fold known before: the
-    -- fold levels of the changed lines are computed as they change.
+    -- fold levels of the changed lines are computed as they change. A
+    -- plan is shown open, not folded.
     local old = c.n
-    c.n = #out
+    c.n, c.open = #out, open
     set_lines(buf, row, row + 1 + old, vim.list_extend({ text }, out))
     -- Closed at first in every window showing it (Neovim opens a new fold
     -- once the user has opened another).
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    for _, win in ipairs(open and {} or vim.fn.win_findbuf(buf)) do
       vim.api.nvim_win_call(win, function()
         pcall(vim.cmd, (row + 1) .. "foldclose")
       end)
@@ -277,7 +323,7 @@ local function fold_levels(buf)
   end
   l = { tick = tick }
   for _, c in pairs(calls[buf] or {}) do
-    if c.n > 0 then
+    if c.n > 0 and not c.open then
       local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
       if row then
         l[row + 1] = ">1"
