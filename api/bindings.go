@@ -61,6 +61,11 @@ func separated(id string, sep byte) string {
 	var b strings.Builder
 	prevUpper := false
 	for _, r := range Name(id) {
+		if r == '_' || r == '-' { // a value's own separator ("in_progress"): the binding's
+			b.WriteByte(sep)
+			prevUpper = false
+			continue
+		}
 		upper := unicode.IsUpper(r)
 		if upper {
 			if !prevUpper {

@@ -229,7 +229,7 @@ visible lines.")
 (defconst ctxls-protocol-plan-status-pending "pending"
   "A value of planStatus.")
 
-(defconst ctxls-protocol-plan-status-in_progress "in_progress"
+(defconst ctxls-protocol-plan-status-in-progress "in_progress"
   "A value of planStatus.")
 
 (defconst ctxls-protocol-plan-status-completed "completed"

@@ -1789,11 +1789,51 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
                (setq a (concat (substring a 0 59) "…")))
              (if (string-search "`" a) (format " `` %s ``" a) (format " `%s`" a))))))
 
+(defun ctxls--plan-items (params)
+  "The plan the tool call PARAMS set, if it is ctxls's update_plan: its items.
+Each item is a plist (:content :status :priority); nil for another call
+or arguments that are not a plan."
+  (when (and (string-empty-p (or (plist-get params :server) ""))
+             (equal (or (plist-get params :name) (plist-get params :tool)) "update_plan"))
+    (let ((args (ignore-errors (json-parse-string (or (plist-get params :arguments) "")
+                                                  :object-type 'plist :array-type 'list
+                                                  :null-object nil :false-object nil))))
+      (and (listp args) (plist-member args :items) (listp (plist-get args :items))
+           (or (plist-get args :items) '(:empty))))))
+
+(defun ctxls--plan-text (params)
+  "The plan the ended tool call PARAMS set, as a task list, or nil.
+\"- [x] done\", \"- [~] under way\", \"- [ ] to do\"; a high priority
+is said after its item."
+  (let ((items (and (equal (plist-get params :status) ctxls-protocol-tool-status-done)
+                    (ctxls--plan-items params))))
+    (cond ((null items) nil)
+          ((equal items '(:empty)) "(the plan is empty)\n")
+          (t (mapconcat
+              (lambda (it)
+                (format "- %s %s%s\n"
+                        (pcase (plist-get it :status)
+                          ((pred (equal ctxls-protocol-plan-status-completed)) "[x]")
+                          ((pred (equal ctxls-protocol-plan-status-in-progress)) "[~]")
+                          (_ "[ ]"))
+                        (ctxls--one-line (format "%s" (or (plist-get it :content) "")) 500)
+                        (if (equal (plist-get it :priority) ctxls-protocol-plan-priority-high) "  (high priority)" "")))
+              items "")))))
+
 (defun ctxls--tool-status-text (params)
   "The status of the tool call PARAMS, in words."
   (let ((status (plist-get params :status))
-        (progress (plist-get params :progress)))
-    (cond ((and (equal status ctxls-protocol-tool-status-done)
+        (progress (plist-get params :progress))
+        (plan (and (equal (plist-get params :status) ctxls-protocol-tool-status-done)
+                   (ctxls--plan-items params))))
+    (cond (plan
+           (let ((items (if (equal plan '(:empty)) nil plan)))
+             (let ((done 0))
+               (dolist (it items)
+                 (when (equal (plist-get it :status) ctxls-protocol-plan-status-completed)
+                   (setq done (1+ done))))
+               (format "%d of %d done" done (length items)))))
+          ((and (equal status ctxls-protocol-tool-status-done)
                 (not (string-empty-p (or (plist-get params :summary) ""))))
            (ctxls--one-line (plist-get params :summary) 80))
           ((equal status ctxls-protocol-tool-status-pending) "waiting for your permission")
@@ -1821,10 +1861,12 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
 A search names what it looked for: \"grep \\=`loginRedirect\\=` — 12 matches
 in 4 files\"."
   (let* ((server (plist-get params :server))
-         (what (if (and server (not (string-empty-p server)))
-                   (format "%s · %s" server (plist-get params :tool))
-                 (or (plist-get params :tool) (plist-get params :name))))
-         (args (if (ctxls--search-p params)
+         (plan (ctxls--plan-items params))
+         (what (cond (plan "plan")
+                     ((and server (not (string-empty-p server)))
+                      (format "%s · %s" server (plist-get params :tool)))
+                     (t (or (plist-get params :tool) (plist-get params :name)))))
+         (args (if (or plan (ctxls--search-p params))
                    (let ((label (ctxls--search-label (plist-get params :name) (plist-get params :arguments))))
                      (if (string-empty-p label) "" (concat " " label)))
                  (ctxls--tool-args (plist-get params :arguments))))
@@ -1841,7 +1883,8 @@ in 4 files\"."
 
 (defun ctxls--tool-insert (params)
   "Insert the line of the tool call PARAMS at point (the chat's end)."
-  (let* ((output (ctxls--tool-output params))
+  (let* ((plan (ctxls--plan-text params))
+         (output (and (not plan) (ctxls--tool-output params)))
          (sep (cond ((or ctxls--after-tool (bobp)) "")
                     ((looking-back "\n\n" (max (point-min) (- (point) 2))) "")
                     ((eq (char-before) ?\n) "\n")
@@ -1849,6 +1892,8 @@ in 4 files\"."
     (insert sep)
     (let ((start (point-marker)))
       (insert (ctxls--tool-line params (if output "▸" "•")) "\n")
+      (when plan
+        (insert plan))
       (when output
         (ctxls--tool-set-output start output params))
       (puthash (plist-get params :id) start
@@ -1881,7 +1926,8 @@ PARAMS are the call's: a search's results are buttons that visit them."
            (ctxls--tool-insert params)
          (goto-char start)
          (let* ((ov (get-text-property start 'ctxls-tool-overlay))
-                (output (and (not ov) (ctxls--tool-output params)))
+                (plan (and (not ov) (ctxls--plan-text params)))
+                (output (and (not ov) (not plan) (ctxls--tool-output params)))
                 (glyph (cond ((and ov (not (overlay-get ov 'invisible))) "▾")
                              ((or ov output) "▸")
                              (t "•"))))
@@ -1889,6 +1935,9 @@ PARAMS are the call's: a search's results are buttons that visit them."
            (insert (ctxls--tool-line params glyph))
            (when ov
              (put-text-property start (1+ start) 'ctxls-tool-overlay ov))
+           (when plan ; the plan shown under its line, not hidden
+             (forward-line 1)
+             (insert plan))
            (when output
              (ctxls--tool-set-output start output params))))))))
 

@@ -1091,6 +1091,44 @@ relative to the workspace."
                  '("auth/login.go" 3 "func loginRedirect() {}")))
   (ctxls-test--stop))
 
+;;;; The model's plan
+
+(defconst ctxls-test--plan
+  (concat "• plan — 1 of 3 done\n"
+          "- [x] Read main.go\n"
+          "- [~] Fix the handler  (high priority)\n"
+          "- [ ] Run the tests\n")
+  "The plan as the chat shows it: its call's line, then the items.")
+
+(defun ctxls-test--plan-shown ()
+  "Check that the chat shows the plan, its items visible."
+  (let ((chat (ctxls-test--chat-text)))
+    (should (string-search ctxls-test--plan chat))
+    (with-current-buffer ctxls--chat
+      (goto-char (point-min))
+      (should (search-forward "- [~] Fix the handler" nil t))
+      (should-not (invisible-p (1- (point)))))))
+
+(ert-deftest ctxls-test-plan ()
+  "The model's plan is a task list under its call's line, shown."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "make a plan")
+  (ctxls-test--turn-end "Planned.")
+  (ctxls-test--plan-shown)
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-plan-resume ()
+  "A resumed session shows the plan as the live chat did."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the history" (lambda () (string-search "Planned." (ctxls-test--chat-text))))
+  (ctxls-test--plan-shown)
+  (ctxls-test--stop))
+
 ;;;; The model's edits
 
 (defun ctxls-test--text (buffer)
