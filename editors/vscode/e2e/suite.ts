@@ -1324,6 +1324,47 @@ async function main(): Promise<void> {
     await until("typing.txt reverted", async () => !(await ed.editorText()).includes("typed on"), 5000);
   });
 
+  await step("issue 32: the model's plan is a card, 'plan · 1 of 3 done', its items under it without opening the card (done struck through, the one under way in bold, a high priority said), in light and dark themes", async () => {
+    await idle();
+    const plan = [
+      { content: "Read main.go", status: "completed" },
+      { content: "Fix the handler", status: "in_progress", priority: "high" },
+      { content: "Run the tests", status: "pending" },
+    ];
+    await enqueue([{ chunks: [], toolCalls: [{ name: "update_plan", arguments: JSON.stringify({ items: plan }) }] }, { chunks: ["Planned."] }]);
+    await typeInChat("Make a plan");
+    await until("the plan's answer", async () => (await lastTurn().innerText()).includes("Planned."), 15_000);
+    await idle();
+    const card = lastTurn().locator(".tool", { hasText: "plan" });
+    check((await card.getAttribute("data-status")) === "done", `the plan card is ${await card.getAttribute("data-status")}`);
+    check((await card.locator(".tool-title").innerText()) === "plan", `the card's title: ${await card.locator(".tool-title").innerText()}`);
+    check((await card.locator(".tool-status").innerText()) === "1 of 3 done", `the card's status: ${await card.locator(".tool-status").innerText()}`);
+    check(!(await card.locator("details").evaluate((d) => (d as HTMLDetailsElement).open)), "the card opened by itself");
+    check(await card.locator(".tool-plan").isVisible(), "the plan is not shown under the card's line");
+    const texts = await card.locator(".tool-plan .plan-text").allInnerTexts();
+    check(texts.join("|") === "Read main.go|Fix the handler|Run the tests", `the plan's items: ${texts}`);
+    const classes = await card.locator(".tool-plan .plan-item").evaluateAll((ls) => ls.map((l) => l.className));
+    check(classes.join("|") === "plan-item plan-completed|plan-item plan-in_progress|plan-item plan-pending", `the items' states: ${classes}`);
+    check((await card.locator(".plan-priority").allInnerTexts()).join("|") === "high priority", "the high priority is not said");
+    const labels = await card.locator(".tool-plan .plan-item").evaluateAll((ls) => ls.map((l) => l.getAttribute("aria-label")));
+    check(labels[0] === "Read main.go (done)" && labels[1] === "Fix the handler (under way, high priority)", `the items' labels: ${labels}`);
+    const id = await card.getAttribute("data-id");
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-plan-light"],
+      ["Dark Modern", "vscode-plan-dark"],
+    ]) {
+      await setTheme(theme);
+      await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
+      for (const sel of [".plan-in_progress .plan-text", ".plan-pending .plan-text", ".plan-priority"]) {
+        const c = await contrast(`#log .tool[data-id="${id}"] ${sel}`);
+        check(c >= 4.5, `${theme}: the plan's ${sel} has a contrast of ${c.toFixed(2)}`);
+      }
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+  });
+
   const echoText = "hi from code-server";
   await step("issue 21: an MCP tool call is a card; the permission question names the server, the tool and the arguments; Allow once on the card runs it (issue 35: no notification)", async () => {
     await ed.clearToasts();

@@ -149,6 +149,7 @@
     body.appendChild(el("pre", "tool-pre tool-output"));
     details.appendChild(body);
     box.appendChild(details);
+    box.appendChild(el("ul", "tool-plan"));
     box.appendChild(askNode());
     box.appendChild(el("div", "tool-outcome"));
     return box;
@@ -235,6 +236,7 @@
       out.textContent = hasOutput ? card.output || "(empty)" : "";
     }
     out.classList.toggle("results", !!card.results);
+    drawPlan(box.querySelector(".tool-plan"), card.plan);
     // While the call waits: why, and the permission question's answers once it is asked.
     const ask = box.querySelector(".tool-ask");
     drawAsk(ask, card.note, card.actions, card.deliberate);
@@ -247,6 +249,26 @@
       ask.removeAttribute("title");
       ask.querySelector(".tool-answers").removeAttribute("aria-label");
     }
+  }
+  // The model's plan under its card's line: each item with its state
+  // (done, under way, to do) in a mark and in words for screen readers.
+  const planMarks = { completed: "✓", in_progress: "▸", pending: "○" };
+  const planWords = { completed: "done", in_progress: "under way", pending: "to do" };
+  function drawPlan(list, plan) {
+    const key = plan ? JSON.stringify(plan) : "";
+    list.hidden = !plan;
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.textContent = "";
+    for (const it of plan || []) {
+      const li = el("li", "plan-item plan-" + it.status);
+      li.appendChild(el("span", "plan-mark", planMarks[it.status] || "○"));
+      li.appendChild(el("span", "plan-text", it.content));
+      if (it.priority === "high") li.appendChild(el("span", "plan-priority", "high priority"));
+      li.setAttribute("aria-label", it.content + " (" + (planWords[it.status] || it.status) + (it.priority === "high" ? ", high priority" : "") + ")");
+      list.appendChild(li);
+    }
+    if (plan && plan.length === 0) list.appendChild(el("li", "plan-item plan-empty", "(the plan is empty)"));
   }
   // A search's result lines: grep's matches and context lines and
   // find_files' paths are buttons that open the file at the line (through

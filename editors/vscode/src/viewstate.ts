@@ -179,6 +179,33 @@ export interface ToolCard {
   outcome?: string;
   /** While the question is open: the daemon's question in full (server, tool, arguments, read-only or not). */
   question?: string;
+  /** The plan an update_plan call set: shown under the card's line, always (not folded into it). */
+  plan?: PlanItem[];
+}
+
+/** An item of the model's plan (update_plan's arguments). */
+export interface PlanItem {
+  content: string;
+  /** pending, in_progress or completed. */
+  status: string;
+  /** high, medium or low. */
+  priority?: string;
+}
+
+/** The plan the call set, if it is ctxls's own update_plan and its arguments are a plan. */
+export function planItems(c: ShownToolCall): PlanItem[] | undefined {
+  if (c.server || (c.tool || c.name) !== "update_plan") return undefined;
+  try {
+    const v = JSON.parse(c.arguments);
+    if (!v || !Array.isArray(v.items)) return undefined;
+    return v.items.map((it: { content?: unknown; status?: unknown; priority?: unknown }) => ({
+      content: String(it?.content ?? ""),
+      status: String(it?.status ?? "pending"),
+      priority: typeof it?.priority === "string" ? it.priority : undefined,
+    }));
+  } catch {
+    return undefined;
+  }
 }
 
 /** A question with a card of its own (a workspace's MCP servers to trust), not a tool call's. */
@@ -271,6 +298,14 @@ export function toolCard(c: ShownToolCall, actions?: string[], ask?: { deliberat
     status: c.status,
     statusText: c.status === "done" && c.summary ? c.summary : toolStatusText(c.status, c.progress),
   };
+  const plan = c.status === "done" || c.status === "stored" ? planItems(c) : undefined;
+  if (plan) {
+    // The plan, not its JSON: "plan · 1 of 3 done", then its items.
+    card.title = "plan";
+    card.args = "";
+    card.statusText = `${plan.filter((it) => it.status === "completed").length} of ${plan.length} done`;
+    card.plan = plan;
+  }
   if (c.status === "pending") card.note = isEditTool(c.name) ? "waiting for your review" : "waiting for your permission";
   if (c.output !== undefined) card.output = c.output;
   const results = search && c.status === "done" ? resultLines(c.name, c.output) : undefined;

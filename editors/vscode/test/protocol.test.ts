@@ -482,6 +482,24 @@ test("tool cards: arguments shortened to one line, in full indented; the status 
   for (const s of ["done", "failed", "declined"] as const) assert.equal(toolCard({ ...card, name: "x", tool: "x", arguments: "{}", status: s }).statusText, s);
 });
 
+test("plan cards: an update_plan call is the plan (how much is done, its items), live and stored; anything else is not", () => {
+  const args = JSON.stringify({ items: [{ content: "Read main.go", status: "completed" }, { content: "Fix the handler", status: "in_progress", priority: "high" }, { content: "Run the tests", status: "pending" }] });
+  const card = toolCard({ id: "p", name: "update_plan", server: "", tool: "update_plan", arguments: args, status: "done" });
+  assert.equal(card.title, "plan");
+  assert.equal(card.args, "");
+  assert.equal(card.statusText, "1 of 3 done");
+  assert.deepEqual(card.plan, [
+    { content: "Read main.go", status: "completed", priority: undefined },
+    { content: "Fix the handler", status: "in_progress", priority: "high" },
+    { content: "Run the tests", status: "pending", priority: undefined },
+  ]);
+  assert.deepEqual(toolCard({ id: "p", name: "update_plan", server: "", tool: "update_plan", arguments: args, status: "stored" }).plan?.length, 3);
+  // Refused (invalid) or still running: no plan shown; an MCP tool of the same name is not ctxls's.
+  assert.equal(toolCard({ id: "p", name: "update_plan", server: "", tool: "update_plan", arguments: args, status: "failed" }).plan, undefined);
+  assert.equal(toolCard({ id: "p", name: "mcp__s__update_plan", server: "s", tool: "update_plan", arguments: args, status: "done" }).plan, undefined);
+  assert.equal(toolCard({ id: "p", name: "update_plan", server: "", tool: "update_plan", arguments: "{not json", status: "done" }).plan, undefined);
+});
+
 test("search cards: what the search looked for, what it found (the live summary, or read from a stored result), its lines to follow", () => {
   const out = "auth/handler.go:3: func handle() { loginRedirect() }  (unsaved)\n\nauth/login.go-2- \nauth/login.go:3: func loginRedirect() {}\nauth/login.go-4- x:3: y\n--\nauth/login.go:9: a-4- b\n";
   // Of the two forms, the prefix that ends first wins.
