@@ -551,7 +551,7 @@ A program name that is not absolute is looked up on the variable
                             prog (mapconcat #'abbreviate-file-name dirs ", ")))))))))
 
 (defconst ctxls--install-hint
-  "install it with go install github.com/ctxls/ctxls/cmd/ctxls@latest, or set `ctxls-command' (M-x customize-option RET ctxls-command)"
+  "install it with CGO_ENABLED=0 go install ./cmd/ctxls in a clone of ctxls (its README), or set `ctxls-command' (M-x customize-option RET ctxls-command)"
   "What to do when the daemon's program is not found.")
 
 (defun ctxls--program ()

@@ -385,7 +385,7 @@ local ok, err = pcall(function()
     end)
     vim.cmd("checkhealth ctxls")
     local report = text(vim.api.nvim_get_current_buf())
-    if not report:find("ctxls-not-installed-here is neither on $PATH nor in", 1, true) or not report:find("go install github.com/ctxls/ctxls/cmd/ctxls@latest", 1, true) then
+    if not report:find("ctxls-not-installed-here is neither on $PATH nor in", 1, true) or not report:find("CGO_ENABLED=0 go install ./cmd/ctxls in a clone of ctxls (its README)", 1, true) then
       fail(":checkhealth ctxls:\n" .. report)
     end
   elseif phase == "gobin" then

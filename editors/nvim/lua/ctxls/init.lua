@@ -908,7 +908,7 @@ local function resolved_cmd()
       return vim.fn.fnamemodify(d, ":~")
     end, dirs)
     state.missing = string.format("ctxls is not installed (:checkhealth ctxls): %s is neither on $PATH nor in %s", prog, table.concat(shown, " or "))
-    state.missing_help = string.format("ctxls is not installed: %s is neither on $PATH nor in %s. Install it with go install github.com/ctxls/ctxls/cmd/ctxls@latest, or set cmd in require(\"ctxls\").setup()", prog, table.concat(dirs, " or "))
+    state.missing_help = string.format("ctxls is not installed: %s is neither on $PATH nor in %s. Install it with CGO_ENABLED=0 go install ./cmd/ctxls in a clone of ctxls (its README), or set cmd in require(\"ctxls\").setup()", prog, table.concat(dirs, " or "))
   end
   return nil
 end
