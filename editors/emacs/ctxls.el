@@ -2508,6 +2508,7 @@ Each is a plist (:conn CONN :id ID :params PARAMS :received TIME
     (define-key map (kbd "C-c C-c") #'ctxls-review-accept)
     (define-key map (kbd "C-c C-a") #'ctxls-review-accept-all)
     (define-key map (kbd "C-c C-k") #'ctxls-review-reject)
+    (define-key map (kbd "k") #'ctxls-review-leave-out)
     ;; diff-mode's q would hide the diff and leave the daemon waiting.
     (define-key map (kbd "q") #'ctxls-review-reject)
     map)
@@ -2518,7 +2519,8 @@ Each is a plist (:conn CONN :id ID :params PARAMS :received TIME
 \\<ctxls-review-mode-map>\\[ctxls-review-accept] accepts it: the daemon applies it to the file's buffer,
 unsaved (undo takes it back).  \\[ctxls-review-accept-all] accepts it and the rest of this
 turn's edits, which are then applied without asking.
-\\[ctxls-review-reject] (or q) rejects it, and so does killing the buffer, or no
+\\[ctxls-review-leave-out] on a change (a hunk) leaves it out: an accept then applies the
+others only.  \[ctxls-review-reject] (or q) rejects it, and so does killing the buffer, or no
 decision within `ctxls-tool-permission-timeout' seconds.  The model is
 told what became of it.
 \\{ctxls-review-mode-map}"
@@ -2526,6 +2528,9 @@ told what became of it.
 
 (defvar-local ctxls--review-of nil
   "The review this *ctxls review* buffer shows.")
+
+(defvar-local ctxls--review-left-out 0
+  "How many of the edit's changes (hunks) were left out of this review.")
 
 (defun ctxls--review-add (conn id params)
   "Queue the review of PARAMS, request ID of CONN, and show it when its turn comes."
@@ -2562,7 +2567,7 @@ told what became of it.
           (insert (format "The model's edit of %s, against its text now%s:\n\n"
                           (file-relative-name path)
                           (if (and file-buffer (buffer-modified-p file-buffer)) " (unsaved edits included)" ""))
-                  (plist-get params :diff))
+                  (ctxls--review-diff params))
           (diff-mode)
           (ctxls-review-mode 1)
           ;; Over diff-mode's read-only keys (q among them), which it puts
@@ -2571,7 +2576,7 @@ told what became of it.
           (setq buffer-read-only t)
           (setq-local ctxls--review-of review)
           (setq header-line-format
-                (format " ctxls: %s   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject"
+                (format " ctxls: %s   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject   k leave a change out"
                         (replace-regexp-in-string "%" "%%" (ctxls--review-what params))))
           (add-hook 'kill-buffer-hook #'ctxls--review-killed nil t)
           (goto-char (point-min))
@@ -2584,6 +2589,32 @@ told what became of it.
                             (inhibit-same-window . t)))
       (ctxls--say "the model wants to %s: C-c C-c accept, C-c C-a accept all, C-c C-k reject (in *ctxls review*)"
                   (ctxls--review-what params)))))
+
+(defun ctxls--review-diff (params)
+  "The review PARAMS' edit as a unified diff, a hunk for each change.
+The daemon's diff is one hunk from the first changed line to the last;
+diff(1) makes one per change, so that each can be left out
+\(`ctxls-review-leave-out').  Without diff(1), the daemon's."
+  (let ((old (plist-get params :oldText))
+        (new (plist-get params :newText))
+        (name (file-relative-name (plist-get params :path)))
+        (a (make-temp-file "ctxls-old"))
+        (b (make-temp-file "ctxls-new")))
+    (unwind-protect
+        (or (ignore-errors
+              (let ((coding-system-for-write 'utf-8-unix)
+                    (coding-system-for-read 'utf-8-unix))
+                (with-temp-file a (insert old))
+                (with-temp-file b (insert new))
+                (with-temp-buffer
+                  (when (memq (call-process diff-command nil t nil "-u"
+                                            "--label" (if (eq (plist-get params :create) t) "/dev/null" (concat "a/" name))
+                                            "--label" (concat "b/" name) a b)
+                              '(0 1))
+                    (buffer-string)))))
+            (plist-get params :diff))
+      (delete-file a)
+      (delete-file b))))
 
 (defun ctxls--review-killed ()
   "Reject the review of the buffer being killed, unless it was decided."
@@ -2600,8 +2631,11 @@ KILLED: its buffer is being killed already."
       (cancel-timer timer))
     (let ((conn (plist-get review :conn)))
       (when (jsonrpc-running-p conn)
-        (jsonrpc-connection-send conn :id (plist-get review :id)
-                                 :result (and decision (list :decision decision)))))
+        (let ((text (and (member decision (list ctxls-protocol-review-decision-accept ctxls-protocol-review-decision-accept-all))
+                         (ctxls--review-chosen-text review))))
+          (jsonrpc-connection-send conn :id (plist-get review :id)
+                                   :result (and decision (if text (list :decision decision :text text)
+                                                           (list :decision decision)))))))
     (when (eq review ctxls--review)
       (setq ctxls--review nil)
       (let ((buf (get-buffer "*ctxls review*")))
@@ -2625,7 +2659,8 @@ KILLED: its buffer is being killed already."
       (user-error "ctxls: no edit is waiting for review")))
 
 (defun ctxls-review-accept ()
-  "Accept the edit shown: the daemon applies it to the buffer, unsaved."
+  "Accept the edit shown: the daemon applies it to the buffer, unsaved.
+The changes left out (\\[ctxls-review-leave-out]) are not applied."
   (interactive)
   (ctxls--review-decide (ctxls--review-current) ctxls-protocol-review-decision-accept))
 
@@ -2633,6 +2668,70 @@ KILLED: its buffer is being killed already."
   "Accept the edit shown and the rest of this turn's, which are not asked."
   (interactive)
   (ctxls--review-decide (ctxls--review-current) ctxls-protocol-review-decision-accept-all))
+
+(defun ctxls-review-leave-out ()
+  "Leave the change (the diff's hunk) at point out of the edit shown.
+An accept then applies the other changes only; the model is told which."
+  (interactive)
+  (let ((review (ctxls--review-current))
+        (buf (get-buffer "*ctxls review*")))
+    (unless (and buf (eq (buffer-local-value 'ctxls--review-of buf) review))
+      (user-error "ctxls: go to *ctxls review* to leave a change out"))
+    (with-current-buffer buf
+      (save-excursion
+        (beginning-of-line)
+        (unless (and (looking-at "[-+ @\\]") (not (looking-at "\\(?:---\\|\\+\\+\\+\\) "))
+                     (ignore-errors (diff-beginning-of-hunk) t))
+          (user-error "ctxls: no change here: put point on one of the diff's hunks (@@)"))
+        (let ((inhibit-read-only t)
+              (beg (point)))
+          (diff-end-of-hunk)
+          (delete-region beg (point))))
+      (setq ctxls--review-left-out (1+ ctxls--review-left-out))
+      (ctxls--say "left out: %d change%s (C-c C-c applies the rest)"
+                  ctxls--review-left-out (if (= ctxls--review-left-out 1) "" "s")))))
+
+(defun ctxls--review-chosen-text (review)
+  "The file's text REVIEW's accept gives, if changes were left out, else nil.
+The hunks still in *ctxls review* applied to the edit's old text."
+  (let ((buf (get-buffer "*ctxls review*")))
+    (when (and buf (eq (buffer-local-value 'ctxls--review-of buf) review)
+               (> (buffer-local-value 'ctxls--review-left-out buf) 0))
+      (ctxls--apply-hunks (plist-get (plist-get review :params) :oldText)
+                          (with-current-buffer buf
+                            (save-excursion
+                              (goto-char (point-min))
+                              (if (re-search-forward "^@@" nil t)
+                                  (buffer-substring-no-properties (match-beginning 0) (point-max))
+                                "")))))))
+
+(defun ctxls--apply-hunks (old hunks)
+  "OLD with the unified diff HUNKS (\"@@ …\" and their lines) applied, in order."
+  (let ((lines (vconcat (split-string old "\n")))
+        (i 0)
+        out)
+    (with-temp-buffer
+      (insert hunks)
+      (goto-char (point-min))
+      (while (re-search-forward "^@@ -\\([0-9]+\\)\\(?:,\\([0-9]+\\)\\)? \\+[0-9]+\\(?:,[0-9]+\\)? @@.*$" nil t)
+        (let* ((start (string-to-number (match-string 1)))
+               (count (if (match-string 2) (string-to-number (match-string 2)) 1))
+               (from (if (= count 0) start (1- start)))) ; the hunk's first old line, from 0
+          (while (and (< i from) (< i (length lines)))
+            (push (aref lines i) out)
+            (setq i (1+ i)))
+          (forward-line 1)
+          (while (and (not (eobp)) (not (looking-at "^@@")))
+            (let ((text (buffer-substring-no-properties (min (1+ (point)) (line-end-position)) (line-end-position))))
+              (pcase (char-after)
+                (?\s (when (< i (length lines)) (push (aref lines i) out)) (setq i (1+ i)))
+                (?- (setq i (1+ i)))
+                (?+ (push text out))))
+            (forward-line 1)))))
+    (while (< i (length lines))
+      (push (aref lines i) out)
+      (setq i (1+ i)))
+    (string-join (nreverse out) "\n")))
 
 (defun ctxls-review-reject ()
   "Reject the edit shown: nothing changes, and the model is told."

@@ -1091,6 +1091,34 @@ relative to the workspace."
                  '("auth/login.go" 3 "func loginRedirect() {}")))
   (ctxls-test--stop))
 
+;;;; An edit accepted in part
+
+(ert-deftest ctxls-test-review-part ()
+  "An edit of two changes is accepted with one left out (k on its hunk)."
+  (ctxls-test--setup)
+  (let* ((file (ctxls-test--file "letters.txt"))
+         (letters (find-file file)))
+    (delete-other-windows)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (ctxls-test--mx "ctxls-ask" "capitalise the first and the last")
+    (ctxls-test--review 0 "h1")
+    ;; Not on a hunk: k says where to go, and leaves nothing out.
+    (goto-char (point-min))
+    (should-error (execute-kbd-macro (kbd "k")) :type 'user-error)
+    (should (= ctxls--review-left-out 0))
+    ;; The first change (a → A) left out, the other (l → L) accepted.
+    (re-search-forward "^\\+A$")
+    (execute-kbd-macro (kbd "k"))
+    (should (= ctxls--review-left-out 1))
+    (should-not (save-excursion (goto-char (point-min)) (re-search-forward "^\\+A$" nil t)))
+    (should (ctxls-test--said "left out: 1 change"))
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (ctxls-test--turn-end "Done.")
+    (should (equal (ctxls-test--text letters) "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nL\n"))
+    (should (buffer-modified-p letters))
+    (ctxls-test--stop)))
+
 ;;;; The model's plan
 
 (defconst ctxls-test--plan
@@ -1202,7 +1230,7 @@ review's id is new."
       (should (string-prefix-p "The model's edit of main.go, against its text now (unsaved edits included):\n\n--- a/"
                                (buffer-string)))
       (should (equal header-line-format
-                     " ctxls: edit main.go (+1 −1 lines)   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject")))
+                     " ctxls: edit main.go (+1 −1 lines)   C-c C-c accept   C-c C-a accept all in this turn   C-c C-k reject   k leave a change out")))
     (should (ctxls-test--said (regexp-quote "ctxls: the model wants to edit main.go (+1 −1 lines): C-c C-c accept")))
     (should (string-search "• edit_file `{\"path\":\"main.go\",\"old_string\":\"fmt.Println(\\\"héllo\\\")\"," (ctxls-test--chat-text)))
     (should (string-search "— waiting for your permission" (ctxls-test--chat-text)))
