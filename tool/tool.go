@@ -147,7 +147,7 @@ func (t *Tool) def() openai.Tool {
 var builtins = []*Tool{
 	&setContextTool, &getContextTool, &readFileTool, &listSessionFilesTool, &writeFileTool,
 	&grepTool, &findFilesTool, &listDirectoryTool, &diagnosticsTool,
-	&editFileTool, &createFileTool,
+	&editFileTool, &createFileTool, &runCommandTool,
 }
 
 // builtin is the built-in tool named name, or nil.

@@ -97,8 +97,20 @@ func ToolCallLine(p api.ToolCallParams) string {
 // how many more there are ("… (N more characters)"); more is that N.
 // Everything that came from the server or the model is shown escaped
 // (termsafe.Line): a name cannot break the line or move the cursor.
+//
+// A run_command question names the command line exactly (escaped the
+// same way, cut the same way), its folder and its timeout.
 func PermissionQuestion(r PermissionRequest, limit int) (q string, more int) {
 	var b strings.Builder
+	if c := r.Command; c != nil {
+		line := termsafe.Line(c.Line)
+		if n := utf8.RuneCountInString(line); limit > 0 && n > limit {
+			more = n - limit
+			line = string([]rune(line)[:limit]) + fmt.Sprintf("… (%d more characters)", more)
+		}
+		fmt.Fprintf(&b, "ctxls: the model wants to run the command %s in %s (killed after %s). Allow it?", line, termsafe.Line(c.Dir), c.Timeout)
+		return b.String(), more
+	}
 	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", termsafe.Line(r.Call.Server), termsafe.Line(r.Call.Tool))
 	switch {
 	case r.Call.ReadOnly:
