@@ -58,6 +58,12 @@ var runCommandTool = define(Tool{
 		"(no watchers, servers or pagers).",
 	Asks: true,
 	Kind: "execute",
+	// Offered where the door can ask (a call nobody can allow never runs).
+	Offered: func(ctx context.Context, t *Turn) bool {
+		t.box.mu.Lock()
+		defer t.box.mu.Unlock()
+		return t.box.asker != nil
+	},
 }, nil, runCommand)
 
 func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
