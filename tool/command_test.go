@@ -4,6 +4,7 @@ package tool
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,10 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/workspace"
 )
 
 // pidGone reports whether pid is no process, or a zombie, within wait.
@@ -193,5 +198,44 @@ func TestCommandDir(t *testing.T) {
 	}
 	if _, err := commandDir(nil, nil); err == nil {
 		t.Error("no workspace folder: allowed")
+	}
+}
+
+// TestCommandQuestion: the permission question names the command line
+// exactly, escaped on one line, cut with its count in a short question;
+// a client that shows one line gets the output's last line as progress.
+func TestCommandQuestion(t *testing.T) {
+	t.Parallel()
+	r := PermissionRequest{Command: &CommandRequest{Line: "make test\nrm -rf \x1b[2J~", Dir: "/w", Timeout: 2 * time.Minute}}
+	if q, _ := PermissionQuestion(r, 0); q != "ctxls: the model wants to run the command make test^Jrm -rf ^[[2J~ in /w (killed after 2m0s). Allow it?" {
+		t.Errorf("the question: %q", q)
+	}
+	r.Command.Line = strings.Repeat("x", 1500)
+	if q, more := PermissionQuestion(r, AskArguments); more != 500 || !strings.Contains(q, "x… (500 more characters) in /w") {
+		t.Errorf("short: %d more: %q", more, q[len(q)-80:])
+	}
+	line := ToolCallLine(api.ToolCallParams{Tool: "run_command", Status: api.ToolRunning, Progress: "building\nok  pkg 0.1s\n\n"})
+	if line != "run_command: ok  pkg 0.1s" {
+		t.Errorf("the one-line progress: %q", line)
+	}
+}
+
+// TestCommandNotAnswered: a question not answered in time runs nothing and
+// tells the model so, never that the user declined.
+func TestCommandNotAnswered(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := New(Config{})
+	b.SetAsker(func(ctx context.Context, r PermissionRequest) (Decision, error) {
+		if r.Command == nil || r.Command.Line != "touch x" || r.Command.Dir != dir {
+			t.Errorf("asked %+v", r.Command)
+		}
+		return RejectOnce, fmt.Errorf("no answer in 1s: %w", ErrNotAnswered)
+	})
+	c := &Call{Turn: b.Turn("", true), TT: &chat.ToolTurn{Guard: workspace.Guard{Roots: []string{dir}}}, Call: chat.ToolCall{Name: "run_command", Tool: "run_command"}}
+	out, err := runCommand(t.Context(), c, commandArgs{Command: "touch x"})
+	if _, statErr := os.Stat(filepath.Join(dir, "x")); statErr == nil || out != "" ||
+		err == nil || err.Error() != "The user did not answer the permission question in time; the call did not run. You may ask the user." {
+		t.Errorf("%q %v (ran: %v)", out, err, statErr == nil)
 	}
 }

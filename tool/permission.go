@@ -108,7 +108,9 @@ func (t *Turn) permittedCommand(ctx context.Context, sessionID string, call chat
 func (t *Turn) decide(ctx context.Context, r PermissionRequest, key string, readOnlyTool bool, declined string) (bool, string) {
 	s := t.box
 	call, sessionID := r.Call, r.SessionID
-	if sess, err := s.cfg.Store.Get(ctx, sessionID); err == nil {
+	if s.cfg.Store == nil {
+		// A dry run's box: nothing stored to look up or keep.
+	} else if sess, err := s.cfg.Store.Get(ctx, sessionID); err == nil {
 		switch sess.Meta.Tools[key] {
 		case session.ToolAllow:
 			return true, ""
@@ -136,6 +138,9 @@ func (t *Turn) decide(ctx context.Context, r PermissionRequest, key string, read
 	}
 	switch d {
 	case AllowAlways, RejectAlways:
+		if s.cfg.Store == nil {
+			break
+		}
 		decision := session.ToolAllow
 		if d == RejectAlways {
 			decision = session.ToolDeny

@@ -77,8 +77,8 @@ func ToolCallLine(p api.ToolCallParams) string {
 	case api.ToolPending:
 		return what + ": waiting for your permission"
 	case api.ToolRunning:
-		if p.Progress != "" {
-			return what + ": " + p.Progress
+		if line := lastLine(p.Progress); line != "" {
+			return what + ": " + line
 		}
 		return "calling " + what
 	case api.ToolFailed:
@@ -89,6 +89,13 @@ func ToolCallLine(p api.ToolCallParams) string {
 		return what + ": cancelled"
 	}
 	return what + ": done"
+}
+
+// lastLine is the last line of a progress message that is not blank, at
+// most 200 characters (run_command's progress is the output so far).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, " \t\r\n"), "\n")
+	return session.Truncate(strings.TrimSpace(lines[len(lines)-1]), 200)
 }
 
 // PermissionQuestion is the question a door asks the user, in one line:
