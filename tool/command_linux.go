@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -21,8 +22,9 @@ import (
 // watcher, started first and leading the group, gets SIGUSR1 so, and its
 // trap kills the whole group (kill -KILL 0): every process the command
 // started that is still in its group. A process that leaves the group
-// (setsid, or a shell's job control) is not covered.
-const watcherScript = `trap 'kill -KILL 0' USR1; while :; do sleep 3600 & wait $!; done`
+// (setsid, or a shell's job control) is not covered. The watcher says
+// "ready" once its trap is set, and the command starts only then.
+const watcherScript = `trap 'kill -KILL 0' USR1; echo ready; exec >/dev/null; while :; do sleep 3600 & wait $!; done`
 
 // runShell runs the command until it ends, its timeout passes (the group
 // gets SIGTERM, then SIGKILL after termGrace) or ctx ends (the same after
@@ -34,7 +36,16 @@ func runShell(ctx context.Context, sc ShellCommand) (res ShellResult) {
 	watcher.Dir = sc.Dir
 	watcher.Env = sc.Env
 	watcher.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGUSR1}
-	if err := watcher.Start(); err != nil {
+	ready, wready, err := os.Pipe()
+	if err != nil {
+		res.Err = fmt.Errorf("the command could not be started: %v", err)
+		return res
+	}
+	watcher.Stdout = wready
+	err = watcher.Start()
+	wready.Close()
+	if err != nil {
+		ready.Close()
 		res.Err = fmt.Errorf("the command could not be started: %v", err)
 		return res
 	}
@@ -43,6 +54,13 @@ func runShell(ctx context.Context, sc ShellCommand) (res ShellResult) {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		watcher.Wait()
 	}()
+	ready.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := io.ReadFull(ready, make([]byte, len("ready\n")))
+	ready.Close()
+	if err != nil {
+		res.Err = fmt.Errorf("the command could not be started: its watcher did not start (%d bytes, %v)", n, err)
+		return res
+	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
