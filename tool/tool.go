@@ -46,7 +46,7 @@ type Tool struct {
 	// runs.
 	Asks bool
 	// Kind is what kind of call it is, as ACP names kinds: read, edit,
-	// search, think or other ("" is other).
+	// search, think, execute or other ("" is other).
 	Kind string
 	// Offered reports whether a turn offers the tool (nil: every turn).
 	Offered func(ctx context.Context, t *Turn) bool
