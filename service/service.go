@@ -219,8 +219,7 @@ func New(store session.Store, cfg Config) *Service {
 		toolStore = store
 	}
 	s.box = tool.New(tool.Config{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
-		Notify:  func(m string) { s.publish(Notice{Warning: true, Message: m}) },
-		Secrets: func() []string { return []string{s.currentProvider().APIKeyEnv} }})
+		Notify: func(m string) { s.publish(Notice{Warning: true, Message: m}) }})
 	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log}
 	s.turns = &turn.Service{Engine: s.engine, Log: log}
 	s.turns.Subscribe(s.lateEvent)

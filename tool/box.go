@@ -45,10 +45,6 @@ type Config struct {
 	// Notify tells the user something about their tools (a server that
 	// cannot be used), as a warning.
 	Notify func(message string)
-	// Secrets are the names of the variables holding the connection's
-	// provider key now (its apiKeyEnv), which run_command's commands never
-	// get (beside OPENAI_API_KEY, ANTHROPIC_API_KEY and CTXLS_MCP_TOKEN).
-	Secrets func() []string
 }
 
 // Box is one connection's tools: what they need of the door (set by the

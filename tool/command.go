@@ -41,7 +41,7 @@ const (
 )
 
 // secretEnv are the daemon's variables a command never gets (beside the
-// connection's configured key variable, Config.Secrets).
+// turn's provider's key variable, chat.ToolTurn.KeyEnv).
 var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXLS_MCP_TOKEN"}
 
 type commandArgs struct {
@@ -78,8 +78,9 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 		timeout = min(time.Duration(*a.TimeoutSeconds)*time.Second, MaxCommandTimeout)
 	}
 	var roots []string
+	keyEnv := ""
 	if c.TT != nil {
-		roots = c.TT.Roots
+		roots, keyEnv = c.TT.Roots, c.TT.KeyEnv
 	}
 	dir, err := commandDir(roots, a.Cwd)
 	if err != nil {
@@ -93,7 +94,7 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 		return "", Declined(why)
 	}
 	c.emit(chat.ToolAllowed{Call: c.Call})
-	res := runShell(ctx, ShellCommand{Line: a.Command, Dir: dir, Timeout: timeout, Env: c.box.commandEnv(),
+	res := runShell(ctx, ShellCommand{Line: a.Command, Dir: dir, Timeout: timeout, Env: commandEnv(keyEnv),
 		Progress: func(tail string) { c.emit(chat.ToolProgress{Call: c.Call, Message: tail}) }})
 	c.Summarize(res.Status())
 	if res.Err != nil {
@@ -142,14 +143,10 @@ func commandDir(roots []string, cwd *string) (string, error) {
 }
 
 // commandEnv is a command's environment: the daemon's, without the
-// provider's keys (secretEnv and the connection's configured key
-// variable).
-func (b *Box) commandEnv() []string {
-	drop := slices.Clone(secretEnv)
-	if b.cfg.Secrets != nil {
-		drop = append(drop, b.cfg.Secrets()...)
-	}
-	return scrubEnv(os.Environ(), drop)
+// provider's keys (secretEnv and keyEnv, the variable the turn's provider
+// key is read from).
+func commandEnv(keyEnv string) []string {
+	return scrubEnv(os.Environ(), append(slices.Clone(secretEnv), keyEnv))
 }
 
 // scrubEnv is env without the variables named in drop.

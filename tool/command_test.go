@@ -135,14 +135,13 @@ func TestCommandStdinClosed(t *testing.T) {
 
 // TestCommandEnvWithoutKeys: a command gets the daemon's environment
 // without the provider's keys: OPENAI_API_KEY, ANTHROPIC_API_KEY,
-// CTXLS_MCP_TOKEN and the connection's configured key variable.
+// CTXLS_MCP_TOKEN and the variable the turn's provider key is read from.
 func TestCommandEnvWithoutKeys(t *testing.T) {
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXLS_MCP_TOKEN", "MY_PROVIDER_KEY"} {
 		t.Setenv(k, "secret-"+k)
 	}
 	t.Setenv("KEEP_ME", "kept")
-	b := New(Config{Secrets: func() []string { return []string{"MY_PROVIDER_KEY"} }})
-	r := runShell(t.Context(), ShellCommand{Line: "env", Dir: t.TempDir(), Timeout: 10 * time.Second, Env: b.commandEnv()})
+	r := runShell(t.Context(), ShellCommand{Line: "env", Dir: t.TempDir(), Timeout: 10 * time.Second, Env: commandEnv("MY_PROVIDER_KEY")})
 	out := r.Text()
 	if strings.Contains(out, "secret-") || !strings.Contains(out, "KEEP_ME=kept") || !strings.Contains(out, "PATH=") {
 		t.Errorf("the environment: %q", out)

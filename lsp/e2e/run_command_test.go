@@ -15,16 +15,16 @@ import (
 )
 
 // commandDaemon is the built binary with the provider's keys in its
-// environment, asking in the chat (questions) or with
-// window/showMessageRequest.
+// environment (its configured key variable MYLLM_API_KEY among them),
+// asking in the chat (questions) or with window/showMessageRequest.
 func commandDaemon(t *testing.T, fake *openaitest.Server, questions bool, answers *permissionAnswers) (*lsptest.Server, string) {
 	t.Helper()
 	root, rootURI := workspace(t)
-	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real", "ANTHROPIC_API_KEY=sk-ant-not-real", "CTXLS_MCP_TOKEN=mcp-token-not-real"},
+	s := lsptest.Binary(t, []string{"OPENAI_API_KEY=sk-test-not-real", "ANTHROPIC_API_KEY=sk-ant-not-real", "CTXLS_MCP_TOKEN=mcp-token-not-real", "MYLLM_API_KEY=myllm-not-real"},
 		"serve", "--data-dir", t.TempDir())
 	s.OnServerRequest(answers.handle)
 	opts := map[string]any{
-		"provider":                     map[string]any{"baseURL": fake.URL, "model": "test-model"},
+		"provider":                     map[string]any{"baseURL": fake.URL, "model": "test-model", "apiKeyEnv": "MYLLM_API_KEY"},
 		"toolPermissionTimeoutSeconds": 30,
 	}
 	if questions {
@@ -121,7 +121,7 @@ func TestRunCommand(t *testing.T) {
 	}
 
 	// 1. Allowed once: output, exit status, no keys; progress while it runs.
-	first := `echo hello; echo oops >&2; sleep 1; env | grep -c -E 'OPENAI_API_KEY|ANTHROPIC_API_KEY|CTXLS_MCP_TOKEN|not-real'; exit 3`
+	first := `echo hello; echo oops >&2; sleep 1; env | grep -c -E 'OPENAI_API_KEY|ANTHROPIC_API_KEY|CTXLS_MCP_TOKEN|MYLLM_API_KEY|not-real'; exit 3`
 	done := chat("run it", openaitest.ToolCall{ID: "r1", Name: "run_command", Arguments: args(first)})
 	q := ask(first, "allow")
 	res := ended(done)
