@@ -75,7 +75,7 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 		if *a.TimeoutSeconds <= 0 {
 			return "", fmt.Errorf("timeout_seconds is %d; give a number of seconds from 1 to %d", *a.TimeoutSeconds, int(MaxCommandTimeout/time.Second))
 		}
-		timeout = min(time.Duration(*a.TimeoutSeconds)*time.Second, MaxCommandTimeout)
+		timeout = time.Duration(min(*a.TimeoutSeconds, int(MaxCommandTimeout/time.Second))) * time.Second
 	}
 	var roots []string
 	keyEnv := ""

@@ -4,6 +4,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,5 +237,28 @@ func TestCommandNotAnswered(t *testing.T) {
 	if _, statErr := os.Stat(filepath.Join(dir, "x")); statErr == nil || out != "" ||
 		err == nil || err.Error() != "The user did not answer the permission question in time; the call did not run. You may ask the user." {
 		t.Errorf("%q %v (ran: %v)", out, err, statErr == nil)
+	}
+}
+
+// TestCommandTimeoutArgument: timeout_seconds over 600 is 600 (a huge one
+// too, never a negative duration); 0 or less is an error the model gets.
+func TestCommandTimeoutArgument(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		seconds int
+		want    time.Duration
+	}{{5, 5 * time.Second}, {601, MaxCommandTimeout}, {1 << 62, MaxCommandTimeout}, {0, 0}, {-3, 0}} {
+		var got time.Duration
+		b := New(Config{})
+		b.SetAsker(func(ctx context.Context, r PermissionRequest) (Decision, error) {
+			got = r.Command.Timeout
+			return RejectOnce, nil
+		})
+		c0 := &Call{Turn: b.Turn("", true), TT: &chat.ToolTurn{Guard: workspace.Guard{Roots: []string{dir}}}, Call: chat.ToolCall{Name: "run_command", Tool: "run_command"}}
+		_, err := runCommand(t.Context(), c0, commandArgs{Command: "true", TimeoutSeconds: &c.seconds})
+		if got != c.want || (c.want == 0) != !errors.As(err, new(Declined)) {
+			t.Errorf("timeout_seconds %d: asked with %v (want %v), %v", c.seconds, got, c.want, err)
+		}
 	}
 }
