@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,7 +121,8 @@ func TestRunCommand(t *testing.T) {
 		return fake.LastStreamed().ToolResults()
 	}
 
-	// 1. Allowed once: output, exit status, no keys; progress while it runs.
+	// 1. Allowed once: output, exit status, no keys; progress while it runs
+	// (the output before the sleep), none after the call's end.
 	first := `echo hello; echo oops >&2; sleep 1; env | grep -c -E 'OPENAI_API_KEY|ANTHROPIC_API_KEY|CTXLS_MCP_TOKEN|MYLLM_API_KEY|not-real'; exit 3`
 	done := chat("run it", openaitest.ToolCall{ID: "r1", Name: "run_command", Arguments: args(first)})
 	q := ask(first, "allow")
@@ -136,7 +138,7 @@ func TestRunCommand(t *testing.T) {
 		}
 	}
 	if len(calls) < 3 || calls[0].Status != api.ToolPending || calls[len(calls)-1].Status != api.ToolFailed ||
-		!strings.Contains(calls[len(calls)-1].Output, "[exit status 3]") || len(progress) == 0 || progress[0] != "running hello\noops\n" {
+		!strings.Contains(calls[len(calls)-1].Output, "[exit status 3]") || !slices.Contains(progress, "running hello\noops\n") {
 		t.Errorf("ctxls/toolCall of r1: %+v; progress %q", calls, progress)
 	}
 	s.WaitFor("the model's title", func(m *lsptest.Message) bool {
