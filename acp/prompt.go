@@ -306,6 +306,9 @@ func toolCallTitle(c turn.ToolCall, in map[string]any) string {
 	if pattern, _ := in["pattern"].(string); pattern != "" {
 		title = c.Name + " " + pattern
 	}
+	if command, _ := in["command"].(string); command != "" {
+		title = c.Name + " " + command
+	}
 	return title
 }
 

@@ -64,12 +64,15 @@ type ToolTurn struct {
 	// WriteFile is Turn.WriteFile (nil: the store writes).
 	WriteFile func(ctx context.Context, path, content string) error
 	Events    Events
+	// KeyEnv is the variable the turn's provider key is read from: a
+	// command a tool runs never gets it.
+	KeyEnv string
 }
 
 // toolTurn gathers what a turn's tools may use, from what the turn read of
 // its session (st; nil for a preview of a first turn).
 func (e *Engine) toolTurn(t Turn, st *session.TurnState, ev Events) *ToolTurn {
-	tt := &ToolTurn{SessionID: t.SessionID, Buffers: e.buffers(t), WriteFile: t.WriteFile, Events: ev}
+	tt := &ToolTurn{SessionID: t.SessionID, Buffers: e.buffers(t), WriteFile: t.WriteFile, Events: ev, KeyEnv: t.Provider.KeyEnv()}
 	tt.Roots, tt.UserFiles = t.Roots, map[string]bool{}
 	folder := ""
 	if st != nil {

@@ -98,7 +98,17 @@ func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Dec
 		return a.askTrust(ctx, *r.Trust)
 	}
 	c := r.Call
-	if a.matches(c.Server, c.Tool) {
+	if r.Command != nil {
+		// A command line runs without asking only when --allow-tool names
+		// run_command itself (never by * or a SERVER/TOOL pattern).
+		if slices.Contains(a.allow, c.Tool) {
+			return tool.AllowOnce, nil
+		}
+		if a.tty == nil {
+			fmt.Fprintf(a.errOut, "[%s: declined, since there is no terminal to ask on; allow it with --allow-tool %s]\n", termsafe.Line(c.Tool), termsafe.Line(c.Tool))
+			return tool.RejectOnce, errors.New("no terminal to ask on")
+		}
+	} else if a.matches(c.Server, c.Tool) {
 		return tool.AllowOnce, nil
 	}
 	if a.tty == nil {

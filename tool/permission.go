@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
@@ -29,6 +30,16 @@ type PermissionRequest struct {
 	// Trust, when set, asks instead whether to trust a workspace's
 	// .mcp.json (allow: trust; reject: do not); no Call then.
 	Trust *TrustRequest
+	// Command, when set, is the exact command line run_command would run,
+	// in Dir, killed after Timeout ("always" is this command line's).
+	Command *CommandRequest
+}
+
+// CommandRequest is what a run_command question names.
+type CommandRequest struct {
+	Line    string
+	Dir     string
+	Timeout time.Duration
 }
 
 // Asker asks the user (the door's way: ACP's session/request_permission,
@@ -72,14 +83,34 @@ func capitalize(s string) string {
 // decision, the read-only setting, else the user's answer. why is what the
 // model is told when it may not.
 func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCall, bt boundTool) (bool, string) {
-	s := t.box
 	declined := fmt.Sprintf("The user declined this call of %s · %s; it did not run. Do not call it again unless the user asks.", call.Server, call.Tool)
 	// A standing decision is kept under the name the model called and the
 	// server's and tool's identity: another server's tool given the same
 	// name, or this server run otherwise, is asked about again (and a
 	// decision kept under the name alone, as before, no longer matches).
 	key := call.Name + "@" + bt.identity()
-	if sess, err := s.cfg.Store.Get(ctx, sessionID); err == nil {
+	return t.decide(ctx, PermissionRequest{SessionID: sessionID, Call: call}, key, bt.tool.ReadOnly, declined)
+}
+
+// permittedCommand decides whether run_command may run a command line:
+// the session's standing decision for this exact line, else the user's
+// answer.
+func (t *Turn) permittedCommand(ctx context.Context, sessionID string, call chat.ToolCall, line, dir string, timeout time.Duration) (bool, string) {
+	declined := "The user declined to run this command; it did not run. Do not run it again unless the user asks."
+	r := PermissionRequest{SessionID: sessionID, Call: call, Command: &CommandRequest{Line: line, Dir: dir, Timeout: timeout}}
+	return t.decide(ctx, r, CommandKey(line), false, declined)
+}
+
+// decide is the permission flow every call that asks shares: the
+// session's standing decision under key, the read-only setting (for a
+// readOnly tool), else the door's Asker; "always" answers are stored under
+// key.
+func (t *Turn) decide(ctx context.Context, r PermissionRequest, key string, readOnlyTool bool, declined string) (bool, string) {
+	s := t.box
+	call, sessionID := r.Call, r.SessionID
+	if s.cfg.Store == nil {
+		// A dry run's box: nothing stored to look up or keep.
+	} else if sess, err := s.cfg.Store.Get(ctx, sessionID); err == nil {
 		switch sess.Meta.Tools[key] {
 		case session.ToolAllow:
 			return true, ""
@@ -90,19 +121,26 @@ func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCa
 	s.mu.Lock()
 	ask, readOnly := s.asker, s.allowReadOnly
 	s.mu.Unlock()
-	if readOnly && bt.tool.ReadOnly {
+	if readOnly && readOnlyTool {
 		return true, ""
 	}
 	if ask == nil {
-		return false, fmt.Sprintf("The call of %s · %s did not run: the user was not asked (this client cannot ask) and has not allowed it.", call.Server, call.Tool)
+		what := call.Server + " · " + call.Tool
+		if call.Server == "" {
+			what = call.Tool
+		}
+		return false, fmt.Sprintf("The call of %s did not run: the user was not asked (this client cannot ask) and has not allowed it.", what)
 	}
-	d, err := ask(ctx, PermissionRequest{SessionID: sessionID, Call: call})
+	d, err := ask(ctx, r)
 	if err != nil {
 		s.log.Info("permission not given", "tool", call.Name, "err", err)
 		return false, unanswered(ctx, err, "the permission question", "the call did not run")
 	}
 	switch d {
 	case AllowAlways, RejectAlways:
+		if s.cfg.Store == nil {
+			break
+		}
 		decision := session.ToolAllow
 		if d == RejectAlways {
 			decision = session.ToolDeny

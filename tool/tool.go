@@ -50,7 +50,7 @@ type Tool struct {
 	// runs.
 	Asks bool
 	// Kind is what kind of call it is, as ACP names kinds: read, edit,
-	// search, think or other ("" is other).
+	// search, think, execute or other ("" is other).
 	Kind string
 	// Offered reports whether a turn offers the tool (nil: every turn).
 	Offered func(ctx context.Context, t *Turn) bool
@@ -151,7 +151,7 @@ func (t *Tool) def() openai.Tool {
 var builtins = []*Tool{
 	&setContextTool, &getContextTool, &readFileTool, &listSessionFilesTool, &writeFileTool,
 	&grepTool, &findFilesTool, &listDirectoryTool, &diagnosticsTool,
-	&editFileTool, &createFileTool, &updatePlanTool,
+	&editFileTool, &createFileTool, &updatePlanTool, &runCommandTool,
 }
 
 // builtin is the built-in tool named name, or nil.

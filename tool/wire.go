@@ -77,8 +77,8 @@ func ToolCallLine(p api.ToolCallParams) string {
 	case api.ToolPending:
 		return what + ": waiting for your permission"
 	case api.ToolRunning:
-		if p.Progress != "" {
-			return what + ": " + p.Progress
+		if line := lastLine(p.Progress); line != "" {
+			return what + ": " + line
 		}
 		return "calling " + what
 	case api.ToolFailed:
@@ -91,14 +91,33 @@ func ToolCallLine(p api.ToolCallParams) string {
 	return what + ": done"
 }
 
+// lastLine is the last line of a progress message that is not blank, at
+// most 200 characters (run_command's progress is the output so far).
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, " \t\r\n"), "\n")
+	return session.Truncate(strings.TrimSpace(lines[len(lines)-1]), 200)
+}
+
 // PermissionQuestion is the question a door asks the user, in one line:
 // the server, the tool's exact name, what its server says of it, and its
 // arguments, whole when limit is 0, else their first limit characters and
 // how many more there are ("… (N more characters)"); more is that N.
 // Everything that came from the server or the model is shown escaped
 // (termsafe.Line): a name cannot break the line or move the cursor.
+//
+// A run_command question names the command line exactly (escaped the
+// same way, cut the same way), its folder and its timeout.
 func PermissionQuestion(r PermissionRequest, limit int) (q string, more int) {
 	var b strings.Builder
+	if c := r.Command; c != nil {
+		line := termsafe.Line(c.Line)
+		if n := utf8.RuneCountInString(line); limit > 0 && n > limit {
+			more = n - limit
+			line = string([]rune(line)[:limit]) + fmt.Sprintf("… (%d more characters)", more)
+		}
+		fmt.Fprintf(&b, "ctxls: the model wants to run the command %s in %s (killed after %s). Allow it?", line, termsafe.Line(c.Dir), c.Timeout)
+		return b.String(), more
+	}
 	fmt.Fprintf(&b, "ctxls: the model wants to call %s · %s", termsafe.Line(r.Call.Server), termsafe.Line(r.Call.Tool))
 	switch {
 	case r.Call.ReadOnly:

@@ -49,7 +49,7 @@ func TestChatToolsAndInjection(t *testing.T) {
 	for _, tl := range reqs[0].Parsed.Tools {
 		offered = append(offered, tl.Function.Name)
 	}
-	if strings.Join(offered, " ") != "set_relevant_context get_relevant_context read_file list_session_files write_file grep find_files list_directory update_plan" {
+	if strings.Join(offered, " ") != "set_relevant_context get_relevant_context read_file list_session_files write_file grep find_files list_directory update_plan run_command" {
 		t.Errorf("tools offered: %v", offered)
 	}
 	results := map[string]string{}

@@ -40,7 +40,7 @@ func TestReviewOffOffersOnlyReading(t *testing.T) {
 			t.Errorf("off: %s not offered (%v)", want, got)
 		}
 	}
-	for _, not := range []string{"mcp__t__add", "mcp__t__picture", "write_file", "set_relevant_context", "edit_file", "create_file"} {
+	for _, not := range []string{"mcp__t__add", "mcp__t__picture", "write_file", "set_relevant_context", "edit_file", "create_file", "run_command"} {
 		if slices.Contains(got, not) {
 			t.Errorf("off: %s offered (%v)", not, got)
 		}
