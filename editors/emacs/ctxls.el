@@ -1105,6 +1105,8 @@ started before the last one keeps the title it announced.")
     (puthash id (plist-get params :title) ctxls--titles)
     (when (or (equal id ctxls--session-id)
               (and (null ctxls--session-id) ctxls--turn))
+      (unless (equal (plist-get params :title) ctxls--session-title)
+        (setq ctxls--session-folder nil)) ; renamed: the folder moved
       (setq ctxls--session-id id
             ctxls--session-title (plist-get params :title)
             ctxls--titles-announced (1+ ctxls--titles-announced))
@@ -1134,18 +1136,17 @@ started before the last one keeps the title it announced.")
            (insert "\n")))))))
 
 (defun ctxls--open-session-file (session rel &optional open)
-  "Open REL, a file in SESSION's folder (the folder is asked for if unknown).
-OPEN, a function of the file's name, opens it (default
-`find-file-other-window')."
+  "Open REL, a file in SESSION's folder, asked for each time.
+The folder moves when the session's title changes (a folder kept from
+before opened an empty file of the old name).  OPEN, a function of the
+file's name, opens it (default `find-file-other-window')."
   (setq open (or open #'find-file-other-window))
-  (if (and ctxls--session-folder (equal session ctxls--session-id))
-      (funcall open (expand-file-name rel ctxls--session-folder))
-    (ctxls--command ctxls-protocol-command-session-show (list :sessionId session)
-                    (lambda (r)
-                      (let ((folder (plist-get (plist-get r :session) :folder)))
-                        (when (equal session ctxls--session-id)
-                          (setq ctxls--session-folder folder))
-                        (funcall open (expand-file-name rel folder)))))))
+  (ctxls--command ctxls-protocol-command-session-show (list :sessionId session)
+                  (lambda (r)
+                    (let ((folder (plist-get (plist-get r :session) :folder)))
+                      (when (equal session ctxls--session-id)
+                        (setq ctxls--session-folder folder))
+                      (funcall open (expand-file-name rel folder))))))
 
 ;;;; The chat buffer
 
