@@ -112,6 +112,8 @@
 (declare-function flymake-diagnostics "flymake" (&optional beg end))
 (declare-function flymake-diagnostic-beg "flymake" (diag))
 (declare-function flymake-diagnostic-end "flymake" (diag))
+(declare-function diff-beginning-of-hunk "diff-mode" (&optional try-harder))
+(declare-function diff-end-of-hunk "diff-mode" (&optional style donttrustheader))
 (declare-function flymake-diagnostic-type "flymake" (diag))
 (declare-function flymake-diagnostic-text "flymake" (diag))
 (declare-function flymake-diagnostic-backend "flymake" (diag))
@@ -2520,8 +2522,9 @@ Each is a plist (:conn CONN :id ID :params PARAMS :received TIME
 \\<ctxls-review-mode-map>\\[ctxls-review-accept] accepts it: the daemon applies it to the file's buffer,
 unsaved (undo takes it back).  \\[ctxls-review-accept-all] accepts it and the rest of this
 turn's edits, which are then applied without asking.
-\\[ctxls-review-leave-out] on a change (a hunk) leaves it out: an accept then applies the
-others only.  \[ctxls-review-reject] (or q) rejects it, and so does killing the buffer, or no
+\\[ctxls-review-leave-out] on a change (a hunk) leaves it out: an accept
+then applies the others only.
+\\[ctxls-review-reject] (or q) rejects it, and so does killing the buffer, or no
 decision within `ctxls-tool-permission-timeout' seconds.  The model is
 told what became of it.
 \\{ctxls-review-mode-map}"
