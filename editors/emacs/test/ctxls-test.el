@@ -1004,7 +1004,9 @@ open as its turn is cancelled closes, saying so."
                             :actions (vector (list :id "allow" :title "Allow once" :deliberate :json-false))))
   (should (string-search "\n> ctxls asks: may it? Allow it?\n> [y] allow once  (or M-x ctxls-answer)\n" (ctxls-test--chat-text)))
   (ctxls-test--stop)
-  (should-not ctxls--open-questions)
+  ;; (Closed by the connection's end, which jsonrpc runs after the process
+  ;; is seen gone: waited for.)
+  (ctxls-test--wait "the question closed by the daemon's exit" (lambda () (null ctxls--open-questions)) 5)
   (should (string-search "\n> ctxls asked: may it? Allow it? → not answered: the daemon exited\n" (ctxls-test--chat-text))))
 
 ;;;; The model's searches
