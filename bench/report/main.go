@@ -280,6 +280,8 @@ var targets = []target{
 		return fmt.Sprintf("%.2f× (%.3g vs %.3g ms)", r.value, a.value, n.value), r.value <= 1.1, true
 	}},
 	{"an MCP tool call's overhead beyond the server's own time (median)", "≤ 2 ms", atMost("BenchmarkMCPToolCallOverhead overhead-ms", 2, "ms")},
+	// Issue 32: the model's commands.
+	{"run_command's overhead beyond sh -c of the same command, spawn to exit (medians, alternately)", "≤ 5 ms", atMost("BenchmarkRunCommandOverhead overhead-ms", 5, "ms")},
 	// Issue 22: the model's edits applied through the editor.
 	{"an edit of a 10 MB open buffer: the provider's answer → workspace/applyEdit (median)", "≤ 5 ms", atMost("BenchmarkEditApply10MB apply-ms", 5, "ms")},
 	// Issue 23: model input a provider's prompt cache can serve.
