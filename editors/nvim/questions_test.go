@@ -84,24 +84,7 @@ end))
 		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 		nvimArgs(t, nvim, "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)...)
 	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "notes.txt") })
-	read := func() questionState {
-		var st questionState
-		b, _ := os.ReadFile(statePath)
-		json.Unmarshal(b, &st)
-		return st
-	}
-	waitState := func(what string, cond func(questionState) bool) questionState {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
-			if st := read(); cond(st) {
-				return st
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("%s: the state %+v\nthe screen:\n%s", what, read(), term.Screen(false))
-		return questionState{}
-	}
+	read, waitState := stateWatch(t, statePath, term, func(st questionState) bool { return st.Mode != "" })
 	term.Keys(":CtxlsAsk echo hi", "Enter")
 	waitState("the chat", func(st questionState) bool { return strings.Contains(st.Chat, "echo hi") })
 	// The cursor stays in the file: the user starts typing there.

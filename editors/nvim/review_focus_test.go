@@ -1,7 +1,6 @@
 package nvim_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,29 +84,7 @@ end))
 		nvimArgs(t, nvim, "--clean", "-n", "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)...)
 	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "notes.txt") })
 	// (A read may meet the file being written: read again.)
-	read := func() reviewState {
-		var st reviewState
-		for range 20 {
-			b, _ := os.ReadFile(statePath)
-			if st = (reviewState{}); json.Unmarshal(b, &st) == nil && st.Mode != "" {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		return st
-	}
-	waitState := func(what string, cond func(reviewState) bool) reviewState {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
-			if st := read(); cond(st) {
-				return st
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("%s: the state %+v\nthe screen:\n%s", what, read(), term.Screen(false))
-		return reviewState{}
-	}
+	read, waitState := stateWatch(t, statePath, term, func(st reviewState) bool { return st.Mode != "" })
 	term.Keys(":CtxlsAsk edit beta", "Enter")
 	waitState("the chat", func(st reviewState) bool { return strings.Contains(st.Chat, "edit beta") })
 	// The cursor stays in the file: the user starts typing there, at the

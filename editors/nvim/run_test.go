@@ -1,6 +1,7 @@
 package nvim_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,4 +113,35 @@ func startTmux(t *testing.T, session string, cols, rows int, dir string, env []s
 		}
 	}
 	return screenshot.StartTmux(t, session, cols, rows, dir, env, append(cmd, argv...)...)
+}
+
+// stateWatch reads the state a test's Neovim in tmux writes down, as JSON
+// of T, to path (a timer of its setup script): read returns the latest
+// (read again while the file is being written, until complete says it is),
+// and wait waits up to 20 s for cond, failing with the state and the screen.
+func stateWatch[T any](t *testing.T, path string, term *screenshot.Tmux, complete func(T) bool) (read func() T, wait func(what string, cond func(T) bool) T) {
+	read = func() T {
+		var st T
+		for range 20 {
+			b, _ := os.ReadFile(path)
+			var zero T
+			if st = zero; json.Unmarshal(b, &st) == nil && complete(st) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return st
+	}
+	wait = func(what string, cond func(T) bool) T {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if st := read(); cond(st) {
+				return st
+			}
+		}
+		t.Fatalf("%s: the state %+v\nthe screen:\n%s", what, read(), term.Screen(false))
+		var zero T
+		return zero
+	}
+	return read, wait
 }
