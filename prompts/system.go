@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxls/ctxls/internal/mdtext"
+
 	"github.com/ctxls/ctxls/api"
 )
 
@@ -222,7 +224,7 @@ func TurnContext(in Input) (text string, fileTokens int) {
 			if slices.Contains(in.Changed, f.Path) {
 				label += " (changed since it was shown above; this is its current text)"
 			}
-			fence := fenceFor(content)
+			fence := mdtext.Fence(content)
 			fmt.Fprintf(&b, "\n%s\n%s\n%s", label, fence, content)
 			if !strings.HasSuffix(content, "\n") && content != "" {
 				b.WriteString("\n")
@@ -240,7 +242,7 @@ func TurnContext(in Input) (text string, fileTokens int) {
 			for _, f := range in.Shown {
 				if f.Lines[0] > 0 {
 					if excerpt := lines(f.Content, f.Lines); excerpt != "" {
-						fence := fenceFor(excerpt)
+						fence := mdtext.Fence(excerpt)
 						fmt.Fprintf(&b, "\nThe selected lines of %s:\n%s\n%s%s\n", f.Path, fence, excerpt, fence)
 					}
 				}
@@ -354,18 +356,4 @@ func fit(content string, budget int, counter Counter) (string, int, string) {
 		off = end
 	}
 	return content, used, ""
-}
-
-// fenceFor returns a backtick fence longer than any run inside content.
-func fenceFor(content string) string {
-	longest, run := 0, 0
-	for _, r := range content {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ctxls/ctxls/internal/mdtext"
 )
 
 // Markdown renders a session as Markdown: the head (title, times, model,
@@ -81,7 +83,7 @@ func markdownCalls(b *strings.Builder, raw json.RawMessage, names map[string]str
 		} `json:"function"`
 	}
 	if json.Unmarshal(raw, &calls) != nil {
-		fmt.Fprintf(b, "\n%s%s\n%s\n%s\n", fence(string(raw)), "json", raw, fence(string(raw)))
+		fmt.Fprintf(b, "\n%s%s\n%s\n%s\n", mdtext.Fence(string(raw)), "json", raw, mdtext.Fence(string(raw)))
 		return
 	}
 	b.WriteString("\n")
@@ -92,23 +94,9 @@ func markdownCalls(b *strings.Builder, raw json.RawMessage, names map[string]str
 			fmt.Fprintf(b, "- called `%s`\n", names[c.ID])
 			continue
 		}
-		f := fence(args)
+		f := mdtext.Fence(args)
 		fmt.Fprintf(b, "- called `%s` with:\n\n  %sjson\n  %s\n  %s\n", names[c.ID], f, strings.ReplaceAll(args, "\n", "\n  "), f)
 	}
-}
-
-// fence is a Markdown code fence longer than any run of backticks in s.
-func fence(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 // ExportOf renders a session of st as format ("markdown", "md", "" or
