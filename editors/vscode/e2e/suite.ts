@@ -1951,6 +1951,45 @@ async function main(): Promise<void> {
     check(told2.includes("The user rejected this edit"), `the model was told: ${told2}`);
   });
 
+  await step("issue 35: a line typed at the top of the file while its edit waits for review: Accept applies the edit beside the typing (the daemon finds the edit's text again), in the buffer, and the model is told it was edited", async () => {
+    await ed.clearToasts();
+    await ed.openFile("calc.ts");
+    const before = await ed.editorText();
+    check(before.includes("return a - b;"), `calc.ts before the edit: ${before}`);
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "edit_file", arguments: JSON.stringify({ path: "calc.ts", old_string: "return a - b;", new_string: "return b - a;" }) }] },
+      { chunks: ["Swapped again."] },
+    ]);
+    await typeInChat("Swap the operands once more");
+    await until("the diff editor", async () => (await ed.activeTabTitle()).startsWith("calc.ts: proposed edit (ctxls)"), 30_000);
+    const card = lastTurn().locator(".tool", { hasText: "edit_file" });
+    await until("the review on the card", async () => (await card.locator(".tool-answers button").count()) === 3);
+    // Back in the file, the user types a line at its top while the review waits.
+    await ed.openFile("calc.ts");
+    await ed.page.keyboard.press("Control+Home");
+    await ed.page.keyboard.type("// typed during the review\n");
+    await until("the typing in the buffer", async () => (await ed.editorText()).startsWith("// typed during the review\n"), 5000);
+    check((await card.getAttribute("data-status")) === "pending", "the typing answered the review");
+    await card.locator(".tool-answers button", { hasText: /^Accept$/ }).click();
+    await until("the card done", async () => (await card.getAttribute("data-status")) === "done", 15_000);
+    await idle();
+    await until("calc.ts active again", async () => /^calc\.ts(?!: proposed)/.test(await ed.activeTabTitle()), 5000);
+    await until("the edit beside the typing", async () => {
+      const t = await ed.editorText();
+      return t.startsWith("// typed during the review\n") && t.includes("return b - a;") && !t.includes("return a - b;");
+    }, 5000);
+    check(fs.readFileSync(calcTs, "utf8") === calcText, "the edit was written to the disk");
+    const told = await lastToolResult();
+    check(told.includes("edited " + calcTs), `the model was told: ${told}`);
+    // Undo takes the edit and the typing back, for the steps that follow.
+    await ed.focusEditor();
+    await until("calc.ts as before", async () => {
+      if ((await ed.editorText()) === before) return true;
+      await ed.page.keyboard.press("Control+Z");
+      return false;
+    }, 15_000, 300);
+  });
+
   await step("issue 35: a new file the model created, accepted and then thrown away (closed without saving, or its text undone) leaves nothing on the disk", async () => {
     for (const [name, how] of [
       ["draft.md", "close"],
