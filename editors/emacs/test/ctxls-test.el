@@ -2027,6 +2027,11 @@ as ever meanwhile."
     (ctxls-test--wait "the session shown again"
                       (lambda () (string-search "_the session was changed elsewhere (a question asked again): shown again below_\n\n# "
                                                 (ctxls-test--chat-text))))
+    ;; The session may be read while the other client still answers: the
+    ;; answer follows as it is stored.
+    (ctxls-test--wait "the answer given elsewhere, in the session shown again"
+                      (lambda () (string-suffix-p "## You\n\nasked again elsewhere\n\n## ctxls\n\nanswered again\n\n_tokens: 10 in · 1 out_\n\n"
+                                                  (or (cadr (split-string (ctxls-test--chat-text) "shown again below_\n")) ""))))
     (accept-process-output nil 1.5)
     (should (= 1 (ctxls-test--count "shown again below")))
     (let ((again (cadr (split-string (ctxls-test--chat-text) "shown again below_\n"))))
