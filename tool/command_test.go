@@ -14,42 +14,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxls/ctxls/internal/proctest"
+
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/workspace"
 )
-
-// pidGone reports whether pid is no process, or a zombie, within wait.
-func pidGone(pid int, wait time.Duration) bool {
-	deadline := time.Now().Add(wait)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return true
-		}
-		// pid (comm) STATE ...: the state follows the last ')'.
-		if s := string(b); strings.HasPrefix(strings.TrimSpace(s[strings.LastIndex(s, ")")+1:]), "Z") {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// readPid waits for a command to write its pid to path.
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b, err := os.ReadFile(path)
-		if pid, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil && pid > 0 {
-			return pid
-		}
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
-}
 
 func shell(ctx context.Context, t *testing.T, line string, timeout time.Duration) ShellResult {
 	t.Helper()
@@ -94,7 +64,7 @@ func TestCommandTimeoutKillsGroup(t *testing.T) {
 	if took < time.Second+termGrace-200*time.Millisecond || took > 6*time.Second {
 		t.Errorf("took %v: want the timeout, then %v for SIGTERM, then SIGKILL", took, termGrace)
 	}
-	if pid := readPid(t, pidFile); !pidGone(pid, time.Second) {
+	if pid := proctest.PidIn(t, pidFile, 5*time.Second); !proctest.Gone(pid, time.Second) {
 		t.Errorf("the grandchild %d is still running", pid)
 	}
 	// A command that ends on SIGTERM ends at once.
@@ -112,14 +82,14 @@ func TestCommandCancelKills(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		readPid(t, pidFile)
+		proctest.PidIn(t, pidFile, 5*time.Second)
 		cancel()
 	}()
 	r := shell(ctx, t, `trap '' TERM; sleep 300 & echo $! > `+pidFile+`; sleep 301`, time.Minute)
 	if !r.Cancelled {
 		t.Errorf("not cancelled: %q", r.Text())
 	}
-	if pid := readPid(t, pidFile); !pidGone(pid, time.Second) {
+	if pid := proctest.PidIn(t, pidFile, 5*time.Second); !proctest.Gone(pid, time.Second) {
 		t.Errorf("the grandchild %d is still running", pid)
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/internal/proctest"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
@@ -201,19 +202,8 @@ func readPid(t *testing.T, path string) int {
 // waitGone waits for a process to end (or become a zombie of init).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			return
-		}
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the MCP server (pid %d) outlived the daemon", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !proctest.Gone(pid, 10*time.Second) {
+		t.Fatalf("the MCP server (pid %d) outlived the daemon", pid)
 	}
 }
 

@@ -5,10 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxls/ctxls/internal/proctest"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
@@ -46,37 +47,6 @@ func toolCalls(s *lsptest.Server, id string) []api.ToolCallParams {
 		}
 	}
 	return out
-}
-
-// pidIn waits for a command to write a pid to path.
-func pidIn(t *testing.T, path string) int {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b, err := os.ReadFile(path)
-		if pid, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil && pid > 0 {
-			return pid
-		}
-	}
-	t.Fatalf("no pid in %s", path)
-	return 0
-}
-
-// processGone reports whether pid is no process (or a zombie) within wait.
-func processGone(pid int, wait time.Duration) bool {
-	deadline := time.Now().Add(wait)
-	for {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return true
-		}
-		if s := string(b); strings.HasPrefix(strings.TrimSpace(s[strings.LastIndex(s, ")")+1:]), "Z") {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestRunCommand: the model's run_command over LSP with the built binary,
@@ -177,9 +147,9 @@ func TestRunCommand(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Never."}})
 	wait := s.Send(77, "workspace/executeCommand", map[string]any{"command": api.Chat, "arguments": []any{map[string]any{"message": "slow"}}})
 	ask(slow, "allow")
-	pid := pidIn(t, pidFile)
+	pid := proctest.PidIn(t, pidFile, 20*time.Second)
 	s.Notify("$/cancelRequest", map[string]any{"id": 77})
-	if !processGone(pid, time.Second) {
+	if !proctest.Gone(pid, time.Second) {
 		t.Errorf("the command's grandchild %d outlived the cancel by a second", pid)
 	}
 	if m := wait(); m.Error == nil || m.Error.Code != -32800 {
@@ -207,13 +177,13 @@ func TestRunCommandDaemonKilled(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "k1", Name: "run_command", Arguments: string(args)}}},
 		openaitest.Reply{Chunks: []string{"Never."}})
 	s.Async("workspace/executeCommand", map[string]any{"command": api.Chat, "arguments": []any{map[string]any{"message": "run"}}})
-	gpid, spid := pidIn(t, grandchild), pidIn(t, sh)
+	gpid, spid := proctest.PidIn(t, grandchild, 20*time.Second), proctest.PidIn(t, sh, 20*time.Second)
 	if q := answers.asked(); len(q) != 1 || q[0] != "ctxls: the model wants to run the command "+line+" in "+realRoot+" (killed after 2m0s). Allow it?" {
 		t.Errorf("asked: %q", q)
 	}
 	s.Kill()
 	for what, pid := range map[string]int{"sh": spid, "grandchild": gpid} {
-		if !processGone(pid, 2*time.Second) {
+		if !proctest.Gone(pid, 2*time.Second) {
 			t.Errorf("the command's %s (%d) outlived the daemon", what, pid)
 		}
 	}
