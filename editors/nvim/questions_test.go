@@ -125,5 +125,5 @@ end))
 	if strings.Join(st.Source, "\n") != "total = x2\n" {
 		t.Errorf("the file holds %q after the answer", st.Source)
 	}
-	quitTmux(t, term.Keys, session)
+	quitTmux(t, term)
 }

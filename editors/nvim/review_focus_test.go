@@ -152,5 +152,5 @@ end))
 	if r := fake.LastStreamed().ToolResults(); !strings.Contains(r["e1"], "edited "+file) {
 		t.Errorf("the model was told %q", r["e1"])
 	}
-	quitTmux(t, term.Keys, session)
+	quitTmux(t, term)
 }

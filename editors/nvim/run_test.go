@@ -84,13 +84,13 @@ func tmuxName(t *testing.T, name string) string {
 	return name + "-" + strconv.Itoa(os.Getpid()) + "-" + strings.NewReplacer("/", "-", ".", "_", " ", "_").Replace(t.Name())
 }
 
-// quitTmux quits the Neovim in tmux session name (:qa!) and waits for it
-// to end, so that its deprecation check (at VimLeavePre) has run.
-func quitTmux(t *testing.T, keys func(...string), name string) {
+// quitTmux quits the Neovim in term (:qa!) and waits for it to end, so
+// that its deprecation check (at VimLeavePre) has run.
+func quitTmux(t *testing.T, term *screenshot.Tmux) {
 	t.Helper()
-	keys("Escape", ":qa!", "Enter")
+	term.Keys("Escape", ":qa!", "Enter")
 	deadline := time.Now().Add(15 * time.Second)
-	for exec.Command("tmux", "has-session", "-t", "="+name).Run() == nil {
+	for term.Alive() {
 		if time.Now().After(deadline) {
 			t.Fatal("Neovim did not quit")
 		}

@@ -81,7 +81,7 @@ func testNeovimNoHitEnter(t *testing.T, nvim string) {
 	}
 	term.Keys("other-model", "Enter")
 	term.WaitFor("the model typed", func(s string) bool { return strings.Contains(s, "model: other-model") })
-	quitTmux(t, term.Keys, session)
+	quitTmux(t, term)
 }
 
 // TestNeovimNotInstalledTerminal: Neovim opened on a file in a real
@@ -111,7 +111,7 @@ func testNeovimNotInstalledTerminal(t *testing.T, nvim string) {
 		!strings.HasPrefix(screenshot.LastLine(s), "ctxls: ctxls is not installed (:checkhealth ctxls): ctxls-not-installed-here is neither on $PATH nor in ~/go/bin") {
 		t.Fatalf("the screen:\n%s", s)
 	}
-	quitTmux(t, term.Keys, session)
+	quitTmux(t, term)
 }
 
 // needTmux skips the test when tmux is not installed.

@@ -2,6 +2,7 @@ package screenshot
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,29 +32,51 @@ func Dir(t testing.TB, tools ...string) string {
 type Tmux struct {
 	t       testing.TB
 	session string
+	socket  string
 }
 
 // StartTmux starts argv in a detached tmux session named session, cols×rows,
 // in dir with env added to this process's environment; the session is killed
 // when the test ends.
+//
+// Each session has a tmux server of its own (a socket named for it, no
+// configuration file read): a session made on a server already running
+// takes that server's environment, not the one given here, so a test
+// running beside another got the other's HOME (removed when that test
+// ended: Emacs 30 then warned it could not create ~/.emacs.d over the
+// window under test) and its variables.
 func StartTmux(t testing.TB, session string, cols, rows int, dir string, env []string, argv ...string) *Tmux {
 	t.Helper()
-	exec.Command("tmux", "kill-session", "-t", session).Run()
-	args := append([]string{"new-session", "-d", "-s", session, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows)}, argv...)
-	start := exec.Command("tmux", args...)
+	// Named by a hash: the socket's path (in /tmp/tmux-UID) must stay short.
+	h := fnv.New64a()
+	h.Write([]byte(session))
+	m := &Tmux{t: t, session: session, socket: fmt.Sprintf("ctxls-%x", h.Sum64())}
+	m.command("kill-server").Run()
+	args := append([]string{"-f", "/dev/null", "new-session", "-d", "-s", session, "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows)}, argv...)
+	start := m.command(args...)
 	start.Dir = dir
 	start.Env = append(os.Environ(), env...)
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}
-	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
-	return &Tmux{t: t, session: session}
+	t.Cleanup(func() { m.command("kill-server").Run() })
+	return m
+}
+
+// command is tmux run with args on this session's own server.
+func (m *Tmux) command(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", m.socket}, args...)...)
+}
+
+// Alive says whether the program started in the session still runs.
+func (m *Tmux) Alive() bool {
+	return m.command("has-session", "-t", "="+m.session).Run() == nil
 }
 
 // Keys sends keys as tmux send-keys takes them ("-l" then text types it).
 func (m *Tmux) Keys(k ...string) {
 	m.t.Helper()
-	if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", m.session}, k...)...).CombinedOutput(); err != nil {
+	if out, err := m.command(append([]string{"send-keys", "-t", m.session}, k...)...).CombinedOutput(); err != nil {
 		m.t.Fatalf("send-keys: %v %s", err, out)
 	}
 }
@@ -65,7 +88,7 @@ func (m *Tmux) Screen(colors bool) string {
 	if colors {
 		args = append(args, "-e")
 	}
-	out, _ := exec.Command("tmux", args...).Output()
+	out, _ := m.command(args...).Output()
 	return string(out)
 }
 

@@ -491,7 +491,9 @@ async function main(): Promise<void> {
     await ed.palette("ctxls: Show Session Context");
     await sidebar.waitFor({ state: "visible" });
     chat = await ed.chat();
-    await until("the context card in sight", async () => (await chips()).includes("app.ts") && (await chat.locator("#context.flash").count()) === 1, 5000, 50);
+    // Revealed: the flash drawn (data-revealed stays after it) and the cards in view.
+    await until("the context card in sight", async () => (await chips()).includes("app.ts") && (await chat.locator("#context[data-revealed]").count()) === 1 &&
+      (await chat.locator("#context").evaluate((el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0; })), 5000, 50);
     check(!(await ed.tabTitles()).some((t) => t.startsWith("Untitled")), `an untitled document opened: ${await ed.tabTitles()}`);
     // Remove File from Context with a file in it: pick it, told so, the card goes.
     await ed.palette("ctxls: Remove File from Context");

@@ -624,6 +624,9 @@
     }
     if (s.revealContext && s.revealContext !== revealed) {
       revealed = s.revealContext;
+      // Kept after the flash: which reveal was drawn (read by the e2e test,
+      // which may look later than the 1.2 s flash on a busy machine).
+      context.dataset.revealed = String(s.revealContext);
       context.classList.add("flash");
       context.scrollIntoView({ block: "nearest" });
       setTimeout(() => context.classList.remove("flash"), 1200);
