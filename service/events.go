@@ -69,8 +69,12 @@ func (s *Service) publish(ev Event) {
 	}
 }
 
-// titleChanged publishes a session's new title.
-func (s *Service) titleChanged(sess *session.Session) { s.publish(titleUpdate(sess)) }
+// titleChanged publishes a session's new title (after it was stored).
+func (s *Service) titleChanged(sess *session.Session) {
+	s.titles.Lock()
+	defer s.titles.Unlock()
+	s.publish(titleUpdate(sess))
+}
 
 // titleUpdate is the event of a session's title.
 func titleUpdate(sess *session.Session) SessionUpdated {

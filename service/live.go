@@ -59,7 +59,15 @@ func (s *Service) liveChange(ctx context.Context, ch session.Change, watching fu
 // liveSession publishes a session's title as the store has it now; false
 // when it is gone (then it is forgotten) or could not be read.
 func (s *Service) liveSession(ctx context.Context, id string) bool {
+	// Read and published under s.titles: the model's title, stored after
+	// this read, is announced after this one (a client kept the stale
+	// first-line title when the two crossed).
+	s.titles.Lock()
 	sess, err := s.store.Get(ctx, id)
+	if err == nil {
+		s.publish(titleUpdate(sess))
+	}
+	s.titles.Unlock() // before Forget, which may wait for a turn that announces a title
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		s.Forget(id)
@@ -68,6 +76,5 @@ func (s *Service) liveSession(ctx context.Context, id string) bool {
 		s.log.Warn("live update not read", "session", id, "err", err)
 		return false
 	}
-	s.titleChanged(sess)
 	return true
 }

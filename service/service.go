@@ -118,6 +118,11 @@ type Service struct {
 	tidyClosed bool
 
 	subs subscribers // the doors' event handlers (events.go)
+
+	// titles orders the announcements of a session's title (events.go):
+	// one that reads the store holds it from the read to the publish, so a
+	// title stored meanwhile is announced after, never before, the stale one.
+	titles sync.Mutex
 }
 
 var _ api.Interface = (*Service)(nil)

@@ -256,6 +256,8 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 // model's view now starts.
 func (s *Service) compacted(ctx context.Context, c chat.Compaction) {
 	ev := SessionUpdated{SessionUpdatedParams: api.SessionUpdatedParams{SessionID: c.SessionID, CompactedThrough: c.Summary.SummaryOf.Last}, Tokens: c.Tokens, Window: c.Window}
+	s.titles.Lock() // the title read is published before a newer one (events.go)
+	defer s.titles.Unlock()
 	if sess, err := s.store.Get(ctx, c.SessionID); err == nil {
 		ev.Title, ev.TitleSource = sess.Title, sess.TitleSource
 	}
