@@ -33,8 +33,11 @@ type FileEdit struct {
 	// OnDisk: the change was written to the file on disk, not to an
 	// editor's buffer.
 	OnDisk bool
-	// Undone: the change was undone (and not redone since).
+	// Undone: the change was undone (and not redone since); ToggledAt is
+	// when it was last undone or redone (zero: never), so redo takes back
+	// the turn undone last.
 	Undone    bool
+	ToggledAt time.Time
 	CreatedAt time.Time
 }
 
@@ -51,14 +54,19 @@ const MaxEditBytes = 64 << 20
 // EditLog is a store that keeps the changes the model's tools made to
 // the user's files, per session, for undo and redo.
 //
-// RecordEdit stores c (its ID and CreatedAt set). Changes lists a
+// RecordEdit stores c (its ID and CreatedAt set). Edits lists a
 // session's changes, oldest first. SetUndone marks changes of the session
-// undone or not; ids not of the session are an error and nothing changes.
-// The changes go with their session when it is deleted.
+// undone or not (their ToggledAt now) and, in the same transaction, adds
+// note to the session's Meta.EditNotes (what the model is told on its next
+// turn; "" adds none); ids not of the session are an error and nothing
+// changes. TakeEditNotes removes the first n of the session's notes (the
+// ones a turn told the model). The changes go with their session when it
+// is deleted.
 type EditLog interface {
 	RecordEdit(ctx context.Context, c *FileEdit) error
 	Edits(ctx context.Context, sessionID string) ([]FileEdit, error)
-	SetUndone(ctx context.Context, sessionID string, ids []int64, undone bool) error
+	SetUndone(ctx context.Context, sessionID string, ids []int64, undone bool, note string) error
+	TakeEditNotes(ctx context.Context, sessionID string, n int) error
 }
 
 // Distinct is ids without repeats, in their order.

@@ -45,6 +45,10 @@ type Meta struct {
 	// Plan is the model's plan for the session (its update_plan tool),
 	// replaced whole each time; see ValidPlan.
 	Plan []PlanItem `json:"plan,omitempty"`
+	// EditNotes say what the user undid or redid of the model's changes
+	// since its last turn (EditLog.SetUndone); the next turn tells the
+	// model and takes them.
+	EditNotes []string `json:"editNotes,omitempty"`
 }
 
 // Review modes (Meta.ReviewMode): the user sees each edit and accepts or

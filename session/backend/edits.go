@@ -40,10 +40,19 @@ func (p *Pending) Edits(ctx context.Context, sessionID string) ([]session.FileEd
 }
 
 // SetUndone waits for the open, then marks (session.EditLog).
-func (p *Pending) SetUndone(ctx context.Context, sessionID string, ids []int64, undone bool) error {
+func (p *Pending) SetUndone(ctx context.Context, sessionID string, ids []int64, undone bool, note string) error {
 	l, err := p.editLog(ctx)
 	if err != nil {
 		return err
 	}
-	return l.SetUndone(ctx, sessionID, ids, undone)
+	return l.SetUndone(ctx, sessionID, ids, undone, note)
+}
+
+// TakeEditNotes waits for the open, then takes (session.EditLog).
+func (p *Pending) TakeEditNotes(ctx context.Context, sessionID string, n int) error {
+	l, err := p.editLog(ctx)
+	if err != nil {
+		return err
+	}
+	return l.TakeEditNotes(ctx, sessionID, n)
 }

@@ -59,31 +59,53 @@ func testEditLog(t *testing.T, s Store) {
 		}
 	}
 
-	if err := l.SetUndone(ctx, a.ID, []int64{recs[0].ID, recs[1].ID, recs[0].ID}, true); err != nil {
+	if err := l.SetUndone(ctx, a.ID, []int64{recs[0].ID, recs[1].ID, recs[0].ID}, true, "undid main.go"); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = l.Edits(ctx, a.ID)
-	if !got[0].Undone || !got[1].Undone || got[2].Undone {
-		t.Errorf("after SetUndone: %v %v %v", got[0].Undone, got[1].Undone, got[2].Undone)
+	if !got[0].Undone || !got[1].Undone || got[2].Undone || got[0].ToggledAt.IsZero() || !got[2].ToggledAt.IsZero() {
+		t.Errorf("after SetUndone: %+v", got)
 	}
+	notes := func(want ...string) {
+		t.Helper()
+		ss, err := s.Get(ctx, a.ID)
+		if err != nil || strings.Join(ss.Meta.EditNotes, "|") != strings.Join(want, "|") {
+			t.Errorf("the session's edit notes: %q %v, want %q", ss.Meta.EditNotes, err, want)
+		}
+	}
+	notes("undid main.go")
+	if err := l.SetUndone(ctx, a.ID, nil, false, "a note alone"); err != nil {
+		t.Fatal(err)
+	}
+	notes("undid main.go", "a note alone")
 	// A change of another session: refused, nothing marked.
-	if err := l.SetUndone(ctx, a.ID, []int64{recs[3].ID, recs[2].ID}, true); !errors.Is(err, session.ErrNotFound) {
+	if err := l.SetUndone(ctx, a.ID, []int64{recs[3].ID, recs[2].ID}, true, "never"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("SetUndone of another session's change: %v", err)
 	}
 	if got, _ = l.Edits(ctx, a.ID); got[2].Undone {
 		t.Error("a refused SetUndone marked a change")
 	}
-	if err := l.SetUndone(ctx, a.ID, []int64{recs[1].ID}, false); err != nil {
+	notes("undid main.go", "a note alone") // nor noted
+	if err := l.SetUndone(ctx, a.ID, []int64{recs[1].ID}, false, "redid new.go"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ = l.Edits(ctx, a.ID); !got[0].Undone || got[1].Undone {
-		t.Errorf("after redo: %v %v", got[0].Undone, got[1].Undone)
+	if got, _ = l.Edits(ctx, a.ID); !got[0].Undone || got[1].Undone || got[1].ToggledAt.Before(got[0].ToggledAt) {
+		t.Errorf("after redo: %+v", got)
 	}
+	if err := l.TakeEditNotes(ctx, a.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	notes("redid new.go")
+	if err := l.TakeEditNotes(ctx, a.ID, 5); err != nil {
+		t.Fatal(err)
+	}
+	notes()
 
 	for _, err := range []error{
 		l.RecordEdit(ctx, &session.FileEdit{SessionID: "nosuchsession", Path: "/w/x"}),
 		func() error { _, err := l.Edits(ctx, "nosuchsession"); return err }(),
-		l.SetUndone(ctx, "nosuchsession", []int64{recs[0].ID}, true),
+		l.SetUndone(ctx, "nosuchsession", []int64{recs[0].ID}, true, ""),
+		l.TakeEditNotes(ctx, "nosuchsession", 1),
 	} {
 		if !errors.Is(err, session.ErrNotFound) {
 			t.Errorf("unknown session: %v", err)

@@ -15,6 +15,7 @@ CREATE TABLE file_edits (
     after_hash  text NOT NULL,
     on_disk     boolean NOT NULL DEFAULT false,
     undone      boolean NOT NULL DEFAULT false,
+    toggled_at  timestamptz,
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX file_edits_by_session ON file_edits (session_id, id);

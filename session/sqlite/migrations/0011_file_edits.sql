@@ -14,6 +14,7 @@ CREATE TABLE file_edits (
     after_hash  TEXT NOT NULL,
     on_disk     INTEGER NOT NULL DEFAULT 0,
     undone      INTEGER NOT NULL DEFAULT 0,
+    toggled_at  INTEGER NOT NULL DEFAULT 0,
     created_at  INTEGER NOT NULL
 );
 CREATE INDEX file_edits_by_session ON file_edits (session_id, id);
