@@ -32,6 +32,8 @@ var slashCommands = []slashCommand{
 	{"export", "Export the conversation", "[markdown|json]", (*Agent).slashExport},
 	{"compact", "Summarise the earlier turns now (the originals are kept)", "", (*Agent).slashCompact},
 	{"usage", "Show the tokens the session's turns have cost, by model", "", (*Agent).slashUsage},
+	{"undo", "Undo the changes the model made to files in its last turn", "", (*Agent).slashUndo},
+	{"redo", "Make again the changes undone last", "", (*Agent).slashRedo},
 }
 
 // helpCommand is /help, answered with the commands (kept out of
@@ -238,4 +240,23 @@ func (a *Agent) slashUsage(ctx context.Context, s *openSession, _ []string) (str
 		return "", err
 	}
 	return service.UsageText(u), nil
+}
+
+// slashUndo is ctxls.session.undo: the model's last turn's changes taken
+// back.
+func (a *Agent) slashUndo(ctx context.Context, s *openSession, _ []string) (string, error) {
+	res, err := a.svc.SessionUndo(ctx, &api.SessionIDArgs{SessionID: s.id})
+	if err != nil {
+		return "", err
+	}
+	return service.UndoText(res, false), nil
+}
+
+// slashRedo is ctxls.session.redo.
+func (a *Agent) slashRedo(ctx context.Context, s *openSession, _ []string) (string, error) {
+	res, err := a.svc.SessionRedo(ctx, &api.SessionIDArgs{SessionID: s.id})
+	if err != nil {
+		return "", err
+	}
+	return service.UndoText(res, true), nil
 }

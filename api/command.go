@@ -44,6 +44,8 @@ const (
 	ModelsList      = "ctxls.models.list"
 	SessionCompact  = "ctxls.session.compact"
 	SessionUsage    = "ctxls.session.usage"
+	SessionUndo     = "ctxls.session.undo"
+	SessionRedo     = "ctxls.session.redo"
 	FilesRead       = "ctxls.files.read"
 	MCPList         = "ctxls.mcp.list"
 	MCPTrust        = "ctxls.mcp.trust"
@@ -204,6 +206,14 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionUsageResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "answers": 12, "unreported": 1, "promptTokens": 48210, "completionTokens": 2304, "models": [{"model": "gpt-4o-mini", "answers": 10, "promptTokens": 40120, "completionTokens": 1980}, {"model": "gpt-4o", "answers": 2, "promptTokens": 8090, "completionTokens": 324}]}`},
+	{ID: SessionUndo, Doc: "Undoes the changes the model's edits made to the user's files in the most recent turn of the session whose changes are not undone yet: an open file through `workspace/applyEdit` on the buffer's current version (the editor's own undo takes the undo back), a file not open on disk, a file the turn created removed (a DeleteFile through the editor). A file that is not as the turn left it (typed in since, or changed by a later turn) is left alone and named in `left` with why; the turn's other files are still undone. The model is told on its next turn. Refused while a turn runs in the session.",
+		Args: SessionIDArgs{}, Result: UndoResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "turn": 2101, "restored": ["/home/ann/app/login.go", "/home/ann/app/login_test.go"], "left": [{"path": "/home/ann/app/routes.go", "reason": "it changed since the turn (edited after the model's change)"}]}`},
+	{ID: SessionRedo, Doc: "Applies again the changes of the turn undone last (`ctxls.session.undo`), on the same rules: a file that is not as the undo left it is left alone and named in `left`.",
+		Args: SessionIDArgs{}, Result: UndoResult{},
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "turn": 2101, "restored": ["/home/ann/app/login.go", "/home/ann/app/login_test.go"], "left": []}`},
 	{ID: FilesRead, Doc: "Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's). A file that is not UTF-8 text is reported with `binary` and no content. Only files the list shows are read: never a hidden file, a folder or a symbolic link.",
 		Args: FilesReadArgs{}, Result: FilesReadResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "subdir": "results", "name": "charts/q1.csv"}`,
@@ -708,6 +718,24 @@ type SessionCompactResult struct {
 	CompactedThrough int64   `json:"compactedThrough"`
 	Covered          int     `json:"covered"`
 	Tokens           int     `json:"tokens"`
+}
+
+// UndoResult is the result of ctxls.session.undo and ctxls.session.redo.
+type UndoResult struct {
+	V         int    `json:"v"`
+	SessionID string `json:"sessionId"`
+	// Turn is the id of the user message whose turn was undone or redone.
+	Turn int64 `json:"turn"`
+	// Restored are the files undone (redone); Left those left as they
+	// were, each with why.
+	Restored []string   `json:"restored"`
+	Left     []LeftFile `json:"left"`
+}
+
+// LeftFile is a file an undo or redo left as it was.
+type LeftFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // SessionUsageResult is the result of ctxls.session.usage.

@@ -61,6 +61,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 		in.Env = st.Session.Meta.EnvHint // the reminder's first line
 		in.SessionFiles = st.Sources
 		in.Plan = st.Session.Meta.Plan
+		in.EditNotes = st.Session.Meta.EditNotes
 		if st.SourcesErr != nil {
 			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", st.SourcesErr)
 		}

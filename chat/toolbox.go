@@ -67,6 +67,10 @@ type ToolTurn struct {
 	// KeyEnv is the variable the turn's provider key is read from: a
 	// command a tool runs never gets it.
 	KeyEnv string
+	// Question is the id of the turn's user message once stored (0 for a
+	// preview, or when it could not be stored): what the turn's changes to
+	// files are kept under, for undo.
+	Question func() int64
 }
 
 // toolTurn gathers what a turn's tools may use, from what the turn read of

@@ -375,6 +375,21 @@ func (r *run) cleanup() {
 	}
 }
 
+// tookEditNotes removes the n edit notes the turn's message told the
+// model (a failure is logged: the model would be told again).
+func (e *Engine) tookEditNotes(ctx context.Context, sessionID string, n int) {
+	if n == 0 {
+		return
+	}
+	l, ok := e.Store.(session.EditLog)
+	if !ok {
+		return
+	}
+	if err := l.TakeEditNotes(ctx, sessionID, n); err != nil {
+		e.Log.Warn("the notes of undone changes were not cleared", "session", sessionID, "err", err)
+	}
+}
+
 // deleted ends the turn of a session deleted under it.
 func (r *run) deleted() (*Result, error) {
 	r.cancel(ErrSessionDeleted)
@@ -445,9 +460,16 @@ func (r *run) begin() error {
 		err := stored()
 		if err == nil {
 			in.Record(user.ID)
+			e.tookEditNotes(ctx, t.SessionID, len(st.Session.Meta.EditNotes))
 		}
 		return err
 	})
+	r.tt.Question = func() int64 {
+		if r.userStored() != nil {
+			return 0
+		}
+		return user.ID
+	}
 	if in.Compacted != nil {
 		r.ev.Emit(Compacted{Compaction{SessionID: t.SessionID, Summary: in.Compacted, Covered: in.Covered,
 			Tokens: in.System + in.History + in.Message + in.Tools, Window: t.Provider.ContextWindow}})

@@ -28,7 +28,7 @@ func sessionsCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	cmd.PersistentFlags().BoolVar(&g.jsonOut, "json", false, "print JSON instead of a table")
-	cmd.AddCommand(listCmd(g), showCmd(g), renameCmd(g), deleteCmd(g), searchCmd(g), exportCmd(g), shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), usageCmd(g), duCmd(g), pruneCmd(g))
+	cmd.AddCommand(listCmd(g), showCmd(g), renameCmd(g), deleteCmd(g), searchCmd(g), exportCmd(g), shareCmd(g), contextCmd(g), titleCmd(g), compactCmd(g), usageCmd(g), undoCmd(g, false), undoCmd(g, true), duCmd(g), pruneCmd(g))
 	return cmd
 }
 

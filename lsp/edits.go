@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"go.lsp.dev/uri"
@@ -17,6 +18,7 @@ type editCaps struct {
 	apply    bool // workspace/applyEdit
 	versions bool // documentChanges: TextDocumentEdit with versions
 	create   bool // the CreateFile resource operation
+	remove   bool // the DeleteFile resource operation
 	review   bool // ctxls/reviewEdit (initializationOptions.reviewEdits)
 }
 
@@ -145,7 +147,44 @@ func (e lspEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResul
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
 	}
-	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": "ctxls: " + verb + " " + filepath.Base(r.Path), "edit": we}, &res); err != nil {
+	label := "ctxls: " + verb + " " + filepath.Base(r.Path)
+	if r.Label != "" {
+		label = r.Label
+	}
+	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": label, "edit": we}, &res); err != nil {
+		return tool.EditResult{}, err
+	}
+	return tool.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
+}
+
+var _ tool.FileRemover = lspEdits{}
+
+// Remove removes a file the model created (an undo) as a DeleteFile
+// through the editor, which closes its buffer; an editor without the
+// DeleteFile operation has it removed from the disk when it is not open
+// there (open, it is left: its buffer would hold the text still).
+func (e lspEdits) Remove(ctx context.Context, _, path, editorURI string) (tool.EditResult, error) {
+	s := e.s
+	s.mu.Lock()
+	caps := s.edits
+	s.mu.Unlock()
+	if !caps.apply || !caps.versions || !caps.remove {
+		if editorURI != "" {
+			return tool.EditResult{Reason: "it is open in the editor, which cannot remove files (it lacks workspace.workspaceEdit.resourceOperations \"delete\")"}, nil
+		}
+		if err := os.Remove(path); err != nil {
+			return tool.EditResult{}, err
+		}
+		return tool.EditResult{Applied: true, OnDisk: true}, nil
+	}
+	we := map[string]any{"documentChanges": []any{
+		map[string]any{"kind": "delete", "uri": fileURI(path, editorURI), "options": map[string]any{"ignoreIfNotExists": true}},
+	}}
+	var res struct {
+		Applied       bool   `json:"applied"`
+		FailureReason string `json:"failureReason"`
+	}
+	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": "ctxls: undo, remove " + filepath.Base(path), "edit": we}, &res); err != nil {
 		return tool.EditResult{}, err
 	}
 	return tool.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil

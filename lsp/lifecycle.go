@@ -89,6 +89,7 @@ func (s *Server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		apply:    p.Capabilities.Workspace.ApplyEdit,
 		versions: p.Capabilities.Workspace.WorkspaceEdit.DocumentChanges,
 		create:   slices.Contains(p.Capabilities.Workspace.WorkspaceEdit.ResourceOperations, "create"),
+		remove:   slices.Contains(p.Capabilities.Workspace.WorkspaceEdit.ResourceOperations, "delete"),
 		review:   o.ReviewEdits,
 	}
 	s.diagnostics = o.Diagnostics

@@ -57,6 +57,9 @@ type Input struct {
 	// Plan is the session's plan as the model last set it (update_plan),
 	// shown at the end of each turn's block.
 	Plan []api.PlanEntry
+	// EditNotes say what the user undid or redid of the model's changes
+	// to files since its last turn (session.Meta.EditNotes).
+	EditNotes []string
 	// ReminderShown are the reminder's parts (ReminderPart.Key) an earlier
 	// message of the conversation holds as they are, left out of this
 	// turn's (unless Resumed); ReminderGone the parts it held that are
@@ -267,6 +270,12 @@ func TurnContext(in Input) (text string, fileTokens int) {
 	}
 	if !in.OmitCandidates {
 		b.WriteString(CandidatesSection(in))
+	}
+	if len(in.EditNotes) > 0 {
+		b.WriteString("\n## Undone Changes\n")
+		for _, n := range in.EditNotes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
 	}
 	b.WriteString(PlanSection(in.Plan))
 	return strings.TrimLeft(b.String(), "\n"), fileTokens

@@ -110,6 +110,9 @@ type EditRequest struct {
 	Version *int32
 	// Diff is the edit as a unified diff; Summary says it in one line.
 	Diff, Summary string
+	// Label names the change in the editor's undo history ("": the
+	// door's own, "ctxls: edit main.go").
+	Label string
 	// whole holds NewText once built, shared by the request's copies.
 	whole *wholeText
 }
@@ -244,6 +247,7 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 		return "", Refused(refused(ctx, door, r, res.Reason))
 	}
 	t.changed(r.Path)
+	c.recordEdit(ctx, r, res.OnDisk)
 	c.Summarize(r.Summary)
 	verb := "edited"
 	if r.Create {
@@ -259,6 +263,22 @@ func runEdit(ctx context.Context, c *Call, args string) (string, error) {
 			verb, r.Path, r.Summary, upperFirst(where), fenced(r.Diff))
 	}
 	return out + c.errorsAfter(ctx, r.Path, c.TT.Roots), nil
+}
+
+// recordEdit keeps an applied edit in the session's edit log, for undo;
+// a failure is logged (the edit stands, but cannot be undone).
+func (c *Call) recordEdit(ctx context.Context, r EditRequest, onDisk bool) {
+	l, ok := c.store().(session.EditLog)
+	if !ok || c.TT == nil || c.TT.Question == nil {
+		return
+	}
+	turn := c.TT.Question()
+	if turn == 0 {
+		return
+	}
+	if err := RecordEdit(ctx, l, turn, r, onDisk); err != nil {
+		c.box.log.Warn("the edit was not recorded for undo", "path", r.Path, "err", err)
+	}
 }
 
 // editDiagnosticsWait is how long the editor is given to check a file the

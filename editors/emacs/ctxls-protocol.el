@@ -132,6 +132,18 @@ after it.")
 every answer (each round of a turn with tool calls is an answer), in
 all and by model, most tokens first.")
 
+(defconst ctxls-protocol-command-session-undo "ctxls.session.undo"
+  "Undoes the changes the model's edits made to the user's files in the
+most recent turn of the session whose changes are not undone yet: an
+open file through workspace/applyEdit on the buffer's current version
+\(the editor's own undo takes the undo back), a file not open on disk,
+a file the turn created removed (a DeleteFile through the editor).")
+
+(defconst ctxls-protocol-command-session-redo "ctxls.session.redo"
+  "Applies again the changes of the turn undone last
+\(ctxls.session.undo), on the same rules: a file that is not as the
+undo left it is left alone and named in left.")
+
 (defconst ctxls-protocol-command-files-read "ctxls.files.read"
   "Returns the text of a file in one of the session folder's subfolders
 \(sources by default), as ctxls.files.list names it: at most 1 MiB of
@@ -351,6 +363,8 @@ visible lines.")
     "ctxls.session.setReviewMode"
     "ctxls.session.compact"
     "ctxls.session.usage"
+    "ctxls.session.undo"
+    "ctxls.session.redo"
     "ctxls.files.read"
     "ctxls.mcp.trust"
     "ctxls.mcp.list"

@@ -29,6 +29,8 @@ return {
     session_set_review_mode = "ctxls.session.setReviewMode",
     session_compact = "ctxls.session.compact",
     session_usage = "ctxls.session.usage",
+    session_undo = "ctxls.session.undo",
+    session_redo = "ctxls.session.redo",
     files_read = "ctxls.files.read",
     mcp_trust = "ctxls.mcp.trust",
     mcp_list = "ctxls.mcp.list",

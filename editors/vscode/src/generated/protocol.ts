@@ -377,6 +377,19 @@ export interface SessionUsageResult {
   models: ModelUsage[];
 }
 
+export interface LeftFile {
+  path: string;
+  reason: string;
+}
+
+export interface UndoResult {
+  v: number;
+  sessionId: string;
+  turn: number;
+  restored: string[];
+  left: LeftFile[];
+}
+
 export interface FilesReadArgs {
   sessionId?: string;
   subdir?: string;
@@ -654,6 +667,8 @@ export const Commands = {
   sessionSetReviewMode: "ctxls.session.setReviewMode",
   sessionCompact: "ctxls.session.compact",
   sessionUsage: "ctxls.session.usage",
+  sessionUndo: "ctxls.session.undo",
+  sessionRedo: "ctxls.session.redo",
   filesRead: "ctxls.files.read",
   mcpTrust: "ctxls.mcp.trust",
   mcpList: "ctxls.mcp.list",
@@ -687,6 +702,8 @@ export interface CommandTypes {
   "ctxls.session.setReviewMode": { args: SetReviewModeArgs; result: SessionResult };
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
+  "ctxls.session.undo": { args: SessionIDArgs; result: UndoResult };
+  "ctxls.session.redo": { args: SessionIDArgs; result: UndoResult };
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
   "ctxls.mcp.trust": { args: MCPTrustArgs; result: MCPTrustResult };
   "ctxls.mcp.list": { args: MCPListArgs; result: MCPListResult };

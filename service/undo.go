@@ -1,0 +1,78 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/tool"
+)
+
+// SessionUndo undoes the changes of the session's most recent turn whose
+// changes are not undone yet, through the connection's edit door
+// (tool.Box.Undo), while no turn runs in the session.
+func (s *Service) SessionUndo(ctx context.Context, a *api.SessionIDArgs) (*api.UndoResult, error) {
+	return s.undo(ctx, a, false)
+}
+
+// SessionRedo applies again the changes of the turn undone last.
+func (s *Service) SessionRedo(ctx context.Context, a *api.SessionIDArgs) (*api.UndoResult, error) {
+	return s.undo(ctx, a, true)
+}
+
+func (s *Service) undo(ctx context.Context, a *api.SessionIDArgs, redo bool) (*api.UndoResult, error) {
+	what := api.SessionUndo
+	if redo {
+		what = api.SessionRedo
+	}
+	sess, err := s.existing(ctx, a.SessionID, what)
+	if err != nil {
+		return nil, fail(err)
+	}
+	var res *tool.UndoResult
+	err = s.engine.Exclusive(ctx, sess.ID, func(ctx context.Context) error {
+		res, err = s.box.Undo(ctx, sess.ID, redo)
+		return err
+	})
+	if err != nil {
+		return nil, fail(err)
+	}
+	out := &api.UndoResult{V: api.V, SessionID: sess.ID, Turn: res.Turn, Restored: nonNil(res.Restored), Left: []api.LeftFile{}}
+	for _, f := range res.Left {
+		out.Left = append(out.Left, api.LeftFile{Path: f.Path, Reason: f.Reason})
+	}
+	return out, nil
+}
+
+// UndoText says what an undo (redo) did, as the ACP door and the CLI
+// answer: the files restored, then those left with why.
+func UndoText(res *api.UndoResult, redo bool) string {
+	var b strings.Builder
+	verb, none := "Undid", "Nothing was undone"
+	if redo {
+		verb, none = "Redid", "Nothing was redone"
+	}
+	if len(res.Restored) == 0 {
+		b.WriteString(none + ": every file the turn changed is left as it is.\n")
+	} else {
+		fmt.Fprintf(&b, "%s the model's changes to %s:\n", verb, files(len(res.Restored)))
+		for _, p := range res.Restored {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
+	}
+	if len(res.Left) > 0 {
+		fmt.Fprintf(&b, "Left as %s:\n", map[bool]string{true: "it is", false: "they are"}[len(res.Left) == 1])
+		for _, f := range res.Left {
+			fmt.Fprintf(&b, "- %s: %s\n", f.Path, f.Reason)
+		}
+	}
+	return b.String()
+}
+
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
