@@ -47,6 +47,17 @@ func (b *bufferEditor) open(uri, text string) {
 	b.s.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": text}})
 }
 
+// saveAndClose writes a buffer to its file and closes it, as the user
+// would.
+func (b *bufferEditor) saveAndClose(uri string) {
+	b.mu.Lock()
+	d := b.doc[uri]
+	delete(b.doc, uri)
+	b.mu.Unlock()
+	os.WriteFile(strings.TrimPrefix(uri, "file://"), []byte(d.text), 0o644)
+	b.s.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+}
+
 // change replaces a document's whole text, as typing would.
 func (b *bufferEditor) change(uri, text string) {
 	b.mu.Lock()
@@ -126,6 +137,20 @@ func (b *bufferEditor) apply(params json.RawMessage) (any, *lsptest.RPCError) {
 		return map[string]any{"applied": false}, nil
 	}
 	for _, dc := range p.Edit.DocumentChanges {
+		if dc.Kind == "delete" { // the buffer closed, the file removed
+			b.mu.Lock()
+			_, open := b.doc[dc.URI]
+			delete(b.doc, dc.URI)
+			b.mu.Unlock()
+			os.Remove(strings.TrimPrefix(dc.URI, "file://"))
+			if open {
+				uri := dc.URI
+				notes = append(notes, func() {
+					b.s.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+				})
+			}
+			continue
+		}
 		if dc.Kind == "create" {
 			b.mu.Lock()
 			b.doc[dc.URI] = &fakeDoc{version: 0} // a new, unsaved buffer
