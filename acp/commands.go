@@ -245,7 +245,7 @@ func (a *Agent) slashUsage(ctx context.Context, s *openSession, _ []string) (str
 // slashUndo is ctxls.session.undo: the model's last turn's changes taken
 // back.
 func (a *Agent) slashUndo(ctx context.Context, s *openSession, _ []string) (string, error) {
-	res, err := a.svc.SessionUndo(ctx, &api.SessionIDArgs{SessionID: s.id})
+	res, err := a.svc.SessionUndo(ctx, &api.UndoArgs{SessionID: s.id})
 	if err != nil {
 		return "", err
 	}

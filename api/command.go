@@ -206,8 +206,8 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionUsageResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "answers": 12, "unreported": 1, "promptTokens": 48210, "completionTokens": 2304, "models": [{"model": "gpt-4o-mini", "answers": 10, "promptTokens": 40120, "completionTokens": 1980}, {"model": "gpt-4o", "answers": 2, "promptTokens": 8090, "completionTokens": 324}]}`},
-	{ID: SessionUndo, Doc: "Undoes the changes the model's edits made to the user's files in the most recent turn of the session whose changes are not undone yet: an open file through `workspace/applyEdit` on the buffer's current version (the editor's own undo takes the undo back), a file not open on disk, a file the turn created removed (a DeleteFile through the editor). A file that is not as the turn left it (typed in since, or changed by a later turn) is left alone and named in `left` with why; the turn's other files are still undone. The model is told on its next turn. Refused while a turn runs in the session.",
-		Args: SessionIDArgs{}, Result: UndoResult{},
+	{ID: SessionUndo, Doc: "Undoes the changes the model's edits made to the user's files in the most recent turn of the session whose changes are not undone yet: an open file through `workspace/applyEdit` on the buffer's current version (the editor's own undo takes the undo back), a file not open on disk, a file the turn created removed (a DeleteFile through the editor). A file that is not as the turn left it (typed in since, or changed by a later turn) is left alone and named in `left` with why; the turn's other files are still undone. The model is told on its next turn. Refused while a turn runs in the session. With `from` (a question's message id), every turn from that question on is undone, newest first: what a client offers before it asks a question again (`ctxls/chat`'s `rewind`), which removes those turns; `turn` is then the oldest turn undone.",
+		Args: UndoArgs{}, Result: UndoResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "turn": 2101, "restored": ["/home/ann/app/login.go", "/home/ann/app/login_test.go"], "left": [{"path": "/home/ann/app/routes.go", "reason": "it changed since the turn (edited after the model's change)"}]}`},
 	{ID: SessionRedo, Doc: "Applies again the changes of the turn undone last (`ctxls.session.undo`), on the same rules: a file that is not as the undo left it is left alone and named in `left`.",
@@ -718,6 +718,14 @@ type SessionCompactResult struct {
 	CompactedThrough int64   `json:"compactedThrough"`
 	Covered          int     `json:"covered"`
 	Tokens           int     `json:"tokens"`
+}
+
+// UndoArgs is the argument of ctxls.session.undo.
+type UndoArgs struct {
+	SessionID string `json:"sessionId,omitempty" max:"64"`
+	// From undoes every turn from this question (a user message id) on,
+	// newest first, in place of the most recent turn alone.
+	From int64 `json:"from,omitempty" max:"9007199254740991" limitDoc:"a question's message id"`
 }
 
 // UndoResult is the result of ctxls.session.undo and ctxls.session.redo.

@@ -61,7 +61,7 @@ type Interface interface {
 	// SessionUsage is ctxls.session.usage: What a session's turns have cost: the tokens the provider reported for every answer (each round of a turn with tool calls is an answer), in all and by model, most tokens first.
 	SessionUsage(ctx context.Context, a *SessionIDArgs) (*SessionUsageResult, error)
 	// SessionUndo is ctxls.session.undo: Undoes the changes the model's edits made to the user's files in the most recent turn of the session whose changes are not undone yet: an open file through `workspace/applyEdit` on the buffer's current version (the editor's own undo takes the undo back), a file not open on disk, a file the turn created removed (a DeleteFile through the editor).
-	SessionUndo(ctx context.Context, a *SessionIDArgs) (*UndoResult, error)
+	SessionUndo(ctx context.Context, a *UndoArgs) (*UndoResult, error)
 	// SessionRedo is ctxls.session.redo: Applies again the changes of the turn undone last (`ctxls.session.undo`), on the same rules: a file that is not as the undo left it is left alone and named in `left`.
 	SessionRedo(ctx context.Context, a *SessionIDArgs) (*UndoResult, error)
 	// FilesRead is ctxls.files.read: Returns the text of a file in one of the session folder's subfolders (sources by default), as `ctxls.files.list` names it: at most 1 MiB of it (`truncated` says when there is more; `size` is the whole file's).
@@ -329,7 +329,7 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 		}
 		return r, true, nil
 	case "ctxls.session.undo":
-		var a SessionIDArgs
+		var a UndoArgs
 		if err := decode(raw, &a); err != nil {
 			return nil, true, err
 		}

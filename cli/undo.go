@@ -23,12 +23,13 @@ func undoCmd(g *globals, redo bool) *cobra.Command {
 		Args:  exactArgs(1, "a session id"),
 		RunE: withSession(g, func(cmd *cobra.Command, svc *service.Service, id string, _ []string) error {
 			svc.Tools().SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: &toolAsker{errOut: cmd.ErrOrStderr()}})
-			a := &api.SessionIDArgs{SessionID: id}
-			undo := svc.SessionUndo
+			var res *api.UndoResult
+			var err error
 			if redo {
-				undo = svc.SessionRedo
+				res, err = svc.SessionRedo(cmd.Context(), &api.SessionIDArgs{SessionID: id})
+			} else {
+				res, err = svc.SessionUndo(cmd.Context(), &api.UndoArgs{SessionID: id})
 			}
-			res, err := undo(cmd.Context(), a)
 			if err != nil {
 				return err
 			}

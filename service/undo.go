@@ -12,27 +12,27 @@ import (
 // SessionUndo undoes the changes of the session's most recent turn whose
 // changes are not undone yet, through the connection's edit door
 // (tool.Box.Undo), while no turn runs in the session.
-func (s *Service) SessionUndo(ctx context.Context, a *api.SessionIDArgs) (*api.UndoResult, error) {
-	return s.undo(ctx, a, false)
+func (s *Service) SessionUndo(ctx context.Context, a *api.UndoArgs) (*api.UndoResult, error) {
+	return s.undo(ctx, a.SessionID, a.From, false)
 }
 
 // SessionRedo applies again the changes of the turn undone last.
 func (s *Service) SessionRedo(ctx context.Context, a *api.SessionIDArgs) (*api.UndoResult, error) {
-	return s.undo(ctx, a, true)
+	return s.undo(ctx, a.SessionID, 0, true)
 }
 
-func (s *Service) undo(ctx context.Context, a *api.SessionIDArgs, redo bool) (*api.UndoResult, error) {
+func (s *Service) undo(ctx context.Context, sessionID string, from int64, redo bool) (*api.UndoResult, error) {
 	what := api.SessionUndo
 	if redo {
 		what = api.SessionRedo
 	}
-	sess, err := s.existing(ctx, a.SessionID, what)
+	sess, err := s.existing(ctx, sessionID, what)
 	if err != nil {
 		return nil, fail(err)
 	}
 	var res *tool.UndoResult
 	err = s.engine.Exclusive(ctx, sess.ID, func(ctx context.Context) error {
-		res, err = s.box.Undo(ctx, sess.ID, redo)
+		res, err = s.box.Undo(ctx, sess.ID, redo, from)
 		return err
 	})
 	if err != nil {

@@ -70,12 +70,10 @@ func RecordEdit(ctx context.Context, l session.EditLog, turn int64, r EditReques
 
 // Undo takes back the most recent turn of the session whose changes are
 // not all undone (redo: applies again the turn undone last) through the
-// connection's edit door, and notes it for the model's next turn.
-func (b *Box) Undo(ctx context.Context, sessionID string, redo bool) (*UndoResult, error) {
-	door := b.door()
-	if door == nil {
-		return nil, errors.New("this client cannot apply edits")
-	}
+// connection's edit door, and notes it for the model's next turn. With
+// from (not for redo), every turn from that question on is undone, newest
+// first (the turns a rewind to it removes).
+func (b *Box) Undo(ctx context.Context, sessionID string, redo bool, from int64) (*UndoResult, error) {
 	l, ok := b.cfg.Store.(session.EditLog)
 	if !ok {
 		return nil, errors.New("this store keeps no changes to undo")
@@ -84,12 +82,16 @@ func (b *Box) Undo(ctx context.Context, sessionID string, redo bool) (*UndoResul
 	if err != nil {
 		return nil, err
 	}
-	turn, changes := pickTurn(all, redo)
+	turn, changes := pickTurn(all, redo, from)
 	if turn == 0 {
 		if redo {
 			return nil, session.Invalidf("nothing to redo: no turn's changes are undone")
 		}
 		return nil, session.Invalidf("nothing to undo: the model changed no file in this session that is not undone already")
+	}
+	door := b.door()
+	if door == nil {
+		return nil, session.Invalidf("this client cannot apply edits (it lacks workspace.applyEdit), so it cannot undo them")
 	}
 	res := &UndoResult{Turn: turn}
 	var done []int64
@@ -124,8 +126,21 @@ func (b *Box) Undo(ctx context.Context, sessionID string, redo bool) (*UndoResul
 // pickTurn is the turn an undo takes back (the newest with a change not
 // undone) or a redo applies again (the one undone last), with the changes
 // to make in the order to make them.
-func pickTurn(all []session.FileEdit, redo bool) (int64, []session.FileEdit) {
+func pickTurn(all []session.FileEdit, redo bool, from int64) (int64, []session.FileEdit) {
 	var turn int64
+	if !redo && from != 0 {
+		var changes []session.FileEdit
+		for _, c := range all {
+			if !c.Undone && c.Turn >= from {
+				changes = append(changes, c)
+				if turn == 0 || c.Turn < turn {
+					turn = c.Turn
+				}
+			}
+		}
+		slices.Reverse(changes)
+		return turn, changes
+	}
 	if redo {
 		var last session.FileEdit
 		for _, c := range all {

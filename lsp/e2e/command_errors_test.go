@@ -168,6 +168,15 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		api.SessionCompact: {
 			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
 		},
+		api.SessionUndo: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+			{"from not a number", map[string]any{"from": "7"}, -32602, "from"},
+			{"nothing to undo", map[string]any{}, -32602, "nothing to undo"},
+		},
+		api.SessionRedo: {
+			{"unknown id", map[string]any{"sessionId": unknownID}, -32602, unknownID},
+			{"nothing to redo", map[string]any{}, -32602, "nothing to redo"},
+		},
 		api.SetModel: {
 			{"missing model", map[string]any{}, -32602, "model is required"},
 			{"null model", map[string]any{"model": nil}, -32602, "model is required"},

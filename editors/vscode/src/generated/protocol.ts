@@ -377,6 +377,11 @@ export interface SessionUsageResult {
   models: ModelUsage[];
 }
 
+export interface UndoArgs {
+  sessionId?: string;
+  from?: number;
+}
+
 export interface LeftFile {
   path: string;
   reason: string;
@@ -702,7 +707,7 @@ export interface CommandTypes {
   "ctxls.session.setReviewMode": { args: SetReviewModeArgs; result: SessionResult };
   "ctxls.session.compact": { args: SessionIDArgs; result: SessionCompactResult };
   "ctxls.session.usage": { args: SessionIDArgs; result: SessionUsageResult };
-  "ctxls.session.undo": { args: SessionIDArgs; result: UndoResult };
+  "ctxls.session.undo": { args: UndoArgs; result: UndoResult };
   "ctxls.session.redo": { args: SessionIDArgs; result: UndoResult };
   "ctxls.files.read": { args: FilesReadArgs; result: FilesReadResult };
   "ctxls.mcp.trust": { args: MCPTrustArgs; result: MCPTrustResult };
