@@ -102,6 +102,9 @@ type Client struct {
 	updates  []Update
 	changed  chan struct{}
 	files    map[string]string
+	// writesLand: a write changes the text the client reads back (an
+	// editor's buffer), as WritesLand sets.
+	writesLand bool
 	writes   []Write
 	perms    []json.RawMessage
 	answers  []string // the next permission answers (optionIds, or "cancelled")
@@ -235,6 +238,23 @@ func (c *Client) SetFile(path, text string) {
 	c.mu.Unlock()
 }
 
+// WritesLand makes fs/write_text_file change the text fs/read_text_file
+// answers for the path afterwards, as an editor's buffer does.
+func (c *Client) WritesLand() {
+	c.mu.Lock()
+	c.writesLand = true
+	c.mu.Unlock()
+}
+
+// File is the text the client holds for path (as fs/read_text_file
+// answers it).
+func (c *Client) File(path string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	text, ok := c.files[path]
+	return text, ok
+}
+
 // Writes are the fs/write_text_file requests so far.
 func (c *Client) Writes() []Write {
 	c.mu.Lock()
@@ -350,6 +370,9 @@ func (c *Client) answer(m *Message) {
 		_ = json.Unmarshal(m.Params, &p)
 		c.mu.Lock()
 		c.writes = append(c.writes, Write(p))
+		if c.writesLand {
+			c.files[p.Path] = p.Content
+		}
 		c.mu.Unlock()
 		result = map[string]any{}
 	case "session/request_permission":
