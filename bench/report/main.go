@@ -284,6 +284,7 @@ var targets = []target{
 	{"run_command's overhead beyond sh -c of the same command, spawn to exit (medians, alternately)", "≤ 5 ms", atMost("BenchmarkRunCommandOverhead overhead-ms", 5, "ms")},
 	// Issue 22: the model's edits applied through the editor.
 	{"an edit of a 10 MB open buffer: the provider's answer → workspace/applyEdit (median)", "≤ 5 ms", atMost("BenchmarkEditApply10MB apply-ms", 5, "ms")},
+	{"the undo of a turn that changed 100 open files: the command → the last workspace/applyEdit (median)", "≤ 100 ms", atMost("BenchmarkUndo100Files undo-ms", 100, "ms")},
 	// Issue 23: model input a provider's prompt cache can serve.
 	{"input reuse: a turn's input that repeats the previous turn's from its beginning, 20 turns, 5 relevant files of 20 KB, one edited before every third turn (median)", "≥ 80%", func(f figures) (string, bool, bool) {
 		v, ok := f["BenchmarkInputReuse reuse-median-pct"]

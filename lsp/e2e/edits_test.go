@@ -20,7 +20,7 @@ import (
 // editor does (refusing an edit of another version), telling the daemon
 // with didChange; and its answers to the review questions.
 type bufferEditor struct {
-	t   *testing.T
+	t   testing.TB
 	s   *lsptest.Server
 	mu  sync.Mutex
 	doc map[string]*fakeDoc // by URI
