@@ -60,6 +60,9 @@ type Agent struct {
 	// shownCalls: a tool call's question waits until the prompt's loop
 	// sent its tool_call.
 	shownCalls tool.ShownCalls
+	// terminals: the tool calls whose command ran in the client's
+	// terminal (terminal.go).
+	terminals terminalCalls
 	// models is the provider's models, for the model config option.
 	models modelCache
 }
@@ -111,6 +114,7 @@ func newAgent(cfg Config, log *slog.Logger, svc *service.Service, out io.Writer)
 	svc.Subscribe(a.onEvent)
 	svc.Tools().SetAsker(a.askPermission)
 	svc.Tools().SetEditDoor(acpEdits{a})
+	svc.Tools().SetTerminalDoor(acpTerminal{a})
 	return a
 }
 

@@ -74,6 +74,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			a.shownCalls.Shown(s.id, ev.Call.ID)
 		case turn.ToolFinished:
 			u, _ := toolUpdate(ev)
+			if term := a.terminals.take(ev.Call.ID); term != "" && u.ToolCallUpdate != nil {
+				// Ran in the client's terminal: the call keeps showing it.
+				u.ToolCallUpdate.Content = []sdk.ToolCallContent{sdk.ToolTerminalRef(term)}
+			}
 			a.send(ctx, s.id, u)
 			a.shownCalls.Ended(s.id, ev.Call.ID)
 		case turn.ToolAllowed, turn.ToolProgress, turn.Activity, turn.EditProposed:

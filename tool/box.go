@@ -62,6 +62,7 @@ type Box struct {
 	allowReadOnly bool                       // MCP tools marked read-only run without asking
 	editDoor      EditDoor                   // how edits are reviewed and applied; nil: no edit tools
 	diagnostics   DiagnosticsDoor            // the editor's diagnostics; nil: no diagnostics tool
+	terminal      TerminalDoor               // run_command in the client's terminal; nil: ctxls runs it
 	workspaceMCP  bool                       // use the workspace folders' trusted .mcp.json files
 	mcpServers    map[string]json.RawMessage // the connection's own MCP servers (settings), by name
 	wsSettingsMCP map[string]json.RawMessage // MCP servers of the workspace's settings (used once trusted), by name
@@ -119,6 +120,20 @@ func (b *Box) SetEditDoor(d EditDoor) {
 	b.mu.Lock()
 	b.editDoor = d
 	b.mu.Unlock()
+}
+
+// SetTerminalDoor has run_command's commands run in the client's own
+// terminal (ACP terminal/*) when it offers one.
+func (b *Box) SetTerminalDoor(d TerminalDoor) {
+	b.mu.Lock()
+	b.terminal = d
+	b.mu.Unlock()
+}
+
+func (b *Box) terminalDoor() TerminalDoor {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.terminal
 }
 
 func (b *Box) door() EditDoor {

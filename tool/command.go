@@ -27,7 +27,10 @@ const (
 	MaxCommandTimeout     = 600 * time.Second
 	// maxCommandOutput is how much of a command's output the model gets:
 	// its first and last half of it, with the count of bytes cut between.
-	maxCommandOutput = 30 << 10
+	maxCommandOutput = MaxCommandOutput
+	// MaxCommandOutput bounds what a client's terminal keeps of a
+	// command's output (ACP's outputByteLimit).
+	MaxCommandOutput = 30 << 10
 	// maxCommandProgress is how much of the output so far a progress
 	// report carries (its tail).
 	maxCommandProgress = 4 << 10
@@ -94,8 +97,18 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 		return "", Declined(why)
 	}
 	c.emit(chat.ToolAllowed{Call: c.Call})
-	res := runShell(ctx, ShellCommand{Line: a.Command, Dir: dir, Timeout: timeout, Env: commandEnv(keyEnv),
-		Progress: func(tail string) { c.emit(chat.ToolProgress{Call: c.Call, Message: tail}) }})
+	sc := ShellCommand{Line: a.Command, Dir: dir, Timeout: timeout, Env: commandEnv(keyEnv),
+		Progress: func(tail string) { c.emit(chat.ToolProgress{Call: c.Call, Message: tail}) }}
+	var res ShellResult
+	ran := false
+	if td := c.box.terminalDoor(); td != nil {
+		// The client's terminal: its environment is the client's, with the
+		// provider's key variables emptied.
+		res, ran = td.RunInTerminal(ctx, sessionID, c.Call, TerminalCommand{ShellCommand: sc, Blank: blankedEnv(keyEnv)})
+	}
+	if !ran {
+		res = runShell(ctx, sc)
+	}
 	c.Summarize(res.Status())
 	if res.Err != nil {
 		return "", res.Err
@@ -105,6 +118,52 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 		return "", Refused(out)
 	}
 	return out, nil
+}
+
+// TerminalDoor runs run_command's command lines in the client's own
+// terminal (ACP terminal/create, wait_for_exit raced against the timeout,
+// kill, release), so the client shows it live. RunInTerminal reports
+// false when the client offers no terminal (ctxls then runs the command
+// itself).
+type TerminalDoor interface {
+	RunInTerminal(ctx context.Context, sessionID string, call chat.ToolCall, tc TerminalCommand) (ShellResult, bool)
+}
+
+// TerminalCommand is a command for the client's terminal: the line, its
+// folder and timeout, and the variables to set empty there (the
+// provider's keys: the client's environment is its own).
+type TerminalCommand struct {
+	ShellCommand
+	Blank []string
+}
+
+// TerminalExit is how a command in a client's terminal ended, as the
+// client says it (both nil: it did not say).
+type TerminalExit struct {
+	Code   *int
+	Signal *string
+}
+
+// Into records the exit in res.
+func (e TerminalExit) Into(res *ShellResult) {
+	switch {
+	case e.Signal != nil && *e.Signal != "":
+		res.ExitCode, res.Signal = -1, *e.Signal
+	case e.Code != nil:
+		res.ExitCode = *e.Code
+	case !res.TimedOut && !res.Cancelled:
+		res.ExitCode, res.Signal = -1, "an unknown end (the client did not say)"
+	}
+}
+
+// blankedEnv are the variables a command in the client's terminal gets
+// set empty.
+func blankedEnv(keyEnv string) []string {
+	out := slices.Clone(secretEnv)
+	if keyEnv != "" && !slices.Contains(out, keyEnv) {
+		out = append(out, keyEnv)
+	}
+	return out
 }
 
 // commandDir is the folder a command runs in: the first workspace folder,
@@ -187,6 +246,9 @@ type ShellResult struct {
 	Timeout   time.Duration
 	Cancelled bool
 	Err       error // it could not be started
+	// HeadCut: the start of the output was cut where the command ran (the
+	// client's terminal keeps its last bytes).
+	HeadCut bool
 }
 
 // Status says how the command ended, in a few words.
@@ -208,6 +270,9 @@ func (r ShellResult) Status() string {
 // tail with the count of bytes cut between) and how the command ended.
 func (r ShellResult) Text() string {
 	var b strings.Builder
+	if r.HeadCut {
+		b.WriteString("[… the start of the output was cut; its last part follows …]\n")
+	}
 	out := strings.ToValidUTF8(string(r.Output), "\uFFFD")
 	b.WriteString(out)
 	if r.Cut > 0 {

@@ -105,9 +105,9 @@ type Client struct {
 	// writesLand: a write changes the text the client reads back (an
 	// editor's buffer), as WritesLand sets.
 	writesLand bool
-	writes   []Write
-	perms    []json.RawMessage
-	answers  []string // the next permission answers (optionIds, or "cancelled")
+	writes     []Write
+	perms      []json.RawMessage
+	answers    []string // the next permission answers (optionIds, or "cancelled")
 	// typing are changes to the client's files made before the next
 	// permission answers, in turn (nil: none), as the user typing while a
 	// question waits.
