@@ -853,14 +853,15 @@ questions_ui.setup({
 })
 
 -- capabilities: Neovim's, with what the daemon needs to apply the model's
--- edits in the buffers: versioned TextDocumentEdits and CreateFile.
+-- edits in the buffers: versioned TextDocumentEdits and CreateFile, and
+-- to undo them (:CtxlsUndo): DeleteFile of a file a turn created.
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
-  caps.workspace.workspaceEdit.resourceOperations = { "create" }
+  caps.workspace.workspaceEdit.resourceOperations = { "create", "delete" }
   return caps
 end
 
@@ -2262,6 +2263,76 @@ function M.review_mode(mode)
       notify("review mode " .. mode .. ": " .. mode_words[mode])
     end)
   end)
+end
+
+-- Undoing a turn's file changes -------------------------------------------
+
+-- undo_line is the chat's note of an undo or redo's result r: the files
+-- done (by their names) and those left as they were, with why.
+local function undo_line(verb, r)
+  local names = {}
+  for _, path in ipairs(r.restored or {}) do
+    table.insert(names, vim.fn.fnamemodify(path, ":~:."))
+  end
+  local s
+  if #names == 0 then
+    s = verb .. " no file"
+  else
+    s = string.format("%s the model's changes to %d file%s: %s", verb, #names, #names == 1 and "" or "s", table.concat(names, ", "))
+  end
+  local left = {}
+  for _, l in ipairs(r.left or {}) do
+    table.insert(left, vim.fn.fnamemodify(l.path, ":~:.") .. " (" .. (l.reason or "") .. ")")
+  end
+  if #left > 0 then
+    s = s .. "; left: " .. table.concat(left, ", ")
+  end
+  return s
+end
+
+-- undo_turn runs ctxls.session.undo (undo) or ctxls.session.redo (redo)
+-- for the current session, with the extra arguments arg; cb(r) after the
+-- chat's note. The daemon applies it through workspace/applyEdit: the
+-- buffers change (u takes an undo back), nothing is saved, and the cursor
+-- stays where it is. Refused (nothing to undo, a turn running), the
+-- daemon's message is shown.
+local function undo_turn(which, arg, cb)
+  local id = state.current
+  if not id then
+    notify("no current session", vim.log.levels.WARN)
+    return
+  end
+  arg = vim.tbl_extend("force", { sessionId = id }, arg or {})
+  local command = which == "undo" and P.commands.session_undo or P.commands.session_redo
+  M.command(command, arg, function(r)
+    local line = undo_line(which == "undo" and "undid" or "redid", r)
+    local buf = state.bufs[r.sessionId or id]
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      local last = vim.api.nvim_buf_line_count(buf)
+      local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1]
+      append(buf, string.format("%s_%s_\n\n", tail == "" and "\n" or "\n\n", line))
+    end
+    notify(line)
+    if cb then
+      cb(r)
+    end
+  end, function(err)
+    notify(err.message or vim.inspect(err), vim.log.levels.WARN)
+    if cb then
+      cb(nil, err)
+    end
+  end)
+end
+
+-- undo undoes the file changes of the current session's latest turn not
+-- undone yet (:CtxlsUndo).
+function M.undo()
+  undo_turn("undo")
+end
+
+-- redo applies again the changes of the turn undone last (:CtxlsRedo).
+function M.redo()
+  undo_turn("redo")
 end
 
 -- target_window is the window :CtxlsApplyBlock puts a block into: the
