@@ -17,7 +17,9 @@ import (
 // stays, showing another buffer) and leaves typed.go, named in the chat's
 // note; the cursor stays in the user's window. u in main.go takes the undo
 // back, <C-r> makes it again; :CtxlsRedo applies the turn again, a second
-// says there is nothing to redo. test/undo.lua is the person at the
+// says there is nothing to redo. :CtxlsRetry offers to undo the file
+// changes of the turn it takes back, and does before asking again (the
+// model's answer then is the default reply). test/undo.lua is the person at the
 // keyboard.
 func TestNeovimUndo(t *testing.T) {
 	t.Parallel()

@@ -128,6 +128,23 @@ local ok, err = pcall(function()
     return said_since(n, "nothing to redo")
   end)
   expect(text(main) == edited, "the second redo changed main.go:\n" .. text(main))
+
+  -- 5. :CtxlsRetry takes the turn back: asked whether its file changes
+  -- go too; yes undoes them (from the question on) before the question
+  -- is asked again.
+  local prompts = {}
+  vim.ui.select = function(items, o, on_choice)
+    table.insert(prompts, o.prompt)
+    on_choice(items[1])
+  end
+  vim.cmd("CtxlsRetry")
+  wait("the question asked again", function()
+    return #prompts > 0 and not ctxls.busy() and chat_text():find("## ctxls", 1, true) and not chat_text():find("Done.", 1, true)
+  end)
+  expect(prompts[1] == "Also undo the file changes of the turns taken back?", "the retry asked: " .. vim.inspect(prompts))
+  expect(text(main) == unsaved, "main.go after the retry's undo:\n" .. text(main))
+  expect(edits.find_buf(dir .. "/pkg/new.go") == nil, "the created file's buffer is still there after the retry's undo")
+  expect(vim.api.nvim_get_current_win() == main_win, "the retry took the cursor from main.go's window")
 end)
 if not ok then
   fail(tostring(err))

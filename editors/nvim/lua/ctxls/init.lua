@@ -1257,10 +1257,16 @@ local function after_shown(id, fn)
   end
 end
 
+-- undo_turn runs ctxls.session.undo or .redo (defined with :CtxlsUndo).
+local undo_turn
+
 -- ask sends message as a turn of the current session (made when there is
 -- none), with the file in front of you (M.turn_file). opts: range = {first,
 -- last} (:'<,'>CtxlsAsk), bang (:CtxlsAsk!: without the file), on_refused
--- (called with message when the daemon refused the turn).
+-- (called with message when the daemon refused the turn); rewind = { id,
+-- index }: asked again in place of that question (the user is offered
+-- the undo of the file changes of the turns taken back, undo_asked once
+-- answered).
 function M.ask(message, opts)
   opts = opts or {}
   local file = M.turn_file(opts)
@@ -1287,6 +1293,38 @@ function M.ask(message, opts)
   end
   if state.turn or state.asking then
     notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
+    return
+  end
+  -- Asked again: if the turns taken back changed files (the model's
+  -- edit_file or create_file calls applied), offer to undo those changes
+  -- too before the question goes (vim.ui.select, as :CtxlsDelete asks;
+  -- no answer: not asked again).
+  local rewound_buf = opts.rewind and state.current and state.bufs[state.current]
+  local rewound_row = rewound_buf and vim.api.nvim_buf_is_valid(rewound_buf) and question_rows(rewound_buf)[opts.rewind.index]
+  if rewound_row and not opts.undo_asked and tools.edited_from(rewound_buf, rewound_row) then
+    local undo, keep = "Undo them too", "Keep them"
+    vim.ui.select({ undo, keep }, { prompt = "Also undo the file changes of the turns taken back?" }, function(choice)
+      if not choice then
+        if opts.on_refused then
+          opts.on_refused()
+        end
+        return
+      end
+      local again = vim.tbl_extend("force", opts, { undo_asked = true })
+      if choice == keep then
+        M.ask(message, again)
+        return
+      end
+      -- Nothing left to undo (undone already: the message says so) does
+      -- not stop the question.
+      undo_turn("undo", { from = opts.rewind.id }, function(r, err)
+        if r or error_kind(err) == P.error_kinds.invalid_argument then
+          M.ask(message, again)
+        elseif opts.on_refused then
+          opts.on_refused()
+        end
+      end)
+    end)
     return
   end
   state.asking = true -- until the turn is state.turn (the session may not exist yet)
@@ -2296,7 +2334,7 @@ end
 -- buffers change (u takes an undo back), nothing is saved, and the cursor
 -- stays where it is. Refused (nothing to undo, a turn running), the
 -- daemon's message is shown.
-local function undo_turn(which, arg, cb)
+undo_turn = function(which, arg, cb)
   local id = state.current
   if not id then
     notify("no current session", vim.log.levels.WARN)
