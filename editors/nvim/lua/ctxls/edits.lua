@@ -10,6 +10,11 @@
 -- meanwhile) is refused; the daemon, sent your typing first, makes the edit
 -- again against the text you have and sends it again (it tells you and the
 -- model only when you changed the very text the edit replaces).
+--
+-- An undo of a turn (:CtxlsUndo) comes the same way: TextDocumentEdits on
+-- the buffers' versions (u takes the undo back), and DeleteFile for a file
+-- the turn created: its buffer is wiped, unsaved text and all, and the
+-- file removed from the disk if it was written.
 local E = {}
 
 local function relative_name(path)
@@ -137,6 +142,38 @@ local function created(path)
   return b
 end
 
+-- removed wipes the buffer of path (the windows showing it show another
+-- buffer instead: none closes, the cursor stays in its window) and removes
+-- the file from the disk. false and why when it cannot.
+local function removed(path, opts)
+  local b = E.find_buf(path)
+  if b and vim.api.nvim_buf_is_valid(b) then
+    for _, win in ipairs(vim.fn.win_findbuf(b)) do
+      local alt = vim.api.nvim_win_call(win, function()
+        return vim.fn.bufnr("#")
+      end)
+      if alt <= 0 or alt == b or not vim.api.nvim_buf_is_valid(alt) then
+        alt = vim.api.nvim_create_buf(true, false)
+      end
+      vim.api.nvim_win_set_buf(win, alt)
+    end
+    vim.api.nvim_buf_delete(b, { force = true })
+  end
+  local st = vim.loop.fs_stat(path)
+  if st then
+    local ok
+    if st.type == "directory" then
+      ok = opts.recursive and vim.fn.delete(path, "rf") == 0
+    else
+      ok = os.remove(path)
+    end
+    if not ok then
+      return false, "could not remove " .. relative_name(path)
+    end
+  end
+  return true
+end
+
 -- apply answers workspace/applyEdit: every change is checked first (a
 -- version that is not the buffer's, a new file that exists, a file not
 -- open whose buffer has unsaved text refuse the whole edit), then applied
@@ -180,6 +217,14 @@ function E.apply(params, client, attach)
         return refuse(relative_name(path) .. " exists")
       end
       new_files[path] = true
+    elseif c.kind == "delete" then
+      local path = vim.uri_to_fname(c.uri)
+      local st = vim.loop.fs_stat(path)
+      if not st and not E.find_buf(path) and not (c.options or {}).ignoreIfNotExists then
+        return refuse(relative_name(path) .. " does not exist")
+      elseif st and st.type == "directory" and not (c.options or {}).recursive then
+        return refuse(relative_name(path) .. " is a folder")
+      end
     elseif c.kind then
       return refuse("ctxls.nvim does not " .. c.kind .. " files")
     else
@@ -202,6 +247,11 @@ function E.apply(params, client, attach)
     if c.kind == "create" then
       local b = created(vim.uri_to_fname(c.uri))
       attach(b)
+    elseif c.kind == "delete" then
+      local ok, why = removed(vim.uri_to_fname(c.uri), c.options or {})
+      if not ok then
+        return refuse(why)
+      end
     elseif not c.kind then
       local path = vim.uri_to_fname(c.textDocument.uri)
       local new = new_files[path]

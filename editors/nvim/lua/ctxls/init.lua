@@ -853,14 +853,15 @@ questions_ui.setup({
 })
 
 -- capabilities: Neovim's, with what the daemon needs to apply the model's
--- edits in the buffers: versioned TextDocumentEdits and CreateFile.
+-- edits in the buffers: versioned TextDocumentEdits and CreateFile, and
+-- to undo them (:CtxlsUndo): DeleteFile of a file a turn created.
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
-  caps.workspace.workspaceEdit.resourceOperations = { "create" }
+  caps.workspace.workspaceEdit.resourceOperations = { "create", "delete" }
   return caps
 end
 
@@ -1256,10 +1257,16 @@ local function after_shown(id, fn)
   end
 end
 
+-- undo_turn runs ctxls.session.undo or .redo (defined with :CtxlsUndo).
+local undo_turn
+
 -- ask sends message as a turn of the current session (made when there is
 -- none), with the file in front of you (M.turn_file). opts: range = {first,
 -- last} (:'<,'>CtxlsAsk), bang (:CtxlsAsk!: without the file), on_refused
--- (called with message when the daemon refused the turn).
+-- (called with message when the daemon refused the turn); rewind = { id,
+-- index }: asked again in place of that question (the user is offered
+-- the undo of the file changes of the turns taken back, undo_asked once
+-- answered).
 function M.ask(message, opts)
   opts = opts or {}
   local file = M.turn_file(opts)
@@ -1286,6 +1293,38 @@ function M.ask(message, opts)
   end
   if state.turn or state.asking then
     notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
+    return
+  end
+  -- Asked again: if the turns taken back changed files (the model's
+  -- edit_file or create_file calls applied), offer to undo those changes
+  -- too before the question goes (vim.ui.select, as :CtxlsDelete asks;
+  -- no answer: not asked again).
+  local rewound_buf = opts.rewind and state.current and state.bufs[state.current]
+  local rewound_row = rewound_buf and vim.api.nvim_buf_is_valid(rewound_buf) and question_rows(rewound_buf)[opts.rewind.index]
+  if rewound_row and not opts.undo_asked and tools.edited_from(rewound_buf, rewound_row) then
+    local undo, keep = "Undo them too", "Keep them"
+    vim.ui.select({ undo, keep }, { prompt = "Also undo the file changes of the turns taken back?" }, function(choice)
+      if not choice then
+        if opts.on_refused then
+          opts.on_refused()
+        end
+        return
+      end
+      local again = vim.tbl_extend("force", opts, { undo_asked = true })
+      if choice == keep then
+        M.ask(message, again)
+        return
+      end
+      -- Nothing left to undo (undone already: the message says so) does
+      -- not stop the question.
+      undo_turn("undo", { from = opts.rewind.id }, function(r, err)
+        if r or error_kind(err) == P.error_kinds.invalid_argument then
+          M.ask(message, again)
+        elseif opts.on_refused then
+          opts.on_refused()
+        end
+      end)
+    end)
     return
   end
   state.asking = true -- until the turn is state.turn (the session may not exist yet)
@@ -2262,6 +2301,76 @@ function M.review_mode(mode)
       notify("review mode " .. mode .. ": " .. mode_words[mode])
     end)
   end)
+end
+
+-- Undoing a turn's file changes -------------------------------------------
+
+-- undo_line is the chat's note of an undo or redo's result r: the files
+-- done (by their names) and those left as they were, with why.
+local function undo_line(verb, r)
+  local names = {}
+  for _, path in ipairs(r.restored or {}) do
+    table.insert(names, vim.fn.fnamemodify(path, ":~:."))
+  end
+  local s
+  if #names == 0 then
+    s = verb .. " no file"
+  else
+    s = string.format("%s the model's changes to %d file%s: %s", verb, #names, #names == 1 and "" or "s", table.concat(names, ", "))
+  end
+  local left = {}
+  for _, l in ipairs(r.left or {}) do
+    table.insert(left, vim.fn.fnamemodify(l.path, ":~:.") .. " (" .. (l.reason or "") .. ")")
+  end
+  if #left > 0 then
+    s = s .. "; left: " .. table.concat(left, ", ")
+  end
+  return s
+end
+
+-- undo_turn runs ctxls.session.undo (undo) or ctxls.session.redo (redo)
+-- for the current session, with the extra arguments arg; cb(r) after the
+-- chat's note. The daemon applies it through workspace/applyEdit: the
+-- buffers change (u takes an undo back), nothing is saved, and the cursor
+-- stays where it is. Refused (nothing to undo, a turn running), the
+-- daemon's message is shown.
+undo_turn = function(which, arg, cb)
+  local id = state.current
+  if not id then
+    notify("no current session", vim.log.levels.WARN)
+    return
+  end
+  arg = vim.tbl_extend("force", { sessionId = id }, arg or {})
+  local command = which == "undo" and P.commands.session_undo or P.commands.session_redo
+  M.command(command, arg, function(r)
+    local line = undo_line(which == "undo" and "undid" or "redid", r)
+    local buf = state.bufs[r.sessionId or id]
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      local last = vim.api.nvim_buf_line_count(buf)
+      local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1]
+      append(buf, string.format("%s_%s_\n\n", tail == "" and "\n" or "\n\n", line))
+    end
+    notify(line)
+    if cb then
+      cb(r)
+    end
+  end, function(err)
+    notify(err.message or vim.inspect(err), vim.log.levels.WARN)
+    if cb then
+      cb(nil, err)
+    end
+  end)
+end
+
+-- undo undoes the file changes of the current session's latest turn not
+-- undone yet (:CtxlsUndo).
+function M.undo()
+  undo_turn("undo")
+end
+
+-- redo applies again the changes of the turn undone last (:CtxlsRedo).
+function M.redo()
+  undo_turn("redo")
 end
 
 -- target_window is the window :CtxlsApplyBlock puts a block into: the

@@ -310,6 +310,20 @@ function T.forget_from(buf, row)
   vim.api.nvim_buf_clear_namespace(buf, hl_ns, row, -1)
 end
 
+-- edited_from reports whether a call on row or after in buf changed files:
+-- an edit_file or create_file of ctxls's own that was done (applied).
+function T.edited_from(buf, row)
+  for _, c in pairs(calls[buf] or {}) do
+    local at = vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
+    local p = c.p or {}
+    local name = p.name or p.tool
+    if at and at >= row and (p.server or "") == "" and (name == "edit_file" or name == "create_file") and p.status == T.status.done then
+      return true
+    end
+  end
+  return false
+end
+
 -- Folds ----------------------------------------------------------------------
 
 -- levels[buf] = { tick, [lnum] = fold level }, computed once per change.
