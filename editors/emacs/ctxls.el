@@ -575,7 +575,7 @@ A program name that is not absolute is looked up on the variable
                          :didChangeConfiguration (list :dynamicRegistration :json-false)
                          ;; The model's edits: `ctxls--apply-edit'.
                          :applyEdit t
-                         :workspaceEdit (list :documentChanges t :resourceOperations ["create"]))
+                         :workspaceEdit (list :documentChanges t :resourceOperations ["create" "delete"]))
         :textDocument (list :synchronization (list :dynamicRegistration :json-false
                                                    :didSave t :willSave :json-false))))
 
@@ -1172,6 +1172,8 @@ file's name, opens it (default `find-file-other-window')."
     (define-key map (kbd "TAB") #'ctxls-chat-tab)
     (define-key map (kbd "i") #'ctxls-apply-block)
     (define-key map (kbd "I") #'ctxls-attach-image)
+    (define-key map (kbd "u") #'ctxls-undo)
+    (define-key map (kbd "U") #'ctxls-redo)
     (define-key map (kbd "?") #'ctxls-chat-keys)
     map)
   "Keys of the chat buffer.")
@@ -2851,6 +2853,22 @@ read-only buffer (or a file not writable) refuse."
               (not (eq (plist-get opts :ignoreIfExists) t))
               (not (eq (plist-get opts :overwrite) t))
               (format "%s exists" (file-relative-name path)))))
+      ((equal kind "delete")
+       (let* ((path (ctxls--uri-file (plist-get c :uri)))
+              (buf (find-buffer-visiting path))
+              (opts (plist-get c :options)))
+         (cond
+          ((file-directory-p path) (format "%s is a folder" (file-relative-name path)))
+          ((and (not (file-exists-p path)) (not buf) (not (eq (plist-get opts :ignoreIfNotExists) t)))
+           (format "%s does not exist" (file-relative-name path)))
+          ;; Text the daemon has not seen is the user's: kept.
+          ((and buf (buffer-modified-p buf)
+                (not (and (buffer-local-value 'ctxls--uri buf)
+                          (eql (buffer-local-value 'ctxls--tick buf)
+                               (with-current-buffer buf (buffer-chars-modified-tick))))))
+           (format "%s changed since the edit was made" (file-relative-name path)))
+          ((and (file-exists-p path) (not (file-writable-p (file-name-directory path))))
+           (format "%s cannot be removed (its folder is read-only)" (file-relative-name path))))))
       (kind (format "ctxls.el does not %s files" kind))
       (t
        (let* ((doc (plist-get c :textDocument))
@@ -2875,12 +2893,26 @@ read-only buffer (or a file not writable) refuse."
                  (and (file-exists-p path) (not (file-writable-p path))))
                (format "%s is read-only" (file-relative-name path))))))))))
 
+(defun ctxls--remove-file (path)
+  "Remove the file PATH the model created (an undo of its turn).
+Its buffer is killed unasked: the daemon removes only a file that holds
+the model's text, and `ctxls--edit-refusal' refused one with text typed
+since."
+  (when-let ((buf (find-buffer-visiting path)))
+    (with-current-buffer buf
+      (set-buffer-modified-p nil)
+      (let ((kill-buffer-query-functions nil))
+        (kill-buffer buf))))
+  (when (file-exists-p path)
+    (delete-file path)))
+
 (defun ctxls--apply-edit (params)
   "Answer workspace/applyEdit (PARAMS): apply the edit to the buffers.
 Every change is checked first (`ctxls--edit-refusal'); then a new file
 gets a buffer (nothing is written), a file not open is visited, and the
-edits go into the buffers as one undo step each, unsaved.  The daemon
-gets the changes (didChange) before the answer."
+edits go into the buffers as one undo step each, unsaved; a file to
+delete (one the model created, its turn undone) is removed, its buffer
+killed.  The daemon gets the changes (didChange) before the answer."
   (let* ((edit (plist-get params :edit))
          (changes (or (append (plist-get edit :documentChanges) nil)
                       (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
@@ -2892,10 +2924,16 @@ gets the changes (didChange) before the answer."
                (list :applied :json-false :failureReason refusal))
       (let ((enable-local-variables :safe)
             (large-file-warning-threshold nil)
-            (touched nil))
+            (touched nil)
+            (removed nil))
         (dolist (c changes)
           (let ((kind (plist-get c :kind)))
             (cond
+             ((equal kind "delete")
+              (let ((path (ctxls--uri-file (plist-get c :uri))))
+                (ctxls--remove-file path)
+                (setq touched (delq (find-buffer-visiting path) touched))
+                (push (file-name-nondirectory path) removed)))
              ((equal kind "create")
               (push (ctxls--created-buffer (ctxls--uri-file (plist-get c :uri))) touched))
              ((null kind)
@@ -2906,9 +2944,81 @@ gets the changes (didChange) before the answer."
                   (ctxls--apply-text-edits (plist-get c :edits)))
                 (push buf touched))))))
         (ctxls--flush)
-        (ctxls--say "%s: unsaved (undo takes it back)"
-                    (mapconcat (lambda (b) (buffer-name b)) (delete-dups (nreverse touched)) ", "))
+        (setq touched (cl-remove-if-not #'buffer-live-p (delete-dups (nreverse touched))))
+        (ctxls--say "%s"
+                    (string-join
+                     (delq nil (list (and touched
+                                          (format "%s: unsaved (undo takes it back)"
+                                                  (mapconcat #'buffer-name touched ", ")))
+                                     (and removed
+                                          (format "removed %s" (string-join (nreverse removed) ", ")))))
+                     "; "))
         (list :applied t)))))
+
+;;;;; Undoing a turn's changes
+
+(defun ctxls--file-short (path)
+  "PATH as a note names it: relative to its project's root, else abbreviated."
+  (let ((root (ctxls--project-root (locate-dominating-file path #'file-directory-p))))
+    (if (and root (file-in-directory-p path root))
+        (file-relative-name path root)
+      (abbreviate-file-name path))))
+
+(defun ctxls--undo-text (verb result)
+  "The note of an undo or redo (VERB \"undid\" or \"redid\") answered RESULT."
+  (let ((restored (mapcar #'ctxls--file-short (append (plist-get result :restored) nil)))
+        (left (mapcar (lambda (l)
+                        (format "%s (%s)" (ctxls--file-short (plist-get l :path)) (plist-get l :reason)))
+                      (append (plist-get result :left) nil))))
+    (concat (if restored
+                (format "%s the model's changes to %d file%s: %s" verb (length restored)
+                        (if (cdr restored) "s" "") (string-join restored ", "))
+              (format "%s none of the model's changes" verb))
+            (if left (concat "; left: " (string-join left ", ")) ""))))
+
+(defun ctxls--undo-note (session text)
+  "Say TEXT, and append it to the chat as a note when it shows SESSION."
+  (when (ctxls--live-shown-p session)
+    (let ((sep (with-current-buffer ctxls--chat
+                 (if ctxls--after-tool
+                     (progn (setq ctxls--after-tool nil) "\n")
+                   (ctxls--separator)))))
+      (ctxls--chat-insert
+       (lambda () (insert sep (ctxls--heading (concat "_" text "_") 'ctxls-note) "\n\n")))))
+  (ctxls--say "%s" text))
+
+(defun ctxls--undo-redo (command verb &optional from then)
+  "Run the daemon's undo or redo COMMAND on the current session.
+VERB (\"undid\", \"redid\") says what was done; FROM is a question's
+id (undo every turn from it on).  THEN, if non-nil, is called after
+the answer, an error included."
+  (let ((session ctxls--session-id))
+    (ctxls--command command (ctxls--plist :sessionId session :from from)
+                    (lambda (r)
+                      (ctxls--undo-note (or (plist-get r :sessionId) session) (ctxls--undo-text verb r))
+                      (when then (funcall then)))
+                    (lambda (err)
+                      (ctxls--say "%s" (or (plist-get err :message) err))
+                      (when then (funcall then))))))
+
+;;;###autoload
+(defun ctxls-undo ()
+  "Undo the changes the model's edits made in the session's last turn.
+Each turn not undone yet, newest first: the files the model edited get
+their text from before the turn back, in their buffers (unsaved; a
+buffer's own undo, \\[undo], takes the undo back), and the files it
+created are removed, their buffers killed.  A file changed since the
+turn (you typed in it) is left as it is; the note in the chat and the
+echo area name it.  `ctxls-redo' makes the changes again."
+  (interactive)
+  (ctxls--undo-redo ctxls-protocol-command-session-undo "undid"))
+
+;;;###autoload
+(defun ctxls-redo ()
+  "Make the changes of the turn undone last (`ctxls-undo') again.
+A file that is not as the undo left it is left alone and named."
+  (interactive)
+  (ctxls--undo-redo ctxls-protocol-command-session-redo "redid"))
 
 ;;;;; A code block of the chat
 
@@ -4042,6 +4152,8 @@ buffer used last) is the default."
     (define-key map (kbd "x") #'ctxls-export)
     (define-key map (kbd "R") #'ctxls-rename-session)
     (define-key map (kbd "q") #'ctxls-answer)
+    (define-key map (kbd "u") #'ctxls-undo)
+    (define-key map (kbd "U") #'ctxls-redo)
     map)
   "Prefix keymap of the ctxls commands; bind it to a key of your choice.")
 ;;;###autoload
