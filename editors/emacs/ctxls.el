@@ -93,6 +93,9 @@
 ;; into the buffer, never to disk: it stays unsaved, and undo takes it back.
 ;; `ctxls-set-review-mode' makes edits apply unasked (auto) or turns them
 ;; off; `ctxls-apply-block' puts a code block of the chat into a file.
+;; `ctxls-undo' (C-c x u) takes the last turn's changes back (a file the
+;; model created is removed, its buffer killed; a file you typed in since
+;; is left, and named); `ctxls-redo' (C-c x U) makes them again.
 ;;
 ;; The model can read the errors and warnings Flymake shows (eglot's, the
 ;; byte compiler's, any backend's) in the buffers visiting files: its
