@@ -53,7 +53,9 @@
 ;; `ctxls-regenerate' (C-c x G) asks the last question again, to retry a
 ;; failed answer or get another; `ctxls-edit-question' (C-c x E) opens it
 ;; in that buffer to change and send again.  Either way the question and
-;; its answer are replaced, in the chat and in the session.
+;; its answer are replaced, in the chat and in the session; when the
+;; turns taken back changed files, whether to undo those changes too is
+;; asked first.
 ;;
 ;; `ctxls-cancel' (C-c x k) stops an answer: it stays, marked _cancelled_;
 ;; one the daemon could not finish (it died) reads _interrupted_.  Each
@@ -3562,6 +3564,9 @@ header line go with it, as with `ctxls-ask', and the images attached
 (defvar-local ctxls--compose-rewind nil
   "The id of the question this buffer's question replaces, or nil.")
 
+(defvar-local ctxls--compose-edits nil
+  "Non-nil when the turns this buffer's question takes back made file changes.")
+
 (defun ctxls--compose-refresh-header ()
   "Show in the question buffer's header line what goes with the question."
   (when-let ((buf (get-buffer "*ctxls question*")))
@@ -3590,9 +3595,10 @@ argument (LEAVE-OUT), no file goes."
   (interactive "P")
   (ctxls--compose leave-out))
 
-(defun ctxls--compose (leave-out &optional rewind text)
+(defun ctxls--compose (leave-out &optional rewind text edits)
   "Open the question buffer (see `ctxls-compose'; LEAVE-OUT as there).
-REWIND: the id of the question it replaces, TEXT: what it starts with."
+REWIND: the id of the question it replaces, TEXT: what it starts with;
+EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
   (let ((files (let ((f (ctxls--turn-file leave-out))) (and f (list f))))
         (buf (get-buffer-create "*ctxls question*")))
     (deactivate-mark)
@@ -3604,7 +3610,8 @@ REWIND: the id of the question it replaces, TEXT: what it starts with."
         (erase-buffer)
         (insert text))
       (setq ctxls--compose-files files
-            ctxls--compose-rewind rewind)
+            ctxls--compose-rewind rewind
+            ctxls--compose-edits edits)
       (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files rewind))))
     (pop-to-buffer buf '((display-buffer-reuse-window display-buffer-below-selected)
                          (window-height . 8)))
@@ -3619,6 +3626,7 @@ If a turn is running, the question stays here to be sent later."
   (let ((q (string-trim (buffer-substring-no-properties (point-min) (point-max))))
         (files ctxls--compose-files)
         (rewind ctxls--compose-rewind)
+        (edits ctxls--compose-edits)
         (buf (current-buffer)))
     (when (string-empty-p q)
       (user-error "ctxls: nothing to ask; C-c C-k aborts"))
@@ -3628,7 +3636,9 @@ If a turn is running, the question stays here to be sent later."
       (ctxls--program))                 ; a missing daemon: the question stays
     (add-to-history 'ctxls--history q)
     (ctxls--compose-close buf)
-    (ctxls--ask q files rewind)))
+    (if rewind
+        (ctxls--rewind rewind edits (lambda () (ctxls--ask q files rewind)))
+      (ctxls--ask q files rewind))))
 
 (defun ctxls--compose-close (buf)
   "Close the question buffer BUF and its window."
@@ -3647,14 +3657,35 @@ If a turn is running, the question stays here to be sent later."
 ;;;;; Asking the last question again
 
 (defun ctxls--last-question ()
-  "The current session's last question, a message plist, or signal a `user-error'."
+  "The current session's last question, a message plist, or signal a `user-error'.
+Its :ctxls-edits is non-nil when the turns from it on made file changes
+\(`ctxls--made-edits-p')."
   (ctxls--no-turn)
   (unless ctxls--session-id
     (user-error "ctxls: no current session"))
   (let* ((show (ctxls--call ctxls-protocol-command-session-show (list :sessionId ctxls--session-id)))
-         (q (car (last (cl-remove-if-not (lambda (m) (equal (plist-get m :role) "user"))
-                                         (append (plist-get show :messages) nil))))))
-    (or q (user-error "ctxls: the session has no question yet"))))
+         (messages (append (plist-get show :messages) nil))
+         (q (car (last (cl-remove-if-not (lambda (m) (equal (plist-get m :role) "user")) messages)))))
+    (unless q (user-error "ctxls: the session has no question yet"))
+    (plist-put q :ctxls-edits (ctxls--made-edits-p (member q messages) (ctxls--tool-results messages)))))
+
+(defun ctxls--made-edits-p (messages results)
+  "Non-nil when MESSAGES hold an applied call of the model's edit tools.
+RESULTS maps tool call ids to their result messages."
+  (cl-some (lambda (m)
+             (cl-some (lambda (c) (and (member (plist-get c :name) '("edit_file" "create_file"))
+                                       (equal (plist-get c :status) ctxls-protocol-tool-status-done)))
+                      (ctxls--stored-calls m results)))
+           messages))
+
+(defun ctxls--rewind (id edits ask)
+  "Call ASK to ask the question ID again, in its place.
+EDITS non-nil: the turns taken back made file changes; whether to undo
+them too is asked first, and a yes undoes them (`ctxls-undo' from ID on)
+before ASK is called."
+  (if (and edits (y-or-n-p "ctxls: also undo the file changes of the turns taken back? "))
+      (ctxls--undo-redo ctxls-protocol-command-session-undo "undid" id ask)
+    (funcall ask)))
 
 ;;;###autoload
 (defun ctxls-regenerate (&optional leave-out)
@@ -3663,11 +3694,13 @@ Retries an answer that failed, or regenerates one.  The question and
 its answer are removed from the session and the question is asked
 again; the chat shows the new answer in place of the old.  The file in
 front of you goes with it, as with `ctxls-ask'; with a prefix argument
-\(LEAVE-OUT), none."
+\(LEAVE-OUT), none.  When the turns taken back changed files, you are
+asked first whether to undo those changes too (see `ctxls-undo')."
   (interactive "P")
   (let ((q (ctxls--last-question))
         (file (ctxls--turn-file leave-out)))
-    (ctxls--ask (plist-get q :content) (and file (list file)) (plist-get q :id))))
+    (ctxls--rewind (plist-get q :id) (plist-get q :ctxls-edits)
+                   (lambda () (ctxls--ask (plist-get q :content) (and file (list file)) (plist-get q :id))))))
 
 ;;;###autoload
 (defun ctxls-edit-question (&optional leave-out)
@@ -3676,10 +3709,12 @@ The question opens in the question buffer (`ctxls-compose'): change
 it, then \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends it; the question and its
 answer are removed from the session and the chat, and the new one
 takes their place.  \\[ctxls-compose-abort] leaves everything as it was.
+As with `ctxls-regenerate', undoing the file changes of the turns taken
+back is offered as it is sent.
 With a prefix argument (LEAVE-OUT), no file goes with it."
   (interactive "P")
   (let ((q (ctxls--last-question)))
-    (ctxls--compose leave-out (plist-get q :id) (plist-get q :content))))
+    (ctxls--compose leave-out (plist-get q :id) (plist-get q :content) (plist-get q :ctxls-edits))))
 
 (defconst ctxls--no-provider-hint
   (concat "no usable model provider: set `ctxls-provider' (M-x customize-option), "

@@ -13,7 +13,10 @@ import (
 // unsaved text exactly, removes new.go and kills its buffer, leaves
 // sync.txt and names it, in the chat and the echo area; C-/ takes the
 // undo back; ctxls-redo makes the changes again; a second redo says
-// there is nothing to redo. ctxls-test-undo in test/ctxls-test.el.
+// there is nothing to redo. Asked again (ctxls-regenerate), the
+// question whose turn made the changes offers to undo them too: y undoes
+// them before the question goes; a turn without changes offers nothing.
+// ctxls-test-undo in test/ctxls-test.el.
 func TestEmacsUndo(t *testing.T) {
 	t.Parallel()
 	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
@@ -25,6 +28,8 @@ func TestEmacsUndo(t *testing.T) {
 				{ID: "u3", Name: "create_file", Arguments: `{"path":"pkg/new.go","content":"package pkg\n"}`},
 			}},
 			openaitest.Reply{Chunks: []string{"Done."}},
+			openaitest.Reply{Chunks: []string{"Again."}},
+			openaitest.Reply{Chunks: []string{"Once more."}},
 		)
 		r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
 		r.run(t, "ctxls-test-undo")

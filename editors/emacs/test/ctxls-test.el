@@ -1444,6 +1444,30 @@ back; ctxls-redo makes them again; a file typed in since is left."
     (execute-kbd-macro (kbd "C-c x U"))
     (ctxls-test--wait "nothing to redo" (lambda () (ctxls-test--said "nothing to redo")))
     (should (equal (ctxls-test--text main) edited))
+    ;; The question asked again (C-c x G): undoing the file changes of the
+    ;; turn it takes back is offered; y undoes them before it is asked.
+    (setq ctxls-test--messages nil)
+    (let* ((asked nil)
+           (record (lambda (prompt &rest _) (push prompt asked))))
+      (advice-add 'y-or-n-p :before record)
+      (unwind-protect
+          (progn
+            (execute-kbd-macro (vconcat (kbd "C-c x G") "y"))
+            (ctxls-test--turn-end "Again."))
+        (advice-remove 'y-or-n-p record))
+      (should (equal asked '("ctxls: also undo the file changes of the turns taken back? "))))
+    (should (ctxls-test--said (regexp-quote "ctxls: undid the model's changes to 2 files: ")))
+    (should (equal (ctxls-test--text main) unsaved))
+    (should-not (find-buffer-visiting new-file))
+    (should (equal (ctxls-test--text sync) sync-typed))
+    (should (eq (window-buffer win) main))
+    (should (= 1 (ctxls-test--count "## You")))
+    ;; That turn made no change: asked again, nothing is offered.
+    (setq ctxls-test--messages nil)
+    (cl-letf (((symbol-function 'y-or-n-p) (lambda (&rest _) (error "Asked"))))
+      (execute-kbd-macro (kbd "C-c x G")))
+    (ctxls-test--turn-end "Once more.")
+    (should-not (ctxls-test--said "undid"))
     (ctxls-test--stop)))
 
 ;;;; Sessions: the picker, rename, export, the model; context messages
