@@ -53,7 +53,9 @@
 ;; `ctxls-regenerate' (C-c x G) asks the last question again, to retry a
 ;; failed answer or get another; `ctxls-edit-question' (C-c x E) opens it
 ;; in that buffer to change and send again.  Either way the question and
-;; its answer are replaced, in the chat and in the session.
+;; its answer are replaced, in the chat and in the session; when the
+;; turns taken back changed files, whether to undo those changes too is
+;; asked first.
 ;;
 ;; `ctxls-cancel' (C-c x k) stops an answer: it stays, marked _cancelled_;
 ;; one the daemon could not finish (it died) reads _interrupted_.  Each
@@ -93,6 +95,9 @@
 ;; into the buffer, never to disk: it stays unsaved, and undo takes it back.
 ;; `ctxls-set-review-mode' makes edits apply unasked (auto) or turns them
 ;; off; `ctxls-apply-block' puts a code block of the chat into a file.
+;; `ctxls-undo' (C-c x u) takes the last turn's changes back (a file the
+;; model created is removed, its buffer killed; a file you typed in since
+;; is left, and named); `ctxls-redo' (C-c x U) makes them again.
 ;;
 ;; The model can read the errors and warnings Flymake shows (eglot's, the
 ;; byte compiler's, any backend's) in the buffers visiting files: its
@@ -575,7 +580,7 @@ A program name that is not absolute is looked up on the variable
                          :didChangeConfiguration (list :dynamicRegistration :json-false)
                          ;; The model's edits: `ctxls--apply-edit'.
                          :applyEdit t
-                         :workspaceEdit (list :documentChanges t :resourceOperations ["create"]))
+                         :workspaceEdit (list :documentChanges t :resourceOperations ["create" "delete"]))
         :textDocument (list :synchronization (list :dynamicRegistration :json-false
                                                    :didSave t :willSave :json-false))))
 
@@ -1172,6 +1177,8 @@ file's name, opens it (default `find-file-other-window')."
     (define-key map (kbd "TAB") #'ctxls-chat-tab)
     (define-key map (kbd "i") #'ctxls-apply-block)
     (define-key map (kbd "I") #'ctxls-attach-image)
+    (define-key map (kbd "u") #'ctxls-undo)
+    (define-key map (kbd "U") #'ctxls-redo)
     (define-key map (kbd "?") #'ctxls-chat-keys)
     map)
   "Keys of the chat buffer.")
@@ -2851,6 +2858,22 @@ read-only buffer (or a file not writable) refuse."
               (not (eq (plist-get opts :ignoreIfExists) t))
               (not (eq (plist-get opts :overwrite) t))
               (format "%s exists" (file-relative-name path)))))
+      ((equal kind "delete")
+       (let* ((path (ctxls--uri-file (plist-get c :uri)))
+              (buf (find-buffer-visiting path))
+              (opts (plist-get c :options)))
+         (cond
+          ((file-directory-p path) (format "%s is a folder" (file-relative-name path)))
+          ((and (not (file-exists-p path)) (not buf) (not (eq (plist-get opts :ignoreIfNotExists) t)))
+           (format "%s does not exist" (file-relative-name path)))
+          ;; Text the daemon has not seen is the user's: kept.
+          ((and buf (buffer-modified-p buf)
+                (not (and (buffer-local-value 'ctxls--uri buf)
+                          (eql (buffer-local-value 'ctxls--tick buf)
+                               (with-current-buffer buf (buffer-chars-modified-tick))))))
+           (format "%s changed since the edit was made" (file-relative-name path)))
+          ((and (file-exists-p path) (not (file-writable-p (file-name-directory path))))
+           (format "%s cannot be removed (its folder is read-only)" (file-relative-name path))))))
       (kind (format "ctxls.el does not %s files" kind))
       (t
        (let* ((doc (plist-get c :textDocument))
@@ -2875,12 +2898,26 @@ read-only buffer (or a file not writable) refuse."
                  (and (file-exists-p path) (not (file-writable-p path))))
                (format "%s is read-only" (file-relative-name path))))))))))
 
+(defun ctxls--remove-file (path)
+  "Remove the file PATH the model created (an undo of its turn).
+Its buffer is killed unasked: the daemon removes only a file that holds
+the model's text, and `ctxls--edit-refusal' refused one with text typed
+since."
+  (when-let ((buf (find-buffer-visiting path)))
+    (with-current-buffer buf
+      (set-buffer-modified-p nil)
+      (let ((kill-buffer-query-functions nil))
+        (kill-buffer buf))))
+  (when (file-exists-p path)
+    (delete-file path)))
+
 (defun ctxls--apply-edit (params)
   "Answer workspace/applyEdit (PARAMS): apply the edit to the buffers.
 Every change is checked first (`ctxls--edit-refusal'); then a new file
 gets a buffer (nothing is written), a file not open is visited, and the
-edits go into the buffers as one undo step each, unsaved.  The daemon
-gets the changes (didChange) before the answer."
+edits go into the buffers as one undo step each, unsaved; a file to
+delete (one the model created, its turn undone) is removed, its buffer
+killed.  The daemon gets the changes (didChange) before the answer."
   (let* ((edit (plist-get params :edit))
          (changes (or (append (plist-get edit :documentChanges) nil)
                       (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
@@ -2892,10 +2929,16 @@ gets the changes (didChange) before the answer."
                (list :applied :json-false :failureReason refusal))
       (let ((enable-local-variables :safe)
             (large-file-warning-threshold nil)
-            (touched nil))
+            (touched nil)
+            (removed nil))
         (dolist (c changes)
           (let ((kind (plist-get c :kind)))
             (cond
+             ((equal kind "delete")
+              (let ((path (ctxls--uri-file (plist-get c :uri))))
+                (ctxls--remove-file path)
+                (setq touched (delq (find-buffer-visiting path) touched))
+                (push (file-name-nondirectory path) removed)))
              ((equal kind "create")
               (push (ctxls--created-buffer (ctxls--uri-file (plist-get c :uri))) touched))
              ((null kind)
@@ -2906,9 +2949,81 @@ gets the changes (didChange) before the answer."
                   (ctxls--apply-text-edits (plist-get c :edits)))
                 (push buf touched))))))
         (ctxls--flush)
-        (ctxls--say "%s: unsaved (undo takes it back)"
-                    (mapconcat (lambda (b) (buffer-name b)) (delete-dups (nreverse touched)) ", "))
+        (setq touched (cl-remove-if-not #'buffer-live-p (delete-dups (nreverse touched))))
+        (ctxls--say "%s"
+                    (string-join
+                     (delq nil (list (and touched
+                                          (format "%s: unsaved (undo takes it back)"
+                                                  (mapconcat #'buffer-name touched ", ")))
+                                     (and removed
+                                          (format "removed %s" (string-join (nreverse removed) ", ")))))
+                     "; "))
         (list :applied t)))))
+
+;;;;; Undoing a turn's changes
+
+(defun ctxls--file-short (path)
+  "PATH as a note names it: relative to its project's root, else abbreviated."
+  (let ((root (ctxls--project-root (locate-dominating-file path #'file-directory-p))))
+    (if (and root (file-in-directory-p path root))
+        (file-relative-name path root)
+      (abbreviate-file-name path))))
+
+(defun ctxls--undo-text (verb result)
+  "The note of an undo or redo (VERB \"undid\" or \"redid\") answered RESULT."
+  (let ((restored (mapcar #'ctxls--file-short (append (plist-get result :restored) nil)))
+        (left (mapcar (lambda (l)
+                        (format "%s (%s)" (ctxls--file-short (plist-get l :path)) (plist-get l :reason)))
+                      (append (plist-get result :left) nil))))
+    (concat (if restored
+                (format "%s the model's changes to %d file%s: %s" verb (length restored)
+                        (if (cdr restored) "s" "") (string-join restored ", "))
+              (format "%s none of the model's changes" verb))
+            (if left (concat "; left: " (string-join left ", ")) ""))))
+
+(defun ctxls--undo-note (session text)
+  "Say TEXT, and append it to the chat as a note when it shows SESSION."
+  (when (ctxls--live-shown-p session)
+    (let ((sep (with-current-buffer ctxls--chat
+                 (if ctxls--after-tool
+                     (progn (setq ctxls--after-tool nil) "\n")
+                   (ctxls--separator)))))
+      (ctxls--chat-insert
+       (lambda () (insert sep (ctxls--heading (concat "_" text "_") 'ctxls-note) "\n\n")))))
+  (ctxls--say "%s" text))
+
+(defun ctxls--undo-redo (command verb &optional from then)
+  "Run the daemon's undo or redo COMMAND on the current session.
+VERB (\"undid\", \"redid\") says what was done; FROM is a question's
+id (undo every turn from it on).  THEN, if non-nil, is called after
+the answer, an error included."
+  (let ((session ctxls--session-id))
+    (ctxls--command command (ctxls--plist :sessionId session :from from)
+                    (lambda (r)
+                      (ctxls--undo-note (or (plist-get r :sessionId) session) (ctxls--undo-text verb r))
+                      (when then (funcall then)))
+                    (lambda (err)
+                      (ctxls--say "%s" (or (plist-get err :message) err))
+                      (when then (funcall then))))))
+
+;;;###autoload
+(defun ctxls-undo ()
+  "Undo the changes the model's edits made in the session's last turn.
+Each turn not undone yet, newest first: the files the model edited get
+their text from before the turn back, in their buffers (unsaved; a
+buffer's own undo, \\[undo], takes the undo back), and the files it
+created are removed, their buffers killed.  A file changed since the
+turn (you typed in it) is left as it is; the note in the chat and the
+echo area name it.  `ctxls-redo' makes the changes again."
+  (interactive)
+  (ctxls--undo-redo ctxls-protocol-command-session-undo "undid"))
+
+;;;###autoload
+(defun ctxls-redo ()
+  "Make the changes of the turn undone last (`ctxls-undo') again.
+A file that is not as the undo left it is left alone and named."
+  (interactive)
+  (ctxls--undo-redo ctxls-protocol-command-session-redo "redid"))
 
 ;;;;; A code block of the chat
 
@@ -3449,6 +3564,9 @@ header line go with it, as with `ctxls-ask', and the images attached
 (defvar-local ctxls--compose-rewind nil
   "The id of the question this buffer's question replaces, or nil.")
 
+(defvar-local ctxls--compose-edits nil
+  "Non-nil when the turns this buffer's question takes back made file changes.")
+
 (defun ctxls--compose-refresh-header ()
   "Show in the question buffer's header line what goes with the question."
   (when-let ((buf (get-buffer "*ctxls question*")))
@@ -3477,9 +3595,10 @@ argument (LEAVE-OUT), no file goes."
   (interactive "P")
   (ctxls--compose leave-out))
 
-(defun ctxls--compose (leave-out &optional rewind text)
+(defun ctxls--compose (leave-out &optional rewind text edits)
   "Open the question buffer (see `ctxls-compose'; LEAVE-OUT as there).
-REWIND: the id of the question it replaces, TEXT: what it starts with."
+REWIND: the id of the question it replaces, TEXT: what it starts with;
+EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
   (let ((files (let ((f (ctxls--turn-file leave-out))) (and f (list f))))
         (buf (get-buffer-create "*ctxls question*")))
     (deactivate-mark)
@@ -3491,7 +3610,8 @@ REWIND: the id of the question it replaces, TEXT: what it starts with."
         (erase-buffer)
         (insert text))
       (setq ctxls--compose-files files
-            ctxls--compose-rewind rewind)
+            ctxls--compose-rewind rewind
+            ctxls--compose-edits edits)
       (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files rewind))))
     (pop-to-buffer buf '((display-buffer-reuse-window display-buffer-below-selected)
                          (window-height . 8)))
@@ -3506,6 +3626,7 @@ If a turn is running, the question stays here to be sent later."
   (let ((q (string-trim (buffer-substring-no-properties (point-min) (point-max))))
         (files ctxls--compose-files)
         (rewind ctxls--compose-rewind)
+        (edits ctxls--compose-edits)
         (buf (current-buffer)))
     (when (string-empty-p q)
       (user-error "ctxls: nothing to ask; C-c C-k aborts"))
@@ -3515,7 +3636,9 @@ If a turn is running, the question stays here to be sent later."
       (ctxls--program))                 ; a missing daemon: the question stays
     (add-to-history 'ctxls--history q)
     (ctxls--compose-close buf)
-    (ctxls--ask q files rewind)))
+    (if rewind
+        (ctxls--rewind rewind edits (lambda () (ctxls--ask q files rewind)))
+      (ctxls--ask q files rewind))))
 
 (defun ctxls--compose-close (buf)
   "Close the question buffer BUF and its window."
@@ -3534,14 +3657,35 @@ If a turn is running, the question stays here to be sent later."
 ;;;;; Asking the last question again
 
 (defun ctxls--last-question ()
-  "The current session's last question, a message plist, or signal a `user-error'."
+  "The current session's last question, a message plist, or signal a `user-error'.
+Its :ctxls-edits is non-nil when the turns from it on made file changes
+\(`ctxls--made-edits-p')."
   (ctxls--no-turn)
   (unless ctxls--session-id
     (user-error "ctxls: no current session"))
   (let* ((show (ctxls--call ctxls-protocol-command-session-show (list :sessionId ctxls--session-id)))
-         (q (car (last (cl-remove-if-not (lambda (m) (equal (plist-get m :role) "user"))
-                                         (append (plist-get show :messages) nil))))))
-    (or q (user-error "ctxls: the session has no question yet"))))
+         (messages (append (plist-get show :messages) nil))
+         (q (car (last (cl-remove-if-not (lambda (m) (equal (plist-get m :role) "user")) messages)))))
+    (unless q (user-error "ctxls: the session has no question yet"))
+    (plist-put q :ctxls-edits (ctxls--made-edits-p (member q messages) (ctxls--tool-results messages)))))
+
+(defun ctxls--made-edits-p (messages results)
+  "Non-nil when MESSAGES hold an applied call of the model's edit tools.
+RESULTS maps tool call ids to their result messages."
+  (cl-some (lambda (m)
+             (cl-some (lambda (c) (and (member (plist-get c :name) '("edit_file" "create_file"))
+                                       (equal (plist-get c :status) ctxls-protocol-tool-status-done)))
+                      (ctxls--stored-calls m results)))
+           messages))
+
+(defun ctxls--rewind (id edits ask)
+  "Call ASK to ask the question ID again, in its place.
+EDITS non-nil: the turns taken back made file changes; whether to undo
+them too is asked first, and a yes undoes them (`ctxls-undo' from ID on)
+before ASK is called."
+  (if (and edits (y-or-n-p "ctxls: also undo the file changes of the turns taken back? "))
+      (ctxls--undo-redo ctxls-protocol-command-session-undo "undid" id ask)
+    (funcall ask)))
 
 ;;;###autoload
 (defun ctxls-regenerate (&optional leave-out)
@@ -3550,11 +3694,13 @@ Retries an answer that failed, or regenerates one.  The question and
 its answer are removed from the session and the question is asked
 again; the chat shows the new answer in place of the old.  The file in
 front of you goes with it, as with `ctxls-ask'; with a prefix argument
-\(LEAVE-OUT), none."
+\(LEAVE-OUT), none.  When the turns taken back changed files, you are
+asked first whether to undo those changes too (see `ctxls-undo')."
   (interactive "P")
   (let ((q (ctxls--last-question))
         (file (ctxls--turn-file leave-out)))
-    (ctxls--ask (plist-get q :content) (and file (list file)) (plist-get q :id))))
+    (ctxls--rewind (plist-get q :id) (plist-get q :ctxls-edits)
+                   (lambda () (ctxls--ask (plist-get q :content) (and file (list file)) (plist-get q :id))))))
 
 ;;;###autoload
 (defun ctxls-edit-question (&optional leave-out)
@@ -3563,10 +3709,12 @@ The question opens in the question buffer (`ctxls-compose'): change
 it, then \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends it; the question and its
 answer are removed from the session and the chat, and the new one
 takes their place.  \\[ctxls-compose-abort] leaves everything as it was.
+As with `ctxls-regenerate', undoing the file changes of the turns taken
+back is offered as it is sent.
 With a prefix argument (LEAVE-OUT), no file goes with it."
   (interactive "P")
   (let ((q (ctxls--last-question)))
-    (ctxls--compose leave-out (plist-get q :id) (plist-get q :content))))
+    (ctxls--compose leave-out (plist-get q :id) (plist-get q :content) (plist-get q :ctxls-edits))))
 
 (defconst ctxls--no-provider-hint
   (concat "no usable model provider: set `ctxls-provider' (M-x customize-option), "
@@ -4042,6 +4190,8 @@ buffer used last) is the default."
     (define-key map (kbd "x") #'ctxls-export)
     (define-key map (kbd "R") #'ctxls-rename-session)
     (define-key map (kbd "q") #'ctxls-answer)
+    (define-key map (kbd "u") #'ctxls-undo)
+    (define-key map (kbd "U") #'ctxls-redo)
     map)
   "Prefix keymap of the ctxls commands; bind it to a key of your choice.")
 ;;;###autoload

@@ -188,7 +188,7 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
                                  ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
                                  ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question
-                                 ctxls-attach-image ctxls-answer))
+                                 ctxls-attach-image ctxls-answer ctxls-undo ctxls-redo))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; A tool call whose turn was cancelled before it ended reads so, in
@@ -1366,6 +1366,108 @@ review's id is new."
     (execute-kbd-macro (kbd "C-/"))
     (should (equal (ctxls-test--text main) before-auto))
     (ctxls-test--same "undo in auto mode")
+    (ctxls-test--stop)))
+
+;;;; Undo and redo of a turn's changes
+
+(ert-deftest ctxls-test-undo ()
+  "ctxls-undo takes a turn's edits back in the buffers, unsaved text
+kept, and removes the file it created; the buffer's undo takes the undo
+back; ctxls-redo makes them again; a file typed in since is left."
+  (ctxls-test--setup)
+  (global-set-key (kbd "C-c x") 'ctxls-command-map)
+  (let* ((file (ctxls-test--file "main.go"))
+         (new-file (ctxls-test--file "pkg/new.go"))
+         (on-disk (ctxls-test--disk file))
+         (sync (find-file-noselect (ctxls-test--file "sync.txt")))
+         (main (find-file file))
+         (win (selected-window))
+         unsaved edited sync-typed)
+    (delete-other-windows)
+    (goto-char (point-min))
+    (insert "// UNSAVED 😀 LINE\n")
+    (setq unsaved (ctxls-test--text main)
+          edited (replace-regexp-in-string "héllo\")" "héllo, undo\")" unsaved t t))
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (ctxls-new-session)
+    (ctxls-test--wait "the session" (lambda () ctxls--session-id))
+    (ctxls-set-review-mode "auto")
+    (ctxls-test--wait "the review mode" (lambda () (ctxls-test--said "review mode auto")))
+    (ctxls-ask "change things")
+    (ctxls-test--turn-end "Done.")
+    (should (equal (ctxls-test--text main) edited))
+    (should (equal (ctxls-test--text sync) (concat "FIRST line" (substring (ctxls-test--disk (ctxls-test--file "sync.txt")) 10))))
+    (should (equal (ctxls-test--text (find-buffer-visiting new-file)) "package pkg\n"))
+    ;; The user types in sync.txt: its change is theirs now.
+    (with-current-buffer sync
+      (goto-char (point-max))
+      (insert "// mine\n")
+      (setq sync-typed (ctxls-test--text sync)))
+    (setq ctxls-test--messages nil)
+    (execute-kbd-macro (kbd "C-c x u"))
+    (ctxls-test--wait "the undo" (lambda () (ctxls-test--said "undid")))
+    (should (equal (ctxls-test--text main) unsaved))
+    (should (buffer-modified-p main))
+    (should (equal (ctxls-test--disk file) on-disk))
+    (with-current-buffer main (ctxls-test--same "the undo"))
+    (should-not (find-buffer-visiting new-file))
+    (should-not (file-exists-p new-file))
+    (should (equal (ctxls-test--text sync) sync-typed))
+    (should (eq (selected-window) win))
+    (should (eq (window-buffer win) main))
+    (let ((note "undid the model's changes to 2 files: ")
+          (chat (ctxls-test--chat-text)))
+      (should (ctxls-test--said (regexp-quote (concat "ctxls: " note))))
+      (should (string-search note chat))
+      (dolist (name '("main.go" "pkg/new.go"))
+        (should (string-match-p (concat (regexp-quote note) ".*" (regexp-quote name)) chat)))
+      (should (string-match-p "; left: sync\\.txt (.*changed since the turn.*)_\n\n\\'" chat)))
+    ;; The buffer's own undo takes the undo back, its redo makes it again.
+    (execute-kbd-macro (kbd "C-/"))
+    (should (equal (ctxls-test--text main) edited))
+    (ctxls-test--same "undo of the undo")
+    (execute-kbd-macro (kbd "C-?"))
+    (should (equal (ctxls-test--text main) unsaved))
+    (ctxls-test--same "redo of the undo")
+    ;; ctxls-redo: the turn's changes again, the new file's buffer too.
+    (setq ctxls-test--messages nil)
+    (ctxls-test--mx "ctxls-redo")
+    (ctxls-test--wait "the redo" (lambda () (ctxls-test--said "redid")))
+    (should (ctxls-test--said (regexp-quote "ctxls: redid the model's changes to 2 files: ")))
+    (should (equal (ctxls-test--text main) edited))
+    (should (equal (ctxls-test--text (find-buffer-visiting new-file)) "package pkg\n"))
+    (should (equal (ctxls-test--text sync) sync-typed))
+    (should (eq (window-buffer win) main))
+    ;; Nothing more to redo: said.
+    (setq ctxls-test--messages nil)
+    (execute-kbd-macro (kbd "C-c x U"))
+    (ctxls-test--wait "nothing to redo" (lambda () (ctxls-test--said "nothing to redo")))
+    (should (equal (ctxls-test--text main) edited))
+    ;; The question asked again (C-c x G): undoing the file changes of the
+    ;; turn it takes back is offered; y undoes them before it is asked.
+    (setq ctxls-test--messages nil)
+    (let* ((asked nil)
+           (record (lambda (prompt &rest _) (push prompt asked))))
+      (advice-add 'y-or-n-p :before record)
+      (unwind-protect
+          (progn
+            (execute-kbd-macro (vconcat (kbd "C-c x G") "y"))
+            (ctxls-test--turn-end "Again."))
+        (advice-remove 'y-or-n-p record))
+      (should (equal asked '("ctxls: also undo the file changes of the turns taken back? "))))
+    (should (ctxls-test--said (regexp-quote "ctxls: undid the model's changes to 2 files: ")))
+    (should (equal (ctxls-test--text main) unsaved))
+    (should-not (find-buffer-visiting new-file))
+    (should (equal (ctxls-test--text sync) sync-typed))
+    (should (eq (window-buffer win) main))
+    (should (= 1 (ctxls-test--count "## You")))
+    ;; That turn made no change: asked again, nothing is offered.
+    (setq ctxls-test--messages nil)
+    (cl-letf (((symbol-function 'y-or-n-p) (lambda (&rest _) (error "Asked"))))
+      (execute-kbd-macro (kbd "C-c x G")))
+    (ctxls-test--turn-end "Once more.")
+    (should-not (ctxls-test--said "undid"))
     (ctxls-test--stop)))
 
 ;;;; Sessions: the picker, rename, export, the model; context messages
