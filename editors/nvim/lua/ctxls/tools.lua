@@ -4,8 +4,14 @@
 -- tools by name), updated in place by the call's id as ctxls/toolCall
 -- reports it. Once it ends with an output, the line becomes "▾ …" and the
 -- output follows it in a fenced block: a fold (foldexpr below), closed at
--- first; za, or <CR> on the line, opens it.
+-- first; za, or <CR> on the line, opens it. A run_command's line names the
+-- command; its output (the tail of it) follows the line in a fenced block
+-- as it runs, updated in place, and stays shown at its end.
 local T = {}
+
+-- command_lines is how many lines of a command's output the chat shows
+-- (its tail: "… N lines above" says how many are left out).
+T.command_lines = 20
 
 -- The statuses of ctxls/toolCall (docs/protocol.md).
 local P = require("ctxls.protocol")
@@ -22,6 +28,7 @@ vim.cmd([[
   highlight default link CtxlsToolDeclined WarningMsg
   highlight default link CtxlsToolCancelled Comment
   highlight default link CtxlsToolDone CtxlsTool
+  highlight default link CtxlsToolNote Comment
   highlight default link CtxlsSearchFile Directory
   highlight default link CtxlsSearchContext Comment
   highlight default link CtxlsSearchUnsaved Comment
@@ -95,6 +102,50 @@ function T.plan_items(p)
   return args.items
 end
 
+-- command is the command line of a run_command call (ctxls's own) and
+-- its cwd, or nil for another call.
+local function command(p)
+  if (p.server or "") ~= "" or (p.name or p.tool) ~= "run_command" then
+    return nil
+  end
+  local ok, args = pcall(vim.json.decode, p.arguments or "")
+  if not ok or type(args) ~= "table" or type(args.command) ~= "string" then
+    return nil
+  end
+  return args.command, type(args.cwd) == "string" and args.cwd ~= "" and args.cwd or nil
+end
+T.command = command
+
+-- command_args is a command's line for its call's line: one line, at most
+-- 80 characters, as inline code, and " in `cwd`" when it names one.
+local function command_args(cmd, cwd)
+  local function code(s)
+    s = vim.trim((s:gsub("%s+", " ")))
+    if vim.fn.strchars(s) > 80 then
+      s = vim.fn.strcharpart(s, 0, 79) .. "…"
+    end
+    return s:find("`", 1, true) and ("`` " .. s .. " ``") or ("`" .. s .. "`")
+  end
+  return " " .. code(cmd) .. (cwd and (" in " .. code(cwd)) or "")
+end
+
+-- exit_status is how a command ended, from its summary or, for a stored
+-- call, the last line of its output ("[exit status 2]"), or nil.
+local function exit_status(p)
+  if p.summary and p.summary ~= "" then
+    return (p.summary:gsub("%s+", " "))
+  end
+  local last = vim.trim(p.output or ""):match("([^\n]*)$") or ""
+  local n = last:match("^%[exit status (%d+)%]$")
+  if n then
+    return "exit status " .. n
+  elseif last:find("^%[killed by ") then
+    return last:sub(2, -2)
+  elseif last:find("^%[the command timed out") then
+    return "timed out"
+  end
+end
+
 local plan_marks = { [P.plan_status.completed] = "[x]", [P.plan_status.in_progress] = "[~]" }
 
 -- plan_lines are a plan's items as a Markdown task list: "- [x] done",
@@ -120,6 +171,16 @@ local function status_text(p)
       done = done + (it.status == P.plan_status.completed and 1 or 0)
     end
     return string.format("%d of %d done", done, #items)
+  end
+  if command(p) then
+    if p.status == T.status.failed or p.status == T.status.done then
+      local how = exit_status(p)
+      if how then
+        return p.status == T.status.failed and ("failed: " .. how) or how
+      end
+    elseif p.status == T.status.running then
+      return "running" -- its output follows the line
+    end
   end
   if p.status == T.status.done and p.summary and p.summary ~= "" then
     return (p.summary:gsub("%s+", " "))
@@ -149,8 +210,14 @@ local function line(p, has_output)
     what = p.server .. " · " .. what
   end
   local args = short(p.arguments)
+  local cmd, cwd = command(p)
   if T.plan_items(p) then
     what, args, has_output = "plan", "", false -- the items follow the line, not folded
+  elseif cmd then
+    args = command_args(cmd, cwd)
+    if p.status ~= T.status.declined then
+      has_output = false -- its output follows the line, not folded
+    end
   elseif S.is_search(p) then
     local label = S.label(p.name or p.tool, p.arguments)
     args = label ~= "" and (" " .. label) or ""
@@ -159,21 +226,11 @@ local function line(p, has_output)
   return head, head .. " — " .. status_text(p)
 end
 
--- output_lines is a call's output as a fenced block (a fence longer than
--- any backtick run in it), or nil while it runs.
-local function output_lines(p)
-  local ended = p.status == T.status.done
-    or p.status == T.status.failed
-    or p.status == T.status.declined
-    or p.status == T.status.cancelled
-  if not ended or p.output == nil then
-    return nil
-  end
-  local items = p.status == T.status.done and T.plan_items(p)
-  if items then
-    return plan_lines(items), true
-  end
-  local out = p.output
+-- fenced is text as a fenced block (a fence longer than any backtick run
+-- in it); with tail, only its last tail lines, after a line that says how
+-- many are left out ("… 7 lines above"; its row in the block is the third
+-- value).
+local function fenced(out, tail)
   if out == "" then
     out = "(no output)"
   end
@@ -182,10 +239,43 @@ local function output_lines(p)
     longest = math.max(longest, #run)
   end
   local fence = string.rep("`", math.max(3, longest + 1))
-  local lines = { fence }
-  vim.list_extend(lines, vim.split((out:gsub("\n$", "")), "\n", { plain = true }))
+  local lines = vim.split((out:gsub("\r?\n$", "")), "\r?\n")
+  local note
+  if tail and #lines > tail then
+    local above = #lines - tail
+    lines = { unpack(lines, above + 1) }
+    table.insert(lines, 1, string.format("… %d %s above", above, above == 1 and "line" or "lines"))
+    note = 1
+  end
+  table.insert(lines, 1, fence)
   table.insert(lines, fence)
-  return lines
+  return lines, note
+end
+
+-- output_lines is a call's output as a fenced block, or nil while it
+-- runs, and whether it is shown open (not folded), and the row of a note
+-- in it. A command's output is its tail, shown as it runs too.
+local function output_lines(p)
+  local ended = p.status == T.status.done
+    or p.status == T.status.failed
+    or p.status == T.status.declined
+    or p.status == T.status.cancelled
+  if command(p) and p.status ~= T.status.declined then
+    local out = ended and p.output or (p.status == T.status.running and p.progress)
+    if not out or (not ended and out == "") then
+      return nil
+    end
+    local lines, note = fenced(out, T.command_lines)
+    return lines, true, note
+  end
+  if not ended or p.output == nil then
+    return nil
+  end
+  local items = p.status == T.status.done and T.plan_items(p)
+  if items then
+    return plan_lines(items), true
+  end
+  return (fenced(p.output))
 end
 
 local function highlight(buf, row, head, text, status)
@@ -233,7 +323,7 @@ function T.update(buf, p)
   calls[buf] = calls[buf] or {}
   pending[p.id] = p.status == T.status.pending or nil
   local c = calls[buf][p.id]
-  local out, open = output_lines(p)
+  local out, open, note = output_lines(p)
   local head, text = line(p, out ~= nil or (c ~= nil and c.n > 0))
   local row = c and vim.api.nvim_buf_get_extmark_by_id(buf, ns, c.mark, {})[1]
   if not row then
@@ -274,8 +364,12 @@ function T.update(buf, p)
         pcall(vim.cmd, (row + 1) .. "foldclose")
       end)
     end
+    vim.api.nvim_buf_clear_namespace(buf, hl_ns, row + 1, row + 1 + #out)
     if S.is_search(p) then
       highlight_results(buf, row + 2, out, p.name or p.tool)
+    end
+    if note then
+      vim.api.nvim_buf_set_extmark(buf, hl_ns, row + 1 + note, 0, { end_row = row + 1 + note, end_col = #out[note + 1], hl_group = "CtxlsToolNote" })
     end
   end
   highlight(buf, row, head, text, p.status)
