@@ -12,7 +12,7 @@ import (
 )
 
 // TestNeovimCommand: the model's run_command, allowed with the chat's key
-// a: its line names the command; while it runs, the tail of its output so
+// a: its line names the command ("• run `seq 1 25; …`"); while it runs, the tail of its output so
 // far is shown under the line in a fenced block ("… 7 lines above"),
 // updated in place, the user's window and cursor left where they are; at
 // its end the output's tail with its exit status, open, the line

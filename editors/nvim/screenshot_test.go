@@ -2,6 +2,7 @@ package nvim_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -336,6 +337,129 @@ func TestNeovimSearchScreenshot(t *testing.T) {
 					}
 					t.Logf("wrote %s", shot)
 				}
+				keys(":qa!", "Enter")
+				deadline := time.Now().Add(15 * time.Second)
+				for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
+					if time.Now().After(deadline) {
+						t.Fatal("the daemon did not end after Neovim quit")
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+		}
+	})
+}
+
+// TestNeovimCardsScreenshot renders, in a light and a dark background, the
+// chat's cards of ctxls's own tools, beside the file: the model's plan (a
+// task list under "• plan — 1 of 3 done") to
+// CTXLS_SCREENSHOT_DIR/nvim-plan-light.png and -dark.png; a run_command
+// allowed with the chat's key a, ended with exit status 1 (its line "• run
+// `for i in …` — failed: exit status 1", the tail of its output under it, "… N lines above") to
+// nvim-command-light.png and -dark.png; and, after a turn that edited the
+// file in the auto review mode and the user typed in another, :CtxlsUndo's
+// note in the chat to nvim-undo-light.png and -dark.png. It runs only when
+// that variable is set:
+// CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run CardsScreenshot
+func TestNeovimCardsScreenshot(t *testing.T) {
+	shots := screenshot.Dir(t)
+	bin := lsptest.BuildBinary(t)
+	eachNeovim(t, func(t *testing.T, nvim string) {
+		dir := shotsDir(t, shots, nvim)
+		for _, theme := range nvimThemes {
+			t.Run(theme.name, func(t *testing.T) {
+				fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Flaky test fix"}}))
+				fake.Enqueue(
+					openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "p1", Name: "update_plan", Arguments: `{"items":[` +
+						`{"content":"Read calc.go and its test","status":"completed"},` +
+						`{"content":"Run the tests","status":"in_progress","priority":"high"},` +
+						`{"content":"Fix the rounding in Mean","status":"pending"}]}`}}},
+					openaitest.Reply{Chunks: []string{"I read the code; ", "next I run the tests."}},
+				)
+				work := t.TempDir()
+				file := filepath.Join(work, "calc.go")
+				os.WriteFile(file, []byte("package calc\n\n// Mean is the average of xs.\nfunc Mean(xs []int) int {\n\ts := 0\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s / len(xs)\n}\n"), 0o644)
+				os.WriteFile(filepath.Join(work, "notes.txt"), []byte("todo\n"), 0o644)
+				rtp, _ := filepath.Abs(".")
+				setup, dataDir := filepath.Join(t.TempDir(), "setup.lua"), t.TempDir()
+				os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+})
+`, bin, dataDir, fake.URL)), 0o644)
+				term := startTmux(t, tmuxName(t, "ctxls-cards-shot-"+theme.name), 160, 34, work,
+					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
+					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)...)
+				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+				shoot := func(name string) {
+					if dir == "" {
+						return
+					}
+					png := filepath.Join(dir, name+"-"+theme.name+".png")
+					if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1440, 620); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("wrote %s", png)
+				}
+				waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+
+				// 1. The plan.
+				keys(":CtxlsAsk Mean is flaky: make a plan.", "Enter")
+				waitFor("the plan", func(s string) bool {
+					return strings.Contains(s, "• plan — 1 of 3 done") && strings.Contains(s, "Run the tests  (high priority)") &&
+						strings.Contains(s, "next I run the tests.")
+				})
+				shoot("nvim-plan")
+
+				// 2. The command, allowed in the chat with a; its output's tail
+				// under its line, the exit status at its end.
+				command := `for i in $(seq 1 24); do echo "=== RUN   TestMean/$i"; done; ` +
+					`echo '    calc_test.go:31: Mean([1 2]) = 1, want 1.5'; echo 'FAIL'; exit 1`
+				args, _ := json.Marshal(map[string]string{"command": command})
+				fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "r1", Name: "run_command", Arguments: string(args)}}},
+					openaitest.Reply{Chunks: []string{"The test fails: ", "`Mean` divides integers, ", "so 3/2 is 1."}})
+				keys(":CtxlsAsk Run the tests.", "Enter")
+				waitFor("the permission question", func(s string) bool {
+					return strings.Contains(strings.NewReplacer("[", "", "]", "").Replace(s), "a allow once  d deny")
+				})
+				keys("C-w", "l")
+				keys("a")
+				keys("C-w", "p")
+				waitFor("the command's end", func(s string) bool {
+					return strings.Contains(s, "[exit status 1]") && strings.Contains(s, "so 3/2 is 1.")
+				})
+				// The chat from the command's line on.
+				keys(":lua vim.api.nvim_win_call(vim.fn.bufwinid(vim.fn.bufnr('ctxls://chat/')), function() vim.fn.search('^. run `'); vim.cmd('normal! zt') end)", "Enter")
+				keys(":echo", "Enter")
+				waitFor("the command's card", func(s string) bool {
+					return strings.Contains(s, "— failed: exit status 1") && strings.Contains(s, "… 7 lines above") && strings.Contains(s, "[exit status 1]") && !strings.Contains(s, ":lua")
+				})
+				shoot("nvim-command")
+
+				// 3. An edit in the auto review mode, the user types in
+				// notes.txt, then :CtxlsUndo: the chat's note names both.
+				fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+					{ID: "e1", Name: "edit_file", Arguments: `{"path":"calc.go","old_string":"func Mean(xs []int) int {","new_string":"func Mean(xs []int) float64 {"}`},
+					{ID: "e2", Name: "edit_file", Arguments: `{"path":"calc.go","old_string":"\treturn s / len(xs)","new_string":"\treturn float64(s) / float64(len(xs))"}`},
+					{ID: "e3", Name: "edit_file", Arguments: `{"path":"notes.txt","old_string":"todo","new_string":"todo: Mean returns float64"}`},
+				}}, openaitest.Reply{Chunks: []string{"`Mean` now returns ", "a `float64`."}})
+				keys(":CtxlsReviewMode auto", "Enter")
+				keys(":CtxlsAsk Fix it.", "Enter")
+				waitFor("the edits", func(s string) bool {
+					return strings.Contains(s, "now returns") && strings.Contains(s, "float64(s) / float64(len(xs))")
+				})
+				keys(":split notes.txt", "Enter")
+				waitFor("notes.txt", func(s string) bool { return strings.Contains(s, "todo: Mean returns float64") })
+				keys("G", "o", "- check the callers", "Escape")
+				keys(":wincmd p", "Enter")
+				keys(":CtxlsUndo", "Enter")
+				waitFor("the undo's note", func(s string) bool {
+					return strings.Contains(s, "undid the model's changes") && strings.Contains(s, "return s / len(xs)")
+				})
+				keys(":echo", "Enter")
+				shoot("nvim-undo")
+
 				keys(":qa!", "Enter")
 				deadline := time.Now().Add(15 * time.Second)
 				for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {

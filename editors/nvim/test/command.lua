@@ -8,7 +8,7 @@
 local h = dofile(debug.getinfo(1, "S").source:sub(2):match("^(.*/)") .. "helpers.lua")("command")
 local messages, fail, wait, chat_text, press, expect = h.messages, h.fail, h.wait, h.chat_text, h.press, h.expect
 
-local call = "• run_command `seq 1 25; printf 'line one\\nline two\\n'; sleep 1; echo done; exit 2`"
+local call = "• run `seq 1 25; printf 'line one\\nline two\\n'; sleep 1; echo done; exit 2`"
 
 -- block is the call's line and the lines that follow it up to the closing
 -- fence (nil without the line).

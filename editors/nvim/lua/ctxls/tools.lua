@@ -5,7 +5,7 @@
 -- reports it. Once it ends with an output, the line becomes "▾ …" and the
 -- output follows it in a fenced block: a fold (foldexpr below), closed at
 -- first; za, or <CR> on the line, opens it. A run_command's line names the
--- command; its output (the tail of it) follows the line in a fenced block
+-- command ("• run `make test` — failed: exit status 2"); its output (the tail of it) follows the line in a fenced block
 -- as it runs, updated in place, and stays shown at its end.
 local T = {}
 
@@ -214,7 +214,9 @@ local function line(p, has_output)
   if T.plan_items(p) then
     what, args, has_output = "plan", "", false -- the items follow the line, not folded
   elseif cmd then
-    args = command_args(cmd, cwd)
+    -- "run", not run_command: Neovim 0.7's Markdown syntax marks a "_"
+    -- inside a word as an error (a red block).
+    what, args = "run", command_args(cmd, cwd)
     if p.status ~= T.status.declined then
       has_output = false -- its output follows the line, not folded
     end
