@@ -16,7 +16,8 @@ import (
 // far is shown under the line in a fenced block ("… 7 lines above"),
 // updated in place, the user's window and cursor left where they are; at
 // its end the output's tail with its exit status, open, the line
-// "failed: exit status 2" in the failed highlight. test/command.lua is
+// "failed: exit status 2" in the failed highlight; a new Neovim shows the
+// same in the resumed session. test/command.lua is
 // the person at the keyboard.
 func TestNeovimCommand(t *testing.T) {
 	t.Parallel()
@@ -34,6 +35,9 @@ func testNeovimCommand(t *testing.T, nvim string) {
 	work := t.TempDir()
 	file := filepath.Join(work, "main.go")
 	os.WriteFile(file, []byte("package main\n"), 0o644)
-	runNvim(t, nvim, work, "command.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+t.TempDir(), "CTXLS_TEST_FILE="+file,
-		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "HOME="+t.TempDir()), 60*time.Second, "command")
+	dataDir := t.TempDir()
+	for _, phase := range []string{"command", "command-resume"} {
+		runNvim(t, nvim, work, "command.lua", append(os.Environ(), "CTXLS_BIN="+bin, "CTXLS_DATA_DIR="+dataDir, "CTXLS_TEST_FILE="+file,
+			"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=", "CTXLS_TEST_PHASE="+phase, "HOME="+t.TempDir()), 60*time.Second, phase)
+	}
 }

@@ -1,6 +1,8 @@
 -- Headless test of the model's run_command in the chat, run by
 -- editors/nvim/command_test.go (TestNeovimCommand). Environment:
--- CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_TEST_FILE, OPENAI_BASE_URL; the fake
+-- CTXLS_BIN, CTXLS_DATA_DIR, CTXLS_TEST_FILE, OPENAI_BASE_URL,
+-- CTXLS_TEST_PHASE ("command", or "command-resume": the session resumed
+-- in a new Neovim shows the call the same); the fake
 -- model's call is queued by the Go test. This file is the person at the
 -- keyboard: it allows the call with the chat's key, then types on in the
 -- file while the command runs. Exits 0 on success, 1 with a message on
@@ -48,6 +50,15 @@ local ok, err = pcall(function()
     debounce = 0,
   })
   vim.o.columns, vim.o.lines = 160, 50
+  local ended_want = vim.list_extend({ call .. " — failed: exit status 2", "```", "… 9 lines above" }, numbers(10, 25))
+  vim.list_extend(ended_want, { "line one", "line two", "done", "[exit status 2]", "```" })
+  if os.getenv("CTXLS_TEST_PHASE") == "command-resume" then
+    -- A new Neovim: the resumed session's call the same, from the store.
+    local chat = h.resume_first("It exited with 2.")
+    local b = block(chat)
+    expect(vim.deep_equal(b, ended_want), "the resumed call:\n" .. table.concat(b or {}, "\n") .. "\n\nthe chat:\n" .. h.text(chat))
+    return
+  end
   local file = os.getenv("CTXLS_TEST_FILE")
   vim.cmd("edit " .. vim.fn.fnameescape(file))
   wait("the daemon", function()
@@ -94,8 +105,7 @@ local ok, err = pcall(function()
     return chat_text():find("It exited with 2.", 1, true) ~= nil and not ctxls.busy()
   end)
   local ended, row = block(chat)
-  want = vim.list_extend({ call .. " — failed: exit status 2", "```", "… 9 lines above" }, numbers(10, 25))
-  vim.list_extend(want, { "line one", "line two", "done", "[exit status 2]", "```" })
+  want = ended_want
   expect(vim.deep_equal(ended, want), "the call at its end:\n" .. table.concat(ended or {}, "\n") .. "\n\nwant:\n" .. table.concat(want, "\n"))
   -- Shown, not folded away; its status marked failed.
   vim.api.nvim_win_call(vim.fn.bufwinid(chat), function()
