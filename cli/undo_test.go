@@ -42,7 +42,7 @@ func TestSessionsUndoRedo(t *testing.T) {
 
 	out, errOut, code := lsptest.Run(t, work, env, "sessions", "undo", id[:8])
 	main, kept, created := filepath.Join(work, "main.go"), filepath.Join(work, "kept.go"), filepath.Join(work, "new.go")
-	want := "Undid the model's changes to 2 files:\n- " + created + "\n- " + main + "\nLeft as it is:\n- " + kept + ": it changed since the turn (edited after the model's change)\n"
+	want := "Undid the model's changes to 2 files:\n- " + created + "\n- " + main + "\nLeft as it is:\n- " + kept + ": it changed since the turn, after the model's change\n"
 	if code != 0 || out != want {
 		t.Errorf("undo: %d\n%q\nwant\n%q\n%s", code, out, want, errOut)
 	}

@@ -189,7 +189,7 @@ func (b *Box) undoOne(ctx context.Context, door EditDoor, c session.FileEdit, re
 		if redo {
 			return "it changed since the undo"
 		}
-		return "it changed since the turn (edited after the model's change)"
+		return "it changed since the turn, after the model's change"
 	}
 	r := EditRequest{SessionID: c.SessionID, Path: c.Path, URI: uri, Version: version, OldText: text, Start: c.Start, whole: &wholeText{},
 		Label: "ctxls: undo the model's change to " + filepath.Base(c.Path)}
@@ -242,7 +242,7 @@ func (b *Box) remove(ctx context.Context, door EditDoor, r EditRequest) string {
 			return err.Error()
 		}
 		if string(now) != r.OldText {
-			return "it changed since the turn (edited after the model's change)"
+			return "it changed since the turn, after the model's change"
 		}
 	}
 	if err := os.Remove(r.Path); err != nil {
