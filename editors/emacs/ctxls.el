@@ -87,6 +87,14 @@
 ;; one that says so.  Trusting a workspace's .mcp.json is asked the same
 ;; way (T trusts, after a confirmation; n does not).
 ;;
+;; The model's shell commands (run_command) are asked about the same way,
+;; naming the command line.  The call's line shows the command line; its
+;; output is a fenced block under it, shown as it comes (replaced in
+;; place while the command runs) and at the end with the exit status,
+;; the line saying "failed: exit status 2" when it is not 0.  Only the
+;; last `ctxls-command-output-lines' lines show, under a note that counts
+;; those above: RET or TAB on the line shows them.
+;;
 ;; The model may also edit your files (edit_file, create_file), in the text
 ;; you see: a buffer's, unsaved edits included.  Each edit is shown as a
 ;; diff first, in *ctxls review* beside your file, which keeps the cursor:
@@ -1849,6 +1857,12 @@ Its summary, else the output's last line when it is bracketed."
           ((string-match "\\[\\(exit status [0-9]+\\|killed by [^]\n]+\\)\\]\\'" out)
            (match-string 1 out)))))
 
+(defun ctxls--command-face (text face)
+  "TEXT marked to be shown in FACE inside a command's output block.
+An overlay gives it (`ctxls--command-insert-block'): markdown-mode's
+face for code blocks would hide a text property's."
+  (propertize text 'ctxls-command-face face))
+
 (defun ctxls--command-block (params)
   "The output of the run_command call PARAMS, to insert under its line.
 Nil before it has any; else (TEXT . HIDDEN): TEXT fenced, its last
@@ -1877,12 +1891,12 @@ whole output the call gave, the exit status last."
                (head (if running ""
                        (mapconcat (lambda (l) (concat l "\n")) (butlast lines (length tail)) "")))
                (note (cond ((> above 0)
-                            (ctxls--heading
+                            (ctxls--command-face
                              (format "… %d line%s above%s\n" above (if (= above 1) "" "s")
                                      (if running (if cut " (and more before)" "")
                                        " (RET on the line shows them)"))
                              'ctxls-command-note))
-                           (cut (ctxls--heading "… more lines above\n" 'ctxls-command-note))
+                           (cut (ctxls--command-face "… more lines above\n" 'ctxls-command-note))
                            (t "")))
                (body (mapconcat (lambda (l) (concat l "\n")) tail ""))
                (last (car (last tail))))
@@ -1890,9 +1904,9 @@ whole output the call gave, the exit status last."
           (when (and (not running) last (string-match-p "\\`\\[.*\\]\\'" last))
             (let ((b (- (length body) (length last) 1)))
               (setq body (concat (substring body 0 b)
-                                 (ctxls--heading last (if (equal status ctxls-protocol-tool-status-failed)
-                                                          'ctxls-tool-failed
-                                                        'ctxls-command-note))
+                                 (ctxls--command-face last (if (equal status ctxls-protocol-tool-status-failed)
+                                                               'ctxls-tool-failed
+                                                             'ctxls-command-note))
                                  "\n"))))
           (cons (concat fence head note body fence)
                 (and (not (string-empty-p head))
@@ -1908,6 +1922,14 @@ The block's text is marked `ctxls-command-block' with the call's id."
     (when block
       (insert (car block))
       (put-text-property beg (point) 'ctxls-command-block (plist-get params :id))
+      (let ((pos beg))
+        (while (< pos (point))
+          (let ((next (next-single-property-change pos 'ctxls-command-face nil (point))))
+            (when-let ((face (get-text-property pos 'ctxls-command-face)))
+              (let ((ov (make-overlay pos next nil t nil)))
+                (overlay-put ov 'face face)
+                (overlay-put ov 'evaporate t)))
+            (setq pos next))))
       (when-let ((hidden (cdr block)))
         (let ((ov (make-overlay (+ beg (car hidden)) (+ beg (cdr hidden)) nil t nil))
               (note (make-overlay (+ beg (cdr hidden)) (save-excursion (goto-char (+ beg (cdr hidden)))
