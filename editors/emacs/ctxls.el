@@ -87,6 +87,14 @@
 ;; one that says so.  Trusting a workspace's .mcp.json is asked the same
 ;; way (T trusts, after a confirmation; n does not).
 ;;
+;; The model's shell commands (run_command) are asked about the same way,
+;; naming the command line.  The call's line shows the command line; its
+;; output is a fenced block under it, shown as it comes (replaced in
+;; place while the command runs) and at the end with the exit status,
+;; the line saying "failed: exit status 2" when it is not 0.  Only the
+;; last `ctxls-command-output-lines' lines show, under a note that counts
+;; those above: RET or TAB on the line shows them.
+;;
 ;; The model may also edit your files (edit_file, create_file), in the text
 ;; you see: a buffer's, unsaved edits included.  Each edit is shown as a
 ;; diff first, in *ctxls review* beside your file, which keeps the cursor:
@@ -219,6 +227,14 @@ initializationOptions.toolPermissionTimeoutSeconds; nil keeps the
 daemon's default of 120."
   :type '(choice (const :tag "Default (120)" nil) natnum))
 
+(defcustom ctxls-command-output-lines 12
+  "How many of a command's last output lines the chat shows.
+The model's commands (run_command) show their output under the call's
+line, as it comes and at the end; the lines above these are hidden
+under a note that counts them (RET or TAB on the call's line shows
+them)."
+  :type 'natnum)
+
 (defcustom ctxls-send-active-file t
   "Non-nil: `ctxls-ask' sends the file in front of you with the question.
 The current buffer's file (from the chat buffer, the file buffer used
@@ -292,6 +308,9 @@ everything, for debugging."
 
 (defface ctxls-tool-declined '((t :inherit warning))
   "The status of a tool call that was declined.")
+
+(defface ctxls-command-note '((t :inherit shadow))
+  "The note over a command's output that counts the lines above it.")
 
 ;;;; State
 
@@ -1778,8 +1797,17 @@ an update have been missed."
 ;; follows the line, hidden: RET or TAB on the line (a button) shows it
 ;; ("▾") and hides it again ("▸").
 
+(defvar ctxls-tool-button-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map button-map)
+    ;; Emacs 30's `button-map' has TAB move to the next button.
+    (define-key map (kbd "TAB") #'ctxls-chat-tab)
+    map)
+  "The keys on a tool call's line: RET and TAB show or hide its output.")
+
 (define-button-type 'ctxls-tool
   'action #'ctxls--tool-button-toggle
+  'keymap ctxls-tool-button-map
   'follow-link t
   'face nil
   'help-echo "RET or TAB: show or hide what the model got back")
@@ -1798,6 +1826,147 @@ An MCP server's tool is mcp__SERVER__TOOL; ctxls's own have no server."
           (t (when (> (length a) 60)
                (setq a (concat (substring a 0 59) "…")))
              (if (string-search "`" a) (format " `` %s ``" a) (format " `%s`" a))))))
+
+(defun ctxls--command-p (params)
+  "Non-nil when the tool call PARAMS is ctxls's run_command."
+  (and (string-empty-p (or (plist-get params :server) ""))
+       (equal (or (plist-get params :name) (plist-get params :tool)) "run_command")))
+
+(defun ctxls--command-label (params)
+  "The command line of the run_command call PARAMS for its line, as code.
+\" \\=`make test\\=`\", and \" in \\=`pkg\\=`\" when it runs elsewhere
+than the workspace folder."
+  (let* ((args (ignore-errors (json-parse-string (or (plist-get params :arguments) "")
+                                                 :object-type 'plist :null-object nil :false-object nil)))
+         (code (lambda (s)
+                 (let ((a (ctxls--one-line (format "%s" s) 120)))
+                   (if (string-search "`" a) (format " `` %s ``" a) (format " `%s`" a)))))
+         (command (and (listp args) (plist-get args :command)))
+         (cwd (and (listp args) (plist-get args :cwd))))
+    (if (not (stringp command))
+        (ctxls--tool-args (plist-get params :arguments))
+      (concat (funcall code command)
+              (if (and (stringp cwd) (not (member cwd '("" ".")))) (concat " in" (funcall code cwd)) "")))))
+
+(defun ctxls--command-end-status (params)
+  "How the ended run_command call PARAMS ended: \"exit status 2\", or nil.
+Its summary, else the output's last line when it is bracketed."
+  (let ((summary (plist-get params :summary))
+        (out (string-trim-right (or (plist-get params :output) ""))))
+    (cond ((and summary (not (string-empty-p summary))) (ctxls--one-line summary 80))
+          ((string-match "\\[\\(exit status [0-9]+\\|killed by [^]\n]+\\)\\]\\'" out)
+           (match-string 1 out)))))
+
+(defun ctxls--command-face (text face)
+  "TEXT marked to be shown in FACE inside a command's output block.
+An overlay gives it (`ctxls--command-insert-block'): markdown-mode's
+face for code blocks would hide a text property's."
+  (propertize text 'ctxls-command-face face))
+
+(defun ctxls--command-block (params)
+  "The output of the run_command call PARAMS, to insert under its line.
+Nil before it has any; else (TEXT . HIDDEN): TEXT fenced, its last
+`ctxls-command-output-lines' lines under a note that counts those
+above; HIDDEN, when they are in TEXT, their span in it (BEG . END), the
+note's after it.  While the command runs, its output so far (the
+daemon sends the last 4 KiB) without the lines above; at its end, the
+whole output the call gave, the exit status last."
+  (let* ((status (plist-get params :status))
+         (running (equal status ctxls-protocol-tool-status-running))
+         (raw (if running (plist-get params :progress) (plist-get params :output))))
+    (when (and raw (not (string-empty-p raw))
+               (not (equal status ctxls-protocol-tool-status-pending)))
+      (let* ((lines (split-string (string-trim-right raw "\n") "\n"))
+             ;; The daemon's tail of the output may start inside a line.
+             (cut (and running (>= (string-bytes raw) 4000) (cdr lines)))
+             (lines (if cut (cdr lines) lines))
+             (above (max 0 (- (length lines) (max 1 ctxls-command-output-lines))))
+             (tail (nthcdr above lines))
+             (longest 0)
+             (start 0))
+        (while (string-match "`+" raw start)
+          (setq longest (max longest (- (match-end 0) (match-beginning 0)))
+                start (match-end 0)))
+        (let* ((fence (concat (make-string (max 3 (1+ longest)) ?`) "\n"))
+               (head (if running ""
+                       (mapconcat (lambda (l) (concat l "\n")) (butlast lines (length tail)) "")))
+               (note (cond ((> above 0)
+                            (ctxls--command-face
+                             (format "… %d line%s above%s\n" above (if (= above 1) "" "s")
+                                     (if running (if cut " (and more before)" "")
+                                       " (RET on the line shows them)"))
+                             'ctxls-command-note))
+                           (cut (ctxls--command-face "… more lines above\n" 'ctxls-command-note))
+                           (t "")))
+               (body (mapconcat (lambda (l) (concat l "\n")) tail ""))
+               (last (car (last tail))))
+          ;; The exit status, in the failed face when it is not 0.
+          (when (and (not running) last (string-match-p "\\`\\[.*\\]\\'" last))
+            (let ((b (- (length body) (length last) 1)))
+              (setq body (concat (substring body 0 b)
+                                 (ctxls--command-face last (if (equal status ctxls-protocol-tool-status-failed)
+                                                               'ctxls-tool-failed
+                                                             'ctxls-command-note))
+                                 "\n"))))
+          (cons (concat fence head note body fence)
+                (and (not (string-empty-p head))
+                     (cons (length fence) (+ (length fence) (length head))))))))))
+
+(defun ctxls--command-insert-block (line params)
+  "Insert the output of the run_command call PARAMS at point.
+LINE is the marker at the start of the call's line: a hidden part's
+overlay is put on the line's first character, as other calls' output.
+The block's text is marked `ctxls-command-block' with the call's id."
+  (let ((block (ctxls--command-block params))
+        (beg (point)))
+    (when block
+      (insert (car block))
+      (put-text-property beg (point) 'ctxls-command-block (plist-get params :id))
+      (let ((pos beg))
+        (while (< pos (point))
+          (let ((next (next-single-property-change pos 'ctxls-command-face nil (point))))
+            (when-let ((face (get-text-property pos 'ctxls-command-face)))
+              (let ((ov (make-overlay pos next nil t nil)))
+                (overlay-put ov 'face face)
+                (overlay-put ov 'evaporate t)))
+            (setq pos next))))
+      (when-let ((hidden (cdr block)))
+        (let ((ov (make-overlay (+ beg (car hidden)) (+ beg (cdr hidden)) nil t nil))
+              (note (make-overlay (+ beg (cdr hidden)) (save-excursion (goto-char (+ beg (cdr hidden)))
+                                                                      (line-beginning-position 2))
+                                  nil t nil)))
+          (overlay-put ov 'invisible t)
+          (overlay-put ov 'evaporate t)
+          (overlay-put ov 'ctxls-tool-output t)
+          (overlay-put ov 'ctxls-tool-line line)
+          (overlay-put ov 'ctxls-tool-note note)
+          (overlay-put ov 'isearch-open-invisible
+                       (lambda (ov) (ctxls--tool-show (overlay-get ov 'ctxls-tool-line) ov t)))
+          (overlay-put note 'evaporate t)
+          (put-text-property line (1+ line) 'ctxls-tool-overlay ov)
+          ov)))))
+
+(defun ctxls--command-update (start params)
+  "Show the run_command call PARAMS again at its line, START: line and output.
+The output so far is replaced in place; whether its hidden part is
+shown is kept."
+  (let* ((old (get-text-property start 'ctxls-tool-overlay))
+         (shown (and old (not (overlay-get old 'invisible))))
+         (block (ctxls--command-block params))
+         (glyph (cond ((not (cdr block)) "•") (shown "▾") (t "▸"))))
+    (goto-char start)
+    (delete-region start (line-end-position))
+    (insert (ctxls--tool-line params glyph))
+    (forward-line 1)
+    (when (equal (get-text-property (point) 'ctxls-command-block) (plist-get params :id))
+      (let ((end (or (next-single-property-change (point) 'ctxls-command-block) (point-max))))
+        (when old
+          (when-let ((note (overlay-get old 'ctxls-tool-note))) (delete-overlay note))
+          (delete-overlay old))
+        (delete-region (point) end)))
+    (let ((ov (ctxls--command-insert-block start params)))
+      (when (and ov shown)
+        (ctxls--tool-show start ov t)))))
 
 (defun ctxls--plan-items (params)
   "The plan the tool call PARAMS set, if it is ctxls's update_plan: its items.
@@ -1836,7 +2005,15 @@ is said after its item."
         (progress (plist-get params :progress))
         (plan (and (equal (plist-get params :status) ctxls-protocol-tool-status-done)
                    (ctxls--plan-items params))))
-    (cond (plan
+    (cond ((and (ctxls--command-p params)
+                (member status (list ctxls-protocol-tool-status-done ctxls-protocol-tool-status-failed)))
+           (let ((end (ctxls--command-end-status params)))
+             (cond ((null end) status)
+                   ((equal status ctxls-protocol-tool-status-failed) (concat "failed: " end))
+                   (t end))))
+          ((and (ctxls--command-p params) (equal status ctxls-protocol-tool-status-running))
+           "running")
+          (plan
            (let ((items (if (equal plan '(:empty)) nil plan)))
              (let ((done 0))
                (dolist (it items)
@@ -1876,10 +2053,12 @@ in 4 files\"."
                      ((and server (not (string-empty-p server)))
                       (format "%s · %s" server (plist-get params :tool)))
                      (t (or (plist-get params :tool) (plist-get params :name)))))
-         (args (if (or plan (ctxls--search-p params))
+         (args (cond
+                ((ctxls--command-p params) (ctxls--command-label params))
+                ((or plan (ctxls--search-p params))
                    (let ((label (ctxls--search-label (plist-get params :name) (plist-get params :arguments))))
-                     (if (string-empty-p label) "" (concat " " label)))
-                 (ctxls--tool-args (plist-get params :arguments))))
+                     (if (string-empty-p label) "" (concat " " label))))
+                (t (ctxls--tool-args (plist-get params :arguments)))))
          (head (concat glyph " " what args " — "))
          (status (ctxls--tool-status-text params))
          (status-value (plist-get params :status))
@@ -1893,15 +2072,20 @@ in 4 files\"."
 
 (defun ctxls--tool-insert (params)
   "Insert the line of the tool call PARAMS at point (the chat's end)."
-  (let* ((plan (ctxls--plan-text params))
-         (output (and (not plan) (ctxls--tool-output params)))
+  (let* ((command (ctxls--command-p params))
+         (plan (and (not command) (ctxls--plan-text params)))
+         (output (and (not plan) (not command) (ctxls--tool-output params)))
          (sep (cond ((or ctxls--after-tool (bobp)) "")
                     ((looking-back "\n\n" (max (point-min) (- (point) 2))) "")
                     ((eq (char-before) ?\n) "\n")
                     (t "\n\n"))))
     (insert sep)
     (let ((start (point-marker)))
-      (insert (ctxls--tool-line params (if output "▸" "•")) "\n")
+      (insert (ctxls--tool-line params (if (or output (and command (cdr (ctxls--command-block params))))
+                                           "▸" "•"))
+              "\n")
+      (when command
+        (ctxls--command-insert-block start params))
       (when plan
         (insert plan))
       (when output
@@ -1932,8 +2116,12 @@ PARAMS are the call's: a search's results are buttons that visit them."
   (ctxls--chat-insert
    (lambda ()
      (let ((start (and ctxls--tool-lines (gethash (plist-get params :id) ctxls--tool-lines))))
-       (if (not (and start (marker-buffer start)))
-           (ctxls--tool-insert params)
+       (cond
+        ((not (and start (marker-buffer start)))
+         (ctxls--tool-insert params))
+        ((ctxls--command-p params)
+         (ctxls--command-update start params))
+        (t
          (goto-char start)
          (let* ((ov (get-text-property start 'ctxls-tool-overlay))
                 (plan (and (not ov) (ctxls--plan-text params)))
@@ -1949,7 +2137,7 @@ PARAMS are the call's: a search's results are buttons that visit them."
              (forward-line 1)
              (insert plan))
            (when output
-             (ctxls--tool-set-output start output params))))))))
+             (ctxls--tool-set-output start output params)))))))))
 
 (defun ctxls--on-tool-call (params)
   "Show a tool call of the model's as it changes (PARAMS of ctxls/toolCall)."
@@ -1964,6 +2152,8 @@ PARAMS are the call's: a search's results are buttons that visit them."
   "SHOW (or hide) OV, the output of the tool call whose line starts at POS."
   (let ((inhibit-read-only t))
     (overlay-put ov 'invisible (not show))
+    (when-let ((note (overlay-get ov 'ctxls-tool-note)))
+      (overlay-put note 'invisible show))
     (save-excursion
       (goto-char pos)
       (when (memq (char-after) '(?▸ ?▾))

@@ -1161,6 +1161,108 @@ relative to the workspace."
   (ctxls-test--plan-shown)
   (ctxls-test--stop))
 
+;;;; The model's commands
+
+(defconst ctxls-test--command-line
+  "run_command `printf 'line one\\nline two\\n'; sleep 1; echo done; exit 2`"
+  "The first command's call line, after its glyph.")
+
+(defun ctxls-test--commands-shown ()
+  "Check the two finished commands' lines and output blocks in the chat."
+  (let ((chat (ctxls-test--chat-text)))
+    ;; The whole output with the exit status, shown under the line.
+    (should (string-search (concat "• " ctxls-test--command-line " — failed: exit status 2\n"
+                                   "```\nline one\nline two\ndone\n[exit status 2]\n```\n")
+                           chat))
+    ;; 41 lines: the last 12 shown, under a note that says how many are above.
+    (should (string-search (concat "▸ run_command `seq 1 40` — exit status 0\n```\n"
+                                   (mapconcat (lambda (n) (format "%d\n" n)) (number-sequence 1 29) "")
+                                   "… 29 lines above (RET on the line shows them)\n"
+                                   (mapconcat (lambda (n) (format "%d\n" n)) (number-sequence 30 40) "")
+                                   "[exit status 0]\n```\n")
+                           chat)))
+  (with-current-buffer ctxls--chat
+    (goto-char (point-min))
+    (search-forward ctxls-test--command-line)
+    ;; Failed, in the failed face; its output not hidden.
+    (search-forward "failed: exit status 2")
+    (should (memq 'ctxls-tool-failed (ensure-list (get-text-property (match-beginning 0) 'face))))
+    (search-forward "line one")
+    (should-not (invisible-p (match-beginning 0)))
+    ;; The exit status too (an overlay's face: markdown-mode's for the code
+    ;; block would hide a text property's).
+    (search-forward "[exit status 2]")
+    (should (memq 'ctxls-tool-failed (ensure-list (get-char-property (match-beginning 0) 'face))))
+    ;; The second: lines 1 to 29 hidden, the note and the tail shown.
+    (search-forward "\n1\n")
+    (should (invisible-p (1- (point))))
+    (search-forward "… 29 lines above")
+    (should-not (invisible-p (match-beginning 0)))
+    (search-forward "\n40\n")
+    (should-not (invisible-p (1- (point)))))
+  ;; RET shows the lines above (and drops the note), TAB hides them again.
+  (should (ctxls-test--toggle-at "run_command `seq 1 40`" "RET"))
+  (with-current-buffer ctxls--chat
+    (goto-char (point-min))
+    (search-forward "… 29 lines above")
+    (should (invisible-p (match-beginning 0))))
+  (should-not (ctxls-test--toggle-at "run_command `seq 1 40`" "TAB")))
+
+(ert-deftest ctxls-test-command ()
+  "The model's commands: asked, their output shown as it comes, then with the exit status."
+  (ctxls-test--setup)
+  (let* ((main (find-file (ctxls-test--file "main.go")))
+         (window (selected-window))
+         (running nil) (moved nil))
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (goto-char (point-min))
+    (forward-line 4)
+    (let* ((at (point))
+          ;; Looked at as each update is drawn: the output so far while
+          ;; the command sleeps, before "done".
+          (watch (lambda (&rest _)
+                   (let ((chat (ctxls-test--chat-text)))
+                     (when (and (string-search (concat "• " ctxls-test--command-line " — running\n"
+                                                       "```\nline one\nline two\n```\n")
+                                               chat)
+                                (not (string-search "\ndone\n" chat)))
+                       (setq running t)))
+                   (unless (and (eq (selected-window) window)
+                                (= (with-current-buffer main (point)) at)
+                                (= (window-point window) at))
+                     (setq moved (list (selected-window) (with-current-buffer main (point))))))))
+      ;; Allow once (y in the chat), then always this command (A, then y
+      ;; to confirm).
+      (setq ctxls-test--answer-keys (list "y" "A y"))
+      (advice-add 'ctxls--tool-update :after watch)
+      (unwind-protect
+          (progn
+            (ctxls-test--mx "ctxls-ask" "run the commands")
+            (ctxls-test--wait "the turn's end"
+                              (lambda () (ctxls-test--answer-questions)
+                                (and (null ctxls--turn) (string-search "Ran them." (ctxls-test--chat-text))))
+                              20))
+        (advice-remove 'ctxls--tool-update watch))
+      (should running)
+      (should-not moved)
+      (should (= 2 (length ctxls-test--asked)))
+      (should (string-search "the model wants to run the command printf 'line one\\nline two\\n'; sleep 1; echo done; exit 2 in "
+                             (car (car (last ctxls-test--asked)))))
+      (should (string-search "→ allowed once\n" (ctxls-test--chat-text)))
+      (ctxls-test--commands-shown)))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-command-resume ()
+  "A resumed session shows the commands as the live chat did."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-resume" "")
+  (ctxls-test--wait "the history" (lambda () (string-search "Ran them." (ctxls-test--chat-text))))
+  (ctxls-test--commands-shown)
+  (ctxls-test--stop))
+
 ;;;; The model's edits
 
 (defun ctxls-test--text (buffer)
