@@ -50,6 +50,7 @@ import {
   sessionRow,
   StreamingAnswer,
   TurnFileChip,
+  TurnUndo,
   turnChangedFiles,
   turnFileChip,
   undoNote,
@@ -196,6 +197,8 @@ class Controller {
   /** The question open on a turn (asking again: also undo its changes?), answered on its card. */
   private turnAsk?: { id: string; settle(title: string | undefined): void };
   private turnAskSeq = 0;
+  /** What undo and redo did to turns, by their question's id: kept when the turns are read again (a session shown anew). */
+  private undoByQuestion = new Map<number, TurnUndo>();
   /** The daemon's questions still open (ctxls/question), by id: shown on their cards, counted on the view's badge. */
   private questions = new Map<string, { ask: OpenAsk; answer: StreamingAnswer; redraw(): void; actions: QuestionParams["actions"] }>();
   /** The daemon's error messages during the running turn, shown when it ends (see doStart). */
@@ -615,7 +618,7 @@ class Controller {
     try {
       const shown = await c.show(id);
       if (seq !== this.followSeq || this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
-      const stored = turnsFromMessages(shown.messages ?? []).map(viewTurn);
+      const stored = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
       // The last turn's message ids change when its answer is stored (its
       // question and status do not).
       const sig = (ts: { question: string; status: string; ids?: number[] }[]) =>
@@ -653,7 +656,7 @@ class Controller {
     const shown = await c.show(id);
     if (!shown?.session?.id) return;
     this.setSession(shown.session);
-    this.state.turns = turnsFromMessages(shown.messages ?? []).map(viewTurn);
+    this.state.turns = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
     const { context } = await c.context();
     this.state.context = contextSets(context ?? {});
     this.state.sessionFiles = await this.sessionFiles();
@@ -934,12 +937,12 @@ class Controller {
     }
     await this.learnQuestionIds(c).catch(() => undefined);
     // From a turn: it and every later turn that changed files had their changes taken back.
-    if (from !== undefined) this.state.turns.forEach((t, i) => i > index! && turnChangedFiles(t) && (t.undo = { undone: true }));
+    if (from !== undefined) this.state.turns.forEach((t, i) => i > index! && turnChangedFiles(t) && this.setUndo(t, { undone: true }));
     let noted = from !== undefined ? index! : this.state.turns.findIndex((t) => t.questionId === r.turn);
     if (noted < 0) noted = this.state.turns.length - 1;
     const t = this.state.turns[noted];
     // A turn whose every file was left is not undone (nothing for Redo).
-    if (t) t.undo = { undone: r.restored?.length ? true : (t.undo?.undone ?? false), note: undoNote(r, false) };
+    if (t) this.setUndo(t, { undone: r.restored?.length ? true : (t.undo?.undone ?? false), note: undoNote(r, false) });
     this.view.postState();
   }
 
@@ -958,8 +961,23 @@ class Controller {
     let i = this.state.turns.findIndex((t) => t.questionId === r.turn);
     if (i < 0) i = index ?? this.state.turns.length - 1;
     const t = this.state.turns[i];
-    if (t) t.undo = { undone: false, note: undoNote(r, true) };
+    if (t) this.setUndo(t, { undone: false, note: undoNote(r, true) });
     this.view.postState();
+  }
+
+  /** Sets what undo or redo did to a turn, kept by its question's id. */
+  private setUndo(t: ViewTurn, u: TurnUndo): void {
+    t.undo = u;
+    if (t.questionId !== undefined) this.undoByQuestion.set(t.questionId, u);
+  }
+
+  /** Turns read again get back what undo and redo did to them. */
+  private withUndo(turns: ViewTurn[]): ViewTurn[] {
+    for (const t of turns) {
+      const u = t.questionId !== undefined ? this.undoByQuestion.get(t.questionId) : undefined;
+      if (u) t.undo = u;
+    }
+    return turns;
   }
 
   /** An undo or redo refused ("nothing to undo: …"): said under the turn it was asked on (the last, from the palette). */
@@ -969,7 +987,7 @@ class Controller {
       void vscode.window.showInformationMessage(`ctxls: ${text}`);
       return;
     }
-    t.undo = { undone: t.undo?.undone ?? false, note: text.charAt(0).toUpperCase() + text.slice(1), failed: true };
+    this.setUndo(t, { undone: t.undo?.undone ?? false, note: text.charAt(0).toUpperCase() + text.slice(1), failed: true });
     this.view.postState();
   }
 
