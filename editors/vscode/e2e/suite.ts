@@ -2118,6 +2118,53 @@ async function main(): Promise<void> {
     await until("ask in the header", async () => (await chat.locator("#mode").innerText()) === "edits: ask", 10_000);
   });
 
+  await step("issue 32: Undo changes on a turn puts the unsaved buffer back exactly as it was, Ctrl+Z in the editor takes the undo back, a note on the turn says what came of it", async () => {
+    const pickMode = async (mode: string) => {
+      await chat.locator("#mode").click();
+      const input = ed.quickInput().locator(".quick-input-box input");
+      await input.waitFor({ state: "visible" });
+      await input.fill(mode);
+      await until(`only ${mode}`, async () => (await ed.pickRows()).length === 1);
+      await input.press("Enter");
+      await until(`${mode} in the header`, async () => (await chat.locator("#mode").innerText()) === `edits: ${mode.toLowerCase()}`, 10_000);
+    };
+    await pickMode("Auto");
+    await until("calc.ts active", async () => (await ed.activeTabTitle()).startsWith("calc.ts"), 5000);
+    check(await dirty(), "calc.ts has no unsaved text to keep");
+    const unsaved = await ed.editorText();
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "edit_file", arguments: JSON.stringify({ path: "calc.ts", old_string: "return a - b; // checked", new_string: "return a - b; // checked twice" }) }] },
+      { chunks: ["Checked twice."] },
+    ]);
+    await typeInChat("Mark it as checked twice");
+    await until("the edit in the buffer", async () => (await ed.editorText()).includes("// checked twice"), 30_000);
+    await idle();
+    const undo = lastTurn().locator(".turn-undo button.undo-button");
+    check((await undo.innerText()) === "Undo changes", `the turn's button: ${await undo.innerText()}`);
+    await undo.click();
+    await until("the buffer as it was", async () => (await ed.editorText()) === unsaved, 10_000);
+    check(await dirty(), "calc.ts is not dirty after the undo");
+    const note = lastTurn().locator(".turn-undo .undo-note");
+    await until("the note", async () => (await note.count()) === 1 && (await note.innerText()) === "Undid changes to calc.ts", 5000);
+    check((await undo.innerText()) === "Redo changes", `after the undo the button says: ${await undo.innerText()}`);
+    check(fs.readFileSync(calcTs, "utf8") === calcText, "the undo wrote to the disk");
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-undo-light"],
+      ["Dark Modern", "vscode-undo-dark"],
+    ]) {
+      await setTheme(theme);
+      const c = await contrast("#log .turn:last-child .turn-undo .undo-note");
+      check(c >= 4.5, `${theme}: the undo note's contrast is ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await docsShot(shot);
+    }
+    // The undo was one edit of the editor's: Ctrl+Z takes it back.
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+Z");
+    await until("the model's change back", async () => (await ed.editorText()).includes("// checked twice"), 5000);
+    await pickMode("Ask");
+  });
+
   await step("issue 31: the model's diagnostics tool reads VS Code's own: a JSON file's syntax error, as path:line:col, without a question", async () => {
     // The JSON language features of VS Code itself check an open JSON file.
     fs.writeFileSync(path.join(L.workspace, "broken.json"), '{\n  "name": "ctxls",\n  "version": 1,,\n  "ok": true\n}\n');

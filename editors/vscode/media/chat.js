@@ -325,7 +325,7 @@
     const a = div.querySelector(".a");
     const parts = t.parts || [];
     drawParts(a, parts);
-    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions, .turn-undo, .turn-undo-ask").forEach((n) => n.remove());
     const last = parts[parts.length - 1];
     const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
     if (t.status === "streaming" && !toolBusy) {
@@ -352,6 +352,13 @@
     else if (t.status === "length") div.appendChild(el("div", "status length", "cut at the output limit"));
     else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
     if (t.status !== "streaming") div.appendChild(turnActions(t));
+    if (t.status !== "streaming" && (changedFiles(t) || (t.undo && t.undo.note))) div.appendChild(undoRow(t));
+    if (t.undoAsk) {
+      const box = askCardNode(t.undoAsk);
+      box.classList.add("turn-undo-ask");
+      drawAskCard(box, t.undoAsk);
+      div.appendChild(box);
+    }
     if (t.compacted) {
       const c = t.compacted;
       const m = el("div", "compacted");
@@ -390,6 +397,34 @@
     e.title = "Change this question and send it in its place";
     row.appendChild(b);
     row.appendChild(e);
+    return row;
+  }
+
+  // Whether the turn changed files: an edit_file or create_file card done
+  // (viewstate.ts turnChangedFiles says the same for the extension).
+  function changedFiles(t) {
+    return (t.parts || []).some((p) => p.kind === "tool" && (p.card.title === "edit_file" || p.card.title === "create_file") && p.card.status === "done");
+  }
+
+  // Under a turn that changed files: "Undo changes" (this turn's and the
+  // later turns' changes taken back, in the editor's buffers), "Redo" once
+  // undone, and what came of it as a note (not a notification).
+  function undoRow(t) {
+    const row = el("div", "turn-undo");
+    const undone = !!(t.undo && t.undo.undone);
+    if (changedFiles(t)) {
+      const b = el("button", "undo-button " + (undone ? "redo" : "undo"), undone ? "Redo changes" : "Undo changes");
+      b.type = "button";
+      b.title = undone
+        ? "Apply the changes undone last again"
+        : "Take back the file changes of this turn and of the turns after it (in the editors, unsaved; Ctrl+Z takes the undo back)";
+      row.appendChild(b);
+    }
+    if (t.undo && t.undo.note) {
+      const n = el("span", "undo-note" + (t.undo.failed ? " failed" : ""), t.undo.note);
+      n.setAttribute("role", "status");
+      row.appendChild(n);
+    }
     return row;
   }
 
@@ -745,6 +780,15 @@
     if (again) {
       const turn = again.closest(".turn");
       if (state && !state.busy) vscode.postMessage({ type: "rewind", index: Number(turn.dataset.index) });
+      return;
+    }
+    const undoButton = t.closest(".turn-undo button.undo-button");
+    if (undoButton) {
+      const turn = undoButton.closest(".turn");
+      if (state && !state.busy) {
+        undoButton.disabled = true;
+        vscode.postMessage({ type: undoButton.classList.contains("redo") ? "redoTurn" : "undoTurn", index: Number(turn.dataset.index) });
+      }
       return;
     }
     const editButton = t.closest(".turn-actions button.edit");

@@ -15,6 +15,10 @@ export type FromView =
   /** Retry, Regenerate or Edit on turn index: its question asked again (text: the edited question), in place of it and what followed. */
   | { type: "rewind"; index: number; text?: string; images?: string[] }
   | { type: "stop" }
+  /** A turn's "Undo changes": the file changes of that turn and the later ones undone (ctxls.session.undo from its question). */
+  | { type: "undoTurn"; index: number }
+  /** A turn's "Redo": the changes undone last applied again (ctxls.session.redo). */
+  | { type: "redoTurn"; index: number }
   | { type: "openLink"; href: string }
   | { type: "openFile"; path: string }
   /** A line of a search's results on its card: its file (as the result names it, relative to the workspace) at line (1-based; none: the top). */

@@ -50,7 +50,10 @@ import {
   sessionRow,
   StreamingAnswer,
   TurnFileChip,
+  TurnUndo,
+  turnChangedFiles,
   turnFileChip,
+  undoNote,
   usageLine,
   ViewState,
   ViewTurn,
@@ -147,6 +150,9 @@ class PreviewDocs implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** The answers to "Also undo the file changes of the turns taken back?", on the turn asked again. */
+const UndoAnswers = { undo: "Undo changes", keep: "Keep changes" } as const;
+
 /** The review modes as the Set Edit Review Mode picker offers them. */
 const reviewModes: { mode: ReviewMode; label: string; detail: string }[] = [
   { mode: "ask", label: "Ask", detail: "Show each of the model's edits as a diff; it is applied to the editor only when you accept it." },
@@ -188,6 +194,11 @@ class Controller {
   private followSeq = 0;
   /** The running turn's answer (its text and tool calls) and how to redraw it. */
   private running?: { answer: StreamingAnswer; redraw(): void; turnRedraw(): void };
+  /** The question open on a turn (asking again: also undo its changes?), answered on its card. */
+  private turnAsk?: { id: string; settle(title: string | undefined): void };
+  private turnAskSeq = 0;
+  /** What undo and redo did to turns, by their question's id: kept when the turns are read again (a session shown anew). */
+  private undoByQuestion = new Map<number, TurnUndo>();
   /** The daemon's questions still open (ctxls/question), by id: shown on their cards, counted on the view's badge. */
   private questions = new Map<string, { ask: OpenAsk; answer: StreamingAnswer; redraw(): void; actions: QuestionParams["actions"] }>();
   /** The daemon's error messages during the running turn, shown when it ends (see doStart). */
@@ -607,7 +618,7 @@ class Controller {
     try {
       const shown = await c.show(id);
       if (seq !== this.followSeq || this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
-      const stored = turnsFromMessages(shown.messages ?? []).map(viewTurn);
+      const stored = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
       // The last turn's message ids change when its answer is stored (its
       // question and status do not).
       const sig = (ts: { question: string; status: string; ids?: number[] }[]) =>
@@ -645,7 +656,7 @@ class Controller {
     const shown = await c.show(id);
     if (!shown?.session?.id) return;
     this.setSession(shown.session);
-    this.state.turns = turnsFromMessages(shown.messages ?? []).map(viewTurn);
+    this.state.turns = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
     const { context } = await c.context();
     this.state.context = contextSets(context ?? {});
     this.state.sessionFiles = await this.sessionFiles();
@@ -803,6 +814,10 @@ class Controller {
 
   /** An answer given on a question's own card (a trust question). */
   private answerQuestionCard(id: string, title: string): void {
+    if (this.turnAsk?.id === id) {
+      this.turnAsk.settle(title);
+      return;
+    }
     const ask = this.running?.answer.askById(id) ?? this.questions.get(id)?.ask;
     if (ask && ask.outcome === undefined && ask.actions.includes(title)) ask.answer(title);
   }
@@ -839,9 +854,141 @@ class Controller {
       const pick = await vscode.window.showWarningMessage(`ctxls: asking this question again removes its answer and ${what} from the session.`, { modal: true }, go);
       if (pick !== go) return;
     }
+    // The turns taken back changed files: asked in the chat, on the turn, whether to undo those changes too.
+    let undone: string | undefined;
+    if (this.state.turns.slice(index).some((t) => turnChangedFiles(t) && !t.undo?.undone)) {
+      const answer = await this.askOnTurn(index, "Also undo the file changes of the turns taken back?", [UndoAnswers.undo, UndoAnswers.keep]);
+      // Not answered (another question sent, the session changed): nothing is asked again.
+      if (answer === undefined || this.state.turns[index] !== turn || this.state.busy) return;
+      if (answer === UndoAnswers.undo) {
+        try {
+          const r = await c.command("ctxls.session.undo", { sessionId: this.state.sessionId, from: id });
+          undone = "Before this answer: " + undoNote(r, false).replace(/^Undid/, "undid");
+        } catch (e) {
+          undone = "Before this answer, the changes were not undone: " + errorText(e);
+        }
+      }
+    }
     this.state.turns.splice(index);
     this.view.postState();
-    await this.ask(text ?? turn.question, { rewind: id, ...(images?.length ? { images } : {}) });
+    await this.ask(text ?? turn.question, { rewind: id, ...(images?.length ? { images } : {}), ...(undone ? { undoNote: undone } : {}) });
+  }
+
+  /**
+   * A question on turn index, in the chat (not a modal): its answers are
+   * buttons on a card under the turn. Resolves with the answer's title, or
+   * undefined when another question replaced it or a question was sent.
+   */
+  private askOnTurn(index: number, message: string, actions: string[]): Promise<string | undefined> {
+    this.turnAsk?.settle(undefined);
+    const turn = this.state.turns[index];
+    const id = `turn-ask-${++this.turnAskSeq}`;
+    return new Promise((resolve) => {
+      this.turnAsk = {
+        id,
+        settle: (title) => {
+          if (this.turnAsk?.id !== id) return;
+          this.turnAsk = undefined;
+          turn.undoAsk = undefined;
+          this.view.postState();
+          resolve(title);
+        },
+      };
+      turn.undoAsk = { id, message, actions };
+      this.view.postState();
+    });
+  }
+
+  /**
+   * The view's turns get their stored question ids where they lack them (a
+   * turn asked in this window has none until the session is shown again):
+   * paired with the session's questions in order, while their texts agree.
+   */
+  private async learnQuestionIds(c: CtxlsClient): Promise<void> {
+    if (this.state.turns.every((t) => t.questionId !== undefined)) return;
+    const shown = await c.show(this.state.sessionId);
+    const questions = (shown.messages ?? []).filter((m) => m.role === "user");
+    this.state.turns.forEach((t, i) => {
+      const q = questions[i];
+      if (t.questionId === undefined && q && q.content === t.question) t.questionId = q.id;
+    });
+  }
+
+  /**
+   * Undo (ctxls.session.undo): with index, the file changes of that turn
+   * and of every later one (from its question on); without, those of the
+   * newest turn not undone yet. What came of it is a note under the turn,
+   * not a notification; the turns undone offer Redo.
+   */
+  async undoChanges(index?: number): Promise<void> {
+    const c = await this.need();
+    if (!c) return;
+    if (!this.state.sessionId) {
+      this.undoFailed(index, "nothing to undo: this chat has no session yet");
+      return;
+    }
+    const from = index === undefined ? undefined : this.state.turns[index]?.questionId ?? (await this.storedQuestionId(c, index));
+    let r;
+    try {
+      r = await c.command("ctxls.session.undo", { sessionId: this.state.sessionId, ...(from !== undefined ? { from } : {}) });
+    } catch (e) {
+      this.undoFailed(index, errorText(e));
+      return;
+    }
+    await this.learnQuestionIds(c).catch(() => undefined);
+    // From a turn: it and every later turn that changed files had their changes taken back.
+    if (from !== undefined) this.state.turns.forEach((t, i) => i > index! && turnChangedFiles(t) && this.setUndo(t, { undone: true }));
+    let noted = from !== undefined ? index! : this.state.turns.findIndex((t) => t.questionId === r.turn);
+    if (noted < 0) noted = this.state.turns.length - 1;
+    const t = this.state.turns[noted];
+    // A turn whose every file was left is not undone (nothing for Redo).
+    if (t) this.setUndo(t, { undone: r.restored?.length ? true : (t.undo?.undone ?? false), note: undoNote(r, false) });
+    this.view.postState();
+  }
+
+  /** Redo (ctxls.session.redo): the turn undone last gets its changes again; its note says what came of it. */
+  async redoChanges(index?: number): Promise<void> {
+    const c = await this.need();
+    if (!c) return;
+    let r;
+    try {
+      r = await c.command("ctxls.session.redo", this.state.sessionId ? { sessionId: this.state.sessionId } : {});
+    } catch (e) {
+      this.undoFailed(index, errorText(e));
+      return;
+    }
+    await this.learnQuestionIds(c).catch(() => undefined);
+    let i = this.state.turns.findIndex((t) => t.questionId === r.turn);
+    if (i < 0) i = index ?? this.state.turns.length - 1;
+    const t = this.state.turns[i];
+    if (t) this.setUndo(t, { undone: false, note: undoNote(r, true) });
+    this.view.postState();
+  }
+
+  /** Sets what undo or redo did to a turn, kept by its question's id. */
+  private setUndo(t: ViewTurn, u: TurnUndo): void {
+    t.undo = u;
+    if (t.questionId !== undefined) this.undoByQuestion.set(t.questionId, u);
+  }
+
+  /** Turns read again get back what undo and redo did to them. */
+  private withUndo(turns: ViewTurn[]): ViewTurn[] {
+    for (const t of turns) {
+      const u = t.questionId !== undefined ? this.undoByQuestion.get(t.questionId) : undefined;
+      if (u) t.undo = u;
+    }
+    return turns;
+  }
+
+  /** An undo or redo refused ("nothing to undo: …"): said under the turn it was asked on (the last, from the palette). */
+  private undoFailed(index: number | undefined, text: string): void {
+    const t = this.state.turns[index ?? this.state.turns.length - 1];
+    if (!t) {
+      void vscode.window.showInformationMessage(`ctxls: ${text}`);
+      return;
+    }
+    this.setUndo(t, { undone: t.undo?.undone ?? false, note: text.charAt(0).toUpperCase() + text.slice(1), failed: true });
+    this.view.postState();
   }
 
   /** The stored id of turn index's question (a turn asked in this window has none in the view yet). */
@@ -851,7 +998,9 @@ class Controller {
     return q && q.content === this.state.turns[index]?.question ? q.id : undefined;
   }
 
-  async ask(message: string, opts: { files?: string[]; rewind?: number; images?: string[] } = {}): Promise<void> {
+  async ask(message: string, opts: { files?: string[]; rewind?: number; images?: string[]; undoNote?: string } = {}): Promise<void> {
+    // A question sent while one waits on a turn: that one goes unanswered.
+    this.turnAsk?.settle(undefined);
     if (!this.startError && this.client && !this.starting && !this.client.isRunning()) {
       // The daemon stopped (it crashed, or was killed): the question stays
       // in the input, to send once it runs again.
@@ -880,6 +1029,7 @@ class Controller {
     this.state.highlight = undefined;
     const index = this.state.turns.length;
     const turn: ViewTurn = { question: message, parts: [], status: "streaming", files: [] };
+    if (opts.undoNote) turn.undo = { undone: false, note: opts.undoNote };
     this.state.turns.push(turn);
     this.state.busy = true;
     this.view.postTurn(index, turn);
@@ -1056,6 +1206,12 @@ class Controller {
         else if (m.command === "restartDaemon") run(async () => this.restart());
         else if (m.command === "setReviewMode") run(async () => vscode.commands.executeCommand("ctxls.ui.setReviewMode"));
         else if (m.command === "chooseModel") run(async () => vscode.commands.executeCommand("ctxls.ui.chooseModel"));
+        break;
+      case "undoTurn":
+        run(() => this.undoChanges(m.index));
+        break;
+      case "redoTurn":
+        run(() => this.redoChanges(m.index));
         break;
       case "toolAnswer":
         this.answerOnCard(m.id, m.title);
@@ -1545,6 +1701,14 @@ class Controller {
     reg("ctxls.ui.acceptAllEdits", decide("acceptAll"));
     reg("ctxls.ui.rejectEdit", decide("reject"));
     reg("ctxls.ui.cancel", async () => this.cancel());
+    reg("ctxls.ui.undo", async () => {
+      await this.view.reveal(false);
+      await this.undoChanges();
+    });
+    reg("ctxls.ui.redo", async () => {
+      await this.view.reveal(false);
+      await this.redoChanges();
+    });
     reg("ctxls.ui.focusChat", async () => this.view.reveal(true));
     withClient("ctxls.ui.chooseModel", async (c) => this.chooseModel(c));
     // The context menus' entries (their titles name ctxls; the palette has the commands above).

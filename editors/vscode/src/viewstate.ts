@@ -31,6 +31,23 @@ export interface ViewTurn {
   summary?: string;
   /** What the turn cost, as a line under the answer: "1,234 in (1,000 cached) · 56 out". */
   usage?: string;
+  /**
+   * Once its file changes were undone or redone here (ctxls.session.undo,
+   * redo): whether they are undone now (its button says Redo), and the
+   * note under the turn that says what came of it.
+   */
+  undo?: TurnUndo;
+  /** A question on the turn, with its answers (asking again: also undo the file changes of the turns taken back?). */
+  undoAsk?: AskCard;
+}
+
+/** A turn's file changes undone or redone, as the view shows it. */
+export interface TurnUndo {
+  undone: boolean;
+  /** "Undid changes to 2 files · left: c.go (it changed since the turn)". */
+  note?: string;
+  /** The note is a failure ("nothing to undo: …"). */
+  failed?: boolean;
 }
 
 export interface ContextItem {
@@ -272,6 +289,26 @@ export function toolStatusText(status: ToolStatus | "stored", progress?: string)
 /** ctxls's own tools that edit the user's files: their question is a review of the edit. */
 export function isEditTool(name: string): boolean {
   return name === "edit_file" || name === "create_file";
+}
+
+/** Whether the turn changed files: a card of edit_file or create_file that is done (applied). */
+export function turnChangedFiles(t: Pick<ViewTurn, "parts">): boolean {
+  return t.parts.some((p) => p.kind === "tool" && isEditTool(p.card.title) && p.card.status === "done");
+}
+
+/**
+ * What an undo or redo did, as the note under its turn says it: "Undid
+ * changes to 2 files · left: c.go (it changed since the turn)".
+ */
+export function undoNote(r: { restored?: string[] | null; left?: { path: string; reason: string }[] | null }, redo: boolean): string {
+  const restored = r.restored ?? [];
+  const left = r.left ?? [];
+  const verb = redo ? "Redid" : "Undid";
+  const head = restored.length
+    ? `${verb} changes to ${restored.length === 1 ? baseName(restored[0]) : plural(restored.length, "file")}`
+    : `${verb} no change`;
+  const tail = left.length ? ` · left: ${left.map((f) => `${baseName(f.path)} (${f.reason})`).join(", ")}` : "";
+  return head + tail;
 }
 
 /** The answers to an edit's review, on its card (the diff editor has the same as buttons). */

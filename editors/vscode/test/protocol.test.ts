@@ -14,7 +14,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
 import { fenceInfo, highlight, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
-import { contextSets, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnFileChip, usageLine, viewTurn } from "../src/viewstate";
+import { contextSets, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnChangedFiles, turnFileChip, undoNote, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { parseGrepLine, resolveResultPath, searchLabel, searchSummary } from "../src/search";
 import { editorFolders, isUserFile } from "../src/sync";
@@ -784,4 +784,19 @@ test("ctxls/question on a call's card (by toolCallId, whichever comes first) and
 test("a call cancelled with its turn says so on its card", () => {
   const c = toolCard({ id: "c", name: "mcp__t__slow", server: "t", tool: "slow", arguments: "{}", status: "cancelled" });
   assert.deepEqual([c.status, c.statusText, c.note], ["cancelled", "cancelled", undefined]);
+});
+
+test("undo: a turn changed files when an edit_file or create_file card is done; the note says what came of an undo or redo", () => {
+  const card = (name: string, status: string) => ({ kind: "tool" as const, card: toolCard({ id: name, name, tool: name, arguments: "{}", status: status as any }) });
+  assert.equal(turnChangedFiles({ parts: [card("edit_file", "done")] }), true);
+  assert.equal(turnChangedFiles({ parts: [card("create_file", "done")] }), true);
+  assert.equal(turnChangedFiles({ parts: [card("edit_file", "declined"), card("read_file", "done")] }), false);
+  assert.equal(turnChangedFiles({ parts: [] }), false);
+  assert.equal(undoNote({ restored: ["/w/a.go"], left: [] }, false), "Undid changes to a.go");
+  assert.equal(
+    undoNote({ restored: ["/w/a.go", "/w/b.go"], left: [{ path: "/w/c.go", reason: "it changed since the turn" }] }, false),
+    "Undid changes to 2 files · left: c.go (it changed since the turn)",
+  );
+  assert.equal(undoNote({ restored: [], left: [{ path: "/w/c.go", reason: "it no longer exists" }] }, false), "Undid no change · left: c.go (it no longer exists)");
+  assert.equal(undoNote({ restored: ["/w/a.go"], left: null }, true), "Redid changes to a.go");
 });
