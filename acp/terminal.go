@@ -9,7 +9,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/tool"
 )
 
@@ -52,7 +51,7 @@ func (t *terminalCalls) take(call string) string {
 // the command timed out (kill, output, release).
 const terminalGrace = 5 * time.Second
 
-func (t acpTerminal) RunInTerminal(ctx context.Context, sessionID string, call chat.ToolCall, tc tool.TerminalCommand) (tool.ShellResult, bool) {
+func (t acpTerminal) RunInTerminal(ctx context.Context, sessionID, callID string, tc tool.TerminalCommand) (tool.ShellResult, bool) {
 	a := t.a
 	a.mu.Lock()
 	has := a.caps.Terminal
@@ -81,9 +80,9 @@ func (t acpTerminal) RunInTerminal(ctx context.Context, sessionID string, call c
 			a.log.Info("terminal/release failed", "terminal", id, "err", err)
 		}
 	}()
-	a.terminals.set(call.ID, id)
-	a.shownCalls.Wait(ctx, sessionID, call.ID)
-	a.send(ctx, sessionID, sdk.UpdateToolCall(sdk.ToolCallId(call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)})))
+	a.terminals.set(callID, id)
+	a.shownCalls.Wait(ctx, sessionID, callID)
+	a.send(ctx, sessionID, sdk.UpdateToolCall(sdk.ToolCallId(callID), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)})))
 
 	wctx, cancel := context.WithTimeout(ctx, tc.Timeout)
 	defer cancel()

@@ -104,7 +104,7 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 	if td := c.box.terminalDoor(); td != nil {
 		// The client's terminal: its environment is the client's, with the
 		// provider's key variables emptied.
-		res, ran = td.RunInTerminal(ctx, sessionID, c.Call, TerminalCommand{ShellCommand: sc, Blank: blankedEnv(keyEnv)})
+		res, ran = td.RunInTerminal(ctx, sessionID, c.Call.ID, TerminalCommand{ShellCommand: sc, Blank: blankedEnv(keyEnv)})
 	}
 	if !ran {
 		res = runShell(ctx, sc)
@@ -126,7 +126,7 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 // false when the client offers no terminal (ctxls then runs the command
 // itself).
 type TerminalDoor interface {
-	RunInTerminal(ctx context.Context, sessionID string, call chat.ToolCall, tc TerminalCommand) (ShellResult, bool)
+	RunInTerminal(ctx context.Context, sessionID, callID string, tc TerminalCommand) (ShellResult, bool)
 }
 
 // TerminalCommand is a command for the client's terminal: the line, its
