@@ -96,7 +96,7 @@ export class Editor {
     );
     const base = `http://127.0.0.1:${port}`;
     await until("code-server's /healthz", async () => (await fetch(`${base}/healthz`)).ok, 60_000, 250);
-    this.browser = await chromium.launch({ executablePath: env("CTXLS_E2E_CHROMIUM"), args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+    this.browser = await chromium.launch({ executablePath: env("CTXLS_E2E_CHROMIUM"), args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run", "--disable-background-timer-throttling", "--disable-renderer-backgrounding"] });
     const context = await this.browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ["clipboard-read", "clipboard-write"] });
     this.page = await context.newPage();
     // A link the chat view follows may open a browser tab beside the
