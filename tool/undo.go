@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ctxls/ctxls/session"
 )
@@ -27,6 +28,9 @@ import (
 // and the turn's other files are still undone: a partial undo the user
 // can see beats refusing the whole of it for one file they kept working
 // on. Redo applies the turn undone last again on the same rules.
+
+// undoParallel is how many files an undo changes at once.
+const undoParallel = 8
 
 // FileRemover is an EditDoor that removes a file the model created its
 // own way (the LSP door: a DeleteFile through the editor, which closes its
@@ -94,24 +98,41 @@ func (b *Box) Undo(ctx context.Context, sessionID string, redo bool, from int64)
 		return nil, session.Invalidf("this client cannot apply edits (it lacks workspace.applyEdit), so it cannot undo them")
 	}
 	res := &UndoResult{Turn: turn}
-	var done []int64
-	left := map[string]string{}
+	// Each file's changes in order; files apart, a few at a time (each
+	// change is a round trip to the editor).
 	var order []string
+	byPath := map[string][]session.FileEdit{}
 	for _, c := range changes {
-		if !slices.Contains(order, c.Path) {
+		if _, ok := byPath[c.Path]; !ok {
 			order = append(order, c.Path)
 		}
-		if _, ok := left[c.Path]; ok {
-			continue // an earlier step of this file was left: so are the rest
-		}
-		if why := b.undoOne(ctx, door, c, redo); why != "" {
-			left[c.Path] = why
-			continue
-		}
-		done = append(done, c.ID)
+		byPath[c.Path] = append(byPath[c.Path], c)
 	}
-	for _, p := range order {
-		if why, ok := left[p]; ok {
+	type outcome struct {
+		done []int64
+		why  string
+	}
+	outcomes := make([]outcome, len(order))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, undoParallel)
+	for i, p := range order {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, c := range byPath[p] {
+				if why := b.undoOne(ctx, door, c, redo); why != "" {
+					outcomes[i].why = why // the rest of this file's changes are left too
+					return
+				}
+				outcomes[i].done = append(outcomes[i].done, c.ID)
+			}
+		})
+	}
+	wg.Wait()
+	var done []int64
+	for i, p := range order {
+		done = append(done, outcomes[i].done...)
+		if why := outcomes[i].why; why != "" {
 			res.Left = append(res.Left, LeftFile{Path: p, Reason: why})
 		} else {
 			res.Restored = append(res.Restored, p)
