@@ -229,14 +229,18 @@ func (b *Box) undoOne(ctx context.Context, door EditDoor, c session.FileEdit, re
 		return b.remove(ctx, door, r)
 	}
 	res, err := door.Apply(ctx, r)
+	return notDone(res, err, "the editor refused the change")
+}
+
+// notDone is why a door did not do what it was asked ("" when it did).
+func notDone(res EditResult, err error, refused string) string {
 	switch {
 	case err != nil:
 		return err.Error()
+	case !res.Applied && res.Reason != "":
+		return refused + ": " + res.Reason
 	case !res.Applied:
-		if res.Reason == "" {
-			return "the editor refused the change"
-		}
-		return "the editor refused the change: " + res.Reason
+		return refused
 	}
 	return ""
 }
@@ -246,16 +250,7 @@ func (b *Box) undoOne(ctx context.Context, door EditDoor, c session.FileEdit, re
 func (b *Box) remove(ctx context.Context, door EditDoor, r EditRequest) string {
 	if fr, ok := door.(FileRemover); ok {
 		res, err := fr.Remove(ctx, r.SessionID, r.Path, r.URI)
-		switch {
-		case err != nil:
-			return err.Error()
-		case !res.Applied:
-			if res.Reason == "" {
-				return "the editor did not remove it"
-			}
-			return "the editor did not remove it: " + res.Reason
-		}
-		return ""
+		return notDone(res, err, "the editor did not remove it")
 	}
 	if r.URI == "" { // on disk: still the turn's text?
 		now, err := os.ReadFile(r.Path)
