@@ -154,11 +154,11 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	p := backend.Start(ctx, cfg.DataDir, cfg.Store, func(err error) error { return openError(cfg, err) })
 	s := New(p, cfg)
 	s.opening = p
-	s.tidyLater()
+	tidied := s.tidyLater()
 	if cfg.Opened != nil {
 		go func() {
 			_, err := p.Wait(context.Background())
-			s.tidying.Wait() // start-up's clean-up too: its pages are start-up's
+			<-tidied // start-up's clean-up too: its pages are start-up's
 			cfg.Opened(err)
 		}()
 	}

@@ -41,19 +41,28 @@ func (s *Service) tidyEmpty(ctx context.Context) {
 }
 
 // tidyLater is tidyEmpty on a goroutine of its own (after the store has
-// opened, with Start); Close waits for it.
-func (s *Service) tidyLater() {
+// opened, with Start); Close waits for it. The channel is closed when this
+// clean-up is over (at once when the service is closing): start-up waits
+// for its own clean-up on it, not on s.tidying, which a new session's
+// clean-up may Add to while that Wait is returning (sync.WaitGroup panics
+// then: "WaitGroup is reused before previous Wait has returned", seen in
+// an ACP daemon whose client made a session at once).
+func (s *Service) tidyLater() <-chan struct{} {
+	done := make(chan struct{})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tidyClosed {
-		return
+		close(done)
+		return done
 	}
 	s.tidying.Add(1)
 	go func() {
 		defer s.tidying.Done()
+		defer close(done)
 		if s.WaitStore(context.Background()) != nil {
 			return
 		}
 		s.tidyEmpty(context.Background())
 	}()
+	return done
 }
