@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
@@ -169,7 +170,11 @@ func TestCommandAbuse(t *testing.T) {
 	checkRPCError(t, "executeCommand object token", s.Call("workspace/executeCommand", map[string]any{"command": api.ContextGet, "workDoneToken": map[string]any{}}, nil), -32602, "workDoneToken must be an integer or a string")
 	checkRPCError(t, "executeCommand 10 MB command name", s.Call("workspace/executeCommand", map[string]any{"command": strings.Repeat("c", 10<<20)}, nil), -32602, "unknown command")
 
-	// A 60 MB value fits in a message (64 MiB) but not in its field.
+	// A 60 MB value fits in a message (64 MiB) but not in its field. Its
+	// answer waits for 60 MB to be read and decoded, under the load of the
+	// whole suite on two cores (over the fake editor's 15 s once, in the
+	// fresh-clone CI run): the messages from here on get a minute.
+	s.SetTimeout(time.Minute)
 	checkRPCError(t, "60 MB contentBase64", s.Command(api.FilesAdd, map[string]any{"name": "big.bin", "contentBase64": strings.Repeat("QUFB", 15<<20)}, nil), -32602, "contentBase64", "limit is 34952536")
 
 	// 70 MB messages are over the frame limit: skipped unread. A request is
