@@ -69,7 +69,7 @@ M.config = {
 -- A turn that makes its session (the first question): see adopt below.
 local adopt, unborn, learn
 
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, showing = {}, header = {}, images = {}, image_paths = {} }
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, showing = {}, header = {}, model_at = {}, images = {}, image_paths = {} }
 
 -- builtin_notify: vim.notify is Neovim's own, which echoes on the command
 -- line (not a plugin's popup). Neovim's own Lua is built into it: a
@@ -237,8 +237,29 @@ end
 
 -- header_from records what a stored session says for its header: its
 -- model, the last answer's, the usage of every answer.
+-- stamp is a key that sorts as the times it is given (RFC 3339, as the
+-- daemon writes them: fractions of varying length).
+local function stamp(t)
+  if type(t) ~= "string" then
+    return ""
+  end
+  local base, frac, zone = t:match("^([%d%-]+T[%d:]+)%.?(%d*)(.*)$")
+  if not base then
+    return t
+  end
+  return base .. "." .. frac .. string.rep("0", 9 - #frac) .. zone
+end
+
 local function header_from(sess, messages)
-  local h = { chosen = (sess.meta or {}).model or "" }
+  local chosen = (sess.meta or {}).model or ""
+  -- A session read before the user's last :CtxlsModel answered is older
+  -- than that choice: the choice stands (a read in flight then came back
+  -- after it and put the model before it back).
+  local at = state.model_at[sess.id]
+  if at and stamp(sess.updatedAt) < at then
+    chosen = (state.header[sess.id] or {}).chosen or chosen
+  end
+  local h = { chosen = chosen }
   for _, m in ipairs(messages or {}) do
     if m.role == "assistant" then
       if m.model and m.model ~= "" then
@@ -2090,6 +2111,7 @@ function M.set_model(model)
     with_session(function(id)
       M.command(P.commands.session_set_model, { sessionId = id, model = name }, function(r)
         local chosen = (r.session.meta or {}).model or ""
+        state.model_at[id] = stamp(r.session.updatedAt)
         local h = state.header[id] or {}
         h.chosen = chosen
         state.header[id] = h
