@@ -234,20 +234,16 @@ func summaryInput(s *session.Message) openai.ChatCompletionMessage {
 // takes the session as a turn does (ErrBusy while one runs). A failure
 // stores nothing.
 func (e *Engine) Compact(ctx context.Context, sessionID string, p Resolved) (*Compaction, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if !e.claim(sessionID, cancel) {
-		return nil, ErrBusy
-	}
-	defer e.release(sessionID)
-	unlock, _, err := e.Store.LockTurn(ctx, sessionID)
-	if errors.Is(err, session.ErrTurnElsewhere) {
-		return nil, errBusyElsewhere
-	}
-	if err != nil {
-		return nil, StoreError(err)
-	}
-	defer unlock()
+	var c *Compaction
+	err := e.Exclusive(ctx, sessionID, func(ctx context.Context) (err error) {
+		c, err = e.compact(ctx, sessionID, p)
+		return err
+	})
+	return c, err
+}
+
+// compact is Compact once the session is held.
+func (e *Engine) compact(ctx context.Context, sessionID string, p Resolved) (*Compaction, error) {
 	p.Model = e.sessionModel(ctx, Turn{SessionID: sessionID, Provider: p})
 	previous, rest, err := e.Store.ModelHistory(ctx, sessionID)
 	if err != nil {
