@@ -2,8 +2,6 @@ package tool
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,18 +55,12 @@ type LeftFile struct {
 
 // RecordEdit keeps an applied edit in the session's edit log, for undo
 // (turn: the id of the turn's user message). The hashes are of the whole
-// texts, fed piece by piece: the new text is not built for them.
+// texts; the new text is hashed from its parts, not built.
 func RecordEdit(ctx context.Context, l session.EditLog, turn int64, r EditRequest, onDisk bool) error {
-	before := sha256.New()
-	before.Write([]byte(r.OldText))
-	after := sha256.New()
-	for _, part := range []string{r.OldText[:r.Start], r.Inserted, r.OldText[r.OldEnd:]} {
-		after.Write([]byte(part))
-	}
 	return l.RecordEdit(ctx, &session.FileEdit{
 		SessionID: r.SessionID, Turn: turn, Path: r.Path, Created: r.Create,
 		Start: r.Start, Removed: r.OldText[r.Start:r.OldEnd], Inserted: r.Inserted,
-		BeforeHash: hex.EncodeToString(before.Sum(nil)), AfterHash: hex.EncodeToString(after.Sum(nil)), OnDisk: onDisk,
+		BeforeHash: session.TextHash(r.OldText), AfterHash: session.TextHash(r.OldText[:r.Start], r.Inserted, r.OldText[r.OldEnd:]), OnDisk: onDisk,
 	})
 }
 
