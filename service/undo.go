@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/human"
 	"github.com/ctxls/ctxls/tool"
 )
 
@@ -56,7 +57,7 @@ func UndoText(res *api.UndoResult, redo bool) string {
 	if len(res.Restored) == 0 {
 		b.WriteString(none + ": every file the turn changed is left as it is.\n")
 	} else {
-		fmt.Fprintf(&b, "%s the model's changes to %s:\n", verb, files(len(res.Restored)))
+		fmt.Fprintf(&b, "%s the model's changes to %s:\n", verb, human.Count(len(res.Restored), "file"))
 		for _, p := range res.Restored {
 			fmt.Fprintf(&b, "- %s\n", p)
 		}
@@ -68,11 +69,4 @@ func UndoText(res *api.UndoResult, redo bool) string {
 		}
 	}
 	return b.String()
-}
-
-func files(n int) string {
-	if n == 1 {
-		return "1 file"
-	}
-	return fmt.Sprintf("%d files", n)
 }

@@ -15,6 +15,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/human"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -106,14 +107,7 @@ func diagnosticsSummary(shown []shownDiagnostic) string {
 			errs++
 		}
 	}
-	return fmt.Sprintf("%s, %s", plural(errs, "error"), plural(len(shown)-errs, "warning"))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return fmt.Sprintf("%s, %s", human.Count(errs, "error"), human.Count(len(shown)-errs, "warning"))
 }
 
 // diagnosticsPath is the tool's path argument made absolute: "" for every

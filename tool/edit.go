@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/internal/human"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/workspace"
 )
@@ -311,7 +312,7 @@ func (c *Call) errorsAfter(ctx context.Context, path string, roots []string) str
 	if len(errs) == 0 {
 		return "\n\nThe editor reports no errors in the file now."
 	}
-	return fmt.Sprintf("\n\nThe editor reports %s in the file now:\n%s", plural(len(errs), "error"), formatShown(errs))
+	return fmt.Sprintf("\n\nThe editor reports %s in the file now:\n%s", human.Count(len(errs), "error"), formatShown(errs))
 }
 
 // refused tells the model the editor refused an edit, with the file's

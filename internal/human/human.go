@@ -25,3 +25,11 @@ func Thousands(n int) string {
 	}
 	return b.String()
 }
+
+// Count writes n with its noun, plural but for one: "1 file", "3 files".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
