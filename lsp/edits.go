@@ -142,14 +142,19 @@ func (e lspEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResul
 	default:
 		we = map[string]any{"changes": map[string]any{uri: []any{edit}}}
 	}
-	verb := map[bool]string{true: "create", false: "edit"}[r.Create]
+	label := r.Label
+	if label == "" {
+		label = "ctxls: " + map[bool]string{true: "create", false: "edit"}[r.Create] + " " + filepath.Base(r.Path)
+	}
+	return s.applyEdit(ctx, label, we)
+}
+
+// applyEdit sends a WorkspaceEdit as workspace/applyEdit and says what the
+// editor made of it.
+func (s *Server) applyEdit(ctx context.Context, label string, we map[string]any) (tool.EditResult, error) {
 	var res struct {
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
-	}
-	label := "ctxls: " + verb + " " + filepath.Base(r.Path)
-	if r.Label != "" {
-		label = r.Label
 	}
 	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": label, "edit": we}, &res); err != nil {
 		return tool.EditResult{}, err
@@ -180,14 +185,7 @@ func (e lspEdits) Remove(ctx context.Context, _, path, editorURI string) (tool.E
 	we := map[string]any{"documentChanges": []any{
 		map[string]any{"kind": "delete", "uri": fileURI(path, editorURI), "options": map[string]any{"ignoreIfNotExists": true}},
 	}}
-	var res struct {
-		Applied       bool   `json:"applied"`
-		FailureReason string `json:"failureReason"`
-	}
-	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": "ctxls: undo, remove " + filepath.Base(path), "edit": we}, &res); err != nil {
-		return tool.EditResult{}, err
-	}
-	return tool.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
+	return s.applyEdit(ctx, "ctxls: undo, remove "+filepath.Base(path), we)
 }
 
 // fileURI is the document's URI: the editor's, else the path's file URI.
