@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/internal/human"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -63,13 +63,13 @@ func UsageText(u *api.SessionUsageResult) string {
 	if u.Answers == 0 {
 		b.WriteString("No answer in this session has reported its tokens yet.\n")
 	} else {
-		fmt.Fprintf(&b, "%d answers: %s prompt tokens%s, %s completion tokens.\n", u.Answers, count(u.PromptTokens), cachedText(u.CachedTokens), count(u.CompletionTokens))
+		fmt.Fprintf(&b, "%d answers: %s prompt tokens%s, %s completion tokens.\n", u.Answers, human.Thousands(u.PromptTokens), cachedText(u.CachedTokens), human.Thousands(u.CompletionTokens))
 		for _, m := range u.Models {
 			name := m.Model
 			if name == "" {
 				name = "(model not recorded)"
 			}
-			fmt.Fprintf(&b, "- %s: %d answers, %s prompt%s, %s completion\n", name, m.Answers, count(m.PromptTokens), cachedText(m.CachedTokens), count(m.CompletionTokens))
+			fmt.Fprintf(&b, "- %s: %d answers, %s prompt%s, %s completion\n", name, m.Answers, human.Thousands(m.PromptTokens), cachedText(m.CachedTokens), human.Thousands(m.CompletionTokens))
 		}
 	}
 	if u.Unreported > 0 {
@@ -86,11 +86,11 @@ func TokensText(u *api.Usage) string {
 	if u == nil || u.PromptTokens+u.CompletionTokens == 0 {
 		return ""
 	}
-	in := count(u.PromptTokens) + " tokens in"
+	in := human.Thousands(u.PromptTokens) + " tokens in"
 	if u.CachedTokens > 0 {
-		in += " (" + count(u.CachedTokens) + " cached)"
+		in += " (" + human.Thousands(u.CachedTokens) + " cached)"
 	}
-	return in + ", " + count(u.CompletionTokens) + " out"
+	return in + ", " + human.Thousands(u.CompletionTokens) + " out"
 }
 
 // cachedText says how much of the prompt tokens were cached ("" for none).
@@ -98,14 +98,5 @@ func cachedText(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return " (" + count(n) + " of them cached)"
-}
-
-// count writes n with thousands separators.
-func count(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return " (" + human.Thousands(n) + " of them cached)"
 }
