@@ -651,6 +651,27 @@ later ones (Emacs 30) warn that it is deprecated and take
       (list :events-buffer-config (list :size ctxls-events-buffer-size :format 'full))
     (list :events-buffer-scrollback-size ctxls-events-buffer-size)))
 
+(defvar ctxls--filtering nil
+  "Non-nil while the daemon's output is being handled.")
+
+(defun ctxls--filter-in-order (filter proc string)
+  "Hand the daemon's output STRING to FILTER, never inside FILTER itself.
+A handler that sends a request may read more output (`process-send-string'
+does while a write waits on a full pipe), and with it run PROC's filter
+inside the running one: jsonrpc.el 1.0.14 (Emacs 28) then loses messages
+\(bug#60088; later versions defer such output themselves).  Output read
+that way waits in PROC's backlog and is handled, in the order read, when
+the running filter returns (or soon after, when a handler failed)."
+  (process-put proc 'ctxls-backlog (nconc (process-get proc 'ctxls-backlog) (list string)))
+  (unless ctxls--filtering
+    (let ((ctxls--filtering t))
+      (unwind-protect
+          (while (process-get proc 'ctxls-backlog)
+            (funcall filter proc (pop (process-get proc 'ctxls-backlog))))
+        ;; A handler's error left output unhandled: on with it soon.
+        (when (process-get proc 'ctxls-backlog)
+          (run-at-time 0 nil #'ctxls--filter-in-order filter proc ""))))))
+
 (defun ctxls--start ()
   "Start the daemon and send initialize; return at once."
   (let* ((exe (ctxls--program))
@@ -679,6 +700,7 @@ later ones (Emacs 30) warn that it is deprecated and take
                  :request-dispatcher #'ctxls--on-request
                  :on-shutdown #'ctxls--on-shutdown
                  (ctxls--events-buffer-args)))
+    (add-function :around (process-filter proc) #'ctxls--filter-in-order)
     (jsonrpc-async-request
      ctxls--connection 'initialize
      (list :processId (emacs-pid)

@@ -420,6 +420,19 @@ func TestEmacsHandlerError(t *testing.T) {
 	})
 }
 
+// TestEmacsReentrantOutput: the daemon's output read while a handler runs
+// (a request sent from a handler may read it) is handled after that
+// handler, in order, none of it lost (jsonrpc.el 1.0.14 lost it: a chat's
+// session read never ended).
+func TestEmacsReentrantOutput(t *testing.T) {
+	t.Parallel()
+	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
+		fake := openaitest.New(t)
+		r := emacsRunner{emacs: emacs, bin: lsptest.BuildBinary(t), work: workspace(t), dataDir: t.TempDir(), fakeURL: fake.URL}
+		r.run(t, "ctxls-test-reentrant-output")
+	})
+}
+
 // TestEmacsNoProvider: a new user asks before setting ctxls-provider. The
 // chat says what to set in Emacs (not the daemon's words for other
 // editors' settings), the failed question leaves no session behind, and

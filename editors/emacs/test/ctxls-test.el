@@ -1712,6 +1712,54 @@ handles both in its process filter, one after the other; later ones
                            (with-current-buffer "*ctxls log*" (buffer-string)))))
   (ctxls-test--stop))
 
+;;;; The daemon's output read inside a handler
+
+(ert-deftest ctxls-test-reentrant-output ()
+  "Output read while a handler runs is handled after it, none lost.
+A handler that sends (`process-send-string' reads the daemon's output
+while a write waits on a full pipe) or waits runs the process filter
+again, inside itself.  jsonrpc.el 1.0.14 (Emacs 28) then loses messages
+\(bug#60088): the answer to a request never comes, as in a chat whose
+session read never ended.  Here an answer's handler is given more output
+as that read would give it; every answer is handled, in the order read."
+  (ctxls-test--setup)
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let* ((conn ctxls--connection)
+         (proc (jsonrpc--process conn))
+         (got nil)
+         (frame (lambda (id)
+                  (let ((json (encode-coding-string
+                               (json-serialize (list :jsonrpc "2.0" :id id :result (list :n id)))
+                               'utf-8)))
+                    (format "Content-Length: %d\r\n\r\n%s" (string-bytes json) json)))))
+    (ctxls-test--expect-answer conn 424301
+                               (lambda (r)
+                                 (push r got)
+                                 ;; Read while this handler runs: the rest of one
+                                 ;; answer, a whole one, the start of another.
+                                 (let ((third (funcall frame 424303))
+                                       (fifth (funcall frame 424305)))
+                                   (funcall (process-filter proc) proc
+                                            (concat (substring third 10) (funcall frame 424304)
+                                                    (substring fifth 0 30)))
+                                   (funcall (process-filter proc) proc (substring fifth 30)))))
+    (dolist (id '(424302 424303 424304 424305))
+      (ctxls-test--expect-answer conn id (lambda (r) (push r got))))
+    (funcall (process-filter proc) proc
+             (concat (funcall frame 424301) (funcall frame 424302) (substring (funcall frame 424303) 0 10)))
+    ;; (Waited for here, not with `ctxls-test--wait': a failure shows what came.)
+    (let ((deadline (+ (float-time) 5)))
+      (while (and (< (length got) 5) (< (float-time) deadline))
+        (accept-process-output nil 0.05)))
+    (should (equal (mapcar (lambda (r) (plist-get r :n)) (reverse got))
+                   '(424301 424302 424303 424304 424305)))
+    (dolist (id '(424301 424302 424303 424304 424305))
+      (should-not (assq id (ctxls-test--pending conn))))
+    ;; The connection still works.
+    (should (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions)))
+  (ctxls-test--stop))
+
 ;;;; The editor's diagnostics
 
 (defun ctxls-test--flymake (buffer)
