@@ -87,7 +87,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	// The store opens on a goroutine of its own while the connection reads
 	// and answers initialize; the first method that needs it waits for it.
 	svc, err := service.Start(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version, Opened: cfg.StoreOpened,
-		ProviderWhere: "set them in the agent's environment, e.g. the env of Zed's agent_servers entry for ctxls, or pass the provider object as initialize's _meta.ctxls.provider"})
+		ProviderWhere: "Set them in the environment your editor starts the ctxls agent with (in Zed, the env of its agent_servers entry), or pass --base-url and --model in its arguments (--api anthropic for Anthropic)."})
 	if err != nil {
 		log.Error("cannot open the session store", "err", err)
 		return 1

@@ -813,9 +813,10 @@ func TestDeleteWhileStreaming(t *testing.T) {
 }
 
 // TestNoProviderSaysWhereForACP: with no provider anywhere a prompt fails
-// with kind noProvider, and the message says where an ACP agent's user
-// sets one (its environment, Zed's agent_servers entry, initialize's
-// _meta), not the LSP door's initializationOptions or editor settings.
+// with kind noProvider, and the message says once what to set, naming the
+// variables, and where an ACP agent's user sets them (the environment the
+// editor starts it with, Zed's agent_servers entry, its arguments), not the
+// LSP door's initializationOptions or editor settings.
 func TestNoProviderSaysWhereForACP(t *testing.T) {
 	t.Parallel()
 	fake, dataDir, cwd := newFixture(t)
@@ -827,8 +828,24 @@ func TestNoProviderSaysWhereForACP(t *testing.T) {
 	a := &agent{Client: c, t: t, fake: fake, dataDir: dataDir, cwd: cwd}
 	id := a.newSession()
 	_, err := a.prompt(id, text("hi"))
-	if err == nil || !strings.Contains(err.Error(), "no model provider is configured") || !strings.Contains(err.Error(), "agent_servers") ||
-		strings.Contains(err.Error(), "initializationOptions") {
-		t.Errorf("the prompt without a provider: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "agent_servers") {
+		t.Fatalf("the prompt without a provider: %v", err)
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, "no model provider is configured"); n != 1 {
+		t.Errorf("said %d times: %s", n, msg)
+	}
+	for _, want := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "CTXLS_MODEL"} {
+		if strings.Count(msg, want) != 1 {
+			t.Errorf("the message does not name %s once: %s", want, msg)
+		}
+	}
+	for _, lsp := range []string{"initializationOptions", "ctxls.provider", "settings", "provider.baseURL", "provider.model", "_meta"} {
+		if strings.Contains(msg, lsp) {
+			t.Errorf("the message names %q, which an ACP user does not set: %s", lsp, msg)
+		}
+	}
+	if len(msg) > 500 {
+		t.Errorf("the message is %d bytes: %s", len(msg), msg)
 	}
 }

@@ -186,11 +186,11 @@ var Commands = []Info{
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Why does login redirect twice?", "titleSource": "auto", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:07:00Z", "meta": {}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--why-does-login-redirect-twice--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
-	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`. Creates a session on first need, like the other commands that write.",
+	{ID: SetModel, Doc: "Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's. Each stored answer records the model that wrote it (`model` on the message). The title model stays the provider's `titleModel`. Creates a session on first need, like the other commands that write. With `default: true` the model also becomes the default model: every session made from then on starts with it as its own `meta.model` (in every daemon on this data directory, after restarts too), in place of the provider's `model` and `CTXLS_MODEL`; sessions made before keep theirs. It is kept in the data directory (`preferences.json`, the model's name only); `model: \"\"` with `default: true` forgets it. Without `default` only the session changes.",
 		Args: SetModelArgs{}, Result: SessionResult{},
-		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o"}`,
+		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o", "default": true}`,
 		ExampleResult: `{"v": 1, "session": {"id": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "title": "Login redirect loop", "titleSource": "model", "createdAt": "2026-11-22T14:00:00Z", "updatedAt": "2026-11-22T14:08:00Z", "meta": {"model": "gpt-4o"}, "folder": "/home/ann/.local/share/ctxls/sessions/2026-11-22T14-00-00--login-redirect-loop--k3j5q0", "messageCount": 4, "fileCount": 1}}`},
-	{ID: ModelsList, Doc: "Lists the models the provider offers (its `/v1/models`), for choosing the session's model (`ctxls.session.setModel`): `current` is the model the session's next turn uses (the session's own, else the provider's), `default` the provider's. A provider that cannot be reached answers with its error (kind providerFailed); none configured, kind noProvider.",
+	{ID: ModelsList, Doc: "Lists the models the provider offers (its `/v1/models`), for choosing the session's model (`ctxls.session.setModel`): `current` is the model the session's next turn uses (the session's own, else the default), `default` the model a new session gets (the one `setModel` made the default, else the provider's). A server given with no model (a base URL, no `model`, `CTXLS_MODEL` empty) still lists its models, with `current` and `default` empty, for one to be picked. A provider that cannot be reached answers with its error (kind providerFailed); none configured, kind noProvider.",
 		Args: SessionIDArgs{}, Result: ModelsListResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
 		ExampleResult: `{"v": 1, "models": ["gpt-4o", "gpt-4o-mini", "o4-mini"], "current": "gpt-4o", "default": "gpt-4o-mini"}`},
@@ -319,6 +319,9 @@ type SessionRefArgs struct {
 type SetModelArgs struct {
 	SessionID string `json:"sessionId,omitempty" max:"64"`
 	Model     string `json:"model" max:"200"` // "" for the provider's model
+	// Default makes Model the model every new session starts with, kept
+	// in the data directory ("" forgets it).
+	Default bool `json:"default,omitempty"`
 }
 
 // ModelsListResult is the result of ctxls.models.list.

@@ -52,7 +52,7 @@ type Interface interface {
 	SessionClearTitle(ctx context.Context, a *SessionIDArgs) (*SessionResult, error)
 	// SessionSetModel is ctxls.session.setModel: Sets the model the session's turns use (`meta.model`), instead of the provider's `model`; an empty `model` goes back to the provider's.
 	SessionSetModel(ctx context.Context, a *SetModelArgs) (*SessionResult, error)
-	// ModelsList is ctxls.models.list: Lists the models the provider offers (its `/v1/models`), for choosing the session's model (`ctxls.session.setModel`): `current` is the model the session's next turn uses (the session's own, else the provider's), `default` the provider's.
+	// ModelsList is ctxls.models.list: Lists the models the provider offers (its `/v1/models`), for choosing the session's model (`ctxls.session.setModel`): `current` is the model the session's next turn uses (the session's own, else the default), `default` the model a new session gets (the one `setModel` made the default, else the provider's).
 	ModelsList(ctx context.Context, a *SessionIDArgs) (*ModelsListResult, error)
 	// SessionSetReviewMode is ctxls.session.setReviewMode: Sets how the model's edits to your files are reviewed in the session (`meta.reviewMode`, kept with it): `ask` (the default: each edit is shown as a diff and applied only once you accept it), `auto` (applied at once through the editor, whose undo takes it back; the turn ends with the list of files changed) or `off` (chat only: the model is offered only tools that read, ctxls's own and the MCP tools their server marks `readOnlyHint`; no edit tools).
 	SessionSetReviewMode(ctx context.Context, a *SetReviewModeArgs) (*SessionResult, error)

@@ -80,8 +80,9 @@ func inferAPI(baseURL string) string {
 }
 
 // ErrNoProvider is Resolve's error when nothing names a provider: no base
-// URL, no key, no local Ollama. Its message says what to set; where to set
-// it depends on the door (service.Config.ProviderWhere).
+// URL, no key, no local Ollama. Its message says what to set, once, in the
+// environment variables' names every door shares; where the user sets them
+// is the door's sentence (service.Config.ProviderWhere), added after it.
 var ErrNoProvider = errors.New("no model provider is configured")
 
 // ErrNoModel is Resolve's error for a server that needs a model and was
@@ -125,7 +126,7 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 		case probeOllama != nil && probeOllama():
 			p.BaseURL = OllamaBaseURL
 		default:
-			return Resolved{}, fmt.Errorf("%w: set %s for OpenAI, or set provider.baseURL or OPENAI_BASE_URL to an OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1), with a model in provider.model or CTXLS_MODEL; for Anthropic's API set provider.api to \"anthropic\" and ANTHROPIC_API_KEY", ErrNoProvider, keyEnv)
+			return Resolved{}, fmt.Errorf("%w. Set %s to use OpenAI, or OPENAI_BASE_URL to an OpenAI-compatible server (Ollama: %s) and CTXLS_MODEL to one of its models; for Anthropic, ANTHROPIC_API_KEY.", ErrNoProvider, keyEnv, OllamaBaseURL)
 		}
 	}
 	p.BaseURL = strings.TrimRight(p.BaseURL, "/")
@@ -142,7 +143,7 @@ func Resolve(p Provider, getenv func(string) string, probeOllama func() bool) (R
 		if !hosted {
 			// The provider as far as it resolved goes with the error: its
 			// models can still be listed, for one to be picked.
-			return Resolved{Provider: withSizes(p), apiKey: key}, fmt.Errorf("%w for %s: set provider.model or CTXLS_MODEL", ErrNoModel, p.BaseURL)
+			return Resolved{Provider: withSizes(p), apiKey: key}, fmt.Errorf("%w for the server at %s. Set CTXLS_MODEL to one of its models, or choose one for the session.", ErrNoModel, p.BaseURL)
 		}
 		p.Model = defaultModel
 	}

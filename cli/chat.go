@@ -292,7 +292,7 @@ func doctorCmd(g *globals) *cobra.Command {
 }
 
 // cliProviderWhere is where the CLI's user sets the provider.
-const cliProviderWhere = "in the environment, or with the flags --base-url, --model and --api"
+const cliProviderWhere = "Set them in the environment, or pass --base-url and --model (--api anthropic for Anthropic)."
 
 // checkProvider is doctor's provider lines: the configuration resolves, the
 // provider answers and has the model.
@@ -309,7 +309,7 @@ func checkProvider(cmd *cobra.Command, svc *service.Service) error {
 	}
 	if c.NoModel {
 		// The server's models, listed for one to be picked.
-		fmt.Fprintf(w, "✓ provider: %s (%s API)\n  API key: %s\n✗ model: none configured (set provider.model or CTXLS_MODEL)\n", c.BaseURL, c.API, key)
+		fmt.Fprintf(w, "✓ provider: %s (%s API)\n  API key: %s\n✗ model: none configured (set CTXLS_MODEL or pass --model)\n", c.BaseURL, c.API, key)
 		switch {
 		case c.ListErr != nil:
 			fmt.Fprintf(w, "✗ reaching %s: %v\n", c.BaseURL, c.ListErr)

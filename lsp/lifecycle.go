@@ -174,7 +174,7 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
 		Provider: s.cfg.Provider.Merge(o.provider), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB, Version: s.cfg.Version,
 		Opened:        s.cfg.StoreOpened,
-		ProviderWhere: "the provider object in initializationOptions, or the editor's ctxls.provider settings",
+		ProviderWhere: "Set the variables in the environment your editor starts ctxls in, or the server and model in the editor's ctxls.provider settings (baseURL, model; api: anthropic for Anthropic).",
 	})
 	if err != nil {
 		return nil, err

@@ -28,10 +28,10 @@ func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved,
 		if berr := checkBaseURL(r.BaseURL); berr != nil {
 			return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", berr)
 		}
-		return r, api.Errorf(api.KindNoProvider, "%w", err) // r: enough to list its models
+		return r, s.noProvider(err) // r: enough to list its models
 	}
-	if errors.Is(err, chat.ErrNoProvider) && s.providerWhere != "" {
-		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w (%s)", err, s.providerWhere)
+	if errors.Is(err, chat.ErrNoProvider) {
+		return chat.Resolved{}, s.noProvider(err)
 	}
 	if err != nil {
 		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", err)
@@ -40,6 +40,15 @@ func (s *Service) resolve(p api.Provider, sess *session.Session) (chat.Resolved,
 		return chat.Resolved{}, api.Errorf(api.KindNoProvider, "%w", err)
 	}
 	return r, nil
+}
+
+// noProvider is err (chat.ErrNoProvider or ErrNoModel, whose text says
+// what to set) with the door's sentence saying where its user sets it.
+func (s *Service) noProvider(err error) error {
+	if s.providerWhere == "" {
+		return api.Errorf(api.KindNoProvider, "%w", err)
+	}
+	return api.Errorf(api.KindNoProvider, "%w %s", err, s.providerWhere)
 }
 
 // checkBaseURL rejects a base URL no HTTP client can call, such as
@@ -118,6 +127,12 @@ func (s *Service) ModelsList(ctx context.Context, a *api.SessionIDArgs) (*api.Mo
 		return nil, err
 	}
 	res := &api.ModelsListResult{V: api.V, Default: r.Model, Current: r.Model}
+	if m := s.defaultModel(); m != "" {
+		res.Default = m // what a new session gets as its own
+		if sess == nil {
+			res.Current = m // the next turn makes one
+		}
+	}
 	if sess != nil && sess.Meta.Model != "" {
 		res.Current = sess.Meta.Model
 	}

@@ -58,10 +58,11 @@ type Config struct {
 	// NoEnvHint: record no environment line in the sessions used (the CLI,
 	// which leaves the editor's in place).
 	NoEnvHint bool
-	// ProviderWhere says where this door's user sets the provider, for
-	// the no-provider error (e.g. the LSP door's initializationOptions and
-	// editor settings, the ACP agent's environment); "" names only the
-	// environment variables and provider fields.
+	// ProviderWhere is the door's sentence of the no-provider and
+	// no-model errors: where its user sets the variables those name (the
+	// environment the editor or agent starts ctxls in, the editor's
+	// settings, the command line's flags), in the user's words; "" adds
+	// none.
 	ProviderWhere string
 	// Version is ctxls's version, as told to MCP servers.
 	Version string
@@ -434,7 +435,7 @@ func (s *Service) sessionOf(ctx context.Context, id string, create bool) (*sessi
 		return nil, err
 	}
 	s.adoptNew(sess.ID)
-	return sess, nil
+	return s.madeWithDefaults(ctx, sess), nil
 }
 
 // existing is sessionOf for operations that need a session and never make

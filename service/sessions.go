@@ -18,6 +18,7 @@ func (s *Service) SessionNew(ctx context.Context, a *api.SessionNewArgs) (*api.S
 	if err != nil {
 		return nil, fail(err)
 	}
+	sess = s.madeWithDefaults(ctx, sess)
 	s.SetCurrent(sess.ID, false)
 	s.tidyLater()
 	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil

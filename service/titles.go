@@ -72,5 +72,12 @@ func (s *Service) SessionSetModel(ctx context.Context, a *api.SetModelArgs) (*ap
 	if sess, err = s.store.SetModel(ctx, sess.ID, a.Model); err != nil {
 		return nil, fail(err)
 	}
+	if a.Default {
+		// Only when asked: the choice then outlives the session.
+		if err := s.setDefaultModel(sess.Meta.Model); err != nil {
+			return nil, api.Errorf(api.KindInternal, "the session's model is set, but it could not be kept as the default for new sessions: %w", err)
+		}
+		s.log.Info("default model set", "model", sess.Meta.Model)
+	}
 	return &api.SessionResult{V: api.V, Session: wireSession(sess)}, nil
 }

@@ -126,9 +126,15 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 			return nil, fail(err)
 		}
 	}
+	model := o.Model
+	if model == "" && sess == nil {
+		// The turn makes the session: it starts with the default model
+		// as its own, if the user made one the default.
+		model = s.defaultModel()
+	}
 	p := o.Provider
-	if o.Model != "" {
-		p.Model = o.Model
+	if model != "" {
+		p.Model = model
 	}
 	resolved, err := s.resolve(p, sess)
 	if err != nil {
@@ -164,7 +170,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	compactAt := s.compactAt
 	s.mu.Unlock()
 	resumed := s.isResumed(id)
-	t, err := s.turns.Start(ctx, turn.Request{Model: o.Model, Turn: chat.Turn{
+	t, err := s.turns.Start(ctx, turn.Request{Model: model, Turn: chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.box.Turn(id, true),

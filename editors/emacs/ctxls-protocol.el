@@ -106,8 +106,9 @@ provider's model; an empty model goes back to the provider's.")
 (defconst ctxls-protocol-command-models-list "ctxls.models.list"
   "Lists the models the provider offers (its /v1/models), for choosing
 the session's model (ctxls.session.setModel): current is the model the
-session's next turn uses (the session's own, else the provider's),
-default the provider's.")
+session's next turn uses (the session's own, else the default),
+default the model a new session gets (the one setModel made the
+default, else the provider's).")
 
 (defconst ctxls-protocol-command-session-set-review-mode "ctxls.session.setReviewMode"
   "Sets how the model's edits to your files are reviewed in the session

@@ -335,6 +335,7 @@ export interface ChatPreviewResult {
 export interface SetModelArgs {
   sessionId?: string;
   model: string;
+  default?: boolean;
 }
 
 export interface ModelsListResult {
