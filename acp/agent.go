@@ -143,7 +143,8 @@ func (a *Agent) close() {
 // Initialize answers the capabilities. initialize's _meta may carry the
 // provider settings: {"_meta": {"ctxls": {"provider": {...}}}}, the same
 // object as the LSP door's initializationOptions.provider, and compactAt
-// (as the LSP door's; else the environment's CTXLS_COMPACT_AT).
+// (as the LSP door's; else the environment's CTXLS_COMPACT_AT),
+// allowReadOnlyTools and projectInstructions (booleans, as the LSP door's).
 func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	prov := a.cfg.Provider
 	compactAt, err := api.ParseCompactAtText(a.getenv()("CTXLS_COMPACT_AT"))
@@ -161,6 +162,9 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 		}
 		if allow, ok := m["allowReadOnlyTools"].(bool); ok {
 			a.svc.Tools().SetAllowReadOnly(allow)
+		}
+		if on, ok := m["projectInstructions"].(bool); ok {
+			a.svc.SetProjectInstructions(on)
 		}
 		if m["compactAt"] != nil {
 			raw, _ := json.Marshal(m["compactAt"])

@@ -467,6 +467,25 @@ type ContextGetArgs struct {
 type ContextGetResult struct {
 	V       int     `json:"v"`
 	Context Context `json:"context"`
+	// Instructions are the project's instructions files a turn would give
+	// the model with this context (the workspace roots' and those of the
+	// `files` set's folders; a turn's own files may bring more), absent
+	// when none or when projectInstructions is off. Only without setName.
+	Instructions []InstructionFile `json:"instructions,omitempty"`
+}
+
+// InstructionFile is a project instructions file (AGENTS.md, CLAUDE.md,
+// .github/copilot-instructions.md) given to the model at the start of its
+// input.
+type InstructionFile struct {
+	Path string `json:"path"`
+	// Bytes is how much of its text is given; Size its whole length.
+	Bytes int `json:"bytes"`
+	Size  int `json:"size"`
+	// Unsaved: the editor's text, with edits not yet saved.
+	Unsaved bool `json:"unsaved,omitempty"`
+	// Cut says what was left out (the caps: 32 KiB a file, 64 KiB in all).
+	Cut string `json:"cut,omitempty"`
 }
 
 // CandidatesResult is the result of ctxls.context.candidates.
@@ -603,6 +622,9 @@ type ChatResult struct {
 	// Edited are the user's files the turn's edits changed (applied in
 	// the editor, or written), absent when none.
 	Edited []string `json:"edited,omitempty"`
+	// Instructions are the project's instructions files the model was
+	// given, absent when none.
+	Instructions []InstructionFile `json:"instructions,omitempty"`
 }
 
 // ChatPreviewResult is the result of ctxls.chat.preview.
@@ -618,6 +640,9 @@ type ChatPreviewResult struct {
 	Tokens     PreviewTokens    `json:"tokens"`
 	Budget     int              `json:"budget"`
 	Dropped    int              `json:"dropped"`
+	// Instructions are the project's instructions files at the end of the
+	// system message, in its order (the root's first), absent when none.
+	Instructions []InstructionFile `json:"instructions,omitempty"`
 }
 
 // PreviewMessage is one message of the model input, as sent.

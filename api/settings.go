@@ -58,6 +58,10 @@ type InitializationOptions struct {
 	// answers with ctxls.question.answer (else the daemon asks with
 	// window/showMessageRequest).
 	Questions bool `json:"questions,omitempty"`
+	// ProjectInstructions: the workspace's AGENTS.md files (else CLAUDE.md
+	// or .github/copilot-instructions.md at a root) are given to the model
+	// (absent: true).
+	ProjectInstructions *bool `json:"projectInstructions,omitempty"`
 }
 
 // Settings are workspace/didChangeConfiguration's settings.ctxls: what an
@@ -76,6 +80,9 @@ type Settings struct {
 	// InitializationOptions (absent or null: unchanged).
 	AllowReadOnlyTools           *bool `json:"allowReadOnlyTools,omitempty"`
 	ToolPermissionTimeoutSeconds *int  `json:"toolPermissionTimeoutSeconds,omitempty"`
+	// ProjectInstructions as in InitializationOptions (absent or null:
+	// unchanged), from the next turn.
+	ProjectInstructions *bool `json:"projectInstructions,omitempty"`
 }
 
 // DefaultToolPermissionTimeout is how long, in seconds, a tool call waits

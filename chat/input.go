@@ -27,6 +27,9 @@ type assembled struct {
 	// Covered the messages it covers.
 	Compacted *session.Message
 	Covered   int
+	// Instructions are the project's instructions files the system
+	// prompt gives.
+	Instructions []prompts.Instruction
 	// Record notes in the session's view what the turn's block showed,
 	// given the id of the turn's stored message (a turn's only).
 	Record func(msg int64)
@@ -76,6 +79,12 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 	}
 	in.Context = sets
 	e.relevantFiles(t, guard, sets, &in)
+	if !t.NoInstructions {
+		// In the system prompt, the input's stable prefix: they change
+		// only when a file's text does, or when the files the turn
+		// involves bring another folder's AGENTS.md.
+		in.Instructions = e.Instructions(t.Roots, slices.Concat(sets[prompts.SetFiles], t.Files), e.buffers(t))
+	}
 	counter := prompts.TokenizerFor(t.Provider.Model)
 	in.Counter = counter
 	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
@@ -86,7 +95,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 	system := prompts.System(in)
 	baseTokens := counter.Count(system)
 	seen := view.state()
-	out := &assembled{Budget: window, Message: counter.Count(t.Message) + ImageTokens*len(ImageNames(t.Message)), Tools: toolTokens(tools, counter)}
+	out := &assembled{Instructions: in.Instructions, Budget: window, Message: counter.Count(t.Message) + ImageTokens*len(ImageNames(t.Message)), Tools: toolTokens(tools, counter)}
 
 	// The blocks of the history as sent, unless the context is shown
 	// afresh: when the superseded file text they carry outweighs the

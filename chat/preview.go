@@ -7,6 +7,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -24,6 +25,9 @@ type Preview struct {
 	// Budget is the context window less the output reserve; Dropped is
 	// how many earlier messages do not fit.
 	Budget, Dropped int
+	// Instructions are the project's instructions files in the system
+	// prompt.
+	Instructions []prompts.Instruction
 }
 
 // Preview builds the model input of the turn t without running it: no
@@ -54,7 +58,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 		Model: t.Provider.Model, Messages: in.Messages, Tools: tools,
 		System: in.System, Files: in.Files, History: in.History + in.Message, ToolTokens: in.Tools,
 		Total:  in.System + in.History + in.Message + in.Tools,
-		Budget: in.Budget, Dropped: in.Dropped,
+		Budget: in.Budget, Dropped: in.Dropped, Instructions: in.Instructions,
 	}, nil
 }
 

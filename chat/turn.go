@@ -146,6 +146,9 @@ type Turn struct {
 	CompactAt int
 	// Tools offers the model its tools (package tool's box; nil: none).
 	Tools Toolbox
+	// NoInstructions leaves the project's instructions files (AGENTS.md
+	// and the like, Engine.Instructions) out of the model's input.
+	NoInstructions bool
 	// Session is the session as read when the turn was asked for (nil:
 	// the engine reads it). The engine keeps it current through its own
 	// changes (a new title moves the folder), so a turn reads the session
@@ -181,6 +184,9 @@ type Result struct {
 	ToolLimit bool
 	// Edited are the user's files the turn's edits changed.
 	Edited []string
+	// Instructions are the project's instructions files the model was
+	// given (Engine.Instructions).
+	Instructions []prompts.Instruction
 }
 
 // Finish reasons.
@@ -453,6 +459,7 @@ func (r *run) begin() error {
 		}
 		return err
 	}
+	r.res.Instructions = in.Instructions
 	// The message may still be being stored (Store.TurnState): the first
 	// round's answer row waits for it, and the view notes the block
 	// under its id.

@@ -82,6 +82,7 @@ func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
 		files     []string
 		dryRun    bool
 		compactAt string
+		noInstr   bool
 		allow     []string
 		readOnly  bool
 		edits     string
@@ -121,7 +122,7 @@ what followed it are removed from the session first.`,
 				if again {
 					return usageError{errors.New("--dry-run previews a new question; it cannot be combined with --again")}
 				}
-				return previewChat(cmd, g, sessionID, cont, files, msg)
+				return previewChat(cmd, g, sessionID, cont, files, msg, !noInstr)
 			}
 			svc, err := g.openService(cmd.Context(), prov)
 			if err != nil {
@@ -129,6 +130,7 @@ what followed it are removed from the session first.`,
 			}
 			defer svc.Close()
 			svc.SetCompactAt(at)
+			svc.SetProjectInstructions(!noInstr)
 			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
 			asker := &toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}
 			svc.Tools().SetAsker(asker.ask)
@@ -149,6 +151,7 @@ what followed it are removed from the session first.`,
 	cmd.Flags().BoolVar(&again, "again", false, "ask the session's last question again in place of its answer, or MESSAGE in its place; needs --session or --continue")
 	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
 	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
+	cmd.Flags().BoolVar(&noInstr, "no-project-instructions", false, "do not give the model the workspace's AGENTS.md files (else CLAUDE.md or .github/copilot-instructions.md at the root)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
 	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking (repeatable; e.g. github/list_*): SERVER/TOOL, split at the first / and each matched against the exact name, with *, ? and [...]; or mcp__SERVER__TOOL, split at the first __ after mcp__ (so mcp__gh__* never allows a server named gh__evil: name such a server as gh__evil/*); * alone allows every MCP tool; run_command (that exact name, never matched by * or a pattern) lets the model run any command line without asking")
 	cmd.Flags().StringVar(&edits, "edits", "", "how the model's edits to your files are reviewed in the session, kept with it: ask (each shown on the terminal; the default), auto (applied at once) or off (no edit tools)")

@@ -15,7 +15,7 @@ import (
 // previewChat is "ctxls chat --dry-run": it prints the exact model input
 // the turn would send, with token counts, and stores nothing. It needs no
 // provider or key, and opens the store only to read the session given.
-func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files []string, msg string) error {
+func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files []string, msg string, instructions bool) error {
 	var svc *service.Service
 	if prefix != "" || cont {
 		var err error
@@ -28,6 +28,7 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 		svc.SetRoots([]string{wd})
 	}
 	defer svc.Close()
+	svc.SetProjectInstructions(instructions)
 	// The tools are the ones "ctxls chat" offers.
 	svc.Tools().SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: &toolAsker{errOut: cmd.ErrOrStderr()}})
 	svc.Tools().SetWorkspaceMCP(true)
@@ -52,6 +53,13 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 		pv.Tokens.Total, pv.Budget, pv.Tokens.System, pv.Tokens.Files, pv.Tokens.History, pv.Tokens.Tools)
 	if pv.Dropped > 0 {
 		fmt.Fprintf(w, "%d earlier messages do not fit and are left out\n", pv.Dropped)
+	}
+	for _, in := range pv.Instructions {
+		note := ""
+		if in.Cut != "" {
+			note = " (" + in.Cut + ")"
+		}
+		fmt.Fprintf(w, "Project instructions: %s%s\n", termsafe.Text(in.Path), termsafe.Text(note))
 	}
 	for _, m := range pv.Messages {
 		fmt.Fprintf(w, "\n── %s · %d tokens ──\n%s\n", m.Role, m.Tokens, termsafe.Text(strings.TrimRight(m.Content, "\n")))

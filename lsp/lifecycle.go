@@ -182,6 +182,9 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	svc.SetRoots(rootsOf(p))
 	svc.SetClient(clientInfoText(p.ClientInfo.Name, p.ClientInfo.Version), o.EnvHint)
 	svc.SetCompactAt(o.compactAt)
+	if o.ProjectInstructions != nil {
+		svc.SetProjectInstructions(*o.ProjectInstructions)
+	}
 	svc.SetStorageLimitMB(o.StorageSoftLimitMB)
 	if err := svc.SetMCPServers(o.McpServers); err != nil {
 		svc.Close()

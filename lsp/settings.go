@@ -10,8 +10,9 @@ import (
 )
 
 // didChangeConfiguration takes settings.ctxls.provider,
-// settings.ctxls.storageSoftLimitMB, settings.ctxls.viewIdleMs and
-// settings.ctxls.compactAt.
+// settings.ctxls.storageSoftLimitMB, settings.ctxls.viewIdleMs,
+// settings.ctxls.compactAt, the MCP and tool settings and
+// settings.ctxls.projectInstructions.
 func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 	var p struct {
 		Settings struct {
@@ -49,6 +50,9 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) error {
 		}
 	}
 	s.setToolOptions(svc, p.Settings.Ctxls.AllowReadOnlyTools, p.Settings.Ctxls.ToolPermissionTimeoutSeconds)
+	if on := p.Settings.Ctxls.ProjectInstructions; on != nil {
+		svc.SetProjectInstructions(*on)
+	}
 	if len(p.Settings.Ctxls.Provider) == 0 {
 		return nil
 	}

@@ -41,7 +41,10 @@ type Input struct {
 	Missing      []string            // files items that do not exist
 	Resumed      bool                // the first turn after ctxls.session.resume
 	Env          string              // the session's envHint (Meta.EnvHint), shown first in the reminder
-	Relevant     []File              // the relevant files whose text goes with this turn's message, in order
+	// Instructions are the project's instructions files, root first
+	// (InstructionsSection), at the end of the system prompt.
+	Instructions []Instruction
+	Relevant     []File // the relevant files whose text goes with this turn's message, in order
 	// Changed are those of Relevant the conversation was shown before,
 	// with other text: they are labelled as changed since.
 	Changed []string
@@ -105,7 +108,7 @@ const (
 // docs/protocol.md has the layout and the measurements behind it.
 
 // System renders the system prompt: base instructions, the session
-// folder's layout and the session's files.
+// folder's layout, the session's files and the project's instructions.
 func System(in Input) string {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(baseInstructions, "\n"))
@@ -124,6 +127,7 @@ func System(in Input) string {
 		}
 		b.WriteString("\nUse these files when relevant to the user's requests. You can read them with `read_file(\"sources/filename\")`.\n")
 	}
+	b.WriteString(InstructionsSection(in.Instructions))
 	return b.String()
 }
 

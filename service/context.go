@@ -85,6 +85,9 @@ func (s *Service) ContextGet(ctx context.Context, a *api.ContextGetArgs) (*api.C
 	}
 	res := &api.ContextGetResult{V: api.V, Context: api.Context{}}
 	if sess == nil {
+		if a.SetName == "" {
+			res.Instructions = s.instructions(nil)
+		}
 		return res, nil
 	}
 	sets, err := s.store.Context(ctx, sess.ID)
@@ -93,10 +96,20 @@ func (s *Service) ContextGet(ctx context.Context, a *api.ContextGetArgs) (*api.C
 	}
 	if a.SetName == "" {
 		res.Context = wireContext(sets)
+		res.Instructions = s.instructions(sets[prompts.SetFiles])
 	} else if items, ok := sets[a.SetName]; ok {
 		res.Context[a.SetName] = items
 	}
 	return res, nil
+}
+
+// instructions are the project's instructions files a turn with these
+// relevant files would give the model (none when they are off).
+func (s *Service) instructions(files []string) []api.InstructionFile {
+	if s.instructionsOff() {
+		return nil
+	}
+	return wireInstructions(s.engine.Instructions(s.Roots(), files, nil))
 }
 
 // ContextState is a session's context with its missing files, as a

@@ -92,19 +92,20 @@ type Service struct {
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
-	mu            sync.Mutex
-	provider      api.Provider
-	providerWhere string          // Config.ProviderWhere
-	roots         []string        // workspace folders, absolute; the first is the session's workspace
-	client        string          // "<name> <version>" of the client, for envHint
-	envOverride   string          // an envHint the client gave verbatim
-	current       string          // the current session ("" if none): what an empty sessionId means
-	lostCurrent   bool            // the current session was deleted; say so when the next is made
-	resumed       map[string]bool // sessions resumed since their last turn
-	held          map[string]bool // sessions this connection made, resumed or used: never pruned as empty
-	compactAt     int             // 0: the default
-	editorMB      int             // the client's storage soft limit in MiB; 0: the command line's
-	pendingView   []string        // the editor's view captured before any session existed
+	mu             sync.Mutex
+	provider       api.Provider
+	providerWhere  string          // Config.ProviderWhere
+	roots          []string        // workspace folders, absolute; the first is the session's workspace
+	client         string          // "<name> <version>" of the client, for envHint
+	envOverride    string          // an envHint the client gave verbatim
+	current        string          // the current session ("" if none): what an empty sessionId means
+	lostCurrent    bool            // the current session was deleted; say so when the next is made
+	resumed        map[string]bool // sessions resumed since their last turn
+	held           map[string]bool // sessions this connection made, resumed or used: never pruned as empty
+	compactAt      int             // 0: the default
+	noInstructions bool            // projectInstructions off
+	editorMB       int             // the client's storage soft limit in MiB; 0: the command line's
+	pendingView    []string        // the editor's view captured before any session existed
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
@@ -309,6 +310,22 @@ func (s *Service) SetCompactAt(at int) {
 	s.mu.Lock()
 	s.compactAt = at
 	s.mu.Unlock()
+}
+
+// SetProjectInstructions turns on or off giving the model the project's
+// instructions files (AGENTS.md and the like; on by default), from the
+// next turn.
+func (s *Service) SetProjectInstructions(on bool) {
+	s.mu.Lock()
+	s.noInstructions = !on
+	s.mu.Unlock()
+}
+
+// instructionsOff reports whether the project's instructions are off.
+func (s *Service) instructionsOff() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noInstructions
 }
 
 // SetStorageLimitMB sets the client's soft limit of the data directory in

@@ -174,7 +174,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.box.Turn(id, true),
-		Rewind: a.Rewind,
+		Rewind: a.Rewind, NoInstructions: s.instructionsOff(),
 	}})
 	if err != nil {
 		for _, name := range imageNames { // the question was not asked: its images go
@@ -306,7 +306,7 @@ func chatResult(r *chat.Result) *api.ChatResult {
 	return &api.ChatResult{
 		V: api.V, SessionID: r.SessionID, MessageID: r.MessageID, Text: r.Text, FinishReason: r.FinishReason,
 		Usage:  api.ChatUsage{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, CachedTokens: r.Usage.CachedTokens},
-		Edited: r.Edited,
+		Edited: r.Edited, Instructions: wireInstructions(r.Instructions),
 	}
 }
 
@@ -389,7 +389,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	pv, err := s.engine.Preview(ctx, chat.Turn{
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
-		Env: s.envHint(roots), Session: sess, Tools: s.box.Turn(id, false),
+		Env: s.envHint(roots), Session: sess, Tools: s.box.Turn(id, false), NoInstructions: s.instructionsOff(),
 	})
 	if err != nil {
 		return nil, fail(err)
@@ -398,7 +398,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	res := &api.ChatPreviewResult{
 		V: api.V, SessionID: id, Model: pv.Model, ReviewMode: api.ReviewMode(tool.ReviewMode(sess)), Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
 		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Tools: pv.ToolTokens, Total: pv.Total},
-		Budget: pv.Budget, Dropped: pv.Dropped,
+		Budget: pv.Budget, Dropped: pv.Dropped, Instructions: wireInstructions(pv.Instructions),
 	}
 	for _, m := range pv.Messages {
 		content, images := previewContent(m)

@@ -3,6 +3,7 @@ package service
 import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
+	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -115,4 +116,14 @@ func summary(ss *session.Session) api.SessionSummary {
 		Owner: ss.Owner, Visibility: ss.Visibility,
 		Workspace: ss.Meta.Workspace, Folder: ss.Folder,
 	}
+}
+
+// wireInstructions are the project's instructions files as clients see
+// them (nil when none).
+func wireInstructions(ins []prompts.Instruction) []api.InstructionFile {
+	var out []api.InstructionFile
+	for _, in := range ins {
+		out = append(out, api.InstructionFile{Path: in.Path, Bytes: len(in.Content), Size: in.Size, Unsaved: in.Unsaved, Cut: in.Cut})
+	}
+	return out
 }

@@ -414,6 +414,9 @@ visible lines.")
 (defconst ctxls-protocol-init-option-questions "questions"
   "An initializationOptions field.")
 
+(defconst ctxls-protocol-init-option-project-instructions "projectInstructions"
+  "An initializationOptions field.")
+
 (defconst ctxls-protocol-setting-provider "provider"
   "A settings.ctxls field.")
 
@@ -436,6 +439,9 @@ visible lines.")
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-setting-tool-permission-timeout-seconds "toolPermissionTimeoutSeconds"
+  "A settings.ctxls field.")
+
+(defconst ctxls-protocol-setting-project-instructions "projectInstructions"
   "A settings.ctxls field.")
 
 (defconst ctxls-protocol-error-invalid-argument "invalidArgument"

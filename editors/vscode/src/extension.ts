@@ -96,6 +96,7 @@ function daemonSettings(): InitializationOptions {
   if (servers.user) out.mcpServers = servers.user;
   if (servers.workspace) out.workspaceMcpServers = servers.workspace;
   if (cfg.get<boolean>("allowReadOnlyTools")) out.allowReadOnlyTools = true;
+  if (cfg.get<boolean>("projectInstructions") === false) out.projectInstructions = false;
   const wait = cfg.get<number>("toolPermissionTimeoutSeconds");
   if (typeof wait === "number" && wait > 0) out.toolPermissionTimeoutSeconds = wait;
   return out;

@@ -70,6 +70,7 @@ return {
     review_edits = "reviewEdits",
     diagnostics = "diagnostics",
     questions = "questions",
+    project_instructions = "projectInstructions",
   },
   settings = {
     provider = "provider",
@@ -80,6 +81,7 @@ return {
     workspace_mcp_servers = "workspaceMcpServers",
     allow_read_only_tools = "allowReadOnlyTools",
     tool_permission_timeout_seconds = "toolPermissionTimeoutSeconds",
+    project_instructions = "projectInstructions",
   },
   -- The values of the protocol's closed string types.
   plan_priority = {

@@ -197,9 +197,18 @@ export interface ContextGetArgs {
   setName?: string;
 }
 
+export interface InstructionFile {
+  path: string;
+  bytes: number;
+  size: number;
+  unsaved?: boolean;
+  cut?: string;
+}
+
 export interface ContextGetResult {
   v: number;
   context: Record<string, string[]>;
+  instructions?: InstructionFile[];
 }
 
 export interface EmptyArgs {
@@ -289,6 +298,7 @@ export interface ChatResult {
   finishReason: string;
   usage: ChatUsage;
   edited?: string[];
+  instructions?: InstructionFile[];
 }
 
 export interface PreviewToolCall {
@@ -330,6 +340,7 @@ export interface ChatPreviewResult {
   tokens: PreviewTokens;
   budget: number;
   dropped: number;
+  instructions?: InstructionFile[];
 }
 
 export interface SetModelArgs {
@@ -633,6 +644,7 @@ export interface InitializationOptions {
   reviewEdits?: boolean;
   diagnostics?: boolean;
   questions?: boolean;
+  projectInstructions?: boolean;
 }
 
 export interface Settings {
@@ -644,6 +656,7 @@ export interface Settings {
   workspaceMcpServers?: Record<string, unknown> | null;
   allowReadOnlyTools?: boolean;
   toolPermissionTimeoutSeconds?: number;
+  projectInstructions?: boolean;
 }
 
 /** Command IDs (workspace/executeCommand), as declared in package api. */

@@ -1,0 +1,193 @@
+package chat
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxls/ctxls/internal/human"
+	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/workspace"
+)
+
+// The project instructions files: AGENTS.md (Codex, Zed, Copilot,
+// opencode, Cursor read it) at each workspace root and in the folders of the
+// files a turn involves; at a root without one, the first of the others
+// (Claude Code's, Copilot's).
+const InstructionsName = "AGENTS.md"
+
+// RootFallbacks are read at a workspace root that has no AGENTS.md, the
+// first found.
+var RootFallbacks = []string{"CLAUDE.md", filepath.Join(".github", "copilot-instructions.md")}
+
+// Caps of the instructions given to the model, in bytes: each file's, and
+// all of them together (the root's first).
+const (
+	MaxInstructionBytes  = 32 << 10
+	MaxInstructionsBytes = 64 << 10
+)
+
+// Instructions finds and reads the project instructions a turn with these
+// workspace folders and files (the relevant-context files and the turn's
+// own) gives the model: AGENTS.md at each root (else CLAUDE.md, else
+// .github/copilot-instructions.md), then AGENTS.md in each folder between
+// a file and its root, from the root down (deeper folders later: what
+// every turn shares comes first, and the nearest file takes precedence).
+// Only files inside a workspace folder, links resolved, are read (the
+// workspace guard the tools use), never below .git; the editor's text when
+// it has the file open (b; nil: the engine's), else the disk's. Each file is
+// cut to MaxInstructionBytes and all of them to MaxInstructionsBytes, in
+// whole lines, with a note of what was cut; a binary or non-UTF-8 file is
+// skipped with a log line.
+func (e *Engine) Instructions(roots, files []string, b Buffers) []prompts.Instruction {
+	if b == nil {
+		b = e.Buffers
+	}
+	log := e.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return findInstructions(roots, files, b, log)
+}
+
+func findInstructions(roots, files []string, b Buffers, log *slog.Logger) []prompts.Instruction {
+	guard := &workspace.Guard{Roots: roots}
+	open := func(p string) (string, bool) {
+		if b == nil {
+			return "", false
+		}
+		return b.TextByPath(p)
+	}
+	exists := func(p string) bool {
+		if _, ok := open(p); ok {
+			return true
+		}
+		_, err := os.Lstat(p)
+		return err == nil
+	}
+	var paths []string
+	for _, r := range roots {
+		for _, name := range append([]string{InstructionsName}, RootFallbacks...) {
+			if p := filepath.Join(r, name); exists(p) {
+				paths = append(paths, p)
+				break
+			}
+		}
+	}
+	var nested []string
+	for _, f := range files {
+		root := rootOf(roots, f)
+		if root == "" {
+			continue
+		}
+		for dir := filepath.Dir(f); dir != root && session.Within(dir, root); dir = filepath.Dir(dir) {
+			if p := filepath.Join(dir, InstructionsName); !underGit(root, p) && exists(p) {
+				nested = append(nested, p)
+			}
+		}
+	}
+	slices.SortFunc(nested, func(a, b string) int {
+		return cmp.Or(cmp.Compare(strings.Count(a, string(filepath.Separator)), strings.Count(b, string(filepath.Separator))), cmp.Compare(a, b))
+	})
+	for _, p := range nested {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+
+	var out []prompts.Instruction
+	left := MaxInstructionsBytes
+	for _, p := range paths {
+		if why := guard.Refusal(p); why != "" {
+			log.Info("instructions file not read", "path", p, "why", why)
+			continue
+		}
+		in := prompts.Instruction{Path: p}
+		text, ok := open(p)
+		if ok {
+			in.Unsaved = true
+			in.Size = len(text)
+		} else {
+			fi, err := os.Stat(p)
+			if err != nil {
+				log.Info("instructions file not read", "path", p, "err", err)
+				continue
+			}
+			if text, err = workspace.ReadLimited(p, MaxInstructionBytes+1); err != nil {
+				log.Info("instructions file not read", "path", p, "err", err)
+				continue
+			}
+			in.Size = int(fi.Size())
+		}
+		if workspace.Binary(text) {
+			log.Info("instructions file skipped: binary", "path", p)
+			continue
+		}
+		limit, why := MaxInstructionBytes, fmt.Sprintf("instructions files are given up to %s bytes each", human.Thousands(MaxInstructionBytes))
+		if left < limit {
+			limit, why = left, fmt.Sprintf("the instructions files together are given up to %s bytes", human.Thousands(MaxInstructionsBytes))
+		}
+		// A file of one long line is shown in part; what is left of
+		// the total shows whole lines or nothing.
+		in.Content = wholeLines(text, limit, limit == MaxInstructionBytes)
+		if !utf8.ValidString(in.Content) {
+			log.Info("instructions file skipped: not UTF-8", "path", p)
+			continue
+		}
+		switch {
+		case in.Content == "" && in.Size > 0:
+			in.Cut = fmt.Sprintf("not shown: %s", why)
+		case len(in.Content) < in.Size:
+			in.Cut = fmt.Sprintf("cut: the first %s bytes of its %s shown; %s", human.Thousands(len(in.Content)), human.Thousands(in.Size), why)
+		}
+		left -= len(in.Content)
+		out = append(out, in)
+	}
+	return out
+}
+
+// rootOf is the deepest workspace folder holding path ("" when none).
+func rootOf(roots []string, path string) string {
+	best := ""
+	for _, r := range roots {
+		if session.Within(path, r) && len(r) > len(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+// underGit: path lies in a .git folder below root.
+func underGit(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err != nil || slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git")
+}
+
+// wholeLines is text when it fits in limit bytes, else as many of its
+// whole lines as fit; with partial, a first line longer than limit is cut
+// at a character's start instead of left out.
+func wholeLines(text string, limit int, partial bool) string {
+	if len(text) <= limit {
+		return text
+	}
+	if limit <= 0 {
+		return ""
+	}
+	if i := strings.LastIndexByte(text[:limit], '\n'); i >= 0 {
+		return text[:i+1]
+	}
+	if !partial {
+		return ""
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
+}
