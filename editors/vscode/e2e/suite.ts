@@ -117,7 +117,7 @@ async function step(name: string, f: () => Promise<void>): Promise<void> {
   try {
     await f();
   } catch (e) {
-    const shot = await ed.shot(`FAIL-${name.replace(/[^a-z0-9]+/gi, "-")}`).catch(() => "(no screenshot)");
+    const shot = await ed.shot(`FAIL-${name.replace(/[^a-z0-9]+/gi, "-")}`).catch((e) => `(no screenshot: ${e instanceof Error ? e.message.split("\n")[0] : e})`);
     console.log(`FAIL ${name}: ${e instanceof Error ? e.stack : e}\n  screenshot: ${shot}`);
     for (const l of ed.logs.slice(-20)) console.log(`  ${l}`);
     throw e;
@@ -2118,16 +2118,17 @@ async function main(): Promise<void> {
     await until("ask in the header", async () => (await chat.locator("#mode").innerText()) === "edits: ask", 10_000);
   });
 
+  /** Sets the session's edit review mode with the chat header's button. */
+  const pickMode = async (mode: string) => {
+    await chat.locator("#mode").click();
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(mode);
+    await until(`only ${mode}`, async () => (await ed.pickRows()).length === 1);
+    await input.press("Enter");
+    await until(`${mode} in the header`, async () => (await chat.locator("#mode").innerText()) === `edits: ${mode.toLowerCase()}`, 10_000);
+  };
   await step("issue 32: Undo changes on a turn puts the unsaved buffer back exactly as it was, Ctrl+Z in the editor takes the undo back, a note on the turn says what came of it", async () => {
-    const pickMode = async (mode: string) => {
-      await chat.locator("#mode").click();
-      const input = ed.quickInput().locator(".quick-input-box input");
-      await input.waitFor({ state: "visible" });
-      await input.fill(mode);
-      await until(`only ${mode}`, async () => (await ed.pickRows()).length === 1);
-      await input.press("Enter");
-      await until(`${mode} in the header`, async () => (await chat.locator("#mode").innerText()) === `edits: ${mode.toLowerCase()}`, 10_000);
-    };
     await pickMode("Auto");
     await until("calc.ts active", async () => (await ed.activeTabTitle()).startsWith("calc.ts"), 5000);
     check(await dirty(), "calc.ts has no unsaved text to keep");
@@ -2162,6 +2163,124 @@ async function main(): Promise<void> {
     await ed.focusEditor();
     await ed.page.keyboard.press("Control+Z");
     await until("the model's change back", async () => (await ed.editorText()).includes("// checked twice"), 5000);
+    await pickMode("Ask");
+  });
+
+  await step("issue 32: the model's run_command asks on its card, naming the command (no notification); Allow once runs it: its output, stderr too, under the card's line as it comes and once it ended, the exit status on the line; the model gets both; light and dark themes", async () => {
+    await ed.clearToasts();
+    const command = "printf 'line one\\nline two\\n'; sleep 1; echo err >&2; exit 3";
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: "run_command", arguments: JSON.stringify({ command }) }] },
+      { chunks: ["The check failed: exit status 3."] },
+    ]);
+    const before = await turns().count();
+    await typeInChat("Run the check");
+    await until("the new turn", async () => (await turns().count()) === before + 1);
+    const card = turns().nth(before).locator(".tool").first();
+    await until("the question on the card", async () => (await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Deny|Always in this session…", 15_000);
+    check((await card.getAttribute("data-status")) === "pending", `the card is ${await card.getAttribute("data-status")}`);
+    check((await card.locator(".tool-title").innerText()) === "run", `the card's title: ${await card.locator(".tool-title").innerText()}`);
+    check((await card.locator(".tool-args").innerText()) === command, `the card's command: ${await card.locator(".tool-args").innerText()}`);
+    check((await card.locator("summary").getAttribute("title")) === `run ${command} (waiting)`, `the card's line in full: ${await card.locator("summary").getAttribute("title")}`);
+    check((await card.locator(".tool-note").innerText()) === "waiting for your permission", `the card's note: ${await card.locator(".tool-note").innerText()}`);
+    const question = (await card.locator(".tool-ask").getAttribute("title")) ?? "";
+    check(question.includes(`run the command ${command} in `), `the question: ${question}`);
+    check((await ed.toasts().filter({ hasText: /wants to (run|call)/ }).count()) === 0, `a notification asks: ${await ed.toastTexts()}`);
+    await card.locator(".tool-answers button", { hasText: "Allow once" }).click();
+    // As it runs: the output so far under the line, the card not opened.
+    const seen = () => card.evaluate((c) => `${c.getAttribute("data-status")}|${c.querySelector(".tool-shell:not([hidden])")?.textContent ?? "(none)"}`);
+    await until("the output so far under the card's line", async () => (await seen()) === "running|line one\nline two", 10_000, 50).catch(async (e) => {
+      throw new Error(`${e}; the card: ${JSON.stringify(await seen())}`);
+    });
+    check((await card.locator(".tool-status").innerText()) === "running", `while it runs the status says: ${await card.locator(".tool-status").innerText()}`);
+    await until("the command's end", async () => (await card.getAttribute("data-status")) === "failed", 10_000);
+    await idle();
+    check(!(await card.locator("details").evaluate((d) => (d as HTMLDetailsElement).open)), "the card opened by itself");
+    const shown = (await card.locator(".tool-shell").innerText()).trimEnd();
+    check(shown === "line one\nline two\nerr", `the output under the card's line: ${JSON.stringify(shown)}`);
+    check((await card.locator(".tool-status").innerText()) === "failed: exit status 3", `the card's status: ${await card.locator(".tool-status").innerText()}`);
+    check((await card.locator(".tool-outcome").innerText()) === "Answered: Allow once", `the card's outcome: ${await card.locator(".tool-outcome").innerText()}`);
+    const reqs = await requests();
+    const told = reqs[reqs.length - 1].messages.filter((m) => m.role === "tool").pop()?.content ?? "";
+    check(told === "line one\nline two\nerr\n[exit status 3]", `the model was told: ${JSON.stringify(told)}`);
+    const id = await card.getAttribute("data-id");
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-command-light"],
+      ["Dark Modern", "vscode-command-dark"],
+    ]) {
+      await setTheme(theme);
+      await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
+      for (const sel of [".tool-shell", ".tool-status", ".tool-args", ".tool-title"]) {
+        const c = await contrast(`#log .tool[data-id="${id}"] ${sel}`);
+        check(c >= 4.5, `${theme}: the command card's ${sel} has a contrast of ${c.toFixed(2)}`);
+      }
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+  });
+
+  await step("issue 32: asking again a turn whose edit changed a file offers, on the turn, to undo that change, naming the file (no dialog, no notification): Keep leaves the buffer as the turn left it, Undo puts it back as it was before the turn", async () => {
+    if ((await ed.activeTab().count()) === 0 || !(await ed.activeTabTitle()).startsWith("calc.ts")) await ed.openFile("calc.ts");
+    // Edits applied at once (the auto mode: accepted without a diff, which would take seconds per edit here).
+    await pickMode("Auto");
+    const rename = (from: string, to: string): Reply => ({ chunks: [], toolCalls: [{ name: "edit_file", arguments: JSON.stringify({ path: "calc.ts", old_string: `function ${from}(`, new_string: `function ${to}(` }) }] });
+    const applied = async (to: string) => {
+      const card = lastTurn().locator(".tool", { hasText: "edit_file" });
+      await until(`the rename to ${to} applied`, async () => (await card.getAttribute("data-status")) === "done" && (await ed.editorText()).includes(`function ${to}(`), 30_000).catch(async (e) => {
+        throw new Error(`${e}; the card: ${await card.getAttribute("data-status")}, the buffer: ${JSON.stringify(await ed.editorText())}`);
+      });
+      await idle();
+    };
+    const n = await turns().count();
+    await enqueue([rename("sub", "subtract"), { chunks: ["Renamed."] }]);
+    await typeInChat("Rename sub to subtract");
+    await applied("subtract");
+    const beforeLast = await ed.editorText();
+    const undoAsk = lastTurn().locator(".turn-undo-ask");
+    const asked = async (what: string) => {
+      await until(`the question on the turn (${what})`, async () => (await undoAsk.count()) === 1 && (await undoAsk.isVisible()), 5000);
+      const message = await undoAsk.locator(".ask-message").innerText();
+      check(message === "Also undo the changes to calc.ts made by the turn taken back?", `the question (${what}): ${message}`);
+      check((await undoAsk.locator(".tool-answers button").allInnerTexts()).join("|") === "Undo changes|Keep changes", `the answers: ${await undoAsk.locator(".tool-answers button").allInnerTexts()}`);
+      check((await ed.page.locator(".monaco-dialog-box").count()) === 0, "a dialog asks");
+      check((await ed.toastTexts()).every((t) => !/undo/i.test(t)), `a notification asks: ${await ed.toastTexts()}`);
+      const c = await contrast("#log .turn:last-child .turn-undo-ask .ask-message");
+      check(c >= 4.5, `the question's contrast is ${c.toFixed(2)}`);
+      if (what === "Regenerate") {
+        await ed.page.mouse.move(1000, 600);
+        await ed.shot("rewind-undo-question-dark");
+      }
+    };
+    // Regenerate: asked first, nothing sent before the answer. Keep changes:
+    // the new answer's edit finds the text the turn left (its old_string).
+    await enqueue([rename("subtract", "minus"), { chunks: ["Renamed to minus."] }]);
+    const sent = (await requests()).length;
+    await lastTurn().locator(".turn-actions button.again").click();
+    await asked("Regenerate");
+    await sleep(200);
+    check((await requests()).length === sent, "the question went again before the answer");
+    check((await ed.editorText()) === beforeLast, "the buffer changed while the question waited");
+    await undoAsk.locator("button", { hasText: "Keep changes" }).click();
+    await applied("minus");
+    check((await turns().count()) === n + 1, `${await turns().count()} turns after Regenerate, ${n + 1} before`);
+    check((await lastTurn().locator(".turn-undo .undo-note").count()) === 0, "a note on the turn after Keep changes");
+    // Edit: asked again; Undo changes puts the buffer back as it was before the turn.
+    await enqueue([{ chunks: ["Left it as it was."] }]);
+    await lastTurn().locator(".turn-actions button.edit").click();
+    await chat.locator("#input").fill("Leave the name as it is");
+    await chat.locator("#input").press("Enter");
+    await asked("Edit");
+    await undoAsk.locator("button", { hasText: "Undo changes" }).click();
+    await until("the buffer as before the turn", async () => (await ed.editorText()) === beforeLast, 10_000).catch(async (e) => {
+      throw new Error(`${e}; the buffer: ${JSON.stringify(await ed.editorText())}, before: ${JSON.stringify(beforeLast)}`);
+    });
+    await until("the edited question's answer", async () => (await lastTurn().locator(".a").innerText()).includes("Left it as it was."), 15_000);
+    await idle();
+    check((await turns().count()) === n + 1, `${await turns().count()} turns after Edit, ${n + 1} before`);
+    check((await lastTurn().locator(".turn-undo .undo-note").innerText()) === "Before this answer: undid changes to calc.ts", `the note: ${await lastTurn().locator(".turn-undo .undo-note").innerText()}`);
+    check(await dirty(), "calc.ts is not dirty after the undo");
+    check(fs.readFileSync(calcTs, "utf8") === calcText, "the edits or the undo reached the disk");
     await pickMode("Ask");
   });
 

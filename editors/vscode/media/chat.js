@@ -149,6 +149,8 @@
     body.appendChild(el("pre", "tool-pre tool-output"));
     details.appendChild(body);
     box.appendChild(details);
+    // A command's output, under the line (not folded into the card).
+    box.appendChild(el("pre", "tool-pre tool-shell"));
     box.appendChild(el("ul", "tool-plan"));
     box.appendChild(askNode());
     box.appendChild(el("div", "tool-outcome"));
@@ -214,9 +216,11 @@
     args.textContent = card.args;
     args.hidden = !card.args;
     box.querySelector(".tool-status").textContent = card.statusText;
-    box.querySelector("summary").title = card.title + (card.statusText ? " (" + card.statusText + ")" : "");
+    // The line in full on hover (a long command or path is cut on the line).
+    box.querySelector("summary").title = card.title + (card.args ? " " + card.args : "") + (card.statusText ? " (" + card.statusText + ")" : "");
     box.querySelector(".tool-args-full").textContent = card.argsFull || "(none)";
-    const hasOutput = card.output !== undefined;
+    // A command's output is under the line: the opened card does not repeat it.
+    const hasOutput = card.output !== undefined && card.shell === undefined;
     // A search's line says its arguments in full: the card opens to its results.
     box.querySelector(".tool-args-label").hidden = !!card.argsInLine && hasOutput;
     box.querySelector(".tool-args-full").hidden = !!card.argsInLine && hasOutput;
@@ -236,6 +240,7 @@
       out.textContent = hasOutput ? card.output || "(empty)" : "";
     }
     out.classList.toggle("results", !!card.results);
+    drawShell(box.querySelector(".tool-shell"), card.shell);
     drawPlan(box.querySelector(".tool-plan"), card.plan);
     // While the call waits: why, and the permission question's answers once it is asked.
     const ask = box.querySelector(".tool-ask");
@@ -249,6 +254,17 @@
       ask.removeAttribute("title");
       ask.querySelector(".tool-answers").removeAttribute("aria-label");
     }
+  }
+  // A command's output under its card's line, as it runs and once it
+  // ended; kept scrolled to its end (the newest lines) while it grows,
+  // unless the user scrolled up to read.
+  function drawShell(pre, shell) {
+    pre.hidden = shell === undefined;
+    const text = shell === undefined ? "" : shell || "(no output)";
+    if (pre.textContent === text) return;
+    const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    pre.textContent = text;
+    if (atEnd) pre.scrollTop = pre.scrollHeight;
   }
   // The model's plan under its card's line: each item with its state
   // (done, under way, to do) in a mark and in words for screen readers.

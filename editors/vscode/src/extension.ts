@@ -45,6 +45,7 @@ import {
   questionOutcome,
   ReviewAnswers,
   reviewDecision,
+  rewindUndoQuestion,
   selectedLines,
   SessionFile,
   sessionRow,
@@ -857,8 +858,9 @@ class Controller {
     }
     // The turns taken back changed files: asked in the chat, on the turn, whether to undo those changes too.
     let undone: string | undefined;
-    if (this.state.turns.slice(index).some((t) => turnChangedFiles(t) && !t.undo?.undone)) {
-      const answer = await this.askOnTurn(index, "Also undo the file changes of the turns taken back?", [UndoAnswers.undo, UndoAnswers.keep]);
+    const undoQuestion = rewindUndoQuestion(this.state.turns.slice(index));
+    if (undoQuestion) {
+      const answer = await this.askOnTurn(index, undoQuestion, [UndoAnswers.undo, UndoAnswers.keep]);
       // Not answered (another question sent, the session changed): nothing is asked again.
       if (answer === undefined || this.state.turns[index] !== turn || this.state.busy) return;
       if (answer === UndoAnswers.undo) {

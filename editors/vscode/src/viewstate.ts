@@ -198,6 +198,38 @@ export interface ToolCard {
   question?: string;
   /** The plan an update_plan call set: shown under the card's line, always (not folded into it). */
   plan?: PlanItem[];
+  /**
+   * A command's output (run_command), shown under the card's line, not
+   * folded into it: the output so far while it runs, then all of it
+   * without the "[exit status N]" line (the status says how it ended).
+   * The opened card shows no Result beside it.
+   */
+  shell?: string;
+  /** The file an edit_file or create_file call changes (its path as the model gave it). */
+  file?: string;
+}
+
+/** The command line of ctxls's own run_command call and the folder it names, if any. */
+export function commandOf(c: Pick<ShownToolCall, "server" | "name" | "tool" | "arguments">): { line: string; cwd?: string } | undefined {
+  if (c.server || (c.tool || c.name) !== "run_command") return undefined;
+  try {
+    const v = JSON.parse(c.arguments);
+    if (!v || typeof v.command !== "string") return undefined;
+    return { line: v.command, ...(typeof v.cwd === "string" && v.cwd ? { cwd: v.cwd } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How a command ended, from its summary or the last line of its output ("[exit status 3]"), if either says. */
+function commandEnd(c: Pick<ShownToolCall, "summary" | "output">): string | undefined {
+  if (c.summary) return c.summary.replace(/\s+/g, " ");
+  const last = (c.output ?? "").trimEnd().split("\n").pop() ?? "";
+  const m = /^\[exit status (\d+)\]$/.exec(last);
+  if (m) return `exit status ${m[1]}`;
+  if (/^\[killed by [^\]]+\]$/.test(last)) return last.slice(1, -1);
+  if (last.startsWith("[the command timed out")) return "timed out";
+  return undefined;
 }
 
 /** An item of the model's plan (update_plan's arguments). */
@@ -296,6 +328,34 @@ export function turnChangedFiles(t: Pick<ViewTurn, "parts">): boolean {
   return t.parts.some((p) => p.kind === "tool" && isEditTool(p.card.title) && p.card.status === "done");
 }
 
+/** The files the turn's applied edits changed (edit_file and create_file cards done), by base name, each once. */
+export function turnChangedFileNames(t: Pick<ViewTurn, "parts">): string[] {
+  const names: string[] = [];
+  for (const p of t.parts) {
+    if (p.kind !== "tool" || !isEditTool(p.card.title) || p.card.status !== "done" || !p.card.file) continue;
+    const name = baseName(p.card.file);
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+/**
+ * What asking a question again (Retry, Regenerate, Edit) asks about the
+ * file changes of the turns it takes back, naming the files: "Also undo the
+ * changes to calc.ts made by the turn taken back?". Undefined when none of
+ * them changed files (or their changes are undone already).
+ */
+export function rewindUndoQuestion(turns: Pick<ViewTurn, "parts" | "undo">[]): string | undefined {
+  const changed = turns.filter((t) => turnChangedFiles(t) && !t.undo?.undone);
+  if (changed.length === 0) return undefined;
+  const names: string[] = [];
+  for (const t of changed) for (const n of turnChangedFileNames(t)) if (!names.includes(n)) names.push(n);
+  const shown = names.length > 3 ? [...names.slice(0, 2), plural(names.length - 2, "more file")] : names;
+  const files = shown.length === 0 ? "the files" : shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(", ")} and ${shown[shown.length - 1]}`;
+  const by = changed.length === 1 ? "the turn taken back" : `the ${changed.length} turns taken back`;
+  return `Also undo the changes to ${files} made by ${by}?`;
+}
+
 /**
  * What an undo or redo did, as the note under its turn says it: "Undid
  * changes to 2 files · left: c.go (it changed since the turn)".
@@ -342,6 +402,31 @@ export function toolCard(c: ShownToolCall, actions?: string[], ask?: { deliberat
     card.args = "";
     card.statusText = `${plan.filter((it) => it.status === "completed").length} of ${plan.length} done`;
     card.plan = plan;
+  }
+  const command = commandOf(c);
+  if (command) {
+    // "run printf … — failed: exit status 3", the output under the line.
+    card.title = "run";
+    card.args = command.line.replace(/\s+/g, " ").trim();
+    if (card.args.length > shortArgumentsMax) card.args = card.args.slice(0, shortArgumentsMax - 1) + "…";
+    if (command.cwd) card.args += ` in ${command.cwd}`;
+    const end = commandEnd(c);
+    if (c.status === "running") card.statusText = "running";
+    else if (c.status === "done" || c.status === "stored") card.statusText = end ?? toolStatusText(c.status);
+    else if (c.status === "failed") card.statusText = end ? `failed: ${end}` : "failed";
+    if (c.status === "running") {
+      if (c.progress) card.shell = c.progress.replace(/\n$/, "");
+    } else if (c.status !== "pending" && c.status !== "declined" && c.output !== undefined) {
+      card.shell = c.output.replace(/\n?\[exit status \d+\]\s*$/, "");
+    }
+  }
+  if (isEditTool(c.name) && !c.server) {
+    try {
+      const path = JSON.parse(c.arguments)?.path;
+      if (typeof path === "string" && path) card.file = path;
+    } catch {
+      // arguments cut or not JSON: no file named
+    }
   }
   if (c.status === "pending") card.note = isEditTool(c.name) ? "waiting for your review" : "waiting for your permission";
   if (c.output !== undefined) card.output = c.output;

@@ -14,7 +14,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
 import { fenceInfo, highlight, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
-import { contextSets, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, shortArguments, StreamingAnswer, toolCard, turnChangedFiles, turnFileChip, undoNote, usageLine, viewTurn } from "../src/viewstate";
+import { contextSets, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, rewindUndoQuestion, shortArguments, StreamingAnswer, toolCard, turnChangedFiles, turnFileChip, undoNote, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { parseGrepLine, resolveResultPath, searchLabel, searchSummary } from "../src/search";
 import { editorFolders, isUserFile } from "../src/sync";
@@ -799,4 +799,38 @@ test("undo: a turn changed files when an edit_file or create_file card is done; 
   );
   assert.equal(undoNote({ restored: [], left: [{ path: "/w/c.go", reason: "it no longer exists" }] }, false), "Undid no change · left: c.go (it no longer exists)");
   assert.equal(undoNote({ restored: ["/w/a.go"], left: null }, true), "Redid changes to a.go");
+  // Asking again over turns that changed files names the files in the question.
+  const edit = (id: string, path: string, status = "done") => ({ kind: "tool" as const, card: toolCard({ id, name: "edit_file", tool: "edit_file", arguments: JSON.stringify({ path, old_string: "a", new_string: "b" }), status: status as any }) });
+  assert.equal(rewindUndoQuestion([{ parts: [edit("1", "/w/calc.ts")] }]), "Also undo the changes to calc.ts made by the turn taken back?");
+  assert.equal(
+    rewindUndoQuestion([{ parts: [edit("1", "/w/a.ts"), edit("2", "/w/a.ts")] }, { parts: [] }, { parts: [edit("3", "b.ts"), edit("4", "c.ts", "declined")] }]),
+    "Also undo the changes to a.ts and b.ts made by the 2 turns taken back?",
+  );
+  assert.equal(rewindUndoQuestion([{ parts: [edit("1", "a"), edit("2", "b"), edit("3", "c"), edit("4", "d")] }]), "Also undo the changes to a, b and 2 more files made by the turn taken back?");
+  assert.equal(rewindUndoQuestion([{ parts: [edit("1", "/w/calc.ts")], undo: { undone: true } }, { parts: [card("read_file", "done")] }]), undefined);
+});
+
+test("command cards: run_command's line names the command, its output under the line as it runs and once it ended, the status says how it ended", () => {
+  const line = "printf 'line one\\nline two\\n'; echo err >&2; exit 3";
+  const call = { id: "r", name: "run_command", tool: "run_command", arguments: JSON.stringify({ command: line }) };
+  const pending = toolCard({ ...call, status: "pending" }, ["Allow once", "Deny"]);
+  assert.deepEqual([pending.title, pending.args, pending.statusText, pending.note, pending.shell], ["run", line, "waiting", "waiting for your permission", undefined]);
+  const running = toolCard({ ...call, status: "running", progress: "line one\nline two\n" });
+  assert.deepEqual([running.statusText, running.shell], ["running", "line one\nline two"]);
+  assert.equal(toolCard({ ...call, status: "running" }).shell, undefined);
+  const failed = toolCard({ ...call, status: "failed", output: "line one\nline two\nerr\n[exit status 3]", summary: "exit status 3" });
+  assert.deepEqual([failed.statusText, failed.shell, failed.output], ["failed: exit status 3", "line one\nline two\nerr", "line one\nline two\nerr\n[exit status 3]"]);
+  // Stored (a session shown again): how it ended read from the output.
+  const [stored] = turnsFromMessages([
+    { id: 1, role: "user", content: "run it", status: "done" },
+    { id: 2, role: "assistant", content: "", status: "done", toolCalls: [{ id: "r", type: "function", function: { name: "run_command", arguments: JSON.stringify({ command: "true", cwd: "sub" }) } }] },
+    { id: 3, role: "tool", content: "(no output)\n[exit status 0]", status: "done", toolCallId: "r" },
+  ]);
+  const again = viewTurn(stored).parts[0];
+  assert.ok(again.kind === "tool");
+  assert.deepEqual([again.card.args, again.card.statusText, again.card.shell], ["true in sub", "exit status 0", "(no output)"]);
+  const declined = toolCard({ ...call, status: "declined", output: "The user declined to run this command; it did not run." });
+  assert.deepEqual([declined.statusText, declined.shell], ["declined", undefined]);
+  // Not ctxls's own: an MCP tool of the same name is an ordinary card.
+  assert.equal(toolCard({ ...call, name: "mcp__s__run_command", server: "s", status: "done", output: "x" }).title, "s · run_command");
 });
