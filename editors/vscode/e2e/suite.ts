@@ -253,7 +253,14 @@ async function shade(selector: string): Promise<number> {
 async function setTheme(name: string): Promise<void> {
   // The workbench's class says which kind of theme is on: vs (light), vs-dark, hc-black.
   const kind = name.includes("High Contrast") ? "hc-black" : name.includes("Light") ? "vs" : "vs-dark";
-  const on = async () => ((await ed.page.locator(".monaco-workbench").first().getAttribute("class")) ?? "").split(/\s+/).includes(kind);
+  // The picker previews the theme its filter finds: the class changes
+  // before the pick is made, and back if the pick is lost. A pick made is
+  // written to the user's settings.json (VS Code 1.139 writes the name the
+  // picker shows, but for the dark high-contrast theme its old id).
+  const file = path.join(L.userData, "User", "settings.json");
+  const id = name === "Dark High Contrast" ? "Default High Contrast" : name;
+  const picked = () => (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>)["workbench.colorTheme"] === id;
+  const on = async () => picked() && ((await ed.page.locator(".monaco-workbench").first().getAttribute("class")) ?? "").split(/\s+/).includes(kind);
   for (let attempt = 1; ; attempt++) {
     await ed.palette("Preferences: Color Theme");
     const input = ed.quickInput().locator(".quick-input-box input");
