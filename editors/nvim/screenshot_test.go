@@ -472,3 +472,74 @@ func TestNeovimCardsScreenshot(t *testing.T) {
 		}
 	})
 }
+
+// TestNeovimInstructionsScreenshot renders, in a light and a dark
+// background, the chat of a question asked in a workspace with
+// instructions files (AGENTS.md at its root, another in api/, the folder
+// of the file added to the context): the line under the chat's header
+// naming them, "_instructions: AGENTS.md, api/AGENTS.md_", to
+// CTXLS_SCREENSHOT_DIR/nvim-instructions-light.png and -dark.png. It runs
+// only when that variable is set:
+// CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run InstructionsScreenshot
+func TestNeovimInstructionsScreenshot(t *testing.T) {
+	shots := screenshot.Dir(t)
+	bin := lsptest.BuildBinary(t)
+	eachNeovim(t, func(t *testing.T, nvim string) {
+		dir := shotsDir(t, shots, nvim)
+		for _, theme := range nvimThemes {
+			t.Run(theme.name, func(t *testing.T) {
+				fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Handler test names"}}))
+				fake.Enqueue(openaitest.Reply{Delay: 20 * time.Millisecond, Chunks: []string{
+					"As `api/AGENTS.md` asks, ", "name them after the route ", "and the case:\n\n",
+					"```go\n", "func TestHealthzOK(t *testing.T)\n", "func TestHealthzDatabaseDown(t *testing.T)\n", "```\n\n",
+					"and run `go vet ./...` ", "before you commit, ", "as the root's `AGENTS.md` says.",
+				}})
+				work := t.TempDir()
+				os.MkdirAll(filepath.Join(work, "api"), 0o755)
+				os.WriteFile(filepath.Join(work, "AGENTS.md"), []byte("# Working on this repository\n\nRun `go vet ./...` before every commit.\n"), 0o644)
+				os.WriteFile(filepath.Join(work, "api", "AGENTS.md"), []byte("# api/\n\nName a handler's tests Test<Route><Case>.\n"), 0o644)
+				file := filepath.Join(work, "api", "healthz.go")
+				os.WriteFile(file, []byte("package api\n\nimport \"net/http\"\n\n// Healthz answers 200 while the database answers.\nfunc Healthz(w http.ResponseWriter, r *http.Request) {\n\tw.WriteHeader(http.StatusOK)\n}\n"), 0o644)
+				rtp, _ := filepath.Abs(".")
+				setup, dataDir := filepath.Join(t.TempDir(), "setup.lua"), t.TempDir()
+				os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({
+  cmd = { %q, "serve", "--data-dir", %q },
+  provider = { baseURL = %q, model = "test-model" },
+})
+`, bin, dataDir, fake.URL)), 0o644)
+				term := startTmux(t, tmuxName(t, "ctxls-instr-shot-"+theme.name), 150, 32, work,
+					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color"},
+					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup,
+						"api/healthz.go")...)
+				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+				waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+				keys(":CtxlsAdd", "Enter")
+				keys(":CtxlsAsk How should I name the tests of Healthz?", "Enter")
+				waitFor("the answer", func(s string) bool { return strings.Contains(s, "says.") })
+				waitFor("the instructions line", func(s string) bool {
+					return strings.Contains(s, "instructions: AGENTS.md, api/AGENTS.md")
+				})
+				keys(":echo", "Enter") // the command line cleared: the status lines end the screen
+				waitFor("the command line cleared", func(s string) bool {
+					return strings.HasSuffix(screenshot.LastLine(s), "ctxls: Handler test names")
+				})
+				if dir != "" {
+					shot := filepath.Join(dir, "nvim-instructions-"+theme.name+".png")
+					if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), shot, 1340, 600); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("wrote %s", shot)
+				}
+				keys(":qa!", "Enter")
+				deadline := time.Now().Add(15 * time.Second)
+				for exec.Command("pgrep", "-f", "--", "--data-dir "+dataDir).Run() == nil {
+					if time.Now().After(deadline) {
+						t.Fatal("the daemon did not end after Neovim quit")
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+		}
+	})
+}

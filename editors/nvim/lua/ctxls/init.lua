@@ -46,6 +46,12 @@ M.config = {
   -- How Enter (or gf) on an image's line in the chat opens the image:
   -- function(path); nil: the system's viewer (xdg-open, open), else a buffer.
   open_image = nil,
+  -- The project's instructions files (AGENTS.md at the workspace's root and
+  -- in the folders of the files a turn involves; else CLAUDE.md or
+  -- .github/copilot-instructions.md) go to the model, named in the chat
+  -- under its header. false: none go. setup() again changes it while the
+  -- daemon runs, from the next turn.
+  project_instructions = true,
 }
 
 -- state is the plugin's one connection:
@@ -63,13 +69,18 @@ M.config = {
 --   shows (see signature); questions: session id → how many questions it
 --   shows; settling: session id → reads of a turn's end in flight (settle);
 --   header: session id → what the chat's header line says (header_line).
+-- instructions: session id → the project's instructions files its turns
+--   give the model ({path, bytes, size, unsaved, cut}), named on the line
+--   under the header (instructions_line); instructions_seq: session id →
+--   the number of the last read of them asked, or of the turn that told
+--   them (a slower read then comes too late to count).
 -- images: the images attached for the next question (:CtxlsAttach), each
 --   { name, path, url }; image_paths: chat buffer → image name → the file
 --   an image shown as asked here was read from.
 -- A turn that makes its session (the first question): see adopt below.
 local adopt, unborn, learn
 
-local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, showing = {}, header = {}, model_at = {}, images = {}, image_paths = {} }
+local state = { client_id = nil, current = nil, titles = {}, bufs = {}, turn = nil, seq = 0, last_file = nil, last_win = nil, creating = nil, told_context = {}, asking = false, shown = {}, questions = {}, settling = {}, showing = {}, header = {}, model_at = {}, images = {}, image_paths = {}, instructions = {}, instructions_seq = {}, instructions_asked = 0 }
 
 -- builtin_notify: vim.notify is Neovim's own, which echoes on the command
 -- line (not a plugin's popup). Neovim's own Lua is built into it: a
@@ -227,12 +238,109 @@ local function header_line(id)
   return s .. "_"
 end
 
--- set_header shows session id's header line (see header_line).
+-- workspace_path is path (absolute) relative to the workspace folder, the
+-- daemon's root, when it is in it; else with ~ for the home folder.
+local function workspace_path(path)
+  local client = M.client()
+  local root = client and client.config and client.config.root_dir
+  if root and root ~= "" then
+    root = root:gsub("/$", "")
+    if path:sub(1, #root + 1) == root .. "/" then
+      return path:sub(#root + 2)
+    end
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
+-- instruction_marks is what an instructions file's name is followed by:
+-- " (unsaved)" (the editor's text goes), " (cut)" (not all of it goes),
+-- " (unsaved, cut)", or "".
+local function instruction_marks(f)
+  local marks = {}
+  if f.unsaved then
+    table.insert(marks, "unsaved")
+  end
+  if f.cut and f.cut ~= "" then
+    table.insert(marks, "cut")
+  end
+  return #marks > 0 and (" (" .. table.concat(marks, ", ") .. ")") or ""
+end
+
+-- instructions_text names the project's instructions files of a turn:
+-- "AGENTS.md, pkg/AGENTS.md (cut)"; nil when none.
+local function instructions_text(files)
+  if type(files) ~= "table" or #files == 0 then
+    return nil
+  end
+  local names = {}
+  for _, f in ipairs(files) do
+    table.insert(names, workspace_path(f.path) .. instruction_marks(f))
+  end
+  return table.concat(names, ", ")
+end
+
+-- instructions_line is the chat's line under the header when the session's
+-- turns give the model the project's instructions files, nil when none.
+local instructions_prefix = "_instructions: "
+local function instructions_line(id)
+  local text = instructions_text(state.instructions[id])
+  return text and (instructions_prefix .. text .. "_") or nil
+end
+
+-- set_header shows session id's header line (see header_line) and under it
+-- the instructions line (see instructions_line), added or removed as they
+-- come and go (the running turn's "thinking" line moves with them).
 local function set_header(id)
   local buf = state.bufs[id]
-  if buf and vim.api.nvim_buf_is_valid(buf) then
-    set_lines(buf, 1, 2, { header_line(id) })
+  if not buf or not vim.api.nvim_buf_is_valid(buf) then
+    return
   end
+  set_lines(buf, 1, 2, { header_line(id) })
+  local line = instructions_line(id)
+  local third = vim.api.nvim_buf_get_lines(buf, 2, 3, false)[1] or ""
+  local shown = third:sub(1, #instructions_prefix) == instructions_prefix
+  local moved = 0
+  if line and shown then
+    set_lines(buf, 2, 3, { line })
+  elseif line then
+    set_lines(buf, 2, 2, { line })
+    moved = 1
+  elseif shown then
+    set_lines(buf, 2, 3, {})
+    moved = -1
+  end
+  local turn = state.turn
+  if moved ~= 0 and turn and turn.buf == buf and turn.thinking and turn.thinking >= 2 then
+    turn.thinking = turn.thinking + moved
+  end
+end
+
+-- set_instructions records the instructions files session id's turns give
+-- the model (from a read of its context, or a turn's result) and shows
+-- them in its chat.
+local function set_instructions(id, files)
+  state.instructions_asked = state.instructions_asked + 1
+  state.instructions_seq[id] = state.instructions_asked -- reads asked before are older
+  state.instructions[id] = (type(files) == "table" and #files > 0) and files or nil
+  set_header(id)
+end
+
+-- refresh_instructions reads which instructions files session id's next
+-- turn gives the model (ctxls.context.get; a session not made yet, "new-N":
+-- the workspace's) and shows them in its chat.
+local function refresh_instructions(id)
+  if not id or not M.client() then
+    return
+  end
+  state.instructions_asked = state.instructions_asked + 1
+  local seq = state.instructions_asked
+  state.instructions_seq[id] = seq
+  local arg = id:find("^new%-") and {} or { sessionId = id }
+  M.command(P.commands.context_get, arg, function(r)
+    if state.instructions_seq[id] == seq then
+      set_instructions(id, r.instructions)
+    end
+  end, function() end) -- a session deleted meanwhile: nothing to show
 end
 
 -- header_from records what a stored session says for its header: its
@@ -317,6 +425,8 @@ local function chat_buffer(id)
     end,
   })
   state.bufs[id] = buf
+  set_header(id) -- with the instructions known, then read again
+  refresh_instructions(id)
   return buf
 end
 
@@ -776,6 +886,10 @@ local handlers = {
     local head = p.reason == "resume" and "resumed context: " or "context changed: "
     local missing = (p.missing and #p.missing > 0) and string.format("; %d missing", #p.missing) or ""
     notify(head .. context_line(p.context) .. missing .. " (:CtxlsContext)")
+    -- The files' folders may hold instructions files of their own.
+    if state.bufs[p.sessionId] then
+      refresh_instructions(p.sessionId)
+    end
   end,
   -- A session's title changed, or (with a store other daemons share) its
   -- messages: an open chat shows turns made elsewhere.
@@ -942,6 +1056,14 @@ function M.resolve_cmd()
   return cmd, not cmd and state.missing_help or nil
 end
 
+-- settings are the daemon's settings it may be given while it runs
+-- (workspace/didChangeConfiguration): at start, and when setup() is called
+-- again.
+local function settings()
+  local s = P.settings
+  return { ctxls = { [s.provider] = M.config.provider, [s.project_instructions] = M.config.project_instructions ~= false } }
+end
+
 local function lsp_config()
   local o = P.init_options
   local init = {
@@ -952,6 +1074,7 @@ local function lsp_config()
     [o.mcp_servers] = M.config.mcp_servers,
     [o.allow_read_only_tools] = M.config.allow_read_only_tools,
     [o.tool_permission_timeout_seconds] = M.config.tool_permission_timeout_seconds,
+    [o.project_instructions] = M.config.project_instructions ~= false,
     [o.review_edits] = true,
     [o.diagnostics] = true,
     [o.questions] = true,
@@ -964,7 +1087,7 @@ local function lsp_config()
     capabilities = capabilities(),
     handlers = handlers,
     flags = { debounce_text_changes = M.config.debounce },
-    settings = { ctxls = { provider = M.config.provider } },
+    settings = settings(),
   }
 end
 
@@ -1067,6 +1190,20 @@ end
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   helptags()
+  -- Called again while the daemon runs: the settings it takes then go to
+  -- it (from its next turn), and the chats name the instructions files
+  -- that now go.
+  local client = M.client()
+  if client then
+    client.config.settings = settings()
+    if client.settings then
+      client.settings = client.config.settings -- (0.11: what workspace/configuration reads)
+    end
+    client_notify(client, "workspace/didChangeConfiguration", { settings = client.config.settings })
+    for id in pairs(state.bufs) do
+      refresh_instructions(id)
+    end
+  end
   local group = vim.api.nvim_create_augroup("ctxls", { clear = true })
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = image_highlight })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter" }, {
@@ -1226,6 +1363,8 @@ function adopt(turn, sid, title)
   end
   state.questions[sid], state.questions[temp] = state.questions[temp], nil
   state.header[sid], state.header[temp] = state.header[temp], nil
+  state.instructions[sid], state.instructions[temp] = state.instructions[temp], nil
+  state.instructions_seq[sid], state.instructions_seq[temp] = state.instructions_seq[temp], nil
   state.titles[temp] = nil
   title = title or state.titles[sid] -- (a ctxls/sessionUpdated may have come first)
   if title then
@@ -1409,6 +1548,9 @@ function M.ask(message, opts)
         adopt(turn, result.sessionId)
       elseif err and turn.fresh and error_kind(err) ~= P.error_kinds.cancelled then
         unborn(turn) -- refused before a session was made
+      end
+      if result then
+        set_instructions(turn.session, result.instructions) -- those the turn gave
       end
       if err then
         local kind = error_kind(err)
@@ -1828,6 +1970,24 @@ function M.show_context()
     if #names == 0 then
       table.insert(lines, "(no context yet: :CtxlsAdd adds the current file)")
     end
+    -- The project's instructions files a question would give the model.
+    if r.instructions and #r.instructions > 0 then
+      table.insert(lines, "")
+      table.insert(lines, "instructions:")
+      for _, f in ipairs(r.instructions) do
+        local note = ""
+        if f.cut and f.cut ~= "" then
+          note = string.format("  (%s of %s bytes given%s)", thousands(f.bytes), thousands(f.size), f.unsaved and "; unsaved" or "")
+        elseif f.unsaved then
+          note = "  (unsaved)"
+        end
+        table.insert(lines, "  " .. f.path .. note)
+      end
+    end
+    local id = state.current
+    if id and state.bufs[id] then
+      set_instructions(id, r.instructions) -- the chat's line as current
+    end
     scratch(lines)
   end)
 end
@@ -2056,6 +2216,7 @@ function M.delete()
       M.command(P.commands.session_delete, { sessionId = s.id }, function()
         local buf = state.bufs[s.id]
         state.bufs[s.id], state.shown[s.id], state.questions[s.id], state.header[s.id] = nil, nil, nil, nil
+        state.instructions[s.id], state.instructions_seq[s.id] = nil, nil
         local function drop()
           if buf and vim.api.nvim_buf_is_valid(buf) then
             pcall(vim.api.nvim_buf_delete, buf, { force = true })
@@ -2224,6 +2385,11 @@ function M.preview(message, opts)
       string.format("# Model input for %s (nothing sent)", r.model or "?"),
       string.format("Tokens: %d of %d — system %d (files %d), history %d", t.total or 0, r.budget or 0, t.system or 0, t.files or 0, t.history or 0),
     }
+    -- Their text ends the system message below.
+    local given = instructions_text(r.instructions)
+    if given then
+      table.insert(lines, "Instructions: " .. given)
+    end
     for _, m in ipairs(r.messages or {}) do
       table.insert(lines, "")
       table.insert(lines, "## " .. m.role)
