@@ -111,7 +111,8 @@ func findInstructions(roots, files []string, b Buffers, log *slog.Logger) []prom
 		in := prompts.Instruction{Path: p}
 		text, ok := open(p)
 		if ok {
-			in.Unsaved = true
+			// Open in the editor: unsaved when its text is not the disk's.
+			in.Unsaved = !sameOnDisk(p, text)
 			in.Size = len(text)
 		} else {
 			fi, err := os.Stat(p)
@@ -190,4 +191,14 @@ func wholeLines(text string, limit int, partial bool) string {
 		cut--
 	}
 	return text[:cut]
+}
+
+// sameOnDisk reports whether the file at p holds exactly text.
+func sameOnDisk(p, text string) bool {
+	fi, err := os.Stat(p)
+	if err != nil || fi.Size() != int64(len(text)) {
+		return false
+	}
+	disk, err := workspace.ReadLimited(p, int64(len(text))+1)
+	return err == nil && disk == text
 }

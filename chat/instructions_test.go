@@ -76,6 +76,13 @@ func TestFindInstructions(t *testing.T) {
 	if again[1].Content != "a rules, edited\n" || !again[1].Unsaved {
 		t.Errorf("open buffer not used: %+v", again[1])
 	}
+	// Open with the disk's text: not unsaved (an editor that opens every
+	// file it shows would mark them all).
+	b[filepath.Join(root, "AGENTS.md")] = "root rules\n"
+	again = findInstructions([]string{root}, files, b, slog.New(slog.DiscardHandler))
+	if again[0].Content != "root rules\n" || again[0].Unsaved || !again[1].Unsaved {
+		t.Errorf("an open file as on disk counted unsaved, or an edited one not: %+v / %+v", again[0], again[1])
+	}
 	if s1, s2 := prompts.InstructionsSection(again), prompts.InstructionsSection(findInstructions([]string{root}, files, b, slog.New(slog.DiscardHandler))); s1 != s2 || strings.Contains(s1, "unsaved") {
 		t.Errorf("the section changes between two reads, or says unsaved (a save would change the prefix):\n%s", s1)
 	}
