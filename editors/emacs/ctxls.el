@@ -44,6 +44,13 @@
 ;; shows it under the question.  C-u C-c x a leaves it out once;
 ;; `ctxls-send-active-file' nil leaves it out unless a region is active.
 ;; The other open files stay candidates the model may read.
+;; The project's instructions for coding agents go too: the AGENTS.md at
+;; the workspace root and in the folders of the files a turn involves
+;; (at a root without one, CLAUDE.md or .github/copilot-instructions.md),
+;; their text as you see it.  The *ctxls context* buffer (C-c x c) names
+;; them, "instructions: AGENTS.md, pkg/AGENTS.md", each a button that
+;; visits it, marked (unsaved) or (cut) when so; the prompt preview
+;; (C-c x p) too.  `ctxls-project-instructions' nil leaves them out.
 ;; `ctxls-compose' (C-c x w) writes a longer question in a buffer of its
 ;; own: RET is a new line, C-c C-c sends it, C-c C-k aborts.
 ;; `ctxls-attach-image' (C-c x I) attaches an image file (PNG, JPEG, GIF
@@ -235,6 +242,19 @@ under a note that counts them (RET or TAB on the call's line shows
 them)."
   :type 'natnum)
 
+(defcustom ctxls-project-instructions t
+  "Non-nil: the model is given the project's instructions files.
+The AGENTS.md at each workspace folder (at one without it, CLAUDE.md,
+else .github/copilot-instructions.md) and in the folders between a
+file the turn involves and its workspace folder end the model's system
+prompt, their text as you see it (unsaved edits included).  The
+*ctxls context* buffer (\\[ctxls-show-context]) and the prompt preview
+name them.  Sent as initializationOptions.projectInstructions; set
+\(setq, customize) while the daemon runs, it goes to the daemon with the
+next request (workspace/didChangeConfiguration) and counts from the next
+turn."
+  :type 'boolean)
+
 (defcustom ctxls-send-active-file t
   "Non-nil: `ctxls-ask' sends the file in front of you with the question.
 The current buffer's file (from the chat buffer, the file buffer used
@@ -381,6 +401,15 @@ stored: until then, a turn made elsewhere cannot be told from it.")
 
 (defvar ctxls--provider-sent nil
   "The value of `ctxls-provider' the running daemon was last given.")
+
+(defvar ctxls--instructions-sent t
+  "The value of `ctxls-project-instructions' the running daemon was last
+given (t or nil).")
+
+(defvar ctxls--instructions nil
+  "The project's instructions files shown (*ctxls context*): a list of
+the daemon's plists (:path :bytes :size :unsaved :cut), from
+ctxls.context.get or the last turn's result.")
 
 (defvar ctxls--live-state nil
   "nil, `reading' while a ctxls.session.show for an update is out, or
@@ -613,6 +642,7 @@ After a restart, the session that was current is resumed."
                     (ctxls--key ctxls-protocol-init-option-mcp-servers) (ctxls--mcp-servers-json)
                     (ctxls--key ctxls-protocol-init-option-allow-read-only-tools) (and ctxls-allow-read-only-tools t)
                     (ctxls--key ctxls-protocol-init-option-tool-permission-timeout-seconds) ctxls-tool-permission-timeout
+                    (ctxls--key ctxls-protocol-init-option-project-instructions) (if ctxls-project-instructions t :json-false)
                     ;; Edits are reviewed in a diff buffer (`ctxls--review-next').
                     (ctxls--key ctxls-protocol-init-option-review-edits) t
                     ;; Questions are shown in the chat (`ctxls--on-question'),
@@ -711,7 +741,8 @@ the running filter returns (or soon after, when a handler failed)."
            :workspaceFolders (vconcat (mapcar #'ctxls--folder ctxls--folders))
            :capabilities (ctxls--capabilities)
            :initializationOptions (prog1 (ctxls--init-options)
-                                    (setq ctxls--provider-sent (copy-tree ctxls-provider))))
+                                    (setq ctxls--provider-sent (copy-tree ctxls-provider)
+                                          ctxls--instructions-sent (and ctxls-project-instructions t))))
      :success-fn #'ctxls--on-initialized
      :error-fn (lambda (err)
                  (ctxls--fail (format "initialize failed: %s" (plist-get err :message))))
@@ -992,22 +1023,32 @@ Chat turns and everything else are asynchronous."
   (when (and ctxls--uri (eq ctxls--state 'ready))
     (ctxls--send-full)))
 
-(defun ctxls--sync-provider ()
-  "Give the daemon `ctxls-provider' if it changed since the daemon got it.
-A provider set (setq, customize) after the daemon started, say after
-a first question answered \"no usable model provider\", is used by the
-next request, with no restart (workspace/didChangeConfiguration)."
-  (when (and (eq ctxls--state 'ready) ctxls-provider
-             (not (equal ctxls-provider ctxls--provider-sent)))
-    (setq ctxls--provider-sent (copy-tree ctxls-provider))
-    (jsonrpc-notify ctxls--connection 'workspace/didChangeConfiguration
-                    (list :settings (list :ctxls (list (ctxls--key ctxls-protocol-init-option-provider)
-                                                       ctxls-provider))))))
+(defun ctxls--sync-settings ()
+  "Give the daemon the options it reads while running, if changed since.
+`ctxls-provider' set (setq, customize) after the daemon started, say
+after a first question answered \"no usable model provider\", is used
+by the next request, with no restart; so is
+`ctxls-project-instructions' (workspace/didChangeConfiguration)."
+  (when (eq ctxls--state 'ready)
+    (let* ((provider (and ctxls-provider (not (equal ctxls-provider ctxls--provider-sent))))
+           (on (and ctxls-project-instructions t))
+           (instructions (not (eq on ctxls--instructions-sent))))
+      (when (or provider instructions)
+        (when provider
+          (setq ctxls--provider-sent (copy-tree ctxls-provider)))
+        (setq ctxls--instructions-sent on)
+        (jsonrpc-notify ctxls--connection 'workspace/didChangeConfiguration
+                        (list :settings
+                              (list :ctxls (ctxls--plist
+                                            (ctxls--key ctxls-protocol-setting-provider) (and provider ctxls-provider)
+                                            (ctxls--key ctxls-protocol-setting-project-instructions)
+                                            (and instructions (if on t :json-false))))))))))
 
 (defun ctxls--flush ()
   "Resend buffers whose text changed without the change hooks seeing it.
-A changed `ctxls-provider' goes first (`ctxls--sync-provider')."
-  (ctxls--sync-provider)
+A changed `ctxls-provider' or `ctxls-project-instructions' goes first
+\(`ctxls--sync-settings')."
+  (ctxls--sync-settings)
   (when (eq ctxls--state 'ready)
     (dolist (buf ctxls--buffers)
       (when (buffer-live-p buf)
@@ -1124,7 +1165,8 @@ context each time you rest, silently."
          (files (alist-get :files told))
          (others (assq-delete-all :files (copy-alist told)))
          (missing (append (plist-get params :missing) nil))
-         (resume (equal (plist-get params :reason) "resume")))
+         (resume (equal (plist-get params :reason) "resume"))
+         (changed (or resume (not (equal told ctxls--files)))))
     (when (or resume
               (if (eq ctxls--files 'unknown) told (not (equal told ctxls--files))))
       (ctxls--say "%s: %s%s%s" (if resume "resumed context" "context")
@@ -1136,7 +1178,12 @@ context each time you rest, silently."
                   (if missing (format " (%d missing)" (length missing)) "")))
     (setq ctxls--files told)
     (when-let ((buf (get-buffer "*ctxls context*")))
-      (ctxls--render-context buf ctx))))
+      (ctxls--render-context buf ctx)
+      ;; Other files may bring other folders' AGENTS.md.
+      (when changed
+        (ctxls--command ctxls-protocol-command-context-get nil
+                        (lambda (r) (ctxls--show-instructions (plist-get r :instructions)))
+                        #'ignore)))))
 
 (defvar ctxls--titles (make-hash-table :test #'equal)
   "Titles the daemon announced, by session id.
@@ -3956,6 +4003,8 @@ REWIND is the id of the question it replaces, or nil; IMAGES plists of
              (setq ctxls--session-title title))
            (ctxls--update-header)
            (force-mode-line-update t)))
+       ;; What the model was given: none, when none or turned off.
+       (ctxls--show-instructions (plist-get result :instructions))
        (ctxls--finish-turn
         turn (pcase (plist-get result :finishReason)
                ("length" "the answer was cut at the output limit")
@@ -4285,6 +4334,9 @@ buffer used last) is the default."
                                                           (file-name-nondirectory path)
                                                           (1- (length files))))))))))))
 
+(defvar-local ctxls--context-sets nil
+  "The context sets the *ctxls context* buffer shows (a plist).")
+
 (defvar ctxls-context-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "d") #'ctxls-context-remove-at-point)
@@ -4293,7 +4345,9 @@ buffer used last) is the default."
   "Keys of the *ctxls context* buffer.")
 
 (define-derived-mode ctxls-context-mode special-mode "ctxls-context"
-  "The session's relevant context.  RET opens a file, d removes it.")
+  "The session's relevant context.  RET opens a file, d removes it.
+The project's instructions files the model is given are named on the
+line \"instructions:\" (`ctxls-project-instructions'); RET visits one.")
 
 (defun ctxls-context-remove-at-point ()
   "Remove the file on this line from the context."
@@ -4301,12 +4355,58 @@ buffer used last) is the default."
   (let ((file (get-text-property (line-beginning-position) 'ctxls-file)))
     (if file (ctxls-remove-file file) (ctxls--say "no file on this line"))))
 
+(defun ctxls--workspace-relative (path)
+  "PATH relative to the workspace folder that holds it (the deepest), else
+as `ctxls--file-short' names it."
+  (let ((root (car (sort (cl-remove-if-not (lambda (r) (file-in-directory-p path r))
+                                           (copy-sequence ctxls--folders))
+                         (lambda (a b) (> (length a) (length b)))))))
+    (if root (file-relative-name path root) (ctxls--file-short path))))
+
+(defun ctxls--insert-instructions (instructions &optional label)
+  "Insert a line naming the project's INSTRUCTIONS files, if any.
+LABEL (default \"instructions: \") starts it; then each file (a plist
+of the daemon's), relative to its workspace folder, is a button that
+visits it, marked (unsaved) when the model was given the editor's
+unsaved text and (cut) when not all of it."
+  (when instructions
+    (insert (or label "instructions: "))
+    (cl-loop for file in (append instructions nil)
+             for sep = "" then ", "
+             do (let ((path (plist-get file :path))
+                      ;; "cut: the first … bytes of its … shown; …" or "not shown: …"
+                      (cut (plist-get file :cut)))
+                  (insert sep)
+                  (insert-text-button (ctxls--workspace-relative path)
+                                      'action (lambda (_) (find-file-other-window path))
+                                      'follow-link t
+                                      'help-echo (concat "RET visits " (abbreviate-file-name path)
+                                                         (if (stringp cut) (concat "\n" cut) "")))
+                  (when (eq (plist-get file :unsaved) t)
+                    (insert (propertize " (unsaved)" 'face 'ctxls-note)))
+                  (when (and (stringp cut) (not (string-empty-p cut)))
+                    (insert (propertize " (cut)" 'face 'ctxls-note 'help-echo cut)))))
+    (insert "\n")))
+
+(defun ctxls--show-instructions (instructions)
+  "Show INSTRUCTIONS (the daemon's list) as the project's instructions files.
+The *ctxls context* buffer names them, if shown."
+  (setq ctxls--instructions (append instructions nil))
+  (when-let ((buf (get-buffer "*ctxls context*")))
+    (ctxls--render-context buf (buffer-local-value 'ctxls--context-sets buf))))
+
 (defun ctxls--render-context (buf ctx)
-  "Render the context sets CTX (a plist) into BUF."
+  "Render the context sets CTX (a plist) into BUF.
+The project's instructions files (`ctxls--instructions') follow the
+session's title."
   (with-current-buffer buf
+    (setq ctxls--context-sets ctx)
     (let ((inhibit-read-only t))
       (erase-buffer)
       (insert "Session: " (or ctxls--session-title "none") "\n\n")
+      (when ctxls--instructions
+        (ctxls--insert-instructions ctxls--instructions)
+        (insert "\n"))
       (if (null ctx)
           (insert "No context yet: M-x ctxls-add-file adds the current file.\n")
         (cl-loop for (key items) on ctx by #'cddr do
@@ -4334,6 +4434,7 @@ buffer used last) is the default."
                     (let ((buf (get-buffer-create "*ctxls context*")))
                       (with-current-buffer buf
                         (unless (derived-mode-p 'ctxls-context-mode) (ctxls-context-mode)))
+                      (setq ctxls--instructions (append (plist-get r :instructions) nil))
                       (ctxls--render-context buf (plist-get r :context))
                       (display-buffer buf)))))
 
@@ -4354,6 +4455,10 @@ buffer used last) is the default."
                                           (or (plist-get tokens :total) 0) (or (plist-get tokens :system) 0)
                                           (or (plist-get tokens :files) 0) (or (plist-get tokens :history) 0)
                                           (or (plist-get r :budget) 0) (or (plist-get r :dropped) 0)))
+                          ;; Their text ends the system message below.
+                          (when (plist-get r :instructions)
+                            (ctxls--insert-instructions (plist-get r :instructions) "Project instructions: ")
+                            (insert "\n"))
                           (mapc (lambda (m)
                                   (insert "## " (plist-get m :role) "\n\n" (or (plist-get m :content) "") "\n\n"))
                                 (plist-get r :messages))

@@ -1760,6 +1760,71 @@ as that read would give it; every answer is handled, in the order read."
     (should (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions)))
   (ctxls-test--stop))
 
+;;;; The project's instructions
+
+(defun ctxls-test--context-text ()
+  "The *ctxls context* buffer's text (\"\" before it exists)."
+  (if-let ((b (get-buffer "*ctxls context*")))
+      (with-current-buffer b (buffer-substring-no-properties (point-min) (point-max)))
+    ""))
+
+(ert-deftest ctxls-test-instructions ()
+  "The project's AGENTS.md files, named in the context buffer and the preview.
+The workspace has AGENTS.md at its root and pkg/AGENTS.md, over 32 KiB,
+beside pkg/util.go (emacs_test.go writes them).  RET on the root's name
+visits it; its unsaved text goes to the model; pkg/util.go added to the
+context brings pkg/AGENTS.md, marked cut.  `ctxls-project-instructions'
+set to nil: the next turn has none and the line goes (the Go test reads
+the model's input)."
+  (ctxls-test--setup)
+  (let ((agents (ctxls-test--file "AGENTS.md"))
+        (main (ctxls-test--file "main.go")))
+    (find-file main)
+    (ctxls-mode 1)
+    (ctxls-test--ready)
+    (ctxls-test--mx "ctxls-show-context")
+    (ctxls-test--wait "the instructions line"
+                      (lambda () (string-search "\n\ninstructions: AGENTS.md\n\n" (ctxls-test--context-text))))
+    ;; RET on its name visits it.
+    (pop-to-buffer "*ctxls context*")
+    (goto-char (point-min))
+    (search-forward "instructions: ")
+    (execute-kbd-macro (kbd "RET"))
+    (should (equal (buffer-file-name (window-buffer (selected-window))) agents))
+    ;; Typed in, not saved: the model gets the text as you see it.
+    (with-current-buffer (get-file-buffer agents)
+      (goto-char (point-max))
+      (insert "Unsaved rule: name the rules you followed.\n"))
+    ;; A file in pkg/ brings pkg/AGENTS.md.
+    (find-file (ctxls-test--file "pkg/util.go"))
+    (ctxls-test--mx "ctxls-add-file")
+    (ctxls-test--wait "pkg/AGENTS.md named"
+                      (lambda () (string-search "\ninstructions: AGENTS.md (unsaved), pkg/AGENTS.md (cut)\n"
+                                                (ctxls-test--context-text))))
+    (switch-to-buffer (get-file-buffer main))
+    (ctxls-test--mx "ctxls-ask" "which rules apply?")
+    (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+    (should (string-search "\ninstructions: AGENTS.md (unsaved), pkg/AGENTS.md (cut)\n" (ctxls-test--context-text)))
+    ;; The preview names them; their text ends its system message.
+    (ctxls-test--mx "ctxls-preview" "and these?")
+    (ctxls-test--wait "the preview"
+                      (lambda () (and (get-buffer "*ctxls preview*")
+                                      (with-current-buffer "*ctxls preview*"
+                                        (string-search "\nProject instructions: AGENTS.md (unsaved), pkg/AGENTS.md (cut)\n"
+                                                       (buffer-string))))))
+    (with-current-buffer "*ctxls preview*"
+      (should (string-search "Unsaved rule: name the rules you followed." (buffer-string)))
+      (should (string-search "PKG RULE: keep pkg small." (buffer-string))))
+    ;; Turned off as a user would: the next turn goes without them.
+    (ctxls-test--mx "set-variable" "ctxls-project-instructions" "nil")
+    (should-not ctxls-project-instructions)
+    (ctxls-test--mx "ctxls-ask" "and without them?")
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    (should-not (string-search "instructions:" (ctxls-test--context-text)))
+    (should (string-search "files:\n  " (ctxls-test--context-text)))
+    (should-not (plist-get (ctxls-test--call ctxls-protocol-command-context-get nil) :instructions))
+    (ctxls-test--stop)))
+
 ;;;; The editor's diagnostics
 
 (defun ctxls-test--flymake (buffer)
