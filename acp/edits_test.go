@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxls/ctxls/acp/acptest"
 	"github.com/ctxls/ctxls/chat/openaitest"
+	"github.com/ctxls/ctxls/lsp/lsptest"
 )
 
 // TestModelEditsOverACP: the model's edits are computed against the
@@ -226,5 +227,56 @@ func TestEditsSurviveTypingOverACP(t *testing.T) {
 	}
 	if said := a.AgentText(id); !strings.Contains(said, "the model's edit of "+path+" was not applied: the text it replaces was changed") {
 		t.Errorf("the user was not told why the edit was refused: %q", said)
+	}
+}
+
+// TestModelConfigOptionWithoutAModel: a server and no model configured
+// (no --model, CTXLS_MODEL empty): the selector lists the server's models
+// under "Choose a model"; choosing one makes the session's turns use it.
+func TestModelConfigOptionWithoutAModel(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.WithModels("test-model", "big-model"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
+	dataDir, cwd := t.TempDir(), t.TempDir()
+	c := acptest.Start(t, lsptest.BuildBinary(t), []string{"acp", "--data-dir", dataDir, "--base-url", fake.URL},
+		[]string{"OPENAI_API_KEY=sk-test-not-real", "CTXLS_MODEL=", "OPENAI_BASE_URL="})
+	if err := c.Call("initialize", map[string]any{"protocolVersion": 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{Client: c, t: t, fake: fake, dataDir: dataDir, cwd: cwd}
+	type option struct {
+		ID, Category, Type string
+		CurrentValue       string `json:"currentValue"`
+		Options            []struct{ Value, Name string }
+	}
+	var created struct {
+		SessionID     string
+		ConfigOptions []option `json:"configOptions"`
+	}
+	if err := a.Call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	if len(created.ConfigOptions) != 1 {
+		t.Fatalf("configOptions without a model: %+v", created.ConfigOptions)
+	}
+	o := created.ConfigOptions[0]
+	if o.Category != "model" || o.CurrentValue != "" || len(o.Options) != 3 || o.Options[0].Value != "" || o.Options[0].Name != "Choose a model" ||
+		o.Options[1].Value != "test-model" || o.Options[2].Value != "big-model" {
+		t.Errorf("the model option without a model: %+v", o)
+	}
+	var set struct {
+		ConfigOptions []option `json:"configOptions"`
+	}
+	if err := a.Call("session/set_config_option", map[string]any{"sessionId": created.SessionID, "configId": "model", "value": "big-model"}, &set); err != nil {
+		t.Fatal(err)
+	}
+	if len(set.ConfigOptions) != 1 || set.ConfigOptions[0].CurrentValue != "big-model" || len(set.ConfigOptions[0].Options) != 2 {
+		t.Errorf("after choosing: %+v", set.ConfigOptions)
+	}
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"From the big one."}})
+	if _, err := a.prompt(created.SessionID, text("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if m := fake.LastStreamed().Parsed.Model; m != "big-model" {
+		t.Errorf("the turn's model: %q", m)
 	}
 }

@@ -55,18 +55,24 @@ func (a *Agent) configOptions(ctx context.Context, id string) []sdk.SessionConfi
 			current = s.Meta.Model
 		}
 	}
-	if current == "" {
+	desc := "The model this session's turns use"
+	var opts sdk.SessionConfigSelectOptionsUngrouped
+	switch {
+	case current == "" && len(models) == 0:
 		return nil // no provider, no model: nothing to choose from
-	}
-	if !slices.Contains(models, current) {
+	case current == "":
+		// A server and no model configured: its models to choose from,
+		// under a first entry that says none is chosen (the selector
+		// needs a current value; choosing that one chooses nothing).
+		desc = "No model is configured (--model, CTXLS_MODEL): choose one of the server's for this session's turns"
+		opts = append(opts, sdk.SessionConfigSelectOption{Value: "", Name: "Choose a model"})
+	case !slices.Contains(models, current):
 		models = append([]string{current}, models...)
 	}
-	opts := make(sdk.SessionConfigSelectOptionsUngrouped, len(models))
-	for i, m := range models {
-		opts[i] = sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m), Name: m}
+	for _, m := range models {
+		opts = append(opts, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m), Name: m})
 	}
 	category := sdk.SessionConfigOptionCategoryModel
-	desc := "The model this session's turns use"
 	return []sdk.SessionConfigOption{{Select: &sdk.SessionConfigOptionSelect{
 		Id: modelOptionID, Name: "Model", Description: &desc, Category: &category, Type: "select",
 		CurrentValue: sdk.SessionConfigValueId(current), Options: sdk.SessionConfigSelectOptions{Ungrouped: &opts},
