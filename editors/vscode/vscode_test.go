@@ -61,12 +61,16 @@ func TestExtensionProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node --test out/test/: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "pass 25") || !strings.Contains(string(out), "fail 0") {
+	if !strings.Contains(string(out), "pass 26") || !strings.Contains(string(out), "fail 0") {
 		t.Fatalf("the node tests did not all run:\n%s", out)
 	}
 	reqs := fake.WaitRequests(3, 5*time.Second)
 	if sys := reqs[0].ModelContext(); !strings.Contains(sys, "// UNSAVED FROM VSCODE") {
 		t.Errorf("the provider did not get the unsaved text:\n%s", sys)
+	}
+	// The workspace's AGENTS.md (written by the node test) ends the system prompt.
+	if sys := reqs[0].SystemPrompt(); !strings.Contains(sys, "## Project Instructions") || !strings.Contains(sys, "Answer in one sentence.") {
+		t.Errorf("the provider did not get the project's instructions:\n%s", sys)
 	}
 	fake.WaitCancelled(2, 5*time.Second)
 	// The allowed call's result reached the model; the denied one did not run.

@@ -161,9 +161,9 @@ async function turnChip(): Promise<string> {
 async function chips(): Promise<string[]> {
   return chat.locator('#context .set[data-set="files"] .chip .label').allInnerTexts();
 }
-/** Every card of the context (files, applet, other sets, session files). */
+/** Every card of the context (files, applet, other sets, session files; not the project's instructions files). */
 async function allChips(): Promise<string[]> {
-  return chat.locator("#context .chip .label").allInnerTexts();
+  return chat.locator("#context .set:not(.instructions) .chip .label").allInnerTexts();
 }
 /** Opens a tool call's card with a click on its line, unless it is open (the view keeps opened cards open). */
 async function openCard(card: Locator): Promise<void> {
@@ -514,6 +514,52 @@ async function main(): Promise<void> {
     await chat.locator("#input").click();
     await ed.palette("ctxls: Add Current File to Context");
     await until("the app.ts card again", async () => (await chips()).includes("app.ts"));
+  });
+
+  // The project's instructions (issue 36): an AGENTS.md at the workspace's
+  // root, which stays for the rest of the run (every later turn gives it).
+  const agentsMd = path.join(L.workspace, "AGENTS.md");
+  const agentsRule = "Keep every function in app.ts pure (the kiwi rule).";
+  await step("issue 36: the workspace's AGENTS.md is a chip in the chat's header (instructions:) saying the model gets it every turn; the turn's system message has its text; a click opens it; ctxls.projectInstructions off takes the row away; light and dark themes", async () => {
+    fs.writeFileSync(agentsMd, `# Agent notes\n\n${agentsRule}\n`);
+    const row = chat.locator("#context .set.instructions");
+    const chip = row.locator(".chip .label");
+    await enqueue([{ chunks: ["Noted: add stays pure."] }]);
+    await typeInChat("Any house rules for app.ts?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Noted: add stays pure."));
+    await idle();
+    const sys = (await requests()).at(-1)!.system;
+    check(sys.includes(`Instructions from ${agentsMd}:`) && sys.includes(agentsRule), `AGENTS.md is not in the system message:\n${sys.slice(-600)}`);
+    await until("the instructions chip", async () => (await chip.allInnerTexts()).join("|") === "AGENTS.md", 5000);
+    check((await row.locator(".set-name").innerText()) === "instructions:", `the row's name: ${await row.locator(".set-name").innerText()}`);
+    const tip = (await chip.getAttribute("title")) ?? "";
+    check(tip.startsWith("AGENTS.md goes to the model at the start of every turn"), `the chip's tooltip: ${tip}`);
+    check(!(await allChips()).includes("AGENTS.md"), "the instructions file is counted as the session's context");
+    await chip.click();
+    await until("AGENTS.md opened from its chip", async () => (await ed.activeTabTitle()).startsWith("AGENTS.md"), 5000);
+    // Dark (the theme now), then light, and back.
+    for (const [theme, shot] of [
+      ["Dark Modern", "vscode-instructions-dark"],
+      ["Light Modern", "vscode-instructions-light"],
+    ]) {
+      if (theme !== "Dark Modern") await setTheme(theme);
+      const c = await contrast("#context .set.instructions .chip .label");
+      const n = await contrast("#context .set.instructions .set-name");
+      console.log(`     ${theme}: contrast instructions chip ${c.toFixed(2)}, its row's name ${n.toFixed(2)}`);
+      check(c >= 4.5 && n >= 4.5, `${theme}: the instructions row has a contrast of ${c.toFixed(2)} (chip), ${n.toFixed(2)} (name)`);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    await setTheme("Dark Modern");
+    // Off (here in the workspace's settings): no row; on again, back.
+    fs.writeFileSync(wsSettings, JSON.stringify({ "ctxls.projectInstructions": false }, null, 2));
+    try {
+      await until("the instructions row to go", async () => (await row.count()) === 0, 5000);
+    } finally {
+      fs.writeFileSync(wsSettings, "{}\n");
+    }
+    await until("the instructions row back", async () => (await chip.allInnerTexts()).join("|") === "AGENTS.md", 5000);
   });
 
   await step("6 Stop cancels quietly: the partial answer stays, marked cancelled, no error", async () => {
@@ -1090,6 +1136,9 @@ async function main(): Promise<void> {
     // Monaco draws spaces as no-break spaces.
     const text = async () => (await lines.innerText()).replace(/\u00a0/g, " ");
     await until("the preview text", async () => (await text()).includes("Prompt preview: What would you send?"));
+    // The project's instructions (issue 36's AGENTS.md) are named above the system message that holds them.
+    // (Lines the editor wraps are lines apart in its text.)
+    check((await text()).replace(/\s+/g, " ").includes("Project instructions, at the end of the system message: `AGENTS.md` ("), `the preview does not name AGENTS.md:\n${(await text()).slice(0, 800)}`);
     await lines.click();
     await ed.page.keyboard.type("EDITED");
     await sleep(300);

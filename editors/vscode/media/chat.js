@@ -73,8 +73,10 @@
 
   function drawContext(s) {
     context.textContent = "";
+    const instructions = s.instructions || [];
     if (s.context.length === 0 && s.sessionFiles.length === 0) {
       context.appendChild(el("div", "empty", "No context yet: add files with + above the input or ctxls: Add Current File to Context."));
+      drawInstructions(instructions);
       return;
     }
     for (const set of s.context) {
@@ -126,6 +128,26 @@
       }
       context.appendChild(row);
     }
+    drawInstructions(instructions);
+  }
+
+  // The project's instructions files (AGENTS.md, …) the model gets with
+  // every turn: a chip each, its workspace path; a click opens it. They are
+  // the project's, not the session's: no ×.
+  function drawInstructions(list) {
+    if (list.length === 0) return;
+    const row = el("div", "set instructions");
+    const name = el("span", "set-name", "instructions:");
+    name.title = "The project's instructions files: the model gets them at the start of every turn (ctxls.projectInstructions turns them off)";
+    row.appendChild(name);
+    for (const f of list) {
+      const chip = el("span", "chip instruction");
+      const a = fileLink(f.label, f.path, "label");
+      a.title = f.title;
+      chip.appendChild(a);
+      row.appendChild(chip);
+    }
+    context.appendChild(row);
   }
 
   // A tool call's card: one line (state, "server · tool", the arguments

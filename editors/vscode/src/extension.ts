@@ -22,6 +22,7 @@ import {
   ErrorKinds,
   errorKind,
   InitializationOptions,
+  InstructionFile,
   Provider,
   QuestionClosedParams,
   QuestionParams,
@@ -41,6 +42,7 @@ import { editorFolders, isUserFile } from "./sync";
 import {
   contextSets,
   emptyState,
+  instructionChips,
   OpenAsk,
   questionOutcome,
   ReviewAnswers,
@@ -120,6 +122,15 @@ function changedSettings(): Record<string, unknown> {
   return { ...all, provider: provider(), mcpServers: servers.user ?? null, workspaceMcpServers: servers.workspace ?? null };
 }
 
+/**
+ * Watches the workspace's instructions files (AGENTS.md in any folder,
+ * CLAUDE.md, .github/copilot-instructions.md): created, saved or deleted.
+ */
+function watchInstructions(changed: () => void): vscode.Disposable[] {
+  const w = vscode.workspace.createFileSystemWatcher("**/{AGENTS.md,CLAUDE.md,copilot-instructions.md}");
+  return [w, w.onDidCreate(changed), w.onDidChange(changed), w.onDidDelete(changed)];
+}
+
 /** window/showMessageRequest's params and answer. */
 interface MessageRequest {
   type: number;
@@ -172,6 +183,12 @@ export function previewMarkdown(p: ChatPreviewResult, message: string): string {
       (p.dropped ? `; ${p.dropped} earlier messages not sent.` : "."),
     "Nothing was sent or stored.",
   ];
+  // The project's instructions files end the system message: named here,
+  // their text is below in it.
+  if (p.instructions?.length) {
+    const named = p.instructions.map((f) => `\`${vscode.workspace.asRelativePath(f.path)}\` (${f.bytes.toLocaleString("en-US")} bytes${f.cut ? `; ${f.cut}` : ""})`);
+    lines.push(`Project instructions, at the end of the system message: ${named.join(", ")}.`);
+  }
   for (const m of p.messages) {
     lines.push("", `## ${m.role}${m.toolCallId ? ` (tool result ${m.toolCallId})` : ""}`, "", m.content);
     for (const c of m.toolCalls ?? []) lines.push("", `Tool call \`${c.name}\` ${c.arguments}`);
@@ -221,6 +238,11 @@ class Controller {
   private readonly previews = new PreviewDocs();
   private readonly reviews = new Reviews();
   private readonly created = new CreatedFiles();
+  /** Counts the looks for the instructions files: only the latest one's answer is shown. */
+  private instructionsSeq = 0;
+  /** The context's files the instructions chips were last looked up for (a change may bring another folder's AGENTS.md). */
+  private instructionsFor?: string;
+  private instructionsTimer?: NodeJS.Timeout;
   /** The ctxls.path the running daemon was started with (a change of another scope's value restarts nothing). */
   private pathInUse?: string;
   private readonly folders: string[];
@@ -256,7 +278,12 @@ class Controller {
         if (e.affectsConfiguration("ctxls.path") && (vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "") !== this.pathInUse) void this.restart();
         if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
         if (e.affectsConfiguration("ctxls")) this.sendSettings();
+        // (After the settings: the daemon reads them before the look.)
+        if (e.affectsConfiguration("ctxls.projectInstructions")) void this.refreshInstructions();
       }),
+      // An instructions file created, saved or deleted: the chips say so
+      // (the daemon reads the files afresh at each look and each turn).
+      ...watchInstructions(() => this.instructionsChanged()),
       // Trusted now: the workspace's restricted settings (its MCP servers, provider.baseURL, …) count.
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.sendSettings()),
     );
@@ -362,6 +389,8 @@ class Controller {
       if (!this.state.sessionId) void this.adoptSession(p.sessionId);
       this.state.context = contextSets(p.context, p.missing);
       this.view.postState();
+      // Another file in the context may bring its folder's AGENTS.md.
+      if ((p.context.files ?? []).join("\n") !== this.instructionsFor) void this.refreshInstructions();
     });
     ctxls.onSessionFilesChanged((p) => this.sessionFileChanged(p));
     ctxls.onToolCall((p) => {
@@ -416,6 +445,7 @@ class Controller {
       const e = vscode.window.activeTextEditor;
       if (e) this.viewChanged(e);
       void this.learnDefaultModel(ctxls);
+      void this.refreshInstructions();
     } catch (e) {
       this.client = undefined;
       this.ctxls = undefined;
@@ -659,8 +689,9 @@ class Controller {
     if (!shown?.session?.id) return;
     this.setSession(shown.session);
     this.state.turns = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
-    const { context } = await c.context();
+    const { context, instructions } = await c.context();
     this.state.context = contextSets(context ?? {});
+    this.setInstructions(instructions, context?.files);
     this.state.sessionFiles = await this.sessionFiles();
     this.state.highlight = highlight;
     this.view.postState();
@@ -688,10 +719,54 @@ class Controller {
   }
 
   private resetView(title = "New session"): void {
-    const banner = this.state.banner;
+    const { banner, instructions } = this.state;
     this.state = emptyState(title);
     this.state.banner = banner;
     this.state.turnFile = this.turnFile();
+    // The workspace's instructions stay while the new session's are looked up.
+    this.state.instructions = instructions;
+    void this.refreshInstructions();
+  }
+
+  // ---- the project's instructions files ----
+
+  /**
+   * Shows the instructions files the daemon listed (ctxls.context.get or a
+   * turn's result) as chips in the header; none while
+   * ctxls.projectInstructions is off. files: the context's files they were
+   * listed for.
+   */
+  private setInstructions(list: InstructionFile[] | undefined, files?: string[]): void {
+    this.instructionsSeq++;
+    if (files) this.instructionsFor = files.join("\n");
+    const on = vscode.workspace.getConfiguration("ctxls").get<boolean>("projectInstructions") !== false;
+    // The daemon gives an open file's text from the editor; it differs from
+    // the disk's only while the document has unsaved edits.
+    const dirty = (p: string) => vscode.workspace.textDocuments.some((d) => d.isDirty && d.uri.scheme === "file" && d.uri.fsPath === p);
+    const given = (list ?? []).map((f) => ({ ...f, unsaved: f.unsaved && dirty(f.path) }));
+    this.state.instructions = on ? instructionChips(given, (p) => vscode.workspace.asRelativePath(p)) : [];
+  }
+
+  /** Asks the daemon which instructions files a turn would give the model now, and shows them. */
+  private async refreshInstructions(): Promise<void> {
+    const c = this.ctxls;
+    if (!c || !this.client?.isRunning()) return;
+    const seq = ++this.instructionsSeq;
+    try {
+      const { context, instructions } = await c.context();
+      if (seq !== this.instructionsSeq) return;
+      const before = JSON.stringify(this.state.instructions ?? []);
+      this.setInstructions(instructions, context?.files ?? []);
+      if (JSON.stringify(this.state.instructions) !== before) this.view.postState();
+    } catch {
+      // The daemon stopped meanwhile: the chips stay as they were.
+    }
+  }
+
+  /** An instructions file changed on the disk: looked up again once the changes settle. */
+  private instructionsChanged(): void {
+    if (this.instructionsTimer) clearTimeout(this.instructionsTimer);
+    this.instructionsTimer = setTimeout(() => void this.refreshInstructions(), 200);
   }
 
   // ---- chat ----
@@ -1123,6 +1198,12 @@ class Controller {
     this.state.busy = false;
     this.view.postTurn(index, turn);
     this.view.postBusy(false);
+    // The instructions files the turn gave the model (its own files may have brought more).
+    if (out.instructions) {
+      const before = JSON.stringify(this.state.instructions ?? []);
+      this.setInstructions(out.instructions);
+      if (JSON.stringify(this.state.instructions) !== before) this.view.postState();
+    }
     this.updateStatus();
     if (out.sessionId ? out.sessionId !== this.state.sessionId : !this.state.sessionId) await this.adoptSession(out.sessionId);
     if (this.compactedDuringTurn || opts.images?.length) {
@@ -1636,8 +1717,9 @@ class Controller {
       vscode.window.showInformationMessage(`ctxls: removed ${pick.label} from the context.`);
     });
     withClient("ctxls.ui.showContext", async (c) => {
-      const { context } = await c.context();
+      const { context, instructions } = await c.context();
       this.state.context = contextSets(context ?? {});
+      this.setInstructions(instructions, context?.files);
       this.state.sessionFiles = await this.sessionFiles();
       this.state.revealContext = Date.now();
       await this.view.reveal(false);

@@ -15,6 +15,7 @@ import {
   ErrorKind,
   ErrorKinds,
   FileDiagnostics,
+  InstructionFile,
   Notifications,
   QuestionClosedParams,
   QuestionParams,
@@ -100,6 +101,8 @@ export interface TurnOutcome {
   kind?: ErrorKind;
   /** The tokens the turn cost, when the provider said (the result's, else the last usage report). */
   usage?: ChatUsage;
+  /** The project's instructions files the model was given, when the daemon answered with a result ([] for none). */
+  instructions?: InstructionFile[];
 }
 
 let tokenSeq = 0;
@@ -226,7 +229,7 @@ export class CtxlsClient {
     };
     try {
       const r = await this.chat(message, wrapped, opts);
-      const out: TurnOutcome = { finishReason: r.finishReason, text: r.text, sessionId: r.sessionId, messageId: r.messageId };
+      const out: TurnOutcome = { finishReason: r.finishReason, text: r.text, sessionId: r.sessionId, messageId: r.messageId, instructions: r.instructions ?? [] };
       if (r.usage && (r.usage.promptTokens || r.usage.completionTokens)) out.usage = r.usage;
       else if (usage) out.usage = usage;
       if (r.finishReason === "error") out.error = endMessage.replace(/^error:\s*/, "") || "the provider failed";

@@ -1,7 +1,7 @@
 // What the chat view shows, with no dependency on vscode: the extension keeps
 // one ViewState and sends it (or one turn of it) to the webview, which only
 // draws. The node tests check the folding rules here.
-import { baseName, ChatUsage, Context, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
+import { baseName, ChatUsage, Context, InstructionFile, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
 import { isSearch, resultLines, ResultLine, searchArgsInLabel, searchLabel } from "./search";
 
@@ -80,6 +80,8 @@ export interface ViewState {
   turns: ViewTurn[];
   context: ContextSet[];
   sessionFiles: SessionFile[];
+  /** The project's instructions files the model gets with each turn (AGENTS.md, …): a row of chips in the header. */
+  instructions?: InstructionChip[];
   banner?: Banner;
   /** A message id to scroll to (once) and mark (a search hit), until the next question. */
   highlight?: number;
@@ -166,6 +168,32 @@ export function contextSets(context: Context, missing: string[] = []): ContextSe
         ? [appletItem(context[name])]
         : context[name].map((v) => (name === "files" ? { label: baseName(v), value: v, path: v, missing: missing.includes(v) } : { label: v, value: v })),
   }));
+}
+
+/** A project instructions file (AGENTS.md, CLAUDE.md, …) as its chip in the chat's header. */
+export interface InstructionChip {
+  /** Its path in the workspace: "AGENTS.md", "pkg/AGENTS.md". */
+  label: string;
+  /** Its full path: a click opens it. */
+  path: string;
+  /** The tooltip: that the model gets it with every turn, and whether it was cut or is the editor's unsaved text. */
+  title: string;
+}
+
+/**
+ * The instructions files the daemon listed (ctxls.context.get, a turn's
+ * result) as chips, labelled by their workspace paths (relative: VS Code's
+ * asRelativePath; the node tests pass their own).
+ */
+export function instructionChips(files: InstructionFile[] | undefined, relative: (p: string) => string): InstructionChip[] {
+  return (files ?? []).map((f) => {
+    const label = relative(f.path);
+    const lines = [`${label} goes to the model at the start of every turn (the project's instructions, at the end of the system prompt): ${count(f.bytes)} bytes.`];
+    if (f.unsaved) lines.push("unsaved: the editor's text is given, with any edits not yet saved.");
+    if (f.cut) lines.push(f.cut);
+    lines.push("Click to open it.");
+    return { label, path: f.path, title: lines.join("\n") };
+  });
 }
 
 /** A tool call as the view draws it: a card, collapsed to one line. */

@@ -14,7 +14,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { CtxlsClient, ContextChanged, SessionUpdated, ToolCallUpdate, turnsFromMessages } from "../src/protocol";
 import { fenceInfo, highlight, renderMarkdown } from "../src/markdown";
 import { changedSpan } from "../src/span";
-import { contextSets, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, rewindUndoQuestion, shortArguments, StreamingAnswer, toolCard, turnChangedFiles, turnFileChip, undoNote, usageLine, viewTurn } from "../src/viewstate";
+import { contextSets, instructionChips, OpenAsk, questionOutcome, ReviewAnswers, reviewDecision, selectedLines, rewindUndoQuestion, shortArguments, StreamingAnswer, toolCard, turnChangedFiles, turnFileChip, undoNote, usageLine, viewTurn } from "../src/viewstate";
 import { resolveBinary } from "../src/daemon";
 import { parseGrepLine, resolveResultPath, searchLabel, searchSummary } from "../src/search";
 import { editorFolders, isUserFile } from "../src/sync";
@@ -39,6 +39,9 @@ test("chat, cancel, show and search through the protocol layer against the real 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "ctxls-vscode-"));
   const file = path.join(work, "app.ts");
   fs.writeFileSync(file, "export const x = 1;\n");
+  const agents = path.join(work, "AGENTS.md");
+  const agentsText = "Answer in one sentence.\n";
+  fs.writeFileSync(agents, agentsText);
   const child = spawn(bin!, ["serve", "--data-dir", path.join(work, "data")], { stdio: ["pipe", "pipe", "inherit"] });
   const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   const changes: ContextChanged[] = [];
@@ -77,6 +80,8 @@ test("chat, cancel, show and search through the protocol layer against the real 
     assert.equal(res.text, "x is one.");
     assert.equal(streamed, res.text);
     assert.deepEqual(ends, ["done"]);
+    // The project's instructions file went with the turn: its result names it (the chat's header shows it).
+    assert.deepEqual(res.instructions, [{ path: agents, bytes: agentsText.length, size: agentsText.length }]);
     const sessionId = res.sessionId!;
     await until("the model's title", () => titles.find((t) => t.titleSource === "model"));
 
@@ -739,6 +744,18 @@ test("turnsFromMessages: a turn's usage is the sum of its answers' (each round o
   ]);
   assert.deepEqual(t.usage, { promptTokens: 220, completionTokens: 12, cachedTokens: 80 });
   assert.equal(viewTurn(t).usage, "220 in (80 cached) · 12 out");
+});
+
+test("instruction chips: the workspace path, a tooltip that says the model gets it with every turn, and whether it is unsaved or cut", () => {
+  const rel = (p: string) => path.relative("/w", p);
+  assert.deepEqual(instructionChips(undefined, rel), []);
+  assert.deepEqual(instructionChips([{ path: "/w/AGENTS.md", bytes: 1234, size: 1234 }], rel), [
+    { label: "AGENTS.md", path: "/w/AGENTS.md", title: "AGENTS.md goes to the model at the start of every turn (the project's instructions, at the end of the system prompt): 1,234 bytes.\nClick to open it." },
+  ]);
+  const cut = "cut: the first 32,700 bytes of its 40,000 shown; instructions files are given up to 32,768 bytes each";
+  const [chip] = instructionChips([{ path: "/w/pkg/AGENTS.md", bytes: 32700, size: 40000, unsaved: true, cut }], rel);
+  assert.equal(chip.label, "pkg/AGENTS.md");
+  assert.deepEqual(chip.title.split("\n").slice(1), ["unsaved: the editor's text is given, with any edits not yet saved.", cut, "Click to open it."]);
 });
 
 test("turnFileChip and selectedLines: the chip names the file and the selected lines as the daemon reads them", () => {
