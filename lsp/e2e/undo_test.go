@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,9 +95,13 @@ func TestUndoRedoOverLSP(t *testing.T) {
 	if text, v := ed.text(newURI); v != 0 || text != "" {
 		t.Errorf("the created file's buffer is still open: %q", text)
 	}
-	// The applyEdit of the undo names itself for the editor's undo history.
-	if raw := string(ed.applied[len(ed.applied)-1]); !strings.Contains(raw, "ctxls: undo the model's change to main.go") {
-		t.Errorf("the last applyEdit: %s", raw)
+	// Each applyEdit of the undo names itself for the editor's undo
+	// history (the files are undone at once: in no set order).
+	for _, name := range []string{"main.go", "closed.txt"} {
+		label := "ctxls: undo the model's change to " + name
+		if !slices.ContainsFunc(ed.applied, func(raw json.RawMessage) bool { return strings.Contains(string(raw), label) }) {
+			t.Errorf("no applyEdit labelled %q among %d", label, len(ed.applied))
+		}
 	}
 
 	// The model hears of it on its next turn, once.
