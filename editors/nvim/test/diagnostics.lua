@@ -12,15 +12,7 @@ local messages, fail, wait, chat_text = h.messages, h.fail, h.wait, h.chat_text
 local expect = h.expect
 
 local ok, err = pcall(function()
-  vim.cmd("runtime plugin/ctxls.lua")
-  local ctxls = require("ctxls")
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
-  ctxls.setup({
-    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
-    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
-  })
+  local ctxls = h.start()
   local file = os.getenv("CTXLS_TEST_FILE")
   local dir = vim.fn.fnamemodify(file, ":h")
   vim.cmd("cd " .. vim.fn.fnameescape(dir))

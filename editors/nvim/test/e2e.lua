@@ -62,15 +62,8 @@ local function answer_questions(ctxls, keys)
 end
 
 local ok, err = pcall(function()
-  vim.cmd("runtime plugin/ctxls.lua")
-  local ctxls = require("ctxls")
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
   local servers = os.getenv("CTXLS_MCP_SERVERS")
-  ctxls.setup({
-    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
-    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+  local ctxls = h.start({
     debounce = 0,
     mcp_servers = servers and vim.json.decode(servers) or nil,
     tool_permission_timeout_seconds = servers and 2 or nil,

@@ -21,19 +21,12 @@ end
 local expect = h.expect
 
 local ok, err = pcall(function()
-  vim.cmd("runtime plugin/ctxls.lua")
-  local ctxls = require("ctxls")
-  local P = require("ctxls.protocol")
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
   -- The default debounce: the daemon must get each change before the
   -- next edit is computed, as a user's setup has it.
-  ctxls.setup({
-    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
-    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+  local ctxls = h.start({
     tool_permission_timeout_seconds = 30,
   })
+  local P = require("ctxls.protocol")
   local file = os.getenv("CTXLS_TEST_FILE")
   local dir = vim.fn.fnamemodify(file, ":h")
   vim.cmd("cd " .. vim.fn.fnameescape(dir))

@@ -5,6 +5,23 @@
 return function(label)
   local h = { messages = {} }
 
+  -- start loads the plugin as a user's config does, puts its notifications
+  -- in h.messages, and sets it up against the test's daemon and fake
+  -- provider (CTXLS_BIN, CTXLS_DATA_DIR, OPENAI_BASE_URL), opts over those;
+  -- it returns the plugin.
+  function h.start(opts)
+    vim.cmd("runtime plugin/ctxls.lua")
+    local ctxls = require("ctxls")
+    vim.notify = function(msg)
+      table.insert(h.messages, msg)
+    end
+    ctxls.setup(vim.tbl_extend("force", {
+      cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
+      provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+    }, opts or {}))
+    return ctxls
+  end
+
   -- fail reports msg with the notifications so far and quits Neovim with 1.
   function h.fail(msg)
     local head = label and ("FAIL (" .. label .. "): ") or "FAIL: "

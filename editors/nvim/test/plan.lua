@@ -36,14 +36,7 @@ local function check(chat)
 end
 
 local ok, err = pcall(function()
-  vim.cmd("runtime plugin/ctxls.lua")
-  local ctxls = require("ctxls")
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
-  ctxls.setup({
-    cmd = { os.getenv("CTXLS_BIN"), "serve", "--data-dir", os.getenv("CTXLS_DATA_DIR") },
-    provider = { baseURL = os.getenv("OPENAI_BASE_URL"), model = "test-model" },
+  local ctxls = h.start({
     debounce = 0,
   })
   vim.o.columns, vim.o.lines = 160, 50
