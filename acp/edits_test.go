@@ -131,6 +131,13 @@ func TestReviewModesOverACP(t *testing.T) {
 	}
 }
 
+// modelOption is a session config option as the model tests read it.
+type modelOption struct {
+	ID, Category, Type string
+	CurrentValue       string `json:"currentValue"`
+	Options            []struct{ Value, Name string }
+}
+
 // TestModelConfigOption: the session's model is a config option of
 // category "model" listing the provider's models; choosing one makes the
 // session's turns use it, kept for resume.
@@ -139,14 +146,9 @@ func TestModelConfigOption(t *testing.T) {
 	fake := openaitest.New(t, openaitest.WithModels("test-model", "big-model"), openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Title"}}))
 	dataDir, cwd := t.TempDir(), t.TempDir()
 	a := startAgent(t, fake, dataDir, cwd, nil)
-	type option struct {
-		ID, Category, Type string
-		CurrentValue       string `json:"currentValue"`
-		Options            []struct{ Value, Name string }
-	}
 	var created struct {
 		SessionID     string
-		ConfigOptions []option `json:"configOptions"`
+		ConfigOptions []modelOption `json:"configOptions"`
 	}
 	if err := a.Call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created); err != nil {
 		t.Fatal(err)
@@ -159,7 +161,7 @@ func TestModelConfigOption(t *testing.T) {
 		t.Errorf("the model option: %+v", o)
 	}
 	var set struct {
-		ConfigOptions []option `json:"configOptions"`
+		ConfigOptions []modelOption `json:"configOptions"`
 	}
 	if err := a.Call("session/set_config_option", map[string]any{"sessionId": created.SessionID, "configId": "model", "value": "big-model"}, &set); err != nil {
 		t.Fatal(err)
@@ -175,7 +177,7 @@ func TestModelConfigOption(t *testing.T) {
 		t.Errorf("the turn's model: %q", m)
 	}
 	var resumed struct {
-		ConfigOptions []option `json:"configOptions"`
+		ConfigOptions []modelOption `json:"configOptions"`
 	}
 	if err := a.Call("session/resume", map[string]any{"sessionId": created.SessionID, "cwd": cwd}, &resumed); err != nil || len(resumed.ConfigOptions) != 1 || resumed.ConfigOptions[0].CurrentValue != "big-model" {
 		t.Errorf("resume: %+v %v", resumed, err)
@@ -243,14 +245,9 @@ func TestModelConfigOptionWithoutAModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &agent{Client: c, t: t, fake: fake, dataDir: dataDir, cwd: cwd}
-	type option struct {
-		ID, Category, Type string
-		CurrentValue       string `json:"currentValue"`
-		Options            []struct{ Value, Name string }
-	}
 	var created struct {
 		SessionID     string
-		ConfigOptions []option `json:"configOptions"`
+		ConfigOptions []modelOption `json:"configOptions"`
 	}
 	if err := a.Call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created); err != nil {
 		t.Fatal(err)
@@ -264,7 +261,7 @@ func TestModelConfigOptionWithoutAModel(t *testing.T) {
 		t.Errorf("the model option without a model: %+v", o)
 	}
 	var set struct {
-		ConfigOptions []option `json:"configOptions"`
+		ConfigOptions []modelOption `json:"configOptions"`
 	}
 	if err := a.Call("session/set_config_option", map[string]any{"sessionId": created.SessionID, "configId": "model", "value": "big-model"}, &set); err != nil {
 		t.Fatal(err)
