@@ -1230,18 +1230,26 @@ started before the last one keeps the title it announced.")
                                'help-echo (format "Open %s from the session folder" rel))
            (insert "\n")))))))
 
-(defun ctxls--open-session-file (session rel &optional open)
+(defun ctxls--open-session-file (session rel &optional open tries)
   "Open REL, a file in SESSION's folder, asked for each time.
 The folder moves when the session's title changes (a folder kept from
-before opened an empty file of the old name).  OPEN, a function of the
+before opened an empty file of the old name), also between the answer
+and the opening: a file not found there is asked for again, up to TRIES
+times (default 3), before saying it is gone.  OPEN, a function of the
 file's name, opens it (default `find-file-other-window')."
-  (setq open (or open #'find-file-other-window))
+  (setq open (or open #'find-file-other-window)
+        tries (or tries 3))
   (ctxls--command ctxls-protocol-command-session-show (list :sessionId session)
                   (lambda (r)
-                    (let ((folder (plist-get (plist-get r :session) :folder)))
+                    (let* ((folder (plist-get (plist-get r :session) :folder))
+                           (file (and folder (expand-file-name rel folder))))
                       (when (equal session ctxls--session-id)
                         (setq ctxls--session-folder folder))
-                      (funcall open (expand-file-name rel folder))))))
+                      (cond
+                       ((and file (file-exists-p file)) (funcall open file))
+                       ((> tries 1)
+                        (run-at-time 0.2 nil #'ctxls--open-session-file session rel open (1- tries)))
+                       (t (ctxls--say "%s is no longer in the session's folder" rel)))))))
 
 ;;;; The chat buffer
 

@@ -98,6 +98,10 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
                      (buffer-substring-no-properties (max (point-min) (- (point-max) 60000)) (point-max))))))
       (ert-fail (list 'timed-out-waiting-for what
                       :messages (reverse ctxls-test--messages)
+                      :buffers (mapcar (lambda (b) (list (buffer-name b) (buffer-file-name b)
+                                                         (and (buffer-file-name b) (file-exists-p (buffer-file-name b)))
+                                                         (buffer-size b)))
+                                       (buffer-list))
                       :chat (ctxls-test--chat-text)
                       :state (list :turn ctxls--turn :live ctxls--live-state :settling ctxls--live-settling
                                    :pending ctxls--live-pending
@@ -725,6 +729,18 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
   (let ((input (ctxls-test--model-input)))
     (should (string-search (ctxls-test--file "main.go") input))
     (should-not (string-search (buffer-file-name (get-buffer "notes.md")) input)))
+  ;; The folder moves with the title, also between the daemon's answer and
+  ;; the opening: a file not there yet is asked for again, not opened empty.
+  (let* ((folder (file-name-directory (directory-file-name (file-name-directory (buffer-file-name (get-buffer "notes.md"))))))
+         (later (expand-file-name "results/later.md" folder)))
+    (ctxls--open-session-file ctxls--session-id "results/later.md")
+    (run-at-time 0.1 nil (lambda () (with-temp-file later (insert "there now"))))
+    (ctxls-test--wait "the file written after the click"
+                      (lambda () (let ((b (get-buffer "later.md")))
+                                   (and b (equal (with-current-buffer b (buffer-string)) "there now")))))
+    (ctxls--open-session-file ctxls--session-id "results/never.md")
+    (ctxls-test--wait "the missing file said" (lambda () (ctxls-test--said "results/never.md is no longer in the session's folder")))
+    (should-not (get-buffer "never.md")))
   (ctxls-test--stop))
 
 (ert-deftest ctxls-test-compact ()

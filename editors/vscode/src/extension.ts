@@ -1237,9 +1237,17 @@ class Controller {
         run(async () => {
           const c = await this.need();
           if (!c) return;
-          // The folder is renamed with the title: ask where it is now.
-          const { session } = await c.show(this.state.sessionId);
-          if (session?.folder) await this.openFile(path.join(session.folder, m.subdir, m.name));
+          // The folder is renamed with the title: ask where it is now, and
+          // again if it moved between the answer and the opening.
+          let file = "";
+          for (let tries = 0; tries < 3; tries++) {
+            if (tries > 0) await new Promise((r) => setTimeout(r, 200));
+            const { session } = await c.show(this.state.sessionId);
+            if (!session?.folder) return;
+            file = path.join(session.folder, m.subdir, m.name);
+            if (await vscode.workspace.fs.stat(vscode.Uri.file(file)).then(() => true, () => false)) break;
+          }
+          await this.openFile(file);
         });
         break;
       case "openLink":
