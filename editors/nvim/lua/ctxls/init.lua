@@ -17,6 +17,8 @@ local edits = require("ctxls.edits")
 local images = require("ctxls.images")
 -- The editor's diagnostics for the model's diagnostics tool.
 local diagnostics = require("ctxls.diagnostics")
+-- The questions sent, brought back in the compose window (Ctrl-P, Ctrl-N).
+local history = require("ctxls.history")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -1455,6 +1457,7 @@ function M.ask(message, opts)
     notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
     return
   end
+  history.add(message)
   -- Asked again: if the turns taken back changed files (the model's
   -- edit_file or create_file calls applied), offer to undo those changes
   -- too before the question goes (vim.ui.select, as :CtxlsDelete asks;
@@ -1677,6 +1680,7 @@ function M.chat(opts, text)
     map("i", "<C-s>")
     map("n", "<C-s>")
     map("n", "<CR>")
+    history.attach(compose)
   end
   local win = vim.fn.bufwinid(compose)
   if win == -1 then
