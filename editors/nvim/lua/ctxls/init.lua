@@ -759,6 +759,12 @@ local function finish(turn, how)
     return
   end
   turn.done = true
+  -- The daemon's errors held while the turn had not begun (see
+  -- window/showMessage): not the refusal its reply said already.
+  for _, m in ipairs(turn.held or {}) do
+    notify(m.msg, m.level)
+  end
+  turn.held = nil
   if state.turn == turn then
     state.turn = nil
     redraw_status()
@@ -797,10 +803,24 @@ local function finish(turn, how)
   end
 end
 
+-- tell shows a message of the daemon's during turn once: a warning (an MCP
+-- server's configuration) comes both as window/showMessage and as the
+-- turn's progress report.
+local function tell(turn, msg, level)
+  turn.told = turn.told or {}
+  if not turn.told[msg] then
+    turn.told[msg] = true
+    notify(msg, level)
+  end
+end
+
 local function on_progress(err, result, ctx, config)
   local turn = state.turn
   if turn and result and result.token == turn.token then
     local v = result.value or {}
+    if v.kind == "begin" then
+      turn.begun = true
+    end
     if turn.fresh and v.kind == "begin" then
       learn(turn) -- the turn has made its session
     end
@@ -818,7 +838,7 @@ local function on_progress(err, result, ctx, config)
       if turn.tool_note then
         turn.tool_note = nil -- the tool call's line says it already
       else
-        notify(v.message)
+        tell(turn, v.message)
       end
     end
     return
@@ -913,7 +933,21 @@ local handlers = {
   ["window/showMessage"] = function(_, p)
     local msg = (p.message or ""):gsub("^ctxls: ", "")
     local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
-    notify(msg, levels[p.type] or vim.log.levels.INFO)
+    local level = levels[p.type] or vim.log.levels.INFO
+    local turn = state.turn
+    if turn and not turn.done then
+      if p.type == 1 and not turn.begun then
+        -- An error before the turn began is the refusal its reply will
+        -- bring (no provider: the plugin says it in Neovim's words): held
+        -- until then, so that it is said once, and one message cannot
+        -- push another into a Press ENTER.
+        turn.held = turn.held or {}
+        table.insert(turn.held, { msg = msg, level = level })
+        return
+      end
+      return tell(turn, msg, level)
+    end
+    notify(msg, level)
   end,
   -- The daemon asks before the model calls an MCP tool, or uses a
   -- workspace's .mcp.json: the question is lines in the chat with keys
@@ -1562,6 +1596,7 @@ function M.ask(message, opts)
         end
         local said = err.message or ""
         if kind == P.error_kinds.no_provider then
+          turn.held = nil -- the daemon's words for it
           -- The daemon's words are for every client; these are Neovim's,
           -- in the chat whole, the notice short enough for the command
           -- line of an 80-column terminal.
