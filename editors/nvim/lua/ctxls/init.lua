@@ -19,6 +19,8 @@ local images = require("ctxls.images")
 local diagnostics = require("ctxls.diagnostics")
 -- The questions sent, brought back in the compose window (Ctrl-P, Ctrl-N).
 local history = require("ctxls.history")
+-- @file mentions completed in the compose window.
+local mentions = require("ctxls.mentions")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -1557,7 +1559,10 @@ function M.ask(message, opts)
       end
       state.questions[id] = opts.rewind.index - 1
     end
-    local with = file and ("_with " .. file.label .. "_\n\n") or ""
+    local goes = file and { file.label } or {}
+    local client_root = client.config and client.config.root_dir or vim.loop.cwd()
+    vim.list_extend(goes, mentions.mentioned(message, client_root, file and file.item:gsub(":[%d%-]+$", "")))
+    local with = #goes > 0 and ("_with " .. table.concat(goes, ", ") .. "_\n\n") or ""
     local shown = {}
     state.image_paths[buf] = state.image_paths[buf] or {}
     for _, im in ipairs(attached) do
@@ -1716,6 +1721,7 @@ function M.chat(opts, text)
     map("n", "<C-s>")
     map("n", "<CR>")
     history.attach(compose)
+    mentions.attach(compose)
   end
   local win = vim.fn.bufwinid(compose)
   if win == -1 then
