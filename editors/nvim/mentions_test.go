@@ -15,14 +15,15 @@ import (
 // TestNeovimMentions runs Neovim in a terminal (tmux) as a person types in
 // the compose window: "@log" opens Neovim's own completion menu with the
 // workspace's files matching it (ctxls.workspace.files), auth/login.go
-// first and selected; Ctrl-N and Ctrl-P move in it, Ctrl-Y takes the
-// file (the user's 'completeopt', menu,menuone,noselect, set aside while
-// the compose window is in Insert mode), typing on opens no menu again;
-// Ctrl-X Ctrl-O lists the files too; sent, the question reaches the
-// provider as typed with auth/login.go's text, and the chat shows the file
-// above the question. With CTXLS_SCREENSHOT_DIR set, the menu is rendered
-// in a light and a dark background to nvim-mention-light.png and
-// -dark.png (in the first Neovim):
+// first and selected; typing on narrows it; Ctrl-N and Ctrl-P move in it,
+// Ctrl-Y takes the file (the user's 'completeopt', menu,menuone,noselect,
+// set aside while the compose window is in Insert mode), typing on opens
+// no menu again; sent, the question reaches the provider as typed with
+// auth/login.go's text, and the chat shows the file above the question.
+// Then Ctrl-E closes a menu, Ctrl-X Ctrl-O opens it again and Enter takes
+// a file. With CTXLS_SCREENSHOT_DIR set, the menu is rendered in a light
+// and a dark background to nvim-mention-light.png and -dark.png (in the
+// first Neovim):
 // CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run Mentions
 func TestNeovimMentions(t *testing.T) {
 	t.Parallel()
@@ -125,7 +126,10 @@ func TestNeovimMentions(t *testing.T) {
 				waitFor("the menu closed", func(s string) bool { return len(menu(s)) == 0 && strings.Contains(s, "see @lo") })
 				keys("C-x", "C-o")
 				waitFor("Ctrl-X Ctrl-O's menu", func(s string) bool { m := menu(s); return len(m) >= 2 && m[0] == "auth/login.go" })
-				keys("C-e", "Escape")
+				// Enter takes the selected file (no new line).
+				keys("Enter")
+				waitFor("the file Enter took", func(s string) bool { return strings.Contains(s, "see @auth/login.go\n") && len(menu(s)) == 0 })
+				keys("Escape")
 				// Out of Insert mode the user's 'completeopt' is theirs again.
 				keys(":setglobal completeopt?", "Enter")
 				waitFor("the user's completeopt", func(s string) bool { return screenshot.LastLine(s) == "  completeopt=menu,menuone,noselect" })
