@@ -71,7 +71,9 @@ func TestNeovimMentions(t *testing.T) {
 				keys, waitFor := term.Keys, term.WaitFor
 				waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
 				keys(":CtxlsAsk What does main do?", "Enter")
-				waitFor("the first answer", func(s string) bool { return strings.Contains(s, "auth.Login") && strings.Contains(s, "ctxls: Login flow") })
+				waitFor("the first answer", func(s string) bool {
+					return strings.Contains(s, "auth.Login") && strings.Contains(s, "ctxls: Login flow")
+				})
 				keys(":CtxlsChat", "Enter")
 				keys("What does @log")
 				// The menu: the files whose path holds l, o, g in order, the
