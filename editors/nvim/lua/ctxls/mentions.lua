@@ -68,6 +68,9 @@ local function ask(buf)
     end
   end
   st.taken = nil
+  if not require("ctxls").client() then
+    return -- no daemon running: no menu, and no error at each key
+  end
   st.seq = st.seq + 1
   local seq = st.seq
   require("ctxls").command(P.commands.workspace_files, { query = query, limit = limit }, function(r)
