@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -150,4 +151,32 @@ func subsequence(q, s string) bool {
 		s = s[j+1:]
 	}
 	return true
+}
+
+// namesFresh is how long a NameCache's listing serves again: a
+// completion asks as the user types.
+const namesFresh = 3 * time.Second
+
+// NameCache keeps the last listing of AllNames for a few seconds.
+type NameCache struct {
+	mu    sync.Mutex
+	roots []string
+	at    time.Time
+	files []Named
+}
+
+// Get is AllNames(ctx, opts), or the listing made less than namesFresh ago
+// for the same roots (opts.Withhold is taken to be the same).
+func (c *NameCache) Get(ctx context.Context, opts Options) ([]Named, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.roots, opts.Roots) && time.Since(c.at) < namesFresh {
+		return c.files, nil
+	}
+	files, err := AllNames(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.roots, c.at, c.files = slices.Clone(opts.Roots), time.Now(), files
+	return files, nil
 }

@@ -1,7 +1,9 @@
 package service
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -88,5 +90,26 @@ func TestDomainSeams(t *testing.T) {
 func TestServiceFields(t *testing.T) {
 	if n := reflect.TypeOf(Service{}).NumField(); n > 30 {
 		t.Errorf("Service has %d fields; group related ones (at most 30)", n)
+	}
+}
+
+// TestServiceSize keeps package service to the adapting of the domain to
+// api (issue 31: at most 3,000 lines besides tests): rules of their own
+// go to the package they are about (workspace, search, session, chat).
+func TestServiceSize(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(data), "\n")
+	}
+	if lines > 3000 {
+		t.Errorf("package service has %d lines besides its tests (at most 3,000)", lines)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/search"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 	"github.com/ctxls/ctxls/tool"
@@ -135,7 +136,7 @@ type Service struct {
 	// mu) is set.
 	tidy tidyJobs // the background clean-ups (tidy.go)
 
-	names nameCache // the workspace's files for ctxls.workspace.files (mentions.go)
+	names search.NameCache // the workspace's files for ctxls.workspace.files (mentions.go)
 
 	subs subscribers // the doors' event handlers (events.go)
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
+	"github.com/ctxls/ctxls/workspace"
 )
 
 // TurnOptions are what a door adds to a turn beyond its arguments.
@@ -341,16 +341,13 @@ func chatResult(r *chat.Result) *api.ChatResult {
 	}
 }
 
-// lineRange is "PATH:N" or "PATH:N-M" at the end of a turn's file.
-var lineRange = regexp.MustCompile(`^(.+):([1-9][0-9]*)(?:-([1-9][0-9]*))?$`)
-
 // turnFiles normalises a turn's files to absolute paths, and reads the
 // lines a file names (main.go:5-8: the user's selection) into lines.
 func turnFiles(items, roots []string) (files []string, lines map[string]chat.Lines, err error) {
 	files = make([]string, 0, len(items))
 	for _, f := range items {
 		var sel *chat.Lines
-		if m := lineRange.FindStringSubmatch(f); m != nil {
+		if m := workspace.LineRange.FindStringSubmatch(f); m != nil {
 			if _, statErr := os.Stat(f); statErr != nil { // not a file named so
 				first, _ := strconv.Atoi(m[2])
 				last := first
@@ -435,7 +432,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		Budget: pv.Budget, Dropped: pv.Dropped, Instructions: wireInstructions(pv.Instructions),
 	}
 	for _, m := range pv.Messages {
-		content, images := previewContent(m)
+		content, images := chat.PreviewContent(m)
 		pm := api.PreviewMessage{Role: m.Role, Content: content, ToolCallID: m.ToolCallID, Tokens: counter.Count(content) + images*chat.ImageTokens}
 		for _, c := range m.ToolCalls {
 			pm.ToolCalls = append(pm.ToolCalls, api.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
