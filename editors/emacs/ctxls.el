@@ -128,6 +128,7 @@
 (require 'parse-time)
 (require 'text-property-search)
 (require 'ctxls-protocol)
+(require 'ctxls-input)
 
 (declare-function flymake-diagnostics "flymake" (&optional beg end))
 (declare-function flymake-diagnostic-beg "flymake" (diag))
@@ -3544,8 +3545,6 @@ has passed."
                                         (ctxls--usage-line (plist-get turn :usage)))))
     (force-mode-line-update t)))
 
-(defvar ctxls--history nil "Questions asked with `ctxls-ask'.")
-
 (defun ctxls--turn-file (&optional leave-out)
   "The file that goes with a question asked now, or nil.
 \"/abs/main.go\", or \"/abs/main.go:5-8\" with an active region: the
@@ -3584,7 +3583,7 @@ first: the question is not typed in vain."
   (let* ((file (ctxls--turn-file current-prefix-arg))
          (with (ctxls--with-label (and file (list file)) ctxls--images))
          (prompt (if with (format "Ask ctxls (with %s): " with) "Ask ctxls: "))
-         (q (read-string prompt nil 'ctxls--history)))
+         (q (ctxls--read-question prompt)))
     (when (string-blank-p q) (user-error "ctxls: nothing to ask"))
     (list q (and file (list file)))))
 
@@ -3602,6 +3601,8 @@ read).
 FILES is a list of the files to give the model for this turn: file
 names, or \"FILE:FIRST-LAST\" for lines of one.  The images attached
 with `ctxls-attach-image' go with it too (the prompt names them).
+At the prompt M-p and M-n walk the questions asked before
+\(`ctxls-question-history').
 Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (ctxls--ask message files))
@@ -3813,6 +3814,8 @@ ends at END (moved by the buttons)."
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "C-c C-c") #'ctxls-compose-send)
     (define-key map (kbd "C-c C-k") #'ctxls-compose-abort)
+    (define-key map (kbd "M-p") #'ctxls-previous-question)
+    (define-key map (kbd "M-n") #'ctxls-next-question)
     map)
   "Keys of the *ctxls question* buffer.")
 
@@ -3821,7 +3824,8 @@ ends at END (moved by the buttons)."
 RET starts a new line; \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends the question (the answer streams into
 the chat buffer), \\[ctxls-compose-abort] throws it away.  The file (or lines) shown in the
 header line go with it, as with `ctxls-ask', and the images attached
-\(`ctxls-attach-image').
+\(`ctxls-attach-image').  \\[ctxls-previous-question] and \\[ctxls-next-question] bring back the questions asked
+before (`ctxls-question-history').
 \\{ctxls-compose-mode-map}"
   :lighter " ctxls-question")
 
@@ -3850,7 +3854,7 @@ REWIND: the question replaces the last one, and its answer."
             " ctxls: your question")
           (let ((with (ctxls--with-label files (and (not rewind) ctxls--images))))
             (if with (format " (with %s)" with) ""))
-          "   RET new line   C-c C-c send   C-c C-k abort"))
+          "   RET new line   C-c C-c send   C-c C-k abort   M-p M-n history"))
 
 ;;;###autoload
 (defun ctxls-compose (&optional leave-out)
@@ -3858,7 +3862,8 @@ REWIND: the question replaces the last one, and its answer."
 RET starts a new line, \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends, \\[ctxls-compose-abort] aborts; the header line
 says so, and what goes with the question: the file in front of you, or
 the lines of the active region, as with `ctxls-ask'.  With a prefix
-argument (LEAVE-OUT), no file goes."
+argument (LEAVE-OUT), no file goes.  M-p and M-n bring back earlier
+questions."
   (interactive "P")
   (ctxls--compose leave-out))
 
@@ -3875,7 +3880,8 @@ EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
       (ctxls-compose-mode 1)
       (when text
         (erase-buffer)
-        (insert text))
+        (insert text)
+        (setq ctxls--history-index nil))
       (setq ctxls--compose-files files
             ctxls--compose-rewind rewind
             ctxls--compose-edits edits)
@@ -3901,7 +3907,7 @@ If a turn is running, the question stays here to be sent later."
       (user-error "ctxls: a turn is running; your question stays here (M-x ctxls-cancel stops the turn)"))
     (unless (ctxls--usable-p)
       (ctxls--program))                 ; a missing daemon: the question stays
-    (add-to-history 'ctxls--history q)
+    (ctxls--remember-question q)
     (ctxls--compose-close buf)
     (if rewind
         (ctxls--rewind rewind edits (lambda () (ctxls--ask q files rewind)))
@@ -4449,7 +4455,7 @@ session's title."
 ;;;###autoload
 (defun ctxls-preview (message)
   "Show the exact model input a turn asking MESSAGE would send."
-  (interactive (list (read-string "Preview the prompt for: " nil 'ctxls--history)))
+  (interactive (list (ctxls--read-question "Preview the prompt for: ")))
   (ctxls--command ctxls-protocol-command-chat-preview (list :message message)
                   (lambda (r)
                     (let ((buf (get-buffer-create "*ctxls preview*"))

@@ -176,11 +176,11 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
   (let* ((dir (file-name-directory (locate-library "ctxls.el")))
          (tmp (make-temp-file "ctxls-el" t))
          (byte-compile-error-on-warn t))
-    (dolist (f '("ctxls-protocol.el" "ctxls.el"))
+    (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls.el"))
       (copy-file (expand-file-name f dir) (expand-file-name f tmp)))
     (let ((load-path (cons tmp load-path)))
-      (should (byte-compile-file (expand-file-name "ctxls-protocol.el" tmp)))
-      (should (byte-compile-file (expand-file-name "ctxls.el" tmp))))
+      (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls.el"))
+        (should (byte-compile-file (expand-file-name f tmp)))))
     ;; Autoloads, generated as package.el would.
     (let ((generated-autoload-file (expand-file-name "ctxls-autoloads.el" tmp)))
       (if (fboundp 'loaddefs-generate)
@@ -2002,7 +2002,7 @@ the first answered) is refused, saying why; the first is answered whole."
     (execute-kbd-macro (vconcat (kbd "C-SPC C-n C-n M-x") "ctxls-compose" (kbd "RET")))
     (should (equal (buffer-name) "*ctxls question*"))
     (should ctxls-compose-mode)
-    (should (equal header-line-format " ctxls: your question (with main.go:3-4)   RET new line   C-c C-c send   C-c C-k abort"))
+    (should (equal header-line-format " ctxls: your question (with main.go:3-4)   RET new line   C-c C-c send   C-c C-k abort   M-p M-n history"))
     (execute-kbd-macro (vconcat "first line" (kbd "RET") "second line"))
     (should (equal (buffer-string) "first line\nsecond line"))
     (should-not ctxls--turn)
@@ -2013,7 +2013,7 @@ the first answered) is refused, saying why; the first is answered whole."
     (should (string-search "## You\n\n_with main.go:3-4_\n\nfirst line\nsecond line\n\n## ctxls\n\n" (ctxls-test--chat-text)))
     (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
     (should (string-search "second line\n\n## ctxls\n\nTwo lines read.\n" (ctxls-test--chat-text)))
-    (should (equal (car ctxls--history) "first line\nsecond line"))
+    (should (equal (car ctxls-question-history) "first line\nsecond line"))
     ;; C-c C-k throws the question away.
     (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "never sent" (kbd "RET C-c C-k")))
     (should-not (get-buffer "*ctxls question*"))
@@ -2660,6 +2660,65 @@ over an older one there.  Fail in CI when FEATURE is missing, else skip."
     (with-current-buffer (ctxls--chat-buffer)
       (should (derived-mode-p 'markdown-mode)))
     (lsp-workspace-shutdown (car (lsp-workspaces)))))
+
+;;;; Typing a question
+
+(ert-deftest ctxls-test-input-history ()
+  "M-p and M-n bring back the questions asked before, in the question
+buffer (as in comint: past the newest, what was typed) and at the
+prompt, one history for both; savehist-mode keeps it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((source (current-buffer)))
+    (ctxls-test--mx "ctxls-ask" "first question")
+    (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+    ;; In the question buffer, over what is typed there.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "a draft" (kbd "RET") "of two lines"))
+    (should (equal (buffer-name) "*ctxls question*"))
+    (execute-kbd-macro (kbd "M-p"))
+    (should (equal (buffer-string) "first question"))
+    (should (eobp))
+    ;; Nothing before the first question: said, the text stays.
+    (should-error (execute-kbd-macro (kbd "M-p")) :type 'user-error)
+    (should (equal (buffer-string) "first question"))
+    (execute-kbd-macro (kbd "M-n"))
+    (should (equal (buffer-string) "a draft\nof two lines"))
+    (should-error (execute-kbd-macro (kbd "M-n")) :type 'user-error)
+    (should (equal (buffer-string) "a draft\nof two lines"))
+    ;; Brought back, changed and sent.
+    (execute-kbd-macro (vconcat (kbd "M-p") " again" (kbd "C-c C-c")))
+    (should-not (get-buffer "*ctxls question*"))
+    (should (eq (current-buffer) source))
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    ;; At the prompt: the question sent from the buffer, then the one before
+    ;; (point at the start, as Emacs's M-p leaves it in an empty prompt).
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-ask" (kbd "RET M-p M-p C-e") ", once more" (kbd "RET")))
+    (ctxls-test--wait "the third answer" (lambda () (null ctxls--turn)))
+    (should (string-search "_with main.go_\n\nfirst question again\n\n## ctxls\n\nsecond answer\n" (ctxls-test--chat-text)))
+    (should (string-search "_with main.go_\n\nfirst question, once more\n\n## ctxls\n\nthird answer\n" (ctxls-test--chat-text)))
+    ;; The buffer walks the prompt's questions too, newest first, and back.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET M-p")))
+    (should (equal (buffer-string) "first question, once more"))
+    (execute-kbd-macro (kbd "M-p M-p"))
+    (should (equal (buffer-string) "first question"))
+    (execute-kbd-macro (kbd "M-n"))
+    (should (equal (buffer-string) "first question again"))
+    (execute-kbd-macro (kbd "M-n M-n"))
+    (should (equal (buffer-string) ""))
+    (execute-kbd-macro (kbd "C-c C-k"))
+    (should (eq (current-buffer) source)))
+  ;; savehist-mode keeps the history, the question buffer's included.
+  (require 'savehist)
+  (let ((savehist-file (make-temp-file "ctxls-savehist")))
+    (savehist-mode 1)
+    (savehist-save)
+    (savehist-mode -1)
+    (setq ctxls-question-history nil)
+    (load savehist-file nil t t)
+    (should (equal ctxls-question-history '("first question, once more" "first question again" "first question"))))
+  (ctxls-test--stop))
 
 (provide 'ctxls-test)
 ;;; ctxls-test.el ends here
