@@ -3602,7 +3602,8 @@ FILES is a list of the files to give the model for this turn: file
 names, or \"FILE:FIRST-LAST\" for lines of one.  The images attached
 with `ctxls-attach-image' go with it too (the prompt names them).
 At the prompt M-p and M-n walk the questions asked before
-\(`ctxls-question-history').
+\(`ctxls-question-history'), and \"@\" then C-M-i (or TAB) completes a
+workspace file's path: \"@auth/login.go\" gives the model that file too.
 Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (ctxls--ask message files))
@@ -3639,11 +3640,12 @@ and everything after it: the chat's last turn gives way to the new one."
       (ctxls--chat-insert
        (lambda ()
          (insert sep (ctxls--question-heading) "\n\n"
-                 (if files
-                     (concat (ctxls--heading (format "_with %s_" (mapconcat #'ctxls--file-label files ", "))
-                                             'ctxls-note)
-                             "\n\n")
-                   ""))
+                 ;; The turn's file, then those the message mentions.
+                 (let ((labels (append (mapcar #'ctxls--file-label files) (ctxls--mentions message files))))
+                   (if labels
+                       (concat (ctxls--heading (format "_with %s_" (string-join labels ", ")) 'ctxls-note)
+                               "\n\n")
+                     "")))
          ;; A question asked again holds its images' lines: buttons.
          (let ((start (point)))
            (insert message)
@@ -3816,6 +3818,7 @@ ends at END (moved by the buttons)."
     (define-key map (kbd "C-c C-k") #'ctxls-compose-abort)
     (define-key map (kbd "M-p") #'ctxls-previous-question)
     (define-key map (kbd "M-n") #'ctxls-next-question)
+    (set-keymap-parent map ctxls-question-input-map)
     map)
   "Keys of the *ctxls question* buffer.")
 
@@ -3825,7 +3828,9 @@ RET starts a new line; \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends th
 the chat buffer), \\[ctxls-compose-abort] throws it away.  The file (or lines) shown in the
 header line go with it, as with `ctxls-ask', and the images attached
 \(`ctxls-attach-image').  \\[ctxls-previous-question] and \\[ctxls-next-question] bring back the questions asked
-before (`ctxls-question-history').
+before (`ctxls-question-history'); \\[completion-at-point] (or TAB) after \"@\"
+completes a workspace file's path: \"@auth/login.go\" gives the model
+that file with the question.
 \\{ctxls-compose-mode-map}"
   :lighter " ctxls-question")
 
@@ -3863,7 +3868,7 @@ RET starts a new line, \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends, \
 says so, and what goes with the question: the file in front of you, or
 the lines of the active region, as with `ctxls-ask'.  With a prefix
 argument (LEAVE-OUT), no file goes.  M-p and M-n bring back earlier
-questions."
+questions; \"@\" and C-M-i (or TAB) name another file of the workspace."
   (interactive "P")
   (ctxls--compose leave-out))
 
@@ -3878,6 +3883,7 @@ EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
       (unless (derived-mode-p 'text-mode)
         (if (fboundp 'markdown-mode) (markdown-mode) (text-mode)))
       (ctxls-compose-mode 1)
+      (add-hook 'completion-at-point-functions #'ctxls-mention-completion-at-point nil t)
       (when text
         (erase-buffer)
         (insert text)

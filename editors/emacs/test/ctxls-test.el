@@ -2720,5 +2720,45 @@ prompt, one history for both; savehist-mode keeps it."
     (should (equal ctxls-question-history '("first question, once more" "first question again" "first question"))))
   (ctxls-test--stop))
 
+(ert-deftest ctxls-test-mentions ()
+  "\"@\" then C-M-i or TAB completes a workspace file's path from the
+daemon (ctxls.workspace.files), in the question buffer and at the
+prompt; the question goes as typed, and the chat names the file under it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((source (current-buffer))
+        completions)
+    ;; The question buffer: "@log" completes to the one file it matches
+    ;; (a subsequence: auth/login.go), and a space follows it.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "what does @log" (kbd "C-M-i") "do?"))
+    (should (equal (buffer-name) "*ctxls question*"))
+    (should (equal (buffer-string) "what does @auth/login.go do?"))
+    ;; Elsewhere TAB does what it did: here, no completion.
+    (execute-kbd-macro (kbd "M-<"))
+    (should-not (ctxls--mention-bounds))
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (should (eq (current-buffer) source))
+    (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go, auth/login.go_\n\nwhat does @auth/login.go do?\n\n## ctxls\n\nIt redirects.\n"
+                           (ctxls-test--chat-text)))
+    ;; At the prompt, TAB after "@" alone lists the workspace's files, the
+    ;; open one first; "sy" and TAB again completes the one it matches.
+    (define-key global-map (kbd "<f9>")
+      (lambda () (interactive)
+        (setq completions (with-current-buffer "*Completions*" (buffer-substring-no-properties (point-min) (point-max))))))
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-ask" (kbd "RET") "compare @" (kbd "TAB <f9>")
+                                "sy" (kbd "TAB") "to it" (kbd "RET")))
+    (should completions)
+    (dolist (f '("main.go" "auth/login.go" "sync.txt" "tool.py"))
+      (should (string-search f completions)))
+    (should (< (string-search "main.go" completions) (string-search "auth/login.go" completions)))
+    (should-not (string-search ".git" completions))
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go, sync.txt_\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ.\n"
+                           (ctxls-test--chat-text))))
+  (ctxls-test--stop))
+
 (provide 'ctxls-test)
 ;;; ctxls-test.el ends here
