@@ -204,7 +204,7 @@ workspace-relative path after the \"@\" and a space after it."
 ;; name looks secret, .env or a key, is named here but the daemon does not
 ;; send it; completion never offers one.)
 
-(defconst ctxls--mention-re "\\(?:\\`\\|[[:space:]]\\)@\\([^[:space:]]+\\)"
+(defconst ctxls--mention-re "\\(?:^\\|[[:space:]]\\)@\\([^[:space:]]+\\)"
   "A mention: \"@PATH\" at the start of the message or after white space.")
 
 (defun ctxls--mention-paths (name)
@@ -256,6 +256,69 @@ file both sent and mentioned goes once, as the daemon sends it."
             (push (cdr m) seen)
             (push (car m) out)))))
     (nreverse out)))
+
+;;;;; Mentions shown
+
+(defface ctxls-mention '((t :inherit link))
+  "A mention of a workspace file in a question, \"@auth/login.go\"."
+  :group 'ctxls)
+
+(defun ctxls--next-mention (limit)
+  "Find the next mention of a workspace file before LIMIT.
+Its match data is \"@\" and the file's name as typed (lines included);
+the result is the `ctxls--mentioned-file' cons, or nil."
+  (let (found)
+    (while (and (not found) (re-search-forward ctxls--mention-re limit t))
+      (let* ((at (1- (match-beginning 1)))
+             (m (ctxls--mentioned-file (match-string-no-properties 1))))
+        (when m
+          (set-match-data (list at (+ at 1 (length (car m)))))
+          (setq found m))))
+    found))
+
+(defun ctxls--mention-matcher (limit)
+  "A font-lock matcher of the mentions of workspace files before LIMIT."
+  (and (ctxls--next-mention limit) t))
+
+(defun ctxls--fontify-mentions ()
+  "Show the mentions of workspace files typed in this buffer as such."
+  (font-lock-add-keywords nil '((ctxls--mention-matcher 0 'ctxls-mention prepend)) 'append)
+  (font-lock-flush))
+
+(define-button-type 'ctxls-mention
+  'action #'ctxls--mention-visit
+  'follow-link t
+  'face 'ctxls-mention)
+
+(defun ctxls--buttonize-mentions (beg end)
+  "Make the mentions of workspace files between BEG and END buttons.
+RET on one visits its file (at its first line, if it names lines).
+Overlays: markdown-mode's faces stay below them."
+  (save-excursion
+    (goto-char beg)
+    (let (m)
+      (while (setq m (ctxls--next-mention end))
+        (let ((b (make-button (match-beginning 0) (match-end 0) 'type 'ctxls-mention
+                              'ctxls-file (cdr m)
+                              'ctxls-line (and (string-match ":\\([0-9]+\\)\\(?:-[0-9]+\\)?\\'" (car m))
+                                               (not (string-suffix-p (car m) (cdr m)))
+                                               (string-to-number (match-string 1 (car m))))
+                              'help-echo (format "RET or mouse-1: visit %s" (car m)))))
+          (overlay-put b 'evaporate t))))))
+
+(defun ctxls--mention-visit (button)
+  "Visit the file the mention BUTTON names, in another window."
+  (let ((file (button-get button 'ctxls-file))
+        (line (button-get button 'ctxls-line)))
+    (if (not (file-exists-p file))
+        (message "ctxls: %s does not exist (any more)" file)
+      (pop-to-buffer (find-file-noselect file)
+                     '((display-buffer-reuse-window display-buffer-use-some-window)
+                       (inhibit-same-window . t)))
+      (when line
+        (widen)
+        (goto-char (point-min))
+        (forward-line (1- line))))))
 
 (defun ctxls--question-minibuffer-setup ()
   "Make the `ctxls-ask' prompt complete @file mentions."

@@ -1542,7 +1542,8 @@ turn with tool calls is stored as an answer per round, shown as one)."
        (let ((start (point)))
          (insert content)
          (ctxls--buttonize-images start (point) (or (and (stringp ctxls--chat-session) ctxls--chat-session)
-                                                    ctxls--session-id)))
+                                                    ctxls--session-id))
+         (ctxls--buttonize-mentions start (point)))
        (insert "\n\n"))
       ("assistant"
        (unless continued
@@ -3649,7 +3650,8 @@ and everything after it: the chat's last turn gives way to the new one."
          ;; A question asked again holds its images' lines: buttons.
          (let ((start (point)))
            (insert message)
-           (ctxls--buttonize-images start (point) ctxls--session-id))
+           (ctxls--buttonize-images start (point) ctxls--session-id)
+           (ctxls--buttonize-mentions start (point)))
          (insert "\n\n")
          (dolist (i images)
            (let ((file (plist-get i :file)))
@@ -3884,6 +3886,7 @@ EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
         (if (fboundp 'markdown-mode) (markdown-mode) (text-mode)))
       (ctxls-compose-mode 1)
       (add-hook 'completion-at-point-functions #'ctxls-mention-completion-at-point nil t)
+      (ctxls--fontify-mentions)
       (when text
         (erase-buffer)
         (insert text)

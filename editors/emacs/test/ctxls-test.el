@@ -2720,6 +2720,15 @@ prompt, one history for both; savehist-mode keeps it."
     (should (equal ctxls-question-history '("first question, once more" "first question again" "first question"))))
   (ctxls-test--stop))
 
+(defun ctxls-test--face-at (text face)
+  "Non-nil when the first TEXT of the buffer has FACE at each character."
+  (save-excursion
+    (goto-char (point-min))
+    (search-forward text)
+    (cl-loop for pos from (match-beginning 0) below (match-end 0)
+             always (let ((f (get-text-property pos 'face)))
+                      (if (listp f) (memq face f) (eq f face))))))
+
 (ert-deftest ctxls-test-mentions ()
   "\"@\" then C-M-i or TAB completes a workspace file's path from the
 daemon (ctxls.workspace.files), in the question buffer and at the
@@ -2732,9 +2741,16 @@ prompt; the question goes as typed, and the chat names the file under it."
         completions)
     ;; The question buffer: "@log" completes to the one file it matches
     ;; (a subsequence: auth/login.go), and a space follows it.
-    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "what does @log" (kbd "C-M-i") "do?"))
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "what does @log"))
     (should (equal (buffer-name) "*ctxls question*"))
+    ;; A mention shows as one once it names a file.
+    (font-lock-ensure)
+    (should-not (ctxls-test--face-at "@log" 'ctxls-mention))
+    (execute-kbd-macro (vconcat (kbd "C-M-i") "do?"))
     (should (equal (buffer-string) "what does @auth/login.go do?"))
+    (font-lock-ensure)
+    (should (ctxls-test--face-at "@auth/login.go" 'ctxls-mention))
+    (should-not (ctxls-test--face-at " do?" 'ctxls-mention))
     ;; Elsewhere TAB does what it did: here, no completion.
     (execute-kbd-macro (kbd "M-<"))
     (should-not (ctxls--mention-bounds))
@@ -2743,8 +2759,21 @@ prompt; the question goes as typed, and the chat names the file under it."
     (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
     (should (string-search "## You\n\n_with main.go, auth/login.go_\n\nwhat does @auth/login.go do?\n\n## ctxls\n\nIt redirects.\n"
                            (ctxls-test--chat-text)))
+    ;; In the chat, RET on the mention visits the file.
+    (select-window (display-buffer ctxls--chat))
+    (goto-char (point-min))
+    ;; (The question, not the session's title: until the model's, that is
+    ;; the question too.)
+    (search-forward "\n\nwhat does @auth")
+    (should (equal (mapcar (lambda (o) (list (overlay-start o) (button-label o)))
+                           (cl-remove-if-not (lambda (o) (eq (button-type o) 'ctxls-mention))
+                                             (overlays-in (point-min) (point-max))))
+                   (list (list (+ (match-beginning 0) (length "\n\nwhat does ")) "@auth/login.go"))))
+    (execute-kbd-macro (kbd "RET"))
+    (should (equal buffer-file-name (ctxls-test--file "auth/login.go")))
+    (switch-to-buffer source)
     ;; At the prompt, TAB after "@" alone lists the workspace's files, the
-    ;; open one first; "sy" and TAB again completes the one it matches.
+    ;; open ones first; "sy" and TAB again completes the one it matches.
     (define-key global-map (kbd "<f9>")
       (lambda () (interactive)
         (setq completions (with-current-buffer "*Completions*" (buffer-substring-no-properties (point-min) (point-max))))))
@@ -2753,7 +2782,11 @@ prompt; the question goes as typed, and the chat names the file under it."
     (should completions)
     (dolist (f '("main.go" "auth/login.go" "sync.txt" "tool.py"))
       (should (string-search f completions)))
-    (should (< (string-search "main.go" completions) (string-search "auth/login.go" completions)))
+    ;; The open files (main.go, and auth/login.go visited from the chat)
+    ;; first.
+    (dolist (open '("main.go" "auth/login.go"))
+      (dolist (other '("sync.txt" "tool.py"))
+        (should (< (string-search open completions) (string-search other completions)))))
     (should-not (string-search ".git" completions))
     (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
     (should (string-search "## You\n\n_with main.go, sync.txt_\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ.\n"
