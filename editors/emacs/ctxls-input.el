@@ -177,8 +177,9 @@ returns matches, whatever the completion styles would say."
 For `completion-at-point-functions'.  Accepting one inserts its
 workspace-relative path after the \"@\" and a space after it."
   (when-let ((bounds (ctxls--mention-bounds)))
+    ;; Exclusive: after "@" only a file will do ("No match" rather than
+    ;; a word of the dictionary).
     (list (car bounds) (cdr bounds) (ctxls--mention-table)
-          :exclusive 'no
           :exit-function (lambda (_path status)
                            (when (and (eq status 'finished)
                                       (not (memq (char-after) '(?\s ?\t ?\n))))

@@ -53,6 +53,10 @@
 ;; (C-c x p) too.  `ctxls-project-instructions' nil leaves them out.
 ;; `ctxls-compose' (C-c x w) writes a longer question in a buffer of its
 ;; own: RET is a new line, C-c C-c sends it, C-c C-k aborts.
+;; Where a question is typed (the prompt, that buffer) M-p and M-n bring
+;; back the questions asked before, and "@" then C-M-i (or TAB) completes
+;; a workspace file's path: "@auth/login.go" gives the model that file
+;; too (see ctxls-input.el).
 ;; `ctxls-attach-image' (C-c x I) attaches an image file (PNG, JPEG, GIF
 ;; or WebP, 5 MiB at most) to the next question; the prompt and the
 ;; question buffer say so ("with image: shot.png"), C-u C-c x I takes it
@@ -3856,12 +3860,18 @@ that file with the question.
 
 (defun ctxls--compose-header (files &optional rewind)
   "The header line of a question buffer whose question goes with FILES.
-REWIND: the question replaces the last one, and its answer."
-  (concat (if rewind " ctxls: your question again, in place of the last one and its answer"
-            " ctxls: your question")
-          (let ((with (ctxls--with-label files (and (not rewind) ctxls--images))))
-            (if with (format " (with %s)" with) ""))
-          "   RET new line   C-c C-c send   C-c C-k abort   M-p M-n history"))
+REWIND: the question replaces the last one, and its answer.  The hint
+of M-p is left out when it would not fit in the buffer's window (the
+frame, before it has one), rather than cut."
+  (let* ((line (concat (if rewind " ctxls: your question again, in place of the last one and its answer"
+                         " ctxls: your question")
+                       (let ((with (ctxls--with-label files (and (not rewind) ctxls--images))))
+                         (if with (format " (with %s)" with) ""))
+                       "   RET new line   C-c C-c send   C-c C-k abort"))
+         (win (get-buffer-window (current-buffer)))
+         (width (1- (if win (window-width win) (frame-width))))
+         (full (concat line "   M-p history")))
+    (if (<= (string-width full) width) full line)))
 
 ;;;###autoload
 (defun ctxls-compose (&optional leave-out)
@@ -3897,6 +3907,7 @@ EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
       (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files rewind))))
     (pop-to-buffer buf '((display-buffer-reuse-window display-buffer-below-selected)
                          (window-height . 8)))
+    (ctxls--compose-refresh-header)     ; as wide as its window
     (ctxls--say "write your question: C-c C-c sends it, C-c C-k aborts")))
 
 (defun ctxls-compose-send ()
