@@ -2793,7 +2793,18 @@ prompt; the question goes as typed, and the chat names the file under it."
     (should-not (string-search ".git" completions))
     (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
     (should (string-search "## You\n\n_with main.go, sync.txt_\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ.\n"
-                           (ctxls-test--chat-text))))
+                           (ctxls-test--chat-text)))
+    ;; The session shown again (resumed): its questions' mentions are
+    ;; buttons there too.
+    (ctxls-test--mx "ctxls-resume" "")
+    (ctxls-test--wait "the resumed history"
+                      (lambda () (string-search "## You\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ." (ctxls-test--chat-text))))
+    (with-current-buffer ctxls--chat
+      (should (equal (mapcar #'button-label
+                             (sort (cl-remove-if-not (lambda (o) (eq (button-type o) 'ctxls-mention))
+                                                     (overlays-in (point-min) (point-max)))
+                                   (lambda (a b) (< (overlay-start a) (overlay-start b)))))
+                     '("@auth/login.go" "@sync.txt" "@auth/login.go" "@sync.txt")))))
   (ctxls-test--stop))
 
 (provide 'ctxls-test)
