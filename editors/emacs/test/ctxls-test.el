@@ -2754,9 +2754,14 @@ prompt; the question goes as typed, and the chat names the file under it."
     (font-lock-ensure)
     (should (ctxls-test--face-at "@auth/login.go" 'ctxls-mention))
     (should-not (ctxls-test--face-at " do?" 'ctxls-mention))
-    ;; Elsewhere TAB does what it did: here, no completion.
+    ;; TAB completes in a mention; elsewhere it does what it did.
+    (save-excursion
+      (search-backward "login")
+      (should (eq (key-binding (kbd "TAB")) 'completion-at-point)))
     (execute-kbd-macro (kbd "M-<"))
-    (should-not (ctxls--mention-bounds))
+    (should-not (eq (key-binding (kbd "TAB")) 'completion-at-point))
+    (should (eq (key-binding (kbd "TAB"))
+                (let ((ctxls-compose-mode nil)) (key-binding (kbd "TAB")))))
     (execute-kbd-macro (kbd "C-c C-c"))
     (should (eq (current-buffer) source))
     (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
