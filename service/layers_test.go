@@ -57,3 +57,27 @@ func TestLayers(t *testing.T) {
 		t.Fatalf("go list found %d door packages:\n%s", doors, out)
 	}
 }
+
+// TestDomainSeams: the session types know no LSP (session imports no
+// go.lsp.dev package, directly or not), and the engine knows no database
+// driver (chat imports no store backend, pgx or SQLite driver).
+func TestDomainSeams(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/ctxls/ctxls/"
+	for pkg, forbidden := range map[string][]string{
+		mod + "session": {"go.lsp.dev/"},
+		mod + "chat":    {mod + "session/backend", mod + "session/sqlite", mod + "session/postgres", "github.com/jackc/", "modernc.org/sqlite"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range forbidden {
+				if strings.HasPrefix(dep, f) {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+}

@@ -189,7 +189,7 @@ func openError(cfg Config, err error) error {
 		return api.Errorf(api.KindStoreUnavailable, "cannot open the session store in %s: %w", cfg.DataDir, err)
 	}
 	which := "cannot open the PostgreSQL session store " + backend.RedactDSN(cfg.Store)
-	if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
+	if u := storeError(err); errors.Is(u, chat.ErrStoreUnreachable) {
 		if cfg.Log != nil {
 			cfg.Log.Warn("store unreachable", "store", backend.RedactDSN(cfg.Store), "err", err)
 		}
@@ -227,7 +227,7 @@ func New(store session.Store, cfg Config) *Service {
 	}
 	s.box = tool.New(tool.Config{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
 		Notify: func(m string) { s.publish(Notice{Warning: true, Message: m}) }})
-	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log}
+	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log, Unavailable: backend.IsUnavailable}
 	s.turns = &turn.Service{Engine: s.engine, Log: log}
 	s.turns.Subscribe(s.lateEvent)
 	return s

@@ -23,8 +23,9 @@
 (require 'ctxls)
 ;; Autoloads as package.el makes them: loaddefs-gen from Emacs 29 on
 ;; (autoload.el is deprecated there), autoload before.
-(unless (require 'loaddefs-gen nil t)
-  (require 'autoload))
+(eval-and-compile ; generated-autoload-file is bound below, also compiled
+  (unless (require 'loaddefs-gen nil t)
+    (require 'autoload)))
 
 ;; An Emacs built with native compilation (Debian's 28 and 30 both are)
 ;; compiles a trampoline for each primitive advised below (`message',
