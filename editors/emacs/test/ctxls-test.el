@@ -2667,6 +2667,8 @@ over an older one there.  Fail in CI when FEATURE is missing, else skip."
 
 ;;;; Typing a question
 
+(defvar savehist-file)                  ; bound dynamically below, compiled too
+
 (ert-deftest ctxls-test-input-history ()
   "M-p and M-n bring back the questions asked before, in the question
 buffer (as in comint: past the newest, what was typed) and at the
