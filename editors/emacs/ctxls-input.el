@@ -15,7 +15,7 @@
 ;; minibuffer history; in the question buffer they do the same, as in
 ;; comint: M-p replaces the text with the question asked before, M-n
 ;; goes forward again, and past the newest you get back what you had
-;; typed.  With `savehist-mode' on, the list is kept from one Emacs to
+;; typed; M-r picks one with completion.  With `savehist-mode' on, the list is kept from one Emacs to
 ;; the next.
 ;;
 ;; @file mentions.  "@PATH" in a question (at its start or after a space;
@@ -101,6 +101,21 @@ comes back.  See `ctxls-previous-question'."
            (user-error "ctxls: no later question: this is what you typed"))
           (t (let ((index (- ctxls--history-index n)))
                (ctxls--history-show (and (>= index 0) index)))))))
+
+(defun ctxls-search-questions (question)
+  "Replace the question being written with QUESTION, one asked before.
+Interactively it is read with completion from `ctxls-question-history'
+\(as M-r in a shell buffer searches its input history); then
+\\<ctxls-compose-mode-map>\\[ctxls-previous-question] and \\[ctxls-next-question] go on from it."
+  (interactive
+   (progn (unless ctxls-question-history
+            (user-error "ctxls: no question asked yet"))
+          ;; Not recorded: the history would gain the question picked.
+          (list (completing-read "Earlier question: " ctxls-question-history nil t nil t))))
+  (let ((index (cl-position question ctxls-question-history :test #'equal)))
+    (unless index
+      (user-error "ctxls: not a question asked before"))
+    (ctxls--history-show index)))
 
 ;;;; @file mentions
 

@@ -3824,6 +3824,7 @@ ends at END (moved by the buttons)."
     (define-key map (kbd "C-c C-k") #'ctxls-compose-abort)
     (define-key map (kbd "M-p") #'ctxls-previous-question)
     (define-key map (kbd "M-n") #'ctxls-next-question)
+    (define-key map (kbd "M-r") #'ctxls-search-questions)
     (set-keymap-parent map ctxls-question-input-map)
     map)
   "Keys of the *ctxls question* buffer.")
@@ -3834,7 +3835,8 @@ RET starts a new line; \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends th
 the chat buffer), \\[ctxls-compose-abort] throws it away.  The file (or lines) shown in the
 header line go with it, as with `ctxls-ask', and the images attached
 \(`ctxls-attach-image').  \\[ctxls-previous-question] and \\[ctxls-next-question] bring back the questions asked
-before (`ctxls-question-history'); \\[completion-at-point] (or TAB) after \"@\"
+before (`ctxls-question-history'), \\[ctxls-search-questions] picks one with completion;
+\\[completion-at-point] (or TAB) after \"@\"
 completes a workspace file's path: \"@auth/login.go\" gives the model
 that file with the question.
 \\{ctxls-compose-mode-map}"

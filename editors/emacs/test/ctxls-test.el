@@ -2713,6 +2713,11 @@ prompt, one history for both; savehist-mode keeps it."
     (should (equal (buffer-string) "first question again"))
     (execute-kbd-macro (kbd "M-n M-n"))
     (should (equal (buffer-string) ""))
+    ;; M-r picks one with completion; M-p goes on from it.
+    (execute-kbd-macro (vconcat (kbd "M-r") "first question a" (kbd "RET")))
+    (should (equal (buffer-string) "first question again"))
+    (execute-kbd-macro (kbd "M-p"))
+    (should (equal (buffer-string) "first question"))
     (execute-kbd-macro (kbd "C-c C-k"))
     (should (eq (current-buffer) source)))
   ;; savehist-mode keeps the history, the question buffer's included.
