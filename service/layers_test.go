@@ -2,6 +2,7 @@ package service
 
 import (
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -79,5 +80,13 @@ func TestDomainSeams(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestServiceFields keeps Service small enough to read (issue 31: at most
+// 30 fields): related fields go into a struct of their own.
+func TestServiceFields(t *testing.T) {
+	if n := reflect.TypeOf(Service{}).NumField(); n > 30 {
+		t.Errorf("Service has %d fields; group related ones (at most 30)", n)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/search"
@@ -115,6 +117,34 @@ func underGitDir(p string) bool {
 	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".git")
 }
 
+// namesFresh is how long a listing of the workspace's files serves
+// ctxls.workspace.files again: the completion asks as the user types.
+const namesFresh = 3 * time.Second
+
+// nameCache is the last listing of the workspace's files.
+type nameCache struct {
+	mu    sync.Mutex
+	roots []string
+	at    time.Time
+	files []search.Named
+}
+
+// get lists the files under roots, or returns the listing made less than
+// namesFresh ago for the same roots.
+func (c *nameCache) get(ctx context.Context, roots []string) ([]search.Named, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.roots, roots) && time.Since(c.at) < namesFresh {
+		return c.files, nil
+	}
+	files, err := search.AllNames(ctx, search.Options{Roots: roots, Withhold: workspace.SecretName})
+	if err != nil {
+		return nil, err
+	}
+	c.roots, c.at, c.files = slices.Clone(roots), time.Now(), files
+	return files, nil
+}
+
 // WorkspaceFiles lists the workspace's files for a completion after "@".
 func (s *Service) WorkspaceFiles(ctx context.Context, a *api.WorkspaceFilesArgs) (*api.WorkspaceFilesResult, error) {
 	limit := a.Limit
@@ -126,7 +156,6 @@ func (s *Service) WorkspaceFiles(ctx context.Context, a *api.WorkspaceFilesArgs)
 	if len(roots) == 0 {
 		return res, nil
 	}
-	opts := search.Options{Roots: roots, Withhold: workspace.SecretName}
 	seen := map[string]bool{}
 	if a.Query == "" {
 		// The open and recently edited files first.
@@ -141,10 +170,11 @@ func (s *Service) WorkspaceFiles(ctx context.Context, a *api.WorkspaceFilesArgs)
 			}
 		}
 	}
-	found, more, err := search.NamedFiles(ctx, opts, a.Query, limit+len(seen))
+	all, err := s.names.get(ctx, roots)
 	if err != nil {
 		return nil, fail(err)
 	}
+	found, more := search.RankNames(all, a.Query, limit+len(seen))
 	for _, f := range found {
 		if seen[f.Path] {
 			continue

@@ -74,6 +74,26 @@ type Config struct {
 }
 
 // Service implements api.Interface for one connection. It is safe for
+// clientHint is what a client says of itself for a session's envHint.
+type clientHint struct {
+	name     string // "<name> <version>"
+	override string // an envHint the client gave verbatim
+}
+
+// connSettings are the settings a client gives its connection (guarded
+// by Service.mu).
+type connSettings struct {
+	compactAt      int  // 0: the default
+	noInstructions bool // projectInstructions off
+	editorMB       int  // the client's storage soft limit in MiB; 0: the command line's
+}
+
+// tidyJobs are the background clean-ups of a Service (tidy.go).
+type tidyJobs struct {
+	wg     sync.WaitGroup
+	closed bool
+}
+
 // concurrent use.
 type Service struct {
 	questions questionCache // listed sessions' questions (questionsOf)
@@ -92,20 +112,17 @@ type Service struct {
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
-	mu             sync.Mutex
-	provider       api.Provider
-	providerWhere  string          // Config.ProviderWhere
-	roots          []string        // workspace folders, absolute; the first is the session's workspace
-	client         string          // "<name> <version>" of the client, for envHint
-	envOverride    string          // an envHint the client gave verbatim
-	current        string          // the current session ("" if none): what an empty sessionId means
-	lostCurrent    bool            // the current session was deleted; say so when the next is made
-	resumed        map[string]bool // sessions resumed since their last turn
-	held           map[string]bool // sessions this connection made, resumed or used: never pruned as empty
-	compactAt      int             // 0: the default
-	noInstructions bool            // projectInstructions off
-	editorMB       int             // the client's storage soft limit in MiB; 0: the command line's
-	pendingView    []string        // the editor's view captured before any session existed
+	mu            sync.Mutex
+	provider      api.Provider
+	providerWhere string          // Config.ProviderWhere
+	roots         []string        // workspace folders, absolute; the first is the session's workspace
+	client        clientHint      // the client, for envHint
+	current       string          // the current session ("" if none): what an empty sessionId means
+	lostCurrent   bool            // the current session was deleted; say so when the next is made
+	resumed       map[string]bool // sessions resumed since their last turn
+	held          map[string]bool // sessions this connection made, resumed or used: never pruned as empty
+	conn          connSettings    // what the client set for this connection
+	pendingView   []string        // the editor's view captured before any session existed
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
@@ -116,8 +133,9 @@ type Service struct {
 	// tidying counts the removals of empty sessions under way (tidy.go);
 	// Close waits for them, and none starts once tidyClosed (guarded by
 	// mu) is set.
-	tidying    sync.WaitGroup
-	tidyClosed bool
+	tidy tidyJobs // the background clean-ups (tidy.go)
+
+	names nameCache // the workspace's files for ctxls.workspace.files (mentions.go)
 
 	subs subscribers // the doors' event handlers (events.go)
 
@@ -236,9 +254,9 @@ func New(store session.Store, cfg Config) *Service {
 // Close stops the background work (model titles) and closes the store.
 func (s *Service) Close() error {
 	s.mu.Lock()
-	s.tidyClosed = true
+	s.tidy.closed = true
 	s.mu.Unlock()
-	s.tidying.Wait()
+	s.tidy.wg.Wait()
 	s.engine.Close()
 	s.box.Close()
 	if s.store == nil {
@@ -300,7 +318,7 @@ func (s *Service) Roots() []string {
 // envHint it gives verbatim ("" for none).
 func (s *Service) SetClient(nameVersion, envOverride string) {
 	s.mu.Lock()
-	s.client, s.envOverride = session.CleanEnvHint(nameVersion), session.CleanEnvHint(envOverride)
+	s.client.name, s.client.override = session.CleanEnvHint(nameVersion), session.CleanEnvHint(envOverride)
 	s.mu.Unlock()
 }
 
@@ -308,7 +326,7 @@ func (s *Service) SetClient(nameVersion, envOverride string) {
 // default).
 func (s *Service) SetCompactAt(at int) {
 	s.mu.Lock()
-	s.compactAt = at
+	s.conn.compactAt = at
 	s.mu.Unlock()
 }
 
@@ -317,7 +335,7 @@ func (s *Service) SetCompactAt(at int) {
 // next turn.
 func (s *Service) SetProjectInstructions(on bool) {
 	s.mu.Lock()
-	s.noInstructions = !on
+	s.conn.noInstructions = !on
 	s.mu.Unlock()
 }
 
@@ -325,14 +343,14 @@ func (s *Service) SetProjectInstructions(on bool) {
 func (s *Service) instructionsOff() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.noInstructions
+	return s.conn.noInstructions
 }
 
 // SetStorageLimitMB sets the client's soft limit of the data directory in
 // MiB (0: the command line's, else the default).
 func (s *Service) SetStorageLimitMB(mb int) {
 	s.mu.Lock()
-	s.editorMB = mb
+	s.conn.editorMB = mb
 	s.mu.Unlock()
 }
 
@@ -344,7 +362,7 @@ func (s *Service) envHint(roots []string) string {
 		return ""
 	}
 	s.mu.Lock()
-	override, client := s.envOverride, s.client
+	override, client := s.client.override, s.client.name
 	if roots == nil {
 		roots = s.roots
 	}

@@ -122,7 +122,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		id = sess.ID
 	}
 	s.mu.Lock()
-	compactAt := s.compactAt
+	compactAt := s.conn.compactAt
 	s.mu.Unlock()
 	resumed := s.isResumed(id)
 	t, err := s.turns.Start(ctx, turn.Request{Model: model, Turn: chat.Turn{
