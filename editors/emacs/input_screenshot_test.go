@@ -1,7 +1,6 @@
 package emacs_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,10 +27,7 @@ func TestEmacsMentionScreenshot(t *testing.T) {
 	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
 		readLisp(t)
 		bin := lsptest.BuildBinary(t)
-		for _, theme := range []struct{ name, emacsTheme, bg, fg string }{
-			{"light", "modus-operandi", "#ffffff", "#000000"},
-			{"dark", "modus-vivendi", "#000000", "#ffffff"},
-		} {
+		for _, theme := range termThemes {
 			t.Run(theme.name, func(t *testing.T) {
 				fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"Login redirect"}}))
 				fake.Enqueue(openaitest.Reply{Chunks: []string{"`main` never calls ", "`loginRedirect`: ", "the redirect comes from ", "`auth/login.go` alone."}})
@@ -47,26 +43,7 @@ func TestEmacsMentionScreenshot(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				here, _ := filepath.Abs(".")
-				setup := filepath.Join(t.TempDir(), "setup.el")
-				os.WriteFile(setup, []byte(fmt.Sprintf(`
-;; No native compilation in the background (Emacs 30 would compile each
-;; package it loads whose source is at hand, in every test's fresh HOME).
-(setq native-comp-jit-compilation nil)
-;; The elpa packages (markdown-mode, when installed), as emacs without -Q.
-(require 'package)
-(add-to-list 'package-directory-list %q)
-(package-initialize)
-(add-to-list 'load-path %q)
-(require 'ctxls)
-(setq ctxls-command '(%q "serve") ctxls-data-dir %q
-      ctxls-provider '(:baseURL %q :model "test-model"))
-(load-theme '%s t)
-(setq inhibit-startup-screen t)
-(menu-bar-mode -1)
-(global-set-key (kbd "C-c x") 'ctxls-command-map)
-(ctxls-mode 1)
-`, emacs.Elpa, here, bin, scratchDir(t), fake.URL, theme.emacsTheme)), 0o644)
+				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, "")
 				term := screenshot.StartTmux(t, "ctxls-emacs-mention-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))

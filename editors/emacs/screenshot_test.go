@@ -39,10 +39,7 @@ func TestEmacsScreenshot(t *testing.T) {
 	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
 		readLisp(t)
 		bin := lsptest.BuildBinary(t)
-		for _, theme := range []struct{ name, emacsTheme, bg, fg string }{
-			{"light", "modus-operandi", "#ffffff", "#000000"},
-			{"dark", "modus-vivendi", "#000000", "#ffffff"},
-		} {
+		for _, theme := range termThemes {
 			t.Run(theme.name, func(t *testing.T) {
 				fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Greeting in main.go"}}))
 				fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mcp__docs__echo", Arguments: `{"text": "fmt.Println"}`}}})
@@ -51,28 +48,8 @@ func TestEmacsScreenshot(t *testing.T) {
 					"prints as written;\n", "- nothing else ", "runs.\n\n", "Lines 5-7 are ", "the whole program.",
 				}})
 				work := workspace(t)
-				here, _ := filepath.Abs(".")
 				mcp := testmcp.Server(t, "docs", t.TempDir())
-				setup := filepath.Join(t.TempDir(), "setup.el")
-				os.WriteFile(setup, []byte(fmt.Sprintf(`
-;; No native compilation in the background (Emacs 30 would compile each
-;; package it loads whose source is at hand, in every test's fresh HOME).
-(setq native-comp-jit-compilation nil)
-;; The elpa packages (markdown-mode, when installed), as emacs without -Q.
-(require 'package)
-(add-to-list 'package-directory-list %q)
-(package-initialize)
-(add-to-list 'load-path %q)
-(require 'ctxls)
-(setq ctxls-command '(%q "serve") ctxls-data-dir %q
-      ctxls-provider '(:baseURL %q :model "test-model")
-      ctxls-mcp-servers '(("docs" :command %q :args ("-name" "docs") :env (("TESTMCP_DIR" . %q)))))
-(load-theme '%s t)
-(setq inhibit-startup-screen t)
-(menu-bar-mode -1)
-(global-set-key (kbd "C-c x") 'ctxls-command-map)
-(ctxls-mode 1)
-`, emacs.Elpa, here, bin, scratchDir(t), fake.URL, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"], theme.emacsTheme)), 0o644)
+				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, fmt.Sprintf(`(setq ctxls-mcp-servers '(("docs" :command %q :args ("-name" "docs") :env (("TESTMCP_DIR" . %q)))))`, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"]))
 				term := screenshot.StartTmux(t, "ctxls-emacs-shot-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
@@ -259,36 +236,12 @@ func TestEmacsSearchScreenshot(t *testing.T) {
 	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
 		readLisp(t)
 		bin := lsptest.BuildBinary(t)
-		for _, theme := range []struct{ name, emacsTheme, bg, fg string }{
-			{"light", "modus-operandi", "#ffffff", "#000000"},
-			{"dark", "modus-vivendi", "#000000", "#ffffff"},
-		} {
+		for _, theme := range termThemes {
 			t.Run(theme.name, func(t *testing.T) {
 				fake := openaitest.New(t)
 				fake.Enqueue(searchReplies()...)
 				work := searchWorkspace(t)
-				here, _ := filepath.Abs(".")
-				setup := filepath.Join(t.TempDir(), "setup.el")
-				os.WriteFile(setup, []byte(fmt.Sprintf(`
-;; No native compilation in the background (Emacs 30 would compile each
-;; package it loads whose source is at hand, in every test's fresh HOME).
-(setq native-comp-jit-compilation nil)
-;; The elpa packages (markdown-mode, when installed), as emacs without -Q.
-(require 'package)
-(add-to-list 'package-directory-list %q)
-(package-initialize)
-(add-to-list 'load-path %q)
-(require 'ctxls)
-(setq ctxls-command '(%q "serve") ctxls-data-dir %q
-      ctxls-provider '(:baseURL %q :model "test-model"))
-(load-theme '%s t)
-(setq inhibit-startup-screen t)
-(menu-bar-mode -1)
-(global-set-key (kbd "C-c x") 'ctxls-command-map)
-;; The chat beside the file, as on a wide screen.
-(setq split-width-threshold 120)
-(ctxls-mode 1)
-`, emacs.Elpa, here, bin, scratchDir(t), fake.URL, theme.emacsTheme)), 0o644)
+				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, ";; The chat beside the file, as on a wide screen.\n(setq split-width-threshold 120)")
 				term := screenshot.StartTmux(t, "ctxls-emacs-search-"+emacs.tmuxName()+"-"+theme.name, 164, 34, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "auth", "handler.go"))

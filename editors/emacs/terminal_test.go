@@ -1,7 +1,6 @@
 package emacs_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,9 +34,9 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 	eachEmacs(t, func(t *testing.T, emacs emacsVersion) {
 		readLisp(t)
 		bin := lsptest.BuildBinary(t)
-		themes := []struct{ name, emacsTheme, bg, fg string }{{"light", "modus-operandi", "#ffffff", "#000000"}}
+		themes := termThemes[:1]
 		if dir != "" {
-			themes = append(themes, struct{ name, emacsTheme, bg, fg string }{"dark", "modus-vivendi", "#000000", "#ffffff"})
+			themes = termThemes
 		}
 		for _, theme := range themes {
 			t.Run(theme.name, func(t *testing.T) {
@@ -46,30 +45,7 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 					openaitest.Reply{Chunks: []string{"It prints `héllo` ", "and returns."}})
 				work := workspace(t)
 				data := scratchDir(t)
-				here, _ := filepath.Abs(".")
-				setup := filepath.Join(t.TempDir(), "setup.el")
-				os.WriteFile(setup, []byte(fmt.Sprintf(`
-;; No native compilation in the background (Emacs 30 would compile each
-;; package it loads whose source is at hand, in every test's fresh HOME).
-(setq native-comp-jit-compilation nil native-comp-deferred-compilation nil)
-;; Emacs 28's own term/xterm.el, compiled in the background as the terminal
-;; starts (before this file): a failure there pops *Warnings* over the
-;; window the test looks at; it is Emacs's, not ctxls's.
-(setq native-comp-async-report-warnings-errors nil)
-;; The elpa packages (markdown-mode, when installed), as emacs without -Q.
-(require 'package)
-(add-to-list 'package-directory-list %q)
-(package-initialize)
-(add-to-list 'load-path %q)
-(require 'ctxls)
-(setq ctxls-command '(%q "serve") ctxls-data-dir %q
-      ctxls-provider '(:baseURL %q :model "test-model"))
-(load-theme '%s t)
-(setq inhibit-startup-screen t)
-(menu-bar-mode -1)
-(global-set-key (kbd "C-c x") 'ctxls-command-map)
-(ctxls-mode 1)
-`, emacs.Elpa, here, bin, data, fake.URL, theme.emacsTheme)), 0o644)
+				setup := terminalSetup(t, emacs, bin, data, fake.URL, theme.emacsTheme, "")
 				term := screenshot.StartTmux(t, "ctxls-emacs-comeback-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
 					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
 					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
