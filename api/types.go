@@ -160,6 +160,12 @@ type Message struct {
 	Model      string          `json:"model,omitempty"` // the model that wrote an answer
 	// SummaryOf is set on a summary of earlier turns (role "system").
 	SummaryOf *Span `json:"summaryOf,omitempty"`
+	// Files are the files that went with a question (role "user"): the
+	// ones the editor sent and those the question mentioned (@PATH),
+	// absolute, each with ":N" or ":N-M" when it named lines. Absent for
+	// none, for other messages and for questions stored before ctxls kept
+	// them.
+	Files []string `json:"files,omitempty"`
 }
 
 // Context is a session's relevant-context sets by name.

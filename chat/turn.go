@@ -437,7 +437,7 @@ func (r *run) begin() error {
 	}
 	t.Provider.Model = e.sessionModel(ctx, *t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
-	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message}
+	user := &session.Message{SessionID: t.SessionID, Role: session.RoleUser, Content: t.Message, Files: questionFiles(*t)}
 	view := e.viewFor(t.SessionID)
 	st, err := e.Store.TurnState(ctx, t.SessionID, user, view.mark())
 	if err != nil {
@@ -788,4 +788,21 @@ func (e *Engine) retryWait(attempt int) time.Duration {
 		return e.RetryWait << attempt
 	}
 	return time.Second << attempt
+}
+
+// questionFiles are the files that went with t's question, as its stored
+// message records them: each absolute, with the lines it named.
+func questionFiles(t Turn) []string {
+	var out []string
+	for _, f := range t.Files {
+		if l, ok := t.Lines[f]; ok {
+			if l.First == l.Last {
+				f = fmt.Sprintf("%s:%d", f, l.First)
+			} else {
+				f = fmt.Sprintf("%s:%d-%d", f, l.First, l.Last)
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }

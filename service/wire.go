@@ -27,7 +27,7 @@ func wireMessage(m session.Message) api.Message {
 	w := api.Message{
 		ID: m.ID, SessionID: m.SessionID, Role: m.Role, Content: m.Content,
 		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Status: m.Status,
-		CreatedAt: m.CreatedAt, Model: m.Model,
+		CreatedAt: m.CreatedAt, Model: m.Model, Files: m.Files,
 	}
 	if m.Usage != nil {
 		w.Usage = &api.Usage{PromptTokens: m.Usage.PromptTokens, CompletionTokens: m.Usage.CompletionTokens, CachedTokens: m.Usage.CachedTokens}

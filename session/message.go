@@ -61,6 +61,10 @@ type Message struct {
 	// SummaryOf is set on a summary of earlier turns (role "system"): the
 	// ids of the first and last message it covers. See ModelHistory.
 	SummaryOf *Span `json:"summaryOf,omitempty"`
+	// Files are the files that went with a question (role "user"): the
+	// ones the editor sent and those the question mentioned, absolute,
+	// each with ":N" or ":N-M" when it named lines.
+	Files []string `json:"files,omitempty"`
 }
 
 // Span is a range of message ids, both ends included.
@@ -77,7 +81,7 @@ func (m *Message) IsSummary() bool { return m.SummaryOf != nil }
 
 // MessageColumns are the columns both stores write for a new message, in
 // the order of messageArgs.
-const MessageColumns = "session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last"
+const MessageColumns = "session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, owner, heartbeat_at, summary_first, summary_last, files"
 
 // MessageArgs are the values of messageColumns for m, stored at now by the
 // store instance owner: a streaming answer carries its owner and a first
@@ -94,7 +98,30 @@ func MessageArgs(m *Message, now int64, owner string) []any {
 		sf, sl = m.SummaryOf.First, m.SummaryOf.Last
 	}
 	pt, ct, _ := UsageArgs(m.Usage)
-	return []any{m.SessionID, m.Role, m.Content, toolCalls, Nullable(m.ToolCallID), m.Status, now, pt, ct, Nullable(m.Model), streamOwner, heartbeat, sf, sl}
+	return []any{m.SessionID, m.Role, m.Content, toolCalls, Nullable(m.ToolCallID), m.Status, now, pt, ct, Nullable(m.Model), streamOwner, heartbeat, sf, sl, FilesArg(m.Files)}
+}
+
+// FilesArg is a message's files as the stores keep them: a JSON array, or
+// NULL for none.
+func FilesArg(files []string) any {
+	if len(files) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(files)
+	return string(b)
+}
+
+// ParseFiles reads a message's files as FilesArg wrote them (nil for
+// NULL; a value that is not a JSON array of strings is none).
+func ParseFiles(s *string) []string {
+	if s == nil {
+		return nil
+	}
+	var files []string
+	if json.Unmarshal([]byte(*s), &files) != nil {
+		return nil
+	}
+	return files
 }
 
 func ValidRole(r Role) bool {

@@ -103,4 +103,10 @@ func TestMentionsAndWorkspaceFiles(t *testing.T) {
 	if show.Messages[0].Content != question {
 		t.Errorf("the question was stored as %q", show.Messages[0].Content)
 	}
+	// The question keeps the files that went with it: its mentions, in
+	// order, the named line with its file.
+	want := []string{filepath.Join(root, "auth", "login.go") + ":3", filepath.Join(root, "main.go"), filepath.Join(root, "build", "login.out")}
+	if strings.Join(show.Messages[0].Files, " ") != strings.Join(want, " ") || show.Messages[1].Files != nil {
+		t.Errorf("the stored question's files: %q, want %q (the answer's: %q)", show.Messages[0].Files, want, show.Messages[1].Files)
+	}
 }

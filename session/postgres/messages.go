@@ -35,7 +35,7 @@ func (s *Store) AppendMessage(ctx context.Context, m *session.Message) error {
 const pgAppendMessage = `WITH touched AS (
 		UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
 	INSERT INTO messages (` + session.MessageColumns + `, summary_count)
-	SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint,
+	SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint, $15,
 		CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
 			WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
 	FROM touched RETURNING id, summary_count`
@@ -188,7 +188,7 @@ func (s *Store) queryMessages(ctx context.Context, q pgQuerier, where string, ar
 }
 
 // pgMessageColumns are the columns scanMessages reads.
-const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens`
+const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens, files`
 
 // scanMessages reads the messages of a query of pgMessageColumns.
 func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error) {
@@ -204,8 +204,9 @@ func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error
 			created                      int64
 			pt, ct, cached               *int64
 			sf, sl, sc                   *int64
+			files                        *string
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &cached); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &cached, &files); err != nil {
 			return nil, err
 		}
 		if sf != nil && sl != nil {
@@ -223,6 +224,7 @@ func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error
 		if model != nil {
 			m.Model = *model
 		}
+		m.Files = session.ParseFiles(files)
 		m.CreatedAt = session.FromMillis(created)
 		if pt != nil || ct != nil {
 			m.Usage = &session.Usage{}

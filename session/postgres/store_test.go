@@ -460,7 +460,7 @@ func TestCopyToPostgres(t *testing.T) {
 	a, _ := local.Create(ctx, "Local work")
 	b, _ := local.Create(ctx, "")
 	msgs := []*session.Message{
-		{SessionID: a.ID, Role: session.RoleUser, Content: "plan the migration"},
+		{SessionID: a.ID, Role: session.RoleUser, Content: "plan the migration", Files: []string{"/home/ann/app/db.go", "/home/ann/app/main.go:4-9"}},
 		{SessionID: a.ID, Role: session.RoleAssistant, Content: "", ToolCalls: json.RawMessage(`[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]`)},
 		{SessionID: a.ID, Role: session.RoleTool, Content: "file text", ToolCallID: "c1"},
 		{SessionID: a.ID, Role: session.RoleAssistant, Content: "Here is the plan", Usage: &session.Usage{PromptTokens: 10, CompletionTokens: 4}, Model: "gpt-x"},

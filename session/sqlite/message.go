@@ -59,7 +59,7 @@ func (s *Store) AppendMessages(ctx context.Context, ms []*session.Message) error
 				}
 				count = sp.Covered
 			}
-			res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+session.MessageColumns+", summary_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+session.MessageColumns+", summary_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				append(session.MessageArgs(m, now, s.owner), count)...)
 			if err != nil {
 				return err
@@ -246,7 +246,7 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]session.M
 // queryMessages reads the messages that where (a condition and an order)
 // selects through q.
 func queryMessages(ctx context.Context, q querier, where string, args ...any) ([]session.Message, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens, files
 		FROM messages WHERE `+where, args...)
 	if err != nil {
 		return nil, err
@@ -262,8 +262,9 @@ func queryMessages(ctx context.Context, q querier, where string, args ...any) ([
 			pt, ct, ca sql.NullInt64
 			model      sql.NullString
 			sf, sl, sc sql.NullInt64
+			files      *string
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &ca); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &ca, &files); err != nil {
 			return nil, err
 		}
 		m.SummaryOf = spanOf(sf, sl, sc)
@@ -272,6 +273,7 @@ func queryMessages(ctx context.Context, q querier, where string, args ...any) ([
 		}
 		m.ToolCallID = toolCallID.String
 		m.Model = model.String
+		m.Files = session.ParseFiles(files)
 		m.CreatedAt = session.FromMillis(created)
 		if pt.Valid || ct.Valid {
 			m.Usage = &session.Usage{PromptTokens: int(pt.Int64), CompletionTokens: int(ct.Int64), CachedTokens: int(ca.Int64)}

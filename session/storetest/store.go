@@ -186,7 +186,7 @@ func testRenameMovesFolder(t *testing.T, s Store) {
 
 func testMessagesHistoryExport(t *testing.T, s Store) {
 	a, _ := s.Create(ctx, "Chat")
-	u := &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: "How do I parse JSON?"}
+	u := &session.Message{SessionID: a.ID, Role: session.RoleUser, Content: "How do I parse JSON?", Files: []string{"/w/main.go", "/w/wört space/a.go:3-5"}}
 	if err := s.AppendMessage(ctx, u); err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +210,10 @@ func testMessagesHistoryExport(t *testing.T, s Store) {
 	}
 	if string(msgs[2].ToolCalls) != string(tc.ToolCalls) {
 		t.Errorf("tool calls: %s", msgs[2].ToolCalls)
+	}
+	// The files that went with the question, kept with it; none with the others.
+	if !slices.Equal(msgs[0].Files, u.Files) || msgs[1].Files != nil || msgs[2].Files != nil {
+		t.Errorf("files: %q, %q, %q", msgs[0].Files, msgs[1].Files, msgs[2].Files)
 	}
 	if err := s.FlushHistory(); err != nil {
 		t.Fatal(err)

@@ -125,6 +125,7 @@ export interface Message {
   usage?: Usage;
   model?: string;
   summaryOf?: Span;
+  files?: string[];
 }
 
 export interface ShowResult {
