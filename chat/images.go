@@ -302,4 +302,3 @@ func QuestionImages(folder, question string) []Image {
 	}
 	return out
 }
-
