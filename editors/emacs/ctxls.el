@@ -1543,6 +1543,11 @@ turn with tool calls is stored as an answer per round, shown as one)."
       (insert "\n"))
     (pcase role
       ("user" (insert (ctxls--question-heading) "\n\n")
+       ;; The files that went with it, as the daemon kept them.
+       (when-let ((files (append (plist-get msg :files) nil)))
+         (insert (ctxls--heading (format "_with %s_" (mapconcat #'ctxls--stored-file-label files ", "))
+                                 'ctxls-note)
+                 "\n\n"))
        (let ((start (point)))
          (insert content)
          (ctxls--buttonize-images start (point) (or (and (stringp ctxls--chat-session) ctxls--chat-session)
@@ -3773,6 +3778,13 @@ attached so far are taken back."
                   (or (let ((k (where-is-internal #'ctxls-attach-image nil t))) (and k (key-description k)))
                       "M-x ctxls-attach-image"))))
   (ctxls--compose-refresh-header))
+
+(defun ctxls--stored-file-label (item)
+  "How a stored question's file ITEM (\"/abs/auth/x.go:5-8\") is shown:
+relative to its workspace folder, with its lines (\"auth/x.go:5-8\")."
+  (let ((lines (and (string-match ":[0-9]+\\(-[0-9]+\\)?\\'" item) (match-string 0 item))))
+    (concat (ctxls--workspace-relative (if lines (substring item 0 (match-beginning 0)) item))
+            lines)))
 
 (defun ctxls--with-label (files images)
   "What goes with a question: \"main.go:5-8; image: shot.png\", or nil.

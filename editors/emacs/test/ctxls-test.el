@@ -2808,10 +2808,13 @@ prompt; the question goes as typed, and the chat names the file under it."
     (should (string-search "## You\n\n_with main.go, sync.txt_\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ.\n"
                            (ctxls-test--chat-text)))
     ;; The session shown again (resumed): its questions' mentions are
-    ;; buttons there too.
+    ;; buttons there too, and each says what went with it, as the daemon
+    ;; kept it.
     (ctxls-test--mx "ctxls-resume" "")
     (ctxls-test--wait "the resumed history"
-                      (lambda () (string-search "## You\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ." (ctxls-test--chat-text))))
+                      (lambda () (= 2 (ctxls-test--count "compare @sync.txt to it\n\n## ctxls\n\nThey differ."))))
+    (should (= 2 (ctxls-test--count "## You\n\n_with main.go, sync.txt_\n\ncompare @sync.txt to it")))
+    (should (= 2 (ctxls-test--count "## You\n\n_with main.go, auth/login.go_\n\nwhat does @auth/login.go do?")))
     (with-current-buffer ctxls--chat
       (should (equal (mapcar #'button-label
                              (sort (cl-remove-if-not (lambda (o) (eq (button-type o) 'ctxls-mention))
