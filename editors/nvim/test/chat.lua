@@ -317,9 +317,12 @@ local ok, err = pcall(function()
   elseif phase == "model-reload" then
     -- In a new Neovim the resumed session's chat shows the same.
     local buf = h.resume_first("second answer")
-    -- (The file that went with a question is not stored: the live chat
-    -- alone says it.)
-    local before = get_shared():gsub("_with main%.go_\n\n", "")
+    -- (The file that went with a question is kept with it: the line is
+    -- the same.)
+    local before = get_shared()
+    if not before:find("_with main.go_", 1, true) then
+      fail("the chat before the reload names no file:\n" .. before)
+    end
     if text(buf) ~= before then
       fail("the chat after a reload:\n" .. text(buf) .. "\n\nbefore:\n" .. before)
     end

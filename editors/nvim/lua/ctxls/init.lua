@@ -587,6 +587,31 @@ local function render_history(sess, messages)
   return buf
 end
 
+-- stored_with is the line naming the files that went with a stored
+-- question (its files, as the daemon kept them: absolute, with lines),
+-- relative to the workspace: "_with main.go, auth/login.go:3_\n\n", or
+-- "" for none.
+local function stored_with(files)
+  if type(files) ~= "table" or #files == 0 then
+    return ""
+  end
+  local c = M.client()
+  local root = (c and c.config and c.config.root_dir) or vim.loop.cwd()
+  root = root:gsub("/$", "") .. "/"
+  local labels = {}
+  for _, f in ipairs(files) do
+    local path, lines = f:match("^(.-)(:%d+%-?%d*)$")
+    path = path or f
+    if path:sub(1, #root) == root then
+      path = path:sub(#root + 1)
+    else
+      path = vim.fn.fnamemodify(path, ":t")
+    end
+    table.insert(labels, path .. (lines or ""))
+  end
+  return "_with " .. table.concat(labels, ", ") .. "_\n\n"
+end
+
 function render_messages(sess, messages)
   state.shown[sess.id] = signature(messages)
   state.questions[sess.id] = questions(messages)
@@ -638,7 +663,7 @@ function render_messages(sess, messages)
       mark()
     end
     if m.role == "user" then
-      append_question(buf, images.shown(m.content) .. "\n")
+      append_question(buf, stored_with(m.files) .. images.shown(m.content) .. "\n")
       answered = false
     elseif m.role == "assistant" then
       used = add_usage(used, m.usage)
