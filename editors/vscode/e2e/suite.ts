@@ -875,6 +875,55 @@ async function main(): Promise<void> {
     await ed.palette("View: Close Editor");
   });
 
+  await step("issue 36: Up in the chat's input brings back the questions sent before (with the caret on the first line), Down goes forward to the draft; one brought back is sent with Enter", async () => {
+    const value = () => chat.locator("#input").inputValue();
+    const press = async (key: string, want: string, what: string) => {
+      await ed.page.keyboard.press(key);
+      await until(`${key}: ${what}`, async () => (await value()) === want, 3000);
+    };
+    const older = "Which functions does app.ts export?";
+    const newer = ["And which of them are pure?", "Name them."];
+    await enqueue([{ chunks: ["add and answer."] }, { chunks: ["add is."] }]);
+    await typeInChat(older);
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("add and answer."));
+    await idle();
+    await typeInChat(...newer);
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("add is."));
+    await idle();
+    await chat.locator("#input").click();
+    await ed.page.keyboard.type("my draft");
+    await press("ArrowUp", newer.join("\n"), "the last question");
+    await press("ArrowUp", older, "the one before");
+    await press("ArrowDown", newer.join("\n"), "forward again");
+    // Two lines, the caret at the end: Up moves the caret to the first line, then goes back.
+    await ed.page.keyboard.press("ArrowUp");
+    await sleep(200);
+    check((await value()) === newer.join("\n"), `Up on the second line left the question: ${JSON.stringify(await value())}`);
+    await press("ArrowUp", older, "back from the first line");
+    await press("ArrowDown", newer.join("\n"), "forward");
+    await press("ArrowDown", "my draft", "the draft");
+    await ed.page.keyboard.press("ArrowDown");
+    await sleep(200);
+    check((await value()) === "my draft", `Down past the draft: ${JSON.stringify(await value())}`);
+    // A question brought back goes with Enter as it is.
+    await ed.page.keyboard.press("Control+A");
+    await ed.page.keyboard.press("Backspace");
+    await press("ArrowUp", newer.join("\n"), "the last question in an empty input");
+    await press("ArrowUp", older, "the one before");
+    await enqueue([{ chunks: ["Asked again."] }]);
+    const before = await turns().count();
+    await ed.page.keyboard.press("Enter");
+    await until("the question sent", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".q").innerText()) === older, 5000);
+    await until("its answer", async () => (await lastTurn().locator(".a").innerText()).includes("Asked again."));
+    await idle();
+    const reqs = await requests();
+    check(reqs[reqs.length - 1].question.includes(older), `the provider's question: ${reqs[reqs.length - 1].question}`);
+    check((await value()) === "", `the input after sending: ${JSON.stringify(await value())}`);
+    await press("ArrowUp", older, "the question just sent, newest");
+    await ed.page.keyboard.press("Control+A");
+    await ed.page.keyboard.press("Backspace");
+  });
+
   await step("issue 24: ctxls: Choose Model lists the provider's models; the choice is in the status bar and the chat's header, and the next turn uses it", async () => {
     const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
     await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model"), 5000);
@@ -1748,7 +1797,17 @@ async function main(): Promise<void> {
     check((await chat.locator(".turn.hit .q").innerText()) === "Asked from the palette", "the marked message");
   });
 
-  await step("a reloaded window shows the session it had, with its messages", async () => {
+  await step("a reloaded window shows the session it had, with its messages (issue 36: and the input's history)", async () => {
+    // The newest question of the input's history, as Up in the empty input brings it back.
+    const lastAsked = async () => {
+      await chat.locator("#input").fill("");
+      await chat.locator("#input").click();
+      await ed.page.keyboard.press("ArrowUp");
+      const v = await until("a question brought back", async () => (await chat.locator("#input").inputValue()) || undefined, 3000);
+      await chat.locator("#input").fill("");
+      return v;
+    };
+    const asked = await lastAsked();
     await ed.page.evaluate(() => ((window as unknown as { __beforeReload: boolean }).__beforeReload = true));
     await ed.palette("Developer: Reload Window");
     await until("the reload", async () => !(await ed.page.evaluate(() => (window as unknown as { __beforeReload?: boolean }).__beforeReload).catch(() => true)), 30_000, 250);
@@ -1758,6 +1817,8 @@ async function main(): Promise<void> {
     await until("its messages", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
     const stopped = chat.locator(".turn", { hasText: "Stop me from the editor" }).locator(".status");
     check((await stopped.innerText()) === "cancelled", `the stopped answer after the reload: ${await stopped.innerText()}`);
+    const again = await lastAsked();
+    check(again === asked, `Up after the reload: ${JSON.stringify(again)}, before it: ${JSON.stringify(asked)}`);
   });
 
   await step("issue 24: a turn asked elsewhere in the open session (ctxls chat in a terminal, on the same sessions) shows in the chat, live", async () => {

@@ -32,6 +32,8 @@
   // The tool cards the user opened, by id: a whole redraw (a new title, a
   // context change) keeps them open.
   const openCards = new Set();
+  // Up and Down in the input: the questions sent before (history.js).
+  const history = window.ctxlsHistory(input, (text) => vscode.setState({ draft: text }));
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -735,6 +737,8 @@
         vscode.setState({ draft: m.text });
       }
       input.focus();
+    } else if (m.type === "history") {
+      history.set(m.entries);
     } else if (m.type === "turnFile") {
       drawTurnFile(m.file);
     } else if (m.type === "sessionLine") {
@@ -757,6 +761,7 @@
     const sent = images.map((im) => im.url);
     images = [];
     drawImages();
+    history.add(text);
     if (edit !== null) {
       const index = edit.index;
       endEdit(true); // the draft from before the edit comes back
@@ -775,9 +780,17 @@
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       submit();
+      return;
     }
+    // The questions sent before, while not editing one (Edit has its own draft).
+    const plain = !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey && !e.isComposing && edit === null;
+    if (plain && e.key === "ArrowUp" && history.back()) e.preventDefault();
+    else if (plain && e.key === "ArrowDown" && history.forward()) e.preventDefault();
   });
-  input.addEventListener("input", () => vscode.setState({ draft: input.value }));
+  input.addEventListener("input", () => {
+    history.typed();
+    vscode.setState({ draft: input.value });
+  });
   stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
   // Esc in the view stops a running answer.
   // Esc while editing a question gives the input back its draft.

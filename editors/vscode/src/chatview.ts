@@ -5,6 +5,7 @@
 // draw; the page posts back what the user did.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
+import { InputHistory } from "./history";
 import { TurnFileChip, ViewState, ViewTurn } from "./viewstate";
 
 /** Messages the page posts. */
@@ -53,6 +54,8 @@ export class ChatView implements vscode.WebviewViewProvider {
     private readonly extensionUri: vscode.Uri,
     private readonly state: () => ViewState,
     private readonly onMessage: (m: FromView) => void,
+    /** The questions sent from the view, for Up and Down in its input (history.ts). */
+    private readonly history: InputHistory,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -61,7 +64,12 @@ export class ChatView implements vscode.WebviewViewProvider {
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [media] };
     view.webview.html = this.html(view.webview, media);
     view.webview.onDidReceiveMessage((m: FromView) => {
-      if (m.type === "ready") this.postState();
+      if (m.type === "ready") {
+        this.postState();
+        view.webview.postMessage({ type: "history", entries: this.history.list() });
+      }
+      // A question sent from the input (an edited one too) joins the input's history.
+      if (m.type === "send" || (m.type === "rewind" && m.text !== undefined)) void this.history.add(m.text ?? "");
       this.onMessage(m);
     });
     view.onDidDispose(() => (this.view = undefined));
@@ -121,6 +129,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     const nonce = crypto.randomBytes(18).toString("base64");
     const css = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
     const js = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.js"));
+    const historyJs = webview.asWebviewUri(vscode.Uri.joinPath(media, "history.js"));
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
@@ -148,6 +157,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 <div class="actions"><span id="hint" class="hint"></span>
 <span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>
 </form>
+<script nonce="${nonce}" src="${historyJs}"></script>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;
   }

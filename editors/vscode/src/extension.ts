@@ -13,6 +13,7 @@ import { ChatView, FromView } from "./chatview";
 import { CreatedFiles, createdUris } from "./created";
 import { notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
+import { InputHistory } from "./history";
 import { mcpServersByOrigin, Servers } from "./settings";
 import {
   baseName,
@@ -254,7 +255,7 @@ class Controller {
     this.modelStatus = vscode.window.createStatusBarItem("ctxls.model", vscode.StatusBarAlignment.Left, 99);
     this.modelStatus.name = "ctxls model";
     this.modelStatus.command = "ctxls.ui.chooseModel";
-    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m));
+    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m), new InputHistory(ext.workspaceState));
     ext.subscriptions.push(
       this.status,
       this.modelStatus,
