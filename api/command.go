@@ -31,6 +31,7 @@ const (
 	ContextSet      = "ctxls.context.set"
 	ContextGet      = "ctxls.context.get"
 	ContextCandids  = "ctxls.context.candidates"
+	WorkspaceFiles  = "ctxls.workspace.files"
 	FilesAdd        = "ctxls.files.add"
 	FilesList       = "ctxls.files.list"
 	FilesRemove     = "ctxls.files.remove"
@@ -154,6 +155,10 @@ var Commands = []Info{
 		Args: EmptyArgs{}, Result: CandidatesResult{},
 		ExampleArgs:   `{}`,
 		ExampleResult: `{"v": 1, "files": [{"uri": "file:///home/ann/app/src/login.go", "path": "/home/ann/app/src/login.go", "languageId": "go", "open": true, "dirty": true, "active": true, "lastEditedAt": "2026-11-22T14:04:59Z", "size": 5120}]}`},
+	{ID: WorkspaceFiles, Doc: "The workspace's files whose path (relative to its workspace folder) holds `query`'s characters in order, ignoring case: what an editor offers after `@` in a question (see `@` mentions under `ctxls.chat`). Best first: a name starting with the query, a name holding it, a path holding it, its characters apart in the name, then in the path; shorter paths first. An empty query lists the open and recently edited files first, then the others most recently modified first. Files .gitignore or .ignore exclude, `.git`, files whose name looks secret (`.env`, keys) and files outside the workspace folders are left out: what is listed is what a mention sends. `limit` defaults to 50; `truncated` says more files matched.",
+		Args: WorkspaceFilesArgs{}, Result: WorkspaceFilesResult{},
+		ExampleArgs:   `{"query": "login", "limit": 20}`,
+		ExampleResult: `{"v": 1, "files": [{"path": "src/login.go"}, {"path": "src/login_test.go"}], "truncated": false}`},
 	{ID: FilesAdd, Doc: "Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`. At most 25 MiB (26,214,400 bytes); a larger file is refused with its exact size. An existing file of the same name is replaced. Sends `ctxls/sessionFilesChanged` (by \"user\").",
 		Args: FilesAddArgs{}, Result: FilesAddResult{},
 		ExampleArgs:   `{"path": "docs/spec.pdf"}`,
@@ -170,7 +175,7 @@ var Commands = []Info{
 		Args: DocumentGetArgs{}, Result: DocumentGetResult{},
 		ExampleArgs:   `{"uri": "file:///home/ann/app/src/login.go"}`,
 		ExampleResult: `{"v": 1, "uri": "file:///home/ann/app/src/login.go", "version": 42, "text": "package app\n..."}`},
-	{ID: Chat, Doc: "Runs a chat turn, exactly like the `ctxls/chat` request (see Chat turns above): the answer streams as `$/progress` reports on the command's workDoneToken (or one the server creates) and the result is the whole answer. `files` are added for this turn only.",
+	{ID: Chat, Doc: "Runs a chat turn, exactly like the `ctxls/chat` request (see Chat turns above): the answer streams as `$/progress` reports on the command's workDoneToken (or one the server creates) and the result is the whole answer. `files` are added for this turn only, and so is each file the message mentions: `@PATH` at its start or after a space (PATH relative to a workspace folder, or absolute inside one; `@PATH:N` or `@PATH:N-M` names lines), when PATH is a file inside a workspace folder (links resolved), not in `.git` and without a secret-looking name (an ignored file may be mentioned by its whole path, though `ctxls.workspace.files` does not offer it); at most 20 a message; the message is stored and sent as typed.",
 		Args: ChatArgs{}, Result: ChatResult{},
 		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
@@ -492,6 +497,26 @@ type InstructionFile struct {
 type CandidatesResult struct {
 	V     int         `json:"v"`
 	Files []Candidate `json:"files"`
+}
+
+// WorkspaceFilesArgs is the argument of ctxls.workspace.files.
+type WorkspaceFilesArgs struct {
+	Query string `json:"query,omitempty" max:"256"`
+	Limit int    `json:"limit,omitempty" max:"200"`
+}
+
+// WorkspaceFile is one file of ctxls.workspace.files.
+type WorkspaceFile struct {
+	// Path is relative to its workspace folder (with several folders,
+	// starting with the folder's name).
+	Path string `json:"path"`
+}
+
+// WorkspaceFilesResult is the result of ctxls.workspace.files.
+type WorkspaceFilesResult struct {
+	V         int             `json:"v"`
+	Files     []WorkspaceFile `json:"files"`
+	Truncated bool            `json:"truncated"`
 }
 
 // FilesAddArgs is the argument of ctxls.files.add: either Path, or Name

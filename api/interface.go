@@ -34,6 +34,8 @@ type Interface interface {
 	ContextGet(ctx context.Context, a *ContextGetArgs) (*ContextGetResult, error)
 	// ContextCandidates is ctxls.context.candidates: Open and recently edited files the user may add to the context, most recent activity first.
 	ContextCandidates(ctx context.Context, a *EmptyArgs) (*CandidatesResult, error)
+	// WorkspaceFiles is ctxls.workspace.files: The workspace's files whose path (relative to its workspace folder) holds `query`'s characters in order, ignoring case: what an editor offers after `@` in a question (see `@` mentions under `ctxls.chat`).
+	WorkspaceFiles(ctx context.Context, a *WorkspaceFilesArgs) (*WorkspaceFilesResult, error)
 	// FilesAdd is ctxls.files.add: Copies a file into the session's sources/ folder: either `path` (absolute, or relative to the workspace root) or `name` with `contentBase64`.
 	FilesAdd(ctx context.Context, a *FilesAddArgs) (*FilesAddResult, error)
 	// FilesList is ctxls.files.list: Lists the files in one of the session folder's subfolders (sources, results, scripts, data; default sources), sorted, hidden files left out.
@@ -194,6 +196,16 @@ func Dispatch(ctx context.Context, impl Interface, id string, raw json.RawMessag
 			return nil, true, err
 		}
 		r, err := impl.ContextCandidates(ctx, &a)
+		if err != nil {
+			return nil, true, err
+		}
+		return r, true, nil
+	case "ctxls.workspace.files":
+		var a WorkspaceFilesArgs
+		if err := decode(raw, &a); err != nil {
+			return nil, true, err
+		}
+		r, err := impl.WorkspaceFiles(ctx, &a)
 		if err != nil {
 			return nil, true, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,7 +99,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if roots == nil {
 		roots = s.Roots()
 	}
-	files, lines, err := turnFiles(a.Files, roots)
+	files, lines, err := turnFiles(withMentions(a.Files, a.Message, roots), roots)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -336,6 +337,9 @@ func turnFiles(items, roots []string) (files []string, lines map[string]chat.Lin
 		if err != nil {
 			return nil, nil, err
 		}
+		if slices.Contains(files, p) { // sent and mentioned, say: once, with the first one's lines
+			continue
+		}
 		files = append(files, p)
 		if sel != nil {
 			if lines == nil {
@@ -371,7 +375,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		return nil, required(api.ChatPreview, "message")
 	}
 	roots := s.Roots()
-	files, lines, err := turnFiles(a.Files, roots)
+	files, lines, err := turnFiles(withMentions(a.Files, a.Message, roots), roots)
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -57,6 +57,11 @@ path and the content.")
   "Open and recently edited files the user may add to the context, most
 recent activity first.")
 
+(defconst ctxls-protocol-command-workspace-files "ctxls.workspace.files"
+  "The workspace's files whose path (relative to its workspace folder)
+holds query's characters in order, ignoring case: what an editor
+offers after @ in a question (see @ mentions under ctxls.chat).")
+
 (defconst ctxls-protocol-command-files-add "ctxls.files.add"
   "Copies a file into the session's sources/ folder: either path
 \(absolute, or relative to the workspace root) or name with
@@ -351,6 +356,7 @@ visible lines.")
     "ctxls.context.set"
     "ctxls.context.get"
     "ctxls.context.candidates"
+    "ctxls.workspace.files"
     "ctxls.files.add"
     "ctxls.files.list"
     "ctxls.files.remove"

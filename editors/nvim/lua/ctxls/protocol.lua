@@ -16,6 +16,7 @@ return {
     context_set = "ctxls.context.set",
     context_get = "ctxls.context.get",
     context_candidates = "ctxls.context.candidates",
+    workspace_files = "ctxls.workspace.files",
     files_add = "ctxls.files.add",
     files_list = "ctxls.files.list",
     files_remove = "ctxls.files.remove",

@@ -230,6 +230,21 @@ export interface CandidatesResult {
   files: Candidate[];
 }
 
+export interface WorkspaceFilesArgs {
+  query?: string;
+  limit?: number;
+}
+
+export interface WorkspaceFile {
+  path: string;
+}
+
+export interface WorkspaceFilesResult {
+  v: number;
+  files: WorkspaceFile[];
+  truncated: boolean;
+}
+
 export interface FilesAddArgs {
   sessionId?: string;
   path?: string;
@@ -673,6 +688,7 @@ export const Commands = {
   contextSet: "ctxls.context.set",
   contextGet: "ctxls.context.get",
   contextCandidates: "ctxls.context.candidates",
+  workspaceFiles: "ctxls.workspace.files",
   filesAdd: "ctxls.files.add",
   filesList: "ctxls.files.list",
   filesRemove: "ctxls.files.remove",
@@ -708,6 +724,7 @@ export interface CommandTypes {
   "ctxls.context.set": { args: ContextSetArgs; result: ContextSetResult };
   "ctxls.context.get": { args: ContextGetArgs; result: ContextGetResult };
   "ctxls.context.candidates": { args: EmptyArgs; result: CandidatesResult };
+  "ctxls.workspace.files": { args: WorkspaceFilesArgs; result: WorkspaceFilesResult };
   "ctxls.files.add": { args: FilesAddArgs; result: FilesAddResult };
   "ctxls.files.list": { args: FilesListArgs; result: FilesListResult };
   "ctxls.files.remove": { args: FilesRemoveArgs; result: FilesRemoveResult };
