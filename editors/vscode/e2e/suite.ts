@@ -924,6 +924,79 @@ async function main(): Promise<void> {
     await ed.page.keyboard.press("Backspace");
   });
 
+  await step("issue 36: @ in the chat's input lists the workspace's files matching what follows it (ctxls.workspace.files); Up/Down choose, Tab or Enter takes one, Esc closes, a click takes one; the mentioned file goes with the question and is listed under it; light and dark themes", async () => {
+    const input = chat.locator("#input");
+    const list = chat.locator("#mentions");
+    const offered = () => list.locator(".mention").evaluateAll((rs) => rs.map((r) => r.getAttribute("title") ?? ""));
+    const selected = () => list.locator('.mention[aria-selected="true"]').getAttribute("title");
+    const loginGo = path.join(L.workspace, "auth", "login.go");
+    await input.fill("");
+    await input.click();
+    await ed.page.keyboard.type("Where does @log");
+    await until("auth/login.go offered first", async () => (await list.isVisible()) && (await offered())[0] === "auth/login.go", 10_000);
+    check(!(await offered()).some((f) => !/l.*o.*g/i.test(f)), `files that do not match "log": ${await offered()}`);
+    // Esc closes the list and does nothing else: the text stays.
+    await ed.page.keyboard.press("Escape");
+    await until("the list closed", async () => list.isHidden(), 3000);
+    check((await input.inputValue()) === "Where does @log", `the input after Esc: ${await input.inputValue()}`);
+    // Typing after "@" opens it again, for the new text.
+    await ed.page.keyboard.press("Backspace");
+    await until("the list for @lo", async () => (await list.isVisible()) && (await offered()).includes("auth/login.go"), 10_000);
+    await ed.page.keyboard.type("g");
+    await until("the list for @log", async () => (await offered())[0] === "auth/login.go", 10_000);
+    // Down and Up choose; the keys stay in the list (no question brought back from the history).
+    if ((await offered()).length > 1) {
+      await ed.page.keyboard.press("ArrowDown");
+      await until("the second file chosen", async () => (await selected()) === (await offered())[1], 3000);
+      await ed.page.keyboard.press("ArrowUp");
+    }
+    await until("auth/login.go chosen", async () => (await selected()) === "auth/login.go", 3000);
+    check((await input.inputValue()) === "Where does @log", `Up or Down changed the input: ${await input.inputValue()}`);
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-mention-light"],
+      ["Dark Modern", "vscode-mention-dark"],
+    ]) {
+      await setTheme(theme);
+      await input.click();
+      await ed.page.keyboard.press("End");
+      await ed.page.keyboard.press("Backspace");
+      await ed.page.keyboard.type("g");
+      await until("the list open", async () => (await list.isVisible()) && (await selected()) === "auth/login.go", 10_000);
+      const c = await contrast('#mentions .mention[aria-selected="true"] .mention-name');
+      check(c >= 4.5, `${theme}: the chosen file has a contrast of ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await docsShot(shot);
+    }
+    await ed.page.keyboard.press("Tab");
+    await until("the mention in the input", async () => (await input.inputValue()) === "Where does @auth/login.go ", 3000);
+    check(await list.isHidden(), "the list stayed open after Tab");
+    await enqueue([{ chunks: ["It redirects to the login page."] }]);
+    await ed.page.keyboard.type("redirect to?");
+    await ed.page.keyboard.press("Enter");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("It redirects"));
+    await idle();
+    check((await lastTurn().locator(".q").innerText()) === "Where does @auth/login.go redirect to?", `the question: ${await lastTurn().locator(".q").innerText()}`);
+    const listed = await lastTurn().locator(".q-files .q-file").allInnerTexts();
+    check(listed.includes("auth/login.go"), `the files under the question: ${listed}`);
+    const reqs = await requests();
+    const last = reqs[reqs.length - 1];
+    check(last.turn.includes(loginGo) && last.turn.includes("func loginRedirect() {}"), `the turn did not carry auth/login.go:\n${last.turn}`);
+    // A click takes a file too; Enter takes the chosen one.
+    await input.click();
+    await ed.page.keyboard.type("@hand");
+    await until("auth/handler.go offered", async () => (await offered()).includes("auth/handler.go"), 10_000);
+    await list.locator('.mention[title="auth/handler.go"]').click();
+    await until("the clicked file in the input", async () => (await input.inputValue()) === "@auth/handler.go ", 3000);
+    await ed.page.keyboard.type("and @log");
+    await until("the list for @log", async () => (await offered())[0] === "auth/login.go", 10_000);
+    const count = await turns().count();
+    await ed.page.keyboard.press("Enter");
+    await until("Enter took the file", async () => (await input.inputValue()) === "@auth/handler.go and @auth/login.go ", 3000);
+    await sleep(300);
+    check((await turns().count()) === count, "Enter in the list sent the question");
+    await input.fill("");
+  });
+
   await step("issue 24: ctxls: Choose Model lists the provider's models; the choice is in the status bar and the chat's header, and the next turn uses it", async () => {
     const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
     await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model"), 5000);

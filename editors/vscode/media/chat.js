@@ -34,6 +34,13 @@
   const openCards = new Set();
   // Up and Down in the input: the questions sent before (history.js).
   const history = window.ctxlsHistory(input, (text) => vscode.setState({ draft: text }));
+  // "@" opens a list of the workspace's files to mention (mentions.js).
+  const mentions = window.ctxlsMentions(
+    input,
+    $("mentions"),
+    (query, seq) => vscode.postMessage({ type: "mentionQuery", query, seq }),
+    (text) => vscode.setState({ draft: text }),
+  );
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -529,6 +536,13 @@
     if (t.questionId !== undefined) q.dataset.id = String(t.questionId);
     if (t.ids) div.dataset.ids = t.ids.join(" ");
     div.appendChild(q);
+    // What went with the question: its file and the files it mentions, each a link.
+    if (t.withFiles && t.withFiles.length) {
+      const row = el("div", "q-files");
+      row.appendChild(el("span", "set-name", "with"));
+      t.withFiles.forEach((f) => row.appendChild(fileLink(f.label, f.path, "q-file")));
+      div.appendChild(row);
+    }
     div.appendChild(el("div", "a markdown"));
     drawTurnBody(div, t);
     return div;
@@ -737,6 +751,8 @@
         vscode.setState({ draft: m.text });
       }
       input.focus();
+    } else if (m.type === "mentionResults") {
+      mentions.results(m.seq, m.files);
     } else if (m.type === "history") {
       history.set(m.entries);
     } else if (m.type === "turnFile") {
@@ -762,6 +778,7 @@
     images = [];
     drawImages();
     history.add(text);
+    mentions.close();
     if (edit !== null) {
       const index = edit.index;
       endEdit(true); // the draft from before the edit comes back
@@ -777,6 +794,12 @@
     submit();
   });
   input.addEventListener("keydown", (e) => {
+    // The list of files to mention, while open, has the keys it needs (Esc too: it stops nothing).
+    if (mentions.key(e)) {
+      e.preventDefault();
+      e.stopPropagation();
+      return;
+    }
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       submit();
@@ -789,8 +812,15 @@
   });
   input.addEventListener("input", () => {
     history.typed();
+    mentions.update();
     vscode.setState({ draft: input.value });
   });
+  // The caret moved elsewhere: the list follows (or closes).
+  input.addEventListener("click", () => mentions.update());
+  input.addEventListener("keyup", (e) => {
+    if (["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) mentions.update();
+  });
+  input.addEventListener("blur", () => mentions.close());
   stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
   // Esc in the view stops a running answer.
   // Esc while editing a question gives the input back its draft.

@@ -14,6 +14,7 @@ import { CreatedFiles, createdUris } from "./created";
 import { notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
 import { InputHistory } from "./history";
+import { mentionable, mentionedFiles, mentionLimit, sentWith } from "./mentions";
 import { mcpServersByOrigin, Servers } from "./settings";
 import {
   baseName,
@@ -145,6 +146,11 @@ function showQuestion(p: MessageRequest): Thenable<{ title: string } | undefined
   return show(p.message, ...(p.actions ?? []));
 }
 
+/** The workspace folders' paths. */
+function workspaceRoots(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+}
+
 function errorText(e: any): string {
   return String(e?.message ?? e).replace(/^ctxls:\s*/, "");
 }
@@ -255,7 +261,7 @@ class Controller {
     this.modelStatus = vscode.window.createStatusBarItem("ctxls.model", vscode.StatusBarAlignment.Left, 99);
     this.modelStatus.name = "ctxls model";
     this.modelStatus.command = "ctxls.ui.chooseModel";
-    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m), new InputHistory(ext.workspaceState));
+    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m), new InputHistory(ext.workspaceState), (q) => this.workspaceFiles(q));
     ext.subscriptions.push(
       this.status,
       this.modelStatus,
@@ -651,7 +657,7 @@ class Controller {
     try {
       const shown = await c.show(id);
       if (seq !== this.followSeq || this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
-      const stored = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
+      const stored = this.storedTurns(shown.messages ?? []);
       // The last turn's message ids change when its answer is stored (its
       // question and status do not).
       const sig = (ts: { question: string; status: string; ids?: number[] }[]) =>
@@ -689,7 +695,7 @@ class Controller {
     const shown = await c.show(id);
     if (!shown?.session?.id) return;
     this.setSession(shown.session);
-    this.state.turns = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
+    this.state.turns = this.storedTurns(shown.messages ?? []);
     const { context, instructions } = await c.context();
     this.state.context = contextSets(context ?? {});
     this.setInstructions(instructions, context?.files);
@@ -1050,6 +1056,23 @@ class Controller {
     if (t.questionId !== undefined) this.undoByQuestion.set(t.questionId, u);
   }
 
+  /** A session's stored messages as the view's turns: with what undo and redo did to them, and the files their questions mention. */
+  private storedTurns(messages: Parameters<typeof turnsFromMessages>[0]): ViewTurn[] {
+    const roots = workspaceRoots();
+    return this.withUndo(turnsFromMessages(messages).map(viewTurn)).map((t) => {
+      const mentioned = mentionedFiles(t.question, roots);
+      return mentioned.length ? { ...t, withFiles: mentioned } : t;
+    });
+  }
+
+  /** The workspace's files for the list after "@" (ctxls.workspace.files); none while the daemon is not running. */
+  private async workspaceFiles(query: string): Promise<string[]> {
+    const c = this.ctxls;
+    if (!c || !this.client?.isRunning()) return [];
+    const r = await c.command("ctxls.workspace.files", { query, limit: mentionLimit });
+    return (r.files ?? []).map((f) => f.path).filter(mentionable);
+  }
+
   /** Turns read again get back what undo and redo did to them. */
   private withUndo(turns: ViewTurn[]): ViewTurn[] {
     for (const t of turns) {
@@ -1108,6 +1131,9 @@ class Controller {
     this.state.highlight = undefined;
     const index = this.state.turns.length;
     const turn: ViewTurn = { question: message, parts: [], status: "streaming", files: [] };
+    // Listed under the question: its file and the files it mentions (the daemon sends those too).
+    const withFiles = sentWith(files, message, workspaceRoots(), (p) => vscode.workspace.asRelativePath(p));
+    if (withFiles.length) turn.withFiles = withFiles;
     if (opts.undoNote) turn.undo = { undone: false, note: opts.undoNote };
     this.state.turns.push(turn);
     this.state.busy = true;
