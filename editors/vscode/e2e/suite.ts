@@ -2036,6 +2036,48 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
+  await step("issue 36: the daemon killed while it answers: the turn says in the user's words that the daemon stopped and what comes next, no language client words anywhere; Restart brings it back; light and dark themes", async () => {
+    await ed.clearToasts();
+    const pids = await until("one daemon running", () => {
+      const p = daemonPids();
+      return p.length === 1 ? p : undefined;
+    });
+    await enqueue([{ chunks: ["Half of an ", "answer"], stall: true, stallAfter: 1 }]);
+    await typeInChat("Will you finish this one?");
+    await until("the partial answer", async () => (await lastTurn().locator(".a").innerText()).includes("Half of an"));
+    process.kill(pids[0], "SIGKILL");
+    const note = lastTurn().locator(".status-note");
+    await until("the turn to say the daemon stopped", async () => (await note.count()) === 1 && (await note.innerText()).includes("The ctxls daemon stopped while answering"), 10_000);
+    await idle();
+    check((await lastTurn().locator(".status").innerText()) === "interrupted", `the turn's mark: ${await lastTurn().locator(".status").innerText()}`);
+    check((await note.innerText()).includes("starts again when you send your next question"), `the note: ${await note.innerText()}`);
+    check((await lastTurn().locator(".a").innerText()).includes("Half of an"), "the partial answer is gone");
+    check(await lastTurn().locator(".turn-actions button.again", { hasText: "Retry" }).isVisible(), "no Retry on the interrupted turn");
+    await until("the banner with Restart", async () => (await chat.locator("#banner").isVisible()) && (await chat.locator("#banner button").innerText()) === "Restart", 5000);
+    await sleep(1500); // notifications slide in
+    const raw = /pending response|disposed|connection|EPIPE|not running/i;
+    const words = [await chat.locator("body").innerText(), ...(await ed.toastTexts())].join("\n");
+    check(!raw.test(words), `the language client's words reached the user:\n${words.split("\n").filter((l) => raw.test(l)).join("\n")}`);
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-daemon-stopped-light"],
+      ["Dark Modern", "vscode-daemon-stopped-dark"],
+    ]) {
+      await setTheme(theme);
+      await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+      const c = await contrast("#log .turn:last-child .status-note");
+      check(c >= 4.5, `${theme}: the note has a contrast of ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await docsShot(shot);
+    }
+    await chat.locator("#banner button", { hasText: "Restart" }).click();
+    await until("a new daemon", () => {
+      const p = daemonPids();
+      return p.length === 1 && p[0] !== pids[0];
+    }, 30_000);
+    await until("the banner gone and the session back", async () => (await chat.locator("#banner").isHidden()) && (await lastTurn().locator(".q").innerText()) === "Will you finish this one?", 20_000);
+    await ed.clearToasts();
+  });
+
   // ---- issue 22: the model's edits, reviewed in a diff; the review mode; code blocks ----
 
   const calcUnsaved = "// UNSAVED CALC";

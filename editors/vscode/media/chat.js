@@ -372,7 +372,7 @@
     const a = div.querySelector(".a");
     const parts = t.parts || [];
     drawParts(a, parts);
-    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions, .turn-undo, .turn-undo-ask").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .status-note, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions, .turn-undo, .turn-undo-ask").forEach((n) => n.remove());
     const last = parts[parts.length - 1];
     const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
     if (t.status === "streaming" && !toolBusy) {
@@ -395,7 +395,11 @@
       div.appendChild(u);
     }
     if (t.status === "cancelled") div.appendChild(el("div", "status cancelled", "cancelled"));
-    else if (t.status === "interrupted") div.appendChild(el("div", "status interrupted", "interrupted"));
+    else if (t.status === "interrupted") {
+      // The daemon stopped while it answered: this view says so, and what comes next.
+      div.appendChild(el("div", "status interrupted", "interrupted"));
+      if (t.error) div.appendChild(el("div", "status-note", t.error));
+    }
     else if (t.status === "length") div.appendChild(el("div", "status length", "cut at the output limit"));
     else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
     if (t.status !== "streaming") div.appendChild(turnActions(t));

@@ -21,6 +21,7 @@ import {
   ChatPreviewResult,
   Connection,
   CtxlsClient,
+  disconnected,
   ErrorKinds,
   errorKind,
   InitializationOptions,
@@ -151,7 +152,12 @@ function workspaceRoots(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
 
+/** What the user is told when the daemon went away while a request of theirs waited. */
+const daemonGoneText =
+  "the ctxls daemon stopped before it answered. It starts again when you send a question (or now with Restart in the chat); the ctxls output channel may say why it stopped.";
+
 function errorText(e: any): string {
+  if (disconnected(e)) return daemonGoneText;
   return String(e?.message ?? e).replace(/^ctxls:\s*/, "");
 }
 
@@ -1198,6 +1204,13 @@ class Controller {
     turn.activity = undefined;
     turn.status = { stop: "done", cancelled: "cancelled", length: "length", error: "error" }[out.finishReason] ?? "done";
     turn.error = out.error;
+    if (out.disconnected) {
+      // The daemon died while it answered (a crash, a kill): said in the
+      // user's words, as the stored turn will say it ("interrupted"); what
+      // came so far stays, and Retry asks again once it runs.
+      turn.status = "interrupted";
+      turn.error = "The ctxls daemon stopped while answering; what came so far is kept. It starts again when you send your next question (or now with Restart above); Retry asks this one again.";
+    }
     if (out.finishReason === "error" && out.kind === ErrorKinds.noProvider) {
       // Nothing was sent or stored: the question leaves the log and goes
       // back into the input, to send again once the settings are right; the
