@@ -75,6 +75,10 @@ fs.mkdirSync(path.join(L.workspace, "auth"));
 fs.writeFileSync(path.join(L.workspace, "auth", "login.go"), "package auth\n\nfunc loginRedirect() {}\n");
 fs.writeFileSync(path.join(L.workspace, "auth", "handler.go"), "package auth\n\nfunc handle() {}\n");
 
+// Shown and closed while the editor view card is watched (issue 36).
+const todoTxt = path.join(L.workspace, "todo.txt");
+fs.writeFileSync(todoTxt, "- nothing yet\n");
+
 const settings = {
   "files.autoSave": "off",
   "chat.disableAIFeatures": true,
@@ -1717,6 +1721,79 @@ async function main(): Promise<void> {
   const activeDirty = async () => ((await ed.activeTab().getAttribute("class")) ?? "").split(/\s+/).includes("dirty");
   /** The active editor's cursor line, from the status bar ("Ln 4, Col 1"). */
   const cursorLine = async () => Number(/Ln (\d+)/.exec(await ed.page.locator('.statusbar-item[id="status.editor.selection"]').first().innerText())?.[1] ?? 0);
+  await step("issue 36: the editor view card follows the editor when its file closes: the file shown next takes its place; with none shown, the card goes", async () => {
+    const viewCard = async () => (await allChips()).find((c) => c.startsWith("editor ")) ?? "";
+    // The daemon records views for a session: there is one.
+    await enqueue([{ chunks: ["Noted."] }]);
+    await typeInChat("Keep an eye on my editor");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Noted."));
+    await idle();
+    await ed.openFile("todo.txt");
+    await ed.openFile("login.go");
+    await until("the card for login.go", async () => (await viewCard()).startsWith("editor login.go"), 10_000);
+    await ed.palette("View: Close Editor");
+    await until("the card for todo.txt, shown next", async () => (await viewCard()).startsWith("editor todo.txt"), 10_000);
+    // An untitled file is no view of the workspace's: with it in front, todo.txt closed leaves none.
+    await ed.palette("File: New Untitled Text File");
+    await until("the untitled editor", async () => (await ed.activeTabTitle()).startsWith("Untitled"), 10_000);
+    await ed.openFile("todo.txt");
+    await sleep(1000); // the view rests
+    check((await viewCard()).startsWith("editor todo.txt"), `the card: ${await viewCard()}`);
+    await ed.palette("View: Close Editor");
+    await until("the untitled editor in front", async () => (await ed.activeTabTitle()).startsWith("Untitled"), 10_000);
+    await until("the card gone", async () => (await viewCard()) === "", 10_000);
+    // It stays gone (no late capture of the closed file's view brings it back).
+    await sleep(1500);
+    check((await viewCard()) === "", `the card came back: ${await viewCard()}`);
+    await ed.palette("View: Close Editor");
+  });
+
+  await step("issue 36: in a narrow side bar a tool card's line wraps: the tool's name is read whole, inside the card (and in the line's tooltip); light and dark themes", async () => {
+    const sideBar = async () => (await ed.page.locator(".part.sidebar").boundingBox())!;
+    const widthTo = async (width: number) => {
+      const bar = await sideBar();
+      await ed.page.mouse.move(bar.x + bar.width + 2, 400);
+      await ed.page.mouse.down();
+      await ed.page.mouse.move(bar.x + width + 2, 400, { steps: 8 });
+      await ed.page.mouse.up();
+      await ed.page.mouse.move(900, 500);
+      await until(`a side bar ${width} px wide`, async () => Math.abs((await sideBar()).width - width) < 20, 5000);
+    };
+    const wide = (await sideBar()).width;
+    const name = "create_pull_request_review_comment";
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: `mcp__t__${name}`, arguments: JSON.stringify({ body: "Looks good to me", line: 12 }) }] },
+      { chunks: ["That tool is not there."] },
+    ]);
+    await typeInChat("Comment on the pull request");
+    const card = lastTurn().locator(".tool").first();
+    await until("the card", async () => (await card.count()) === 1, 30_000);
+    await idle(30_000);
+    await widthTo(230);
+    try {
+      const title = card.locator(".tool-title");
+      // "t · NAME" once the server is known to have no such tool (the model's "mcp__t__NAME" before).
+      check((await title.innerText()).endsWith(name), `the card's title: ${await title.innerText()}`);
+      const cut = await title.evaluate((e) => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1);
+      check(!cut, `the tool's name is cut: ${await title.evaluate((e) => `${e.scrollWidth}x${e.scrollHeight} in ${e.clientWidth}x${e.clientHeight}`)}`);
+      const tb = (await title.boundingBox())!;
+      const cb = (await card.boundingBox())!;
+      check(tb.x >= cb.x && tb.x + tb.width <= cb.x + cb.width + 1, `the name runs out of the card: ${JSON.stringify(tb)} in ${JSON.stringify(cb)}`);
+      check(((await card.locator("summary").getAttribute("title")) ?? "").includes(name), "the line's tooltip lacks the name");
+      for (const [theme, shot] of [
+        ["Light Modern", "vscode-tool-narrow-light"],
+        ["Dark Modern", "vscode-tool-narrow-dark"],
+      ]) {
+        await setTheme(theme);
+        await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+        await ed.page.mouse.move(1000, 600);
+        await docsShot(shot);
+      }
+    } finally {
+      await widthTo(wide);
+    }
+  });
+
   await step("issue 31: a search is a card (grep, its pattern, 2 matches in 2 files); opened, each match is a link that opens its file at its line, the unsaved one as typed", async () => {
     // Typed, not saved: only the editor's text calls loginRedirect.
     await ed.openFile("handler.go");

@@ -242,7 +242,7 @@
   }
   function drawTool(box, card) {
     box.dataset.status = card.status;
-    box.querySelector(".tool-title").textContent = card.title;
+    drawBreakable(box.querySelector(".tool-title"), card.title);
     const args = box.querySelector(".tool-args");
     args.textContent = card.args;
     args.hidden = !card.args;
@@ -284,6 +284,18 @@
     } else {
       ask.removeAttribute("title");
       ask.querySelector(".tool-answers").removeAttribute("aria-label");
+    }
+  }
+  // A tool's name, which may break after its "_", "-", "." and "/" when the
+  // line is narrow (create_pull_request_ / review_comment) rather than
+  // anywhere or not at all.
+  function drawBreakable(node, text) {
+    if (node.dataset.text === text) return;
+    node.dataset.text = text;
+    node.textContent = "";
+    for (const part of String(text).split(/(?<=[_\-./])/)) {
+      if (node.childNodes.length) node.appendChild(document.createElement("wbr"));
+      node.appendChild(document.createTextNode(part));
     }
   }
   // A command's output under its card's line, as it runs and once it

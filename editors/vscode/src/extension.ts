@@ -13,6 +13,7 @@ import { ChatView, FromView } from "./chatview";
 import { CreatedFiles, createdUris } from "./created";
 import { notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
+import { appletFile, EditorViewCard } from "./editorview";
 import { InputHistory } from "./history";
 import { mentionable, mentionedFiles, mentionLimit, sentWith } from "./mentions";
 import { mcpServersByOrigin, Servers } from "./settings";
@@ -259,6 +260,8 @@ class Controller {
   /** The ctxls.path the running daemon was started with (a change of another scope's value restarts nothing). */
   private pathInUse?: string;
   private readonly folders: string[];
+  /** The editor view card goes when its file's last tab closes (editorview.ts). */
+  private readonly editorView: EditorViewCard;
 
   constructor(private readonly ext: vscode.ExtensionContext) {
     this.folders = editorFolders(ext.globalStorageUri.fsPath, ext.logUri.fsPath, ext.extensionUri.fsPath);
@@ -267,12 +270,17 @@ class Controller {
     this.modelStatus = vscode.window.createStatusBarItem("ctxls.model", vscode.StatusBarAlignment.Left, 99);
     this.modelStatus.name = "ctxls model";
     this.modelStatus.command = "ctxls.ui.chooseModel";
+    this.editorView = new EditorViewCard(
+      () => appletFile(this.state.context),
+      () => void this.ctxls?.dropItem("applet", "*").catch(() => undefined),
+    );
     this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m), new InputHistory(ext.workspaceState), (q) => this.workspaceFiles(q));
     ext.subscriptions.push(
       this.status,
       this.modelStatus,
       this.reviews,
       this.created,
+      this.editorView,
       vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => {
@@ -402,6 +410,7 @@ class Controller {
       if (!this.state.sessionId) void this.adoptSession(p.sessionId);
       this.state.context = contextSets(p.context, p.missing);
       this.view.postState();
+      this.editorView.contextChanged();
       // Another file in the context may bring its folder's AGENTS.md.
       if ((p.context.files ?? []).join("\n") !== this.instructionsFor) void this.refreshInstructions();
     });
