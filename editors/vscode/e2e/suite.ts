@@ -1001,6 +1001,57 @@ async function main(): Promise<void> {
     await input.fill("");
   });
 
+  await step("issue 36: a broken MCP configuration's warning is shown once, not at every turn, with a button that opens the file it is about; the file changed, its new warning is shown (once)", async () => {
+    const cfg = path.join(process.env.XDG_CONFIG_HOME || path.join(L.home, ".config"), "ctxls", "mcp.json");
+    fs.mkdirSync(path.dirname(cfg), { recursive: true });
+    const write = (field: string) => fs.writeFileSync(cfg, JSON.stringify({ mcpServers: { broken: { command: "broken-mcp", [field]: true } } }, null, 2) + "\n");
+    const warnings = async (field: string) => (await ed.toastTexts()).filter((t) => t.includes("MCP configuration") && t.includes(field));
+    const turn = async (q: string) => {
+      await enqueue([{ chunks: [`Answered: ${q}`] }]);
+      await typeInChat(q);
+      await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes(`Answered: ${q}`), 30_000);
+      await idle(30_000);
+    };
+    write("colour");
+    try {
+      await ed.clearToasts();
+      await turn("Any tools today?");
+      const toast = await ed.toast("colour", 10_000);
+      check((await toast.innerText()).includes(cfg), `the warning does not name the file: ${await toast.innerText()}`);
+      const open = toast.locator(".monaco-button", { hasText: "Open mcp.json" });
+      check(await open.isVisible(), `no Open mcp.json button: ${await toast.innerText()}`);
+      for (const [theme, shot] of [
+        ["Light Modern", "vscode-mcp-warning-light"],
+        ["Dark Modern", "vscode-mcp-warning-dark"],
+      ]) {
+        await setTheme(theme);
+        await ed.page.mouse.move(1000, 300);
+        await open.waitFor({ state: "visible", timeout: 5000 });
+        await docsShot(shot);
+      }
+      await open.click();
+      await until("mcp.json open in the editor", async () => (await ed.activeTabTitle()).startsWith("mcp.json") && (await ed.editorText()).includes('"colour"'), 10_000);
+      await ed.clearToasts();
+      // The next turns meet the same problem: it is not said again.
+      await turn("And now?");
+      await turn("And again?");
+      await sleep(1500);
+      check((await warnings("colour")).length === 0, `the warning came again: ${await ed.toastTexts()}`);
+      // Another problem in the file: said, once.
+      write("shade");
+      await turn("After the change?");
+      await until("the new warning", async () => (await warnings("shade")).length === 1, 10_000);
+      await ed.clearToasts();
+      await turn("Once more?");
+      await sleep(1500);
+      check((await warnings("shade")).length === 0, `the new warning came again: ${await ed.toastTexts()}`);
+    } finally {
+      fs.rmSync(cfg, { force: true });
+      if ((await ed.activeTabTitle().catch(() => "")).startsWith("mcp.json")) await ed.palette("View: Close Editor");
+      await ed.clearToasts();
+    }
+  });
+
   await step("issue 24: ctxls: Choose Model lists the provider's models; the choice is in the status bar and the chat's header, and the next turn uses it", async () => {
     const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
     await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model"), 5000);

@@ -16,6 +16,7 @@ import { answerDiagnostics } from "./diagnostics";
 import { appletFile, EditorViewCard } from "./editorview";
 import { InputHistory } from "./history";
 import { mentionable, mentionedFiles, mentionLimit, sentWith } from "./mentions";
+import { Notices } from "./notices";
 import { mcpServersByOrigin, Servers } from "./settings";
 import {
   baseName,
@@ -262,6 +263,8 @@ class Controller {
   private readonly folders: string[];
   /** The editor view card goes when its file's last tab closes (editorview.ts). */
   private readonly editorView: EditorViewCard;
+  /** The daemon's notices: a warning once per daemon run, an MCP configuration's with a button to its file (notices.ts). */
+  private readonly notices = new Notices();
 
   constructor(private readonly ext: vscode.ExtensionContext) {
     this.folders = editorFolders(ext.globalStorageUri.fsPath, ext.logUri.fsPath, ext.extensionUri.fsPath);
@@ -447,9 +450,10 @@ class Controller {
     // refused for want of a provider (kind noProvider) is said in the view
     // and by this extension's own notification, in VS Code's words, with
     // Open Settings; any other is shown then.
+    this.notices.reset();
     client.onNotification("window/showMessage", (p: MessageRequest) => {
       if (p.type === 1 && this.running) this.turnMessages.push(p);
-      else void showQuestion(p);
+      else this.notices.show(p);
     });
     // The model's edits in the ask mode: a diff to accept or reject (see review.ts).
     ctxls.onReviewEdit((p, token) => this.reviewEdit(p, token));
@@ -1242,7 +1246,7 @@ class Controller {
     }
     const messages = this.turnMessages;
     this.turnMessages = [];
-    if (out.kind !== ErrorKinds.noProvider) for (const m of messages) void showQuestion(m);
+    if (out.kind !== ErrorKinds.noProvider) for (const m of messages) this.notices.show(m);
     turn.usage = usageLine(out.usage) ?? turn.usage;
     this.state.busy = false;
     this.view.postTurn(index, turn);
