@@ -1031,6 +1031,7 @@ async function main(): Promise<void> {
       }
       await open.click();
       await until("mcp.json open in the editor", async () => (await ed.activeTabTitle()).startsWith("mcp.json") && (await ed.editorText()).includes('"colour"'), 10_000);
+      await ed.palette("View: Close Editor");
       await ed.clearToasts();
       // The next turns meet the same problem: it is not said again.
       await turn("And now?");

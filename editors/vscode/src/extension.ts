@@ -11,7 +11,7 @@ import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
 import { CreatedFiles, createdUris } from "./created";
-import { notCtxls, resolveBinary } from "./daemon";
+import { daemonGoneDuringTurn, daemonGoneText, notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
 import { appletFile, EditorViewCard } from "./editorview";
 import { InputHistory } from "./history";
@@ -153,10 +153,6 @@ function showQuestion(p: MessageRequest): Thenable<{ title: string } | undefined
 function workspaceRoots(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
-
-/** What the user is told when the daemon went away while a request of theirs waited. */
-const daemonGoneText =
-  "the ctxls daemon stopped before it answered. It starts again when you send a question (or now with Restart in the chat); the ctxls output channel may say why it stopped.";
 
 function errorText(e: any): string {
   if (disconnected(e)) return daemonGoneText;
@@ -1222,7 +1218,7 @@ class Controller {
       // user's words, as the stored turn will say it ("interrupted"); what
       // came so far stays, and Retry asks again once it runs.
       turn.status = "interrupted";
-      turn.error = "The ctxls daemon stopped while answering; what came so far is kept. It starts again when you send your next question (or now with Restart above); Retry asks this one again.";
+      turn.error = daemonGoneDuringTurn;
     }
     if (out.finishReason === "error" && out.kind === ErrorKinds.noProvider) {
       // Nothing was sent or stored: the question leaves the log and goes
