@@ -63,6 +63,12 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		close(done)
 	}()
 
+	return a.response(a.relay(ctx, s, t))
+}
+
+// relay sends a turn's events to the client as session updates, and
+// returns the event it ended with.
+func (a *Agent) relay(ctx context.Context, s *openSession, t *service.Turn) turn.Event {
 	var final turn.Event
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
@@ -94,12 +100,17 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			final = ev
 		}
 	}
+	if d, ok := final.(turn.Done); ok && len(d.Result.Edited) > 0 {
+		a.send(ctx, s.id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\n_Changed: %s_", strings.Join(d.Result.Edited, ", "))))
+	}
+	return final
+}
+
+// response is the prompt's response to the turn's last event.
+func (a *Agent) response(final turn.Event) (sdk.PromptResponse, error) {
 	switch f := final.(type) {
 	case turn.Done:
 		r := f.Result
-		if len(r.Edited) > 0 {
-			a.send(ctx, s.id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\n_Changed: %s_", strings.Join(r.Edited, ", "))))
-		}
 		reason := sdk.StopReasonEndTurn
 		switch {
 		case r.ToolLimit:

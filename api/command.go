@@ -1,4 +1,4 @@
-// Package command declares ctxls's custom LSP API once: every
+// Package api declares ctxls's custom LSP API once: every
 // workspace/executeCommand command and every custom notification, with its
 // argument and result types, a one-line description and an example. The
 // server registers handlers from this table, advertises its IDs in

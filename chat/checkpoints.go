@@ -76,7 +76,7 @@ func (e *Engine) checkpoints(ctx context.Context, answer *session.Message, creat
 					gone()
 					return
 				}
-				if err != nil && ctx.Err() == nil && errors.Is(StoreError(err), ErrStoreUnreachable) {
+				if err != nil && ctx.Err() == nil && errors.Is(e.storeError(err), ErrStoreUnreachable) {
 					lost(err)
 					return
 				}

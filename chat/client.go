@@ -87,26 +87,7 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 	// The body is encoded here, the messages sent before from the engine's
 	// cache (see encode.go), and sent in place of go-openai's.
 	sendCtx, sendReq := e.prepare(streamCtx, req)
-	var stream *openai.ChatCompletionStream
-	var err error
-	for attempt := 0; ; attempt++ {
-		stream, err = client.CreateChatCompletionStream(sendCtx, sendReq)
-		if err == nil || attempt == 3 || !retryable(err) || ctx.Err() != nil {
-			break
-		}
-		wait := e.retryWait(attempt)
-		capture.mu.Lock()
-		if capture.d > 0 {
-			wait = min(capture.d, 30*time.Second)
-			capture.d = 0
-		}
-		capture.mu.Unlock()
-		ev.Emit(Activity{Message: fmt.Sprintf("the provider is busy; retrying in %s", wait)})
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-		}
-	}
+	stream, err := e.openStream(ctx, sendCtx, client, sendReq, capture, ev)
 	if err != nil {
 		return "", "", usage, nil, describe(err, p, false)
 	}
@@ -152,28 +133,67 @@ func (e *Engine) stream(ctx context.Context, p Resolved, messages []openai.ChatC
 				checkpoint(text.String()) // no copy: a Builder's strings stay valid
 				ev.Emit(TextDelta{Text: c.Delta.Content})
 			}
-			for _, tc := range c.Delta.ToolCalls {
-				i := len(calls)
-				if tc.Index != nil {
-					i = *tc.Index
-				}
-				for len(calls) <= i {
-					calls = append(calls, openai.ToolCall{Type: openai.ToolTypeFunction})
-				}
-				if tc.ID != "" {
-					calls[i].ID = tc.ID
-				}
-				if tc.Function.Name != "" {
-					calls[i].Function.Name += tc.Function.Name
-				}
-				calls[i].Function.Arguments += tc.Function.Arguments
-			}
+			calls = addToolCallDeltas(calls, c.Delta.ToolCalls)
 			if c.FinishReason != "" {
 				finish = string(c.FinishReason)
 			}
 		}
 	}
 	return text.String(), finish, usage, calls, nil
+}
+
+// openStream starts the streamed request, retrying a busy provider (429
+// or 5xx before the first token) up to three times: after the wait its
+// Retry-After asked for (at most 30 s), else a doubling one.
+func (e *Engine) openStream(ctx, sendCtx context.Context, client *openai.Client, req openai.ChatCompletionRequest, capture *retryAfter, ev Events) (*openai.ChatCompletionStream, error) {
+	for attempt := 0; ; attempt++ {
+		stream, err := client.CreateChatCompletionStream(sendCtx, req)
+		if err == nil || attempt == 3 || !retryable(err) || ctx.Err() != nil {
+			return stream, err
+		}
+		wait := e.retryWait(attempt)
+		capture.mu.Lock()
+		if capture.d > 0 {
+			wait = min(capture.d, 30*time.Second)
+			capture.d = 0
+		}
+		capture.mu.Unlock()
+		ev.Emit(Activity{Message: fmt.Sprintf("the provider is busy; retrying in %s", wait)})
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// maxCallIndex bounds a streamed tool call's index: a provider's index
+// past it (or below 0) is not taken for a call.
+const maxCallIndex = 255
+
+// addToolCallDeltas adds a streamed chunk's tool-call parts to calls: a
+// call's id and name come once, its arguments in pieces, each part naming
+// its call by index.
+func addToolCallDeltas(calls []openai.ToolCall, deltas []openai.ToolCall) []openai.ToolCall {
+	for _, tc := range deltas {
+		i := len(calls)
+		if tc.Index != nil {
+			i = *tc.Index
+		}
+		if i < 0 || i > maxCallIndex {
+			continue
+		}
+		for len(calls) <= i {
+			calls = append(calls, openai.ToolCall{Type: openai.ToolTypeFunction})
+		}
+		if tc.ID != "" {
+			calls[i].ID = tc.ID
+		}
+		if tc.Function.Name != "" {
+			calls[i].Function.Name += tc.Function.Name
+		}
+		calls[i].Function.Arguments += tc.Function.Arguments
+	}
+	return calls
 }
 
 // complete asks p's model for one answer, not streamed, to a system

@@ -24,7 +24,7 @@ func (e *Engine) Exclusive(ctx context.Context, sessionID string, fn func(ctx co
 		return errBusyElsewhere
 	}
 	if err != nil {
-		return StoreError(err)
+		return e.storeError(err)
 	}
 	defer unlock()
 	return fn(ctx)

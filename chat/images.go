@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -256,3 +257,49 @@ func ReadImage(folder, name string) (mime string, data []byte, err error) {
 	data, err = os.ReadFile(path)
 	return mime, data, err
 }
+
+// Image is one image a question carries.
+type Image struct {
+	MIME string
+	Data []byte
+}
+
+// ParseDataURL reads an image given as a data URL,
+// "data:image/png;base64,…" (how a browser reads a pasted image).
+func ParseDataURL(u string) (Image, error) {
+	head, data, ok := strings.Cut(u, ",")
+	mime, isBase64 := strings.CutSuffix(strings.TrimPrefix(head, "data:"), ";base64")
+	if !ok || !strings.HasPrefix(head, "data:") || !isBase64 {
+		return Image{}, session.Invalidf("an image must be a base64 data URL (data:image/png;base64,…), got %q", session.Truncate(u, 40))
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return Image{}, session.Invalidf("the image's base64 is not valid: %v", err)
+	}
+	return Image{MIME: mime, Data: b}, nil
+}
+
+// ImageName is the name image i of a question gets in sources/,
+// "image-STAMP-N.ext", never one taken already.
+func ImageName(im Image, stamp string, i int, taken []string) string {
+	ext := ImageTypes[im.MIME]
+	base := fmt.Sprintf("image-%s-%d", stamp, i+1)
+	name := base + ext
+	for k := 2; slices.Contains(taken, name); k++ {
+		name = fmt.Sprintf("%s-%d%s", base, k, ext)
+	}
+	return name
+}
+
+// QuestionImages are the images a stored question names that are still in
+// the session folder (folder), in order.
+func QuestionImages(folder, question string) []Image {
+	var out []Image
+	for _, name := range ImageNames(question) {
+		if mime, data, err := ReadImage(folder, name); err == nil {
+			out = append(out, Image{MIME: mime, Data: data})
+		}
+	}
+	return out
+}
+

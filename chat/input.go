@@ -53,137 +53,203 @@ type assembled struct {
 // its files, and its history as the model sees it, the newest summary
 // and the messages after it, without this turn's message.
 func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
-	in := prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
-	var (
-		sets    session.Context
-		summary *session.Message
-		rest    []session.Message
-		view    *modelView
-	)
-	if st != nil {
-		in.Env = st.Session.Meta.EnvHint // the reminder's first line
-		in.SessionFiles = st.Sources
-		in.Plan = st.Session.Meta.Plan
-		in.EditNotes = st.Session.Meta.EditNotes
-		if st.SourcesErr != nil {
-			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", st.SourcesErr)
-		}
-		sets, summary, rest = st.Context, st.Summary, st.History
-		view = e.viewFor(t.SessionID)
-		if record {
-			view.hold(summary, rest)
-		}
-	}
-	if t.Env != "" {
-		in.Env = t.Env
-	}
-	in.Context = sets
-	e.relevantFiles(t, guard, sets, &in)
-	if !t.NoInstructions {
-		// In the system prompt, the input's stable prefix: they change
-		// only when a file's text does, or when the files the turn
-		// involves bring another folder's AGENTS.md.
-		in.Instructions = e.Instructions(t.Roots, slices.Concat(sets[prompts.SetFiles], t.Files), e.buffers(t))
-	}
-	counter := prompts.TokenizerFor(t.Provider.Model)
-	in.Counter = counter
-	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
-	in.FileBudget = window / 2
+	a := &assembly{e: e, t: t}
+	a.input(guard, st, record)
+	a.counter = prompts.TokenizerFor(t.Provider.Model)
+	a.in.Counter = a.counter
+	a.window = t.Provider.ContextWindow - t.Provider.MaxOutputTokens
+	a.in.FileBudget = a.window / 2
 	// What changes least comes first (see prompts.System): the system
 	// prompt, the history with the blocks its messages were sent with,
 	// then this turn's block with the message.
-	system := prompts.System(in)
-	baseTokens := counter.Count(system)
-	seen := view.state()
-	out := &assembled{Instructions: in.Instructions, Budget: window, Message: counter.Count(t.Message) + ImageTokens*len(ImageNames(t.Message)), Tools: toolTokens(tools, counter)}
+	a.system = prompts.System(a.in)
+	a.baseTokens = a.counter.Count(a.system)
+	a.seen = a.view.state()
+	a.out = &assembled{Instructions: a.in.Instructions, Budget: a.window, Message: a.counter.Count(t.Message) + ImageTokens*len(ImageNames(t.Message)), Tools: toolTokens(tools, a.counter)}
+	if err := a.fit(ctx, compact); err != nil {
+		return nil, err
+	}
+	out := a.messages()
+	folder := ""
+	if st != nil {
+		folder = st.Session.Folder
+	} else if t.Session != nil {
+		folder = t.Session.Folder
+	}
+	e.withImages(ctx, t.SessionID, folder, out.Messages)
+	if record {
+		view, message, planned, fresh, counter := a.view, a.message, a.planned, a.fresh, a.counter
+		keptIDs := userIn(keptFrom(a.turns[a.from:], a.kept))
+		out.Record = func(msg int64) { view.record(msg, message, planned, fresh, keptIDs, counter) }
+	}
+	return out, nil
+}
+
+// An assembly is one turn's model input being put together: the system
+// prompt (input), the history within the budget and the turn's context
+// block (fit), then the messages in order (messages).
+type assembly struct {
+	e       *Engine
+	t       Turn
+	in      prompts.Input
+	counter prompts.Counter
+	window  int // the context window less the output reserve
+
+	summary *session.Message
+	rest    []session.Message // the history after the summary
+	view    *modelView
+	seen    viewState
+
+	system      string // the system prompt
+	baseTokens  int    // its tokens
+	sysTokens   int    // the system prompt's and the turn's block's, beside the question
+	summaryCost int
 
 	// The blocks of the history as sent, unless the context is shown
 	// afresh: when the superseded file text they carry outweighs the
 	// current text, or when the turns holding a part's text are left out.
-	fresh := len(seen.blocks) == 0
-	var (
-		turns   []histTurn // the turns the model may be given
-		from    int        // turns[from:] are after the summary
-		planned prompts.Input
-		message string
-		used    int
-		kept    []openai.ChatCompletionMessage // the newest of turns[from:], within the budget
-	)
-	plan := func(present func(int64) bool) (sysTokens int) {
-		planned = in
-		if !fresh {
-			stale, live := seen.plan(&planned, present, counter)
-			if stale > max(live, minStale) {
-				fresh = true
-				planned = in
-			}
+	fresh   bool
+	turns   []histTurn // the turns the model may be given
+	from    int        // turns[from:] are after the summary
+	planned prompts.Input
+	message string                         // the question with the turn's block
+	used    int                            // the kept turns' tokens
+	kept    []openai.ChatCompletionMessage // the newest of turns[from:], within the budget
+	out     *assembled
+}
+
+// input is what the system prompt and the turn's block are made of: the
+// session's state, the relevant files and the instructions.
+func (a *assembly) input(guard *workspace.Guard, st *session.TurnState, record bool) {
+	e, t := a.e, a.t
+	a.in = prompts.Input{Resumed: t.Resumed, Candidates: t.Candidates}
+	var sets session.Context
+	if st != nil {
+		a.in.Env = st.Session.Meta.EnvHint // the reminder's first line
+		a.in.SessionFiles = st.Sources
+		a.in.Plan = st.Session.Meta.Plan
+		a.in.EditNotes = st.Session.Meta.EditNotes
+		if st.SourcesErr != nil {
+			e.Log.Warn("listing session files failed", "session", t.SessionID, "err", st.SourcesErr)
 		}
-		turnContext, fileTokens := prompts.TurnContext(planned)
-		message = prompts.WithContext(turnContext, t.Message)
-		out.Files = fileTokens
-		return baseTokens + counter.Count(message) - out.Message
-	}
-	group := func() {
-		blocks := seen.blocks
-		if fresh {
-			blocks = nil
+		sets, a.summary, a.rest = st.Context, st.Summary, st.History
+		a.view = e.viewFor(t.SessionID)
+		if record {
+			a.view.hold(a.summary, a.rest)
 		}
-		turns = view.group(rest, session.SummaryID(summary), counter, blocks, !fresh)
 	}
-	group()
-	sysTokens := plan(userIn(turns))
-	if fresh && len(seen.blocks) > 0 {
-		group() // the plan chose to show the context afresh
+	if t.Env != "" {
+		a.in.Env = t.Env
 	}
-	if err := overWindow(inputParts{question: out.Message, system: sysTokens, files: out.Files, tools: out.Tools}, window, t.Provider.ContextWindow); err != nil {
-		return nil, err // before a compaction would ask the provider
+	a.in.Context = sets
+	e.relevantFiles(t, guard, sets, &a.in)
+	if !t.NoInstructions {
+		// In the system prompt, the input's stable prefix: they change
+		// only when a file's text does, or when the files the turn
+		// involves bring another folder's AGENTS.md.
+		a.in.Instructions = e.Instructions(t.Roots, slices.Concat(sets[prompts.SetFiles], t.Files), e.buffers(t))
 	}
-	summaryCost := 0
-	if summary != nil {
-		summaryCost = messageCost(summaryInput(summary), counter)
+}
+
+// fit chooses the history the model gets within the window: the turns
+// grouped with the blocks they were sent with, compacted when over the
+// window, the oldest left out when still over, and the context shown
+// afresh when the kept turns no longer carry what the plan counted on.
+func (a *assembly) fit(ctx context.Context, compact compactor) error {
+	t, out := a.t, a.out
+	a.fresh = len(a.seen.blocks) == 0
+	a.group()
+	a.sysTokens = a.plan(userIn(a.turns))
+	if a.fresh && len(a.seen.blocks) > 0 {
+		a.group() // the plan chose to show the context afresh
 	}
-	if s := compactIfOver(ctx, t, compact, window, sysTokens+out.Message+out.Tools, summary, summaryCost, turns); s != nil {
-		from = len(turns) - s.kept
-		summary, summaryCost = s.summary, messageCost(summaryInput(s.summary), counter)
+	if err := overWindow(inputParts{question: out.Message, system: a.sysTokens, files: out.Files, tools: out.Tools}, a.window, t.Provider.ContextWindow); err != nil {
+		return err // before a compaction would ask the provider
+	}
+	if a.summary != nil {
+		a.summaryCost = messageCost(summaryInput(a.summary), a.counter)
+	}
+	if s := compactIfOver(ctx, t, compact, a.window, a.sysTokens+out.Message+out.Tools, a.summary, a.summaryCost, a.turns); s != nil {
+		a.from = len(a.turns) - s.kept
+		a.summary, a.summaryCost = s.summary, messageCost(summaryInput(s.summary), a.counter)
 		out.Compacted, out.Covered = s.summary, s.summary.SummaryOf.Covered
 	}
-	trim := func() {
-		// The history's room: the system message and the question take
-		// their framing beside their text.
-		room := window - sysTokens - out.Message - out.Tools - summaryCost - 2*perMessage
-		kept, out.Dropped, used = trimTurns(turns[from:], room)
-		if out.Dropped > 0 {
-			// The cut is marked with a note, which takes room too.
-			note := counter.Count(prompts.DroppedNote(len(turns) * 2))
-			kept, out.Dropped, used = trimTurns(turns[from:], room-note)
-		}
-	}
-	trim()
-	if !fresh && from+out.Dropped > 0 {
+	a.trim()
+	if !a.fresh && a.from+out.Dropped > 0 {
 		// The plan counted on every turn, and some are left out (summarised
 		// or over the budget): plan with those kept, so what the others'
 		// blocks held is shown again; and when that leaves out more,
 		// show the context afresh.
-		before := len(kept)
-		sysTokens = plan(userIn(keptFrom(turns[from:], kept)))
-		if fresh {
-			group()
+		before := len(a.kept)
+		a.sysTokens = a.plan(userIn(keptFrom(a.turns[a.from:], a.kept)))
+		if a.fresh {
+			a.group()
 		}
-		trim()
-		if !fresh && len(kept) < before {
-			fresh = true
-			sysTokens = plan(nil)
-			group()
-			trim()
+		a.trim()
+		if !a.fresh && len(a.kept) < before {
+			a.fresh = true
+			a.sysTokens = a.plan(nil)
+			a.group()
+			a.trim()
 		}
 	}
-	if err := overWindow(inputParts{question: out.Message, system: sysTokens, files: out.Files, tools: out.Tools, summary: summaryCost}, window, t.Provider.ContextWindow); err != nil {
-		return nil, err // the plan showed the context again, or the summary does not fit beside it
+	if err := overWindow(inputParts{question: out.Message, system: a.sysTokens, files: out.Files, tools: out.Tools, summary: a.summaryCost}, a.window, t.Provider.ContextWindow); err != nil {
+		return err // the plan showed the context again, or the summary does not fit beside it
 	}
-	out.Messages = make([]openai.ChatCompletionMessage, 1, len(kept)+3) // system, summary, kept, message
+	return nil
+}
+
+// plan plans the turn's context block, given which messages of the
+// history the model gets (present), and returns the tokens of the system
+// prompt and the block beside the question's own.
+func (a *assembly) plan(present func(int64) bool) (sysTokens int) {
+	a.planned = a.in
+	if !a.fresh {
+		stale, live := a.seen.plan(&a.planned, present, a.counter)
+		if stale > max(live, minStale) {
+			a.fresh = true
+			a.planned = a.in
+		}
+	}
+	turnContext, fileTokens := prompts.TurnContext(a.planned)
+	a.message = prompts.WithContext(turnContext, a.t.Message)
+	a.out.Files = fileTokens
+	return a.baseTokens + a.counter.Count(a.message) - a.out.Message
+}
+
+// group groups the history into turns, with the blocks they were sent
+// with unless the context is shown afresh.
+func (a *assembly) group() {
+	blocks := a.seen.blocks
+	if a.fresh {
+		blocks = nil
+	}
+	a.turns = a.view.group(a.rest, session.SummaryID(a.summary), a.counter, blocks, !a.fresh)
+}
+
+// trim keeps the newest turns after the summary that fit the history's
+// room: the system message and the question take their framing beside
+// their text.
+func (a *assembly) trim() {
+	out := a.out
+	room := a.window - a.sysTokens - out.Message - out.Tools - a.summaryCost - 2*perMessage
+	a.kept, out.Dropped, a.used = trimTurns(a.turns[a.from:], room)
+	if out.Dropped > 0 {
+		// The cut is marked with a note, which takes room too.
+		note := a.counter.Count(prompts.DroppedNote(len(a.turns) * 2))
+		a.kept, out.Dropped, a.used = trimTurns(a.turns[a.from:], room-note)
+	}
+}
+
+// messages are the model's input in order: the system prompt, the
+// summary, the kept turns, the question with the turn's block.
+func (a *assembly) messages() *assembled {
+	out, counter, system := a.out, a.counter, a.system
+	out.Messages = make([]openai.ChatCompletionMessage, 1, len(a.kept)+3) // system, summary, kept, message
 	out.Messages[0].Role = openai.ChatMessageRoleSystem
-	if summary != nil {
-		sm := summaryInput(summary)
+	used := a.used
+	if a.summary != nil {
+		sm := summaryInput(a.summary)
 		if out.Dropped > 0 {
 			// The cut is marked where it is: right before the first message kept.
 			sm.Content += prompts.DroppedNote(out.Dropped)
@@ -194,21 +260,10 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 		system += prompts.DroppedNote(out.Dropped)
 	}
 	out.Messages[0].Content = system
-	out.System, out.History = sysTokens+counter.Count(system)-baseTokens, used
-	out.Messages = append(append(out.Messages, kept...),
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: message})
-	folder := ""
-	if st != nil {
-		folder = st.Session.Folder
-	} else if t.Session != nil {
-		folder = t.Session.Folder
-	}
-	e.withImages(ctx, t.SessionID, folder, out.Messages)
-	if record {
-		keptIDs := userIn(keptFrom(turns[from:], kept))
-		out.Record = func(msg int64) { view.record(msg, message, planned, fresh, keptIDs, counter) }
-	}
-	return out, nil
+	out.System, out.History = a.sysTokens+counter.Count(system)-a.baseTokens, used
+	out.Messages = append(append(out.Messages, a.kept...),
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: a.message})
+	return out
 }
 
 // userIn reports whether a message of the history is among turns, the

@@ -57,24 +57,50 @@ func (e *Engine) Instructions(roots, files []string, b Buffers) []prompts.Instru
 }
 
 func findInstructions(roots, files []string, b Buffers, log *slog.Logger) []prompts.Instruction {
-	guard := &workspace.Guard{Roots: roots}
-	open := func(p string) (string, bool) {
-		if b == nil {
-			return "", false
+	r := instructionsReader{guard: &workspace.Guard{Roots: roots}, b: b, log: log, left: MaxInstructionsBytes}
+	var out []prompts.Instruction
+	for _, p := range r.paths(roots, files) {
+		if in, ok := r.read(p); ok {
+			r.left -= len(in.Content)
+			out = append(out, in)
 		}
-		return b.TextByPath(p)
 	}
-	exists := func(p string) bool {
-		if _, ok := open(p); ok {
-			return true
-		}
-		_, err := os.Lstat(p)
-		return err == nil
+	return out
+}
+
+// instructionsReader reads a turn's instructions files, the editor's text
+// first.
+type instructionsReader struct {
+	guard *workspace.Guard
+	b     Buffers
+	log   *slog.Logger
+	left  int // bytes the files read next may still take
+}
+
+// open is path's text in the editor, if it is open there.
+func (r *instructionsReader) open(p string) (string, bool) {
+	if r.b == nil {
+		return "", false
 	}
+	return r.b.TextByPath(p)
+}
+
+func (r *instructionsReader) exists(p string) bool {
+	if _, ok := r.open(p); ok {
+		return true
+	}
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// paths are the instructions files in the order the model gets them:
+// each root's (AGENTS.md, else a fallback), then the AGENTS.md files of
+// the folders between the turn's files and their root, shallowest first.
+func (r *instructionsReader) paths(roots, files []string) []string {
 	var paths []string
-	for _, r := range roots {
+	for _, root := range roots {
 		for _, name := range append([]string{InstructionsName}, RootFallbacks...) {
-			if p := filepath.Join(r, name); exists(p) {
+			if p := filepath.Join(root, name); r.exists(p) {
 				paths = append(paths, p)
 				break
 			}
@@ -87,7 +113,7 @@ func findInstructions(roots, files []string, b Buffers, log *slog.Logger) []prom
 			continue
 		}
 		for dir := filepath.Dir(f); dir != root && session.Within(dir, root); dir = filepath.Dir(dir) {
-			if p := filepath.Join(dir, InstructionsName); !underGit(root, p) && exists(p) {
+			if p := filepath.Join(dir, InstructionsName); !underGit(root, p) && r.exists(p) {
 				nested = append(nested, p)
 			}
 		}
@@ -100,57 +126,57 @@ func findInstructions(roots, files []string, b Buffers, log *slog.Logger) []prom
 			paths = append(paths, p)
 		}
 	}
+	return paths
+}
 
-	var out []prompts.Instruction
-	left := MaxInstructionsBytes
-	for _, p := range paths {
-		if why := guard.Refusal(p); why != "" {
-			log.Info("instructions file not read", "path", p, "why", why)
-			continue
-		}
-		in := prompts.Instruction{Path: p}
-		text, ok := open(p)
-		if ok {
-			// Open in the editor: unsaved when its text is not the disk's.
-			in.Unsaved = !sameOnDisk(p, text)
-			in.Size = len(text)
-		} else {
-			fi, err := os.Stat(p)
-			if err != nil {
-				log.Info("instructions file not read", "path", p, "err", err)
-				continue
-			}
-			if text, err = workspace.ReadLimited(p, MaxInstructionBytes+1); err != nil {
-				log.Info("instructions file not read", "path", p, "err", err)
-				continue
-			}
-			in.Size = int(fi.Size())
-		}
-		if workspace.Binary(text) {
-			log.Info("instructions file skipped: binary", "path", p)
-			continue
-		}
-		limit, why := MaxInstructionBytes, fmt.Sprintf("instructions files are given up to %s bytes each", human.Thousands(MaxInstructionBytes))
-		if left < limit {
-			limit, why = left, fmt.Sprintf("the instructions files together are given up to %s bytes", human.Thousands(MaxInstructionsBytes))
-		}
-		// A file of one long line is shown in part; what is left of
-		// the total shows whole lines or nothing.
-		in.Content = wholeLines(text, limit, limit == MaxInstructionBytes)
-		if !utf8.ValidString(in.Content) {
-			log.Info("instructions file skipped: not UTF-8", "path", p)
-			continue
-		}
-		switch {
-		case in.Content == "" && in.Size > 0:
-			in.Cut = fmt.Sprintf("not shown: %s", why)
-		case len(in.Content) < in.Size:
-			in.Cut = fmt.Sprintf("cut: the first %s bytes of its %s shown; %s", human.Thousands(len(in.Content)), human.Thousands(in.Size), why)
-		}
-		left -= len(in.Content)
-		out = append(out, in)
+// read reads one instructions file within what is left of the budget;
+// not ok when it may not or cannot be read (logged).
+func (r *instructionsReader) read(p string) (prompts.Instruction, bool) {
+	log := r.log
+	if why := r.guard.Refusal(p); why != "" {
+		log.Info("instructions file not read", "path", p, "why", why)
+		return prompts.Instruction{}, false
 	}
-	return out
+	in := prompts.Instruction{Path: p}
+	text, ok := r.open(p)
+	if ok {
+		// Open in the editor: unsaved when its text is not the disk's.
+		in.Unsaved = !sameOnDisk(p, text)
+		in.Size = len(text)
+	} else {
+		fi, err := os.Stat(p)
+		if err != nil {
+			log.Info("instructions file not read", "path", p, "err", err)
+			return prompts.Instruction{}, false
+		}
+		if text, err = workspace.ReadLimited(p, MaxInstructionBytes+1); err != nil {
+			log.Info("instructions file not read", "path", p, "err", err)
+			return prompts.Instruction{}, false
+		}
+		in.Size = int(fi.Size())
+	}
+	if workspace.Binary(text) {
+		log.Info("instructions file skipped: binary", "path", p)
+		return prompts.Instruction{}, false
+	}
+	limit, why := MaxInstructionBytes, fmt.Sprintf("instructions files are given up to %s bytes each", human.Thousands(MaxInstructionBytes))
+	if r.left < limit {
+		limit, why = r.left, fmt.Sprintf("the instructions files together are given up to %s bytes", human.Thousands(MaxInstructionsBytes))
+	}
+	// A file of one long line is shown in part; what is left of the total
+	// shows whole lines or nothing.
+	in.Content = wholeLines(text, limit, limit == MaxInstructionBytes)
+	if !utf8.ValidString(in.Content) {
+		log.Info("instructions file skipped: not UTF-8", "path", p)
+		return prompts.Instruction{}, false
+	}
+	switch {
+	case in.Content == "" && in.Size > 0:
+		in.Cut = fmt.Sprintf("not shown: %s", why)
+	case len(in.Content) < in.Size:
+		in.Cut = fmt.Sprintf("cut: the first %s bytes of its %s shown; %s", human.Thousands(len(in.Content)), human.Thousands(in.Size), why)
+	}
+	return in, true
 }
 
 // rootOf is the deepest workspace folder holding path ("" when none).

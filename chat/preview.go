@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -76,4 +77,26 @@ func PreviewProvider(p Provider, getenv func(string) string) Resolved {
 		p.Model = DefaultOpenAIModel
 	}
 	return Resolved{Provider: withSizes(p)}
+}
+
+// PreviewContent is a message of the model input as the preview shows it:
+// its text, and for each image part a line saying what goes (the data
+// itself is not shown).
+func PreviewContent(m openai.ChatCompletionMessage) (string, int) {
+	if len(m.MultiContent) == 0 {
+		return m.Content, 0
+	}
+	var b strings.Builder
+	images := 0
+	for _, p := range m.MultiContent {
+		switch p.Type {
+		case openai.ChatMessagePartTypeText:
+			b.WriteString(p.Text)
+		case openai.ChatMessagePartTypeImageURL:
+			images++
+			head, data, _ := strings.Cut(p.ImageURL.URL, ",")
+			fmt.Fprintf(&b, "\n(image part %d: %s, %s)", images, strings.TrimPrefix(strings.TrimSuffix(head, ";base64"), "data:"), session.Bytes(int64(base64.StdEncoding.DecodedLen(len(data)))))
+		}
+	}
+	return b.String(), images
 }

@@ -2,8 +2,6 @@ package chat
 
 import (
 	"errors"
-
-	"github.com/ctxls/ctxls/session/backend"
 )
 
 // ErrStoreUnreachable: the session store's database could not be reached
@@ -23,18 +21,23 @@ func (e *storeUnreachable) Error() string {
 func (e *storeUnreachable) Is(target error) bool { return target == ErrStoreUnreachable }
 func (e *storeUnreachable) Unwrap() error        { return e.err }
 
-// StoreError returns err as ErrStoreUnreachable when it says the store's
-// database could not be reached, otherwise err unchanged. Only errors of
-// store calls are given to it: a provider's network error is the
-// provider's (it arrives as *url.Error, which is never taken for the
-// store's).
-func StoreError(err error) error {
-	if err == nil || errors.Is(err, ErrStoreUnreachable) || !unreachable(err) {
+// Unreachable returns err, which the store's backend says could not reach
+// its database, as ErrStoreUnreachable (nil and an err that is one already
+// unchanged).
+func Unreachable(err error) error {
+	if err == nil || errors.Is(err, ErrStoreUnreachable) {
 		return err
 	}
 	return &storeUnreachable{err: err}
 }
 
-// unreachable reports whether err says the store's database is gone (see
-// backend.IsUnavailable).
-func unreachable(err error) bool { return backend.IsUnavailable(err) }
+// storeError returns err, from a store call, as ErrStoreUnreachable when
+// the store's backend says its database could not be reached, otherwise
+// unchanged. A provider's network error is the provider's (it arrives as
+// *url.Error, which Unavailable never takes for the store's).
+func (e *Engine) storeError(err error) error {
+	if err == nil || e.Unavailable == nil || errors.Is(err, ErrStoreUnreachable) || !e.Unavailable(err) {
+		return err
+	}
+	return Unreachable(err)
+}

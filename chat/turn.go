@@ -98,6 +98,11 @@ type Engine struct {
 	// or 5xx before the first token), doubled for each next one (default
 	// 1 s); a Retry-After the provider sends takes its place.
 	RetryWait time.Duration
+	// Unavailable reports whether an error of a Store call says the
+	// store's database could not be reached (a PostgreSQL store's
+	// connection lost); such errors end a turn as ErrStoreUnreachable.
+	// Nil: none does (the SQLite store's never do).
+	Unavailable func(error) bool
 
 	// bg tracks background jobs (titles) so Close can stop and wait for them.
 	bg       sync.WaitGroup
@@ -318,13 +323,13 @@ func (e *Engine) lockTurn(ctx context.Context, id string, cancel context.CancelC
 		return nil, errBusyElsewhere
 	}
 	if err != nil {
-		return nil, StoreError(err)
+		return nil, e.storeError(err)
 	}
 	if lockLost != nil {
 		go func() {
 			select {
 			case <-lockLost:
-				cancel(StoreError(session.ErrTurnLockLost))
+				cancel(Unreachable(session.ErrTurnLockLost))
 			case <-ctx.Done():
 			}
 		}()
@@ -372,7 +377,7 @@ func (r *run) stored(err error) error {
 	case errors.Is(err, session.ErrNotFound):
 		return errDeleted
 	}
-	return abort{StoreError(err)}
+	return abort{r.e.storeError(err)}
 }
 
 func (r *run) cleanup() {
@@ -411,7 +416,7 @@ func (r *run) deleted() (*Result, error) {
 func (r *run) begin() error {
 	e, t, ctx := r.e, &r.t, r.ctx
 	if err := e.saveUnsaved(ctx, t.SessionID); err != nil {
-		return StoreError(err)
+		return e.storeError(err)
 	}
 	if err := e.questionFits(ctx, *t); err != nil {
 		return err // before a rewind or the question is stored
@@ -422,13 +427,13 @@ func (r *run) begin() error {
 			return session.Invalidf("this store cannot ask a question again")
 		}
 		if _, err := rw.Rewind(ctx, t.SessionID, t.Rewind); err != nil {
-			return StoreError(err)
+			return e.storeError(err)
 		}
 		e.dropView(t.SessionID) // it held what is gone
 	}
 	var err error
 	if t.Session, err = e.turnSession(ctx, *t); err != nil {
-		return StoreError(err)
+		return e.storeError(err)
 	}
 	t.Provider.Model = e.sessionModel(ctx, *t)
 	e.Log.Debug("turn started", "session", t.SessionID, "provider", t.Provider, "files", len(t.Files), "resumed", t.Resumed)
@@ -436,7 +441,7 @@ func (r *run) begin() error {
 	view := e.viewFor(t.SessionID)
 	st, err := e.Store.TurnState(ctx, t.SessionID, user, view.mark())
 	if err != nil {
-		return StoreError(err)
+		return e.storeError(err)
 	}
 	st.History = view.history(st) // what the view held, and what is new
 	t.Session = st.Session
@@ -534,7 +539,7 @@ func (r *run) round(n int) (more bool, err error) {
 	gone := func() { r.cancel(ErrSessionDeleted) }
 	lost := func(err error) {
 		e.Log.Warn("session store unreachable during a turn", "session", t.SessionID, "err", err)
-		r.cancel(StoreError(err))
+		r.cancel(Unreachable(err))
 	}
 	setText, stopCheckpoints := e.checkpoints(ctx, answer, created, ready, gone, lost)
 	var defs []openai.Tool
@@ -548,7 +553,7 @@ func (r *run) round(n int) (more bool, err error) {
 		if errors.Is(cerr, session.ErrNotFound) || errors.Is(context.Cause(ctx), ErrSessionDeleted) {
 			return false, errDeleted
 		}
-		return false, abort{StoreError(cerr)}
+		return false, abort{r.e.storeError(cerr)}
 	}
 	r.res.MessageID = answer.ID
 	r.res.Usage.PromptTokens += usage.PromptTokens

@@ -75,19 +75,7 @@ func printEvents(errOut io.Writer) func(service.Event) {
 const titleWait = 10 * time.Second
 
 func chatCmd(g *globals, stdin io.Reader) *cobra.Command {
-	var (
-		prov      api.Provider
-		sessionID string
-		cont      bool
-		files     []string
-		dryRun    bool
-		compactAt string
-		noInstr   bool
-		allow     []string
-		readOnly  bool
-		edits     string
-		again     bool
-	)
+	o := &chatOptions{}
 	cmd := &cobra.Command{
 		Use:   "chat [--session ID | --continue] [--again] [--model MODEL] [--file PATH]... [MESSAGE]",
 		Short: "Ask the model; the answer streams to stdout (message from stdin if absent)",
@@ -100,64 +88,81 @@ model after its first answer; chat waits for that (at most 10 s) before it exits
 With --again the session's last question is asked again in place of its answer (to retry a failed
 answer or get another), or MESSAGE is asked in its place (an edited question): that question and
 what followed it are removed from the session first.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if cont && sessionID != "" {
-				return usageError{errors.New("give --session or --continue, not both")}
-			}
-			if again && !cont && sessionID == "" {
-				return usageError{errors.New("--again asks a session's last question again: give --session or --continue")}
-			}
-			msg := ""
-			if !again || len(args) > 0 {
-				var err error
-				if msg, err = chatMessage(args, stdin); err != nil {
-					return err
-				}
-			}
-			at, err := api.ParseCompactAtText(compactAt)
-			if err != nil {
-				return usageError{fmt.Errorf("--compact-at: %w", err)}
-			}
-			if dryRun {
-				if again {
-					return usageError{errors.New("--dry-run previews a new question; it cannot be combined with --again")}
-				}
-				return previewChat(cmd, g, sessionID, cont, files, msg, !noInstr)
-			}
-			svc, err := g.openService(cmd.Context(), prov)
-			if err != nil {
-				return err
-			}
-			defer svc.Close()
-			svc.SetCompactAt(at)
-			svc.SetProjectInstructions(!noInstr)
-			svc.Subscribe(printEvents(cmd.ErrOrStderr()))
-			asker := &toolAsker{allow: allow, errOut: cmd.ErrOrStderr(), tty: terminal()}
-			svc.Tools().SetAsker(asker.ask)
-			svc.Tools().SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: asker})
-			svc.Tools().SetAllowReadOnly(readOnly)
-			svc.Tools().SetWorkspaceMCP(true)
-			if edits != "" && !slices.Contains([]string{string(api.ReviewAsk), string(api.ReviewAuto), string(api.ReviewOff)}, edits) {
-				return usageError{fmt.Errorf("--edits is ask, auto or off, got %q", edits)}
-			}
-			return runChat(cmd, svc, chatRun{prefix: sessionID, cont: cont, msg: msg, files: files, model: prov.Model,
-				modelSet: cmd.Flags().Changed("model"), edits: edits, again: again})
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, g, stdin, args) },
 	}
-	providerFlags(cmd, &prov)
+	providerFlags(cmd, &o.prov)
 	cmd.Flags().Lookup("model").Usage = "model for this turn, also recorded as the session's model for later turns (default: the session's model, else $CTXLS_MODEL)"
-	cmd.Flags().StringVar(&sessionID, "session", "", "continue this session: its id or a unique prefix of it (default: a new session)")
-	cmd.Flags().BoolVarP(&cont, "continue", "c", false, "continue the most recently active session")
-	cmd.Flags().BoolVar(&again, "again", false, "ask the session's last question again in place of its answer, or MESSAGE in its place; needs --session or --continue")
-	cmd.Flags().StringArrayVar(&files, "file", nil, "add a file's content for this turn (repeatable)")
-	cmd.Flags().StringVar(&compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
-	cmd.Flags().BoolVar(&noInstr, "no-project-instructions", false, "do not give the model the workspace's AGENTS.md files (else CLAUDE.md or .github/copilot-instructions.md at the root)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
-	cmd.Flags().StringArrayVar(&allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking (repeatable; e.g. github/list_*): SERVER/TOOL, split at the first / and each matched against the exact name, with *, ? and [...]; or mcp__SERVER__TOOL, split at the first __ after mcp__ (so mcp__gh__* never allows a server named gh__evil: name such a server as gh__evil/*); * alone allows every MCP tool; run_command (that exact name, never matched by * or a pattern) lets the model run any command line without asking")
-	cmd.Flags().StringVar(&edits, "edits", "", "how the model's edits to your files are reviewed in the session, kept with it: ask (each shown on the terminal; the default), auto (applied at once) or off (no edit tools)")
-	cmd.Flags().BoolVar(&readOnly, "allow-read-only-tools", false, "let the model call MCP tools their server marks read-only without asking")
+	cmd.Flags().StringVar(&o.sessionID, "session", "", "continue this session: its id or a unique prefix of it (default: a new session)")
+	cmd.Flags().BoolVarP(&o.cont, "continue", "c", false, "continue the most recently active session")
+	cmd.Flags().BoolVar(&o.again, "again", false, "ask the session's last question again in place of its answer, or MESSAGE in its place; needs --session or --continue")
+	cmd.Flags().StringArrayVar(&o.files, "file", nil, "add a file's content for this turn (repeatable)")
+	cmd.Flags().StringVar(&o.compactAt, "compact-at", os.Getenv("CTXLS_COMPACT_AT"), "summarise earlier turns when the input passes this share of the context window: a percentage (1-100) or \"off\" (default $CTXLS_COMPACT_AT, else 80)")
+	cmd.Flags().BoolVar(&o.noInstr, "no-project-instructions", false, "do not give the model the workspace's AGENTS.md files (else CLAUDE.md or .github/copilot-instructions.md at the root)")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the exact model input (system prompt, history, tools) with token counts; sends and stores nothing, needs no provider")
+	cmd.Flags().StringArrayVar(&o.allow, "allow-tool", nil, "let the model call the MCP tools matching this pattern without asking (repeatable; e.g. github/list_*): SERVER/TOOL, split at the first / and each matched against the exact name, with *, ? and [...]; or mcp__SERVER__TOOL, split at the first __ after mcp__ (so mcp__gh__* never allows a server named gh__evil: name such a server as gh__evil/*); * alone allows every MCP tool; run_command (that exact name, never matched by * or a pattern) lets the model run any command line without asking")
+	cmd.Flags().StringVar(&o.edits, "edits", "", "how the model's edits to your files are reviewed in the session, kept with it: ask (each shown on the terminal; the default), auto (applied at once) or off (no edit tools)")
+	cmd.Flags().BoolVar(&o.readOnly, "allow-read-only-tools", false, "let the model call MCP tools their server marks read-only without asking")
 	storageLimitFlag(cmd, &g.storageLimitMB)
 	return cmd
+}
+
+// chatOptions are ctxls chat's flags.
+type chatOptions struct {
+	prov      api.Provider
+	sessionID string
+	cont      bool
+	files     []string
+	dryRun    bool
+	compactAt string
+	noInstr   bool
+	allow     []string
+	readOnly  bool
+	edits     string
+	again     bool
+}
+
+func (o *chatOptions) run(cmd *cobra.Command, g *globals, stdin io.Reader, args []string) error {
+	if o.cont && o.sessionID != "" {
+		return usageError{errors.New("give --session or --continue, not both")}
+	}
+	if o.again && !o.cont && o.sessionID == "" {
+		return usageError{errors.New("--again asks a session's last question again: give --session or --continue")}
+	}
+	if o.edits != "" && !slices.Contains([]string{string(api.ReviewAsk), string(api.ReviewAuto), string(api.ReviewOff)}, o.edits) {
+		return usageError{fmt.Errorf("--edits is ask, auto or off, got %q", o.edits)}
+	}
+	msg := ""
+	if !o.again || len(args) > 0 {
+		var err error
+		if msg, err = chatMessage(args, stdin); err != nil {
+			return err
+		}
+	}
+	at, err := api.ParseCompactAtText(o.compactAt)
+	if err != nil {
+		return usageError{fmt.Errorf("--compact-at: %w", err)}
+	}
+	if o.dryRun {
+		if o.again {
+			return usageError{errors.New("--dry-run previews a new question; it cannot be combined with --again")}
+		}
+		return previewChat(cmd, g, o.sessionID, o.cont, o.files, msg, !o.noInstr)
+	}
+	svc, err := g.openService(cmd.Context(), o.prov)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	svc.SetCompactAt(at)
+	svc.SetProjectInstructions(!o.noInstr)
+	svc.Subscribe(printEvents(cmd.ErrOrStderr()))
+	asker := &toolAsker{allow: o.allow, errOut: cmd.ErrOrStderr(), tty: terminal()}
+	svc.Tools().SetAsker(asker.ask)
+	svc.Tools().SetEditDoor(cliEdits{errOut: cmd.ErrOrStderr(), asker: asker})
+	svc.Tools().SetAllowReadOnly(o.readOnly)
+	svc.Tools().SetWorkspaceMCP(true)
+	return runChat(cmd, svc, chatRun{prefix: o.sessionID, cont: o.cont, msg: msg, files: o.files, model: o.prov.Model,
+		modelSet: cmd.Flags().Changed("model"), edits: o.edits, again: o.again})
 }
 
 // chatRun is what a "ctxls chat" turn is asked with.

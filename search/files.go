@@ -2,8 +2,10 @@ package search
 
 import (
 	"context"
+	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,59 +23,82 @@ type Named struct {
 // shorter paths first within each. An empty query matches every file, most
 // recently modified first. At most limit files (more reports whether
 // others matched). Withheld files (Options.Withhold) are left out: what is
-// offered is what may go with a question.
+// offered is what may go with a question. It is AllNames then RankNames.
 func NamedFiles(ctx context.Context, opts Options, query string, limit int) (files []Named, more bool, err error) {
-	s, err := newScope(opts, limit, nil)
+	all, err := AllNames(ctx, opts)
 	if err != nil {
 		return nil, false, err
 	}
-	q := strings.ToLower(query)
-	var workers [][]named
+	files, more = RankNames(all, query, limit)
+	return files, more, nil
+}
+
+// AllNames lists every file of the scope but the withheld ones, in no
+// particular order, with its time: what RankNames ranks, which a caller
+// may keep while the user types.
+func AllNames(ctx context.Context, opts Options) ([]Named, error) {
+	s, err := newScope(opts, 1, nil)
+	if err != nil {
+		return nil, err
+	}
+	var workers [][]Named
 	visit := func(id int, e *entry) {
-		rank, ok := nameRank(q, strings.ToLower(e.rel), strings.ToLower(e.name))
-		if !ok || (s.withhold != nil && s.withhold(e.abs)) {
+		if s.withhold != nil && s.withhold(e.abs) {
 			return
 		}
-		n := named{rank: rank, key: fileKey{e.root, e.rel}}
-		if q == "" {
-			if fi, err := e.info(); err == nil {
-				n.mod = fi.ModTime()
-			}
+		n := Named{Path: s.roots[e.root].display(e.rel)}
+		if fi, err := e.info(); err == nil {
+			n.ModTime = fi.ModTime()
 		}
-		// Each worker keeps its best limit+1 (one more tells "more").
-		top := &workers[id]
-		i, _ := slices.BinarySearchFunc(*top, n, compareNamed)
-		if i > limit {
-			return
-		}
-		*top = slices.Insert(*top, i, n)
-		if len(*top) > limit+1 {
-			*top = (*top)[:limit+1]
-		}
+		workers[id] = append(workers[id], n)
 	}
 	w := newWalker(s, visit)
-	workers = make([][]named, w.workers)
+	workers = make([][]Named, w.workers)
 	if err := w.run(ctx); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	var all []named
-	for _, top := range workers {
-		all = append(all, top...)
+	return slices.Concat(workers...), nil
+}
+
+// RankNames is NamedFiles's choice among files: the best limit for query,
+// and whether more matched.
+func RankNames(files []Named, query string, limit int) (best []Named, more bool) {
+	q := strings.ToLower(query)
+	var top []named
+	for i, f := range files {
+		lp := strings.ToLower(f.Path)
+		rank, ok := nameRank(q, lp, path.Base(lp))
+		if !ok {
+			continue
+		}
+		n := named{rank: rank, path: f.Path, i: i}
+		if q == "" {
+			n.mod = f.ModTime
+		}
+		// The best limit+1 (one more tells "more").
+		j, _ := slices.BinarySearchFunc(top, n, compareNamed)
+		if j > limit {
+			continue
+		}
+		top = slices.Insert(top, j, n)
+		if len(top) > limit+1 {
+			top = top[:limit+1]
+		}
 	}
-	slices.SortFunc(all, compareNamed)
-	if len(all) > limit {
-		all, more = all[:limit], true
+	if len(top) > limit {
+		top, more = top[:limit], true
 	}
-	for _, n := range all {
-		files = append(files, Named{Path: s.roots[n.key.root].display(n.key.rel), ModTime: n.mod})
+	for _, n := range top {
+		best = append(best, files[n.i])
 	}
-	return files, more, nil
+	return best, more
 }
 
 type named struct {
 	rank int
 	mod  time.Time
-	key  fileKey
+	path string
+	i    int // in the files ranked
 }
 
 // compareNamed orders by rank, then most recently modified, then shorter
@@ -88,10 +113,10 @@ func compareNamed(a, b named) int {
 		}
 		return 1
 	}
-	if la, lb := len(a.key.rel), len(b.key.rel); la != lb {
+	if la, lb := len(a.path), len(b.path); la != lb {
 		return la - lb
 	}
-	return a.key.compare(b.key)
+	return strings.Compare(a.path, b.path)
 }
 
 // nameRank ranks how query (lower case) matches a file's path and name
@@ -126,4 +151,32 @@ func subsequence(q, s string) bool {
 		s = s[j+1:]
 	}
 	return true
+}
+
+// namesFresh is how long a NameCache's listing serves again: a
+// completion asks as the user types.
+const namesFresh = 3 * time.Second
+
+// NameCache keeps the last listing of AllNames for a few seconds.
+type NameCache struct {
+	mu    sync.Mutex
+	roots []string
+	at    time.Time
+	files []Named
+}
+
+// Get is AllNames(ctx, opts), or the listing made less than namesFresh ago
+// for the same roots (opts.Withhold is taken to be the same).
+func (c *NameCache) Get(ctx context.Context, opts Options) ([]Named, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if slices.Equal(c.roots, opts.Roots) && time.Since(c.at) < namesFresh {
+		return c.files, nil
+	}
+	files, err := AllNames(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.roots, c.at, c.files = slices.Clone(opts.Roots), time.Now(), files
+	return files, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/session/backend"
 )
 
 // fail gives err its kind: the one place where the domain's errors become
@@ -22,9 +23,19 @@ func fail(err error) error {
 	}
 	kind := kindOf(err)
 	if kind == api.KindStoreUnavailable {
-		err = chat.StoreError(err) // PostgreSQL is down: say so, not "broken pipe"
+		err = storeError(err) // PostgreSQL is down: say so, not "broken pipe"
 	}
 	return &api.Error{Kind: kind, Err: err}
+}
+
+// storeError returns err as chat.ErrStoreUnreachable when it says the
+// store's database could not be reached (backend.IsUnavailable), else
+// unchanged.
+func storeError(err error) error {
+	if err != nil && backend.IsUnavailable(err) {
+		return chat.Unreachable(err)
+	}
+	return err
 }
 
 // Fail is fail for the doors' own errors about the domain (a door that
@@ -48,7 +59,7 @@ func kindOf(err error) api.Kind {
 		return api.KindInvalidArgument
 	case errors.Is(err, chat.ErrProviderFailed):
 		return api.KindProviderFailed
-	case errors.Is(chat.StoreError(err), chat.ErrStoreUnreachable):
+	case errors.Is(storeError(err), chat.ErrStoreUnreachable):
 		return api.KindStoreUnavailable
 	}
 	return api.KindInternal

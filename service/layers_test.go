@@ -1,7 +1,10 @@
 package service
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -55,5 +58,58 @@ func TestLayers(t *testing.T) {
 	}
 	if doors < 4 {
 		t.Fatalf("go list found %d door packages:\n%s", doors, out)
+	}
+}
+
+// TestDomainSeams: the session types know no LSP (session imports no
+// go.lsp.dev package, directly or not), and the engine knows no database
+// driver (chat imports no store backend, pgx or SQLite driver).
+func TestDomainSeams(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/ctxls/ctxls/"
+	for pkg, forbidden := range map[string][]string{
+		mod + "session": {"go.lsp.dev/"},
+		mod + "chat":    {mod + "session/backend", mod + "session/sqlite", mod + "session/postgres", "github.com/jackc/", "modernc.org/sqlite"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range forbidden {
+				if strings.HasPrefix(dep, f) {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestServiceFields keeps Service small enough to read (issue 31: at most
+// 30 fields): related fields go into a struct of their own.
+func TestServiceFields(t *testing.T) {
+	if n := reflect.TypeOf(Service{}).NumField(); n > 30 {
+		t.Errorf("Service has %d fields; group related ones (at most 30)", n)
+	}
+}
+
+// TestServiceSize keeps package service to the adapting of the domain to
+// api (issue 31: at most 3,000 lines besides tests): rules of their own
+// go to the package they are about (workspace, search, session, chat).
+func TestServiceSize(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(data), "\n")
+	}
+	if lines > 3000 {
+		t.Errorf("package service has %d lines besides its tests (at most 3,000)", lines)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/chat"
+	"github.com/ctxls/ctxls/search"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 	"github.com/ctxls/ctxls/tool"
@@ -74,6 +75,26 @@ type Config struct {
 }
 
 // Service implements api.Interface for one connection. It is safe for
+// clientHint is what a client says of itself for a session's envHint.
+type clientHint struct {
+	name     string // "<name> <version>"
+	override string // an envHint the client gave verbatim
+}
+
+// connSettings are the settings a client gives its connection (guarded
+// by Service.mu).
+type connSettings struct {
+	compactAt      int  // 0: the default
+	noInstructions bool // projectInstructions off
+	editorMB       int  // the client's storage soft limit in MiB; 0: the command line's
+}
+
+// tidyJobs are the background clean-ups of a Service (tidy.go).
+type tidyJobs struct {
+	wg     sync.WaitGroup
+	closed bool
+}
+
 // concurrent use.
 type Service struct {
 	questions questionCache // listed sessions' questions (questionsOf)
@@ -92,20 +113,17 @@ type Service struct {
 
 	// mu guards the connection's state below; held only to read or swap
 	// it, never across I/O.
-	mu             sync.Mutex
-	provider       api.Provider
-	providerWhere  string          // Config.ProviderWhere
-	roots          []string        // workspace folders, absolute; the first is the session's workspace
-	client         string          // "<name> <version>" of the client, for envHint
-	envOverride    string          // an envHint the client gave verbatim
-	current        string          // the current session ("" if none): what an empty sessionId means
-	lostCurrent    bool            // the current session was deleted; say so when the next is made
-	resumed        map[string]bool // sessions resumed since their last turn
-	held           map[string]bool // sessions this connection made, resumed or used: never pruned as empty
-	compactAt      int             // 0: the default
-	noInstructions bool            // projectInstructions off
-	editorMB       int             // the client's storage soft limit in MiB; 0: the command line's
-	pendingView    []string        // the editor's view captured before any session existed
+	mu            sync.Mutex
+	provider      api.Provider
+	providerWhere string          // Config.ProviderWhere
+	roots         []string        // workspace folders, absolute; the first is the session's workspace
+	client        clientHint      // the client, for envHint
+	current       string          // the current session ("" if none): what an empty sessionId means
+	lostCurrent   bool            // the current session was deleted; say so when the next is made
+	resumed       map[string]bool // sessions resumed since their last turn
+	held          map[string]bool // sessions this connection made, resumed or used: never pruned as empty
+	conn          connSettings    // what the client set for this connection
+	pendingView   []string        // the editor's view captured before any session existed
 
 	// currentMu serialises "make a session on first need", so two
 	// concurrent operations do not make two. Taken before mu.
@@ -116,8 +134,9 @@ type Service struct {
 	// tidying counts the removals of empty sessions under way (tidy.go);
 	// Close waits for them, and none starts once tidyClosed (guarded by
 	// mu) is set.
-	tidying    sync.WaitGroup
-	tidyClosed bool
+	tidy tidyJobs // the background clean-ups (tidy.go)
+
+	names search.NameCache // the workspace's files for ctxls.workspace.files (mentions.go)
 
 	subs subscribers // the doors' event handlers (events.go)
 
@@ -189,7 +208,7 @@ func openError(cfg Config, err error) error {
 		return api.Errorf(api.KindStoreUnavailable, "cannot open the session store in %s: %w", cfg.DataDir, err)
 	}
 	which := "cannot open the PostgreSQL session store " + backend.RedactDSN(cfg.Store)
-	if u := chat.StoreError(err); errors.Is(u, chat.ErrStoreUnreachable) {
+	if u := storeError(err); errors.Is(u, chat.ErrStoreUnreachable) {
 		if cfg.Log != nil {
 			cfg.Log.Warn("store unreachable", "store", backend.RedactDSN(cfg.Store), "err", err)
 		}
@@ -227,7 +246,7 @@ func New(store session.Store, cfg Config) *Service {
 	}
 	s.box = tool.New(tool.Config{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
 		Notify: func(m string) { s.publish(Notice{Warning: true, Message: m}) }})
-	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log}
+	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log, Unavailable: backend.IsUnavailable}
 	s.turns = &turn.Service{Engine: s.engine, Log: log}
 	s.turns.Subscribe(s.lateEvent)
 	return s
@@ -236,9 +255,9 @@ func New(store session.Store, cfg Config) *Service {
 // Close stops the background work (model titles) and closes the store.
 func (s *Service) Close() error {
 	s.mu.Lock()
-	s.tidyClosed = true
+	s.tidy.closed = true
 	s.mu.Unlock()
-	s.tidying.Wait()
+	s.tidy.wg.Wait()
 	s.engine.Close()
 	s.box.Close()
 	if s.store == nil {
@@ -300,7 +319,7 @@ func (s *Service) Roots() []string {
 // envHint it gives verbatim ("" for none).
 func (s *Service) SetClient(nameVersion, envOverride string) {
 	s.mu.Lock()
-	s.client, s.envOverride = session.CleanEnvHint(nameVersion), session.CleanEnvHint(envOverride)
+	s.client.name, s.client.override = session.CleanEnvHint(nameVersion), session.CleanEnvHint(envOverride)
 	s.mu.Unlock()
 }
 
@@ -308,7 +327,7 @@ func (s *Service) SetClient(nameVersion, envOverride string) {
 // default).
 func (s *Service) SetCompactAt(at int) {
 	s.mu.Lock()
-	s.compactAt = at
+	s.conn.compactAt = at
 	s.mu.Unlock()
 }
 
@@ -317,7 +336,7 @@ func (s *Service) SetCompactAt(at int) {
 // next turn.
 func (s *Service) SetProjectInstructions(on bool) {
 	s.mu.Lock()
-	s.noInstructions = !on
+	s.conn.noInstructions = !on
 	s.mu.Unlock()
 }
 
@@ -325,14 +344,14 @@ func (s *Service) SetProjectInstructions(on bool) {
 func (s *Service) instructionsOff() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.noInstructions
+	return s.conn.noInstructions
 }
 
 // SetStorageLimitMB sets the client's soft limit of the data directory in
 // MiB (0: the command line's, else the default).
 func (s *Service) SetStorageLimitMB(mb int) {
 	s.mu.Lock()
-	s.editorMB = mb
+	s.conn.editorMB = mb
 	s.mu.Unlock()
 }
 
@@ -344,7 +363,7 @@ func (s *Service) envHint(roots []string) string {
 		return ""
 	}
 	s.mu.Lock()
-	override, client := s.envOverride, s.client
+	override, client := s.client.override, s.client.name
 	if roots == nil {
 		roots = s.roots
 	}

@@ -125,7 +125,7 @@ func TestEmptySessionsLeftOutAndTidied(t *testing.T) {
 	if res, err := s.SessionList(ctx, &api.SessionListArgs{}); err != nil || len(res.Sessions) != 1 || res.Sessions[0].ID != first.Session.ID {
 		t.Errorf("with a message: listed %+v %v", res, err)
 	}
-	s.tidying.Wait()
+	s.tidy.wg.Wait()
 	rec.mu.Lock()
 	calls := slices.Clone(rec.calls)
 	rec.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 // session.DefaultSoftLimitMB.
 func (s *Service) storageLimit() int64 {
 	s.mu.Lock()
-	mb := s.editorMB
+	mb := s.conn.editorMB
 	s.mu.Unlock()
 	if mb <= 0 {
 		mb = s.cliMB

@@ -43,7 +43,7 @@ func (s *Service) tidyEmpty(ctx context.Context) {
 // tidyLater is tidyEmpty on a goroutine of its own (after the store has
 // opened, with Start); Close waits for it. The channel is closed when this
 // clean-up is over (at once when the service is closing): start-up waits
-// for its own clean-up on it, not on s.tidying, which a new session's
+// for its own clean-up on it, not on s.tidy, which a new session's
 // clean-up may Add to while that Wait is returning (sync.WaitGroup panics
 // then: "WaitGroup is reused before previous Wait has returned", seen in
 // an ACP daemon whose client made a session at once).
@@ -51,13 +51,13 @@ func (s *Service) tidyLater() <-chan struct{} {
 	done := make(chan struct{})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tidyClosed {
+	if s.tidy.closed {
 		close(done)
 		return done
 	}
-	s.tidying.Add(1)
+	s.tidy.wg.Add(1)
 	go func() {
-		defer s.tidying.Done()
+		defer s.tidy.wg.Done()
 		defer close(done)
 		if s.WaitStore(context.Background()) != nil {
 			return

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
+	"github.com/ctxls/ctxls/workspace"
 )
 
 // TurnOptions are what a door adds to a turn beyond its arguments.
@@ -81,19 +81,9 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if a.Message == "" && a.Rewind == 0 && !o.Again && len(a.Images) == 0 {
 		return nil, required(api.ChatRequest, "message")
 	}
-	images := make([]Image, 0, len(a.Images))
-	for i, u := range a.Images {
-		im, err := ParseDataURL(u)
-		if err == nil {
-			err = chat.CheckImage(im.MIME, im.Data)
-		}
-		if err != nil {
-			return nil, fail(fmt.Errorf("%s: images[%d]: %w", api.ChatRequest, i, err))
-		}
-		images = append(images, im)
-	}
-	if len(images) > chat.MaxImages {
-		return nil, api.Errorf(api.KindInvalidArgument, "%s: %d images; a question may carry %d", api.ChatRequest, len(images), chat.MaxImages)
+	images, err := questionImages(a.Images)
+	if err != nil {
+		return nil, err
 	}
 	roots := o.Roots
 	if roots == nil {
@@ -103,29 +93,9 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if err != nil {
 		return nil, fail(err)
 	}
-	sess, err := s.sessionOf(ctx, a.SessionID, false)
+	sess, err := s.turnSession(ctx, a, o)
 	if err != nil {
-		return nil, fail(err)
-	}
-	if a.Rewind != 0 || o.Again {
-		if sess == nil {
-			return nil, api.Errorf(api.KindInvalidArgument, "%s: rewind needs the session of the question (sessionId), and none is current", api.ChatRequest)
-		}
-		q, err := s.question(ctx, sess.ID, a.Rewind, o.Again)
-		if err != nil {
-			return nil, fail(err)
-		}
-		a.Rewind = q.ID
-		if a.Message == "" {
-			a.Message = q.Content // asked again as it was
-		}
-	}
-	if sess == nil && a.SessionID == "" {
-		// The first question of a new session carries the editor's view,
-		// captured before the session existed.
-		if sess, err = s.withPendingView(ctx); err != nil {
-			return nil, fail(err)
-		}
+		return nil, err
 	}
 	model := o.Model
 	if model == "" && sess == nil {
@@ -143,24 +113,8 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	}
 	var imageNames []string
 	if len(images) > 0 {
-		// Into the session folder first: the question names them.
-		if sess == nil {
-			if sess, err = s.sessionOf(ctx, "", true); err != nil {
-				return nil, fail(err)
-			}
-		}
-		if imageNames, err = s.storeImages(ctx, sess.ID, images); err != nil {
-			return nil, fail(err)
-		}
-		var lines []string
-		for _, name := range imageNames {
-			lines = append(lines, chat.ImageMarker(name))
-		}
-		named := strings.Join(lines, "\n")
-		if a.Message == "" {
-			a.Message = named
-		} else {
-			a.Message += "\n\n" + named
+		if sess, imageNames, err = s.withImages(ctx, sess, a, images); err != nil {
+			return nil, err
 		}
 	}
 	id := ""
@@ -168,7 +122,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		id = sess.ID
 	}
 	s.mu.Lock()
-	compactAt := s.compactAt
+	compactAt := s.conn.compactAt
 	s.mu.Unlock()
 	resumed := s.isResumed(id)
 	t, err := s.turns.Start(ctx, turn.Request{Model: model, Turn: chat.Turn{
@@ -194,6 +148,82 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	out := &Turn{Turn: t, events: make(chan turn.Event)}
 	go s.relay(ctx, t, out.events)
 	return out, nil
+}
+
+// questionImages decodes and checks a question's images (data URLs).
+func questionImages(urls []string) ([]Image, error) {
+	images := make([]Image, 0, len(urls))
+	for i, u := range urls {
+		im, err := ParseDataURL(u)
+		if err == nil {
+			err = chat.CheckImage(im.MIME, im.Data)
+		}
+		if err != nil {
+			return nil, fail(fmt.Errorf("%s: images[%d]: %w", api.ChatRequest, i, err))
+		}
+		images = append(images, im)
+	}
+	if len(images) > chat.MaxImages {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: %d images; a question may carry %d", api.ChatRequest, len(images), chat.MaxImages)
+	}
+	return images, nil
+}
+
+// turnSession is the session a turn goes to (nil: one the turn makes),
+// with a.Rewind and a.Message settled when the turn asks a question
+// again; a new session's first question takes the editor's view captured
+// before it existed.
+func (s *Service) turnSession(ctx context.Context, a *api.ChatArgs, o TurnOptions) (*session.Session, error) {
+	sess, err := s.sessionOf(ctx, a.SessionID, false)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if a.Rewind != 0 || o.Again {
+		if sess == nil {
+			return nil, api.Errorf(api.KindInvalidArgument, "%s: rewind needs the session of the question (sessionId), and none is current", api.ChatRequest)
+		}
+		q, err := s.question(ctx, sess.ID, a.Rewind, o.Again)
+		if err != nil {
+			return nil, fail(err)
+		}
+		a.Rewind = q.ID
+		if a.Message == "" {
+			a.Message = q.Content // asked again as it was
+		}
+	}
+	if sess == nil && a.SessionID == "" {
+		if sess, err = s.withPendingView(ctx); err != nil {
+			return nil, fail(err)
+		}
+	}
+	return sess, nil
+}
+
+// withImages stores a question's images in the session folder (making
+// the session if needed: the question names them) and names each in
+// a.Message; it returns the session and the images' names.
+func (s *Service) withImages(ctx context.Context, sess *session.Session, a *api.ChatArgs, images []Image) (*session.Session, []string, error) {
+	var err error
+	if sess == nil {
+		if sess, err = s.sessionOf(ctx, "", true); err != nil {
+			return nil, nil, fail(err)
+		}
+	}
+	names, err := s.storeImages(ctx, sess.ID, images)
+	if err != nil {
+		return nil, nil, fail(err)
+	}
+	var lines []string
+	for _, name := range names {
+		lines = append(lines, chat.ImageMarker(name))
+	}
+	named := strings.Join(lines, "\n")
+	if a.Message == "" {
+		a.Message = named
+	} else {
+		a.Message += "\n\n" + named
+	}
+	return sess, names, nil
 }
 
 // question is message id of session sessionID when it is one of the
@@ -311,16 +341,13 @@ func chatResult(r *chat.Result) *api.ChatResult {
 	}
 }
 
-// lineRange is "PATH:N" or "PATH:N-M" at the end of a turn's file.
-var lineRange = regexp.MustCompile(`^(.+):([1-9][0-9]*)(?:-([1-9][0-9]*))?$`)
-
 // turnFiles normalises a turn's files to absolute paths, and reads the
 // lines a file names (main.go:5-8: the user's selection) into lines.
 func turnFiles(items, roots []string) (files []string, lines map[string]chat.Lines, err error) {
 	files = make([]string, 0, len(items))
 	for _, f := range items {
 		var sel *chat.Lines
-		if m := lineRange.FindStringSubmatch(f); m != nil {
+		if m := workspace.LineRange.FindStringSubmatch(f); m != nil {
 			if _, statErr := os.Stat(f); statErr != nil { // not a file named so
 				first, _ := strconv.Atoi(m[2])
 				last := first
@@ -405,7 +432,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		Budget: pv.Budget, Dropped: pv.Dropped, Instructions: wireInstructions(pv.Instructions),
 	}
 	for _, m := range pv.Messages {
-		content, images := previewContent(m)
+		content, images := chat.PreviewContent(m)
 		pm := api.PreviewMessage{Role: m.Role, Content: content, ToolCallID: m.ToolCallID, Tokens: counter.Count(content) + images*chat.ImageTokens}
 		for _, c := range m.ToolCalls {
 			pm.ToolCalls = append(pm.ToolCalls, api.PreviewToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})

@@ -2,12 +2,11 @@ package session
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"go.lsp.dev/uri"
 )
 
 // Context is a session's relevant context: set name → items, in order.
@@ -266,17 +265,18 @@ func normalizeFileItem(item string, roots []string) (string, error) {
 	return filepath.Join(roots[0], item), nil
 }
 
-// PathFromURI converts a file:// URI into a clean absolute path.
+// PathFromURI converts a file:// URI (percent-encoded, with no host or
+// localhost) into a clean absolute path.
 func PathFromURI(s string) (string, bool) {
 	if !strings.HasPrefix(s, "file://") {
 		return "", false
 	}
-	u, err := uri.Parse(s)
-	if err != nil || !u.IsFile() {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Opaque != "" {
 		return "", false
 	}
-	p := u.FsPath()
-	if p == "" || !filepath.IsAbs(p) {
+	p := u.Path
+	if p == "" || !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
 		return "", false
 	}
 	return filepath.Clean(p), true

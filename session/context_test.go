@@ -30,3 +30,23 @@ func TestNormalizeFileItem(t *testing.T) {
 		t.Errorf("relative without roots: %v", err)
 	}
 }
+
+// TestPathFromURI: a file URI's path, percent-decoded; a host other than
+// localhost, another scheme, a relative path or a NUL is none.
+func TestPathFromURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"file:///home/ann/w%C3%B6rt%20space/main.go": "/home/ann/wört space/main.go",
+		"file://localhost/tmp/a/../b.go":             "/tmp/b.go",
+		"file:///tmp/100%25.txt":                     "/tmp/100%.txt",
+		"file://server/share/x.go":                   "",
+		"file:relative.go":                           "",
+		"untitled:Untitled-1":                        "",
+		"file:///tmp/a%00b":                          "",
+		"file://":                                    "",
+	} {
+		got, ok := PathFromURI(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("PathFromURI(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}

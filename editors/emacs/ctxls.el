@@ -53,6 +53,10 @@
 ;; (C-c x p) too.  `ctxls-project-instructions' nil leaves them out.
 ;; `ctxls-compose' (C-c x w) writes a longer question in a buffer of its
 ;; own: RET is a new line, C-c C-c sends it, C-c C-k aborts.
+;; Where a question is typed (the prompt, that buffer) M-p and M-n bring
+;; back the questions asked before, and "@" then C-M-i (or TAB) completes
+;; a workspace file's path: "@auth/login.go" gives the model that file
+;; too (see ctxls-input.el).
 ;; `ctxls-attach-image' (C-c x I) attaches an image file (PNG, JPEG, GIF
 ;; or WebP, 5 MiB at most) to the next question; the prompt and the
 ;; question buffer say so ("with image: shot.png"), C-u C-c x I takes it
@@ -128,6 +132,7 @@
 (require 'parse-time)
 (require 'text-property-search)
 (require 'ctxls-protocol)
+(require 'ctxls-input)
 
 (declare-function flymake-diagnostics "flymake" (&optional beg end))
 (declare-function flymake-diagnostic-beg "flymake" (diag))
@@ -1541,7 +1546,8 @@ turn with tool calls is stored as an answer per round, shown as one)."
        (let ((start (point)))
          (insert content)
          (ctxls--buttonize-images start (point) (or (and (stringp ctxls--chat-session) ctxls--chat-session)
-                                                    ctxls--session-id)))
+                                                    ctxls--session-id))
+         (ctxls--buttonize-mentions start (point)))
        (insert "\n\n"))
       ("assistant"
        (unless continued
@@ -3544,8 +3550,6 @@ has passed."
                                         (ctxls--usage-line (plist-get turn :usage)))))
     (force-mode-line-update t)))
 
-(defvar ctxls--history nil "Questions asked with `ctxls-ask'.")
-
 (defun ctxls--turn-file (&optional leave-out)
   "The file that goes with a question asked now, or nil.
 \"/abs/main.go\", or \"/abs/main.go:5-8\" with an active region: the
@@ -3584,7 +3588,7 @@ first: the question is not typed in vain."
   (let* ((file (ctxls--turn-file current-prefix-arg))
          (with (ctxls--with-label (and file (list file)) ctxls--images))
          (prompt (if with (format "Ask ctxls (with %s): " with) "Ask ctxls: "))
-         (q (read-string prompt nil 'ctxls--history)))
+         (q (ctxls--read-question prompt)))
     (when (string-blank-p q) (user-error "ctxls: nothing to ask"))
     (list q (and file (list file)))))
 
@@ -3602,6 +3606,9 @@ read).
 FILES is a list of the files to give the model for this turn: file
 names, or \"FILE:FIRST-LAST\" for lines of one.  The images attached
 with `ctxls-attach-image' go with it too (the prompt names them).
+At the prompt M-p and M-n walk the questions asked before
+\(`ctxls-question-history'), and \"@\" then C-M-i (or TAB) completes a
+workspace file's path: \"@auth/login.go\" gives the model that file too.
 Emacs stays usable while the answer arrives; \\[ctxls-cancel] stops it."
   (interactive (ctxls--ask-args))
   (ctxls--ask message files))
@@ -3638,15 +3645,17 @@ and everything after it: the chat's last turn gives way to the new one."
       (ctxls--chat-insert
        (lambda ()
          (insert sep (ctxls--question-heading) "\n\n"
-                 (if files
-                     (concat (ctxls--heading (format "_with %s_" (mapconcat #'ctxls--file-label files ", "))
-                                             'ctxls-note)
-                             "\n\n")
-                   ""))
+                 ;; The turn's file, then those the message mentions.
+                 (let ((labels (append (mapcar #'ctxls--file-label files) (ctxls--mentions message files))))
+                   (if labels
+                       (concat (ctxls--heading (format "_with %s_" (string-join labels ", ")) 'ctxls-note)
+                               "\n\n")
+                     "")))
          ;; A question asked again holds its images' lines: buttons.
          (let ((start (point)))
            (insert message)
-           (ctxls--buttonize-images start (point) ctxls--session-id))
+           (ctxls--buttonize-images start (point) ctxls--session-id)
+           (ctxls--buttonize-mentions start (point)))
          (insert "\n\n")
          (dolist (i images)
            (let ((file (plist-get i :file)))
@@ -3813,6 +3822,10 @@ ends at END (moved by the buttons)."
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "C-c C-c") #'ctxls-compose-send)
     (define-key map (kbd "C-c C-k") #'ctxls-compose-abort)
+    (define-key map (kbd "M-p") #'ctxls-previous-question)
+    (define-key map (kbd "M-n") #'ctxls-next-question)
+    (define-key map (kbd "M-r") #'ctxls-search-questions)
+    (set-keymap-parent map ctxls-question-input-map)
     map)
   "Keys of the *ctxls question* buffer.")
 
@@ -3821,7 +3834,11 @@ ends at END (moved by the buttons)."
 RET starts a new line; \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends the question (the answer streams into
 the chat buffer), \\[ctxls-compose-abort] throws it away.  The file (or lines) shown in the
 header line go with it, as with `ctxls-ask', and the images attached
-\(`ctxls-attach-image').
+\(`ctxls-attach-image').  \\[ctxls-previous-question] and \\[ctxls-next-question] bring back the questions asked
+before (`ctxls-question-history'), \\[ctxls-search-questions] picks one with completion;
+\\[completion-at-point] (or TAB) after \"@\"
+completes a workspace file's path: \"@auth/login.go\" gives the model
+that file with the question.
 \\{ctxls-compose-mode-map}"
   :lighter " ctxls-question")
 
@@ -3845,12 +3862,18 @@ header line go with it, as with `ctxls-ask', and the images attached
 
 (defun ctxls--compose-header (files &optional rewind)
   "The header line of a question buffer whose question goes with FILES.
-REWIND: the question replaces the last one, and its answer."
-  (concat (if rewind " ctxls: your question again, in place of the last one and its answer"
-            " ctxls: your question")
-          (let ((with (ctxls--with-label files (and (not rewind) ctxls--images))))
-            (if with (format " (with %s)" with) ""))
-          "   RET new line   C-c C-c send   C-c C-k abort"))
+REWIND: the question replaces the last one, and its answer.  The hint
+of M-p is left out when it would not fit in the buffer's window (the
+frame, before it has one), rather than cut."
+  (let* ((line (concat (if rewind " ctxls: your question again, in place of the last one and its answer"
+                         " ctxls: your question")
+                       (let ((with (ctxls--with-label files (and (not rewind) ctxls--images))))
+                         (if with (format " (with %s)" with) ""))
+                       "   RET new line   C-c C-c send   C-c C-k abort"))
+         (win (get-buffer-window (current-buffer)))
+         (width (1- (if win (window-width win) (frame-width))))
+         (full (concat line "   M-p history")))
+    (if (<= (string-width full) width) full line)))
 
 ;;;###autoload
 (defun ctxls-compose (&optional leave-out)
@@ -3858,7 +3881,8 @@ REWIND: the question replaces the last one, and its answer."
 RET starts a new line, \\<ctxls-compose-mode-map>\\[ctxls-compose-send] sends, \\[ctxls-compose-abort] aborts; the header line
 says so, and what goes with the question: the file in front of you, or
 the lines of the active region, as with `ctxls-ask'.  With a prefix
-argument (LEAVE-OUT), no file goes."
+argument (LEAVE-OUT), no file goes.  M-p and M-n bring back earlier
+questions; \"@\" and C-M-i (or TAB) name another file of the workspace."
   (interactive "P")
   (ctxls--compose leave-out))
 
@@ -3873,15 +3897,19 @@ EDITS: the turns it takes back made file changes (see `ctxls--rewind')."
       (unless (derived-mode-p 'text-mode)
         (if (fboundp 'markdown-mode) (markdown-mode) (text-mode)))
       (ctxls-compose-mode 1)
+      (add-hook 'completion-at-point-functions #'ctxls-mention-completion-at-point nil t)
+      (ctxls--fontify-mentions)
       (when text
         (erase-buffer)
-        (insert text))
+        (insert text)
+        (setq ctxls--history-index nil))
       (setq ctxls--compose-files files
             ctxls--compose-rewind rewind
             ctxls--compose-edits edits)
       (setq header-line-format (replace-regexp-in-string "%" "%%" (ctxls--compose-header files rewind))))
     (pop-to-buffer buf '((display-buffer-reuse-window display-buffer-below-selected)
                          (window-height . 8)))
+    (ctxls--compose-refresh-header)     ; as wide as its window
     (ctxls--say "write your question: C-c C-c sends it, C-c C-k aborts")))
 
 (defun ctxls-compose-send ()
@@ -3901,7 +3929,7 @@ If a turn is running, the question stays here to be sent later."
       (user-error "ctxls: a turn is running; your question stays here (M-x ctxls-cancel stops the turn)"))
     (unless (ctxls--usable-p)
       (ctxls--program))                 ; a missing daemon: the question stays
-    (add-to-history 'ctxls--history q)
+    (ctxls--remember-question q)
     (ctxls--compose-close buf)
     (if rewind
         (ctxls--rewind rewind edits (lambda () (ctxls--ask q files rewind)))
@@ -4449,7 +4477,7 @@ session's title."
 ;;;###autoload
 (defun ctxls-preview (message)
   "Show the exact model input a turn asking MESSAGE would send."
-  (interactive (list (read-string "Preview the prompt for: " nil 'ctxls--history)))
+  (interactive (list (ctxls--read-question "Preview the prompt for: ")))
   (ctxls--command ctxls-protocol-command-chat-preview (list :message message)
                   (lambda (r)
                     (let ((buf (get-buffer-create "*ctxls preview*"))

@@ -249,6 +249,32 @@ func testNeovimCompose(t *testing.T, nvim string) {
 	}
 }
 
+// TestNeovimComposeHistory: in the compose window Ctrl-P and Ctrl-N
+// bring back the questions sent (from it and :CtxlsAsk), in Insert and
+// Normal mode, and forward to the draft; a question brought back and
+// edited is sent as edited; a new Neovim has them too.
+func TestNeovimComposeHistory(t *testing.T) {
+	t.Parallel()
+	eachNeovim(t, testNeovimComposeHistory)
+}
+
+func testNeovimComposeHistory(t *testing.T, nvim string) {
+	bin := lsptest.BuildBinary(t)
+	fake := openaitest.New(t, openaitest.WithTitles(openaitest.Reply{Chunks: []string{"History"}}))
+	fake.Enqueue(openaitest.Reply{Chunks: []string{"answer ", "one"}}, openaitest.Reply{Chunks: []string{"answer ", "two"}},
+		openaitest.Reply{Chunks: []string{"answer ", "three"}}, openaitest.Reply{Chunks: []string{"answer ", "four"}})
+	env := chatEnv(t, bin, t.TempDir(), "", fake.URL, testFile(t), "")
+	startNvim(t, nvim, env, "history", 60*time.Second)()
+	var asked []string
+	for _, r := range fake.Streamed() {
+		asked = append(asked, r.Question())
+	}
+	if want := []string{"first\nquestion", "question two", "question two again", "asked on the command line"}; strings.Join(asked, "|") != strings.Join(want, "|") {
+		t.Errorf("the questions asked: %q, want %q", asked, want)
+	}
+	startNvim(t, nvim, env, "history-again", 60*time.Second)()
+}
+
 // TestNeovimRetryAndEdit: :CtxlsRetry asks a failed answer's question
 // again in its place; :CtxlsEdit resends the first question edited, the
 // turns after it gone (the model sees only the edited question).

@@ -104,6 +104,11 @@ func testNeovimDefects(t *testing.T, nvim string) {
 		nokey := newPhaseRunner(t, nvim, "")
 		nokey.run("nokey")
 	})
+	t.Run("an MCP configuration's warning once", func(t *testing.T) {
+		own := openaitest.New(t, openaitest.WithDefault(title), openaitest.WithTitles(title))
+		own.Enqueue(openaitest.Reply{Chunks: []string{"first answer"}}, openaitest.Reply{Chunks: []string{"second answer"}})
+		newPhaseRunner(t, nvim, own.URL).run("mcpwarn")
+	})
 	t.Run("not installed", func(t *testing.T) {
 		newPhaseRunner(t, nvim, "").run("nomissing")
 	})

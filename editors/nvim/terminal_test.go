@@ -84,6 +84,46 @@ func testNeovimNoHitEnter(t *testing.T, nvim string) {
 	quitTmux(t, term)
 }
 
+// TestNeovimNoProviderNoHitEnter: asked with no provider configured in a
+// short terminal (10 rows, 60 columns, 'cmdheight' 1), Neovim says so in one
+// message, cut to fit, and waits at no Press ENTER; :messages holds it once
+// (the daemon's own message of it is not shown beside the plugin's).
+func TestNeovimNoProviderNoHitEnter(t *testing.T) {
+	t.Parallel()
+	needTmux(t)
+	eachNeovim(t, testNeovimNoProviderNoHitEnter)
+}
+
+func testNeovimNoProviderNoHitEnter(t *testing.T, nvim string) {
+	bin := lsptest.BuildBinary(t)
+	work := t.TempDir()
+	file := filepath.Join(work, "main.go")
+	os.WriteFile(file, []byte("package main\n\nfunc main() {}\n"), 0o644)
+	rtp, _ := filepath.Abs(".")
+	setup := filepath.Join(t.TempDir(), "setup.lua")
+	os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({ cmd = { %q, "serve", "--data-dir", %q }, log_file = false })
+`, bin, t.TempDir())), 0o644)
+	term := startTmux(t, tmuxName(t, "ctxls-nvim-noprovider"), 60, 10, work,
+		[]string{"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY=", "CTXLS_MODEL=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+		nvimArgs(t, nvim, "--clean", "-c", "set rtp+="+rtp, "-c", "set cmdheight=1", "-c", "runtime plugin/ctxls.lua", "-c", "luafile "+setup, file)...)
+	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "main.go") })
+	term.Keys(":CtxlsAsk hello?", "Enter")
+	term.WaitFor("the notice", func(s string) bool {
+		return strings.Contains(s, "Press ENTER") || strings.HasPrefix(screenshot.LastLine(s), "ctxls: no model provider is configured")
+	})
+	time.Sleep(500 * time.Millisecond) // a second message would come by now
+	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || !strings.HasPrefix(screenshot.LastLine(s), "ctxls: no model provider is configured (the") ||
+		len([]rune(screenshot.LastLine(s))) > 60 {
+		t.Fatalf("the screen:\n%s", s)
+	}
+	term.Keys(":messages", "Enter")
+	time.Sleep(300 * time.Millisecond)
+	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || strings.Count(s, "no model provider") != 1 {
+		t.Fatalf(":messages: the screen:\n%s", s)
+	}
+	quitTmux(t, term)
+}
+
 // TestNeovimNotInstalledTerminal: Neovim opened on a file in a real
 // terminal (tmux) with ctxls nowhere says so in one line, without "Error
 // detected while processing BufReadPost" and Press ENTER at start-up.

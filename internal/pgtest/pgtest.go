@@ -7,6 +7,8 @@
 package pgtest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -91,13 +93,61 @@ func Launch() (c *Cluster, stop func() error, err error) {
 			return nil, nil, err
 		}
 	}
-	if out, err := c.run("initdb", "-D", filepath.Join(dir, "data"), "-U", c.Superuser, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
-		return nil, nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	if err := c.initdb(); err != nil {
+		return nil, nil, err
 	}
 	if err := c.start(); err != nil {
 		return nil, nil, err
 	}
 	return c, stop, nil
+}
+
+// initArgs are initdb's arguments after the data directory.
+var initArgs = []string{"-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"}
+
+// initdb makes the cluster's data directory: a copy of a template cluster
+// that initdb made once for every test process of this user (in
+// os.TempDir(), keyed by the PostgreSQL binaries and initdb's arguments),
+// made first when there is none. A copy takes a fifth of initdb's CPU
+// (0.3 against 1.2 CPU-seconds here), and the suites start a dozen
+// clusters.
+func (c *Cluster) initdb() error {
+	data := filepath.Join(c.Dir, "data")
+	owner := -1
+	if c.cred != nil {
+		owner = int(c.cred.Uid)
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprint(c.bin, initArgs, owner)))
+	template := filepath.Join(os.TempDir(), fmt.Sprintf("ctxls-pg-template-%d-%s", os.Getuid(), hex.EncodeToString(sum[:6])))
+	if _, err := os.Stat(filepath.Join(template, "data", "PG_VERSION")); err != nil {
+		// Made aside and renamed into place: another process may be
+		// making it too (the first rename wins, the other's is removed).
+		tmp, err := os.MkdirTemp(os.TempDir(), "ctxls-pg-template-new-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if c.cred != nil {
+			if err := os.Chown(tmp, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+				return err
+			}
+		}
+		maker := *c
+		maker.Dir = tmp
+		if out, err := maker.run("initdb", append([]string{"-D", filepath.Join(tmp, "data")}, initArgs...)...); err != nil {
+			return fmt.Errorf("initdb: %v\n%s", err, out)
+		}
+		if err := os.Rename(tmp, template); err != nil {
+			if _, serr := os.Stat(filepath.Join(template, "data", "PG_VERSION")); serr != nil {
+				return err
+			}
+		}
+	}
+	// cp -a keeps the owner (the server's user) and the modes initdb set.
+	if out, err := exec.Command("cp", "-a", filepath.Join(template, "data"), data).CombinedOutput(); err != nil {
+		return fmt.Errorf("copying the template cluster: %v\n%s", err, out)
+	}
+	return nil
 }
 
 // Need ends a test that needs PostgreSQL when err, from Launch, is not nil:

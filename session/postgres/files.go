@@ -701,7 +701,7 @@ func (s *Store) EnforceSoftLimit(ctx context.Context, limit int64) (*session.Cle
 // words with «».
 //
 // Messages are searched by the database function search_messages
-// (pgmigrations/0006_search_index.sql): under Row-Level Security a role's
+// (migrations/0006_search_index.sql): under Row-Level Security a role's
 // own query could not use the index, and the function reads the newest
 // messages first, as the SQLite store's FTS5 does.
 func (s *Store) Search(ctx context.Context, query string, limit int) ([]session.Hit, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/ctxls/ctxls/session"
 )
 
-// Search on PostgreSQL (search_messages in pgmigrations/0006): what it
+// Search on PostgreSQL (search_messages in migrations/0006): what it
 // finds is exactly what the plain full-text query matches, older buckets
 // are read when, and only as far as, the window needs, and a person's
 // search never counts what they may not read.

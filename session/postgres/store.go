@@ -24,7 +24,7 @@ import (
 //
 // Who sees what is the database's business: every session has an owner
 // (the role that made it) and a visibility, and Row-Level Security policies
-// (pgmigrations/0001_init.sql) keep a role from another's private sessions
+// (migrations/0001_init.sql) keep a role from another's private sessions
 // whatever SQL it sends. The store connects as the person's own role and
 // needs no check of its own.
 //

@@ -23,8 +23,9 @@
 (require 'ctxls)
 ;; Autoloads as package.el makes them: loaddefs-gen from Emacs 29 on
 ;; (autoload.el is deprecated there), autoload before.
-(unless (require 'loaddefs-gen nil t)
-  (require 'autoload))
+(eval-and-compile ; generated-autoload-file is bound below, also compiled
+  (unless (require 'loaddefs-gen nil t)
+    (require 'autoload)))
 
 ;; An Emacs built with native compilation (Debian's 28 and 30 both are)
 ;; compiles a trampoline for each primitive advised below (`message',
@@ -176,11 +177,11 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
   (let* ((dir (file-name-directory (locate-library "ctxls.el")))
          (tmp (make-temp-file "ctxls-el" t))
          (byte-compile-error-on-warn t))
-    (dolist (f '("ctxls-protocol.el" "ctxls.el"))
+    (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls.el"))
       (copy-file (expand-file-name f dir) (expand-file-name f tmp)))
     (let ((load-path (cons tmp load-path)))
-      (should (byte-compile-file (expand-file-name "ctxls-protocol.el" tmp)))
-      (should (byte-compile-file (expand-file-name "ctxls.el" tmp))))
+      (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls.el"))
+        (should (byte-compile-file (expand-file-name f tmp)))))
     ;; Autoloads, generated as package.el would.
     (let ((generated-autoload-file (expand-file-name "ctxls-autoloads.el" tmp)))
       (if (fboundp 'loaddefs-generate)
@@ -2002,7 +2003,10 @@ the first answered) is refused, saying why; the first is answered whole."
     (execute-kbd-macro (vconcat (kbd "C-SPC C-n C-n M-x") "ctxls-compose" (kbd "RET")))
     (should (equal (buffer-name) "*ctxls question*"))
     (should ctxls-compose-mode)
-    (should (equal header-line-format " ctxls: your question (with main.go:3-4)   RET new line   C-c C-c send   C-c C-k abort"))
+    (should (equal header-line-format
+                   (if (< (window-width) 101) ; M-p's hint, when it fits
+                       " ctxls: your question (with main.go:3-4)   RET new line   C-c C-c send   C-c C-k abort"
+                     " ctxls: your question (with main.go:3-4)   RET new line   C-c C-c send   C-c C-k abort   M-p history")))
     (execute-kbd-macro (vconcat "first line" (kbd "RET") "second line"))
     (should (equal (buffer-string) "first line\nsecond line"))
     (should-not ctxls--turn)
@@ -2013,7 +2017,7 @@ the first answered) is refused, saying why; the first is answered whole."
     (should (string-search "## You\n\n_with main.go:3-4_\n\nfirst line\nsecond line\n\n## ctxls\n\n" (ctxls-test--chat-text)))
     (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
     (should (string-search "second line\n\n## ctxls\n\nTwo lines read.\n" (ctxls-test--chat-text)))
-    (should (equal (car ctxls--history) "first line\nsecond line"))
+    (should (equal (car ctxls-question-history) "first line\nsecond line"))
     ;; C-c C-k throws the question away.
     (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "never sent" (kbd "RET C-c C-k")))
     (should-not (get-buffer "*ctxls question*"))
@@ -2660,6 +2664,161 @@ over an older one there.  Fail in CI when FEATURE is missing, else skip."
     (with-current-buffer (ctxls--chat-buffer)
       (should (derived-mode-p 'markdown-mode)))
     (lsp-workspace-shutdown (car (lsp-workspaces)))))
+
+;;;; Typing a question
+
+(defvar savehist-file)                  ; bound dynamically below, compiled too
+
+(ert-deftest ctxls-test-input-history ()
+  "M-p and M-n bring back the questions asked before, in the question
+buffer (as in comint: past the newest, what was typed) and at the
+prompt, one history for both; savehist-mode keeps it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((source (current-buffer)))
+    (ctxls-test--mx "ctxls-ask" "first question")
+    (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+    ;; In the question buffer, over what is typed there.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "a draft" (kbd "RET") "of two lines"))
+    (should (equal (buffer-name) "*ctxls question*"))
+    (execute-kbd-macro (kbd "M-p"))
+    (should (equal (buffer-string) "first question"))
+    (should (eobp))
+    ;; Nothing before the first question: said, the text stays.
+    (should-error (execute-kbd-macro (kbd "M-p")) :type 'user-error)
+    (should (equal (buffer-string) "first question"))
+    (execute-kbd-macro (kbd "M-n"))
+    (should (equal (buffer-string) "a draft\nof two lines"))
+    (should-error (execute-kbd-macro (kbd "M-n")) :type 'user-error)
+    (should (equal (buffer-string) "a draft\nof two lines"))
+    ;; Brought back, changed and sent.
+    (execute-kbd-macro (vconcat (kbd "M-p") " again" (kbd "C-c C-c")))
+    (should-not (get-buffer "*ctxls question*"))
+    (should (eq (current-buffer) source))
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    ;; At the prompt: the question sent from the buffer, then the one before
+    ;; (point at the start, as Emacs's M-p leaves it in an empty prompt).
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-ask" (kbd "RET M-p M-p C-e") ", once more" (kbd "RET")))
+    (ctxls-test--wait "the third answer" (lambda () (null ctxls--turn)))
+    (should (string-search "_with main.go_\n\nfirst question again\n\n## ctxls\n\nsecond answer\n" (ctxls-test--chat-text)))
+    (should (string-search "_with main.go_\n\nfirst question, once more\n\n## ctxls\n\nthird answer\n" (ctxls-test--chat-text)))
+    ;; The buffer walks the prompt's questions too, newest first, and back.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET M-p")))
+    (should (equal (buffer-string) "first question, once more"))
+    (execute-kbd-macro (kbd "M-p M-p"))
+    (should (equal (buffer-string) "first question"))
+    (execute-kbd-macro (kbd "M-n"))
+    (should (equal (buffer-string) "first question again"))
+    (execute-kbd-macro (kbd "M-n M-n"))
+    (should (equal (buffer-string) ""))
+    ;; M-r picks one with completion; M-p goes on from it.
+    (execute-kbd-macro (vconcat (kbd "M-r") "first question a" (kbd "RET")))
+    (should (equal (buffer-string) "first question again"))
+    (execute-kbd-macro (kbd "M-p"))
+    (should (equal (buffer-string) "first question"))
+    (execute-kbd-macro (kbd "C-c C-k"))
+    (should (eq (current-buffer) source)))
+  ;; savehist-mode keeps the history, the question buffer's included.
+  (require 'savehist)
+  (let ((savehist-file (make-temp-file "ctxls-savehist")))
+    (savehist-mode 1)
+    (savehist-save)
+    (savehist-mode -1)
+    (setq ctxls-question-history nil)
+    (load savehist-file nil t t)
+    (should (equal ctxls-question-history '("first question, once more" "first question again" "first question"))))
+  (ctxls-test--stop))
+
+(defun ctxls-test--face-at (text face)
+  "Non-nil when the first TEXT of the buffer has FACE at each character."
+  (save-excursion
+    (goto-char (point-min))
+    (search-forward text)
+    (cl-loop for pos from (match-beginning 0) below (match-end 0)
+             always (let ((f (get-text-property pos 'face)))
+                      (if (listp f) (memq face f) (eq f face))))))
+
+(ert-deftest ctxls-test-mentions ()
+  "\"@\" then C-M-i or TAB completes a workspace file's path from the
+daemon (ctxls.workspace.files), in the question buffer and at the
+prompt; the question goes as typed, and the chat names the file under it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((source (current-buffer))
+        completions)
+    ;; The question buffer: "@log" completes to the one file it matches
+    ;; (a subsequence: auth/login.go), and a space follows it.
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-compose" (kbd "RET") "what does @log"))
+    (should (equal (buffer-name) "*ctxls question*"))
+    ;; A mention shows as one once it names a file.
+    (font-lock-ensure)
+    (should-not (ctxls-test--face-at "@log" 'ctxls-mention))
+    (execute-kbd-macro (vconcat (kbd "C-M-i") "do?"))
+    (should (equal (buffer-string) "what does @auth/login.go do?"))
+    (font-lock-ensure)
+    (should (ctxls-test--face-at "@auth/login.go" 'ctxls-mention))
+    (should-not (ctxls-test--face-at " do?" 'ctxls-mention))
+    ;; TAB completes in a mention; elsewhere it does what it did.
+    (save-excursion
+      (search-backward "login")
+      (should (eq (key-binding (kbd "TAB")) 'completion-at-point)))
+    (execute-kbd-macro (kbd "M-<"))
+    (should-not (eq (key-binding (kbd "TAB")) 'completion-at-point))
+    (should (eq (key-binding (kbd "TAB"))
+                (let ((ctxls-compose-mode nil)) (key-binding (kbd "TAB")))))
+    (execute-kbd-macro (kbd "C-c C-c"))
+    (should (eq (current-buffer) source))
+    (ctxls-test--wait "the first answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go, auth/login.go_\n\nwhat does @auth/login.go do?\n\n## ctxls\n\nIt redirects.\n"
+                           (ctxls-test--chat-text)))
+    ;; In the chat, RET on the mention visits the file.
+    (select-window (display-buffer ctxls--chat))
+    (goto-char (point-min))
+    ;; (The question, not the session's title: until the model's, that is
+    ;; the question too.)
+    (search-forward "\n\nwhat does @auth")
+    (should (equal (mapcar (lambda (o) (list (overlay-start o) (button-label o)))
+                           (cl-remove-if-not (lambda (o) (eq (button-type o) 'ctxls-mention))
+                                             (overlays-in (point-min) (point-max))))
+                   (list (list (+ (match-beginning 0) (length "\n\nwhat does ")) "@auth/login.go"))))
+    (execute-kbd-macro (kbd "RET"))
+    (should (equal buffer-file-name (ctxls-test--file "auth/login.go")))
+    (switch-to-buffer source)
+    ;; At the prompt, TAB after "@" alone lists the workspace's files, the
+    ;; open ones first; "sy" and TAB again completes the one it matches.
+    (define-key global-map (kbd "<f9>")
+      (lambda () (interactive)
+        (setq completions (with-current-buffer "*Completions*" (buffer-substring-no-properties (point-min) (point-max))))))
+    (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-ask" (kbd "RET") "compare @" (kbd "TAB <f9>")
+                                "sy" (kbd "TAB") "to it" (kbd "RET")))
+    (should completions)
+    (dolist (f '("main.go" "auth/login.go" "sync.txt" "tool.py"))
+      (should (string-search f completions)))
+    ;; The open files (main.go, and auth/login.go visited from the chat)
+    ;; first.
+    (dolist (open '("main.go" "auth/login.go"))
+      (dolist (other '("sync.txt" "tool.py"))
+        (should (< (string-search open completions) (string-search other completions)))))
+    (should-not (string-search ".git" completions))
+    (ctxls-test--wait "the second answer" (lambda () (null ctxls--turn)))
+    (should (string-search "## You\n\n_with main.go, sync.txt_\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ.\n"
+                           (ctxls-test--chat-text)))
+    ;; The session shown again (resumed): its questions' mentions are
+    ;; buttons there too.
+    (ctxls-test--mx "ctxls-resume" "")
+    (ctxls-test--wait "the resumed history"
+                      (lambda () (string-search "## You\n\ncompare @sync.txt to it\n\n## ctxls\n\nThey differ." (ctxls-test--chat-text))))
+    (with-current-buffer ctxls--chat
+      (should (equal (mapcar #'button-label
+                             (sort (cl-remove-if-not (lambda (o) (eq (button-type o) 'ctxls-mention))
+                                                     (overlays-in (point-min) (point-max)))
+                                   (lambda (a b) (< (overlay-start a) (overlay-start b)))))
+                     '("@auth/login.go" "@sync.txt" "@auth/login.go" "@sync.txt")))))
+  (ctxls-test--stop))
 
 (provide 'ctxls-test)
 ;;; ctxls-test.el ends here

@@ -376,6 +376,69 @@ local ok, err = pcall(function()
     wait("the third answer", function()
       return has(buf, "next\nquestion\n\n## ctxls\n\nanswer three") and not ctxls.busy()
     end)
+  elseif phase == "history" then
+    -- In the compose window Ctrl-P brings back the questions sent, newest
+    -- first (the one of several lines whole, the oldest staying), Ctrl-N
+    -- later ones and past the newest the draft; in Insert and Normal mode.
+    -- While Ctrl-X Ctrl-N's completion menu is open, Ctrl-P moves in it
+    -- (Neovim leaves the keys of a running completion unmapped).
+    local keys = function(k)
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false)
+    end
+    vim.cmd("CtxlsChat")
+    local compose = vim.api.nvim_get_current_buf()
+    local function shows(want, what)
+      local got = table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "\n")
+      if got ~= want then
+        fail(what .. ": the compose window shows " .. vim.inspect(got) .. ", want " .. vim.inspect(want))
+      end
+    end
+    local buf
+    local function answered(n)
+      wait("answer " .. n, function()
+        buf = chat_bufs()[1]
+        return buf ~= nil and has(buf, "answer " .. n) and not ctxls.busy()
+      end)
+    end
+    keys("ifirst<CR>question<C-s>")
+    answered("one")
+    keys("iquestion two<C-s>")
+    answered("two")
+    keys("ia draft<C-p>")
+    shows("question two", "Ctrl-P in Insert mode")
+    keys("a<C-p>")
+    shows("first\nquestion", "Ctrl-P again")
+    keys("a<C-p>")
+    shows("first\nquestion", "Ctrl-P at the oldest")
+    keys("<C-n>")
+    shows("question two", "Ctrl-N in Normal mode")
+    keys("<C-n>")
+    shows("a draft", "Ctrl-N past the newest")
+    keys("<C-n>")
+    shows("a draft", "Ctrl-N at the draft")
+    -- A question brought back, edited and sent.
+    keys("<C-p>A again<C-s>")
+    answered("three")
+    shows("", "sent")
+    -- :CtxlsAsk's questions are there too.
+    vim.cmd("CtxlsAsk asked on the command line")
+    answered("four")
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(compose))
+    keys("iquestion quest qu<C-x><C-n><C-p>")
+    local line = vim.api.nvim_buf_get_lines(compose, 0, -1, false)[1]
+    if not line:find("^question quest qu") then
+      fail("Ctrl-P with the completion menu open did not move in it: the compose window shows " .. vim.inspect(line))
+    end
+    keys("ggdG")
+  elseif phase == "history-again" then
+    -- A new Neovim brings back the last one's questions.
+    vim.cmd("CtxlsChat")
+    local compose = vim.api.nvim_get_current_buf()
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("i<C-p><C-p>", true, false, true), "x", false)
+    local got = table.concat(vim.api.nvim_buf_get_lines(compose, 0, -1, false), "\n")
+    if got ~= "question two again" then
+      fail("Ctrl-P twice in a new Neovim: " .. vim.inspect(got))
+    end
   elseif phase == "rewind" then
     -- :CtxlsRetry asks a failed answer's question again in its place;
     -- :CtxlsEdit, with the cursor in the first turn, opens it in the

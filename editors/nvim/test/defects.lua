@@ -36,6 +36,7 @@ local ok, err = pcall(function()
     debounce = 0,
     log_file = os.getenv("CTXLS_LOG_FILE"),
     view_idle_ms = 100,
+    mcp_servers = phase == "mcpwarn" and { bad = { comand = "x" } } or nil,
   })
   local file = os.getenv("CTXLS_TEST_FILE")
   vim.cmd("cd " .. vim.fn.fnameescape(vim.fn.fnamemodify(file, ":h"))) -- the workspace folder
@@ -421,6 +422,41 @@ local ok, err = pcall(function()
     local t = table.concat(vim.api.nvim_buf_get_lines(chat_bufs()[1], 0, -1, false), "\n")
     if t:find("initializationOptions", 1, true) or not t:find("(:help ctxls-setup)", 1, true) then
       fail("the chat after asking with no provider:\n" .. t)
+    end
+    -- Said once: the daemon's message of it (window/showMessage) is not
+    -- shown beside the plugin's (two messages push a Press ENTER).
+    vim.wait(300)
+    local said = vim.tbl_filter(function(m)
+      return m:find("no model provider", 1, true) ~= nil
+    end, messages)
+    if #said ~= 1 then
+      fail("the missing provider was said " .. #said .. " times")
+    end
+  elseif phase == "mcpwarn" then
+    -- 10. A server of mcp_servers with a mistake: the warning is shown
+    -- once (the daemon sends it as window/showMessage and in the turn's
+    -- progress), and not again at the next question.
+    local function said()
+      return #vim.tbl_filter(function(m)
+        return m:find("MCP configuration", 1, true) ~= nil
+      end, messages)
+    end
+    vim.cmd("CtxlsAsk first?")
+    wait("the first answer", function()
+      return #chat_bufs() == 1 and has(chat_bufs()[1], "first answer") and not ctxls.busy()
+    end)
+    if said() ~= 1 then
+      fail("the MCP configuration's warning was shown " .. said() .. " times")
+    end
+    if not h.said('ctxls: MCP configuration: settings: server "bad", field comand: unknown field') then
+      fail("the warning does not say what is wrong")
+    end
+    vim.cmd("CtxlsAsk second?")
+    wait("the second answer", function()
+      return has(chat_bufs()[1], "second answer") and not ctxls.busy()
+    end)
+    if said() ~= 1 then
+      fail("after the second question the MCP configuration's warning was shown " .. said() .. " times")
     end
   end
 end)

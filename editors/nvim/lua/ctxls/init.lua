@@ -17,6 +17,10 @@ local edits = require("ctxls.edits")
 local images = require("ctxls.images")
 -- The editor's diagnostics for the model's diagnostics tool.
 local diagnostics = require("ctxls.diagnostics")
+-- The questions sent, brought back in the compose window (Ctrl-P, Ctrl-N).
+local history = require("ctxls.history")
+-- @file mentions completed in the compose window.
+local mentions = require("ctxls.mentions")
 
 M.config = {
   cmd = { "ctxls", "serve" },
@@ -757,6 +761,12 @@ local function finish(turn, how)
     return
   end
   turn.done = true
+  -- The daemon's errors held while the turn had not begun (see
+  -- window/showMessage): not the refusal its reply said already.
+  for _, m in ipairs(turn.held or {}) do
+    notify(m.msg, m.level)
+  end
+  turn.held = nil
   if state.turn == turn then
     state.turn = nil
     redraw_status()
@@ -795,10 +805,24 @@ local function finish(turn, how)
   end
 end
 
+-- tell shows a message of the daemon's during turn once: a warning (an MCP
+-- server's configuration) comes both as window/showMessage and as the
+-- turn's progress report.
+local function tell(turn, msg, level)
+  turn.told = turn.told or {}
+  if not turn.told[msg] then
+    turn.told[msg] = true
+    notify(msg, level)
+  end
+end
+
 local function on_progress(err, result, ctx, config)
   local turn = state.turn
   if turn and result and result.token == turn.token then
     local v = result.value or {}
+    if v.kind == "begin" then
+      turn.begun = true
+    end
     if turn.fresh and v.kind == "begin" then
       learn(turn) -- the turn has made its session
     end
@@ -816,7 +840,7 @@ local function on_progress(err, result, ctx, config)
       if turn.tool_note then
         turn.tool_note = nil -- the tool call's line says it already
       else
-        notify(v.message)
+        tell(turn, v.message)
       end
     end
     return
@@ -911,7 +935,21 @@ local handlers = {
   ["window/showMessage"] = function(_, p)
     local msg = (p.message or ""):gsub("^ctxls: ", "")
     local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
-    notify(msg, levels[p.type] or vim.log.levels.INFO)
+    local level = levels[p.type] or vim.log.levels.INFO
+    local turn = state.turn
+    if turn and not turn.done then
+      if p.type == 1 and not turn.begun then
+        -- An error before the turn began is the refusal its reply will
+        -- bring (no provider: the plugin says it in Neovim's words): held
+        -- until then, so that it is said once, and one message cannot
+        -- push another into a Press ENTER.
+        turn.held = turn.held or {}
+        table.insert(turn.held, { msg = msg, level = level })
+        return
+      end
+      return tell(turn, msg, level)
+    end
+    notify(msg, level)
   end,
   -- The daemon asks before the model calls an MCP tool, or uses a
   -- workspace's .mcp.json: the question is lines in the chat with keys
@@ -1455,6 +1493,7 @@ function M.ask(message, opts)
     notify("a turn is running; :CtxlsCancel stops it", vim.log.levels.WARN)
     return
   end
+  history.add(message)
   -- Asked again: if the turns taken back changed files (the model's
   -- edit_file or create_file calls applied), offer to undo those changes
   -- too before the question goes (vim.ui.select, as :CtxlsDelete asks;
@@ -1520,7 +1559,10 @@ function M.ask(message, opts)
       end
       state.questions[id] = opts.rewind.index - 1
     end
-    local with = file and ("_with " .. file.label .. "_\n\n") or ""
+    local goes = file and { file.label } or {}
+    local client_root = client.config and client.config.root_dir or vim.loop.cwd()
+    vim.list_extend(goes, mentions.mentioned(message, client_root, file and file.item:gsub(":[%d%-]+$", "")))
+    local with = #goes > 0 and ("_with " .. table.concat(goes, ", ") .. "_\n\n") or ""
     local shown = {}
     state.image_paths[buf] = state.image_paths[buf] or {}
     for _, im in ipairs(attached) do
@@ -1559,6 +1601,7 @@ function M.ask(message, opts)
         end
         local said = err.message or ""
         if kind == P.error_kinds.no_provider then
+          turn.held = nil -- the daemon's words for it
           -- The daemon's words are for every client; these are Neovim's,
           -- in the chat whole, the notice short enough for the command
           -- line of an 80-column terminal.
@@ -1677,6 +1720,8 @@ function M.chat(opts, text)
     map("i", "<C-s>")
     map("n", "<C-s>")
     map("n", "<CR>")
+    history.attach(compose)
+    mentions.attach(compose)
   end
   local win = vim.fn.bufwinid(compose)
   if win == -1 then
