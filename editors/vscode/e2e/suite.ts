@@ -75,6 +75,10 @@ fs.mkdirSync(path.join(L.workspace, "auth"));
 fs.writeFileSync(path.join(L.workspace, "auth", "login.go"), "package auth\n\nfunc loginRedirect() {}\n");
 fs.writeFileSync(path.join(L.workspace, "auth", "handler.go"), "package auth\n\nfunc handle() {}\n");
 
+// Shown and closed while the editor view card is watched (issue 36).
+const todoTxt = path.join(L.workspace, "todo.txt");
+fs.writeFileSync(todoTxt, "- nothing yet\n");
+
 const settings = {
   "files.autoSave": "off",
   "chat.disableAIFeatures": true,
@@ -875,6 +879,180 @@ async function main(): Promise<void> {
     await ed.palette("View: Close Editor");
   });
 
+  await step("issue 36: Up in the chat's input brings back the questions sent before (with the caret on the first line), Down goes forward to the draft; one brought back is sent with Enter", async () => {
+    const value = () => chat.locator("#input").inputValue();
+    const press = async (key: string, want: string, what: string) => {
+      await ed.page.keyboard.press(key);
+      await until(`${key}: ${what}`, async () => (await value()) === want, 3000);
+    };
+    const older = "Which functions does app.ts export?";
+    const newer = ["And which of them are pure?", "Name them."];
+    await enqueue([{ chunks: ["add and answer."] }, { chunks: ["add is."] }]);
+    await typeInChat(older);
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("add and answer."));
+    await idle();
+    await typeInChat(...newer);
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("add is."));
+    await idle();
+    await chat.locator("#input").click();
+    await ed.page.keyboard.type("my draft");
+    await press("ArrowUp", newer.join("\n"), "the last question");
+    await press("ArrowUp", older, "the one before");
+    await press("ArrowDown", newer.join("\n"), "forward again");
+    // Two lines, the caret at the end: Up moves the caret to the first line, then goes back.
+    await ed.page.keyboard.press("ArrowUp");
+    await sleep(200);
+    check((await value()) === newer.join("\n"), `Up on the second line left the question: ${JSON.stringify(await value())}`);
+    await press("ArrowUp", older, "back from the first line");
+    await press("ArrowDown", newer.join("\n"), "forward");
+    await press("ArrowDown", "my draft", "the draft");
+    await ed.page.keyboard.press("ArrowDown");
+    await sleep(200);
+    check((await value()) === "my draft", `Down past the draft: ${JSON.stringify(await value())}`);
+    // A question brought back goes with Enter as it is.
+    await ed.page.keyboard.press("Control+A");
+    await ed.page.keyboard.press("Backspace");
+    await press("ArrowUp", newer.join("\n"), "the last question in an empty input");
+    await press("ArrowUp", older, "the one before");
+    await enqueue([{ chunks: ["Asked again."] }]);
+    const before = await turns().count();
+    await ed.page.keyboard.press("Enter");
+    await until("the question sent", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".q").innerText()) === older, 5000);
+    await until("its answer", async () => (await lastTurn().locator(".a").innerText()).includes("Asked again."));
+    await idle();
+    const reqs = await requests();
+    check(reqs[reqs.length - 1].question.includes(older), `the provider's question: ${reqs[reqs.length - 1].question}`);
+    check((await value()) === "", `the input after sending: ${JSON.stringify(await value())}`);
+    await press("ArrowUp", older, "the question just sent, newest");
+    await ed.page.keyboard.press("Control+A");
+    await ed.page.keyboard.press("Backspace");
+  });
+
+  await step("issue 36: @ in the chat's input lists the workspace's files matching what follows it (ctxls.workspace.files); Up/Down choose, Tab or Enter takes one, Esc closes, a click takes one; the mentioned file goes with the question and is listed under it; light and dark themes", async () => {
+    const input = chat.locator("#input");
+    const list = chat.locator("#mentions");
+    const offered = () => list.locator(".mention").evaluateAll((rs) => rs.map((r) => r.getAttribute("title") ?? ""));
+    const selected = () => list.locator('.mention[aria-selected="true"]').getAttribute("title");
+    const loginGo = path.join(L.workspace, "auth", "login.go");
+    await input.fill("");
+    await input.click();
+    await ed.page.keyboard.type("Where does @log");
+    await until("auth/login.go offered first", async () => (await list.isVisible()) && (await offered())[0] === "auth/login.go", 10_000);
+    check(!(await offered()).some((f) => !/l.*o.*g/i.test(f)), `files that do not match "log": ${await offered()}`);
+    // Esc closes the list and does nothing else: the text stays.
+    await ed.page.keyboard.press("Escape");
+    await until("the list closed", async () => list.isHidden(), 3000);
+    check((await input.inputValue()) === "Where does @log", `the input after Esc: ${await input.inputValue()}`);
+    // Typing after "@" opens it again, for the new text.
+    await ed.page.keyboard.press("Backspace");
+    await until("the list for @lo", async () => (await list.isVisible()) && (await offered()).includes("auth/login.go"), 10_000);
+    await ed.page.keyboard.type("g");
+    await until("the list for @log", async () => (await offered())[0] === "auth/login.go", 10_000);
+    // Down and Up choose; the keys stay in the list (no question brought back from the history).
+    if ((await offered()).length > 1) {
+      await ed.page.keyboard.press("ArrowDown");
+      await until("the second file chosen", async () => (await selected()) === (await offered())[1], 3000);
+      await ed.page.keyboard.press("ArrowUp");
+    }
+    await until("auth/login.go chosen", async () => (await selected()) === "auth/login.go", 3000);
+    check((await input.inputValue()) === "Where does @log", `Up or Down changed the input: ${await input.inputValue()}`);
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-mention-light"],
+      ["Dark Modern", "vscode-mention-dark"],
+    ]) {
+      await setTheme(theme);
+      await input.click();
+      await ed.page.keyboard.press("End");
+      await ed.page.keyboard.press("Backspace");
+      await ed.page.keyboard.type("g");
+      await until("the list open", async () => (await list.isVisible()) && (await selected()) === "auth/login.go", 10_000);
+      const c = await contrast('#mentions .mention[aria-selected="true"] .mention-name');
+      check(c >= 4.5, `${theme}: the chosen file has a contrast of ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await docsShot(shot);
+    }
+    await ed.page.keyboard.press("Tab");
+    await until("the mention in the input", async () => (await input.inputValue()) === "Where does @auth/login.go ", 3000);
+    check(await list.isHidden(), "the list stayed open after Tab");
+    await enqueue([{ chunks: ["It redirects to the login page."] }]);
+    await ed.page.keyboard.type("redirect to?");
+    await ed.page.keyboard.press("Enter");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("It redirects"));
+    await idle();
+    check((await lastTurn().locator(".q").innerText()) === "Where does @auth/login.go redirect to?", `the question: ${await lastTurn().locator(".q").innerText()}`);
+    const listed = await lastTurn().locator(".q-files .q-file").allInnerTexts();
+    check(listed.includes("auth/login.go"), `the files under the question: ${listed}`);
+    const reqs = await requests();
+    const last = reqs[reqs.length - 1];
+    check(last.turn.includes(loginGo) && last.turn.includes("func loginRedirect() {}"), `the turn did not carry auth/login.go:\n${last.turn}`);
+    // A click takes a file too; Enter takes the chosen one.
+    await input.click();
+    await ed.page.keyboard.type("@hand");
+    await until("auth/handler.go offered", async () => (await offered()).includes("auth/handler.go"), 10_000);
+    await list.locator('.mention[title="auth/handler.go"]').click();
+    await until("the clicked file in the input", async () => (await input.inputValue()) === "@auth/handler.go ", 3000);
+    await ed.page.keyboard.type("and @log");
+    await until("the list for @log", async () => (await offered())[0] === "auth/login.go", 10_000);
+    const count = await turns().count();
+    await ed.page.keyboard.press("Enter");
+    await until("Enter took the file", async () => (await input.inputValue()) === "@auth/handler.go and @auth/login.go ", 3000);
+    await sleep(300);
+    check((await turns().count()) === count, "Enter in the list sent the question");
+    await input.fill("");
+  });
+
+  await step("issue 36: a broken MCP configuration's warning is shown once, not at every turn, with a button that opens the file it is about; the file changed, its new warning is shown (once)", async () => {
+    const cfg = path.join(process.env.XDG_CONFIG_HOME || path.join(L.home, ".config"), "ctxls", "mcp.json");
+    fs.mkdirSync(path.dirname(cfg), { recursive: true });
+    const write = (field: string) => fs.writeFileSync(cfg, JSON.stringify({ mcpServers: { broken: { command: "broken-mcp", [field]: true } } }, null, 2) + "\n");
+    const warnings = async (field: string) => (await ed.toastTexts()).filter((t) => t.includes("MCP configuration") && t.includes(field));
+    const turn = async (q: string) => {
+      await enqueue([{ chunks: [`Answered: ${q}`] }]);
+      await typeInChat(q);
+      await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes(`Answered: ${q}`), 30_000);
+      await idle(30_000);
+    };
+    write("colour");
+    try {
+      await ed.clearToasts();
+      await turn("Any tools today?");
+      const toast = await ed.toast("colour", 10_000);
+      check((await toast.innerText()).includes(cfg), `the warning does not name the file: ${await toast.innerText()}`);
+      const open = toast.locator(".monaco-button", { hasText: "Open mcp.json" });
+      check(await open.isVisible(), `no Open mcp.json button: ${await toast.innerText()}`);
+      for (const [theme, shot] of [
+        ["Light Modern", "vscode-mcp-warning-light"],
+        ["Dark Modern", "vscode-mcp-warning-dark"],
+      ]) {
+        await setTheme(theme);
+        await ed.page.mouse.move(1000, 300);
+        await open.waitFor({ state: "visible", timeout: 5000 });
+        await docsShot(shot);
+      }
+      await open.click();
+      await until("mcp.json open in the editor", async () => (await ed.activeTabTitle()).startsWith("mcp.json") && (await ed.editorText()).includes('"colour"'), 10_000);
+      await ed.palette("View: Close Editor");
+      await ed.clearToasts();
+      // The next turns meet the same problem: it is not said again.
+      await turn("And now?");
+      await turn("And again?");
+      await sleep(1500);
+      check((await warnings("colour")).length === 0, `the warning came again: ${await ed.toastTexts()}`);
+      // Another problem in the file: said, once.
+      write("shade");
+      await turn("After the change?");
+      await until("the new warning", async () => (await warnings("shade")).length === 1, 10_000);
+      await ed.clearToasts();
+      await turn("Once more?");
+      await sleep(1500);
+      check((await warnings("shade")).length === 0, `the new warning came again: ${await ed.toastTexts()}`);
+    } finally {
+      fs.rmSync(cfg, { force: true });
+      if ((await ed.activeTabTitle().catch(() => "")).startsWith("mcp.json")) await ed.palette("View: Close Editor");
+      await ed.clearToasts();
+    }
+  });
+
   await step("issue 24: ctxls: Choose Model lists the provider's models; the choice is in the status bar and the chat's header, and the next turn uses it", async () => {
     const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
     await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model"), 5000);
@@ -1595,6 +1773,79 @@ async function main(): Promise<void> {
   const activeDirty = async () => ((await ed.activeTab().getAttribute("class")) ?? "").split(/\s+/).includes("dirty");
   /** The active editor's cursor line, from the status bar ("Ln 4, Col 1"). */
   const cursorLine = async () => Number(/Ln (\d+)/.exec(await ed.page.locator('.statusbar-item[id="status.editor.selection"]').first().innerText())?.[1] ?? 0);
+  await step("issue 36: the editor view card follows the editor when its file closes: the file shown next takes its place; with none shown, the card goes", async () => {
+    const viewCard = async () => (await allChips()).find((c) => c.startsWith("editor ")) ?? "";
+    // The daemon records views for a session: there is one.
+    await enqueue([{ chunks: ["Noted."] }]);
+    await typeInChat("Keep an eye on my editor");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Noted."));
+    await idle();
+    await ed.openFile("todo.txt");
+    await ed.openFile("login.go");
+    await until("the card for login.go", async () => (await viewCard()).startsWith("editor login.go"), 10_000);
+    await ed.palette("View: Close Editor");
+    await until("the card for todo.txt, shown next", async () => (await viewCard()).startsWith("editor todo.txt"), 10_000);
+    // An untitled file is no view of the workspace's: with it in front, todo.txt closed leaves none.
+    await ed.palette("File: New Untitled Text File");
+    await until("the untitled editor", async () => (await ed.activeTabTitle()).startsWith("Untitled"), 10_000);
+    await ed.openFile("todo.txt");
+    await sleep(1000); // the view rests
+    check((await viewCard()).startsWith("editor todo.txt"), `the card: ${await viewCard()}`);
+    await ed.palette("View: Close Editor");
+    await until("the untitled editor in front", async () => (await ed.activeTabTitle()).startsWith("Untitled"), 10_000);
+    await until("the card gone", async () => (await viewCard()) === "", 10_000);
+    // It stays gone (no late capture of the closed file's view brings it back).
+    await sleep(1500);
+    check((await viewCard()) === "", `the card came back: ${await viewCard()}`);
+    await ed.palette("View: Close Editor");
+  });
+
+  await step("issue 36: in a narrow side bar a tool card's line wraps: the tool's name is read whole, inside the card (and in the line's tooltip); light and dark themes", async () => {
+    const sideBar = async () => (await ed.page.locator(".part.sidebar").boundingBox())!;
+    const widthTo = async (width: number) => {
+      const bar = await sideBar();
+      await ed.page.mouse.move(bar.x + bar.width + 2, 400);
+      await ed.page.mouse.down();
+      await ed.page.mouse.move(bar.x + width + 2, 400, { steps: 8 });
+      await ed.page.mouse.up();
+      await ed.page.mouse.move(900, 500);
+      await until(`a side bar ${width} px wide`, async () => Math.abs((await sideBar()).width - width) < 20, 5000);
+    };
+    const wide = (await sideBar()).width;
+    const name = "create_pull_request_review_comment";
+    await enqueue([
+      { chunks: [], toolCalls: [{ name: `mcp__t__${name}`, arguments: JSON.stringify({ body: "Looks good to me", line: 12 }) }] },
+      { chunks: ["That tool is not there."] },
+    ]);
+    await typeInChat("Comment on the pull request");
+    const card = lastTurn().locator(".tool").first();
+    await until("the card", async () => (await card.count()) === 1, 30_000);
+    await idle(30_000);
+    await widthTo(230);
+    try {
+      const title = card.locator(".tool-title");
+      // "t · NAME" once the server is known to have no such tool (the model's "mcp__t__NAME" before).
+      check((await title.innerText()).endsWith(name), `the card's title: ${await title.innerText()}`);
+      const cut = await title.evaluate((e) => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1);
+      check(!cut, `the tool's name is cut: ${await title.evaluate((e) => `${e.scrollWidth}x${e.scrollHeight} in ${e.clientWidth}x${e.clientHeight}`)}`);
+      const tb = (await title.boundingBox())!;
+      const cb = (await card.boundingBox())!;
+      check(tb.x >= cb.x && tb.x + tb.width <= cb.x + cb.width + 1, `the name runs out of the card: ${JSON.stringify(tb)} in ${JSON.stringify(cb)}`);
+      check(((await card.locator("summary").getAttribute("title")) ?? "").includes(name), "the line's tooltip lacks the name");
+      for (const [theme, shot] of [
+        ["Light Modern", "vscode-tool-narrow-light"],
+        ["Dark Modern", "vscode-tool-narrow-dark"],
+      ]) {
+        await setTheme(theme);
+        await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+        await ed.page.mouse.move(1000, 600);
+        await docsShot(shot);
+      }
+    } finally {
+      await widthTo(wide);
+    }
+  });
+
   await step("issue 31: a search is a card (grep, its pattern, 2 matches in 2 files); opened, each match is a link that opens its file at its line, the unsaved one as typed", async () => {
     // Typed, not saved: only the editor's text calls loginRedirect.
     await ed.openFile("handler.go");
@@ -1748,7 +1999,17 @@ async function main(): Promise<void> {
     check((await chat.locator(".turn.hit .q").innerText()) === "Asked from the palette", "the marked message");
   });
 
-  await step("a reloaded window shows the session it had, with its messages", async () => {
+  await step("a reloaded window shows the session it had, with its messages (issue 36: and the input's history)", async () => {
+    // The newest question of the input's history, as Up in the empty input brings it back.
+    const lastAsked = async () => {
+      await chat.locator("#input").fill("");
+      await chat.locator("#input").click();
+      await ed.page.keyboard.press("ArrowUp");
+      const v = await until("a question brought back", async () => (await chat.locator("#input").inputValue()) || undefined, 3000);
+      await chat.locator("#input").fill("");
+      return v;
+    };
+    const asked = await lastAsked();
     await ed.page.evaluate(() => ((window as unknown as { __beforeReload: boolean }).__beforeReload = true));
     await ed.palette("Developer: Reload Window");
     await until("the reload", async () => !(await ed.page.evaluate(() => (window as unknown as { __beforeReload?: boolean }).__beforeReload).catch(() => true)), 30_000, 250);
@@ -1758,6 +2019,8 @@ async function main(): Promise<void> {
     await until("its messages", async () => (await title()) === firstTitle && (await turns().count()) >= 4);
     const stopped = chat.locator(".turn", { hasText: "Stop me from the editor" }).locator(".status");
     check((await stopped.innerText()) === "cancelled", `the stopped answer after the reload: ${await stopped.innerText()}`);
+    const again = await lastAsked();
+    check(again === asked, `Up after the reload: ${JSON.stringify(again)}, before it: ${JSON.stringify(asked)}`);
   });
 
   await step("issue 24: a turn asked elsewhere in the open session (ctxls chat in a terminal, on the same sessions) shows in the chat, live", async () => {
@@ -1899,6 +2162,48 @@ async function main(): Promise<void> {
     await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Back again."), 15_000);
     await idle();
     check((await lastTurn().locator(".q").innerText()).trim() === "Are you back?", "the question sent");
+    await ed.clearToasts();
+  });
+
+  await step("issue 36: the daemon killed while it answers: the turn says in the user's words that the daemon stopped and what comes next, no language client words anywhere; Restart brings it back; light and dark themes", async () => {
+    await ed.clearToasts();
+    const pids = await until("one daemon running", () => {
+      const p = daemonPids();
+      return p.length === 1 ? p : undefined;
+    });
+    await enqueue([{ chunks: ["Half of an ", "answer"], stall: true, stallAfter: 1 }]);
+    await typeInChat("Will you finish this one?");
+    await until("the partial answer", async () => (await lastTurn().locator(".a").innerText()).includes("Half of an"));
+    process.kill(pids[0], "SIGKILL");
+    const note = lastTurn().locator(".status-note");
+    await until("the turn to say the daemon stopped", async () => (await note.count()) === 1 && (await note.innerText()).includes("The ctxls daemon stopped while answering"), 10_000);
+    await idle();
+    check((await lastTurn().locator(".status").innerText()) === "interrupted", `the turn's mark: ${await lastTurn().locator(".status").innerText()}`);
+    check((await note.innerText()).includes("starts again when you send your next question"), `the note: ${await note.innerText()}`);
+    check((await lastTurn().locator(".a").innerText()).includes("Half of an"), "the partial answer is gone");
+    check(await lastTurn().locator(".turn-actions button.again", { hasText: "Retry" }).isVisible(), "no Retry on the interrupted turn");
+    await until("the banner with Restart", async () => (await chat.locator("#banner").isVisible()) && (await chat.locator("#banner button").innerText()) === "Restart", 5000);
+    await sleep(1500); // notifications slide in
+    const raw = /pending response|disposed|connection|EPIPE|not running/i;
+    const words = [await chat.locator("body").innerText(), ...(await ed.toastTexts())].join("\n");
+    check(!raw.test(words), `the language client's words reached the user:\n${words.split("\n").filter((l) => raw.test(l)).join("\n")}`);
+    for (const [theme, shot] of [
+      ["Light Modern", "vscode-daemon-stopped-light"],
+      ["Dark Modern", "vscode-daemon-stopped-dark"],
+    ]) {
+      await setTheme(theme);
+      await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
+      const c = await contrast("#log .turn:last-child .status-note");
+      check(c >= 4.5, `${theme}: the note has a contrast of ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await docsShot(shot);
+    }
+    await chat.locator("#banner button", { hasText: "Restart" }).click();
+    await until("a new daemon", () => {
+      const p = daemonPids();
+      return p.length === 1 && p[0] !== pids[0];
+    }, 30_000);
+    await until("the banner gone and the session back", async () => (await chat.locator("#banner").isHidden()) && (await lastTurn().locator(".q").innerText()) === "Will you finish this one?", 20_000);
     await ed.clearToasts();
   });
 

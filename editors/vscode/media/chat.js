@@ -32,6 +32,15 @@
   // The tool cards the user opened, by id: a whole redraw (a new title, a
   // context change) keeps them open.
   const openCards = new Set();
+  // Up and Down in the input: the questions sent before (history.js).
+  const history = window.ctxlsHistory(input, (text) => vscode.setState({ draft: text }));
+  // "@" opens a list of the workspace's files to mention (mentions.js).
+  const mentions = window.ctxlsMentions(
+    input,
+    $("mentions"),
+    (query, seq) => vscode.postMessage({ type: "mentionQuery", query, seq }),
+    (text) => vscode.setState({ draft: text }),
+  );
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -233,7 +242,7 @@
   }
   function drawTool(box, card) {
     box.dataset.status = card.status;
-    box.querySelector(".tool-title").textContent = card.title;
+    drawBreakable(box.querySelector(".tool-title"), card.title);
     const args = box.querySelector(".tool-args");
     args.textContent = card.args;
     args.hidden = !card.args;
@@ -275,6 +284,18 @@
     } else {
       ask.removeAttribute("title");
       ask.querySelector(".tool-answers").removeAttribute("aria-label");
+    }
+  }
+  // A tool's name, which may break after its "_", "-", "." and "/" when the
+  // line is narrow (create_pull_request_ / review_comment) rather than
+  // anywhere or not at all.
+  function drawBreakable(node, text) {
+    if (node.dataset.text === text) return;
+    node.dataset.text = text;
+    node.textContent = "";
+    for (const part of String(text).split(/(?<=[_\-./])/)) {
+      if (node.childNodes.length) node.appendChild(document.createElement("wbr"));
+      node.appendChild(document.createTextNode(part));
     }
   }
   // A command's output under its card's line, as it runs and once it
@@ -363,7 +384,7 @@
     const a = div.querySelector(".a");
     const parts = t.parts || [];
     drawParts(a, parts);
-    div.querySelectorAll(".status, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions, .turn-undo, .turn-undo-ask").forEach((n) => n.remove());
+    div.querySelectorAll(".status, .status-note, .activity, .written, .compacted, .summary-text, .turn-usage, .turn-actions, .turn-undo, .turn-undo-ask").forEach((n) => n.remove());
     const last = parts[parts.length - 1];
     const toolBusy = parts.some((p) => p.kind === "tool" && (p.card.status === "pending" || p.card.status === "running"));
     if (t.status === "streaming" && !toolBusy) {
@@ -386,7 +407,11 @@
       div.appendChild(u);
     }
     if (t.status === "cancelled") div.appendChild(el("div", "status cancelled", "cancelled"));
-    else if (t.status === "interrupted") div.appendChild(el("div", "status interrupted", "interrupted"));
+    else if (t.status === "interrupted") {
+      // The daemon stopped while it answered: this view says so, and what comes next.
+      div.appendChild(el("div", "status interrupted", "interrupted"));
+      if (t.error) div.appendChild(el("div", "status-note", t.error));
+    }
     else if (t.status === "length") div.appendChild(el("div", "status length", "cut at the output limit"));
     else if (t.status === "error") div.appendChild(el("div", "status error", "Failed: " + (t.error || "the turn failed")));
     if (t.status !== "streaming") div.appendChild(turnActions(t));
@@ -527,6 +552,13 @@
     if (t.questionId !== undefined) q.dataset.id = String(t.questionId);
     if (t.ids) div.dataset.ids = t.ids.join(" ");
     div.appendChild(q);
+    // What went with the question: its file and the files it mentions, each a link.
+    if (t.withFiles && t.withFiles.length) {
+      const row = el("div", "q-files");
+      row.appendChild(el("span", "set-name", "with"));
+      t.withFiles.forEach((f) => row.appendChild(fileLink(f.label, f.path, "q-file")));
+      div.appendChild(row);
+    }
     div.appendChild(el("div", "a markdown"));
     drawTurnBody(div, t);
     return div;
@@ -735,6 +767,10 @@
         vscode.setState({ draft: m.text });
       }
       input.focus();
+    } else if (m.type === "mentionResults") {
+      mentions.results(m.seq, m.files);
+    } else if (m.type === "history") {
+      history.set(m.entries);
     } else if (m.type === "turnFile") {
       drawTurnFile(m.file);
     } else if (m.type === "sessionLine") {
@@ -757,6 +793,8 @@
     const sent = images.map((im) => im.url);
     images = [];
     drawImages();
+    history.add(text);
+    mentions.close();
     if (edit !== null) {
       const index = edit.index;
       endEdit(true); // the draft from before the edit comes back
@@ -772,12 +810,33 @@
     submit();
   });
   input.addEventListener("keydown", (e) => {
+    // The list of files to mention, while open, has the keys it needs (Esc too: it stops nothing).
+    if (mentions.key(e)) {
+      e.preventDefault();
+      e.stopPropagation();
+      return;
+    }
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       submit();
+      return;
     }
+    // The questions sent before, while not editing one (Edit has its own draft).
+    const plain = !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey && !e.isComposing && edit === null;
+    if (plain && e.key === "ArrowUp" && history.back()) e.preventDefault();
+    else if (plain && e.key === "ArrowDown" && history.forward()) e.preventDefault();
   });
-  input.addEventListener("input", () => vscode.setState({ draft: input.value }));
+  input.addEventListener("input", () => {
+    history.typed();
+    mentions.update();
+    vscode.setState({ draft: input.value });
+  });
+  // The caret moved elsewhere: the list follows (or closes).
+  input.addEventListener("click", () => mentions.update());
+  input.addEventListener("keyup", (e) => {
+    if (["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) mentions.update();
+  });
+  input.addEventListener("blur", () => mentions.close());
   stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
   // Esc in the view stops a running answer.
   // Esc while editing a question gives the input back its draft.

@@ -5,6 +5,7 @@
 // draw; the page posts back what the user did.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
+import { InputHistory } from "./history";
 import { TurnFileChip, ViewState, ViewTurn } from "./viewstate";
 
 /** Messages the page posts. */
@@ -42,7 +43,9 @@ export type FromView =
   /** The permission question on a tool call's card, answered with one of its actions. */
   | { type: "toolAnswer"; id: string; title: string }
   /** A question on a card of its own (a trust question; id: the question's), answered with one of its actions. */
-  | { type: "questionAnswer"; id: string; title: string };
+  | { type: "questionAnswer"; id: string; title: string }
+  /** The text after an "@" in the input: the workspace's files matching it are asked for (seq: answered with it). */
+  | { type: "mentionQuery"; query: string; seq: number };
 
 export class ChatView implements vscode.WebviewViewProvider {
   static readonly id = "ctxls.chatView";
@@ -53,6 +56,10 @@ export class ChatView implements vscode.WebviewViewProvider {
     private readonly extensionUri: vscode.Uri,
     private readonly state: () => ViewState,
     private readonly onMessage: (m: FromView) => void,
+    /** The questions sent from the view, for Up and Down in its input (history.ts). */
+    private readonly history: InputHistory,
+    /** The workspace's files matching a query, for the list after "@" (mentions.ts). */
+    private readonly workspaceFiles: (query: string) => Promise<string[]>,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -61,7 +68,18 @@ export class ChatView implements vscode.WebviewViewProvider {
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [media] };
     view.webview.html = this.html(view.webview, media);
     view.webview.onDidReceiveMessage((m: FromView) => {
-      if (m.type === "ready") this.postState();
+      if (m.type === "ready") {
+        this.postState();
+        view.webview.postMessage({ type: "history", entries: this.history.list() });
+      }
+      // A question sent from the input (an edited one too) joins the input's history.
+      if (m.type === "send" || (m.type === "rewind" && m.text !== undefined)) void this.history.add(m.text ?? "");
+      if (m.type === "mentionQuery") {
+        // No daemon, or one that does not know the command: an empty list says no file matches.
+        const answer = (files: string[]) => view.webview.postMessage({ type: "mentionResults", seq: m.seq, files });
+        this.workspaceFiles(String(m.query ?? "")).then(answer, () => answer([]));
+        return;
+      }
       this.onMessage(m);
     });
     view.onDidDispose(() => (this.view = undefined));
@@ -121,6 +139,8 @@ export class ChatView implements vscode.WebviewViewProvider {
     const nonce = crypto.randomBytes(18).toString("base64");
     const css = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
     const js = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.js"));
+    const historyJs = webview.asWebviewUri(vscode.Uri.joinPath(media, "history.js"));
+    const mentionsJs = webview.asWebviewUri(vscode.Uri.joinPath(media, "mentions.js"));
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
@@ -143,11 +163,14 @@ export class ChatView implements vscode.WebviewViewProvider {
 <main id="log" aria-live="polite"></main>
 <form id="composer">
 <div id="attach" class="attach" aria-label="Sent with the question"><button id="add-file" class="add-file" type="button" title="Add a workspace file to the session's context" aria-label="Add a file to the context">+</button><span id="turn-file" class="turn-file"></span><span id="images" class="images"></span></div>
-<textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line; paste an image to send it too"></textarea>
+<div class="input-wrap"><div id="mentions" class="mentions" role="listbox" aria-label="Workspace files to mention" hidden></div>
+<textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line; @ mentions a file; paste an image to send it too"></textarea></div>
 <div id="editing" class="editing-hint" hidden><span>Editing your question: Enter sends it in its place (its answer and any later turns are removed). Esc cancels.</span></div>
 <div class="actions"><span id="hint" class="hint"></span>
 <span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>
 </form>
+<script nonce="${nonce}" src="${historyJs}"></script>
+<script nonce="${nonce}" src="${mentionsJs}"></script>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;
   }

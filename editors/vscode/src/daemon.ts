@@ -92,3 +92,11 @@ export function notCtxls(p: string, timeoutMs = 5000): Promise<string | undefine
     });
   });
 }
+
+/** What the user is told when the daemon went away while a request of theirs waited (instead of vscode-jsonrpc's "Pending response rejected since connection got disposed"). */
+export const daemonGoneText =
+  "the ctxls daemon stopped before it answered. It starts again when you send a question (or now with Restart in the chat); the ctxls output channel may say why it stopped.";
+
+/** Under a turn whose answer the daemon's end cut short (marked interrupted). */
+export const daemonGoneDuringTurn =
+  "The ctxls daemon stopped while answering; what came so far is kept. It starts again when you send your next question (or now with Restart above); Retry asks this one again.";

@@ -11,14 +11,19 @@ import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
 import { ChatView, FromView } from "./chatview";
 import { CreatedFiles, createdUris } from "./created";
-import { notCtxls, resolveBinary } from "./daemon";
+import { daemonGoneDuringTurn, daemonGoneText, notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
+import { appletFile, EditorViewCard } from "./editorview";
+import { InputHistory } from "./history";
+import { mentionable, mentionedFiles, mentionLimit, sentWith } from "./mentions";
+import { Notices } from "./notices";
 import { mcpServersByOrigin, Servers } from "./settings";
 import {
   baseName,
   ChatPreviewResult,
   Connection,
   CtxlsClient,
+  disconnected,
   ErrorKinds,
   errorKind,
   InitializationOptions,
@@ -144,7 +149,13 @@ function showQuestion(p: MessageRequest): Thenable<{ title: string } | undefined
   return show(p.message, ...(p.actions ?? []));
 }
 
+/** The workspace folders' paths. */
+function workspaceRoots(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+}
+
 function errorText(e: any): string {
+  if (disconnected(e)) return daemonGoneText;
   return String(e?.message ?? e).replace(/^ctxls:\s*/, "");
 }
 
@@ -246,6 +257,10 @@ class Controller {
   /** The ctxls.path the running daemon was started with (a change of another scope's value restarts nothing). */
   private pathInUse?: string;
   private readonly folders: string[];
+  /** The editor view card goes when its file's last tab closes (editorview.ts). */
+  private readonly editorView: EditorViewCard;
+  /** The daemon's notices: a warning once per daemon run, an MCP configuration's with a button to its file (notices.ts). */
+  private readonly notices = new Notices();
 
   constructor(private readonly ext: vscode.ExtensionContext) {
     this.folders = editorFolders(ext.globalStorageUri.fsPath, ext.logUri.fsPath, ext.extensionUri.fsPath);
@@ -254,12 +269,17 @@ class Controller {
     this.modelStatus = vscode.window.createStatusBarItem("ctxls.model", vscode.StatusBarAlignment.Left, 99);
     this.modelStatus.name = "ctxls model";
     this.modelStatus.command = "ctxls.ui.chooseModel";
-    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m));
+    this.editorView = new EditorViewCard(
+      () => appletFile(this.state.context),
+      () => void this.ctxls?.dropItem("applet", "*").catch(() => undefined),
+    );
+    this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m), new InputHistory(ext.workspaceState), (q) => this.workspaceFiles(q));
     ext.subscriptions.push(
       this.status,
       this.modelStatus,
       this.reviews,
       this.created,
+      this.editorView,
       vscode.window.registerWebviewViewProvider(ChatView.id, this.view, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => {
@@ -389,6 +409,7 @@ class Controller {
       if (!this.state.sessionId) void this.adoptSession(p.sessionId);
       this.state.context = contextSets(p.context, p.missing);
       this.view.postState();
+      this.editorView.contextChanged();
       // Another file in the context may bring its folder's AGENTS.md.
       if ((p.context.files ?? []).join("\n") !== this.instructionsFor) void this.refreshInstructions();
     });
@@ -425,9 +446,10 @@ class Controller {
     // refused for want of a provider (kind noProvider) is said in the view
     // and by this extension's own notification, in VS Code's words, with
     // Open Settings; any other is shown then.
+    this.notices.reset();
     client.onNotification("window/showMessage", (p: MessageRequest) => {
       if (p.type === 1 && this.running) this.turnMessages.push(p);
-      else void showQuestion(p);
+      else this.notices.show(p);
     });
     // The model's edits in the ask mode: a diff to accept or reject (see review.ts).
     ctxls.onReviewEdit((p, token) => this.reviewEdit(p, token));
@@ -650,7 +672,7 @@ class Controller {
     try {
       const shown = await c.show(id);
       if (seq !== this.followSeq || this.state.busy || this.state.sessionId !== id || !shown?.session?.id) return;
-      const stored = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
+      const stored = this.storedTurns(shown.messages ?? []);
       // The last turn's message ids change when its answer is stored (its
       // question and status do not).
       const sig = (ts: { question: string; status: string; ids?: number[] }[]) =>
@@ -688,7 +710,7 @@ class Controller {
     const shown = await c.show(id);
     if (!shown?.session?.id) return;
     this.setSession(shown.session);
-    this.state.turns = this.withUndo(turnsFromMessages(shown.messages ?? []).map(viewTurn));
+    this.state.turns = this.storedTurns(shown.messages ?? []);
     const { context, instructions } = await c.context();
     this.state.context = contextSets(context ?? {});
     this.setInstructions(instructions, context?.files);
@@ -1049,6 +1071,23 @@ class Controller {
     if (t.questionId !== undefined) this.undoByQuestion.set(t.questionId, u);
   }
 
+  /** A session's stored messages as the view's turns: with what undo and redo did to them, and the files their questions mention. */
+  private storedTurns(messages: Parameters<typeof turnsFromMessages>[0]): ViewTurn[] {
+    const roots = workspaceRoots();
+    return this.withUndo(turnsFromMessages(messages).map(viewTurn)).map((t) => {
+      const mentioned = mentionedFiles(t.question, roots);
+      return mentioned.length ? { ...t, withFiles: mentioned } : t;
+    });
+  }
+
+  /** The workspace's files for the list after "@" (ctxls.workspace.files); none while the daemon is not running. */
+  private async workspaceFiles(query: string): Promise<string[]> {
+    const c = this.ctxls;
+    if (!c || !this.client?.isRunning()) return [];
+    const r = await c.command("ctxls.workspace.files", { query, limit: mentionLimit });
+    return (r.files ?? []).map((f) => f.path).filter(mentionable);
+  }
+
   /** Turns read again get back what undo and redo did to them. */
   private withUndo(turns: ViewTurn[]): ViewTurn[] {
     for (const t of turns) {
@@ -1107,6 +1146,9 @@ class Controller {
     this.state.highlight = undefined;
     const index = this.state.turns.length;
     const turn: ViewTurn = { question: message, parts: [], status: "streaming", files: [] };
+    // Listed under the question: its file and the files it mentions (the daemon sends those too).
+    const withFiles = sentWith(files, message, workspaceRoots(), (p) => vscode.workspace.asRelativePath(p));
+    if (withFiles.length) turn.withFiles = withFiles;
     if (opts.undoNote) turn.undo = { undone: false, note: opts.undoNote };
     this.state.turns.push(turn);
     this.state.busy = true;
@@ -1171,6 +1213,13 @@ class Controller {
     turn.activity = undefined;
     turn.status = { stop: "done", cancelled: "cancelled", length: "length", error: "error" }[out.finishReason] ?? "done";
     turn.error = out.error;
+    if (out.disconnected) {
+      // The daemon died while it answered (a crash, a kill): said in the
+      // user's words, as the stored turn will say it ("interrupted"); what
+      // came so far stays, and Retry asks again once it runs.
+      turn.status = "interrupted";
+      turn.error = daemonGoneDuringTurn;
+    }
     if (out.finishReason === "error" && out.kind === ErrorKinds.noProvider) {
       // Nothing was sent or stored: the question leaves the log and goes
       // back into the input, to send again once the settings are right; the
@@ -1193,7 +1242,7 @@ class Controller {
     }
     const messages = this.turnMessages;
     this.turnMessages = [];
-    if (out.kind !== ErrorKinds.noProvider) for (const m of messages) void showQuestion(m);
+    if (out.kind !== ErrorKinds.noProvider) for (const m of messages) this.notices.show(m);
     turn.usage = usageLine(out.usage) ?? turn.usage;
     this.state.busy = false;
     this.view.postTurn(index, turn);

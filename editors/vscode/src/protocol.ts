@@ -88,6 +88,17 @@ export function errorKind(e: any): ErrorKind | undefined {
   return e?.data?.kind;
 }
 
+/**
+ * Whether a request failed because the connection to the daemon went away
+ * (it crashed or was killed while the request waited: vscode-jsonrpc's
+ * PendingResponseRejected, -32097, "Pending response rejected since
+ * connection got disposed"; or it was sent to a client no longer running:
+ * ConnectionInactive, -32096). Those words are the library's, not the user's.
+ */
+export function disconnected(e: any): boolean {
+  return e?.code === -32097 || e?.code === -32096;
+}
+
 /** How a turn ended, from its result or its error. */
 export interface TurnOutcome {
   /** "stop", "length", "error" or "cancelled". */
@@ -99,6 +110,8 @@ export interface TurnOutcome {
   error?: string;
   /** The error's kind (ErrorKinds), when the daemon answered with one. */
   kind?: ErrorKind;
+  /** The daemon went away before it answered (see disconnected). */
+  disconnected?: boolean;
   /** The tokens the turn cost, when the provider said (the result's, else the last usage report). */
   usage?: ChatUsage;
   /** The project's instructions files the model was given, when the daemon answered with a result ([] for none). */
@@ -237,7 +250,7 @@ export class CtxlsClient {
     } catch (e: any) {
       if (errorKind(e) === ErrorKinds.cancelled || endMessage === "cancelled") return { finishReason: "cancelled", text: streamed, ...(usage ? { usage } : {}) };
       const kind = errorKind(e);
-      return { finishReason: "error", text: streamed, error: e?.message ?? String(e), ...(kind ? { kind } : {}), ...(usage ? { usage } : {}) };
+      return { finishReason: "error", text: streamed, error: e?.message ?? String(e), ...(kind ? { kind } : {}), ...(disconnected(e) ? { disconnected: true } : {}), ...(usage ? { usage } : {}) };
     }
   }
 

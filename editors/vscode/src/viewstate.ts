@@ -3,6 +3,7 @@
 // draws. The node tests check the folding rules here.
 import { baseName, ChatUsage, Context, InstructionFile, maxShownOutput, ReviewMode, ShownPart, ShownToolCall, ShownTurn, Span, splitToolName, ToolCallUpdate, ToolStatus } from "./protocol";
 import { escapeHtml, renderMarkdown } from "./markdown";
+import type { MentionedFile } from "./mentions";
 import { isSearch, resultLines, ResultLine, searchArgsInLabel, searchLabel } from "./search";
 
 /** A file the model (or the user) put into the session folder. */
@@ -25,6 +26,8 @@ export interface ViewTurn {
   error?: string;
   activity?: string;
   files: SessionFile[];
+  /** What the question went with, listed under it: the turn's file and the files it mentions (@path). */
+  withFiles?: MentionedFile[];
   /** The newest summary ends with this turn: a marker follows it. */
   compacted?: Span;
   /** The summary's text, shown under the marker on a click. */
