@@ -2010,6 +2010,11 @@ async function main(): Promise<void> {
       return v;
     };
     const asked = await lastAsked();
+    // What went with each question, listed under it (issue 36): the chip's
+    // file and the mentioned ones, as the daemon keeps them.
+    const withRows = () => chat.locator("#log .turn .q-files").allInnerTexts();
+    const rowsBefore = await withRows();
+    check(rowsBefore.length > 0, "no question of the session lists a file under it");
     await ed.page.evaluate(() => ((window as unknown as { __beforeReload: boolean }).__beforeReload = true));
     await ed.palette("Developer: Reload Window");
     await until("the reload", async () => !(await ed.page.evaluate(() => (window as unknown as { __beforeReload?: boolean }).__beforeReload).catch(() => true)), 30_000, 250);
@@ -2021,6 +2026,8 @@ async function main(): Promise<void> {
     check((await stopped.innerText()) === "cancelled", `the stopped answer after the reload: ${await stopped.innerText()}`);
     const again = await lastAsked();
     check(again === asked, `Up after the reload: ${JSON.stringify(again)}, before it: ${JSON.stringify(asked)}`);
+    const rowsAfter = await withRows();
+    check(JSON.stringify(rowsAfter) === JSON.stringify(rowsBefore), `the files under the questions after the reload: ${JSON.stringify(rowsAfter)}, before it: ${JSON.stringify(rowsBefore)}`);
   });
 
   await step("issue 24: a turn asked elsewhere in the open session (ctxls chat in a terminal, on the same sessions) shows in the chat, live", async () => {

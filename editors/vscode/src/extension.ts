@@ -1071,12 +1071,19 @@ class Controller {
     if (t.questionId !== undefined) this.undoByQuestion.set(t.questionId, u);
   }
 
-  /** A session's stored messages as the view's turns: with what undo and redo did to them, and the files their questions mention. */
+  /**
+   * A session's stored messages as the view's turns: with what undo and redo
+   * did to them, and the files that went with their questions (as the daemon
+   * kept them; for a question stored before it did, the files it mentions).
+   */
   private storedTurns(messages: Parameters<typeof turnsFromMessages>[0]): ViewTurn[] {
     const roots = workspaceRoots();
+    const kept = new Map<number, string[]>();
+    for (const m of messages) if (m.role === "user" && m.files?.length) kept.set(m.id, m.files);
     return this.withUndo(turnsFromMessages(messages).map(viewTurn)).map((t) => {
-      const mentioned = mentionedFiles(t.question, roots);
-      return mentioned.length ? { ...t, withFiles: mentioned } : t;
+      const files = t.questionId !== undefined ? kept.get(t.questionId) : undefined;
+      const went = files ? sentWith(files, "", roots, (p) => vscode.workspace.asRelativePath(p)) : mentionedFiles(t.question, roots);
+      return went.length ? { ...t, withFiles: went } : t;
     });
   }
 

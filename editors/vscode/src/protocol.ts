@@ -445,7 +445,7 @@ function addText(parts: ShownPart[], text: string): void {
  * failed keeps its mark.
  */
 export function turnsFromMessages(
-  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; toolCallId?: string; summaryOf?: Span; usage?: ChatUsage }[],
+  messages: { id: number; role: string; content: string; status: string; model?: string; toolCalls?: unknown; toolCallId?: string; summaryOf?: Span; usage?: ChatUsage; files?: string[] }[],
 ): ShownTurn[] {
   const turns: ShownTurn[] = [];
   let summary: Span | undefined;
