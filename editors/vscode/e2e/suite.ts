@@ -254,7 +254,28 @@ async function shade(selector: string): Promise<number> {
   });
 }
 
+// The theme the workbench is in (the settings' at the start). A theme
+// change restyles the whole workbench, about 2 CPU-seconds each: the
+// pictures are taken in the theme the workbench is in first.
+let currentTheme = "Dark Modern";
+
+/**
+ * The two themes a picture named base is taken in, the current one first
+ * (light first when the workbench is in neither): [theme, base-light|-dark].
+ */
+function inBothThemes(base: string): [string, string][] {
+  const light: [string, string] = ["Light Modern", `${base}-light`];
+  const dark: [string, string] = ["Dark Modern", `${base}-dark`];
+  return currentTheme === "Dark Modern" ? [dark, light] : [light, dark];
+}
+
 async function setTheme(name: string): Promise<void> {
+  if (name === currentTheme) return;
+  await pickTheme(name);
+  currentTheme = name;
+}
+
+async function pickTheme(name: string): Promise<void> {
   // The workbench's class says which kind of theme is on: vs (light), vs-dark, hc-black.
   const kind = name.includes("High Contrast") ? "hc-black" : name.includes("Light") ? "vs" : "vs-dark";
   // The picker previews the theme its filter finds: the class changes
@@ -542,10 +563,7 @@ async function main(): Promise<void> {
     await chip.click();
     await until("AGENTS.md opened from its chip", async () => (await ed.activeTabTitle()).startsWith("AGENTS.md"), 5000);
     // Dark (the theme now), then light, and back.
-    for (const [theme, shot] of [
-      ["Dark Modern", "vscode-instructions-dark"],
-      ["Light Modern", "vscode-instructions-light"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-instructions")) {
       if (theme !== "Dark Modern") await setTheme(theme);
       const c = await contrast("#context .set.instructions .chip .label");
       const n = await contrast("#context .set.instructions .set-name");
@@ -636,10 +654,7 @@ async function main(): Promise<void> {
     check((await turns().count()) === n && (await requests()).length === asked, "Cancel removed or asked something");
     await ed.page.mouse.move(1000, 600);
     await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-retry-light"],
-      ["Dark Modern", "vscode-retry-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-retry")) {
       await setTheme(theme);
       for (const sel of ["#log .turn:last-child .turn-actions button.again", "#log .turn:last-child .turn-actions button.edit"]) {
         const c = await contrast(sel);
@@ -675,10 +690,7 @@ async function main(): Promise<void> {
     check((await chat.locator("#hint").innerText()).includes("the pasted image"), `the hint: ${await chat.locator("#hint").innerText()}`);
     await chat.locator("#input").click();
     await ed.page.keyboard.type("What is in this picture?");
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-image-light"],
-      ["Dark Modern", "vscode-image-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-image")) {
       await setTheme(theme);
       const c = await contrast("#images .image-chip .label");
       check(c >= 4.5, `${theme}: the image chip has a contrast of ${c.toFixed(2)}`);
@@ -956,10 +968,7 @@ async function main(): Promise<void> {
     }
     await until("auth/login.go chosen", async () => (await selected()) === "auth/login.go", 3000);
     check((await input.inputValue()) === "Where does @log", `Up or Down changed the input: ${await input.inputValue()}`);
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-mention-light"],
-      ["Dark Modern", "vscode-mention-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-mention")) {
       await setTheme(theme);
       await input.click();
       await ed.page.keyboard.press("End");
@@ -1020,10 +1029,7 @@ async function main(): Promise<void> {
       check((await toast.innerText()).includes(cfg), `the warning does not name the file: ${await toast.innerText()}`);
       const open = toast.locator(".monaco-button", { hasText: "Open mcp.json" });
       check(await open.isVisible(), `no Open mcp.json button: ${await toast.innerText()}`);
-      for (const [theme, shot] of [
-        ["Light Modern", "vscode-mcp-warning-light"],
-        ["Dark Modern", "vscode-mcp-warning-dark"],
-      ]) {
+      for (const [theme, shot] of inBothThemes("vscode-mcp-warning")) {
         await setTheme(theme);
         await ed.page.mouse.move(1000, 300);
         await open.waitFor({ state: "visible", timeout: 5000 });
@@ -1122,10 +1128,7 @@ async function main(): Promise<void> {
     await chat.locator("#input").click();
     await ed.page.keyboard.type("Why is add exported?");
     await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-ask-light"],
-      ["Dark Modern", "vscode-ask-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-ask")) {
       await setTheme(theme);
       for (const sel of ["#turn-file .turn-chip .label", "#hint", "#log .turn:last-child .turn-usage", "#usage", "#model"]) {
         const c = await contrast(sel);
@@ -1250,10 +1253,7 @@ async function main(): Promise<void> {
     await sleep(500);
     check((await ed.toastTexts()).length === 1, `one notification, in VS Code's words: ${(await ed.toastTexts()).join(" | ")}`);
     check((await chat.locator("#input").inputValue()) === "Is the provider set right?", `the input: ${await chat.locator("#input").inputValue()}`);
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-provider-error-light"],
-      ["Dark Modern", "vscode-provider-error-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-provider-error")) {
       await setTheme(theme);
       const c = await contrast("#banner .banner-text");
       check(c >= 4.5, `${theme}: the banner's contrast is ${c.toFixed(2)}`);
@@ -1441,10 +1441,7 @@ async function main(): Promise<void> {
     await until("the summary under the marker", async () => (await summaryText.isVisible()) && (await summaryText.innerText()).includes("add() stays pure."), 5000);
     await ed.clearToasts();
     await turns().nth(before - 2).locator(".compacted").scrollIntoViewIfNeeded();
-    for (const [theme, shot] of [
-      ["Light Modern", "compacted-light"],
-      ["Dark Modern", "compacted-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("compacted")) {
       await setTheme(theme);
       const c = await contrast("#log .compacted");
       check(c >= 4.5, `${theme}: the marker's contrast is ${c.toFixed(2)}`);
@@ -1519,10 +1516,7 @@ async function main(): Promise<void> {
     check((await card.locator(".tool-answers button").allInnerTexts()).join("|") === "Allow once|Deny|Always in this session…", `the card's answers: ${await card.locator(".tool-answers button").allInnerTexts()}`);
     check((await card.locator(".tool-ask").getAttribute("title") ?? "").includes('t · echo (read-only) with {"text":"while typing"}. Allow it?'), `the question in full: ${await card.locator(".tool-ask").getAttribute("title")}`);
     // The question in the light and dark themes (nothing over it).
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-question-light"],
-      ["Dark Modern", "vscode-question-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-question")) {
       await setTheme(theme);
       // The log to its end: the card whole above the input.
       await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
@@ -1585,10 +1579,7 @@ async function main(): Promise<void> {
     const labels = await card.locator(".tool-plan .plan-item").evaluateAll((ls) => ls.map((l) => l.getAttribute("aria-label")));
     check(labels[0] === "Read main.go (done)" && labels[1] === "Fix the handler (under way, high priority)", `the items' labels: ${labels}`);
     const id = await card.getAttribute("data-id");
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-plan-light"],
-      ["Dark Modern", "vscode-plan-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-plan")) {
       await setTheme(theme);
       await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
       for (const sel of [".plan-in_progress .plan-text", ".plan-pending .plan-text", ".plan-priority"]) {
@@ -1645,10 +1636,7 @@ async function main(): Promise<void> {
     check(await card.locator(".tool-output").isVisible(), "the opened card closed when the view was drawn again");
     const reqs = await requests();
     check(reqs[reqs.length - 1].messages.some((m) => m.role === "tool" && m.content === `echo: ${echoText}`), "the model did not get the tool's result");
-    for (const [theme, shot] of [
-      ["Light Modern", "tool-done-light"],
-      ["Dark Modern", "tool-done-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("tool-done")) {
       await setTheme(theme);
       await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
       for (const sel of [".tool-title", ".tool-status", ".tool-output", ".tool-label"]) {
@@ -1832,10 +1820,7 @@ async function main(): Promise<void> {
       const cb = (await card.boundingBox())!;
       check(tb.x >= cb.x && tb.x + tb.width <= cb.x + cb.width + 1, `the name runs out of the card: ${JSON.stringify(tb)} in ${JSON.stringify(cb)}`);
       check(((await card.locator("summary").getAttribute("title")) ?? "").includes(name), "the line's tooltip lacks the name");
-      for (const [theme, shot] of [
-        ["Light Modern", "vscode-tool-narrow-light"],
-        ["Dark Modern", "vscode-tool-narrow-dark"],
-      ]) {
+      for (const [theme, shot] of inBothThemes("vscode-tool-narrow")) {
         await setTheme(theme);
         await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
         await ed.page.mouse.move(1000, 600);
@@ -1903,10 +1888,7 @@ async function main(): Promise<void> {
     const found = find.locator(".tool-output .result.file", { hasText: "auth/login.go" });
     await found.click();
     await until("login.go from find_files", async () => (await ed.activeTabTitle()).startsWith("login.go"), 10_000);
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-search-light"],
-      ["Dark Modern", "vscode-search-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-search")) {
       await setTheme(theme);
       await card.evaluate((c) => c.scrollIntoView({ block: "start" }));
       // (The view takes the theme's colours a moment after the workbench.)
@@ -2194,10 +2176,7 @@ async function main(): Promise<void> {
     const raw = /pending response|disposed|connection|EPIPE|not running/i;
     const words = [await chat.locator("body").innerText(), ...(await ed.toastTexts())].join("\n");
     check(!raw.test(words), `the language client's words reached the user:\n${words.split("\n").filter((l) => raw.test(l)).join("\n")}`);
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-daemon-stopped-light"],
-      ["Dark Modern", "vscode-daemon-stopped-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-daemon-stopped")) {
       await setTheme(theme);
       await lastTurn().evaluate((t) => t.scrollIntoView({ block: "end" }));
       const c = await contrast("#log .turn:last-child .status-note");
@@ -2251,10 +2230,7 @@ async function main(): Promise<void> {
     check((await card.locator(".tool-note").innerText()) === "waiting for your review", `the card's note: ${await card.locator(".tool-note").innerText()}`);
     check((await card.getAttribute("data-status")) === "pending", "the card does not wait");
     await ed.clearToasts(); // (a new session's notice, from the turn) nothing over the pictures
-    for (const [theme, shot] of [
-      ["Light Modern", "edit-review-light"],
-      ["Dark Modern", "edit-review-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("edit-review")) {
       await setTheme(theme);
       await until("the diff still open", async () => (await ed.activeTabTitle()).startsWith("calc.ts: proposed edit (ctxls)"), 5000);
       const note = await contrast("#log .turn:last-child .tool .tool-note");
@@ -2517,10 +2493,7 @@ async function main(): Promise<void> {
     await until("the note", async () => (await note.count()) === 1 && (await note.innerText()) === "Undid changes to calc.ts", 5000);
     check((await undo.innerText()) === "Redo changes", `after the undo the button says: ${await undo.innerText()}`);
     check(fs.readFileSync(calcTs, "utf8") === calcText, "the undo wrote to the disk");
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-undo-light"],
-      ["Dark Modern", "vscode-undo-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-undo")) {
       await setTheme(theme);
       const c = await contrast("#log .turn:last-child .turn-undo .undo-note");
       check(c >= 4.5, `${theme}: the undo note's contrast is ${c.toFixed(2)}`);
@@ -2572,10 +2545,7 @@ async function main(): Promise<void> {
     const told = reqs[reqs.length - 1].messages.filter((m) => m.role === "tool").pop()?.content ?? "";
     check(told === "line one\nline two\nerr\n[exit status 3]", `the model was told: ${JSON.stringify(told)}`);
     const id = await card.getAttribute("data-id");
-    for (const [theme, shot] of [
-      ["Light Modern", "vscode-command-light"],
-      ["Dark Modern", "vscode-command-dark"],
-    ]) {
+    for (const [theme, shot] of inBothThemes("vscode-command")) {
       await setTheme(theme);
       await chat.locator("#log").evaluate((l) => (l.scrollTop = l.scrollHeight));
       for (const sel of [".tool-shell", ".tool-status", ".tool-args", ".tool-title"]) {
