@@ -96,6 +96,12 @@ func testCommandArgumentErrors(t *testing.T, start func(*testing.T) (*lsptest.Se
 		api.ContextCandids: {
 			{"any field", map[string]any{"sessionId": "x"}, -32602, "unknown field"},
 		},
+		api.WorkspaceFiles: {
+			{"query not a string", map[string]any{"query": 7}, -32602, "query"},
+			{"query too long", map[string]any{"query": strings.Repeat("q", 257)}, -32602, "query"},
+			{"limit over", map[string]any{"limit": 201}, -32602, "limit"},
+			{"unknown field", map[string]any{"sessionId": "x"}, -32602, "unknown field"},
+		},
 		api.FilesAdd: {
 			{"neither", map[string]any{}, -32602, "give path"},
 			{"both", map[string]any{"path": "main.go", "name": "x", "contentBase64": "eA=="}, -32602, "not both"},

@@ -615,15 +615,15 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
   (ctxls-test--wait "the resumed history" (lambda () (string-search "after cancel ok" (ctxls-test--chat-text))))
   (let ((chat (ctxls-test--chat-text)))
     (should (string-prefix-p "# Emacs Test Title\n" chat))
-    (should (string-search "## You\n\ncount slowly\n\n## ctxls\n\none \n\n_cancelled_" chat))
-    (should (string-search "## You\n\nagain please\n\n## ctxls\n\nafter cancel ok" chat))
-    (should (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" chat)))
+    (should (string-search "## You\n\n_with main.go_\n\ncount slowly\n\n## ctxls\n\none \n\n_cancelled_" chat))
+    (should (string-search "## You\n\n_with main.go_\n\nagain please\n\n## ctxls\n\nafter cancel ok" chat))
+    (should (string-search "## You\n\n_with main.go_\n\nafter the restart\n\n## ctxls\n\nrestarted fine" chat)))
   (ctxls-test--wait "the resumed context" (lambda () (ctxls-test--said "resumed context")))
   ;; Search the messages for a word of the first session's answer.
   (ctxls-test--mx "ctxls-search" "greeting" "")
   (ctxls-test--wait "the found session" (lambda () (string-search "final words." (ctxls-test--chat-text))))
   (let ((chat (ctxls-test--chat-text)))
-    (should (string-search "\n\n# Emacs Test Title\n\n## You\n\nwhat does this do?" chat))
+    (should (string-search "\n\n# Emacs Test Title\n\n## You\n\n_with main.go:3-4_\n\nwhat does this do?" chat))
     (should (equal ctxls--session-title "Emacs Test Title")))
   (ctxls-test--stop))
 
@@ -766,8 +766,8 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
     (should mark)
     (should (string-match-p "_summarised for the model: the first [0-9]+ messages; all are kept here_" block))
     ;; Every message is still shown; the mark follows the last turn summarised.
-    (should (< (string-search "## You\n\ncount slowly" block) (string-search "## You\n\nfail now" block) mark
-               (string-search "## You\n\nafter the restart\n\n## ctxls\n\nrestarted fine" block)))
+    (should (< (string-search "## You\n\n_with main.go_\n\ncount slowly" block) (string-search "## You\n\n_with main.go_\n\nfail now" block) mark
+               (string-search "## You\n\n_with main.go_\n\nafter the restart\n\n## ctxls\n\nrestarted fine" block)))
     ;; The summary itself is not shown as a message; the mark's button
     ;; shows it.
     (should-not (string-search "Goal: explain main.go" block))
@@ -953,7 +953,7 @@ Return whether the call's output is then shown."
     (should (equal (funcall mcp (ctxls-test--tool-lines)) (funcall mcp want))))
   (let ((chat (ctxls-test--chat-text)))
     ;; One answer heading per turn.
-    (should (string-search "## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▸ write_file " chat))
+    (should (string-search "## You\n\n_with main.go_\n\nwrite the notes and echo hi\n\n## ctxls\n\n▸ write_file " chat))
     ;; Each turn ends with what its answers cost (the fake provider says
     ;; 10 prompt tokens and a completion token a chunk for each request).
     (should (string-search "▸ t · echo `{\"text\":\"hi\"}` — done\n```\necho: hi\n```\n\nEchoed.\n\n_tokens: 20 in · 1 out_\n\n## You" chat)))

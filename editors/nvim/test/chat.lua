@@ -109,11 +109,17 @@ local ok, err = pcall(function()
     put_shared(id)
     -- seen_streaming: B's answer was shown while it was being written.
     local seen_streaming = false
+    -- B's question, under the line naming the file that went with it
+    -- (B's active file, as the daemon kept it with the question).
+    local function b_question(rest)
+      local t = text(buf)
+      return t:find("## You\n\n_with [^\n]+_\n\nquestion from B" .. rest) ~= nil
+    end
     local function shows_b()
-      if has(buf, "## You\n\nquestion from B\n\n## ctxls\n\n") and has(buf, "_answering elsewhere…_") then
+      if b_question("\n\n## ctxls\n\n") and has(buf, "_answering elsewhere…_") then
         seen_streaming = true
       end
-      return has(buf, "## You\n\nquestion from B") and has(buf, "## ctxls\n\nanswer from B")
+      return b_question("") and has(buf, "## ctxls\n\nanswer from B")
     end
     -- The chat window's cursor: where the user reads stays (sqlite-a), the
     -- end is followed (live-a).
@@ -236,7 +242,7 @@ local ok, err = pcall(function()
       local buf
       wait("the resumed chat of " .. question, function()
         for _, b in ipairs(chat_bufs()) do
-          if has(b, "## You\n\n" .. question) then
+          if h.has_question(b, question) then
             buf = b
           end
         end

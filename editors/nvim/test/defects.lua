@@ -258,7 +258,7 @@ local ok, err = pcall(function()
     local buf
     wait("the resumed history", function()
       buf = chat_bufs()[1]
-      return buf ~= nil and has(buf, "## You\n\nquestion in A") and has(buf, "## ctxls\n\nanswer A")
+      return buf ~= nil and h.has_question(buf, "question in A") and has(buf, "## ctxls\n\nanswer A")
     end)
     if has(buf, "question in B") then
       fail("the resumed buffer shows another session:\n" .. text(buf))

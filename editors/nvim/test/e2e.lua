@@ -251,7 +251,9 @@ local ok, err = pcall(function()
     end
     -- One answer heading per turn, and its output unfolds.
     local t = chat_text()
-    if not t:find('## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▾ write_file', 1, true) or not t:find("```\n\nEchoed.", 1, true) then
+    local question = t:find('## You\n\nwrite the notes and echo hi\n\n## ctxls\n\n▾ write_file', 1, true)
+      or t:find('## You\n\n_with [^\n]+_\n\nwrite the notes and echo hi\n\n## ctxls\n\n▾ write_file')
+    if not question or not t:find("```\n\nEchoed.", 1, true) then
       fail("the history:\n" .. t)
     end
     local out = h.expand(vim.fn.bufwinid(chat), row_of(chat, '▾ t · echo `{"text":"hi"}` — done'))

@@ -44,6 +44,12 @@ return function(label)
   function h.has(buf, s)
     return h.text(buf):find(s, 1, true) ~= nil
   end
+  -- has_question reports whether buf shows question q under its "## You"
+  -- line, after the line naming the files that went with it if any.
+  function h.has_question(buf, q)
+    local t = h.text(buf)
+    return t:find("## You\n\n" .. q, 1, true) ~= nil or t:find("## You\n\n_with [^\n]+_\n\n" .. vim.pesc(q)) ~= nil
+  end
 
   -- said reports whether a notification so far holds s.
   function h.said(s)

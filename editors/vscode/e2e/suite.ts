@@ -121,7 +121,7 @@ async function step(name: string, f: () => Promise<void>): Promise<void> {
   try {
     await f();
   } catch (e) {
-    const shot = await ed.shot(`FAIL-${name.replace(/[^a-z0-9]+/gi, "-")}`).catch((e) => `(no screenshot: ${e instanceof Error ? e.message.split("\n")[0] : e})`);
+    const shot = await ed.shot(`FAIL-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 120)}`).catch((e) => `(no screenshot: ${e instanceof Error ? e.message.split("\n")[0] : e})`);
     console.log(`FAIL ${name}: ${e instanceof Error ? e.stack : e}\n  screenshot: ${shot}`);
     for (const l of ed.logs.slice(-20)) console.log(`  ${l}`);
     throw e;
@@ -949,7 +949,7 @@ async function main(): Promise<void> {
     await input.fill("");
     await input.click();
     await ed.page.keyboard.type("Where does @log");
-    await until("auth/login.go offered first", async () => (await list.isVisible()) && (await offered())[0] === "auth/login.go", 10_000);
+    await until("auth/login.go offered first", async () => (await list.isVisible()) && (await list.getAttribute("data-query")) === "log" && (await offered())[0] === "auth/login.go", 10_000);
     check(!(await offered()).some((f) => !/l.*o.*g/i.test(f)), `files that do not match "log": ${await offered()}`);
     // Esc closes the list and does nothing else: the text stays.
     await ed.page.keyboard.press("Escape");
@@ -957,9 +957,11 @@ async function main(): Promise<void> {
     check((await input.inputValue()) === "Where does @log", `the input after Esc: ${await input.inputValue()}`);
     // Typing after "@" opens it again, for the new text.
     await ed.page.keyboard.press("Backspace");
-    await until("the list for @lo", async () => (await list.isVisible()) && (await offered()).includes("auth/login.go"), 10_000);
+    await until("the list for @lo", async () => (await list.isVisible()) && (await list.getAttribute("data-query")) === "lo" && (await offered()).includes("auth/login.go"), 10_000);
     await ed.page.keyboard.type("g");
-    await until("the list for @log", async () => (await offered())[0] === "auth/login.go", 10_000);
+    // (The list answers "log" once its data-query says so: until then it may
+    // be the one for "lo", which the answer for "log" replaces.)
+    await until("the list for @log", async () => (await list.getAttribute("data-query")) === "log" && (await offered())[0] === "auth/login.go", 10_000);
     // Down and Up choose; the keys stay in the list (no question brought back from the history).
     if ((await offered()).length > 1) {
       await ed.page.keyboard.press("ArrowDown");

@@ -41,6 +41,7 @@
       if (timer) clearTimeout(timer);
       timer = null;
       seq++;
+      delete box.dataset.query;
       box.hidden = true;
       box.textContent = "";
       input.removeAttribute("aria-activedescendant");
@@ -109,6 +110,7 @@
         const same = token && token.at === t.at && token.query === t.query;
         token = t;
         if (same) return;
+        delete box.dataset.query; // the list shown answers older text
         if (fresh) {
           files = [];
           selected = 0;
@@ -123,8 +125,13 @@
       /** The files for the asking numbered n (older answers are dropped). */
       results(n, list) {
         if (n !== seq || !token) return;
+        // The file chosen stays chosen when the new list has it (the
+        // answer for the text typed since came after a key moved the
+        // choice), else the first.
+        const chosen = files[selected];
         files = list;
-        selected = 0;
+        selected = Math.max(0, chosen === undefined ? 0 : list.indexOf(chosen));
+        box.dataset.query = token.query; // the text these files answer
         draw(false);
       },
       /** A key in the input: whether the list took it. */
