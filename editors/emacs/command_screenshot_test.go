@@ -65,11 +65,8 @@ func TestEmacsCommandScreenshot(t *testing.T) {
 					t.Fatal(err)
 				}
 				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, "")
-				term := screenshot.StartTmux(t, "ctxls-emacs-cmd-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
-					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+				term := startTerminal(t, emacs, "ctxls-emacs-cmd-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work, setup, filepath.Join(work, "main.go"))
 				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
-				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 
 				// 1. A plan, then the tests: the command asked in the chat, y there.
 				keys("C-c", "x", "a")

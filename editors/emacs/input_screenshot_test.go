@@ -44,11 +44,8 @@ func TestEmacsMentionScreenshot(t *testing.T) {
 					}
 				}
 				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, "")
-				term := screenshot.StartTmux(t, "ctxls-emacs-mention-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
-					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+				term := startTerminal(t, emacs, "ctxls-emacs-mention-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work, setup, filepath.Join(work, "main.go"))
 				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
-				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 				// At the prompt (C-c x a): "@main.go" typed, then "@log" and TAB.
 				keys("C-c", "x", "a")
 				waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls (with main.go):") })

@@ -31,11 +31,8 @@ func TestEmacsInstructionsScreenshot(t *testing.T) {
 					"and `pkg/AGENTS.md` (keep pkg small), ", "the nearer one first for `pkg/util.go`."}})
 				work := instructionsWorkspace(t)
 				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, "")
-				term := screenshot.StartTmux(t, "ctxls-emacs-instr-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
-					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+				term := startTerminal(t, emacs, "ctxls-emacs-instr-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work, setup, filepath.Join(work, "main.go"))
 				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
-				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 
 				// AGENTS.md typed in, not saved.
 				keys("C-x", "C-f")

@@ -50,11 +50,8 @@ func TestEmacsScreenshot(t *testing.T) {
 				work := workspace(t)
 				mcp := testmcp.Server(t, "docs", t.TempDir())
 				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, fmt.Sprintf(`(setq ctxls-mcp-servers '(("docs" :command %q :args ("-name" "docs") :env (("TESTMCP_DIR" . %q)))))`, mcp["command"], mcp["env"].(map[string]string)["TESTMCP_DIR"]))
-				term := screenshot.StartTmux(t, "ctxls-emacs-shot-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
-					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+				term := startTerminal(t, emacs, "ctxls-emacs-shot-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work, setup, filepath.Join(work, "main.go"))
 				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
-				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 				// Select lines 5-7 (func main) and ask about them.
 				keys("M-<", "C-n", "C-n", "C-n", "C-n", "C-Space", "C-n", "C-n", "C-n", "C-c", "x", "a")
 				waitFor("the prompt", func(s string) bool { return strings.Contains(s, "Ask ctxls (with main.go:5-7):") })
@@ -242,11 +239,8 @@ func TestEmacsSearchScreenshot(t *testing.T) {
 				fake.Enqueue(searchReplies()...)
 				work := searchWorkspace(t)
 				setup := terminalSetup(t, emacs, bin, scratchDir(t), fake.URL, theme.emacsTheme, ";; The chat beside the file, as on a wide screen.\n(setq split-width-threshold 120)")
-				term := screenshot.StartTmux(t, "ctxls-emacs-search-"+emacs.tmuxName()+"-"+theme.name, 164, 34, work,
-					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "auth", "handler.go"))
+				term := startTerminal(t, emacs, "ctxls-emacs-search-"+emacs.tmuxName()+"-"+theme.name, 164, 34, work, setup, filepath.Join(work, "auth", "handler.go"))
 				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
-				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 				// Typed, not saved: the buffer calls loginRedirect on line 3.
 				keys("M-<", "C-n", "C-n", "C-k")
 				keys("-l", "func handle() { loginRedirect() }")

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ctxls/ctxls/editors/screenshot"
 )
 
 // termTheme is a theme a terminal Emacs of the tests is shown in: the
@@ -53,4 +56,16 @@ func terminalSetup(t *testing.T, emacs emacsVersion, bin, dataDir, providerURL, 
 		t.Fatal(err)
 	}
 	return setup
+}
+
+// startTerminal starts emacs in a terminal (tmux session name, cols by
+// rows) in work, with the init file setup and file visited, as a person
+// would (their HOME empty, no API key), and waits for ctxls's mode line.
+func startTerminal(t *testing.T, emacs emacsVersion, name string, cols, rows int, work, setup, file string) *screenshot.Tmux {
+	t.Helper()
+	term := screenshot.StartTmux(t, name, cols, rows, work,
+		[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+		emacs.Path, "-nw", "-Q", "-l", setup, file)
+	term.WaitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
+	return term
 }

@@ -46,11 +46,8 @@ func TestEmacsLiveElsewhere(t *testing.T) {
 				work := workspace(t)
 				data := scratchDir(t)
 				setup := terminalSetup(t, emacs, bin, data, fake.URL, theme.emacsTheme, "")
-				term := screenshot.StartTmux(t, "ctxls-emacs-comeback-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work,
-					[]string{"OPENAI_API_KEY=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
-					emacs.Path, "-nw", "-Q", "-l", setup, filepath.Join(work, "main.go"))
+				term := startTerminal(t, emacs, "ctxls-emacs-comeback-"+emacs.tmuxName()+"-"+theme.name, 110, 40, work, setup, filepath.Join(work, "main.go"))
 				keys, waitFor := term.Keys, term.WaitFor
-				waitFor("the mode line", func(s string) bool { return strings.Contains(s, " ctxls") && !strings.Contains(s, "starting") })
 				keys("C-c", "x", "a")
 				waitFor("the prompt", func(s string) bool { return strings.Contains(screenshot.LastLine(s), "Ask ctxls") })
 				keys("-l", "Where does the program start?")
