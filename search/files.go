@@ -9,33 +9,16 @@ import (
 	"time"
 )
 
-// Named is a file NamedFiles found.
+// Named is a file of the workspace as AllNames lists it.
 type Named struct {
 	Path    string // as results show paths (relative to its root)
 	ModTime time.Time
 }
 
-// NamedFiles lists the files of the scope whose paths match query as a
-// completion list does (what an editor offers after "@"): the query's
-// characters in order, ignoring case, anywhere in the path, best first —
-// contiguous in the file's name (at its start best), then contiguous in
-// the path, then scattered in the name, then scattered in the path;
-// shorter paths first within each. An empty query matches every file, most
-// recently modified first. At most limit files (more reports whether
-// others matched). Withheld files (Options.Withhold) are left out: what is
-// offered is what may go with a question. It is AllNames then RankNames.
-func NamedFiles(ctx context.Context, opts Options, query string, limit int) (files []Named, more bool, err error) {
-	all, err := AllNames(ctx, opts)
-	if err != nil {
-		return nil, false, err
-	}
-	files, more = RankNames(all, query, limit)
-	return files, more, nil
-}
-
-// AllNames lists every file of the scope but the withheld ones, in no
-// particular order, with its time: what RankNames ranks, which a caller
-// may keep while the user types.
+// AllNames lists every file of the scope but the withheld ones
+// (Options.Withhold: what is offered is what may go with a question), in
+// no particular order, with its time: what RankNames ranks, which a
+// caller may keep while the user types (NameCache).
 func AllNames(ctx context.Context, opts Options) ([]Named, error) {
 	s, err := newScope(opts, 1, nil)
 	if err != nil {
@@ -60,8 +43,13 @@ func AllNames(ctx context.Context, opts Options) ([]Named, error) {
 	return slices.Concat(workers...), nil
 }
 
-// RankNames is NamedFiles's choice among files: the best limit for query,
-// and whether more matched.
+// RankNames chooses among files as a completion list does (what an
+// editor offers after "@"): those whose paths hold query's characters in
+// order, ignoring case, best first — contiguous in the file's name (at its
+// start best), then contiguous in the path, then scattered in the name,
+// then scattered in the path; shorter paths first within each. An empty
+// query matches every file, most recently modified first. At most limit
+// files; more reports whether others matched.
 func RankNames(files []Named, query string, limit int) (best []Named, more bool) {
 	q := strings.ToLower(query)
 	var top []named

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestNamedFiles: a completion list's order (name prefix, name, path,
+// TestNamedFiles (AllNames, then RankNames): a completion list's order (name prefix, name, path,
 // scattered in the name, scattered in the path; shorter first), ignored
 // and withheld files left out, the limit and "more", an empty query newest
 // first.
@@ -36,10 +36,11 @@ func TestNamedFiles(t *testing.T) {
 	opts := Options{Roots: []string{root}, Withhold: func(p string) bool { return filepath.Base(p) == ".env" }}
 	named := func(q string, limit int) ([]string, bool) {
 		t.Helper()
-		fs, more, err := NamedFiles(context.Background(), opts, q, limit)
+		all, err := AllNames(context.Background(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		fs, more := RankNames(all, q, limit)
 		var out []string
 		for _, f := range fs {
 			out = append(out, f.Path)

@@ -14,9 +14,6 @@ import (
 // Image is one image a question carries.
 type Image = chat.Image
 
-// ParseDataURL reads an image given as a data URL (chat.ParseDataURL).
-func ParseDataURL(u string) (Image, error) { return chat.ParseDataURL(u) }
-
 // QuestionImages are the images a stored question names that are still in
 // the session folder (chat.QuestionImages).
 func QuestionImages(folder, question string) []Image { return chat.QuestionImages(folder, question) }

@@ -154,7 +154,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 func questionImages(urls []string) ([]Image, error) {
 	images := make([]Image, 0, len(urls))
 	for i, u := range urls {
-		im, err := ParseDataURL(u)
+		im, err := chat.ParseDataURL(u)
 		if err == nil {
 			err = chat.CheckImage(im.MIME, im.Data)
 		}

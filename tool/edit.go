@@ -473,7 +473,7 @@ func editPath(sess *session.Session, roots []string, p string, create bool) (str
 	switch {
 	case !slices.ContainsFunc(roots, within):
 		return "", fmt.Errorf("%s is outside the workspace folders (symbolic links followed); ctxls edits only files inside them", p)
-	case slices.Contains(strings.Split(filepath.ToSlash(real), "/"), ".git"):
+	case workspace.InGitDir(real):
 		return "", fmt.Errorf("%s is inside a .git folder; ctxls does not edit it", p)
 	case sess.Folder != "" && (session.Within(path, sess.Folder) || session.Within(real, sess.Folder)):
 		return "", fmt.Errorf("%s is in the session folder; use write_file for the session's files", p)

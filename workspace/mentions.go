@@ -100,14 +100,15 @@ func Mentionable(p string, roots []string) bool {
 	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	if SecretName(p) || underGitDir(p) {
+	if SecretName(p) || InGitDir(p) {
 		return false
 	}
 	g := Guard{Roots: roots}
 	return g.Refusal(p) == ""
 }
 
-// underGitDir: p is inside a .git folder.
-func underGitDir(p string) bool {
+// InGitDir reports whether path p has a .git folder among its elements:
+// the repository's own files, which ctxls neither sends nor edits.
+func InGitDir(p string) bool {
 	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".git")
 }
