@@ -62,20 +62,38 @@ func (a *acpx) run(args ...string) string {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	out, err := a.output(ctx, args...)
+	if err != nil {
+		a.t.Fatalf("acpx %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// output runs an acpx command and returns what it printed. acpx's own
+// queue owner (the process it keeps per session between commands) may
+// still be ending the previous command's queue: acpx then refuses the
+// command before it reaches the agent (an error it calls retryable).
+// Asked again once, as a user would; a prompt that got anywhere is not
+// (it says [done]).
+func (a *acpx) output(ctx context.Context, args ...string) (string, error) {
 	out, err := a.command(ctx, args...).CombinedOutput()
-	// acpx's own queue owner (the process it keeps per session between
-	// commands) may still be ending the previous command's queue: acpx
-	// refuses the command before it reaches the agent. Asked again once,
-	// as a user would; a prompt that got anywhere is not (it says [done]).
 	if err != nil && strings.Contains(string(out), "Queue owner is shutting down") && !strings.Contains(string(out), "[done]") {
 		a.t.Logf("acpx %s: %s; asking again", strings.Join(args, " "), bytes.TrimSpace(out))
 		time.Sleep(time.Second)
 		out, err = a.command(ctx, args...).CombinedOutput()
 	}
-	if err != nil {
-		a.t.Fatalf("acpx %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return string(out), err
+}
+
+// background runs an acpx command as output does, in the background;
+// wait returns what it printed once it has ended.
+func (a *acpx) background(ctx context.Context, args ...string) (wait func() string) {
+	done := make(chan string, 1)
+	go func() {
+		out, _ := a.output(ctx, args...)
+		done <- out
+	}()
+	return func() string { return <-done }
 }
 
 // TestAcpx: a prompt in a named session, a follow-up in it, a cancel, and
@@ -124,12 +142,7 @@ func TestAcpx(t *testing.T) {
 	fake.Enqueue(openaitest.Reply{Chunks: chunks, Delay: 50 * time.Millisecond})
 	ctx, stop := context.WithTimeout(context.Background(), 60*time.Second)
 	defer stop()
-	long := a.command(ctx, "prompt", "-s", "work", "Write a lot")
-	var longOut bytes.Buffer
-	long.Stdout, long.Stderr = &longOut, &longOut
-	if err := long.Start(); err != nil {
-		t.Fatal(err)
-	}
+	long := a.background(ctx, "prompt", "-s", "work", "Write a lot")
 	n := len(reqs)
 	fake.WaitRequests(n+1, 20*time.Second)
 	time.Sleep(300 * time.Millisecond) // a few chunks streamed
@@ -137,9 +150,8 @@ func TestAcpx(t *testing.T) {
 		t.Errorf("acpx cancel:\n%s", out)
 	}
 	fake.WaitCancelled(n, 10*time.Second)
-	_ = long.Wait()
-	if !strings.Contains(longOut.String(), "cancelled") {
-		t.Errorf("the cancelled prompt's acpx did not report it cancelled:\n%s", longOut.String())
+	if out := long(); !strings.Contains(out, "cancelled") {
+		t.Errorf("the cancelled prompt's acpx did not report it cancelled:\n%s", out)
 	}
 	st, err := backend.Open(context.Background(), dataDir, "")
 	if err != nil {
@@ -221,8 +233,7 @@ func TestAcpxEdits(t *testing.T) {
 	// acpx exits 5 when it denied a permission; the turn itself ends well.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	raw, err := a.command(ctx, "--approve-reads", "--non-interactive-permissions", "deny", "prompt", "-s", "edits", "edit main.go").CombinedOutput()
-	out := string(raw)
+	out, err := a.output(ctx, "--approve-reads", "--non-interactive-permissions", "deny", "prompt", "-s", "edits", "edit main.go")
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 5) || !strings.Contains(out, "[done] end_turn") {
 		t.Errorf("denied: %v\n%s", err, out)
 	}

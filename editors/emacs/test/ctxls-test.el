@@ -97,15 +97,20 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
           (message "ctxls-test: the daemon's goroutines:\n%s"
                    (with-current-buffer b
                      (buffer-substring-no-properties (max (point-min) (- (point-max) 60000)) (point-max))))))
+      ;; ERT prints a failure's data cut at its tenth element, five deep
+      ;; (Emacs 28): what the test saw goes out whole first, and the
+      ;; condition is short, the daemon's log last.
+      (let ((print-length nil) (print-level nil) (print-escape-newlines t))
+        (message "ctxls-test: timed out waiting for %s; what the test saw:\n%S" what
+                 (list :messages (reverse ctxls-test--messages)
+                       :buffers (mapcar (lambda (b) (list (buffer-name b) (buffer-file-name b)
+                                                          (and (buffer-file-name b) (file-exists-p (buffer-file-name b)))
+                                                          (buffer-size b)))
+                                        (buffer-list))
+                       :chat (ctxls-test--chat-text))))
       (ert-fail (list 'timed-out-waiting-for what
-                      :messages (reverse ctxls-test--messages)
-                      :buffers (mapcar (lambda (b) (list (buffer-name b) (buffer-file-name b)
-                                                         (and (buffer-file-name b) (file-exists-p (buffer-file-name b)))
-                                                         (buffer-size b)))
-                                       (buffer-list))
-                      :chat (ctxls-test--chat-text)
-                      :state (list :turn ctxls--turn :live ctxls--live-state :settling ctxls--live-settling
-                                   :pending ctxls--live-pending
+                      :state (list :title ctxls--session-title :turn ctxls--turn :live ctxls--live-state
+                                   :settling ctxls--live-settling :pending ctxls--live-pending
                                    :requests (and ctxls--connection
                                                   (length (ctxls-test--pending ctxls--connection))))
                       :log (if-let ((b (get-buffer "*ctxls log*")))
