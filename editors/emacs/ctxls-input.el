@@ -38,7 +38,7 @@
 (defvar ctxls--folders)
 (defvar ctxls-request-timeout)
 (declare-function ctxls--flush "ctxls" ())
-(declare-function jsonrpc-request "jsonrpc" (connection method params &rest args))
+(declare-function ctxls--request-wait "ctxls" (conn method params timeout))
 
 ;;;; History
 
@@ -139,10 +139,10 @@ Nil while the daemon is not running: completion offers nothing then."
   (when (and (eq ctxls--state 'ready) ctxls--connection)
     (ctxls--flush)
     (let ((result (condition-case nil
-                      (jsonrpc-request ctxls--connection 'workspace/executeCommand
-                                       (list :command ctxls-protocol-command-workspace-files
-                                             :arguments (vector (list :query query :limit 50)))
-                                       :timeout (min 5 ctxls-request-timeout))
+                      (ctxls--request-wait ctxls--connection 'workspace/executeCommand
+                                           (list :command ctxls-protocol-command-workspace-files
+                                                 :arguments (vector (list :query query :limit 50)))
+                                           (min 5 ctxls-request-timeout))
                     (error nil))))
       (mapcar (lambda (f) (plist-get f :path)) (plist-get result :files)))))
 

@@ -891,11 +891,39 @@ Chat turns and everything else are asynchronous."
   (ctxls--ensure-ready)
   (ctxls--flush)
   (condition-case err
-      (jsonrpc-request ctxls--connection 'workspace/executeCommand
-                       (list :command id :arguments (vector (or arg (ctxls--empty-object))))
-                       :timeout ctxls-request-timeout)
+      (ctxls--request-wait ctxls--connection 'workspace/executeCommand
+                           (list :command id :arguments (vector (or arg (ctxls--empty-object))))
+                           ctxls-request-timeout)
     (jsonrpc-error
      (user-error "ctxls: %s" (or (alist-get 'jsonrpc-error-message (cdr err)) (cadr err))))))
+
+(defun ctxls--request-wait (conn method params timeout)
+  "Send METHOD with PARAMS on CONN and wait up to TIMEOUT seconds for its result.
+Signals `jsonrpc-error' as `jsonrpc-request' does.  Not `jsonrpc-request'
+itself: in Emacs 28's jsonrpc (1.0.14) its answer leaves the process
+filter with a `throw', and the messages read with the answer (a question
+the daemon asks, a title) wait in the process buffer until the daemon
+writes again, which may be never (a turn waiting for that question's
+answer).  Here the answer only sets a variable; the filter goes on."
+  (let ((outcome nil)
+        (deadline (+ (float-time) timeout)))
+    (jsonrpc-async-request
+     conn method params
+     :success-fn (lambda (result) (setq outcome (list :result result)))
+     :error-fn (jsonrpc-lambda (&key code message data)
+                 (setq outcome (list :error `((jsonrpc-error-code . ,code)
+                                              (jsonrpc-error-message . ,message)
+                                              (jsonrpc-error-data . ,data)))))
+     :timeout timeout
+     :timeout-fn (lambda () (setq outcome (list :error '((jsonrpc-error-message . "Timed out"))))))
+    (while (and (null outcome) (jsonrpc-running-p conn) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (pcase outcome
+      (`(:result ,result) result)
+      (`(:error ,data) (signal 'jsonrpc-error (cons "request failed" data)))
+      (_ (signal 'jsonrpc-error (list "request failed"
+                                      (cons 'jsonrpc-error-message
+                                            (if (jsonrpc-running-p conn) "Timed out" "the daemon exited"))))))))
 
 (defun ctxls--on-request (_conn method params)
   "Answer the daemon's request METHOD with PARAMS."

@@ -720,6 +720,9 @@ func TestEmacsSetup(t *testing.T) {
 
 		// The package compiles without a warning and its autoloads work.
 		t.Run("package", func(t *testing.T) { r.run(t, "ctxls-test-package") })
+		// A synchronous request (a picker's list) leaves nothing that came
+		// with its answer unread (Emacs 28's jsonrpc-request did).
+		t.Run("request-wait", func(t *testing.T) { r.run(t, "ctxls-test-request-wait") })
 
 		// The init code docs/editors.md gives, plain and with use-package, with
 		// "ctxls" found on PATH.

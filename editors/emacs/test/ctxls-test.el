@@ -123,9 +123,13 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
   (ctxls-test--wait "the daemon" (lambda () (eq ctxls--state 'ready))))
 
 (defun ctxls-test--call (id arg)
-  "Run the daemon's command ID with ARG synchronously, for checks."
-  (jsonrpc-request ctxls--connection 'workspace/executeCommand
-                   (list :command id :arguments (vector (or arg (make-hash-table))))))
+  "Run the daemon's command ID with ARG synchronously, for checks.
+As ctxls.el does (`ctxls--request-wait'): with `jsonrpc-request', Emacs
+28 left the messages read with the answer unread (a title announced
+then never showed)."
+  (ctxls--request-wait ctxls--connection 'workspace/executeCommand
+                       (list :command id :arguments (vector (or arg (make-hash-table))))
+                       30))
 
 (defun ctxls-test--mx (command &rest answers)
   "Type M-x COMMAND RET, then each of ANSWERS followed by RET."
@@ -176,6 +180,28 @@ jsonrpc.el 1.0.14 (Emacs 28) keeps them in a hash table of ID to
       (should (equal (list (process-status proc) (process-exit-status proc)) '(exit 0))))))
 
 ;;;; The package
+
+;; A peer that writes an answer and a notification at once, as the daemon
+;; does when a title is announced while a picker's list is answered.
+(ert-deftest ctxls-test-request-wait ()
+  "A synchronous request leaves nothing that came with its answer unread."
+  (let* ((answer "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"files\":[]}}")
+         (note "{\"jsonrpc\":\"2.0\",\"method\":\"ctxls/sessionUpdated\",\"params\":{\"title\":\"T\"}}")
+         (frame (lambda (json) (format "Content-Length: %d\r\n\r\n%s" (string-bytes json) json)))
+         (script (format "head -c 1 >/dev/null; printf '%%s' '%s'; sleep 30"
+                         (concat (funcall frame answer) (funcall frame note))))
+         (proc (make-process :name "ctxls-test-peer" :command (list "sh" "-c" script)
+                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t))
+         (notes nil)
+         (conn (make-instance 'jsonrpc-process-connection :name "peer" :process proc
+                              :notification-dispatcher (lambda (_c method _p) (push method notes)))))
+    (unwind-protect
+        (progn
+          (should (equal (ctxls--request-wait conn 'workspace/executeCommand (list :command "x") 10)
+                         '(:files [])))
+          ;; Read with the answer, nothing more to come: handled already.
+          (should (equal notes '(ctxls/sessionUpdated))))
+      (jsonrpc-shutdown conn t))))
 
 (ert-deftest ctxls-test-package ()
   "ctxls.el byte-compiles without a warning; its autoloads load and work."
