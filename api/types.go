@@ -139,11 +139,13 @@ type Usage struct {
 }
 
 // Span is a range of message ids, both ends included; Covered is how many
-// messages (summaries left out) it holds.
+// messages (summaries left out) it holds, Questions how many of them are
+// the user's questions (what a client counts when it tells the user).
 type Span struct {
-	First   int64 `json:"first"`
-	Last    int64 `json:"last"`
-	Covered int   `json:"covered"`
+	First     int64 `json:"first"`
+	Last      int64 `json:"last"`
+	Covered   int   `json:"covered"`
+	Questions int   `json:"questions"`
 }
 
 // Message is one message of a session.

@@ -76,11 +76,20 @@ type compactor func(ctx context.Context, previous *session.Message, older []hist
 // trimming).
 func (e *Engine) turnCompactor(t Turn, ev Events) compactor {
 	return func(ctx context.Context, previous *session.Message, older []histTurn) (*session.Message, error) {
+		// Told in questions, as people count a conversation: the new
+		// summary covers the previous one's and older's.
 		n := 0
-		for _, h := range older {
-			n += len(h.stored)
+		if previous != nil && previous.SummaryOf != nil {
+			n = previous.SummaryOf.Questions
 		}
-		ev.Emit(Activity{Message: fmt.Sprintf("summarising %d earlier messages to fit the context window", n)})
+		for _, h := range older {
+			for _, m := range h.stored {
+				if m.Role == session.RoleUser {
+					n++
+				}
+			}
+		}
+		ev.Emit(Activity{Message: fmt.Sprintf("summarising %s to fit the context window", session.FirstQuestions(n))})
 		s, err := e.storeSummary(ctx, t.SessionID, t.Provider, previous, older)
 		if err != nil {
 			e.Log.Warn("compaction failed; leaving the oldest turns out instead", "session", t.SessionID, "err", err)

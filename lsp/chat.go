@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
+	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
 )
@@ -106,7 +107,7 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			s.notify(ctx, api.Plan, service.PlanParams(ev))
 		case turn.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
-			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (the first %d messages)", sp.Covered)})
+			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (%s)", session.FirstQuestions(sp.Questions))})
 		case turn.Done, turn.Cancelled, turn.Failed:
 			final = ev
 		}

@@ -33,7 +33,7 @@ func wireMessage(m session.Message) api.Message {
 		w.Usage = &api.Usage{PromptTokens: m.Usage.PromptTokens, CompletionTokens: m.Usage.CompletionTokens, CachedTokens: m.Usage.CachedTokens}
 	}
 	if m.SummaryOf != nil {
-		w.SummaryOf = &api.Span{First: m.SummaryOf.First, Last: m.SummaryOf.Last, Covered: m.SummaryOf.Covered}
+		w.SummaryOf = &api.Span{First: m.SummaryOf.First, Last: m.SummaryOf.Last, Covered: m.SummaryOf.Covered, Questions: m.SummaryOf.Questions}
 	}
 	return w
 }

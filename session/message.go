@@ -74,6 +74,9 @@ type Span struct {
 	// Covered is how many messages (summaries left out) the range holds,
 	// counted by the store when the summary is stored.
 	Covered int `json:"covered"`
+	// Questions is how many of them are the user's questions (what people
+	// count), counted with Covered.
+	Questions int `json:"questions"`
 }
 
 // IsSummary reports whether m is a summary of earlier turns.
@@ -210,4 +213,14 @@ func IsStale(self, owner string, hb sql.NullInt64, now int64, host string) bool 
 		}
 	}
 	return false
+}
+
+// FirstQuestions says what a summary of the first n questions covers, as
+// people count a conversation: "the first question and its answer", "the
+// first 3 questions and their answers".
+func FirstQuestions(n int) string {
+	if n == 1 {
+		return "the first question and its answer"
+	}
+	return fmt.Sprintf("the first %d questions and their answers", n)
 }

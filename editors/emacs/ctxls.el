@@ -1597,6 +1597,13 @@ turn with tool calls is stored as an answer per round, shown as one)."
          (ctxls--tool-insert c)))
       ("system" (insert (ctxls--heading (concat "_" (ctxls--one-line content 200) "_") 'ctxls-note) "\n\n")))))
 
+(defun ctxls--first-questions (n)
+  "What a summary of the first N questions covers, as people count a conversation.
+\"the first question and its answer\", \"the first 3 questions and their answers\"."
+  (if (= n 1)
+      "the first question and its answer"
+    (format "the first %d questions and their answers" n)))
+
 (defun ctxls--compacted-line (span &optional summary)
   "Insert the line that marks where the model's view starts, for SPAN.
 SPAN is the newest summary's summaryOf: it covers the messages above.
@@ -1604,8 +1611,8 @@ SUMMARY, its text, is shown by a button on the line."
   (when ctxls--after-tool
     (setq ctxls--after-tool nil)
     (insert "\n"))
-  (insert (ctxls--heading (format "_summarised for the model: the first %d messages; all are kept here_"
-                                  (plist-get span :covered))
+  (insert (ctxls--heading (format "_summarised for the model: %s; all are kept here_"
+                                  (ctxls--first-questions (or (plist-get span :questions) 0)))
                           'ctxls-note))
   (when summary
     (insert " ")
@@ -4325,14 +4332,16 @@ the model's view now starts."
     (ctxls--say "summarising the session's earlier turns for the model…")
     (ctxls--command ctxls-protocol-command-session-compact (list :sessionId id)
                     (lambda (r)
-                      (let ((covered (plist-get (plist-get (plist-get r :summary) :summaryOf) :covered)))
+                      (let ((questions (or (plist-get (plist-get (plist-get r :summary) :summaryOf) :questions) 0)))
                         ;; Said once the chat shows the mark it speaks of.
                         (ctxls--command ctxls-protocol-command-session-show (list :sessionId id)
                                         (lambda (show)
                                           (ctxls--render-session show)
                                           (ctxls--show-chat)
-                                          (ctxls--say "the first %d messages are summarised for the model; every message is kept"
-                                                      covered))))))))
+                                          ;; One line of an 80-column echo area; the
+                                          ;; mark in the chat says all are kept.
+                                          (ctxls--say "summarised for the model: %s"
+                                                      (ctxls--first-questions questions)))))))))
 
 ;;;###autoload
 (defun ctxls-delete-session (session)

@@ -132,13 +132,13 @@ func TestEmacsScreenshot(t *testing.T) {
 				keys("M-x")
 				keys("-l", "ctxls-compact")
 				keys("Enter")
-				waitFor("the compaction's message", func(s string) bool { return strings.Contains(s, "are summarised for the model") })
+				waitFor("the compaction's message", func(s string) bool { return strings.Contains(s, "ctxls: summarised for the model: the first") })
 				// The chat window alone, from the top of the block the command showed.
 				keys("C-x", "1", "M->", "C-r")
 				keys("-l", "# Greeting in main.go")
 				keys("Enter", "C-u", "0", "C-l")
 				shown := waitFor("the mark", func(s string) bool {
-					return strings.Contains(s, "summarised for the model: the first 4 messages") && strings.Contains(s, "exits with status 0.") &&
+					return strings.Contains(s, "summarised for the model: the first question and its answer") && strings.Contains(s, "exits with status 0.") &&
 						strings.Contains(s, "Say how the program ends.\n\n[image: ")
 				})
 				if a, m, b := strings.Index(shown, "Lines 5-7"), strings.Index(shown, "summarised for the model"), strings.Index(shown, "And after that?"); a < 0 || !(a < m && m < b) {

@@ -157,7 +157,7 @@ func TestNeovimScreenshot(t *testing.T) {
 				waitFor("the compaction's message", func(s string) bool { return strings.Contains(s, "are summarised for the model") })
 				keys("5", "z", "t")
 				shown := waitFor("the mark", func(s string) bool {
-					return strings.Contains(s, "summarised for the model: the first 4 messages") && strings.Contains(s, "Anything else?")
+					return strings.Contains(s, "summarised for the model: the first question and its answer") && strings.Contains(s, "Anything else?")
 				})
 				if a, m, b := strings.Index(shown, "without touching the database."), strings.Index(shown, "summarised for the model"), strings.Index(shown, "Anything else?"); a < 0 || !(a < m && m < b) {
 					t.Errorf("the mark is not between the first answer and the second question:\n%s", shown)

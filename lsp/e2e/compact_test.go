@@ -103,7 +103,7 @@ func TestCompactionOverLSP(t *testing.T) {
 	}
 	reported := false
 	for _, m := range s.Notifications("$/progress") {
-		reported = reported || strings.Contains(string(m.Params), `"tok-c"`) && strings.Contains(string(m.Params), "earlier turns summarised (the first")
+		reported = reported || strings.Contains(string(m.Params), `"tok-c"`) && strings.Contains(string(m.Params), "earlier turns summarised ("+session.FirstQuestions(sum.SummaryOf.Questions)+")")
 	}
 	if !reported {
 		t.Error("the progress does not report the compaction")

@@ -136,9 +136,9 @@ func copySession(ctx context.Context, src Source, dst *Store, ss session.Session
 				toolCalls = string(m.ToolCalls)
 			}
 			pt, ct, cached := session.UsageArgs(m.Usage)
-			var sf, sl, sc any
+			var sf, sl, sc, sq any
 			if m.SummaryOf != nil {
-				sc = m.SummaryOf.Covered
+				sc, sq = m.SummaryOf.Covered, m.SummaryOf.Questions
 				first, ok1 := newID[m.SummaryOf.First]
 				last, ok2 := newID[m.SummaryOf.Last]
 				if !ok1 || !ok2 {
@@ -147,9 +147,9 @@ func copySession(ctx context.Context, src Source, dst *Store, ss session.Session
 				sf, sl = first, last
 			}
 			var id int64
-			if err := tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens, files)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
-				ss.ID, m.Role, m.Content, toolCalls, session.Nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, session.Nullable(m.Model), sf, sl, sc, cached, session.FilesArg(m.Files)).Scan(&id); err != nil {
+			if err := tx.QueryRow(ctx, `INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, summary_questions, cached_tokens, files)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`,
+				ss.ID, m.Role, m.Content, toolCalls, session.Nullable(m.ToolCallID), status, m.CreatedAt.UnixMilli(), pt, ct, session.Nullable(m.Model), sf, sl, sc, sq, cached, session.FilesArg(m.Files)).Scan(&id); err != nil {
 				return err
 			}
 			newID[m.ID] = id

@@ -34,17 +34,19 @@ func (s *Store) AppendMessage(ctx context.Context, m *session.Message) error {
 // messages counted.
 const pgAppendMessage = `WITH touched AS (
 		UPDATE sessions SET updated_at = GREATEST(updated_at + 1, $7) WHERE id = $1 RETURNING id)
-	INSERT INTO messages (` + session.MessageColumns + `, summary_count)
+	INSERT INTO messages (` + session.MessageColumns + `, summary_count, summary_questions)
 	SELECT touched.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $14::bigint, $15,
 		CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
-			WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END
-	FROM touched RETURNING id, summary_count`
+			WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL) END,
+		CASE WHEN $13::bigint IS NOT NULL THEN (SELECT count(*) FROM messages c
+			WHERE c.session_id = touched.id AND c.id BETWEEN $13::bigint AND $14::bigint AND c.summary_first IS NULL AND c.role = 'user') END
+	FROM touched RETURNING id, summary_count, summary_questions`
 
 // scanAppended reads what pgAppendMessage returns into m: its id and, for
-// a summary, how many messages it covers.
+// a summary, how many messages and questions it covers.
 func scanAppended(m *session.Message, row pgx.Row) error {
-	var covered *int64
-	err := row.Scan(&m.ID, &covered)
+	var covered, questions *int64
+	err := row.Scan(&m.ID, &covered, &questions)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.NotFound(m.SessionID)
 	}
@@ -53,6 +55,9 @@ func scanAppended(m *session.Message, row pgx.Row) error {
 	}
 	if m.SummaryOf != nil && covered != nil {
 		m.SummaryOf.Covered = int(*covered)
+	}
+	if m.SummaryOf != nil && questions != nil {
+		m.SummaryOf.Questions = int(*questions)
 	}
 	return nil
 }
@@ -188,7 +193,7 @@ func (s *Store) queryMessages(ctx context.Context, q pgQuerier, where string, ar
 }
 
 // pgMessageColumns are the columns scanMessages reads.
-const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens, files`
+const pgMessageColumns = `id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, summary_questions, cached_tokens, files`
 
 // scanMessages reads the messages of a query of pgMessageColumns.
 func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error) {
@@ -203,16 +208,19 @@ func (s *Store) scanMessages(rows pgx.Rows, err error) ([]session.Message, error
 			toolCalls, toolCallID, model *string
 			created                      int64
 			pt, ct, cached               *int64
-			sf, sl, sc                   *int64
+			sf, sl, sc, sq               *int64
 			files                        *string
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &cached, &files); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &sq, &cached, &files); err != nil {
 			return nil, err
 		}
 		if sf != nil && sl != nil {
 			m.SummaryOf = &session.Span{First: *sf, Last: *sl}
 			if sc != nil {
 				m.SummaryOf.Covered = int(*sc)
+			}
+			if sq != nil {
+				m.SummaryOf.Questions = int(*sq)
 			}
 		}
 		if toolCalls != nil {

@@ -10,19 +10,19 @@ import (
 	"github.com/ctxls/ctxls/session"
 )
 
-// spanOf is the SummaryOf of scanned summary_first, summary_last and
-// summary_count columns (nil when they are NULL).
-func spanOf(first, last, count sql.NullInt64) *session.Span {
+// spanOf is the SummaryOf of scanned summary_first, summary_last,
+// summary_count and summary_questions columns (nil when they are NULL).
+func spanOf(first, last, count, questions sql.NullInt64) *session.Span {
 	if !first.Valid || !last.Valid {
 		return nil
 	}
-	return &session.Span{First: first.Int64, Last: last.Int64, Covered: int(count.Int64)}
+	return &session.Span{First: first.Int64, Last: last.Int64, Covered: int(count.Int64), Questions: int(questions.Int64)}
 }
 
 // coveredSQL counts the messages, summaries left out, of a session with
-// ids in a range: what a summary over that range covers. (The PostgreSQL
-// store counts them in its insert.)
-const coveredSQL = "SELECT count(*) FROM messages WHERE session_id = ? AND id BETWEEN ? AND ? AND summary_first IS NULL"
+// ids in a range, and the user's questions among them: what a summary over
+// that range covers. (The PostgreSQL store counts them in its insert.)
+const coveredSQL = "SELECT count(*), coalesce(sum(role = 'user'), 0) FROM messages WHERE session_id = ? AND id BETWEEN ? AND ? AND summary_first IS NULL"
 
 // AppendMessage stores m, filling its ID and CreatedAt, and keeps
 // history.md current.
@@ -52,15 +52,15 @@ func (s *Store) AppendMessages(ctx context.Context, ms []*session.Message) error
 			return err
 		}
 		for _, m := range ms {
-			var count any
+			var count, questions any
 			if sp := m.SummaryOf; sp != nil {
-				if err := tx.QueryRowContext(ctx, coveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered); err != nil {
+				if err := tx.QueryRowContext(ctx, coveredSQL, m.SessionID, sp.First, sp.Last).Scan(&sp.Covered, &sp.Questions); err != nil {
 					return err
 				}
-				count = sp.Covered
+				count, questions = sp.Covered, sp.Questions
 			}
-			res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+session.MessageColumns+", summary_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				append(session.MessageArgs(m, now, s.owner), count)...)
+			res, err := tx.ExecContext(ctx, "INSERT INTO messages ("+session.MessageColumns+", summary_count, summary_questions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				append(session.MessageArgs(m, now, s.owner), count, questions)...)
 			if err != nil {
 				return err
 			}
@@ -246,7 +246,7 @@ func loadMessages(ctx context.Context, q querier, sessionID string) ([]session.M
 // queryMessages reads the messages that where (a condition and an order)
 // selects through q.
 func queryMessages(ctx context.Context, q querier, where string, args ...any) ([]session.Message, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, cached_tokens, files
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_calls, tool_call_id, status, created_at, prompt_tokens, completion_tokens, model, summary_first, summary_last, summary_count, summary_questions, cached_tokens, files
 		FROM messages WHERE `+where, args...)
 	if err != nil {
 		return nil, err
@@ -262,12 +262,13 @@ func queryMessages(ctx context.Context, q querier, where string, args ...any) ([
 			pt, ct, ca sql.NullInt64
 			model      sql.NullString
 			sf, sl, sc sql.NullInt64
+			sq         sql.NullInt64
 			files      *string
 		)
-		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &ca, &files); err != nil {
+		if err := rows.Scan(&m.ID, &m.SessionID, &m.Role, &m.Content, &toolCalls, &toolCallID, &m.Status, &created, &pt, &ct, &model, &sf, &sl, &sc, &sq, &ca, &files); err != nil {
 			return nil, err
 		}
-		m.SummaryOf = spanOf(sf, sl, sc)
+		m.SummaryOf = spanOf(sf, sl, sc, sq)
 		if toolCalls.Valid {
 			m.ToolCalls = json.RawMessage(toolCalls.String)
 		}

@@ -50,10 +50,10 @@ func testSummaryMessage(t *testing.T, s Store) {
 		t.Fatalf("messages: %d, %v", len(msgs), err)
 	}
 	got := msgs[5]
-	if sum.SummaryOf.Covered != 4 {
-		t.Errorf("stored summary covers %d, want 4", sum.SummaryOf.Covered)
+	if sum.SummaryOf.Covered != 4 || sum.SummaryOf.Questions != 2 {
+		t.Errorf("stored summary covers %d messages and %d questions, want 4 and 2", sum.SummaryOf.Covered, sum.SummaryOf.Questions)
 	}
-	if got.ID != sum.ID || !got.IsSummary() || *got.SummaryOf != (session.Span{First: ids[0], Last: ids[3], Covered: 4}) || got.Role != session.RoleSystem || got.Content != sum.Content {
+	if got.ID != sum.ID || !got.IsSummary() || *got.SummaryOf != (session.Span{First: ids[0], Last: ids[3], Covered: 4, Questions: 2}) || got.Role != session.RoleSystem || got.Content != sum.Content {
 		t.Errorf("summary read back as %+v (span %+v)", got, got.SummaryOf)
 	}
 	for i, m := range msgs {

@@ -784,7 +784,7 @@ then never showed)."
   (ctxls-test--mx "ctxls-search" "restarted" "")
   (ctxls-test--wait "the session" (lambda () (string-search "restarted fine" (ctxls-test--chat-text))))
   (ctxls-test--mx "ctxls-compact")
-  (ctxls-test--wait "the compaction" (lambda () (ctxls-test--said "are summarised for the model; every message is kept")))
+  (ctxls-test--wait "the compaction" (lambda () (ctxls-test--said "summarised for the model: the first 3 questions and their answers$")))
   (ctxls-test--wait "the mark" (lambda () (string-search "_summarised for the model: the first " (ctxls-test--chat-text))))
   (let* ((chat (ctxls-test--chat-text))
          ;; The block rendered after the compaction: the last header's.
@@ -795,7 +795,7 @@ then never showed)."
          (block (substring chat start))
          (mark (string-search "_summarised for the model: the first " block)))
     (should mark)
-    (should (string-match-p "_summarised for the model: the first [0-9]+ messages; all are kept here_" block))
+    (should (string-match-p "_summarised for the model: the first \\(?:question and its answer\\|[0-9]+ questions and their answers\\); all are kept here_" block))
     ;; Every message is still shown; the mark follows the last turn summarised.
     (should (< (string-search "## You\n\n_with main.go_\n\ncount slowly" block) (string-search "## You\n\n_with main.go_\n\nfail now" block) mark
                (string-search "## You\n\n_with main.go_\n\nafter the restart\n\n## ctxls\n\nrestarted fine" block)))

@@ -353,10 +353,10 @@ local ok, err = pcall(function()
     end)
     vim.cmd("CtxlsCompact")
     wait("the compaction's notification", function()
-      return said("are summarised for the model; every message is kept")
+      return said("the first question and its answer are summarised for the model; every message is kept")
     end)
     wait("the mark in the chat buffer", function()
-      return text():find("_summarised for the model: the first 2 messages; all are kept here (Enter: the summary)_", 1, true) ~= nil
+      return text():find("_summarised for the model: the first question and its answer; all are kept here (Enter: the summary)_", 1, true) ~= nil
     end)
     local t = text()
     local first, mark, second = t:find("It prints hello.", 1, true), t:find("_summarised for the model", 1, true), t:find("and then?", 1, true)
@@ -378,7 +378,7 @@ local ok, err = pcall(function()
       return summary >= 0 and vim.api.nvim_get_current_buf() == summary
     end)
     local st = table.concat(vim.api.nvim_buf_get_lines(summary, 0, -1, false), "\n")
-    if st ~= "# The summary the model is given of the first 2 messages\n\n## Goal\n\nExplain main.go." then
+    if st ~= "# The summary the model is given of the first question and its answer\n\n## Goal\n\nExplain main.go." then
       fail("the summary shown:\n" .. st)
     end
   end

@@ -1424,7 +1424,7 @@ async function main(): Promise<void> {
     // Counted within the session, not in the store's message ids.
     const toast = await ed.toast(/summarised for the model; every message is kept/, 30_000);
     const toastText = await toast.innerText();
-    check(/the first \d+ messages are summarised for the model; every message is kept\./.test(toastText) && !/messages \d+–/.test(toastText), `toast: ${toastText}`);
+    check(/the first \d+ questions and their answers are summarised for the model; every message is kept\./.test(toastText) && !/messages \d+–/.test(toastText), `toast: ${toastText}`);
     const reqs = await requests();
     const asked = reqs[reqs.length - 1];
     check(asked.system.startsWith("You are compacting a long working session"), `the last request is not a summary request: ${asked.system.slice(0, 200)}`);
@@ -1434,8 +1434,10 @@ async function main(): Promise<void> {
     check((await turns().count()) === before, `${await turns().count()} turns shown after compaction, ${before} before`);
     check((await turns().nth(before - 2).locator(".compacted").count()) === 1, "the marker is not after the turn before the newest");
     const marker = (await chat.locator("#log .compacted").innerText()).trim();
-    const words = /the first (\d+) messages are summarised/.exec(toastText)![1];
-    check(marker.startsWith(`The first ${words} messages are summarised for the model; every message is kept.`), `marker: ${marker}`);
+    // Every question above the marker, counted as people count them.
+    const words = /the first (\d+) questions and their answers are summarised/.exec(toastText)![1];
+    check(words === String(before - 1), `the toast counts ${words} questions; ${before - 1} turns are above the marker`);
+    check(marker.startsWith(`The first ${words} questions and their answers are summarised for the model; every message is kept.`), `marker: ${marker}`);
     // The marker's Show summary shows what the model reads instead of those turns.
     const summaryText = chat.locator("#log .summary-text");
     check(await summaryText.isHidden(), "the summary is shown before a click");

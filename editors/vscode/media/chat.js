@@ -425,7 +425,7 @@
     if (t.compacted) {
       const c = t.compacted;
       const m = el("div", "compacted");
-      m.appendChild(el("span", "compacted-text", compactedWords(c.covered)));
+      m.appendChild(el("span", "compacted-text", compactedWords(c.questions ?? 0)));
       m.title = "The model now sees a summary of the turns above and every turn below in full.";
       if (t.summary) {
         const b = el("button", "link show-summary", "Show summary");
@@ -513,11 +513,11 @@
     vscode.setState({ draft: input.value });
   }
 
-  /** The words of the compaction toast (extension.ts), counted within the session. */
+  /** The words of the compaction toast (extension.ts): the questions summarised, as people count them. */
   function compactedWords(n) {
     return n === 1
-      ? "The first message is summarised for the model; every message is kept."
-      : "The first " + n + " messages are summarised for the model; every message is kept.";
+      ? "The first question and its answer are summarised for the model; every message is kept."
+      : "The first " + n + " questions and their answers are summarised for the model; every message is kept.";
   }
 
   // A question's text, with its images' lines ([image: sources/NAME], as

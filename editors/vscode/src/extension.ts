@@ -1721,8 +1721,9 @@ class Controller {
         return;
       }
       await this.loadSession(this.state.sessionId);
-      const n = r.summary.summaryOf?.covered ?? r.covered;
-      vscode.window.showInformationMessage(`ctxls: ${n === 1 ? "the first message is" : `the first ${n} messages are`} summarised for the model; every message is kept.`);
+      // Counted in questions, as people count a conversation.
+      const n = r.summary.summaryOf?.questions ?? 0;
+      vscode.window.showInformationMessage(`ctxls: ${n === 1 ? "the first question and its answer are" : `the first ${n} questions and their answers are`} summarised for the model; every message is kept.`);
     });
     withClient("ctxls.ui.clearTitle", async (c) => {
       const { session } = await c.clearTitle();

@@ -533,10 +533,20 @@ local function set_title(id, title)
   end
 end
 
+-- first_questions says what a summary of the first n questions covers, as
+-- people count a conversation: "the first question and its answer", "the
+-- first 3 questions and their answers".
+local function first_questions(n)
+  if n == 1 then
+    return "the first question and its answer"
+  end
+  return string.format("the first %d questions and their answers", n)
+end
+
 -- compacted_line marks where the model's view of a session starts: after
 -- the last message its newest summary covers.
 local function compacted_line(span)
-  return string.format("\n---\n_summarised for the model: the first %d messages; all are kept here (Enter: the summary)_\n", span.covered)
+  return string.format("\n---\n_summarised for the model: %s; all are kept here (Enter: the summary)_\n", first_questions(span.questions or 0))
 end
 
 -- signature sums a session's stored messages up: it changes when a message
@@ -2268,7 +2278,7 @@ function M.compact()
   end
   notify("summarising the session's earlier turns for the model…")
   M.command(P.commands.session_compact, { sessionId = state.current }, function(r)
-    notify(string.format("the first %d messages are summarised for the model; every message is kept", r.summary.summaryOf.covered))
+    notify(string.format("%s are summarised for the model; every message is kept", first_questions(r.summary.summaryOf.questions or 0)))
     M.show(r.sessionId)
   end, function(err)
     -- Nothing to compact is an invalid argument: said, not an error.
@@ -2420,7 +2430,7 @@ function M.summary()
       notify("the session has not been summarised (:CtxlsCompact does it)")
       return
     end
-    local lines = { string.format("# The summary the model is given of the first %d messages", span.covered), "" }
+    local lines = { string.format("# The summary the model is given of %s", first_questions(span.questions or 0)), "" }
     vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
     local name = "ctxls://summary/" .. id:sub(1, 6)
     if vim.fn.bufnr(name) ~= -1 then

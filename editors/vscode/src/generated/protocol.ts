@@ -111,6 +111,7 @@ export interface Span {
   first: number;
   last: number;
   covered: number;
+  questions: number;
 }
 
 export interface Message {
