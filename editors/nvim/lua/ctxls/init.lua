@@ -1351,8 +1351,15 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   helptags()
   -- Called again with another key (or where it goes) while the daemon
-  -- runs: the daemon gets the new one (it reads it from its environment).
-  local restarted = M.client() and (key_spec() ~= spec_before or key.env_name(M.config.provider) ~= name_before) and renew_key()
+  -- runs: the daemon gets the new one (it reads it from its environment),
+  -- started again now, or, while a turn runs, before the next question.
+  local rekeyed = M.client() and (key_spec() ~= spec_before or key.env_name(M.config.provider) ~= name_before)
+  local restarted = false
+  if rekeyed and (state.turn or state.asking) then
+    state.key_recheck = true
+  elseif rekeyed then
+    restarted = renew_key()
+  end
   -- Called again while the daemon runs: the settings it takes then go to
   -- it (from its next turn), and the chats name the instructions files
   -- that now go.
