@@ -1154,16 +1154,17 @@ end
 -- variable from Neovim's environment, which it inherits). The key is
 -- looked up when a daemon starts, not each time a buffer attaches:
 -- state.key holds what was found ({ spec, name, value, err }) until
--- renew_key looks again. A command or function that fails is said once,
--- without the key's text; the daemon then starts without it.
-local function key_env()
+-- renew_key looks again. A command or function that fails is said,
+-- without the key's text (not again when it fails the same way:
+-- said_err); the daemon then starts without it.
+local function key_env(said_err)
   local spec, name = key_spec(), key.env_name(M.config.provider)
   local k = state.key
   if not k or k.spec ~= spec or k.name ~= name then
     local value, err = key.resolve(spec)
     k = { spec = spec, name = name, value = value, err = err }
     state.key = k
-    if err then
+    if err and err ~= said_err then
       -- Not from within the autocommand that opens a file (see attach).
       vim.schedule(function()
         notify(err, vim.log.levels.WARN)
@@ -1296,12 +1297,13 @@ end
 -- the one the running daemon has, starts the daemon again with it: the
 -- user who has just set the key need not restart Neovim.
 local function renew_key()
+  local said = state.key and state.key.err
   state.key = nil
   local client = M.client()
   if not client then
     return -- the next daemon looks it up as it starts
   end
-  local env = key_env() or {}
+  local env = key_env(said) or {}
   local name = state.key.name
   local had = (client.config.cmd_env or {})[name]
   if had ~= env[name] then
