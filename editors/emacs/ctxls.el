@@ -31,9 +31,16 @@
 ;; If ctxls is not installed (neither on `exec-path' nor in Go's install
 ;; folder, $GOBIN, $GOPATH/bin or ~/go/bin), `ctxls-mode' warns and
 ;; stays off: the rest of your init file runs.
-;; A question asked with no usable provider says what to set; a
-;; `ctxls-provider' set (setq, customize) while the daemon runs goes to
-;; it with the next request, no restart needed.
+;; The provider's key: `ctxls-api-key', nil by default, takes it from
+;; the environment (OPENAI_API_KEY) or else from auth-source, as gptel
+;; does: a line "machine api.openai.com login apikey password sk-..." in
+;; ~/.authinfo.gpg (the host is that of the provider's base URL).  The
+;; key goes to the daemon alone, in its environment (ctxls-setup.el).
+;; A question asked with no usable provider says what to set, and
+;; M-x ctxls-setup asks for the server, the key and the model (from the
+;; server's list) and saves them; a `ctxls-provider' set (setq,
+;; customize) while the daemon runs goes to it with the next request, no
+;; restart needed (a key found then starts the daemon again with it).
 ;;
 ;; `ctxls-mode' syncs every file-visiting buffer; `ctxls-ask' (C-c x a)
 ;; asks a question and streams the answer into the *ctxls chat* buffer
@@ -81,8 +88,9 @@
 ;;
 ;; `ctxls-resume' (C-c x r) offers the sessions most recent first;
 ;; `ctxls-rename-session' (C-c x R), `ctxls-set-model' (C-c x m, the
-;; model shows in the chat's header line) and `ctxls-export' (C-c x x)
-;; act on the current one.
+;; model shows in the chat's header line; C-u C-c x m makes it new
+;; sessions' model too) and `ctxls-export' (C-c x x) act on the current
+;; one.
 ;;
 ;; The model may call tools: ctxls's own, and those of the MCP servers in
 ;; `ctxls-mcp-servers' (and ~/.config/ctxls/mcp.json).  Each call is a line
@@ -133,6 +141,7 @@
 (require 'text-property-search)
 (require 'ctxls-protocol)
 (require 'ctxls-input)
+(require 'ctxls-setup)
 
 (declare-function flymake-diagnostics "flymake" (&optional beg end))
 (declare-function flymake-diagnostic-beg "flymake" (diag))
@@ -171,9 +180,11 @@ A plist with any of :api, :baseURL, :model, :apiKeyEnv, :titleModel,
 :api is \"openai\" (an OpenAI-compatible API, the default) or
 \"anthropic\" (Anthropic's Messages API; unset, inferred from :baseURL).
 The API key itself is never sent: :apiKeyEnv names the environment
-variable that holds it (default OPENAI_API_KEY, ANTHROPIC_API_KEY for
-\"anthropic\").  nil leaves the choice to the daemon (OPENAI_BASE_URL,
-OPENAI_API_KEY, a local Ollama)."
+variable the daemon reads it from (default OPENAI_API_KEY,
+ANTHROPIC_API_KEY for \"anthropic\"), which `ctxls-api-key' (or
+auth-source) fills in for the daemon alone.  nil leaves the choice to
+the daemon (OPENAI_BASE_URL, OPENAI_API_KEY, a local Ollama).
+\\[ctxls-setup] asks for the server and the model and saves them."
   :type '(plist :key-type (choice (const :api) (const :baseURL) (const :model) (const :apiKeyEnv)
                                   (const :titleModel) (const :contextWindow)
                                   (const :maxOutputTokens))
@@ -707,17 +718,38 @@ the running filter returns (or soon after, when a handler failed)."
         (when (process-get proc 'ctxls-backlog)
           (run-at-time 0 nil #'ctxls--filter-in-order filter proc ""))))))
 
-(defun ctxls--start ()
-  "Start the daemon and send initialize; return at once."
+(defvar ctxls--key-inputs-given nil
+  "`ctxls--key-inputs' when the key was last looked up.")
+
+(defvar ctxls--key-recheck nil
+  "Non-nil when the next question looks the key up again: the last was
+refused for want of a provider.")
+
+(defun ctxls--start (&optional found)
+  "Start the daemon and send initialize; return at once.
+The daemon gets the provider's key in its environment (`ctxls-api-key'):
+FOUND is (KEY), KEY what `ctxls--find-key' returned already; else it is
+looked up now."
   (let* ((exe (ctxls--program))
          (root (or (ctxls--project-root default-directory)
                    (directory-file-name (expand-file-name default-directory))))
          (default-directory (file-name-as-directory root))
+         (key (if found (car found) (ctxls--find-key)))
          (stderr (make-pipe-process :name "ctxls stderr" :noquery t
                                     :filter #'ctxls--stderr-filter))
-         (proc (make-process :name "ctxls" :command (cons exe (cdr ctxls-command))
-                             :connection-type 'pipe :coding 'utf-8-emacs-unix
-                             :noquery t :stderr stderr)))
+         (proc (let ((process-environment
+                      ;; For the daemon alone: never `setenv', which every
+                      ;; other process Emacs starts would inherit.
+                      (if key (cons (concat (car key) "=" (cdr key)) process-environment)
+                        process-environment)))
+                 (make-process :name "ctxls" :command (cons exe (cdr ctxls-command))
+                               :connection-type 'pipe :coding 'utf-8-emacs-unix
+                               :noquery t :stderr stderr))))
+    (process-put proc 'ctxls-stderr stderr)
+    (setq ctxls--key-given (ctxls--key-fingerprint key)
+          ctxls--key-inputs-given (ctxls--key-inputs))
+    (when ctxls--key-error
+      (ctxls--say "%s" ctxls--key-error))
     ;; The root, then the projects of the buffers already synced (after a
     ;; restart).
     (setq ctxls--folders (list root)
@@ -788,6 +820,10 @@ the running filter returns (or soon after, when a handler failed)."
 
 (defun ctxls--on-shutdown (conn)
   "Clean up after the daemon's connection CONN ended."
+  ;; Its stderr's pipe, also when another daemon took its place.
+  (let ((stderr (process-get (jsonrpc--process conn) 'ctxls-stderr)))
+    (when (and (processp stderr) (not (eq stderr ctxls--stderr)) (process-live-p stderr))
+      (delete-process stderr)))
   (when (eq conn ctxls--connection)
     (let ((status (process-exit-status (jsonrpc--process conn))))
       (unless (eq ctxls--state 'stopping)
@@ -819,6 +855,33 @@ the running filter returns (or soon after, when a handler failed)."
       (funcall fn)
     (setq ctxls--pending (append ctxls--pending (list fn)))
     (ctxls--say "starting the daemon…")))
+
+(defun ctxls--restart (&optional found)
+  "Stop the daemon and start another, in the same session.
+FOUND is passed on to `ctxls--start'.  The buffers are opened on the
+new daemon as it is ready, and the view is sent again."
+  (ctxls--stop)
+  (setq ctxls--connection nil
+        ctxls--state nil
+        ctxls--last-view nil)
+  (ctxls--start found))
+
+(defun ctxls--key-current (&optional force)
+  "Give the running daemon the key to give it now, starting it again if need be.
+The key is looked up again when FORCE is non-nil, when the last question
+was refused for want of a provider, when the last lookup failed, or when
+what it depends on changed (`ctxls-api-key', the provider's host or
+variable); when it is not the key the daemon has, the daemon starts
+again with it (the user who has just put the key in ~/.authinfo.gpg
+need not restart anything)."
+  (when (and (ctxls--usable-p) (not ctxls--turn)
+             (or force ctxls--key-recheck ctxls--key-error
+                 (not (equal (ctxls--key-inputs) ctxls--key-inputs-given))))
+    (setq ctxls--key-recheck nil)
+    (let ((key (ctxls--find-key)))
+      (setq ctxls--key-inputs-given (ctxls--key-inputs))
+      (unless (equal (ctxls--key-fingerprint key) ctxls--key-given)
+        (ctxls--restart (list key))))))
 
 (defun ctxls--stop ()
   "Shut the daemon down: shutdown, then exit, without waiting."
@@ -1172,7 +1235,11 @@ buffer binds it itself."
      ((string= name ctxls-protocol-notification-question-closed) (ctxls--on-question-closed params))
      ((eq method 'window/showMessage)
       (ctxls--log "%s" (plist-get params :message))
-      (ctxls--say "%s" (plist-get params :message)))
+      ;; An error before the turn began is the refusal its reply brings,
+      ;; said then in Emacs's words (no usable provider): said once.
+      (unless (and ctxls--turn (not (plist-get ctxls--turn :begun))
+                   (eql (plist-get params :type) 1))
+        (ctxls--say "%s" (plist-get params :message))))
      ((eq method 'window/logMessage)
       (ctxls--log "%s" (plist-get params :message))))))
 
@@ -3552,6 +3619,7 @@ has passed."
         (value (plist-get params :value)))
     (when (and turn (equal (plist-get params :token) (plist-get turn :token)))
       (pcase (plist-get value :kind)
+        ("begin" (setq ctxls--turn (plist-put turn :begun t)))
         ("report"
          (let ((delta (plist-get value :delta))
                (msg (plist-get value :message))
@@ -3571,8 +3639,9 @@ has passed."
                (ctxls--say "%s" msg)))))
         ("end" (ctxls--finish-turn turn (plist-get value :message)))))))
 
-(defun ctxls--finish-turn (turn outcome)
-  "End TURN with OUTCOME (\"done\", \"cancelled\", \"error: …\"), once."
+(defun ctxls--finish-turn (turn outcome &optional more)
+  "End TURN with OUTCOME (\"done\", \"cancelled\", \"error: …\"), once.
+MORE, Markdown, follows the outcome's line: what to do about it."
   (when (and turn (eq turn ctxls--turn))
     (setq ctxls--turn nil)
     ;; An edit still shown for review is moot once its turn has ended.
@@ -3580,14 +3649,27 @@ has passed."
     (ctxls--drop-thinking)
     (let ((note (cond ((or (null outcome) (equal outcome "done")) nil)
                       ((equal outcome "cancelled") "_cancelled_")
-                      (t (format "_%s_" (ctxls--one-line outcome 300))))))
+                      (t (format "_%s_" (ctxls--one-line outcome 300)))))
+          (from (with-current-buffer (ctxls--chat-buffer) (point-max))))
       (ctxls--chat-append-prose (concat (if note
                                             (concat (if (plist-get turn :answered) "\n\n" "")
                                                     (ctxls--heading note 'ctxls-note))
                                           "")
+                                        (if more (concat "\n\n" more) "")
                                         "\n\n"
                                         ;; What it cost: the last usage report.
-                                        (ctxls--usage-line (plist-get turn :usage)))))
+                                        (ctxls--usage-line (plist-get turn :usage))))
+      ;; What to do is read from its start: a window that follows the
+      ;; chat's end shows it from the outcome's line (redisplay scrolls on
+      ;; when it does not fit).
+      (when more
+        (with-current-buffer (ctxls--chat-buffer)
+          (let ((start (save-excursion (goto-char from)
+                                       (skip-chars-forward "\n")
+                                       (line-beginning-position))))
+            (dolist (w (get-buffer-window-list (current-buffer) nil t))
+              (when (= (window-point w) (point-max))
+                (set-window-start w start)))))))
     (force-mode-line-update t)))
 
 (defun ctxls--turn-file (&optional leave-out)
@@ -3661,6 +3743,7 @@ and everything after it: the chat's last turn gives way to the new one."
     (user-error "ctxls: a turn is running; M-x ctxls-cancel stops it"))
   (unless (ctxls--usable-p)
     (ctxls--program))                   ; a missing daemon is said before anything shows
+  (ctxls--key-current)                  ; a key set since the last refusal
   (let* ((token (format "ctxls-emacs-%d-%d" (emacs-pid) (cl-incf ctxls--seq)))
          (turn (list :token token :started (float-time) :answered nil))
          ;; The images attached go with a new question, not one asked again.
@@ -4058,13 +4141,6 @@ With a prefix argument (LEAVE-OUT), no file goes with it."
   (let ((q (ctxls--last-question)))
     (ctxls--compose leave-out (plist-get q :id) (plist-get q :content) (plist-get q :ctxls-edits))))
 
-(defconst ctxls--no-provider-hint
-  (concat "no usable model provider: set `ctxls-provider' (M-x customize-option), "
-          "e.g. (:model \"gpt-4o-mini\") with OPENAI_API_KEY set, or "
-          "(:baseURL \"http://127.0.0.1:11434/v1\" :model \"llama3.1\"), "
-          "and ask again: M-p at the prompt brings the question back (why: *ctxls log*)")
-  "What a question answered \"no provider\" says to do.")
-
 (defun ctxls--ask-request (turn message files &optional rewind images)
   "Send the chat request of TURN asking MESSAGE with FILES.
 REWIND is the id of the question it replaces, or nil; IMAGES plists of
@@ -4096,15 +4172,21 @@ REWIND is the id of the question it replaces, or nil; IMAGES plists of
                (_ "done")))
        (ctxls--turn-stored (plist-get result :sessionId) (plist-get result :messageId)))
      (lambda (err)
-       (let ((kind (ctxls--error-kind err)))
+       (let ((kind (ctxls--error-kind err))
+             more)
          (ctxls--finish-turn
           turn (cond ((equal kind ctxls-protocol-error-cancelled) "cancelled")
                      ((equal kind ctxls-protocol-error-no-provider)
                       ;; The daemon's words name other editors' settings
-                      ;; (they are in *ctxls log*): say Emacs's.
-                      (ctxls--say "%s" ctxls--no-provider-hint)
-                      (format "error: %s" ctxls--no-provider-hint))
-                     (t (format "error: %s" (plist-get err :message))))))
+                      ;; (they are in *ctxls log*): say Emacs's
+                      ;; (ctxls-setup.el), once in the echo area.
+                      (setq ctxls--key-recheck t)
+                      (let ((words (ctxls--no-provider-words (or (plist-get err :message) ""))))
+                        (ctxls--say "%s" (plist-get words :notice))
+                        (setq more (plist-get words :more))
+                        (plist-get words :chat)))
+                     (t (format "error: %s" (plist-get err :message))))
+          more))
        (ctxls--turn-stored ctxls--session-id nil))
      ;; A turn takes as long as it takes: no timeout.
      'never)))
@@ -4274,19 +4356,30 @@ With a prefix argument (JSON non-nil), as JSON."
       (plist-get ctxls-provider :model)))
 
 ;;;###autoload
-(defun ctxls-set-model (model)
+(defun ctxls-set-model (model &optional default)
   "Make the current session's turns use MODEL (a new session if none).
 Interactively, pick one of the provider's models (ctxls.models.list),
 or type any name; the current model is the default.  An empty MODEL
-goes back to the provider's `:model'."
+goes back to the provider's `:model'.
+With a prefix argument (\\[universal-argument] \\[ctxls-set-model]), DEFAULT:
+MODEL is also the model of every session made from then on, in every
+Emacs and editor on this data directory, after restarts too (the
+daemon keeps it in its preferences); sessions made before keep theirs.
+The prompt says which: \"Model for this session\" or \"Model for this
+and new sessions\"."
   (interactive
    (let* ((r (ctxls--call ctxls-protocol-command-models-list
                           (ctxls--plist :sessionId ctxls--session-id)))
           (models (append (plist-get r :models) nil))
-          (current (plist-get r :current)))
-     (list (completing-read (format-prompt "Model" current) models nil nil nil nil current))))
+          (current (plist-get r :current))
+          (default (and current-prefix-arg t)))
+     (list (completing-read (format-prompt (if default "Model for this and new sessions"
+                                             "Model for this session (C-u: new ones too)")
+                                           current)
+                            models nil nil nil nil current)
+           default)))
   (ctxls--command ctxls-protocol-command-session-set-model
-                  (ctxls--plist :sessionId ctxls--session-id :model model)
+                  (ctxls--plist :sessionId ctxls--session-id :model model :default default)
                   (lambda (r)
                     (let ((session (plist-get r :session)))
                       (when (or (null ctxls--session-id) (equal (plist-get session :id) ctxls--session-id))
@@ -4298,7 +4391,9 @@ goes back to the provider's `:model'."
                           (ctxls--show-chat))
                         (setq ctxls--model (ctxls--session-model session))
                         (force-mode-line-update t))
-                      (ctxls--say "the session's model is %s" (ctxls--session-model session))))))
+                      (ctxls--say (if default "this session's model is %s, and new sessions' too"
+                                    "the session's model is %s")
+                                  (ctxls--session-model session))))))
 
 ;;;###autoload
 (defun ctxls-regenerate-title ()

@@ -543,3 +543,63 @@ func TestNeovimInstructionsScreenshot(t *testing.T) {
 		}
 	})
 }
+
+// TestNeovimFirstRunScreenshot runs Neovim in tmux, in a light and a dark
+// background, as a new user would: nothing configured (no provider in
+// setup(), no key, no server in the environment), a question asked. The
+// chat saying what to set (the key, or another server's address and model)
+// under the one-line notice is rendered to
+// CTXLS_SCREENSHOT_DIR/nvim-firstrun-light.png and -dark.png; then
+// :CtxlsSetup, what is set and what the daemon makes of it, to
+// nvim-setup-light.png and -dark.png. It runs only when that variable is
+// set: CTXLS_SCREENSHOT_DIR=$PWD/docs go test ./editors/nvim -run FirstRunScreenshot
+func TestNeovimFirstRunScreenshot(t *testing.T) {
+	shots := screenshot.Dir(t)
+	bin := lsptest.BuildBinary(t)
+	eachNeovim(t, func(t *testing.T, nvim string) {
+		dir := shotsDir(t, shots, nvim)
+		for _, theme := range nvimThemes {
+			t.Run(theme.name, func(t *testing.T) {
+				work := t.TempDir()
+				file := filepath.Join(work, "main.go")
+				os.WriteFile(file, []byte("package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n"), 0o644)
+				rtp, _ := filepath.Abs(".")
+				setup := filepath.Join(t.TempDir(), "setup.lua")
+				os.WriteFile(setup, []byte(fmt.Sprintf(`require("ctxls").setup({ cmd = { %q, "serve", "--data-dir", %q }, log_file = false })
+`, bin, t.TempDir())), 0o644)
+				term := startTmux(t, tmuxName(t, "ctxls-firstrun-"+theme.name), 110, 40, work,
+					[]string{"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY=", "CTXLS_MODEL=", "TERM=xterm-256color", "HOME=" + t.TempDir()},
+					nvimArgs(t, nvim, "--clean", "-c", "set background="+theme.name, "-c", "set rtp+="+rtp, "-c", "runtime plugin/ctxls.lua",
+						"-c", "set number laststatus=2", "-c", `set statusline=\ %t%=%{v:lua.require'ctxls'.statusline()}\ `, "-c", "luafile "+setup, file)...)
+				keys, screen, waitFor := term.Keys, term.Screen, term.WaitFor
+				shoot := func(name string) {
+					if dir == "" {
+						return
+					}
+					png := filepath.Join(dir, name+"-"+theme.name+".png")
+					if err := screenshot.HTML(screenshot.TerminalColors(strings.TrimRight(screen(true), "\n"), theme.bg, theme.fg), png, 1000, 740); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("wrote %s", png)
+				}
+				waitFor("the daemon", func(s string) bool { return strings.Contains(s, " ctxls\n") })
+				keys(":CtxlsAsk Why does main print twice?", "Enter")
+				s := waitFor("the first-run message", func(s string) bool {
+					return strings.Contains(s, "CtxlsSetup` shows what is set.") || strings.Contains(s, "CtxlsSetup shows what is set.")
+				})
+				if last := screenshot.LastLine(s); last != "ctxls: no model provider yet: the chat says what to set" || strings.Contains(s, "Press ENTER") {
+					t.Fatalf("the command line: %q\n%s", last, s)
+				}
+				shoot("nvim-firstrun")
+				keys(":CtxlsSetup", "Enter")
+				waitFor("the set-up", func(s string) bool {
+					return strings.Contains(s, "daemon:  no model provider yet") && strings.Contains(s, ":help ctxls-setup")
+				})
+				keys(":echo", "Enter") // the command line cleared
+				waitFor("the command line cleared", func(s string) bool { return strings.HasSuffix(screenshot.LastLine(s), " ctxls") })
+				shoot("nvim-setup")
+				quitTmux(t, term)
+			})
+		}
+	})
+}

@@ -80,6 +80,9 @@ func testNeovimNoHitEnter(t *testing.T, nvim string) {
 		t.Fatalf("the model's prompt: the screen:\n%s", s)
 	}
 	term.Keys("other-model", "Enter")
+	// Then whether it is for this session or new ones too (1: this one).
+	term.WaitFor("the second question", func(s string) bool { return strings.Contains(s, "Use other-model for") })
+	term.Keys("1", "Enter")
 	term.WaitFor("the model typed", func(s string) bool { return strings.Contains(s, "model: other-model") })
 	quitTmux(t, term)
 }
@@ -109,10 +112,10 @@ func testNeovimNoProviderNoHitEnter(t *testing.T, nvim string) {
 	term.WaitFor("Neovim", func(s string) bool { return strings.Contains(s, "main.go") })
 	term.Keys(":CtxlsAsk hello?", "Enter")
 	term.WaitFor("the notice", func(s string) bool {
-		return strings.Contains(s, "Press ENTER") || strings.HasPrefix(screenshot.LastLine(s), "ctxls: no model provider is configured")
+		return strings.Contains(s, "Press ENTER") || strings.HasPrefix(screenshot.LastLine(s), "ctxls: no model provider yet")
 	})
 	time.Sleep(500 * time.Millisecond) // a second message would come by now
-	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || !strings.HasPrefix(screenshot.LastLine(s), "ctxls: no model provider is configured (the") ||
+	if s := term.Screen(false); strings.Contains(s, "Press ENTER") || !strings.HasPrefix(screenshot.LastLine(s), "ctxls: no model provider yet: the chat says") ||
 		len([]rune(screenshot.LastLine(s))) > 60 {
 		t.Fatalf("the screen:\n%s", s)
 	}

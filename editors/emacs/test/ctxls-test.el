@@ -208,10 +208,10 @@ then never showed)."
   (let* ((dir (file-name-directory (locate-library "ctxls.el")))
          (tmp (make-temp-file "ctxls-el" t))
          (byte-compile-error-on-warn t))
-    (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls.el"))
+    (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls-setup.el" "ctxls.el"))
       (copy-file (expand-file-name f dir) (expand-file-name f tmp)))
     (let ((load-path (cons tmp load-path)))
-      (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls.el"))
+      (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls-setup.el" "ctxls.el"))
         (should (byte-compile-file (expand-file-name f tmp)))))
     ;; Autoloads, generated as package.el would.
     (let ((generated-autoload-file (expand-file-name "ctxls-autoloads.el" tmp)))
@@ -224,7 +224,7 @@ then never showed)."
                                  ctxls-add-file ctxls-remove-file ctxls-show-context ctxls-preview
                                  ctxls-set-review-mode ctxls-apply-block ctxls-export ctxls-set-model
                                  ctxls-compose ctxls-chat-refresh ctxls-regenerate ctxls-edit-question
-                                 ctxls-attach-image ctxls-answer ctxls-undo ctxls-redo))
+                                 ctxls-attach-image ctxls-answer ctxls-undo ctxls-redo ctxls-setup))
           (should (string-match-p (format "(autoload '%s " fn) (buffer-string))))))
     (should (equal (car (ctxls--plist :a nil :b 1)) :b))
     ;; A tool call whose turn was cancelled before it ended reads so, in
@@ -1958,21 +1958,200 @@ session is left behind; set, the next question is answered, no restart."
   (ctxls-test--mx "ctxls-ask" "hello?")
   (ctxls-test--wait "the refusal" (lambda () (and (null ctxls--turn) (string-search "_error" (ctxls-test--chat-text)))))
   (let ((chat (ctxls-test--chat-text)))
-    (should (string-search "## You\n\n_with main.go_\n\nhello?\n\n## ctxls\n\n_error: no usable model provider: set `ctxls-provider' (M-x customize-option), e.g. (:model \"gpt-4o-mini\") with OPENAI_API_KEY set" chat))
-    (should (string-search "M-p at the prompt brings the question back (why: *ctxls log*)_" chat))
+    ;; What to set, in Emacs's words: the key (auth-source as gptel reads
+    ;; it, `ctxls-api-key', the environment), or another server's
+    ;; address and model; then how to ask again.
+    (should (string-search "## You\n\n_with main.go_\n\nhello?\n\n## ctxls\n\n_error: no model provider yet_\n\nTo use OpenAI, give ctxls your key: a line in ~/.authinfo.gpg, as gptel reads it,\n\n    machine api.openai.com login apikey password sk-…\n\nor `ctxls-api-key` (the key, or a function returning it), or `OPENAI_API_KEY` in Emacs's environment." chat))
+    (should (string-search "For another server (Ollama, llama.cpp, vLLM), its address and a model:\n\n    (setq ctxls-provider '(:baseURL \"http://127.0.0.1:11434/v1\" :model \"llama3.1\"))" chat))
+    (should (string-search "M-x ctxls-setup asks for them; M-p at the prompt brings the question back." chat))
     ;; Not the daemon's words, which name other editors' settings.
     (should-not (string-search "initializationOptions" chat)))
-  ;; The echo area says it last, over the daemon's message...
-  (should (string-prefix-p "ctxls: no usable model provider: set `ctxls-provider'" (car ctxls-test--messages)))
-  ;; ...which is in the log.
+  ;; The echo area says it, once, in one line; the daemon's message of it
+  ;; (other editors' words) is not said beside it...
+  (should (equal "ctxls: no model provider yet: M-x ctxls-setup, or see the chat" (car ctxls-test--messages)))
+  (should (equal (list (car ctxls-test--messages)) (cl-remove-if-not (lambda (m) (string-search "model provider" m)) ctxls-test--messages)))
+  ;; ...but is in the log.
   (should (string-search "no model provider is configured" (with-current-buffer "*ctxls log*" (buffer-string))))
   (should (equal (plist-get (ctxls-test--call ctxls-protocol-command-session-list nil) :sessions) []))
   ;; Set now, as a user would after reading that: the running daemon
   ;; gets it with the next question.
-  (setq ctxls-provider (list :baseURL (getenv "CTXLS_TEST_PROVIDER_URL") :model "test-model"))
-  (ctxls-test--mx "ctxls-ask" "hello again")
-  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (let ((daemon (jsonrpc--process ctxls--connection)))
+    (setq ctxls-provider (list :baseURL (getenv "CTXLS_TEST_PROVIDER_URL") :model "test-model"))
+    (ctxls-test--mx "ctxls-ask" "hello again")
+    (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+    (should (eq daemon (jsonrpc--process ctxls--connection))))
   (should (string-search "## You\n\n_with main.go_\n\nhello again\n\n## ctxls\n\nprovider set later\n" (ctxls-test--chat-text)))
+  (ctxls-test--stop))
+
+;;;; The provider's key, M-x ctxls-setup, the model of new sessions
+
+(defun ctxls-test--key ()
+  "The key of the test's provider (from a file: in the environment,
+every process would have it)."
+  (with-temp-buffer
+    (insert-file-contents (getenv "CTXLS_TEST_KEY_FILE"))
+    (string-trim (buffer-string))))
+
+(defun ctxls-test--write-authinfo (line)
+  "Write LINE to ~/.authinfo, as the user would."
+  (with-temp-file (expand-file-name "~/.authinfo")
+    (insert line "\n")))
+
+(defun ctxls-test--daemon-environ ()
+  "The running daemon's environment, as /proc shows it."
+  (with-temp-buffer
+    (insert-file-contents-literally
+     (format "/proc/%d/environ" (process-id (jsonrpc--process ctxls--connection))))
+    (split-string (buffer-string) "\0" t)))
+
+(defun ctxls-test--key-nowhere (key)
+  "KEY went to the daemon, in its environment, and nowhere else Emacs shows or passes on."
+  (should (member (concat "OPENAI_API_KEY=" key) (ctxls-test--daemon-environ)))
+  (should-not (ctxls--nonempty (getenv "OPENAI_API_KEY")))
+  (should-not (cl-some (lambda (e) (string-search key e)) process-environment))
+  ;; Another process Emacs starts.
+  (should-not (string-search key (with-output-to-string
+                                   (with-current-buffer standard-output
+                                     (call-process "env" nil t)))))
+  (dolist (b '("*ctxls log*" "*Messages*" "*ctxls events*"))
+    (when (get-buffer b)
+      (should-not (string-search key (with-current-buffer b (buffer-string))))))
+  (should-not (cl-some (lambda (m) (string-search key m)) ctxls-test--messages))
+  (should-not (string-search key (ctxls-test--chat-text)))
+  (should-not (string-search key (json-encode (ctxls--init-options)))))
+
+(ert-deftest ctxls-test-authinfo-key ()
+  "The key in ~/.authinfo, for the provider's host and the user apikey
+\(as gptel reads it), reaches the provider; the daemon alone has it."
+  (ctxls-test--setup)
+  (should-not ctxls-api-key)
+  (ctxls-test--write-authinfo
+   (format "machine 127.0.0.1 login apikey password %s" (ctxls-test--key)))
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "hello with a key")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (should (string-search "answered with the key" (ctxls-test--chat-text)))
+  (ctxls-test--key-nowhere (ctxls-test--key))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-api-key-function ()
+  "`ctxls-api-key' a function: the key it returns reaches the provider."
+  (ctxls-test--setup)
+  (setq ctxls-api-key #'ctxls-test--key)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "hello with a key")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (should (string-search "answered with the key" (ctxls-test--chat-text)))
+  (ctxls-test--key-nowhere (ctxls-test--key))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-key-later ()
+  "Refused for want of a provider, the user puts the key in ~/.authinfo
+and sets the server: the next question starts the daemon again with the
+key, in the same Emacs, and is answered."
+  (ctxls-test--setup)
+  (setq ctxls-provider nil)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "hello?")
+  (ctxls-test--wait "the refusal" (lambda () (and (null ctxls--turn) (string-search "_error: no model provider yet_" (ctxls-test--chat-text)))))
+  (should-not (cl-some (lambda (e) (string-match-p "\\`OPENAI_API_KEY=." e)) (ctxls-test--daemon-environ)))
+  (let ((daemon (jsonrpc--process ctxls--connection)))
+    (ctxls-test--write-authinfo (format "machine 127.0.0.1 login apikey password %s" (ctxls-test--key)))
+    (setq ctxls-provider (list :baseURL (getenv "CTXLS_TEST_PROVIDER_URL") :model "test-model"))
+    (ctxls-test--mx "ctxls-ask" "hello once more")
+    (ctxls-test--wait "the answer" (lambda () (and (null ctxls--turn) (string-search "answered with the key" (ctxls-test--chat-text)))))
+    (should-not (eq daemon (jsonrpc--process ctxls--connection))))
+  (ctxls-test--key-nowhere (ctxls-test--key))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-setup ()
+  "M-x ctxls-setup: the server's base URL, the key (saved to ~/.authinfo
+by auth-source, after asking), the model picked from the server's list
+(which the daemon could list only with the key), saved with customize."
+  (ctxls-test--setup)
+  ;; As a user's Emacs: an init file (customize saves only then), and
+  ;; auth-source's plain file, not ~/.authinfo.gpg.
+  (setq ctxls-provider nil
+        auth-sources '("~/.authinfo")
+        user-init-file (expand-file-name "~/.emacs.d/init.el")
+        custom-file (expand-file-name "~/custom.el"))
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (let ((url (getenv "CTXLS_TEST_PROVIDER_URL"))
+        (key (ctxls-test--key))
+        prompts offered)
+    (let ((grab (lambda ()
+                  (push (minibuffer-prompt) prompts)
+                  (when (string-prefix-p "Model (" (minibuffer-prompt))
+                    (setq offered (all-completions "" minibuffer-completion-table))))))
+      (add-hook 'minibuffer-setup-hook grab)
+      (unwind-protect
+          (execute-kbd-macro (vconcat (kbd "M-x") "ctxls-setup" (kbd "RET")
+                                      url (kbd "RET")
+                                      key (kbd "RET")
+                                      "y"
+                                      "big-model" (kbd "RET")))
+        (remove-hook 'minibuffer-setup-hook grab)))
+    (setq prompts (reverse prompts))
+    (should (equal "Base URL of the model server (default https://api.openai.com/v1): " (nth 1 prompts)))
+    (should (string-prefix-p "Key for 127.0.0.1 (saved with auth-source; RET: none)" (nth 2 prompts)))
+    (should (equal offered '("test-model" "big-model")))
+    ;; The key, where auth-source keeps it.
+    (let ((authinfo (with-temp-buffer (insert-file-contents "~/.authinfo") (buffer-string))))
+      (should (string-match-p (format "^machine 127\\.0\\.0\\.1 login apikey port [0-9]+ password %s$" (regexp-quote key)) authinfo)))
+    ;; The provider, saved for the next Emacs.
+    (should (equal ctxls-provider (list :baseURL url :model "big-model")))
+    (should (string-search (format "'(ctxls-provider '(:baseURL %S :model \"big-model\"))" url)
+                           (with-temp-buffer (insert-file-contents custom-file) (buffer-string))))
+    (should (ctxls-test--said "saved in `ctxls-provider'"))
+    (should-not (string-search key (with-temp-buffer (insert-file-contents custom-file) (buffer-string))))
+    (ctxls-test--mx "ctxls-ask" "after the set-up")
+    (ctxls-test--wait "the answer" (lambda () (and (null ctxls--turn) (string-search "answered with the key" (ctxls-test--chat-text)))))
+    (ctxls-test--key-nowhere key))
+  (ctxls-test--stop))
+
+(ert-deftest ctxls-test-model-for-new-sessions ()
+  "C-c x m picks the model of this session; C-u C-c x m of this and new
+sessions: a new session's questions go to it."
+  (ctxls-test--setup)
+  (find-file (ctxls-test--file "main.go"))
+  (ctxls-mode 1)
+  (ctxls-test--ready)
+  (ctxls-test--mx "ctxls-ask" "first question")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+  (let (prompts)
+    (let ((grab (lambda () (push (minibuffer-prompt) prompts))))
+      (add-hook 'minibuffer-setup-hook grab)
+      (unwind-protect
+          (progn
+            (ctxls-test--mx "ctxls-set-model" "other-model")
+            (ctxls-test--wait "this session's model" (lambda () (equal ctxls--model "other-model")))
+            (ctxls-test--mx "ctxls-new-session")
+            (ctxls-test--wait "a new session" (lambda () (ctxls-test--said "\\`ctxls: new session\\'")))
+            ;; The new session has the provider's model.
+            (should (equal ctxls--model "test-model"))
+            (ctxls-test--mx "ctxls-ask" "in a new session")
+            (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
+            (execute-kbd-macro (vconcat (kbd "C-u M-x") "ctxls-set-model" (kbd "RET") "big-model" (kbd "RET")))
+            (ctxls-test--wait "the model for new sessions too"
+                              (lambda () (ctxls-test--said "this session's model is big-model, and new sessions' too"))))
+        (remove-hook 'minibuffer-setup-hook grab)))
+    (setq prompts (reverse prompts))
+    (should (equal (nth 1 prompts) "Model for this session (C-u: new ones too) (default test-model): "))
+    (should (equal (car (last prompts)) "Model for this and new sessions (default test-model): ")))
+  (setq ctxls-test--messages nil)
+  (ctxls-test--mx "ctxls-new-session")
+  (ctxls-test--wait "a newer session" (lambda () (ctxls-test--said "\\`ctxls: new session\\'")))
+  (should (equal ctxls--model "big-model"))
+  (ctxls-test--mx "ctxls-ask" "in a newer session")
+  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
   (ctxls-test--stop))
 
 ;;;; The first question

@@ -47,6 +47,7 @@ cmd("CtxlsModel", function(a)
   -- ! goes back to the provider's default; no name: pick one.
   require("ctxls").set_model(a.bang and "" or (a.args ~= "" and a.args or nil))
 end, { nargs = "?", bang = true })
+cmd("CtxlsSetup", function() require("ctxls").setup_view() end)
 cmd("CtxlsChat", function(a)
   require("ctxls").chat({ range = a.range > 0 and { a.line1, a.line2 } or nil, bang = a.bang })
 end, { range = true, bang = true })

@@ -275,6 +275,10 @@ local ok, err = pcall(function()
     end)
     local offered
     vim.ui.select = function(items, opts, on_choice)
+      if vim.tbl_contains(items, "This session") then
+        on_choice("This session") -- then: for this session only
+        return
+      end
       offered = { items = items, prompt = opts.prompt, shown = vim.tbl_map(opts.format_item, items) }
       on_choice("big-model")
     end
@@ -293,9 +297,9 @@ local ok, err = pcall(function()
     wait("the session's usage", function()
       return line2() == "_model: big-model · this session: 1,700 in (200 cached) · 50 out_"
     end)
-    -- A name typed in.
+    -- A name typed in (for this session only).
     vim.ui.select = function(items, _, on_choice)
-      on_choice(items[#items])
+      on_choice(vim.tbl_contains(items, "This session") and "This session" or items[#items])
     end
     vim.ui.input = function(_, on_confirm)
       on_confirm("typed-model")

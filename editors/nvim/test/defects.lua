@@ -411,16 +411,19 @@ local ok, err = pcall(function()
     end
   elseif phase == "nokey" then
     -- 9. With no provider, the chat says how to set one in Neovim's
-    -- words (setup({ provider = … }), not the daemon's initializationOptions),
-    -- and the plugin's notice fits an 80-column command line (68 cells).
+    -- words (setup({ provider = … }), not the daemon's initializationOptions):
+    -- the key (a command that prints it, or OPENAI_API_KEY), or another
+    -- server's address and model; and the plugin's notice fits an
+    -- 80-column command line (68 cells).
     vim.cmd("CtxlsAsk hello")
     wait("the message", function()
-      return vim.tbl_contains(messages, "ctxls: no model provider is configured (the chat says how to set one)") and #chat_bufs() == 1
-        and has(chat_bufs()[1], 'error: no model provider is configured. Set one in require("ctxls").setup({ provider = { baseURL = ')
+      return vim.tbl_contains(messages, "ctxls: no model provider yet: the chat says what to set") and #chat_bufs() == 1
+        and has(chat_bufs()[1], '_error: no model provider yet_\n\nTo use OpenAI, give ctxls your key in `require("ctxls").setup()`, a command that prints it (or a function that returns it):\n\n```lua\nprovider = { api_key = "cmd:pass show openai" }\n```\n\nor set `OPENAI_API_KEY` before Neovim starts.')
         and not ctxls.busy()
     end)
     local t = table.concat(vim.api.nvim_buf_get_lines(chat_bufs()[1], 0, -1, false), "\n")
-    if t:find("initializationOptions", 1, true) or not t:find("(:help ctxls-setup)", 1, true) then
+    if t:find("initializationOptions", 1, true)
+      or not t:find('For another server (Ollama, llama.cpp, vLLM), its address and a model:\n\n```lua\nprovider = { baseURL = "http://127.0.0.1:11434/v1", model = "llama3.1" }\n```\n\n`:CtxlsSetup` shows what is set.', 1, true) then
       fail("the chat after asking with no provider:\n" .. t)
     end
     -- Said once: the daemon's message of it (window/showMessage) is not

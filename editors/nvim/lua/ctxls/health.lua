@@ -6,6 +6,7 @@ local start = health.start or health.report_start
 local ok = health.ok or health.report_ok
 local warn = health.warn or health.report_warn
 local err = health.error or health.report_error
+local info = health.info or health.report_info
 
 function M.check()
   start("ctxls")
@@ -30,8 +31,26 @@ function M.check()
   else
     warn("data dir " .. dir .. " does not exist yet (created on first start)")
   end
-  local args = { bin, "doctor" }
   local p = cfg.provider or {}
+  if p.api_key ~= nil then
+    -- The key setup() gives goes to the daemon alone: `ctxls doctor`, a
+    -- process of its own, would not have it. The daemon is asked instead.
+    local key = require("ctxls.key")
+    local _, why = key.resolve(p.api_key)
+    if why then
+      err("key: " .. why)
+    else
+      ok("key: from " .. key.source(p.api_key))
+    end
+    info("provider: :CtxlsSetup asks the daemon, which has the key, what it makes of it")
+    if require("ctxls").client() then
+      ok("daemon running")
+    else
+      warn("daemon not running: open a file to start it")
+    end
+    return
+  end
+  local args = { bin, "doctor" }
   if p.baseURL then
     vim.list_extend(args, { "--base-url", p.baseURL })
   end

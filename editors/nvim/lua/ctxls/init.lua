@@ -21,10 +21,21 @@ local diagnostics = require("ctxls.diagnostics")
 local history = require("ctxls.history")
 -- @file mentions completed in the compose window.
 local mentions = require("ctxls.mentions")
+-- The provider's key from setup() (provider.api_key), for the daemon's
+-- environment only.
+local key = require("ctxls.key")
+-- What to say when no provider is usable, and :CtxlsSetup.
+local firstrun = require("ctxls.firstrun")
 
 M.config = {
   cmd = { "ctxls", "serve" },
-  provider = nil, -- { baseURL, model, apiKeyEnv, titleModel, contextWindow, maxOutputTokens }
+  -- { baseURL, model, api, apiKeyEnv, titleModel, contextWindow,
+  -- maxOutputTokens, api_key }. api_key: the provider's key, best
+  -- "cmd:pass show openai" (a command that prints it) or a function that
+  -- returns it; looked up when the daemon starts and given to it alone, in
+  -- its environment (:help ctxls-key). nil: the daemon reads
+  -- OPENAI_API_KEY (or apiKeyEnv) from Neovim's environment.
+  provider = nil,
   data_dir = nil,
   -- When a turn summarises the session's earlier turns: the input's share
   -- of the window in percent (80, or "80%"), or "off"; nil: the daemon's
@@ -791,7 +802,7 @@ end
 
 -- finish ends the running turn once: from the progress end, the reply, or a
 -- cancelled request whose reply Neovim 0.7 drops.
-local function finish(turn, how)
+local function finish(turn, how, more)
   if turn.done then
     return
   end
@@ -816,6 +827,9 @@ local function finish(turn, how)
     append(turn.buf, "\n\n_cancelled_")
   elseif how and how ~= "done" then
     append(turn.buf, "\n\n_" .. how:gsub("\n", " ") .. "_")
+  end
+  if more then -- (what to do about it: a paragraph of its own)
+    append(turn.buf, "\n\n" .. more)
   end
   append(turn.buf, "\n")
   local used = usage_text(turn.usage)
@@ -1134,13 +1148,46 @@ end
 -- again.
 local function settings()
   local s = P.settings
-  return { ctxls = { [s.provider] = M.config.provider, [s.project_instructions] = M.config.project_instructions ~= false } }
+  return { ctxls = { [s.provider] = key.wire(M.config.provider), [s.project_instructions] = M.config.project_instructions ~= false } }
+end
+
+-- The key setup() gives (provider.api_key) -----------------------------------
+
+-- key_spec is provider.api_key as setup() gives it, or nil.
+local function key_spec()
+  return type(M.config.provider) == "table" and M.config.provider.api_key or nil
+end
+
+-- key_env is what the daemon's environment gets beside Neovim's: the key
+-- provider.api_key gives, under the variable the daemon reads it from
+-- (cmd_env), or nil when setup() gives none (the daemon then reads the
+-- variable from Neovim's environment, which it inherits). The key is
+-- looked up when a daemon starts, not each time a buffer attaches:
+-- state.key holds what was found ({ spec, name, value, err }) until
+-- renew_key looks again. A command or function that fails is said,
+-- without the key's text (not again when it fails the same way:
+-- said_err); the daemon then starts without it.
+local function key_env(said_err)
+  local spec, name = key_spec(), key.env_name(M.config.provider)
+  local k = state.key
+  if not k or k.spec ~= spec or k.name ~= name then
+    local value, err = key.resolve(spec)
+    k = { spec = spec, name = name, value = value, err = err }
+    state.key = k
+    if err and err ~= said_err then
+      -- Not from within the autocommand that opens a file (see attach).
+      vim.schedule(function()
+        notify(err, vim.log.levels.WARN)
+      end)
+    end
+  end
+  return k.value and { [k.name] = k.value } or nil
 end
 
 local function lsp_config()
   local o = P.init_options
   local init = {
-    [o.provider] = M.config.provider,
+    [o.provider] = key.wire(M.config.provider),
     [o.data_dir] = M.config.data_dir,
     [o.view_idle_ms] = M.config.view_idle_ms,
     [o.compact_at] = M.config.compact_at,
@@ -1155,6 +1202,7 @@ local function lsp_config()
   return {
     name = "ctxls",
     cmd = resolved_cmd(),
+    cmd_env = key_env(),
     root_dir = vim.loop.cwd(),
     init_options = init,
     capabilities = capabilities(),
@@ -1181,11 +1229,12 @@ function M.ensure_client()
   if not resolved_cmd() then
     return nil
   end
-  if vim.fn.has("nvim-0.11") == 1 then
-    state.client_id = vim.lsp.start(lsp_config(), { attach = false })
-  else
-    state.client_id = vim.lsp.start_client(lsp_config())
-  end
+  state.client_id = key.quietly(function()
+    if vim.fn.has("nvim-0.11") == 1 then
+      return vim.lsp.start(lsp_config(), { attach = false })
+    end
+    return vim.lsp.start_client(lsp_config())
+  end)
   return M.client()
 end
 
@@ -1209,7 +1258,9 @@ function M.attach(buf)
   end
   if vim.lsp.start then
     -- 0.8+: starts the client once (same name and root) and attaches buf.
-    local id = vim.lsp.start(lsp_config(), { bufnr = buf })
+    local id = key.quietly(function()
+      return vim.lsp.start(lsp_config(), { bufnr = buf })
+    end)
     if id then
       state.client_id = id
     end
@@ -1217,10 +1268,57 @@ function M.attach(buf)
   end
   -- 0.7
   if not M.client() then
-    state.client_id = vim.lsp.start_client(lsp_config())
+    state.client_id = key.quietly(function()
+      return vim.lsp.start_client(lsp_config())
+    end)
   end
   if state.client_id then
     vim.lsp.buf_attach_client(buf, state.client_id)
+  end
+end
+
+-- restart stops the daemon and starts another (with the environment
+-- key_env gives now), attaching the loaded buffers again: the sessions are
+-- in its store, and the chats name theirs in each request.
+local function restart()
+  local client, id = M.client(), state.client_id
+  if client then
+    if vim.fn.has("nvim-0.11") == 1 then
+      client:stop()
+    else
+      client.stop()
+    end
+    -- (vim.lsp.start would take the stopping client for the new one.)
+    vim.wait(5000, function()
+      return vim.lsp.get_client_by_id(id) == nil
+    end, 20)
+  end
+  state.client_id = nil
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      M.attach(buf)
+    end
+  end
+  M.ensure_client()
+end
+
+-- renew_key looks the key up again (a question was refused for want of a
+-- provider, or setup() gave another provider.api_key) and, when it is not
+-- the one the running daemon has, starts the daemon again with it: the
+-- user who has just set the key need not restart Neovim.
+local function renew_key()
+  local said = state.key and state.key.err
+  state.key = nil
+  local client = M.client()
+  if not client then
+    return -- the next daemon looks it up as it starts
+  end
+  local env = key_env(said) or {}
+  local name = state.key.name
+  local had = (client.config.cmd_env or {})[name]
+  if had ~= env[name] then
+    restart()
+    return true
   end
 end
 
@@ -1261,13 +1359,24 @@ local function helptags()
 end
 
 function M.setup(opts)
+  local spec_before, name_before = key_spec(), key.env_name(M.config.provider)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
   helptags()
+  -- Called again with another key (or where it goes) while the daemon
+  -- runs: the daemon gets the new one (it reads it from its environment),
+  -- started again now, or, while a turn runs, before the next question.
+  local rekeyed = M.client() and (key_spec() ~= spec_before or key.env_name(M.config.provider) ~= name_before)
+  local restarted = false
+  if rekeyed and (state.turn or state.asking) then
+    state.key_recheck = true
+  elseif rekeyed then
+    restarted = renew_key()
+  end
   -- Called again while the daemon runs: the settings it takes then go to
   -- it (from its next turn), and the chats name the instructions files
   -- that now go.
   local client = M.client()
-  if client then
+  if client and not restarted then -- (a daemon started now has them)
     client.config.settings = settings()
     if client.settings then
       client.settings = client.config.settings -- (0.11: what workspace/configuration reads)
@@ -1519,6 +1628,13 @@ function M.ask(message, opts)
     end)
     return
   end
+  if (state.key_recheck or (state.key and state.key.err)) and not (state.turn or state.asking) then
+    -- The last question was refused for want of a provider, or the key's
+    -- command failed: the key may be there now (a password store filled
+    -- or unlocked, setup() called again).
+    state.key_recheck = nil
+    renew_key()
+  end
   local client = M.ensure_client()
   if not client then
     notify(state.missing or "the daemon is not running", vim.log.levels.ERROR)
@@ -1634,14 +1750,15 @@ function M.ask(message, opts)
         if kind ~= P.error_kinds.cancelled then
           give_back()
         end
-        local said = err.message or ""
+        local said, more = err.message or "", nil
         if kind == P.error_kinds.no_provider then
           turn.held = nil -- the daemon's words for it
-          -- The daemon's words are for every client; these are Neovim's,
-          -- in the chat whole, the notice short enough for the command
-          -- line of an 80-column terminal.
-          said = "no model provider is configured. Set one in require(\"ctxls\").setup({ provider = { baseURL = \"http://127.0.0.1:11434/v1\", model = \"llama3.1\" } }) (:help ctxls-setup), or OPENAI_API_KEY or OPENAI_BASE_URL in the environment"
-          notify("no model provider is configured (the chat says how to set one)", vim.log.levels.WARN)
+          -- The daemon's words are for every client; these are Neovim's
+          -- (firstrun.lua), in the chat whole, the notice one line.
+          local words = firstrun.no_provider(M.config.provider, state.key, said)
+          said, more = words.chat:gsub("^error: ", ""), words.more
+          notify(words.notice, vim.log.levels.WARN)
+          state.key_recheck = true
         elseif kind ~= P.error_kinds.cancelled then
           -- The turn never started (a turn of the session runs elsewhere,
           -- the store is down…): the question was not stored, and the
@@ -1652,7 +1769,7 @@ function M.ask(message, opts)
             opts.on_refused(message)
           end
         end
-        finish(turn, kind == P.error_kinds.cancelled and "cancelled" or ("error: " .. said))
+        finish(turn, kind == P.error_kinds.cancelled and "cancelled" or ("error: " .. said), more)
       elseif result and result.finishReason == "error" then
         finish(turn, "the turn failed; see :messages")
       else
@@ -2036,6 +2153,35 @@ local function scratch(lines, name)
   vim.api.nvim_buf_set_option(buf, "modifiable", false)
 end
 
+-- setup_view (:CtxlsSetup) shows what is set for the provider (setup(),
+-- the environment), then what the daemon makes of it (ctxls.models.list:
+-- the server's models, or why it has no usable provider), then what to
+-- set: firstrun.report.
+function M.setup_view()
+  local lines = firstrun.report(M.config.provider, state.key, nil)
+  scratch(lines, "ctxls://setup")
+  local buf = vim.api.nvim_get_current_buf()
+  pcall(vim.cmd, "resize " .. math.min(#lines + 1, math.max(vim.o.lines - 10, 5))) -- all of it
+  local function show(answer)
+    if vim.api.nvim_buf_is_valid(buf) then
+      set_lines(buf, 0, -1, firstrun.report(M.config.provider, state.key, answer))
+    end
+  end
+  if state.key_recheck then
+    state.key_recheck = nil
+    renew_key()
+  end
+  if not M.ensure_client() then
+    show({ err = { message = state.missing or "the daemon is not running" } })
+    return
+  end
+  M.command(P.commands.models_list, { sessionId = state.current }, function(r)
+    show({ result = r })
+  end, function(err)
+    show({ err = err })
+  end)
+end
+
 function M.show_context()
   M.command(P.commands.context_get, {}, function(r)
     local lines = { "# ctxls session context", "" }
@@ -2238,6 +2384,7 @@ function M.new_session()
     state.current = r.session.id
     set_title(r.session.id, r.session.title)
     show_chat(chat_buffer(r.session.id))
+    header_from(r.session) -- its model: the default model when one is set
     notify("new session")
   end)
 end
@@ -2343,23 +2490,43 @@ function M.model(id)
   return configured or state.default_model or h.last or ""
 end
 
+-- The answers to :CtxlsModel's second question: for whom the model picked
+-- is.
+local model_scopes = { this = "This session", new = "This session and new ones" }
+
 -- set_model sets the model of the current session's turns (made when there
 -- is none); "" goes back to the provider's default. With model nil, the
 -- provider's models (ctxls.models.list) are offered with vim.ui.select,
--- with an entry to type a name.
+-- with an entry to type a name; then a second vim.ui.select asks whether
+-- the model is for this session only or new sessions too (the daemon's
+-- default model, kept in its data directory: ctxls.session.setModel with
+-- default). A second question rather than a bang: :CtxlsModel! already
+-- goes back to the provider's default, and the picker is where the user
+-- decides anyway.
 function M.set_model(model)
-  local function set(name)
+  local function set(name, default)
     with_session(function(id)
-      M.command(P.commands.session_set_model, { sessionId = id, model = name }, function(r)
+      M.command(P.commands.session_set_model, { sessionId = id, model = name, default = default or nil }, function(r)
         local chosen = (r.session.meta or {}).model or ""
         state.model_at[id] = stamp(r.session.updatedAt)
         local h = state.header[id] or {}
         h.chosen = chosen
         state.header[id] = h
+        if default then
+          state.default_model = name
+        end
         set_header(id)
         redraw_status()
-        notify("this session's turns use " .. (chosen ~= "" and chosen or "the provider's default model"))
+        local what = chosen ~= "" and chosen or "the provider's default model"
+        notify((default and "this session and new ones use " or "this session's turns use ") .. what)
       end)
+    end)
+  end
+  local function scoped(name)
+    vim.ui.select({ model_scopes.this, model_scopes.new }, { prompt = "Use " .. name .. " for" }, function(scope)
+      if scope == model_scopes.this or scope == model_scopes.new then
+        set(name, scope == model_scopes.new)
+      end
     end)
   end
   if model then
@@ -2370,7 +2537,7 @@ function M.set_model(model)
   local function ask_name(prompt)
     vim.ui.input({ prompt = prompt }, function(name)
       if name and vim.trim(name) ~= "" then
-        set(vim.trim(name))
+        scoped(vim.trim(name))
       end
     end)
   end
@@ -2397,7 +2564,7 @@ function M.set_model(model)
       if m == typed then
         ask_name("Model: ")
       elseif m then
-        set(m)
+        scoped(m)
       end
     end)
   end, function(err)
