@@ -357,6 +357,7 @@ export interface ChatPreviewResult {
   budget: number;
   dropped: number;
   instructions?: InstructionFile[];
+  files?: string[];
 }
 
 export interface SetModelArgs {
