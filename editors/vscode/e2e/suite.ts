@@ -1349,7 +1349,7 @@ async function main(): Promise<void> {
     };
     for (const [what, want] of [
       ["return a - b;", /^\d+ of 1$/],
-      ["calc.ts (the user selected lines 1–2)", /^\d+ of 1$/],
+      ["calc.ts (unsaved editor text) (the user selected lines 1–2)", /^\d+ of 1$/],
       // In the title and at the end of the turn's message.
       [draft, /^\d+ of 2$/],
     ] as const) {
@@ -1363,8 +1363,9 @@ async function main(): Promise<void> {
       await sleep(300);
       await docsShot(shot);
     }
-    // Nothing was sent: the draft waits in the input.
+    // Nothing was sent: the draft waits in the input, with the chip the preview showed (the preview in front).
     check((await requests()).length === asked && (await turns().count()) === shown, "the preview sent the draft");
+    check((await turnChip()) === "calc.ts:1-2", `the chip with the preview in front: ${await turnChip()}`);
     check((await chat.locator("#input").inputValue()) === draft, `the draft in the input: ${await chat.locator("#input").inputValue()}`);
     await ed.palette("View: Close Editor");
     // An empty draft: the chat's Preview button asks for the message.

@@ -306,8 +306,8 @@ class Controller {
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => {
         this.viewChanged(e);
-        // Another text editor: a removed chip comes back for the new file.
-        if (e && e.document.uri.toString() !== this.removedDoc) this.removedDoc = undefined;
+        // Another text editor: a removed chip comes back for the new file (not for a prompt preview, which keeps the chip as it was).
+        if (e && e.document.uri.scheme !== PreviewDocs.scheme && e.document.uri.toString() !== this.removedDoc) this.removedDoc = undefined;
         this.turnFileChanged();
       }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.turnFileChanged()),
@@ -647,6 +647,8 @@ class Controller {
     // A non-text editor in front (the settings, a webview): the text editor last worked in, while it is shown.
     const l = this.lastEditor;
     if (!e && l && !l.document.isClosed) e = vscode.window.visibleTextEditors.find((v) => v.document === l.document);
+    // A prompt preview in front: what it previewed still goes (the text editor last worked in, shown or not).
+    else if (e?.document.uri.scheme === PreviewDocs.scheme && l && !l.document.isClosed) e = vscode.window.visibleTextEditors.find((v) => v.document === l.document) ?? l;
     if (!e || !this.syncable(e.document.uri)) return undefined;
     const sel = e.selection;
     const chip = turnFileChip(e.document.uri.fsPath, sel.isEmpty ? undefined : selectedLines(sel.start, sel.end));
