@@ -2752,7 +2752,8 @@ async function main(): Promise<void> {
       check(await titleButton("Reject Edit").isVisible(), "no Reject button on the block's diff");
       check(!(await titleButton("Accept All Edits in This Turn").isVisible()), "Accept All on a code block's diff");
     };
-    const atCursor = [...lines(buffer).slice(0, -1), helper, ...lines(buffer).slice(-1)].join("\n");
+    // (The editor's text as shown leaves out empty lines: the cursor's last line is one.)
+    const atCursor = `${buffer}\n${helper}`;
     await reviewed(block, "calc.ts", buffer, atCursor);
     check(fs.readFileSync(calcTs, "utf8") === onDisk && (await reviewTabs()).length === 1, "the block was applied before the review");
     await titleButton("Accept Edit").click();
@@ -2797,7 +2798,7 @@ async function main(): Promise<void> {
     check(fs.readFileSync(calcTs, "utf8") === onDisk, "Apply wrote calc.ts to the disk");
 
     // A block naming scratch.ts, as long as it: scratch.ts's whole new text.
-    await reviewed(blocks.nth(2), "scratch.ts", "// scratch\n", rewritten + "\n");
+    await reviewed(blocks.nth(2), "scratch.ts", "// scratch", rewritten);
     await titleButton("Accept Edit").click();
     await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
     await until("scratch.ts active", async () => (await ed.activeTabTitle()).startsWith("scratch.ts"), 5000);
