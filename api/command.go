@@ -179,10 +179,10 @@ var Commands = []Info{
 		Args: ChatArgs{}, Result: ChatResult{},
 		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
 		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "messageId": 9, "text": "Because the middleware...", "finishReason": "stop", "usage": {"promptTokens": 1834, "completionTokens": 211}}`},
-	{ID: ChatPreview, Doc: "Builds the exact model input a `ctxls.chat` turn with the same arguments would send — the system prompt with the relevant files, the history kept within the budget, this message, and the tools offered — and returns it with token counts, without storing anything or calling the provider (no provider or key is needed). Without `sessionId` and with no current session it previews a new session's first turn and creates none. `tokens.files` is the part of `tokens.system` the relevant files' contents take; `tokens.history` counts the earlier messages kept (and the session's summary of earlier turns, if it has one; see Compaction) plus this message; `budget` is the context window less the output reserve; `dropped` counts earlier messages that do not fit (the input marks the cut).",
+	{ID: ChatPreview, Doc: "Builds the exact model input a `ctxls.chat` turn with the same arguments would send — the system prompt with the relevant files, the history kept within the budget, this message, and the tools offered — and returns it with token counts, without storing anything or calling the provider (no provider or key is needed). Without `sessionId` and with no current session it previews a new session's first turn and creates none. `tokens.files` is the part of `tokens.system` the relevant files' contents take; `tokens.history` counts the earlier messages kept (and the session's summary of earlier turns, if it has one; see Compaction) plus this message; `budget` is the context window less the output reserve; `dropped` counts earlier messages that do not fit (the input marks the cut). `files` names the files that go with the question (those given and those its message mentions, with the lines they name), as the question would be stored with them.",
 		Args: ChatArgs{}, Result: ChatPreviewResult{},
 		ExampleArgs:   `{"message": "Why does login redirect twice?", "files": ["src/login.go"]}`,
-		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are ctxls, a coding assistant...\n\n## Relevant Files\n\n/home/ann/app/src/login.go\n` + "```" + `\npackage app\n` + "```" + `\n"}, {"role": "user", "content": "Why does login redirect twice?"}], "tools": [{"name": "read_file", "description": "Read a file...", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}], "tokens": {"system": 412, "history": 9, "files": 130, "total": 421}, "budget": 123904, "dropped": 0}`},
+		ExampleResult: `{"v": 1, "sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6", "model": "gpt-4o-mini", "messages": [{"role": "system", "content": "You are ctxls, a coding assistant...\n\n## Relevant Files\n\n/home/ann/app/src/login.go\n` + "```" + `\npackage app\n` + "```" + `\n"}, {"role": "user", "content": "Why does login redirect twice?"}], "tools": [{"name": "read_file", "description": "Read a file...", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}], "tokens": {"system": 412, "history": 9, "files": 130, "total": 421}, "budget": 123904, "dropped": 0, "files": ["/home/ann/app/src/login.go"]}`},
 	{ID: RegenerateTitle, Doc: "Asks the model again for a 3–7 word title from the session's first message (and its first complete answer, if any) and sets it (titleSource \"model\"), even over an earlier one; sends `ctxls/sessionUpdated`. A failed call keeps the old title and answers with the error.",
 		Args: SessionIDArgs{}, Result: SessionResult{},
 		ExampleArgs:   `{"sessionId": "k3j5q0v9c1m2n4p6r8s0t2u4w6"}`,
@@ -668,6 +668,11 @@ type ChatPreviewResult struct {
 	// Instructions are the project's instructions files at the end of the
 	// system message, in its order (the root's first), absent when none.
 	Instructions []InstructionFile `json:"instructions,omitempty"`
+	// Files are the files that go with this question: those given in files
+	// and those its message mentions (@main.go), each absolute, with ":N"
+	// or ":N-M" when it names lines, as the question would be stored with
+	// them. The context's files go too and are not listed. Absent when none.
+	Files []string `json:"files,omitempty"`
 }
 
 // PreviewMessage is one message of the model input, as sent.

@@ -29,6 +29,9 @@ type Preview struct {
 	// Instructions are the project's instructions files in the system
 	// prompt.
 	Instructions []prompts.Instruction
+	// QuestionFiles are the turn's own files, as its stored question
+	// would record them (absolute, with the lines named: main.go:5-8).
+	QuestionFiles []string
 }
 
 // Preview builds the model input of the turn t without running it: no
@@ -60,6 +63,7 @@ func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
 		System: in.System, Files: in.Files, History: in.History + in.Message, ToolTokens: in.Tools,
 		Total:  in.System + in.History + in.Message + in.Tools,
 		Budget: in.Budget, Dropped: in.Dropped, Instructions: in.Instructions,
+		QuestionFiles: questionFiles(t),
 	}, nil
 }
 

@@ -54,6 +54,9 @@ func previewChat(cmd *cobra.Command, g *globals, prefix string, cont bool, files
 	if pv.Dropped > 0 {
 		fmt.Fprintf(w, "%d earlier messages do not fit and are left out\n", pv.Dropped)
 	}
+	if len(pv.Files) > 0 {
+		fmt.Fprintf(w, "With the question: %s\n", termsafe.Line(strings.Join(pv.Files, ", ")))
+	}
 	for _, in := range pv.Instructions {
 		note := ""
 		if in.Cut != "" {

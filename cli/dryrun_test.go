@@ -46,7 +46,7 @@ func TestREADMEFirstCommandShowsThePrompt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"dry run: nothing sent, nothing stored", "Tokens: ", "── system · ", "## Relevant Files",
+	for _, want := range []string{"dry run: nothing sent, nothing stored", "Tokens: ", "With the question: " + filepath.Join(root, "README.md") + "\n", "── system · ", "## Relevant Files",
 		filepath.Join(root, "README.md"), "ctxls is an editor-integration daemon", "── user · ", "── tools offered (", "read_file (", " tokens): Read a file", "grep (", "find_files (", "list_directory ("} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -429,7 +429,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 	res := &api.ChatPreviewResult{
 		V: api.V, SessionID: id, Model: pv.Model, ReviewMode: api.ReviewMode(tool.ReviewMode(sess)), Messages: []api.PreviewMessage{}, Tools: []api.PreviewTool{},
 		Tokens: api.PreviewTokens{System: pv.System, History: pv.History, Files: pv.Files, Tools: pv.ToolTokens, Total: pv.Total},
-		Budget: pv.Budget, Dropped: pv.Dropped, Instructions: wireInstructions(pv.Instructions),
+		Budget: pv.Budget, Dropped: pv.Dropped, Instructions: wireInstructions(pv.Instructions), Files: pv.QuestionFiles,
 	}
 	for _, m := range pv.Messages {
 		content, images := chat.PreviewContent(m)

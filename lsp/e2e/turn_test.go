@@ -332,6 +332,10 @@ func TestChatPreviewStoresNothing(t *testing.T) {
 	if pv.SessionID != "" || pv.Model != "test-model" || pv.Budget != 15000 || len(pv.Messages) != 2 {
 		t.Fatalf("preview of a first turn: %+v", pv)
 	}
+	// It names the file that goes with the question, absolute.
+	if len(pv.Files) != 1 || !filepath.IsAbs(pv.Files[0]) || filepath.Base(pv.Files[0]) != "main.go" {
+		t.Errorf("the preview's files: %q", pv.Files)
+	}
 	// The file's text is in the turn's context, before the question (the
 	// system prompt stays the same from turn to turn).
 	if strings.Contains(pv.Messages[0].Content, "package main") || !strings.Contains(pv.Messages[1].Content, "package main") ||

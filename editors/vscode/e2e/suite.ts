@@ -1308,13 +1308,71 @@ async function main(): Promise<void> {
     await ed.clearToasts();
   });
 
-  await step("Preview Prompt shows the model input read-only; Export opens the export", async () => {
-    await ed.palette("ctxls: Preview Prompt");
-    await ed.answer("Preview the prompt", "What would you send?");
-    await until("the preview", async () => (await ed.activeTabTitle()).startsWith("Prompt preview"));
+  await step("Preview Prompt shows the model input read-only (issue 36: for the chat's draft, with the chip's file, which the preview names; with an empty draft, the chat's Preview button asks for a message); Export opens the export", async () => {
     const lines = ed.page.locator(".editor-group-container.active .view-lines");
     // Monaco draws spaces as no-break spaces.
     const text = async () => (await lines.innerText()).replace(/\u00a0/g, " ");
+    // The draft in the chat's input, calc.ts:1-2 in the chip above it (a file no earlier turn sent).
+    await ed.openFile("calc.ts");
+    await ed.page.keyboard.press("Control+Home");
+    await ed.page.keyboard.press("Shift+ArrowDown");
+    await ed.page.keyboard.press("Shift+End");
+    await until("the selection's chip", async () => (await turnChip()) === "calc.ts:1-2", 5000);
+    const draft = "Why does sub not swap?";
+    await chat.locator("#input").click();
+    await ed.page.keyboard.type(draft);
+    const asked = (await requests()).length;
+    const shown = await turns().count();
+    await ed.palette("ctxls: Preview Prompt");
+    // No input box: the draft is the message.
+    await until("the draft's preview", async () => (await ed.activeTabTitle()).startsWith("Prompt preview") && (await text()).includes(`Prompt preview: ${draft}`), 15_000);
+    check(!(await ed.quickInput().isVisible()), `Preview Prompt asked for a message with a draft in the chat: ${await ed.quickInput().innerText().catch(() => "")}`);
+    // The chip's file went with it, named, counted in the tokens.
+    const head = (await text()).replace(/\s+/g, " ");
+    check(head.includes("With this question: `calc.ts:1-2`."), `the preview does not name the chip's file:\n${head.slice(0, 800)}`);
+    const files = Number(/ files (\d+), total/.exec(head)?.[1] ?? "0");
+    check(files > 0, `the preview counts no file tokens: ${head.slice(0, 400)}`);
+    // Its text is in the model input (the turn's block, far below: found as a person finds it).
+    await ed.focusEditor();
+    const found = async (what: string) => {
+      await ed.page.keyboard.press("Control+F");
+      const find = ed.page.locator(".editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input").first();
+      await find.waitFor({ timeout: 5000 });
+      await find.fill(what);
+      const matches = ed.page.locator(".editor-group-container.active .find-widget .matchesCount").first();
+      const count = await until(`the find widget's count for ${what}`, async () => {
+        const t = (await matches.innerText()).trim();
+        return /of \d+|No results/.test(t) ? t : undefined;
+      }, 10_000);
+      await ed.page.keyboard.press("Escape");
+      return count;
+    };
+    for (const [what, want] of [
+      ["return a - b;", /^\d+ of 1$/],
+      ["calc.ts (unsaved editor text) (the user selected lines 1–2)", /^\d+ of 1$/],
+      // In the title and at the end of the turn's message.
+      [draft, /^\d+ of 2$/],
+    ] as const) {
+      const n = await found(what);
+      check(want.test(n), `"${what}" in the preview: ${n}`);
+    }
+    await ed.page.keyboard.press("Control+Home");
+    for (const [theme, shot] of inBothThemes("vscode-preview")) {
+      await setTheme(theme);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    // Nothing was sent: the draft waits in the input, with the chip the preview showed (the preview in front).
+    check((await requests()).length === asked && (await turns().count()) === shown, "the preview sent the draft");
+    check((await turnChip()) === "calc.ts:1-2", `the chip with the preview in front: ${await turnChip()}`);
+    check((await chat.locator("#input").inputValue()) === draft, `the draft in the input: ${await chat.locator("#input").inputValue()}`);
+    await ed.palette("View: Close Editor");
+    // An empty draft: the chat's Preview button asks for the message.
+    await chat.locator("#input").fill("");
+    await chat.locator("#preview").click();
+    await ed.answer("Preview the prompt", "What would you send?");
+    await until("the preview", async () => (await ed.activeTabTitle()).startsWith("Prompt preview"));
     await until("the preview text", async () => (await text()).includes("Prompt preview: What would you send?"));
     // The project's instructions (issue 36's AGENTS.md) are named above the system message that holds them.
     // (Lines the editor wraps are lines apart in its text.)
@@ -2653,14 +2711,17 @@ async function main(): Promise<void> {
     check((await ed.toastTexts()).every((t) => !t.includes("diagnostics")), `a question was asked: ${await ed.toastTexts()}`);
   });
 
-  await step("code blocks: Insert at cursor puts the block into the editor (Undo takes it back); Apply without a selection reviews it against a picked file", async () => {
+  await step("code blocks: Insert at cursor puts the block into the editor (Undo takes it back); issue 36: Apply goes through the review in the ask mode, without a selection at the cursor, with one in its place, a block naming a file whole as that file's new text; accepted it is in the buffer (unsaved, one Undo), rejected nothing changes; auto applies at once, off changes nothing", async () => {
     const helper = "export const twice = (n: number) => n * 2;";
-    await enqueue([{ chunks: ["Use this helper:\n\n```ts\n" + helper + "\n```\n"] }]);
+    const renamed = "export function minus(a: number, b: number): number {";
+    const rewritten = "// scratch, rewritten by the model";
+    await enqueue([{ chunks: ["Use this helper:\n\n```ts\n" + helper + "\n```\n\nOr name the function so:\n\n```ts\n" + renamed + "\n```\n\nAnd scratch.ts becomes:\n\n```ts scratch.ts\n" + rewritten + "\n```\n"] }]);
     const before = await turns().count();
     await typeInChat("A helper that doubles?");
-    await until("the answer", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".a .code-block").count()) === 1, 15_000);
+    await until("the answer", async () => (await turns().count()) === before + 1 && (await lastTurn().locator(".a .code-block").count()) === 3, 15_000);
     await idle();
-    const block = lastTurn().locator(".a .code-block").first();
+    const blocks = lastTurn().locator(".a .code-block");
+    const block = blocks.first();
     const buttons = (await block.locator(".code-head button").allInnerTexts()).map((b) => b.trim());
     check(buttons.join("|") === "Insert|Apply|Copy", `the block's buttons: ${JSON.stringify(buttons)}`);
     await ed.openFile("calc.ts");
@@ -2675,25 +2736,100 @@ async function main(): Promise<void> {
     await until("the editor focused", async () => ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), 5000);
     await ed.page.keyboard.press("Control+Z");
     await until("the insert undone", async () => !(await ed.editorText()).includes(helper), 5000);
-    // Apply with no selection: pick a file, review the block as its new text.
-    await ed.focusEditor();
-    await block.locator("button.apply").click();
-    const input = ed.quickInput().locator(".quick-input-box input");
-    await input.waitFor({ state: "visible" });
-    await until("calc.ts first, as the file last worked in", async () => (await ed.pickRows())[0]?.startsWith("calc.ts"), 10_000);
-    await input.fill("scratch");
-    await until("scratch.ts", async () => (await ed.pickRows()).some((r) => r.startsWith("scratch.ts")), 10_000);
-    await input.press("Enter");
-    await until("the block's diff", async () => (await ed.activeTabTitle()).startsWith("scratch.ts: apply code block (ctxls)"), 10_000);
-    await until("its sides", async () => (await diffSide("original")).includes("// scratch") && (await diffSide("modified")).includes(helper), 10_000);
-    check(await titleButton("Accept Edit").isVisible(), "no Accept button on the block's diff");
-    check(!(await titleButton("Accept All Edits in This Turn").isVisible()), "Accept All on a code block's diff");
+
+    // Apply with no selection: the block at the cursor (the last, empty line), reviewed first.
+    await ed.page.keyboard.press("Control+End");
+    const buffer = await ed.editorText();
+    const wasDirty = await dirty();
+    const onDisk = fs.readFileSync(calcTs, "utf8");
+    const lines = (t: string) => t.split("\n");
+    /** Opens the review of a block's Apply and checks its sides: the buffer as it is against want. */
+    const reviewed = async (b: Locator, file: string, original: string, want: string) => {
+      await b.locator("button.apply").click();
+      await until("the block's diff", async () => (await ed.activeTabTitle()).startsWith(`${file}: apply code block (ctxls)`), 10_000);
+      await until("its sides", async () => (await diffSide("original")) === original && (await diffSide("modified")) === want, 10_000).catch(async (e) => {
+        throw new Error(`${e.message}\noriginal:\n${await diffSide("original")}\nmodified:\n${await diffSide("modified")}\nwant:\n${want}`);
+      });
+      check(await titleButton("Accept Edit").isVisible(), "no Accept button on the block's diff");
+      check(await titleButton("Reject Edit").isVisible(), "no Reject button on the block's diff");
+      check(!(await titleButton("Accept All Edits in This Turn").isVisible()), "Accept All on a code block's diff");
+    };
+    // (The editor's text as shown leaves out empty lines: the cursor's last line is one.)
+    const atCursor = `${buffer}\n${helper}`;
+    await reviewed(block, "calc.ts", buffer, atCursor);
+    check(fs.readFileSync(calcTs, "utf8") === onDisk && (await reviewTabs()).length === 1, "the block was applied before the review");
+    await titleButton("Accept Edit").click();
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("calc.ts active", async () => (await ed.activeTabTitle()).startsWith("calc.ts"), 5000);
+    await until("the block at the cursor", async () => (await ed.editorText()) === atCursor, 5000);
+    check(await dirty(), "calc.ts is not dirty after Apply");
+    check(fs.readFileSync(calcTs, "utf8") === onDisk, "Apply wrote calc.ts to the disk");
+    // One Undo takes it back.
+    await until("the editor focused", async () => ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), 5000);
+    await ed.page.keyboard.press("Control+Z");
+    await until("the Apply undone", async () => (await ed.editorText()) === buffer, 5000);
+
+    // With the first line selected (with its line break): the block in its place. Rejected: nothing changes.
+    const selectFirstLine = async () => {
+      await ed.focusEditor();
+      await ed.page.keyboard.press("Control+Home");
+      await ed.page.keyboard.press("Shift+ArrowDown");
+      await until("line 1 selected", async () => /\(\d+ selected\)/.test(await ed.page.locator(".statusbar").innerText()), 5000);
+    };
+    const inPlace = [renamed, ...lines(buffer).slice(1)].join("\n");
+    await selectFirstLine();
+    await reviewed(blocks.nth(1), "calc.ts", buffer, inPlace);
+    for (const [theme, shot] of inBothThemes("vscode-apply")) {
+      await setTheme(theme);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    await titleButton("Reject Edit").click();
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("calc.ts active", async () => (await ed.activeTabTitle()).startsWith("calc.ts"), 5000);
+    await sleep(300);
+    check((await ed.editorText()) === buffer && (await dirty()) === wasDirty, `the rejected block changed calc.ts:\n${await ed.editorText()}`);
+    // Again, accepted from the palette (as the model's edits are).
+    await selectFirstLine();
+    await reviewed(blocks.nth(1), "calc.ts", buffer, inPlace);
+    await ed.palette("ctxls: Accept Edit");
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("the block in place of line 1", async () => (await ed.editorText()) === inPlace, 5000);
+    check(await dirty(), "calc.ts is not dirty after Apply");
+    check(fs.readFileSync(calcTs, "utf8") === onDisk, "Apply wrote calc.ts to the disk");
+
+    // A block naming scratch.ts, as long as it: scratch.ts's whole new text.
+    await reviewed(blocks.nth(2), "scratch.ts", "// scratch", rewritten);
     await titleButton("Accept Edit").click();
     await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
     await until("scratch.ts active", async () => (await ed.activeTabTitle()).startsWith("scratch.ts"), 5000);
-    await until("the block in scratch.ts", async () => (await ed.editorText()).trim() === helper, 5000);
+    await until("the block as scratch.ts's text", async () => (await ed.editorText()).trim() === rewritten, 5000);
     check(await dirty(), "scratch.ts is not dirty");
     check(fs.readFileSync(scratchTs, "utf8") === "// scratch\n", "the block was written to the disk");
+
+    // Auto: applied at once, no diff; one Undo takes it back.
+    await pickMode("Auto");
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+End");
+    const scratch = await ed.editorText();
+    await block.locator("button.apply").click();
+    await until("the block in scratch.ts", async () => (await ed.editorText()).includes(helper), 5000);
+    check((await reviewTabs()).length === 0, `a diff opened in the auto mode: ${await reviewTabs()}`);
+    check(fs.readFileSync(scratchTs, "utf8") === "// scratch\n", "the auto Apply wrote to the disk");
+    await until("the editor focused", async () => ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), 5000);
+    await ed.page.keyboard.press("Control+Z");
+    await until("the auto Apply undone", async () => (await ed.editorText()) === scratch, 5000);
+    // Off: nothing changes, and Apply says why.
+    await pickMode("Off");
+    await ed.clearToasts();
+    await block.locator("button.apply").click();
+    const off = await ed.toast("edits are off in this session");
+    check(await off.locator(".monaco-button", { hasText: "Set Edit Review Mode" }).isVisible(), "no Set Edit Review Mode button");
+    await sleep(500);
+    check((await reviewTabs()).length === 0 && (await ed.editorText()) === scratch, "Apply changed scratch.ts with edits off");
+    await ed.clearToasts();
+    await pickMode("Ask");
   });
 
   await step("issue 24: ctxls.path pointing at another program gives one clear message with Open Setting, no raw notifications", async () => {

@@ -767,6 +767,9 @@
         vscode.setState({ draft: m.text });
       }
       input.focus();
+    } else if (m.type === "draftRequest") {
+      // Preview Prompt from the palette: what a question would send now.
+      vscode.postMessage({ type: "draft", seq: m.seq, text: input.value, images: images.length });
     } else if (m.type === "mentionResults") {
       mentions.results(m.seq, m.files);
     } else if (m.type === "history") {
@@ -838,6 +841,8 @@
   });
   input.addEventListener("blur", () => mentions.close());
   stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+  // Preview: the prompt the draft would send, with the chips' files (nothing is sent; the draft stays).
+  $("preview").addEventListener("click", () => vscode.postMessage({ type: "preview", text: input.value, images: images.length }));
   // Esc in the view stops a running answer.
   // Esc while editing a question gives the input back its draft.
   document.addEventListener("keydown", (e) => {

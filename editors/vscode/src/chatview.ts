@@ -37,8 +37,12 @@ export type FromView =
   | { type: "copy"; text: string }
   /** A code block's Insert: at the cursor of the editor the user last worked in. */
   | { type: "insertCode"; text: string }
-  /** A code block's Apply: to the selection, else to a file the user picks (the one the block names first). */
+  /** A code block's Apply: in place of the selection, else at the cursor, or a file's whole text (file: the one its fence names); see codeblocks.ts. */
   | { type: "applyCode"; text: string; file?: string }
+  /** The Preview button under the input: the prompt the draft would send (text; images: how many pasted images go too). */
+  | { type: "preview"; text: string; images: number }
+  /** The input's draft, asked for by draft() (seq: answered with it). */
+  | { type: "draft"; seq: number; text: string; images: number }
   | { type: "action"; command: string }
   /** The permission question on a tool call's card, answered with one of its actions. */
   | { type: "toolAnswer"; id: string; title: string }
@@ -47,10 +51,19 @@ export type FromView =
   /** The text after an "@" in the input: the workspace's files matching it are asked for (seq: answered with it). */
   | { type: "mentionQuery"; query: string; seq: number };
 
+/** The chat input's draft: its text and how many pasted images wait in it. */
+export interface Draft {
+  text: string;
+  images: number;
+}
+
 export class ChatView implements vscode.WebviewViewProvider {
   static readonly id = "ctxls.chatView";
   private view?: vscode.WebviewView;
   private badgeCount = 0;
+  /** draft()'s questions to the page, by their seq. */
+  private drafts = new Map<number, (d: Draft | undefined) => void>();
+  private draftSeq = 0;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -74,6 +87,10 @@ export class ChatView implements vscode.WebviewViewProvider {
       }
       // A question sent from the input (an edited one too) joins the input's history.
       if (m.type === "send" || (m.type === "rewind" && m.text !== undefined)) void this.history.add(m.text ?? "");
+      if (m.type === "draft") {
+        this.drafts.get(m.seq)?.({ text: String(m.text ?? ""), images: Number(m.images) || 0 });
+        return;
+      }
       if (m.type === "mentionQuery") {
         // No daemon, or one that does not know the command: an empty list says no file matches.
         const answer = (files: string[]) => view.webview.postMessage({ type: "mentionResults", seq: m.seq, files });
@@ -85,6 +102,30 @@ export class ChatView implements vscode.WebviewViewProvider {
     view.onDidDispose(() => (this.view = undefined));
     this.setBadge(this.badgeCount);
     view.onDidChangeVisibility(() => view.visible && this.postState());
+  }
+
+  /**
+   * What the chat's input holds now (the draft a question would send);
+   * undefined when the view was never shown, or its page does not answer
+   * within a second (it is being reloaded).
+   */
+  draft(): Promise<Draft | undefined> {
+    const view = this.view;
+    if (!view) return Promise.resolve(undefined);
+    const seq = ++this.draftSeq;
+    return new Promise((resolve) => {
+      const done = (d: Draft | undefined) => {
+        if (!this.drafts.delete(seq)) return;
+        clearTimeout(timer);
+        resolve(d);
+      };
+      const timer = setTimeout(() => done(undefined), 1000);
+      this.drafts.set(seq, done);
+      view.webview.postMessage({ type: "draftRequest", seq }).then(
+        (ok) => ok || done(undefined),
+        () => done(undefined),
+      );
+    });
   }
 
   get visible(): boolean {
@@ -167,7 +208,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 <textarea id="input" rows="3" aria-label="Message" placeholder="Ask ctxls — Enter to send, Shift+Enter for a new line; @ mentions a file; paste an image to send it too"></textarea></div>
 <div id="editing" class="editing-hint" hidden><span>Editing your question: Enter sends it in its place (its answer and any later turns are removed). Esc cancels.</span></div>
 <div class="actions"><span id="hint" class="hint"></span>
-<span><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>
+<span class="buttons"><button id="preview" class="secondary" type="button" title="Preview the prompt: the exact input this question would give the model, with the files that go with it (nothing is sent)">Preview</button><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>
 </form>
 <script nonce="${nonce}" src="${historyJs}"></script>
 <script nonce="${nonce}" src="${mentionsJs}"></script>

@@ -9,7 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
-import { ChatView, FromView } from "./chatview";
+import { ChatView, Draft, FromView } from "./chatview";
+import { CodeBlocks } from "./codeblocks";
 import { CreatedFiles, createdUris } from "./created";
 import { daemonGoneDuringTurn, daemonGoneText, notCtxls, resolveBinary } from "./daemon";
 import { answerDiagnostics } from "./diagnostics";
@@ -42,7 +43,6 @@ import {
 } from "./protocol";
 import { Decision, Reviews } from "./review";
 import { resolveResultPath } from "./search";
-import { changedSpan } from "./span";
 import { editorFolders, isUserFile } from "./sync";
 import {
   contextSets,
@@ -179,13 +179,23 @@ const UndoAnswers = { undo: "Undo changes", keep: "Keep changes" } as const;
 
 /** The review modes as the Set Edit Review Mode picker offers them. */
 const reviewModes: { mode: ReviewMode; label: string; detail: string }[] = [
-  { mode: "ask", label: "Ask", detail: "Show each of the model's edits as a diff; it is applied to the editor only when you accept it." },
-  { mode: "auto", label: "Auto", detail: "Apply the model's edits at once, to the editor (unsaved; Undo takes an edit back)." },
-  { mode: "off", label: "Off", detail: "Offer the model no edit tools: it can only tell you what to change." },
+  { mode: "ask", label: "Ask", detail: "Show each of the model's edits (and a code block's Apply) as a diff; it is applied to the editor only when you accept it." },
+  { mode: "auto", label: "Auto", detail: "Apply the model's edits (and a code block's Apply) at once, to the editor (unsaved; Undo takes an edit back)." },
+  { mode: "off", label: "Off", detail: "Offer the model no edit tools: it can only tell you what to change; a code block's Apply changes nothing (Insert and Copy still work)." },
 ];
 
-/** The preview as Markdown: token counts, then each message and the tools. */
-export function previewMarkdown(p: ChatPreviewResult, message: string): string {
+/** A file the daemon named (absolute, maybe with :N or :N-M) as the workspace names it: `app.ts:1-3`. */
+function fileLabel(item: string): string {
+  const m = /^(.*?)(:\d+(?:-\d+)?)?$/.exec(item)!;
+  return `\`${vscode.workspace.asRelativePath(m[1])}${m[2] ?? ""}\``;
+}
+
+/**
+ * The preview as Markdown: token counts and what goes with the question
+ * (its own files, as the daemon named them; the context's files; pasted
+ * images, which a preview does not hold), then each message and the tools.
+ */
+export function previewMarkdown(p: ChatPreviewResult, message: string, also: { contextFiles?: string[]; images?: number } = {}): string {
   const t = p.tokens;
   const lines = [
     `# Prompt preview: ${message.split("\n")[0]}`,
@@ -193,7 +203,13 @@ export function previewMarkdown(p: ChatPreviewResult, message: string): string {
     `Model \`${p.model}\`. Tokens: system ${t.system}, history ${t.history}, files ${t.files}, total ${t.total} of a budget of ${p.budget}` +
       (p.dropped ? `; ${p.dropped} earlier messages not sent.` : "."),
     "Nothing was sent or stored.",
+    "",
+    p.files?.length ? `With this question: ${p.files.map(fileLabel).join(", ")}.` : "No file of its own goes with this question.",
   ];
+  const ctx = also.contextFiles ?? [];
+  if (ctx.length) lines.push(`The context's ${ctx.length === 1 ? "file goes" : "files go"} too: ${ctx.map(fileLabel).join(", ")}.`);
+  const n = also.images ?? 0;
+  if (n) lines.push(`${n === 1 ? "The pasted image goes" : `The ${n} pasted images go`} with it too (not shown here: an image is stored only when the question is sent).`);
   // The project's instructions files end the system message: named here,
   // their text is below in it.
   if (p.instructions?.length) {
@@ -248,6 +264,8 @@ class Controller {
   private readonly view: ChatView;
   private readonly previews = new PreviewDocs();
   private readonly reviews = new Reviews();
+  /** The answers' code blocks put into the editor: Insert, and Apply through the review (codeblocks.ts). */
+  private readonly codeBlocks: CodeBlocks;
   private readonly created = new CreatedFiles();
   /** Counts the looks for the instructions files: only the latest one's answer is shown. */
   private instructionsSeq = 0;
@@ -273,6 +291,10 @@ class Controller {
       () => appletFile(this.state.context),
       () => void this.ctxls?.dropItem("applet", "*").catch(() => undefined),
     );
+    this.codeBlocks = new CodeBlocks(
+      { currentEditor: () => this.currentEditor(), reviewMode: () => this.state.reviewMode, syncable: (uri) => this.syncable(uri) },
+      this.reviews,
+    );
     this.view = new ChatView(ext.extensionUri, () => this.state, (m) => this.fromView(m), new InputHistory(ext.workspaceState), (q) => this.workspaceFiles(q));
     ext.subscriptions.push(
       this.status,
@@ -284,8 +306,8 @@ class Controller {
       vscode.workspace.registerTextDocumentContentProvider(PreviewDocs.scheme, this.previews),
       vscode.window.onDidChangeActiveTextEditor((e) => {
         this.viewChanged(e);
-        // Another text editor: a removed chip comes back for the new file.
-        if (e && e.document.uri.toString() !== this.removedDoc) this.removedDoc = undefined;
+        // Another text editor: a removed chip comes back for the new file (not for a prompt preview, which keeps the chip as it was).
+        if (e && e.document.uri.scheme !== PreviewDocs.scheme && e.document.uri.toString() !== this.removedDoc) this.removedDoc = undefined;
         this.turnFileChanged();
       }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.turnFileChanged()),
@@ -625,6 +647,8 @@ class Controller {
     // A non-text editor in front (the settings, a webview): the text editor last worked in, while it is shown.
     const l = this.lastEditor;
     if (!e && l && !l.document.isClosed) e = vscode.window.visibleTextEditors.find((v) => v.document === l.document);
+    // A prompt preview in front: what it previewed still goes (the text editor last worked in, shown or not).
+    else if (e?.document.uri.scheme === PreviewDocs.scheme && l && !l.document.isClosed) e = vscode.window.visibleTextEditors.find((v) => v.document === l.document) ?? l;
     if (!e || !this.syncable(e.document.uri)) return undefined;
     const sel = e.selection;
     const chip = turnFileChip(e.document.uri.fsPath, sel.isEmpty ? undefined : selectedLines(sel.start, sel.end));
@@ -1320,6 +1344,12 @@ class Controller {
       case "addContextFile":
         run(() => this.addContextFile());
         break;
+      case "preview":
+        run(async () => {
+          const c = await this.need();
+          if (c) await this.previewPrompt(c, { text: m.text, images: m.images });
+        });
+        break;
       case "removeContext":
         run(async () => {
           const c = await this.need();
@@ -1343,10 +1373,10 @@ class Controller {
         });
         break;
       case "insertCode":
-        run(() => this.insertCode(m.text));
+        run(() => this.codeBlocks.insert(m.text));
         break;
       case "applyCode":
-        run(() => this.applyCode(m.text, m.file));
+        run(() => this.codeBlocks.apply(m.text, m.file));
         break;
       case "action":
         if (m.command === "openSetting") run(async () => this.openSetting());
@@ -1368,6 +1398,24 @@ class Controller {
         this.answerQuestionCard(m.id, m.title);
         break;
     }
+  }
+
+  /**
+   * Preview Prompt: the exact input the model would get for the chat's
+   * draft, with the files its chips send (the editor's file unless its chip
+   * was removed; the context's files), computed by the daemon; with no
+   * draft, for a message asked for in an input box. Nothing is sent.
+   */
+  private async previewPrompt(c: CtxlsClient, draft: Draft | undefined): Promise<void> {
+    let message = draft?.text.trim() ? draft.text : undefined;
+    if (!message) {
+      message = await vscode.window.showInputBox({ prompt: "Preview the prompt for this message (nothing is sent)", placeHolder: "Your question" });
+      if (!message) return;
+    }
+    const [p, { context }] = await Promise.all([c.preview(message, this.turnFiles()), c.context()]);
+    const uri = this.previews.add(previewMarkdown(p, message, { contextFiles: context?.files ?? [], images: draft?.text.trim() ? draft.images : 0 }));
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: true });
   }
 
   /** The chat view's +: a workspace file picked from a list goes into the session's context (files set, merged). */
@@ -1507,94 +1555,6 @@ class Controller {
       target = path.join(root, decodeURIComponent(target));
     }
     await this.openFile(target, line !== undefined ? new vscode.Range(line, 0, line, 0) : undefined);
-  }
-
-  // ---- code blocks of the answers ----
-
-  /** The editor the user last worked in, shown (a live editor to edit in), or undefined after saying what to do. */
-  private async editorForCode(what: string): Promise<vscode.TextEditor | undefined> {
-    const e = this.currentEditor();
-    if (!e) {
-      vscode.window.showInformationMessage(`ctxls: open a file in the editor first; ${what}`);
-      return undefined;
-    }
-    return vscode.window.showTextDocument(e.document, { viewColumn: e.viewColumn ?? vscode.ViewColumn.Active, preserveFocus: false });
-  }
-
-  /** Insert: the block at the cursor (each cursor; a selection is replaced), as one edit Undo takes back. */
-  async insertCode(text: string): Promise<void> {
-    const e = await this.editorForCode("Insert puts the code block at its cursor.");
-    if (!e) return;
-    const selections = e.selections;
-    // At the start of a line the block comes with its line break; inside a line, without it.
-    const ok = await e.edit((b) => selections.forEach((s) => b.replace(s, s.start.character === 0 ? text : text.replace(/\r?\n$/, ""))));
-    if (!ok) throw new Error(`the code could not be inserted into ${baseName(e.document.uri.fsPath)}`);
-  }
-
-  /**
-   * Apply: a selection in the editor the user last worked in is replaced
-   * by the block; without one, the user picks a file (the one the block
-   * names first, then the current one), and the block as that file's whole
-   * new text is shown as a diff to accept or reject.
-   */
-  async applyCode(text: string, named?: string): Promise<void> {
-    const cur = this.currentEditor();
-    if (cur && cur.selections.some((s) => !s.isEmpty)) {
-      const e = await vscode.window.showTextDocument(cur.document, { viewColumn: cur.viewColumn ?? vscode.ViewColumn.Active, preserveFocus: false });
-      const selections = e.selections.filter((s) => !s.isEmpty);
-      const ok = await e.edit((b) => selections.forEach((s) => b.replace(s, text)));
-      if (!ok) throw new Error(`the code could not be applied to ${baseName(e.document.uri.fsPath)}`);
-      vscode.window.setStatusBarMessage("ctxls: the selection was replaced by the code block (Undo takes it back)", 4000);
-      return;
-    }
-    const uri = await this.pickFileFor(named, cur?.document.uri);
-    if (!uri) return;
-    const doc = await vscode.workspace.openTextDocument(uri);
-    const review = this.reviews.show({ kind: "block", path: uri.fsPath, original: uri, proposed: text, title: `${baseName(uri.fsPath)}: apply code block (ctxls)` });
-    if ((await review.decision) === "reject") return;
-    const span = changedSpan(doc.getText(), text);
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(uri, new vscode.Range(doc.positionAt(span.start), doc.positionAt(span.oldEnd)), span.text);
-    if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`the code block could not be applied to ${baseName(uri.fsPath)}`);
-    await vscode.window.showTextDocument(doc, { preview: false });
-  }
-
-  /** A file to apply a code block to: the one it names and the current one first, then open and workspace files. */
-  private async pickFileFor(named: string | undefined, current: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
-    type Item = vscode.QuickPickItem & { uri: vscode.Uri };
-    const items = (async (): Promise<Item[]> => {
-      const out: Item[] = [];
-      const seen = new Set<string>();
-      const add = (uri: vscode.Uri, description?: string) => {
-        if (seen.has(uri.toString()) || !this.syncable(uri)) return;
-        seen.add(uri.toString());
-        out.push({ label: vscode.workspace.asRelativePath(uri, false), description, uri });
-      };
-      if (named) {
-        const roots = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri);
-        const candidates = path.isAbsolute(named) ? [vscode.Uri.file(named)] : roots.map((r) => vscode.Uri.joinPath(r, named));
-        for (const c of candidates) {
-          try {
-            await vscode.workspace.fs.stat(c);
-            add(c, "named by the code block");
-            break;
-          } catch {
-            // not in this folder
-          }
-        }
-      }
-      if (current) add(current, "the file you last worked in");
-      for (const d of vscode.workspace.textDocuments) add(d.uri, "open");
-      const files = await vscode.workspace.findFiles("**/*", "{**/node_modules/**,**/.git/**}", 2000);
-      files.sort((a, b) => a.fsPath.localeCompare(b.fsPath)).forEach((f) => add(f));
-      return out;
-    })();
-    const pick = await vscode.window.showQuickPick(items, {
-      title: "Apply the code block to a file",
-      placeHolder: "The block becomes the file's whole text; you review the diff first",
-      matchOnDescription: true,
-    });
-    return pick?.uri;
   }
 
   // ---- the editor's view (ctxls/didChangeView), debounced ----
@@ -1821,14 +1781,7 @@ class Controller {
         await vscode.window.showTextDocument(to);
       }
     });
-    withClient("ctxls.ui.previewPrompt", async (c) => {
-      const message = await vscode.window.showInputBox({ prompt: "Preview the prompt for this message (nothing is sent)", placeHolder: "Your question" });
-      if (!message) return;
-      const p = await c.preview(message);
-      const uri = this.previews.add(previewMarkdown(p, message));
-      const doc = await vscode.workspace.openTextDocument(uri);
-      await vscode.window.showTextDocument(doc, { preview: true });
-    });
+    withClient("ctxls.ui.previewPrompt", async (c) => this.previewPrompt(c, await this.view.draft()));
     withClient("ctxls.ui.setReviewMode", async (c, arg?: unknown) => {
       let mode = reviewModes.find((m) => m.mode === arg)?.mode;
       if (!mode) {

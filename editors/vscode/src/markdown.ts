@@ -22,11 +22,12 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
 };
 
 // Code blocks: a header with the language and the block's actions: Insert
-// (at the cursor of the editor you last worked in), Apply (to the
-// selection, else to a file you pick, reviewed as a diff) and Copy. The
-// actions take the block's own text, read by the view's script from the
-// <code>; a file the block's info string names (```ts src/app.ts) goes to
-// Apply as data-file.
+// (at the cursor of the editor you last worked in), Apply (in place of its
+// selection, else at its cursor, or the whole file a block names when it is
+// about as long as the file; reviewed as a diff in the ask mode:
+// codeblocks.ts) and Copy. The actions take the block's own text, read by
+// the view's script from the <code>; a file the block's info string names
+// (```ts src/app.ts) goes to Apply as data-file.
 md.renderer.rules.fence = (tokens, idx) => {
   const t = tokens[idx];
   const { lang, file } = fenceInfo(t.info);
@@ -36,7 +37,7 @@ md.renderer.rules.fence = (tokens, idx) => {
   return (
     `<div class="code-block"><div class="code-head">${langLabel}<span class="code-actions">` +
     button("code-action insert", "Insert", "Insert at cursor") +
-    button("code-action apply", "Apply", "Apply to file", file ? ` data-file="${md.utils.escapeHtml(file)}"` : "") +
+    button("code-action apply", "Apply", "Apply in the editor: in place of the selection, else at the cursor (reviewed as a diff in the ask mode)", file ? ` data-file="${md.utils.escapeHtml(file)}"` : "") +
     button("copy", "Copy", "Copy code") +
     `</span></div><pre><code${lang ? ` class="language-${md.utils.escapeHtml(lang)}"` : ""}>${highlight(t.content, lang)}</code></pre></div>\n`
   );

@@ -358,7 +358,7 @@ test("markdown: lists, emphasis, code blocks with a copy button; raw HTML stays 
   assert.match(html, /<ol>\s*<li><strong>three<\/strong><\/li>\s*<\/ol>/);
   assert.match(
     html,
-    /<div class="code-block"><div class="code-head"><span class="lang">ts<\/span><span class="code-actions"><button class="code-action insert"[^>]*>Insert<\/button><button class="code-action apply" type="button" title="Apply to file" aria-label="Apply to file">Apply<\/button><button class="copy"[^>]*>Copy<\/button><\/span><\/div><pre><code class="language-ts"><span class="hljs-keyword">const<\/span> a = <span class="hljs-number">1<\/span> &lt; <span class="hljs-number">2<\/span>;\n<\/code><\/pre><\/div>/,
+    /<div class="code-block"><div class="code-head"><span class="lang">ts<\/span><span class="code-actions"><button class="code-action insert"[^>]*>Insert<\/button><button class="code-action apply" type="button" title="Apply in the editor: in place of the selection, else at the cursor \(reviewed as a diff in the ask mode\)" aria-label="Apply in the editor: in place of the selection, else at the cursor \(reviewed as a diff in the ask mode\)">Apply<\/button><button class="copy"[^>]*>Copy<\/button><\/span><\/div><pre><code class="language-ts"><span class="hljs-keyword">const<\/span> a = <span class="hljs-number">1<\/span> &lt; <span class="hljs-number">2<\/span>;\n<\/code><\/pre><\/div>/,
   );
   assert.doesNotMatch(html, /<script|<b>/);
   assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &lt;b&gt;x&lt;\/b&gt;/);

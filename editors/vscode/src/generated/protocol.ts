@@ -358,6 +358,7 @@ export interface ChatPreviewResult {
   budget: number;
   dropped: number;
   instructions?: InstructionFile[];
+  files?: string[];
 }
 
 export interface SetModelArgs {
