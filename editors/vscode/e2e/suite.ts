@@ -2820,15 +2820,17 @@ async function main(): Promise<void> {
     await until("the editor focused", async () => ed.page.locator(".editor-group-container.active .monaco-editor").first().evaluate((e) => e.contains(document.activeElement)), 5000);
     await ed.page.keyboard.press("Control+Z");
     await until("the auto Apply undone", async () => (await ed.editorText()) === scratch, 5000);
-    // Off: nothing changes, and Apply says why.
+    // Off takes the model's edit tools away; Apply is the user's own click:
+    // reviewed as in ask. Rejected: nothing changes.
     await pickMode("Off");
-    await ed.clearToasts();
-    await block.locator("button.apply").click();
-    const off = await ed.toast("edits are off in this session");
-    check(await off.locator(".monaco-button", { hasText: "Set Edit Review Mode" }).isVisible(), "no Set Edit Review Mode button");
-    await sleep(500);
-    check((await reviewTabs()).length === 0 && (await ed.editorText()) === scratch, "Apply changed scratch.ts with edits off");
-    await ed.clearToasts();
+    await ed.focusEditor();
+    await ed.page.keyboard.press("Control+End");
+    await reviewed(block, "scratch.ts", scratch, `${scratch}\n${helper}`);
+    await titleButton("Reject Edit").click();
+    await until("the diff closed", async () => (await reviewTabs()).length === 0, 10_000);
+    await until("scratch.ts active", async () => (await ed.activeTabTitle()).startsWith("scratch.ts"), 5000);
+    await sleep(300);
+    check((await ed.editorText()) === scratch, "the rejected Apply changed scratch.ts with edits off");
     await pickMode("Ask");
   });
 

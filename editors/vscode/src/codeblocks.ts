@@ -24,8 +24,6 @@ export interface CodeBlockHost {
 }
 
 /** What Apply says in the `off` mode, and its button. */
-export const applyOffText = "ctxls: edits are off in this session (edits: off): Apply changes no file. Insert or Copy the code block, or set the review mode to ask or auto.";
-export const setModeAction = "Set Edit Review Mode";
 
 export class CodeBlocks {
   constructor(
@@ -57,15 +55,12 @@ export class CodeBlocks {
    * Apply: in the editor the user last worked in, the selection replaced
    * by the block, else the block inserted at the cursor; a block whose
    * fence names a file (named) and is about as long as it is that file's
-   * whole new text. Reviewed, applied or refused by the review mode.
+   * whole new text. Applied at once in the auto review mode, else shown as
+   * a diff first: "off" takes the model's edit tools away, but Apply is
+   * the user's own click, so there it is reviewed as in "ask".
    */
   async apply(block: string, named?: string): Promise<void> {
     const mode = this.host.reviewMode();
-    if (mode === "off") {
-      const pick = await vscode.window.showInformationMessage(applyOffText, setModeAction);
-      if (pick === setModeAction) await vscode.commands.executeCommand("ctxls.ui.setReviewMode");
-      return;
-    }
     const target = await this.target(block, named);
     if (!target) return;
     const { doc, reps, what } = target;

@@ -181,7 +181,7 @@ const UndoAnswers = { undo: "Undo changes", keep: "Keep changes" } as const;
 const reviewModes: { mode: ReviewMode; label: string; detail: string }[] = [
   { mode: "ask", label: "Ask", detail: "Show each of the model's edits (and a code block's Apply) as a diff; it is applied to the editor only when you accept it." },
   { mode: "auto", label: "Auto", detail: "Apply the model's edits (and a code block's Apply) at once, to the editor (unsaved; Undo takes an edit back)." },
-  { mode: "off", label: "Off", detail: "Offer the model no edit tools: it can only tell you what to change; a code block's Apply changes nothing (Insert and Copy still work)." },
+  { mode: "off", label: "Off", detail: "Offer the model no edit tools: it can only tell you what to change (a code block's Apply, your own click, still shows its diff first)." },
 ];
 
 /** A file the daemon named (absolute, maybe with :N or :N-M) as the workspace names it: `app.ts:1-3`. */
