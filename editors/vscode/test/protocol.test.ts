@@ -675,17 +675,17 @@ test("turnsFromMessages: the newest summary marks the last turn it covers, and i
     { id: 4, role: "assistant", content: "A2", status: "complete" },
     { id: 5, role: "user", content: "Q3", status: "complete" },
     // An older summary (of Q1), then a newer one (of Q1 and Q2), each stored after the question of the turn that made it.
-    { id: 6, role: "system", content: "S1", status: "complete", summaryOf: { first: 1, last: 2, covered: 2 } },
+    { id: 6, role: "system", content: "S1", status: "complete", summaryOf: { first: 1, last: 2, covered: 2, questions: 1 } },
     { id: 7, role: "assistant", content: "A3", status: "complete" },
     { id: 8, role: "user", content: "Q4", status: "complete" },
-    { id: 9, role: "system", content: "S2", status: "complete", summaryOf: { first: 1, last: 4, covered: 4 } },
+    { id: 9, role: "system", content: "S2", status: "complete", summaryOf: { first: 1, last: 4, covered: 4, questions: 2 } },
     { id: 10, role: "assistant", content: "A4", status: "complete" },
   ]);
   assert.deepEqual(
     turns.map((t) => [t.question, t.answer, t.compacted]),
     [
       ["Q1", "A1", undefined],
-      ["Q2", "A2", { first: 1, last: 4, covered: 4 }],
+      ["Q2", "A2", { first: 1, last: 4, covered: 4, questions: 2 }],
       ["Q3", "A3", undefined],
       ["Q4", "A4", undefined],
     ],
