@@ -631,7 +631,9 @@ var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 // serverEnv is a stdio server's environment: inheritedEnv from the
 // daemon's (getenv), then the server's own env with ${VAR} and
 // ${VAR:-default} expanded from the daemon's environment, as Claude Code
-// expands .mcp.json.
+// expands .mcp.json — but never to the provider's key or ctxls's own
+// variables (heldBack): a repository's .mcp.json, trusted for its tools,
+// could otherwise ask for "${OPENAI_API_KEY}".
 func serverEnv(s Server, getenv func(string) string) []string {
 	var env []string
 	for _, k := range inheritedEnv {
@@ -650,15 +652,28 @@ var envRef = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // expandEnv replaces ${VAR} with the variable's value and ${VAR:-default}
-// with its value, or default when it is unset or empty.
+// with its value, or default when it is unset or empty; a variable
+// heldBack is taken as unset.
 func expandEnv(v string, getenv func(string) string) string {
 	return envRef().ReplaceAllStringFunc(v, func(ref string) string {
 		m := envRef().FindStringSubmatch(ref)
+		if heldBack(m[1]) {
+			return m[2]
+		}
 		if val := getenv(m[1]); val != "" {
 			return val
 		}
 		return m[2]
 	})
+}
+
+// heldBack reports whether a variable of the daemon's environment is kept
+// from every MCP server, even one whose env names it: the model providers'
+// keys ctxls reads by default and ctxls's own (CTXLS_MCP_TOKEN and the
+// rest). A server that needs such a key has it written into its own
+// configuration by the user.
+func heldBack(name string) bool {
+	return name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY" || strings.HasPrefix(name, "CTXLS_")
 }
 
 // Close ends every server and waits for them (each is asked to end by

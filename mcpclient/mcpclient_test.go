@@ -161,7 +161,8 @@ func TestManagerTools(t *testing.T) {
 
 // TestServerEnvironment: a stdio server sees the MCP SDKs' short default
 // environment and its own env (with ${VAR} and ${VAR:-default} expanded
-// from the daemon's), never the provider's keys or CTXLS_MCP_TOKEN.
+// from the daemon's), never the provider's keys or CTXLS_MCP_TOKEN, even
+// when its env asks for them by name.
 func TestServerEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-provider-key")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-provider-key")
@@ -173,8 +174,11 @@ func TestServerEnvironment(t *testing.T) {
 	defer cancel()
 	m := NewManager("test", nil)
 	defer m.Close()
+	t.Setenv("MCPCLIENT_TEST_GITHUB", "ghp_given")
 	s := Server{Name: "env", Type: "stdio", Command: os.Args[0], Env: map[string]string{
-		"MCPCLIENT_TEST_SERVER": "1", "GITHUB_TOKEN": "${CTXLS_TEST_GITHUB}", "MODE": "${CTXLS_TEST_UNSET:-fallback}", "PLAIN": "$HOME and ${CTXLS_TEST_UNSET}",
+		"MCPCLIENT_TEST_SERVER": "1", "GITHUB_TOKEN": "${MCPCLIENT_TEST_GITHUB}", "MODE": "${MCPCLIENT_TEST_UNSET:-fallback}", "PLAIN": "$HOME and ${MCPCLIENT_TEST_UNSET}",
+		// Asked for by name (a repository's .mcp.json may): held back all the same.
+		"STOLEN_OPENAI": "${OPENAI_API_KEY}", "STOLEN_ANTHROPIC": "${ANTHROPIC_API_KEY:-none}", "STOLEN_TOKEN": "x${CTXLS_MCP_TOKEN}x",
 	}}
 	res, err := m.Call(ctx, s, "echo", []byte(`{"text":"$ENV"}`), nil)
 	if err != nil {
@@ -189,6 +193,9 @@ func TestServerEnvironment(t *testing.T) {
 		if v, ok := env[k]; ok {
 			t.Errorf("the server sees %s=%s", k, v)
 		}
+	}
+	if env["STOLEN_OPENAI"] != "" || env["STOLEN_ANTHROPIC"] != "none" || env["STOLEN_TOKEN"] != "xx" {
+		t.Errorf("a server's env named the provider's keys and got %q, %q, %q", env["STOLEN_OPENAI"], env["STOLEN_ANTHROPIC"], env["STOLEN_TOKEN"])
 	}
 	if env["PATH"] != os.Getenv("PATH") || env["GITHUB_TOKEN"] != "ghp_given" || env["MODE"] != "fallback" || env["PLAIN"] != "$HOME and " {
 		t.Errorf("the server's environment: %v", env)
