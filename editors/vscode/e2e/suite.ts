@@ -2407,7 +2407,10 @@ async function main(): Promise<void> {
     await connect.locator(".monaco-button", { hasText: "Open the Provider Settings" }).click();
     await ed.settingsOpened();
     await setProvider({ model: "test-model" }, false);
-    await ed.palette("View: Close All Editors");
+    // The walkthrough's tab closed (only it: the other editors keep their unsaved text).
+    await until("the walkthrough in front", async () => (await ed.activeTabTitle()).startsWith("Welcome"), 5000);
+    await ed.palette("View: Close Editor");
+    await until("the walkthrough closed", async () => !(await ed.tabTitles()).some((t) => t.startsWith("Welcome")), 5000);
     await openChat();
   });
 
