@@ -169,7 +169,8 @@ func (s *syncBuffer) String() string {
 // suite) go to one that answers titles, every other request to the one the
 // suite scripts. /control/enqueue takes replies, /control/release lets a held reply go on
 // (replySpec.HoldAt), /control/requests returns what
-// the chat server received, so the suite can check what reached the model.
+// the chat server received (with the Authorization header, to check which
+// API key the daemon sent), so the suite can check what reached the model.
 type scriptedProvider struct {
 	URL          string
 	chat, titles *openaitest.Server
@@ -255,16 +256,17 @@ func newScriptedProvider(t *testing.T) *scriptedProvider {
 				Images  []string `json:"images,omitempty"` // image parts' data URLs
 			}
 			type req struct {
-				Model     string `json:"model"`
-				System    string `json:"system"`   // the system prompt and the turn's context
-				Turn      string `json:"turn"`     // the context block of the user's last message: what this turn added
-				Question  string `json:"question"` // the user's last message without the turn's context
-				Messages  []msg  `json:"messages"`
-				Cancelled bool   `json:"cancelled"`
+				Model         string `json:"model"`
+				Authorization string `json:"authorization"` // the request's Authorization header
+				System        string `json:"system"`        // the system prompt and the turn's context
+				Turn          string `json:"turn"`          // the context block of the user's last message: what this turn added
+				Question      string `json:"question"`      // the user's last message without the turn's context
+				Messages      []msg  `json:"messages"`
+				Cancelled     bool   `json:"cancelled"`
 			}
 			out := []req{}
 			for _, q := range p.chat.Requests() {
-				rq := req{Model: q.Parsed.Model, System: q.ModelContext(), Turn: q.TurnContext(), Question: q.Question(), Cancelled: q.Cancelled}
+				rq := req{Model: q.Parsed.Model, Authorization: q.Header.Get("Authorization"), System: q.ModelContext(), Turn: q.TurnContext(), Question: q.Question(), Cancelled: q.Cancelled}
 				for _, m := range q.Parsed.Messages {
 					rq.Messages = append(rq.Messages, msg{m.Role, openaitest.Text(m), openaitest.Images(m)})
 				}

@@ -61,7 +61,7 @@ func TestExtensionProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node --test out/test/: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "pass 33") || !strings.Contains(string(out), "fail 0") {
+	if !strings.Contains(string(out), "pass 38") || !strings.Contains(string(out), "fail 0") {
 		t.Fatalf("the node tests did not all run:\n%s", out)
 	}
 	reqs := fake.WaitRequests(3, 5*time.Second)

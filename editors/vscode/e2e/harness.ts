@@ -79,7 +79,8 @@ export class Editor {
     fs.writeFileSync(path.join(L.userData, "User", "settings.json"), JSON.stringify(settings, null, 2));
     // PATH without any ctxls: the extension finds the daemon only through the setting.
     const PATH = [path.dirname(node), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter);
-    const baseEnv = { ...process.env, HOME: L.home, PATH, CTXLS_DATA_DIR: L.dataDir, XDG_DATA_HOME: path.join(L.home, ".local", "share"), OPENAI_API_KEY: "" };
+    // No provider from the environment the tests run in: the suite's settings name it (OPENAI_API_KEY empty, as a user without one has it).
+    const baseEnv = { ...process.env, HOME: L.home, PATH, CTXLS_DATA_DIR: L.dataDir, XDG_DATA_HOME: path.join(L.home, ".local", "share"), OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", OPENAI_BASE_URL: "", CTXLS_MODEL: "" };
     const inst = spawnSync(node, [entry, "--install-extension", env("CTXLS_E2E_VSIX"), "--extensions-dir", L.extensions, "--user-data-dir", L.userData], {
       env: baseEnv,
       encoding: "utf8",

@@ -36,6 +36,8 @@ async function release(): Promise<void> {
 }
 interface SeenRequest {
   model: string;
+  /** The request's Authorization header ("Bearer KEY"). */
+  authorization: string;
   system: string;
   /** The context block of the last user message: what this turn added to the model's context. */
   turn: string;
@@ -172,6 +174,17 @@ async function allChips(): Promise<string[]> {
 /** Opens a tool call's card with a click on its line, unless it is open (the view keeps opened cards open). */
 async function openCard(card: Locator): Promise<void> {
   if (!(await card.locator("details").evaluate((d) => (d as HTMLDetailsElement).open))) await card.locator("summary").click();
+}
+/**
+ * Choose Model's second step (issue 36): the picked model for this session
+ * only (the first row: Enter) or for this and every new session.
+ */
+async function pickScope(label: "This session" | "This and new sessions"): Promise<void> {
+  const rows = ed.quickInput().locator(".monaco-list-row");
+  await until("Choose Model's second step", async () => (await ed.pickRows()).some((r) => r.startsWith("This and new sessions")), 10_000);
+  if (label === "This session") await ed.quickInput().locator(".quick-input-box input").press("Enter");
+  else await rows.filter({ hasText: label }).first().click();
+  await ed.quickInput().waitFor({ state: "hidden", timeout: 5000 });
 }
 async function openChat(): Promise<void> {
   await ed.palette("ctxls: Focus on Chat View");
@@ -1074,6 +1087,7 @@ async function main(): Promise<void> {
     await input.fill("test-model-large");
     await until("one row", async () => (await ed.pickRows()).length === 1, 5000);
     await input.press("Enter");
+    await pickScope("This session");
     await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model-large"), 10_000);
     await until("the model in the header", async () => (await chat.locator("#model").innerText()) === "model: test-model-large", 5000);
     await enqueue([{ chunks: ["From the large model."] }]);
@@ -1089,6 +1103,7 @@ async function main(): Promise<void> {
     await input.fill("my-own-model");
     await until("the typed name offered", async () => (await ed.pickRows())[0]?.startsWith("my-own-model"), 5000);
     await input.press("Enter");
+    await pickScope("This session");
     await until("the typed model in the status bar", async () => (await modelItem.innerText()).includes("my-own-model"), 10_000);
     // Back to the provider's model for the steps that follow.
     await ed.palette("ctxls: Choose Model");
@@ -1097,6 +1112,7 @@ async function main(): Promise<void> {
     await input.fill("test-model");
     await until("test-model first", async () => (await ed.pickRows())[0]?.startsWith("test-model"), 5000);
     await input.press("Enter");
+    await pickScope("This session");
     await until("test-model in the status bar", async () => /\btest-model$/.test((await modelItem.innerText()).trim()), 10_000);
   });
 
@@ -2214,6 +2230,248 @@ async function main(): Promise<void> {
     await idle();
     check((await lastTurn().locator(".q").innerText()).trim() === "Are you back?", "the question sent");
     await ed.clearToasts();
+  });
+
+  // ---- issue 36: a new user's way in: the no-provider message, the model of new sessions, the API key, the walkthrough ----
+
+  /** Sets ctxls.provider.* settings (baseURL, model; "" clears one) in the settings editor (UI), opened unless it shows them already, then closes it. */
+  const setProvider = async (values: { baseURL?: string; model?: string }, open = true) => {
+    if (open) {
+      await ed.palette("Preferences: Open Settings (UI)");
+      await ed.settingsOpened();
+      await ed.page.keyboard.type("ctxls.provider.");
+    }
+    const file = path.join(L.userData, "User", "settings.json");
+    const rowTitle = { baseURL: /Provider: Base URL/, model: /Provider: Model/ } as const;
+    for (const [key, value] of Object.entries(values) as ["baseURL" | "model", string][]) {
+      const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: rowTitle[key] }).first();
+      await row.waitFor({ timeout: 15_000 });
+      const input = row.locator("input").first();
+      await input.click();
+      await input.fill(value);
+      await input.press("Tab");
+      const setting = `ctxls.provider.${key}`;
+      await until(`${setting} "${value}" in settings.json`, async () => ((JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>)[setting] ?? "") === value, 10_000);
+    }
+    await sleep(1000); // sent to the daemon (didChangeConfiguration)
+    await ed.closeSettings();
+  };
+  /** Waits for the password box of ctxls: Set API Key. */
+  const keyBox = async () => {
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await until("Set API Key's password box", async () => (await ed.quickInput().isVisible()) && (await ed.quickInput().innerText()).includes("secret storage") && (await input.getAttribute("type")) === "password", 10_000);
+    return input;
+  };
+
+  await step("issue 36: with no model provider a question gets one short message, in the view and one notification, naming OPENAI_API_KEY and ctxls: Set API Key, with Set API Key (a password box) and Open Settings; light and dark themes", async () => {
+    await ed.clearToasts();
+    await setProvider({ baseURL: "", model: "" });
+    await openChat();
+    const asked = (await requests()).length;
+    const before = await turns().count();
+    await typeInChat("What does add do?");
+    const banner = chat.locator("#banner");
+    await until("the banner", async () => (await banner.isVisible()) && (await banner.innerText()).includes("no model to talk to"), 10_000);
+    await idle();
+    const text = await banner.innerText();
+    for (const s of ["ctxls has no model to talk to yet", "OPENAI_API_KEY", "ctxls: Set API Key", "ctxls.provider.baseURL", "ctxls.provider.model", "Your question is back in the input"]) {
+      check(text.includes(s), `the banner does not say ${s}: ${text}`);
+    }
+    // In the user's words: not the daemon's list of variables, no protocol terms.
+    for (const s of ["CTXLS_MODEL", "OPENAI_BASE_URL", "the environment your editor starts", "noProvider", "32001", "no usable model provider"]) {
+      check(!text.includes(s), `the banner says ${s}: ${text}`);
+    }
+    check((await banner.locator("button").allInnerTexts()).join("|") === "Set API Key|Open Settings", `the banner's buttons: ${await banner.locator("button").allInnerTexts()}`);
+    check((await turns().count()) === before && (await requests()).length === asked, "the question went out");
+    check((await chat.locator("#input").inputValue()) === "What does add do?", `the input: ${await chat.locator("#input").inputValue()}`);
+    const toast = await ed.toast("no model to talk to");
+    await sleep(1000); // a second notification would be in by now
+    const texts = await ed.toastTexts();
+    check(texts.length === 1 && texts[0].startsWith("ctxls has no model to talk to yet") && texts[0].includes("OPENAI_API_KEY") && texts[0].includes("ctxls: Set API Key"), `the notifications: ${texts.join(" | ")}`);
+    check(!/CTXLS_MODEL|environment your editor/.test(texts[0]), `the notification: ${texts[0]}`);
+    for (const b of ["Set API Key", "Open Settings"]) check(await toast.locator(".monaco-button", { hasText: b }).isVisible(), `the notification has no ${b} button`);
+    for (const [theme, shot] of inBothThemes("vscode-no-provider")) {
+      await setTheme(theme);
+      const c = await contrast("#banner .banner-text");
+      check(c >= 4.5, `${theme}: the banner's contrast is ${c.toFixed(2)}`);
+      await ed.page.mouse.move(1000, 600);
+      await sleep(300);
+      await docsShot(shot);
+    }
+    // The notification's Set API Key asks for the key in a password box; so does the banner's.
+    await toast.locator(".monaco-button", { hasText: "Set API Key" }).click();
+    await keyBox();
+    await ed.page.keyboard.press("Escape");
+    await ed.quickInput().waitFor({ state: "hidden", timeout: 5000 });
+    await banner.locator("button", { hasText: "Set API Key" }).click();
+    await keyBox();
+    await ed.page.keyboard.press("Escape");
+    await ed.clearToasts();
+    await chat.locator("#input").fill("");
+    // A server again, with no model: the next step picks one.
+    await setProvider({ baseURL: env("CTXLS_E2E_PROVIDER") });
+  });
+
+  await step("issue 36: with a server and no model, Choose Model lists the server's models; This and new sessions makes the pick every new session's model: New Session's question goes to it", async () => {
+    const modelItem = ed.page.locator('.statusbar-item[id$="ctxls.model"]').first();
+    await ed.palette("ctxls: Choose Model");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    const rows = await until("the server's models", async () => ((await ed.pickRows()).length === 3 ? ed.pickRows() : undefined), 10_000);
+    for (const m of ["test-model", "test-model-large", "test-model-mini"]) check(rows.some((r) => r.split(",")[0].trim() === m), `${m} not listed: ${rows}`);
+    await input.fill("test-model-mini");
+    await until("one row", async () => (await ed.pickRows()).length === 1, 5000);
+    await input.press("Enter");
+    await until("Choose Model's second step", async () => (await ed.pickRows()).length === 2, 10_000);
+    const scopes = (await ed.pickRows()).map((r) => r.split(",")[0].trim());
+    check(scopes.join("|") === "This session|This and new sessions", `the second step: ${scopes}`);
+    await ed.shot("model-scope");
+    await pickScope("This and new sessions");
+    await until("the model in the status bar", async () => (await modelItem.innerText()).includes("test-model-mini"), 10_000);
+    // Kept for every new session, by name only.
+    const prefs = fs.readFileSync(path.join(L.dataDir, "preferences.json"), "utf8");
+    check(prefs.includes('"test-model-mini"'), `preferences.json: ${prefs}`);
+    await ed.palette("ctxls: New Session");
+    await until("a new session", async () => (await turns().count()) === 0, 10_000);
+    await until("its model in the status bar and the header", async () => (await modelItem.innerText()).includes("test-model-mini") && (await chat.locator("#model").innerText()) === "model: test-model-mini", 10_000);
+    await enqueue([{ chunks: ["The mini model answers."] }]);
+    await typeInChat("Which model now?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("The mini model answers."), 15_000);
+    await idle();
+    const reqs = await requests();
+    check(reqs[reqs.length - 1].model === "test-model-mini", `the new session's turn used ${reqs[reqs.length - 1].model}`);
+    check(await chat.locator("#banner").isHidden(), "a banner is shown");
+  });
+
+  // Unlike any text the suite sends: found anywhere, it leaked.
+  const apiKey = `sk-e2e-${process.pid}-${Date.now().toString(36)}-not-real`;
+  /** The processes whose environment holds s. */
+  const holders = (s: string): number[] =>
+    fs
+      .readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return fs.readFileSync(`/proc/${d}/environ`, "utf8").includes(s);
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  /** Every file under dir (following no links). */
+  const filesUnder = (dir: string): string[] => {
+    if (!fs.existsSync(dir)) return [];
+    return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = path.join(dir, e.name);
+      return e.isDirectory() ? filesUnder(p) : e.isFile() ? [p] : [];
+    });
+  };
+  await step("issue 36: ctxls: Set API Key (a password box) keeps the key in VS Code's secret storage; the daemon, started again, sends it (Authorization: Bearer) and is the only process with it; no settings or log file holds it; Clear API Key takes it away", async () => {
+    const first = await until("one daemon running", () => {
+      const p = daemonPids();
+      return p.length === 1 ? p : undefined;
+    });
+    await ed.clearToasts();
+    await ed.palette("ctxls: Set API Key");
+    await keyBox();
+    await ed.answer("secret storage", apiKey);
+    const saved = await ed.toast("API key saved in VS Code's secret storage");
+    const said = await saved.innerText();
+    check(said.includes("OPENAI_API_KEY") && !said.includes(apiKey), `the message: ${said}`);
+    const second = await until("the daemon started again", () => {
+      const p = daemonPids();
+      return p.length === 1 && p[0] !== first[0] ? p : undefined;
+    }, 30_000);
+    // Only the daemon has the key in its environment: not VS Code, not another child.
+    check(holders(apiKey).join() === String(second[0]), `processes with the key: ${holders(apiKey)} (the daemon: ${second[0]})`);
+    await until("the session back", async () => (await turns().count()) === 1 && (await lastTurn().locator(".q").innerText()).trim() === "Which model now?", 20_000);
+    await enqueue([{ chunks: ["Your key came along."] }]);
+    await typeInChat("Did my key come along?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("Your key came along."), 15_000);
+    await idle();
+    let reqs = await requests();
+    check(reqs[reqs.length - 1].authorization === `Bearer ${apiKey}`, `the provider got Authorization: ${reqs[reqs.length - 1].authorization.replace(apiKey, "<the key>")}`);
+    check(!reqs.slice(0, -1).some((r) => r.authorization.includes(apiKey)), "the key went out before it was set");
+    // In no file: the settings, VS Code's logs (the ctxls output channel has the daemon's log), ctxls's data folder, code-server's log.
+    const files = [...filesUnder(L.userData), ...filesUnder(L.dataDir), ...filesUnder(L.home), path.join(artifacts, "code-server.log")];
+    const daemonLog = files.filter((f) => f.startsWith(path.join(L.userData, "logs")) && /ctxls/.test(path.basename(f)));
+    check(daemonLog.some((f) => fs.readFileSync(f, "utf8").length > 0), `no ctxls output channel log among ${files.filter((f) => f.includes("logs")).join(", ")}`);
+    check(files.some((f) => f.endsWith(path.join("User", "settings.json"))), "settings.json was not looked at");
+    const leaked = files.filter((f) => {
+      try {
+        return fs.readFileSync(f).includes(apiKey);
+      } catch {
+        return false;
+      }
+    });
+    check(leaked.length === 0, `the key is in ${leaked.join(", ")}`);
+    console.log(`     the key is in none of ${files.length} files (the output channel's log: ${daemonLog.map((f) => path.relative(L.userData, f)).join(", ")})`);
+    // Clear API Key: gone from the daemon, and from the next request.
+    await ed.clearToasts();
+    await ed.palette("ctxls: Clear API Key");
+    await ed.toast("API key removed from VS Code's secret storage");
+    const third = await until("the daemon started again", () => {
+      const p = daemonPids();
+      return p.length === 1 && p[0] !== second[0] ? p : undefined;
+    }, 30_000);
+    check(holders(apiKey).length === 0, `processes with the key after Clear API Key: ${holders(apiKey)} (the daemon: ${third[0]})`);
+    await until("the session back", async () => (await turns().count()) === 2, 20_000);
+    await enqueue([{ chunks: ["No key this time."] }]);
+    await typeInChat("And now?");
+    await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("No key this time."), 15_000);
+    await idle();
+    reqs = await requests();
+    check(!reqs[reqs.length - 1].authorization.includes(apiKey), "the key went out after Clear API Key");
+    await ed.clearToasts();
+  });
+
+  await step("issue 36: the walkthrough opens from Welcome: Open Walkthrough... (Get Started with ctxls); a step's button runs its command and checks the step (Set API Key, Choose Model), the settings button opens the provider's settings; light and dark themes", async () => {
+    await ed.palette("Welcome: Open Walkthrough...");
+    const input = ed.quickInput().locator(".quick-input-box input");
+    await input.waitFor({ state: "visible" });
+    await input.fill("ctxls");
+    const row = ed.quickInput().locator(".monaco-list-row", { hasText: "Get Started with ctxls" }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await row.click();
+    const page = ed.page.locator(".gettingStartedContainer").first();
+    const stepTitle = (t: string) => page.locator("button.getting-started-step", { hasText: t }).first();
+    await stepTitle("Connect a model").waitFor({ timeout: 15_000 });
+    const titles = (await page.locator("button.getting-started-step .step-title").allInnerTexts()).map((t) => t.trim());
+    check(titles.join("|") === "Connect a model|Pick a model|Ask about the file in front of you|Add context", `the steps: ${titles.join(" | ")}`);
+    // The first step is open: its description names the key's variables and settings, its buttons are there.
+    const connect = stepTitle("Connect a model");
+    await until("the first step open", async () => (await connect.getAttribute("aria-expanded")) === "true", 10_000);
+    const desc = await connect.innerText();
+    check(desc.includes("secret storage") && desc.includes("ctxls.provider.baseURL"), `the first step: ${desc}`);
+    for (const [theme, shot] of inBothThemes("vscode-walkthrough")) {
+      await setTheme(theme);
+      await ed.page.mouse.move(1200, 740); // beside the steps: none drawn hovered
+      await sleep(500);
+      await docsShot(shot);
+    }
+    // Set API Key, from the step's button.
+    await connect.locator(".monaco-button", { hasText: "Set API Key" }).click();
+    await keyBox();
+    await ed.page.keyboard.press("Escape");
+    await until("the step checked", async () => (await connect.getAttribute("aria-checked")) === "true", 5000);
+    // Choose Model, from the next step's.
+    const pick = stepTitle("Pick a model");
+    await pick.click();
+    await until("the second step open", async () => (await pick.getAttribute("aria-expanded")) === "true", 5000);
+    await pick.locator(".monaco-button", { hasText: "Choose Model" }).click();
+    await until("the model picker", async () => (await ed.pickRows()).some((r) => r.startsWith("test-model-mini")), 10_000);
+    await ed.page.keyboard.press("Escape");
+    await until("the step checked", async () => (await pick.getAttribute("aria-checked")) === "true", 5000);
+    // The first step's settings button opens the provider's settings: the model set there again, as the suite began.
+    await connect.click();
+    await connect.locator(".monaco-button", { hasText: "Open the Provider Settings" }).click();
+    await ed.settingsOpened();
+    await setProvider({ model: "test-model" }, false);
+    // The walkthrough's tab closed (only it: the other editors keep their unsaved text).
+    await until("the walkthrough in front", async () => (await ed.activeTabTitle()).startsWith("Welcome"), 5000);
+    await ed.palette("View: Close Editor");
+    await until("the walkthrough closed", async () => !(await ed.tabTitles()).some((t) => t.startsWith("Welcome")), 5000);
+    await openChat();
   });
 
   await step("issue 36: the daemon killed while it answers: the turn says in the user's words that the daemon stopped and what comes next, no language client words anywhere; Restart brings it back; light and dark themes", async () => {

@@ -701,10 +701,10 @@
     banner.textContent = "";
     if (s.banner) {
       banner.appendChild(el("div", "banner-text", s.banner.text));
-      if (s.banner.action) {
-        const b = el("button", "secondary", s.banner.action.label);
+      for (const a of s.banner.actions || (s.banner.action ? [s.banner.action] : [])) {
+        const b = el("button", "secondary", a.label);
         b.type = "button";
-        b.dataset.command = s.banner.action.command;
+        b.dataset.command = a.command;
         banner.appendChild(b);
       }
     }

@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions } from "vscode-languageclient/node";
+import { apiKeySecret, daemonEnv, daemonWordsHelp, keyClearedMessage, keyEnvName, keyProblem, keySetMessage, noProviderMessage } from "./apikey";
 import { ChatView, Draft, FromView } from "./chatview";
 import { CodeBlocks } from "./codeblocks";
 import { CreatedFiles, createdUris } from "./created";
@@ -70,11 +71,9 @@ import {
 
 const sessionKey = "ctxls.currentSession";
 
-/** What a turn refused for want of a usable provider (kind noProvider) says in VS Code. */
-const noProviderText =
-  "no usable model provider: set ctxls.provider.baseURL to an OpenAI-compatible server's URL, with http:// or https:// (such as http://127.0.0.1:11434/v1 for Ollama), and ctxls.provider.model in the settings.";
 const subdirs = Subfolders;
 
+/** The settings' provider (ctxls.provider.*), as the daemon gets it. */
 function provider(): Provider {
   const cfg = vscode.workspace.getConfiguration("ctxls.provider");
   const out: Provider = {};
@@ -83,6 +82,24 @@ function provider(): Provider {
     if (v) out[key] = v;
   }
   return out;
+}
+
+/** The variable the daemon reads the provider's key from, with the settings as they are now (apikey.ts). */
+function keyEnv(): string {
+  return keyEnvName(provider(), process.env);
+}
+
+/**
+ * The variable the key from SecretStorage goes in: the daemon's key
+ * variable, unless a workspace's settings (a repository's) name it with
+ * provider.apiKeyEnv: a repository does not choose which variable your key
+ * lands in (GITHUB_TOKEN, say, which the daemon refuses as a provider key
+ * but an MCP server's env may pass on). Undefined: the key is not given.
+ */
+function storedKeyEnv(): string | undefined {
+  const v = vscode.workspace.getConfiguration("ctxls.provider").inspect<string>("apiKeyEnv");
+  if (v?.workspaceFolderValue || v?.workspaceValue) return undefined;
+  return keyEnv();
 }
 
 /** The daemon's own settings, when set (the daemon's defaults otherwise). */
@@ -279,6 +296,17 @@ class Controller {
   private readonly editorView: EditorViewCard;
   /** The daemon's notices: a warning once per daemon run, an MCP configuration's with a button to its file (notices.ts). */
   private readonly notices = new Notices();
+  /**
+   * The API key the running daemon was started with (from SecretStorage,
+   * undefined: none) and the variable it went in: a key set, changed or
+   * cleared, or another variable for it (the provider's settings changed),
+   * restarts the daemon (applyKey).
+   */
+  private keyInUse?: { name: string; key?: string };
+  /** applyKey's runs, one after another (Set API Key and SecretStorage's change event both call it). */
+  private keyChain: Promise<void> = Promise.resolve();
+  /** The no-provider notification is open: another is not shown beside it. */
+  private noProviderOpen = false;
 
   constructor(private readonly ext: vscode.ExtensionContext) {
     this.folders = editorFolders(ext.globalStorageUri.fsPath, ext.logUri.fsPath, ext.extensionUri.fsPath);
@@ -320,6 +348,12 @@ class Controller {
         if (e.affectsConfiguration("ctxls.path") && (vscode.workspace.getConfiguration("ctxls").get<string>("path") ?? "") !== this.pathInUse) void this.restart();
         if (e.affectsConfiguration("ctxls.sendActiveFile")) this.turnFileChanged(0);
         if (e.affectsConfiguration("ctxls")) this.sendSettings();
+        if (e.affectsConfiguration("ctxls.provider")) {
+          // The model new sessions get may be another now (none, with the model setting cleared).
+          if (this.ctxls && this.client?.isRunning()) void this.learnDefaultModel(this.ctxls);
+          // The stored key goes under the variable the provider's settings name (apikey.ts).
+          void this.applyKey();
+        }
         // (After the settings: the daemon reads them before the look.)
         if (e.affectsConfiguration("ctxls.projectInstructions")) void this.refreshInstructions();
       }),
@@ -328,6 +362,8 @@ class Controller {
       ...watchInstructions(() => this.instructionsChanged()),
       // Trusted now: the workspace's restricted settings (its MCP servers, provider.baseURL, …) count.
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.sendSettings()),
+      // Set API Key here or in another window: the daemon gets the key.
+      ext.secrets.onDidChange((e) => e.key === apiKeySecret && void this.applyKey()),
     );
     const e = vscode.window.activeTextEditor;
     if (e && this.syncable(e.document.uri)) this.lastEditor = e;
@@ -363,7 +399,13 @@ class Controller {
     // with "write EPIPE" and a handful of raw notifications: one message instead.
     const other = await notCtxls(found.path);
     if (other) return this.fail(`ctxls: ctxls.path points at ${found.path}, which is not ctxls (${other}). Set ctxls.path to the ctxls binary (go install ./cmd/ctxls puts it in ~/go/bin).`);
-    const serverOptions: ServerOptions = { command: found.path, args: ["serve"] };
+    // The key from SecretStorage (Set API Key) goes to the daemon alone, in
+    // its environment, under the variable it reads the key from; none
+    // stored: the daemon inherits VS Code's environment as it is.
+    const { name, key } = await this.keyToGive();
+    this.keyInUse = { name, key };
+    const env = daemonEnv(process.env, name, key);
+    const serverOptions: ServerOptions = { command: found.path, args: ["serve"], ...(env ? { options: { env } } : {}) };
     const keep = <T>(uri: vscode.Uri, next: () => T): T | Promise<void> => (this.syncable(uri) ? next() : Promise.resolve());
     const clientOptions: LanguageClientOptions = {
       // Only the user's files: middleware drops the editor's own (see sync.ts).
@@ -516,6 +558,70 @@ class Controller {
     return vscode.commands.executeCommand("workbench.action.openSettings", "ctxls.provider");
   }
 
+  /**
+   * Tells the user, once while the notification is open, that no provider
+   * is usable (the daemon's kind noProvider), with Set API Key and Open
+   * Settings: the one message for it, whatever asked.
+   */
+  private showNoProvider(): void {
+    if (this.noProviderOpen) return;
+    this.noProviderOpen = true;
+    const [set, open] = ["Set API Key", "Open Settings"];
+    void vscode.window.showErrorMessage(noProviderMessage(keyEnv()), set, open).then((a) => {
+      this.noProviderOpen = false;
+      if (a === set) void vscode.commands.executeCommand("ctxls.ui.setApiKey");
+      else if (a === open) void this.openProviderSettings();
+    });
+  }
+
+  /** The key from SecretStorage and the variable it goes in for the daemon (no key: none stored, or not to be given). */
+  private async keyToGive(): Promise<{ name: string; key?: string }> {
+    const key = (await Promise.resolve(this.ext.secrets.get(apiKeySecret)).catch(() => undefined)) || undefined;
+    const name = storedKeyEnv();
+    return name ? { name, key } : { name: keyEnv() };
+  }
+
+  /** Set API Key: a password box; the key goes into SecretStorage, then to a restarted daemon. */
+  private async setApiKey(): Promise<void> {
+    const name = keyEnv();
+    const typed = await vscode.window.showInputBox({
+      title: "ctxls: Set API Key",
+      prompt: `The key ctxls sends to your model provider (as ${name}). Kept in VS Code's secret storage, never in settings.`,
+      placeHolder: "Paste your API key",
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: keyProblem,
+    });
+    if (typed === undefined) return;
+    await this.ext.secrets.store(apiKeySecret, typed.trim());
+    await this.applyKey();
+    void vscode.window.showInformationMessage(keySetMessage(name, process.env, storedKeyEnv() !== undefined));
+  }
+
+  /** Clear API Key: the key leaves SecretStorage, and the daemon restarts without it. */
+  private async clearApiKey(): Promise<void> {
+    const had = !!(await this.ext.secrets.get(apiKeySecret));
+    if (had) await this.ext.secrets.delete(apiKeySecret);
+    await this.applyKey();
+    void vscode.window.showInformationMessage(keyClearedMessage(keyEnv(), process.env, had));
+  }
+
+  /**
+   * Restarts the daemon when the key it should have is not the one it has:
+   * set, changed or cleared in SecretStorage, or due under another variable
+   * (the provider's settings changed). One run at a time.
+   */
+  private applyKey(): Promise<void> {
+    const run = this.keyChain.then(async () => {
+      const want = await this.keyToGive();
+      const now = this.keyInUse;
+      if (!now || (want.key === now.key && (!want.key || want.name === now.name))) return;
+      await this.restart();
+    });
+    this.keyChain = run.catch(() => undefined);
+    return run;
+  }
+
   private openSetting(): Thenable<unknown> {
     return vscode.commands.executeCommand("workbench.action.openSettings", "ctxls.path");
   }
@@ -608,10 +714,11 @@ class Controller {
     try {
       const r = await c.models(this.state.sessionId);
       this.defaultModel = r.default || r.current || undefined;
-      this.postSessionLine();
     } catch {
       // No provider, or one that lists no models: the item says "model".
+      this.defaultModel = undefined;
     }
+    this.postSessionLine();
   }
 
   /** What the session's turns cost, asked again after each turn and on a session switch. */
@@ -1253,20 +1360,29 @@ class Controller {
     }
     if (out.finishReason === "error" && out.kind === ErrorKinds.noProvider) {
       // Nothing was sent or stored: the question leaves the log and goes
-      // back into the input, to send again once the settings are right; the
-      // banner says what to set, with the daemon's words for the details.
+      // back into the input, to send again once a provider is set. The
+      // banner and one notification say it in the same words (the
+      // daemon's own notice of it is dropped above), with Set API Key and
+      // Open Settings; the daemon's words follow in the banner when
+      // something is set and wrong (a base URL without http://), not when
+      // nothing is set at all, where they would list the variables again.
       this.state.turns.splice(index, 1);
       this.state.busy = false;
+      const name = keyEnv();
+      const detail = daemonWordsHelp(provider(), process.env, name, !!this.keyInUse?.key) ? `\n(${errorText(out.error)})` : "";
       this.state.banner = {
-        text: `Not sent: ${noProviderText} Your question is back in the input.\n(${errorText(out.error)})`,
-        action: { label: "Open Settings", command: "openProviderSettings" },
+        text: `Not sent: ${noProviderMessage(name)} Your question is back in the input.${detail}`,
+        actions: [
+          { label: "Set API Key", command: "setApiKey" },
+          { label: "Open Settings", command: "openProviderSettings" },
+        ],
         kind: "provider",
       };
       this.view.postState();
       this.view.postBusy(false);
       this.view.postRestoreInput(message);
       this.updateStatus();
-      void vscode.window.showErrorMessage(`ctxls: ${noProviderText}`, "Open Settings").then((a) => a && this.openProviderSettings());
+      this.showNoProvider();
       // A question asked again that never started removed nothing: show the session as it is.
       if (opts.rewind !== undefined) await this.loadSession(this.state.sessionId);
       return;
@@ -1296,7 +1412,11 @@ class Controller {
   }
 
   private fromView(m: FromView): void {
-    const run = (f: () => Promise<unknown>) => void f().catch((e) => vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`));
+    const run = (f: () => Promise<unknown>) =>
+      void f().catch((e) => {
+        if (errorKind(e) === ErrorKinds.noProvider) this.showNoProvider();
+        else void vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`);
+      });
     switch (m.type) {
       case "send":
         run(() => this.ask(m.text, m.images?.length ? { images: m.images } : {}));
@@ -1381,6 +1501,7 @@ class Controller {
       case "action":
         if (m.command === "openSetting") run(async () => this.openSetting());
         else if (m.command === "openProviderSettings") run(async () => this.openProviderSettings());
+        else if (m.command === "setApiKey") run(async () => vscode.commands.executeCommand("ctxls.ui.setApiKey"));
         else if (m.command === "restartDaemon") run(async () => this.restart());
         else if (m.command === "setReviewMode") run(async () => vscode.commands.executeCommand("ctxls.ui.setReviewMode"));
         else if (m.command === "chooseModel") run(async () => vscode.commands.executeCommand("ctxls.ui.chooseModel"));
@@ -1451,7 +1572,9 @@ class Controller {
   private async chooseModel(c: CtxlsClient): Promise<void> {
     type Item = vscode.QuickPickItem & { model: string };
     const qp = vscode.window.createQuickPick<Item>();
-    qp.title = "ctxls: the model of this session's turns";
+    qp.title = "ctxls: Choose Model";
+    qp.step = 1;
+    qp.totalSteps = 2;
     qp.placeholder = "Pick a model of the provider's, or type a model's name";
     qp.busy = true;
     let listed: Item[] = [];
@@ -1480,7 +1603,7 @@ class Controller {
       this.defaultModel = r.default || this.defaultModel;
       listed = (r.models ?? []).map((m) => ({
         label: m,
-        description: [m === current ? "current" : "", m === fallback ? "the provider's default" : ""].filter(Boolean).join(", ") || undefined,
+        description: [m === current ? "current" : "", m === fallback ? "new sessions' model" : ""].filter(Boolean).join(", ") || undefined,
         model: m,
       }));
       if (current && !listed.some((i) => i.model === current)) listed.unshift({ label: current, description: "current", model: current });
@@ -1488,17 +1611,58 @@ class Controller {
       const cur = qp.items.find((i) => i.model === current);
       if (cur && !qp.value) qp.activeItems = [cur];
     } catch (e) {
-      qp.placeholder = `The provider listed no models (${errorText(e)}): type a model's name`;
+      if (errorKind(e) === ErrorKinds.noProvider) {
+        // Nothing to ask for models: the one no-provider message says what to set.
+        qp.placeholder = "No models to list (see the notification): type a model's name";
+        this.showNoProvider();
+      } else qp.placeholder = `The provider listed no models (${errorText(e)}): type a model's name`;
     } finally {
       qp.busy = false;
     }
     const model = await chosen;
     qp.dispose();
     if (model === undefined) return;
-    const { session } = await c.setModel(model, this.state.sessionId);
+    const scope = await this.pickModelScope(model, fallback);
+    if (!scope) return;
+    const { session } = await c.setModel(model, this.state.sessionId, scope === "new");
+    if (scope === "new") this.defaultModel = model;
     this.setSession(session);
     this.view.postState();
-    vscode.window.setStatusBarMessage(`ctxls: this session's turns use ${session.meta?.model || model}`, 4000);
+    const used = session.meta?.model || model;
+    vscode.window.setStatusBarMessage(scope === "new" ? `ctxls: this session and every new one use ${used}` : `ctxls: this session's turns use ${used}`, 4000);
+  }
+
+  /**
+   * Choose Model's second step: the model for this session only, or for
+   * this one and every new session (ctxls.session.setModel's default).
+   * A second step of the same picker, as VS Code's own multi-step inputs
+   * go (title with "2/2"), rather than buttons on the model's rows: those
+   * show only under the mouse, have no keys, and an icon cannot say "new
+   * sessions". Enter takes the first row, this session only, as Choose
+   * Model did before.
+   */
+  private pickModelScope(model: string, fallback: string): Promise<"session" | "new" | undefined> {
+    type Item = vscode.QuickPickItem & { scope: "session" | "new" };
+    const qp = vscode.window.createQuickPick<Item>();
+    qp.title = `ctxls: where to use ${model}`;
+    qp.step = 2;
+    qp.totalSteps = 2;
+    qp.placeholder = "Only this session, or this one and every session you start from now on?";
+    qp.items = [
+      { label: "This session", description: fallback ? `new sessions keep ${fallback}` : undefined, scope: "session" },
+      { label: "This and new sessions", description: `every session you start from now on uses ${model} too`, scope: "new" },
+    ];
+    return new Promise((resolve) => {
+      qp.onDidAccept(() => {
+        resolve((qp.selectedItems[0] ?? qp.activeItems[0])?.scope);
+        qp.hide();
+      });
+      qp.onDidHide(() => {
+        resolve(undefined);
+        qp.dispose();
+      });
+      qp.show();
+    });
   }
 
   async cancel(): Promise<void> {
@@ -1593,7 +1757,9 @@ class Controller {
           try {
             await f(...args);
           } catch (e) {
-            vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`);
+            // No usable provider (Compact Session, Regenerate Title, …): the one message for it.
+            if (errorKind(e) === ErrorKinds.noProvider) this.showNoProvider();
+            else vscode.window.showErrorMessage(`ctxls: ${errorText(e)}`);
           }
         }),
       );
@@ -1604,6 +1770,9 @@ class Controller {
       });
 
     reg("ctxls.ui.openSetting", async () => this.openSetting());
+    // The key is kept in SecretStorage, so these work without a running daemon.
+    reg("ctxls.ui.setApiKey", async () => this.setApiKey());
+    reg("ctxls.ui.clearApiKey", async () => this.clearApiKey());
     reg("ctxls.ui.restartDaemon", async () => this.restart());
     withClient("ctxls.ui.ask", async () => {
       const f = this.turnFile();

@@ -332,9 +332,13 @@ export class CtxlsClient {
   models(sessionId?: string) {
     return this.command(Commands.modelsList, sessionId ? { sessionId } : {});
   }
-  /** Sets the model of the session's turns ("" goes back to the provider's). */
-  setModel(model: string, sessionId?: string) {
-    return this.command(Commands.sessionSetModel, sessionId ? { sessionId, model } : { model });
+  /**
+   * Sets the model of the session's turns ("" goes back to the provider's);
+   * asDefault: every session made from then on starts with it too (kept in
+   * the data folder's preferences.json).
+   */
+  setModel(model: string, sessionId?: string, asDefault = false) {
+    return this.command(Commands.sessionSetModel, { ...(sessionId ? { sessionId } : {}), model, ...(asDefault ? { default: true } : {}) });
   }
   /** What the session's turns have cost, in tokens. */
   usage(sessionId?: string) {

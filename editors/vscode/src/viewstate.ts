@@ -70,6 +70,8 @@ export interface Banner {
   text: string;
   /** A button: its label and the message it posts back. */
   action?: { label: string; command: string };
+  /** Buttons, in this order, in place of action. */
+  actions?: { label: string; command: string }[];
   /** "provider": a question refused for want of a provider; the next question takes it away. */
   kind?: "provider";
 }
