@@ -2969,7 +2969,7 @@ async function main(): Promise<void> {
     check((await ed.toastTexts()).every((t) => !t.includes("diagnostics")), `a question was asked: ${await ed.toastTexts()}`);
   });
 
-  await step("code blocks: Insert at cursor puts the block into the editor (Undo takes it back); issue 36: Apply goes through the review in the ask mode, without a selection at the cursor, with one in its place, a block naming a file whole as that file's new text; accepted it is in the buffer (unsaved, one Undo), rejected nothing changes; auto applies at once, off changes nothing", async () => {
+  await step("code blocks: Insert at cursor puts the block into the editor (Undo takes it back); issue 36: Apply goes through the review in the ask mode, without a selection at the cursor, with one in its place, a block naming a file whole as that file's new text; accepted it is in the buffer (unsaved, one Undo), rejected nothing changes; auto applies at once, off (the model's edit tools away) reviews it as ask does", async () => {
     const helper = "export const twice = (n: number) => n * 2;";
     const renamed = "export function minus(a: number, b: number): number {";
     const rewritten = "// scratch, rewritten by the model";
