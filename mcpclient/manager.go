@@ -90,6 +90,11 @@ type limits struct {
 type Manager struct {
 	// Backoff is the first wait after a failure (default 1 s).
 	Backoff time.Duration
+	// KeyEnvs names the variables holding the connection's provider's key
+	// beyond OPENAI_API_KEY and ANTHROPIC_API_KEY (its apiKeyEnv), read
+	// when a server starts: a server's env never expands to them (nil:
+	// none).
+	KeyEnvs func() []string
 	version string
 	log     *slog.Logger
 	limits  limits
@@ -505,7 +510,7 @@ func (m *Manager) connect(ctx context.Context, c *conn) (*sdk.ClientSession, err
 			}
 		},
 	}
-	t, err := transport(s, &logLines{log: m.log, server: s.Name}, m.limits.message)
+	t, err := transport(s, &logLines{log: m.log, server: s.Name}, m.limits.message, m.keyEnvs())
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +609,7 @@ func fileURI(p string) string {
 // transport is how to reach s: its command, its stderr to stderr (killed
 // with the daemon, see procAttr), or its URL with its headers (see
 // httpClient), answers of at most limit bytes.
-func transport(s Server, stderr io.Writer, limit int64) (sdk.Transport, error) {
+func transport(s Server, stderr io.Writer, limit int64, keyEnvs []string) (sdk.Transport, error) {
 	if s.Type == "http" {
 		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, limit), DisableStandaloneSSE: true}, nil
 	}
@@ -613,7 +618,7 @@ func transport(s Server, stderr io.Writer, limit int64) (sdk.Transport, error) {
 		return nil, fmt.Errorf("server %q: command %q not found: %w", s.Name, s.Command, err)
 	}
 	cmd := exec.Command(path, s.Args...)
-	cmd.Env = serverEnv(s, os.Getenv)
+	cmd.Env = serverEnv(s, os.Getenv, keyEnvs...)
 	if stderr == nil {
 		stderr = io.Discard
 	}
@@ -634,7 +639,7 @@ var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 // expands .mcp.json — but never to the provider's key or ctxls's own
 // variables (heldBack): a repository's .mcp.json, trusted for its tools,
 // could otherwise ask for "${OPENAI_API_KEY}".
-func serverEnv(s Server, getenv func(string) string) []string {
+func serverEnv(s Server, getenv func(string) string, keyEnvs ...string) []string {
 	var env []string
 	for _, k := range inheritedEnv {
 		if v := getenv(k); v != "" {
@@ -642,7 +647,7 @@ func serverEnv(s Server, getenv func(string) string) []string {
 		}
 	}
 	for _, k := range Keys(s.Env) {
-		env = append(env, k+"="+expandEnv(s.Env[k], getenv))
+		env = append(env, k+"="+expandEnv(s.Env[k], getenv, keyEnvs))
 	}
 	return env
 }
@@ -653,11 +658,12 @@ var envRef = sync.OnceValue(func() *regexp.Regexp {
 
 // expandEnv replaces ${VAR} with the variable's value and ${VAR:-default}
 // with its value, or default when it is unset or empty; a variable
-// heldBack is taken as unset.
-func expandEnv(v string, getenv func(string) string) string {
+// heldBack, or one of keyEnvs (the connection's provider's key variable),
+// is taken as unset.
+func expandEnv(v string, getenv func(string) string, keyEnvs []string) string {
 	return envRef().ReplaceAllStringFunc(v, func(ref string) string {
 		m := envRef().FindStringSubmatch(ref)
-		if heldBack(m[1]) {
+		if heldBack(m[1]) || slices.Contains(keyEnvs, m[1]) {
 			return m[2]
 		}
 		if val := getenv(m[1]); val != "" {
@@ -752,4 +758,12 @@ func (l *logLines) Write(p []byte) (int, error) {
 			l.log.Info("mcp server stderr", "server", l.server, "line", truncate(line, 2000))
 		}
 	}
+}
+
+// keyEnvs is KeyEnvs' answer, none without it.
+func (m *Manager) keyEnvs() []string {
+	if m.KeyEnvs == nil {
+		return nil
+	}
+	return m.KeyEnvs()
 }

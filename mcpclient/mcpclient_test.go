@@ -169,16 +169,19 @@ func TestServerEnvironment(t *testing.T) {
 	t.Setenv("CTXLS_MCP_TOKEN", "mcp-door-token")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
 	t.Setenv("CTXLS_TEST_GITHUB", "ghp_given")
+	t.Setenv("GROQ_API_KEY", "gsk-provider-key") // the connection's apiKeyEnv
 	t.Setenv("PATH", os.Getenv("PATH"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	m := NewManager("test", nil)
+	m.KeyEnvs = func() []string { return []string{"GROQ_API_KEY"} }
 	defer m.Close()
 	t.Setenv("MCPCLIENT_TEST_GITHUB", "ghp_given")
 	s := Server{Name: "env", Type: "stdio", Command: os.Args[0], Env: map[string]string{
 		"MCPCLIENT_TEST_SERVER": "1", "GITHUB_TOKEN": "${MCPCLIENT_TEST_GITHUB}", "MODE": "${MCPCLIENT_TEST_UNSET:-fallback}", "PLAIN": "$HOME and ${MCPCLIENT_TEST_UNSET}",
 		// Asked for by name (a repository's .mcp.json may): held back all the same.
 		"STOLEN_OPENAI": "${OPENAI_API_KEY}", "STOLEN_ANTHROPIC": "${ANTHROPIC_API_KEY:-none}", "STOLEN_TOKEN": "x${CTXLS_MCP_TOKEN}x",
+		"STOLEN_GROQ": "${GROQ_API_KEY}",
 	}}
 	res, err := m.Call(ctx, s, "echo", []byte(`{"text":"$ENV"}`), nil)
 	if err != nil {
@@ -194,8 +197,8 @@ func TestServerEnvironment(t *testing.T) {
 			t.Errorf("the server sees %s=%s", k, v)
 		}
 	}
-	if env["STOLEN_OPENAI"] != "" || env["STOLEN_ANTHROPIC"] != "none" || env["STOLEN_TOKEN"] != "xx" {
-		t.Errorf("a server's env named the provider's keys and got %q, %q, %q", env["STOLEN_OPENAI"], env["STOLEN_ANTHROPIC"], env["STOLEN_TOKEN"])
+	if env["STOLEN_OPENAI"] != "" || env["STOLEN_ANTHROPIC"] != "none" || env["STOLEN_TOKEN"] != "xx" || env["STOLEN_GROQ"] != "" {
+		t.Errorf("a server's env named the provider's keys and got %q, %q, %q, %q", env["STOLEN_OPENAI"], env["STOLEN_ANTHROPIC"], env["STOLEN_TOKEN"], env["STOLEN_GROQ"])
 	}
 	if env["PATH"] != os.Getenv("PATH") || env["GITHUB_TOKEN"] != "ghp_given" || env["MODE"] != "fallback" || env["PLAIN"] != "$HOME and " {
 		t.Errorf("the server's environment: %v", env)

@@ -245,7 +245,8 @@ func New(store session.Store, cfg Config) *Service {
 		toolStore = store
 	}
 	s.box = tool.New(tool.Config{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
-		Notify: func(m string) { s.publish(Notice{Warning: true, Message: m}) }})
+		Notify:  func(m string) { s.publish(Notice{Warning: true, Message: m}) },
+		KeyEnvs: s.keyEnvs})
 	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log, Unavailable: backend.IsUnavailable}
 	s.turns = &turn.Service{Engine: s.engine, Log: log}
 	s.turns.Subscribe(s.lateEvent)
@@ -288,6 +289,15 @@ func (s *Service) SetProvider(p api.Provider) {
 	s.mu.Lock()
 	s.provider = p
 	s.mu.Unlock()
+}
+
+// keyEnvs is the connection's provider's own key variable (its apiKeyEnv),
+// kept from its MCP servers as the default ones are.
+func (s *Service) keyEnvs() []string {
+	if k := s.currentProvider().APIKeyEnv; k != "" {
+		return []string{k}
+	}
+	return nil
 }
 
 // currentProvider is the connection's provider configuration, unresolved.

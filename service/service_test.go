@@ -256,3 +256,20 @@ func TestDeleteStopsTheTurnFirst(t *testing.T) {
 		t.Errorf("the deleted session is still current")
 	}
 }
+
+// TestMCPServersNeverGetTheKeyVariable: the connection's provider's own key
+// variable (its apiKeyEnv) is one no MCP server's env expands to, as
+// OPENAI_API_KEY is not (mcpclient's TestServerEnvironment): the manager
+// reads it from the provider as set now.
+func TestMCPServersNeverGetTheKeyVariable(t *testing.T) {
+	t.Parallel()
+	s := open(t, nil, api.Provider{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "GROQ_API_KEY"})
+	m := s.box.Manager()
+	if got := m.KeyEnvs(); !slices.Equal(got, []string{"GROQ_API_KEY"}) {
+		t.Errorf("held back from MCP servers: %q", got)
+	}
+	s.SetProvider(api.Provider{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: "MY_PROVIDER_KEY"})
+	if got := m.KeyEnvs(); !slices.Equal(got, []string{"MY_PROVIDER_KEY"}) {
+		t.Errorf("after the provider changed: %q", got)
+	}
+}

@@ -46,6 +46,10 @@ type Config struct {
 	// Notify tells the user something about their tools (a server that
 	// cannot be used), as a warning.
 	Notify func(message string)
+	// KeyEnvs names the variables of the connection's provider's key
+	// beyond the default ones (its apiKeyEnv): no MCP server's env expands
+	// to them (mcpclient.Manager.KeyEnvs). Nil: none.
+	KeyEnvs func() []string
 }
 
 // Box is one connection's tools: what they need of the door (set by the

@@ -52,6 +52,7 @@ func (b *Box) Manager() *mcpclient.Manager {
 	b.mu.Lock()
 	if b.manager == nil {
 		b.manager = mcpclient.NewManager(b.cfg.Version, b.log)
+		b.manager.KeyEnvs = b.cfg.KeyEnvs
 	}
 	m := b.manager
 	b.mu.Unlock()

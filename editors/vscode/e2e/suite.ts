@@ -908,7 +908,14 @@ async function main(): Promise<void> {
     const value = () => chat.locator("#input").inputValue();
     const press = async (key: string, want: string, what: string) => {
       await ed.page.keyboard.press(key);
-      await until(`${key}: ${what}`, async () => (await value()) === want, 3000);
+      await until(`${key}: ${what}`, async () => (await value()) === want, 3000).catch(async (e) => {
+        // Where the input stood: its text, the caret, and whether it had the keys.
+        const at = await chat.locator("#input").evaluate((i) => {
+          const t = i as HTMLTextAreaElement;
+          return { value: t.value, start: t.selectionStart, end: t.selectionEnd, focused: document.activeElement === t, hasFocus: document.hasFocus() };
+        });
+        throw new Error(`${e instanceof Error ? e.message : e}; the input: ${JSON.stringify(at)}`);
+      });
     };
     const older = "Which functions does app.ts export?";
     const newer = ["And which of them are pure?", "Name them."];
@@ -2423,6 +2430,16 @@ async function main(): Promise<void> {
     reqs = await requests();
     check(!reqs[reqs.length - 1].authorization.includes(apiKey), "the key went out after Clear API Key");
     await ed.clearToasts();
+    // The daemon started three times here writes in one "ctxls" output
+    // channel: the Output view lists it once, not once a start.
+    await ed.palette("Output: Show Output Channels...");
+    await ed.page.keyboard.type("ctxls");
+    const channels = await until("the output channels named ctxls listed", async () => {
+      const labels = (await ed.quickInput().locator(".monaco-list-row .label-name").allInnerTexts()).map((l) => l.trim());
+      return labels.length ? labels : undefined;
+    }, 10_000);
+    check(channels.filter((l) => l === "ctxls").length === 1, `the Output view lists ${channels.join(" | ")}`);
+    await ed.page.keyboard.press("Escape");
   });
 
   await step("issue 36: the walkthrough opens from Welcome: Open Walkthrough... (Get Started with ctxls); a step's button runs its command and checks the step (Set API Key, Choose Model), the settings button opens the provider's settings; light and dark themes", async () => {

@@ -303,6 +303,12 @@ class Controller {
    * restarts the daemon (applyKey).
    */
   private keyInUse?: { name: string; key?: string };
+  /**
+   * The "ctxls" output channel (the daemon's log), made once: every daemon
+   * started (a restart, Set API Key) writes on in it, where a channel of the
+   * client's own would add "ctxls" again to the Output view's list each time.
+   */
+  private output?: vscode.OutputChannel;
   /** applyKey's runs, one after another (Set API Key and SecretStorage's change event both call it). */
   private keyChain: Promise<void> = Promise.resolve();
   /** The no-provider notification is open: another is not shown beside it. */
@@ -425,7 +431,7 @@ class Controller {
         ...daemonSettings(),
       }),
       // No synchronize: sendSettings sends the settings, the workspace's MCP servers apart.
-      outputChannelName: "ctxls",
+      outputChannel: this.outputChannel(),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false,
       // No raw notifications ("write EPIPE", "Connection to server got
@@ -575,6 +581,15 @@ class Controller {
   }
 
   /** The key from SecretStorage and the variable it goes in for the daemon (no key: none stored, or not to be given). */
+  /** The one "ctxls" output channel, made on first need and disposed with the extension. */
+  private outputChannel(): vscode.OutputChannel {
+    if (!this.output) {
+      this.output = vscode.window.createOutputChannel("ctxls");
+      this.ext.subscriptions.push(this.output);
+    }
+    return this.output;
+  }
+
   private async keyToGive(): Promise<{ name: string; key?: string }> {
     const key = (await Promise.resolve(this.ext.secrets.get(apiKeySecret)).catch(() => undefined)) || undefined;
     const name = storedKeyEnv();
