@@ -77,6 +77,9 @@ local function ask(buf)
     if st.seq ~= seq or vim.api.nvim_get_current_buf() ~= buf or not vim.api.nvim_get_mode().mode:find("^i") then
       return -- typed on, or left
     end
+    if st.taken == key then
+      return -- the menu was closed (Ctrl-E) or a file taken while this was asked: not again
+    end
     local r2, c2, q2 = token()
     if r2 ~= row or c2 ~= col or q2 ~= query then
       return
