@@ -206,6 +206,15 @@ type Candidate struct {
 	Size         int       `json:"size"`
 }
 
+// The variables a provider's key is read from when apiKeyEnv is empty:
+// OpenAIKeyEnv for an OpenAI-compatible API, AnthropicKeyEnv for api
+// "anthropic". Beside the one apiKeyEnv names, they are the keys the
+// daemon keeps from every child process (commands, MCP servers).
+const (
+	OpenAIKeyEnv    = "OPENAI_API_KEY"
+	AnthropicKeyEnv = "ANTHROPIC_API_KEY"
+)
+
 // Provider is the model configuration: initializationOptions.provider and
 // settings ctxls.provider (LSP), _meta.ctxls.provider (ACP), the CLI's
 // flags. Empty fields come from the environment (OPENAI_BASE_URL,

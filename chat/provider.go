@@ -60,9 +60,9 @@ func keyEnv(p Provider) string {
 	case p.APIKeyEnv != "":
 		return p.APIKeyEnv
 	case p.API == APIAnthropic:
-		return "ANTHROPIC_API_KEY"
+		return api.AnthropicKeyEnv
 	}
-	return "OPENAI_API_KEY"
+	return api.OpenAIKeyEnv
 }
 
 // LogValue implements slog.LogValuer without the key.

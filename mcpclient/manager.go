@@ -25,6 +25,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 // StartTimeout bounds starting a server and its initialize handshake.
@@ -679,7 +681,7 @@ func expandEnv(v string, getenv func(string) string, keyEnvs []string) string {
 // rest). A server that needs such a key has it written into its own
 // configuration by the user.
 func heldBack(name string) bool {
-	return name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY" || strings.HasPrefix(name, "CTXLS_")
+	return name == api.OpenAIKeyEnv || name == api.AnthropicKeyEnv || strings.HasPrefix(name, "CTXLS_")
 }
 
 // Close ends every server and waits for them (each is asked to end by

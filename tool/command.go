@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
 )
 
@@ -45,7 +46,7 @@ const (
 
 // secretEnv are the daemon's variables a command never gets (beside the
 // turn's provider's key variable, chat.ToolTurn.KeyEnv).
-var secretEnv = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CTXLS_MCP_TOKEN"}
+var secretEnv = []string{api.OpenAIKeyEnv, api.AnthropicKeyEnv, "CTXLS_MCP_TOKEN"} // the last: mcp.TokenEnv, the MCP door's
 
 type commandArgs struct {
 	Command        string  `json:"command" jsonschema:"the shell command line, run by sh -c"`
