@@ -35,21 +35,7 @@ local function get_shared()
   return s
 end
 
--- ask asks question with :CtxlsAsk and waits for the turn to end with want
--- in the chat buffer; it returns the buffer.
-local function ask(ctxls, question, want)
-  vim.cmd("CtxlsAsk " .. question)
-  local buf
-  wait("the answer to " .. question, function()
-    for _, b in ipairs(chat_bufs()) do
-      if has(b, want) then
-        buf = b
-      end
-    end
-    return buf ~= nil and not ctxls.busy()
-  end)
-  return buf
-end
+local ask = h.ask
 
 -- underlined: row (1-based) of buf is marked as an image's line, a link.
 local function underlined(buf, row)

@@ -14,21 +14,7 @@ local messages, fail, wait, has, chat_bufs = h.messages, h.fail, h.wait, h.has, 
 -- have it.
 local secret = vim.trim(table.concat(vim.fn.readfile(os.getenv("CTXLS_TEST_KEY_FILE")), "\n"))
 
--- ask asks question and waits for the turn to end with want in a chat;
--- it returns that chat's buffer.
-local function ask(ctxls, question, want)
-  vim.cmd("CtxlsAsk " .. question)
-  local buf
-  wait("the answer to " .. question, function()
-    for _, b in ipairs(chat_bufs()) do
-      if has(b, want) then
-        buf = b
-      end
-    end
-    return buf ~= nil and not ctxls.busy()
-  end)
-  return buf
-end
+local ask = h.ask
 
 -- read is a file's text ("" when there is none).
 local function read(path)

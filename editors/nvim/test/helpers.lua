@@ -72,6 +72,22 @@ return function(label)
     return out
   end
 
+  -- ask asks question with :CtxlsAsk and waits for the turn to end with
+  -- want in a chat buffer; it returns that buffer.
+  function h.ask(ctxls, question, want)
+    vim.cmd("CtxlsAsk " .. question)
+    local buf
+    h.wait("the answer to " .. question, function()
+      for _, b in ipairs(h.chat_bufs()) do
+        if h.has(b, want) then
+          buf = b
+        end
+      end
+      return buf ~= nil and not ctxls.busy()
+    end)
+    return buf
+  end
+
   -- expect fails with msg unless cond holds.
   function h.expect(cond, msg)
     if not cond then
