@@ -2020,13 +2020,9 @@ every process would have it)."
   (should-not (string-search key (ctxls-test--chat-text)))
   (should-not (string-search key (json-encode (ctxls--init-options)))))
 
-(ert-deftest ctxls-test-authinfo-key ()
-  "The key in ~/.authinfo, for the provider's host and the user apikey
-\(as gptel reads it), reaches the provider; the daemon alone has it."
-  (ctxls-test--setup)
-  (should-not ctxls-api-key)
-  (ctxls-test--write-authinfo
-   (format "machine 127.0.0.1 login apikey password %s" (ctxls-test--key)))
+(defun ctxls-test--answered-with-key ()
+  "Visit main.go with ctxls on and ask: the provider answers only with the key,
+which is then nowhere but in the daemon."
   (find-file (ctxls-test--file "main.go"))
   (ctxls-mode 1)
   (ctxls-test--ready)
@@ -2036,18 +2032,20 @@ every process would have it)."
   (ctxls-test--key-nowhere (ctxls-test--key))
   (ctxls-test--stop))
 
+(ert-deftest ctxls-test-authinfo-key ()
+  "The key in ~/.authinfo, for the provider's host and the user apikey
+\(as gptel reads it), reaches the provider; the daemon alone has it."
+  (ctxls-test--setup)
+  (should-not ctxls-api-key)
+  (ctxls-test--write-authinfo
+   (format "machine 127.0.0.1 login apikey password %s" (ctxls-test--key)))
+  (ctxls-test--answered-with-key))
+
 (ert-deftest ctxls-test-api-key-function ()
   "`ctxls-api-key' a function: the key it returns reaches the provider."
   (ctxls-test--setup)
   (setq ctxls-api-key #'ctxls-test--key)
-  (find-file (ctxls-test--file "main.go"))
-  (ctxls-mode 1)
-  (ctxls-test--ready)
-  (ctxls-test--mx "ctxls-ask" "hello with a key")
-  (ctxls-test--wait "the answer" (lambda () (null ctxls--turn)))
-  (should (string-search "answered with the key" (ctxls-test--chat-text)))
-  (ctxls-test--key-nowhere (ctxls-test--key))
-  (ctxls-test--stop))
+  (ctxls-test--answered-with-key))
 
 (ert-deftest ctxls-test-key-later ()
   "Refused for want of a provider, the user puts the key in ~/.authinfo
