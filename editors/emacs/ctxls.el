@@ -968,8 +968,7 @@ filter with a `throw', and the messages read with the answer (a question
 the daemon asks, a title) wait in the process buffer until the daemon
 writes again, which may be never (a turn waiting for that question's
 answer).  Here the answer only sets a variable; the filter goes on."
-  (let ((outcome nil)
-        (deadline (+ (float-time) timeout)))
+  (let ((outcome nil))
     (jsonrpc-async-request
      conn method params
      :success-fn (lambda (result) (setq outcome (list :result result)))
@@ -979,14 +978,13 @@ answer).  Here the answer only sets a variable; the filter goes on."
                                               (jsonrpc-error-data . ,data)))))
      :timeout timeout
      :timeout-fn (lambda () (setq outcome (list :error '((jsonrpc-error-message . "Timed out"))))))
-    (while (and (null outcome) (jsonrpc-running-p conn) (< (float-time) deadline))
+    ;; TIMEOUT ends the wait through :timeout-fn (timers run in here).
+    (while (and (null outcome) (jsonrpc-running-p conn))
       (accept-process-output nil 0.05))
     (pcase outcome
       (`(:result ,result) result)
       (`(:error ,data) (signal 'jsonrpc-error (cons "request failed" data)))
-      (_ (signal 'jsonrpc-error (list "request failed"
-                                      (cons 'jsonrpc-error-message
-                                            (if (jsonrpc-running-p conn) "Timed out" "the daemon exited"))))))))
+      (_ (signal 'jsonrpc-error (list "request failed" (cons 'jsonrpc-error-message "the daemon exited")))))))
 
 (defun ctxls--on-request (_conn method params)
   "Answer the daemon's request METHOD with PARAMS."
