@@ -79,7 +79,9 @@ func (s *Store) placeFolder(ctx context.Context, id, name string) (string, error
 		return "", err
 	}
 	for _, e := range entries {
-		if e.IsDir() && session.SameSession(e.Name(), name) {
+		// Its manifest says whose it is: a folder that only ends like the
+		// session's name (made by someone else, say) is not taken.
+		if e.IsDir() && session.SameSession(e.Name(), name) && readManifest(s.folderPath(e.Name())).ID == id {
 			if err := os.Rename(s.folderPath(e.Name()), path); err != nil {
 				return "", fmt.Errorf("renaming the session folder: %w", err)
 			}
