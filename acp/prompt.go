@@ -92,7 +92,7 @@ func (a *Agent) relay(ctx context.Context, s *openSession, t *service.Turn) turn
 			}
 		case turn.PlanChanged:
 			a.send(ctx, s.id, planUpdate(service.PlanParams(ev).Entries))
-		case turn.Usage:
+		case turn.TokenUsage:
 			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,
 			}})

@@ -228,7 +228,7 @@ func infoUpdate(s *api.Session) sdk.SessionUpdate {
 // this connection: its title (when it is not the one last sent), its
 // context (session_info_update with _meta), after a compaction what the
 // history takes (usage_update).
-func (a *Agent) onEvent(ev service.Event) {
+func (a *Agent) onEvent(ev service.Update) {
 	ctx := context.Background()
 	switch ev := ev.(type) {
 	case service.SessionUpdated:
@@ -247,7 +247,7 @@ func (a *Agent) onEvent(ev service.Event) {
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Tokens,
 			}})
 		}
-	case service.ContextChanged:
+	case service.SessionContextChanged:
 		if a.isOpen(ev.SessionID) {
 			a.sendState(ctx, ev.SessionID)
 		}

@@ -234,7 +234,7 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 	// A long system prompt: put a big relevant file in the session's view.
 	fake.Enqueue(anthropictest.Reply{Chunks: []string{"The ", "answer ", "is 42."}})
 	rec := &recorder{}
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "first question", Provider: p, Tools: contextTools{st}}, rec)
+	res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "first question", Provider: p, Tools: contextTools{st}}, rec)
 	if err != nil || res.Text != "The answer is 42." || rec.deltas.String() != res.Text || res.FinishReason != FinishStop {
 		t.Fatalf("turn 1: %+v %v (deltas %q)", res, err, rec.deltas.String())
 	}
@@ -253,7 +253,7 @@ func TestAnthropicTurnsCacheAndTools(t *testing.T) {
 		anthropictest.Reply{Chunks: []string{"Nothing is set."}},
 	)
 	rec = &recorder{}
-	res, err = e.Run(ctx, Turn{SessionID: s.ID, Message: "second question", Provider: p, Tools: contextTools{st}}, rec)
+	res, err = e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "second question", Provider: p, Tools: contextTools{st}}, rec)
 	if err != nil || res.Text != "Let me check.Nothing is set." {
 		t.Fatalf("turn 2: %+v %v", res, err)
 	}
@@ -324,7 +324,7 @@ func TestAnthropicFailures(t *testing.T) {
 		s, _ := st.Create(context.Background(), "x")
 		rec := &recorder{}
 		start := time.Now()
-		res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, rec)
+		res, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, rec)
 		if err != nil || res.Text != "ok after retry" {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -342,7 +342,7 @@ func TestAnthropicFailures(t *testing.T) {
 			anthropictest.Reply{Chunks: []string{"fine"}})
 		e, st, _ := newEngine(t, nil)
 		s, _ := st.Create(context.Background(), "x")
-		res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{})
+		res, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{})
 		if err != nil || res.Text != "fine" || len(fake.Requests()) != 3 {
 			t.Fatalf("%+v %v, %d requests", res, err, len(fake.Requests()))
 		}
@@ -368,7 +368,7 @@ func TestAnthropicFailures(t *testing.T) {
 			e, st, logs := newEngine(t, nil)
 			s, _ := st.Create(context.Background(), "x")
 			e.Stall = 5 * time.Second
-			res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{})
+			res, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrProviderFailed) || res.Text != tc.text || res.FinishReason != FinishError {
 				t.Fatalf("%+v %v, want %q", res, err, tc.want)
 			}
@@ -390,7 +390,7 @@ func TestAnthropicFailures(t *testing.T) {
 		e, st, _ := newEngine(t, nil)
 		e.Stall = 300 * time.Millisecond
 		s, _ := st.Create(context.Background(), "x")
-		res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{})
+		res, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{})
 		if err == nil || !strings.Contains(err.Error(), "sent nothing for 300ms") || res.Text != "some " || res.FinishReason != FinishError {
 			t.Fatalf("stall: %+v %v", res, err)
 		}
@@ -413,7 +413,7 @@ func TestAnthropicCancel(t *testing.T) {
 	done := make(chan error, 1)
 	rec := &recorder{}
 	go func() {
-		_, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, rec)
+		_, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, rec)
 		done <- err
 	}()
 	want := strings.Join(chunks, "")
@@ -450,7 +450,7 @@ func TestAnthropicTitleAndCompaction(t *testing.T) {
 	// The title: after the first complete answer.
 	fake.Enqueue(anthropictest.Reply{Chunks: []string{"Roll the canary back."}}, anthropictest.Reply{Chunks: []string{"Canary rollback plan"}})
 	rec := &recorder{}
-	if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "How do I undo the canary deploy?", Provider: p}, rec); err != nil {
+	if _, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "How do I undo the canary deploy?", Provider: p}, rec); err != nil {
 		t.Fatal(err)
 	}
 	if !e.WaitBackground(ctx, 5*time.Second) {
@@ -471,7 +471,7 @@ func TestAnthropicTitleAndCompaction(t *testing.T) {
 	before := len(fake.Requests())
 	rec = &recorder{}
 	fake.Enqueue() // the default reply, the summary, for every request
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "What is the next step?", Provider: p, Tools: contextTools{st}}, rec)
+	res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "What is the next step?", Provider: p, Tools: contextTools{st}}, rec)
 	if err != nil || len(rec.compacted) != 1 {
 		t.Fatalf("turn: %+v %v, %d compactions", res, err, len(rec.compacted))
 	}
@@ -545,7 +545,7 @@ func TestAnthropicHTTPClient(t *testing.T) {
 		return http.DefaultTransport.RoundTrip(r)
 	})}
 	s, _ := st.Create(context.Background(), "x")
-	if _, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{}); err != nil {
+	if _, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: anthropicProvider(t, fake, 8000)}, &recorder{}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(seen, []string{"/v1/messages"}) {
@@ -576,7 +576,7 @@ func TestAnthropicRelevantFileCached(t *testing.T) {
 	p := anthropicProvider(t, fake, 32000)
 	var results []*Result
 	for _, q := range []string{"first", "second", "third"} {
-		res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: q, Roots: []string{root}, Provider: p}, &recorder{})
+		res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: q, Roots: []string{root}, Provider: p}, &recorder{})
 		if err != nil {
 			t.Fatal(err)
 		}

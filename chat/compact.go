@@ -74,7 +74,7 @@ type compactor func(ctx context.Context, previous *session.Message, older []hist
 // turnCompactor is a turn's compactor: it tells the user what happens
 // (Activity) and says why when it fails (the caller falls back to
 // trimming).
-func (e *Engine) turnCompactor(t Turn, ev Events) compactor {
+func (e *Engine) turnCompactor(t TurnSpec, ev Events) compactor {
 	return func(ctx context.Context, previous *session.Message, older []histTurn) (*session.Message, error) {
 		// Told in questions, as people count a conversation: the new
 		// summary covers the previous one's and older's.
@@ -253,7 +253,7 @@ func (e *Engine) Compact(ctx context.Context, sessionID string, p Resolved) (*Co
 
 // compact is Compact once the session is held.
 func (e *Engine) compact(ctx context.Context, sessionID string, p Resolved) (*Compaction, error) {
-	p.Model = e.sessionModel(ctx, Turn{SessionID: sessionID, Provider: p})
+	p.Model = e.sessionModel(ctx, TurnSpec{SessionID: sessionID, Provider: p})
 	previous, rest, err := e.Store.ModelHistory(ctx, sessionID)
 	if err != nil {
 		return nil, err

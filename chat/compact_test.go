@@ -107,7 +107,7 @@ func TestCompaction2000Messages(t *testing.T) {
 
 	rec := &recorder{}
 	fake.Enqueue() // every request gets the default reply
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "What is the next step?", Provider: p}, rec)
+	res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "What is the next step?", Provider: p}, rec)
 	if err != nil || res.FinishReason != FinishStop {
 		t.Fatalf("turn: %+v %v", res, err)
 	}
@@ -203,7 +203,7 @@ func TestCompaction2000Messages(t *testing.T) {
 
 	// The next turn reuses the summary: no new summary request.
 	before := len(fake.Requests())
-	if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "And then?", Provider: p}, &recorder{}); err != nil {
+	if _, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "And then?", Provider: p}, &recorder{}); err != nil {
 		t.Fatal(err)
 	}
 	reqs = fake.Requests()
@@ -216,7 +216,7 @@ func TestCompaction2000Messages(t *testing.T) {
 	rec2 := &recorder{}
 	before = len(fake.Requests())
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"## Goal\nSecond summary."}})
-	if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "Where are we?", Provider: p}, rec2); err != nil {
+	if _, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "Where are we?", Provider: p}, rec2); err != nil {
 		t.Fatal(err)
 	}
 	reqs = fake.Requests()
@@ -274,7 +274,7 @@ func TestCompactionFallsBack(t *testing.T) {
 			fake.Enqueue(openaitest.Reply{Chunks: []string{"answer"}})
 			rec := &recorder{}
 			p := provider(t, fake, 4000)
-			res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "next?", Provider: p, CompactAt: tc.at}, rec)
+			res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "next?", Provider: p, CompactAt: tc.at}, rec)
 			if err != nil || res.Text != "answer" {
 				t.Fatalf("turn: %+v %v", res, err)
 			}
@@ -330,7 +330,7 @@ func TestCompactOnDemand(t *testing.T) {
 	if _, err := e.Compact(ctx, s.ID, p); !errors.Is(err, ErrNothingToCompact) {
 		t.Errorf("again with one turn after the summary: %v", err)
 	}
-	pv, err := e.Preview(ctx, Turn{SessionID: s.ID, Message: "q", Provider: p})
+	pv, err := e.Preview(ctx, TurnSpec{SessionID: s.ID, Message: "q", Provider: p})
 	if err != nil || !strings.HasPrefix(pv.Messages[1].Content, "[earlier turns summarised: the first ") || pv.Messages[2].Content != orig[4].Content {
 		t.Errorf("preview after a compaction: %+v %v", pv.Messages, err)
 	}

@@ -128,7 +128,7 @@ func TestStallEndsTheTurn(t *testing.T) {
 	e.Stall = 300 * time.Millisecond
 	s, _ := st.Create(context.Background(), "")
 	rec := &recorder{}
-	res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
+	res, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
 	if err == nil || !strings.Contains(err.Error(), "sent nothing for 300ms") || res.Text != "some " || res.FinishReason != FinishError {
 		t.Fatalf("stall: %+v %v", res, err)
 	}
@@ -146,7 +146,7 @@ func TestHugeAnswerAndDeltasEqualText(t *testing.T) {
 	e, st, _ := newEngine(t, nil)
 	s, _ := st.Create(context.Background(), "")
 	rec := &recorder{}
-	res, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
+	res, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
 	if err != nil || len(res.Text) != 2<<20 || rec.deltas.String() != res.Text {
 		t.Fatalf("huge: %d bytes, deltas %d, %v", len(res.Text), rec.deltas.Len(), err)
 	}
@@ -174,7 +174,7 @@ func TestHistoryDropsOldestAndMarksChanges(t *testing.T) {
 		if i == 2 {
 			bufs[file] = "package a\n// edited\n"
 		}
-		if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "question " + string(rune('A'+i)), Roots: []string{root}, Provider: p}, &recorder{}); err != nil {
+		if _, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "question " + string(rune('A'+i)), Roots: []string{root}, Provider: p}, &recorder{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -235,7 +235,7 @@ func TestCheckpointDuringAPause(t *testing.T) {
 	done := make(chan error, 1)
 	rec := &recorder{}
 	go func() {
-		_, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
+		_, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, rec)
 		done <- err
 	}()
 	want := strings.Join(chunks, "")
@@ -330,7 +330,7 @@ func TestCheckpointWhileTheEditorIsStuck(t *testing.T) {
 	ed := &stuckEditor{n: 3, release: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.Run(context.Background(), Turn{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, ed)
+		_, err := e.Run(context.Background(), TurnSpec{SessionID: s.ID, Message: "q", Provider: provider(t, fake, 8000)}, ed)
 		done <- err
 	}()
 	// The fourth delta is stuck; the text up to it is the engine's.

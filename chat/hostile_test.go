@@ -49,7 +49,7 @@ func TestBinaryRelevantFile(t *testing.T) {
 	ctx := context.Background()
 	s, _ := st.Create(ctx, "named")
 	st.UpdateContext(ctx, s.ID, "files", []string{bin, sparse, text}, "", session.AddedByUser, nil)
-	if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "what is in them?", Files: []string{open}, Roots: []string{root}, Provider: provider(t, fake, 8000)}, &recorder{}); err != nil {
+	if _, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "what is in them?", Files: []string{open}, Roots: []string{root}, Provider: provider(t, fake, 8000)}, &recorder{}); err != nil {
 		t.Fatal(err)
 	}
 	req := fake.LastStreamed()
@@ -86,7 +86,7 @@ func TestOverWindowInput(t *testing.T) {
 
 	s, _ := st.Create(ctx, "named")
 	huge := strings.Repeat("pasted log line ", 2000)
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: huge, Provider: p}, &recorder{})
+	res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: huge, Provider: p}, &recorder{})
 	want := fmt.Sprintf("the question is %s tokens; the model's window is 2,000 tokens, 100 of them kept for the answer", human.Thousands(counter.Count(huge)))
 	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a question over the window: %+v %v, want an error of kind too large saying %q", res, err, want)
@@ -101,7 +101,7 @@ func TestOverWindowInput(t *testing.T) {
 	// Under the window alone, over it with the system prompt beside it.
 	s2, _ := st.Create(ctx, "named")
 	big := strings.Repeat("word ", 1890)
-	_, err = e.Run(ctx, Turn{SessionID: s2.ID, Message: big, Provider: p}, &recorder{})
+	_, err = e.Run(ctx, TurnSpec{SessionID: s2.ID, Message: big, Provider: p}, &recorder{})
 	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), "the input is") ||
 		!strings.Contains(err.Error(), "the question "+human.Thousands(counter.Count(big))) || !strings.Contains(err.Error(), "over the model's window of 1,900 tokens") {
 		t.Errorf("a question that fits alone, not beside the system prompt: %v", err)
@@ -115,7 +115,7 @@ func TestOverWindowInput(t *testing.T) {
 	}
 
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"fine"}})
-	res, err = e.Run(ctx, Turn{SessionID: s.ID, Message: "an ordinary question", Provider: p}, &recorder{})
+	res, err = e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "an ordinary question", Provider: p}, &recorder{})
 	if err != nil || res.Text != "fine" || len(fake.Requests()) != 1 {
 		t.Errorf("an ordinary question: %+v %v", res, err)
 	}
@@ -203,7 +203,7 @@ func TestToolResultsOverWindow(t *testing.T) {
 		fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: fmt.Sprint("d", i), Name: "dump", Arguments: `{"lines":150}`}}})
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"Read them all."}})
-	res, err := e.Run(ctx, Turn{SessionID: s.ID, Message: "dump four times", Provider: p, Tools: dumpBox{}}, &recorder{})
+	res, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: "dump four times", Provider: p, Tools: dumpBox{}}, &recorder{})
 	if err != nil || res.Text != "Read them all." {
 		t.Fatalf("the turn: %+v %v", res, err)
 	}
@@ -241,7 +241,7 @@ func TestToolResultsOverWindow(t *testing.T) {
 	// One result over the window alone: its head is sent, with the note.
 	s3, _ := st.Create(ctx, "named")
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "h", Name: "dump", Arguments: `{"lines":1000}`}}}, openaitest.Reply{Chunks: []string{"Saw its start."}})
-	if _, err := e.Run(ctx, Turn{SessionID: s3.ID, Message: "dump a lot", Provider: p, Tools: dumpBox{}}, &recorder{}); err != nil {
+	if _, err := e.Run(ctx, TurnSpec{SessionID: s3.ID, Message: "dump a lot", Provider: p, Tools: dumpBox{}}, &recorder{}); err != nil {
 		t.Fatal(err)
 	}
 	r := fake.LastStreamed()
@@ -257,7 +257,7 @@ func TestToolResultsOverWindow(t *testing.T) {
 	huge := strings.Repeat("f", 3<<20)
 	fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "w", Name: "dump", Arguments: `{"lines":3,"pad":"` + huge + `"}`}}}, openaitest.Reply{Chunks: []string{"Wrote it."}})
 	begun := time.Now()
-	if _, err := e.Run(ctx, Turn{SessionID: s4.ID, Message: "write a lot", Provider: p, Tools: padBox{}}, &recorder{}); err != nil {
+	if _, err := e.Run(ctx, TurnSpec{SessionID: s4.ID, Message: "write a lot", Provider: p, Tools: padBox{}}, &recorder{}); err != nil {
 		t.Fatal(err)
 	}
 	r = fake.LastStreamed()
@@ -278,7 +278,7 @@ func TestToolResultsOverWindow(t *testing.T) {
 		fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: fmt.Sprint("p", i), Name: "dump", Arguments: `{"lines":10,"pad":"` + pad + `"}`}}})
 	}
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"never"}})
-	res, err = e.Run(ctx, Turn{SessionID: s2.ID, Message: "pad the calls", Provider: p, Tools: dumpBox{}}, &recorder{})
+	res, err = e.Run(ctx, TurnSpec{SessionID: s2.ID, Message: "pad the calls", Provider: p, Tools: dumpBox{}}, &recorder{})
 	if err == nil || !errors.Is(err, session.ErrTooLarge) || !strings.Contains(err.Error(), "this turn's tool calls") || !strings.Contains(err.Error(), "even with its tools' results cut") {
 		t.Errorf("calls over the window: %v", err)
 	}

@@ -52,7 +52,7 @@ type assembled struct {
 // preview of a session's first turn, before there is one): its context,
 // its files, and its history as the model sees it, the newest summary
 // and the messages after it, without this turn's message.
-func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
+func (e *Engine) assemble(ctx context.Context, t TurnSpec, guard *workspace.Guard, tools []openai.Tool, st *session.TurnState, record bool, compact compactor) (*assembled, error) {
 	a := &assembly{e: e, t: t}
 	a.input(guard, st, record)
 	a.counter = prompts.TokenizerFor(t.Provider.Model)
@@ -90,7 +90,7 @@ func (e *Engine) assemble(ctx context.Context, t Turn, guard *workspace.Guard, t
 // block (fit), then the messages in order (messages).
 type assembly struct {
 	e       *Engine
-	t       Turn
+	t       TurnSpec
 	in      prompts.Input
 	counter prompts.Counter
 	window  int // the context window less the output reserve
@@ -331,7 +331,7 @@ func (e *Engine) clock() time.Time {
 // into in: the editor's text where it has the file open, else the disk;
 // missing ones noted, and ones the model added outside the workspace, that
 // look like secrets or that hold NUL bytes (binary) withheld.
-func (e *Engine) relevantFiles(t Turn, guard *workspace.Guard, sets session.Context, in *prompts.Input) {
+func (e *Engine) relevantFiles(t TurnSpec, guard *workspace.Guard, sets session.Context, in *prompts.Input) {
 	in.Missing = MissingFiles(sets[prompts.SetFiles], e.buffers(t))
 	paths := append(append([]string(nil), sets[prompts.SetFiles]...), t.Files...)
 	seen := map[string]bool{}
@@ -390,7 +390,7 @@ type compacted struct {
 // the history may take under the limit beside a summary, so the next
 // compaction is half a limit of turns away. (When they all fit there is
 // nothing to gain: trimming handles the rest.) nil when it did not.
-func compactIfOver(ctx context.Context, t Turn, compact compactor, window, fixed int, summary *session.Message, summaryCost int, turns []histTurn) *compacted {
+func compactIfOver(ctx context.Context, t TurnSpec, compact compactor, window, fixed int, summary *session.Message, summaryCost int, turns []histTurn) *compacted {
 	limit := compactLimit(t.CompactAt, window)
 	if compact == nil || limit <= 0 {
 		return nil

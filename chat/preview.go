@@ -39,7 +39,7 @@ type Preview struct {
 // files are not noted as sent. t.SessionID "" previews a session's first
 // turn (no session needed). t.Provider needs only Model, ContextWindow and
 // MaxOutputTokens (see PreviewProvider).
-func (e *Engine) Preview(ctx context.Context, t Turn) (*Preview, error) {
+func (e *Engine) Preview(ctx context.Context, t TurnSpec) (*Preview, error) {
 	if strings.TrimSpace(t.Message) == "" {
 		return nil, fmt.Errorf("%w: message is empty", session.ErrInvalid)
 	}

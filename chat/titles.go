@@ -51,7 +51,7 @@ func (e *Engine) Close() {
 // answer, so a failed first turn does not move the request to a later
 // message. It waits for a complete answer, records that the title was asked
 // for (Meta.TitleRequested), and replaces only an "auto" title.
-func (e *Engine) nameLater(t Turn, ev Events) {
+func (e *Engine) nameLater(t TurnSpec, ev Events) {
 	if s := t.Session; s != nil && (s.TitleSource != session.TitleAuto || s.Meta.TitleRequested) {
 		return // as the turn began: named already, or asked for
 	}

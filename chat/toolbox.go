@@ -75,7 +75,7 @@ type ToolTurn struct {
 
 // toolTurn gathers what a turn's tools may use, from what the turn read of
 // its session (st; nil for a preview of a first turn).
-func (e *Engine) toolTurn(t Turn, st *session.TurnState, ev Events) *ToolTurn {
+func (e *Engine) toolTurn(t TurnSpec, st *session.TurnState, ev Events) *ToolTurn {
 	tt := &ToolTurn{SessionID: t.SessionID, Buffers: e.buffers(t), WriteFile: t.WriteFile, Events: ev, KeyEnv: t.Provider.KeyEnv()}
 	tt.Roots, tt.UserFiles = t.Roots, map[string]bool{}
 	folder := ""
@@ -104,7 +104,7 @@ func (e *Engine) toolTurn(t Turn, st *session.TurnState, ev Events) *ToolTurn {
 }
 
 // turnTools is the tools a turn offers.
-func turnTools(ctx context.Context, t Turn, tt *ToolTurn) []openai.Tool {
+func turnTools(ctx context.Context, t TurnSpec, tt *ToolTurn) []openai.Tool {
 	if t.Tools == nil {
 		return nil
 	}

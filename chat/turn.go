@@ -122,8 +122,8 @@ type Engine struct {
 	encoded msgCache
 }
 
-// Turn is one user message.
-type Turn struct {
+// TurnSpec is one user message.
+type TurnSpec struct {
 	SessionID string
 	Message   string
 	Files     []string // absolute paths added for this turn only
@@ -171,7 +171,7 @@ type Turn struct {
 type Lines struct{ First, Last int }
 
 // buffers is where the turn reads the editor's text.
-func (e *Engine) buffers(t Turn) Buffers {
+func (e *Engine) buffers(t TurnSpec) Buffers {
 	if t.Buffers != nil {
 		return t.Buffers
 	}
@@ -265,7 +265,7 @@ func (e *Engine) release(id string) {
 // daemon left streaming when it died is marked interrupted by the store.
 // A failure returns both the Result (partial text, FinishReason "error")
 // and the error.
-func (e *Engine) Run(ctx context.Context, t Turn, ev Events) (res *Result, err error) {
+func (e *Engine) Run(ctx context.Context, t TurnSpec, ev Events) (res *Result, err error) {
 	parent := ctx
 	defer func() {
 		// Written to the log, not only shown: a failure the user saw and
@@ -340,7 +340,7 @@ func (e *Engine) lockTurn(ctx context.Context, id string, cancel context.CancelC
 // run is a turn in progress: what its rounds share.
 type run struct {
 	e        *Engine
-	t        Turn
+	t        TurnSpec
 	ev       Events
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
@@ -734,7 +734,7 @@ func (e *Engine) saveUnsaved(ctx context.Context, sessionID string) error {
 
 // sessionModel is the model a turn uses: the session's own
 // (ctxls.session.setModel), else the provider's.
-func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
+func (e *Engine) sessionModel(ctx context.Context, t TurnSpec) string {
 	if t.SessionID != "" {
 		if s, err := e.turnSession(ctx, t); err == nil && s.Meta.Model != "" {
 			return s.Meta.Model
@@ -747,7 +747,7 @@ func (e *Engine) sessionModel(ctx context.Context, t Turn) string {
 // of the turn's message. A session titled already when the turn read it
 // (by the user, the model or an earlier turn) goes back to the default
 // only through a clear, which the next turn sees: the store is not asked.
-func (e *Engine) autoTitle(ctx context.Context, t *Turn, ev Events) {
+func (e *Engine) autoTitle(ctx context.Context, t *TurnSpec, ev Events) {
 	if t.Session.Title != session.DefaultTitle || t.Session.TitleSource != session.TitleAuto {
 		return
 	}
@@ -765,7 +765,7 @@ func (e *Engine) autoTitle(ctx context.Context, t *Turn, ev Events) {
 }
 
 // turnSession is the turn's session: as the turn carries it, else read.
-func (e *Engine) turnSession(ctx context.Context, t Turn) (*session.Session, error) {
+func (e *Engine) turnSession(ctx context.Context, t TurnSpec) (*session.Session, error) {
 	if t.Session != nil {
 		return t.Session, nil
 	}
@@ -792,7 +792,7 @@ func (e *Engine) retryWait(attempt int) time.Duration {
 
 // questionFiles are the files that went with t's question, as its stored
 // message records them: each absolute, with the lines it named.
-func questionFiles(t Turn) []string {
+func questionFiles(t TurnSpec) []string {
 	var out []string
 	for _, f := range t.Files {
 		if l, ok := t.Lines[f]; ok {

@@ -34,8 +34,8 @@ func TestContextStaysWhereSent(t *testing.T) {
 	s, _ := st.Create(ctx, "named")
 	st.UpdateContext(ctx, s.ID, "files", []string{a, b}, "", session.AddedByUser, nil)
 	p := provider(t, fake, 64000)
-	turn := func(q string) Turn {
-		return Turn{SessionID: s.ID, Message: q, Roots: []string{root}, Provider: p}
+	turn := func(q string) TurnSpec {
+		return TurnSpec{SessionID: s.ID, Message: q, Roots: []string{root}, Provider: p}
 	}
 	ask := func(q string) openaitest.Request {
 		t.Helper()
@@ -131,7 +131,7 @@ func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
 		q := fmt.Sprintf("question %d", i)
 		// What an engine holding nothing would send (no relevant files:
 		// no blocks either way).
-		pv, err := (&Engine{Store: st, Log: e1.Log}).Preview(ctx, Turn{SessionID: s.ID, Message: q, Provider: p})
+		pv, err := (&Engine{Store: st, Log: e1.Log}).Preview(ctx, TurnSpec{SessionID: s.ID, Message: q, Provider: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestHeldHistoryReadsOnlyWhatIsNew(t *testing.T) {
 			fake.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_relevant_context", Arguments: `{}`}}})
 		}
 		fake.Enqueue(openaitest.Reply{Chunks: []string{"answer " + q}})
-		if _, err := e.Run(ctx, Turn{SessionID: s.ID, Message: q, Provider: p}, &recorder{}); err != nil {
+		if _, err := e.Run(ctx, TurnSpec{SessionID: s.ID, Message: q, Provider: p}, &recorder{}); err != nil {
 			t.Fatal(err)
 		}
 		reqs := fake.Requests()

@@ -22,7 +22,7 @@ import (
 
 // questionFits refuses a question that alone is over the window, before
 // anything of the turn is stored or asked: it could never be sent.
-func (e *Engine) questionFits(ctx context.Context, t Turn) error {
+func (e *Engine) questionFits(ctx context.Context, t TurnSpec) error {
 	window := t.Provider.ContextWindow - t.Provider.MaxOutputTokens
 	images := ImageTokens * len(ImageNames(t.Message))
 	if len(t.Message)+images+perMessage <= window {

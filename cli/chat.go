@@ -57,12 +57,12 @@ func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
 
 // printEvents prints on errOut what the service's operations change around
 // a turn: the model's files and context changes, storage clean-ups.
-func printEvents(errOut io.Writer) func(service.Event) {
-	return func(ev service.Event) {
+func printEvents(errOut io.Writer) func(service.Update) {
+	return func(ev service.Update) {
 		switch ev := ev.(type) {
-		case service.FilesChanged:
+		case service.SessionFilesChanged:
 			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", termsafe.Line(ev.Subdir), termsafe.Line(ev.Name), session.Bytes(ev.Size))
-		case service.ContextChanged:
+		case service.SessionContextChanged:
 			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(termsafe.Lines(ev.Context[api.SetFiles]), ", "))
 		case service.Notice:
 			fmt.Fprintf(errOut, "ctxls: %s\n", termsafe.Text(ev.Message))

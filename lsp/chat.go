@@ -90,7 +90,7 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "delta": ev.Text})
 		case turn.Activity:
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
-		case turn.Usage:
+		case turn.TokenUsage:
 			p.send(map[string]any{"kind": "report", "usage": api.ChatUsage{
 				PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, CachedTokens: ev.Usage.CachedTokens}})
 		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:

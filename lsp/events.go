@@ -10,14 +10,14 @@ import (
 // onEvent sends what an operation changed (the service's events) as the
 // ctxls/* notifications and window/showMessage. It runs on the operation's
 // goroutine, before its answer is sent.
-func (s *Server) onEvent(ev service.Event) {
+func (s *Server) onEvent(ev service.Update) {
 	ctx := context.Background()
 	switch ev := ev.(type) {
 	case service.SessionUpdated:
 		s.notify(ctx, api.SessionUpdated, ev.SessionUpdatedParams)
-	case service.ContextChanged:
+	case service.SessionContextChanged:
 		s.notify(ctx, api.ContextChanged, ev.ContextChangedParams)
-	case service.FilesChanged:
+	case service.SessionFilesChanged:
 		s.notify(ctx, api.SessionFilesChanged, ev.SessionFilesChangedParams)
 	case service.Notice:
 		kind := 3

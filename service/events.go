@@ -10,12 +10,12 @@ import (
 	"github.com/ctxls/ctxls/turn"
 )
 
-// Event is something an operation changed that a door tells its client
+// Update is something an operation changed that a door tells its client
 // about (the LSP door as ctxls/* notifications, the ACP door as
 // session/update). Handlers are called on the operation's goroutine,
 // before the operation returns, so a client hears of a change before the
 // answer of the request that made it.
-type Event interface{ isEvent() }
+type Update interface{ isEvent() }
 
 // SessionUpdated: a session's title changed (a rename, the model's title,
 // a title cleared), or it was compacted (CompactedThrough set).
@@ -27,12 +27,12 @@ type SessionUpdated struct {
 	Tokens, Window int
 }
 
-// ContextChanged: a session's relevant context was changed, or shown again
+// SessionContextChanged: a session's relevant context was changed, or shown again
 // on a resume.
-type ContextChanged struct{ api.ContextChangedParams }
+type SessionContextChanged struct{ api.ContextChangedParams }
 
-// FilesChanged: a file in a session folder was written or removed.
-type FilesChanged struct{ api.SessionFilesChangedParams }
+// SessionFilesChanged: a file in a session folder was written or removed.
+type SessionFilesChanged struct{ api.SessionFilesChangedParams }
 
 // Notice is something to tell the user (window/showMessage): a storage
 // clean-up, a new session after the current one was deleted.
@@ -42,13 +42,13 @@ type Notice struct {
 }
 
 func (SessionUpdated) isEvent() {}
-func (ContextChanged) isEvent() {}
-func (FilesChanged) isEvent()   {}
+func (SessionContextChanged) isEvent() {}
+func (SessionFilesChanged) isEvent()   {}
 func (Notice) isEvent()         {}
 
 // Subscribe calls f with every event of this connection's operations, and
 // with the titles the model suggests after a turn ended.
-func (s *Service) Subscribe(f func(Event)) {
+func (s *Service) Subscribe(f func(Update)) {
 	s.subs.mu.Lock()
 	s.subs.fs = append(s.subs.fs, f)
 	s.subs.mu.Unlock()
@@ -57,10 +57,10 @@ func (s *Service) Subscribe(f func(Event)) {
 // subscribers are the doors' event handlers.
 type subscribers struct {
 	mu sync.Mutex
-	fs []func(Event)
+	fs []func(Update)
 }
 
-func (s *Service) publish(ev Event) {
+func (s *Service) publish(ev Update) {
 	s.subs.mu.Lock()
 	subs := s.subs.fs
 	s.subs.mu.Unlock()
@@ -104,8 +104,8 @@ func (s *Service) contextChanged(id, reason string, sets session.Context, added,
 	s.publish(s.contextEvent(id, reason, sets, added, removed))
 }
 
-func (s *Service) contextEvent(id, reason string, sets session.Context, added, removed []string) ContextChanged {
-	return ContextChanged{api.ContextChangedParams{
+func (s *Service) contextEvent(id, reason string, sets session.Context, added, removed []string) SessionContextChanged {
+	return SessionContextChanged{api.ContextChangedParams{
 		SessionID: id, Reason: reason, Context: wireContext(sets),
 		Added: nonNil(added), Removed: nonNil(removed), Missing: s.missingFiles(sets),
 		Applet: appletOf(sets[prompts.SetApplet]),

@@ -60,7 +60,7 @@ func (s *Service) FilesAdd(ctx context.Context, a *api.FilesAddArgs) (*api.Files
 	if err != nil {
 		return nil, fail(err)
 	}
-	s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: sess.ID, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser}})
+	s.publish(SessionFilesChanged{api.SessionFilesChangedParams{SessionID: sess.ID, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser}})
 	return &api.FilesAddResult{V: api.V, Name: info.Name, Size: info.Size}, nil
 }
 
@@ -94,7 +94,7 @@ func (s *Service) FilesRemove(ctx context.Context, a *api.FilesRemoveArgs) (*api
 	if err := s.store.RemoveFile(ctx, sess.ID, a.Name); err != nil {
 		return nil, fail(err)
 	}
-	s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: sess.ID, Subdir: "sources", Name: a.Name, By: session.AddedByUser, Removed: true}})
+	s.publish(SessionFilesChanged{api.SessionFilesChangedParams{SessionID: sess.ID, Subdir: "sources", Name: a.Name, By: session.AddedByUser, Removed: true}})
 	return &api.FilesRemoveResult{V: api.V, Name: a.Name, Removed: true}, nil
 }
 

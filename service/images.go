@@ -34,7 +34,7 @@ func (s *Service) storeImages(ctx context.Context, sessionID string, images []Im
 			return names, err
 		}
 		taken = append(taken, info.Name)
-		s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: sessionID, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser}})
+		s.publish(SessionFilesChanged{api.SessionFilesChangedParams{SessionID: sessionID, Subdir: "sources", Name: info.Name, Size: info.Size, By: session.AddedByUser}})
 		names = append(names, info.Name)
 	}
 	return names, nil

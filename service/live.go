@@ -52,7 +52,7 @@ func (s *Service) liveChange(ctx context.Context, ch session.Change, watching fu
 		}
 	}
 	for _, f := range ch.Files {
-		s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: id, Subdir: f.Subdir, Name: f.Name, Size: f.Size, By: api.ByRemote, Removed: f.Removed}})
+		s.publish(SessionFilesChanged{api.SessionFilesChangedParams{SessionID: id, Subdir: f.Subdir, Name: f.Name, Size: f.Size, By: api.ByRemote, Removed: f.Removed}})
 	}
 }
 

@@ -57,7 +57,7 @@ func TestLiveTitleNeverOvertakesANewerOne(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var titles []string
-	s.Subscribe(func(ev Event) {
+	s.Subscribe(func(ev Update) {
 		if u, ok := ev.(SessionUpdated); ok && u.SessionID == sess.ID && u.Title != "" {
 			mu.Lock()
 			titles = append(titles, u.Title)

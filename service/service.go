@@ -102,7 +102,7 @@ type Service struct {
 	store   session.Store
 	opening *backend.Pending // the store while Start opens it; nil after Open or New
 	engine  *chat.Engine
-	turns   *turn.Service
+	turns   *turn.Runner
 	docs    *buffer.Set
 	log     *slog.Logger
 	getenv  func(string) string
@@ -244,11 +244,11 @@ func New(store session.Store, cfg Config) *Service {
 	if store != nil {
 		toolStore = store
 	}
-	s.box = tool.New(tool.Config{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
+	s.box = tool.New(tool.BoxConfig{Store: toolStore, Log: log, Getenv: s.getenv, Version: cfg.Version, Roots: s.Roots,
 		Notify:  func(m string) { s.publish(Notice{Warning: true, Message: m}) },
 		KeyEnvs: s.keyEnvs})
 	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log, Unavailable: backend.IsUnavailable}
-	s.turns = &turn.Service{Engine: s.engine, Log: log}
+	s.turns = &turn.Runner{Engine: s.engine, Log: log}
 	s.turns.Subscribe(s.lateEvent)
 	return s
 }

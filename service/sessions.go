@@ -55,14 +55,14 @@ func (s *Service) ResumeAtStart(ctx context.Context, id string) {
 
 // resumeState gathers what resume returns, and the context event it
 // publishes.
-func (s *Service) resumeState(ctx context.Context, id string) (*api.ResumeResult, ContextChanged, error) {
+func (s *Service) resumeState(ctx context.Context, id string) (*api.ResumeResult, SessionContextChanged, error) {
 	sess, err := s.store.Get(ctx, id)
 	if err != nil {
-		return nil, ContextChanged{}, err
+		return nil, SessionContextChanged{}, err
 	}
 	sets, err := s.store.Context(ctx, id)
 	if err != nil {
-		return nil, ContextChanged{}, err
+		return nil, SessionContextChanged{}, err
 	}
 	ev := s.contextEvent(id, "resume", sets, nil, nil)
 	return &api.ResumeResult{

@@ -183,7 +183,7 @@ func TestMCPToolFaults(t *testing.T) {
 	s.Tools().SetAsker((&asked{}).ask)
 	var notices []string
 	var mu sync.Mutex
-	s.Subscribe(func(ev Event) {
+	s.Subscribe(func(ev Update) {
 		if n, ok := ev.(Notice); ok {
 			mu.Lock()
 			notices = append(notices, n.Message)
@@ -372,7 +372,7 @@ func TestMCPMalformedTools(t *testing.T) {
 	s.Tools().SetAsker((&asked{}).ask)
 	var notices []string
 	var mu sync.Mutex
-	s.Subscribe(func(ev Event) {
+	s.Subscribe(func(ev Update) {
 		if n, ok := ev.(Notice); ok {
 			mu.Lock()
 			notices = append(notices, n.Message)

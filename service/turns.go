@@ -125,7 +125,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	compactAt := s.conn.compactAt
 	s.mu.Unlock()
 	resumed := s.isResumed(id)
-	t, err := s.turns.Start(ctx, turn.Request{Model: model, Turn: chat.Turn{
+	t, err := s.turns.Start(ctx, turn.Request{Model: model, TurnSpec: chat.TurnSpec{
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: resumed,
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.box.Turn(id, true),
@@ -267,7 +267,7 @@ func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event
 			s.contextChanged(ev.SessionID, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed)
 			continue
 		case turn.FilesChanged:
-			s.publish(FilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}})
+			s.publish(SessionFilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}})
 			s.enforceStorage(ctx, ev.Size) // the model wrote into the session folder
 			continue
 		case turn.Compacted:
@@ -417,7 +417,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		id = sess.ID
 	}
 	prov := s.previewProvider(sess)
-	pv, err := s.engine.Preview(ctx, chat.Turn{
+	pv, err := s.engine.Preview(ctx, chat.TurnSpec{
 		SessionID: id, Message: a.Message, Files: files, Lines: lines, Resumed: s.isResumed(id),
 		Candidates: s.candidatePaths(), Roots: roots, Provider: prov,
 		Env: s.envHint(roots), Session: sess, Tools: s.box.Turn(id, false), NoInstructions: s.instructionsOff(),

@@ -31,8 +31,8 @@ type Store interface {
 	OutputWritten(ctx context.Context, sessionID, path string, content []byte) error
 }
 
-// Config is what a connection's box is made with.
-type Config struct {
+// BoxConfig is what a connection's box is made with.
+type BoxConfig struct {
 	// Store is the session store (nil: a dry run's, which has none).
 	Store Store
 	Log   *slog.Logger
@@ -56,7 +56,7 @@ type Config struct {
 // door: SetAsker, SetEditDoor, …) and of the store. It is safe for
 // concurrent use; Turn makes one turn's toolbox.
 type Box struct {
-	cfg Config
+	cfg BoxConfig
 	log *slog.Logger
 
 	// mu guards the door's settings below; held only to read or swap
@@ -76,7 +76,7 @@ type Box struct {
 }
 
 // New makes a connection's box.
-func New(cfg Config) *Box {
+func New(cfg BoxConfig) *Box {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -146,9 +146,9 @@ func (b *Box) door() EditDoor {
 	return b.editDoor
 }
 
-// Turn is one turn's toolbox (chat.Toolbox): the built-in tools the turn
+// TurnTools is one turn's toolbox (chat.Toolbox): the built-in tools the turn
 // offers and the MCP tools bound to the names the model calls them by.
-type Turn struct {
+type TurnTools struct {
 	box       *Box
 	sessionID string // "" for a session the turn makes (it has no servers of its own)
 	// ask: an undecided workspace .mcp.json is asked about (a turn's); a
@@ -162,20 +162,20 @@ type Turn struct {
 	edited    []string             // the files the turn's edits changed
 }
 
-var _ chat.Toolbox = (*Turn)(nil)
+var _ chat.Toolbox = (*TurnTools)(nil)
 
 // Turn makes a turn's toolbox for a session ("" for one the turn makes).
 // With ask, a workspace .mcp.json the user has not decided about is asked
 // about (a turn's); a preview asks nothing.
-func (b *Box) Turn(sessionID string, ask bool) *Turn {
-	return &Turn{box: b, sessionID: sessionID, ask: ask}
+func (b *Box) Turn(sessionID string, ask bool) *TurnTools {
+	return &TurnTools{box: b, sessionID: sessionID, ask: ask}
 }
 
 // store is the session store.
-func (t *Turn) store() Store { return t.box.cfg.Store }
+func (t *TurnTools) store() Store { return t.box.cfg.Store }
 
 // session is the turn's session as stored now (nil when it cannot be read).
-func (t *Turn) session(ctx context.Context) *session.Session {
+func (t *TurnTools) session(ctx context.Context) *session.Session {
 	if t.sessionID == "" || t.store() == nil {
 		return nil
 	}
@@ -191,7 +191,7 @@ func (t *Turn) session(ctx context.Context) *session.Session {
 // tools that read are offered: the built-in ReadOnly ones (and the Harmless
 // ones, which change only the session's plan) and the MCP tools their
 // server marks readOnlyHint.
-func (t *Turn) Tools(ctx context.Context, tt *chat.ToolTurn) []openai.Tool {
+func (t *TurnTools) Tools(ctx context.Context, tt *chat.ToolTurn) []openai.Tool {
 	readOnly := ReviewMode(t.session(ctx)) == session.ReviewOff
 	offered := map[string]*Tool{}
 	var defs []openai.Tool
@@ -213,7 +213,7 @@ func (t *Turn) Tools(ctx context.Context, tt *chat.ToolTurn) []openai.Tool {
 }
 
 // Describe says what a name the turn offered is.
-func (t *Turn) Describe(name string) (string, string, chat.ToolInfo, bool) {
+func (t *TurnTools) Describe(name string) (string, string, chat.ToolInfo, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if bt, ok := t.offered[name]; ok {
@@ -225,7 +225,7 @@ func (t *Turn) Describe(name string) (string, string, chat.ToolInfo, bool) {
 
 // Call runs one call: a built-in tool's, or an MCP tool's once the user
 // allowed it.
-func (t *Turn) Call(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) chat.ToolResult {
+func (t *TurnTools) Call(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) chat.ToolResult {
 	t.mu.Lock()
 	bt := t.offered[call.Name]
 	t.mu.Unlock()
@@ -236,7 +236,7 @@ func (t *Turn) Call(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) 
 	if ctx.Err() != nil {
 		return chat.ToolResult{Output: "error: the turn was cancelled before this call ran", Failed: true}
 	}
-	c := &Call{Turn: t, TT: tt, Call: call}
+	c := &Call{TurnTools: t, TT: tt, Call: call}
 	out, err := bt.run(ctx, c, call.Arguments)
 	switch e := err.(type) {
 	case nil:
@@ -250,7 +250,7 @@ func (t *Turn) Call(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) 
 }
 
 // Stored is what is stored of a call's arguments.
-func (t *Turn) Stored(name, args string) string {
+func (t *TurnTools) Stored(name, args string) string {
 	if bt := builtin(name); bt != nil && bt.stored != nil {
 		return bt.stored(args)
 	}
@@ -258,26 +258,26 @@ func (t *Turn) Stored(name, args string) string {
 }
 
 // Edited are the files the turn's edits changed.
-func (t *Turn) Edited() []string {
+func (t *TurnTools) Edited() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.edited)
 }
 
-func (t *Turn) acceptsAll() bool {
+func (t *TurnTools) acceptsAll() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.acceptAll
 }
 
-func (t *Turn) setAcceptAll() {
+func (t *TurnTools) setAcceptAll() {
 	t.mu.Lock()
 	t.acceptAll = true
 	t.mu.Unlock()
 }
 
 // changed records a file an edit changed.
-func (t *Turn) changed(path string) {
+func (t *TurnTools) changed(path string) {
 	t.mu.Lock()
 	if !slices.Contains(t.edited, path) {
 		t.edited = append(t.edited, path)

@@ -63,7 +63,7 @@ var runCommandTool = define(Tool{
 	Asks: true,
 	Kind: "execute",
 	// Offered where the door can ask (a call nobody can allow never runs).
-	Offered: func(ctx context.Context, t *Turn) bool {
+	Offered: func(ctx context.Context, t *TurnTools) bool {
 		t.box.mu.Lock()
 		defer t.box.mu.Unlock()
 		return t.box.asker != nil
@@ -94,7 +94,7 @@ func runCommand(ctx context.Context, c *Call, a commandArgs) (string, error) {
 	if c.TT != nil {
 		sessionID = c.TT.SessionID
 	}
-	if ok, why := c.Turn.permittedCommand(ctx, sessionID, c.Call, a.Command, dir, timeout); !ok {
+	if ok, why := c.TurnTools.permittedCommand(ctx, sessionID, c.Call, a.Command, dir, timeout); !ok {
 		return "", Declined(why)
 	}
 	c.emit(chat.ToolAllowed{Call: c.Call})

@@ -195,14 +195,14 @@ func TestCommandQuestion(t *testing.T) {
 func TestCommandNotAnswered(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	b := New(Config{})
+	b := New(BoxConfig{})
 	b.SetAsker(func(ctx context.Context, r PermissionRequest) (Decision, error) {
 		if r.Command == nil || r.Command.Line != "touch x" || r.Command.Dir != dir {
 			t.Errorf("asked %+v", r.Command)
 		}
 		return RejectOnce, fmt.Errorf("no answer in 1s: %w", ErrNotAnswered)
 	})
-	c := &Call{Turn: b.Turn("", true), TT: &chat.ToolTurn{Guard: workspace.Guard{Roots: []string{dir}}}, Call: chat.ToolCall{Name: "run_command", Tool: "run_command"}}
+	c := &Call{TurnTools: b.Turn("", true), TT: &chat.ToolTurn{Guard: workspace.Guard{Roots: []string{dir}}}, Call: chat.ToolCall{Name: "run_command", Tool: "run_command"}}
 	out, err := runCommand(t.Context(), c, commandArgs{Command: "touch x"})
 	if _, statErr := os.Stat(filepath.Join(dir, "x")); statErr == nil || out != "" ||
 		err == nil || err.Error() != "The user did not answer the permission question in time; the call did not run. You may ask the user." {
@@ -220,12 +220,12 @@ func TestCommandTimeoutArgument(t *testing.T) {
 		want    time.Duration
 	}{{5, 5 * time.Second}, {601, MaxCommandTimeout}, {1 << 62, MaxCommandTimeout}, {0, 0}, {-3, 0}} {
 		var got time.Duration
-		b := New(Config{})
+		b := New(BoxConfig{})
 		b.SetAsker(func(ctx context.Context, r PermissionRequest) (Decision, error) {
 			got = r.Command.Timeout
 			return RejectOnce, nil
 		})
-		c0 := &Call{Turn: b.Turn("", true), TT: &chat.ToolTurn{Guard: workspace.Guard{Roots: []string{dir}}}, Call: chat.ToolCall{Name: "run_command", Tool: "run_command"}}
+		c0 := &Call{TurnTools: b.Turn("", true), TT: &chat.ToolTurn{Guard: workspace.Guard{Roots: []string{dir}}}, Call: chat.ToolCall{Name: "run_command", Tool: "run_command"}}
 		_, err := runCommand(t.Context(), c0, commandArgs{Command: "true", TimeoutSeconds: &c.seconds})
 		if got != c.want || (c.want == 0) != !errors.As(err, new(Declined)) {
 			t.Errorf("timeout_seconds %d: asked with %v (want %v), %v", c.seconds, got, c.want, err)

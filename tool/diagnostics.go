@@ -73,7 +73,7 @@ var diagnosticsTool = define(Tool{
 		"Use it after changing code to see what broke.",
 	ReadOnly: true,
 	Kind:     "read",
-	Offered:  func(_ context.Context, t *Turn) bool { return t.box.diagnosticsDoor() != nil },
+	Offered:  func(_ context.Context, t *TurnTools) bool { return t.box.diagnosticsDoor() != nil },
 }, nil, func(ctx context.Context, c *Call, a diagnosticsArgs) (string, error) {
 	door := c.box.diagnosticsDoor()
 	if door == nil {

@@ -64,7 +64,7 @@ type createFileArgs struct {
 
 // editsOffered: the edit tools are offered when the door can apply edits
 // and the session's review mode is not off.
-func editsOffered(ctx context.Context, t *Turn) bool {
+func editsOffered(ctx context.Context, t *TurnTools) bool {
 	return t.box.door() != nil && ReviewMode(t.session(ctx)) != session.ReviewOff
 }
 
@@ -181,7 +181,7 @@ func ReviewMode(sess *session.Session) string {
 // the session's mode says and applied through the door, and returns what
 // the model is told (the outcome with the edit's diff).
 func runEdit(ctx context.Context, c *Call, args string) (string, error) {
-	b, t, call := c.box, c.Turn, c.Call
+	b, t, call := c.box, c.TurnTools, c.Call
 	door := b.door()
 	if door == nil {
 		return "", errors.New("this client cannot apply edits")

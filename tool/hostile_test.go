@@ -68,13 +68,13 @@ func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 // roots.
 type toolRig struct {
 	door *fakeDoor
-	turn *Turn
+	turn *TurnTools
 	tt   *chat.ToolTurn
 }
 
 func newToolRig(roots ...string) *toolRig {
 	st := &fakeStore{sess: &session.Session{ID: "s1", Folder: "", Meta: session.Meta{ReviewMode: session.ReviewAsk}}}
-	b := New(Config{Store: st})
+	b := New(BoxConfig{Store: st})
 	door := &fakeDoor{}
 	b.SetEditDoor(door)
 	tt := &chat.ToolTurn{SessionID: "s1", Buffers: noBuffers{}, Guard: workspace.Guard{Roots: roots, UserFiles: map[string]bool{}}}

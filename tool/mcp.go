@@ -149,7 +149,7 @@ func messages(errs []error) []string {
 // mcpTools starts the servers not running (at once), lists their tools and
 // binds them, at most room (readOnly: only those marked readOnlyHint); a
 // server that cannot be used is reported to the user and left out.
-func (t *Turn) mcpTools(ctx context.Context, ev chat.Events, room int, readOnly bool) []openai.Tool {
+func (t *TurnTools) mcpTools(ctx context.Context, ev chat.Events, room int, readOnly bool) []openai.Tool {
 	b := t.box
 	warn := func(key, message string) {
 		if b.notice(key, message) && ev != nil {
@@ -308,7 +308,7 @@ func fitTools(lists [][]mcpclient.Tool, room int) int {
 }
 
 // callMCP asks for permission, then calls an MCP tool.
-func (t *Turn) callMCP(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) (string, bool, bool) {
+func (t *TurnTools) callMCP(ctx context.Context, tt *chat.ToolTurn, call chat.ToolCall) (string, bool, bool) {
 	ev := tt.Events
 	b := t.box
 	t.mu.Lock()

@@ -16,7 +16,7 @@ import (
 func TestTurnServersBounded(t *testing.T) {
 	var mu sync.Mutex
 	var told []string
-	b := New(Config{Getenv: func(string) string { return "" }, Notify: func(m string) {
+	b := New(BoxConfig{Getenv: func(string) string { return "" }, Notify: func(m string) {
 		mu.Lock()
 		told = append(told, m)
 		mu.Unlock()

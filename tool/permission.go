@@ -82,7 +82,7 @@ func capitalize(s string) string {
 // permitted decides whether a call may run: the session's standing
 // decision, the read-only setting, else the user's answer. why is what the
 // model is told when it may not.
-func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCall, bt boundTool) (bool, string) {
+func (t *TurnTools) permitted(ctx context.Context, sessionID string, call chat.ToolCall, bt boundTool) (bool, string) {
 	declined := fmt.Sprintf("The user declined this call of %s · %s; it did not run. Do not call it again unless the user asks.", call.Server, call.Tool)
 	// A standing decision is kept under the name the model called and the
 	// server's and tool's identity: another server's tool given the same
@@ -95,7 +95,7 @@ func (t *Turn) permitted(ctx context.Context, sessionID string, call chat.ToolCa
 // permittedCommand decides whether run_command may run a command line:
 // the session's standing decision for this exact line, else the user's
 // answer.
-func (t *Turn) permittedCommand(ctx context.Context, sessionID string, call chat.ToolCall, line, dir string, timeout time.Duration) (bool, string) {
+func (t *TurnTools) permittedCommand(ctx context.Context, sessionID string, call chat.ToolCall, line, dir string, timeout time.Duration) (bool, string) {
 	declined := "The user declined to run this command; it did not run. Do not run it again unless the user asks."
 	r := PermissionRequest{SessionID: sessionID, Call: call, Command: &CommandRequest{Line: line, Dir: dir, Timeout: timeout}}
 	return t.decide(ctx, r, CommandKey(line), false, declined)
@@ -105,7 +105,7 @@ func (t *Turn) permittedCommand(ctx context.Context, sessionID string, call chat
 // session's standing decision under key, the read-only setting (for a
 // readOnly tool), else the door's Asker; "always" answers are stored under
 // key.
-func (t *Turn) decide(ctx context.Context, r PermissionRequest, key string, readOnlyTool bool, declined string) (bool, string) {
+func (t *TurnTools) decide(ctx context.Context, r PermissionRequest, key string, readOnlyTool bool, declined string) (bool, string) {
 	s := t.box
 	call, sessionID := r.Call, r.SessionID
 	if s.cfg.Store == nil {

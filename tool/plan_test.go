@@ -45,14 +45,14 @@ func (e *planEvents) Emit(ev chat.Event) {
 	e.mu.Unlock()
 }
 
-func planRig(mode string) (*planStore, *planEvents, *Turn, *chat.ToolTurn) {
+func planRig(mode string) (*planStore, *planEvents, *TurnTools, *chat.ToolTurn) {
 	st := &planStore{fakeStore: fakeStore{sess: &session.Session{ID: "s1", Meta: session.Meta{ReviewMode: mode}}}}
 	ev := &planEvents{}
-	b := New(Config{Store: st, Getenv: func(string) string { return "" }}) // no MCP servers
+	b := New(BoxConfig{Store: st, Getenv: func(string) string { return "" }}) // no MCP servers
 	return st, ev, b.Turn("s1", true), &chat.ToolTurn{SessionID: "s1", Events: ev}
 }
 
-func callPlan(t *testing.T, tr *Turn, tt *chat.ToolTurn, args string) chat.ToolResult {
+func callPlan(t *testing.T, tr *TurnTools, tt *chat.ToolTurn, args string) chat.ToolResult {
 	t.Helper()
 	tr.Tools(context.Background(), tt) // what the turn offers, as the engine asks first
 	return tr.Call(context.Background(), tt, chat.ToolCall{ID: "c1", Name: "update_plan", Arguments: args})
@@ -166,7 +166,7 @@ func TestUpdatePlanOfferedInEveryMode(t *testing.T) {
 // are stored as they are; arguments past any valid plan's size (refused)
 // are stored as a note of their size, still a JSON object.
 func TestUpdatePlanStoredArguments(t *testing.T) {
-	tr := New(Config{}).Turn("s1", false)
+	tr := New(BoxConfig{}).Turn("s1", false)
 	its := make([]map[string]string, session.MaxPlanItems)
 	for i := range its {
 		its[i] = map[string]string{"content": strings.Repeat("é", session.MaxPlanContent/2), "status": "pending", "priority": "medium"}

@@ -53,7 +53,7 @@ type Tool struct {
 	// search, think, execute or other ("" is other).
 	Kind string
 	// Offered reports whether a turn offers the tool (nil: every turn).
-	Offered func(ctx context.Context, t *Turn) bool
+	Offered func(ctx context.Context, t *TurnTools) bool
 	// run decodes the arguments and runs the call.
 	run func(ctx context.Context, c *Call, args string) (string, error)
 	// stored, when set, is what is stored of a call's arguments.
@@ -62,7 +62,7 @@ type Tool struct {
 
 // Call is one call of a built-in tool: the turn it is made in, and the call.
 type Call struct {
-	*Turn
+	*TurnTools
 	TT   *chat.ToolTurn
 	Call chat.ToolCall
 	// summary says the outcome in a few words for the user's card.

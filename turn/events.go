@@ -29,9 +29,9 @@ type (
 	ToolCall = chat.ToolCall
 )
 
-// Usage is what the turn's provider requests cost; Window is the model's
+// TokenUsage is what the turn's provider requests cost; Window is the model's
 // context window.
-type Usage struct {
+type TokenUsage struct {
 	Usage  session.Usage
 	Window int
 }
@@ -51,7 +51,7 @@ type Failed struct {
 	Err    error
 }
 
-func (Usage) TurnEvent()     {}
+func (TokenUsage) TurnEvent()     {}
 func (Done) TurnEvent()      {}
 func (Cancelled) TurnEvent() {}
 func (Failed) TurnEvent()    {}
@@ -60,7 +60,7 @@ func (Failed) TurnEvent()    {}
 // after the stream ended (the model names the session in the background)
 // goes to the service's subscribers.
 type stream struct {
-	s      *Service
+	s      *Runner
 	mu     sync.Mutex
 	ch     chan Event
 	closed bool

@@ -20,8 +20,8 @@ import (
 	"github.com/ctxls/ctxls/session"
 )
 
-// Service starts turns. It is safe for concurrent use.
-type Service struct {
+// Runner starts turns. It is safe for concurrent use.
+type Runner struct {
 	Engine *chat.Engine
 	Log    *slog.Logger
 
@@ -35,7 +35,7 @@ type Service struct {
 // session (Turn.Created); Session, when set, is SessionID's session as just
 // read, to spare a read.
 type Request struct {
-	chat.Turn
+	chat.TurnSpec
 	// Model is the model for this turn, recorded as the session's model
 	// from now on ("": the session's, else the provider's).
 	Model string
@@ -87,7 +87,7 @@ func (t *Turn) Wait() Event {
 // nothing stored: session.ErrInvalid (bad arguments), session.ErrNotFound
 // (no such session). Everything after, including a busy session
 // (chat.ErrBusy), arrives as the final event.
-func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
+func (s *Runner) Start(ctx context.Context, r Request) (*Turn, error) {
 	if strings.TrimSpace(r.Message) == "" {
 		return nil, fmt.Errorf("%w: message is required", session.ErrInvalid)
 	}
@@ -115,7 +115,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 	}
 	s.record(ctx, t.SessionID, r, sess)
 	ctx, t.cancel = context.WithCancel(ctx)
-	ct := r.Turn
+	ct := r.TurnSpec
 	ct.SessionID, ct.Session = t.SessionID, sess
 	st := &stream{s: s, ch: t.events}
 	go func() {
@@ -138,7 +138,7 @@ func (s *Service) Start(ctx context.Context, r Request) (*Turn, error) {
 // sess is the session as read before (nil: unknown); what it holds
 // already is not written again, so a turn in a session used where it was
 // used before writes nothing here.
-func (s *Service) record(ctx context.Context, id string, r Request, sess *session.Session) {
+func (s *Runner) record(ctx context.Context, id string, r Request, sess *session.Session) {
 	store := s.Engine.Store
 	if r.Env != "" && (sess == nil || sess.Meta.EnvHint != r.Env) {
 		if _, err := store.SetEnvHint(ctx, id, r.Env); err != nil {
@@ -153,10 +153,10 @@ func (s *Service) record(ctx context.Context, id string, r Request, sess *sessio
 }
 
 // run runs the turn and returns its final event.
-func (s *Service) run(ctx context.Context, t chat.Turn, st *stream) Event {
+func (s *Runner) run(ctx context.Context, t chat.TurnSpec, st *stream) Event {
 	res, err := s.Engine.Run(ctx, t, st)
 	if res != nil && (res.Usage.PromptTokens > 0 || res.Usage.CompletionTokens > 0) {
-		st.send(Usage{Usage: res.Usage, Window: t.Provider.ContextWindow})
+		st.send(TokenUsage{Usage: res.Usage, Window: t.Provider.ContextWindow})
 	}
 	switch {
 	case err == nil:
@@ -171,7 +171,7 @@ func (s *Service) run(ctx context.Context, t chat.Turn, st *stream) Event {
 // Subscribe calls f with the events that belong to no running turn: a
 // title the model suggested after its turn ended. It returns the function
 // that ends the subscription.
-func (s *Service) Subscribe(f func(Event)) (unsubscribe func()) {
+func (s *Runner) Subscribe(f func(Event)) (unsubscribe func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.subs == nil {
@@ -189,7 +189,7 @@ func (s *Service) Subscribe(f func(Event)) (unsubscribe func()) {
 
 // Publish hands ev to the subscribers (front doors publish renames they
 // make, so every adapter sees one stream of title changes).
-func (s *Service) Publish(ev Event) {
+func (s *Runner) Publish(ev Event) {
 	s.mu.Lock()
 	subs := make([]func(Event), 0, len(s.subs))
 	for _, f := range s.subs {

@@ -20,7 +20,7 @@ type noBuffers struct{}
 
 func (noBuffers) TextByPath(string) (string, bool) { return "", false }
 
-func newService(t *testing.T) (*turn.Service, session.Store) {
+func newService(t *testing.T) (*turn.Runner, session.Store) {
 	t.Helper()
 	st, err := sqlite.Open(t.TempDir())
 	if err != nil {
@@ -28,7 +28,7 @@ func newService(t *testing.T) (*turn.Service, session.Store) {
 	}
 	e := &chat.Engine{Store: st, Buffers: noBuffers{}, Log: slog.New(slog.DiscardHandler)}
 	t.Cleanup(func() { e.Close(); st.Close() })
-	return &turn.Service{Engine: e, Log: e.Log}, st
+	return &turn.Runner{Engine: e, Log: e.Log}, st
 }
 
 // resolved is a provider of the fake server, resolved as the service
@@ -84,7 +84,7 @@ func TestStreamEndsWithOneFinalEvent(t *testing.T) {
 		Chunks:    []string{"Looking."},
 		ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_relevant_context", Arguments: `{}`}},
 	}, openaitest.Reply{Chunks: []string{"All ", "clear."}})
-	tr, err := svc.Start(context.Background(), turn.Request{Turn: chat.Turn{Message: "why did the deploy fail", Provider: prov, Roots: []string{"/w"}, Env: "acptest"}})
+	tr, err := svc.Start(context.Background(), turn.Request{TurnSpec: chat.TurnSpec{Message: "why did the deploy fail", Provider: prov, Roots: []string{"/w"}, Env: "acptest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestStreamEndsWithOneFinalEvent(t *testing.T) {
 			kinds = append(kinds, "tool:"+ev.Call.Name)
 		case turn.ToolFinished:
 			kinds = append(kinds, "done:"+ev.Call.ID)
-		case turn.Usage:
+		case turn.TokenUsage:
 			kinds = append(kinds, "usage")
 		case turn.Done:
 			kinds = append(kinds, "Done")
@@ -141,12 +141,12 @@ func TestCancelAndBusy(t *testing.T) {
 	prov := resolved(t, fake.URL)
 	sess, _ := st.Create(context.Background(), "busy")
 	fake.Enqueue(openaitest.Reply{Chunks: []string{"a", "b", "c", "d", "e"}, Delay: 300 * time.Millisecond})
-	first, err := svc.Start(context.Background(), turn.Request{Turn: chat.Turn{SessionID: sess.ID, Message: "one", Provider: prov}})
+	first, err := svc.Start(context.Background(), turn.Request{TurnSpec: chat.TurnSpec{SessionID: sess.ID, Message: "one", Provider: prov}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-first.Events() // the instant title: the turn is running
-	second, err := svc.Start(context.Background(), turn.Request{Turn: chat.Turn{SessionID: sess.ID, Message: "two", Provider: prov}})
+	second, err := svc.Start(context.Background(), turn.Request{TurnSpec: chat.TurnSpec{SessionID: sess.ID, Message: "two", Provider: prov}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +164,10 @@ func TestCancelAndBusy(t *testing.T) {
 func TestErrorsBeforeTheTurn(t *testing.T) {
 	svc, st := newService(t)
 	ctx := context.Background()
-	if _, err := svc.Start(ctx, turn.Request{Turn: chat.Turn{Message: "  "}}); !errors.Is(err, session.ErrInvalid) {
+	if _, err := svc.Start(ctx, turn.Request{TurnSpec: chat.TurnSpec{Message: "  "}}); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("empty message: %v", err)
 	}
-	if _, err := svc.Start(ctx, turn.Request{Turn: chat.Turn{Message: "x", SessionID: "nope"}}); !errors.Is(err, session.ErrNotFound) {
+	if _, err := svc.Start(ctx, turn.Request{TurnSpec: chat.TurnSpec{Message: "x", SessionID: "nope"}}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
 	if list, _, _ := st.List(ctx, session.ListOptions{}); len(list) != 0 {
