@@ -1,7 +1,6 @@
 ;;; ctxls-input.el --- Typing a question to ctxls: history, @file mentions  -*- lexical-binding: t; -*-
 
 ;; Keywords: tools, convenience
-;; URL: https://github.com/ctxls/ctxls
 ;; SPDX-License-Identifier: MIT
 
 ;;; Commentary:
@@ -37,7 +36,7 @@
 (defvar ctxls--connection)
 (defvar ctxls--folders)
 (defvar ctxls-request-timeout)
-(declare-function ctxls--flush "ctxls" ())
+(declare-function ctxls--flush "ctxls-sync" ())
 (declare-function ctxls--request-wait "ctxls" (conn method params timeout))
 
 ;;;; History

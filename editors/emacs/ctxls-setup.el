@@ -1,7 +1,6 @@
 ;;; ctxls-setup.el --- Setting ctxls up: the provider's key, the first run  -*- lexical-binding: t; -*-
 
 ;; Keywords: tools, convenience
-;; URL: https://github.com/ctxls/ctxls
 ;; SPDX-License-Identifier: MIT
 
 ;;; Commentary:
@@ -46,7 +45,7 @@
 (declare-function auth-source-search "auth-source" (&rest spec))
 (declare-function auth-source-forget "auth-source" (spec))
 (declare-function ctxls--call "ctxls" (id arg))
-(declare-function ctxls--say "ctxls" (fmt &rest args))
+(declare-function ctxls--say "ctxls-core" (fmt &rest args))
 (declare-function ctxls--key-current "ctxls" (&optional force))
 (declare-function ctxls--usable-p "ctxls" ())
 (declare-function custom-file "cus-edit" (&optional no-error))

@@ -126,7 +126,8 @@ func workspace(t *testing.T) string {
 // (Emacs reads them, not the test process).
 func readLisp(t *testing.T) {
 	t.Helper()
-	for _, f := range []string{"ctxls.el", "ctxls-input.el", "ctxls-protocol.el", "ctxls-setup.el", "test/ctxls-test.el"} {
+	files, _ := filepath.Glob("*.el")
+	for _, f := range append(files, "test/ctxls-test.el") {
 		if _, err := os.ReadFile(f); err != nil {
 			t.Fatal(err)
 		}

@@ -207,11 +207,14 @@ then never showed)."
   "ctxls.el byte-compiles without a warning; its autoloads load and work."
   (let* ((dir (file-name-directory (locate-library "ctxls.el")))
          (tmp (make-temp-file "ctxls-el" t))
+         (files '("ctxls-protocol.el" "ctxls-core.el" "ctxls-input.el" "ctxls-setup.el" "ctxls-sync.el"
+                  "ctxls-chat.el" "ctxls-tools.el" "ctxls-questions.el" "ctxls-review.el"
+                  "ctxls-diagnostics.el" "ctxls-sessions.el" "ctxls-context.el" "ctxls-ask.el" "ctxls.el"))
          (byte-compile-error-on-warn t))
-    (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls-setup.el" "ctxls.el"))
+    (dolist (f files)
       (copy-file (expand-file-name f dir) (expand-file-name f tmp)))
     (let ((load-path (cons tmp load-path)))
-      (dolist (f '("ctxls-protocol.el" "ctxls-input.el" "ctxls-setup.el" "ctxls.el"))
+      (dolist (f files)
         (should (byte-compile-file (expand-file-name f tmp)))))
     ;; Autoloads, generated as package.el would.
     (let ((generated-autoload-file (expand-file-name "ctxls-autoloads.el" tmp)))
