@@ -246,7 +246,7 @@ at hand, or the server is the user's own and has a model.  A plist:
         (clear-string key)
         t))))
 
-;;;###autoload
+;;;###autoload (autoload 'ctxls-setup "ctxls" nil t)
 (defun ctxls-setup (server model)
   "Set ctxls's provider up: SERVER (a base URL) and MODEL, then save them.
 Interactively, asks for the server (OpenAI's by default, or one of the
