@@ -17,7 +17,6 @@ import (
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // Prompt runs one turn: text blocks are the message, resource blocks (the
@@ -68,17 +67,17 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 
 // relay sends a turn's events to the client as session updates, and
 // returns the event it ended with.
-func (a *Agent) relay(ctx context.Context, s *openSession, t *service.Turn) turn.Event {
-	var final turn.Event
+func (a *Agent) relay(ctx context.Context, s *openSession, t *service.Turn) service.Event {
+	var final service.Event
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
-		case turn.TextDelta:
+		case service.TextDelta:
 			a.send(ctx, s.id, sdk.UpdateAgentMessageText(ev.Text))
-		case turn.ToolStarted:
+		case service.ToolStarted:
 			u, _ := toolUpdate(ev)
 			a.send(ctx, s.id, u)
 			a.shownCalls.Shown(s.id, ev.Call.ID)
-		case turn.ToolFinished:
+		case service.ToolFinished:
 			u, _ := toolUpdate(ev)
 			if term := a.terminals.take(ev.Call.ID); term != "" && u.ToolCallUpdate != nil {
 				// Ran in the client's terminal: the call keeps showing it.
@@ -86,30 +85,30 @@ func (a *Agent) relay(ctx context.Context, s *openSession, t *service.Turn) turn
 			}
 			a.send(ctx, s.id, u)
 			a.shownCalls.Ended(s.id, ev.Call.ID)
-		case turn.ToolAllowed, turn.ToolProgress, turn.Activity, turn.EditProposed:
+		case service.ToolAllowed, service.ToolProgress, service.Activity, service.EditProposed:
 			if u, ok := toolUpdate(ev); ok {
 				a.send(ctx, s.id, u)
 			}
-		case turn.PlanChanged:
+		case service.PlanChanged:
 			a.send(ctx, s.id, planUpdate(service.PlanParams(ev).Entries))
-		case turn.TokenUsage:
+		case service.TokenUsage:
 			a.send(ctx, s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
 				SessionUpdate: "usage_update", Size: ev.Window, Used: ev.Usage.PromptTokens + ev.Usage.CompletionTokens,
 			}})
-		case turn.Done, turn.Cancelled, turn.Failed:
+		case service.Done, service.Cancelled, service.Failed:
 			final = ev
 		}
 	}
-	if d, ok := final.(turn.Done); ok && len(d.Result.Edited) > 0 {
+	if d, ok := final.(service.Done); ok && len(d.Result.Edited) > 0 {
 		a.send(ctx, s.id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\n_Changed: %s_", strings.Join(d.Result.Edited, ", "))))
 	}
 	return final
 }
 
 // response is the prompt's response to the turn's last event.
-func (a *Agent) response(final turn.Event) (sdk.PromptResponse, error) {
+func (a *Agent) response(final service.Event) (sdk.PromptResponse, error) {
 	switch f := final.(type) {
-	case turn.Done:
+	case service.Done:
 		r := f.Result
 		reason := sdk.StopReasonEndTurn
 		switch {
@@ -119,13 +118,13 @@ func (a *Agent) response(final turn.Event) (sdk.PromptResponse, error) {
 			reason = sdk.StopReasonMaxTokens
 		}
 		return sdk.PromptResponse{StopReason: reason, Usage: usageOf(r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.CachedTokens)}, nil
-	case turn.Cancelled:
+	case service.Cancelled:
 		var u *sdk.Usage
 		if f.Result != nil {
 			u = usageOf(f.Result.Usage.PromptTokens, f.Result.Usage.CompletionTokens, f.Result.Usage.CachedTokens)
 		}
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
-	case turn.Failed:
+	case service.Failed:
 		return sdk.PromptResponse{}, rpcError(f.Err)
 	}
 	return sdk.PromptResponse{}, rpcError(fmt.Errorf("the turn ended without a result"))
@@ -307,7 +306,7 @@ func (a *Agent) writer(id string) func(ctx context.Context, path, content string
 // toolCallTitle is a call's title: the tool (an MCP server's: "server ·
 // tool") and what it works on (a path, a context set, a search pattern).
 // in is the call's arguments, decoded.
-func toolCallTitle(c turn.ToolCall, in map[string]any) string {
+func toolCallTitle(c service.ToolCall, in map[string]any) string {
 	if c.Server != "" {
 		return c.Server + " · " + cmp.Or(c.Title, c.Tool)
 	}
@@ -336,7 +335,7 @@ func toolArgs(args string) map[string]any {
 }
 
 // toolCallStart is the tool_call update for a call of the model's.
-func toolCallStart(c turn.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate {
+func toolCallStart(c service.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate {
 	id, name, args := c.ID, c.Name, c.Arguments
 	kind := sdk.ToolKind(tool.KindOf(name))
 	switch {

@@ -8,8 +8,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/tool"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // mcpCapabilities: servers over stdio (every agent's) and streamable HTTP;
@@ -70,8 +70,8 @@ func nonNilStrings(s []string) []string {
 
 // storedCall is a stored tool call as the tool events carry it: an MCP
 // tool's name (mcp__SERVER__TOOL) says its server and tool.
-func storedCall(id, name, args string) turn.ToolCall {
-	c := turn.ToolCall{ID: id, Name: name, Arguments: args, Tool: name}
+func storedCall(id, name, args string) service.ToolCall {
+	c := service.ToolCall{ID: id, Name: name, Arguments: args, Tool: name}
 	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
 		if server, tool, ok := strings.Cut(rest, "__"); ok {
 			c.Server, c.Tool = server, tool
@@ -121,30 +121,30 @@ func (a *Agent) askPermission(ctx context.Context, r tool.PermissionRequest) (to
 }
 
 // toolUpdate is a turn's tool event as a session/update.
-func toolUpdate(ev turn.Event) (sdk.SessionUpdate, bool) {
+func toolUpdate(ev service.Event) (sdk.SessionUpdate, bool) {
 	switch ev := ev.(type) {
-	case turn.ToolStarted:
+	case service.ToolStarted:
 		status := sdk.ToolCallStatusInProgress
 		if ev.Pending {
 			status = sdk.ToolCallStatusPending
 		}
 		return toolCallStart(ev.Call, status), true
-	case turn.ToolAllowed:
+	case service.ToolAllowed:
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)), true
-	case turn.ToolProgress:
+	case service.ToolProgress:
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(ev.Message))})), true
-	case turn.ToolFinished:
+	case service.ToolFinished:
 		title := ""
 		if ev.Summary != "" {
 			title = toolCallTitle(ev.Call, toolArgs(ev.Call.Arguments)) + " — " + ev.Summary
 		}
 		return toolCallDone(ev.Call.ID, ev.Output, tool.EndStatus(ev), title), true
-	case turn.EditProposed:
+	case service.EditProposed:
 		content := diffContent(ev.Path, ev.Create, ev.OldText, ev.NewText())
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{content}),
 			sdk.WithUpdateLocations([]sdk.ToolCallLocation{{Path: ev.Path}})), true
-	case turn.Activity:
+	case service.Activity:
 		if ev.Warning {
 			return sdk.UpdateAgentMessageText("> ⚠ " + strings.ReplaceAll(ev.Message, "\n", " ") + "\n\n"), true
 		}

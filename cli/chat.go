@@ -17,7 +17,6 @@ import (
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // providerFlags are the provider settings the command line can override.
@@ -30,25 +29,25 @@ func providerFlags(cmd *cobra.Command, p *api.Provider) {
 
 // printTurn prints a turn's answer to out and what happens around it to
 // errOut. It returns the final event.
-func printTurn(t *service.Turn, out, errOut io.Writer) turn.Event {
-	var final turn.Event
+func printTurn(t *service.Turn, out, errOut io.Writer) service.Event {
+	var final service.Event
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
-		case turn.TextDelta:
+		case service.TextDelta:
 			fmt.Fprint(out, termsafe.Text(ev.Text))
-		case turn.Activity:
+		case service.Activity:
 			fmt.Fprintf(errOut, "[%s]\n", termsafe.Text(ev.Message))
-		case turn.Compacted:
+		case service.Compacted:
 			fmt.Fprintln(errOut, termsafe.Text(service.CompactionMarker(ev)))
-		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
+		case service.ToolStarted, service.ToolAllowed, service.ToolProgress, service.ToolFinished:
 			// MCP tools' calls, and any call that failed.
 			if tc, ok := tool.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
 				fmt.Fprintf(errOut, "[%s]\n", termsafe.Line(tool.ToolCallLine(tc)))
 			}
-		case turn.PlanChanged:
+		case service.PlanChanged:
 			fmt.Fprintf(errOut, "[plan]\n")
 			printPlan(errOut, service.PlanParams(ev).Entries)
-		case turn.Done, turn.Cancelled, turn.Failed:
+		case service.Done, service.Cancelled, service.Failed:
 			final = ev
 		}
 	}

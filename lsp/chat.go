@@ -11,7 +11,6 @@ import (
 	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // chatRequest handles the ctxls/chat request.
@@ -83,32 +82,32 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 	}
 	p := &progress{s: s, ctx: ctx, token: token}
 	p.send(map[string]any{"kind": "begin", "title": "ctxls", "cancellable": true})
-	var final turn.Event
+	var final service.Event
 	for ev := range t.Events() {
 		switch ev := ev.(type) {
-		case turn.TextDelta:
+		case service.TextDelta:
 			p.send(map[string]any{"kind": "report", "delta": ev.Text})
-		case turn.Activity:
+		case service.Activity:
 			p.send(map[string]any{"kind": "report", "message": ev.Message})
-		case turn.TokenUsage:
+		case service.TokenUsage:
 			p.send(map[string]any{"kind": "report", "usage": api.ChatUsage{
 				PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, CachedTokens: ev.Usage.CachedTokens}})
-		case turn.ToolStarted, turn.ToolAllowed, turn.ToolProgress, turn.ToolFinished:
+		case service.ToolStarted, service.ToolAllowed, service.ToolProgress, service.ToolFinished:
 			tc, _ := tool.ToolCallUpdate(t.SessionID, ev)
 			s.notify(ctx, api.ToolCall, tc)
 			switch ev.(type) {
-			case turn.ToolStarted: // a question about it may now be asked
+			case service.ToolStarted: // a question about it may now be asked
 				s.shownCalls.Shown(tc.SessionID, tc.ID)
-			case turn.ToolFinished:
+			case service.ToolFinished:
 				s.shownCalls.Ended(tc.SessionID, tc.ID)
 			}
 			p.send(map[string]any{"kind": "report", "message": tool.ToolCallLine(tc)})
-		case turn.PlanChanged:
+		case service.PlanChanged:
 			s.notify(ctx, api.Plan, service.PlanParams(ev))
-		case turn.Compacted:
+		case service.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
 			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (%s)", session.FirstQuestions(sp.Questions))})
-		case turn.Done, turn.Cancelled, turn.Failed:
+		case service.Done, service.Cancelled, service.Failed:
 			final = ev
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // Update is something an operation changed that a door tells its client
@@ -86,16 +85,8 @@ func titleUpdate(sess *session.Session) SessionUpdated {
 // carries) for the model's change of a session's plan. The change travels
 // with the turn's events, not as a service Event, so every door shows it
 // after the card of the update_plan call that made it.
-func PlanParams(ev turn.PlanChanged) api.PlanParams {
+func PlanParams(ev PlanChanged) api.PlanParams {
 	return api.PlanParams{SessionID: ev.SessionID, Entries: nonNil(ev.Plan)}
-}
-
-// lateEvent takes the turn service's events that belong to no running turn
-// (the model's title, suggested after the turn ended).
-func (s *Service) lateEvent(ev turn.Event) {
-	if tc, ok := ev.(turn.TitleChanged); ok {
-		s.titleChanged(tc.Session)
-	}
 }
 
 // contextChanged publishes a change (or, on resume, the state) of a

@@ -249,7 +249,6 @@ func New(store session.Store, cfg Config) *Service {
 		KeyEnvs: s.keyEnvs})
 	s.engine = &chat.Engine{Store: store, Buffers: docs, Log: log, Unavailable: backend.IsUnavailable}
 	s.turns = &turn.Runner{Engine: s.engine, Log: log}
-	s.turns.Subscribe(s.lateEvent)
 	return s
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/sqlite"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // open is a service over a SQLite store in a temporary folder, with no
@@ -226,7 +225,7 @@ func TestDeleteStopsTheTurnFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ev := range tr.Events() {
-		if d, ok := ev.(turn.TextDelta); ok && d.Text == "partial " {
+		if d, ok := ev.(TextDelta); ok && d.Text == "partial " {
 			break
 		}
 	}
@@ -235,7 +234,7 @@ func TestDeleteStopsTheTurnFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	final := tr.Wait()
-	f, ok := final.(turn.Failed)
+	f, ok := final.(Failed)
 	if !ok || api.KindOf(f.Err) != api.KindNotFound || !errors.Is(f.Err, chat.ErrSessionDeleted) {
 		t.Errorf("the turn ended with %#v", final)
 	}

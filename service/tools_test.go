@@ -15,7 +15,6 @@ import (
 	"github.com/ctxls/ctxls/internal/testmcp"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // mcpService is a service whose settings configure the test MCP server
@@ -58,17 +57,17 @@ func (a *asked) ask(_ context.Context, r tool.PermissionRequest) (tool.Decision,
 }
 
 // runTurn runs a turn to its end and returns its events.
-func runTurn(t *testing.T, s *Service, sessionID, message string) []turn.Event {
+func runTurn(t *testing.T, s *Service, sessionID, message string) []Event {
 	t.Helper()
 	tr, err := s.StartTurn(context.Background(), &api.ChatArgs{SessionID: sessionID, Message: message}, TurnOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []turn.Event
+	var evs []Event
 	for ev := range tr.Events() {
 		evs = append(evs, ev)
 	}
-	if f, ok := evs[len(evs)-1].(turn.Failed); ok {
+	if f, ok := evs[len(evs)-1].(Failed); ok {
 		t.Fatalf("turn failed: %v", f.Err)
 	}
 	return evs
@@ -123,11 +122,11 @@ func TestMCPToolsWithPermission(t *testing.T) {
 	var kinds []string
 	for _, ev := range evs {
 		switch ev := ev.(type) {
-		case turn.ToolStarted:
+		case ToolStarted:
 			kinds = append(kinds, "start:"+ev.Call.ProviderID+map[bool]string{true: ":pending"}[ev.Pending])
-		case turn.ToolAllowed:
+		case ToolAllowed:
 			kinds = append(kinds, "allowed:"+ev.Call.ProviderID)
-		case turn.ToolFinished:
+		case ToolFinished:
 			kinds = append(kinds, "end:"+ev.Call.ProviderID+map[bool]string{true: ":declined"}[ev.Declined])
 		}
 	}
@@ -204,7 +203,7 @@ func TestMCPToolFaults(t *testing.T) {
 		openaitest.Reply{Chunks: []string{"Survived."}},
 	)
 	evs := runTurn(t, s, sess.Session.ID, "break things")
-	if d, ok := evs[len(evs)-1].(turn.Done); !ok || d.Result.Text != "Survived." {
+	if d, ok := evs[len(evs)-1].(Done); !ok || d.Result.Text != "Survived." {
 		t.Fatalf("the turn's end: %#v", evs[len(evs)-1])
 	}
 	reqs := fake.WaitRequests(2, 10*time.Second)
@@ -275,7 +274,7 @@ func TestMCPProgressAndCancel(t *testing.T) {
 	)
 	var progress []string
 	for _, ev := range runTurn(t, s, sess.Session.ID, "slowly") {
-		if p, ok := ev.(turn.ToolProgress); ok {
+		if p, ok := ev.(ToolProgress); ok {
 			progress = append(progress, p.Message)
 		}
 	}
@@ -289,16 +288,16 @@ func TestMCPProgressAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last turn.Event
+	var last Event
 	for ev := range tr.Events() {
-		if _, ok := ev.(turn.ToolProgress); ok {
+		if _, ok := ev.(ToolProgress); ok {
 			tr.Cancel()
 		}
 		last = ev
 	}
-	if _, ok := last.(turn.Cancelled); !ok {
+	if _, ok := last.(Cancelled); !ok {
 		t.Errorf("the turn's end: %#v", last)
-		if f, ok := last.(turn.Failed); ok {
+		if f, ok := last.(Failed); ok {
 			t.Error(f.Err)
 		}
 	}

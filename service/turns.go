@@ -42,38 +42,6 @@ type TurnOptions struct {
 	WriteFile func(ctx context.Context, path, content string) error
 }
 
-// Turn is a running turn. Its Events carry the answer (TextDelta,
-// Activity, ToolStarted, ToolFinished, Usage, Compacted) and end with
-// exactly one Done, Cancelled or Failed; what it changes in the session
-// (title, context, files) is published as the service's events too.
-type Turn struct {
-	*turn.Turn
-	events chan turn.Event
-}
-
-// Events is the turn's stream; read it to its end (or call Abandon).
-func (t *Turn) Events() <-chan turn.Event { return t.events }
-
-// Abandon cancels the turn and reads the rest of its stream on a goroutine
-// of its own; a door defers it. After the stream was read to its end it
-// does nothing.
-func (t *Turn) Abandon() {
-	t.Cancel()
-	go func() {
-		for range t.events {
-		}
-	}()
-}
-
-// Wait reads the stream to its end and returns the final event.
-func (t *Turn) Wait() turn.Event {
-	var last turn.Event
-	for ev := range t.events {
-		last = ev
-	}
-	return last
-}
-
 // StartTurn checks a turn, resolves its session (the id given, else the
 // current one, else a new one) and provider, and starts it. Errors before
 // the turn starts are returned, nothing stored.
@@ -130,7 +98,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		Candidates: s.candidatePaths(), Roots: roots, Provider: resolved, Env: s.envHint(roots),
 		Buffers: o.Buffers, WriteFile: o.WriteFile, CompactAt: compactAt, Session: sess, Tools: s.box.Turn(id, true),
 		Rewind: a.Rewind, NoInstructions: s.instructionsOff(),
-	}})
+	}, Observe: s.observe(ctx), Ended: s.ended(ctx)})
 	if err != nil {
 		for _, name := range imageNames { // the question was not asked: its images go
 			if rerr := s.store.RemoveFile(ctx, id, name); rerr != nil {
@@ -145,9 +113,7 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if resumed {
 		s.takeResumed(id)
 	}
-	out := &Turn{Turn: t, events: make(chan turn.Event)}
-	go s.relay(ctx, t, out.events)
-	return out, nil
+	return t, nil
 }
 
 // questionImages decodes and checks a question's images (data URLs).
@@ -254,39 +220,39 @@ func (s *Service) question(ctx context.Context, sessionID string, id int64, last
 	return nil, fmt.Errorf("message %d of session %s: %w", id, sessionID, session.ErrNotFound)
 }
 
-// relay hands a turn's answer to the door and publishes what the turn
-// changed in the session; after the turn, the storage limit is kept.
-func (s *Service) relay(ctx context.Context, t *turn.Turn, out chan<- turn.Event) {
-	defer close(out)
-	for ev := range t.Events() {
+// observe is a turn's Observe: what the turn changed in the session
+// (its title, context, files) is published, not handed to the door; a
+// compaction is both; a failure's error is the service's.
+func (s *Service) observe(ctx context.Context) func(string, Event) (Event, bool) {
+	return func(id string, ev Event) (Event, bool) {
 		switch ev := ev.(type) {
-		case turn.TitleChanged:
+		case TitleChanged:
 			s.titleChanged(ev.Session)
-			continue
-		case turn.ContextChanged:
+			return nil, false
+		case chat.ContextChanged:
 			s.contextChanged(ev.SessionID, "changed", ev.Change.Context, ev.Change.Added, ev.Change.Removed)
-			continue
-		case turn.FilesChanged:
+			return nil, false
+		case chat.FilesChanged:
 			s.publish(SessionFilesChanged{api.SessionFilesChangedParams{SessionID: ev.SessionID, Subdir: ev.Subdir, Name: ev.Name, Size: ev.Size, By: ev.By}})
 			s.enforceStorage(ctx, ev.Size) // the model wrote into the session folder
-			continue
-		case turn.Compacted:
+			return nil, false
+		case Compacted:
 			s.compacted(ctx, ev.Compaction)
-		case turn.Failed:
+		case Failed:
 			if errors.Is(ev.Err, chat.ErrSessionDeleted) {
-				s.forgetCurrent(t.SessionID)
+				s.forgetCurrent(id)
 			}
 			ev.Err = fail(ev.Err)
-			out <- ev
-			s.enforceStorage(ctx, 0) // after the answer: the editor does not wait on it
-			continue
-		case turn.Done, turn.Cancelled:
-			out <- ev
-			s.enforceStorage(ctx, 0) // the turn wrote: messages, maybe files
-			continue
+			return ev, true
 		}
-		out <- ev
+		return ev, true
 	}
+}
+
+// ended is a turn's Ended: once the door has the answer, the storage
+// limit is kept (the turn wrote messages, maybe files).
+func (s *Service) ended(ctx context.Context) func(Event) {
+	return func(Event) { s.enforceStorage(ctx, 0) }
 }
 
 // compacted publishes a compaction: the session's title and where the
@@ -315,14 +281,14 @@ func (s *Service) Chat(ctx context.Context, a *api.ChatArgs) (*api.ChatResult, e
 // Outcome is the chat result of a turn's final event: Done's result;
 // Cancelled is a KindCancelled error; Failed its error, with the partial
 // result when an answer was stored (FinishReason "error").
-func Outcome(final turn.Event) (*api.ChatResult, error) {
+func Outcome(final Event) (*api.ChatResult, error) {
 	var res *chat.Result
 	switch f := final.(type) {
-	case turn.Done:
+	case Done:
 		res = f.Result
-	case turn.Cancelled:
+	case Cancelled:
 		return nil, api.Errorf(api.KindCancelled, "chat turn cancelled; the partial answer is kept")
-	case turn.Failed:
+	case Failed:
 		if f.Result == nil {
 			return nil, fail(f.Err)
 		}
@@ -474,6 +440,6 @@ func (s *Service) Compact(ctx context.Context, a *api.SessionIDArgs, p api.Provi
 
 // CompactionMarker is the marker line of the summary a turn made
 // (turn.Compacted), as the CLI prints it.
-func CompactionMarker(ev turn.Compacted) string {
+func CompactionMarker(ev Compacted) string {
 	return session.SummaryMarker(*ev.Compaction.Summary.SummaryOf)
 }

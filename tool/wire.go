@@ -13,7 +13,6 @@ import (
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/turn"
 )
 
 // Lengths of a tool call's text on the wire (ctxls/toolCall) and in a
@@ -30,19 +29,19 @@ const AskArguments = 1000
 
 // ToolCallUpdate is a turn's tool event as ctxls/toolCall's params; ok is
 // false for other events.
-func ToolCallUpdate(sessionID string, ev turn.Event) (p api.ToolCallParams, ok bool) {
+func ToolCallUpdate(sessionID string, ev chat.Event) (p api.ToolCallParams, ok bool) {
 	var c chat.ToolCall
 	switch ev := ev.(type) {
-	case turn.ToolStarted:
+	case chat.ToolStarted:
 		c, p.Status = ev.Call, api.ToolRunning
 		if ev.Pending {
 			p.Status = api.ToolPending
 		}
-	case turn.ToolAllowed:
+	case chat.ToolAllowed:
 		c, p.Status = ev.Call, api.ToolRunning
-	case turn.ToolProgress:
+	case chat.ToolProgress:
 		c, p.Status, p.Progress = ev.Call, api.ToolRunning, ev.Message
-	case turn.ToolFinished:
+	case chat.ToolFinished:
 		c, p.Status, p.Output, p.Summary = ev.Call, EndStatus(ev), session.Truncate(ev.Output, maxWireOutput), ev.Summary
 	default:
 		return p, false
@@ -54,7 +53,7 @@ func ToolCallUpdate(sessionID string, ev turn.Event) (p api.ToolCallParams, ok b
 
 // EndStatus is how a call ended: cancelled (its turn was cancelled while
 // it waited or ran), declined, failed or done.
-func EndStatus(ev turn.ToolFinished) api.ToolStatus {
+func EndStatus(ev chat.ToolFinished) api.ToolStatus {
 	switch {
 	case ev.Cancelled:
 		return api.ToolCancelled

@@ -56,35 +56,51 @@ func (Done) TurnEvent()      {}
 func (Cancelled) TurnEvent() {}
 func (Failed) TurnEvent()    {}
 
-// stream takes the engine's events (chat.Events) onto the turn's channel. A title that arrives
-// after the stream ended (the model names the session in the background)
-// goes to the service's subscribers.
+// stream takes the engine's events (chat.Events) onto the turn's channel,
+// through the request's Observe. A title that arrives after the stream
+// ended (the model names the session in the background) goes to Observe
+// alone.
 type stream struct {
-	s      *Runner
-	mu     sync.Mutex
-	ch     chan Event
-	closed bool
+	id      string
+	observe func(string, Event) (Event, bool)
+	mu      sync.Mutex
+	ch      chan Event
+	closed  bool
 }
 
 func (st *stream) send(ev Event) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
-		if _, ok := ev.(TitleChanged); ok {
-			go st.s.Publish(ev)
+		if _, ok := ev.(TitleChanged); ok && st.observe != nil {
+			go st.observe(st.id, ev)
 		}
 		return
 	}
-	st.ch <- ev
+	if ev, ok := st.look(ev); ok {
+		st.ch <- ev
+	}
 }
 
-// end sends the final event and closes the stream.
-func (st *stream) end(final Event) {
+// look is the request's Observe, if any.
+func (st *stream) look(ev Event) (Event, bool) {
+	if st.observe == nil {
+		return ev, true
+	}
+	return st.observe(st.id, ev)
+}
+
+// end sends the final event, as Observe made it, and closes the stream;
+// it returns the event sent. The final event is always sent, whatever
+// Observe says of it.
+func (st *stream) end(final Event) Event {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	final, _ = st.look(final)
 	st.ch <- final
 	close(st.ch)
 	st.closed = true
+	return final
 }
 
 // Emit takes the engine's events (chat.Events).

@@ -2,7 +2,10 @@
 // makes the turn's session when it has none, records where it is used,
 // runs the turn on chat.Engine and hands back a stream of typed events that
 // ends with exactly one final event: Done, Cancelled or Failed. The service
-// checks the turn's arguments and resolves its provider before.
+// checks the turn's arguments and resolves its provider before, and sees
+// every event on its way (Request.Observe): the stream is the one relay
+// from the engine to a door, which reads it through the service's names
+// (service.Turn, service.TextDelta, ...), never this package's.
 package turn
 
 import (
@@ -12,7 +15,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/sourcegraph/conc/panics"
 
@@ -24,10 +26,6 @@ import (
 type Runner struct {
 	Engine *chat.Engine
 	Log    *slog.Logger
-
-	mu   sync.Mutex
-	subs map[int]func(Event)
-	next int
 }
 
 // Request is one turn as the service asks for it: the engine's turn, its
@@ -39,6 +37,16 @@ type Request struct {
 	// Model is the model for this turn, recorded as the session's model
 	// from now on ("": the session's, else the provider's).
 	Model string
+	// Observe, if set, sees every event before the stream does, on the
+	// turn's goroutine and in order (the final event too): it returns the
+	// event the stream carries (changed or not) and whether the stream
+	// carries it at all. What the turn changed in the session (a title,
+	// the context, a file) is the service's to publish, not the door's to
+	// read. A title the model suggests after the stream ended comes here
+	// too, on a goroutine of its own, and goes nowhere else.
+	Observe func(sessionID string, ev Event) (Event, bool)
+	// Ended, if set, is called once the final event was taken.
+	Ended func(final Event)
 }
 
 // Turn is a running turn.
@@ -117,7 +125,7 @@ func (s *Runner) Start(ctx context.Context, r Request) (*Turn, error) {
 	ctx, t.cancel = context.WithCancel(ctx)
 	ct := r.TurnSpec
 	ct.SessionID, ct.Session = t.SessionID, sess
-	st := &stream{s: s, ch: t.events}
+	st := &stream{id: t.SessionID, observe: r.Observe, ch: t.events}
 	go func() {
 		defer t.cancel()
 		var pc panics.Catcher
@@ -127,7 +135,10 @@ func (s *Runner) Start(ctx context.Context, r Request) (*Turn, error) {
 			s.Log.Error("turn panicked", "session", ct.SessionID, "panic", r.Value)
 			final = Failed{Err: fmt.Errorf("internal error: %v", r.Value)}
 		}
-		st.end(final)
+		final = st.end(final)
+		if r.Ended != nil {
+			r.Ended(final)
+		}
 	}()
 	return t, nil
 }
@@ -165,38 +176,5 @@ func (s *Runner) run(ctx context.Context, t chat.TurnSpec, st *stream) Event {
 		return Cancelled{Result: res}
 	default:
 		return Failed{Result: res, Err: err}
-	}
-}
-
-// Subscribe calls f with the events that belong to no running turn: a
-// title the model suggested after its turn ended. It returns the function
-// that ends the subscription.
-func (s *Runner) Subscribe(f func(Event)) (unsubscribe func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.subs == nil {
-		s.subs = map[int]func(Event){}
-	}
-	id := s.next
-	s.next++
-	s.subs[id] = f
-	return func() {
-		s.mu.Lock()
-		delete(s.subs, id)
-		s.mu.Unlock()
-	}
-}
-
-// Publish hands ev to the subscribers (front doors publish renames they
-// make, so every adapter sees one stream of title changes).
-func (s *Runner) Publish(ev Event) {
-	s.mu.Lock()
-	subs := make([]func(Event), 0, len(s.subs))
-	for _, f := range s.subs {
-		subs = append(subs, f)
-	}
-	s.mu.Unlock()
-	for _, f := range subs {
-		f(ev)
 	}
 }

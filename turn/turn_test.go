@@ -74,17 +74,19 @@ func TestStreamEndsWithOneFinalEvent(t *testing.T) {
 	svc, st := newService(t)
 	fake := openaitest.New(t, openaitest.WithDefault(openaitest.Reply{Chunks: []string{"Fix the deploy"}}))
 	prov := resolved(t, fake.URL)
+	// The model's title comes after the stream ended: to Observe alone.
 	late := make(chan *session.Session, 4)
-	svc.Subscribe(func(ev turn.Event) {
-		if tc, ok := ev.(turn.TitleChanged); ok {
+	observe := func(_ string, ev turn.Event) (turn.Event, bool) {
+		if tc, ok := ev.(turn.TitleChanged); ok && tc.Session.TitleSource == session.TitleModel {
 			late <- tc.Session
 		}
-	})
+		return ev, true
+	}
 	fake.Enqueue(openaitest.Reply{
 		Chunks:    []string{"Looking."},
 		ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_relevant_context", Arguments: `{}`}},
 	}, openaitest.Reply{Chunks: []string{"All ", "clear."}})
-	tr, err := svc.Start(context.Background(), turn.Request{TurnSpec: chat.TurnSpec{Message: "why did the deploy fail", Provider: prov, Roots: []string{"/w"}, Env: "acptest"}})
+	tr, err := svc.Start(context.Background(), turn.Request{TurnSpec: chat.TurnSpec{Message: "why did the deploy fail", Provider: prov, Roots: []string{"/w"}, Env: "acptest"}, Observe: observe})
 	if err != nil {
 		t.Fatal(err)
 	}
