@@ -35,7 +35,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,6 +42,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/chat/internal/fakeprovider"
 	"github.com/ctxls/ctxls/prompts"
 )
 
@@ -94,15 +94,7 @@ type Reply struct {
 }
 
 // HugeReply is n bytes of text in 1 KB chunks.
-func HugeReply(n int) Reply {
-	var r Reply
-	for n > 0 {
-		c := min(n, 1024)
-		r.Chunks = append(r.Chunks, strings.Repeat("x", c))
-		n -= c
-	}
-	return r
-}
+func HugeReply(n int) Reply { return Reply{Chunks: fakeprovider.Chunks(n)} }
 
 // CacheControl is a block's cache_control.
 type CacheControl struct {
@@ -321,134 +313,68 @@ func (r Request) Breakpoints() []Breakpoint {
 type Option func(*Server)
 
 // WithDefault sets the reply served when the queue is empty.
-func WithDefault(r Reply) Option { return func(s *Server) { s.def = r } }
+func WithDefault(r Reply) Option { return func(s *Server) { s.core.Default = r } }
 
 // WithModels sets what GET /v1/models lists.
-func WithModels(names ...string) Option { return func(s *Server) { s.models = names } }
+func WithModels(names ...string) Option { return func(s *Server) { s.core.Models = names } }
 
 // WithAPIKey makes the server require "x-api-key: key".
-func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
+func WithAPIKey(key string) Option { return func(s *Server) { s.core.Key = key } }
 
 // Server is the fake provider.
 type Server struct {
 	URL string // base URL (the SDK adds /v1/messages)
 
-	t      testing.TB
-	def    Reply
-	models []string
-	key    string
+	// core holds the replies and the requests.
+	core *fakeprovider.Core[Reply, Request]
 
-	// mu guards queue, reqs, changed and cache.
-	mu      sync.Mutex
-	queue   []Reply
-	reqs    []*Request
-	changed chan struct{}
+	// cacheMu guards cache.
+	cacheMu sync.Mutex
 	cache   map[[32]byte]bool // the prefixes written to the cache, by hash
-	done    chan struct{}
-	release chan struct{} // one value per Release, taken by a held stream
 }
 
 // New starts a server, closed when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
-	s := &Server{t: t, def: Reply{Chunks: []string{"ok"}}, models: []string{"test-model"}, changed: make(chan struct{}),
-		cache: map[[32]byte]bool{}, done: make(chan struct{}), release: make(chan struct{}, 64)}
+	s := &Server{core: fakeprovider.New(t, "anthropictest", Reply{Chunks: []string{"ok"}}, marks), cache: map[[32]byte]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
-	hs := httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = hs.URL
-	t.Cleanup(func() {
-		close(s.done)
-		hs.CloseClientConnections()
-		hs.Close()
-	})
+	s.URL = s.core.Serve(s.serve)
 	return s
 }
 
-// Enqueue adds replies, served in order, one per messages request.
-func (s *Server) Enqueue(r ...Reply) {
-	s.mu.Lock()
-	s.queue = append(s.queue, r...)
-	s.mu.Unlock()
+func marks(r *Request) fakeprovider.Marks {
+	return fakeprovider.Marks{Stream: r.Parsed.Stream, FinishedAt: &r.FinishedAt, Cancelled: &r.Cancelled, CancelledAt: &r.CancelledAt}
 }
 
+// Enqueue adds replies, served in order, one per messages request.
+func (s *Server) Enqueue(r ...Reply) { s.core.Enqueue(r...) }
+
 // Release lets one held stream (Reply.HoldAt) go on.
-func (s *Server) Release() {
-	select {
-	case s.release <- struct{}{}:
-	case <-s.done:
-	}
-}
+func (s *Server) Release() { s.core.Release() }
 
 // Requests returns copies of the messages requests received so far (the
 // ones refused as malformed included).
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.reqs))
-	for i, r := range s.reqs {
-		out[i] = *r
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.core.Requests() }
 
 // Streamed are the streamed requests so far: the turns' (title and
 // summary requests do not stream).
-func (s *Server) Streamed() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Parsed.Stream {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s *Server) Streamed() []Request { return s.core.Streamed() }
 
 // LastStreamed is the last streamed request; the zero Request if none.
-func (s *Server) LastStreamed() Request {
-	all := s.Streamed()
-	if len(all) == 0 {
-		return Request{}
-	}
-	return all[len(all)-1]
-}
+func (s *Server) LastStreamed() Request { return s.core.LastStreamed() }
 
 // WaitRequests waits until n messages requests have arrived.
 func (s *Server) WaitRequests(n int, timeout time.Duration) []Request {
-	s.t.Helper()
-	s.wait(timeout, fmt.Sprintf("%d requests did not arrive", n), func() bool { return len(s.reqs) >= n })
-	return s.Requests()
+	s.core.T.Helper()
+	return s.core.WaitRequests(n, timeout)
 }
 
 // WaitCancelled waits until the client has gone away from request i
 // (0-based) and returns that request.
 func (s *Server) WaitCancelled(i int, timeout time.Duration) Request {
-	s.t.Helper()
-	s.wait(timeout, fmt.Sprintf("request %d was not cancelled", i), func() bool { return i < len(s.reqs) && s.reqs[i].Cancelled })
-	return s.Requests()[i]
-}
-
-func (s *Server) wait(timeout time.Duration, failure string, cond func() bool) {
-	s.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		s.mu.Lock()
-		ok, ch := cond(), s.changed
-		s.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			s.t.Fatalf("anthropictest: %s within %v", failure, timeout)
-		}
-	}
-}
-
-func (s *Server) signalLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.core.T.Helper()
+	return s.core.WaitCancelled(i, timeout)
 }
 
 // errorTypes are Anthropic's error types by HTTP status.
@@ -484,7 +410,7 @@ func writeError(w http.ResponseWriter, status int, typ, message string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.key != "" && r.Header.Get("x-api-key") != s.key {
+	if !s.core.KeyOK(r.Header.Get("x-api-key"), "") {
 		writeError(w, 401, "authentication_error", "invalid x-api-key")
 		return
 	}
@@ -495,12 +421,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		data := []map[string]any{}
-		for _, m := range s.models {
+		for _, m := range s.core.Models {
 			data = append(data, map[string]any{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"})
 		}
 		page := map[string]any{"data": data, "has_more": false, "first_id": nil, "last_id": nil}
-		if len(s.models) > 0 {
-			page["first_id"], page["last_id"] = s.models[0], s.models[len(s.models)-1]
+		if m := s.core.Models; len(m) > 0 {
+			page["first_id"], page["last_id"] = m[0], m[len(m)-1]
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(page)
@@ -529,47 +455,18 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = validate(req.Parsed)
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	s.signalLocked()
-	s.mu.Unlock()
+	reply := s.core.Record(req, err == nil)
 	if err != nil {
 		writeError(w, 400, "invalid_request_error", strings.TrimPrefix(err.Error(), "json: "))
 		return
 	}
-	s.mu.Lock()
-	reply := s.def
-	if len(s.queue) > 0 {
-		reply, s.queue = s.queue[0], s.queue[1:]
-	}
-	s.mu.Unlock()
-
-	// Record the client going away.
-	ctx := r.Context()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.mu.Lock()
-			req.Cancelled, req.CancelledAt = true, time.Now()
-			s.signalLocked()
-			s.mu.Unlock()
-		case <-finished:
-		}
-	}()
+	stop := s.core.Watch(r.Context(), req)
+	defer stop()
 
 	if reply.Status != 0 && reply.Status != 200 {
-		if reply.RetryAfter != "" {
-			w.Header().Set("Retry-After", reply.RetryAfter)
-		}
-		if reply.TextErrorBody {
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(reply.Status)
-			fmt.Fprint(w, reply.ErrorMessage)
-			return
-		}
-		writeError(w, reply.Status, reply.ErrorType, reply.ErrorMessage)
+		fakeprovider.Failed(w, reply.Status, reply.RetryAfter, reply.TextErrorBody, reply.ErrorMessage, func() {
+			writeError(w, reply.Status, reply.ErrorType, reply.ErrorMessage)
+		})
 		return
 	}
 	usage := s.cacheUsage(req.Parsed)
@@ -577,28 +474,21 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if reply.Usage != nil {
 		usage = *reply.Usage
 	}
-	s.mu.Lock()
-	req.Usage = usage
-	s.mu.Unlock()
-	stop := reply.StopReason
-	if stop == "" {
-		stop = "end_turn"
+	s.core.Update(func() { req.Usage = usage })
+	stopReason := reply.StopReason
+	if stopReason == "" {
+		stopReason = "end_turn"
 		if len(reply.ToolCalls) > 0 {
-			stop = "tool_use"
+			stopReason = "tool_use"
 		}
 	}
 	if !req.Parsed.Stream {
-		if reply.Delay > 0 {
-			select {
-			case <-time.After(reply.Delay):
-			case <-ctx.Done():
-				return
-			}
+		if fakeprovider.Pause(r.Context(), reply.Delay) {
+			complete(w, req.Parsed.Model, reply, stopReason, usage)
 		}
-		s.complete(w, req.Parsed.Model, reply, stop, usage)
 		return
 	}
-	s.stream(w, r, req, reply, stop, usage)
+	s.stream(w, r, req, reply, stopReason, usage)
 }
 
 // toolName is what the API accepts as a tool's name.
@@ -826,8 +716,8 @@ func (s *Server) cacheUsage(m MessagesRequest) Usage {
 		hashes[k+1] = sha256.Sum256(append(hashes[k][:], sg.key...))
 		tokens[k+1] = tokens[k] + sg.tokens
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
 	read, last := 0, 0
 	for k := 1; k <= len(segs); k++ {
 		if !segs[k-1].marked {
@@ -854,7 +744,7 @@ func (s *Server) cacheUsage(m MessagesRequest) Usage {
 	return u
 }
 
-func (s *Server) complete(w http.ResponseWriter, model string, reply Reply, stop string, usage Usage) {
+func complete(w http.ResponseWriter, model string, reply Reply, stop string, usage Usage) {
 	content := []any{}
 	if text := strings.Join(reply.Chunks, ""); text != "" {
 		content = append(content, map[string]any{"type": "text", "text": text})
@@ -869,48 +759,19 @@ func (s *Server) complete(w http.ResponseWriter, model string, reply Reply, stop
 	})
 }
 
-// sse is one event; counted events are the deltas FaultAfter and HoldAt
-// count.
-type sse struct {
-	name    string
-	data    []byte
-	counted bool
-}
-
-func event(name string, v any) sse {
-	b, _ := json.Marshal(v)
-	return sse{name: name, data: b}
-}
-
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, reply Reply, stop string, usage Usage) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("request-id", "req_test")
-	w.WriteHeader(200)
-	send := func(e sse) bool {
-		frame := []byte("event: " + e.name + "\ndata: " + string(e.data) + "\n\n")
-		parts := [][]byte{frame}
-		if reply.Fault == FaultSplit {
-			cut := len(frame) - len(e.data)/2 - 2
-			parts = [][]byte{frame[:3], frame[3:cut], frame[cut:]}
-		}
-		for _, p := range parts {
-			if _, err := w.Write(p); err != nil {
-				return false
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-			if len(parts) > 1 {
-				time.Sleep(time.Millisecond)
-			}
-		}
-		return r.Context().Err() == nil
+	st := s.core.Stream(w, r, reply.Fault == FaultSplit)
+	event := fakeprovider.JSON
+	// delta is a counted event: the deltas FaultAfter and HoldAt count.
+	delta := func(index int, d map[string]any) fakeprovider.Event {
+		e := event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": d})
+		e.Counted = true
+		return e
 	}
 	start := usage
 	start.OutputTokens = 1
-	events := []sse{event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	events := []fakeprovider.Event{event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_test", "type": "message", "role": "assistant", "model": req.Parsed.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": start}})}
 	index := 0
@@ -919,9 +780,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 			event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}}),
 			event("ping", map[string]any{"type": "ping"}))
 		for _, c := range reply.Chunks {
-			e := event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": c}})
-			e.counted = true
-			events = append(events, e)
+			events = append(events, delta(0, map[string]any{"type": "text_delta", "text": c}))
 		}
 		events = append(events, event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0}))
 		index++
@@ -931,78 +790,34 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 			"content_block": map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": map[string]any{}}}))
 		cut := len(tc.Arguments) / 2
 		for _, part := range []string{tc.Arguments[:cut], tc.Arguments[cut:]} {
-			e := event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
-			e.counted = true
-			events = append(events, e)
+			events = append(events, delta(index, map[string]any{"type": "input_json_delta", "partial_json": part}))
 		}
 		events = append(events, event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index}))
 		index++
 	}
 	faulty := reply.Fault != FaultNone && reply.Fault != FaultSplit && reply.Fault != FaultNoStop
-	counted := 0
-	for _, e := range events {
-		if e.counted {
-			if faulty && counted == reply.FaultAfter {
-				s.fault(w, r, reply, send)
-				return
-			}
-			if slices.Contains(reply.HoldAt, counted) {
-				select {
-				case <-s.release:
-				case <-r.Context().Done():
-					return
-				case <-s.done:
-					return
-				}
-			}
-			if reply.Delay > 0 {
-				select {
-				case <-time.After(reply.Delay):
-				case <-r.Context().Done():
-					return
-				}
-			}
-			counted++
-		}
-		if !send(e) {
-			return
-		}
-	}
-	if faulty {
-		s.fault(w, r, reply, send)
+	pace := fakeprovider.Pacing{Delay: reply.Delay, HoldAt: reply.HoldAt, Fault: faulty, FaultAfter: reply.FaultAfter}
+	if !st.Play(events, pace, func() { fault(st, reply) }) || reply.Fault == FaultNoStop {
 		return
 	}
-	if reply.Fault == FaultNoStop {
-		return
-	}
-	if !send(event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+	if !st.Send(event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": usage.OutputTokens}})) {
 		return
 	}
-	if !send(event("message_stop", map[string]any{"type": "message_stop"})) {
+	if !st.Send(event("message_stop", map[string]any{"type": "message_stop"})) {
 		return
 	}
-	s.mu.Lock()
-	req.FinishedAt = time.Now()
-	s.signalLocked()
-	s.mu.Unlock()
+	s.core.Finish(req)
 }
 
-func (s *Server) fault(w http.ResponseWriter, r *http.Request, reply Reply, send func(sse) bool) {
+func fault(st *fakeprovider.Stream, reply Reply) {
 	switch reply.Fault {
 	case FaultReset:
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-			}
-		}
+		st.Reset()
 	case FaultMalformed:
-		send(sse{name: "content_block_delta", data: []byte(`{"type": "content_block_delta", "index": 0, "delta": [ this is not json`)})
+		st.Send(fakeprovider.Event{Name: "content_block_delta", Data: []byte(`{"type": "content_block_delta", "index": 0, "delta": [ this is not json`)})
 	case FaultStall:
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
+		st.Stall()
 	case FaultErrorEvent:
 		typ, msg := reply.ErrorType, reply.ErrorMessage
 		if typ == "" {
@@ -1011,6 +826,6 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, reply Reply, send
 		if msg == "" {
 			msg = "Overloaded"
 		}
-		send(sse{name: "error", data: errorBody(typ, msg)})
+		st.Send(fakeprovider.Event{Name: "error", Data: errorBody(typ, msg)})
 	}
 }

@@ -20,13 +20,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/chat/internal/fakeprovider"
 	"github.com/ctxls/ctxls/prompts"
 	"github.com/sashabaranov/go-openai"
 )
@@ -70,15 +68,7 @@ type Reply struct {
 }
 
 // HugeReply is n bytes of text in 1 KB chunks.
-func HugeReply(n int) Reply {
-	var r Reply
-	for n > 0 {
-		c := min(n, 1024)
-		r.Chunks = append(r.Chunks, strings.Repeat("x", c))
-		n -= c
-	}
-	return r
-}
+func HugeReply(n int) Reply { return Reply{Chunks: fakeprovider.Chunks(n)} }
 
 // Request is one chat request as received.
 type Request struct {
@@ -216,31 +206,17 @@ func (r Request) ToolResults() map[string]string {
 
 // Streamed are the streamed requests so far: the turns' (a title request
 // does not stream).
-func (s *Server) Streamed() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Parsed.Stream {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s *Server) Streamed() []Request { return s.core.Streamed() }
 
 // LastStreamed is the last streamed request (a title request, made in the
 // background after a turn, may come after it); the zero Request if none.
-func (s *Server) LastStreamed() Request {
-	all := s.Streamed()
-	if len(all) == 0 {
-		return Request{}
-	}
-	return all[len(all)-1]
-}
+func (s *Server) LastStreamed() Request { return s.core.LastStreamed() }
 
 // Option configures a Server.
 type Option func(*Server)
 
 // WithDefault sets the reply served when the queue is empty.
-func WithDefault(r Reply) Option { return func(s *Server) { s.def = r } }
+func WithDefault(r Reply) Option { return func(s *Server) { s.core.Default = r } }
 
 // WithTitles answers the daemon's title requests (their system prompt is
 // prompts.TitleSystem) with r instead of the queue, so a title asked in the
@@ -254,121 +230,74 @@ func WithTitles(r Reply) Option { return func(s *Server) { s.titles = &r } }
 func WithSummaries(r Reply) Option { return func(s *Server) { s.summaries = &r } }
 
 // WithModels sets what GET /models lists.
-func WithModels(names ...string) Option { return func(s *Server) { s.models = names } }
+func WithModels(names ...string) Option { return func(s *Server) { s.core.Models = names } }
 
 // WithAPIKey makes the server require "Authorization: Bearer key".
-func WithAPIKey(key string) Option { return func(s *Server) { s.key = key } }
+func WithAPIKey(key string) Option { return func(s *Server) { s.core.Key = key } }
 
 // Server is the fake provider.
 type Server struct {
 	URL string // base URL ending in /v1
 
-	t      testing.TB
-	def    Reply
-	models []string
-	key    string
-
-	// mu guards queue, reqs and changed.
-	mu     sync.Mutex
-	queue  []Reply
-	reqs   []*Request
-	titles *Reply // WithTitles
-	// summaries is WithSummaries' reply.
-	summaries *Reply
-	changed   chan struct{}
-	done      chan struct{}
-	release   chan struct{} // one value per Release, taken by a held stream
+	// core holds the replies and the requests.
+	core *fakeprovider.Core[Reply, Request]
+	// titles and summaries are WithTitles' and WithSummaries' replies,
+	// set before the server starts.
+	titles, summaries *Reply
 }
 
 // New starts a server, closed when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
-	s := &Server{t: t, def: Reply{Chunks: []string{"ok"}}, models: []string{"test-model"}, changed: make(chan struct{}), done: make(chan struct{}), release: make(chan struct{}, 64)}
+	s := &Server{core: fakeprovider.New(t, "openaitest", Reply{Chunks: []string{"ok"}}, marks)}
 	for _, o := range opts {
 		o(s)
 	}
-	hs := httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = hs.URL + "/v1"
-	t.Cleanup(func() {
-		close(s.done)
-		hs.CloseClientConnections()
-		hs.Close()
-	})
+	s.core.Route = s.route
+	s.URL = s.core.Serve(s.serve) + "/v1"
 	return s
 }
 
-// Enqueue adds replies, served in order, one per chat request.
-func (s *Server) Enqueue(r ...Reply) {
-	s.mu.Lock()
-	s.queue = append(s.queue, r...)
-	s.mu.Unlock()
+func marks(r *Request) fakeprovider.Marks {
+	return fakeprovider.Marks{Stream: r.Parsed.Stream, FinishedAt: &r.FinishedAt, Cancelled: &r.Cancelled, CancelledAt: &r.CancelledAt}
 }
+
+// route answers title and summary requests, ahead of the queue, with
+// WithTitles' and WithSummaries' replies.
+func (s *Server) route(r *Request) (Reply, bool) {
+	switch {
+	case s.titles != nil && r.SystemPrompt() == prompts.TitleSystem():
+		return *s.titles, true
+	case s.summaries != nil && prompts.IsSummarySystem(r.SystemPrompt()):
+		return *s.summaries, true
+	}
+	return Reply{}, false
+}
+
+// Enqueue adds replies, served in order, one per chat request.
+func (s *Server) Enqueue(r ...Reply) { s.core.Enqueue(r...) }
 
 // Clear drops the replies still queued: a test whose client died mid-turn
 // keeps what it queued for that turn from the next client.
-func (s *Server) Clear() {
-	s.mu.Lock()
-	s.queue = nil
-	s.mu.Unlock()
-}
+func (s *Server) Clear() { s.core.Clear() }
 
 // Release lets one held stream (Reply.HoldAt) go on to its next hold or its
 // end. A release given before a stream reaches its hold is kept for it.
-func (s *Server) Release() {
-	select {
-	case s.release <- struct{}{}:
-	case <-s.done:
-	}
-}
+func (s *Server) Release() { s.core.Release() }
 
 // Requests returns copies of the chat requests received so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.reqs))
-	for i, r := range s.reqs {
-		out[i] = *r
-	}
-	return out
-}
+func (s *Server) Requests() []Request { return s.core.Requests() }
 
 // WaitRequests waits until n chat requests have arrived.
 func (s *Server) WaitRequests(n int, timeout time.Duration) []Request {
-	s.t.Helper()
-	s.wait(timeout, fmt.Sprintf("%d requests did not arrive", n), func() bool { return len(s.reqs) >= n })
-	return s.Requests()
+	s.core.T.Helper()
+	return s.core.WaitRequests(n, timeout)
 }
 
 // WaitCancelled waits until the client has gone away from request i
 // (0-based) and returns that request.
 func (s *Server) WaitCancelled(i int, timeout time.Duration) Request {
-	s.t.Helper()
-	s.wait(timeout, fmt.Sprintf("request %d was not cancelled", i), func() bool { return i < len(s.reqs) && s.reqs[i].Cancelled })
-	return s.Requests()[i]
-}
-
-// wait blocks until cond (called with s.mu held) holds, failing the test
-// after timeout.
-func (s *Server) wait(timeout time.Duration, failure string, cond func() bool) {
-	s.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		s.mu.Lock()
-		ok, ch := cond(), s.changed
-		s.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			s.t.Fatalf("openaitest: %s within %v", failure, timeout)
-		}
-	}
-}
-
-func (s *Server) signalLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.core.T.Helper()
+	return s.core.WaitCancelled(i, timeout)
 }
 
 func writeError(w http.ResponseWriter, status int, message, typ, code string) {
@@ -382,14 +311,14 @@ func writeError(w http.ResponseWriter, status int, message, typ, code string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.key != "" && r.Header.Get("Authorization") != "Bearer "+s.key {
+	if !s.core.KeyOK(r.Header.Get("Authorization"), "Bearer ") {
 		writeError(w, 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
 		return
 	}
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		var data []map[string]any
-		for _, m := range s.models {
+		for _, m := range s.core.Models {
 			data = append(data, map[string]any{"id": m, "object": "model", "created": 1700000000, "owned_by": "openaitest"})
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -413,53 +342,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, err.Error(), "invalid_request_error", "invalid_image")
 		return
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	reply := s.def
-	switch {
-	case s.titles != nil && req.SystemPrompt() == prompts.TitleSystem():
-		reply = *s.titles
-	case s.summaries != nil && prompts.IsSummarySystem(req.SystemPrompt()):
-		reply = *s.summaries
-	case len(s.queue) > 0:
-		reply, s.queue = s.queue[0], s.queue[1:]
-	}
-	s.signalLocked()
-	s.mu.Unlock()
-
-	// Record the client going away.
-	ctx := r.Context()
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.mu.Lock()
-			req.Cancelled, req.CancelledAt = true, time.Now()
-			s.signalLocked()
-			s.mu.Unlock()
-		case <-finished:
-		}
-	}()
+	reply := s.core.Record(req, true)
+	stop := s.core.Watch(r.Context(), req)
+	defer stop()
 
 	if reply.Status != 0 && reply.Status != 200 {
-		if reply.RetryAfter != "" {
-			w.Header().Set("Retry-After", reply.RetryAfter)
-		}
-		if reply.TextErrorBody {
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(reply.Status)
-			fmt.Fprint(w, reply.ErrorMessage)
-			return
-		}
-		typ := reply.ErrorType
-		if typ == "" {
-			typ = "server_error"
-			if reply.Status < 500 {
-				typ = "invalid_request_error"
+		fakeprovider.Failed(w, reply.Status, reply.RetryAfter, reply.TextErrorBody, reply.ErrorMessage, func() {
+			typ := reply.ErrorType
+			if typ == "" {
+				typ = "server_error"
+				if reply.Status < 500 {
+					typ = "invalid_request_error"
+				}
 			}
-		}
-		writeError(w, reply.Status, reply.ErrorMessage, typ, reply.ErrorCode)
+			writeError(w, reply.Status, reply.ErrorMessage, typ, reply.ErrorCode)
+		})
 		return
 	}
 	model := req.Parsed.Model
@@ -471,20 +368,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !req.Parsed.Stream {
-		if reply.Delay > 0 {
-			select {
-			case <-time.After(reply.Delay):
-			case <-ctx.Done():
-				return
-			}
+		if fakeprovider.Pause(r.Context(), reply.Delay) {
+			complete(w, reply, model, finish)
 		}
-		s.complete(w, reply, model, finish)
 		return
 	}
 	s.stream(w, r, req, reply, model, finish)
 }
 
-func (s *Server) complete(w http.ResponseWriter, reply Reply, model, finish string) {
+func complete(w http.ResponseWriter, reply Reply, model, finish string) {
 	msg := map[string]any{"role": "assistant", "content": strings.Join(reply.Chunks, "")}
 	if len(reply.ToolCalls) > 0 {
 		var calls []map[string]any
@@ -506,44 +398,19 @@ func (s *Server) complete(w http.ResponseWriter, reply Reply, model, finish stri
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, reply Reply, model, finish string) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(200)
+	st := s.core.Stream(w, r, reply.Fault == FaultSplit)
 	created := time.Now().Unix()
-	chunk := func(delta map[string]any, finishReason any) []byte {
-		b, _ := json.Marshal(map[string]any{
+	chunk := func(delta map[string]any, finishReason any) fakeprovider.Event {
+		return fakeprovider.JSON("", map[string]any{
 			"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": created, "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finishReason}},
 		})
-		return b
 	}
-	send := func(data []byte) bool {
-		event := append(append([]byte("data: "), data...), '\n', '\n')
-		if reply.Fault == FaultSplit {
-			for _, part := range [][]byte{event[:3], event[3 : len(event)/2], event[len(event)/2:]} {
-				if _, err := w.Write(part); err != nil {
-					return false
-				}
-				if flusher != nil {
-					flusher.Flush()
-				}
-				time.Sleep(time.Millisecond)
-			}
-			return r.Context().Err() == nil
-		}
-		if _, err := w.Write(event); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return r.Context().Err() == nil
-	}
-	if !send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
+	if !st.Send(chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
 		return
 	}
-	events := make([][]byte, 0, len(reply.Chunks)+len(reply.ToolCalls)*3)
+	// The deltas: every event until the finish chunk.
+	events := make([]fakeprovider.Event, 0, len(reply.Chunks)+len(reply.ToolCalls)*2)
 	for _, c := range reply.Chunks {
 		events = append(events, chunk(map[string]any{"content": c}, nil))
 	}
@@ -555,36 +422,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 		events = append(events, chunk(map[string]any{"tool_calls": []any{map[string]any{
 			"index": i, "function": map[string]any{"arguments": args[cut:]}}}}, nil))
 	}
-	for i, ev := range events {
-		if reply.Fault != FaultNone && reply.Fault != FaultSplit && i == reply.FaultAfter {
-			s.fault(w, r, reply, send)
-			return
-		}
-		if slices.Contains(reply.HoldAt, i) {
-			select {
-			case <-s.release:
-			case <-r.Context().Done():
-				return
-			case <-s.done:
-				return
-			}
-		}
-		if reply.Delay > 0 {
-			select {
-			case <-time.After(reply.Delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		if !send(ev) {
-			return
-		}
+	for i := range events {
+		events[i].Counted = true
 	}
-	if reply.Fault != FaultNone && reply.Fault != FaultSplit && reply.FaultAfter >= len(events) {
-		s.fault(w, r, reply, send)
+	pace := fakeprovider.Pacing{Delay: reply.Delay, HoldAt: reply.HoldAt, Fault: reply.Fault != FaultNone && reply.Fault != FaultSplit, FaultAfter: reply.FaultAfter}
+	if !st.Play(events, pace, func() { fault(st, reply) }) {
 		return
 	}
-	if !send(chunk(map[string]any{}, finish)) {
+	if !st.Send(chunk(map[string]any{}, finish)) {
 		return
 	}
 	if reply.Usage != nil || req.Parsed.StreamOptions != nil && req.Parsed.StreamOptions.IncludeUsage {
@@ -593,40 +438,28 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 			u = &openai.Usage{PromptTokens: 10, CompletionTokens: len(reply.Chunks)}
 		}
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": created, "model": model, "choices": []any{}, "usage": u})
-		if !send(b) {
+		if !st.Send(fakeprovider.JSON("", map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": created, "model": model, "choices": []any{}, "usage": u})) {
 			return
 		}
 	}
-	send([]byte("[DONE]"))
-	s.mu.Lock()
-	req.FinishedAt = time.Now()
-	s.signalLocked()
-	s.mu.Unlock()
+	st.Send(fakeprovider.Event{Data: []byte("[DONE]")})
+	s.core.Finish(req)
 }
 
-func (s *Server) fault(w http.ResponseWriter, r *http.Request, reply Reply, send func([]byte) bool) {
+func fault(st *fakeprovider.Stream, reply Reply) {
 	switch reply.Fault {
 	case FaultReset:
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-			}
-		}
+		st.Reset()
 	case FaultMalformed:
-		send([]byte(`{"id": "chatcmpl-test", "choices": [ this is not json`))
+		st.Send(fakeprovider.Event{Data: []byte(`{"id": "chatcmpl-test", "choices": [ this is not json`)})
 	case FaultStall:
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
+		st.Stall()
 	case FaultMidStreamError:
 		msg := reply.ErrorMessage
 		if msg == "" {
 			msg = "The server had an error while processing your request."
 		}
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": nil}})
-		send(b)
+		st.Send(fakeprovider.JSON("", map[string]any{"error": map[string]any{"message": msg, "type": "server_error", "param": nil, "code": nil}}))
 	case FaultNoDone:
 		// End the body here.
 	}
