@@ -239,7 +239,7 @@ func (a *Agent) slashUsage(ctx context.Context, s *openSession, _ []string) (str
 	if err != nil {
 		return "", err
 	}
-	return service.UsageText(u), nil
+	return u.Text(), nil
 }
 
 // slashUndo is ctxls.session.undo: the model's last turn's changes taken

@@ -96,7 +96,7 @@ func printSession(w io.Writer, res *api.ShowResult, sets api.Context) {
 			model = " · " + termsafe.Line(m.Model)
 		}
 		tokens := ""
-		if t := service.TokensText(m.Usage); t != "" {
+		if t := m.Usage.Text(); t != "" {
 			tokens = " · " + t
 		}
 		fmt.Fprintf(w, "\n[%s%s · %s%s%s]\n%s\n", m.Role, model, m.CreatedAt.Local().Format("2006-01-02 15:04"), tokens, status, termsafe.Text(m.Content))

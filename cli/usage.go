@@ -23,7 +23,7 @@ func usageCmd(g *globals) *cobra.Command {
 			if g.jsonOut {
 				return writeJSON(cmd.OutOrStdout(), u)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), service.UsageText(u))
+			fmt.Fprint(cmd.OutOrStdout(), u.Text())
 			return nil
 		}),
 	}
