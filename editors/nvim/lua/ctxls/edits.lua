@@ -17,6 +17,13 @@
 -- file removed from the disk if it was written.
 local E = {}
 
+local P = require("ctxls.protocol")
+local daemon = require("ctxls.daemon")
+local S = require("ctxls.state")
+local ctxls, state, notify = S.ctxls, S.state, S.notify
+local attachable, is_chat = daemon.attachable, daemon.is_chat
+local append = require("ctxls.chat").append
+
 local function relative_name(path)
   return vim.fn.fnamemodify(path, ":~:.")
 end
@@ -306,5 +313,137 @@ function E.block_at(buf, lnum)
     end
   end
 end
+
+-- Undoing a turn's file changes -------------------------------------------
+
+-- undo_line is the chat's note of an undo or redo's result r: the files
+-- done (by their names) and those left as they were, with why.
+local function undo_line(verb, r)
+  local names = {}
+  for _, path in ipairs(r.restored or {}) do
+    table.insert(names, vim.fn.fnamemodify(path, ":~:."))
+  end
+  local s
+  if #names == 0 then
+    s = verb .. " no file"
+  else
+    s = string.format("%s the model's changes to %d file%s: %s", verb, #names, #names == 1 and "" or "s", table.concat(names, ", "))
+  end
+  local left = {}
+  for _, l in ipairs(r.left or {}) do
+    table.insert(left, vim.fn.fnamemodify(l.path, ":~:.") .. " (" .. (l.reason or "") .. ")")
+  end
+  if #left > 0 then
+    s = s .. "; left: " .. table.concat(left, ", ")
+  end
+  return s
+end
+
+-- undo_turn runs ctxls.session.undo (undo) or ctxls.session.redo (redo)
+-- for the current session, with the extra arguments arg; cb(r) after the
+-- chat's note. The daemon applies it through workspace/applyEdit: the
+-- buffers change (u takes an undo back), nothing is saved, and the cursor
+-- stays where it is. Refused (nothing to undo, a turn running), the
+-- daemon's message is shown.
+local function undo_turn(which, arg, cb)
+  local id = state.current
+  if not id then
+    notify("no current session", vim.log.levels.WARN)
+    return
+  end
+  arg = vim.tbl_extend("force", { sessionId = id }, arg or {})
+  local command = which == "undo" and P.commands.session_undo or P.commands.session_redo
+  ctxls.command(command, arg, function(r)
+    local line = undo_line(which == "undo" and "undid" or "redid", r)
+    local buf = state.bufs[r.sessionId or id]
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      local last = vim.api.nvim_buf_line_count(buf)
+      local tail = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1]
+      append(buf, string.format("%s_%s_\n\n", tail == "" and "\n" or "\n\n", line))
+    end
+    notify(line)
+    if cb then
+      cb(r)
+    end
+  end, function(err)
+    notify(err.message or vim.inspect(err), vim.log.levels.WARN)
+    if cb then
+      cb(nil, err)
+    end
+  end)
+end
+
+-- undo undoes the file changes of the current session's latest turn not
+-- undone yet (:CtxlsUndo).
+function E.undo()
+  undo_turn("undo")
+end
+
+-- redo applies again the changes of the turn undone last (:CtxlsRedo).
+function E.redo()
+  undo_turn("redo")
+end
+
+-- target_window is the window :CtxlsApplyBlock puts a block into: the
+-- last one entered that shows a file, else one in this tab that does.
+local function target_window()
+  local win = state.last_win
+  if win and vim.api.nvim_win_is_valid(win) and attachable(vim.api.nvim_win_get_buf(win)) then
+    return win
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if attachable(vim.api.nvim_win_get_buf(w)) then
+      return w
+    end
+  end
+end
+
+-- apply_block puts the fenced code block under the cursor in a chat
+-- buffer into the last window that showed a file: its lines go below
+-- that window's cursor line; with replace (:CtxlsApplyBlock!) they replace
+-- the lines of the last visual selection made in that buffer. One undo
+-- step, unsaved; the cursor goes to the first line put.
+function E.apply_block(replace)
+  local chat = vim.api.nvim_get_current_buf()
+  if not is_chat(chat) then
+    notify("put the cursor on a code block in a chat buffer first", vim.log.levels.WARN)
+    return
+  end
+  local lines = E.block_at(chat, vim.api.nvim_win_get_cursor(0)[1])
+  if not lines then
+    notify("the cursor is not in a code block", vim.log.levels.WARN)
+    return
+  end
+  local win = target_window()
+  if not win then
+    notify("no window shows a file: open the file beside the chat", vim.log.levels.WARN)
+    return
+  end
+  local buf = vim.api.nvim_win_get_buf(win)
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":t")
+  local first, last, msg
+  if replace then
+    local s, e = vim.api.nvim_buf_get_mark(buf, "<"), vim.api.nvim_buf_get_mark(buf, ">")
+    if s[1] == 0 or e[1] == 0 then
+      notify("no visual selection in " .. name .. " to replace", vim.log.levels.WARN)
+      return
+    end
+    first, last = math.min(s[1], e[1]) - 1, math.min(math.max(s[1], e[1]), vim.api.nvim_buf_line_count(buf))
+    msg = string.format("replaced lines %d–%d of %s with the block (%d lines)", first + 1, last, name, #lines)
+  else
+    first = vim.api.nvim_win_get_cursor(win)[1]
+    last = first
+    msg = string.format("put the block (%d lines) below line %d of %s", #lines, first, name)
+  end
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("let &g:undolevels = &g:undolevels")
+  end)
+  vim.api.nvim_buf_set_lines(buf, first, last, true, lines)
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_win_set_cursor(win, { first + 1, 0 })
+  notify(msg)
+end
+
+E.undo_turn = undo_turn
 
 return E

@@ -8,6 +8,12 @@
 -- not write to, so it says what is set, what the daemon makes of it, and
 -- what to add to setup() (as :checkhealth does for what it checks).
 local key = require("ctxls.key")
+local P = require("ctxls.protocol")
+local chat = require("ctxls.chat")
+local S = require("ctxls.state")
+local ctxls, state = S.ctxls, S.state
+local scratch, set_lines = chat.scratch, chat.set_lines
+local renew_key = require("ctxls.daemon").renew_key
 
 local M = {}
 
@@ -179,6 +185,37 @@ function M.report(provider, k, answer)
     "the server's list, for this session or new ones too. `:help ctxls-setup`",
   })
   return lines
+end
+
+-- :CtxlsSetup -----------------------------------------------------------------
+
+-- setup_view (:CtxlsSetup) shows what is set for the provider (setup(),
+-- the environment), then what the daemon makes of it (ctxls.models.list:
+-- the server's models, or why it has no usable provider), then what to
+-- set: M.report (above).
+function M.setup_view()
+  local lines = M.report(ctxls.config.provider, state.key, nil)
+  scratch(lines, "ctxls://setup")
+  local buf = vim.api.nvim_get_current_buf()
+  pcall(vim.cmd, "resize " .. math.min(#lines + 1, math.max(vim.o.lines - 10, 5))) -- all of it
+  local function show(answer)
+    if vim.api.nvim_buf_is_valid(buf) then
+      set_lines(buf, 0, -1, M.report(ctxls.config.provider, state.key, answer))
+    end
+  end
+  if state.key_recheck then
+    state.key_recheck = nil
+    renew_key()
+  end
+  if not ctxls.ensure_client() then
+    show({ err = { message = state.missing or "the daemon is not running" } })
+    return
+  end
+  ctxls.command(P.commands.models_list, { sessionId = state.current }, function(r)
+    show({ result = r })
+  end, function(err)
+    show({ err = err })
+  end)
 end
 
 return M

@@ -42,7 +42,7 @@ local asked, closed = 0, {}
 -- mapped[buf] = the keys mapped in buf.
 local mapped = {}
 
--- env is what init.lua gives: buf_for(params) → the chat buffer or nil,
+-- env is what ctxls.handlers gives: buf_for(params) → the chat buffer or nil,
 -- follow(buf), notify(msg, level) (it adds "ctxls: "), answer(id, action,
 -- on_err), timeout() → the daemon's wait in seconds.
 local env

@@ -17,6 +17,9 @@ local P = require("ctxls.protocol")
 local D = P.review_decision
 -- The answer is sent when the user decides (ctxls.later).
 local later = require("ctxls.later")
+local S = require("ctxls.state")
+local ctxls, notify = S.ctxls, S.notify
+local with_session = require("ctxls.sessions").with_session
 
 -- Reviews -------------------------------------------------------------------
 
@@ -29,7 +32,7 @@ local later = require("ctxls.later")
 local reviews = {}
 local seq = 0
 -- env: the chat a review's line shows in (buf_for(params)) and keeping
--- its window at the end (follow(buf)); set by ctxls.init.
+-- its window at the end (follow(buf)); set by ctxls.handlers.
 local env = {}
 local line_ns = vim.api.nvim_create_namespace("ctxls_review_lines")
 
@@ -496,6 +499,42 @@ function R.windows()
     return nil
   end
   return shown.wins
+end
+
+-- The review mode ---------------------------------------------------------------
+
+-- mode_words: what each review mode means, as :CtxlsReviewMode says it.
+local mode_words = {
+  [P.review_mode.ask] = "each edit is shown as a diff for you to accept",
+  [P.review_mode.auto] = "edits are applied at once (u undoes them)",
+  [P.review_mode.off] = "the model cannot edit files",
+}
+
+-- review_mode sets how the session's edits are reviewed: ask, auto or off
+-- (picked from a list when not given).
+function R.review_mode(mode)
+  if not mode or mode == "" then
+    vim.ui.select({ P.review_mode.ask, P.review_mode.auto, P.review_mode.off }, {
+      prompt = "Review the model's edits",
+      format_item = function(m)
+        return m .. ": " .. mode_words[m]
+      end,
+    }, function(m)
+      if m then
+        ctxls.review_mode(m)
+      end
+    end)
+    return
+  end
+  if not mode_words[mode] then
+    notify("the review mode is ask, auto or off", vim.log.levels.WARN)
+    return
+  end
+  with_session(function(id)
+    ctxls.command(P.commands.session_set_review_mode, { sessionId = id, mode = mode }, function()
+      notify("review mode " .. mode .. ": " .. mode_words[mode])
+    end)
+  end)
 end
 
 return R

@@ -11,6 +11,10 @@
 -- the folder's name.
 local S = {}
 
+local shared = require("ctxls.state")
+local state, notify = shared.state, shared.notify
+local is_chat = require("ctxls.daemon").is_chat
+
 -- The search tools, by name (ctxls's own: no server).
 S.tools = { grep = true, find_files = true, list_directory = true }
 
@@ -216,6 +220,38 @@ function S.match_at(line, roots)
   if m then
     return S.resolve(m.path, roots), m.lnum
   end
+end
+
+-- In the chat ------------------------------------------------------------------
+
+-- open_match opens the file and line of the search result under the
+-- cursor in a chat (grep's "path:LINE: text", a path find_files found).
+function S.open_match()
+  local tools = require("ctxls.tools") -- (it requires this module)
+  local file, lnum = tools.match_at(vim.api.nvim_get_current_buf(), vim.fn.line("."))
+  if file then
+    tools.open_match(file, lnum)
+  end
+end
+
+-- quickfix puts a search's results into the quickfix list (|ctxls-search|):
+-- in a chat, the search the cursor is on, else its last one; elsewhere the
+-- current session's last one.
+function S.quickfix()
+  local tools = require("ctxls.tools")
+  local buf = vim.api.nvim_get_current_buf()
+  local p = is_chat(buf) and tools.call_at(buf, vim.fn.line(".")) or nil
+  if not (p and S.is_search(p)) then
+    if not is_chat(buf) then
+      buf = state.current and state.bufs[state.current]
+    end
+    p = buf and vim.api.nvim_buf_is_valid(buf) and tools.last_search(buf) or nil
+  end
+  if not p then
+    notify("no search of the model's in the chat to list")
+    return false
+  end
+  return tools.quickfix(p)
 end
 
 return S
