@@ -24,31 +24,14 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // ProtocolVersion is the ACP version the agent speaks.
 const ProtocolVersion = 1
 
-// Config is what `ctxls acp` starts from.
-type Config struct {
-	DataDir string
-	// Store is the session store's PostgreSQL URL (--store); "" for SQLite
-	// in DataDir.
-	Store    string
-	Version  string
-	Logger   *slog.Logger
-	Provider api.Provider // flags; the environment and initialize's _meta fill the rest
-	// Getenv reads the provider's environment (default os.Getenv).
-	Getenv func(string) string
-	// StoreOpened is service.Config.Opened: called once the store's open
-	// has ended.
-	StoreOpened func(error)
-}
-
 // Agent serves one ACP connection.
 type Agent struct {
-	cfg  Config
+	cfg  service.Config
 	log  *slog.Logger
 	conn *sdk.AgentSideConnection
 	out  *frameWriter
@@ -59,7 +42,7 @@ type Agent struct {
 	open map[string]*openSession // sessions opened on this connection
 	// shownCalls: a tool call's question waits until the prompt's loop
 	// sent its tool_call.
-	shownCalls tool.ShownCalls
+	shownCalls service.ShownCalls
 	// terminals: the tool calls whose command ran in the client's
 	// terminal (terminal.go).
 	terminals terminalCalls
@@ -79,14 +62,14 @@ type openSession struct {
 
 // Serve runs the agent on in/out until the client goes away or ctx ends,
 // and returns the process exit code.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
-	log := cfg.Logger
+func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config) int {
+	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// The store opens on a goroutine of its own while the connection reads
 	// and answers initialize; the first method that needs it waits for it.
-	svc, err := service.Start(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version, Opened: cfg.StoreOpened,
+	svc, err := service.Start(ctx, service.Config{DataDir: cfg.DataDir, Store: cfg.Store, Log: log, Provider: cfg.Provider, Getenv: cfg.Getenv, Version: cfg.Version, Opened: cfg.Opened,
 		ProviderWhere: "Set them in the environment your editor starts the ctxls agent with (in Zed, the env of its agent_servers entry), or pass --base-url and --model in its arguments (--api anthropic for Anthropic)."})
 	if err != nil {
 		log.Error("cannot open the session store", "err", err)
@@ -105,7 +88,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
 	return 0
 }
 
-func newAgent(cfg Config, log *slog.Logger, svc *service.Service, out io.Writer) *Agent {
+func newAgent(cfg service.Config, log *slog.Logger, svc *service.Service, out io.Writer) *Agent {
 	a := &Agent{
 		cfg: cfg, log: log, svc: svc,
 		out:  &frameWriter{w: out},

@@ -5,8 +5,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/ctxls/ctxls/tool"
+	"github.com/ctxls/ctxls/service"
 )
 
 // acpEdits is the ACP door's way with the model's edits: the text is the
@@ -32,7 +31,7 @@ func (e acpEdits) Read(ctx context.Context, sessionID, path string) (string, str
 }
 
 // Review asks with session/request_permission, the edit shown as a diff.
-func (e acpEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
+func (e acpEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
 	a := e.a
 	a.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	title := editTitle(r)
@@ -48,40 +47,40 @@ func (e acpEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 		},
 	})
 	if err != nil {
-		return tool.RejectOnce, err
+		return service.RejectOnce, err
 	}
 	if resp.Outcome.Selected == nil {
-		return tool.RejectOnce, nil
+		return service.RejectOnce, nil
 	}
 	switch resp.Outcome.Selected.OptionId {
 	case "accept":
-		return tool.AllowOnce, nil
+		return service.AllowOnce, nil
 	case "accept_all":
-		return tool.AllowAlways, nil
+		return service.AllowAlways, nil
 	}
-	return tool.RejectOnce, nil
+	return service.RejectOnce, nil
 }
 
 // Apply writes the new text through the client when it offers
 // fs/write_text_file, else to the disk.
-func (e acpEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResult, error) {
+func (e acpEdits) Apply(ctx context.Context, r service.EditRequest) (service.EditResult, error) {
 	a := e.a
 	a.mu.Lock()
 	write := a.caps.Fs.WriteTextFile
 	a.mu.Unlock()
 	if !write {
-		return tool.WriteToDisk(r)
+		return service.WriteToDisk(r)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(r.SessionID), Path: r.Path, Content: r.NewText()}); err != nil {
-		return tool.EditResult{}, err
+		return service.EditResult{}, err
 	}
-	return tool.EditResult{Applied: true}, nil
+	return service.EditResult{Applied: true}, nil
 }
 
 // editTitle is an edit's tool call title.
-func editTitle(r tool.EditRequest) string {
+func editTitle(r service.EditRequest) string {
 	if r.Create {
 		return "create " + r.Path
 	}

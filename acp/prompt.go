@@ -15,8 +15,6 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // Prompt runs one turn: text blocks are the message, resource blocks (the
@@ -189,7 +187,7 @@ func decodePrompt(blocks []sdk.ContentBlock) (*promptInput, error) {
 			if r == nil {
 				return nil, invalid(fmt.Sprintf("prompt block %d: only text resources are supported", i+1))
 			}
-			p, ok := session.PathFromURI(r.Uri)
+			p, ok := service.PathFromURI(r.Uri)
 			if !ok {
 				// Not a file: its text is part of the message.
 				texts = append(texts, fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Uri, r.Text))
@@ -198,7 +196,7 @@ func decodePrompt(blocks []sdk.ContentBlock) (*promptInput, error) {
 			in.files = append(in.files, p)
 			in.embedded[p] = r.Text
 		case b.ResourceLink != nil:
-			p, ok := session.PathFromURI(b.ResourceLink.Uri)
+			p, ok := service.PathFromURI(b.ResourceLink.Uri)
 			if !ok {
 				texts = append(texts, fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri))
 				continue
@@ -337,7 +335,7 @@ func toolArgs(args string) map[string]any {
 // toolCallStart is the tool_call update for a call of the model's.
 func toolCallStart(c service.ToolCall, status sdk.ToolCallStatus) sdk.SessionUpdate {
 	id, name, args := c.ID, c.Name, c.Arguments
-	kind := sdk.ToolKind(tool.KindOf(name))
+	kind := sdk.ToolKind(service.KindOf(name))
 	switch {
 	case c.Server != "" && c.ReadOnly:
 		kind = sdk.ToolKindRead

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/ctxls/ctxls/tool"
+	"github.com/ctxls/ctxls/service"
 )
 
 // acpTerminal runs run_command's commands in the client's terminal when
@@ -51,20 +50,20 @@ func (t *terminalCalls) take(call string) string {
 // the command timed out (kill, output, release).
 const terminalGrace = 5 * time.Second
 
-func (t acpTerminal) RunInTerminal(ctx context.Context, sessionID, callID string, tc tool.TerminalCommand) (tool.ShellResult, bool) {
+func (t acpTerminal) RunInTerminal(ctx context.Context, sessionID, callID string, tc service.TerminalCommand) (service.ShellResult, bool) {
 	a := t.a
 	a.mu.Lock()
 	has := a.caps.Terminal
 	a.mu.Unlock()
 	if !has {
-		return tool.ShellResult{}, false
+		return service.ShellResult{}, false
 	}
-	res := tool.ShellResult{Line: tc.Line, Timeout: tc.Timeout}
+	res := service.ShellResult{Line: tc.Line, Timeout: tc.Timeout}
 	env := make([]sdk.EnvVariable, 0, len(tc.Blank))
 	for _, name := range tc.Blank {
 		env = append(env, sdk.EnvVariable{Name: name, Value: ""})
 	}
-	dir, limit := tc.Dir, tool.MaxCommandOutput
+	dir, limit := tc.Dir, service.MaxCommandOutput
 	created, err := a.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: sdk.SessionId(sessionID),
 		Command: "sh", Args: []string{"-c", tc.Line}, Cwd: &dir, Env: env, OutputByteLimit: &limit})
 	if err != nil {
@@ -110,7 +109,7 @@ func (t acpTerminal) RunInTerminal(ctx context.Context, sessionID, callID string
 		a.log.Info("terminal/output failed", "terminal", id, "err", err)
 	}
 	res.Output, res.HeadCut = []byte(out.Output), out.Truncated
-	status := &tool.TerminalExit{}
+	status := &service.TerminalExit{}
 	if exit.ExitCode != nil || exit.Signal != nil {
 		status.Code, status.Signal = exit.ExitCode, exit.Signal
 	} else if out.ExitStatus != nil {

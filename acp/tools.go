@@ -9,7 +9,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // mcpCapabilities: servers over stdio (every agent's) and streamable HTTP;
@@ -91,7 +90,7 @@ var permissionOptions = []sdk.PermissionOption{
 // askPermission asks with session/request_permission; the tool call was
 // shown pending before (ToolStarted). A cancelled outcome, or a failed
 // request, counts as rejected once.
-func (a *Agent) askPermission(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
+func (a *Agent) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
 	start := toolCallStart(r.Call, sdk.ToolCallStatusPending)
 	// The prompt's loop shows the call (and every earlier call's end)
 	// first.
@@ -104,20 +103,20 @@ func (a *Agent) askPermission(ctx context.Context, r tool.PermissionRequest) (to
 		Options:   permissionOptions,
 	})
 	if err != nil {
-		return tool.RejectOnce, err
+		return service.RejectOnce, err
 	}
 	if resp.Outcome.Selected == nil {
-		return tool.RejectOnce, nil // cancelled
+		return service.RejectOnce, nil // cancelled
 	}
 	switch resp.Outcome.Selected.OptionId {
 	case "allow_once":
-		return tool.AllowOnce, nil
+		return service.AllowOnce, nil
 	case "allow_always":
-		return tool.AllowAlways, nil
+		return service.AllowAlways, nil
 	case "reject_always":
-		return tool.RejectAlways, nil
+		return service.RejectAlways, nil
 	}
-	return tool.RejectOnce, nil
+	return service.RejectOnce, nil
 }
 
 // toolUpdate is a turn's tool event as a session/update.
@@ -139,7 +138,7 @@ func toolUpdate(ev service.Event) (sdk.SessionUpdate, bool) {
 		if ev.Summary != "" {
 			title = toolCallTitle(ev.Call, toolArgs(ev.Call.Arguments)) + " — " + ev.Summary
 		}
-		return toolCallDone(ev.Call.ID, ev.Output, tool.EndStatus(ev), title), true
+		return toolCallDone(ev.Call.ID, ev.Output, service.EndStatus(ev), title), true
 	case service.EditProposed:
 		content := diffContent(ev.Path, ev.Create, ev.OldText, ev.NewText())
 		return sdk.UpdateToolCall(sdk.ToolCallId(ev.Call.ID), sdk.WithUpdateContent([]sdk.ToolCallContent{content}),

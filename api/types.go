@@ -213,6 +213,8 @@ type Candidate struct {
 const (
 	OpenAIKeyEnv    = "OPENAI_API_KEY"
 	AnthropicKeyEnv = "ANTHROPIC_API_KEY"
+	// MCPTokenEnv holds the bearer token of `ctxls mcp serve --http`.
+	MCPTokenEnv = "CTXLS_MCP_TOKEN"
 )
 
 // Provider is the model configuration: initializationOptions.provider and

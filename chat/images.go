@@ -21,6 +21,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -301,4 +302,24 @@ func QuestionImages(folder, question string) []Image {
 		}
 	}
 	return out
+}
+
+// DecodeImages decodes and checks a question's images (data URLs); an
+// error names the image (images[i]).
+func DecodeImages(urls []string) ([]Image, error) {
+	images := make([]Image, 0, len(urls))
+	for i, u := range urls {
+		im, err := ParseDataURL(u)
+		if err == nil {
+			err = CheckImage(im.MIME, im.Data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: images[%d]: %w", api.ChatRequest, i, err)
+		}
+		images = append(images, im)
+	}
+	if len(images) > MaxImages {
+		return nil, api.Errorf(api.KindInvalidArgument, "%s: %d images; a question may carry %d", api.ChatRequest, len(images), MaxImages)
+	}
+	return images, nil
 }

@@ -5,9 +5,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/ctxls/ctxls/service"
 	"github.com/spf13/cobra"
-
-	"github.com/ctxls/ctxls/acp"
 )
 
 // acpCmd is `ctxls acp`: the Agent Client Protocol agent on stdin/stdout,
@@ -32,6 +31,6 @@ initialize's _meta.ctxls.provider.`,
 
 func serveACP(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
 	return daemon(g, stderr, "serving ACP", func(log *slog.Logger, dir, store string) int {
-		return acp.Serve(ctx, stdin, stdout, acp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider, StoreOpened: releaseStartupPages(log)})
+		return g.doors.ACP(ctx, stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log, Provider: g.provider, Opened: releaseStartupPages(log)})
 	})
 }

@@ -15,8 +15,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // providerFlags are the provider settings the command line can override.
@@ -41,8 +39,8 @@ func printTurn(t *service.Turn, out, errOut io.Writer) service.Event {
 			fmt.Fprintln(errOut, termsafe.Text(service.CompactionMarker(ev)))
 		case service.ToolStarted, service.ToolAllowed, service.ToolProgress, service.ToolFinished:
 			// MCP tools' calls, and any call that failed.
-			if tc, ok := tool.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
-				fmt.Fprintf(errOut, "[%s]\n", termsafe.Line(tool.ToolCallLine(tc)))
+			if tc, ok := service.ToolCallUpdate(t.SessionID, ev); ok && (tc.Server != "" || tc.Status == api.ToolFailed) && tc.Status != api.ToolPending {
+				fmt.Fprintf(errOut, "[%s]\n", termsafe.Line(service.ToolCallLine(tc)))
 			}
 		case service.PlanChanged:
 			fmt.Fprintf(errOut, "[plan]\n")
@@ -60,7 +58,7 @@ func printEvents(errOut io.Writer) func(service.Update) {
 	return func(ev service.Update) {
 		switch ev := ev.(type) {
 		case service.SessionFilesChanged:
-			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", termsafe.Line(ev.Subdir), termsafe.Line(ev.Name), session.Bytes(ev.Size))
+			fmt.Fprintf(errOut, "[wrote %s/%s, %s]\n", termsafe.Line(ev.Subdir), termsafe.Line(ev.Name), service.Bytes(ev.Size))
 		case service.SessionContextChanged:
 			fmt.Fprintf(errOut, "[context files: %s]\n", strings.Join(termsafe.Lines(ev.Context[api.SetFiles]), ", "))
 		case service.Notice:

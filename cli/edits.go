@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/ctxls/ctxls/internal/termsafe"
-	"github.com/ctxls/ctxls/tool"
+	"github.com/ctxls/ctxls/service"
 )
 
 // cliEdits is "ctxls chat"'s way with the model's edits: the files are the
@@ -24,10 +24,10 @@ func (cliEdits) Read(context.Context, string, string) (string, string, *int32, b
 	return "", "", nil, false
 }
 
-func (e cliEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
+func (e cliEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
 	if e.asker.tty == nil {
 		fmt.Fprintf(e.errOut, "[the edit of %s was rejected: there is no terminal to review it on; run with --edits auto to apply edits unreviewed]\n", termsafe.Line(r.Path))
-		return tool.RejectOnce, errors.New("no terminal to review on")
+		return service.RejectOnce, errors.New("no terminal to review on")
 	}
 	verb := "edit"
 	if r.Create {
@@ -37,17 +37,17 @@ func (e cliEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision
 	s, err := e.asker.prompt(ctx, fmt.Sprintf("%s\nctxls: the model wants to %s %s (%s).\n  [y] accept   [a] accept all in this turn   [n] reject: ",
 		termsafe.Text(r.Diff), verb, termsafe.Line(r.Path), termsafe.Line(r.Summary)))
 	if err != nil {
-		return tool.RejectOnce, err
+		return service.RejectOnce, err
 	}
 	switch s {
 	case "y", "yes":
-		return tool.AllowOnce, nil
+		return service.AllowOnce, nil
 	case "a", "all":
-		return tool.AllowAlways, nil
+		return service.AllowAlways, nil
 	}
-	return tool.RejectOnce, nil
+	return service.RejectOnce, nil
 }
 
-func (cliEdits) Apply(_ context.Context, r tool.EditRequest) (tool.EditResult, error) {
-	return tool.WriteToDisk(r)
+func (cliEdits) Apply(_ context.Context, r service.EditRequest) (service.EditResult, error) {
+	return service.WriteToDisk(r)
 }

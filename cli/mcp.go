@@ -10,9 +10,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/termsafe"
-	"github.com/ctxls/ctxls/mcp"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // mcpCmd is `ctxls mcp`: the user's sessions for other agents.
@@ -38,14 +36,13 @@ read-only unless started with --write (set_relevant_context).
 
 With --http ADDR it serves streamable HTTP at http://ADDR/mcp instead, on a
 loopback address only, and refuses a request whose Host or Origin is not
-localhost or that lacks the bearer token: $` + mcp.TokenEnv + `, else one it makes
+localhost or that lacks the bearer token: $` + api.MCPTokenEnv + `, else one it makes
 and prints on stderr.`,
 		Args: cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			*exit = daemon(g, stderr, "serving MCP", func(log *slog.Logger, dir, store string) int {
-				return mcp.Serve(cmd.Context(), stdin, stdout, mcp.Config{
-					DataDir: dir, Store: store, Version: version(), Log: log, Write: write, HTTP: addr, Stderr: stderr,
-				})
+				return g.doors.MCP(cmd.Context(), stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log},
+					MCPOptions{Write: write, HTTP: addr, Stderr: stderr})
 			})
 		},
 	}
@@ -98,8 +95,8 @@ func mcpTrustCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s (servers: %s)\n", termsafe.Line(res.Path), res.State, strings.Join(termsafe.Lines(res.Servers), ", "))
 			// What a trusted file runs, as the trust question shows it.
-			if r, ok := tool.WorkspaceTrustRequest(res.Path); ok && !no {
-				for _, line := range tool.TrustServers(r) {
+			if r, ok := service.WorkspaceTrustRequest(res.Path); ok && !no {
+				for _, line := range service.TrustServers(r) {
 					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
 				}
 			}

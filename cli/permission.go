@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/ctxls/ctxls/internal/termsafe"
-	"github.com/ctxls/ctxls/tool"
+	"github.com/ctxls/ctxls/service"
 )
 
 // toolAsker is how "ctxls chat" gets the user's permission for a tool
@@ -42,7 +42,7 @@ func (a *toolAsker) matches(server, name string) bool {
 		}
 		if rest, ok := strings.CutPrefix(p, "mcp__"); ok {
 			sp, tp, ok := strings.Cut(rest, "__")
-			if ok && glob(sp, tool.NamePart(server)) && glob(tp, tool.NamePart(name)) {
+			if ok && glob(sp, service.NamePart(server)) && glob(tp, service.NamePart(name)) {
 				return true
 			}
 			continue
@@ -93,7 +93,7 @@ func glob(pattern, s string) bool {
 	return err == nil && r.MatchString(s)
 }
 
-func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
+func (a *toolAsker) ask(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
 	if r.Trust != nil {
 		return a.askTrust(ctx, *r.Trust)
 	}
@@ -102,62 +102,62 @@ func (a *toolAsker) ask(ctx context.Context, r tool.PermissionRequest) (tool.Dec
 		// A command line runs without asking only when --allow-tool names
 		// run_command itself (never by * or a SERVER/TOOL pattern).
 		if slices.Contains(a.allow, c.Tool) {
-			return tool.AllowOnce, nil
+			return service.AllowOnce, nil
 		}
 		if a.tty == nil {
 			fmt.Fprintf(a.errOut, "[%s: declined, since there is no terminal to ask on; allow it with --allow-tool %s]\n", termsafe.Line(c.Tool), termsafe.Line(c.Tool))
-			return tool.RejectOnce, errors.New("no terminal to ask on")
+			return service.RejectOnce, errors.New("no terminal to ask on")
 		}
 	} else if a.matches(c.Server, c.Tool) {
-		return tool.AllowOnce, nil
+		return service.AllowOnce, nil
 	}
 	if a.tty == nil {
 		server, name := termsafe.Line(c.Server), termsafe.Line(c.Tool)
 		fmt.Fprintf(a.errOut, "[%s · %s: declined, since there is no terminal to ask on; allow it with --allow-tool %s/%s]\n", server, name, server, name)
-		return tool.RejectOnce, errors.New("no terminal to ask on")
+		return service.RejectOnce, errors.New("no terminal to ask on")
 	}
 	// Arguments longer than the question shows are cut with their count,
 	// and [s] shows them whole before asking again.
-	q, more := tool.PermissionQuestion(r, tool.AskArguments)
+	q, more := service.PermissionQuestion(r, service.AskArguments)
 	keys := "\n  [y] yes, once   [a] always in this session   [n] no   [v] never in this session"
 	if more > 0 {
 		keys += "   [s] show all the arguments"
 	}
 	s, err := a.prompt(ctx, q+keys+": ")
 	for err == nil && more > 0 && (s == "s" || s == "show") {
-		s, err = a.prompt(ctx, "ctxls: the arguments, whole: "+tool.QuestionArguments(c.Arguments)+keys+": ")
+		s, err = a.prompt(ctx, "ctxls: the arguments, whole: "+service.QuestionArguments(c.Arguments)+keys+": ")
 	}
 	if err != nil {
-		return tool.RejectOnce, err
+		return service.RejectOnce, err
 	}
 	switch s {
 	case "y", "yes":
-		return tool.AllowOnce, nil
+		return service.AllowOnce, nil
 	case "a", "always":
-		return tool.AllowAlways, nil
+		return service.AllowAlways, nil
 	case "v", "never":
-		return tool.RejectAlways, nil
+		return service.RejectAlways, nil
 	}
-	return tool.RejectOnce, nil
+	return service.RejectOnce, nil
 }
 
 // askTrust asks whether to trust a workspace's .mcp.json; with no
 // terminal it stays undecided (and unused) and the user is told how to
 // trust it.
-func (a *toolAsker) askTrust(ctx context.Context, r tool.TrustRequest) (tool.Decision, error) {
+func (a *toolAsker) askTrust(ctx context.Context, r service.TrustRequest) (service.Decision, error) {
 	if a.tty == nil {
 		path := termsafe.Line(r.Path)
 		fmt.Fprintf(a.errOut, "[%s is not used: it configures MCP servers and is not trusted yet; trust it with: ctxls mcp trust %s]\n", path, path)
-		return tool.RejectOnce, errors.New("no terminal to ask on")
+		return service.RejectOnce, errors.New("no terminal to ask on")
 	}
-	s, err := a.prompt(ctx, tool.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")
+	s, err := a.prompt(ctx, service.TrustQuestion(r)+"\n  [t] trust   [n] don't trust: ")
 	if err != nil {
-		return tool.RejectOnce, err
+		return service.RejectOnce, err
 	}
 	if s == "t" || s == "trust" || s == "y" || s == "yes" {
-		return tool.AllowAlways, nil
+		return service.AllowAlways, nil
 	}
-	return tool.RejectAlways, nil
+	return service.RejectAlways, nil
 }
 
 // prompt asks a question on the terminal and returns the answer's line,

@@ -11,7 +11,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
 )
 
 // listedSession is a row of "ctxls sessions list": the session with its
@@ -25,7 +24,7 @@ type listedSession struct {
 func withStorage(ctx context.Context, svc *service.Service, list []api.SessionSummary) []listedSession {
 	out := make([]listedSession, len(list))
 	for i, s := range list {
-		out[i] = listedSession{SessionSummary: s, FolderSize: session.DirSize(s.Folder)}
+		out[i] = listedSession{SessionSummary: s, FolderSize: service.DirSize(s.Folder)}
 		if res, err := svc.ContextGet(ctx, &api.ContextGetArgs{SessionID: s.ID}); err == nil {
 			for _, items := range res.Context {
 				out[i].ContextItems += len(items)

@@ -20,8 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/lsp"
-	"github.com/ctxls/ctxls/session/backend"
+	"github.com/ctxls/ctxls/service"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ctxls/ctxls/cli.Version=v1.2.3";
@@ -51,13 +50,32 @@ type globals struct {
 	provider api.Provider // serve's provider flags
 	// storageLimitMB is --storage-soft-limit-mb (0: not given); see resolveStorageLimitMB.
 	storageLimitMB int
+	doors          Doors
+}
+
+// Doors serve the protocols of "ctxls serve" (LSP), "ctxls acp" and "ctxls
+// mcp serve" on stdin and stdout, and return the exit code. cmd/ctxls gives
+// them (lsp.Serve, acp.Serve, mcp.Serve): the command line, a door itself,
+// imports no other door.
+type Doors struct {
+	LSP, ACP func(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config) int
+	MCP      func(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config, o MCPOptions) int
+}
+
+// MCPOptions are "ctxls mcp serve"'s flags: Write offers the tools that
+// change a session; HTTP is the loopback address to serve streamable HTTP
+// on ("" for stdio); Stderr gets the HTTP server's address and token.
+type MCPOptions struct {
+	Write  bool
+	HTTP   string
+	Stderr io.Writer
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // Main runs the command line and returns the process exit code.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{}
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, doors Doors) int {
+	g := &globals{doors: doors}
 	exit := 0
 	root := &cobra.Command{
 		Use:   "ctxls",
@@ -81,7 +99,7 @@ Run without a subcommand (or as "ctxls serve") it speaks LSP on stdin/stdout.`,
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dataDir, "data-dir", "", "where sessions are stored (default $CTXLS_DATA_DIR, else $XDG_DATA_HOME/ctxls, else ~/.local/share/ctxls)")
-	pf.StringVar(&g.store, "store", "", "the session store: a PostgreSQL URL postgres://user@host/db (default $"+backend.StoreEnv+"); without it, SQLite in the data directory")
+	pf.StringVar(&g.store, "store", "", "the session store: a PostgreSQL URL postgres://user@host/db (default $"+service.StoreEnv+"); without it, SQLite in the data directory")
 	storeFlag := pf.Lookup("store")
 	g.storeSet = func() bool { return storeFlag.Changed }
 	pf.StringVar(&g.logFile, "log-file", "", "write logs to this file instead of stderr")
@@ -180,7 +198,7 @@ func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.W
 			fmt.Fprintf(stderr, "ctxls: %v\n", err)
 			return 2
 		}
-		return lsp.Serve(ctx, stdin, stdout, lsp.Config{DataDir: dir, Store: store, Version: version(), Logger: log, Provider: g.provider, StorageSoftLimitMB: limitMB, StoreOpened: releaseStartupPages(log)})
+		return g.doors.LSP(ctx, stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log, Provider: g.provider, StorageSoftLimitMB: limitMB, Opened: releaseStartupPages(log)})
 	})
 }
 
@@ -222,9 +240,9 @@ func daemon(g *globals, stderr io.Writer, what string, run func(log *slog.Logger
 func (g *globals) resolveStore() (string, error) {
 	url, from := g.store, "--store"
 	if g.storeSet == nil || !g.storeSet() {
-		url, from = os.Getenv(backend.StoreEnv), backend.StoreEnv
+		url, from = os.Getenv(service.StoreEnv), service.StoreEnv
 	}
-	if url == "" || backend.IsPostgresURL(url) {
+	if url == "" || service.IsPostgresURL(url) {
 		return url, nil
 	}
 	return "", usageError{fmt.Errorf("%s is not a PostgreSQL URL: want postgres://user@host/database (or nothing, for the local store in the data directory)", from)}
@@ -236,5 +254,5 @@ func storeKind(url string) string {
 	if url == "" {
 		return "sqlite"
 	}
-	return "postgres " + backend.RedactDSN(url)
+	return "postgres " + service.RedactDSN(url)
 }

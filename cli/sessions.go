@@ -15,8 +15,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/internal/termsafe"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/session/backend"
 )
 
 // sessionsCmd is "ctxls sessions": the same store the daemon uses, through
@@ -197,7 +195,7 @@ no sharing: its sessions are on this machine only.`,
 			if err := exactArgs(2, "a session id and private or team")(cmd, args); err != nil {
 				return err
 			}
-			if v := session.Visibility(args[1]); v != session.VisibilityPrivate && v != session.VisibilityTeam {
+			if v := api.Visibility(args[1]); v != api.VisibilityPrivate && v != api.VisibilityTeam {
 				return usageError{fmt.Errorf("%s: visibility %q: want private or team", cmd.CommandPath(), oneLine(args[1], 20))}
 			}
 			return nil
@@ -247,13 +245,6 @@ func withSession(g *globals, fn func(*cobra.Command, *service.Service, string, [
 	})
 }
 
-// withStore is withService for the store's own maintenance (du, prune).
-func withStore(g *globals, fn func(*cobra.Command, session.Store, []string) error) func(*cobra.Command, []string) error {
-	return withService(g, func(cmd *cobra.Command, svc *service.Service, args []string) error {
-		return fn(cmd, svc.Store(), args)
-	})
-}
-
 // openService opens the store --store names, else SQLite in the data
 // directory (which a PostgreSQL store uses for its local mirror), with the
 // provider settings of the command's flags.
@@ -277,14 +268,6 @@ func (g *globals) openService(ctx context.Context, prov api.Provider) (*service.
 	}
 	svc.SetRoots([]string{wd})
 	return svc, nil
-}
-
-// openError says which store did not open, never with its password.
-func openError(dir, url string, err error) error {
-	if url == "" {
-		return fmt.Errorf("cannot open the session store in %s: %w", dir, err)
-	}
-	return fmt.Errorf("cannot open the PostgreSQL session store %s: %w", backend.RedactDSN(url), err)
 }
 
 // absPaths makes the --file paths absolute.

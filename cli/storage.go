@@ -12,12 +12,11 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
 )
 
 // storageLimitFlag adds --storage-soft-limit-mb to a command.
 func storageLimitFlag(cmd *cobra.Command, p *int) {
-	cmd.Flags().IntVar(p, "storage-soft-limit-mb", 0, fmt.Sprintf("soft limit on the data directory in MiB: over it, intermediate files in sessions' data/ folders are removed, oldest first (default $%s, else %d)", session.SoftLimitEnv, session.DefaultSoftLimitMB))
+	cmd.Flags().IntVar(p, "storage-soft-limit-mb", 0, fmt.Sprintf("soft limit on the data directory in MiB: over it, intermediate files in sessions' data/ folders are removed, oldest first (default $%s, else %d)", service.SoftLimitEnv, service.DefaultSoftLimitMB))
 }
 
 // resolveStorageLimitMB is the soft limit from the command line: the flag,
@@ -29,9 +28,9 @@ func (g *globals) resolveStorageLimitMB() (int, error) {
 	case g.storageLimitMB > 0:
 		return g.storageLimitMB, nil
 	}
-	mb, err := session.ParseLimitMB(os.Getenv(session.SoftLimitEnv))
+	mb, err := service.ParseLimitMB(os.Getenv(service.SoftLimitEnv))
 	if err != nil {
-		return 0, usageError{fmt.Errorf("%s: %v", session.SoftLimitEnv, err)}
+		return 0, usageError{fmt.Errorf("%s: %v", service.SoftLimitEnv, err)}
 	}
 	return mb, nil
 }
@@ -40,7 +39,7 @@ func (g *globals) resolveStorageLimitMB() (int, error) {
 func (g *globals) storageLimitBytes() (int64, error) {
 	mb, err := g.resolveStorageLimitMB()
 	if mb == 0 {
-		mb = session.DefaultSoftLimitMB
+		mb = service.DefaultSoftLimitMB
 	}
 	return int64(mb) << 20, err
 }
@@ -67,18 +66,18 @@ func duCmd(g *globals) *cobra.Command {
 		Use:   "du",
 		Short: "Show how much the data directory holds, against the storage soft limit",
 		Args:  cobra.NoArgs,
-		RunE: withStore(g, func(cmd *cobra.Command, st session.Store, _ []string) error {
+		RunE: withService(g, func(cmd *cobra.Command, svc *service.Service, _ []string) error {
 			limit, err := g.storageLimitBytes()
 			if err != nil {
 				return err
 			}
-			u, err := st.DiskUsage(cmd.Context())
+			u, err := svc.DiskUsage(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if g.jsonOut {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{
-					"dataDir": st.DataDir(), "total": u.Total, "limit": limit, "overLimit": u.Total > limit,
+					"dataDir": svc.DataDir(), "total": u.Total, "limit": limit, "overLimit": u.Total > limit,
 					"database": u.Database, "other": u.Other, "sessions": u.Sessions,
 				})
 			}
@@ -87,13 +86,13 @@ func duCmd(g *globals) *cobra.Command {
 			for _, s := range u.Sessions {
 				inSessions += s.Size
 			}
-			fmt.Fprintf(w, "Data directory: %s\n", st.DataDir())
-			fmt.Fprintf(w, "Total:     %s (%s) of the %s soft limit (%.1f%%)\n", humanBytes(u.Total), session.Bytes(u.Total), humanBytes(limit), 100*float64(u.Total)/float64(limit))
+			fmt.Fprintf(w, "Data directory: %s\n", svc.DataDir())
+			fmt.Fprintf(w, "Total:     %s (%s) of the %s soft limit (%.1f%%)\n", humanBytes(u.Total), service.Bytes(u.Total), humanBytes(limit), 100*float64(u.Total)/float64(limit))
 			fmt.Fprintf(w, "Database:  %s\n", humanBytes(u.Database))
 			fmt.Fprintf(w, "Sessions:  %s in %d session folders\n", humanBytes(inSessions), len(u.Sessions))
 			fmt.Fprintf(w, "Other:     %s (tmp/, folders of no session)\n", humanBytes(u.Other))
 			if u.Total > limit {
-				fmt.Fprintf(w, "Over the soft limit by %s: files in data/ folders are removed, oldest first, when a session is resumed or a turn writes.\n", session.Bytes(u.Total-limit))
+				fmt.Fprintf(w, "Over the soft limit by %s: files in data/ folders are removed, oldest first, when a session is resumed or a turn writes.\n", service.Bytes(u.Total-limit))
 			}
 			if len(u.Sessions) == 0 {
 				return nil

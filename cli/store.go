@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,8 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/session/backend"
+	"github.com/ctxls/ctxls/service"
 )
 
 // storeCmd is "ctxls store": setting up the shared PostgreSQL store.
@@ -47,9 +45,9 @@ migrations not yet applied. It prints the SQL that lets a person in.`,
 				return err
 			}
 			if dsn == "" {
-				return usageError{errors.New("store init needs a PostgreSQL database: pass --store postgres://owner@host/database or set " + backend.StoreEnv + " (the local SQLite store needs no set-up)")}
+				return usageError{errors.New("store init needs a PostgreSQL database: pass --store postgres://owner@host/database or set " + service.StoreEnv + " (the local SQLite store needs no set-up)")}
 			}
-			applied, err := backend.InitPostgres(cmd.Context(), dsn) // its errors name the database without the password
+			applied, err := service.InitStore(cmd.Context(), dsn) // its errors name the database without the password
 			if err != nil {
 				return err
 			}
@@ -58,9 +56,9 @@ migrations not yet applied. It prints the SQL that lets a person in.`,
 				fmt.Fprintf(w, "Applied %s\n", name)
 			}
 			if len(applied) == 0 {
-				fmt.Fprintf(w, "The schema of %s is current: nothing to apply.\n", backend.RedactDSN(dsn))
+				fmt.Fprintf(w, "The schema of %s is current: nothing to apply.\n", service.RedactDSN(dsn))
 			} else {
-				fmt.Fprintf(w, "The schema of %s is current.\n", backend.RedactDSN(dsn))
+				fmt.Fprintf(w, "The schema of %s is current.\n", service.RedactDSN(dsn))
 			}
 			printRoleSQL(w, databaseOf(dsn))
 			return nil
@@ -84,31 +82,15 @@ not at all, and one the database has already is skipped: run it again after an
 interruption, or to copy what is new.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !backend.IsPostgresURL(to) {
+			if !service.IsPostgresURL(to) {
 				return usageError{errors.New("store copy needs --to postgres://user@host/database")}
 			}
 			dir, err := g.resolveDataDir()
 			if err != nil {
 				return err
 			}
-			local, err := backend.Open(cmd.Context(), dir, "")
-			if err != nil {
-				return openError(dir, "", err)
-			}
-			defer local.Close()
-			// The copy reads nothing back: its mirror is a scratch folder.
-			scratch, err := os.MkdirTemp("", "ctxls-copy-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(scratch)
-			pg, err := backend.Open(cmd.Context(), scratch, to)
-			if err != nil {
-				return openError(dir, to, err)
-			}
-			defer pg.Close()
 			w := cmd.OutOrStdout()
-			progress := func(ss session.Session, copied bool) {
+			progress := func(id, title string, copied bool) {
 				if asJSON {
 					return
 				}
@@ -116,16 +98,16 @@ interruption, or to copy what is new.`,
 				if !copied {
 					verb = "already there "
 				}
-				fmt.Fprintf(w, "%-14s%s  %s\n", verb, ss.ID, oneLine(ss.Title, 60))
+				fmt.Fprintf(w, "%-14s%s  %s\n", verb, id, oneLine(title, 60))
 			}
-			rep, err := backend.CopyToPostgres(cmd.Context(), local, pg, progress)
+			rep, err := service.CopyStore(cmd.Context(), dir, to, progress)
 			if asJSON && rep != nil {
 				if jerr := writeJSON(w, rep); jerr != nil && err == nil {
 					err = jerr
 				}
 			} else if rep != nil {
 				fmt.Fprintf(w, "%d sessions copied (%d messages, %d files), %d already in %s.\n",
-					len(rep.Copied), rep.Messages, rep.Files, len(rep.Skipped), backend.RedactDSN(to))
+					len(rep.Copied), rep.Messages, rep.Files, len(rep.Skipped), service.RedactDSN(to))
 			}
 			return err
 		},
@@ -139,7 +121,7 @@ interruption, or to copy what is new.`,
 func printRoleSQL(w io.Writer, db string) {
 	fmt.Fprintf(w, "\nLet each person in with a role of their own (as the owner; leave out PASSWORD for peer or certificate authentication):\n")
 	fmt.Fprintf(w, "  CREATE ROLE alice LOGIN PASSWORD 'change me' IN ROLE ctxls_user; GRANT CONNECT ON DATABASE %s TO alice;\n", quoteIdent(db))
-	fmt.Fprintf(w, "Then they run ctxls with --store postgres://alice@HOST/%s (or %s set to it).\n", url.PathEscape(db), backend.StoreEnv)
+	fmt.Fprintf(w, "Then they run ctxls with --store postgres://alice@HOST/%s (or %s set to it).\n", url.PathEscape(db), service.StoreEnv)
 }
 
 // databaseOf is the database a postgres:// URL names: its path, else its
@@ -187,16 +169,14 @@ func checkStore(ctx context.Context, w io.Writer, g *globals) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	st, err := backend.Open(ctx, dir, dsn)
-	if err != nil {
-		fmt.Fprintf(w, "✗ store: %v\n", openError(dir, dsn, err))
+	if err := service.CheckStore(ctx, dir, dsn); err != nil {
+		fmt.Fprintf(w, "✗ store: %v\n", err)
 		return errors.New("the session store cannot be opened")
 	}
-	st.Close()
 	if dsn == "" {
 		fmt.Fprintf(w, "✓ store: SQLite %s\n", filepath.Join(dir, "ctxls.db"))
 	} else {
-		fmt.Fprintf(w, "✓ store: PostgreSQL %s (schema current, a member of ctxls_user; local mirror in %s)\n", backend.RedactDSN(dsn), dir)
+		fmt.Fprintf(w, "✓ store: PostgreSQL %s (schema current, a member of ctxls_user; local mirror in %s)\n", service.RedactDSN(dsn), dir)
 	}
 	return nil
 }

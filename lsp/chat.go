@@ -9,8 +9,6 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // chatRequest handles the ctxls/chat request.
@@ -93,7 +91,7 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			p.send(map[string]any{"kind": "report", "usage": api.ChatUsage{
 				PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, CachedTokens: ev.Usage.CachedTokens}})
 		case service.ToolStarted, service.ToolAllowed, service.ToolProgress, service.ToolFinished:
-			tc, _ := tool.ToolCallUpdate(t.SessionID, ev)
+			tc, _ := service.ToolCallUpdate(t.SessionID, ev)
 			s.notify(ctx, api.ToolCall, tc)
 			switch ev.(type) {
 			case service.ToolStarted: // a question about it may now be asked
@@ -101,12 +99,12 @@ func (s *Server) runChat(ctx context.Context, a *api.ChatArgs, token json.RawMes
 			case service.ToolFinished:
 				s.shownCalls.Ended(tc.SessionID, tc.ID)
 			}
-			p.send(map[string]any{"kind": "report", "message": tool.ToolCallLine(tc)})
+			p.send(map[string]any{"kind": "report", "message": service.ToolCallLine(tc)})
 		case service.PlanChanged:
 			s.notify(ctx, api.Plan, service.PlanParams(ev))
 		case service.Compacted:
 			sp := ev.Compaction.Summary.SummaryOf
-			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (%s)", session.FirstQuestions(sp.Questions))})
+			p.send(map[string]any{"kind": "report", "message": fmt.Sprintf("earlier turns summarised (%s)", service.FirstQuestions(sp.Questions))})
 		case service.Done, service.Cancelled, service.Failed:
 			final = ev
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // The editor's diagnostics, for the model's diagnostics tool
-// (tool.DiagnosticsDoor): asked with ctxls/diagnostics, only of a client
+// (service.DiagnosticsDoor): asked with ctxls/diagnostics, only of a client
 // that set initializationOptions.diagnostics.
 
 const (

@@ -61,7 +61,7 @@ func (c *wireClient) next() map[string]any {
 func startWire(t *testing.T, extra map[string]commandFunc) (*wireClient, *Server) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := NewServer(Config{DataDir: t.TempDir(), Version: "test"})
+	s := NewServer(service.Config{DataDir: t.TempDir(), Version: "test"})
 	for id, fn := range extra {
 		s.commands[id] = fn
 	}
@@ -200,7 +200,7 @@ func TestMalformedFrames(t *testing.T) {
 // TestFilesAddBase64TooLarge checks the size limit on inline content before
 // it is decoded (sent through the wire, 35 MB of JSON is slow under -race).
 func TestFilesAddBase64TooLarge(t *testing.T) {
-	s := NewServer(Config{DataDir: t.TempDir()})
+	s := NewServer(service.Config{DataDir: t.TempDir()})
 	if _, err := s.initialize(context.Background(), json.RawMessage(`{"capabilities":{}}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
-	"github.com/ctxls/ctxls/tool"
+	"github.com/ctxls/ctxls/service"
 )
 
 // editCaps is what the client said it can do with edits.
@@ -47,14 +47,14 @@ func (e lspEdits) Read(_ context.Context, _, path string) (string, string, *int3
 }
 
 // Review asks the user about an edit.
-func (e lspEdits) Review(ctx context.Context, r tool.EditRequest) (tool.Decision, error) {
+func (e lspEdits) Review(ctx context.Context, r service.EditRequest) (service.Decision, error) {
 	d, _, err := e.ReviewParts(ctx, r)
 	return d, err
 }
 
 // ReviewParts asks the user about an edit; a client that shows the diff
 // (ctxls/reviewEdit) may accept a part of it: the text it chose.
-func (e lspEdits) ReviewParts(ctx context.Context, r tool.EditRequest) (tool.Decision, *string, error) {
+func (e lspEdits) ReviewParts(ctx context.Context, r service.EditRequest) (service.Decision, *string, error) {
 	s := e.s
 	s.mu.Lock()
 	caps := s.edits
@@ -65,18 +65,18 @@ func (e lspEdits) ReviewParts(ctx context.Context, r tool.EditRequest) (tool.Dec
 	if caps.review {
 		var answer *api.ReviewEditResult
 		if _, err := s.conn.Call(ctx, api.ReviewEdit, reviewParams(r), &answer); err != nil {
-			return tool.RejectOnce, nil, notAnswered(ctx, timeout, err)
+			return service.RejectOnce, nil, notAnswered(ctx, timeout, err)
 		}
 		if answer == nil {
-			return tool.RejectOnce, nil, nil
+			return service.RejectOnce, nil, nil
 		}
 		switch answer.Decision {
 		case api.ReviewAccept:
-			return tool.AllowOnce, answer.Text, nil
+			return service.AllowOnce, answer.Text, nil
 		case api.ReviewAcceptAll:
-			return tool.AllowAlways, answer.Text, nil
+			return service.AllowAlways, answer.Text, nil
 		}
-		return tool.RejectOnce, nil, nil
+		return service.RejectOnce, nil, nil
 	}
 	msg := fmt.Sprintf("ctxls: the model wants to %s %s (%s). Apply it?", map[bool]string{true: "create", false: "edit"}[r.Create], r.Path, r.Summary)
 	s.mu.Lock()
@@ -97,7 +97,7 @@ func (e lspEdits) ReviewParts(ctx context.Context, r tool.EditRequest) (tool.Dec
 	return decisions[title], nil, err
 }
 
-func reviewParams(r tool.EditRequest) api.ReviewEditParams {
+func reviewParams(r service.EditRequest) api.ReviewEditParams {
 	return api.ReviewEditParams{
 		SessionID: r.SessionID, ID: r.Call.ID, Path: r.Path, URI: fileURI(r.Path, r.URI), Create: r.Create,
 		OldText: r.OldText, NewText: r.NewText(), Diff: r.Diff, Summary: r.Summary,
@@ -108,16 +108,16 @@ func reviewParams(r tool.EditRequest) api.ReviewEditParams {
 // texts as one TextEdit in the negotiated encoding, in a TextDocumentEdit
 // with the version it was computed against (null for a file not open), a
 // new file as CreateFile and an insert.
-func (e lspEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResult, error) {
+func (e lspEdits) Apply(ctx context.Context, r service.EditRequest) (service.EditResult, error) {
 	s := e.s
 	s.mu.Lock()
 	caps, enc := s.edits, s.enc
 	s.mu.Unlock()
 	switch {
 	case !caps.apply:
-		return tool.EditResult{}, fmt.Errorf("the editor does not apply edits (it lacks workspace.applyEdit)")
+		return service.EditResult{}, fmt.Errorf("the editor does not apply edits (it lacks workspace.applyEdit)")
 	case r.Create && !(caps.versions && caps.create):
-		return tool.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
+		return service.EditResult{}, fmt.Errorf("the editor cannot create files (it lacks workspace.workspaceEdit.resourceOperations \"create\")")
 	}
 	uri := fileURI(r.Path, r.URI)
 	edit := map[string]any{
@@ -151,36 +151,36 @@ func (e lspEdits) Apply(ctx context.Context, r tool.EditRequest) (tool.EditResul
 
 // applyEdit sends a WorkspaceEdit as workspace/applyEdit and says what the
 // editor made of it.
-func (s *Server) applyEdit(ctx context.Context, label string, we map[string]any) (tool.EditResult, error) {
+func (s *Server) applyEdit(ctx context.Context, label string, we map[string]any) (service.EditResult, error) {
 	var res struct {
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
 	}
 	if _, err := s.conn.Call(ctx, "workspace/applyEdit", map[string]any{"label": label, "edit": we}, &res); err != nil {
-		return tool.EditResult{}, err
+		return service.EditResult{}, err
 	}
-	return tool.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
+	return service.EditResult{Applied: res.Applied, Reason: res.FailureReason}, nil
 }
 
-var _ tool.FileRemover = lspEdits{}
+var _ service.FileRemover = lspEdits{}
 
 // Remove removes a file the model created (an undo) as a DeleteFile
 // through the editor, which closes its buffer; an editor without the
 // DeleteFile operation has it removed from the disk when it is not open
 // there (open, it is left: its buffer would hold the text still).
-func (e lspEdits) Remove(ctx context.Context, _, path, editorURI string) (tool.EditResult, error) {
+func (e lspEdits) Remove(ctx context.Context, _, path, editorURI string) (service.EditResult, error) {
 	s := e.s
 	s.mu.Lock()
 	caps := s.edits
 	s.mu.Unlock()
 	if !caps.apply || !caps.versions || !caps.remove {
 		if editorURI != "" {
-			return tool.EditResult{Reason: "it is open in the editor, which cannot remove files (it lacks workspace.workspaceEdit.resourceOperations \"delete\")"}, nil
+			return service.EditResult{Reason: "it is open in the editor, which cannot remove files (it lacks workspace.workspaceEdit.resourceOperations \"delete\")"}, nil
 		}
 		if err := os.Remove(path); err != nil {
-			return tool.EditResult{}, err
+			return service.EditResult{}, err
 		}
-		return tool.EditResult{Applied: true, OnDisk: true}, nil
+		return service.EditResult{Applied: true, OnDisk: true}, nil
 	}
 	we := map[string]any{"documentChanges": []any{
 		map[string]any{"kind": "delete", "uri": fileURI(path, editorURI), "options": map[string]any{"ignoreIfNotExists": true}},

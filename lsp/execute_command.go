@@ -128,7 +128,7 @@ func argError(err error) string {
 		}
 		goType := typeErr.Type.String()
 		if k := typeErr.Type.Kind(); k >= reflect.Bool && k <= reflect.Float64 || k == reflect.String {
-			goType = k.String() // a named string type such as session.Visibility is a string
+			goType = k.String() // a named string type such as api.Visibility is a string
 		}
 		return fmt.Sprintf("field %q must be %s, got %s", typeErr.Field, jsonType(goType), typeErr.Value)
 	}

@@ -22,6 +22,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // FuzzCommandArguments feeds arbitrary argument bytes to every command of a
@@ -36,7 +37,7 @@ func FuzzCommandArguments(f *testing.F) {
 		f.Add(uint8(0), []byte(seed))
 		f.Add(uint8(8), []byte(seed))
 	}
-	s := NewServer(Config{DataDir: f.TempDir(), Version: "fuzz"})
+	s := NewServer(service.Config{DataDir: f.TempDir(), Version: "fuzz"})
 	ctx := context.Background()
 	root := f.TempDir()
 	if _, err := s.initialize(ctx, json.RawMessage(`{"rootUri":"file://`+root+`","capabilities":{}}`)); err != nil {
@@ -231,7 +232,7 @@ type fuzzMsg struct {
 func startFuzzPeer(f *testing.F, initParams string) *fuzzPeer {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := NewServer(Config{DataDir: f.TempDir(), Version: "fuzz"})
+	s := NewServer(service.Config{DataDir: f.TempDir(), Version: "fuzz"})
 	ctx, cancel := context.WithCancel(context.Background())
 	exited := make(chan struct{})
 	go func() {
@@ -533,7 +534,7 @@ func FuzzEdits(f *testing.F) {
 	f.Add(true, "a\r\nb", []byte{0, 0, 1, 0, 2, 3, 14, 0, 0, 0, 0, 0, 0, 1, 0, 0, 9, 200}, "x\ny")
 	servers := map[bool]*Server{}
 	for _, utf8Enc := range []bool{false, true} {
-		s := NewServer(Config{DataDir: f.TempDir(), Version: "fuzz"})
+		s := NewServer(service.Config{DataDir: f.TempDir(), Version: "fuzz"})
 		caps := `{}`
 		if utf8Enc {
 			caps = `{"general":{"positionEncodings":["utf-8","utf-16"]}}`

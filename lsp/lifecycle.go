@@ -13,7 +13,6 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/session"
 )
 
 // initializeParams is the part of InitializeParams ctxls reads. It is decoded
@@ -173,7 +172,7 @@ func (s *Server) openService(ctx context.Context, p initializeParams, o *initOpt
 	svc, err := service.Start(ctx, service.Config{
 		DataDir: dataDir, Store: s.cfg.Store, Log: s.log, Docs: s.docs,
 		Provider: s.cfg.Provider.Merge(o.provider), StorageSoftLimitMB: s.cfg.StorageSoftLimitMB, Version: s.cfg.Version,
-		Opened:        s.cfg.StoreOpened,
+		Opened:        s.cfg.Opened,
 		ProviderWhere: "Set the variables in the environment your editor starts ctxls in, or the server and model in the editor's ctxls.provider settings (baseURL, model; api: anthropic for Anthropic).",
 	})
 	if err != nil {
@@ -245,7 +244,7 @@ func rootsOf(p initializeParams) []string {
 }
 
 // uriPath turns a file:// URI into a path.
-func uriPath(u string) (string, bool) { return session.PathFromURI(u) }
+func uriPath(u string) (string, bool) { return service.PathFromURI(u) }
 
 func (s *Server) onInitialized(ctx context.Context) {
 	s.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/api"
+	"github.com/ctxls/ctxls/service"
 )
 
 // TestQuestionBoxEndsOnce: a question ends exactly once, whether its answer
@@ -16,7 +17,7 @@ import (
 // the end is refused (notFound).
 func TestQuestionBoxEndsOnce(t *testing.T) {
 	t.Parallel()
-	s := NewServer(Config{})
+	s := NewServer(service.Config{})
 	actions := []api.QuestionAction{{ID: "allow"}, {ID: "deny"}}
 	for i := range 200 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*100*time.Microsecond)

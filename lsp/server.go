@@ -10,38 +10,9 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/buffer"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/tool"
 )
-
-// Config is what the command line gives the server.
-type Config struct {
-	// DataDir is where the store lives unless initializationOptions.dataDir
-	// says otherwise.
-	DataDir string
-	// Store is the session store's PostgreSQL URL (--store); "" for SQLite
-	// in the data directory. A daemon flag only: initializationOptions
-	// cannot change it, so an editor's settings never point a daemon at
-	// another database.
-	Store string
-	// Version is reported in serverInfo.
-	Version string
-	// Logger receives the server's logs; nil discards them.
-	Logger *slog.Logger
-	// Provider is the model configuration from the command line; fields set
-	// here override initializationOptions.provider.
-	Provider api.Provider
-	// StorageSoftLimitMB is the data directory's soft limit in MiB from the
-	// command line (--storage-soft-limit-mb, else CTXLS_STORAGE_SOFT_LIMIT_MB);
-	// 0 means session.DefaultSoftLimitMB. initializationOptions and settings
-	// override it (see storageLimit).
-	StorageSoftLimitMB int
-	// StoreOpened is service.Config.Opened: called once the store's open
-	// at initialize has ended.
-	StoreOpened func(error)
-}
 
 // lifecycle is the server's position in the LSP lifecycle.
 type lifecycle int
@@ -71,7 +42,7 @@ func (l lifecycle) String() string {
 // (notifications, in wire order) or on their own goroutine (requests, released
 // with jsonrpc2.Async); see doc.go.
 type Server struct {
-	cfg      Config
+	cfg      service.Config
 	log      *slog.Logger
 	conn     jsonrpc2.Conn
 	docs     *buffer.Set
@@ -85,15 +56,15 @@ type Server struct {
 	initDone          chan struct{} // closed when initialize returns, however it ended (initOnce)
 	initOnce          sync.Once
 	enc               buffer.Encoding
-	svc               *service.Service // the operations, over the store initialize opened
-	resumeAtInit      string           // initializationOptions.session, resumed on "initialized"
-	clientWorkDone    bool             // the client supports window/workDoneProgress/create
-	permissionTimeout time.Duration    // how long a tool call waits for the user (0: the default)
-	edits             editCaps         // what the client can do with the model's edits
-	diagnostics       bool             // the client answers ctxls/diagnostics (initializationOptions.diagnostics)
-	asksInChat        bool             // the client shows ctxls/question (initializationOptions.questions)
-	shownCalls        tool.ShownCalls  // a tool call's question waits until the turn's loop showed the call
-	watch             *watcher         // live updates from other daemons (live.go); nil when stopped
+	svc               *service.Service   // the operations, over the store initialize opened
+	resumeAtInit      string             // initializationOptions.session, resumed on "initialized"
+	clientWorkDone    bool               // the client supports window/workDoneProgress/create
+	permissionTimeout time.Duration      // how long a tool call waits for the user (0: the default)
+	edits             editCaps           // what the client can do with the model's edits
+	diagnostics       bool               // the client answers ctxls/diagnostics (initializationOptions.diagnostics)
+	asksInChat        bool               // the client shows ctxls/question (initializationOptions.questions)
+	shownCalls        service.ShownCalls // a tool call's question waits until the turn's loop showed the call
+	watch             *watcher           // live updates from other daemons (live.go); nil when stopped
 
 	// questions are the ctxls/question questions waiting for an answer;
 	// they have their own mutex (see questions.go).
@@ -112,8 +83,8 @@ type Server struct {
 }
 
 // NewServer returns a server for one connection.
-func NewServer(cfg Config) *Server {
-	log := cfg.Logger
+func NewServer(cfg service.Config) *Server {
+	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -134,7 +105,7 @@ func NewServer(cfg Config) *Server {
 // Serve speaks LSP over in and out until the client sends exit or closes its
 // end. It returns the process exit code the LSP specification asks for: 0
 // after shutdown, 1 otherwise.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
+func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config) int {
 	s := NewServer(cfg)
 	return s.Run(ctx, in, out)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/service"
-	"github.com/ctxls/ctxls/tool"
 )
 
 // The answers of the permission question (window/showMessageRequest).
@@ -26,7 +25,7 @@ const (
 // answer within the timeout
 // (toolPermissionTimeoutSeconds), no action chosen or a failed request
 // counts as denied (a trust question unanswered is asked again next time).
-func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (tool.Decision, error) {
+func (s *Server) askPermission(ctx context.Context, r service.PermissionRequest) (service.Decision, error) {
 	ctx, cancel, timeout := s.questionContext(ctx)
 	defer cancel()
 	s.mu.Lock()
@@ -36,7 +35,7 @@ func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (t
 		return s.askInChat(ctx, timeout, r)
 	}
 	if r.Trust != nil {
-		title, err := s.showMessageRequest(ctx, timeout, 2, tool.TrustQuestion(*r.Trust), trust, distrust)
+		title, err := s.showMessageRequest(ctx, timeout, 2, service.TrustQuestion(*r.Trust), trust, distrust)
 		if err == nil && title == "" {
 			err = fmt.Errorf("no answer")
 		}
@@ -45,7 +44,7 @@ func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (t
 	s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 	// The message is the only field window/showMessageRequest has: it holds
 	// the call's arguments whole.
-	q, _ := tool.PermissionQuestion(r, 0)
+	q, _ := service.PermissionQuestion(r, 0)
 	title, err := s.showMessageRequest(ctx, timeout, 3, q, allowOnce, allowAlways, deny)
 	return decisions[title], err
 }
@@ -54,10 +53,10 @@ func (s *Server) askPermission(ctx context.Context, r tool.PermissionRequest) (t
 // initializationOptions.questions): the chat shows it and the user answers
 // with ctxls.question.answer. No answer within the timeout denies (a trust
 // question unanswered is asked again next time).
-func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.PermissionRequest) (tool.Decision, error) {
+func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r service.PermissionRequest) (service.Decision, error) {
 	q := api.QuestionParams{SessionID: r.SessionID}
 	if r.Trust != nil {
-		q.Kind, q.Message = api.QuestionTrust, tool.TrustQuestion(*r.Trust)
+		q.Kind, q.Message = api.QuestionTrust, service.TrustQuestion(*r.Trust)
 		q.Actions = []api.QuestionAction{
 			{ID: api.ActionTrust, Title: trust, Deliberate: true},
 			{ID: api.ActionDistrust, Title: distrust},
@@ -65,7 +64,7 @@ func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.Pe
 	} else {
 		s.shownCalls.Wait(ctx, r.SessionID, r.Call.ID)
 		q.Kind, q.ToolCallID = api.QuestionPermission, r.Call.ID
-		q.Message, _ = tool.PermissionQuestion(r, 0)
+		q.Message, _ = service.PermissionQuestion(r, 0)
 		q.Actions = []api.QuestionAction{
 			{ID: api.ActionAllow, Title: allowOnce},
 			{ID: api.ActionDeny, Title: deny},
@@ -78,17 +77,17 @@ func (s *Server) askInChat(ctx context.Context, timeout time.Duration, r tool.Pe
 
 // actionDecisions are what the ctxls/question actions decide (any other:
 // RejectOnce).
-var actionDecisions = map[string]tool.Decision{
-	api.ActionAllow: tool.AllowOnce, api.ActionAlways: tool.AllowAlways,
-	api.ActionTrust: tool.AllowAlways, api.ActionDistrust: tool.RejectAlways,
-	api.ActionAccept: tool.AllowOnce, api.ActionAcceptAll: tool.AllowAlways,
+var actionDecisions = map[string]service.Decision{
+	api.ActionAllow: service.AllowOnce, api.ActionAlways: service.AllowAlways,
+	api.ActionTrust: service.AllowAlways, api.ActionDistrust: service.RejectAlways,
+	api.ActionAccept: service.AllowOnce, api.ActionAcceptAll: service.AllowAlways,
 }
 
 // decisions are what the questions' answers decide (any other: RejectOnce).
-var decisions = map[string]tool.Decision{
-	allowOnce: tool.AllowOnce, allowAlways: tool.AllowAlways,
-	trust: tool.AllowAlways, distrust: tool.RejectAlways,
-	accept: tool.AllowOnce, acceptAll: tool.AllowAlways,
+var decisions = map[string]service.Decision{
+	allowOnce: service.AllowOnce, allowAlways: service.AllowAlways,
+	trust: service.AllowAlways, distrust: service.RejectAlways,
+	accept: service.AllowOnce, acceptAll: service.AllowAlways,
 }
 
 // questionContext bounds a question to the user by
@@ -104,11 +103,11 @@ func (s *Server) questionContext(ctx context.Context) (context.Context, context.
 	return ctx, cancel, timeout
 }
 
-// notAnswered is err, a question's failure, as tool.ErrNotAnswered (the
+// notAnswered is err, a question's failure, as service.ErrNotAnswered (the
 // model is told the user did not answer) when the question's time ran out.
 func notAnswered(ctx context.Context, timeout time.Duration, err error) error {
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("no answer within %s: %w", timeout, tool.ErrNotAnswered)
+		return fmt.Errorf("no answer within %s: %w", timeout, service.ErrNotAnswered)
 	}
 	return err
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/session"
+	"github.com/ctxls/ctxls/service"
 )
 
 // defaultViewIdle is how long the editor's view must stay unchanged before
@@ -113,7 +113,7 @@ func appletItems(path string, sel, visible *api.Range) []string {
 
 // insideAny reports whether path is one of roots or inside one.
 func insideAny(path string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return session.Within(path, r) })
+	return slices.ContainsFunc(roots, func(r string) bool { return service.Within(path, r) })
 }
 
 // arm makes c the pending view and (re)starts the idle timer. Called on the

@@ -14,12 +14,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// TokenEnv names the environment variable holding the HTTP transport's
-// bearer token.
-const TokenEnv = "CTXLS_MCP_TOKEN"
 
 // Path is where the HTTP transport serves MCP.
 const Path = "/mcp"
@@ -29,7 +26,7 @@ const Path = "/mcp"
 // port. Every request must name localhost in Host (and in Origin, when a
 // browser sends one: a web page the user opens could otherwise reach the
 // port through DNS rebinding) and carry the bearer token.
-func serveHTTP(ctx context.Context, srv *sdk.Server, cfg Config, log *slog.Logger) int {
+func serveHTTP(ctx context.Context, srv *sdk.Server, cfg config, log *slog.Logger) int {
 	host, _, err := net.SplitHostPort(cfg.HTTP)
 	if err != nil || !loopback(host) {
 		fmt.Fprintf(cfg.Stderr, "ctxls: --http %q: want a loopback address such as 127.0.0.1:8765 (the sessions are private)\n", cfg.HTTP)
@@ -37,7 +34,7 @@ func serveHTTP(ctx context.Context, srv *sdk.Server, cfg Config, log *slog.Logge
 	}
 	token := cfg.Token
 	if token == "" {
-		token = os.Getenv(TokenEnv)
+		token = os.Getenv(api.MCPTokenEnv)
 	}
 	made := token == ""
 	if made {
@@ -59,7 +56,7 @@ func serveHTTP(ctx context.Context, srv *sdk.Server, cfg Config, log *slog.Logge
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(cfg.Stderr, "ctxls mcp: serving on http://%s%s\n", ln.Addr(), Path)
 	if made {
-		fmt.Fprintf(cfg.Stderr, "ctxls mcp: bearer token %s (set %s to choose one)\n", token, TokenEnv)
+		fmt.Fprintf(cfg.Stderr, "ctxls mcp: bearer token %s (set %s to choose one)\n", token, api.MCPTokenEnv)
 	}
 	go func() {
 		<-ctx.Done()
@@ -92,7 +89,7 @@ func guard(token string, next http.Handler) http.Handler {
 		}
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxls"`)
-			http.Error(w, "ctxls mcp: a bearer token is required (see "+TokenEnv+")", http.StatusUnauthorized)
+			http.Error(w, "ctxls mcp: a bearer token is required (see "+api.MCPTokenEnv+")", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -24,11 +24,9 @@ import (
 	"github.com/ctxls/ctxls/service"
 )
 
-// Config is what `ctxls mcp serve` starts from.
-type Config struct {
-	DataDir, Store string
-	Version        string
-	Log            *slog.Logger
+// Options are what `ctxls mcp serve` starts from beyond the service's
+// configuration (its DataDir, Store, Version and Log are used).
+type Options struct {
 	// Write offers the tools that change a session (set_context).
 	Write bool
 	// HTTP is the loopback address to serve streamable HTTP on ("" for
@@ -38,12 +36,19 @@ type Config struct {
 	Stderr      io.Writer
 }
 
+// config is a server's whole configuration.
+type config struct {
+	service.Config
+	Options
+}
+
 // SessionURI is the URI template of a session resource.
 const SessionURI = "ctxls://session/{id}"
 
 // Serve runs the server until the client goes away (stdio) or ctx ends, and
 // returns the process exit code.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) int {
+func Serve(ctx context.Context, in io.Reader, out io.Writer, c service.Config, o Options) int {
+	cfg := config{c, o}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -133,7 +138,7 @@ func onSession[In interface{ session() string }, Out any](svc *service.Service, 
 }
 
 // newServer declares the tools and the session resource over svc.
-func newServer(svc *service.Service, cfg Config) *sdk.Server {
+func newServer(svc *service.Service, cfg config) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "ctxls", Version: cfg.Version}, &sdk.ServerOptions{
 		Instructions: "ctxls keeps the user's chat sessions from their editors (VS Code, Neovim, Emacs, Zed, the terminal): " +
 			"each with its messages, a title, named sets of relevant context (files the work is about, endpoints, ports) and a folder of files. " +

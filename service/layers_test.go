@@ -1,6 +1,9 @@
 package service
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +61,87 @@ func TestLayers(t *testing.T) {
 	}
 	if doors < 4 {
 		t.Fatalf("go list found %d door packages:\n%s", doors, out)
+	}
+}
+
+// TestDoorImports: a door (lsp, acp, cli, mcp) imports of ctxls only api
+// and service (and buffer, the LSP door's open documents), besides
+// internal/termsafe and internal/procmem, utilities that know nothing of
+// ctxls; never another door (cmd/ctxls puts the doors together: cli.Doors),
+// the engine, the turn's runner, the tools or the store. What a door needs
+// from below, the service re-exports (turnevents.go, doors.go,
+// storeadmin.go): one surface. Its own imports, not its dependencies':
+// those go through the service.
+func TestDoorImports(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/ctxls/ctxls/"
+	allowed := map[string][]string{
+		"lsp": {"api", "service", "buffer"},
+		"acp": {"api", "service"},
+		"mcp": {"api", "service"},
+		"cli": {"api", "service", "internal/termsafe", "internal/procmem"},
+	}
+	for door, ok := range allowed {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", mod+door).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", door, err)
+		}
+		n := 0
+		for _, imp := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(imp, mod) {
+				continue // the standard library, the protocols' and the transports' libraries
+			}
+			n++
+			if !slices.Contains(ok, strings.TrimPrefix(imp, mod)) {
+				t.Errorf("the door %s imports %s: it imports only %s (the service re-exports what a door needs)", door, imp, strings.Join(ok, ", "))
+			}
+		}
+		if n == 0 {
+			t.Errorf("go list found no ctxls import of %s:\n%s", door, out)
+		}
+	}
+}
+
+// TestOneNamePerConcept: no two exported types share a name across the
+// doors, the service, the turn's runner, the engine, the tools and api (an
+// alias is the same type under another package's name, and may). Two
+// types named alike (chat.Turn, turn.Turn and service.Turn were three)
+// make a reader of a door ask which is meant.
+func TestOneNamePerConcept(t *testing.T) {
+	t.Parallel()
+	where := map[string][]string{}
+	for _, pkg := range []string{"lsp", "acp", "cli", "mcp", "service", "turn", "chat", "tool", "api"} {
+		files, _ := filepath.Glob(filepath.Join("..", pkg, "*.go"))
+		fset := token.NewFileSet()
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range af.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				if !ok || gd.Tok != token.TYPE {
+					continue
+				}
+				for _, sp := range gd.Specs {
+					ts := sp.(*ast.TypeSpec)
+					if ts.Name.IsExported() && !ts.Assign.IsValid() {
+						where[ts.Name.Name] = append(where[ts.Name.Name], pkg)
+					}
+				}
+			}
+		}
+	}
+	if len(where) < 100 {
+		t.Fatalf("found only %d exported types", len(where))
+	}
+	for name, pkgs := range where {
+		if len(pkgs) > 1 {
+			t.Errorf("%s is a type of %s: one name per concept (rename one, or make it an alias of the other)", name, strings.Join(pkgs, " and "))
+		}
 	}
 }
 

@@ -3,29 +3,12 @@ package service
 import (
 	"context"
 	"path/filepath"
-	"slices"
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/search"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/workspace"
 )
-
-// withMentions is a turn's files: the ones the client sent, then each file
-// the message mentions ("@auth/login.go", "@main.go:5-8", see
-// workspace.Mentions) that is not among them, as turnFiles takes them.
-func withMentions(files []string, message string, roots []string) []string {
-	out := files
-	for _, item := range workspace.Mentions(message, roots, maxMentions) {
-		if !slices.Contains(out, item) {
-			out = append(slices.Clip(out), item)
-		}
-	}
-	return out
-}
-
-// maxMentions caps the files one message's mentions send.
-const maxMentions = 20
 
 // WorkspaceFiles lists the workspace's files for a completion after "@".
 func (s *Service) WorkspaceFiles(ctx context.Context, a *api.WorkspaceFilesArgs) (*api.WorkspaceFilesResult, error) {

@@ -270,10 +270,6 @@ func (s *Service) Close() error {
 // ask the user (SetAsker), to show and apply edits (SetEditDoor), …
 func (s *Service) Tools() *tool.Box { return s.box }
 
-// Store is the session store, for what is not an operation of its own:
-// the live updates a door follows (Watch), the view capture.
-func (s *Service) Store() session.Store { return s.store }
-
 // DataDir is the store's data directory.
 func (s *Service) DataDir() string { return s.store.DataDir() }
 

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ctxls/ctxls/api"
@@ -16,7 +13,6 @@ import (
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
 	"github.com/ctxls/ctxls/turn"
-	"github.com/ctxls/ctxls/workspace"
 )
 
 // TurnOptions are what a door adds to a turn beyond its arguments.
@@ -49,15 +45,15 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 	if a.Message == "" && a.Rewind == 0 && !o.Again && len(a.Images) == 0 {
 		return nil, required(api.ChatRequest, "message")
 	}
-	images, err := questionImages(a.Images)
+	images, err := chat.DecodeImages(a.Images)
 	if err != nil {
-		return nil, err
+		return nil, fail(err)
 	}
 	roots := o.Roots
 	if roots == nil {
 		roots = s.Roots()
 	}
-	files, lines, err := turnFiles(withMentions(a.Files, a.Message, roots), roots)
+	files, lines, err := chat.QuestionFiles(a.Files, a.Message, roots)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -114,25 +110,6 @@ func (s *Service) StartTurn(ctx context.Context, a *api.ChatArgs, o TurnOptions)
 		s.takeResumed(id)
 	}
 	return t, nil
-}
-
-// questionImages decodes and checks a question's images (data URLs).
-func questionImages(urls []string) ([]Image, error) {
-	images := make([]Image, 0, len(urls))
-	for i, u := range urls {
-		im, err := chat.ParseDataURL(u)
-		if err == nil {
-			err = chat.CheckImage(im.MIME, im.Data)
-		}
-		if err != nil {
-			return nil, fail(fmt.Errorf("%s: images[%d]: %w", api.ChatRequest, i, err))
-		}
-		images = append(images, im)
-	}
-	if len(images) > chat.MaxImages {
-		return nil, api.Errorf(api.KindInvalidArgument, "%s: %d images; a question may carry %d", api.ChatRequest, len(images), chat.MaxImages)
-	}
-	return images, nil
 }
 
 // turnSession is the session a turn goes to (nil: one the turn makes),
@@ -307,43 +284,6 @@ func chatResult(r *chat.Result) *api.ChatResult {
 	}
 }
 
-// turnFiles normalises a turn's files to absolute paths, and reads the
-// lines a file names (main.go:5-8: the user's selection) into lines.
-func turnFiles(items, roots []string) (files []string, lines map[string]chat.Lines, err error) {
-	files = make([]string, 0, len(items))
-	for _, f := range items {
-		var sel *chat.Lines
-		if m := workspace.LineRange.FindStringSubmatch(f); m != nil {
-			if _, statErr := os.Stat(f); statErr != nil { // not a file named so
-				first, _ := strconv.Atoi(m[2])
-				last := first
-				if m[3] != "" {
-					last, _ = strconv.Atoi(m[3])
-				}
-				if last < first {
-					return nil, nil, api.Errorf(api.KindInvalidArgument, "files: %q: the lines end before they start", f)
-				}
-				f, sel = m[1], &chat.Lines{First: first, Last: last}
-			}
-		}
-		p, err := session.NormalizeFileItem(f, roots)
-		if err != nil {
-			return nil, nil, err
-		}
-		if slices.Contains(files, p) { // sent and mentioned, say: once, with the first one's lines
-			continue
-		}
-		files = append(files, p)
-		if sel != nil {
-			if lines == nil {
-				lines = map[string]chat.Lines{}
-			}
-			lines[p] = *sel
-		}
-	}
-	return files, lines, nil
-}
-
 // candidatePaths are the open and recently edited files, most recent first.
 func (s *Service) candidatePaths() []string {
 	var out []string
@@ -368,7 +308,7 @@ func (s *Service) ChatPreview(ctx context.Context, a *api.ChatArgs) (*api.ChatPr
 		return nil, required(api.ChatPreview, "message")
 	}
 	roots := s.Roots()
-	files, lines, err := turnFiles(withMentions(a.Files, a.Message, roots), roots)
+	files, lines, err := chat.QuestionFiles(a.Files, a.Message, roots)
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -31,7 +31,7 @@ func (s *Service) undo(ctx context.Context, sessionID string, from int64, redo b
 	if err != nil {
 		return nil, fail(err)
 	}
-	var res *tool.UndoResult
+	var res *tool.Undone
 	err = s.engine.Exclusive(ctx, sess.ID, func(ctx context.Context) error {
 		res, err = s.box.Undo(ctx, sess.ID, redo, from)
 		return err
@@ -39,10 +39,7 @@ func (s *Service) undo(ctx context.Context, sessionID string, from int64, redo b
 	if err != nil {
 		return nil, fail(err)
 	}
-	out := &api.UndoResult{V: api.V, SessionID: sess.ID, Turn: res.Turn, Restored: nonNil(res.Restored), Left: []api.LeftFile{}}
-	for _, f := range res.Left {
-		out.Left = append(out.Left, api.LeftFile{Path: f.Path, Reason: f.Reason})
-	}
+	out := &api.UndoResult{V: api.V, SessionID: sess.ID, Turn: res.Turn, Restored: nonNil(res.Restored), Left: nonNil(res.Left)}
 	return out, nil
 }
 

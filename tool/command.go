@@ -46,7 +46,7 @@ const (
 
 // secretEnv are the daemon's variables a command never gets (beside the
 // turn's provider's key variable, chat.ToolTurn.KeyEnv).
-var secretEnv = []string{api.OpenAIKeyEnv, api.AnthropicKeyEnv, "CTXLS_MCP_TOKEN"} // the last: mcp.TokenEnv, the MCP door's
+var secretEnv = []string{api.OpenAIKeyEnv, api.AnthropicKeyEnv, api.MCPTokenEnv}
 
 type commandArgs struct {
 	Command        string  `json:"command" jsonschema:"the shell command line, run by sh -c"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -37,20 +38,15 @@ type FileRemover interface {
 	Remove(ctx context.Context, sessionID, path, uri string) (EditResult, error)
 }
 
-// UndoResult is what an undo or redo did.
-type UndoResult struct {
+// Undone is what an undo or redo did.
+type Undone struct {
 	// Turn is the id of the user message whose turn was undone or redone.
 	Turn int64
 	// Restored are the files undone (redone), in the order of their first
 	// change.
 	Restored []string
 	// Left are the files not touched, each with why.
-	Left []LeftFile
-}
-
-// LeftFile is a file an undo or redo left as it was.
-type LeftFile struct {
-	Path, Reason string
+	Left []api.LeftFile
 }
 
 // RecordEdit keeps an applied edit in the session's edit log, for undo
@@ -69,7 +65,7 @@ func RecordEdit(ctx context.Context, l session.EditLog, turn int64, r EditReques
 // connection's edit door, and notes it for the model's next turn. With
 // from (not for redo), every turn from that question on is undone, newest
 // first (the turns a rewind to it removes).
-func (b *Box) Undo(ctx context.Context, sessionID string, redo bool, from int64) (*UndoResult, error) {
+func (b *Box) Undo(ctx context.Context, sessionID string, redo bool, from int64) (*Undone, error) {
 	l, ok := b.cfg.Store.(session.EditLog)
 	if !ok {
 		return nil, errors.New("this store keeps no changes to undo")
@@ -89,7 +85,7 @@ func (b *Box) Undo(ctx context.Context, sessionID string, redo bool, from int64)
 	if door == nil {
 		return nil, session.Invalidf("this client cannot apply edits (it lacks workspace.applyEdit), so it cannot undo them")
 	}
-	res := &UndoResult{Turn: turn}
+	res := &Undone{Turn: turn}
 	// Each file's changes in order; files apart, a few at a time (each
 	// change is a round trip to the editor).
 	var order []string
@@ -125,7 +121,7 @@ func (b *Box) Undo(ctx context.Context, sessionID string, redo bool, from int64)
 	for i, p := range order {
 		done = append(done, outcomes[i].done...)
 		if why := outcomes[i].why; why != "" {
-			res.Left = append(res.Left, LeftFile{Path: p, Reason: why})
+			res.Left = append(res.Left, api.LeftFile{Path: p, Reason: why})
 		} else {
 			res.Restored = append(res.Restored, p)
 		}
@@ -260,7 +256,7 @@ func (b *Box) remove(ctx context.Context, door EditDoor, r EditRequest) string {
 }
 
 // undoNote is what the model is told on its next turn.
-func undoNote(res *UndoResult, redo bool) string {
+func undoNote(res *Undone, redo bool) string {
 	if len(res.Restored) == 0 {
 		return ""
 	}

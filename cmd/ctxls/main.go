@@ -4,16 +4,22 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 
+	"github.com/ctxls/ctxls/acp"
 	"github.com/ctxls/ctxls/cli"
+	"github.com/ctxls/ctxls/lsp"
+	"github.com/ctxls/ctxls/mcp"
+	"github.com/ctxls/ctxls/service"
 )
 
 func main() {
 	stop := profile()
-	code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, doors)
 	stop()
 	os.Exit(code)
 }
@@ -23,6 +29,16 @@ func main() {
 // ends when the command returns (a daemon killed by a signal writes none).
 // For finding where a test's or a benchmark's daemons spend their time:
 // go tool pprof ctxls FILE.PID.
+// doors are the protocols the command line serves: the daemon is put
+// together here, so no door imports another.
+var doors = cli.Doors{
+	LSP: lsp.Serve,
+	ACP: acp.Serve,
+	MCP: func(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config, o cli.MCPOptions) int {
+		return mcp.Serve(ctx, in, out, cfg, mcp.Options{Write: o.Write, HTTP: o.HTTP, Stderr: o.Stderr})
+	},
+}
+
 func profile() (stop func()) {
 	path := os.Getenv("CTXLS_CPUPROFILE")
 	if path == "" {

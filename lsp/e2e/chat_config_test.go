@@ -7,8 +7,8 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/service"
 )
 
 // TestChatConfigurationAndServerCreatedProgress: with no provider the turn
@@ -19,7 +19,7 @@ func TestChatConfigurationAndServerCreatedProgress(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	fake := openaitest.New(t)
-	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	s := lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{WorkDoneProgress: true})
 	err := s.Call("ctxls/chat", map[string]any{"message": "hi"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "no model provider is configured") {

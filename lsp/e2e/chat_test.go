@@ -14,9 +14,9 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/service"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func startChat(t *testing.T, fake *openaitest.Server) (*lsptest.Server, string) {
 	t.Helper()
 	root, rootURI := workspace(t)
-	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	s := lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, WorkDoneProgress: true, InitOptions: map[string]any{
 		"provider": map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 16000, "maxOutputTokens": 1000},
 	}})

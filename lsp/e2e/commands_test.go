@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/service"
 )
 
 // workspace makes a workspace folder with a few files and returns its path
@@ -40,7 +40,7 @@ func workspace(t *testing.T) (string, string) {
 func startWithRoot(t *testing.T) (*lsptest.Server, string) {
 	t.Helper()
 	root, rootURI := workspace(t)
-	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	s := lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI})
 	return s, root
 }

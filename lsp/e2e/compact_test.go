@@ -11,9 +11,9 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
 	"github.com/ctxls/ctxls/prompts"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 )
@@ -166,14 +166,14 @@ func TestCompactAtSetting(t *testing.T) {
 	_, rootURI := workspace(t)
 	prov := map[string]any{"baseURL": fake.URL, "model": "test-model", "contextWindow": 4000, "maxOutputTokens": 500}
 
-	bad := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	bad := lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 	err := bad.Call("initialize", map[string]any{"capabilities": map[string]any{}, "initializationOptions": map[string]any{"compactAt": 0}}, nil)
 	var rpcErr *lsptest.RPCError
 	if !asRPC(err, &rpcErr) || rpcErr.Code != -32602 || !strings.Contains(rpcErr.Message, "initializationOptions.compactAt must be") {
 		t.Errorf("compactAt 0: %v", err)
 	}
 
-	s := lsptest.InProcess(t, lsp.Config{DataDir: dataDir, Version: "test"})
+	s := lsptest.InProcess(t, service.Config{DataDir: dataDir, Version: "test"})
 	s.Initialize(lsptest.InitOptions{RootURI: rootURI, InitOptions: map[string]any{"provider": prov, "compactAt": "off"}})
 	s.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"ctxls": map[string]any{"compactAt": "sometimes"}}})
 	s.WaitFor("a warning", func(m *lsptest.Message) bool {

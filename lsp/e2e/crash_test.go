@@ -27,8 +27,8 @@ import (
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/service"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 )
@@ -1580,7 +1580,7 @@ func median(d []time.Duration) time.Duration {
 // frame buffer, not the copy Async makes.
 func TestRequestParamsOutliveTheNextFrame(t *testing.T) {
 	parallel(t, waitTests)
-	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	s := lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{})
 	var created api.SessionResult
 	s.MustCommand(api.SessionNew, map[string]any{"title": "params"}, &created)

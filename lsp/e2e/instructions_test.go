@@ -9,8 +9,8 @@ import (
 
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/service"
 )
 
 // instructionsWorkspace writes files (relative path → text) into a new
@@ -39,7 +39,7 @@ func startInstructions(t *testing.T, root string, extra map[string]any) (*lsptes
 	for k, v := range extra {
 		opts[k] = v
 	}
-	s := lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	s := lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 	s.Initialize(lsptest.InitOptions{RootURI: "file://" + root, InitOptions: opts})
 	return s, fake
 }

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/ctxls/ctxls/api"
-	"github.com/ctxls/ctxls/lsp"
 	"github.com/ctxls/ctxls/lsp/lsptest"
+	"github.com/ctxls/ctxls/service"
 )
 
 func startInProcess(t *testing.T) *lsptest.Server {
 	t.Helper()
-	return lsptest.InProcess(t, lsp.Config{DataDir: t.TempDir(), Version: "test"})
+	return lsptest.InProcess(t, service.Config{DataDir: t.TempDir(), Version: "test"})
 }
 
 // rpcCode returns the JSON-RPC error code of err, or 0.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxls/ctxls/lsp"
+	"github.com/ctxls/ctxls/service"
 )
 
 // Server is a running server with its fake editor.
@@ -29,7 +30,7 @@ type Server struct {
 }
 
 // InProcess runs lsp.Serve on pipes in this process.
-func InProcess(t testing.TB, cfg lsp.Config) *Server {
+func InProcess(t testing.TB, cfg service.Config) *Server {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
