@@ -14,7 +14,7 @@ import (
 // session/update). Handlers are called on the operation's goroutine,
 // before the operation returns, so a client hears of a change before the
 // answer of the request that made it.
-type Update interface{ isEvent() }
+type Update interface{ isUpdate() }
 
 // SessionUpdated: a session's title changed (a rename, the model's title,
 // a title cleared), or it was compacted (CompactedThrough set).
@@ -40,10 +40,10 @@ type Notice struct {
 	Message string
 }
 
-func (SessionUpdated) isEvent() {}
-func (SessionContextChanged) isEvent() {}
-func (SessionFilesChanged) isEvent()   {}
-func (Notice) isEvent()         {}
+func (SessionUpdated) isUpdate()        {}
+func (SessionContextChanged) isUpdate() {}
+func (SessionFilesChanged) isUpdate()   {}
+func (Notice) isUpdate()                {}
 
 // Subscribe calls f with every event of this connection's operations, and
 // with the titles the model suggests after a turn ended.

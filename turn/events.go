@@ -51,10 +51,10 @@ type Failed struct {
 	Err    error
 }
 
-func (TokenUsage) TurnEvent()     {}
-func (Done) TurnEvent()      {}
-func (Cancelled) TurnEvent() {}
-func (Failed) TurnEvent()    {}
+func (TokenUsage) TurnEvent() {}
+func (Done) TurnEvent()       {}
+func (Cancelled) TurnEvent()  {}
+func (Failed) TurnEvent()     {}
 
 // stream takes the engine's events (chat.Events) onto the turn's channel,
 // through the request's Observe. A title that arrives after the stream
