@@ -145,6 +145,52 @@ func TestOneNamePerConcept(t *testing.T) {
 	}
 }
 
+// TestShortFunctions: no function of the service, the engine or the doors
+// is over 80 lines (generated files and tests aside): a longer one is read
+// in pieces anyway, so it is written in pieces with names.
+func TestShortFunctions(t *testing.T) {
+	t.Parallel()
+	const most = 80
+	funcs := 0
+	for _, pkg := range []string{"service", "turn", "chat", "lsp", "acp", "cli", "mcp"} {
+		files, _ := filepath.Glob(filepath.Join("..", pkg, "*.go"))
+		fset := token.NewFileSet()
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ast.IsGenerated(af) {
+				continue
+			}
+			ast.Inspect(af, func(n ast.Node) bool {
+				var body *ast.BlockStmt
+				switch fn := n.(type) {
+				case *ast.FuncDecl:
+					body = fn.Body
+				case *ast.FuncLit:
+					body = fn.Body
+				}
+				if body == nil {
+					return true
+				}
+				funcs++
+				start, end := fset.Position(n.Pos()), fset.Position(body.End())
+				if lines := end.Line - start.Line + 1; lines > most {
+					t.Errorf("%s: a function of %d lines (at most %d)", start, lines, most)
+				}
+				return true
+			})
+		}
+	}
+	if funcs < 500 {
+		t.Fatalf("found only %d functions", funcs)
+	}
+}
+
 // TestDomainSeams: the session types know no LSP (session imports no
 // go.lsp.dev package, directly or not), and the engine knows no database
 // driver (chat imports no store backend, pgx or SQLite driver).
