@@ -345,7 +345,7 @@ type run struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	tt       *ToolTurn
-	defs     []openai.Tool // the tools offered (Turn.Tools's)
+	defs     []openai.Tool // the tools offered (TurnSpec.Tools's)
 	messages []openai.ChatCompletionMessage
 	res      *Result
 	all      strings.Builder // the answer's text over all rounds

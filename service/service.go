@@ -10,7 +10,9 @@
 // A Service is one connection's (an editor's, an ACP client's, one CLI
 // run's): it holds that connection's provider settings, workspace folders,
 // current session and the sessions it resumed. Every error it returns is an
-// *api.Error with its kind.
+// *api.Error with its kind. It is all a door imports of the domain: a
+// turn's events, the tools' door contract and the store's administration
+// are re-exported here (turnevents.go, doors.go, storeadmin.go).
 package service
 
 import (
