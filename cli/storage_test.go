@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/chat/openaitest"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
@@ -126,7 +127,7 @@ func TestSessionsDu(t *testing.T) {
 		OverLimit bool
 		Database  int64
 		Other     int64
-		Sessions  []session.SessionUsage
+		Sessions  []api.FolderUsage
 	}
 	get := func(env []string, args ...string) du {
 		t.Helper()

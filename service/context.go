@@ -47,7 +47,7 @@ func (s *Service) ContextSet(ctx context.Context, a *api.ContextSetArgs) (*api.C
 // AddFiles adds (remove false) or drops paths from the session's relevant
 // files, relative paths taken from roots: ACP's /add and /drop, the CLI's
 // "sessions context --add/--drop". It publishes the change.
-func (s *Service) AddFiles(ctx context.Context, id string, paths []string, remove bool, roots []string) (*FilesChange, error) {
+func (s *Service) AddFiles(ctx context.Context, id string, paths []string, remove bool, roots []string) (*api.FilesChange, error) {
 	mode := session.ModeMerge
 	if remove {
 		mode = session.ModeRemove
@@ -56,13 +56,7 @@ func (s *Service) AddFiles(ctx context.Context, id string, paths []string, remov
 	if err != nil {
 		return nil, err
 	}
-	return &FilesChange{Items: nonNil(ch.Items), Added: nonNil(ch.Added), Removed: nonNil(ch.Removed), Warnings: nonNil(ch.Warnings)}, nil
-}
-
-// FilesChange is what AddFiles changed: the relevant files now, those
-// added or removed, and warnings about them.
-type FilesChange struct {
-	Items, Added, Removed, Warnings []string
+	return &api.FilesChange{Items: nonNil(ch.Items), Added: nonNil(ch.Added), Removed: nonNil(ch.Removed), Warnings: nonNil(ch.Warnings)}, nil
 }
 
 // changeContext is every change a person makes to a context set (the

@@ -77,28 +77,18 @@ func (s *Service) previewProvider(sess *session.Session) chat.Resolved {
 	return chat.PreviewProvider(prov, s.getenv)
 }
 
-// ProviderCheck is what CheckProvider found.
-type ProviderCheck struct {
-	API, BaseURL, Model, TitleModel string // API: chat.APIOpenAI or chat.APIAnthropic
-	KeyEnv                          string // the variable the key is read from
-	HasKey                          bool
-	Models                          []string // the provider's models, when it answered
-	ListErr                         error    // why it did not answer
-	NoModel                         bool     // none is configured (Models: what the server offers)
-}
-
 // CheckProvider resolves the connection's provider with p over it, as a
 // turn would (it may probe a local Ollama), and asks it for its models:
 // `ctxls doctor`. The check is returned as far as it got, with the error
 // that stopped it (KindNoProvider, or KindProviderFailed when it did not
 // answer).
-func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*ProviderCheck, error) {
+func (s *Service) CheckProvider(ctx context.Context, p api.Provider) (*api.ProviderCheck, error) {
 	r, err := s.resolve(p, nil)
 	noModel := errors.Is(err, chat.ErrNoModel) // the server's models still listed, to pick one from
 	if err != nil && !noModel {
 		return nil, err
 	}
-	c := &ProviderCheck{API: r.API, BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.KeyEnv(), HasKey: r.APIKey() != "", NoModel: noModel}
+	c := &api.ProviderCheck{API: r.API, BaseURL: r.BaseURL, Model: r.Model, TitleModel: r.TitleModel, KeyEnv: r.KeyEnv(), HasKey: r.APIKey() != "", NoModel: noModel}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if c.Models, c.ListErr = chat.ListModels(ctx, r); c.ListErr != nil {

@@ -68,6 +68,30 @@ func TestOperationsAreDeclared(t *testing.T) {
 	}
 }
 
+var _ api.Connection = (*Service)(nil)
+
+// TestDoorMethodsAreDeclared: every exported method of Service is declared
+// in api (an operation in api.Interface, or api.Connection), but the three
+// whose types are the service's own: a door reaches nothing of the service
+// that api does not list.
+func TestDoorMethodsAreDeclared(t *testing.T) {
+	t.Parallel()
+	own := []string{"StartTurn", "Subscribe", "Tools"}
+	ops, conn := reflect.TypeFor[api.Interface](), reflect.TypeFor[api.Connection]()
+	svc := reflect.TypeFor[*Service]()
+	for i := range svc.NumMethod() {
+		name := svc.Method(i).Name
+		_, op := ops.MethodByName(name)
+		_, c := conn.MethodByName(name)
+		if !op && !c && !slices.Contains(own, name) {
+			t.Errorf("Service.%s is declared neither in api.Interface nor in api.Connection: declare it, or unexport it", name)
+		}
+	}
+	if svc.NumMethod() != ops.NumMethod()+conn.NumMethod()+len(own) {
+		t.Errorf("Service has %d exported methods: %d operations, %d of api.Connection and %v", svc.NumMethod(), ops.NumMethod(), conn.NumMethod(), own)
+	}
+}
+
 // TestKinds: the domain's errors get their kinds in one place.
 func TestKinds(t *testing.T) {
 	t.Parallel()

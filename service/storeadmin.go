@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/session/backend"
 )
@@ -63,8 +64,7 @@ func CopyStore(ctx context.Context, dataDir, to string, progress func(id, title 
 	return backend.CopyToPostgres(ctx, local, pg, func(ss session.Session, copied bool) { progress(ss.ID, ss.Title, copied) })
 }
 
-// DiskUsage is what the data directory holds, by session.
-type DiskUsage = session.DiskUsage
-
 // DiskUsage measures the data directory (the CLI's "sessions du").
-func (s *Service) DiskUsage(ctx context.Context) (*DiskUsage, error) { return s.store.DiskUsage(ctx) }
+func (s *Service) DiskUsage(ctx context.Context) (*api.DiskUsage, error) {
+	return s.store.DiskUsage(ctx)
+}

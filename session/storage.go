@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ctxls/ctxls/api"
 )
 
 // DefaultSoftLimitMB is the data directory's default soft limit, in MiB.
@@ -30,22 +32,8 @@ func ParseLimitMB(s string) (int, error) {
 	return n, nil
 }
 
-// SessionUsage is the size of one session's folder.
-type SessionUsage struct {
-	ID     string `json:"id"`
-	Title  string `json:"title"`
-	Folder string `json:"folder"`
-	Size   int64  `json:"size"`
-}
-
-// DiskUsage is how much the data directory holds: the sizes of its regular
-// files, symbolic links not followed.
-type DiskUsage struct {
-	Total    int64          `json:"total"`    // everything under the data directory
-	Database int64          `json:"database"` // ctxls.db with its -wal and -shm files, and the lock file
-	Sessions []SessionUsage `json:"sessions"` // each session's folder, largest first
-	Other    int64          `json:"other"`    // the rest: tmp/, folders no session names
-}
+// DiskUsage is how much the data directory holds (api's).
+type DiskUsage = api.DiskUsage
 
 // DirSize is the size of the regular files under dir, symbolic links not
 // followed; what cannot be read counts as nothing.

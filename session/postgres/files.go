@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 	"github.com/jackc/pgx/v5"
 )
@@ -606,14 +607,14 @@ func (s *Store) DiskUsage(ctx context.Context) (*session.DiskUsage, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (session.SessionUsage, error) {
-		var su session.SessionUsage
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (api.FolderUsage, error) {
+		var su api.FolderUsage
 		return su, r.Scan(&su.ID, &su.Title, &su.Folder)
 	})
 	if err != nil {
 		return nil, err
 	}
-	u := &session.DiskUsage{Sessions: []session.SessionUsage{}}
+	u := &session.DiskUsage{Sessions: []api.FolderUsage{}}
 	var inSessions int64
 	for _, su := range list {
 		su.Folder = s.folderPath(su.Folder)
@@ -621,7 +622,7 @@ func (s *Store) DiskUsage(ctx context.Context) (*session.DiskUsage, error) {
 		inSessions += su.Size
 		u.Sessions = append(u.Sessions, su)
 	}
-	slices.SortStableFunc(u.Sessions, func(a, b session.SessionUsage) int { return cmp.Compare(b.Size, a.Size) })
+	slices.SortStableFunc(u.Sessions, func(a, b api.FolderUsage) int { return cmp.Compare(b.Size, a.Size) })
 	u.Total = session.DirSize(s.dir)
 	u.Other = max(0, u.Total-inSessions)
 	return u, nil

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 )
 
@@ -33,9 +34,9 @@ func (s *Store) DiskUsage(ctx context.Context) (*session.DiskUsage, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &session.DiskUsage{Sessions: []session.SessionUsage{}}
+	u := &session.DiskUsage{Sessions: []api.FolderUsage{}}
 	for rows.Next() {
-		var su session.SessionUsage
+		var su api.FolderUsage
 		if err := rows.Scan(&su.ID, &su.Title, &su.Folder); err != nil {
 			rows.Close()
 			return nil, err
@@ -52,7 +53,7 @@ func (s *Store) DiskUsage(ctx context.Context) (*session.DiskUsage, error) {
 		u.Sessions[i].Size = session.DirSize(u.Sessions[i].Folder)
 		inSessions += u.Sessions[i].Size
 	}
-	slices.SortStableFunc(u.Sessions, func(a, b session.SessionUsage) int { return cmp.Compare(b.Size, a.Size) })
+	slices.SortStableFunc(u.Sessions, func(a, b api.FolderUsage) int { return cmp.Compare(b.Size, a.Size) })
 	u.Total = session.DirSize(s.dir)
 	u.Database = s.databaseSize()
 	u.Other = max(0, u.Total-u.Database-inSessions)
