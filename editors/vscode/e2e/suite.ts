@@ -914,6 +914,7 @@ async function main(): Promise<void> {
           const t = i as HTMLTextAreaElement;
           return { value: t.value, start: t.selectionStart, end: t.selectionEnd, focused: document.activeElement === t, hasFocus: document.hasFocus() };
         });
+        console.log("KEYLOG " + JSON.stringify(await chat.evaluate(() => (window as unknown as { __keys: unknown[] }).__keys)));
         throw new Error(`${e instanceof Error ? e.message : e}; the input: ${JSON.stringify(at)}`);
       });
     };
@@ -926,6 +927,19 @@ async function main(): Promise<void> {
     await typeInChat(...newer);
     await until("the answer", async () => (await lastTurn().locator(".a").innerText()).includes("add is."));
     await idle();
+    await chat.evaluate(() => {
+      const w = window as unknown as { __keys: unknown[] };
+      w.__keys = [];
+      const i = document.getElementById("input") as HTMLTextAreaElement;
+      const at = () => [i.value.length, i.selectionStart, i.selectionEnd];
+      i.addEventListener("keydown", (e) => w.__keys.push(["down", e.key, ...at()]), true);
+      i.addEventListener("keydown", (e) => w.__keys.push(["after", e.key, e.defaultPrevented, ...at()]));
+      i.addEventListener("keyup", (e) => w.__keys.push(["up", e.key, ...at()]), true);
+      i.addEventListener("input", () => w.__keys.push(["input", ...at()]), true);
+      i.addEventListener("focus", () => w.__keys.push(["focus", ...at()]), true);
+      i.addEventListener("blur", () => w.__keys.push(["blur", ...at()]), true);
+      window.addEventListener("message", (e) => w.__keys.push(["msg", (e.data as { type?: string })?.type, JSON.stringify(e.data).slice(0, 200), ...at()]), true);
+    });
     await chat.locator("#input").click();
     await ed.page.keyboard.type("my draft");
     await press("ArrowUp", newer.join("\n"), "the last question");
