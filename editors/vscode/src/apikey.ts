@@ -71,7 +71,7 @@ export function daemonWordsHelp(p: Provider, env: Record<string, string | undefi
 /**
  * What Set API Key says once the key is kept (never the key). given: the
  * daemon got it, under keyEnv; not when a workspace's settings name
- * provider.apiKeyEnv (see storedKeyEnv in extension.ts).
+ * provider.apiKeyEnv (see storedKeyEnv in config.ts).
  */
 export function keySetMessage(keyEnv: string, env: Record<string, string | undefined>, given = true): string {
   if (!given) {

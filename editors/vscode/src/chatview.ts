@@ -1,7 +1,7 @@
 // The chat view: a webview view in ctxls's own sidebar container. The page is
-// static (media/chat.js and media/chat.css) under a strict
-// Content-Security-Policy: nothing but its one script, allowed by a fresh
-// nonce, and the extension's stylesheet. The extension sends it the state to
+// static (the scripts and stylesheets in media/) under a strict
+// Content-Security-Policy: nothing but its scripts, each allowed by a fresh
+// nonce, and the extension's stylesheets. The extension sends it the state to
 // draw; the page posts back what the user did.
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
@@ -56,6 +56,16 @@ export interface Draft {
   text: string;
   images: number;
 }
+
+/** The page's stylesheets, linked in this order (the cascade's). */
+const styles = ["chat.css", "markdown.css", "cards.css", "mentions.css"];
+
+/**
+ * The page's scripts, run in this order: each defines what the later ones
+ * use (window.ctxlsHistory, ctxlsMentions, ctxlsDom, ctxlsContext,
+ * ctxlsCards, ctxlsTurns); chat.js, last, draws the page and wires its events.
+ */
+const scripts = ["history.js", "mentions.js", "dom.js", "context.js", "cards.js", "turns.js", "chat.js"];
 
 export class ChatView implements vscode.WebviewViewProvider {
   static readonly id = "ctxls.chatView";
@@ -178,10 +188,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   private html(webview: vscode.Webview, media: vscode.Uri): string {
     const nonce = crypto.randomBytes(18).toString("base64");
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
-    const js = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.js"));
-    const historyJs = webview.asWebviewUri(vscode.Uri.joinPath(media, "history.js"));
-    const mentionsJs = webview.asWebviewUri(vscode.Uri.joinPath(media, "mentions.js"));
+    const uri = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(media, name));
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
@@ -194,7 +201,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="${css}">
+${styles.map((name) => `<link rel="stylesheet" href="${uri(name)}">`).join("\n")}
 <title>ctxls</title>
 </head><body>
 <header><div class="head"><h1 id="title">ctxls</h1><button id="mode" class="mode" type="button" data-command="setReviewMode" hidden></button></div>
@@ -210,9 +217,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 <div class="actions"><span id="hint" class="hint"></span>
 <span class="buttons"><button id="preview" class="secondary" type="button" title="Preview the prompt: the exact input this question would give the model, with the files that go with it (nothing is sent)">Preview</button><button id="send" class="primary" type="submit">Send</button><button id="stop" class="secondary" type="button" hidden title="Stop the answer (Esc)">Stop</button></span></div>
 </form>
-<script nonce="${nonce}" src="${historyJs}"></script>
-<script nonce="${nonce}" src="${mentionsJs}"></script>
-<script nonce="${nonce}" src="${js}"></script>
+${scripts.map((name) => `<script nonce="${nonce}" src="${uri(name)}"></script>`).join("\n")}
 </body></html>`;
   }
 }

@@ -4,6 +4,7 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { disconnected } from "./protocol";
 
 export type Resolution = { ok: true; path: string } | { ok: false; message: string; tried: string[] };
 
@@ -100,3 +101,9 @@ export const daemonGoneText =
 /** Under a turn whose answer the daemon's end cut short (marked interrupted). */
 export const daemonGoneDuringTurn =
   "The ctxls daemon stopped while answering; what came so far is kept. It starts again when you send your next question (or now with Restart above); Retry asks this one again.";
+
+/** An error as the user is told it: the daemon gone in these words, else its message without "ctxls: ". */
+export function errorText(e: any): string {
+  if (disconnected(e)) return daemonGoneText;
+  return String(e?.message ?? e).replace(/^ctxls:\s*/, "");
+}

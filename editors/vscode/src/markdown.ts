@@ -4,7 +4,7 @@
 // target in data-href for the view's script to route through the extension
 // (webviews cannot open files or external pages themselves). Code blocks
 // with a language highlight.js knows are highlighted here too: the view gets
-// spans with hljs-* classes, which chat.css colours from the theme.
+// spans with hljs-* classes, which markdown.css colours from the theme.
 import MarkdownIt from "markdown-it";
 import hljs from "highlight.js/lib/common";
 
