@@ -31,6 +31,6 @@ initialize's _meta.ctxls.provider.`,
 
 func serveACP(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.Writer) int {
 	return daemon(g, stderr, "serving ACP", func(log *slog.Logger, dir, store string) int {
-		return g.doors.ACP(ctx, stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log, Provider: g.provider, Opened: releaseStartupPages(log)})
+		return g.doors.ACP(ctx, stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log, Provider: g.provider, Opened: g.doors.started(log)})
 	})
 }

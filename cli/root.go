@@ -60,6 +60,17 @@ type globals struct {
 type Doors struct {
 	LSP, ACP func(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config) int
 	MCP      func(ctx context.Context, in io.Reader, out io.Writer, cfg service.Config, o MCPOptions) int
+	// Started, if set, is the editor daemons' service.Config.Opened (serve
+	// and acp): what the process does once start-up is over.
+	Started func(log *slog.Logger) func(error)
+}
+
+// started is the doors' Started for a daemon logging to log (nil: none).
+func (d Doors) started(log *slog.Logger) func(error) {
+	if d.Started == nil {
+		return nil
+	}
+	return d.Started(log)
 }
 
 // MCPOptions are "ctxls mcp serve"'s flags: Write offers the tools that
@@ -198,7 +209,7 @@ func serve(ctx context.Context, g *globals, stdin io.Reader, stdout, stderr io.W
 			fmt.Fprintf(stderr, "ctxls: %v\n", err)
 			return 2
 		}
-		return g.doors.LSP(ctx, stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log, Provider: g.provider, StorageSoftLimitMB: limitMB, Opened: releaseStartupPages(log)})
+		return g.doors.LSP(ctx, stdin, stdout, service.Config{DataDir: dir, Store: store, Version: version(), Log: log, Provider: g.provider, StorageSoftLimitMB: limitMB, Opened: g.doors.started(log)})
 	})
 }
 

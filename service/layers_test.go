@@ -65,9 +65,11 @@ func TestLayers(t *testing.T) {
 }
 
 // TestDoorImports: a door (lsp, acp, cli, mcp) imports of ctxls only api
-// and service (and buffer, the LSP door's open documents), besides
-// internal/termsafe and internal/procmem, utilities that know nothing of
-// ctxls; never another door (cmd/ctxls puts the doors together: cli.Doors),
+// and service (and buffer, the LSP door's open documents), besides the
+// CLI's internal/termsafe (text made safe for a terminal: the CLI's
+// transport), which knows nothing of ctxls; never another door (cmd/ctxls
+// puts the doors together: cli.Doors, and does what the process does once
+// started),
 // the engine, the turn's runner, the tools or the store. What a door needs
 // from below, the service re-exports (turnevents.go, doors.go,
 // storeadmin.go): one surface. Its own imports, not its dependencies':
@@ -79,7 +81,7 @@ func TestDoorImports(t *testing.T) {
 		"lsp": {"api", "service", "buffer"},
 		"acp": {"api", "service"},
 		"mcp": {"api", "service"},
-		"cli": {"api", "service", "internal/termsafe", "internal/procmem"},
+		"cli": {"api", "service", "internal/termsafe"},
 	}
 	for door, ok := range allowed {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", mod+door).Output()
