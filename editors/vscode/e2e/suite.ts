@@ -891,8 +891,10 @@ async function main(): Promise<void> {
     await until("the default keybindings", async () => (await ed.activeTabTitle()).startsWith("Default Keybindings"), 15_000);
     await ed.focusEditor();
     await ed.page.keyboard.press("Control+F");
-    const find = ed.page.locator(".editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input").first();
-    await find.waitFor({ timeout: 5000 });
+    const find = ed.page.locator(".editor-group-container.active .find-widget.visible textarea, .editor-group-container.active .find-widget.visible input").first();
+    // The find widget shown (its class says so) in the large keybindings
+    // file: the workbench takes a while to open it on a loaded machine.
+    await find.waitFor({ timeout: 15_000 });
     await find.fill('"ctrl+alt+x');
     const matches = ed.page.locator(".editor-group-container.active .find-widget .matchesCount").first();
     const count = await until("the find widget's count", async () => {
@@ -1382,8 +1384,8 @@ async function main(): Promise<void> {
     await ed.focusEditor();
     const found = async (what: string) => {
       await ed.page.keyboard.press("Control+F");
-      const find = ed.page.locator(".editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input").first();
-      await find.waitFor({ timeout: 5000 });
+      const find = ed.page.locator(".editor-group-container.active .find-widget.visible textarea, .editor-group-container.active .find-widget.visible input").first();
+      await find.waitFor({ timeout: 15_000 });
       await find.fill(what);
       const matches = ed.page.locator(".editor-group-container.active .find-widget .matchesCount").first();
       const count = await until(`the find widget's count for ${what}`, async () => {
