@@ -1,6 +1,8 @@
 package service
 
 import (
+	"encoding/json"
+
 	"github.com/ctxls/ctxls/api"
 	"github.com/ctxls/ctxls/session"
 	"github.com/ctxls/ctxls/tool"
@@ -25,6 +27,19 @@ type (
 	// call.
 	ShownCalls = tool.ShownCalls
 )
+
+// ToolPlugs is what a door plugs into the model's tools (Service.Tools):
+// its way to ask the user, to show and apply edits, to run a command in
+// its terminal, to read the editor's diagnostics, and its user's choices.
+type ToolPlugs interface {
+	SetAsker(tool.Asker)
+	SetEditDoor(tool.EditDoor)
+	SetTerminalDoor(tool.TerminalDoor)
+	SetDiagnosticsDoor(DiagnosticsDoor)
+	SetAllowReadOnly(allow bool)
+	SetWorkspaceMCP(use bool)
+	SetSessionMCPServers(sessionID string, servers map[string]json.RawMessage, source string) []error
+}
 
 // The user's answers to a question.
 const (

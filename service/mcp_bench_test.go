@@ -48,7 +48,7 @@ func BenchmarkMCPToolCallOverhead(b *testing.B) {
 	// The user answers "always in this session" once: the first call
 	// stores it (under the server's identity), the others find it.
 	s.Tools().SetAsker(func(context.Context, tool.PermissionRequest) (tool.Decision, error) { return tool.AllowAlways, nil })
-	box := s.Tools().Turn(sess.Session.ID, true)
+	box := s.box.Turn(sess.Session.ID, true)
 	tt := &chat.ToolTurn{SessionID: sess.Session.ID, Events: discard{}}
 	if len(box.Tools(ctx, tt)) == 0 {
 		b.Fatal("no tools")

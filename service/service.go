@@ -268,9 +268,8 @@ func (s *Service) Close() error {
 	return s.store.Close()
 }
 
-// Tools is the connection's tools, for the door to give them its way to
-// ask the user (SetAsker), to show and apply edits (SetEditDoor), …
-func (s *Service) Tools() *tool.Box { return s.box }
+// Tools is what the door plugs into the connection's tools.
+func (s *Service) Tools() ToolPlugs { return s.box }
 
 // DataDir is the store's data directory.
 func (s *Service) DataDir() string { return s.store.DataDir() }

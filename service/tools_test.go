@@ -177,7 +177,7 @@ func TestMCPToolFaults(t *testing.T) {
 		"gone":  {"command": "/nonexistent/mcp-server"},
 		"quick": func() map[string]any { m := testmcp.Server(t, "quick", dir); m["timeoutSeconds"] = 1; return m }(),
 	})
-	s.Tools().Manager().Backoff = 50 * time.Millisecond
+	s.box.Manager().Backoff = 50 * time.Millisecond
 	s.Tools().SetAllowReadOnly(true)
 	s.Tools().SetAsker((&asked{}).ask)
 	var notices []string
