@@ -26,11 +26,6 @@ func main() {
 	os.Exit(code)
 }
 
-// profile starts a CPU profile when CTXLS_CPUPROFILE names a file (the
-// process id is appended, for tests that start many daemons); the profile
-// ends when the command returns (a daemon killed by a signal writes none).
-// For finding where a test's or a benchmark's daemons spend their time:
-// go tool pprof ctxls FILE.PID.
 // doors are the protocols the command line serves: the daemon is put
 // together here, so no door imports another.
 var doors = cli.Doors{
@@ -58,6 +53,11 @@ func releaseStartupPages(log *slog.Logger) func(error) {
 	}
 }
 
+// profile starts a CPU profile when CTXLS_CPUPROFILE names a file (the
+// process id is appended, for tests that start many daemons); the profile
+// ends when the command returns (a daemon killed by a signal writes none).
+// For finding where a test's or a benchmark's daemons spend their time:
+// go tool pprof ctxls FILE.PID.
 func profile() (stop func()) {
 	path := os.Getenv("CTXLS_CPUPROFILE")
 	if path == "" {
