@@ -18,11 +18,7 @@ local function redraw()
   pcall(vim.cmd, "redraw")
 end
 
-local function set_lines(buf, first, last, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", true)
-  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", false)
-end
+local set_lines = require("ctxls.buf").set_lines
 
 -- prose_window wraps win's lines at word boundaries, continued lines
 -- indented like their first (list items, quotes), and hides Markdown's

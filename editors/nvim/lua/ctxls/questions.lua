@@ -51,11 +51,7 @@ function Q.setup(e)
   env = e
 end
 
-local function set_lines(buf, first, last, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", true)
-  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", false)
-end
+local set_lines = require("ctxls.buf").set_lines
 
 local function message(p)
   return ((p.message or ""):gsub("^ctxls: ", ""):gsub("%s*\n%s*", " "))

@@ -41,11 +41,7 @@ vim.cmd([[
 -- starts after a blank line.
 local calls, gap = {}, {}
 
-local function set_lines(buf, first, last, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", true)
-  vim.api.nvim_buf_set_lines(buf, first, last, false, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", false)
-end
+local set_lines = require("ctxls.buf").set_lines
 
 -- set_line replaces line row's text (nvim_buf_set_lines would move the
 -- extmark on it to the next line).
