@@ -194,7 +194,8 @@ async function openChat(): Promise<void> {
 // The contrast of an element's text against the background it is drawn on
 // (WCAG 2 relative luminance), computed in the view from computed styles.
 async function contrast(selector: string): Promise<number> {
-  return chat.locator(selector).first().evaluate((el) => {
+  return live(selector, (el) => {
+    if (!el.isConnected) return null;
     const parse = (c: string): number[] => {
       const m = c.match(/[\d.]+/g);
       if (!m) return [0, 0, 0, 0];
@@ -227,7 +228,22 @@ async function contrast(selector: string): Promise<number> {
 
 /** An element's computed text colour. */
 async function colorOf(selector: string): Promise<string> {
-  return chat.locator(selector).first().evaluate((el) => getComputedStyle(el).color);
+  return live(selector, (el) => (el.isConnected ? getComputedStyle(el).color : null));
+}
+
+/**
+ * Runs look on the first element selector finds in the chat view, again
+ * when a redraw replaced that element between the find and the look (look
+ * answers null for an element no longer in the document, which has no
+ * computed style: its colours would read as transparent).
+ */
+async function live<T>(selector: string, look: (el: Element) => T | null): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const v = await chat.locator(selector).first().evaluate(look);
+    if (v !== null) return v as T;
+    if (attempt === 20) throw new Error(`${selector} was redrawn 20 times while its style was read`);
+    await sleep(50);
+  }
 }
 
 /**
@@ -236,7 +252,8 @@ async function colorOf(selector: string): Promise<string> {
  * must be shaded in every theme.
  */
 async function shade(selector: string): Promise<number> {
-  return chat.locator(selector).first().evaluate((el) => {
+  return live(selector, (el) => {
+    if (!el.isConnected) return null;
     const parse = (c: string): number[] => {
       const m = c.match(/[\d.]+/g);
       if (!m) return [0, 0, 0, 0];
