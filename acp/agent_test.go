@@ -259,6 +259,10 @@ func TestToolCallsAndWrites(t *testing.T) {
 			if err != nil || res.StopReason != "end_turn" {
 				t.Fatalf("prompt: %+v %v", res, err)
 			}
+			// The model's title renames the session folder: read the
+			// store once it has (mid-rename, the folder the database still
+			// names is gone from the disk).
+			a.waitModelTitle(id)
 			calls := map[string]acptest.Update{}
 			done := map[string]acptest.Update{}
 			names := byCall(a.Updates(id), "c1", "c2", "c3")
