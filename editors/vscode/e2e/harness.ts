@@ -200,6 +200,29 @@ export class Editor {
   }
 
   /**
+   * Types query into the settings editor's search box (settingsOpened
+   * first), as a person types it, and again when the box does not hold all
+   * of it: under load the editor may still reset its box while it loads (a
+   * CI run's box held "der." of "ctxls.provider." and found no such row).
+   */
+  async searchSettings(query: string): Promise<void> {
+    const box = this.page.locator(".settings-editor .settings-header .suggest-input-container .view-lines").first();
+    const holds = async () => (await box.innerText()).replace(/\u00a0/g, " ").trim() === query;
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.type(query);
+      try {
+        await until(`"${query}" in the settings' search box`, holds, 3000, 100);
+        return;
+      } catch (e) {
+        if (attempt === 3) throw e;
+        console.log(`     (the settings' search box held "${await box.innerText().catch(() => "?")}" after typing "${query}": typed again)`);
+      }
+      await this.page.keyboard.press("Control+A");
+      await this.page.keyboard.press("Backspace");
+    }
+  }
+
+  /**
    * Closes the settings editor (VS Code 1.139 shows it in a modal editor)
    * with Escape; a first Escape may only leave an input, then another is
    * pressed once the editor has not closed within half a second.

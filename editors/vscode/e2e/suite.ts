@@ -823,7 +823,7 @@ async function main(): Promise<void> {
     await ed.palette("Preferences: Open Settings (UI)");
     // The settings editor opens with its search box focused.
     await ed.settingsOpened();
-    await ed.page.keyboard.type("ctxls.sendActiveFile");
+    await ed.searchSettings("ctxls.sendActiveFile");
     const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Send Active File" }).first();
     await row.waitFor({ timeout: 15_000 });
     const box = row.locator(".setting-value-checkbox").first();
@@ -1283,7 +1283,7 @@ async function main(): Promise<void> {
     if (open) {
       await ed.palette("Preferences: Open Settings (UI)");
       await ed.settingsOpened();
-      await ed.page.keyboard.type("ctxls.provider.baseURL");
+      await ed.searchSettings("ctxls.provider.baseURL");
     }
     const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: /Provider: Base URL/ }).first();
     await row.waitFor({ timeout: 15_000 });
@@ -2288,7 +2288,7 @@ async function main(): Promise<void> {
     if (open) {
       await ed.palette("Preferences: Open Settings (UI)");
       await ed.settingsOpened();
-      await ed.page.keyboard.type("ctxls.provider.");
+      await ed.searchSettings("ctxls.provider.");
     }
     const file = path.join(L.userData, "User", "settings.json");
     const rowTitle = { baseURL: /Provider: Base URL/, model: /Provider: Model/ } as const;
@@ -3163,7 +3163,7 @@ async function main(): Promise<void> {
     const setPath = async (value: string) => {
       await ed.palette("Preferences: Open Settings (UI)");
       await ed.settingsOpened();
-      await ed.page.keyboard.type("ctxls.path");
+      await ed.searchSettings("ctxls.path");
       const row = ed.page.locator(".settings-editor .setting-item-contents", { hasText: "Ctxls: Path" }).first();
       await row.waitFor({ timeout: 15_000 });
       const input = row.locator("input").first();
